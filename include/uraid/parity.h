@@ -10,8 +10,14 @@
  * blocks (uraid_parity_zero_block()).
  *
  * Limits: len is a multiple of 32 bytes and > 0; every buffer is 32-byte
- * aligned (64-byte alignment is faster); 1 <= nslots <= 256. Buffers must not
- * overlap. Functions return 0 or -EINVAL for arguments outside those limits.
+ * aligned (64-byte alignment is faster); 1 <= nslots <= 256. A buffer that is
+ * written must not overlap any other; read-only inputs may alias each other
+ * (the zero block in several slots). Functions return 0 or -EINVAL for
+ * arguments outside those limits.
+ *
+ * g has order 255, so with 256 slots slot 255 has the same Q coefficient as
+ * slot 0 (g^255 = g^0): P and Q are still well defined, but losing both of
+ * those two data slots is unrecoverable (uraid_parity_recover says -EINVAL).
  */
 #ifndef URAID_PARITY_H
 #define URAID_PARITY_H
@@ -52,22 +58,24 @@ int uraid_parity_check_pq(unsigned nslots, size_t len, void *const *data,
  * allocated; the lost ones (lost[0..nlost-1], distinct indices) are
  * overwritten with their content, the others are read only.
  * RAID 5 (has_q == 0): nlost <= 1. RAID 6 (has_q != 0): nlost <= 2, any pair:
- * data+data, data+P, data+Q, P+Q.
+ * data+data, data+P, data+Q, P+Q; lost may list a pair in either order.
+ * nlost == 0 does nothing. A lost block must not be the zero block.
  */
 int uraid_parity_recover(unsigned nslots, int has_q, size_t len, void *const *blocks,
 			 unsigned nlost, const unsigned *lost);
 
-/* A read-only zero block of at least len bytes (len <= 1 MiB), 64-byte aligned. */
+/* A read-only zero block of at least len bytes, 64-byte aligned; NULL if len > 1 MiB. */
 const void *uraid_parity_zero_block(size_t len);
 
 /* GF(2^8) helpers (exposed for tests and the engine's read-modify-write). */
 uint8_t uraid_gf_mul(uint8_t a, uint8_t b);
-uint8_t uraid_gf_inv(uint8_t a);
+uint8_t uraid_gf_inv(uint8_t a);      /* 0 has no inverse: returns 0 */
 uint8_t uraid_gf_exp2(unsigned j);     /* g^j, g = 2 */
 
 /*
  * Read-modify-write helpers: given old and new content of data slot j,
  * update P (and Q) in place: P ^= old ^ new; Q ^= g^j (old ^ new).
+ * slot < URAID_PARITY_MAX_SLOTS; same length and alignment rules as above.
  */
 int uraid_parity_update_p(size_t len, const void *old_data, const void *new_data, void *p);
 int uraid_parity_update_pq(unsigned slot, size_t len, const void *old_data,

@@ -82,6 +82,9 @@ static inline uint64_t uraid_bitmap_bit_of(uint64_t sector, uint32_t chunksize)
 /*
  * mdadm's choice of bitmap chunk (§2.4): smallest power of two >= 4096 whose
  * bit count fits in room_sectors (minus the header), and at least 64 MiB.
+ * room_sectors is capped at 256 (128 KiB) as mdadm does when no chunk is
+ * given. Returns 0 when room_sectors <= 1 (mdadm: no room for a bitmap) or
+ * the chunk would exceed 2 GiB.
  */
 uint32_t uraid_bitmap_default_chunk(uint64_t sync_size, uint64_t room_sectors);
 
@@ -102,7 +105,12 @@ void uraid_bblog_init(void *buf, size_t len);
  */
 int uraid_bblog_decode(const void *buf, size_t len, unsigned shift,
 		       struct uraid_bb *out, unsigned max);
-/* Encode one entry (start and length in sectors, multiples of 1<<shift). */
+/*
+ * Encode one entry (start and length in sectors, multiples of 1<<shift) as a
+ * host-order value; store it with htole64. Returns UINT64_MAX (the end
+ * marker) when the entry cannot be expressed: length 0 or over 1023 units,
+ * start beyond 54 bits of units, or shift >= 32.
+ */
 uint64_t uraid_bblog_entry(uint64_t start, uint32_t length, unsigned shift);
 
 #ifdef __cplusplus

@@ -90,10 +90,16 @@ struct uraid_sb {
 	uint16_t dev_roles[URAID_SB_MAX_DEV];
 };
 
-/* Minor version 0/1/2 -> superblock sector on a member of dev_sectors (§1.2). */
+/*
+ * Minor version 0/1/2 -> superblock sector on a member of dev_sectors (§1.2).
+ * UINT64_MAX for any other minor, or for 1.0 on a member under 16 sectors.
+ */
 uint64_t uraid_sb_location(unsigned minor, uint64_t dev_sectors);
 
-/* md's checksum (§1.4) of an encoded superblock, with sb_csum taken as 0. */
+/*
+ * md's checksum (§1.4) of an encoded superblock (URAID_SB_BYTES), with sb_csum
+ * taken as 0. A max_dev above URAID_SB_MAX_DEV is clamped to it.
+ */
 uint32_t uraid_sb_checksum(const void *buf);
 
 /* Bytes mdadm writes for a superblock with max_dev roles: ROUND_UP(256+2*max_dev, 512). */
@@ -121,6 +127,7 @@ int uraid_sb_validate(const void *buf, unsigned minor, uint64_t dev_sectors,
 /*
  * Encode sb into buf (URAID_SB_BYTES, zero-filled first), computing the
  * checksum; sb->sb_csum is ignored and the written value returned in it.
+ * Roles beyond max_dev are left zero (they are outside the superblock).
  */
 void uraid_sb_encode(struct uraid_sb *sb, void *buf);
 

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The uraid command's subcommands. Each returns the process exit status. */
+#ifndef URAID_CLI_H
+#define URAID_CLI_H
+
+#define CLI_EXIT_OK    0
+#define CLI_EXIT_FAIL  1   /* the operation failed or found a problem */
+#define CLI_EXIT_USAGE 2   /* the command line is wrong */
+
+int cmd_create(int argc, char **argv);
+int cmd_examine(int argc, char **argv);
+
+#endif

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid examine: what `mdadm --examine` shows for each member, the bitmap
+ * header besides, and the exact reason when a superblock is damaged. Never
+ * writes; members are opened read-only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uraid/create.h>
+#include <uraid/geom.h>
+
+#include "cli/cli.h"
+#include "cli/util.h"
+
+static void examine_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid examine [--json] DEVICE...\n"
+		"\n"
+		"Print the md superblock (1.0, 1.1 or 1.2) of each DEVICE with the information\n"
+		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"
+		"is reported with the check that failed; the exit status is then 1. Read-only.\n"
+		"\n"
+		"  -j, --json   one JSON array with an object per DEVICE (sizes in bytes)\n"
+		"  -h, --help   this text\n");
+}
+
+/* Everything examine derives from one superblock. */
+struct exam {
+	const char *path;
+	const struct uraid_probe *p;
+	const struct uraid_probe_slot *s;
+	const struct uraid_sb *sb;
+	uint64_t array_sectors;      /* 0 when the superblock alone cannot tell */
+	uint64_t space_before, space_after;
+	char array_state[URAID_MAX_MEMBERS + 1];
+	char layout[64];
+};
+
+static uint64_t bitmap_disk_sectors(const struct uraid_probe *p)
+{
+	if (!p->has_bitmap || p->bitmap_status)
+		return 8;
+	uint64_t bytes = uraid_bitmap_bytes(p->bitmap.sync_size, p->bitmap.chunksize);
+	return (bytes + 4095) / 4096 * 8;
+}
+
+/* Unused space before and after the data area, as mdadm's getinfo computes it. */
+static void unused_space(struct exam *e)
+{
+	const struct uraid_sb *sb = e->sb;
+	uint64_t so = sb->super_offset, doff = sb->data_offset;
+	uint64_t used = sb->level <= 0 ? sb->data_size : sb->size;
+	bool has_bm = sb->feature_map & URAID_FEATURE_BITMAP_OFFSET;
+
+	e->space_before = e->space_after = 0;
+	if (doff < so) {
+		uint64_t end = so;
+		if (sb->bblog_offset && sb->bblog_size && (int64_t)so + sb->bblog_offset < (int64_t)end)
+			end = (uint64_t)((int64_t)so + sb->bblog_offset);
+		if (has_bm && (int64_t)so + sb->bitmap_offset < (int64_t)end)
+			end = (uint64_t)((int64_t)so + sb->bitmap_offset);
+		e->space_before = doff;
+		if (doff + used < end)
+			e->space_after = end - used - doff;
+	} else {
+		uint64_t earliest = so + 72;   /* the kernel keeps 36 KiB after the superblock */
+		if (has_bm && sb->bitmap_offset > 0 &&
+		    so + (uint64_t)sb->bitmap_offset + bitmap_disk_sectors(e->p) > earliest)
+			earliest = so + (uint64_t)sb->bitmap_offset + bitmap_disk_sectors(e->p);
+		if (sb->bblog_offset && sb->bblog_size &&
+		    (uint64_t)((int64_t)so + sb->bblog_offset) + sb->bblog_size > earliest)
+			earliest = (uint64_t)((int64_t)so + sb->bblog_offset) + sb->bblog_size;
+		if (earliest < doff)
+			e->space_before = doff - earliest;
+		if (e->p->dev_sectors > doff + used)
+			e->space_after = e->p->dev_sectors - used - doff;
+	}
+}
+
+/* Array size from this superblock: what md exports for levels 1, 4, 5, 6, 10. */
+static uint64_t array_sectors_of(const struct uraid_sb *sb)
+{
+	if (sb->level <= 0)
+		return 0;   /* RAID 0 and linear need every member's size */
+	struct uraid_geom *g = malloc(sizeof(*g));
+	char why[160];
+	uint64_t n = 0;
+	struct uraid_geom_params gp = {
+		.level = sb->level, .layout = sb->layout, .raid_disks = sb->raid_disks,
+		.chunk_sectors = sb->chunksize, .dev_sectors = sb->size,
+	};
+	if (g && uraid_geom_init(g, &gp, why, sizeof(why)) == 0)
+		n = uraid_geom_array_sectors(g);
+	free(g);
+	return n;
+}
+
+static void derive(struct exam *e)
+{
+	const struct uraid_sb *sb = e->sb;
+	unsigned slots = sb->raid_disks < URAID_MAX_MEMBERS ? sb->raid_disks : URAID_MAX_MEMBERS;
+
+	e->array_sectors = array_sectors_of(sb);
+	unused_space(e);
+	for (unsigned d = 0; d < slots; d++) {
+		unsigned cnt = 0;
+		for (unsigned i = 0; i < sb->max_dev && i < URAID_SB_MAX_DEV; i++)
+			cnt += sb->dev_roles[i] == d;
+		e->array_state[d] = cnt == 1 ? 'A' : cnt == 0 ? '.' :
+				    cnt == 2 && sb->level > 0 ? 'R' : '?';
+	}
+	e->array_state[slots] = 0;
+	if (!uraid_layout_name(sb->level, sb->layout, e->layout, sizeof(e->layout)))
+		snprintf(e->layout, sizeof(e->layout), "-unknown-");
+}
+
+static const char *role_kind(const struct uraid_sb *sb, uint16_t role)
+{
+	if (role == URAID_ROLE_SPARE)
+		return "spare";
+	if (role == URAID_ROLE_FAULTY)
+		return "faulty";
+	if (role == URAID_ROLE_JOURNAL)
+		return "journal";
+	if (role >= URAID_ROLE_MAX)
+		return "unknown";
+	if (sb->feature_map & URAID_FEATURE_REPLACEMENT)
+		return "replacement";
+	return "active";
+}
+
+static void print_human(const struct exam *e)
+{
+	const struct uraid_sb *sb = e->sb;
+	char b1[64], b2[64];
+	const char *lv = uraid_level_name(sb->level);
+	uint16_t role = uraid_sb_role(sb);
+
+	printf("%s:\n", e->path);
+	printf("          Magic : %08x\n", sb->magic);
+	printf("        Version : 1.%d\n", e->p->chosen);
+	printf("    Feature Map : 0x%x\n", sb->feature_map);
+	printf("     Array UUID : %s\n", cli_uuid(sb->set_uuid, b1, sizeof(b1)));
+	char host[256];
+	size_t hl;
+	printf("           Name : %s", sb->set_name);
+	if (gethostname(host, sizeof(host) - 1) == 0 && (hl = strlen(host)) > 0 && hl < 32 &&
+	    sb->set_name[hl] == ':' && strncmp(sb->set_name, host, hl) == 0)
+		printf("  (local to host %s)", host);
+	printf("\n");
+	printf("  Creation Time : %s\n", cli_time(sb->ctime, b1, sizeof(b1)));
+	printf("     Raid Level : %s\n", lv ? lv : "-unknown-");
+	printf("   Raid Devices : %u\n\n", sb->raid_disks);
+	printf(" Avail Dev Size : %" PRIu64 " sectors%s\n", sb->data_size,
+	       cli_mdadm_human(sb->data_size * 512, b1, sizeof(b1)));
+	if (e->array_sectors)
+		printf("     Array Size : %" PRIu64 " KiB%s\n", e->array_sectors / 2,
+		       cli_mdadm_human(e->array_sectors * 512, b2, sizeof(b2)));
+	if (sb->level > 0 && sb->size != sb->data_size)
+		printf("  Used Dev Size : %" PRIu64 " sectors%s\n", sb->size,
+		       cli_mdadm_human(sb->size * 512, b1, sizeof(b1)));
+	if (sb->data_offset)
+		printf("    Data Offset : %" PRIu64 " sectors\n", sb->data_offset);
+	printf("   Super Offset : %" PRIu64 " sectors\n", sb->super_offset);
+	if (sb->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
+		printf("Recovery Offset : %" PRIu64 " sectors\n", sb->recovery_offset);
+	printf("   Unused Space : before=%" PRIu64 " sectors, after=%" PRIu64 " sectors\n",
+	       e->space_before, e->space_after);
+	printf("          State : %s\n", sb->resync_offset == URAID_MAX_SECTOR ? "clean" : "active");
+	if (sb->resync_offset != URAID_MAX_SECTOR && sb->resync_offset)
+		printf("  Resync Offset : %" PRIu64 " sectors\n", sb->resync_offset);
+	printf("    Device UUID : %s\n\n", cli_uuid(sb->device_uuid, b1, sizeof(b1)));
+	if (sb->feature_map & URAID_FEATURE_BITMAP_OFFSET)
+		printf("Internal Bitmap : %d sectors from superblock\n", sb->bitmap_offset);
+	if (sb->devflags)
+		printf("          Flags :%s%s\n", sb->devflags & URAID_DEVFLAG_WRITEMOSTLY ?
+		       " write-mostly" : "", sb->devflags & URAID_DEVFLAG_FAILFAST ? " failfast" : "");
+	printf("    Update Time : %s\n", cli_time(sb->utime, b1, sizeof(b1)));
+	if (sb->bblog_size && sb->bblog_offset)
+		printf("  Bad Block Log : %u entries available at offset %d sectors%s\n",
+		       sb->bblog_size * 512u / 8, sb->bblog_offset,
+		       sb->feature_map & URAID_FEATURE_BAD_BLOCKS ? " - bad blocks present." : "");
+	if (e->s->csum_computed == sb->sb_csum)
+		printf("       Checksum : %x - correct\n", sb->sb_csum);
+	else
+		printf("       Checksum : %x - expected %x\n", sb->sb_csum, e->s->csum_computed);
+	printf("         Events : %" PRIu64 "\n\n", sb->events);
+	if (sb->level >= 4 || sb->level == 10 ||
+	    (sb->level == 0 && (sb->feature_map & URAID_FEATURE_RAID0_LAYOUT)))
+		printf("         Layout : %s\n", e->layout);
+	if (sb->level == 0 || sb->level >= 4)
+		printf("     Chunk Size : %uK\n", sb->chunksize / 2);
+	else if (sb->level == URAID_LEVEL_LINEAR)
+		printf("       Rounding : %uK\n", sb->chunksize / 2);
+	printf("\n   Device Role : ");
+	if (role < URAID_ROLE_MAX)
+		printf("%s device %u\n", sb->feature_map & URAID_FEATURE_REPLACEMENT ?
+		       "Replacement" : "Active", role);
+	else
+		printf("%s\n", role == URAID_ROLE_JOURNAL ? "Journal" : role_kind(sb, role));
+	printf("   Array State : %s ('A' == active, '.' == missing, 'R' == replacing)\n",
+	       e->array_state);
+
+	const struct uraid_probe *p = e->p;
+	if (p->has_bitmap && p->bitmap_status == 0)
+		printf("         Bitmap : %" PRIu64 " bits of %s, %" PRIu64 " dirty, events %"
+		       PRIu64 " (cleared %" PRIu64 ")%s\n",
+		       uraid_bitmap_bits(p->bitmap.sync_size, p->bitmap.chunksize),
+		       cli_bytes(p->bitmap.chunksize, b1, sizeof(b1)), p->bitmap_dirty_bits,
+		       p->bitmap.events, p->bitmap.events_cleared,
+		       p->bitmap.state & URAID_BITMAP_STATE_STALE ? ", stale" : "");
+	else if (p->has_bitmap)
+		printf("         Bitmap : damaged: %s\n", p->bitmap_reason);
+	if (e->s->status)
+		printf("        Problem : %s\n", e->s->reason);
+}
+
+static void print_json(struct json *j, const struct exam *e)
+{
+	const struct uraid_sb *sb = e->sb;
+	char b[64];
+	uint16_t role = uraid_sb_role(sb);
+	const char *lv = uraid_level_name(sb->level);
+
+	json_str(j, "superblock", e->s->status ? "damaged" : "valid");
+	if (e->s->status)
+		json_str(j, "problem", e->s->reason);
+	snprintf(b, sizeof(b), "%08x", sb->magic);
+	json_str(j, "magic", b);
+	snprintf(b, sizeof(b), "1.%d", e->p->chosen);
+	json_str(j, "version", b);
+	json_u64(j, "feature_map", sb->feature_map);
+	json_str(j, "array_uuid", cli_uuid(sb->set_uuid, b, sizeof(b)));
+	json_str(j, "name", sb->set_name);
+	json_u64(j, "creation_time_s", uraid_sb_seconds(sb->ctime));
+	if (lv)
+		json_str(j, "level", lv);
+	else
+		json_null(j, "level");
+	json_i64(j, "level_number", sb->level);
+	json_u64(j, "raid_devices", sb->raid_disks);
+	json_u64(j, "device_bytes", e->p->dev_sectors * 512);
+	json_u64(j, "avail_dev_bytes", sb->data_size * 512);
+	if (e->array_sectors)
+		json_u64(j, "array_bytes", e->array_sectors * 512);
+	else
+		json_null(j, "array_bytes");
+	json_u64(j, "used_dev_bytes", sb->size * 512);
+	json_u64(j, "data_offset_bytes", sb->data_offset * 512);
+	json_u64(j, "super_offset_bytes", sb->super_offset * 512);
+	if (sb->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
+		json_u64(j, "recovery_offset_bytes", sb->recovery_offset * 512);
+	else
+		json_null(j, "recovery_offset_bytes");
+	json_u64(j, "unused_before_bytes", e->space_before * 512);
+	json_u64(j, "unused_after_bytes", e->space_after * 512);
+	json_str(j, "state", sb->resync_offset == URAID_MAX_SECTOR ? "clean" : "active");
+	if (sb->resync_offset == URAID_MAX_SECTOR)
+		json_null(j, "resync_offset_bytes");
+	else
+		json_u64(j, "resync_offset_bytes", sb->resync_offset * 512);
+	json_str(j, "device_uuid", cli_uuid(sb->device_uuid, b, sizeof(b)));
+	if (sb->feature_map & URAID_FEATURE_BITMAP_OFFSET)
+		json_i64(j, "bitmap_offset_bytes", (int64_t)sb->bitmap_offset * 512);
+	else
+		json_null(j, "bitmap_offset_bytes");
+	json_u64(j, "update_time_s", uraid_sb_seconds(sb->utime));
+	json_obj_open(j, "bad_block_log");
+	json_u64(j, "entries", sb->bblog_offset ? sb->bblog_size * 512u / 8 : 0);
+	json_i64(j, "offset_bytes", (int64_t)sb->bblog_offset * 512);
+	json_bool(j, "bad_blocks_present", sb->feature_map & URAID_FEATURE_BAD_BLOCKS);
+	json_obj_close(j);
+	json_obj_open(j, "checksum");
+	snprintf(b, sizeof(b), "%08x", sb->sb_csum);
+	json_str(j, "found", b);
+	snprintf(b, sizeof(b), "%08x", e->s->csum_computed);
+	json_str(j, "computed", b);
+	json_bool(j, "correct", sb->sb_csum == e->s->csum_computed);
+	json_obj_close(j);
+	json_u64(j, "events", sb->events);
+	json_str(j, "layout", e->layout);
+	json_u64(j, "layout_number", sb->layout);
+	json_u64(j, "chunk_bytes", sb->chunksize * 512ull);
+	json_u64(j, "dev_number", sb->dev_number);
+	json_str(j, "device_role", role_kind(sb, role));
+	if (role < URAID_ROLE_MAX)
+		json_u64(j, "role_number", role);
+	else
+		json_null(j, "role_number");
+	json_str(j, "array_state", e->array_state);
+	json_u64(j, "max_dev", sb->max_dev);
+	json_arr_open(j, "dev_roles");
+	for (unsigned i = 0; i < sb->max_dev && i < URAID_SB_MAX_DEV; i++)
+		json_u64(j, NULL, sb->dev_roles[i]);
+	json_arr_close(j);
+
+	const struct uraid_probe *p = e->p;
+	if (!p->has_bitmap) {
+		json_null(j, "bitmap");
+		return;
+	}
+	json_obj_open(j, "bitmap");
+	json_bool(j, "valid", p->bitmap_status == 0);
+	if (p->bitmap_status) {
+		json_str(j, "problem", p->bitmap_reason);
+	} else {
+		json_u64(j, "version", p->bitmap.version);
+		json_u64(j, "chunk_bytes", p->bitmap.chunksize);
+		json_u64(j, "sync_bytes", p->bitmap.sync_size * 512);
+		json_u64(j, "bits", uraid_bitmap_bits(p->bitmap.sync_size, p->bitmap.chunksize));
+		json_u64(j, "dirty_bits", p->bitmap_dirty_bits);
+		json_u64(j, "events", p->bitmap.events);
+		json_u64(j, "events_cleared", p->bitmap.events_cleared);
+		json_u64(j, "state", p->bitmap.state);
+		json_u64(j, "daemon_sleep_s", p->bitmap.daemon_sleep);
+		json_u64(j, "write_behind", p->bitmap.write_behind);
+		json_u64(j, "sectors_reserved", p->bitmap.sectors_reserved);
+	}
+	json_obj_close(j);
+}
+
+/* md 0.90 keeps its superblock 64 KiB from the end, aligned to 64 KiB. */
+static bool has_md090(int fd, uint64_t dev_sectors)
+{
+	alignas(4096) uint8_t buf[512];
+	uint64_t bytes = dev_sectors * 512;
+
+	if (bytes < 128 * 1024)
+		return false;
+	uint64_t off = (bytes & ~(uint64_t)0xffff) - 0x10000;
+	if (pread(fd, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
+		return false;
+	uint32_t magic = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
+			 (uint32_t)buf[3] << 24;
+	return magic == URAID_SB_MAGIC;
+}
+
+/* Examine one device; 0 when a valid superblock was shown, 1 otherwise. */
+static int examine_one(const char *path, struct json *j)
+{
+	struct uraid_probe *p = malloc(sizeof(*p));
+	char reason[256] = "";
+	int rc = CLI_EXIT_FAIL;
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (!p)
+		snprintf(reason, sizeof(reason), "out of memory");
+	else if (fd < 0)
+		snprintf(reason, sizeof(reason), "cannot open: %s", strerror(errno));
+	else if ((rc = uraid_probe_fd(fd, p)) != 0)
+		snprintf(reason, sizeof(reason), "cannot read: %s", strerror(-rc));
+	else if (p->chosen < 0 && has_md090(fd, p->dev_sectors))
+		snprintf(reason, sizeof(reason),
+			 "holds an md 0.90 superblock, which uraid does not handle "
+			 "(convert it with mdadm --update=metadata)");
+	else if (p->chosen < 0)
+		snprintf(reason, sizeof(reason),
+			 "no md superblock (looked for 1.0, 1.1 and 1.2 metadata)");
+	rc = CLI_EXIT_FAIL;
+
+	if (j) {
+		json_obj_open(j, NULL);
+		json_str(j, "device", path);
+	}
+	if (reason[0]) {
+		fprintf(stderr, "uraid examine: %s: %s\n", path, reason);
+		if (j) {
+			json_str(j, "superblock", "none");
+			json_str(j, "problem", reason);
+		}
+	} else {
+		struct exam e = { .path = path, .p = p, .s = &p->loc[p->chosen] };
+		e.sb = &e.s->sb;
+		derive(&e);
+		if (j)
+			print_json(j, &e);
+		else
+			print_human(&e);
+		if (e.s->status)
+			fprintf(stderr, "uraid examine: %s: damaged 1.%d superblock at sector %" PRIu64
+				": %s\n", path, p->chosen, e.s->sb_start, e.s->reason);
+		else if (p->has_bitmap && p->bitmap_status)
+			fprintf(stderr, "uraid examine: %s: damaged bitmap: %s\n", path,
+				p->bitmap_reason);
+		else
+			rc = CLI_EXIT_OK;
+	}
+	if (j)
+		json_obj_close(j);
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return rc;
+}
+
+int cmd_examine(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	bool json = false;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			examine_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "uraid examine: see 'uraid examine --help'\n");
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "uraid examine: no devices given; see 'uraid examine --help'\n");
+		return CLI_EXIT_USAGE;
+	}
+
+	struct json j;
+	int rc = CLI_EXIT_OK;
+	if (json) {
+		json_begin(&j, stdout);
+		json_arr_open(&j, NULL);
+	}
+	for (int i = optind; i < argc; i++) {
+		if (!json && i > optind)
+			printf("\n");
+		if (examine_one(argv[i], json ? &j : NULL))
+			rc = CLI_EXIT_FAIL;
+	}
+	if (json) {
+		json_arr_close(&j);
+		json_end(&j);
+	}
+	return rc;
+}

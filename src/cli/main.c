@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/* uraid: entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+#ifndef URAID_VERSION
+#define URAID_VERSION "0.1.0"
+#endif
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "create", cmd_create, "write md superblocks to members, making a new array" },
+	{ "examine", cmd_examine, "print the md superblock of each member (--json for scripts)" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid COMMAND [OPTIONS] ...\n"
+		"\n"
+		"uraid is a user-space RAID controller that keeps arrays in Linux md's on-disk\n"
+		"format: arrays it creates assemble with mdadm and the kernel, and the other way\n"
+		"round.\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f,
+		"\n"
+		"Run 'uraid COMMAND --help' for a command's options; 'man uraid' for details.\n"
+		"Options: --help, --version\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+		usage(stdout);
+		return CLI_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("uraid %s\n", URAID_VERSION);
+		return CLI_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(cmd, commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "uraid: unknown command '%s'; run 'uraid --help' for the list\n", cmd);
+	return CLI_EXIT_USAGE;
+}

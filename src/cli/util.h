@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Small helpers shared by the subcommands: sizes, UUIDs, times, JSON output. */
+#ifndef URAID_CLI_UTIL_H
+#define URAID_CLI_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Parse "512", "512K", "4M", "1G", "2T" (binary units) into bytes; a plain
+ * number is in default_unit bytes (mdadm: KiB for --chunk and --size).
+ * Returns 0 or -EINVAL.
+ */
+int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes);
+
+/* "190.00 MiB": binary units, two decimals (bytes below 1 KiB as "512 B"). */
+const char *cli_bytes(uint64_t bytes, char *buf, size_t len);
+
+/* mdadm's " (62.00 MiB 65.01 MB)" suffix; empty below 5000 KiB. */
+const char *cli_mdadm_human(uint64_t bytes, char *buf, size_t len);
+
+/* 8-4-4-... md style "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx". */
+const char *cli_uuid(const uint8_t *u, char *buf, size_t len);
+
+/* ctime()-style text of an md time field, without the newline. */
+const char *cli_time(uint64_t md_time, char *buf, size_t len);
+
+/* A minimal streaming JSON writer, pretty-printed. */
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[32];
+};
+void json_begin(struct json *j, FILE *f);
+void json_obj_open(struct json *j, const char *key);    /* key NULL inside arrays */
+void json_obj_close(struct json *j);
+void json_arr_open(struct json *j, const char *key);
+void json_arr_close(struct json *j);
+void json_str(struct json *j, const char *key, const char *val);
+void json_u64(struct json *j, const char *key, uint64_t val);
+void json_i64(struct json *j, const char *key, int64_t val);
+void json_bool(struct json *j, const char *key, bool val);
+void json_null(struct json *j, const char *key);
+void json_end(struct json *j);
+
+#endif

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Writing a planned array (create_plan.c decides everything). Order per
+ * member: bad-block log, bitmap, then superblock last, each synced, so that
+ * a member is only claimed by a superblock once what it points to exists.
+ */
+#include <errno.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/create_plan.h"
+#include "engine/devio.h"
+
+static int write_or_report(const struct create_member *m, const void *buf, size_t len,
+			   uint64_t sector, const char *what, char *err, size_t errlen)
+{
+	int rc = uraid_pwrite_full(m->fd, buf, len, sector * 512);
+	if (rc)
+		snprintf(err, errlen, "writing the %s of %s at sector %llu failed: %s", what,
+			 m->path, (unsigned long long)sector, strerror(-rc));
+	return rc;
+}
+
+static int write_bblog(const struct create_member *m, char *err, size_t errlen)
+{
+	alignas(4096) uint8_t log[URAID_BBLOG_SECTORS * 512];
+
+	if (!m->sb.bblog_size || !m->sb.bblog_offset)
+		return 0;
+	uraid_bblog_init(log, sizeof(log));
+	return write_or_report(m, log, sizeof(log),
+			       (uint64_t)((int64_t)m->sb.super_offset + m->sb.bblog_offset),
+			       "bad-block log", err, errlen);
+}
+
+static int write_bitmap(const struct create_plan *plan, const struct create_member *m,
+			char *err, size_t errlen)
+{
+	size_t len = plan->bitmap_sectors * 512;
+	uint8_t *area;
+
+	if (!plan->res.bitmap)
+		return 0;
+	if (posix_memalign((void **)&area, 4096, len))
+		return -ENOMEM;
+	/* mdadm marks the whole area dirty when a resync is due; clean arrays start clear */
+	memset(area, plan->bitmap_bits_set ? 0xff : 0, len);
+	uraid_bitmap_encode(&plan->bitmap, area);
+	int rc = write_or_report(m, area, len,
+				 (uint64_t)((int64_t)m->sb.super_offset + m->sb.bitmap_offset),
+				 "bitmap", err, errlen);
+	free(area);
+	return rc;
+}
+
+/*
+ * With --force, md superblocks left at the other 1.x locations would make
+ * mdadm's probe see two arrays: wipe those lying outside the new data area.
+ */
+static int wipe_stale(const struct create_plan *plan, const struct create_member *m,
+		      char *err, size_t errlen)
+{
+	alignas(4096) uint8_t zero[URAID_SB_BYTES] = { 0 };
+	uint64_t data_start = m->sb.data_offset;
+	uint64_t data_end = data_start + m->sb.data_size;
+
+	for (unsigned minor = 0; minor < 3; minor++) {
+		if (!(m->stale_minor_mask & (1 << minor)) || minor == plan->res.minor)
+			continue;
+		uint64_t loc = uraid_sb_location(minor, m->dev_sectors);
+		if (loc + 8 > data_start && loc < data_end)
+			continue;   /* inside the new data area: it is array data now */
+		int rc = write_or_report(m, zero, sizeof(zero), loc, "old superblock", err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int sync_member(const struct create_member *m, char *err, size_t errlen)
+{
+	if (fdatasync(m->fd) == 0)
+		return 0;
+	int rc = -errno;
+	snprintf(err, errlen, "flushing %s failed: %s", m->path, strerror(errno));
+	return rc;
+}
+
+static int write_plan(struct create_plan *plan, char *err, size_t errlen)
+{
+	alignas(4096) uint8_t sbuf[URAID_SB_BYTES];
+	int rc;
+
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		if ((rc = wipe_stale(plan, m, err, errlen)) || (rc = write_bblog(m, err, errlen)) ||
+		    (rc = write_bitmap(plan, m, err, errlen)) || (rc = sync_member(m, err, errlen)))
+			return rc;
+	}
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		uraid_sb_encode(&m->sb, sbuf);
+		if ((rc = write_or_report(m, sbuf, sizeof(sbuf), m->sb.super_offset, "superblock",
+					  err, errlen)) ||
+		    (rc = sync_member(m, err, errlen)))
+			return rc;
+	}
+	return 0;
+}
+
+int uraid_create(const struct uraid_create_opts *o, struct uraid_create_result *r,
+		 char *err, size_t errlen)
+{
+	struct create_plan *plan = calloc(1, sizeof(*plan));
+
+	if (!plan) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = create_plan_build(o, plan, err, errlen);
+	if (rc == 0 && !(o->flags & URAID_CREATE_DRY_RUN))
+		rc = write_plan(plan, err, errlen);
+	if (rc == 0 && r)
+		*r = plan->res;
+	create_plan_close(plan);
+	free(plan);
+	return rc;
+}

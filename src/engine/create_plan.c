@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Planning `uraid create`: check the request the way mdadm and md would,
+ * open the members, and compute every superblock, bitmap and log position
+ * (reference/md-format.md §1.10, §1.11, §1.15, §2.1, §2.4). Nothing is
+ * written here, so a refusal leaves every member untouched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/create_plan.h"
+
+#define KIB_SECTORS 2ull
+#define BITMAP_AUTO_KIB (100ull * 1024 * 1024)   /* mdadm 4.2: bitmap above 100 GiB */
+#define DEFAULT_CHUNK_KIB 512
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+static const char *level_label(int level)
+{
+	const char *n = uraid_level_name(level);
+	return n ? n : "unknown level";
+}
+
+static void uuid_text(const uint8_t *u, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static int random_bytes(uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = getrandom(buf, len, 0);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n, len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Smallest member count md accepts for the level (mdadm asks --force below). */
+static unsigned min_members(int level)
+{
+	switch (level) {
+	case URAID_LEVEL_6:
+		return 4;
+	case URAID_LEVEL_LINEAR:
+		return 1;
+	default:
+		return 2;
+	}
+}
+
+static int check_shape(const struct uraid_create_opts *o, char *err, size_t errlen)
+{
+	const char *lv = level_label(o->level);
+
+	if (!uraid_level_name(o->level))
+		return fail(err, errlen, -EINVAL, "unknown RAID level %d", o->level);
+	if (o->minor > 2)
+		return fail(err, errlen, -EINVAL, "metadata 1.%u does not exist (use 1.0, 1.1 or 1.2)",
+			    o->minor);
+	if (o->raid_disks < min_members(o->level))
+		return fail(err, errlen, -EINVAL, "%s needs at least %u members, --raid-devices=%u given",
+			    lv, min_members(o->level), o->raid_disks);
+	if (o->raid_disks + o->spare_devices > URAID_MAX_MEMBERS)
+		return fail(err, errlen, -EINVAL, "%u members are more than uraid supports (%u)",
+			    o->raid_disks + o->spare_devices, URAID_MAX_MEMBERS);
+	if (o->npaths != o->raid_disks + o->spare_devices)
+		return fail(err, errlen, -EINVAL,
+			    "%u devices given, but --raid-devices=%u and --spare-devices=%u need %u",
+			    o->npaths, o->raid_disks, o->spare_devices,
+			    o->raid_disks + o->spare_devices);
+	if (o->spare_devices && o->level <= URAID_LEVEL_0)
+		return fail(err, errlen, -EINVAL, "%s has no redundancy, so spares are pointless", lv);
+	if (o->layout_given && (o->level == URAID_LEVEL_1 || o->level == URAID_LEVEL_LINEAR))
+		return fail(err, errlen, -EINVAL, "%s has no layouts; leave out --layout", lv);
+	if (o->layout_given && !uraid_layout_valid(o->level, o->layout, o->raid_disks)) {
+		char name[64];
+		uraid_layout_name(o->level, o->layout, name, sizeof(name));
+		return fail(err, errlen, -EINVAL, "layout %s (0x%x) is not valid for %s with %u members",
+			    name, o->layout, lv, o->raid_disks);
+	}
+	if (o->chunk_kib && o->level == URAID_LEVEL_1)
+		return fail(err, errlen, -EINVAL, "raid1 has no chunks; leave out --chunk");
+	if (o->chunk_kib && (o->chunk_kib < 4 || o->chunk_kib % 4))
+		return fail(err, errlen, -EINVAL,
+			    "chunk %u KiB is not a multiple of 4 KiB (md's page size)", o->chunk_kib);
+	if (o->chunk_kib && (o->chunk_kib & (o->chunk_kib - 1)) && o->level != URAID_LEVEL_0 &&
+	    o->level != URAID_LEVEL_LINEAR)
+		return fail(err, errlen, -EINVAL, "chunk %u KiB is not a power of two, which %s requires",
+			    o->chunk_kib, lv);
+	if (o->bitmap == URAID_BITMAP_INTERNAL && o->level <= URAID_LEVEL_0)
+		return fail(err, errlen, -EINVAL, "a write-intent bitmap is not meaningful for %s", lv);
+	if (o->bitmap_chunk_kib && (o->bitmap_chunk_kib < 4 ||
+				    (o->bitmap_chunk_kib & (o->bitmap_chunk_kib - 1))))
+		return fail(err, errlen, -EINVAL,
+			    "bitmap chunk %u KiB must be a power of two of at least 4 KiB",
+			    o->bitmap_chunk_kib);
+	if (o->name && strlen(o->name) > 32)
+		return fail(err, errlen, -EINVAL, "array name '%s' is longer than 32 characters", o->name);
+	return 0;
+}
+
+/* Open one member read-write and learn its identity and size. */
+static int open_member(struct create_member *m, bool force, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(m->path, &st) < 0)
+		return fail(err, errlen, -errno, "cannot open %s: %s", m->path, strerror(errno));
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
+		return fail(err, errlen, -ENOTBLK, "%s is neither a block device nor a regular file",
+			    m->path);
+	/* O_EXCL on a block device: refuse one that is mounted or held by a driver. */
+	int flags = O_RDWR | O_CLOEXEC | (S_ISBLK(st.st_mode) ? O_EXCL : 0);
+	m->fd = open(m->path, flags);
+	if (m->fd < 0) {
+		int e = errno;
+		if (e == EBUSY)
+			return fail(err, errlen, -e, "%s is in use (mounted, or held by another driver)",
+				    m->path);
+		return fail(err, errlen, -e, "cannot open %s read-write: %s", m->path, strerror(e));
+	}
+	if (fstat(m->fd, &st) < 0)
+		return fail(err, errlen, -errno, "cannot stat %s: %s", m->path, strerror(errno));
+	m->st_dev = st.st_dev;
+	m->st_ino = st.st_ino;
+	m->st_rdev = st.st_rdev;
+	int rc = uraid_dev_sectors(m->fd, &m->dev_sectors, &m->blockdev);
+	if (rc)
+		return fail(err, errlen, rc, "cannot size %s: %s", m->path, strerror(-rc));
+
+	struct uraid_probe *p = malloc(sizeof(*p));
+	if (!p)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	rc = uraid_probe_fd(m->fd, p);
+	if (rc) {
+		free(p);
+		return fail(err, errlen, rc, "cannot read %s: %s", m->path, strerror(-rc));
+	}
+	for (int minor = 0; minor < 3; minor++)
+		if (p->loc[minor].status != -ENOENT)
+			m->stale_minor_mask |= 1 << minor;
+	if (p->chosen >= 0 && !force) {
+		const struct uraid_probe_slot *s = &p->loc[p->chosen];
+		char uuid[40];
+		uuid_text(s->sb.set_uuid, uuid, sizeof(uuid));
+		if (s->status == 0)
+			rc = fail(err, errlen, -EEXIST,
+				  "%s is a member of %s array '%s' (UUID %s, metadata 1.%d); "
+				  "use --force to overwrite it", m->path, level_label(s->sb.level),
+				  s->sb.set_name, uuid, p->chosen);
+		else
+			rc = fail(err, errlen, -EEXIST,
+				  "%s holds a damaged md superblock (metadata 1.%d: %s); "
+				  "use --force to overwrite it", m->path, p->chosen, s->reason);
+	}
+	free(p);
+	return rc;
+}
+
+static int open_members(const struct uraid_create_opts *o, struct create_plan *plan,
+			char *err, size_t errlen)
+{
+	bool force = o->flags & URAID_CREATE_FORCE;
+	unsigned missing = 0;
+
+	plan->nmembers = o->npaths;
+	for (unsigned i = 0; i < o->npaths; i++)
+		plan->m[i].fd = -1;
+	for (unsigned i = 0; i < o->npaths; i++) {
+		struct create_member *m = &plan->m[i];
+		m->path = o->paths[i];
+		if (strcmp(m->path, "missing") == 0) {
+			if (i >= o->raid_disks)
+				return fail(err, errlen, -EINVAL,
+					    "a spare cannot be 'missing' (device %u of %u)", i + 1,
+					    o->npaths);
+			if (o->level <= URAID_LEVEL_0)
+				return fail(err, errlen, -EINVAL,
+					    "%s has no redundancy, so no member can be missing",
+					    level_label(o->level));
+			m->missing = true;
+			missing++;
+			continue;
+		}
+		int rc = open_member(m, force, err, errlen);
+		if (rc)
+			return rc;
+		for (unsigned j = 0; j < i; j++) {
+			const struct create_member *n = &plan->m[j];
+			bool same = !n->missing &&
+				    (m->blockdev ? n->blockdev && n->st_rdev == m->st_rdev
+						 : !n->blockdev && n->st_dev == m->st_dev &&
+							   n->st_ino == m->st_ino);
+			if (same)
+				return fail(err, errlen, -EINVAL, "%s is given twice (also as %s)",
+					    m->path, n->path);
+		}
+	}
+	if (missing == o->raid_disks)
+		return fail(err, errlen, -EINVAL, "every member is 'missing'");
+	plan->res.missing = missing;
+	return 0;
+}
+
+/* The data area of each member and the per-member size the array uses. */
+static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *plan,
+		      char *err, size_t errlen)
+{
+	struct uraid_create_result *r = &plan->res;
+	uint32_t chunk = r->chunk_sectors;
+	uint64_t data_offset = 0, min_avail = UINT64_MAX;
+	const char *min_path = NULL;
+	bool first = true;
+
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		uint64_t dev = m->dev_sectors;
+		uint64_t sb_start = uraid_sb_location(o->minor, dev);
+		uint64_t data_size;
+
+		if (o->minor == 0) {
+			uint64_t reserve = uraid_choose_bm_space(dev) + URAID_BBLOG_SECTORS;
+			if (dev < 24 || sb_start < reserve + 8)
+				return fail(err, errlen, -ENOSPC,
+					    "%s is too small (%llu KiB) for 1.0 metadata", m->path,
+					    (unsigned long long)dev / 2);
+			m->sb.data_offset = 0;
+			data_size = sb_start - reserve;
+		} else {
+			/* mdadm decides the offset on the first member and uses it for all. */
+			if (first)
+				data_offset = uraid_default_data_offset(dev, chunk);
+			if (dev <= data_offset + 8)
+				return fail(err, errlen, -ENOSPC,
+					    "%s is too small (%llu KiB): 1.%u metadata needs the "
+					    "first %llu KiB", m->path, (unsigned long long)dev / 2,
+					    o->minor, (unsigned long long)data_offset / 2);
+			m->sb.data_offset = data_offset;
+			data_size = dev - data_offset;
+		}
+		if (first)
+			r->data_offset = m->sb.data_offset;
+		first = false;
+		m->sb.super_offset = sb_start;
+		m->sb.data_size = data_size;
+
+		/* mdadm works in KiB and rounds each member to the chunk. */
+		uint64_t avail = data_size & ~1ull;
+		if (chunk)
+			avail -= avail % chunk;
+		if (avail == 0)
+			return fail(err, errlen, -ENOSPC,
+				    "%s is too small: %llu KiB of data space holds no %u KiB chunk",
+				    m->path, (unsigned long long)data_size / 2, chunk / 2);
+		if (i < o->raid_disks && avail < min_avail) {
+			min_avail = avail;
+			min_path = m->path;
+		}
+		if (o->size_kib && avail < o->size_kib * KIB_SECTORS)
+			return fail(err, errlen, -ENOSPC,
+				    "%s is smaller than --size: %llu KiB available, %llu KiB asked",
+				    m->path, (unsigned long long)avail / 2,
+				    (unsigned long long)o->size_kib);
+	}
+
+	if (o->level <= URAID_LEVEL_0) {
+		r->size_sectors = 0;    /* md derives RAID 0 / linear sizes from data_size */
+		return 0;
+	}
+	uint64_t size = o->size_kib ? o->size_kib * KIB_SECTORS : min_avail;
+	if (chunk)
+		size -= size % chunk;
+	if (o->level == URAID_LEVEL_1)
+		size &= ~(64ull * KIB_SECTORS - 1);  /* room for a later reshape to RAID 5 */
+	if (size == 0)
+		return fail(err, errlen, -ENOSPC, "%s leaves no usable space per member",
+			    o->size_kib ? "--size" : min_path);
+	r->size_sectors = size;
+	return 0;
+}
+
+static int plan_geometry(const struct uraid_create_opts *o, struct create_plan *plan,
+			 char *err, size_t errlen)
+{
+	struct uraid_create_result *r = &plan->res;
+	uint64_t member_sectors[URAID_MAX_MEMBERS];
+	char why[200];
+
+	for (unsigned i = 0; i < o->raid_disks; i++)
+		member_sectors[i] = plan->m[i].missing ? 0 : plan->m[i].sb.data_size;
+	struct uraid_geom_params gp = {
+		.level = o->level,
+		.layout = r->layout,
+		.raid_disks = o->raid_disks,
+		.chunk_sectors = r->chunk_sectors,
+		.dev_sectors = r->size_sectors,
+		.member_sectors = member_sectors,
+		.raid0_layout_flag = o->level == URAID_LEVEL_0,
+	};
+	if (uraid_geom_init(&plan->geom, &gp, why, sizeof(why)))
+		return fail(err, errlen, -EINVAL, "%s", why);
+	r->array_sectors = uraid_geom_array_sectors(&plan->geom);
+
+	/* RAID 10 survives more than copies-1 losses in the right places: checked below. */
+	if (o->level != URAID_LEVEL_10 && r->missing > uraid_geom_max_failures(&plan->geom))
+		return fail(err, errlen, -EINVAL, "%s with %u members survives %u missing, not %u",
+			    level_label(o->level), o->raid_disks,
+			    uraid_geom_max_failures(&plan->geom), r->missing);
+	if (o->level == URAID_LEVEL_10 && r->missing) {
+		/* Copies repeat with a period of raid_disks chunks: check one period twice. */
+		struct uraid_loc loc[URAID_MAX_MEMBERS];
+		uint64_t chunks = r->array_sectors / r->chunk_sectors;
+		for (uint64_t c = 0; c < chunks && c < 2ull * o->raid_disks; c++) {
+			int n = uraid_geom_map(&plan->geom, c * r->chunk_sectors, loc,
+					       URAID_MAX_MEMBERS);
+			bool present = false;
+			for (int k = 0; k < n; k++)
+				present |= !plan->m[loc[k].slot].missing;
+			if (n > 0 && !present)
+				return fail(err, errlen, -EINVAL,
+					    "the missing members hold every copy of chunk %llu; "
+					    "raid10 cannot start without them", (unsigned long long)c);
+		}
+	}
+	return 0;
+}
+
+/* Does every present member read as zeroes over its data area? (SEEK_DATA) */
+static bool members_read_zero(const struct create_plan *plan, unsigned raid_disks)
+{
+	for (unsigned i = 0; i < raid_disks; i++) {
+		const struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		if (m->blockdev)
+			return false;   /* no cheap way to know what a drive holds */
+		uint64_t start = m->sb.data_offset * 512;
+		uint64_t used = plan->res.size_sectors ? plan->res.size_sectors : m->sb.data_size;
+		off_t data = lseek(m->fd, (off_t)start, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			continue;       /* only a hole up to the end */
+		if (data < 0 || (uint64_t)data < start + used * 512)
+			return false;
+	}
+	return true;
+}
+
+/* Resync state at birth, following mdadm's rules plus the zero shortcut. */
+static int plan_state(const struct uraid_create_opts *o, struct create_plan *plan,
+		      char *err, size_t errlen)
+{
+	struct uraid_create_result *r = &plan->res;
+	bool parity = o->level == URAID_LEVEL_4 || o->level == URAID_LEVEL_5 ||
+		      o->level == URAID_LEVEL_6;
+	unsigned parity_count = o->level == URAID_LEVEL_6 ? 2 : 1;
+
+	r->members_zero = members_read_zero(plan, o->raid_disks);
+	if ((o->flags & URAID_CREATE_ASSUME_CLEAN) || o->level <= URAID_LEVEL_0 ||
+	    r->members_zero) {
+		r->clean = true;
+	} else if (parity && r->missing == parity_count) {
+		/* No redundancy left to compute: consistent by definition. */
+		r->clean = true;
+	} else if (parity && r->missing) {
+		/* md refuses to start a dirty degraded RAID 6 (raid5_run). */
+		return fail(err, errlen, -EINVAL,
+			    "raid6 with one missing member would need an initial resync that md "
+			    "cannot run while degraded; use --assume-clean, or zero the members");
+	} else {
+		r->clean = false;
+	}
+	return 0;
+}
+
+static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *plan,
+		       char *err, size_t errlen)
+{
+	struct uraid_create_result *r = &plan->res;
+	bool want = o->bitmap == URAID_BITMAP_INTERNAL ||
+		    (o->bitmap == URAID_BITMAP_DEFAULT && o->level >= URAID_LEVEL_1 &&
+		     r->size_sectors / 2 > BITMAP_AUTO_KIB);
+	if (!want)
+		return 0;
+
+	uint64_t sync_size = r->size_sectors;
+	if (o->level == URAID_LEVEL_10) {
+		uint32_t copies = URAID_RAID10_NEAR(r->layout) * URAID_RAID10_FAR(r->layout);
+		/* mdadm: size (KiB) * raid_disks / copies, in sectors */
+		sync_size = r->size_sectors / 2 * o->raid_disks / copies * 2;
+	}
+	/* mdadm budgets the bitmap within the default reserve (at most 128 KiB). */
+	uint64_t room = uraid_choose_bm_space(r->size_sectors);
+	if (room == 0)
+		room = 8;
+	uint32_t chunk = o->bitmap_chunk_kib ? o->bitmap_chunk_kib * 1024u
+					     : uraid_bitmap_default_chunk(sync_size, room);
+	uint64_t bytes = uraid_bitmap_bytes(sync_size, chunk);
+	uint64_t sectors = (bytes + 4095) / 4096 * 8;
+
+	struct uraid_bitmap_sb *bm = &plan->bitmap;
+	memset(bm, 0, sizeof(*bm));
+	bm->magic = URAID_BITMAP_MAGIC;
+	bm->version = URAID_BITMAP_VERSION;
+	memcpy(bm->uuid, r->uuid, 16);
+	bm->sync_size = sync_size;
+	bm->chunksize = chunk;
+	bm->daemon_sleep = 5;
+	bm->sectors_reserved = (uint32_t)room;
+	plan->bitmap_sectors = sectors;
+	plan->bitmap_bits_set = !r->clean;
+	r->bitmap = true;
+	r->bitmap_chunk = chunk;
+
+	/* It has to fit between the superblock and the data (or below the 1.0 one). */
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		const struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		bool fits = o->minor == 0
+			? m->sb.data_offset + m->sb.data_size + sectors + URAID_BBLOG_SECTORS <=
+				  m->sb.super_offset
+			: m->sb.super_offset + 8 + sectors <= m->sb.data_offset;
+		if (!fits)
+			return fail(err, errlen, -ENOSPC,
+				    "a bitmap of %llu KiB (chunk %u KiB) does not fit in the metadata "
+				    "area of %s; choose a larger --bitmap-chunk",
+				    (unsigned long long)sectors / 2, chunk / 1024, m->path);
+	}
+	return 0;
+}
+
+/* Superblock fields that depend on the member: offsets of bitmap and log. */
+static void plan_member_metadata(const struct uraid_create_opts *o, struct create_plan *plan,
+				 struct create_member *m)
+{
+	struct uraid_sb *sb = &m->sb;
+	int64_t bm_sectors = (int64_t)plan->bitmap_sectors;
+
+	sb->bblog_size = URAID_BBLOG_SECTORS;
+	sb->bblog_shift = 0;
+	if (o->minor == 0) {
+		/* below the superblock: bitmap, then the 8-sector log, then sb */
+		sb->bblog_offset = -URAID_BBLOG_SECTORS;
+		if (plan->res.bitmap)
+			sb->bitmap_offset = (int32_t)-(bm_sectors + URAID_BBLOG_SECTORS);
+		return;
+	}
+	uint64_t log_rel;
+	if (plan->res.bitmap) {
+		sb->bitmap_offset = 8;
+		log_rel = 8 + (uint64_t)bm_sectors;
+	} else {
+		log_rel = 8 + uraid_choose_bm_space(plan->res.size_sectors ? plan->res.size_sectors
+									   : sb->data_size);
+	}
+	if (sb->data_offset >= sb->super_offset + log_rel + URAID_BBLOG_SECTORS) {
+		sb->bblog_offset = (int32_t)log_rel;
+	} else if (sb->data_offset >= sb->super_offset + 16) {
+		sb->bblog_offset = (int32_t)(sb->data_offset - URAID_BBLOG_SECTORS - sb->super_offset);
+	} else {
+		sb->bblog_offset = 0;
+		sb->bblog_size = 0;
+	}
+}
+
+static void compose_name(const struct uraid_create_opts *o, char *out)
+{
+	const char *name = o->name && *o->name ? o->name : "uraid";
+	char host[256] = "";
+
+	if (o->homehost)
+		snprintf(host, sizeof(host), "%s", o->homehost);
+	else if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = 0;
+	if (strcmp(host, "<none>") == 0)
+		host[0] = 0;
+	/* mdadm: "homehost:name" when the name has no ':' and it all fits in 31 chars */
+	size_t hl = strlen(host), nl = strlen(name);
+	if (host[0] && !strchr(name, ':') && hl + 1 + nl < 32)
+		snprintf(out, 33, "%.*s:%.*s", (int)hl, host, (int)nl, name);
+	else
+		snprintf(out, 33, "%.31s", name);
+}
+
+static int plan_superblocks(const struct uraid_create_opts *o, struct create_plan *plan)
+{
+	struct uraid_create_result *r = &plan->res;
+	uint32_t total = o->raid_disks + o->spare_devices;
+	uint32_t max_dev = ((256 + 2 * total + 511) / 512 * 512 - 256) / 2;
+	uint64_t now = o->ctime ? o->ctime : (uint64_t)time(NULL);
+
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		struct create_member *m = &plan->m[i];
+		if (m->missing)
+			continue;
+		struct uraid_sb *sb = &m->sb;
+		sb->magic = URAID_SB_MAGIC;
+		sb->major_version = 1;
+		sb->feature_map = (r->bitmap ? URAID_FEATURE_BITMAP_OFFSET : 0) |
+				  (o->level == URAID_LEVEL_0 ? URAID_FEATURE_RAID0_LAYOUT : 0);
+		memcpy(sb->set_uuid, r->uuid, 16);
+		memcpy(sb->set_name, r->set_name, sizeof(sb->set_name));
+		sb->ctime = sb->utime = now;
+		sb->level = o->level;
+		sb->layout = r->layout;
+		sb->size = r->size_sectors;
+		sb->chunksize = r->chunk_sectors;
+		sb->raid_disks = o->raid_disks;
+		sb->dev_number = i;
+		int rc = random_bytes(sb->device_uuid, 16);
+		if (rc)
+			return rc;
+		sb->events = 0;
+		sb->resync_offset = r->clean ? URAID_MAX_SECTOR : 0;
+		sb->max_dev = max_dev;
+		for (unsigned d = 0; d < URAID_SB_MAX_DEV; d++)
+			sb->dev_roles[d] = URAID_ROLE_SPARE;
+		for (unsigned d = 0; d < plan->nmembers; d++)
+			if (!plan->m[d].missing && d < o->raid_disks)
+				sb->dev_roles[d] = (uint16_t)d;
+		plan_member_metadata(o, plan, m);
+	}
+	return 0;
+}
+
+int create_plan_build(const struct uraid_create_opts *o, struct create_plan *plan,
+		      char *err, size_t errlen)
+{
+	struct uraid_create_result *r = &plan->res;
+	int rc;
+
+	memset(plan, 0, sizeof(*plan));
+	for (unsigned i = 0; i < URAID_MAX_MEMBERS; i++)
+		plan->m[i].fd = -1;
+	rc = check_shape(o, err, errlen);
+	if (rc)
+		return rc;
+
+	r->level = o->level;
+	r->raid_disks = o->raid_disks;
+	r->spares = o->spare_devices;
+	r->minor = o->minor;
+	r->layout = o->layout_given ? o->layout : uraid_layout_default(o->level);
+	if (o->level == URAID_LEVEL_1)
+		r->chunk_sectors = 0;
+	else if (o->level == URAID_LEVEL_LINEAR)
+		r->chunk_sectors = o->chunk_kib * 2;  /* rounding, none by default */
+	else
+		r->chunk_sectors = (o->chunk_kib ? o->chunk_kib : DEFAULT_CHUNK_KIB) * 2;
+	if (o->uuid)
+		memcpy(r->uuid, o->uuid, 16);
+	else if ((rc = random_bytes(r->uuid, 16)))
+		return fail(err, errlen, rc, "cannot get random bytes: %s", strerror(-rc));
+	compose_name(o, r->set_name);
+
+	if ((rc = open_members(o, plan, err, errlen)) ||
+	    (rc = plan_sizes(o, plan, err, errlen)) ||
+	    (rc = plan_geometry(o, plan, err, errlen)) ||
+	    (rc = plan_state(o, plan, err, errlen)) ||
+	    (rc = plan_bitmap(o, plan, err, errlen)))
+		return rc;
+	rc = plan_superblocks(o, plan);
+	if (rc)
+		return fail(err, errlen, rc, "cannot get random bytes: %s", strerror(-rc));
+	return 0;
+}
+
+void create_plan_close(struct create_plan *plan)
+{
+	for (unsigned i = 0; i < URAID_MAX_MEMBERS; i++) {
+		if (plan->m[i].fd >= 0)
+			close(plan->m[i].fd);
+		plan->m[i].fd = -1;
+	}
+}

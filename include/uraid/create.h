@@ -32,6 +32,7 @@ struct uraid_probe {
 	bool is_blockdev;
 	struct uraid_probe_slot loc[3];  /* by minor version 0, 1, 2 */
 	int chosen;                 /* minor of the superblock mdadm would use, -1 none */
+	bool has_md090;             /* an md 0.90 superblock (magic at end - 64 KiB) */
 	/* the internal bitmap of the chosen superblock, when it has one */
 	bool has_bitmap;
 	int bitmap_status;          /* 0, -ENOENT (no magic), -EINVAL, -EIO */

@@ -87,17 +87,22 @@ struct uraid_raid0_zone {
 /* A validated geometry with derived values; fill with uraid_geom_init(). */
 struct uraid_geom {
 	int level;
-	uint32_t layout;
+	uint32_t layout;             /* RAID 0: the zone layout in effect (1 or 2) */
 	uint32_t raid_disks;
 	uint32_t chunk_sectors;
-	uint64_t dev_sectors;        /* per-member sectors in use (derived for 0/linear/10) */
+	/*
+	 * Per-member sectors in use: RAID 4/5/6 rounded down to the chunk,
+	 * RAID 10 as calc_sectors derives it, linear/RAID 0 the largest
+	 * member's usable size (see member_sectors for each one).
+	 */
+	uint64_t dev_sectors;
 	uint64_t array_sectors;
 	uint32_t data_disks;         /* RAID 4/5/6: data chunks per stripe */
 	/* RAID 10 */
 	uint32_t near_copies, far_copies;
 	bool far_offset;             /* offset layout (o2 ...) */
 	uint32_t far_set_size;       /* raid_disks without far sets */
-	uint64_t far_stride;         /* sectors between far copies */
+	uint64_t far_stride;         /* sectors between far copies (chunk for offset) */
 	/* RAID 0 zones and linear members */
 	uint32_t nr_zones;
 	struct uraid_raid0_zone zones[URAID_MAX_MEMBERS];
@@ -121,9 +126,10 @@ struct uraid_loc {
 
 /*
  * Forward map. Writes every copy of array_sector to out (in md's order: RAID 1
- * all slots, RAID 10 near then far copies; other levels one location) and
- * returns the number of copies, or -EINVAL past the end, or -ENOSPC if max_out
- * is too small.
+ * all slots; RAID 10 as __raid10_find_phys, each near copy followed by its
+ * far copies, so copy n*far_copies + f is far copy f of near copy n; other
+ * levels one location) and returns the number of copies, or -EINVAL past the
+ * end, or -ENOSPC if max_out is too small.
  */
 int uraid_geom_map(const struct uraid_geom *g, uint64_t array_sector,
 		   struct uraid_loc *out, unsigned max_out);
@@ -142,13 +148,16 @@ struct uraid_stripe {
 	 * RAID 6 syndrome: the number of Q slots (data_disks for md-native
 	 * layouts, raid_disks for DDF layouts where P and Q slots count as zero
 	 * blocks) and the slot (coefficient exponent) of each member, -1 for
-	 * P/Q in md-native layouts.
+	 * P/Q in md-native layouts. RAID 4/5: 0 slots, every entry -1.
 	 */
 	uint32_t syndrome_slots;
 	int32_t syndrome_of_slot[URAID_MAX_MEMBERS];
 };
 
-/* Fill s for stripe row `stripe` of a RAID 4/5/6 geometry; -EINVAL otherwise. */
+/*
+ * Fill s for stripe row `stripe` (< dev_sectors / chunk_sectors) of a RAID
+ * 4/5/6 geometry; -EINVAL otherwise.
+ */
 int uraid_geom_stripe(const struct uraid_geom *g, uint64_t stripe,
 		      struct uraid_stripe *s);
 
@@ -167,7 +176,11 @@ struct uraid_rloc {
 	uint32_t copy;          /* RAID 1/10: index of this copy in uraid_geom_map's order */
 };
 
-/* Reverse map of (slot, member sector); 0 or -EINVAL for a bad slot. */
+/*
+ * Reverse map of (slot, member sector); 0 or -EINVAL for a bad slot. Places
+ * the layout does not use (past the used size, the unused tail of RAID 10's
+ * last row) are URAID_CHUNK_UNUSED. copy is 0 for levels with one copy.
+ */
 int uraid_geom_reverse(const struct uraid_geom *g, uint32_t slot,
 		       uint64_t sector, struct uraid_rloc *out);
 
@@ -177,23 +190,44 @@ static inline uint64_t uraid_geom_array_sectors(const struct uraid_geom *g)
 	return g->array_sectors;
 }
 
-/* Failures the level survives (0 for linear/0, raid_disks-1 for RAID 1, ...). */
+/*
+ * Failures the level always survives (0 for linear/0, raid_disks-1 for RAID
+ * 1, 1 for RAID 4/5, 2 for RAID 6, copies-1 for RAID 10).
+ */
 unsigned uraid_geom_max_failures(const struct uraid_geom *g);
 
 /*
  * Names, in mdadm's words. uraid_level_parse accepts "5", "raid5", "linear",
  * ...; uraid_layout_parse accepts the mdadm names valid for the level
  * ("left-symmetric", "la", "parity-first", "ddf-N-continue", "n2", "f3",
- * "o2", "original", "alternate", ...). Both return 0 or -EINVAL.
+ * "o2", "original", "alternate", ...). Both return 0 or -EINVAL. Names
+ * are case-sensitive as in mdadm. RAID 10 takes n/f/o with 1..255 copies
+ * (validity against raid_disks is uraid_layout_valid's job). RAID 4 takes
+ * "parity-last" or "default" and gives 0, the word mdadm writes; linear and
+ * RAID 1 take only "default" (0).
  */
 int uraid_level_parse(const char *name, int *level);
 const char *uraid_level_name(int level);           /* "raid5", "linear", NULL if unknown */
 int uraid_layout_parse(int level, const char *name, uint32_t *layout);
-/* mdadm --examine's rendering ("left-symmetric", "near=2", "far=2 offset=..."). */
+/*
+ * What mdadm --examine (v4.2) prints after "Layout : ", written to buf:
+ * "left-symmetric", "ddf-N-continue", "-unknown-" (RAID 5/6); "near=2",
+ * "far=2", "offset=2", "near=2, far=2", "NO REDUNDANCY" (RAID 10);
+ * "original", "alternate", "dangerous" (RAID 0, which mdadm prints only
+ * with feature 0x1000). Returns buf, or NULL for levels mdadm prints no
+ * Layout line for (linear, RAID 1, RAID 4) or when buf/len is empty.
+ */
 const char *uraid_layout_name(int level, uint32_t layout, char *buf, size_t len);
 /* The layout used when none is given (left-symmetric, n2, original, 0). */
 uint32_t uraid_layout_default(int level);
-/* Is layout valid for level (as md's algorithm_valid_raid5/6, raid10 setup_geo)? */
+/*
+ * Is layout valid for level (as md's algorithm_valid_raid5/6, raid10
+ * setup_geo with copies in 2..raid_disks)? Always true for linear, RAID 1
+ * and RAID 4, whose layout word md ignores; RAID 0: 1 or 2. uraid also
+ * refuses three RAID 10 words md would run: the unsafe early far sets
+ * (0x20000), and the near+offset / near+far-sets combinations for which
+ * md's mapping is not one-to-one (see src/geom/raid10.c).
+ */
 bool uraid_layout_valid(int level, uint32_t layout, uint32_t raid_disks);
 
 #ifdef __cplusplus

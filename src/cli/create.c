@@ -311,7 +311,9 @@ int cmd_create(int argc, char **argv)
 	if (!disks_given)
 		return usage_error("%s", "--raid-devices is required");
 	if (layout_name) {
-		if (uraid_layout_parse(o.level, layout_name, &o.layout)) {
+		/* levels without layouts: let the library say so in its words */
+		if (o.level != URAID_LEVEL_1 && o.level != URAID_LEVEL_LINEAR &&
+		    uraid_layout_parse(o.level, layout_name, &o.layout)) {
 			fprintf(stderr, "uraid create: layout '%s' does not exist for %s; "
 				"see 'uraid create --help'\n", layout_name, uraid_level_name(o.level));
 			return CLI_EXIT_USAGE;

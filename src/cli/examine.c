@@ -328,22 +328,6 @@ static void print_json(struct json *j, const struct exam *e)
 	json_obj_close(j);
 }
 
-/* md 0.90 keeps its superblock 64 KiB from the end, aligned to 64 KiB. */
-static bool has_md090(int fd, uint64_t dev_sectors)
-{
-	alignas(4096) uint8_t buf[512];
-	uint64_t bytes = dev_sectors * 512;
-
-	if (bytes < 128 * 1024)
-		return false;
-	uint64_t off = (bytes & ~(uint64_t)0xffff) - 0x10000;
-	if (pread(fd, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
-		return false;
-	uint32_t magic = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
-			 (uint32_t)buf[3] << 24;
-	return magic == URAID_SB_MAGIC;
-}
-
 /* Examine one device; 0 when a valid superblock was shown, 1 otherwise. */
 static int examine_one(const char *path, struct json *j)
 {
@@ -358,7 +342,7 @@ static int examine_one(const char *path, struct json *j)
 		snprintf(reason, sizeof(reason), "cannot open: %s", strerror(errno));
 	else if ((rc = uraid_probe_fd(fd, p)) != 0)
 		snprintf(reason, sizeof(reason), "cannot read: %s", strerror(-rc));
-	else if (p->chosen < 0 && has_md090(fd, p->dev_sectors))
+	else if (p->chosen < 0 && p->has_md090)
 		snprintf(reason, sizeof(reason),
 			 "holds an md 0.90 superblock, which uraid does not handle "
 			 "(convert it with mdadm --update=metadata)");

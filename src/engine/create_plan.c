@@ -180,6 +180,9 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 				  "%s holds a damaged md superblock (metadata 1.%d: %s); "
 				  "use --force to overwrite it", m->path, p->chosen, s->reason);
 	}
+	else if (p->has_md090 && !force)
+		rc = fail(err, errlen, -EEXIST,
+			  "%s holds an md 0.90 superblock; use --force to overwrite it", m->path);
 	free(p);
 	return rc;
 }
@@ -261,8 +264,8 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 				data_offset = uraid_default_data_offset(dev, chunk);
 			if (dev <= data_offset + 8)
 				return fail(err, errlen, -ENOSPC,
-					    "%s is too small (%llu KiB): 1.%u metadata needs the "
-					    "first %llu KiB", m->path, (unsigned long long)dev / 2,
+					    "%s is too small (%llu KiB): with 1.%u metadata the "
+					    "data starts after %llu KiB", m->path, (unsigned long long)dev / 2,
 					    o->minor, (unsigned long long)data_offset / 2);
 			m->sb.data_offset = data_offset;
 			data_size = dev - data_offset;

@@ -133,6 +133,22 @@ static void probe_bitmap(int fd, struct uraid_probe *p)
 	free(area);
 }
 
+/* md 0.90 keeps its superblock 64 KiB from the end, aligned to 64 KiB. */
+static bool probe_md090(int fd, uint64_t dev_sectors)
+{
+	alignas(512) uint8_t buf[512];
+	uint64_t bytes = dev_sectors * 512;
+
+	if (bytes < 128 * 1024)
+		return false;
+	uint64_t off = (bytes & ~(uint64_t)0xffff) - 0x10000;
+	if (uraid_pread_full(fd, buf, sizeof(buf), off))
+		return false;
+	uint32_t magic = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
+			 (uint32_t)buf[3] << 24;
+	return magic == URAID_SB_MAGIC;
+}
+
 int uraid_probe_fd(int fd, struct uraid_probe *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -142,6 +158,7 @@ int uraid_probe_fd(int fd, struct uraid_probe *p)
 	for (unsigned m = 0; m < 3; m++)
 		probe_location(fd, m, p->dev_sectors, &p->loc[m]);
 	p->chosen = choose_location(p);
+	p->has_md090 = probe_md090(fd, p->dev_sectors);
 	if (p->chosen >= 0 && p->loc[p->chosen].status == 0 &&
 	    (p->loc[p->chosen].sb.feature_map & URAID_FEATURE_BITMAP_OFFSET))
 		probe_bitmap(fd, p);

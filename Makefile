@@ -22,7 +22,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
-.PHONY: all deps check check-unit check-interop clean install
+.PHONY: all deps demo check check-unit check-interop clean install
 all: $(BUILD)/uraid $(BUILD)/liburaid.a
 
 # Install build and test prerequisites when any is missing (idempotent).
@@ -48,6 +48,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid.a $(LDLIBS)
+
+# The README's first command: a RAID 5 on image files in a temporary folder.
+demo: all
+	@URAID=$(BUILD)/uraid scripts/demo.sh
 
 # Everything: unit programs, CLI scripts, referee (qemu guest) tests.
 check: all $(UNIT_BINS) $(TOOL_BINS)

@@ -22,6 +22,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 
 DEPS_STAMP := $(BUILD)/.deps-ok
 
+.SECONDARY:
 .PHONY: all deps demo check check-unit check-interop clean install
 all: $(BUILD)/uraid $(BUILD)/liburaid.a
 

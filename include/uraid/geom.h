@@ -215,7 +215,8 @@ int uraid_layout_parse(int level, const char *name, uint32_t *layout);
  * "far=2", "offset=2", "near=2, far=2", "NO REDUNDANCY" (RAID 10);
  * "original", "alternate", "dangerous" (RAID 0, which mdadm prints only
  * with feature 0x1000). Returns buf, or NULL for levels mdadm prints no
- * Layout line for (linear, RAID 1, RAID 4) or when buf/len is empty.
+ * Layout line for (linear, RAID 1, RAID 4; buf then holds "" or, for RAID 4,
+ * "parity-last") or when buf/len is empty.
  */
 const char *uraid_layout_name(int level, uint32_t layout, char *buf, size_t len);
 /* The layout used when none is given (left-symmetric, n2, original, 0). */

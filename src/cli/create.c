@@ -116,8 +116,9 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 	printf(": ");
 	if (r->chunk_sectors && r->level != URAID_LEVEL_LINEAR)
 		printf("chunk %s, ", cli_bytes(r->chunk_sectors * 512ull, a, sizeof(a)));
-	if (r->level != URAID_LEVEL_1 && r->level != URAID_LEVEL_LINEAR)
-		printf("layout %s, ", uraid_layout_name(r->level, r->layout, lay, sizeof(lay)));
+	const char *layout = uraid_layout_name(r->level, r->layout, lay, sizeof(lay));
+	if (layout && *layout)
+		printf("layout %s, ", layout);
 	printf("%s usable", cli_bytes(r->array_sectors * 512, a, sizeof(a)));
 	if (r->size_sectors)
 		printf(" (%s of each member", cli_bytes(r->size_sectors * 512, b, sizeof(b)));
@@ -160,7 +161,11 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_cre
 	json_u64(&j, "raid_devices", r->raid_disks);
 	json_u64(&j, "spare_devices", r->spares);
 	json_u64(&j, "missing_devices", r->missing);
-	json_str(&j, "layout", uraid_layout_name(r->level, r->layout, buf, sizeof(buf)));
+	const char *layout = uraid_layout_name(r->level, r->layout, buf, sizeof(buf));
+	if (layout)
+		json_str(&j, "layout", layout);
+	else
+		json_null(&j, "layout");
 	json_u64(&j, "layout_number", r->layout);
 	json_u64(&j, "chunk_bytes", r->chunk_sectors * 512ull);
 	json_u64(&j, "array_bytes", r->array_sectors * 512);

@@ -43,6 +43,7 @@ struct exam {
 	uint64_t space_before, space_after;
 	char array_state[URAID_MAX_MEMBERS + 1];
 	char layout[64];
+	bool has_layout;
 };
 
 static uint64_t bitmap_disk_sectors(const struct uraid_probe *p)
@@ -119,6 +120,9 @@ static void derive(struct exam *e)
 				    cnt == 2 && sb->level > 0 ? 'R' : '?';
 	}
 	e->array_state[slots] = 0;
+	/* mdadm prints a layout for RAID 5, 6, 10 and RAID 0 with the layout flag */
+	e->has_layout = sb->level == 5 || sb->level == 6 || sb->level == 10 ||
+			(sb->level == 0 && (sb->feature_map & URAID_FEATURE_RAID0_LAYOUT));
 	if (!uraid_layout_name(sb->level, sb->layout, e->layout, sizeof(e->layout)))
 		snprintf(e->layout, sizeof(e->layout), "-unknown-");
 }
@@ -194,8 +198,7 @@ static void print_human(const struct exam *e)
 	else
 		printf("       Checksum : %x - expected %x\n", sb->sb_csum, e->s->csum_computed);
 	printf("         Events : %" PRIu64 "\n\n", sb->events);
-	if (sb->level >= 4 || sb->level == 10 ||
-	    (sb->level == 0 && (sb->feature_map & URAID_FEATURE_RAID0_LAYOUT)))
+	if (e->has_layout)
 		printf("         Layout : %s\n", e->layout);
 	if (sb->level == 0 || sb->level >= 4)
 		printf("     Chunk Size : %uK\n", sb->chunksize / 2);
@@ -287,7 +290,10 @@ static void print_json(struct json *j, const struct exam *e)
 	json_bool(j, "correct", sb->sb_csum == e->s->csum_computed);
 	json_obj_close(j);
 	json_u64(j, "events", sb->events);
-	json_str(j, "layout", e->layout);
+	if (e->has_layout)
+		json_str(j, "layout", e->layout);
+	else
+		json_null(j, "layout");
 	json_u64(j, "layout_number", sb->layout);
 	json_u64(j, "chunk_bytes", sb->chunksize * 512ull);
 	json_u64(j, "dev_number", sb->dev_number);

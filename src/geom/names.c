@@ -231,7 +231,11 @@ const char *uraid_layout_name(int level, uint32_t layout, char *buf, size_t len)
 		return buf;
 	}
 	default:
-		/* linear, RAID 1, RAID 4: mdadm prints no Layout line. */
+		/*
+		 * linear, RAID 1, RAID 4: mdadm prints no Layout line. buf
+		 * still gets a description for callers that use it anyway.
+		 */
+		put(buf, len, level == URAID_LEVEL_4 ? "parity-last" : "");
 		return NULL;
 	}
 	s = find_num(t, (int)layout);

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-URAID, WORK = sys.argv[1], sys.argv[2]
+URAID = WORK = None   # set by main() or by a referee that imports this module
 MIB = 1 << 20
 ENV = dict(os.environ, TZ="UTC")
 failures = []
@@ -57,7 +57,13 @@ def ctime_text(epoch):
 
 
 def compare_member(case, path, u):
-    md = parse_mdadm(run(["mdadm", "--examine", path]).stdout)
+    compare_fields(case, path, parse_mdadm(run(["mdadm", "--examine", path]).stdout), u)
+    if u["bitmap"] is not None:
+        compare_bitmap(case, path, u["bitmap"])
+
+
+def compare_fields(case, path, md, u):
+    """Every field mdadm --examine printed (parsed into md) against uraid's JSON u."""
     e = lambda what, a, b: expect(case, path, what, a, b)
     csum = md["Checksum"].split()
     e("checksum correct", "correct" in md["Checksum"], True)
@@ -78,6 +84,10 @@ def compare_member(case, path, u):
         e("used dev size", used * 512, u["used_dev_bytes"])
     e("data offset", sectors(md.get("Data Offset", "0")) * 512, u["data_offset_bytes"])
     e("super offset", sectors(md["Super Offset"]) * 512, u["super_offset_bytes"])
+    if "Recovery Offset" in md:
+        e("recovery offset", sectors(md["Recovery Offset"]) * 512, u["recovery_offset_bytes"])
+    else:
+        e("recovery offset", None, u["recovery_offset_bytes"])
     m = re.match(r"before=(\d+) sectors, after=(\d+) sectors", md["Unused Space"])
     e("unused before", int(m.group(1)) * 512, u["unused_before_bytes"])
     e("unused after", int(m.group(2)) * 512, u["unused_after_bytes"])
@@ -102,8 +112,6 @@ def compare_member(case, path, u):
     else:
         e("role", "spare", u["device_role"])
     e("array state", md["Array State"].split()[0], u["array_state"])
-    if u["bitmap"] is not None:
-        compare_bitmap(case, path, u["bitmap"])
 
 
 def compare_bitmap(case, path, b):
@@ -168,6 +176,8 @@ R6 = R5 + ["ddf-zero-restart", "ddf-N-restart", "ddf-N-continue", "left-asymmetr
 
 
 def main():
+    global URAID, WORK
+    URAID, WORK = sys.argv[1], sys.argv[2]
     if not shutil.which("mdadm"):
         print("SKIP: mdadm is not installed")
         return 77

@@ -177,8 +177,10 @@ static void print_human(const struct exam *e)
 	printf("   Super Offset : %" PRIu64 " sectors\n", sb->super_offset);
 	if (sb->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
 		printf("Recovery Offset : %" PRIu64 " sectors\n", sb->recovery_offset);
-	printf("   Unused Space : before=%" PRIu64 " sectors, after=%" PRIu64 " sectors\n",
-	       e->space_before, e->space_after);
+	/* mdadm leaves the line out when there is no room on either side */
+	if (e->space_before || e->space_after)
+		printf("   Unused Space : before=%" PRIu64 " sectors, after=%" PRIu64 " sectors\n",
+		       e->space_before, e->space_after);
 	printf("          State : %s\n", sb->resync_offset == URAID_MAX_SECTOR ? "clean" : "active");
 	if (sb->resync_offset != URAID_MAX_SECTOR && sb->resync_offset)
 		printf("  Resync Offset : %" PRIu64 " sectors\n", sb->resync_offset);

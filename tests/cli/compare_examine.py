@@ -88,7 +88,9 @@ def compare_fields(case, path, md, u):
         e("recovery offset", sectors(md["Recovery Offset"]) * 512, u["recovery_offset_bytes"])
     else:
         e("recovery offset", None, u["recovery_offset_bytes"])
-    m = re.match(r"before=(\d+) sectors, after=(\d+) sectors", md["Unused Space"])
+    # mdadm leaves "Unused Space" out when there is none on either side
+    m = re.match(r"before=(\d+) sectors, after=(\d+) sectors",
+                 md.get("Unused Space", "before=0 sectors, after=0 sectors"))
     e("unused before", int(m.group(1)) * 512, u["unused_before_bytes"])
     e("unused after", int(m.group(2)) * 512, u["unused_after_bytes"])
     e("state", md["State"], u["state"])

@@ -3,8 +3,10 @@
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -Isrc
-LDLIBS  += -lisal -luring
+# Flags the code needs, kept apart so that `make CFLAGS=...` only changes the rest.
+override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -Isrc
+LDLIBS  ?=
+override LDLIBS += -lisal -luring
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c))
@@ -23,7 +25,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .SECONDARY:
-.PHONY: all deps demo check check-unit check-interop clean install
+.PHONY: all deps demo check check-unit check-interop check-asan clean install
 all: $(BUILD)/uraid $(BUILD)/liburaid.a
 
 # Install build and test prerequisites when any is missing (idempotent).
@@ -64,6 +66,15 @@ check-unit: all $(UNIT_BINS)
 check-interop: all $(TOOL_BINS)
 	@BUILD=$(BUILD) tests/run-tests.sh $(sort $(wildcard tests/interop/test-*.sh))
 
+# Unit and CLI tests again under AddressSanitizer and UndefinedBehaviorSanitizer.
+check-asan:
+	@$(MAKE) --no-print-directory BUILD=build-asan \
+		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDLIBS="-fsanitize=address,undefined" \
+		build-asan/uraid build-asan/liburaid.a \
+		$(UNIT_BINS:$(BUILD)/%=build-asan/%) $(TOOL_BINS:$(BUILD)/%=build-asan/%)
+	@BUILD=build-asan tests/run-tests.sh $(UNIT_BINS:$(BUILD)/%=build-asan/%) $(sort $(wildcard tests/cli/*.sh))
+
 PREFIX ?= /usr/local
 install: all
 	install -D -m 0755 $(BUILD)/uraid $(DESTDIR)$(PREFIX)/sbin/uraid
@@ -73,6 +84,6 @@ install: all
 	install -D -m 0644 docs/uraid.8 $(DESTDIR)$(PREFIX)/share/man/man8/uraid.8
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared functions of the referee tests: boot Debian's kernel under qemu (TCG)
 # with an initramfs holding busybox, mdadm and the md modules, attach images as
 # virtio disks and run a busybox-sh script in the guest. Source this file from
@@ -83,11 +84,39 @@ _interop_fetch_kernel() {
         esac || { rm -rf "$work" "$dest.new"; return 125; }
         echo "$out" >>"$dest.new/load.list"
     done <"$work/order"
-    echo "$(basename "$deb")" >"$dest.new/package"
+    basename "$deb" >"$dest.new/package"
     echo $INTEROP_MODULES >"$dest.new/modules.wanted"
     rm -rf "$work" "$dest"
     mv "$dest.new" "$dest"
     echo "$dest"
+}
+
+# Unpack vmlinuz (a bzImage) into an ELF vmlinux beside it. qemu boots that
+# through its PVH entry point (Debian sets CONFIG_PVH), which skips the BIOS
+# and the in-guest decompression: about 2.5 s less per boot under TCG. Best
+# effort: without it the bzImage is booted.
+_interop_vmlinux() {
+    local k=$1 off magic cmd
+    [ -s "$k/vmlinux" ] && return 0
+    for magic in xz zstd gzip; do
+        case $magic in
+            xz)   off=$(LC_ALL=C grep -obUa $'\xfd7zXZ\x00' "$k/vmlinuz" | head -n1); cmd="xz -dc" ;;
+            zstd) off=$(LC_ALL=C grep -obUa $'\x28\xb5\x2f\xfd' "$k/vmlinuz" | head -n1); cmd="zstd -qdc" ;;
+            gzip) off=$(LC_ALL=C grep -obUa $'\x1f\x8b\x08' "$k/vmlinuz" | head -n1); cmd="gzip -dc" ;;
+        esac
+        [ -n "$off" ] || continue
+        # The payload is followed by other data; the decompressor's complaint
+        # about it is expected, so judge by the result.
+        tail -c +$((${off%%:*} + 1)) "$k/vmlinuz" | $cmd >"$k/vmlinux.tmp" 2>/dev/null
+        # Keep it only when it is an ELF file with a PVH entry note (type 0x12).
+        if [ "$(head -c4 "$k/vmlinux.tmp" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] &&
+           { ! command -v readelf >/dev/null || readelf -n "$k/vmlinux.tmp" | grep -q 'type: (0x00000012)'; }; then
+            mv "$k/vmlinux.tmp" "$k/vmlinux"; return 0
+        fi
+    done
+    rm -f "$k/vmlinux.tmp"
+    interop_log "no PVH vmlinux in vmlinuz; booting the bzImage (slower)"
+    : >"$k/vmlinux.none"
 }
 
 # Sets INTEROP_KDIR. Prefers the kernel the package list names; without network
@@ -227,7 +256,8 @@ interop_prepare() {
     exec {INTEROP_LOCKFD}>"$INTEROP_CACHE/.lock"
     flock "$INTEROP_LOCKFD"
     local rc=0
-    _interop_kernel && _interop_initramfs || rc=$?
+    _interop_kernel && { [ -e "$INTEROP_KDIR/vmlinux.none" ] || _interop_vmlinux "$INTEROP_KDIR"; } &&
+        _interop_initramfs || rc=$?
     flock -u "$INTEROP_LOCKFD"; exec {INTEROP_LOCKFD}>&-
     return $rc
 }
@@ -310,6 +340,8 @@ interop_run() {
 # (no BEGIN marker within INTEROP_BOOT_TIMEOUT), timeout or noexit.
 _interop_boot() {
     local work=$1 ndisks=$2 t0 t_begin="" line pending="" status="" qpid rc
+    local kernel=$INTEROP_KDIR/vmlinuz
+    [ -s "$INTEROP_KDIR/vmlinux" ] && kernel=$INTEROP_KDIR/vmlinux
     shift 2
     t0=$EPOCHREALTIME
     exec {INTEROP_RAWFD}>"$work/console"
@@ -317,7 +349,7 @@ _interop_boot() {
     exec {INTEROP_CONFD}< <(exec timeout -k 10 "$INTEROP_TIMEOUT" qemu-system-x86_64 \
         -accel tcg -cpu max -m "$INTEROP_MEM" -smp "$INTEROP_SMP" \
         -nodefaults -no-user-config -display none -no-reboot \
-        -serial stdio -kernel "$INTEROP_KDIR/vmlinuz" -initrd "$work/initrd" \
+        -serial stdio -kernel "$kernel" -initrd "$work/initrd" \
         -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off raid=noautodetect uraid.disks=$ndisks${URAID_INTEROP_DEBUG:+ loglevel=7 uraid.debug}" \
         "$@" </dev/null 2>"$work/qemu.err")
     qpid=$!

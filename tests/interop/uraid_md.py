@@ -251,7 +251,7 @@ def check_a(out, bundle):
 
 # ---- B: md creates, uraid examines -------------------------------------------------
 
-B_CASES = [
+B_ALL = [
     # name, members (MiB each), mdadm create arguments (members appended), after
     ("raid5 default (spare trick)", [12] * 4, "--level=5 --raid-devices=4", ""),
     ("raid6 ddf-N-continue", [12] * 5, "--level=6 --raid-devices=5 --layout=ddf-N-continue --chunk=64", ""),
@@ -266,6 +266,10 @@ B_CASES = [
     ("raid1 failed member", [12] * 3, "--level=1 --raid-devices=3 --bitmap=internal", "fail"),
     ("raid6 dirty stop", [12] * 4, "--level=6 --raid-devices=4 --chunk=64", "dirty"),
 ]
+# URAID_MD_ONLY=REGEX runs only the cases whose names match (for debugging).
+ONLY = re.compile(os.environ.get("URAID_MD_ONLY", ""))
+A_CASES[:] = [c for c in A_CASES if ONLY.search(c["name"])]
+B_CASES = [c for c in B_ALL if ONLY.search(c[0])]
 
 B_FUNCS = r'''
 b_case() {   # AFTER ARGS... -- OFF:SIZE...
@@ -298,8 +302,10 @@ b_case() {   # AFTER ARGS... -- OFF:SIZE...
         mdadm --stop /dev/md0 >/dev/null 2>&1
         j=0
         for l in $loops; do
-            mv /tmp/w/s$j.img /tmp/w/m$j.img
-            echo "@@EXAMINE $l"; mdadm --examine /tmp/w/m$j.img; j=$((j + 1))
+            # back into the same file, so that the loop device shows the snapshot
+            dd if=/tmp/w/s$j.img of=/tmp/w/m$j.img conv=notrunc 2>/dev/null
+            rm /tmp/w/s$j.img
+            echo "@@EXAMINE $l"; mdadm --examine "$l"; j=$((j + 1))
         done
         return 0
     fi
@@ -404,6 +410,8 @@ def main():
         print(out[-3000:])
         print(f"FAIL: guest exit {p.returncode}")
         return 1
+    with open(os.path.join(BUILD, "test-logs", "uraid_md.guest.txt"), "w") as f:
+        f.write(out)   # kept for a look when something fails
     check_a(out, bundle)
     check_b(out, bundle)
     for f in failures:

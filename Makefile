@@ -13,6 +13,9 @@ LIB_SRCS  := $(sort $(wildcard src/geom/*.c src/parity/*.c src/format/*.c src/io
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+# Each fuzz target also runs in `make check` through a bounded seeded driver.
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(BUILD)/%.o)
@@ -25,7 +28,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .SECONDARY:
-.PHONY: all deps demo check check-unit check-interop check-asan clean install
+.PHONY: all deps demo check check-unit check-interop check-asan fuzz clean install
 all: $(BUILD)/uraid $(BUILD)/liburaid.a
 
 # Install build and test prerequisites when any is missing (idempotent).
@@ -48,6 +51,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid.a $(LDLIBS)
 
+$(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/standalone.o $(BUILD)/liburaid.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(TEST_SUPPORT_OBJS) $(BUILD)/liburaid.a $(LDLIBS)
@@ -57,11 +64,23 @@ demo: all
 	@URAID=$(BUILD)/uraid scripts/demo.sh
 
 # Everything: unit programs, CLI scripts, referee (qemu guest) tests.
-check: all $(UNIT_BINS) $(TOOL_BINS)
-	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS) $(sort $(wildcard tests/cli/*.sh)) $(sort $(wildcard tests/interop/test-*.sh))
+check: all $(UNIT_BINS) $(FUZZ_BINS) $(TOOL_BINS)
+	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS) $(FUZZ_BINS) $(sort $(wildcard tests/cli/*.sh)) $(sort $(wildcard tests/interop/test-*.sh))
 
-check-unit: all $(UNIT_BINS)
-	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS)
+check-unit: all $(UNIT_BINS) $(FUZZ_BINS)
+	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS) $(FUZZ_BINS)
+
+# Coverage-guided fuzzing with libFuzzer (clang), FUZZ_TIME seconds per target.
+FUZZ_TIME ?= 60
+fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
+	@mkdir -p $(BUILD)/libfuzzer
+	@for t in $(FUZZ_SRCS); do n=$$(basename $$t .c); \
+		mkdir -p $(BUILD)/libfuzzer/corpus-$$n && \
+		clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
+			-o $(BUILD)/libfuzzer/$$n $$t $(LIB_SRCS) -lisal -luring && \
+		$(BUILD)/libfuzzer/$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/libfuzzer/corpus-$$n || exit 1; \
+		done
 
 check-interop: all $(TOOL_BINS)
 	@BUILD=$(BUILD) tests/run-tests.sh $(sort $(wildcard tests/interop/test-*.sh))
@@ -72,8 +91,10 @@ check-asan:
 		CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDLIBS="-fsanitize=address,undefined" \
 		build-asan/uraid build-asan/liburaid.a \
-		$(UNIT_BINS:$(BUILD)/%=build-asan/%) $(TOOL_BINS:$(BUILD)/%=build-asan/%)
-	@BUILD=build-asan tests/run-tests.sh $(UNIT_BINS:$(BUILD)/%=build-asan/%) $(sort $(wildcard tests/cli/*.sh))
+		$(UNIT_BINS:$(BUILD)/%=build-asan/%) $(FUZZ_BINS:$(BUILD)/%=build-asan/%) \
+		$(TOOL_BINS:$(BUILD)/%=build-asan/%)
+	@BUILD=build-asan tests/run-tests.sh $(UNIT_BINS:$(BUILD)/%=build-asan/%) \
+		$(FUZZ_BINS:$(BUILD)/%=build-asan/%) $(sort $(wildcard tests/cli/*.sh))
 
 PREFIX ?= /usr/local
 install: all

@@ -56,7 +56,7 @@ struct uraid_sb {
 	uint32_t feature_map;
 	uint32_t pad0;
 	uint8_t set_uuid[16];
-	char set_name[33];          /* 32 bytes on disk, NUL-terminated here */
+	char set_name[33];          /* 32 bytes on disk, all written back; NUL-terminated here */
 	uint64_t ctime;
 	int32_t level;
 	uint32_t layout;

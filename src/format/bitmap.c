@@ -57,7 +57,7 @@ void uraid_bitmap_encode(const struct uraid_bitmap_sb *bm, void *buf)
 	d->write_behind = htole32(bm->write_behind);
 	d->sectors_reserved = htole32(bm->sectors_reserved);
 	d->nodes = htole32(bm->nodes);
-	memcpy(d->cluster_name, bm->cluster_name, strnlen(bm->cluster_name, 64));
+	memcpy(d->cluster_name, bm->cluster_name, 64);
 }
 
 __attribute__((format(printf, 3, 4)))

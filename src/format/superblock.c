@@ -132,7 +132,7 @@ void uraid_sb_encode(struct uraid_sb *sb, void *buf)
 	d->pad0 = htole32(sb->pad0);
 	memcpy(d->set_uuid, sb->set_uuid, 16);
 	/* NUL-padded, not necessarily NUL-terminated on disk */
-	memcpy(d->set_name, sb->set_name, strnlen(sb->set_name, 32));
+	memcpy(d->set_name, sb->set_name, 32);   /* all 32 bytes: md sums them */
 	d->ctime = htole64(sb->ctime);
 	d->level = htole32((uint32_t)sb->level);
 	d->layout = htole32(sb->layout);

@@ -12,6 +12,8 @@
 #   interop_tmpdir           INTEROP_TMP=a scratch dir under /tmp, removed at exit
 #   interop_images DIR N SIZE  create N sparse raw images DIR/disk0.img ...
 
+# depmod, modprobe and mdadm live in sbin, which a user's PATH may lack.
+PATH=$PATH:/usr/sbin:/sbin
 INTEROP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 INTEROP_REPO=$(cd "$INTEROP_DIR/../.." && pwd)
 : "${BUILD:=build}"

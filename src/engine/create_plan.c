@@ -16,24 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "engine/create_plan.h"
+
+#define fail uraid_errf
 
 #define KIB_SECTORS 2ull
 #define BITMAP_AUTO_KIB (100ull * 1024 * 1024)   /* mdadm 4.2: bitmap above 100 GiB */
 #define DEFAULT_CHUNK_KIB 512
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return rc;
-}
 
 static const char *level_label(int level)
 {

@@ -11,6 +11,9 @@
 
 #include "uraid/bitmap.h"
 #include "format/sb_disk.h"
+#include "common/errmsg.h"
+/* Every refusal here is -EINVAL with its reason. */
+#define fail(err, errlen, ...) uraid_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 #define BITMAP_VERSION_LO        3   /* host-endian bits (legacy) */
 #define BITMAP_VERSION_CLUSTERED 5
@@ -58,19 +61,6 @@ void uraid_bitmap_encode(const struct uraid_bitmap_sb *bm, void *buf)
 	d->sectors_reserved = htole32(bm->sectors_reserved);
 	d->nodes = htole32(bm->nodes);
 	memcpy(d->cluster_name, bm->cluster_name, 64);
-}
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
 }
 
 /* mdadm's spelling: four groups of 4 bytes in byte order, ':' between. */

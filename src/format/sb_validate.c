@@ -15,6 +15,9 @@
 
 #include "uraid/superblock.h"
 #include "format/sb_disk.h"
+#include "common/errmsg.h"
+/* Every refusal here is -EINVAL with its reason. */
+#define fail(err, errlen, ...) uraid_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 /* Smallest member mdadm handles (super1.c: "too small for md"). */
 #define SB1_MIN_DEV_SECTORS 24
@@ -22,19 +25,6 @@
 #define SB1_MIN_DATA_SIZE 10
 /* super_1_load reads the bad-block log into one page (4 KiB). */
 #define SB1_MAX_BBLOG_SECTORS 8
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 static const char *minor_name(unsigned minor)
 {

@@ -8,18 +8,6 @@
 
 #include "geom/geom_internal.h"
 
-int geom_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	if (err && errlen) {
-		va_list ap;
-
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static int raid1_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 		      char *err, size_t errlen)
 {

@@ -13,9 +13,10 @@
 
 #include <uraid/geom.h>
 
+#include "common/errmsg.h"
+
 /* Write a one-line reason to err (if any) and return -EINVAL. */
-__attribute__((format(printf, 3, 4)))
-int geom_fail(char *err, size_t errlen, const char *fmt, ...);
+#define geom_fail(err, errlen, ...) uraid_errf(err, errlen, -EINVAL, __VA_ARGS__)
 
 static inline bool geom_is_pow2(uint64_t x)
 {

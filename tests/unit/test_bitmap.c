@@ -15,19 +15,9 @@
 #include "uraid/bitmap.h"
 #include "format/sb_disk.h"
 #include "../support/format_fixture.h"
+#include "../support/check.h"
 
 #define SEED 0xb17b17b17ull
-
-static int failures;
-
-#define CHECK(cond, ...) do {                                       \
-	if (!(cond)) {                                              \
-		failures++;                                         \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);                       \
-		fputc('\n', stderr);                                \
-	}                                                           \
-} while (0)
 
 static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }

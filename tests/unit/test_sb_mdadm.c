@@ -18,21 +18,12 @@
 #include "uraid/superblock.h"
 #include "uraid/bitmap.h"
 #include "../support/format_fixture.h"
+#include "../support/check.h"
 
 #define DEV_SECTORS (64ull * 2048)
 
-static int failures;
 static const char *mdadm;
 static char dir[64];
-
-#define CHECK(cond, ...) do {                                       \
-	if (!(cond)) {                                              \
-		failures++;                                         \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);                       \
-		fputc('\n', stderr);                                \
-	}                                                           \
-} while (0)
 
 /* Run a command; return its stdout+stderr with runs of blanks squeezed to
  * one space and leading blanks dropped, so "  Checksum : x" matches

@@ -18,20 +18,10 @@
 #include "uraid/superblock.h"
 #include "format/sb_disk.h"
 #include "../support/format_fixture.h"
+#include "../support/check.h"
 
 #define SEED 0x5eedf00d2024ull
 #define DEV_SECTORS (64ull * 2048)   /* 64 MiB member */
-
-static int failures;
-
-#define CHECK(cond, ...) do {                                       \
-	if (!(cond)) {                                              \
-		failures++;                                         \
-		fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__);                       \
-		fputc('\n', stderr);                                \
-	}                                                           \
-} while (0)
 
 /* ---- layout ---------------------------------------------------------- */
 

@@ -87,6 +87,13 @@ static inline uint64_t uraid_bitmap_bit_of(uint64_t sector, uint32_t chunksize)
  * the chunk would exceed 2 GiB.
  */
 uint32_t uraid_bitmap_default_chunk(uint64_t sync_size, uint64_t room_sectors);
+/*
+ * The smallest chunk whose bits fit in room_sectors (no cap, no 64 MiB
+ * floor): mdadm refuses a requested chunk below it. 0 when nothing fits.
+ */
+uint32_t uraid_bitmap_min_chunk(uint64_t sync_size, uint64_t room_sectors);
+/* Sectors the bitmap occupies on disk: header and bits rounded up to 4 KiB. */
+uint64_t uraid_bitmap_disk_sectors(uint64_t sync_size, uint32_t chunksize);
 
 /* ---- bad-block log (§1.11) ---- */
 #define URAID_BBLOG_SECTORS 8    /* what mdadm reserves: 4 KiB, 512 entries */

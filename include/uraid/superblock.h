@@ -134,6 +134,9 @@ void uraid_sb_encode(struct uraid_sb *sb, void *buf);
 /* Role of this member: dev_roles[dev_number], or URAID_ROLE_SPARE if out of range. */
 uint16_t uraid_sb_role(const struct uraid_sb *sb);
 
+/* md's text form of a UUID: "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx" (len >= 36). */
+const char *uraid_uuid_text(const uint8_t *uuid, char *buf, size_t len);
+
 /* ctime/utime: low 40 bits are seconds (§1.3). */
 static inline uint64_t uraid_sb_seconds(uint64_t t) { return t & 0xffffffffffull; }
 

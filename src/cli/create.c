@@ -27,8 +27,9 @@ static void create_usage(FILE *f)
 		"  -x, --spare-devices=N   spares, listed after the active members (default 0)\n"
 		"  -c, --chunk=SIZE        chunk size, K/M suffix, plain number is KiB (default 512K;\n"
 		"                          RAID 1 has none; for linear it is the rounding)\n"
-		"  -p, --layout=NAME       left-asymmetric, right-asymmetric, left-symmetric\n"
+		"  -p, --layout=NAME       RAID 5: left-asymmetric, right-asymmetric, left-symmetric\n"
 		"                          (default), right-symmetric, parity-first, parity-last;\n"
+		"                          RAID 4 is always parity-last;\n"
 		"                          RAID 6 also ddf-zero-restart, ddf-N-restart,\n"
 		"                          ddf-N-continue, left-asymmetric-6, right-asymmetric-6,\n"
 		"                          left-symmetric-6, right-symmetric-6, parity-first-6;\n"
@@ -39,8 +40,8 @@ static void create_usage(FILE *f)
 		"  -b, --bitmap=internal|none\n"
 		"                          write-intent bitmap (default as mdadm 4.2: internal when\n"
 		"                          each member contributes more than 100 GiB)\n"
-		"      --bitmap-chunk=SIZE bytes of array data per bitmap bit (default: mdadm's,\n"
-		"                          at least 64M)\n"
+		"      --bitmap-chunk=SIZE array data per bitmap bit, plain number in KiB (default:\n"
+		"                          mdadm's, at least 64M)\n"
 		"  -N, --name=NAME         array name (default 'uraid'), stored as HOST:NAME\n"
 		"      --homehost=HOST     HOST part of the name (default: this host; '<none>')\n"
 		"  -z, --size=SIZE         space to use from each member (default: all of the\n"
@@ -107,7 +108,7 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 	char uuid[40], a[32], b[32], c[32], lay[64];
 	const char *lv = uraid_level_name(r->level);
 
-	cli_uuid(r->uuid, uuid, sizeof(uuid));
+	uraid_uuid_text(r->uuid, uuid, sizeof(uuid));
 	printf("%s %s array '%s' (UUID %s), metadata 1.%u, on %u member%s",
 	       o->flags & URAID_CREATE_DRY_RUN ? "Would create" : "Created", lv, r->set_name, uuid,
 	       r->minor, r->raid_disks, r->raid_disks == 1 ? "" : "s");
@@ -153,7 +154,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_cre
 	json_begin(&j, stdout);
 	json_obj_open(&j, NULL);
 	json_bool(&j, "written", !(o->flags & URAID_CREATE_DRY_RUN));
-	json_str(&j, "array_uuid", cli_uuid(r->uuid, buf, sizeof(buf)));
+	json_str(&j, "array_uuid", uraid_uuid_text(r->uuid, buf, sizeof(buf)));
 	json_str(&j, "name", r->set_name);
 	snprintf(buf, sizeof(buf), "1.%u", r->minor);
 	json_str(&j, "metadata", buf);
@@ -263,7 +264,7 @@ int cmd_create(int argc, char **argv)
 						   optarg);
 			break;
 		case OPT_BITMAP_CHUNK:
-			if (cli_parse_size(optarg, 1, &bytes) || bytes % 1024 ||
+			if (cli_parse_size(optarg, 1024, &bytes) || bytes % 1024 ||
 			    bytes / 1024 > UINT32_MAX / 1024)
 				return usage_error("bad bitmap chunk '%s' (e.g. 64M)", optarg);
 			o.bitmap_chunk_kib = (uint32_t)(bytes / 1024);

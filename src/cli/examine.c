@@ -50,8 +50,7 @@ static uint64_t bitmap_disk_sectors(const struct uraid_probe *p)
 {
 	if (!p->has_bitmap || p->bitmap_status)
 		return 8;
-	uint64_t bytes = uraid_bitmap_bytes(p->bitmap.sync_size, p->bitmap.chunksize);
-	return (bytes + 4095) / 4096 * 8;
+	return uraid_bitmap_disk_sectors(p->bitmap.sync_size, p->bitmap.chunksize);
 }
 
 /* Unused space before and after the data area, as mdadm's getinfo computes it. */
@@ -153,7 +152,7 @@ static void print_human(const struct exam *e)
 	printf("          Magic : %08x\n", sb->magic);
 	printf("        Version : 1.%d\n", e->p->chosen);
 	printf("    Feature Map : 0x%x\n", sb->feature_map);
-	printf("     Array UUID : %s\n", cli_uuid(sb->set_uuid, b1, sizeof(b1)));
+	printf("     Array UUID : %s\n", uraid_uuid_text(sb->set_uuid, b1, sizeof(b1)));
 	char host[256];
 	size_t hl;
 	printf("           Name : %s", sb->set_name);
@@ -169,7 +168,8 @@ static void print_human(const struct exam *e)
 	if (e->array_sectors)
 		printf("     Array Size : %" PRIu64 " KiB%s\n", e->array_sectors / 2,
 		       cli_mdadm_human(e->array_sectors * 512, b2, sizeof(b2)));
-	if (sb->level > 0 && sb->size != sb->data_size)
+	/* mdadm tests the level as unsigned, so linear (-1) shows it too */
+	if ((uint32_t)sb->level > 0 && sb->size != sb->data_size)
 		printf("  Used Dev Size : %" PRIu64 " sectors%s\n", sb->size,
 		       cli_mdadm_human(sb->size * 512, b1, sizeof(b1)));
 	if (sb->data_offset)
@@ -184,7 +184,7 @@ static void print_human(const struct exam *e)
 	printf("          State : %s\n", sb->resync_offset == URAID_MAX_SECTOR ? "clean" : "active");
 	if (sb->resync_offset != URAID_MAX_SECTOR && sb->resync_offset)
 		printf("  Resync Offset : %" PRIu64 " sectors\n", sb->resync_offset);
-	printf("    Device UUID : %s\n\n", cli_uuid(sb->device_uuid, b1, sizeof(b1)));
+	printf("    Device UUID : %s\n\n", uraid_uuid_text(sb->device_uuid, b1, sizeof(b1)));
 	if (sb->feature_map & URAID_FEATURE_BITMAP_OFFSET)
 		printf("Internal Bitmap : %d sectors from superblock\n", sb->bitmap_offset);
 	if (sb->devflags)
@@ -244,7 +244,7 @@ static void print_json(struct json *j, const struct exam *e)
 	snprintf(b, sizeof(b), "1.%d", e->p->chosen);
 	json_str(j, "version", b);
 	json_u64(j, "feature_map", sb->feature_map);
-	json_str(j, "array_uuid", cli_uuid(sb->set_uuid, b, sizeof(b)));
+	json_str(j, "array_uuid", uraid_uuid_text(sb->set_uuid, b, sizeof(b)));
 	json_str(j, "name", sb->set_name);
 	json_u64(j, "creation_time_s", uraid_sb_seconds(sb->ctime));
 	if (lv)
@@ -273,7 +273,7 @@ static void print_json(struct json *j, const struct exam *e)
 		json_null(j, "resync_offset_bytes");
 	else
 		json_u64(j, "resync_offset_bytes", sb->resync_offset * 512);
-	json_str(j, "device_uuid", cli_uuid(sb->device_uuid, b, sizeof(b)));
+	json_str(j, "device_uuid", uraid_uuid_text(sb->device_uuid, b, sizeof(b)));
 	if (sb->feature_map & URAID_FEATURE_BITMAP_OFFSET)
 		json_i64(j, "bitmap_offset_bytes", (int64_t)sb->bitmap_offset * 512);
 	else
@@ -350,6 +350,8 @@ static int examine_one(const char *path, struct json *j)
 		snprintf(reason, sizeof(reason), "cannot open: %s", strerror(errno));
 	else if ((rc = uraid_probe_fd(fd, p)) != 0)
 		snprintf(reason, sizeof(reason), "cannot read: %s", strerror(-rc));
+	else if (p->chosen >= 0 && p->loc[p->chosen].status == -EIO)
+		snprintf(reason, sizeof(reason), "%s", p->loc[p->chosen].reason);
 	else if (p->chosen < 0 && p->has_md090)
 		snprintf(reason, sizeof(reason),
 			 "holds an md 0.90 superblock, which uraid does not handle "

@@ -87,19 +87,6 @@ const char *cli_mdadm_human(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
-const char *cli_uuid(const uint8_t *u, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (int i = 0; i < 16 && o + 3 < len; i++) {
-		if (i && i % 4 == 0)
-			buf[o++] = ':';
-		o += (size_t)snprintf(buf + o, len - o, "%02x", u[i]);
-	}
-	buf[o < len ? o : len - 1] = 0;
-	return buf;
-}
-
 const char *cli_time(uint64_t md_time, char *buf, size_t len)
 {
 	time_t t = (time_t)(md_time & 0xffffffffffull);

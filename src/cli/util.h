@@ -20,9 +20,6 @@ const char *cli_bytes(uint64_t bytes, char *buf, size_t len);
 /* mdadm's " (62.00 MiB 65.01 MB)" suffix; empty below 5000 KiB. */
 const char *cli_mdadm_human(uint64_t bytes, char *buf, size_t len);
 
-/* 8-4-4-... md style "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx". */
-const char *cli_uuid(const uint8_t *u, char *buf, size_t len);
-
 /* ctime()-style text of an md time field, without the newline. */
 const char *cli_time(uint64_t md_time, char *buf, size_t len);
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/errmsg.h"
 #include "engine/create_plan.h"
 #include "engine/devio.h"
 
@@ -19,8 +20,8 @@ static int write_or_report(const struct create_member *m, const void *buf, size_
 {
 	int rc = uraid_pwrite_full(m->fd, buf, len, sector * 512);
 	if (rc)
-		snprintf(err, errlen, "writing the %s of %s at sector %llu failed: %s", what,
-			 m->path, (unsigned long long)sector, strerror(-rc));
+		uraid_errf(err, errlen, rc, "writing the %s of %s at sector %llu failed: %s", what,
+			   m->path, (unsigned long long)sector, strerror(-rc));
 	return rc;
 }
 
@@ -45,7 +46,7 @@ static int write_bitmap(const struct create_plan *plan, const struct create_memb
 	if (!plan->res.bitmap)
 		return 0;
 	if (posix_memalign((void **)&area, 4096, len))
-		return -ENOMEM;
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap of %s", m->path);
 	/* mdadm marks the whole area dirty when a resync is due; clean arrays start clear */
 	memset(area, plan->bitmap_bits_set ? 0xff : 0, len);
 	uraid_bitmap_encode(&plan->bitmap, area);
@@ -57,25 +58,25 @@ static int write_bitmap(const struct create_plan *plan, const struct create_memb
 }
 
 /*
- * With --force, md superblocks left at the other 1.x locations would make
- * mdadm's probe see two arrays: wipe those lying outside the new data area.
+ * With --force, old md superblocks must go first, wherever they are (as
+ * mdadm's Kill does): one left at another location could make mdadm's probe,
+ * which prefers the latest ctime, find the old array instead of the new one.
  */
-static int wipe_stale(const struct create_plan *plan, const struct create_member *m,
-		      char *err, size_t errlen)
+static int wipe_stale(const struct create_member *m, char *err, size_t errlen)
 {
 	alignas(4096) uint8_t zero[URAID_SB_BYTES] = { 0 };
-	uint64_t data_start = m->sb.data_offset;
-	uint64_t data_end = data_start + m->sb.data_size;
 
 	for (unsigned minor = 0; minor < 3; minor++) {
-		if (!(m->stale_minor_mask & (1 << minor)) || minor == plan->res.minor)
+		if (!(m->stale_minor_mask & (1 << minor)))
 			continue;
 		uint64_t loc = uraid_sb_location(minor, m->dev_sectors);
-		if (loc + 8 > data_start && loc < data_end)
-			continue;   /* inside the new data area: it is array data now */
 		int rc = write_or_report(m, zero, sizeof(zero), loc, "old superblock", err, errlen);
 		if (rc)
 			return rc;
+	}
+	if (m->stale_md090) {
+		uint64_t loc = ((m->dev_sectors * 512) & ~(uint64_t)0xffff) / 512 - 128;
+		return write_or_report(m, zero, sizeof(zero), loc, "old 0.90 superblock", err, errlen);
 	}
 	return 0;
 }
@@ -84,9 +85,7 @@ static int sync_member(const struct create_member *m, char *err, size_t errlen)
 {
 	if (fdatasync(m->fd) == 0)
 		return 0;
-	int rc = -errno;
-	snprintf(err, errlen, "flushing %s failed: %s", m->path, strerror(errno));
-	return rc;
+	return uraid_errf(err, errlen, -errno, "flushing %s failed: %s", m->path, strerror(errno));
 }
 
 static int write_plan(struct create_plan *plan, char *err, size_t errlen)
@@ -98,7 +97,7 @@ static int write_plan(struct create_plan *plan, char *err, size_t errlen)
 		struct create_member *m = &plan->m[i];
 		if (m->missing)
 			continue;
-		if ((rc = wipe_stale(plan, m, err, errlen)) || (rc = write_bblog(m, err, errlen)) ||
+		if ((rc = wipe_stale(m, err, errlen)) || (rc = write_bblog(m, err, errlen)) ||
 		    (rc = write_bitmap(plan, m, err, errlen)) || (rc = sync_member(m, err, errlen)))
 			return rc;
 	}
@@ -120,10 +119,8 @@ int uraid_create(const struct uraid_create_opts *o, struct uraid_create_result *
 {
 	struct create_plan *plan = calloc(1, sizeof(*plan));
 
-	if (!plan) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
+	if (!plan)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	int rc = create_plan_build(o, plan, err, errlen);
 	if (rc == 0 && !(o->flags & URAID_CREATE_DRY_RUN))
 		rc = write_plan(plan, err, errlen);

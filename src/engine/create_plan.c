@@ -31,13 +31,6 @@ static const char *level_label(int level)
 	return n ? n : "unknown level";
 }
 
-static void uuid_text(const uint8_t *u, char *buf, size_t len)
-{
-	snprintf(buf, len, "%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x",
-		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
-		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
 static int random_bytes(uint8_t *buf, size_t len)
 {
 	while (len) {
@@ -111,8 +104,13 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 		return fail(err, errlen, -EINVAL,
 			    "bitmap chunk %u KiB must be a power of two of at least 4 KiB",
 			    o->bitmap_chunk_kib);
-	if (o->name && strlen(o->name) > 32)
-		return fail(err, errlen, -EINVAL, "array name '%s' is longer than 32 characters", o->name);
+	if (o->name && strlen(o->name) > 31)
+		return fail(err, errlen, -EINVAL, "array name '%s' is longer than 31 characters", o->name);
+	if (o->size_kib && o->level <= URAID_LEVEL_0)
+		return fail(err, errlen, -EINVAL,
+			    "%s uses every member whole; --size applies to levels with redundancy", lv);
+	if (o->chunk_kib > (1u << 21))
+		return fail(err, errlen, -EINVAL, "chunk %u KiB is larger than 2 GiB", o->chunk_kib);
 	return 0;
 }
 
@@ -156,10 +154,11 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 	for (int minor = 0; minor < 3; minor++)
 		if (p->loc[minor].status != -ENOENT)
 			m->stale_minor_mask |= 1 << minor;
+	m->stale_md090 = p->has_md090;
 	if (p->chosen >= 0 && !force) {
 		const struct uraid_probe_slot *s = &p->loc[p->chosen];
 		char uuid[40];
-		uuid_text(s->sb.set_uuid, uuid, sizeof(uuid));
+		uraid_uuid_text(s->sb.set_uuid, uuid, sizeof(uuid));
 		if (s->status == 0)
 			rc = fail(err, errlen, -EEXIST,
 				  "%s is a member of %s array '%s' (UUID %s, metadata 1.%d); "
@@ -274,7 +273,7 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 			return fail(err, errlen, -ENOSPC,
 				    "%s is too small: %llu KiB of data space holds no %u KiB chunk",
 				    m->path, (unsigned long long)data_size / 2, chunk / 2);
-		if (i < o->raid_disks && avail < min_avail) {
+		if (avail < min_avail) {   /* spares too: they must be able to take over */
 			min_avail = avail;
 			min_path = m->path;
 		}
@@ -292,12 +291,27 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 	uint64_t size = o->size_kib ? o->size_kib * KIB_SECTORS : min_avail;
 	if (chunk)
 		size -= size % chunk;
-	if (o->level == URAID_LEVEL_1)
+	if (o->level == URAID_LEVEL_1 && !o->size_kib)
 		size &= ~(64ull * KIB_SECTORS - 1);  /* room for a later reshape to RAID 5 */
 	if (size == 0)
 		return fail(err, errlen, -ENOSPC, "%s leaves no usable space per member",
 			    o->size_kib ? "--size" : min_path);
 	r->size_sectors = size;
+	if (o->level == URAID_LEVEL_10) {
+		/*
+		 * md's raid10 trims the per-member size to what its layout uses
+		 * (calc_sectors) and writes that back; writing it at once keeps
+		 * mdadm --examine's array size equal to the real one.
+		 */
+		struct uraid_geom_params gp = {
+			.level = o->level, .layout = r->layout, .raid_disks = o->raid_disks,
+			.chunk_sectors = chunk, .dev_sectors = size,
+		};
+		char why[200];
+		if (uraid_geom_init(&plan->geom, &gp, why, sizeof(why)))
+			return fail(err, errlen, -EINVAL, "%s", why);
+		r->size_sectors = plan->geom.dev_sectors;
+	}
 	return 0;
 }
 
@@ -367,31 +381,22 @@ static bool members_read_zero(const struct create_plan *plan, unsigned raid_disk
 	return true;
 }
 
-/* Resync state at birth, following mdadm's rules plus the zero shortcut. */
-static int plan_state(const struct uraid_create_opts *o, struct create_plan *plan,
-		      char *err, size_t errlen)
+/*
+ * Resync state at birth. mdadm's rules: clean with --assume-clean, for RAID 0
+ * and linear, and for a RAID 4/5/6 created degraded (there is no redundancy
+ * left to compute, or md could not compute it while degraded); otherwise a
+ * full resync. uraid adds one: members whose data areas read as zeroes are
+ * consistent already.
+ */
+static void plan_state(const struct uraid_create_opts *o, struct create_plan *plan)
 {
 	struct uraid_create_result *r = &plan->res;
 	bool parity = o->level == URAID_LEVEL_4 || o->level == URAID_LEVEL_5 ||
 		      o->level == URAID_LEVEL_6;
-	unsigned parity_count = o->level == URAID_LEVEL_6 ? 2 : 1;
 
 	r->members_zero = members_read_zero(plan, o->raid_disks);
-	if ((o->flags & URAID_CREATE_ASSUME_CLEAN) || o->level <= URAID_LEVEL_0 ||
-	    r->members_zero) {
-		r->clean = true;
-	} else if (parity && r->missing == parity_count) {
-		/* No redundancy left to compute: consistent by definition. */
-		r->clean = true;
-	} else if (parity && r->missing) {
-		/* md refuses to start a dirty degraded RAID 6 (raid5_run). */
-		return fail(err, errlen, -EINVAL,
-			    "raid6 with one missing member would need an initial resync that md "
-			    "cannot run while degraded; use --assume-clean, or zero the members");
-	} else {
-		r->clean = false;
-	}
-	return 0;
+	r->clean = (o->flags & URAID_CREATE_ASSUME_CLEAN) || o->level <= URAID_LEVEL_0 ||
+		   r->members_zero || (parity && r->missing);
 }
 
 static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *plan,
@@ -410,14 +415,21 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 		/* mdadm: size (KiB) * raid_disks / copies, in sectors */
 		sync_size = r->size_sectors / 2 * o->raid_disks / copies * 2;
 	}
-	/* mdadm budgets the bitmap within the default reserve (at most 128 KiB). */
+	/* mdadm budgets the bitmap within the default reserve for the member size */
 	uint64_t room = uraid_choose_bm_space(r->size_sectors);
-	if (room == 0)
-		room = 8;
+	uint32_t min_chunk = uraid_bitmap_min_chunk(sync_size, room);
+	if (min_chunk == 0)
+		return fail(err, errlen, -ENOSPC,
+			    "members of %llu KiB leave no room for a bitmap; use --bitmap=none",
+			    (unsigned long long)r->size_sectors / 2);
 	uint32_t chunk = o->bitmap_chunk_kib ? o->bitmap_chunk_kib * 1024u
 					     : uraid_bitmap_default_chunk(sync_size, room);
-	uint64_t bytes = uraid_bitmap_bytes(sync_size, chunk);
-	uint64_t sectors = (bytes + 4095) / 4096 * 8;
+	if (chunk < min_chunk)
+		return fail(err, errlen, -EINVAL,
+			    "bitmap chunk %u KiB is too small for this array: at least %u KiB "
+			    "fits in the %llu KiB mdadm reserves", chunk / 1024, min_chunk / 1024,
+			    (unsigned long long)room / 2);
+	uint64_t sectors = uraid_bitmap_disk_sectors(sync_size, chunk);
 
 	struct uraid_bitmap_sb *bm = &plan->bitmap;
 	memset(bm, 0, sizeof(*bm));
@@ -429,60 +441,78 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 	bm->daemon_sleep = 5;
 	bm->sectors_reserved = (uint32_t)room;
 	plan->bitmap_sectors = sectors;
-	plan->bitmap_bits_set = !r->clean;
 	r->bitmap = true;
 	r->bitmap_chunk = chunk;
 
-	/* It has to fit between the superblock and the data (or below the 1.0 one). */
-	for (unsigned i = 0; i < plan->nmembers; i++) {
+	/* 1.1/1.2: between the superblock and the data */
+	for (unsigned i = 0; i < plan->nmembers && o->minor; i++) {
 		const struct create_member *m = &plan->m[i];
-		if (m->missing)
-			continue;
-		bool fits = o->minor == 0
-			? m->sb.data_offset + m->sb.data_size + sectors + URAID_BBLOG_SECTORS <=
-				  m->sb.super_offset
-			: m->sb.super_offset + 8 + sectors <= m->sb.data_offset;
-		if (!fits)
+		if (!m->missing && m->sb.super_offset + 8 + sectors > m->sb.data_offset)
 			return fail(err, errlen, -ENOSPC,
-				    "a bitmap of %llu KiB (chunk %u KiB) does not fit in the metadata "
-				    "area of %s; choose a larger --bitmap-chunk",
+				    "a bitmap of %llu KiB (chunk %u KiB) does not fit before the data "
+				    "of %s; choose a larger --bitmap-chunk",
 				    (unsigned long long)sectors / 2, chunk / 1024, m->path);
 	}
 	return 0;
 }
 
-/* Superblock fields that depend on the member: offsets of bitmap and log. */
-static void plan_member_metadata(const struct uraid_create_opts *o, struct create_plan *plan,
-				 struct create_member *m)
+/*
+ * Where the data area ends and the bad-block log goes, as mdadm's
+ * write_init_super1 decides once size and bitmap are known: the space
+ * reserved for a bitmap is the real bitmap, or choose_bm_space(size).
+ */
+static int plan_data_area(const struct uraid_create_opts *o, struct create_plan *plan,
+			  char *err, size_t errlen)
 {
-	struct uraid_sb *sb = &m->sb;
-	int64_t bm_sectors = (int64_t)plan->bitmap_sectors;
+	const struct uraid_create_result *r = &plan->res;
+	uint64_t bm_space = r->bitmap ? plan->bitmap_sectors
+				      : uraid_choose_bm_space(r->size_sectors);
 
-	sb->bblog_size = URAID_BBLOG_SECTORS;
-	sb->bblog_shift = 0;
-	if (o->minor == 0) {
-		/* below the superblock: bitmap, then the 8-sector log, then sb */
-		sb->bblog_offset = -URAID_BBLOG_SECTORS;
-		if (plan->res.bitmap)
-			sb->bitmap_offset = (int32_t)-(bm_sectors + URAID_BBLOG_SECTORS);
-		return;
-	}
-	uint64_t log_rel;
-	if (plan->res.bitmap) {
-		sb->bitmap_offset = 8;
-		log_rel = 8 + (uint64_t)bm_sectors;
-	} else {
-		log_rel = 8 + uraid_choose_bm_space(plan->res.size_sectors ? plan->res.size_sectors
-									   : sb->data_size);
-	}
-	if (sb->data_offset >= sb->super_offset + log_rel + URAID_BBLOG_SECTORS) {
-		sb->bblog_offset = (int32_t)log_rel;
-	} else if (sb->data_offset >= sb->super_offset + 16) {
-		sb->bblog_offset = (int32_t)(sb->data_offset - URAID_BBLOG_SECTORS - sb->super_offset);
-	} else {
-		sb->bblog_offset = 0;
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		struct uraid_sb *sb = &plan->m[i].sb;
+		if (plan->m[i].missing)
+			continue;
+		sb->bblog_shift = 0;
 		sb->bblog_size = 0;
+		sb->bblog_offset = 0;
+		if (o->minor == 0) {
+			/* below the superblock: [data][bitmap][8-sector log][superblock] */
+			uint64_t space = bm_space + URAID_BBLOG_SECTORS;
+			if (sb->super_offset < r->size_sectors + space) {
+				if (r->bitmap)
+					return fail(err, errlen, -ENOSPC,
+						    "a bitmap of %llu KiB does not fit after the data "
+						    "of %s; use a smaller --size or --bitmap=none",
+						    (unsigned long long)plan->bitmap_sectors / 2,
+						    plan->m[i].path);
+				space = sb->super_offset - r->size_sectors;
+			}
+			sb->data_size = sb->super_offset - space;
+			if (space >= URAID_BBLOG_SECTORS) {
+				sb->bblog_size = URAID_BBLOG_SECTORS;
+				sb->bblog_offset = -URAID_BBLOG_SECTORS;
+			}
+			if (r->bitmap)
+				sb->bitmap_offset = (int32_t)-(int64_t)(plan->bitmap_sectors +
+									URAID_BBLOG_SECTORS);
+			continue;
+		}
+		uint64_t log_rel = 8 + bm_space;   /* bitmap (or its reserve) at +8, then the log */
+		if (r->bitmap)
+			sb->bitmap_offset = 8;
+		if (sb->data_offset >= sb->super_offset + log_rel + URAID_BBLOG_SECTORS) {
+			sb->bblog_offset = (int32_t)log_rel;
+			sb->bblog_size = URAID_BBLOG_SECTORS;
+		} else if (sb->data_offset >= sb->super_offset + 16 &&
+			   (!r->bitmap || sb->data_offset - URAID_BBLOG_SECTORS >=
+						  sb->super_offset + 8 + plan->bitmap_sectors)) {
+			/* the last 8 sectors before the data, when they are free */
+			sb->bblog_offset = (int32_t)(sb->data_offset - URAID_BBLOG_SECTORS -
+						     sb->super_offset);
+			sb->bblog_size = URAID_BBLOG_SECTORS;
+		}
 	}
+	return 0;
 }
 
 static void compose_name(const struct uraid_create_opts *o, char *out)
@@ -540,7 +570,6 @@ static int plan_superblocks(const struct uraid_create_opts *o, struct create_pla
 		for (unsigned d = 0; d < plan->nmembers; d++)
 			if (!plan->m[d].missing && d < o->raid_disks)
 				sb->dev_roles[d] = (uint16_t)d;
-		plan_member_metadata(o, plan, m);
 	}
 	return 0;
 }
@@ -577,10 +606,12 @@ int create_plan_build(const struct uraid_create_opts *o, struct create_plan *pla
 
 	if ((rc = open_members(o, plan, err, errlen)) ||
 	    (rc = plan_sizes(o, plan, err, errlen)) ||
-	    (rc = plan_geometry(o, plan, err, errlen)) ||
-	    (rc = plan_state(o, plan, err, errlen)) ||
-	    (rc = plan_bitmap(o, plan, err, errlen)))
+	    (rc = plan_bitmap(o, plan, err, errlen)) ||
+	    (rc = plan_data_area(o, plan, err, errlen)) ||
+	    (rc = plan_geometry(o, plan, err, errlen)))
 		return rc;
+	plan_state(o, plan);
+	plan->bitmap_bits_set = plan->res.bitmap && !plan->res.clean;
 	rc = plan_superblocks(o, plan);
 	if (rc)
 		return fail(err, errlen, rc, "cannot get random bytes: %s", strerror(-rc));

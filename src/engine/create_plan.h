@@ -22,7 +22,8 @@ struct create_member {
 	dev_t st_dev, st_rdev;
 	ino_t st_ino;
 	struct uraid_sb sb;         /* the superblock to write */
-	int stale_minor_mask;       /* other 1.x locations holding an old md magic */
+	int stale_minor_mask;       /* 1.x locations holding an old md magic */
+	bool stale_md090;           /* and an md 0.90 superblock */
 };
 
 struct create_plan {

@@ -137,16 +137,13 @@ uint64_t uraid_bitmap_count(const void *area, uint64_t nbits)
  * because no chunk was given. mdadm counts one bit more than needed
  * (size*512/chunk + 1), which we keep so the choice matches exactly.
  */
-uint32_t uraid_bitmap_default_chunk(uint64_t sync_size, uint64_t room_sectors)
+uint32_t uraid_bitmap_min_chunk(uint64_t sync_size, uint64_t room_sectors)
 {
-	const uint64_t default_chunk = 64ull << 20;
-	uint64_t room = room_sectors, max_bits, chunk = 4096;
+	uint64_t max_bits, chunk = 4096;
 
-	if (room > 256)
-		room = 256;
-	if (room <= 1)
+	if (room_sectors <= 1)
 		return 0;       /* mdadm: no room for a bitmap */
-	max_bits = (room * 512 - URAID_BITMAP_HEADER_BYTES) * 8;
+	max_bits = (room_sectors * 512 - URAID_BITMAP_HEADER_BYTES) * 8;
 	/* Doubling the chunk while the bit count does not fit equals
 	 * mdadm's halving of the count: floor((floor(x)+2)/2) = floor(x/2)+1. */
 	while ((unsigned __int128)sync_size * 512 / chunk + 1 > max_bits) {
@@ -154,5 +151,21 @@ uint32_t uraid_bitmap_default_chunk(uint64_t sync_size, uint64_t room_sectors)
 		if (chunk > (1ull << 31))
 			return 0;   /* does not fit the 32-bit chunksize field */
 	}
+	return (uint32_t)chunk;
+}
+
+uint32_t uraid_bitmap_default_chunk(uint64_t sync_size, uint64_t room_sectors)
+{
+	const uint64_t default_chunk = 64ull << 20;
+	/* without a requested chunk mdadm keeps the bitmap within 128 KiB */
+	uint32_t chunk = uraid_bitmap_min_chunk(sync_size, room_sectors > 256 ? 256 : room_sectors);
+
+	if (chunk == 0)
+		return 0;
 	return (uint32_t)(chunk > default_chunk ? chunk : default_chunk);
+}
+
+uint64_t uraid_bitmap_disk_sectors(uint64_t sync_size, uint32_t chunksize)
+{
+	return (uraid_bitmap_bytes(sync_size, chunksize) + 4095) / 4096 * 8;
 }

@@ -5,6 +5,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "uraid/superblock.h"
@@ -178,4 +179,18 @@ uint16_t uraid_sb_role(const struct uraid_sb *sb)
 	if (sb->dev_number >= sb->max_dev || sb->dev_number >= URAID_SB_MAX_DEV)
 		return URAID_ROLE_SPARE;
 	return sb->dev_roles[sb->dev_number];
+}
+
+const char *uraid_uuid_text(const uint8_t *uuid, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (int i = 0; i < 16 && o + 3 < len; i++) {
+		if (i && i % 4 == 0)
+			buf[o++] = ':';
+		o += (size_t)snprintf(buf + o, len - o, "%02x", uuid[i]);
+	}
+	if (len)
+		buf[o < len ? o : len - 1] = 0;
+	return buf;
 }

@@ -85,10 +85,13 @@ refuse "spares are pointless" create --level=0 -n 2 -x 1 a.img b.img c.img
 refuse "metadata '0.90' is not supported" create --level=1 -n 2 --metadata=0.90 a.img b.img
 refuse "hold every copy of chunk" create --level=10 -n 4 --layout=n2 a.img b.img missing missing
 
-# A non-empty RAID 6 with one slot missing would need a resync md refuses to run.
-printf 'data' | dd of=c.img bs=1 seek=$((5 << 20)) conv=notrunc status=none
-refuse "raid6 with one missing member" create --level=6 -n 4 a.img b.img c.img missing
-images 32M c.img
+refuse "--size applies to levels with redundancy" create --level=0 -n 2 --size=10M a.img b.img
+refuse "is longer than 31 characters" create --level=1 -n 2 --name=abcdefghijklmnopqrstuvwxyz0123456 a.img b.img
+images 16M small.img
+refuse "small.img is smaller than --size" create --level=5 -n 3 -x 1 --size=20M a.img b.img c.img small.img
+images 300M big0.img big1.img
+refuse "bitmap chunk 4 KiB is too small for this array: at least 16 KiB" create --level=1 -n 2 --bitmap=internal --bitmap-chunk=4 big0.img big1.img
+rm -f small.img big0.img big1.img
 
 # As an unprivileged user, a read-only image cannot be opened for writing.
 chmod 777 "$work"; chmod 666 ./*.img; chmod 444 e.img
@@ -97,6 +100,30 @@ if command -v setpriv >/dev/null; then
         setpriv --reuid=65534 --regid=65534 --clear-groups "$URAID" create --level=1 -n 2 a.img e.img
 fi
 chmod 644 e.img
+
+# mdadm's rule: a RAID 6 created degraded is clean (md could not resync it).
+printf 'data' | dd of=c.img bs=1 seek=$((5 << 20)) conv=notrunc status=none
+accept create --level=6 -n 4 a.img b.img c.img missing
+checks=$((checks + 1))
+if "$URAID" examine --json a.img | grep -q '"state": "clean"'; then
+    echo "ok: degraded raid6 is born clean"
+else
+    echo "FAIL: degraded raid6 is not clean"; fails=$((fails + 1))
+fi
+images 32M a.img b.img c.img
+
+# --force wipes the old superblock wherever it was: a 1.0 array re-created as 1.2
+# shows only the new array (same second, so a leftover 1.0 would win mdadm's probe).
+accept create --level=1 -n 2 --metadata=1.0 --name=old a.img b.img
+accept create --level=1 -n 2 --metadata=1.2 --name=new --force a.img b.img
+checks=$((checks + 1))
+if "$URAID" examine --json a.img | grep -q '"name": ".*:new"' &&
+   ! "$URAID" examine --json a.img | grep -q '"version": "1.0"'; then
+    echo "ok: --force left no old superblock behind"
+else
+    echo "FAIL: the old 1.0 superblock survived --force"; fails=$((fails + 1))
+fi
+images 32M a.img b.img
 
 # Members of an existing array are protected unless --force.
 accept create --level=5 -n 3 --name=first a.img b.img c.img

@@ -372,10 +372,52 @@ def check_b(out, bundle):
             shown += 1
         if not exams:
             errs.append("the guest printed no mdadm --examine")
+        else:
+            errs += compare_placement(i, name, sizes, args, exams)
         if errs:
             failures.extend(f"B {name}: {e}" for e in errs)
         else:
-            print(f"ok B {name}: {shown} members, uraid examine agrees with mdadm in the guest")
+            print(f"ok B {name}: {shown} members, uraid examine agrees with mdadm in the guest,"
+                  " uraid create places everything where mdadm did")
+
+
+# Fields that say where mdadm put things; uraid create must choose the same.
+PLACEMENT = ("Feature Map", "Avail Dev Size", "Used Dev Size", "Array Size", "Data Offset",
+             "Super Offset", "Internal Bitmap", "Bad Block Log", "Layout", "Chunk Size",
+             "Raid Level", "Raid Devices")
+
+
+def compare_placement(i, name, sizes, args, exams):
+    """Create the same array with uraid on the host and compare placement with mdadm's."""
+    d = os.path.join(WORK, f"p{i}")
+    os.makedirs(d)
+    paths = []
+    for k, size in enumerate(sizes):
+        p = os.path.join(d, f"m{k}.img")
+        with open(p, "wb") as f:
+            f.truncate(size * MIB)
+        paths.append(p)
+    devs = list(paths)
+    argv = args.split()
+    if "@missing2" in argv:
+        argv.remove("@missing2")
+        devs = paths[:2] + ["missing"]
+    res = subprocess.run([URAID, "create", *argv, *devs], capture_output=True, text=True)
+    if res.returncode != 0:
+        return [f"uraid create {' '.join(argv)} refused what mdadm created: {res.stderr.strip()}"]
+    errs = []
+    for k, (loop, text) in enumerate(exams):
+        if "No md superblock" in text or devs[k] == "missing":
+            continue
+        md = cmp.parse_mdadm(text)
+        ours = cmp.parse_mdadm(sh([URAID, "examine", devs[k]]))
+        for f in PLACEMENT:
+            a, b = md.get(f), ours.get(f)
+            if f == "Feature Map" and a and b:   # per-device state bits aside
+                a, b = hex(int(a, 16) & ~0x92), hex(int(b, 16) & ~0x92)
+            if a != b:
+                errs.append(f"member {k}: {f}: mdadm created {a!r}, uraid creates {b!r}")
+    return errs
 
 
 bundle_offsets_b = []

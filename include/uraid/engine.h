@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The uraid engine: reactors (one io_uring each, one thread each) that run
+ * the I/O of assembled arrays, in md's on-disk format, healthy or degraded.
+ *
+ * Threads: an engine either runs one thread per reactor itself
+ * (URAID_ENGINE_THREADS) or the caller drives each reactor by calling
+ * uraid_engine_poll() from one thread per reactor (the in-process benchmark
+ * does this so that its workers are the reactors, with no hand-off).
+ * Requests complete on the reactor they were submitted to.
+ *
+ * All functions return 0 (or a count) or a negative errno. Sizes are bytes;
+ * offsets and lengths of I/O are multiples of 512.
+ */
+#ifndef URAID_ENGINE_H
+#define URAID_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uraid/geom.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct uraid_engine;
+struct uraid_array;
+
+/* ---- engine ---- */
+
+#define URAID_ENGINE_THREADS 0x1u   /* run one thread per reactor inside the engine */
+
+struct uraid_engine_opts {
+	unsigned reactors;          /* 0: one per online CPU */
+	unsigned ring_entries;      /* io_uring entries per reactor, 0: 256 */
+	uint32_t flags;             /* URAID_ENGINE_* */
+};
+
+int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine **e);
+/* Arrays must be closed first. */
+void uraid_engine_destroy(struct uraid_engine *e);
+unsigned uraid_engine_reactors(const struct uraid_engine *e);
+/*
+ * Caller-driven engines: submit what is queued on reactor i, wait up to
+ * timeout_ms (0: do not wait, -1: until something completes) and run the
+ * completions. Always from the same thread for a given reactor. Returns the
+ * number of completions run.
+ */
+int uraid_engine_poll(struct uraid_engine *e, unsigned reactor, int timeout_ms);
+
+/* ---- arrays ---- */
+
+#define URAID_ASSEMBLE_FORCE     0x1u  /* start a dirty degraded RAID 4/5/6 (md's --force) */
+#define URAID_ASSEMBLE_READONLY  0x2u  /* never write: no state changes on the members */
+#define URAID_ASSEMBLE_BUFFERED  0x4u  /* page-cache I/O instead of O_DIRECT */
+
+struct uraid_assemble_opts {
+	const char *const *paths;   /* members, spares too, in any order */
+	unsigned npaths;
+	uint32_t flags;             /* URAID_ASSEMBLE_* */
+	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
+};
+
+/*
+ * Assemble as md does (reference/md-format.md §1.7, §1.9, §1.14): one
+ * array UUID; the member with the most events decides the roles; members
+ * more than one event behind are stale (left out); unknown features or a
+ * reshape are refused; a dirty RAID 4/5/6 that is also degraded is refused
+ * without URAID_ASSEMBLE_FORCE. Refusals name the member and the reason in
+ * err. Nothing is written until the first write request.
+ */
+int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
+			 struct uraid_array **a, char *err, size_t errlen);
+
+/* Wait for in-flight I/O, flush the members, mark the array clean, free it. */
+int uraid_array_close(struct uraid_array *a);
+
+/* ---- I/O ---- */
+
+enum uraid_io_op {
+	URAID_IO_READ,
+	URAID_IO_WRITE,
+	URAID_IO_FLUSH,          /* every completed write is durable on every member */
+	URAID_IO_DISCARD,        /* the range may read back as anything (zeroes on files) */
+	URAID_IO_WRITE_ZEROES,   /* the range reads back as zeroes */
+};
+
+#define URAID_IO_FUA 0x1u        /* WRITE: durable when it completes */
+
+struct uraid_io {
+	enum uraid_io_op op;
+	uint32_t flags;             /* URAID_IO_* */
+	uint64_t offset;            /* bytes into the array, multiple of 512 */
+	uint64_t length;            /* bytes, multiple of 512 (0 for FLUSH) */
+	void *buf;                  /* READ/WRITE; 4096-byte alignment avoids a copy */
+	void (*done)(struct uraid_io *io, int result);   /* 0 or -errno, on the reactor */
+	void *ctx;                  /* the caller's */
+	uint64_t priv[6];           /* the engine's; do not touch while in flight */
+};
+
+/*
+ * Start io on the given reactor; done() runs there. From the thread driving
+ * that reactor the request starts at once; from any other thread it is
+ * handed over. Returns 0, or -EINVAL (misaligned, past the end), -EROFS.
+ */
+int uraid_array_submit(struct uraid_array *a, unsigned reactor, struct uraid_io *io);
+
+/*
+ * Synchronous helpers for any thread that is not a reactor of a
+ * caller-driven engine (on such engines they drive reactor 0 themselves).
+ */
+int uraid_array_pread(struct uraid_array *a, void *buf, uint64_t len, uint64_t off);
+int uraid_array_pwrite(struct uraid_array *a, const void *buf, uint64_t len, uint64_t off,
+		       uint32_t flags);
+int uraid_array_flush(struct uraid_array *a);
+int uraid_array_discard(struct uraid_array *a, uint64_t off, uint64_t len);
+int uraid_array_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len);
+
+/* ---- state ---- */
+
+enum uraid_member_state {
+	URAID_MEMBER_IN_SYNC,
+	URAID_MEMBER_FAULTY,        /* failed while assembled (role 0xfffe) */
+	URAID_MEMBER_MISSING,       /* slot without a member */
+	URAID_MEMBER_SPARE,
+	URAID_MEMBER_STALE,         /* given, but left out (events behind, other array) */
+};
+
+struct uraid_member_status {
+	char path[256];
+	int slot;                   /* -1 for spares and stale members */
+	enum uraid_member_state state;
+	bool direct;                /* O_DIRECT in use */
+	uint64_t events;
+	uint64_t reads, writes, read_bytes, write_bytes;
+	uint64_t read_errors, write_errors, corrected_reads;
+};
+
+struct uraid_array_status {
+	uint8_t uuid[16];
+	char name[33];
+	int level;
+	uint32_t layout;
+	uint32_t raid_disks;
+	uint32_t chunk_bytes;
+	uint64_t size_bytes;
+	unsigned degraded;          /* slots without an in-sync member */
+	bool clean;                 /* resync_offset on disk is MaxSector */
+	bool resync_needed;         /* assembled dirty: redundancy not known good */
+	bool read_only;
+	uint64_t events;
+	uint64_t in_flight;
+	unsigned nmembers;
+	struct uraid_member_status members[URAID_MAX_MEMBERS];
+};
+
+int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
+uint64_t uraid_array_size(const struct uraid_array *a);
+
+/* ---- fault injection (tests) ---- */
+
+enum uraid_fault_kind {
+	URAID_FAULT_NONE,           /* clear */
+	URAID_FAULT_READ,           /* reads in the range fail with EIO */
+	URAID_FAULT_WRITE,          /* writes in the range fail with EIO */
+	URAID_FAULT_VANISH,         /* every I/O fails with ENODEV, as a pulled drive */
+};
+
+struct uraid_fault {
+	enum uraid_fault_kind kind;
+	uint64_t first_sector;      /* member sectors from data_offset; 0..UINT64_MAX */
+	uint64_t last_sector;
+	uint32_t rate_ppm;          /* 0 or 1000000: every matching I/O; else that share */
+	uint64_t seed;              /* for rate_ppm */
+};
+
+/* Set the fault of the member in `slot`; any thread. */
+int uraid_array_inject(struct uraid_array *a, unsigned slot, const struct uraid_fault *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

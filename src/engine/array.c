@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The array's request path: hand-over to the right reactor, the write gate
+ * that marks the array active before its first write (md's clean/active),
+ * cutting requests into pieces for the level, completion, and the
+ * synchronous helpers; also assembly entry, status, close and fault
+ * injection.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "engine/array.h"
+#include "engine/mio.h"
+
+/* wstate values */
+enum { WSTATE_ACTIVE, WSTATE_MARKING_CLEAN, WSTATE_CLEAN };
+
+#define IDLE_CLEAN_MS_DEFAULT 200    /* md's safe_mode_delay */
+#define BOUNCE_ALIGN 4096
+
+/* What the engine keeps in uraid_io.priv while the request is handed over. */
+struct io_priv {
+	struct reactor_msg msg;
+	struct array *a;
+};
+_Static_assert(sizeof(struct io_priv) <= sizeof(((struct uraid_io *)0)->priv),
+	       "uraid_io.priv too small");
+
+static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
+
+static const struct level_ops *ops_for_level(int level)
+{
+	switch (level) {
+	case URAID_LEVEL_LINEAR: return &level_linear_ops;
+	case URAID_LEVEL_0: return &level_raid0_ops;
+	case URAID_LEVEL_1: return &level_raid1_ops;
+	case URAID_LEVEL_10: return &level_raid10_ops;
+	case URAID_LEVEL_4:
+	case URAID_LEVEL_5:
+	case URAID_LEVEL_6: return &level_raid5_ops;
+	default: return NULL;
+	}
+}
+
+/* ---- write gate ---- */
+
+/*
+ * Before a write reaches any member the superblocks must say "active"
+ * (resync_offset 0), so that a crash leaves an array md will resync. The
+ * writer counts itself first and then looks at the state; the idle cleaner
+ * announces itself first and then looks at the count: one of them always
+ * sees the other (sequentially consistent atomics).
+ */
+static int gate_enter_write(struct array *a)
+{
+	atomic_fetch_add(&a->writes_in_flight, 1);
+	if (atomic_load(&a->wstate) == WSTATE_ACTIVE)
+		return 0;
+	int rc = 0;
+	pthread_mutex_lock(&a->meta_lock);
+	if (atomic_load(&a->wstate) != WSTATE_ACTIVE) {
+		if (a->clean)
+			rc = meta_mark_active(a);
+		if (rc == 0)
+			atomic_store(&a->wstate, WSTATE_ACTIVE);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		atomic_fetch_sub(&a->writes_in_flight, 1);
+	return rc;
+}
+
+static void gate_leave_write(struct array *a)
+{
+	atomic_store(&a->last_write_ns, engine_now_ns());
+	atomic_fetch_sub(&a->writes_in_flight, 1);
+}
+
+void array_idle_check(struct array *a, uint64_t now_ns)
+{
+	if ((a->flags & URAID_ASSEMBLE_READONLY) || a->resync_needed ||
+	    atomic_load(&a->wstate) != WSTATE_ACTIVE || atomic_load(&a->writes_in_flight) ||
+	    now_ns - atomic_load(&a->last_write_ns) < (uint64_t)a->idle_clean_ms * 1000000u)
+		return;
+	int expect = WSTATE_ACTIVE;
+	if (!atomic_compare_exchange_strong(&a->wstate, &expect, WSTATE_MARKING_CLEAN))
+		return;
+	if (atomic_load(&a->writes_in_flight)) {
+		expect = WSTATE_MARKING_CLEAN;
+		atomic_compare_exchange_strong(&a->wstate, &expect, WSTATE_ACTIVE);
+		return;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	if (atomic_load(&a->wstate) == WSTATE_MARKING_CLEAN) {
+		/* a failed superblock write leaves the array active: safe either way */
+		bool ok = a->clean || meta_mark_clean(a) == 0;
+		atomic_store(&a->wstate, ok ? WSTATE_CLEAN : WSTATE_ACTIVE);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/* ---- requests ---- */
+
+static struct array_req *req_get(struct engine_reactor *er)
+{
+	struct array_req *rq = er->free_reqs;
+	if (rq)
+		er->free_reqs = rq->next;
+	else if (!(rq = malloc(sizeof(*rq))))
+		return NULL;
+	memset(rq, 0, sizeof(*rq));
+	rq->er = er;
+	return rq;
+}
+
+static void req_put(struct array_req *rq)
+{
+	rq->next = rq->er->free_reqs;
+	rq->er->free_reqs = rq;
+}
+
+static bool is_write_op(enum uraid_io_op op)
+{
+	return op == URAID_IO_WRITE || op == URAID_IO_DISCARD || op == URAID_IO_WRITE_ZEROES;
+}
+
+static void req_finish(struct array_req *rq)
+{
+	struct uraid_io *io = rq->io;
+	struct array *a = rq->a;
+
+	if (rq->bounced) {
+		if (io->op == URAID_IO_READ && rq->result == 0)
+			memcpy(io->buf, rq->data, io->length);
+		if (io->length <= (16u << 20))
+			req_buf_put(rq, rq->data, io->length);
+		else
+			free(rq->data);
+	}
+	if (is_write_op(io->op))
+		gate_leave_write(a);
+	atomic_fetch_sub(&a->in_flight, 1);
+	int res = rq->result;
+	req_put(rq);
+	io->done(io, res);
+}
+
+void array_piece_done(struct array_req *rq, int res)
+{
+	if (res && !rq->result)
+		rq->result = res;
+	if (--rq->pending == 0)
+		req_finish(rq);
+}
+
+/*
+ * FLUSH: fdatasync every member that holds data. A member that cannot flush
+ * is failed like one that cannot write; the flush succeeds while the level
+ * survives without it.
+ */
+static void flush_member_done(struct mpiece *p, int res)
+{
+	struct array_req *rq = p->rq;
+	unsigned slot = p->slot;
+
+	mpiece_put(p);
+	if (res && array_fail_slot(rq->a, slot, res))
+		res = 0;
+	array_piece_done(rq, res ? -EIO : 0);
+}
+
+static void start_flush(struct array_req *rq)
+{
+	struct array *a = rq->a;
+
+	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
+		if (!slot_ok(a, s))
+			continue;
+		struct mpiece *p = mpiece_get(rq);
+		if (!p) {
+			rq->result = -ENOMEM;
+			break;
+		}
+		rq->pending++;
+		mpiece_submit(p, MEMBER_FLUSH, s, 0, NULL, 0, 0, flush_member_done);
+	}
+}
+
+/* Cut the request into pieces the level handles whole. */
+static void start_pieces(struct array_req *rq)
+{
+	struct array *a = rq->a;
+	struct uraid_io *io = rq->io;
+	uint64_t sector = io->offset / 512, left = io->length / 512;
+	uint8_t *buf = rq->data;
+
+	while (left) {
+		uint64_t n = a->ops->piece_sectors(a, sector);
+		if (n > left)
+			n = left;
+		if (n > UINT32_MAX / 512)
+			n = UINT32_MAX / 512 & ~7ull;
+		rq->pending++;
+		switch (io->op) {
+		case URAID_IO_READ:
+			a->ops->read(rq, sector, (uint32_t)n, buf);
+			break;
+		case URAID_IO_WRITE:
+			a->ops->write(rq, sector, (uint32_t)n, buf);
+			break;
+		default:
+			a->ops->discard(rq, sector, (uint32_t)n, io->op == URAID_IO_WRITE_ZEROES);
+			break;
+		}
+		sector += n;
+		left -= n;
+		if (buf)
+			buf += n * 512;
+	}
+}
+
+/* Runs on the request's reactor. */
+static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+{
+	struct array_req *rq = req_get(er);
+	if (!rq) {
+		io->done(io, -ENOMEM);
+		return;
+	}
+	rq->a = a;
+	rq->io = io;
+	rq->pending = 1;   /* held while splitting */
+	atomic_fetch_add(&a->in_flight, 1);
+
+	if (is_write_op(io->op)) {
+		int rc = gate_enter_write(a);
+		if (rc) {
+			atomic_fetch_sub(&a->in_flight, 1);
+			req_put(rq);
+			io->done(io, rc);
+			return;
+		}
+	}
+	if (io->op == URAID_IO_READ || io->op == URAID_IO_WRITE) {
+		rq->data = io->buf;
+		if (((uintptr_t)io->buf & (BOUNCE_ALIGN - 1)) && io->length) {
+			/* unaligned caller buffer: O_DIRECT needs an aligned one */
+			rq->data = io->length <= (16u << 20) ? req_buf(rq, io->length)
+							      : aligned_alloc(BOUNCE_ALIGN, io->length);
+			if (!rq->data) {
+				rq->data = io->buf;
+				array_piece_done(rq, -ENOMEM);
+				return;
+			}
+			rq->bounced = true;
+			if (io->op == URAID_IO_WRITE)
+				memcpy(rq->data, io->buf, io->length);
+		}
+	}
+	if (io->op == URAID_IO_FLUSH)
+		start_flush(rq);
+	else
+		start_pieces(rq);
+	array_piece_done(rq, 0);
+}
+
+static void handover(struct reactor *r, struct reactor_msg *m)
+{
+	struct io_priv *ip = (struct io_priv *)m;
+	struct uraid_io *io = (struct uraid_io *)((char *)ip - offsetof(struct uraid_io, priv));
+	struct array *a = ip->a;
+	req_start(a, &a->e->reactors[r->index], io);
+}
+
+int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io *io)
+{
+	struct array *a = A(ua);
+	uint64_t size = a->geom.array_sectors * 512;
+
+	if (reactor >= a->e->nreactors || !io || !io->done)
+		return -EINVAL;
+	if (io->op > URAID_IO_WRITE_ZEROES)
+		return -EINVAL;
+	if (io->op != URAID_IO_FLUSH &&
+	    ((io->offset | io->length) % 512 || io->offset > size || io->length > size - io->offset))
+		return -EINVAL;
+	if ((io->op == URAID_IO_READ || io->op == URAID_IO_WRITE) && io->length && !io->buf)
+		return -EINVAL;
+	if (is_write_op(io->op) && (a->flags & URAID_ASSEMBLE_READONLY))
+		return -EROFS;
+
+	struct engine_reactor *er = &a->e->reactors[reactor];
+	if (reactor_is_current(&er->r)) {
+		req_start(a, er, io);
+		return 0;
+	}
+	struct io_priv *ip = (struct io_priv *)io->priv;
+	memset(ip, 0, sizeof(*ip));
+	ip->a = a;
+	ip->msg.fn = handover;
+	reactor_post(&er->r, &ip->msg);
+	return 0;
+}
+
+/* ---- synchronous helpers ---- */
+
+struct sync_wait {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool done;
+	int res;
+};
+
+static void sync_done(struct uraid_io *io, int res)
+{
+	struct sync_wait *w = io->ctx;
+	pthread_mutex_lock(&w->mu);
+	w->res = res;
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+static int run_sync(struct array *a, struct uraid_io *io)
+{
+	struct sync_wait w = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+	io->done = sync_done;
+	io->ctx = &w;
+	int rc = uraid_array_submit((struct uraid_array *)a, 0, io);
+	if (rc)
+		return rc;
+	if (a->e->flags & URAID_ENGINE_THREADS) {
+		pthread_mutex_lock(&w.mu);
+		while (!w.done)
+			pthread_cond_wait(&w.cv, &w.mu);
+		pthread_mutex_unlock(&w.mu);
+	} else {
+		/* caller-driven: this thread drives reactor 0 until the request is done */
+		while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE))
+			uraid_engine_poll(a->e, 0, -1);
+	}
+	return w.res;
+}
+
+int uraid_array_pread(struct uraid_array *ua, void *buf, uint64_t len, uint64_t off)
+{
+	struct uraid_io io = { .op = URAID_IO_READ, .offset = off, .length = len, .buf = buf };
+	return run_sync(A(ua), &io);
+}
+
+int uraid_array_pwrite(struct uraid_array *ua, const void *buf, uint64_t len, uint64_t off,
+		       uint32_t flags)
+{
+	struct uraid_io io = { .op = URAID_IO_WRITE, .flags = flags, .offset = off,
+			       .length = len, .buf = (void *)buf };
+	return run_sync(A(ua), &io);
+}
+
+int uraid_array_flush(struct uraid_array *ua)
+{
+	struct uraid_io io = { .op = URAID_IO_FLUSH };
+	return run_sync(A(ua), &io);
+}
+
+int uraid_array_discard(struct uraid_array *ua, uint64_t off, uint64_t len)
+{
+	struct uraid_io io = { .op = URAID_IO_DISCARD, .offset = off, .length = len };
+	return run_sync(A(ua), &io);
+}
+
+int uraid_array_write_zeroes(struct uraid_array *ua, uint64_t off, uint64_t len)
+{
+	struct uraid_io io = { .op = URAID_IO_WRITE_ZEROES, .offset = off, .length = len };
+	return run_sync(A(ua), &io);
+}
+
+/* ---- lifecycle ---- */
+
+static void array_free(struct array *a)
+{
+	if (a->ops && a->ops->fini)
+		a->ops->fini(a);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (a->members[i]) {
+			member_close(a->members[i]);
+			free(a->members[i]);
+		}
+	}
+	pthread_mutex_destroy(&a->meta_lock);
+	free(a);
+}
+
+int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
+			 struct uraid_array **out, char *err, size_t errlen)
+{
+	struct array *a = calloc(1, sizeof(*a));
+	if (!a)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	a->e = e;
+	a->flags = o->flags;
+	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
+	pthread_mutex_init(&a->meta_lock, NULL);
+
+	int rc = assemble_members(a, o, err, errlen);
+	if (rc) {
+		array_free(a);
+		return rc;
+	}
+	a->ops = ops_for_level(a->geom.level);
+	if (!a->ops) {
+		array_free(a);
+		return uraid_errf(err, errlen, -EINVAL, "level %d has no data path", a->geom.level);
+	}
+	if (a->ops->init && (rc = a->ops->init(a))) {
+		const char *name = a->ops->name;
+		a->ops = NULL;   /* nothing to undo */
+		array_free(a);
+		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", name, strerror(-rc));
+	}
+	atomic_store(&a->wstate, a->clean ? WSTATE_CLEAN : WSTATE_ACTIVE);
+	atomic_store(&a->last_write_ns, engine_now_ns());
+
+	pthread_mutex_lock(&e->lock);
+	a->next = e->arrays;
+	e->arrays = a;
+	pthread_mutex_unlock(&e->lock);
+	*out = (struct uraid_array *)a;
+	return 0;
+}
+
+/* Let in-flight requests finish: drive the reactors ourselves when nobody else does. */
+static void drain(struct array *a)
+{
+	while (atomic_load(&a->in_flight)) {
+		if (a->e->flags & URAID_ENGINE_THREADS) {
+			struct timespec ts = { 0, 1000000 };
+			nanosleep(&ts, NULL);
+		} else {
+			for (unsigned i = 0; i < a->e->nreactors; i++)
+				uraid_engine_poll(a->e, i, 1);
+		}
+	}
+}
+
+int uraid_array_close(struct uraid_array *ua)
+{
+	struct array *a = A(ua);
+	struct uraid_engine *e = a->e;
+	int rc = 0;
+
+	drain(a);
+	pthread_mutex_lock(&e->lock);
+	for (struct array **pp = &e->arrays; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&e->lock);
+
+	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
+		for (unsigned s = 0; s < a->geom.raid_disks; s++)
+			if (slot_ok(a, s) && fdatasync(a->slot[s].m->fd) && !rc)
+				rc = -errno;
+		pthread_mutex_lock(&a->meta_lock);
+		if (!a->clean && !a->resync_needed) {
+			int r2 = meta_mark_clean(a);
+			if (!rc)
+				rc = r2;
+		}
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	array_free(a);
+	return rc;
+}
+
+/* ---- status and faults ---- */
+
+uint64_t uraid_array_size(const struct uraid_array *ua)
+{
+	return ((const struct array *)ua)->geom.array_sectors * 512;
+}
+
+int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
+{
+	struct array *a = A(ua);
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&a->meta_lock);
+	memcpy(st->uuid, a->sb.set_uuid, 16);
+	memcpy(st->name, a->sb.set_name, sizeof(st->name));
+	st->level = a->geom.level;
+	st->layout = a->geom.layout;
+	st->raid_disks = a->geom.raid_disks;
+	st->chunk_bytes = a->geom.chunk_sectors * 512;
+	st->size_bytes = a->geom.array_sectors * 512;
+	st->degraded = atomic_load(&a->degraded);
+	st->clean = a->clean;
+	st->resync_needed = a->resync_needed;
+	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
+	st->events = a->sb.events;
+	st->in_flight = atomic_load(&a->in_flight);
+	st->nmembers = a->nmembers;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct uraid_member_status *ms = &st->members[i];
+		struct member *m = a->members[i];
+		ms->slot = a->member_slot[i];
+		ms->state = a->member_state[i];
+		if (!m)
+			continue;
+		snprintf(ms->path, sizeof(ms->path), "%s", m->path);
+		ms->direct = m->direct;
+		ms->reads = atomic_load(&m->reads);
+		ms->writes = atomic_load(&m->writes);
+		ms->read_bytes = atomic_load(&m->read_bytes);
+		ms->write_bytes = atomic_load(&m->write_bytes);
+		ms->read_errors = atomic_load(&m->read_errors);
+		ms->write_errors = atomic_load(&m->write_errors);
+		ms->corrected_reads = atomic_load(&m->corrected_reads);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
+
+int uraid_array_inject(struct uraid_array *ua, unsigned slot, const struct uraid_fault *f)
+{
+	struct array *a = A(ua);
+	if (slot >= a->geom.raid_disks || !a->slot[slot].m)
+		return -EINVAL;
+	member_set_fault(a->slot[slot].m, f);
+	return 0;
+}

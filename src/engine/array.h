@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine's inside: engine and per-reactor context, the assembled array,
+ * the request that one uraid_io becomes, and the per-level ops table (in the
+ * manner of SPDK's raid module: a descriptor plus hooks; the request is cut
+ * centrally and each piece handed to the level).
+ *
+ * Files: engine.c (engine, reactors, threads), assemble.c (members ->
+ * array, md's rules), meta.c (superblock state changes), array.c (submit,
+ * split, complete, sync helpers, status), raid0.c (linear and RAID 0),
+ * raid1.c, raid10.c, raid5.c + stripe.c (RAID 4/5/6).
+ */
+#ifndef URAID_ENGINE_ARRAY_H
+#define URAID_ENGINE_ARRAY_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uraid/bitmap.h>
+#include <uraid/engine.h>
+#include <uraid/geom.h>
+#include <uraid/superblock.h>
+
+#include "io/bufpool.h"
+#include "io/member.h"
+#include "io/reactor.h"
+
+struct array;
+struct array_req;
+
+/* ---- engine ---- */
+
+struct mpiece;
+struct mgroup;
+
+/* What a reactor's thread owns besides the ring: pools, free requests. */
+struct engine_reactor {
+	struct reactor r;
+	struct uraid_engine *e;
+	struct bufpool pool;
+	struct array_req *free_reqs;    /* reused request structures */
+	struct mpiece *free_mpieces;    /* reused member-I/O pieces (mio.c) */
+	struct mgroup *free_mgroups;
+	pthread_t thread;               /* URAID_ENGINE_THREADS only */
+	_Atomic bool stop;
+};
+
+struct uraid_engine {
+	unsigned nreactors;
+	uint32_t flags;
+	struct engine_reactor *reactors;
+	pthread_mutex_t lock;           /* the arrays list */
+	struct array *arrays;
+};
+
+/* Housekeeping that runs after each poll of reactor 0 (idle clean marking). */
+void engine_tick(struct uraid_engine *e);
+uint64_t engine_now_ns(void);
+/* Free the reactor's cached member-I/O pieces (mio.c). */
+void mio_free_lists(struct engine_reactor *er);
+
+/* ---- the array ---- */
+
+/* One slot of the array. */
+struct array_slot {
+	struct member *m;               /* NULL: missing or failed and closed */
+	enum uraid_member_state state;
+	uint32_t dev_number;            /* index into dev_roles */
+};
+
+struct array {
+	struct uraid_engine *e;
+	struct array *next;             /* in e->arrays */
+	struct uraid_geom geom;
+	uint32_t flags;                 /* URAID_ASSEMBLE_* */
+
+	/* members: slots first, then spares and stale ones (kept for status) */
+	struct array_slot slot[URAID_MAX_MEMBERS];
+	unsigned nmembers;
+	struct member *members[URAID_MAX_MEMBERS];
+	enum uraid_member_state member_state[URAID_MAX_MEMBERS];
+	int member_slot[URAID_MAX_MEMBERS];
+
+	/* the superblock as it will next be written (freshest member's) */
+	pthread_mutex_t meta_lock;      /* state changes and superblock writes */
+	struct uraid_sb sb;
+	unsigned minor;                 /* 1.<minor> */
+	bool has_bitmap;
+	struct uraid_bitmap_sb bitmap;
+	bool clean;                     /* on disk: resync_offset == MaxSector */
+	bool resync_needed;             /* assembled dirty */
+	bool last_update_was_dirty;     /* md may step events back on clean */
+	/* assemble.c/meta.c: each member's own superblock as last read or
+	   written (its per-device fields, and its events for md's rule of
+	   leaving spares alone on clean<->active transitions) */
+	struct uraid_sb member_sb[URAID_MAX_MEMBERS];
+	/* a SPARE that holds a slot in dev_roles (recovering: feature 0x2, or a
+	   replacement: 0x10) keeps that role when superblocks are written; -1 */
+	int member_pending_slot[URAID_MAX_MEMBERS];
+	/* resync_offset written while not active: MaxSector when clean, else
+	   where an interrupted resync stands (the value found at assembly) */
+	uint64_t resync_checkpoint;
+	/* the bitmap header's events were behind the superblocks': md treats
+	   every bit as set; its events are not advanced until this is cleared */
+	bool bitmap_stale;
+	/* write gate (array.c): ACTIVE lets writes through, CLEAN and MARKING
+	   send them through meta_lock to mark the array active first */
+	_Atomic int wstate;
+	_Atomic unsigned degraded;
+	unsigned idle_clean_ms;
+	_Atomic uint64_t last_write_ns; /* for idle clean marking */
+	_Atomic uint64_t writes_in_flight;
+	_Atomic uint64_t in_flight;
+
+	const struct level_ops *ops;
+	void *level_priv;               /* e.g. the stripe lock table */
+};
+
+/* ---- requests ---- */
+
+/*
+ * One uraid_io inside the engine. It lives on the reactor it was submitted
+ * to; pieces (one per chunk or stripe) count down `pending`.
+ */
+struct array_req {
+	struct array *a;
+	struct engine_reactor *er;
+	struct uraid_io *io;
+	struct reactor_msg msg;         /* hand-over between reactors */
+	struct array_req *next;         /* free list / waiting lists */
+	uint8_t *data;                  /* io->buf, or an aligned bounce buffer */
+	bool bounced;
+	int pending;                    /* pieces not yet completed (+1 while splitting) */
+	int result;                     /* first error */
+};
+
+/* Called by a level when one of its pieces of rq is done (res 0 or -errno). */
+void array_piece_done(struct array_req *rq, int res);
+
+/* Mark the array clean when writes have been quiet long enough (engine_tick). */
+void array_idle_check(struct array *a, uint64_t now_ns);
+
+/* ---- levels ---- */
+
+/*
+ * A level's hooks. The array cuts each request into pieces that do not
+ * cross a chunk (linear, 0, 1, 10) or a stripe row (4, 5, 6), takes one
+ * pending count per piece, and calls submit for each; the level issues
+ * member I/O on rq->er->r and calls array_piece_done(rq, res) exactly once
+ * per piece. `sector` and `nsect` are array sectors; `buf` points to the
+ * piece's bytes in rq->data.
+ */
+struct level_ops {
+	const char *name;
+	int (*init)(struct array *a);               /* level_priv; may be NULL */
+	void (*fini)(struct array *a);
+	void (*read)(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf);
+	void (*write)(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf);
+	/* DISCARD and WRITE_ZEROES of one piece (zeroes: buf is NULL) */
+	void (*discard)(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes);
+	/* the largest piece: a chunk, or a stripe row of data */
+	uint64_t (*piece_sectors)(const struct array *a, uint64_t sector);
+};
+
+extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops,
+	level_raid10_ops, level_raid5_ops;
+
+/* ---- shared helpers for levels ---- */
+
+/* Is the slot's member usable for I/O? */
+static inline bool slot_ok(const struct array *a, unsigned slot)
+{
+	return a->slot[slot].m && a->slot[slot].state == URAID_MEMBER_IN_SYNC;
+}
+
+/*
+ * A member's write failed: fail it as md does (role 0xfffe, events+1 in
+ * every live superblock, bitmap header first). Returns true when the array
+ * survives (the caller then completes the piece as success if redundancy
+ * covered the write), false when the level cannot go on (EIO).
+ */
+bool array_fail_slot(struct array *a, unsigned slot, int err);
+
+/* A read error was answered from redundancy and rewritten: count it as md does. */
+void array_read_corrected(struct array *a, unsigned slot);
+
+/* Per-reactor buffers for levels (parity, read-modify-write). */
+static inline void *req_buf(struct array_req *rq, size_t len)
+{
+	return bufpool_get(&rq->er->pool, len);
+}
+static inline void req_buf_put(struct array_req *rq, void *buf, size_t len)
+{
+	bufpool_put(&rq->er->pool, buf, len);
+}
+
+/* ---- assembly and metadata (assemble.c, meta.c) ---- */
+
+/* Open and validate members, fill a (geometry, slots, sb); 0 or -errno + err. */
+int assemble_members(struct array *a, const struct uraid_assemble_opts *o,
+		     char *err, size_t errlen);
+
+/*
+ * Write the array's superblock (a->sb with per-member fields) to every live
+ * member, bitmap header first, synchronously and with O_DSYNC semantics.
+ * Called with meta_lock held.
+ */
+int meta_write_all(struct array *a);
+/* clean -> active before the first write (resync_offset 0, events+1). Called with meta_lock held. */
+int meta_mark_active(struct array *a);
+/*
+ * active -> clean after idle and on close: resync_offset = resync_checkpoint
+ * (MaxSector unless assembled dirty), events back by one when the last update
+ * was the matching clean->active one (md's can_decrease_events), else +1.
+ * Called with meta_lock held.
+ */
+int meta_mark_clean(struct array *a);
+/* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
+bool array_level_survives(const struct array *a);
+
+#endif

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Assembling an array from its members as md does (reference/md-format.md
+ * §1.6, §1.7, §1.9, §1.12, §1.14; kernel super_1_load/super_1_validate,
+ * analyze_sbs, raid5_run; mdadm Assemble.c): one array UUID, the freshest
+ * member decides roles, members more than one event behind are left out,
+ * unsupported features are refused, and the level must survive the missing
+ * slots. Nothing is written here.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <uraid/create.h>
+#include "common/errmsg.h"
+#include "engine/array.h"
+
+#define fail uraid_errf
+
+/* Features uraid does not run (reshape, cluster, journal, PPL). */
+#define UNSUPPORTED_FEATURES                                                         \
+	(URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |                \
+	 URAID_FEATURE_NEW_OFFSET | URAID_FEATURE_CLUSTERED | URAID_FEATURE_JOURNAL |    \
+	 URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)
+
+/* One given path while it is being examined. */
+struct cand {
+	struct member *m;
+	struct uraid_sb sb;          /* its own superblock */
+	unsigned minor;
+	struct stat st;
+	/* the bitmap found behind its superblock (probe) */
+	int bitmap_status;
+	char bitmap_reason[160];
+	struct uraid_bitmap_sb bitmap;
+	/* classification */
+	enum uraid_member_state state;
+	int slot;                    /* IN_SYNC: its slot */
+	int pending;                 /* SPARE holding a slot in dev_roles, else -1 */
+	char note[400];              /* why it is left out or not in sync */
+};
+
+static void uuid_text(const uint8_t *u, char *buf, size_t len)
+{
+	snprintf(buf, len, "%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x:%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7],
+		 u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+static const char *level_label(int level)
+{
+	const char *n = uraid_level_name(level);
+	return n ? n : "unknown level";
+}
+
+static bool same_file(const struct stat *x, const struct stat *y)
+{
+	if (S_ISBLK(x->st_mode) || S_ISBLK(y->st_mode))
+		return S_ISBLK(x->st_mode) && S_ISBLK(y->st_mode) && x->st_rdev == y->st_rdev;
+	return x->st_dev == y->st_dev && x->st_ino == y->st_ino;
+}
+
+/* ---- survival (shared with meta.c through array_level_survives) ---- */
+
+/*
+ * Does every RAID 10 chunk keep a copy on an in-sync slot? Copies repeat with
+ * a period of at most raid_disks chunks (far copies shifted within it); a few
+ * periods are checked, as create_plan.c does for members created missing.
+ */
+static bool raid10_covered(const struct uraid_geom *g, const bool *ok, uint64_t *bad_chunk)
+{
+	struct uraid_loc loc[URAID_MAX_MEMBERS];
+	uint64_t chunks = g->chunk_sectors ? g->array_sectors / g->chunk_sectors : 0;
+
+	for (uint64_t c = 0; c < chunks && c < 4ull * g->raid_disks; c++) {
+		int n = uraid_geom_map(g, c * g->chunk_sectors, loc, URAID_MAX_MEMBERS);
+		bool present = false;
+		for (int k = 0; k < n; k++)
+			present |= ok[loc[k].slot];
+		if (n > 0 && !present) {
+			if (bad_chunk)
+				*bad_chunk = c;
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool survives(const struct uraid_geom *g, const bool *ok, unsigned missing,
+		     uint64_t *bad_chunk)
+{
+	switch (g->level) {
+	case URAID_LEVEL_1:
+		return missing < g->raid_disks;
+	case URAID_LEVEL_4:
+	case URAID_LEVEL_5:
+		return missing <= 1;
+	case URAID_LEVEL_6:
+		return missing <= 2;
+	case URAID_LEVEL_10:
+		return missing == 0 || raid10_covered(g, ok, bad_chunk);
+	default:        /* linear, RAID 0 */
+		return missing == 0;
+	}
+}
+
+bool array_level_survives(const struct array *a)
+{
+	bool ok[URAID_MAX_MEMBERS];
+	unsigned missing = 0;
+
+	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
+		ok[s] = slot_ok(a, s);
+		missing += !ok[s];
+	}
+	return survives(&a->geom, ok, missing, NULL);
+}
+
+/*
+ * raid5_run's only_parity(): a slot that holds nothing but parity in this
+ * layout; a not-yet-recovered member there does not make a dirty array unsafe.
+ */
+static bool only_parity(unsigned slot, uint32_t layout, unsigned raid_disks, unsigned max_degraded)
+{
+	switch (layout) {
+	case URAID_PARITY_FIRST:
+		return slot < max_degraded;
+	case URAID_PARITY_LAST:
+		return slot >= raid_disks - max_degraded;
+	case URAID_PARITY_FIRST_6:
+		return slot == 0 || slot == raid_disks - 1;
+	case URAID_LEFT_ASYMMETRIC_6:
+	case URAID_RIGHT_ASYMMETRIC_6:
+	case URAID_LEFT_SYMMETRIC_6:
+	case URAID_RIGHT_SYMMETRIC_6:
+		return slot == raid_disks - 1;
+	default:
+		return false;
+	}
+}
+
+/* ---- reading the members ---- */
+
+static void cands_close(struct cand *c, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (c[i].m) {
+			member_close(c[i].m);
+			free(c[i].m);
+			c[i].m = NULL;
+		}
+	}
+}
+
+/* Open one path and read its superblock; refusals name the path. */
+static int read_member(struct cand *c, const char *path, uint32_t flags, char *err, size_t errlen)
+{
+	struct uraid_probe *p;
+	int rc;
+
+	c->m = calloc(1, sizeof(*c->m));
+	if (!c->m)
+		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+	rc = member_open(c->m, path, flags & URAID_ASSEMBLE_READONLY,
+			 flags & URAID_ASSEMBLE_BUFFERED, err, errlen);
+	if (rc) {
+		free(c->m);
+		c->m = NULL;
+		return rc;
+	}
+	if (fstat(c->m->fd, &c->st) < 0)
+		return fail(err, errlen, -errno, "%s: fstat: %s", path, strerror(errno));
+
+	p = malloc(sizeof(*p));
+	if (!p)
+		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+	rc = uraid_probe_fd(c->m->fd, p);
+	if (rc) {
+		free(p);
+		return fail(err, errlen, rc, "%s: cannot read the superblock: %s", path,
+			    strerror(-rc));
+	}
+	if (p->chosen < 0) {
+		rc = fail(err, errlen, -EINVAL, "%s: no md superblock (none at the 1.0, 1.1 or 1.2 "
+			  "location)%s", path,
+			  p->has_md090 ? "; it holds an md 0.90 superblock, which uraid does not run"
+				       : "");
+	} else if (p->loc[p->chosen].status) {
+		rc = fail(err, errlen, -EINVAL, "%s: invalid md superblock (metadata 1.%d): %s",
+			  path, p->chosen, p->loc[p->chosen].reason);
+	} else {
+		c->minor = (unsigned)p->chosen;
+		c->sb = p->loc[p->chosen].sb;
+		c->bitmap_status = p->has_bitmap ? p->bitmap_status : -ENOENT;
+		memcpy(c->bitmap_reason, p->bitmap_reason, sizeof(c->bitmap_reason));
+		c->bitmap = p->bitmap;
+	}
+	free(p);
+	return rc;
+}
+
+/* Features and level of one member, on its own. */
+static int check_member(const struct cand *c, char *err, size_t errlen)
+{
+	const char *path = c->m->path;
+	uint32_t f = c->sb.feature_map;
+
+	if (f & ~URAID_FEATURE_ALL)
+		return fail(err, errlen, -EINVAL, "%s: unknown feature bits 0x%x in the superblock",
+			    path, f & ~URAID_FEATURE_ALL);
+	if (f & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |
+		 URAID_FEATURE_NEW_OFFSET))
+		return fail(err, errlen, -EINVAL,
+			    "%s: a reshape is in progress (feature_map 0x%x, reshape_position %" PRIu64
+			    "); uraid does not run arrays mid-reshape, finish it with mdadm first",
+			    path, f, c->sb.reshape_position);
+	if (f & URAID_FEATURE_CLUSTERED)
+		return fail(err, errlen, -EINVAL,
+			    "%s: clustered md array (feature 0x100), which uraid does not run", path);
+	if (f & URAID_FEATURE_JOURNAL)
+		return fail(err, errlen, -EINVAL,
+			    "%s: array with a RAID 5 write journal (feature 0x200), which uraid does "
+			    "not run", path);
+	if (f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS))
+		return fail(err, errlen, -EINVAL,
+			    "%s: array with a partial parity log (feature 0x%x), which uraid does "
+			    "not run", path, f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS));
+	if (f & URAID_FEATURE_BAD_BLOCKS)
+		return fail(err, errlen, -EINVAL,
+			    "%s: its bad-block list is not empty (feature 0x8); uraid does not avoid "
+			    "recorded bad blocks yet", path);
+	if (!uraid_level_name(c->sb.level))
+		return fail(err, errlen, -EINVAL, "%s: level %d is not one uraid runs", path,
+			    c->sb.level);
+	if (c->sb.raid_disks == 0 || c->sb.raid_disks > URAID_MAX_MEMBERS)
+		return fail(err, errlen, -EINVAL, "%s: raid_disks %u (uraid runs 1 to %u)", path,
+			    c->sb.raid_disks, URAID_MAX_MEMBERS);
+	return 0;
+}
+
+/* The kernel's cross-check between members (super_1_load with a refdev). */
+static int check_same_array(const struct cand *c, const struct cand *ref, char *err,
+			    size_t errlen)
+{
+	const char *path = c->m->path;
+
+	if (memcmp(c->sb.set_uuid, ref->sb.set_uuid, 16)) {
+		char u1[40], u2[40];
+		uuid_text(c->sb.set_uuid, u1, sizeof(u1));
+		uuid_text(ref->sb.set_uuid, u2, sizeof(u2));
+		return fail(err, errlen, -EINVAL,
+			    "%s: belongs to another array (UUID %s, name '%s'), not to %s's (UUID %s)",
+			    path, u1, c->sb.set_name, ref->m->path, u2);
+	}
+	if (c->minor != ref->minor)
+		return fail(err, errlen, -EINVAL, "%s: has metadata 1.%u, but %s has 1.%u", path,
+			    c->minor, ref->m->path, ref->minor);
+	if (c->sb.level != ref->sb.level || c->sb.layout != ref->sb.layout ||
+	    c->sb.chunksize != ref->sb.chunksize)
+		return fail(err, errlen, -EINVAL,
+			    "%s: has strangely different superblock to %s (level %d/%d, layout "
+			    "0x%x/0x%x, chunk %u/%u sectors)", path, ref->m->path, c->sb.level,
+			    ref->sb.level, c->sb.layout, ref->sb.layout, c->sb.chunksize,
+			    ref->sb.chunksize);
+	return 0;
+}
+
+/*
+ * Roles (§1.6): a member as fresh as the freshest keeps its own role; an
+ * older one gets the role the freshest superblock gives its dev_number.
+ */
+static void classify(struct cand *c, const struct cand *fresh)
+{
+	const struct uraid_sb *f = &fresh->sb;
+	uint64_t ev = c->sb.events, fev = f->events;
+	uint32_t dn = c->sb.dev_number;
+	uint16_t own = uraid_sb_role(&c->sb);
+	uint16_t fr = dn < f->max_dev ? f->dev_roles[dn] : URAID_ROLE_SPARE;
+	uint16_t role = ev < fev ? fr : own;
+
+	c->slot = -1;
+	c->pending = -1;
+	if (ev + 1 < fev && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX)) {
+		c->state = URAID_MEMBER_STALE;
+		snprintf(c->note, sizeof(c->note),
+			 "events %" PRIu64 " are more than one behind %s's %" PRIu64
+			 " (md leaves it out)", ev, fresh->m->path, fev);
+		return;
+	}
+	if (role == URAID_ROLE_FAULTY) {
+		c->state = URAID_MEMBER_FAULTY;
+		snprintf(c->note, sizeof(c->note), "marked faulty (role 0xfffe)");
+		return;
+	}
+	if (role >= URAID_ROLE_MAX || role >= f->raid_disks) {
+		c->state = URAID_MEMBER_SPARE;
+		return;
+	}
+	c->slot = role;         /* provisional: resolved in assign_slots */
+	c->state = URAID_MEMBER_IN_SYNC;
+}
+
+/* At most one in-sync member per slot; replacements and recovering members wait. */
+static int assign_slots(struct cand *c, unsigned n, struct cand **by_slot, char *err,
+			size_t errlen)
+{
+	/* pass 0: complete, non-replacement members; pass 1: replacements; 2: recovering */
+	for (int pass = 0; pass < 3; pass++) {
+		for (unsigned i = 0; i < n; i++) {
+			if (c[i].state != URAID_MEMBER_IN_SYNC || c[i].slot < 0)
+				continue;
+			uint32_t f = c[i].sb.feature_map;
+			bool repl = f & URAID_FEATURE_REPLACEMENT;
+			bool recovering = f & URAID_FEATURE_RECOVERY_OFFSET;
+			int kind = repl ? 1 : recovering ? 2 : 0;
+			if (kind != pass)
+				continue;
+			int s = c[i].slot;
+			struct cand *holder = by_slot[s];
+			if (pass == 1 && !holder && !recovering) {
+				/* the replacement finished and the original is gone: it takes the
+				   slot, and loses the flag at the next write (raid1/10 run) */
+				c[i].sb.feature_map &= ~URAID_FEATURE_REPLACEMENT;
+				by_slot[s] = &c[i];
+				continue;
+			}
+			if (pass == 1) {
+				c[i].state = URAID_MEMBER_SPARE;
+				c[i].pending = s;
+				c[i].slot = -1;
+				snprintf(c[i].note, sizeof(c[i].note),
+					 "replacement for slot %d%s; uraid cannot finish a "
+					 "replacement yet, so it stays a spare", s,
+					 recovering ? " (partly rebuilt)" : "");
+				continue;
+			}
+			if (holder)
+				return fail(err, errlen, -EINVAL,
+					    "%s: claims slot %d, which %s holds as well", c[i].m->path,
+					    s, holder->m->path);
+			if (pass == 0) {
+				by_slot[s] = &c[i];
+				continue;
+			}
+			c[i].state = URAID_MEMBER_SPARE;
+			c[i].pending = s;
+			c[i].slot = -1;
+			snprintf(c[i].note, sizeof(c[i].note),
+				 "only rebuilt up to sector %" PRIu64 " of slot %d (recovery_offset); "
+				 "uraid cannot resume a rebuild yet, so the slot counts as missing",
+				 c[i].sb.recovery_offset, s);
+		}
+	}
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++)
+		if (by_slot[s])
+			by_slot[s]->slot = (int)s;
+	return 0;
+}
+
+/* Names of members left out, for the "cannot start" line. */
+static void left_out_list(const struct cand *c, unsigned n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < n && used + 1 < len; i++) {
+		if (c[i].state == URAID_MEMBER_IN_SYNC || !c[i].note[0])
+			continue;
+		int k = snprintf(buf + used, len - used, "; %s: %s", c[i].m->path, c[i].note);
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
+	if (used >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+}
+
+static int check_sizes(const struct cand *c, const struct uraid_sb *asb, char *err, size_t errlen)
+{
+	if (asb->level <= URAID_LEVEL_0 || (c->state != URAID_MEMBER_IN_SYNC && c->pending < 0))
+		return 0;
+	if (c->sb.data_size < asb->size)
+		return fail(err, errlen, -EINVAL,
+			    "%s: data area of %" PRIu64 " sectors is smaller than the %" PRIu64
+			    " the array uses per member", c->m->path, c->sb.data_size, asb->size);
+	return 0;
+}
+
+static int build(struct array *a, const struct uraid_assemble_opts *o, struct cand *c,
+		 unsigned n, char *err, size_t errlen)
+{
+	struct cand *by_slot[URAID_MAX_MEMBERS] = { 0 };
+	struct cand *fresh = &c[0];
+	int rc;
+
+	for (unsigned i = 0; i < n; i++) {
+		if ((rc = check_member(&c[i], err, errlen)))
+			return rc;
+		if (i && (rc = check_same_array(&c[i], &c[0], err, errlen)))
+			return rc;
+		for (unsigned j = 0; j < i; j++)
+			if (c[j].sb.dev_number == c[i].sb.dev_number)
+				return fail(err, errlen, -EINVAL,
+					    "%s: has device number %u, as %s does (a copy of "
+					    "one member?)", c[i].m->path, c[i].sb.dev_number,
+					    c[j].m->path);
+		if (c[i].sb.events > fresh->sb.events)
+			fresh = &c[i];
+	}
+	const struct uraid_sb *fsb = &fresh->sb;
+	unsigned raid_disks = fsb->raid_disks;
+	for (unsigned i = 0; i < n; i++)
+		classify(&c[i], fresh);
+	if ((rc = assign_slots(c, n, by_slot, err, errlen)))
+		return rc;
+	for (unsigned i = 0; i < n; i++)
+		if ((rc = check_sizes(&c[i], fsb, err, errlen)))
+			return rc;
+
+	/* geometry */
+	uint64_t member_sectors[URAID_MAX_MEMBERS];
+	for (unsigned s = 0; s < raid_disks; s++)
+		member_sectors[s] = by_slot[s] ? by_slot[s]->sb.data_size : 0;
+	struct uraid_geom_params gp = {
+		.level = fsb->level,
+		.layout = fsb->layout,
+		.raid_disks = raid_disks,
+		.chunk_sectors = fsb->chunksize,
+		.dev_sectors = fsb->size,
+		.member_sectors = member_sectors,
+		.raid0_layout_flag = fsb->feature_map & URAID_FEATURE_RAID0_LAYOUT,
+	};
+	bool ok[URAID_MAX_MEMBERS];
+	unsigned missing = 0, dirty_parity = 0;
+	for (unsigned s = 0; s < raid_disks; s++) {
+		ok[s] = by_slot[s] != NULL;
+		missing += !ok[s];
+	}
+	char why[200], out[400];
+	if (fsb->level <= URAID_LEVEL_0 && missing) {
+		left_out_list(c, n, out, sizeof(out));
+		return fail(err, errlen, -EINVAL,
+			    "%s array '%s' cannot start: %u of its %u members missing, and it has "
+			    "no redundancy (freshest member %s)%s", level_label(fsb->level),
+			    fsb->set_name, missing, raid_disks, fresh->m->path, out);
+	}
+	if (uraid_geom_init(&a->geom, &gp, why, sizeof(why)))
+		return fail(err, errlen, -EINVAL, "%s: %s", fresh->m->path, why);
+
+	uint64_t bad_chunk = 0;
+	if (!survives(&a->geom, ok, missing, &bad_chunk)) {
+		left_out_list(c, n, out, sizeof(out));
+		if (fsb->level == URAID_LEVEL_10)
+			snprintf(why, sizeof(why), "the missing slots hold every copy of chunk %" PRIu64,
+				 bad_chunk);
+		else
+			snprintf(why, sizeof(why), "%u of %u slots missing, it survives %u",
+				 missing, raid_disks, uraid_geom_max_failures(&a->geom));
+		return fail(err, errlen, -EINVAL, "%s array '%s' cannot start: %s (freshest member "
+			    "%s)%s", level_label(fsb->level), fsb->set_name, why, fresh->m->path, out);
+	}
+
+	/* raid5_run: a dirty array that is also degraded does not start unforced */
+	bool parity = fsb->level == URAID_LEVEL_4 || fsb->level == URAID_LEVEL_5 ||
+		      fsb->level == URAID_LEVEL_6;
+	unsigned max_degraded = fsb->level == URAID_LEVEL_6 ? 2 : 1;
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].pending >= 0 && !(c[i].sb.feature_map & URAID_FEATURE_REPLACEMENT) &&
+		    !by_slot[c[i].pending] &&
+		    only_parity((unsigned)c[i].pending, fsb->layout, raid_disks, max_degraded))
+			dirty_parity++;
+	if (parity && fsb->resync_offset != URAID_MAX_SECTOR && missing > dirty_parity) {
+		left_out_list(c, n, out, sizeof(out));
+		if (!(o->flags & URAID_ASSEMBLE_FORCE))
+			return fail(err, errlen, -EINVAL,
+				    "%s: cannot start dirty degraded array '%s' (resync_offset %" PRIu64
+				    ", %u of %u slots missing): parity may not match the data; use "
+				    "force to start it anyway%s", fresh->m->path, fsb->set_name,
+				    fsb->resync_offset, missing, raid_disks, out);
+		fprintf(stderr, "uraid: warning: %s: starting dirty degraded array '%s' - data "
+			"corruption possible\n", fresh->m->path, fsb->set_name);
+	}
+
+	/* the bitmap of the freshest member */
+	bool has_bitmap = fsb->feature_map & URAID_FEATURE_BITMAP_OFFSET;
+	if (has_bitmap && fresh->bitmap_status)
+		return fail(err, errlen, fresh->bitmap_status == -EIO ? -EIO : -EINVAL,
+			    "%s: write-intent bitmap: %s", fresh->m->path,
+			    fresh->bitmap_reason[0] ? fresh->bitmap_reason : "not readable");
+
+	/* ---- fill the array: nothing can fail from here ---- */
+	a->flags = o->flags;
+	a->sb = *fsb;
+	a->minor = fresh->minor;
+	a->has_bitmap = has_bitmap;
+	memset(&a->bitmap, 0, sizeof(a->bitmap));
+	a->bitmap_stale = false;
+	if (has_bitmap) {
+		a->bitmap = fresh->bitmap;
+		a->bitmap_stale = a->bitmap.events < fsb->events;
+		if (a->bitmap_stale)
+			fprintf(stderr, "uraid: warning: %s: bitmap is out of date (events %" PRIu64
+				" < %" PRIu64 "): every bit counts as dirty\n", fresh->m->path,
+				a->bitmap.events, fsb->events);
+	}
+	a->resync_checkpoint = fsb->resync_offset;
+	a->clean = fsb->resync_offset == URAID_MAX_SECTOR;
+	a->resync_needed = !a->clean;
+	a->last_update_was_dirty = false;
+	if (!a->idle_clean_ms)
+		a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : 200;
+
+	unsigned k = 0;
+	for (unsigned s = 0; s < raid_disks; s++) {
+		a->slot[s].m = NULL;
+		a->slot[s].state = URAID_MEMBER_MISSING;
+		a->slot[s].dev_number = UINT32_MAX;
+		for (uint32_t d = 0; d < fsb->max_dev; d++)
+			if (fsb->dev_roles[d] == s) {
+				a->slot[s].dev_number = d;
+				break;
+			}
+		struct cand *h = by_slot[s];
+		if (!h)
+			continue;
+		h->m->data_offset = h->sb.data_offset;   /* the data path addresses from here */
+		a->slot[s].m = h->m;
+		a->slot[s].state = URAID_MEMBER_IN_SYNC;
+		a->slot[s].dev_number = h->sb.dev_number;
+		a->members[k] = h->m;
+		a->member_state[k] = URAID_MEMBER_IN_SYNC;
+		a->member_slot[k] = (int)s;
+		a->member_pending_slot[k] = -1;
+		a->member_sb[k] = h->sb;
+		h->m = NULL;    /* owned by the array now */
+		k++;
+	}
+	/* then spares (and members waiting for a slot), faulty, stale, in the order given */
+	static const enum uraid_member_state order[] = {
+		URAID_MEMBER_SPARE, URAID_MEMBER_FAULTY, URAID_MEMBER_STALE };
+	for (unsigned pass = 0; pass < 3; pass++) {
+		for (unsigned i = 0; i < n; i++) {
+			if (!c[i].m || c[i].state != order[pass])
+				continue;
+			if (c[i].note[0])
+				fprintf(stderr, "uraid: warning: %s: %s\n", c[i].m->path, c[i].note);
+			c[i].m->data_offset = c[i].sb.data_offset;
+			a->members[k] = c[i].m;
+			a->member_state[k] = c[i].state;
+			a->member_slot[k] = -1;
+			a->member_pending_slot[k] = c[i].pending;
+			a->member_sb[k] = c[i].sb;
+			c[i].m = NULL;
+			k++;
+		}
+	}
+	a->nmembers = k;
+	atomic_store(&a->degraded, missing);
+	return 0;
+}
+
+int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char *err,
+		     size_t errlen)
+{
+	struct cand *c;
+	int rc = 0;
+
+	if (!o || !o->paths || o->npaths == 0)
+		return fail(err, errlen, -EINVAL, "no members given");
+	if (o->npaths > URAID_MAX_MEMBERS)
+		return fail(err, errlen, -EINVAL, "%u members given, uraid runs at most %u",
+			    o->npaths, URAID_MAX_MEMBERS);
+	c = calloc(o->npaths, sizeof(*c));
+	if (!c)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+
+	unsigned n = 0;
+	for (; n < o->npaths; n++) {
+		const char *path = o->paths[n];
+		if (!path || !*path) {
+			rc = fail(err, errlen, -EINVAL, "member %u: empty path", n + 1);
+			break;
+		}
+		rc = read_member(&c[n], path, o->flags, err, errlen);
+		if (rc) {
+			n++;    /* close what was opened */
+			break;
+		}
+		for (unsigned j = 0; j < n; j++)
+			if (same_file(&c[j].st, &c[n].st)) {
+				rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)", path,
+					  c[j].m->path);
+				break;
+			}
+		if (rc) {
+			n++;
+			break;
+		}
+	}
+	if (!rc)
+		rc = build(a, o, c, n, err, errlen);
+	cands_close(c, n);      /* members the array took are NULL here */
+	free(c);
+	return rc;
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine: its reactors, the threads that run them when asked to, and the
+ * housekeeping that marks idle arrays clean.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/array.h"
+
+#define ENGINE_RING_ENTRIES 256
+#define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
+#define ENGINE_THREAD_TICK_MS 20
+
+uint64_t engine_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *reactor_thread(void *arg)
+{
+	struct engine_reactor *er = arg;
+
+	while (!atomic_load(&er->stop)) {
+		reactor_poll(&er->r, ENGINE_THREAD_TICK_MS);
+		if (er->r.index == 0)
+			engine_tick(er->e);
+	}
+	/* let what is still queued finish before the ring goes away */
+	while (er->r.in_flight || er->r.overflow_head || er->r.deferred_head)
+		reactor_poll(&er->r, ENGINE_THREAD_TICK_MS);
+	return NULL;
+}
+
+/* Wakes a reactor thread so that it sees its stop flag. */
+static void wake_noop(struct reactor *r, struct reactor_msg *m)
+{
+	(void)r;
+	free(m);
+}
+
+static void stop_threads(struct uraid_engine *e, unsigned started)
+{
+	for (unsigned i = 0; i < started; i++) {
+		struct engine_reactor *er = &e->reactors[i];
+		atomic_store(&er->stop, true);
+		struct reactor_msg *m = calloc(1, sizeof(*m));
+		if (m) {
+			m->fn = wake_noop;
+			reactor_post(&er->r, m);
+		}
+		pthread_join(er->thread, NULL);
+	}
+}
+
+int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine **out)
+{
+	struct uraid_engine_opts def = { 0 };
+	if (!o)
+		o = &def;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned n = o->reactors ? o->reactors : (unsigned)(cpus > 0 ? cpus : 1);
+	unsigned entries = o->ring_entries ? o->ring_entries : ENGINE_RING_ENTRIES;
+
+	struct uraid_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->reactors = calloc(n, sizeof(*e->reactors));
+	if (!e->reactors) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->flags = o->flags;
+	pthread_mutex_init(&e->lock, NULL);
+	int rc = 0;
+	unsigned i;
+	for (i = 0; i < n; i++) {
+		struct engine_reactor *er = &e->reactors[i];
+		er->e = e;
+		bufpool_init(&er->pool, ENGINE_POOL_CACHE);
+		rc = reactor_init(&er->r, i, entries);
+		if (rc) {
+			bufpool_fini(&er->pool);
+			break;
+		}
+	}
+	e->nreactors = i;
+	if (!rc && (o->flags & URAID_ENGINE_THREADS)) {
+		for (i = 0; i < n; i++) {
+			rc = -pthread_create(&e->reactors[i].thread, NULL, reactor_thread,
+					     &e->reactors[i]);
+			if (rc)
+				break;
+		}
+		if (rc)
+			stop_threads(e, i);
+	}
+	if (rc) {
+		e->flags &= ~URAID_ENGINE_THREADS;
+		uraid_engine_destroy(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+static void free_lists(struct engine_reactor *er)
+{
+	while (er->free_reqs) {
+		struct array_req *rq = er->free_reqs;
+		er->free_reqs = rq->next;
+		free(rq);
+	}
+	mio_free_lists(er);
+}
+
+void uraid_engine_destroy(struct uraid_engine *e)
+{
+	if (!e)
+		return;
+	if (e->flags & URAID_ENGINE_THREADS)
+		stop_threads(e, e->nreactors);
+	for (unsigned i = 0; i < e->nreactors; i++) {
+		struct engine_reactor *er = &e->reactors[i];
+		reactor_fini(&er->r);
+		free_lists(er);
+		bufpool_fini(&er->pool);
+	}
+	pthread_mutex_destroy(&e->lock);
+	free(e->reactors);
+	free(e);
+}
+
+unsigned uraid_engine_reactors(const struct uraid_engine *e)
+{
+	return e->nreactors;
+}
+
+int uraid_engine_poll(struct uraid_engine *e, unsigned reactor, int timeout_ms)
+{
+	if (reactor >= e->nreactors)
+		return -EINVAL;
+	int n = reactor_poll(&e->reactors[reactor].r, timeout_ms);
+	if (reactor == 0)
+		engine_tick(e);
+	return n;
+}
+
+void engine_tick(struct uraid_engine *e)
+{
+	uint64_t now = engine_now_ns();
+
+	pthread_mutex_lock(&e->lock);
+	for (struct array *a = e->arrays; a; a = a->next)
+		array_idle_check(a, now);
+	pthread_mutex_unlock(&e->lock);
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Superblock state changes as md makes them (reference/md-format.md §1.6-§1.9,
+ * §1.12, §2.5; kernel md_update_sb, sync_sbs, super_1_sync,
+ * md_bitmap_update_sb): clean <-> active, member failure, corrected reads.
+ * Every update writes the bitmap header first, then the superblocks, each
+ * synchronously; a member whose superblock cannot be written is failed and
+ * the update repeated without it, as md does.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/array.h"
+
+/* Feature bits that are the array's, not the member's (§1.9). */
+#define ARRAY_FEATURES                                                                   \
+	(URAID_FEATURE_BITMAP_OFFSET | URAID_FEATURE_RESHAPE_ACTIVE |                       \
+	 URAID_FEATURE_RESHAPE_BACKWARDS | URAID_FEATURE_CLUSTERED | URAID_FEATURE_JOURNAL | \
+	 URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS | URAID_FEATURE_RAID0_LAYOUT)
+/* What a member waiting for its slot keeps of its own bits (super_1_sync). */
+#define PENDING_FEATURES                                                                 \
+	(URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP | URAID_FEATURE_REPLACEMENT)
+
+static bool attached(const struct array *a, unsigned i)
+{
+	return a->members[i] && a->members[i]->fd >= 0 &&
+	       a->member_state[i] != URAID_MEMBER_STALE &&
+	       a->member_state[i] != URAID_MEMBER_MISSING;
+}
+
+/* Superblocks go to attached members that are not faulty (md_update_sb). */
+static bool writable(const struct array *a, unsigned i)
+{
+	return attached(a, i) && a->member_state[i] != URAID_MEMBER_FAULTY;
+}
+
+/* md's raid_disk >= 0: in a slot, or waiting for one. */
+static bool has_role_slot(const struct array *a, unsigned i)
+{
+	return a->member_state[i] == URAID_MEMBER_IN_SYNC ||
+	       (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] >= 0);
+}
+
+/* super_1_sync: what dev_roles says of an attached member. */
+static uint16_t role_now(const struct array *a, unsigned i)
+{
+	switch (a->member_state[i]) {
+	case URAID_MEMBER_IN_SYNC:
+		return (uint16_t)a->member_slot[i];
+	case URAID_MEMBER_FAULTY:
+		return URAID_ROLE_FAULTY;
+	case URAID_MEMBER_SPARE:
+		return a->member_pending_slot[i] >= 0 ? (uint16_t)a->member_pending_slot[i]
+						      : URAID_ROLE_SPARE;
+	default:
+		return URAID_ROLE_SPARE;
+	}
+}
+
+static void recount_degraded(struct array *a)
+{
+	unsigned missing = 0;
+	for (unsigned s = 0; s < a->geom.raid_disks; s++)
+		missing += !slot_ok(a, s);
+	atomic_store(&a->degraded, missing);
+}
+
+static int member_index(const struct array *a, const struct member *m)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (m && a->members[i] == m)
+			return (int)i;
+	return -1;
+}
+
+/* A metadata write to member i failed: it becomes faulty (md_error from the sb write). */
+static void fail_member(struct array *a, unsigned i, int err, const char *what)
+{
+	struct member *m = a->members[i];
+	int s = a->member_slot[i];
+
+	fprintf(stderr, "uraid: %s: %s write failed: %s; marking the member faulty\n", m->path,
+		what, strerror(-err));
+	a->member_state[i] = URAID_MEMBER_FAULTY;
+	a->member_pending_slot[i] = -1;
+	if (s >= 0 && a->slot[s].m == m)
+		a->slot[s].state = URAID_MEMBER_FAULTY;
+	recount_degraded(a);
+}
+
+/* The array superblock with member i's own fields, as super_1_sync writes it. */
+static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
+{
+	const struct uraid_sb *own = &a->member_sb[i];
+	bool pending = a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] >= 0;
+
+	*out = a->sb;
+	out->feature_map = (a->sb.feature_map & ARRAY_FEATURES) |
+			   (pending ? own->feature_map & PENDING_FEATURES : 0);
+	out->data_offset = own->data_offset;
+	out->data_size = own->data_size;
+	out->super_offset = own->super_offset;
+	out->recovery_offset = (out->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
+				       ? own->recovery_offset : 0;
+	out->dev_number = own->dev_number;
+	out->cnt_corrected_read = own->cnt_corrected_read;
+	memcpy(out->device_uuid, own->device_uuid, 16);
+	out->devflags = own->devflags;
+	out->bblog_shift = own->bblog_shift;
+	out->bblog_size = own->bblog_size;
+	out->bblog_offset = own->bblog_offset;
+	out->new_offset = own->new_offset;
+	out->pad0 = 0;
+	memset(out->pad3, 0, sizeof(out->pad3));
+}
+
+/* dev_roles from who is attached now (super_1_sync), growing max_dev if needed. */
+static void sync_roles(struct array *a)
+{
+	struct uraid_sb *sb = &a->sb;
+	uint32_t max_dev = sb->max_dev;
+
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (attached(a, i) && a->member_sb[i].dev_number < URAID_SB_MAX_DEV &&
+		    a->member_sb[i].dev_number + 1 > max_dev)
+			max_dev = a->member_sb[i].dev_number + 1;
+	sb->max_dev = max_dev;
+	for (uint32_t d = 0; d < max_dev; d++)
+		sb->dev_roles[d] = URAID_ROLE_SPARE;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (attached(a, i) && a->member_sb[i].dev_number < max_dev)
+			sb->dev_roles[a->member_sb[i].dev_number] = role_now(a, i);
+}
+
+/* Should member i be left alone on this update? (sync_sbs with nospares) */
+static bool skip_spare(const struct array *a, unsigned i, bool nospares)
+{
+	uint64_t ev = a->member_sb[i].events;
+	return !has_role_slot(a, i) &&
+	       (ev == a->sb.events || (nospares && ev + 1 == a->sb.events));
+}
+
+/* Bitmap header (events = sb events) to members with a slot: md_bitmap_update_sb. */
+static int write_bitmaps(struct array *a, int *failed)
+{
+	alignas(4096) uint8_t buf[512];
+	struct uraid_bitmap_sb *bm = &a->bitmap;
+
+	/* a stale header keeps its events: md must keep treating every bit as set */
+	if (!a->bitmap_stale)
+		bm->events = a->sb.events;
+	if (bm->events_cleared > a->sb.events)
+		bm->events_cleared = a->sb.events;    /* "rocking back to read-only" */
+	bm->state &= ~URAID_BITMAP_STATE_WRITE_ERROR;
+	memset(buf, 0, sizeof(buf));
+	uraid_bitmap_encode(bm, buf);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!writable(a, i) || !has_role_slot(a, i))
+			continue;
+		int64_t at = (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
+		int rc = at < 0 ? -EINVAL
+				: member_pwrite_sync(a->members[i], buf, URAID_BITMAP_HEADER_BYTES,
+						     (uint64_t)at);
+		if (rc) {
+			fail_member(a, i, rc, "bitmap header");
+			*failed = 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * One md_update_sb: bitmap header, then every superblock. Returns 0 when
+ * every member still writable holds the new superblock; members that failed
+ * are marked faulty and the update is repeated (events+1) without them.
+ */
+static int meta_write(struct array *a, bool nospares)
+{
+	alignas(4096) uint8_t buf[URAID_SB_BYTES];
+	struct uraid_sb sb;
+
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	for (unsigned round = 0; round <= a->nmembers; round++) {
+		int failed = 0;
+		unsigned written = 0;
+
+		sync_roles(a);
+		a->sb.utime = (uint64_t)time(NULL);
+		if (a->has_bitmap)
+			write_bitmaps(a, &failed);
+		for (unsigned i = 0; i < a->nmembers; i++) {
+			if (!writable(a, i) || skip_spare(a, i, nospares))
+				continue;
+			compose(a, i, &sb);
+			uraid_sb_encode(&sb, buf);
+			size_t len = uraid_sb_write_bytes(sb.max_dev);
+			int rc = member_pwrite_sync(a->members[i], buf, len, sb.super_offset);
+			if (rc) {
+				fail_member(a, i, rc, "superblock");
+				failed = 1;
+				continue;
+			}
+			a->member_sb[i] = sb;
+			written++;
+		}
+		if (!failed)
+			return 0;
+		if (!written) {
+			bool any = false;
+			for (unsigned i = 0; i < a->nmembers; i++)
+				any |= writable(a, i);
+			if (!any)
+				return -EIO;
+		}
+		/* md_error set MD_SB_CHANGE_DEVS: another update, going forward */
+		a->sb.events++;
+		a->last_update_was_dirty = false;
+		nospares = false;
+	}
+	return -EIO;
+}
+
+int meta_write_all(struct array *a)
+{
+	return meta_write(a, false);
+}
+
+int meta_mark_active(struct array *a)
+{
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	/* md_update_sb: a pure clean/dirty change leaves spares alone unless degraded */
+	bool nospares = atomic_load(&a->degraded) == 0;
+	a->sb.resync_offset = 0;
+	a->sb.events++;
+	a->last_update_was_dirty = nospares;
+	int rc = meta_write(a, nospares);
+	if (rc == 0)
+		a->clean = false;
+	return rc;
+}
+
+int meta_mark_clean(struct array *a)
+{
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	bool nospares = atomic_load(&a->degraded) == 0;
+	uint64_t checkpoint = a->resync_needed ? a->resync_checkpoint : URAID_MAX_SECTOR;
+	uint64_t old_offset = a->sb.resync_offset;
+
+	a->sb.resync_offset = checkpoint;
+	if (nospares && checkpoint == URAID_MAX_SECTOR && a->last_update_was_dirty &&
+	    a->sb.events != 1) {
+		/* roll back to the previous clean state's count (can_decrease_events) */
+		a->sb.events--;
+		a->last_update_was_dirty = false;
+	} else {
+		a->sb.events++;
+		a->last_update_was_dirty = nospares;
+	}
+	int rc = meta_write(a, nospares);
+	if (rc == 0) {
+		a->clean = checkpoint == URAID_MAX_SECTOR;
+	} else {
+		/* not known to be clean anywhere: keep writing "active" */
+		a->sb.resync_offset = old_offset;
+		a->last_update_was_dirty = false;
+	}
+	return rc;
+}
+
+/* md's per-level rule: RAID 4/5/6 always record the failure; the others keep
+   their last working copy rather than fail it (raid0/1/10 _error). */
+static bool records_fatal_failure(int level)
+{
+	return level == URAID_LEVEL_4 || level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
+}
+
+bool array_fail_slot(struct array *a, unsigned slot, int err)
+{
+	bool ok;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (slot >= a->geom.raid_disks || !slot_ok(a, slot)) {
+		ok = array_level_survives(a);
+		pthread_mutex_unlock(&a->meta_lock);
+		return ok;
+	}
+	struct member *m = a->slot[slot].m;
+	int i = member_index(a, m);
+
+	a->slot[slot].state = URAID_MEMBER_FAULTY;
+	ok = array_level_survives(a);
+	if (!ok && !records_fatal_failure(a->geom.level)) {
+		a->slot[slot].state = URAID_MEMBER_IN_SYNC;
+		fprintf(stderr, "uraid: %s: I/O error (%s) on the last working copy of slot %u; "
+			"not failing it\n", m->path, strerror(err < 0 ? -err : err), slot);
+		pthread_mutex_unlock(&a->meta_lock);
+		return false;
+	}
+	fprintf(stderr, "uraid: %s: write error (%s), slot %u failed; array continues %s\n",
+		m->path, strerror(err < 0 ? -err : err), slot,
+		ok ? "degraded" : "no further (too many failed)");
+	if (i >= 0)
+		a->member_state[i] = URAID_MEMBER_FAULTY;   /* member_slot keeps the slot it had */
+	recount_degraded(a);
+	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
+		a->sb.events++;
+		a->last_update_was_dirty = false;
+		meta_write(a, false);   /* members that fail it are failed inside */
+		ok = array_level_survives(a);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return ok;
+}
+
+void array_read_corrected(struct array *a, unsigned slot)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	if (slot < a->geom.raid_disks) {
+		struct member *m = a->slot[slot].m;
+		int i = member_index(a, m);
+		if (i >= 0) {
+			a->member_sb[i].cnt_corrected_read++;   /* written at the next update */
+			atomic_fetch_add(&m->corrected_reads, 1);
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RAID 4/5/6 inside the engine: the stripe lock table (stripe.c) and the
+ * write planner (raid5.c), shared with tests/unit/test_raid5.c.
+ */
+#ifndef URAID_ENGINE_RAID5_PRIV_H
+#define URAID_ENGINE_RAID5_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/array.h"
+#include "io/reactor.h"
+
+/* ---- stripe locks (stripe.c) ---- */
+
+/*
+ * One holder of, or waiter for, one stripe row. Embed it in the state of the
+ * operation that needs the row; nothing is allocated. While held, the entry
+ * is in its bucket's list and carries the FIFO queue of its waiters; on
+ * release the first waiter becomes the holder (hand-over, so no one can jump
+ * the queue) and its msg is posted to its own reactor.
+ */
+struct stripe_lk {
+	uint64_t stripe;
+	struct stripe_lk *next;                 /* bucket list, or waiter queue */
+	struct stripe_lk *wait_head, *wait_tail; /* waiters, while held */
+	struct reactor *r;                      /* where msg runs when granted */
+	struct reactor_msg msg;                 /* msg.fn set by the owner */
+};
+
+struct stripe_bucket {
+	pthread_mutex_t lock;
+	struct stripe_lk *held;
+} __attribute__((aligned(64)));
+
+struct stripe_table {
+	struct stripe_bucket *b;
+	uint32_t mask;                          /* buckets - 1 (a power of two) */
+};
+
+/* nbuckets is rounded up to a power of two. 0 or -ENOMEM. */
+int stripe_table_init(struct stripe_table *t, unsigned nbuckets);
+void stripe_table_fini(struct stripe_table *t);
+
+/*
+ * Take stripe for lk. Returns true when the lock is held on return (lk->msg
+ * is not used); false when lk was queued: lk->msg.fn then runs on r (through
+ * reactor_post) once lk holds the stripe. lk->msg.fn must be set before.
+ */
+bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
+		 struct reactor *r);
+/* Release a held lk; hands the stripe to the first waiter, if any. */
+void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk);
+
+/* ---- the write planner (raid5.c) ---- */
+
+/*
+ * How one unit of a stripe row (the same sector range in every chunk) is
+ * written:
+ * DIRECT  no live parity: write the live data chunks, nothing else;
+ * RCW     reconstruct-write: read the untouched data, compute P/Q afresh;
+ * RMW     read-modify-write: read old data of the written chunks and old
+ *         P/Q, update P/Q by the difference;
+ * FULL    read every readable block, rebuild the lost ones, compute P/Q
+ *         afresh (two lost data chunks on RAID 6, or after a read error,
+ *         whose block is then rewritten).
+ */
+enum r5_mode { R5_DIRECT, R5_RCW, R5_RMW, R5_FULL };
+
+struct r5_plan_in {
+	unsigned data_disks;
+	unsigned npar;                  /* 1 (RAID 4/5) or 2 (RAID 6) */
+	const uint8_t *written;         /* [data_disks]: 1 if the unit writes it */
+	const uint8_t *lost;            /* [data_disks]: 1 if it cannot be read */
+	bool p_lost, q_lost;            /* q_lost is ignored when npar == 1 */
+	bool force_full;                /* a read error happened: FULL */
+};
+
+struct r5_plan {
+	enum r5_mode mode;
+	unsigned reads;                 /* member reads the mode needs */
+	bool skip_q;                    /* FULL: Q is not read but recomputed */
+};
+
+/*
+ * Choose the mode with the fewest reads: RCW when the untouched data are all
+ * readable and it needs no more reads than RMW (so a full row needs none),
+ * else RMW when the written chunks are readable, else FULL. Returns 0, or
+ * -EIO when more blocks are lost than the parity covers.
+ */
+int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
+
+/* Largest unit in sectors (parity buffers; the zero block covers it). */
+#define R5_SEG_SECTORS 2048u
+
+/* ---- one piece (stripe.c): a stripe row's worth of one request ---- */
+
+/* what a piece does */
+enum { OP_READ, OP_WRITE, OP_ZERO, OP_DISCARD };
+
+/* per-slot flags of a piece */
+enum {
+	SF_BAD = 0x01,          /* a read failed: lost for reading, still written */
+	SF_HAVE = 0x02,         /* sbuf holds the unit's old content */
+	SF_WANT = 0x04,         /* read piece: this data chunk needs a rebuild */
+	SF_CORRECTED = 0x08,    /* rewritten after a read error */
+};
+
+struct r5_piece;
+
+struct r5_sio {
+	struct member_io mio;
+	struct r5_piece *pc;
+	uint32_t slot;
+};
+
+struct r5_piece {
+	struct r5_piece *next;          /* free list */
+	struct array_req *rq;
+	struct array *a;
+	struct r5_priv *priv;
+	int op;
+	uint8_t *buf;
+	uint64_t mbase;                 /* member sector of the row */
+	uint32_t r0, r1;                /* row-relative sectors of the piece */
+	uint32_t C, d, n, npar, nsyn;
+	int rw_flags;
+	int result;
+	unsigned outstanding;
+	bool new_bad;                   /* a read of this round failed */
+	bool locked;
+	struct stripe_lk lk;
+	void (*after_lock)(struct r5_piece *pc);
+	void (*after_io)(struct r5_piece *pc);
+	/* the unit being worked on */
+	uint32_t ux, uy, ulen;          /* within-chunk sectors, bytes */
+	uint32_t next_x, end_x;
+	uint32_t cut[4];
+	unsigned ncut;
+	struct r5_plan plan;
+	/* per slot / per data index, sized at allocation */
+	int16_t *didx;                  /* slot -> data index; -1 P, -2 Q */
+	uint8_t *sflag;                 /* slot -> SF_* */
+	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
+	uint8_t *wr, *dl;               /* data index -> written, lost */
+	void **blocks;                  /* nsyn + 2 */
+	struct r5_sio *sio;             /* slot -> member I/O */
+	struct uraid_stripe st;
+};
+
+struct r5_cache {
+	struct r5_piece *free;
+} __attribute__((aligned(64)));
+
+struct r5_priv {
+	struct stripe_table locks;
+	void *zero;                     /* R5_SEG_SECTORS of zeroes, read only */
+	unsigned nreactors;
+	struct r5_cache *cache;
+};
+
+static inline bool r5_live(const struct r5_piece *pc, unsigned s)
+{
+	return slot_ok(pc->a, s);
+}
+
+/* A piece from the reactor's free list (allocated on first need); NULL: ENOMEM. */
+struct r5_piece *r5_piece_get(struct array_req *rq);
+/* Fill pc for one piece of rq; 0 or -EINVAL. */
+int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t sector,
+		   uint32_t nsect, uint8_t *buf);
+/* Release buffers and the lock, count corrected reads, complete the piece. */
+void r5_piece_finish(struct r5_piece *pc, int res);
+/* Take the row's stripe lock, then run next (now, or later on this reactor). */
+void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc));
+/*
+ * Member I/O of slot s; pc->after_io runs when the last one of a round is
+ * done. A failed read marks the slot SF_BAD and sets new_bad; a failed write
+ * fails the member (array_fail_slot) and, if the array cannot go on, makes
+ * the piece's result -EIO; a failed discard sets new_bad.
+ */
+void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
+	       uint64_t sector, uint32_t bytes);
+/* Within-chunk range [*s,*e) of data chunk k the piece covers; false: none. */
+bool r5_chunk_range(const struct r5_piece *pc, unsigned k, uint32_t *s, uint32_t *e);
+/* Does the piece write data chunk k over all of [x,y)? */
+bool r5_writes_range(const struct r5_piece *pc, unsigned k, uint32_t x, uint32_t y);
+/* Zeroes of at least a unit, 4096-aligned. */
+void *r5_zero(struct r5_piece *pc);
+/* New content of data chunk k over the current unit. */
+void *r5_new_data(struct r5_piece *pc, unsigned k);
+/* Get slot s's unit buffer; false when out of memory. */
+bool r5_need_buf(struct r5_piece *pc, unsigned s);
+/* Return the unit buffers, forget what they held. */
+void r5_bufs_put(struct r5_piece *pc);
+/* pc->blocks in recovery order: old data (new where written if use_new), P, Q. */
+void r5_fill_blocks(struct r5_piece *pc, bool use_new);
+/* Rebuild every block not read in this unit (at most npar); 0 or -EIO. */
+int r5_rebuild(struct r5_piece *pc);
+/* Read slot s's unit into its buffer unless it holds it already. */
+void r5_read_slot(struct r5_piece *pc, unsigned s);
+
+#endif

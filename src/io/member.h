@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A member device as the data path sees it: an open file descriptor
+ * (O_DIRECT where the file system allows), its data area, counters, and an
+ * optional injected fault. I/O addresses are member sectors relative to the
+ * data offset, as the geometry gives them.
+ */
+#ifndef URAID_IO_MEMBER_H
+#define URAID_IO_MEMBER_H
+
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uraid/engine.h>
+#include "io/reactor.h"
+
+struct member {
+	char path[256];
+	int fd;
+	bool direct;                /* opened with O_DIRECT */
+	bool blockdev;
+	uint32_t dio_align;         /* O_DIRECT offset/length alignment in bytes (512, 4096):
+	                               member_submit READ/WRITE must respect it when direct */
+	uint64_t dev_sectors;
+	uint64_t data_offset;       /* sectors */
+	/* counters, updated from any reactor */
+	_Atomic uint64_t reads, writes, read_bytes, write_bytes;
+	_Atomic uint64_t read_errors, write_errors, corrected_reads;
+	/* fault injection: the fault is replaced whole under fault_lock */
+	pthread_mutex_t fault_lock;
+	struct uraid_fault fault;
+	_Atomic bool has_fault;
+	_Atomic uint64_t fault_rng;
+};
+
+/*
+ * Open path read-write (read-only with readonly) with O_DIRECT, falling back
+ * to buffered I/O with a warning on stderr only when the file system refuses
+ * O_DIRECT (EINVAL). Block devices are opened O_EXCL. Sets dev_sectors,
+ * dio_align; data_offset starts at 0 (the caller sets it). 0 or -errno with
+ * the reason in err; after a failure m->fd is -1 and member_close is a no-op.
+ */
+int member_open(struct member *m, const char *path, bool readonly, bool buffered,
+		char *err, size_t errlen);
+void member_close(struct member *m);
+
+enum member_op { MEMBER_READ, MEMBER_WRITE, MEMBER_FLUSH, MEMBER_DISCARD };
+
+/* One member I/O; embed, set the fields, call member_submit. */
+struct member_io {
+	struct io_op op;            /* internal: member_submit sets op.cb */
+	enum member_op kind;
+	void *buf;
+	uint32_t len;               /* bytes, multiple of 512 */
+	uint64_t sector;            /* relative to data_offset */
+	int rw_flags;               /* RWF_DSYNC for FUA */
+	struct member *m;
+	void (*done)(struct member_io *mio, int res);
+	uint32_t done_bytes;        /* short transfers are continued internally */
+	struct reactor *r;          /* internal: set by member_submit */
+};
+
+/*
+ * Issue mio on reactor r: applies an injected fault, retries short
+ * transfers, counts, and calls mio->done(mio, 0 or -errno) from r's poll.
+ * DISCARD punches a hole in a file (reads back zeroes) or issues BLKDISCARD
+ * on a block device (synchronously; -EOPNOTSUPP is passed on, not counted as
+ * an error). Counters: reads/writes and bytes on success, read_errors or
+ * write_errors (FLUSH, DISCARD count as writes) on failure. A fault fails the
+ * I/O (-EIO, VANISH -ENODEV) without touching the device. A read that hits
+ * the end of the device is -EIO.
+ */
+void member_submit(struct reactor *r, struct member_io *mio);
+
+/* Replace the member's fault (kind NONE clears it). */
+void member_set_fault(struct member *m, const struct uraid_fault *f);
+
+/*
+ * Synchronous whole-buffer I/O for metadata (superblocks, bitmap) at an
+ * absolute device sector (not relative to data_offset); a write is durable
+ * (fdatasync) when it returns. Any buffer, length multiple of 512: unaligned
+ * O_DIRECT cases go through a bounce buffer (read-modify-write). Only a
+ * VANISH fault applies (-ENODEV). Failures count in read/write_errors, successes
+ * are not counted (the counters are the data path's). 0, -errno, -EIO at the
+ * end of the device.
+ */
+int member_pwrite_sync(struct member *m, const void *buf, size_t len, uint64_t dev_sector);
+int member_pread_sync(struct member *m, void *buf, size_t len, uint64_t dev_sector);
+
+#endif

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/* Asynchronous member I/O: faults, short-transfer continuation, counters. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+
+#include "io/member_internal.h"
+
+#define MEMBER_IO(op_) ((struct member_io *)((char *)(op_) - offsetof(struct member_io, op)))
+
+/* Every member_io ends here, from the reactor's poll. */
+static void member_io_finish(struct member_io *mio, int res)
+{
+	struct member *m = mio->m;
+
+	if (res < 0) {
+		/* An unsupported discard is not a failing device. */
+		if (!(mio->kind == MEMBER_DISCARD && res == -EOPNOTSUPP))
+			atomic_fetch_add(mio->kind == MEMBER_READ ? &m->read_errors
+								  : &m->write_errors, 1);
+	} else if (mio->kind == MEMBER_READ) {
+		atomic_fetch_add(&m->reads, 1);
+		atomic_fetch_add(&m->read_bytes, mio->len);
+	} else if (mio->kind == MEMBER_WRITE) {
+		atomic_fetch_add(&m->writes, 1);
+		atomic_fetch_add(&m->write_bytes, mio->len);
+	}
+	mio->done(mio, res < 0 ? res : 0);
+}
+
+/* Issue (the rest of) a read or write. */
+static void member_io_issue_rw(struct member_io *mio)
+{
+	struct member *m = mio->m;
+	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	char *buf = (char *)mio->buf + mio->done_bytes;
+	uint32_t left = mio->len - mio->done_bytes;
+
+	if (mio->kind == MEMBER_READ)
+		reactor_read(mio->r, &mio->op, m->fd, buf, left, off);
+	else
+		reactor_write(mio->r, &mio->op, m->fd, buf, left, off, mio->rw_flags);
+}
+
+static void member_io_cb(struct io_op *op, int res)
+{
+	struct member_io *mio = MEMBER_IO(op);
+
+	if (res > 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE)) {
+		mio->done_bytes += (uint32_t)res;
+		if (mio->done_bytes < mio->len) {
+			member_io_issue_rw(mio);        /* short transfer: go on */
+			return;
+		}
+		res = 0;
+	} else if (res == 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE) &&
+		   mio->done_bytes < mio->len) {
+		res = -EIO;                             /* end of device */
+	}
+	member_io_finish(mio, res);
+}
+
+static int member_discard_blockdev(struct member *m, uint64_t off, uint64_t len)
+{
+	uint64_t range[2] = { off, len };
+
+	return ioctl(m->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+}
+
+void member_submit(struct reactor *r, struct member_io *mio)
+{
+	struct member *m = mio->m;
+	uint64_t off = (m->data_offset + mio->sector) * 512;
+	int rc;
+
+	mio->r = r;
+	mio->done_bytes = 0;
+	mio->op.cb = member_io_cb;
+	mio->op.next = NULL;
+
+	rc = member_fault_check(m, mio->kind, mio->sector, ((uint64_t)mio->len + 511) / 512);
+	if (rc == 0 && m->fd < 0)
+		rc = -EBADF;
+	if (rc == 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE ||
+			mio->kind == MEMBER_DISCARD) && (mio->len == 0 || mio->len % 512))
+		rc = -EINVAL;
+	if (rc < 0) {
+		reactor_complete(r, &mio->op, rc);
+		return;
+	}
+
+	switch (mio->kind) {
+	case MEMBER_READ:
+	case MEMBER_WRITE:
+		member_io_issue_rw(mio);
+		break;
+	case MEMBER_FLUSH:
+		reactor_fsync(r, &mio->op, m->fd);
+		break;
+	case MEMBER_DISCARD:
+		if (m->blockdev)
+			reactor_complete(r, &mio->op, member_discard_blockdev(m, off, mio->len));
+		else
+			reactor_fallocate(r, &mio->op, m->fd,
+					  FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, mio->len);
+		break;
+	default:
+		reactor_complete(r, &mio->op, -EINVAL);
+		break;
+	}
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/* Opening a member and the synchronous metadata I/O on it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "io/member_internal.h"
+
+static void member_reset(struct member *m, const char *path)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->path, sizeof(m->path), "%s", path);
+	m->fd = -1;
+	m->dio_align = 512;
+	atomic_init(&m->reads, 0);
+	atomic_init(&m->writes, 0);
+	atomic_init(&m->read_bytes, 0);
+	atomic_init(&m->write_bytes, 0);
+	atomic_init(&m->read_errors, 0);
+	atomic_init(&m->write_errors, 0);
+	atomic_init(&m->corrected_reads, 0);
+	atomic_init(&m->has_fault, false);
+	atomic_init(&m->fault_rng, 0);
+	m->fault.kind = URAID_FAULT_NONE;
+}
+
+/* Alignment O_DIRECT needs on this fd: logical block size or the file's DIO offset alignment. */
+static uint32_t member_dio_align(int fd, bool blockdev)
+{
+	int lbs = 0;
+	struct statx stx;
+
+	if (blockdev) {
+		if (ioctl(fd, BLKSSZGET, &lbs) == 0 && lbs >= 512)
+			return (uint32_t)lbs;
+		return 512;
+	}
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 &&
+	    (stx.stx_mask & STATX_DIOALIGN) && stx.stx_dio_offset_align >= 512)
+		return stx.stx_dio_offset_align;
+	return 512;
+}
+
+int member_open(struct member *m, const char *path, bool readonly, bool buffered,
+		char *err, size_t errlen)
+{
+	struct stat st;
+	uint64_t bytes = 0;
+	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
+	int fd, rc;
+
+	member_reset(m, path);
+	pthread_mutex_init(&m->fault_lock, NULL);
+	if (strlen(path) >= sizeof(m->path))
+		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+	if (stat(path, &st) < 0) {
+		rc = -errno;
+		return uraid_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
+	}
+	m->blockdev = S_ISBLK(st.st_mode);
+	if (!m->blockdev && !S_ISREG(st.st_mode))
+		return uraid_errf(err, errlen, -EINVAL,
+				  "%s: not a block device or regular file", path);
+	if (m->blockdev)
+		flags |= O_EXCL;
+
+	fd = open(path, flags | (buffered ? 0 : O_DIRECT));
+	if (fd < 0 && errno == EINVAL && !buffered) {
+		fd = open(path, flags);
+		if (fd >= 0)
+			fprintf(stderr, "uraid: warning: %s: O_DIRECT refused by the file system, "
+				"using buffered I/O\n", path);
+	} else if (fd >= 0 && !buffered) {
+		m->direct = true;
+	}
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -EBUSY && m->blockdev)
+			return uraid_errf(err, errlen, rc, "%s: device is in use "
+					  "(mounted, or a member of a running array)", path);
+		return uraid_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return uraid_errf(err, errlen, rc, "%s: fstat: %s", path, strerror(-rc));
+	}
+	if (m->blockdev) {
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0) {
+			rc = -errno;
+			close(fd);
+			return uraid_errf(err, errlen, rc, "%s: BLKGETSIZE64: %s", path,
+					  strerror(-rc));
+		}
+	} else {
+		bytes = (uint64_t)st.st_size;
+	}
+	m->fd = fd;
+	m->dev_sectors = bytes / 512;
+	m->dio_align = member_dio_align(fd, m->blockdev);
+	return 0;
+}
+
+void member_close(struct member *m)
+{
+	if (m->fd < 0)
+		return;
+	close(m->fd);
+	m->fd = -1;
+	pthread_mutex_destroy(&m->fault_lock);
+}
+
+/* pread/pwrite the whole range, continuing short transfers. */
+static int full_rw(int fd, bool write, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
+				  : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;        /* end of device */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * O_DIRECT needs buffer, offset and length aligned; when the caller's are not,
+ * go through an aligned bounce buffer covering the enclosing blocks (reading
+ * them first for a write: read-modify-write).
+ */
+static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, uint64_t off)
+{
+	uint64_t a = m->direct ? m->dio_align : 1, start, end;
+	void *bounce;
+	int rc;
+
+	if (m->fd < 0)
+		return -EBADF;
+	if (len == 0)
+		return 0;
+	if (!m->direct || (off % a == 0 && len % a == 0 && (uintptr_t)buf % 4096 == 0))
+		return full_rw(m->fd, write, buf, len, off);
+
+	start = off / a * a;
+	end = (off + len + a - 1) / a * a;
+	if (posix_memalign(&bounce, a > 4096 ? a : 4096, end - start))
+		return -ENOMEM;
+	rc = 0;
+	if (!write || start != off || end != off + len)
+		rc = full_rw(m->fd, false, bounce, end - start, start);
+	if (rc == 0 && write) {
+		memcpy((char *)bounce + (off - start), buf, len);
+		rc = full_rw(m->fd, true, bounce, end - start, start);
+	} else if (rc == 0) {
+		memcpy(buf, (char *)bounce + (off - start), len);
+	}
+	free(bounce);
+	return rc;
+}
+
+int member_pwrite_sync(struct member *m, const void *buf, size_t len, uint64_t dev_sector)
+{
+	int rc = member_fault_check(m, MEMBER_WRITE, 0, 0);
+
+	if (rc == 0)
+		rc = member_rw_sync(m, true, (void *)buf, len, dev_sector * 512);
+	if (rc == 0 && fdatasync(m->fd) < 0)
+		rc = -errno;
+	if (rc < 0)
+		atomic_fetch_add(&m->write_errors, 1);
+	return rc;
+}
+
+int member_pread_sync(struct member *m, void *buf, size_t len, uint64_t dev_sector)
+{
+	int rc = member_fault_check(m, MEMBER_READ, 0, 0);
+
+	if (rc == 0)
+		rc = member_rw_sync(m, false, buf, len, dev_sector * 512);
+	if (rc < 0)
+		atomic_fetch_add(&m->read_errors, 1);
+	return rc;
+}

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The reactor: an io_uring, an overflow list for operations that found no
+ * ring space, a list of deferred completions, and an MPSC inbox woken through
+ * an eventfd that the ring itself reads.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "io/reactor.h"
+
+#define REACTOR_DEFAULT_ENTRIES 256
+
+static void reactor_event_cb(struct io_op *op, int res)
+{
+	(void)op;
+	(void)res;
+}
+
+int reactor_init(struct reactor *r, unsigned index, unsigned entries)
+{
+	struct io_uring_params p;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+	r->event_fd = -1;
+	atomic_init(&r->inbox, NULL);
+	if (entries == 0)
+		entries = REACTOR_DEFAULT_ENTRIES;
+
+	/*
+	 * Not COOP_TASKRUN/DEFER_TASKRUN: completion work runs in the task that
+	 * submitted, and the thread polling a reactor may change (setup on one
+	 * thread, a worker later); without an IPI a completion could then wait
+	 * for a thread that is not looking at the ring.
+	 */
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SUBMIT_ALL;
+	rc = io_uring_queue_init_params(entries, &r->ring, &p);
+	if (rc == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		rc = io_uring_queue_init_params(entries, &r->ring, &p);
+	}
+	if (rc < 0)
+		return rc;
+
+	/* Blocking on purpose: io_uring then polls it instead of failing with -EAGAIN. */
+	r->event_fd = eventfd(0, EFD_CLOEXEC);
+	if (r->event_fd < 0) {
+		rc = -errno;
+		io_uring_queue_exit(&r->ring);
+		return rc;
+	}
+	r->event_op.cb = reactor_event_cb;
+	return 0;
+}
+
+void reactor_fini(struct reactor *r)
+{
+	if (r->event_fd < 0)
+		return;
+	io_uring_queue_exit(&r->ring);
+	close(r->event_fd);
+	r->event_fd = -1;
+}
+
+/* Limit in flight to the CQ size so the kernel never has to hold back completions. */
+static uint64_t reactor_max_in_flight(const struct reactor *r)
+{
+	return r->ring.cq.ring_entries - 1;       /* one CQ slot for the eventfd read */
+}
+
+static bool reactor_try_issue(struct reactor *r, struct io_op *op)
+{
+	struct io_uring_sqe *sqe;
+
+	if (r->in_flight >= reactor_max_in_flight(r))
+		return false;
+	sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe)
+		return false;
+	switch (op->opcode) {
+	case IORING_OP_READ:
+		io_uring_prep_read(sqe, op->fd, op->buf, (unsigned)op->len, op->off);
+		break;
+	case IORING_OP_WRITE:
+		io_uring_prep_write(sqe, op->fd, op->buf, (unsigned)op->len, op->off);
+		sqe->rw_flags = op->rw_flags;
+		break;
+	case IORING_OP_FSYNC:
+		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
+		break;
+	case IORING_OP_FALLOCATE:
+		io_uring_prep_fallocate(sqe, op->fd, op->rw_flags, (off_t)op->off, (off_t)op->len);
+		break;
+	default:
+		io_uring_prep_nop(sqe);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, op);
+	r->in_flight++;
+	r->queued++;
+	return true;
+}
+
+static void reactor_queue(struct reactor *r, struct io_op *op)
+{
+	op->next = NULL;
+	if (!r->overflow_head && reactor_try_issue(r, op))
+		return;
+	if (r->overflow_tail)
+		r->overflow_tail->next = op;
+	else
+		r->overflow_head = op;
+	r->overflow_tail = op;
+}
+
+/* Move waiting operations into the ring while there is room; true if some remain. */
+static bool reactor_drain_overflow(struct reactor *r)
+{
+	while (r->overflow_head) {
+		struct io_op *op = r->overflow_head;
+
+		if (!reactor_try_issue(r, op))
+			return true;
+		r->overflow_head = op->next;
+		if (!r->overflow_head)
+			r->overflow_tail = NULL;
+		op->next = NULL;
+	}
+	return false;
+}
+
+void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32_t len,
+		  uint64_t off)
+{
+	op->opcode = IORING_OP_READ;
+	op->fd = fd;
+	op->buf = buf;
+	op->len = len;
+	op->off = off;
+	op->rw_flags = 0;
+	reactor_queue(r, op);
+}
+
+void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf, uint32_t len,
+		   uint64_t off, int rw_flags)
+{
+	op->opcode = IORING_OP_WRITE;
+	op->fd = fd;
+	op->buf = (void *)buf;
+	op->len = len;
+	op->off = off;
+	op->rw_flags = rw_flags;
+	reactor_queue(r, op);
+}
+
+void reactor_fsync(struct reactor *r, struct io_op *op, int fd)
+{
+	op->opcode = IORING_OP_FSYNC;
+	op->fd = fd;
+	op->buf = NULL;
+	op->len = 0;
+	op->off = 0;
+	op->rw_flags = 0;
+	reactor_queue(r, op);
+}
+
+void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
+		       uint64_t len)
+{
+	op->opcode = IORING_OP_FALLOCATE;
+	op->fd = fd;
+	op->buf = NULL;
+	op->len = len;
+	op->off = off;
+	op->rw_flags = mode;
+	reactor_queue(r, op);
+}
+
+void reactor_complete(struct reactor *r, struct io_op *op, int res)
+{
+	op->res = res;
+	op->next = NULL;
+	if (r->deferred_tail)
+		r->deferred_tail->next = op;
+	else
+		r->deferred_head = op;
+	r->deferred_tail = op;
+}
+
+void reactor_post(struct reactor *r, struct reactor_msg *m)
+{
+	struct reactor_msg *head = atomic_load_explicit(&r->inbox, memory_order_relaxed);
+	uint64_t one = 1;
+
+	do {
+		atomic_store_explicit(&m->next, head, memory_order_relaxed);
+	} while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, m,
+							memory_order_release,
+							memory_order_relaxed));
+	/* Only the post that found the inbox empty needs to wake the reactor. */
+	if (!head) {
+		while (write(r->event_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+			;
+	}
+}
+
+bool reactor_is_current(const struct reactor *r)
+{
+	return r->thread_known && pthread_equal(r->thread, pthread_self());
+}
+
+static void reactor_arm_event(struct reactor *r)
+{
+	struct io_uring_sqe *sqe;
+
+	if (r->event_armed)
+		return;
+	sqe = io_uring_get_sqe(&r->ring);
+	if (!sqe)
+		return;                 /* ring full: try again after the next submit */
+	io_uring_prep_read(sqe, r->event_fd, &r->event_buf, sizeof(r->event_buf), 0);
+	io_uring_sqe_set_data(sqe, &r->event_op);
+	r->event_armed = true;
+	r->queued++;
+}
+
+/*
+ * Hand the ring to the kernel; wait for a completion when asked. -ETIME,
+ * -EINTR, and -EAGAIN/-EBUSY (the kernel could not take more now: what is
+ * left stays in the SQ ring for the next call) are not errors here.
+ */
+static int reactor_submit(struct reactor *r, int wait_ms)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts;
+	int rc;
+
+	if (wait_ms == 0) {
+		rc = r->queued ? io_uring_submit(&r->ring) : 0;
+	} else if (wait_ms < 0) {
+		rc = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, NULL, NULL);
+	} else {
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
+		rc = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
+	}
+	r->queued = io_uring_sq_ready(&r->ring);
+	if (rc == -ETIME || rc == -EINTR || rc == -EAGAIN || rc == -EBUSY)
+		return 0;
+	return rc < 0 ? rc : 0;
+}
+
+static int reactor_reap(struct reactor *r)
+{
+	struct io_uring_cqe *cqe;
+	int ran = 0;
+
+	while (io_uring_peek_cqe(&r->ring, &cqe) == 0) {
+		struct io_op *op = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&r->ring, cqe);
+		if (op == &r->event_op) {
+			r->event_armed = false;
+			continue;
+		}
+		r->in_flight--;
+		op->cb(op, res);
+		ran++;
+	}
+	return ran;
+}
+
+static int reactor_run_inbox(struct reactor *r)
+{
+	struct reactor_msg *m = atomic_exchange_explicit(&r->inbox, NULL, memory_order_acquire);
+	struct reactor_msg *fifo = NULL, *next;
+	int ran = 0;
+
+	while (m) {                     /* the inbox is a stack: reverse into arrival order */
+		next = atomic_load_explicit(&m->next, memory_order_relaxed);
+		atomic_store_explicit(&m->next, fifo, memory_order_relaxed);
+		fifo = m;
+		m = next;
+	}
+	for (m = fifo; m; m = next) {
+		next = atomic_load_explicit(&m->next, memory_order_relaxed);
+		m->fn(r, m);
+		ran++;
+	}
+	return ran;
+}
+
+static int reactor_run_deferred(struct reactor *r)
+{
+	struct io_op *op = r->deferred_head, *next;
+	int ran = 0;
+
+	/* Only what was deferred before this point: a callback that defers runs next poll. */
+	r->deferred_head = r->deferred_tail = NULL;
+	for (; op; op = next) {
+		next = op->next;
+		op->next = NULL;
+		op->cb(op, op->res);
+		ran++;
+	}
+	return ran;
+}
+
+int reactor_poll(struct reactor *r, int timeout_ms)
+{
+	bool idle, more;
+	int ran = 0, rc;
+
+	r->thread = pthread_self();
+	r->thread_known = true;
+
+	/* Fill the ring from the overflow list, submitting as often as it fills. */
+	for (;;) {
+		more = reactor_drain_overflow(r);
+		if (!more || io_uring_sq_space_left(&r->ring) > 0)
+			break;
+		rc = reactor_submit(r, 0);
+		if (rc < 0)
+			return rc;
+		if (io_uring_sq_space_left(&r->ring) == 0)
+			break;
+	}
+	reactor_arm_event(r);
+
+	idle = r->in_flight == 0 && !r->overflow_head;
+	if (r->deferred_head || atomic_load_explicit(&r->inbox, memory_order_relaxed) ||
+	    (timeout_ms < 0 && idle))
+		timeout_ms = 0;
+	rc = reactor_submit(r, timeout_ms);
+	if (rc < 0)
+		return rc;
+
+	ran += reactor_reap(r);
+	ran += reactor_run_inbox(r);
+	ran += reactor_run_deferred(r);
+
+	/* Send what the callbacks queued now rather than at the next poll. */
+	reactor_drain_overflow(r);
+	reactor_arm_event(r);
+	if (r->queued) {
+		rc = reactor_submit(r, 0);
+		if (rc < 0)
+			return rc;
+	}
+	return ran;
+}

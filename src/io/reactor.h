@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A reactor: one io_uring driven by one thread, with a queue for work handed
+ * over by other threads. Everything the engine does to a member goes through
+ * the reactor of the request that caused it; completions run on that
+ * reactor's thread.
+ *
+ * Operations never fail to queue: when the submission ring is full they wait
+ * in an overflow list and go out on the next poll. Callbacks run from
+ * reactor_poll() only, never from inside the call that queued the operation,
+ * so code can queue and then update its own state without reentrancy.
+ */
+#ifndef URAID_IO_REACTOR_H
+#define URAID_IO_REACTOR_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+struct reactor;
+
+/* Embed in the structure that waits for the result; res is as io_uring's cqe->res. */
+struct io_op {
+	void (*cb)(struct io_op *op, int res);
+	struct io_op *next;         /* overflow / deferred lists */
+	/* what to submit when it had to wait for ring space */
+	uint8_t opcode;
+	int fd;
+	void *buf;
+	uint64_t len;               /* 64-bit: fallocate ranges may exceed 4 GiB */
+	uint64_t off;
+	int rw_flags;               /* RWF_DSYNC for FUA writes */
+	int res;                    /* deferred completions */
+};
+
+/* Work handed over from another thread; fn runs on the reactor's thread. */
+struct reactor_msg {
+	void (*fn)(struct reactor *r, struct reactor_msg *m);
+	struct reactor_msg *_Atomic next;
+};
+
+struct reactor {
+	struct io_uring ring;
+	unsigned index;             /* in its engine */
+	pthread_t thread;           /* the thread polling it (set by reactor_poll) */
+	bool thread_known;
+	int event_fd;               /* wakes the ring when messages arrive */
+	uint64_t event_buf;
+	struct io_op event_op;
+	bool event_armed;
+	struct io_op *overflow_head, *overflow_tail;   /* waiting for ring space */
+	struct io_op *deferred_head, *deferred_tail;   /* completions to run */
+	struct reactor_msg *_Atomic inbox;             /* MPSC stack, reversed on drain */
+	unsigned queued;            /* SQEs prepared but not submitted */
+	uint64_t in_flight;         /* operations issued and not completed */
+};
+
+int reactor_init(struct reactor *r, unsigned index, unsigned entries);
+void reactor_fini(struct reactor *r);
+
+/* Queue operations (any of them may complete with a negative errno). */
+void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32_t len,
+		  uint64_t off);
+void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf, uint32_t len,
+		   uint64_t off, int rw_flags);
+void reactor_fsync(struct reactor *r, struct io_op *op, int fd);       /* fdatasync */
+void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
+		       uint64_t len);
+/* Complete op with res on the next poll, without any I/O (errors, no-ops). */
+void reactor_complete(struct reactor *r, struct io_op *op, int res);
+
+/*
+ * Submit queued operations, wait up to timeout_ms for one to complete
+ * (0: no wait, -1: until one completes), run completions, handed-over
+ * messages and deferred completions. With -1 and nothing in flight, queued or
+ * deferred it returns 0 at once rather than sleep forever; with a positive
+ * timeout it sleeps on the inbox too, so reactor_post wakes it. Returns the
+ * number of callbacks (and messages) run, or -errno.
+ */
+int reactor_poll(struct reactor *r, int timeout_ms);
+
+/* From any thread: run m->fn on r's thread at its next poll (wakes it). */
+void reactor_post(struct reactor *r, struct reactor_msg *m);
+
+/* Is the calling thread the one polling r? */
+bool reactor_is_current(const struct reactor *r);
+
+#endif

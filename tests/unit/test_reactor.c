@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reactor: many reads and writes in flight on a tmpfs file and a /tmp file,
+ * overflow beyond the ring size, deferred completions in order, posts from
+ * several threads, poll timeouts, reactor_is_current.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "io/reactor.h"
+#include "../support/check.h"
+
+#define SEED 0x5eed1234u
+#define BLK 4096
+#define NOPS 512
+
+struct rw_op {
+	struct io_op op;
+	int res;
+	int done;
+	unsigned order;
+};
+
+static unsigned completion_counter;
+
+static void rw_cb(struct io_op *op, int res)
+{
+	struct rw_op *o = (struct rw_op *)op;
+
+	o->res = res;
+	o->done++;
+	o->order = completion_counter++;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint32_t xorshift(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/* Poll until all n ops are done (bounded). */
+static void poll_all(struct reactor *r, struct rw_op *ops, int n)
+{
+	for (int tries = 0; tries < 100000; tries++) {
+		int left = 0;
+
+		for (int i = 0; i < n; i++)
+			left += !ops[i].done;
+		if (!left)
+			return;
+		int rc = reactor_poll(r, -1);
+		CHECK(rc >= 0, "poll: %d", rc);
+	}
+	CHECK(0, "operations did not complete");
+}
+
+static void test_file_io(const char *dir)
+{
+	char path[256];
+	struct reactor r;
+	struct rw_op *ops = calloc(NOPS, sizeof(*ops));
+	unsigned char *buf = NULL, *rb = NULL;
+	uint32_t seed = SEED;
+	int fd, direct = 1;
+
+	snprintf(path, sizeof(path), "%s/uraid-test-reactor-XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0) {
+		printf("skip %s: %s\n", dir, strerror(errno));
+		free(ops);
+		return;
+	}
+	close(fd);
+	fd = open(path, O_RDWR | O_DIRECT);
+	if (fd < 0) {
+		direct = 0;
+		fd = open(path, O_RDWR);
+	}
+	unlink(path);
+	CHECK(fd >= 0, "open %s", path);
+	CHECK(ftruncate(fd, (off_t)NOPS * BLK) == 0, "ftruncate");
+	if (posix_memalign((void **)&buf, 4096, (size_t)NOPS * BLK) ||
+	    posix_memalign((void **)&rb, 4096, (size_t)NOPS * BLK)) {
+		CHECK(0, "out of memory");
+		exit(1);
+	}
+	for (size_t i = 0; i < (size_t)NOPS * BLK; i++)
+		buf[i] = (unsigned char)xorshift(&seed);
+
+	/* a ring of 8 entries: most of the 512 writes wait in the overflow list */
+	CHECK(reactor_init(&r, 0, 8) == 0, "init");
+	completion_counter = 0;
+	for (int i = 0; i < NOPS; i++) {
+		ops[i].op.cb = rw_cb;
+		reactor_write(&r, &ops[i].op, fd, buf + (size_t)i * BLK, BLK, (uint64_t)i * BLK,
+			      i % 7 == 0 ? RWF_DSYNC : 0);
+	}
+	CHECK(r.overflow_head != NULL, "%s: expected an overflow with a ring of 8", dir);
+	CHECK(completion_counter == 0, "callbacks must not run before poll");
+	poll_all(&r, ops, NOPS);
+	for (int i = 0; i < NOPS; i++)
+		CHECK(ops[i].res == BLK && ops[i].done == 1, "%s write %d: res %d done %d", dir, i,
+		      ops[i].res, ops[i].done);
+	CHECK(r.in_flight == 0 && !r.overflow_head, "%s: idle after writes", dir);
+
+	/* read back in reverse order of offsets into a second buffer */
+	memset(rb, 0, (size_t)NOPS * BLK);
+	memset(ops, 0, NOPS * sizeof(*ops));
+	for (int i = NOPS - 1; i >= 0; i--) {
+		ops[i].op.cb = rw_cb;
+		reactor_read(&r, &ops[i].op, fd, rb + (size_t)i * BLK, BLK, (uint64_t)i * BLK);
+	}
+	poll_all(&r, ops, NOPS);
+	for (int i = 0; i < NOPS; i++)
+		CHECK(ops[i].res == BLK, "%s read %d: res %d", dir, i, ops[i].res);
+	CHECK(memcmp(buf, rb, (size_t)NOPS * BLK) == 0, "%s: data read back differs (seed %#x)",
+	      dir, SEED);
+
+	/* fdatasync and fallocate through the ring; a bad fd gives -EBADF */
+	memset(ops, 0, 3 * sizeof(*ops));
+	ops[0].op.cb = ops[1].op.cb = ops[2].op.cb = rw_cb;
+	reactor_fsync(&r, &ops[0].op, fd);
+	reactor_fallocate(&r, &ops[1].op, fd, 0, (uint64_t)NOPS * BLK, BLK);
+	reactor_read(&r, &ops[2].op, -1, rb, BLK, 0);
+	poll_all(&r, ops, 3);
+	CHECK(ops[0].res == 0, "%s fsync: %d", dir, ops[0].res);
+	CHECK(ops[1].res == 0, "%s fallocate: %d", dir, ops[1].res);
+	CHECK(ops[2].res == -EBADF, "%s bad fd: %d", dir, ops[2].res);
+	struct stat st;
+	CHECK(fstat(fd, &st) == 0 && st.st_size == (off_t)(NOPS + 1) * BLK, "%s: size after "
+	      "fallocate %lld", dir, (long long)st.st_size);
+
+	printf("%s: %d writes + %d reads through a ring of 8 (%s)\n", dir, NOPS, NOPS,
+	       direct ? "O_DIRECT" : "buffered");
+	reactor_fini(&r);
+	close(fd);
+	free(buf);
+	free(rb);
+	free(ops);
+}
+
+/* Deferred completions run in order, only from poll; one deferred from a callback runs later. */
+static struct reactor *defer_r;
+static struct rw_op defer_extra;
+
+static void defer_cb(struct io_op *op, int res)
+{
+	rw_cb(op, res);
+	if (res == 4)
+		reactor_complete(defer_r, &defer_extra.op, 99);
+}
+
+static void test_deferred(void)
+{
+	struct reactor r;
+	struct rw_op ops[10];
+
+	CHECK(reactor_init(&r, 1, 0) == 0, "init");
+	defer_r = &r;
+	memset(ops, 0, sizeof(ops));
+	memset(&defer_extra, 0, sizeof(defer_extra));
+	defer_extra.op.cb = rw_cb;
+	completion_counter = 0;
+	for (int i = 0; i < 10; i++) {
+		ops[i].op.cb = defer_cb;
+		reactor_complete(&r, &ops[i].op, i - 5 == 0 ? -EIO : i);
+	}
+	CHECK(completion_counter == 0, "deferred ran before poll");
+	int n = reactor_poll(&r, -1);
+	CHECK(n == 10, "first poll ran %d", n);
+	for (int i = 0; i < 10; i++) {
+		CHECK(ops[i].done == 1 && ops[i].order == (unsigned)i, "deferred %d: order %u",
+		      i, ops[i].order);
+		CHECK(ops[i].res == (i == 5 ? -EIO : i), "deferred %d: res %d", i, ops[i].res);
+	}
+	CHECK(defer_extra.done == 0, "completion deferred by a callback ran in the same poll");
+	n = reactor_poll(&r, -1);
+	CHECK(n == 1 && defer_extra.done == 1 && defer_extra.res == 99, "second poll: %d", n);
+	reactor_fini(&r);
+}
+
+/* Posts from several threads: every message runs once, each thread's in its order. */
+#define POSTERS 4
+#define POSTS 20000
+
+struct post_msg {
+	struct reactor_msg msg;
+	unsigned thread, seq;
+};
+
+struct post_ctx {
+	struct reactor *r;
+	struct post_msg *msgs;
+	unsigned thread;
+	unsigned last_seq[POSTERS];
+	unsigned count, bad_order, not_current;
+};
+
+static struct post_ctx *post_ctx;
+
+static void post_fn(struct reactor *r, struct reactor_msg *m)
+{
+	struct post_msg *pm = (struct post_msg *)m;
+	struct post_ctx *c = post_ctx;
+
+	if (!reactor_is_current(r))
+		c->not_current++;
+	if (pm->seq != c->last_seq[pm->thread] + 1)
+		c->bad_order++;
+	c->last_seq[pm->thread] = pm->seq;
+	c->count++;
+}
+
+struct poster {
+	pthread_t tid;
+	struct reactor *r;
+	struct post_msg *msgs;
+	unsigned thread;
+	bool current_seen;
+};
+
+static void *poster_main(void *arg)
+{
+	struct poster *p = arg;
+
+	if (reactor_is_current(p->r))
+		p->current_seen = true;
+	for (unsigned i = 0; i < POSTS; i++) {
+		struct post_msg *pm = &p->msgs[i];
+
+		pm->msg.fn = post_fn;
+		pm->thread = p->thread;
+		pm->seq = i + 1;
+		reactor_post(p->r, &pm->msg);
+		if (i % 1000 == 0)
+			usleep(100);
+	}
+	return NULL;
+}
+
+static void test_posts(void)
+{
+	struct reactor r;
+	struct post_ctx c;
+	struct poster ps[POSTERS];
+	struct post_msg *msgs = calloc((size_t)POSTERS * POSTS, sizeof(*msgs));
+
+	CHECK(reactor_init(&r, 2, 32) == 0, "init");
+	CHECK(!reactor_is_current(&r), "current before any poll");
+	CHECK(reactor_poll(&r, 0) == 0, "empty poll");
+	CHECK(reactor_is_current(&r), "not current after poll on this thread");
+	memset(&c, 0, sizeof(c));
+	post_ctx = &c;
+	for (unsigned t = 0; t < POSTERS; t++) {
+		ps[t] = (struct poster){ .r = &r, .msgs = msgs + (size_t)t * POSTS, .thread = t };
+		pthread_create(&ps[t].tid, NULL, poster_main, &ps[t]);
+	}
+	uint64_t start = now_ms();
+	while (c.count < POSTERS * POSTS && now_ms() - start < 5000) {
+		int n = reactor_poll(&r, 200);
+		CHECK(n >= 0, "poll %d", n);
+	}
+	for (unsigned t = 0; t < POSTERS; t++) {
+		pthread_join(ps[t].tid, NULL);
+		CHECK(!ps[t].current_seen, "reactor_is_current true on poster %u", t);
+	}
+	reactor_poll(&r, 0);
+	CHECK(c.count == POSTERS * POSTS, "messages run: %u of %u", c.count, POSTERS * POSTS);
+	CHECK(c.bad_order == 0, "%u messages out of their thread's order", c.bad_order);
+	CHECK(c.not_current == 0, "%u messages ran off the reactor thread", c.not_current);
+	printf("posts: %u messages from %d threads in %llu ms\n", c.count, POSTERS,
+	       (unsigned long long)(now_ms() - start));
+	reactor_fini(&r);
+	free(msgs);
+}
+
+/* A post wakes a poll that sleeps with nothing in flight. */
+static void *late_poster(void *arg)
+{
+	struct poster *p = arg;
+
+	usleep(50 * 1000);
+	p->msgs[0].msg.fn = post_fn;
+	p->msgs[0].thread = 0;
+	p->msgs[0].seq = 1;
+	reactor_post(p->r, &p->msgs[0].msg);
+	return NULL;
+}
+
+static void test_timeouts(void)
+{
+	struct reactor r;
+	struct post_ctx c;
+	struct post_msg msg;
+	struct poster p;
+	uint64_t t0;
+	int n;
+
+	CHECK(reactor_init(&r, 3, 16) == 0, "init");
+	t0 = now_ms();
+	n = reactor_poll(&r, 0);
+	CHECK(n == 0 && now_ms() - t0 < 50, "poll(0) idle: %d", n);
+	t0 = now_ms();
+	n = reactor_poll(&r, -1);
+	CHECK(n == 0 && now_ms() - t0 < 50, "poll(-1) idle must return at once: %d", n);
+	t0 = now_ms();
+	n = reactor_poll(&r, 60);
+	uint64_t took = now_ms() - t0;
+	CHECK(n == 0 && took >= 50 && took < 1000, "poll(60) idle: %d after %llu ms", n,
+	      (unsigned long long)took);
+
+	memset(&c, 0, sizeof(c));
+	post_ctx = &c;
+	p = (struct poster){ .r = &r, .msgs = &msg };
+	pthread_create(&p.tid, NULL, late_poster, &p);
+	t0 = now_ms();
+	n = 0;
+	while (n == 0 && now_ms() - t0 < 3000)
+		n = reactor_poll(&r, 2000);
+	took = now_ms() - t0;
+	pthread_join(p.tid, NULL);
+	CHECK(n == 1 && c.count == 1 && took < 1000, "post woke poll: %d msgs after %llu ms",
+	      n, (unsigned long long)took);
+
+	/* a deferred completion makes poll(-1) not wait */
+	struct rw_op op = { .op.cb = rw_cb };
+	reactor_complete(&r, &op.op, 7);
+	t0 = now_ms();
+	n = reactor_poll(&r, 1000);
+	CHECK(n == 1 && op.res == 7 && now_ms() - t0 < 500, "deferred with timeout: %d", n);
+	reactor_fini(&r);
+}
+
+int main(void)
+{
+	printf("test_reactor seed %#x\n", SEED);
+	test_file_io("/dev/shm");
+	test_file_io("/tmp");
+	test_deferred();
+	test_posts();
+	test_timeouts();
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("reactor: ok\n");
+	return 0;
+}

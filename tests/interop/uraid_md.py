@@ -30,6 +30,9 @@ BUILD, WORK = os.path.abspath(sys.argv[1]), sys.argv[2]
 SEED = int(sys.argv[3]) if len(sys.argv) > 3 else 20261129
 URAID = os.path.join(BUILD, "uraid")
 FILL = os.path.join(BUILD, "tests", "tools", "fill_array")
+ENGINE_IO = os.path.join(BUILD, "tests", "tools", "engine_io")
+PATTERN_SEED = 4242
+PATTERN_MIB = 40
 MIB = 1 << 20
 cmp.URAID, cmp.WORK = URAID, WORK
 failures = []
@@ -81,9 +84,12 @@ A_CASES = []
 
 
 def a_case(name, level, n, args=(), size=12, sizes=None, missing=(), fill=True, clean=True,
-           resync=False):
+           resync=False, engine=False, fail=()):
+    """engine: the pattern goes through uraid's engine (engine_io), which first
+    fails the slots in `fail` as pulled drives; otherwise fill_array writes it."""
     A_CASES.append(dict(name=name, level=level, n=n, args=list(args), sizes=sizes or [size] * n,
-                        missing=set(missing), fill=fill, clean=clean, resync=resync))
+                        missing=set(missing), fill=fill, clean=clean, resync=resync,
+                        engine=engine, fail=set(fail)))
 
 
 for lay in ("left-asymmetric", "right-asymmetric", "left-symmetric", "right-symmetric",
@@ -111,6 +117,28 @@ a_case("raid6 two missing", 6, 5, ["--chunk=64K"], missing=[0, 3])
 a_case("raid1 degraded", 1, 2, [], missing=[0])
 a_case("raid10 degraded", 10, 4, ["--chunk=64K"], missing=[1, 2])
 a_case("raid5 zeroes, born clean", 5, 4, ["--chunk=64K"], fill=False, clean=False)
+# The same judged on what uraid's engine wrote, healthy and run degraded.
+for name, level, n, args, fail in (
+        ("raid5 ls", 5, 4, ["--chunk=64K"], ()),
+        ("raid5 ra", 5, 5, ["--chunk=16K", "--layout=right-asymmetric"], ()),
+        ("raid5 parity-first 1.0", 5, 3, ["--chunk=32K", "--layout=parity-first", "--metadata=1.0"], ()),
+        ("raid4", 4, 4, ["--chunk=64K"], ()),
+        ("raid6 ls", 6, 5, ["--chunk=64K"], ()),
+        ("raid6 ddf-N-continue", 6, 6, ["--chunk=16K", "--layout=ddf-N-continue"], ()),
+        ("raid6 left-symmetric-6", 6, 5, ["--chunk=32K", "--layout=left-symmetric-6"], ()),
+        ("raid6 parity-first-6 1.1", 6, 4, ["--chunk=64K", "--layout=parity-first-6", "--metadata=1.1"], ()),
+        ("raid1 3 disks", 1, 3, [], ()),
+        ("raid10 n2", 10, 4, ["--chunk=32K"], ()),
+        ("raid10 f2", 10, 5, ["--chunk=32K", "--layout=f2"], ()),
+        ("raid10 o2", 10, 4, ["--chunk=64K", "--layout=o2"], ()),
+        ("raid0 unequal", 0, 3, ["--chunk=64K"], ()),
+        ("linear", "linear", 2, [], ()),
+        ("raid5 ran degraded", 5, 4, ["--chunk=64K"], (2,)),
+        ("raid6 ran with two lost", 6, 5, ["--chunk=64K"], (0, 3)),
+        ("raid1 ran degraded", 1, 2, [], (0,)),
+        ("raid10 ran degraded", 10, 4, ["--chunk=32K"], (1,))):
+    a_case(f"engine {name}", level, n, args, sizes=[8, 12, 10][:n] if level == 0 else None,
+           engine=True, fail=fail)
 a_case("raid6 needs resync", 6, 4, ["--chunk=64K"], fill=False, clean=False, resync=True)
 
 
@@ -135,8 +163,12 @@ def prepare_a(bundle, script):
                              f"--raid-devices={c['n']}", *c["args"], *flags, *devs]))
         c["array_sectors"] = res["array_bytes"] // 512
         c["uuid"] = res["array_uuid"]
-        if c["fill"]:
+        if c["engine"]:
+            sh([ENGINE_IO, "write", f"--seed={SEED + i}",
+                *[f"--fail={k}" for k in sorted(c["fail"])], *present])
+        elif c["fill"]:
             sh([FILL, f"--seed={SEED + i}", *present])
+        if c["fill"]:
             emitted = subprocess.run([FILL, f"--seed={SEED + i}", "--emit", *present],
                                      capture_output=True, check=True).stdout
             c["md5"] = hashlib.md5(emitted).hexdigest()
@@ -148,7 +180,7 @@ def prepare_a(bundle, script):
             bundle.put(off, p)
             c["members"].append((k, off, c["sizes"][k], p))
         redundant = c["level"] not in (0, "linear")
-        degraded = bool(c["missing"])
+        degraded = bool(c["missing"] or c["fail"])
         script.append(f'echo "@@A {i}"')
         script.append("a_case " + " ".join(f"{off}:{size}" for _, off, size, _ in c["members"]))
         script.append(f'a_report {1 if c["fill"] else 0} {1 if redundant and not degraded else 0} '
@@ -217,10 +249,10 @@ def check_a(out, bundle):
         kv = dict(re.findall(r"^(\w+)=(\S*)$", body, re.M))
         errs = []
         want = {"assemble": "ok", "size": str(c["array_sectors"]),
-                "array_state": "clean", "degraded": str(len(c["missing"]))}
+                "array_state": "clean", "degraded": str(len(c["missing"]) + len(c["fail"]))}
         if c.get("md5"):
             want["md5"] = c["md5"]
-        if c["level"] not in (0, "linear") and not c["missing"]:
+        if c["level"] not in (0, "linear") and not c["missing"] and not c["fail"]:
             want["checked"] = "check"
             want["mismatch_cnt"] = "0"
         if c["resync"]:
@@ -233,6 +265,8 @@ def check_a(out, bundle):
         # md's rewritten superblocks, read by uraid examine vs the guest's mdadm.
         exams = re.findall(r"^@@EXAMINE (\S+)\n(.*?)(?=^@@EXAMINE|\Z)", body, re.S | re.M)
         for (k, off, size, path), (_, text) in zip(c["members"], exams):
+            if k in c["fail"]:
+                continue   # pulled by the engine: its superblock is from before
             bundle.get(off, size, path)
             u = json.loads(sh([URAID, "examine", "--json", path]))[0]
             n0 = len(cmp.failures)
@@ -246,6 +280,7 @@ def check_a(out, bundle):
             print(f"ok A {c['name']}: md assembled {kv['size']} sectors clean"
                   + (", data identical" if c.get("md5") else "")
                   + (", mismatch_cnt 0" if "mismatch_cnt" in want else "")
+                  + (f", degraded {want['degraded']}" if want["degraded"] != "0" else "")
                   + f"; {len(exams)} md superblocks agree")
 
 
@@ -286,16 +321,21 @@ b_case() {   # AFTER ARGS... -- OFF:SIZE...
     mdadm --create /dev/md0 --run --quiet $args $devs >/tmp/create.log 2>&1 ||
         { echo "create=failed"; sed 's/^/  /' /tmp/create.log; }
     mdadm --wait /dev/md0 >/dev/null 2>&1
+    # md writes the pattern over the whole array (dd stops at its end); later
+    # writes repeat parts of it, so the array always holds the pattern's start.
+    dd if=/host/pattern.bin of=/dev/md0 bs=1M conv=fsync 2>/dev/null
+    mdadm --wait /dev/md0 >/dev/null 2>&1
+    echo "md_md5=$(md5sum </dev/md0 | cut -d' ' -f1)"
     case $after in
-        write) dd if=/dev/zero of=/dev/md0 bs=64k count=16 seek=3 conv=fsync 2>/dev/null ;;
+        write) dd if=/host/pattern.bin of=/dev/md0 bs=64k count=16 skip=3 seek=3 conv=fsync,notrunc 2>/dev/null ;;
         fail) set -- $loops; mdadm /dev/md0 --fail "$2" >/dev/null 2>&1
-              dd if=/dev/zero of=/dev/md0 bs=64k count=4 conv=fsync 2>/dev/null ;;
+              dd if=/host/pattern.bin of=/dev/md0 bs=64k count=4 conv=fsync,notrunc 2>/dev/null ;;
     esac
     if [ "$after" = dirty ]; then
         # A crash image: copy the members while md holds the array active
         # (safe mode would mark it clean again after 200 ms of quiet).
         echo 3600 >/sys/block/md0/md/safe_mode_delay
-        dd if=/dev/zero of=/dev/md0 bs=4k count=1 conv=fsync 2>/dev/null
+        dd if=/host/pattern.bin of=/dev/md0 bs=4k count=1 conv=fsync,notrunc 2>/dev/null
         echo "dirty_state=$(cat /sys/block/md0/md/array_state)"
         j=0
         for l in $loops; do cp /tmp/w/m$j.img /tmp/w/s$j.img; j=$((j + 1)); done
@@ -374,11 +414,12 @@ def check_b(out, bundle):
             errs.append("the guest printed no mdadm --examine")
         else:
             errs += compare_placement(i, name, sizes, args, exams)
+            errs += engine_reads(i, body, exams)
         if errs:
             failures.extend(f"B {name}: {e}" for e in errs)
         else:
             print(f"ok B {name}: {shown} members, uraid examine agrees with mdadm in the guest,"
-                  " uraid create places everything where mdadm did")
+                  " uraid create places everything where mdadm did, uraid reads md's data")
 
 
 # Fields that say where mdadm put things; uraid create must choose the same.
@@ -420,6 +461,28 @@ def compare_placement(i, name, sizes, args, exams):
     return errs
 
 
+def engine_reads(i, body, exams):
+    """uraid's engine reads back what md wrote: the pattern, byte for byte."""
+    paths = [os.path.join(WORK, f"b{i}m{k}.img") for k, (_, text) in enumerate(exams)
+             if "No md superblock" not in text]
+    res = subprocess.run([ENGINE_IO, "read", *paths], capture_output=True)
+    if res.returncode != 0:
+        return [f"engine_io read: {res.stderr.decode().strip()}"]
+    data = res.stdout
+    with open(PATTERN_FILE, "rb") as f:
+        want = f.read(len(data))
+    if len(want) < len(data):
+        return [f"array of {len(data)} bytes is larger than the pattern"]
+    if data != want:
+        first = next(k for k in range(0, len(data), 512) if data[k:k + 512] != want[k:k + 512])
+        return [f"uraid reads sector {first // 512} differently from what md wrote"]
+    m = re.search(r"^md_md5=(\w+)", body, re.M)
+    if m and m.group(1) != hashlib.md5(data).hexdigest():
+        return ["md's own read of the array differs from the pattern"]
+    return []
+
+
+PATTERN_FILE = None
 bundle_offsets_b = []
 
 
@@ -437,11 +500,16 @@ def main():
             bundle_offsets_b.append((o, s))
             o += s
     bundle.finish()
+    global PATTERN_FILE
+    PATTERN_FILE = os.path.join(WORK, "pattern.bin")
+    with open(PATTERN_FILE, "wb") as f:
+        f.write(subprocess.run([ENGINE_IO, "pattern", f"--seed={PATTERN_SEED}",
+                                str(PATTERN_MIB * MIB)], capture_output=True, check=True).stdout)
     guest = os.path.join(WORK, "guest.sh")
     with open(guest, "w") as f:
         f.write("\n".join(script) + "\n")
-    p = subprocess.run(["bash", "-c", '. "$0/lib.sh" && interop_run "$1" "$2"', HERE, guest,
-                        bundle.path], capture_output=True, text=True,
+    p = subprocess.run(["bash", "-c", '. "$0/lib.sh" && interop_run -f "$3" "$1" "$2"', HERE,
+                        guest, bundle.path, PATTERN_FILE], capture_output=True, text=True,
                        env=dict(os.environ, BUILD=BUILD))
     sys.stderr.write(p.stderr)
     if p.returncode == 77:

@@ -26,6 +26,8 @@
 #include <uraid/geom.h>
 #include <uraid/parity.h>
 
+#include "../support/pattern.h"
+
 #define PIECE_SECTORS 2048u   /* 1 MiB of array data per step for unstriped levels */
 
 struct member {
@@ -39,24 +41,8 @@ struct fill {
 	struct member slot[URAID_MAX_MEMBERS];
 };
 
-static uint64_t splitmix(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* The content of array sectors [sector, sector+n): each sector from its own seed. */
-static void pattern(uint64_t seed, uint64_t sector, uint64_t n, uint8_t *out)
-{
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t s = seed ^ ((sector + i) * 0x2545f4914f6cdd1dull);
-		uint64_t *w = (uint64_t *)(out + i * 512);
-		for (int k = 0; k < 64; k++)
-			w[k] = splitmix(&s);
-	}
-}
+/* The content of array sectors [sector, sector+n): see tests/support/pattern.c. */
+#define pattern test_pattern
 
 static int put(const struct fill *f, uint32_t slot, uint64_t sector, const void *buf,
 	       uint64_t sectors)

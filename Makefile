@@ -9,7 +9,7 @@ LDLIBS  ?=
 override LDLIBS += -lisal -luring
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c))
+LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c src/bench/*.c))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
@@ -28,7 +28,7 @@ TEST_SUPPORT_OBJS := $(TEST_SUPPORT:%.c=$(BUILD)/%.o)
 DEPS_STAMP := $(BUILD)/.deps-ok
 
 .SECONDARY:
-.PHONY: all deps demo check check-unit check-interop check-asan fuzz clean install
+.PHONY: all deps demo check check-unit check-interop check-asan fuzz bench clean install
 all: $(BUILD)/uraid $(BUILD)/liburaid.a
 
 # Install build and test prerequisites when any is missing (idempotent).
@@ -95,6 +95,11 @@ check-asan:
 		$(TOOL_BINS:$(BUILD)/%=build-asan/%)
 	@BUILD=build-asan tests/run-tests.sh $(UNIT_BINS:$(BUILD)/%=build-asan/%) \
 		$(FUZZ_BINS:$(BUILD)/%=build-asan/%) $(sort $(wildcard tests/cli/*.sh))
+
+# uraid against fio on the same tmpfs files, in one run: figure, reference, ratio.
+# Not part of `make check` (benchmarks report ratios; tests check behaviour).
+bench: all
+	@BUILD=$(BUILD) scripts/bench.sh
 
 PREFIX ?= /usr/local
 install: all

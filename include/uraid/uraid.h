@@ -12,5 +12,6 @@
 #include <uraid/superblock.h>
 #include <uraid/bitmap.h>
 #include <uraid/create.h>
+#include <uraid/engine.h>
 
 #endif

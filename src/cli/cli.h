@@ -9,5 +9,7 @@
 
 int cmd_create(int argc, char **argv);
 int cmd_examine(int argc, char **argv);
+int cmd_detail(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

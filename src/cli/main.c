@@ -16,6 +16,8 @@ static const struct {
 } commands[] = {
 	{ "create", cmd_create, "write md superblocks to members, making a new array" },
 	{ "examine", cmd_examine, "print the md superblock of each member (--json for scripts)" },
+	{ "detail", cmd_detail, "assemble read-only and show the array's state and members" },
+	{ "bench", cmd_bench, "measure IOPS, MiB/s and latency of raw targets or an array" },
 };
 
 static void usage(FILE *f)

@@ -4,8 +4,8 @@
  * near/far/offset copies for RAID 10, from the geometry). A piece never
  * crosses a chunk, so each copy of it is one member I/O.
  *
- * Reads go to one in-sync copy, chosen by 64 KiB window so that random
- * reads spread over the mirrors while sequential ones stay on one. A read
+ * Reads go to one in-sync copy, chosen by a hash of the 64 KiB window, so
+ * that random reads spread over the mirrors while a window stays on one. A read
  * error tries the next copy; once good data is in hand it is written back to
  * the copies that failed (md's read-error correction), and a failed rewrite
  * fails that member. Writes go to every in-sync copy; a failed copy fails its
@@ -188,8 +188,13 @@ static void mirror_read(struct array_req *rq, uint64_t sector, uint32_t nsect, u
 	g->sector = sector;
 	g->nsect = nsect;
 	g->buf = buf;
-	/* ncopies holds the balanced first copy; next_copy counts attempts */
-	g->ncopies = (unsigned)(sector / BALANCE_WINDOW_SECTORS % (copies ? copies : 1));
+	/*
+	 * ncopies holds the balanced first copy; next_copy counts attempts. The
+	 * window number is hashed, not taken modulo: with RAID 10 the copy order
+	 * repeats with the chunk, and a plain modulo can keep whole members idle.
+	 */
+	uint64_t window = sector / BALANCE_WINDOW_SECTORS;
+	g->ncopies = (unsigned)((window * 0x9e3779b97f4a7c15ull) >> 40) % (copies ? copies : 1);
 	read_try(g);
 }
 

@@ -83,7 +83,7 @@ class Bundle:
 A_CASES = []
 
 
-def a_case(name, level, n, args=(), size=12, sizes=None, missing=(), fill=True, clean=True,
+def a_case(name, level, n, args=(), size=6, sizes=None, missing=(), fill=True, clean=True,
            resync=False, engine=False, fail=()):
     """engine: the pattern goes through uraid's engine (engine_io), which first
     fails the slots in `fail` as pulled drives; otherwise fill_array writes it."""
@@ -109,9 +109,9 @@ for lay, n in (("n2", 4), ("f2", 4), ("o2", 4), ("n2", 3), ("f2", 5), ("o3", 5),
                ("f3", 4)):
     a_case(f"raid10 {lay} {n} disks", 10, n, [f"--layout={lay}", "--chunk=32K"])
 a_case("raid0", 0, 3, ["--chunk=64K"])
-a_case("raid0 unequal original", 0, 3, ["--chunk=64K"], sizes=[8, 12, 16])
-a_case("raid0 unequal alternate", 0, 3, ["--chunk=64K", "--layout=alternate"], sizes=[8, 12, 16])
-a_case("linear unequal 1.0", "linear", 3, ["--metadata=1.0"], sizes=[8, 12, 10])
+a_case("raid0 unequal original", 0, 3, ["--chunk=64K"], sizes=[4, 6, 8])
+a_case("raid0 unequal alternate", 0, 3, ["--chunk=64K", "--layout=alternate"], sizes=[4, 6, 8])
+a_case("linear unequal 1.0", "linear", 3, ["--metadata=1.0"], sizes=[4, 6, 5])
 a_case("raid5 degraded", 5, 4, ["--chunk=64K"], missing=[1])
 a_case("raid6 two missing", 6, 5, ["--chunk=64K"], missing=[0, 3])
 a_case("raid1 degraded", 1, 2, [], missing=[0])
@@ -137,7 +137,7 @@ for name, level, n, args, fail in (
         ("raid6 ran with two lost", 6, 5, ["--chunk=64K"], (0, 3)),
         ("raid1 ran degraded", 1, 2, [], (0,)),
         ("raid10 ran degraded", 10, 4, ["--chunk=32K"], (1,))):
-    a_case(f"engine {name}", level, n, args, sizes=[8, 12, 10][:n] if level == 0 else None,
+    a_case(f"engine {name}", level, n, args, sizes=[4, 6, 5][:n] if level == 0 else None,
            engine=True, fail=fail)
 a_case("raid6 needs resync", 6, 4, ["--chunk=64K"], fill=False, clean=False, resync=True)
 

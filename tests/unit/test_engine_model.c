@@ -142,7 +142,8 @@ static int assemble(struct model *m)
 
 	for (unsigned i = 0; i < m->npaths; i++)
 		p[k++] = m->paths[i];
-	struct uraid_assemble_opts ao = { .paths = p, .npaths = k };
+	/* a short safe-mode delay keeps the clean-marking check quick */
+	struct uraid_assemble_opts ao = { .paths = p, .npaths = k, .idle_clean_ms = 20 };
 	int rc = uraid_array_assemble(m->e, &ao, &m->a, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "%s: assemble: %s\n", m->name, err);
@@ -404,17 +405,22 @@ static void cleanup(struct model *m)
 	rmdir(m->dir);
 }
 
-/* One configuration with the given failures: fail_at 0 = before, else during. */
+/*
+ * One configuration with the given failures: members pulled (VANISH) before
+ * or during the run, or with read_faults, the members in `fail` return read
+ * errors on a share of their reads, which redundancy must answer and repair.
+ */
 static void run_config(const struct config *c, uint64_t seed, const int *fail, unsigned nfail,
-		       bool during, unsigned nops)
+		       bool during, unsigned nops, bool read_faults)
 {
 	struct model m = { .seed = seed, .reactors = c->reactors ? c->reactors : 1 };
 	m.threaded = m.reactors > 1;
 	int len = snprintf(m.name, sizeof(m.name), "raid%s %s n=%u chunk=%uK 1.%u r=%u", c->level,
 			   c->layout ? c->layout : "default", c->n, c->chunk_kib, c->minor, m.reactors);
 	for (unsigned f = 0; f < nfail; f++)
-		len += snprintf(m.name + len, sizeof(m.name) - (size_t)len, " fail%u%s", (unsigned)fail[f],
-				during ? "-during" : "-before");
+		len += snprintf(m.name + len, sizeof(m.name) - (size_t)len, " %s%u%s",
+				read_faults ? "readerr" : "fail", (unsigned)fail[f],
+				read_faults ? "" : during ? "-during" : "-before");
 
 	if (create_members(&m, c, NULL)) {
 		CHECK(0, "%s: cannot create", m.name);
@@ -438,17 +444,48 @@ static void run_config(const struct config *c, uint64_t seed, const int *fail, u
 	memset(m.known, 1, m.size / 512);   /* created on zeroed members with --assume-clean */
 
 	uint64_t rs = seed;
-	run_ops(&m, &rs, nops, fail, nfail, nfail ? (during ? nops / 2 : 0) : UINT32_MAX);
+	if (read_faults) {
+		for (unsigned f = 0; f < nfail; f++) {
+			struct uraid_fault fl = { .kind = URAID_FAULT_READ, .last_sector = UINT64_MAX,
+						  .rate_ppm = 100000, .seed = seed };
+			uraid_array_inject(m.a, (unsigned)fail[f], &fl);
+		}
+		run_ops(&m, &rs, nops, NULL, 0, UINT32_MAX);
+	} else {
+		run_ops(&m, &rs, nops, fail, nfail, nfail ? (during ? nops / 2 : 0) : UINT32_MAX);
+	}
 	verify_all(&m, "after the run");
 	struct uraid_array_status *st = malloc(sizeof(*st));
 	uraid_array_status(m.a, st);
-	CHECK(st->degraded <= nfail, "%s: degraded %u, at most %u expected",
-	      m.name, st->degraded, nfail);
+	if (read_faults) {
+		/* read errors are answered and repaired, never a reason to fail a member */
+		uint64_t corrected = 0;
+		for (unsigned i = 0; i < st->nmembers; i++)
+			corrected += st->members[i].corrected_reads;
+		CHECK(st->degraded == 0, "%s: read errors failed a member", m.name);
+		CHECK(corrected > 0, "%s: no read error was corrected", m.name);
+	} else {
+		CHECK(st->degraded <= nfail, "%s: degraded %u, at most %u expected",
+		      m.name, st->degraded, nfail);
+	}
+	/* quiet writes: md's safe mode marks the array clean again (200 ms) */
+	if (!m.threaded) {
+		for (int i = 0; i < 60 && !st->clean; i++) {
+			uraid_engine_poll(m.e, 0, 10);
+			uraid_array_status(m.a, st);
+		}
+	} else {
+		for (int i = 0; i < 60 && !st->clean; i++) {
+			usleep(10000);
+			uraid_array_status(m.a, st);
+		}
+	}
+	CHECK(st->clean, "%s: not marked clean after 600 ms without writes", m.name);
 	free(st);
 	int rc = uraid_array_close(m.a);
 	CHECK(rc == 0, "%s: close: %s", m.name, strerror(-rc));
 
-	if (!nfail)
+	if (!nfail || read_faults)
 		check_redundancy(&m);
 	/* a fresh assembly (which leaves the failed members out) reads the same */
 	if (assemble(&m) == 0) {
@@ -516,25 +553,34 @@ int main(int argc, char **argv)
 		configs_run++;
 		uint64_t s = seed + i * 1000;
 		int before = failures;
-		run_config(c, s, NULL, 0, false, 400);
+		run_config(c, s, NULL, 0, false, 400, false);
 		/* redundant levels: lose members before and during the run */
 		int level = 0;
 		uraid_level_parse(c->level, &level);
 		if (level == 1 || level == 4 || level == 5 || level == 10) {
 			for (unsigned f = 0; f < c->n; f++) {
 				int slot[1] = { (int)f };
-				if (level == 10 && f % 2)
-					continue;   /* keep it short: every other member */
-				run_config(c, s + 1 + f, slot, 1, f % 2 == 1, 200);
+				run_config(c, s + 1 + f, slot, 1, f % 2 == 1, 200, false);
 			}
+			/* read errors on a member that holds data (not a fixed parity member) */
+			int slot[1] = { level == 4 || (c->layout && !strcmp(c->layout, "parity-last"))
+					? 0 : c->layout && !strcmp(c->layout, "parity-first") ? 1
+					: (int)(seed % c->n) };
+			run_config(c, s + 50, slot, 1, false, 300, true);
 		} else if (level == 6) {
 			for (unsigned a = 0; a < c->n; a++)
 				for (unsigned b = a + 1; b < c->n; b++) {
-					if ((a + b) % 3)
-						continue;   /* a spread of pairs keeps the run short */
 					int slots[2] = { (int)a, (int)b };
-					run_config(c, s + 100 + a * 16 + b, slots, 2, (a + b) % 2, 150);
+					run_config(c, s + 100 + a * 16 + b, slots, 2, (a + b) % 2, 120,
+						   false);
 				}
+			/* two data members, whichever layout: P/Q sit at the ends or rotate */
+			int slots[2] = { 1, 2 };
+			if (c->layout && !strcmp(c->layout, "parity-last"))
+				slots[0] = 0, slots[1] = 1;
+			else if (c->layout && !strcmp(c->layout, "parity-first"))
+				slots[0] = 2, slots[1] = 3;
+			run_config(c, s + 50, slots, 2, false, 300, true);
 		}
 		printf("%s %-28s %s\n", failures == before ? "ok  " : "FAIL", label,
 		       failures == before ? "" : "(see above)");

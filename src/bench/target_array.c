@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+/*
+ * An array target: (optionally created, then) assembled on a caller-driven
+ * engine with one reactor per worker. Worker i submits on reactor i and
+ * drives it with uraid_engine_poll, so requests never change threads.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <uraid/create.h>
+#include <uraid/engine.h>
+#include <uraid/geom.h>
+
+#include "common/errmsg.h"
+#include "bench/worker.h"
+
+static int array_create(const struct bench_targets *t, char *err, size_t errlen)
+{
+	struct uraid_create_opts o = {
+		.level = t->level,
+		.layout_given = t->layout_given,
+		.layout = t->layout,
+		.raid_disks = t->npaths,
+		.chunk_kib = t->chunk_kib,
+		.minor = 2,
+		.bitmap = URAID_BITMAP_NONE,
+		.name = "bench",
+		.homehost = "<none>",
+		.flags = URAID_CREATE_ASSUME_CLEAN | URAID_CREATE_FORCE,
+		.paths = t->paths,
+		.npaths = t->npaths,
+	};
+	char why[256];
+	int rc = uraid_create(&o, NULL, why, sizeof(why));
+	if (rc)
+		return uraid_errf(err, errlen, rc, "creating the array: %s", why);
+	return 0;
+}
+
+int bench_array_open(struct bench_run *r, char *err, size_t errlen)
+{
+	const struct bench_targets *t = r->tg;
+	char why[256];
+	int rc;
+
+	if (t->flags & BENCH_CREATE) {
+		rc = array_create(t, err, errlen);
+		if (rc)
+			return rc;
+	}
+	unsigned entries = 256;
+	while (entries < r->wl->iodepth * 8 && entries < 4096)
+		entries <<= 1;
+	struct uraid_engine_opts eo = { .reactors = r->nworkers, .ring_entries = entries };
+	rc = uraid_engine_create(&eo, &r->engine);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "cannot start the engine: %s", strerror(-rc));
+	struct uraid_assemble_opts ao = {
+		.paths = t->paths,
+		.npaths = t->npaths,
+		.flags = t->flags & BENCH_BUFFERED ? URAID_ASSEMBLE_BUFFERED : 0,
+	};
+	rc = uraid_array_assemble(r->engine, &ao, &r->array, why, sizeof(why));
+	if (rc)
+		return uraid_errf(err, errlen, rc, "assembling the array: %s", why);
+
+	uint64_t bytes = uraid_array_size(r->array);
+	if (r->wl->offset >= bytes)
+		return uraid_errf(err, errlen, -EINVAL, "--offset is past the end of the array");
+	uint64_t len = bytes - r->wl->offset;
+	if (r->wl->size && r->wl->size < len)
+		len = r->wl->size;
+	len -= len % r->align;
+	if (len < r->max_bs)
+		return uraid_errf(err, errlen, -EINVAL,
+				  "the range used (%llu bytes) is smaller than a block",
+				  (unsigned long long)len);
+	r->ntargets = 1;
+	r->range_start[0] = r->wl->offset;
+	r->range_len[0] = len;
+	return 0;
+}
+
+void bench_array_close(struct bench_run *r)
+{
+	if (r->array)
+		uraid_array_close(r->array);
+	r->array = NULL;
+	if (r->engine)
+		uraid_engine_destroy(r->engine);
+	r->engine = NULL;
+}
+
+static void array_done(struct uraid_io *io, int result)
+{
+	struct bench_slot *s = io->ctx;
+
+	bench_complete(s->w, s, result);
+}
+
+static int array_submit(struct bench_worker *w, struct bench_slot *s)
+{
+	s->io = (struct uraid_io){
+		.op = s->write ? URAID_IO_WRITE : URAID_IO_READ,
+		.offset = s->offset,
+		.length = s->len,
+		.buf = s->write ? s->wbuf : s->rbuf,
+		.done = array_done,
+		.ctx = s,
+	};
+	return uraid_array_submit(w->run->array, w->index, &s->io);
+}
+
+static int array_wait(struct bench_worker *w, int64_t timeout_ns)
+{
+	int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000);
+	int rc = uraid_engine_poll(w->run->engine, w->index, ms);
+
+	return rc < 0 ? rc : 0;
+}
+
+const struct bench_backend bench_array_backend = {
+	.submit = array_submit,
+	.wait = array_wait,
+};

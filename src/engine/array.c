@@ -56,9 +56,35 @@ static const struct level_ops *ops_for_level(int level)
  * announces itself first and then looks at the count: one of them always
  * sees the other (sequentially consistent atomics).
  */
-static int gate_enter_write(struct array *a)
+static uint64_t sum_in_flight(const struct array *a)
 {
-	atomic_fetch_add(&a->writes_in_flight, 1);
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		n += atomic_load(&a->counters[i].in_flight);
+	return n;
+}
+
+static uint64_t sum_writes_in_flight(const struct array *a)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		n += atomic_load(&a->counters[i].writes_in_flight);
+	return n;
+}
+
+static uint64_t last_write_ns(const struct array *a)
+{
+	uint64_t t = 0;
+	for (unsigned i = 0; i < a->e->nreactors; i++) {
+		uint64_t v = atomic_load(&a->counters[i].last_write_ns);
+		t = v > t ? v : t;
+	}
+	return t;
+}
+
+static int gate_enter_write(struct array *a, struct array_counters *c)
+{
+	atomic_fetch_add(&c->writes_in_flight, 1);
 	if (atomic_load(&a->wstate) == WSTATE_ACTIVE)
 		return 0;
 	int rc = 0;
@@ -71,26 +97,28 @@ static int gate_enter_write(struct array *a)
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
-		atomic_fetch_sub(&a->writes_in_flight, 1);
+		atomic_fetch_sub(&c->writes_in_flight, 1);
 	return rc;
 }
 
-static void gate_leave_write(struct array *a)
+static void gate_leave_write(struct array_counters *c)
 {
-	atomic_store(&a->last_write_ns, engine_now_ns());
-	atomic_fetch_sub(&a->writes_in_flight, 1);
+	atomic_store_explicit(&c->last_write_ns, engine_now_ns(), memory_order_relaxed);
+	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
 void array_idle_check(struct array *a, uint64_t now_ns)
 {
 	if ((a->flags & URAID_ASSEMBLE_READONLY) || a->resync_needed ||
-	    atomic_load(&a->wstate) != WSTATE_ACTIVE || atomic_load(&a->writes_in_flight) ||
-	    now_ns - atomic_load(&a->last_write_ns) < (uint64_t)a->idle_clean_ms * 1000000u)
+	    atomic_load(&a->wstate) != WSTATE_ACTIVE || sum_writes_in_flight(a))
+		return;
+	uint64_t last = last_write_ns(a);
+	if (now_ns > last && now_ns - last < (uint64_t)a->idle_clean_ms * 1000000u)
 		return;
 	int expect = WSTATE_ACTIVE;
 	if (!atomic_compare_exchange_strong(&a->wstate, &expect, WSTATE_MARKING_CLEAN))
 		return;
-	if (atomic_load(&a->writes_in_flight)) {
+	if (sum_writes_in_flight(a)) {
 		expect = WSTATE_MARKING_CLEAN;
 		atomic_compare_exchange_strong(&a->wstate, &expect, WSTATE_ACTIVE);
 		return;
@@ -142,9 +170,10 @@ static void req_finish(struct array_req *rq)
 		else
 			free(rq->data);
 	}
+	struct array_counters *c = &a->counters[rq->er->r.index];
 	if (is_write_op(io->op))
-		gate_leave_write(a);
-	atomic_fetch_sub(&a->in_flight, 1);
+		gate_leave_write(c);
+	atomic_fetch_sub(&c->in_flight, 1);
 	int res = rq->result;
 	req_put(rq);
 	io->done(io, res);
@@ -235,12 +264,13 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->a = a;
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
-	atomic_fetch_add(&a->in_flight, 1);
+	struct array_counters *c = &a->counters[er->r.index];
+	atomic_fetch_add(&c->in_flight, 1);
 
 	if (is_write_op(io->op)) {
-		int rc = gate_enter_write(a);
+		int rc = gate_enter_write(a, c);
 		if (rc) {
-			atomic_fetch_sub(&a->in_flight, 1);
+			atomic_fetch_sub(&c->in_flight, 1);
 			req_put(rq);
 			io->done(io, rc);
 			return;
@@ -251,7 +281,7 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 		if (((uintptr_t)io->buf & (BOUNCE_ALIGN - 1)) && io->length) {
 			/* unaligned caller buffer: O_DIRECT needs an aligned one */
 			rq->data = io->length <= (16u << 20) ? req_buf(rq, io->length)
-							      : aligned_alloc(BOUNCE_ALIGN, io->length);
+							      : aligned_alloc(BOUNCE_ALIGN, (io->length + BOUNCE_ALIGN - 1) & ~(uint64_t)(BOUNCE_ALIGN - 1));
 			if (!rq->data) {
 				rq->data = io->buf;
 				array_piece_done(rq, -ENOMEM);
@@ -392,6 +422,7 @@ static void array_free(struct array *a)
 		}
 	}
 	pthread_mutex_destroy(&a->meta_lock);
+	free(a->counters);
 	free(a);
 }
 
@@ -403,6 +434,12 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	a->e = e;
 	a->flags = o->flags;
+	a->counters = aligned_alloc(64, e->nreactors * sizeof(*a->counters));
+	if (!a->counters) {
+		free(a);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	memset(a->counters, 0, e->nreactors * sizeof(*a->counters));
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
 	pthread_mutex_init(&a->meta_lock, NULL);
 
@@ -423,7 +460,8 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", name, strerror(-rc));
 	}
 	atomic_store(&a->wstate, a->clean ? WSTATE_CLEAN : WSTATE_ACTIVE);
-	atomic_store(&a->last_write_ns, engine_now_ns());
+	for (unsigned i = 0; i < e->nreactors; i++)
+		atomic_store(&a->counters[i].last_write_ns, engine_now_ns());
 
 	pthread_mutex_lock(&e->lock);
 	a->next = e->arrays;
@@ -436,7 +474,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 /* Let in-flight requests finish: drive the reactors ourselves when nobody else does. */
 static void drain(struct array *a)
 {
-	while (atomic_load(&a->in_flight)) {
+	while (sum_in_flight(a)) {
 		if (a->e->flags & URAID_ENGINE_THREADS) {
 			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
@@ -504,7 +542,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->resync_needed = a->resync_needed;
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
 	st->events = a->sb.events;
-	st->in_flight = atomic_load(&a->in_flight);
+	st->in_flight = sum_in_flight(a);
 	st->nmembers = a->nmembers;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct uraid_member_status *ms = &st->members[i];

@@ -63,6 +63,13 @@ void mio_free_lists(struct engine_reactor *er);
 
 /* ---- the array ---- */
 
+/* Counted by the reactor that runs the request; summed by whoever asks. */
+struct array_counters {
+	_Atomic uint64_t in_flight;
+	_Atomic uint64_t writes_in_flight;
+	_Atomic uint64_t last_write_ns;     /* for idle clean marking */
+} __attribute__((aligned(64)));
+
 /* One slot of the array. */
 struct array_slot {
 	struct member *m;               /* NULL: missing or failed and closed */
@@ -110,9 +117,8 @@ struct array {
 	_Atomic int wstate;
 	_Atomic unsigned degraded;
 	unsigned idle_clean_ms;
-	_Atomic uint64_t last_write_ns; /* for idle clean marking */
-	_Atomic uint64_t writes_in_flight;
-	_Atomic uint64_t in_flight;
+	/* request counters, one cache line per reactor so reactors never share one */
+	struct array_counters *counters;
 
 	const struct level_ops *ops;
 	void *level_priv;               /* e.g. the stripe lock table */

@@ -323,6 +323,8 @@ static void write_unit(struct r5_piece *pc)
 	in.lost = pc->dl;
 	in.p_lost = !r5_live(pc, ps) || (pc->sflag[ps] & SF_BAD);
 	in.q_lost = pc->npar == 2 && (!r5_live(pc, qs) || (pc->sflag[qs] & SF_BAD));
+	in.p_dead = !r5_live(pc, ps);
+	in.q_dead = pc->npar == 2 && !r5_live(pc, qs);
 	in.force_full = bad;
 	if (r5_plan_write(&in, &pc->plan) < 0) {
 		r5_piece_finish(pc, -EIO);

@@ -74,7 +74,8 @@ struct r5_plan_in {
 	unsigned npar;                  /* 1 (RAID 4/5) or 2 (RAID 6) */
 	const uint8_t *written;         /* [data_disks]: 1 if the unit writes it */
 	const uint8_t *lost;            /* [data_disks]: 1 if it cannot be read */
-	bool p_lost, q_lost;            /* q_lost is ignored when npar == 1 */
+	bool p_lost, q_lost;            /* cannot be read (q_* ignored when npar == 1) */
+	bool p_dead, q_dead;            /* cannot be written either (member gone) */
 	bool force_full;                /* a read error happened: FULL */
 };
 
@@ -87,8 +88,9 @@ struct r5_plan {
 /*
  * Choose the mode with the fewest reads: RCW when the untouched data are all
  * readable and it needs no more reads than RMW (so a full row needs none),
- * else RMW when the written chunks are readable, else FULL. Returns 0, or
- * -EIO when more blocks are lost than the parity covers.
+ * else RMW when the written chunks are readable, else FULL; DIRECT when no
+ * parity can be written. Returns 0, or -EIO when more blocks are lost than
+ * the parity covers.
  */
 int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 

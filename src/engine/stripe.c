@@ -122,6 +122,7 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
 	unsigned d = in->data_disks, nw = 0, nu = 0, nw_lost = 0, nu_lost = 0;
 	bool q_lost = in->npar < 2 || in->q_lost;
 	unsigned par_live = !in->p_lost + (in->npar == 2 && !in->q_lost);
+	unsigned par_writable = !in->p_dead + (in->npar == 2 && !in->q_dead);
 	unsigned nlost = in->p_lost + (in->npar == 2 && in->q_lost);
 
 	for (unsigned k = 0; k < d; k++) {
@@ -134,14 +135,14 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
 		}
 	}
 	nlost += nw_lost + nu_lost;
-	if (nlost > in->npar)
-		return -EIO;
 	out->skip_q = false;
-	if (par_live == 0) {
+	if (par_writable == 0) {
 		out->mode = R5_DIRECT;
 		out->reads = 0;
 		return 0;
 	}
+	if (nlost > in->npar)
+		return -EIO;
 	if (!in->force_full) {
 		bool rcw_ok = nu_lost == 0, rmw_ok = nw_lost == 0;
 		unsigned rcw = nu, rmw = nw + par_live;

@@ -231,7 +231,7 @@ static void run_ops(struct model *m, uint64_t *rs, unsigned nops, const int *fai
 			if (o->io.op == URAID_IO_READ || o->io.op == URAID_IO_WRITE) {
 				/* sometimes unaligned: the engine must bounce */
 				size_t skew = rng_next(rs) % 4 == 0 ? 8 : 0;
-				o->buf = aligned_alloc(4096, len + 4096);
+				o->buf = aligned_alloc(4096, (len + 8191) & ~(uint64_t)4095);
 				o->buf += skew;
 				o->io.buf = o->buf;
 				if (o->io.op == URAID_IO_WRITE)
@@ -294,7 +294,7 @@ static void run_ops(struct model *m, uint64_t *rs, unsigned nops, const int *fai
 /* Every sector the array can be read back in one piece, against the reference. */
 static void verify_all(struct model *m, const char *when)
 {
-	uint8_t *buf = aligned_alloc(4096, m->size);
+	uint8_t *buf = aligned_alloc(4096, (m->size + 4095) & ~(uint64_t)4095);
 	int rc = uraid_array_pread(m->a, buf, m->size, 0);
 	CHECK(rc == 0, "%s: full read %s: %s", m->name, when, strerror(-rc));
 	for (uint64_t s = 0; rc == 0 && s < m->size / 512; s++) {
@@ -341,7 +341,7 @@ static void check_redundancy(struct model *m)
 	if (sb.level == 4 || sb.level == 5 || sb.level == 6) {
 		struct uraid_stripe *st = malloc(sizeof(*st));
 		size_t len = (size_t)C * 512;
-		uint8_t *chunks = aligned_alloc(64, len * n);
+		uint8_t *chunks = aligned_alloc(64, (len * n + 63) & ~(size_t)63);
 		void *slots[256];
 		for (uint64_t s = 0; s < g->dev_sectors / C; s++) {
 			uraid_geom_stripe(g, s, st);

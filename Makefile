@@ -9,7 +9,7 @@ LDLIBS  ?=
 override LDLIBS += -lisal -luring
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c src/bench/*.c))
+LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c src/bench/*.c src/nbd/*.c))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))

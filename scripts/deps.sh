@@ -3,7 +3,8 @@
 # does nothing when every package is already installed.
 set -e
 PKGS="build-essential liburing-dev libisal-dev mdadm qemu-system-x86 qemu-utils
-      busybox-static cpio xz-utils zstd kmod e2fsprogs util-linux python3 fio"
+      busybox-static cpio xz-utils zstd kmod e2fsprogs util-linux python3 fio
+      libnbd-bin"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -18,7 +18,64 @@
 #include <uraid/bitmap.h>
 #include <uraid/superblock.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
+
+#define INPUT_BYTES (8 + URAID_SB_BYTES)
+
+static const uint32_t values32[] = { 0, 0xffffffffu, 0x80000000u, 1920, 1921, 8 };
+
+/* Seeds: a valid 1.0/1.1/1.2 superblock each, a bitmap header, a full log;
+ * mutations favour the device size, the fixed part and the first roles. */
+const struct fuzz_target fuzz_target = {
+	.name = "fuzz_format", .seeds = 5, .max_input = INPUT_BYTES,
+	.hot_bytes = 8 + 256 + 64, .iterations = 300000,
+	.values32 = values32, .nvalues32 = sizeof(values32) / sizeof(values32[0]),
+};
+
+size_t fuzz_seed(unsigned kind, uint8_t *in, size_t cap)
+{
+	static struct uraid_sb sb;   /* static: large; the driver is single-threaded */
+	uint64_t dev = 65536;   /* 32 MiB */
+
+	if (cap < INPUT_BYTES)
+		return 0;
+	memset(in, 0, INPUT_BYTES);
+	for (int i = 0; i < 8; i++)
+		in[i] = (uint8_t)(dev >> (8 * i));
+	if (kind < 3) {
+		memset(&sb, 0, sizeof(sb));
+		sb.magic = URAID_SB_MAGIC;
+		sb.major_version = 1;
+		sb.level = 5;
+		sb.layout = 2;
+		sb.raid_disks = 4;
+		sb.chunksize = 128;
+		sb.super_offset = uraid_sb_location(kind, dev);
+		sb.data_offset = kind == 0 ? 0 : 2048;
+		sb.data_size = kind == 0 ? sb.super_offset - 16 : dev - 2048;
+		sb.size = sb.data_size & ~127ull;
+		sb.max_dev = 128 + kind;   /* odd max_dev exercises the checksum tail */
+		sb.resync_offset = URAID_MAX_SECTOR;
+		sb.bblog_size = 8;
+		sb.bblog_offset = kind == 0 ? -8 : 16;
+		for (unsigned d = 0; d < URAID_SB_MAX_DEV; d++)
+			sb.dev_roles[d] = d < 4 ? (uint16_t)d : URAID_ROLE_SPARE;
+		uraid_sb_encode(&sb, in + 8);
+	} else if (kind == 3) {
+		struct uraid_bitmap_sb bm = {
+			.magic = URAID_BITMAP_MAGIC, .version = 4, .sync_size = 61440,
+			.chunksize = 64 << 20, .daemon_sleep = 5,
+		};
+		uraid_bitmap_encode(&bm, in + 8);
+	} else {
+		uraid_bblog_init(in + 8, URAID_SB_BYTES);
+		for (int e = 0; e < 20; e++) {
+			uint64_t v = uraid_bblog_entry(1000u * e, 8, 0);
+			memcpy(in + 8 + 8 * e, &v, 8);
+		}
+	}
+	return INPUT_BYTES;
+}
 
 static void check_superblock(const uint8_t *buf, uint64_t dev_sectors)
 {

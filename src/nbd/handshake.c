@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * NBD fixed newstyle handshake, server side, as a state machine fed with
+ * whatever bytes the socket gave (any fragmentation). It never allocates: an
+ * option's payload is kept only up to NBD_OPT_DATA_MAX bytes, longer ones are
+ * counted off and refused, and an option longer than NBD_OPT_SKIP_MAX ends
+ * the session.
+ *
+ * What doc/proto.md asks, and what uraid answers:
+ *   client flags other than C_FIXED_NEWSTYLE/C_NO_ZEROES -> close (MUST)
+ *   a client without C_FIXED_NEWSTYLE may only send EXPORT_NAME (it could not
+ *   parse a reply); anything else closes
+ *   EXPORT_NAME: size, flags and 124 zeroes (none with C_NO_ZEROES); an
+ *     unknown name cannot be refused with an error: close (MUST terminate)
+ *   ABORT: ACK (any data ignored), then the caller closes
+ *   LIST: one NBD_REP_SERVER (name, then the description) and ACK; data ->
+ *     ERR_INVALID; NBD_EXPORT_NO_LIST -> ERR_POLICY
+ *   INFO/GO: NBD_INFO_EXPORT and NBD_INFO_BLOCK_SIZE always, NAME and
+ *     DESCRIPTION when asked for; malformed -> ERR_INVALID, unknown export ->
+ *     ERR_UNKNOWN, too long to keep -> ERR_TOO_BIG; GO's ACK enters
+ *     transmission with no padding
+ *   STRUCTURED_REPLY: ACK (data -> ERR_INVALID)
+ *   STARTTLS and every other option (meta contexts, extended headers, ...):
+ *     ERR_UNSUP; while shutting down everything but ABORT: ERR_SHUTDOWN
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "nbd/proto.h"
+#include "nbd/wire.h"
+
+enum { ST_FLAGS, ST_OPT_HDR, ST_OPT_DATA, ST_OPT_SKIP, ST_END };
+
+#define KNOWN_CLIENT_FLAGS (NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES)
+
+static void fail(struct nbd_handshake *hs, const char *why)
+{
+	hs->status = NBD_HS_FAILED;
+	hs->why = why;
+	hs->stage = ST_END;
+}
+
+static size_t out_free(const struct nbd_handshake *hs)
+{
+	return NBD_HS_OUT_BYTES - (hs->out_tail - hs->out_head);
+}
+
+/* Room for n more output bytes (the caller checked out_free before the option). */
+static uint8_t *out_reserve(struct nbd_handshake *hs, size_t n)
+{
+	if (NBD_HS_OUT_BYTES - hs->out_tail < n) {
+		memmove(hs->out, hs->out + hs->out_head, hs->out_tail - hs->out_head);
+		hs->out_tail -= hs->out_head;
+		hs->out_head = 0;
+	}
+	if (NBD_HS_OUT_BYTES - hs->out_tail < n)
+		return NULL;
+	uint8_t *p = hs->out + hs->out_tail;
+	hs->out_tail += n;
+	return p;
+}
+
+/* An option reply with len bytes of data; returns where the data goes. */
+static uint8_t *reply(struct nbd_handshake *hs, uint32_t type, uint32_t len)
+{
+	uint8_t *p = out_reserve(hs, NBD_REP_HEADER_BYTES + (size_t)len);
+
+	if (!p) {
+		fail(hs, "option reply does not fit the output buffer");
+		return NULL;
+	}
+	nbd_put64(p, NBD_REP_MAGIC);
+	nbd_put32(p + 8, hs->opt);
+	nbd_put32(p + 12, type);
+	nbd_put32(p + 16, len);
+	return p + NBD_REP_HEADER_BYTES;
+}
+
+static void reply_ack(struct nbd_handshake *hs)
+{
+	reply(hs, NBD_REP_ACK, 0);
+}
+
+static void reply_error(struct nbd_handshake *hs, uint32_t type, const char *msg)
+{
+	size_t n = strnlen(msg, NBD_MAX_ERRMSG);
+	uint8_t *p = reply(hs, type, (uint32_t)n);
+
+	if (p)
+		memcpy(p, msg, n);
+}
+
+static void reply_info_string(struct nbd_handshake *hs, uint16_t info, const char *s)
+{
+	size_t n = strlen(s);
+	uint8_t *p = reply(hs, NBD_REP_INFO, (uint32_t)(2 + n));
+
+	if (!p)
+		return;
+	nbd_put16(p, info);
+	memcpy(p + 2, s, n);
+}
+
+static int name_matches(const struct nbd_export *ex, const uint8_t *name, uint32_t len)
+{
+	return len == 0 || (len == strlen(ex->name) && memcmp(name, ex->name, len) == 0);
+}
+
+static void choose(struct nbd_handshake *hs, const uint8_t *name, uint32_t len)
+{
+	memcpy(hs->name, name, len);
+	hs->name[len] = 0;
+	hs->name_len = len;
+	hs->status = NBD_HS_TRANSMISSION;
+	hs->stage = ST_END;
+}
+
+static void opt_export_name(struct nbd_handshake *hs)
+{
+	const struct nbd_export *ex = hs->ex;
+
+	if (!name_matches(ex, hs->data, hs->opt_len)) {
+		fail(hs, "NBD_OPT_EXPORT_NAME: no export of that name");
+		return;
+	}
+	hs->tflags = nbd_tflags(ex, hs->session);
+	size_t n = 10 + ((hs->session & NBD_SESSION_NO_ZEROES) ? 0 : 124);
+	uint8_t *p = out_reserve(hs, n);
+	if (!p) {
+		fail(hs, "option reply does not fit the output buffer");
+		return;
+	}
+	memset(p, 0, n);
+	nbd_put64(p, ex->size);
+	nbd_put16(p + 8, hs->tflags);
+	choose(hs, hs->data, hs->opt_len);
+}
+
+static void opt_list(struct nbd_handshake *hs, int oversize)
+{
+	const struct nbd_export *ex = hs->ex;
+
+	if (oversize || hs->opt_len) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "NBD_OPT_LIST takes no data");
+		return;
+	}
+	if (ex->flags & NBD_EXPORT_NO_LIST) {
+		reply_error(hs, NBD_REP_ERR_POLICY, "listing exports is disabled");
+		return;
+	}
+	size_t nlen = strlen(ex->name);
+	size_t dlen = ex->description ? strlen(ex->description) : 0;
+	uint8_t *p = reply(hs, NBD_REP_SERVER, (uint32_t)(4 + nlen + dlen));
+	if (!p)
+		return;
+	nbd_put32(p, (uint32_t)nlen);
+	memcpy(p + 4, ex->name, nlen);
+	if (dlen)
+		memcpy(p + 4 + nlen, ex->description, dlen);
+	reply_ack(hs);
+}
+
+/* NBD_OPT_INFO and NBD_OPT_GO: name length, name, count, count x info type. */
+static void opt_info_go(struct nbd_handshake *hs, int oversize)
+{
+	const struct nbd_export *ex = hs->ex;
+	const uint8_t *d = hs->data;
+	uint32_t n = hs->opt_len;
+
+	if (oversize) {
+		reply_error(hs, NBD_REP_ERR_TOO_BIG, "option data too long");
+		return;
+	}
+	uint32_t nlen = n >= 6 ? nbd_get32(d) : 0;
+	if (n < 6 || nlen > n - 6) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "malformed NBD_OPT_INFO/GO");
+		return;
+	}
+	uint32_t nreq = nbd_get16(d + 4 + nlen);
+	if (6 + nlen + 2 * nreq != n) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "malformed NBD_OPT_INFO/GO request list");
+		return;
+	}
+	unsigned asked = 0;
+	for (uint32_t i = 0; i < nreq; i++) {
+		uint16_t t = nbd_get16(d + 6 + nlen + 2 * i);
+		if (t < 16)
+			asked |= 1u << t;   /* unknown requests are ignored, as the spec says */
+	}
+	if (!name_matches(ex, d + 4, nlen)) {
+		reply_error(hs, NBD_REP_ERR_UNKNOWN, "no export of that name");
+		return;
+	}
+	unsigned session = hs->session;
+	if (hs->opt == NBD_OPT_GO && (asked & (1u << NBD_INFO_BLOCK_SIZE)))
+		session |= NBD_SESSION_BLOCK_SIZE;
+	uint16_t tflags = nbd_tflags(ex, session);
+
+	uint8_t *p = reply(hs, NBD_REP_INFO, 12);
+	if (!p)
+		return;
+	nbd_put16(p, NBD_INFO_EXPORT);
+	nbd_put64(p + 2, ex->size);
+	nbd_put16(p + 10, tflags);
+	/* Sent even when not asked for (allowed): uraid enforces them anyway. */
+	p = reply(hs, NBD_REP_INFO, 14);
+	if (!p)
+		return;
+	nbd_put16(p, NBD_INFO_BLOCK_SIZE);
+	nbd_put32(p + 2, ex->min_block);
+	nbd_put32(p + 6, ex->pref_block);
+	nbd_put32(p + 10, ex->max_block);
+	if (asked & (1u << NBD_INFO_NAME))
+		reply_info_string(hs, NBD_INFO_NAME, ex->name);
+	if ((asked & (1u << NBD_INFO_DESCRIPTION)) && ex->description && ex->description[0])
+		reply_info_string(hs, NBD_INFO_DESCRIPTION, ex->description);
+	if (hs->status != NBD_HS_NEGOTIATING)
+		return;
+	reply_ack(hs);
+	if (hs->opt == NBD_OPT_GO && hs->status == NBD_HS_NEGOTIATING) {
+		hs->session = session;
+		hs->tflags = tflags;
+		choose(hs, d + 4, nlen);
+	}
+}
+
+static void handle_option(struct nbd_handshake *hs, int oversize)
+{
+	if (hs->shutdown && hs->opt != NBD_OPT_ABORT) {
+		if (hs->opt == NBD_OPT_EXPORT_NAME)
+			fail(hs, "NBD_OPT_EXPORT_NAME while shutting down");
+		else
+			reply_error(hs, NBD_REP_ERR_SHUTDOWN, "server shutting down");
+		return;
+	}
+	switch (hs->opt) {
+	case NBD_OPT_EXPORT_NAME:
+		opt_export_name(hs);
+		break;
+	case NBD_OPT_ABORT:
+		reply_ack(hs);
+		if (hs->status == NBD_HS_NEGOTIATING) {
+			hs->status = NBD_HS_ABORTED;
+			hs->why = "client sent NBD_OPT_ABORT";
+			hs->stage = ST_END;
+		}
+		break;
+	case NBD_OPT_LIST:
+		opt_list(hs, oversize);
+		break;
+	case NBD_OPT_INFO:
+	case NBD_OPT_GO:
+		opt_info_go(hs, oversize);
+		break;
+	case NBD_OPT_STRUCTURED_REPLY:
+		if (oversize || hs->opt_len) {
+			reply_error(hs, NBD_REP_ERR_INVALID, "NBD_OPT_STRUCTURED_REPLY takes no data");
+			break;
+		}
+		hs->session |= NBD_SESSION_STRUCTURED;
+		reply_ack(hs);
+		break;
+	case NBD_OPT_STARTTLS:
+		reply_error(hs, NBD_REP_ERR_UNSUP, "TLS is not supported");
+		break;
+	default:
+		reply_error(hs, NBD_REP_ERR_UNSUP, "option not supported");
+		break;
+	}
+}
+
+static void got_client_flags(struct nbd_handshake *hs)
+{
+	uint32_t f = nbd_get32(hs->hdr);
+
+	hs->client_flags = f;
+	if (f & ~(uint32_t)KNOWN_CLIENT_FLAGS) {
+		fail(hs, "unknown client flags");
+		return;
+	}
+	if (f & NBD_FLAG_C_NO_ZEROES)
+		hs->session |= NBD_SESSION_NO_ZEROES;
+	hs->stage = ST_OPT_HDR;
+}
+
+static void got_option_header(struct nbd_handshake *hs)
+{
+	if (nbd_get64(hs->hdr) != NBD_OPTS_MAGIC) {
+		fail(hs, "bad option magic");
+		return;
+	}
+	hs->opt = nbd_get32(hs->hdr + 8);
+	hs->opt_len = nbd_get32(hs->hdr + 12);
+	hs->opt_have = 0;
+	if (!(hs->client_flags & NBD_FLAG_C_FIXED_NEWSTYLE) && hs->opt != NBD_OPT_EXPORT_NAME) {
+		fail(hs, "option other than EXPORT_NAME from a client without fixed newstyle");
+		return;
+	}
+	if (hs->opt == NBD_OPT_EXPORT_NAME && hs->opt_len > NBD_MAX_STRING) {
+		fail(hs, "NBD_OPT_EXPORT_NAME: name longer than 4096 bytes");
+		return;
+	}
+	if (hs->opt_len > NBD_OPT_SKIP_MAX) {
+		fail(hs, "option data longer than 1 MiB");
+		return;
+	}
+	if (hs->opt_len == 0) {
+		hs->stage = ST_OPT_HDR;
+		handle_option(hs, 0);
+		return;
+	}
+	hs->stage = hs->opt_len > NBD_OPT_DATA_MAX ? ST_OPT_SKIP : ST_OPT_DATA;
+}
+
+int nbd_hs_init(struct nbd_handshake *hs, const struct nbd_export *ex)
+{
+	if (nbd_export_check(ex) != 0)
+		return -EINVAL;
+	memset(hs, 0, sizeof(*hs));
+	hs->ex = ex;
+	hs->status = NBD_HS_NEGOTIATING;
+	hs->stage = ST_FLAGS;
+	uint8_t *p = out_reserve(hs, NBD_GREETING_BYTES);
+	nbd_put64(p, NBD_MAGIC);
+	nbd_put64(p + 8, NBD_OPTS_MAGIC);
+	nbd_put16(p + 16, NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES);
+	return 0;
+}
+
+size_t nbd_hs_input(struct nbd_handshake *hs, const uint8_t *buf, size_t len)
+{
+	size_t used = 0;
+
+	while (used < len && hs->status == NBD_HS_NEGOTIATING) {
+		size_t avail = len - used;
+
+		if (hs->stage == ST_FLAGS || hs->stage == ST_OPT_HDR) {
+			size_t need = hs->stage == ST_FLAGS ? 4 : NBD_OPT_HEADER_BYTES;
+
+			/* Read a new option only when its longest answer fits. */
+			if (hs->stage == ST_OPT_HDR && hs->hdr_have == 0 &&
+			    out_free(hs) < NBD_HS_REPLY_MAX)
+				break;
+			size_t take = need - hs->hdr_have < avail ? need - hs->hdr_have : avail;
+			memcpy(hs->hdr + hs->hdr_have, buf + used, take);
+			hs->hdr_have += (uint32_t)take;
+			used += take;
+			if (hs->hdr_have < need)
+				break;
+			hs->hdr_have = 0;
+			if (hs->stage == ST_FLAGS)
+				got_client_flags(hs);
+			else
+				got_option_header(hs);
+		} else if (hs->stage == ST_OPT_DATA || hs->stage == ST_OPT_SKIP) {
+			uint32_t left = hs->opt_len - hs->opt_have;
+			size_t take = left < avail ? left : avail;
+
+			if (hs->stage == ST_OPT_DATA)
+				memcpy(hs->data + hs->opt_have, buf + used, take);
+			hs->opt_have += (uint32_t)take;
+			used += take;
+			if (hs->opt_have < hs->opt_len)
+				break;
+			int oversize = hs->stage == ST_OPT_SKIP;
+			hs->stage = ST_OPT_HDR;
+			handle_option(hs, oversize);
+		} else {
+			break;
+		}
+	}
+	return used;
+}
+
+size_t nbd_hs_output(const struct nbd_handshake *hs, const uint8_t **buf)
+{
+	*buf = hs->out + hs->out_head;
+	return hs->out_tail - hs->out_head;
+}
+
+void nbd_hs_sent(struct nbd_handshake *hs, size_t n)
+{
+	size_t pending = hs->out_tail - hs->out_head;
+
+	hs->out_head += n < pending ? n : pending;
+	if (hs->out_head == hs->out_tail)
+		hs->out_head = hs->out_tail = 0;
+}
+
+void nbd_hs_shutdown(struct nbd_handshake *hs)
+{
+	hs->shutdown = 1;
+}

@@ -15,13 +15,22 @@
  * row's stripe lock (stripe.c) from the first read to the last write, so
  * once a write completes P and Q on disk match the data.
  *
+ * Writes are gathered: the write that holds a row takes in the writes of
+ * its reactor queued behind it and writes their union as one (a group; a
+ * full row needs no read), and a write continuing a sequential stream may
+ * hold its row, for a bounded time, for the rest of the stream
+ * (raid5_priv.h, "Gathering"). Every piece of a group completes, on its
+ * reactor, when the group's write does.
+ *
  * Per-piece state comes from a free list per reactor (allocated on first
  * need, reused after), buffers from the reactor's pool.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <uraid/parity.h>
 
@@ -189,20 +198,36 @@ static void r5_read(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8
 
 static void write_unit(struct r5_piece *pc);
 
-/* The next unit of the row's bands (cut points in pc->cut); false when done. */
+/*
+ * The next unit of the group's bands; false when done. Units are cut where
+ * any piece of the group starts or ends within the chunk, so over a unit
+ * every piece writes each data chunk whole or not at all; where pieces
+ * overlap, the last queued wins (it was submitted last on this reactor).
+ */
 static bool next_unit(struct r5_piece *pc)
 {
-	uint32_t x = pc->next_x;
+	uint32_t x = pc->next_x, C = pc->C;
 
-	while (x < pc->C) {
-		uint32_t be = pc->C;
+	while (x < C) {
+		uint32_t be = C;
 		bool any = false;
 
-		for (unsigned i = 0; i < pc->ncut; i++)
-			if (pc->cut[i] > x && pc->cut[i] < be)
-				be = pc->cut[i];
+		for (const struct r5_piece *g = pc; g; g = g->gnext) {
+			uint32_t a = g->r0 % C, b = (g->r1 - 1) % C + 1;
+
+			if (a > x && a < be)
+				be = a;
+			if (b > x && b < be)
+				be = b;
+		}
 		for (unsigned k = 0; k < pc->d; k++) {
-			pc->wr[k] = r5_writes_range(pc, k, x, be);
+			const struct r5_piece *w = NULL;
+
+			for (const struct r5_piece *g = pc; g; g = g->gnext)
+				if (g->r0 <= k * C + x && k * C + be <= g->r1)
+					w = g;
+			pc->wr[k] = w != NULL;
+			pc->src[k] = w && w->buf ? w->buf + (size_t)(k * C + x - w->r0) * 512 : NULL;
 			any |= pc->wr[k];
 		}
 		if (!any) {
@@ -366,15 +391,229 @@ static void write_unit(struct r5_piece *pc)
 		write_compute(pc);
 }
 
-static void write_start(struct r5_piece *pc)
+/* Write the group (the leader pc and what it gathered) unit by unit. */
+static void write_go(struct r5_piece *pc)
 {
-	uint32_t a = pc->r0 % pc->C, b = (pc->r1 - 1) % pc->C + 1;
+	if (pc->gcount > 1) {
+		struct r5_cache *c = r5_cache_of(pc);
 
-	pc->ncut = 0;
-	pc->cut[pc->ncut++] = a;
-	pc->cut[pc->ncut++] = b;
+		c->cnt.groups++;
+		c->cnt.grouped += pc->gcount;
+	}
 	pc->next_x = 0;
 	write_next(pc);
+}
+
+/* ---- gathering ---- */
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct r5_piece *piece_of_lk(struct stripe_lk *lk)
+{
+	return (struct r5_piece *)((char *)lk - offsetof(struct r5_piece, lk));
+}
+
+struct take_arg {
+	const struct reactor *r;
+	unsigned room;
+};
+
+/* Under the bucket mutex: a plain write of the leader's reactor, while there is room. */
+static bool take_write(struct stripe_lk *w, void *arg)
+{
+	struct take_arg *ta = arg;
+
+	if (!ta->room || w->r != ta->r || piece_of_lk(w)->op != OP_WRITE)
+		return false;
+	ta->room--;
+	return true;
+}
+
+/*
+ * The leader (holding the row, not started) takes in the writes of its
+ * reactor queued first behind it. Returns true when other waiters remain.
+ */
+static bool gather(struct r5_piece *ld)
+{
+	struct take_arg ta = { ld->lk.r, R5_GATHER_MAX - ld->gcount };
+	struct stripe_lk *w;
+	bool more;
+
+	w = stripe_take_waiters(&ld->priv->locks, &ld->lk, take_write, &ta, &more);
+	while (w) {
+		struct stripe_lk *next = w->next;
+		struct r5_piece *pc = piece_of_lk(w);
+
+		pc->gnext = NULL;
+		ld->gtail->gnext = pc;
+		ld->gtail = pc;
+		ld->gcount++;
+		ld->rw_flags |= pc->rw_flags;   /* FUA for one is FUA for the row */
+		w = next;
+	}
+	return more;
+}
+
+/*
+ * Has the group reached its row's end? A stream writes upwards: what comes
+ * next goes to the next row, so holding longer would gain nothing.
+ */
+static bool group_done(const struct r5_piece *ld)
+{
+	for (const struct r5_piece *g = ld; g; g = g->gnext)
+		if (g->r1 >= ld->C * ld->d)
+			return true;
+	return false;
+}
+
+/* Why the holds are looked at. */
+enum hold_why {
+	HOLD_START,     /* may the leader hold at all? */
+	HOLD_EVENT,     /* member I/O completed, a piece queued */
+	HOLD_HOP,       /* the idle message's second hop: the submitter has polled */
+	HOLD_IDLE,      /* that, and no member I/O of the array in flight here */
+};
+
+/*
+ * Should the leader ld (gathered, not started) go on holding its row? A
+ * leader continuing a stream holds while member I/O is in flight here (more
+ * of the stream comes as it completes); one that starts a row without
+ * continuing a stream (maybe a stream's first) only until the submitter's
+ * current batch is in (short_hold).
+ */
+static bool keep_holding(struct r5_piece *ld, bool more, enum hold_why why, uint64_t now)
+{
+	struct r5_cache *c = r5_cache_of(ld);
+
+	if (more || ld->gcount >= R5_GATHER_MAX || group_done(ld))
+		return false;
+	if (why == HOLD_START) {
+		if (ld->seq && c->mio_out > 0) {
+			ld->short_hold = false;
+			return true;
+		}
+		ld->short_hold = ld->r0 == 0;
+		return ld->short_hold;
+	}
+	if (why == HOLD_IDLE || (why == HOLD_HOP && ld->short_hold)) {
+		c->cnt.hold_idle++;
+		return false;
+	}
+	if (now - ld->hold_t0 >= ld->priv->hold_ns) {
+		c->cnt.hold_timeouts++;
+		return false;
+	}
+	return true;
+}
+
+void r5_pin(struct r5_cache *c)
+{
+	atomic_fetch_add(&c->priv->a->counters[c - c->priv->cache].in_flight, 1);
+}
+
+void r5_unpin(struct r5_cache *c)
+{
+	atomic_fetch_sub(&c->priv->a->counters[c - c->priv->cache].in_flight, 1);
+}
+
+static void hold_check(struct r5_cache *c, enum hold_why why)
+{
+	if (c->in_poll) {
+		c->repoll = true;
+		return;
+	}
+	r5_pin(c);              /* a group that fails at once completes requests */
+	c->in_poll = true;
+	do {
+		uint64_t now = c->priv->now();
+		struct r5_piece **pp = &c->held, *go = NULL, **gt = &go, *g;
+
+		c->repoll = false;
+		/* first decide (no callbacks run), then start what goes */
+		while ((g = *pp) != NULL) {
+			bool more = gather(g);
+
+			if (keep_holding(g, more, why, now)) {
+				pp = &g->hnext;
+				continue;
+			}
+			*pp = g->hnext;
+			g->hnext = NULL;
+			*gt = g;
+			gt = &g->hnext;
+		}
+		why = HOLD_EVENT;
+		while ((g = go) != NULL) {
+			go = g->hnext;
+			g->hnext = NULL;
+			g->held = false;
+			write_go(g);
+		}
+	} while (c->repoll);
+	c->in_poll = false;
+	r5_unpin(c);
+}
+
+void r5_hold_poll(struct r5_cache *c)
+{
+	hold_check(c, HOLD_EVENT);
+}
+
+/* Two hops through the reactor's inbox: the submitter polls in between. */
+static void idle_msg_fn(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_cache *c = (struct r5_cache *)((char *)m - offsetof(struct r5_cache, idle_msg));
+
+	if (c->idle_hops++ == 0 && c->held) {
+		reactor_post(c->r, &c->idle_msg);
+		return;
+	}
+	c->idle_posted = false;
+	if (c->held)
+		hold_check(c, c->mio_out == 0 ? HOLD_IDLE : HOLD_HOP);
+	r5_unpin(c);            /* the array stayed open for this message */
+}
+
+void r5_hold_idle(struct r5_cache *c)
+{
+	if (c->idle_posted || !c->r)
+		return;
+	c->idle_posted = true;
+	c->idle_hops = 0;
+	r5_pin(c);
+	reactor_post(c->r, &c->idle_msg);
+}
+
+/*
+ * A write (or write-zeroes) piece holds its row. A write gathers the writes
+ * of its reactor queued behind it; a leader continuing a stream may hold
+ * the row for the rest of it (raid5_priv.h); then the group is written.
+ */
+static void write_start(struct r5_piece *pc)
+{
+	if (pc->op == OP_WRITE) {
+		bool more = gather(pc);
+
+		if (keep_holding(pc, more, HOLD_START, 0)) {
+			struct r5_cache *c = r5_cache_of(pc);
+
+			pc->hold_t0 = pc->priv->now();
+			pc->held = true;
+			pc->hnext = c->held;
+			c->held = pc;
+			c->cnt.holds++;
+			if (pc->short_hold || c->mio_out == 0)
+				r5_hold_idle(c);        /* nothing else would look at it */
+			return;
+		}
+	}
+	write_go(pc);
 }
 
 static void r5_write_op(struct array_req *rq, int op, uint64_t sector, uint32_t nsect,
@@ -391,6 +630,18 @@ static void r5_write_op(struct array_req *rq, int op, uint64_t sector, uint32_t 
 	if (err < 0) {
 		r5_piece_finish(pc, err);
 		return;
+	}
+	if (op == OP_WRITE) {
+		/* does it continue where a recent write of this reactor ended? */
+		struct r5_cache *c = r5_cache_of(pc);
+		unsigned i;
+
+		for (i = 0; i < R5_SEQ_STREAMS && c->ends[i] != sector; i++)
+			;
+		pc->seq = i < R5_SEQ_STREAMS;
+		if (!pc->seq)
+			i = c->ends_next++ % R5_SEQ_STREAMS;
+		c->ends[i] = sector + nsect;
 	}
 	r5_piece_lock(pc, write_start);
 }
@@ -506,6 +757,15 @@ static int r5_init(struct array *a)
 	}
 	memset(priv->zero, 0, R5_SEG_SECTORS * 512);
 	memset(priv->cache, 0, sizeof(*priv->cache) * nr);
+	for (unsigned i = 0; i < nr; i++) {
+		priv->cache[i].priv = priv;
+		priv->cache[i].idle_msg.fn = idle_msg_fn;
+		for (unsigned j = 0; j < R5_SEQ_STREAMS; j++)
+			priv->cache[i].ends[j] = UINT64_MAX;
+	}
+	priv->a = a;
+	priv->hold_ns = R5_HOLD_NS;
+	priv->now = clock_ns;
 	a->level_priv = priv;
 	return 0;
 }

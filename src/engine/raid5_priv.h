@@ -53,6 +53,16 @@ bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
 		 struct reactor *r);
 /* Release a held lk; hands the stripe to the first waiter, if any. */
 void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk);
+/*
+ * Remove from the queue of the held lk its first waiters, as long as
+ * take(w, arg) says yes (called under the bucket's mutex: it may only read
+ * what the waiter set before it queued). Returns them in FIFO order chained
+ * through ->next (NULL: none); *more tells whether waiters are left. The
+ * removed ones are never granted: the caller now owns them.
+ */
+struct stripe_lk *stripe_take_waiters(struct stripe_table *t, struct stripe_lk *lk,
+				      bool (*take)(struct stripe_lk *w, void *arg), void *arg,
+				      bool *more);
 
 /* ---- the write planner (raid5.c) ---- */
 
@@ -97,6 +107,24 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
 
+/*
+ * Gathering (raid5.c): a write piece that holds its row takes the write
+ * pieces of its own reactor queued behind it into one write of their union
+ * (a group: the leader plus R5_GATHER_MAX - 1 more at most), so a row that a
+ * sequential stream covers in several pieces is written whole with no reads.
+ * A leader that continues a sequential stream and does not reach its row's
+ * end may hold the row, unstarted, for the rest of the stream: until the
+ * group reaches the row's end, a waiter it cannot take queues, R5_HOLD_NS
+ * pass, or its reactor has no RAID 4/5/6 member I/O of the array left in
+ * flight (looked at two trips through the reactor's inbox later, so that
+ * the submitter can add to the stream first). A partial write that starts a
+ * row without continuing a stream (a stream's first, maybe) holds only
+ * those two trips.
+ */
+#define R5_GATHER_MAX 128u
+#define R5_HOLD_NS 5000000ull
+#define R5_SEQ_STREAMS 4
+
 /* ---- one piece (stripe.c): a stripe row's worth of one request ---- */
 
 /* what a piece does */
@@ -133,34 +161,62 @@ struct r5_piece {
 	unsigned outstanding;
 	bool new_bad;                   /* a read of this round failed */
 	bool locked;
+	bool seq;                       /* a write continuing a stream of its reactor */
+	bool held;                      /* leader holding its row for more of the stream */
+	bool short_hold;                /* only until the submitter's batch is in */
 	struct stripe_lk lk;
+	/* group: the pieces written with this one (the leader), in queue order */
+	struct r5_piece *gnext, *gtail;
+	unsigned gcount;
+	struct r5_piece *hnext;         /* the reactor's held leaders */
+	uint64_t hold_t0;
 	void (*after_lock)(struct r5_piece *pc);
 	void (*after_io)(struct r5_piece *pc);
 	/* the unit being worked on */
 	uint32_t ux, uy, ulen;          /* within-chunk sectors, bytes */
 	uint32_t next_x, end_x;
-	uint32_t cut[4];
-	unsigned ncut;
 	struct r5_plan plan;
 	/* per slot / per data index, sized at allocation */
 	int16_t *didx;                  /* slot -> data index; -1 P, -2 Q */
 	uint8_t *sflag;                 /* slot -> SF_* */
 	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
 	uint8_t *wr, *dl;               /* data index -> written, lost */
+	uint8_t **src;                  /* data index -> new data over the unit (writes) */
 	void **blocks;                  /* nsyn + 2 */
 	struct r5_sio *sio;             /* slot -> member I/O */
 	struct uraid_stripe st;
 };
 
+struct r5_counters {
+	uint64_t groups;                /* writes of more than one piece */
+	uint64_t grouped;               /* pieces written in such groups */
+	uint64_t holds, hold_timeouts, hold_idle;
+};
+
+/* Per reactor (and array): touched by that reactor's thread only. */
 struct r5_cache {
 	struct r5_piece *free;
+	struct r5_priv *priv;
+	struct reactor *r;              /* set by the first piece */
+	struct r5_piece *held;          /* leaders holding their rows */
+	unsigned mio_out;               /* member I/O of the array in flight here */
+	uint64_t ends[R5_SEQ_STREAMS];  /* where recent write pieces ended */
+	unsigned ends_next;
+	bool in_poll, repoll;           /* hold checks are not reentered */
+	bool idle_posted;               /* idle_msg is queued */
+	unsigned idle_hops;
+	struct reactor_msg idle_msg;
+	struct r5_counters cnt;         /* for tests and tuning */
 } __attribute__((aligned(64)));
 
 struct r5_priv {
+	struct array *a;
 	struct stripe_table locks;
 	void *zero;                     /* R5_SEG_SECTORS of zeroes, read only */
 	unsigned nreactors;
 	struct r5_cache *cache;
+	uint64_t hold_ns;               /* R5_HOLD_NS; tests change it */
+	uint64_t (*now)(void);          /* monotonic ns; tests replace it */
 };
 
 static inline bool r5_live(const struct r5_piece *pc, unsigned s)
@@ -177,6 +233,19 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 void r5_piece_finish(struct r5_piece *pc, int res);
 /* Take the row's stripe lock, then run next (now, or later on this reactor). */
 void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc));
+/* The reactor's cache of pc (free list, holds). */
+struct r5_cache *r5_cache_of(const struct r5_piece *pc);
+/*
+ * Hold checks (raid5.c): after member I/O completes and after a piece queued.
+ * Once a request completes, its submitter may close the array from another
+ * thread: code that looks at c after completing pieces keeps the array
+ * open meanwhile with r5_pin/r5_unpin (counted as in flight, which close
+ * drains); r5_unpin is its last access.
+ */
+void r5_hold_poll(struct r5_cache *c);
+void r5_hold_idle(struct r5_cache *c);
+void r5_pin(struct r5_cache *c);
+void r5_unpin(struct r5_cache *c);
 /*
  * Member I/O of slot s; pc->after_io runs when the last one of a round is
  * done. A failed read marks the slot SF_BAD and sets new_bad; a failed write
@@ -187,8 +256,6 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	       uint64_t sector, uint32_t bytes);
 /* Within-chunk range [*s,*e) of data chunk k the piece covers; false: none. */
 bool r5_chunk_range(const struct r5_piece *pc, unsigned k, uint32_t *s, uint32_t *e);
-/* Does the piece write data chunk k over all of [x,y)? */
-bool r5_writes_range(const struct r5_piece *pc, unsigned k, uint32_t x, uint32_t y);
 /* Zeroes of at least a unit, 4096-aligned. */
 void *r5_zero(struct r5_piece *pc);
 /* New content of data chunk k over the current unit. */

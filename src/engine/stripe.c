@@ -115,6 +115,27 @@ void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk)
 		reactor_post(w->r, &w->msg);
 }
 
+struct stripe_lk *stripe_take_waiters(struct stripe_table *t, struct stripe_lk *lk,
+				      bool (*take)(struct stripe_lk *w, void *arg), void *arg,
+				      bool *more)
+{
+	struct stripe_bucket *b = bucket_of(t, lk->stripe);
+	struct stripe_lk *first = NULL, **tail = &first, *w;
+
+	pthread_mutex_lock(&b->lock);
+	while ((w = lk->wait_head) != NULL && take(w, arg)) {
+		lk->wait_head = w->next;
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+	}
+	if (!lk->wait_head)
+		lk->wait_tail = NULL;
+	*more = lk->wait_head != NULL;
+	pthread_mutex_unlock(&b->lock);
+	return first;
+}
+
 /* ---- the write planner ---- */
 
 int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
@@ -181,7 +202,8 @@ static struct r5_piece *piece_alloc(unsigned n)
 	size_t o_sflag = (off += align8(n * sizeof(int16_t)));
 	size_t o_wr = (off += align8(n));
 	size_t o_dl = (off += align8(n));
-	uint8_t *p = calloc(1, off + align8(n));
+	size_t o_src = (off += align8(n));
+	uint8_t *p = calloc(1, off + n * sizeof(uint8_t *));
 	struct r5_piece *pc = (struct r5_piece *)p;
 
 	if (!p)
@@ -193,7 +215,13 @@ static struct r5_piece *piece_alloc(unsigned n)
 	pc->sflag = p + o_sflag;
 	pc->wr = p + o_wr;
 	pc->dl = p + o_dl;
+	pc->src = (uint8_t **)(p + o_src);
 	return pc;
+}
+
+struct r5_cache *r5_cache_of(const struct r5_piece *pc)
+{
+	return &pc->priv->cache[pc->rq->er->r.index % pc->priv->nreactors];
 }
 
 struct r5_piece *r5_piece_get(struct array_req *rq)
@@ -202,6 +230,7 @@ struct r5_piece *r5_piece_get(struct array_req *rq)
 	struct r5_cache *c = &priv->cache[rq->er->r.index % priv->nreactors];
 	struct r5_piece *pc = c->free;
 
+	c->r = &rq->er->r;
 	if (pc)
 		c->free = pc->next;
 	else
@@ -213,7 +242,7 @@ struct r5_piece *r5_piece_get(struct array_req *rq)
 
 static void piece_put(struct r5_piece *pc)
 {
-	struct r5_cache *c = &pc->priv->cache[pc->rq->er->r.index % pc->priv->nreactors];
+	struct r5_cache *c = r5_cache_of(pc);
 
 	pc->next = c->free;
 	c->free = pc;
@@ -255,6 +284,12 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	pc->outstanding = 0;
 	pc->new_bad = false;
 	pc->locked = false;
+	pc->seq = false;
+	pc->held = false;
+	pc->gnext = NULL;
+	pc->gtail = pc;
+	pc->gcount = 1;
+	pc->hnext = NULL;
 	pc->ulen = 0;
 	memset(pc->sflag, 0, pc->n);
 	memset(pc->sbuf, 0, pc->n * sizeof(*pc->sbuf));
@@ -276,6 +311,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 void r5_piece_finish(struct r5_piece *pc, int res)
 {
 	struct array_req *rq = pc->rq;
+	struct r5_piece *g = pc->gnext;
 
 	if (res < 0 && pc->result == 0)
 		pc->result = res;
@@ -288,8 +324,19 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 		pc->locked = false;
 		stripe_unlock(&pc->priv->locks, &pc->lk);
 	}
+	pc->gnext = NULL;
 	piece_put(pc);
 	array_piece_done(rq, res);
+	/* the pieces written with it (all of this reactor): not reused before they are put */
+	while (g) {
+		struct r5_piece *next = g->gnext;
+		struct array_req *grq = g->rq;
+
+		g->gnext = NULL;
+		piece_put(g);
+		array_piece_done(grq, res);
+		g = next;
+	}
 }
 
 static void lock_granted(struct reactor *r, struct reactor_msg *m)
@@ -308,7 +355,13 @@ void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 	if (stripe_lock(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
 		pc->locked = true;
 		next(pc);
+		return;
 	}
+	/* queued: a leader of this reactor holding the row may take it in */
+	struct r5_cache *c = r5_cache_of(pc);
+
+	if (c->held)
+		r5_hold_poll(c);
 }
 
 /* ---- member I/O ---- */
@@ -341,6 +394,7 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	io->mio.done = sio_done;
 	io->mio.done_bytes = 0;
 	pc->outstanding++;
+	r5_cache_of(pc)->mio_out++;
 	member_submit(&pc->rq->er->r, &io->mio);
 }
 
@@ -348,8 +402,14 @@ static void sio_done(struct member_io *mio, int res)
 {
 	struct r5_sio *io = (struct r5_sio *)mio;
 	struct r5_piece *pc = io->pc;
+	struct r5_cache *c = r5_cache_of(pc);
 	unsigned s = io->slot;
 
+	bool holds = c->held != NULL;
+
+	c->mio_out--;
+	if (holds)
+		r5_pin(c);              /* pc's request may be the array's last */
 	if (mio->kind == MEMBER_READ) {
 		if (res < 0) {
 			pc->sflag[s] |= SF_BAD;
@@ -371,6 +431,19 @@ static void sio_done(struct member_io *mio, int res)
 	}
 	if (--pc->outstanding == 0)
 		pc->after_io(pc);
+	/*
+	 * pc may be gone. A hold made since by a callback has member I/O in
+	 * flight or the idle message queued: it is looked at later.
+	 */
+	if (holds) {
+		if (c->held) {
+			if (c->mio_out == 0)
+				r5_hold_idle(c);
+			else
+				r5_hold_poll(c);
+		}
+		r5_unpin(c);
+	}
 }
 
 /* ---- units ---- */
@@ -387,24 +460,18 @@ bool r5_chunk_range(const struct r5_piece *pc, unsigned k, uint32_t *s, uint32_t
 	return true;
 }
 
-/* Does the piece write chunk k over the whole of [x,y)? */
-bool r5_writes_range(const struct r5_piece *pc, unsigned k, uint32_t x, uint32_t y)
-{
-	return pc->r0 <= k * pc->C + x && k * pc->C + y <= pc->r1;
-}
-
 /* Zeroes of the unit's length, aligned for O_DIRECT writes too. */
 void *r5_zero(struct r5_piece *pc)
 {
 	return pc->priv->zero;
 }
 
-/* New content of data chunk k over the unit. */
+/* New content of data chunk k over the unit (next_unit chose the piece of the group). */
 void *r5_new_data(struct r5_piece *pc, unsigned k)
 {
 	if (pc->op != OP_WRITE)
 		return r5_zero(pc);
-	return pc->buf + (size_t)(k * pc->C + pc->ux - pc->r0) * 512;
+	return pc->src[k];
 }
 
 /* Allocate the unit buffer of slot s; false when out of memory. */

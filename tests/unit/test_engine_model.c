@@ -471,7 +471,12 @@ static void run_config(const struct config *c, uint64_t seed, const int *fail, u
 		for (unsigned i = 0; i < st->nmembers; i++)
 			corrected += st->members[i].corrected_reads;
 		CHECK(st->degraded == 0, "%s: read errors failed a member", m.name);
-		CHECK(corrected > 0, "%s: no read error was corrected", m.name);
+		uint64_t errors = 0;
+		for (unsigned i = 0; i < st->nmembers; i++)
+			errors += st->members[i].read_errors;
+		/* every read error seen must have been corrected (none may be seen by chance) */
+		CHECK(corrected == errors, "%s: %" PRIu64 " read errors, %" PRIu64 " corrected",
+		      m.name, errors, corrected);
 	} else {
 		CHECK(st->degraded <= nfail, "%s: degraded %u, at most %u expected",
 		      m.name, st->degraded, nfail);

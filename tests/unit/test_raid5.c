@@ -16,7 +16,14 @@
  *    with members lost before the run, lost by write errors during it, and
  *    with read errors (repaired from redundancy); finally every row's
  *    parity is checked, and the whole array read back with every further
- *    loss the level survives.
+ *    loss the level survives. Some requests continue the previous one on
+ *    the same reactor, so rows are gathered and held as in a stream;
+ * 4. gathering: sequential 128 KiB writes covering whole rows are written
+ *    with no member read (healthy and degraded, RAID 4/5/6); requests that
+ *    straddle rows are merged per row; overlapping pieces of one group (the
+ *    last one wins) and FUA for the whole group; a hold that times out, one
+ *    that ends when the reactor goes idle, one that ends when another
+ *    reactor queues on the row.
  *
  * Usage: test_raid5 [SEED]. Exit 0 pass, 1 fail. Environment: R5_DEBUG=1
  * checks parity after every round and prints the round's requests, read
@@ -82,9 +89,17 @@ static uint64_t mem_sectors;
 static unsigned n_fail_calls, n_corrected, n_fail_refused;
 static long bufs_out;
 static unsigned max_fail;
+static unsigned long n_reads, n_writes, n_dsync_writes;
 
 void member_submit(struct reactor *r, struct member_io *mio)
 {
+	if (mio->kind == MEMBER_READ)
+		n_reads++;
+	if (mio->kind == MEMBER_WRITE) {
+		n_writes++;
+		if (mio->rw_flags & RWF_DSYNC)
+			n_dsync_writes++;
+	}
 	if (nioq == MAXQ) {
 		fprintf(stderr, "fake queue full\n");
 		exit(1);
@@ -488,6 +503,8 @@ struct mreq {
 	struct array_req rq;
 	struct uraid_io io;
 	int op;                 /* OP_* of raid5_priv.h */
+	int reactor;            /* -1: any */
+	bool fua;
 	uint64_t off, len;      /* sectors */
 	uint8_t *buf;
 	bool done;
@@ -501,6 +518,13 @@ static uint8_t *ref;
 static uint64_t asz, rowlen;
 static unsigned nslots;
 static unsigned long n_ops, n_runs;
+static uint64_t fake_ns;
+
+/* The level's clock in these tests: only the tests move it. */
+static uint64_t fake_now(void)
+{
+	return fake_ns;
+}
 
 static void array_req_done(struct array_req *rq)
 {
@@ -517,9 +541,9 @@ static void start(struct mreq *m)
 
 	memset(rq, 0, sizeof(*rq));
 	rq->a = A;
-	rq->er = &ER[below(NREACT)];
+	rq->er = &ER[m->reactor >= 0 ? (unsigned)m->reactor : below(NREACT)];
 	rq->io = &m->io;
-	m->io.flags = below(4) == 0 ? URAID_IO_FUA : 0;
+	m->io.flags = below(4) == 0 || m->fua ? URAID_IO_FUA : 0;
 	rq->data = m->buf;
 	rq->pending = 1;
 	m->done = false;
@@ -558,7 +582,9 @@ static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigne
 	char err[200];
 
 	A = calloc(1, sizeof(*A));
+	A->counters = calloc(NREACT, sizeof(*A->counters));
 	if (uraid_geom_init(&A->geom, &p, err, sizeof(err)) < 0) {
+		free(A->counters);
 		free(A);
 		A = NULL;
 		return -1;
@@ -586,17 +612,54 @@ static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigne
 	ref = calloc(asz, 512);
 	A->ops = &level_raid5_ops;
 	CHECK(A->ops->init(A) == 0, "init");
+	((struct r5_priv *)A->level_priv)->now = fake_now;
+	fake_ns = 0;
 	return 0;
+}
+
+static struct r5_counters total_cnt;
+
+/* The gathering counters of the array, summed over reactors. */
+static struct r5_counters gcount(void)
+{
+	struct r5_priv *priv = A->level_priv;
+	struct r5_counters t = { 0 };
+
+	for (unsigned i = 0; i < priv->nreactors; i++) {
+		const struct r5_counters *c = &priv->cache[i].cnt;
+
+		t.groups += c->groups;
+		t.grouped += c->grouped;
+		t.holds += c->holds;
+		t.hold_timeouts += c->hold_timeouts;
+		t.hold_idle += c->hold_idle;
+	}
+	return t;
 }
 
 static void teardown(void)
 {
+	struct r5_counters c = gcount();
+	struct r5_priv *priv = A->level_priv;
+
+	for (unsigned i = 0; i < priv->nreactors; i++) {
+		CHECK(priv->cache[i].held == NULL && priv->cache[i].mio_out == 0,
+		      "reactor %u: holds or member I/O left", i);
+		CHECK(atomic_load(&A->counters[i].in_flight) == 0 && !priv->cache[i].idle_posted,
+		      "reactor %u: the array is kept open", i);
+	}
+	total_cnt.groups += c.groups;
+	total_cnt.grouped += c.grouped;
+	total_cnt.holds += c.holds;
+	total_cnt.hold_timeouts += c.hold_timeouts;
+	total_cnt.hold_idle += c.hold_idle;
 	A->ops->fini(A);
 	for (unsigned s = 0; s < nslots; s++) {
 		free(mem[s]);
 		free(bad[s]);
 	}
 	free(ref);
+	free(A->counters);
 	free(A);
 }
 
@@ -615,7 +678,7 @@ static const char *ctx;
 /* Read the whole array and compare with ref. */
 static void verify_all(const char *what)
 {
-	struct mreq m = { .op = OP_READ, .off = 0, .len = asz };
+	struct mreq m = { .op = OP_READ, .reactor = -1, .off = 0, .len = asz };
 
 	m.buf = abuf(asz * 512);
 	start(&m);
@@ -745,6 +808,9 @@ static void run_model(int scenario, unsigned rounds)
 				off = below(asz - len + 1);
 				if (below(3) == 0)
 					off -= off % (below(2) ? rowlen : A->geom.chunk_sectors);
+				/* continue the previous request: a stream */
+				if (i > 0 && below(3) == 0 && ms[i - 1].off + ms[i - 1].len + len <= asz)
+					off = ms[i - 1].off + ms[i - 1].len;
 			} while (overlaps(ms, i, off, len));
 			if (tries > 100) {
 				nb = i;
@@ -753,6 +819,12 @@ static void run_model(int scenario, unsigned rounds)
 			memset(m, 0, sizeof(*m));
 			m->off = off;
 			m->len = len;
+			m->reactor = -1;
+			if (i > 0 && off == ms[i - 1].off + ms[i - 1].len && below(4)) {
+				if (ms[i - 1].reactor < 0)
+					ms[i - 1].reactor = (int)below(NREACT);
+				m->reactor = ms[i - 1].reactor;
+			}
 			m->op = kind < 4 ? OP_READ : kind < 8 ? OP_WRITE : kind < 9 ? OP_ZERO : OP_DISCARD;
 			if (m->op == OP_READ || m->op == OP_WRITE) {
 				m->buf = abuf(len * 512);
@@ -878,8 +950,209 @@ static void test_model(void)
 		}
 	printf("model: %lu runs, %lu requests, %u members failed by write errors, %u reads corrected\n",
 	       n_runs, n_ops, n_fail_calls, n_corrected - corrected0);
+	printf("model: %lu groups of %lu pieces, %lu holds (%lu ended idle)\n",
+	       (unsigned long)total_cnt.groups, (unsigned long)total_cnt.grouped,
+	       (unsigned long)total_cnt.holds, (unsigned long)total_cnt.hold_idle);
+	CHECK(total_cnt.groups > 0 && total_cnt.holds > 0, "gathering was exercised");
 	CHECK(n_fail_calls > 0, "write errors were exercised");
 	CHECK(n_corrected > corrected0, "read errors were exercised");
+}
+
+/* ---- 4. gathering ---- */
+
+/* Fill m as a write of [off, off+len) on reactor r, and apply it to ref. */
+static void gw(struct mreq *m, uint64_t off, uint64_t len, int r, bool fua)
+{
+	memset(m, 0, sizeof(*m));
+	m->op = OP_WRITE;
+	m->off = off;
+	m->len = len;
+	m->reactor = r;
+	m->fua = fua;
+	m->buf = abuf(len * 512);
+	fill(m->buf, len * 512);
+	memcpy(ref + off * 512, m->buf, len * 512);
+}
+
+static void gw_check(struct mreq *ms, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		CHECK(ms[i].done && ms[i].result == 0, "%s: write %u: done %d result %d", ctx, i,
+		      ms[i].done, ms[i].result);
+		free(ms[i].buf);
+	}
+	CHECK(nioq == 0, "%s: queue drained", ctx);
+}
+
+static struct r5_cache *cache0(void)
+{
+	return &((struct r5_priv *)A->level_priv)->cache[0];
+}
+
+/*
+ * A stream of writes of bs sectors over rows [0, rows) on reactor 0, all
+ * submitted before any member I/O completes (as with a queue depth of the
+ * whole stream): every row is written whole, with no read.
+ */
+static void gather_stream(int level, unsigned n, unsigned lost, uint32_t chunk, unsigned rows,
+			  uint64_t bs)
+{
+	static struct mreq ms[256];
+	char name[160];
+	unsigned nreq;
+	struct r5_counters c;
+
+	if (setup(level, level == 6 ? 10 : 2, n, chunk, rows) < 0) {
+		CHECK(0, "geometry");
+		return;
+	}
+	snprintf(name, sizeof(name), "stream raid%d n %u lost %u chunk %u bs %" PRIu64, level, n,
+		 lost, chunk, bs);
+	ctx = name;
+	for (unsigned i = 0; i < lost; i++)
+		A->slot[(1 + 2 * i) % n].m = NULL;
+	nreq = (unsigned)(rows * rowlen / bs);
+	CHECK(nreq <= 256 && nreq * bs == rows * rowlen, "%s: shape", ctx);
+	n_reads = 0;
+	for (unsigned i = 0; i < nreq; i++)
+		gw(&ms[i], i * bs, bs, 0, false);
+	for (unsigned i = 0; i < nreq; i++)
+		start(&ms[i]);
+	run_all();
+	gw_check(ms, nreq);
+	c = gcount();
+	CHECK(n_reads == 0, "%s: %lu member reads", ctx, n_reads);
+	CHECK(c.groups == rows && c.grouped == rows * (rowlen / bs),
+	      "%s: %" PRIu64 " groups of %" PRIu64 " pieces", ctx, c.groups, c.grouped);
+	CHECK(c.hold_timeouts == 0, "%s: %" PRIu64 " holds timed out", ctx, c.hold_timeouts);
+	if (!lost)
+		check_parity();
+	verify_all("stream");
+	teardown();
+}
+
+/* Overlapping pieces in one group: the last submitted wins; one FUA makes the row FUA. */
+static void gather_overlap(void)
+{
+	struct mreq ms[3];
+	struct r5_counters c;
+
+	setup(5, 2, 4, 16, 4);
+	ctx = "overlap";
+	n_reads = n_writes = n_dsync_writes = 0;
+	gw(&ms[0], 0, 8, 0, false);             /* starts the row: a short hold */
+	gw(&ms[1], 4, 16, 0, true);             /* not a continuation: gathered all the same */
+	gw(&ms[2], 16, 32, 0, false);           /* overlaps the previous, reaches the row end */
+	for (unsigned i = 0; i < 3; i++)
+		start(&ms[i]);
+	CHECK(cache0()->held == NULL, "%s: the row went when covered", ctx);
+	run_all();
+	gw_check(ms, 3);
+	c = gcount();
+	CHECK(c.groups == 1 && c.grouped == 3, "%s: %" PRIu64 " groups of %" PRIu64, ctx, c.groups,
+	      c.grouped);
+	CHECK(n_reads == 0, "%s: %lu reads", ctx, n_reads);
+	/* units cut at 4 and 8 (where pieces start or end in a chunk): 3 x 4 writes */
+	CHECK(n_writes == 12 && n_dsync_writes == 12, "%s: %lu writes, %lu with RWF_DSYNC", ctx,
+	      n_writes, n_dsync_writes);
+	check_parity();
+	verify_all("overlap");
+	teardown();
+}
+
+/* Requests of 2/3 of a row: each row is written by two requests, merged. */
+static void gather_straddle(int level, unsigned n)
+{
+	static struct mreq ms[64];
+	struct r5_counters c;
+	unsigned nreq;
+	uint64_t bs;
+
+	setup(level, 2, n, 16, 12);
+	ctx = "straddle";
+	bs = rowlen * 2 / 3;
+	nreq = (unsigned)(12 * rowlen / bs);
+	n_reads = 0;
+	for (unsigned i = 0; i < nreq; i++)
+		gw(&ms[i], i * bs, bs, 0, i % 5 == 0);
+	for (unsigned i = 0; i < nreq; i++)
+		start(&ms[i]);
+	run_all();
+	gw_check(ms, nreq);
+	c = gcount();
+	CHECK(n_reads == 0, "%s raid%d: %lu reads", ctx, level, n_reads);
+	CHECK(c.groups == 12 && c.grouped == 24, "%s: %" PRIu64 " groups of %" PRIu64, ctx,
+	      c.groups, c.grouped);
+	check_parity();
+	verify_all("straddle");
+	teardown();
+}
+
+/*
+ * Holds that end: a full row keeps member I/O in flight on reactor 0 while
+ * the next write, continuing it, holds the next row. how 0: the clock passes
+ * the limit; 1: the reactor goes idle; 2: another reactor queues on the row.
+ */
+static void gather_hold_end(int how)
+{
+	struct mreq ms[3];
+	struct r5_counters c;
+	struct r5_priv *priv;
+	unsigned nm;
+
+	setup(5, 2, 4, 16, 4);
+	priv = A->level_priv;
+	ctx = how == 0 ? "hold timeout" : how == 1 ? "hold idle" : "hold other reactor";
+	gw(&ms[0], 0, rowlen, 0, false);
+	gw(&ms[1], rowlen, 8, 0, false);
+	start(&ms[0]);
+	start(&ms[1]);
+	nm = 2;
+	CHECK(cache0()->held != NULL && cache0()->mio_out == 4, "%s: holds (%u I/O in flight)",
+	      ctx, cache0()->mio_out);
+	if (how == 0) {
+		fake_ns += priv->hold_ns - 1;
+		run_one_io();
+		CHECK(cache0()->held != NULL, "%s: not yet", ctx);
+		fake_ns += 1;
+		run_one_io();
+		CHECK(cache0()->held == NULL, "%s: the hold ended at the limit", ctx);
+	} else if (how == 2) {
+		gw(&ms[2], rowlen + 8, 8, 1, false);
+		start(&ms[2]);
+		nm = 3;
+		CHECK(cache0()->held != NULL, "%s: still held", ctx);
+		run_one_io();           /* an event on reactor 0 */
+		CHECK(cache0()->held == NULL, "%s: the hold ended for the other reactor", ctx);
+	}
+	run_all();
+	gw_check(ms, nm);
+	c = gcount();
+	CHECK(c.holds == 1 && c.hold_timeouts == (how == 0) && c.hold_idle == (how == 1),
+	      "%s: holds %" PRIu64 " timeouts %" PRIu64 " idle %" PRIu64, ctx, c.holds,
+	      c.hold_timeouts, c.hold_idle);
+	check_parity();
+	verify_all("hold");
+	teardown();
+}
+
+static void test_gather(void)
+{
+	/* 128 KiB writes, chunks of 512 KiB (as make bench), and smaller pieces */
+	gather_stream(5, 4, 0, 1024, 4, 256);
+	gather_stream(4, 4, 0, 1024, 2, 256);
+	gather_stream(6, 6, 0, 1024, 2, 256);
+	gather_stream(5, 4, 1, 1024, 4, 256);
+	gather_stream(6, 6, 2, 1024, 2, 256);
+	gather_stream(5, 5, 0, 64, 4, 8);       /* 32 pieces a row */
+	gather_stream(5, 3, 0, 8, 16, 8);       /* one chunk per piece */
+	gather_overlap();
+	gather_straddle(5, 4);
+	gather_straddle(6, 5);
+	gather_hold_end(0);
+	gather_hold_end(1);
+	gather_hold_end(2);
+	printf("gathering: streams, overlaps, straddling requests, holds ended three ways\n");
 }
 
 int main(int argc, char **argv)
@@ -895,6 +1168,7 @@ int main(int argc, char **argv)
 	test_lock_fifo();
 	test_lock_threads();
 	test_model();
+	test_gather();
 	if (failures)
 		printf("%d failures (seed %" PRIu64 ")\n", failures, seed);
 	else

@@ -136,43 +136,22 @@ static void print_json(const struct uraid_array_status *st)
 
 int cmd_detail(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool json = false;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			detail_usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			fprintf(stderr, "uraid detail: see 'uraid detail --help'\n");
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "uraid detail: no members given; see 'uraid detail --help'\n");
-		return CLI_EXIT_USAGE;
-	}
+	bool json;
+	int first;
+	int rc = cli_json_and_devices(argc, argv, "detail", detail_usage, &json, &first);
+	if (rc >= 0)
+		return rc;
 
 	struct uraid_engine *e;
 	struct uraid_engine_opts eo = { .reactors = 1 };
-	int rc = uraid_engine_create(&eo, &e);
+	rc = uraid_engine_create(&eo, &e);
 	if (rc) {
 		fprintf(stderr, "uraid detail: cannot start the engine: %s\n", strerror(-rc));
 		return CLI_EXIT_FAIL;
 	}
 	/* read-only, and forced: show even an array md would not start */
 	struct uraid_assemble_opts ao = {
-		.paths = (const char *const *)argv + optind, .npaths = (unsigned)(argc - optind),
+		.paths = (const char *const *)argv + first, .npaths = (unsigned)(argc - first),
 		.flags = URAID_ASSEMBLE_READONLY | URAID_ASSEMBLE_FORCE,
 	};
 	struct uraid_array *a;

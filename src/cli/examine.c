@@ -398,41 +398,20 @@ static int examine_one(const char *path, struct json *j)
 
 int cmd_examine(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	bool json = false;
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			examine_usage(stdout);
-			return CLI_EXIT_OK;
-		default:
-			fprintf(stderr, "uraid examine: see 'uraid examine --help'\n");
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "uraid examine: no devices given; see 'uraid examine --help'\n");
-		return CLI_EXIT_USAGE;
-	}
+	bool json;
+	int first;
+	int rc = cli_json_and_devices(argc, argv, "examine", examine_usage, &json, &first);
+	if (rc >= 0)
+		return rc;
 
 	struct json j;
-	int rc = CLI_EXIT_OK;
+	rc = CLI_EXIT_OK;
 	if (json) {
 		json_begin(&j, stdout);
 		json_arr_open(&j, NULL);
 	}
-	for (int i = optind; i < argc; i++) {
-		if (!json && i > optind)
+	for (int i = first; i < argc; i++) {
+		if (!json && i > first)
 			printf("\n");
 		if (examine_one(argv[i], json ? &j : NULL))
 			rc = CLI_EXIT_FAIL;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
+#include <getopt.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "cli/util.h"
 
 int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes)
@@ -197,4 +199,37 @@ void json_null(struct json *j, const char *key)
 void json_end(struct json *j)
 {
 	fputc('\n', j->f);
+}
+
+int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+			 bool *json, int *first)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int c;
+
+	*json = false;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			*json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "uraid %s: see 'uraid %s --help'\n", cmd, cmd);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "uraid %s: no devices given; see 'uraid %s --help'\n", cmd, cmd);
+		return CLI_EXIT_USAGE;
+	}
+	*first = optind;
+	return -1;
 }

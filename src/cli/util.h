@@ -23,6 +23,14 @@ const char *cli_mdadm_human(uint64_t bytes, char *buf, size_t len);
 /* ctime()-style text of an md time field, without the newline. */
 const char *cli_time(uint64_t md_time, char *buf, size_t len);
 
+/*
+ * Options of the subcommands that take only --json and --help before their
+ * device list: sets *json and *first (index of the first device). Returns -1
+ * to go on, or the exit status (help printed, or a usage error reported).
+ */
+int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+			 bool *json, int *first);
+
 /* A minimal streaming JSON writer, pretty-printed. */
 struct json {
 	FILE *f;

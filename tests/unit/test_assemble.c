@@ -20,6 +20,7 @@
 #include <uraid/create.h>
 #include "engine/array.h"
 #include "../support/check.h"
+#include "../support/run_cmd.h"
 
 #define IMG_SECTORS (32ull * 2048)   /* 32 MiB sparse files */
 #define MAXP 8
@@ -210,33 +211,6 @@ static void refused(const char *label, const char *const *paths, unsigned n, uin
 	printf("refused (%s): %s\n", label, err);
 }
 
-static char *run(const char *cmd)
-{
-	size_t cap = 1 << 16, len = 0;
-	char *out = malloc(cap), line[1024];
-	FILE *p = popen(cmd, "r");
-
-	out[0] = '\0';
-	if (!p)
-		return out;
-	while (fgets(line, sizeof(line), p)) {
-		const char *s = line;
-		int blank = 1;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		for (; *s && len + 2 < cap; s++) {
-			int is_blank = (*s == ' ' || *s == '\t');
-			if (is_blank && blank)
-				continue;
-			out[len++] = is_blank ? ' ' : *s;
-			blank = is_blank;
-		}
-		out[len] = '\0';
-	}
-	pclose(p);
-	return out;
-}
-
 /* mdadm --examine agrees: checksum correct, state, events. */
 static void examine(const char *path, const char *state, uint64_t events)
 {
@@ -244,7 +218,7 @@ static void examine(const char *path, const char *state, uint64_t events)
 	if (!mdadm)
 		return;
 	snprintf(cmd, sizeof(cmd), "%s --examine %s 2>&1", mdadm, path);
-	char *out = run(cmd);
+	char *out = test_run_cmd(cmd);
 	char *ck = strstr(out, "Checksum : ");
 	CHECK(ck && strstr(ck, " - correct") && strstr(ck, " - correct") < strchr(ck, '\n'),
 	      "%s: mdadm checksum not correct:\n%s", path, out);

@@ -19,41 +19,12 @@
 #include "uraid/bitmap.h"
 #include "../support/format_fixture.h"
 #include "../support/check.h"
+#include "../support/run_cmd.h"
 
 #define DEV_SECTORS (64ull * 2048)
 
 static const char *mdadm;
 static char dir[64];
-
-/* Run a command; return its stdout+stderr with runs of blanks squeezed to
- * one space and leading blanks dropped, so "  Checksum : x" matches
- * regardless of mdadm's column alignment. */
-static char *run(const char *cmd)
-{
-	size_t cap = 1 << 16, len = 0;
-	char *out = malloc(cap), line[1024];
-	FILE *p = popen(cmd, "r");
-
-	out[0] = '\0';
-	if (!p)
-		return out;
-	while (fgets(line, sizeof(line), p)) {
-		const char *s = line;
-		int blank = 1;
-		while (*s == ' ' || *s == '\t')
-			s++;
-		for (; *s && len + 2 < cap; s++) {
-			int is_blank = (*s == ' ' || *s == '\t');
-			if (is_blank && blank)
-				continue;
-			out[len++] = is_blank ? ' ' : *s;
-			blank = is_blank;
-		}
-		out[len] = '\0';
-	}
-	pclose(p);
-	return out;
-}
 
 static void expect(const char *out, const char *what, const char *want)
 {
@@ -133,7 +104,7 @@ static void test_examine(unsigned minor, uint32_t max_dev)
 	}
 
 	snprintf(cmd, sizeof(cmd), "%s --examine %s 2>&1", mdadm, path);
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	printf("--- %s\n%s", what, out);
 	snprintf(want, sizeof(want), "Checksum : %08x - correct", sb.sb_csum);
 	expect(out, what, want);
@@ -173,7 +144,7 @@ static void test_examine(unsigned minor, uint32_t max_dev)
 		uraid_sb_encode(&sb, buf);
 		memcpy(buf + 216, &(uint32_t){ htole32(stale) }, 4);
 		CHECK(write_at(path, buf, uraid_sb_write_bytes(sb.max_dev), sb.super_offset) == 0, "rewrite");
-		out = run(cmd);
+		out = test_run_cmd(cmd);
 		snprintf(want, sizeof(want), "Checksum : %08x - expected %08x", stale, sb.sb_csum);
 		expect(out, what, want);
 		free(out);
@@ -204,7 +175,7 @@ static void test_refused(void)
 		uraid_sb_encode(&sb, buf);
 		CHECK(write_at(path, buf, URAID_SB_BYTES, 8) == 0, "write");
 		int ours = uraid_sb_validate(buf, 2, DEV_SECTORS, err, sizeof(err));
-		out = run(cmd);
+		out = test_run_cmd(cmd);
 		int theirs = strstr(out, "Magic : a92b4efc") != NULL;
 		printf("--- refused case %d: uraid %d '%s'; mdadm: %s", k, ours, err, out);
 		CHECK((ours == 0) == theirs, "case %d: uraid rc %d (%s) but mdadm %s", k,
@@ -230,7 +201,7 @@ static void test_badblocks(void)
 	write_member(path, &sb, NULL, bb, 3);
 
 	snprintf(cmd, sizeof(cmd), "%s --examine-badblocks %s 2>&1", mdadm, path);
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	printf("--- bad blocks\n%s", out);
 	expect(out, "bblog", "1000 for 8 sectors");
 	expect(out, "bblog", "4096 for 512 sectors");
@@ -241,14 +212,14 @@ static void test_badblocks(void)
 	sb.bblog_shift = 3;
 	bb[0] = uraid_bblog_entry(800, 16, 3);
 	write_member(path, &sb, NULL, bb, 1);
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	printf("--- bad blocks shift 3\n%s", out);
 	snprintf(want, sizeof(want), "800 for 16 sectors");
 	expect(out, "bblog shift 3", want);
 	free(out);
 
 	snprintf(cmd, sizeof(cmd), "%s --examine %s 2>&1", mdadm, path);
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	expect(out, "bblog examine", "Feature Map : 0x8");
 	expect(out, "bblog examine", "Bad Block Log : 512 entries available at offset 16 sectors - bad blocks present.");
 	free(out);
@@ -279,7 +250,7 @@ static void test_bitmap_file(void)
 	CHECK(write_at(path, area, (size_t)uraid_bitmap_bytes(bm.sync_size, bm.chunksize), 0) == 0,
 	      "write");
 	snprintf(cmd, sizeof(cmd), "%s --examine-bitmap %s 2>&1", mdadm, path);
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	printf("--- bitmap 64M\n%s", out);
 	expect(out, "bitmap", "Magic : 6d746962");
 	expect(out, "bitmap", "Version : 4");
@@ -312,7 +283,7 @@ static void test_bitmap_file(void)
 	CHECK(uraid_bitmap_count(area, bits) == 3, "count %" PRIu64, uraid_bitmap_count(area, bits));
 	CHECK(write_at(path, area, (size_t)uraid_bitmap_bytes(bm.sync_size, bm.chunksize), 0) == 0,
 	      "write");
-	out = run(cmd);
+	out = test_run_cmd(cmd);
 	printf("--- bitmap 1M\n%s", out);
 	expect(out, "bitmap 1M", "Chunksize : 1 MB");
 	expect(out, "bitmap 1M", "Events : 7");

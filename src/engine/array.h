@@ -53,9 +53,10 @@ struct uraid_engine {
 	struct engine_reactor *reactors;
 	pthread_mutex_t lock;           /* the arrays list */
 	struct array *arrays;
+	uint64_t next_tick_ns;          /* reactor 0's thread only */
 };
 
-/* Housekeeping that runs after each poll of reactor 0 (idle clean marking). */
+/* Housekeeping after polls of reactor 0, at most every few ms (idle clean marking). */
 void engine_tick(struct uraid_engine *e);
 uint64_t engine_now_ns(void);
 /* Free the reactor's cached member-I/O pieces (mio.c). */

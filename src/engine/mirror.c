@@ -55,21 +55,36 @@ static void write_group_done(struct mgroup *g)
 	group_finish(g, g->result ? g->result : g->good > 1 ? 0 : -EIO);
 }
 
-static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
+/*
+ * A group for changing every copy of the piece at `sector`, held open while
+ * its member I/Os are issued (release with mgroup_count(g, 0)); NULL when
+ * the piece was completed with an error instead.
+ */
+static struct mgroup *copies_group(struct array_req *rq, uint64_t sector,
+				   struct uraid_loc *locs, int *n)
 {
-	struct array *a = rq->a;
-	struct uraid_loc locs[URAID_MAX_MEMBERS];
-	int n = copies_of(a, sector, locs);
-	struct mgroup *g = n > 0 ? mgroup_get(rq) : NULL;
+	*n = copies_of(rq->a, sector, locs);
+	struct mgroup *g = *n > 0 ? mgroup_get(rq) : NULL;
 
 	if (!g) {
-		array_piece_done(rq, n > 0 ? -ENOMEM : -EIO);
-		return;
+		array_piece_done(rq, *n > 0 ? -ENOMEM : -EIO);
+		return NULL;
 	}
 	g->done = write_group_done;
 	g->pending = 1;
+	return g;
+}
+
+static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
+{
+	struct uraid_loc locs[URAID_MAX_MEMBERS];
+	int n;
+	struct mgroup *g = copies_group(rq, sector, locs, &n);
+
+	if (!g)
+		return;
 	for (int c = 0; c < n; c++) {
-		if (!slot_ok(a, locs[c].slot))
+		if (!slot_ok(rq->a, locs[c].slot))
 			continue;
 		struct mpiece *p = mpiece_get(rq);
 		if (!p) {
@@ -210,19 +225,14 @@ static void clear_copy_done(struct mpiece *p, int res)
 
 static void mirror_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes)
 {
-	struct array *a = rq->a;
 	struct uraid_loc locs[URAID_MAX_MEMBERS];
-	int n = copies_of(a, sector, locs);
-	struct mgroup *g = n > 0 ? mgroup_get(rq) : NULL;
+	int n;
+	struct mgroup *g = copies_group(rq, sector, locs, &n);
 
-	if (!g) {
-		array_piece_done(rq, n > 0 ? -ENOMEM : -EIO);
+	if (!g)
 		return;
-	}
-	g->done = write_group_done;
-	g->pending = 1;
 	for (int c = 0; c < n; c++)
-		if (slot_ok(a, locs[c].slot))
+		if (slot_ok(rq->a, locs[c].slot))
 			mio_clear_range(g, locs[c].slot, locs[c].sector, nsect, zeroes,
 					clear_copy_done);
 	mgroup_count(g, 0);

@@ -135,51 +135,40 @@ static bool reactor_drain_overflow(struct reactor *r)
 	return false;
 }
 
-void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32_t len,
-		  uint64_t off)
+/* Fill the fields that are submitted later, possibly from the overflow list. */
+static void reactor_prep(struct reactor *r, struct io_op *op, uint8_t opcode, int fd,
+			 void *buf, uint64_t len, uint64_t off, int rw_flags)
 {
-	op->opcode = IORING_OP_READ;
+	op->opcode = opcode;
 	op->fd = fd;
 	op->buf = buf;
-	op->len = len;
-	op->off = off;
-	op->rw_flags = 0;
-	reactor_queue(r, op);
-}
-
-void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf, uint32_t len,
-		   uint64_t off, int rw_flags)
-{
-	op->opcode = IORING_OP_WRITE;
-	op->fd = fd;
-	op->buf = (void *)buf;
 	op->len = len;
 	op->off = off;
 	op->rw_flags = rw_flags;
 	reactor_queue(r, op);
 }
 
+void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32_t len,
+		  uint64_t off)
+{
+	reactor_prep(r, op, IORING_OP_READ, fd, buf, len, off, 0);
+}
+
+void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf, uint32_t len,
+		   uint64_t off, int rw_flags)
+{
+	reactor_prep(r, op, IORING_OP_WRITE, fd, (void *)buf, len, off, rw_flags);
+}
+
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd)
 {
-	op->opcode = IORING_OP_FSYNC;
-	op->fd = fd;
-	op->buf = NULL;
-	op->len = 0;
-	op->off = 0;
-	op->rw_flags = 0;
-	reactor_queue(r, op);
+	reactor_prep(r, op, IORING_OP_FSYNC, fd, NULL, 0, 0, 0);
 }
 
 void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
 		       uint64_t len)
 {
-	op->opcode = IORING_OP_FALLOCATE;
-	op->fd = fd;
-	op->buf = NULL;
-	op->len = len;
-	op->off = off;
-	op->rw_flags = mode;
-	reactor_queue(r, op);
+	reactor_prep(r, op, IORING_OP_FALLOCATE, fd, NULL, len, off, mode);
 }
 
 void reactor_complete(struct reactor *r, struct io_op *op, int res)

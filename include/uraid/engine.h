@@ -159,6 +159,33 @@ struct uraid_array_status {
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
 uint64_t uraid_array_size(const struct uraid_array *a);
 
+/* ---- management of a running array (mdadm --fail / --remove) ---- */
+
+/* Index in uraid_array_status.members of the member at path (the same file
+ * or block device, whatever the path's spelling), or -ENOENT. */
+int uraid_array_find_member(struct uraid_array *a, const char *path);
+
+#define URAID_FAIL_FORCE 0x1u   /* fail even when the array cannot survive it */
+
+/*
+ * Mark a member faulty as md's set_disk_faulty does (role 0xfffe, events+1
+ * in every live superblock); the array goes on degraded. Refused (-EBUSY,
+ * reason in err) when the array would not survive, unless URAID_FAIL_FORCE
+ * on RAID 4/5/6; the last copy of linear/0/1/10 data is never failed (md's
+ * rule). A member already faulty: 0, nothing changes.
+ */
+int uraid_array_fail_member(struct uraid_array *a, unsigned member, uint32_t flags,
+			    char *err, size_t errlen);
+
+/*
+ * Take a faulty, spare or stale member out of the array (hot remove): its
+ * device is released and its dev_roles entry becomes 0xffff in the others'
+ * superblocks (events+1). An in-sync member is refused (-EBUSY): fail it
+ * first, as md requires. Member indexes after it shift down by one.
+ */
+int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
+			      size_t errlen);
+
 /* ---- fault injection (tests) ---- */
 
 enum uraid_fault_kind {

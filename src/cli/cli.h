@@ -11,5 +11,10 @@ int cmd_create(int argc, char **argv);
 int cmd_examine(int argc, char **argv);
 int cmd_detail(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_fail(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
 
 #endif

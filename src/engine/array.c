@@ -421,6 +421,10 @@ static void array_free(struct array *a)
 			free(a->members[i]);
 		}
 	}
+	for (unsigned i = 0; i < a->nretired; i++) {
+		member_close(a->retired[i]);
+		free(a->retired[i]);
+	}
 	pthread_mutex_destroy(&a->meta_lock);
 	free(a->counters);
 	free(a);

@@ -89,6 +89,10 @@ struct array {
 	unsigned nmembers;
 	struct member *members[URAID_MAX_MEMBERS];
 	enum uraid_member_state member_state[URAID_MAX_MEMBERS];
+	/* members taken out with uraid_array_remove_member: their descriptors
+	   point at /dev/null (see manage.c) and they are freed at close */
+	struct member *retired[URAID_MAX_MEMBERS];
+	unsigned nretired;
 	int member_slot[URAID_MAX_MEMBERS];
 
 	/* the superblock as it will next be written (freshest member's) */
@@ -224,6 +228,11 @@ int meta_mark_active(struct array *a);
  * Called with meta_lock held.
  */
 int meta_mark_clean(struct array *a);
+/* A change of the member set (fail, remove): events+1 and every superblock
+ * rewritten, as md_update_sb with MD_SB_CHANGE_DEVS. meta_lock held. */
+int meta_record_change(struct array *a);
+/* a->degraded from the slots' states. meta_lock held. */
+void meta_recount_degraded(struct array *a);
 /* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
 bool array_level_survives(const struct array *a);
 

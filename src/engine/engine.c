@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/array.h"
+#include "engine/host.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
@@ -164,4 +165,14 @@ void engine_tick(struct uraid_engine *e)
 	for (struct array *a = e->arrays; a; a = a->next)
 		array_idle_check(a, now);
 	pthread_mutex_unlock(&e->lock);
+}
+
+struct reactor *engine_reactor(struct uraid_engine *e, unsigned i)
+{
+	return &e->reactors[i].r;
+}
+
+struct bufpool *engine_bufpool(struct uraid_engine *e, unsigned i)
+{
+	return &e->reactors[i].pool;
 }

@@ -61,7 +61,7 @@ static uint16_t role_now(const struct array *a, unsigned i)
 	}
 }
 
-static void recount_degraded(struct array *a)
+void meta_recount_degraded(struct array *a)
 {
 	unsigned missing = 0;
 	for (unsigned s = 0; s < a->geom.raid_disks; s++)
@@ -89,7 +89,7 @@ static void fail_member(struct array *a, unsigned i, int err, const char *what)
 	a->member_pending_slot[i] = -1;
 	if (s >= 0 && a->slot[s].m == m)
 		a->slot[s].state = URAID_MEMBER_FAULTY;
-	recount_degraded(a);
+	meta_recount_degraded(a);
 }
 
 /* The array superblock with member i's own fields, as super_1_sync writes it. */
@@ -225,6 +225,15 @@ static int meta_write(struct array *a, bool nospares)
 	return -EIO;
 }
 
+int meta_record_change(struct array *a)
+{
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	a->sb.events++;
+	a->last_update_was_dirty = false;
+	return meta_write(a, false);   /* members that fail it are failed inside */
+}
+
 int meta_write_all(struct array *a)
 {
 	return meta_write(a, false);
@@ -308,11 +317,9 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 		ok ? "degraded" : "no further (too many failed)");
 	if (i >= 0)
 		a->member_state[i] = URAID_MEMBER_FAULTY;   /* member_slot keeps the slot it had */
-	recount_degraded(a);
+	meta_recount_degraded(a);
 	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
-		a->sb.events++;
-		a->last_update_was_dirty = false;
-		meta_write(a, false);   /* members that fail it are failed inside */
+		meta_record_change(a);
 		ok = array_level_survives(a);
 	}
 	pthread_mutex_unlock(&a->meta_lock);

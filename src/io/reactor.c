@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "io/reactor.h"
@@ -97,6 +98,18 @@ static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 	case IORING_OP_FALLOCATE:
 		io_uring_prep_fallocate(sqe, op->fd, op->rw_flags, (off_t)op->off, (off_t)op->len);
 		break;
+	case IORING_OP_RECV:
+		io_uring_prep_recv(sqe, op->fd, op->buf, (size_t)op->len, op->rw_flags);
+		break;
+	case IORING_OP_SENDMSG:
+		io_uring_prep_sendmsg(sqe, op->fd, op->buf, (unsigned)op->rw_flags);
+		break;
+	case IORING_OP_ACCEPT:
+		io_uring_prep_accept(sqe, op->fd, NULL, NULL, op->rw_flags);
+		break;
+	case IORING_OP_ASYNC_CANCEL:
+		io_uring_prep_cancel(sqe, op->buf, 0);
+		break;
 	default:
 		io_uring_prep_nop(sqe);
 		break;
@@ -169,6 +182,27 @@ void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, ui
 		       uint64_t len)
 {
 	reactor_prep(r, op, IORING_OP_FALLOCATE, fd, NULL, len, off, mode);
+}
+
+void reactor_recv(struct reactor *r, struct io_op *op, int fd, void *buf, size_t len)
+{
+	reactor_prep(r, op, IORING_OP_RECV, fd, buf, len, 0, 0);
+}
+
+void reactor_sendmsg(struct reactor *r, struct io_op *op, int fd, const struct msghdr *msg)
+{
+	/* MSG_NOSIGNAL: a client that hangs up must cost an error, not the process */
+	reactor_prep(r, op, IORING_OP_SENDMSG, fd, (void *)msg, 0, 0, MSG_NOSIGNAL);
+}
+
+void reactor_accept(struct reactor *r, struct io_op *op, int fd)
+{
+	reactor_prep(r, op, IORING_OP_ACCEPT, fd, NULL, 0, 0, SOCK_CLOEXEC);
+}
+
+void reactor_cancel(struct reactor *r, struct io_op *op, struct io_op *target)
+{
+	reactor_prep(r, op, IORING_OP_ASYNC_CANCEL, -1, target, 0, 0, 0);
 }
 
 void reactor_complete(struct reactor *r, struct io_op *op, int res)

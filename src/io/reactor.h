@@ -69,6 +69,16 @@ void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf,
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd);       /* fdatasync */
 void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
 		       uint64_t len);
+/* Sockets: receive up to len bytes (0: the peer closed), send a message
+ * (never raises SIGPIPE; msg must stay valid until completion), accept a
+ * connection (res is the new descriptor, close-on-exec). */
+struct msghdr;
+void reactor_recv(struct reactor *r, struct io_op *op, int fd, void *buf, size_t len);
+void reactor_sendmsg(struct reactor *r, struct io_op *op, int fd, const struct msghdr *msg);
+void reactor_accept(struct reactor *r, struct io_op *op, int fd);
+/* Ask for target (issued on r) to end early: it completes with -ECANCELED
+ * (or its own result if it was done); op completes with 0, -ENOENT or -EALREADY. */
+void reactor_cancel(struct reactor *r, struct io_op *op, struct io_op *target);
 /* Complete op with res on the next poll, without any I/O (errors, no-ops). */
 void reactor_complete(struct reactor *r, struct io_op *op, int res);
 

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid status | fail | remove | stop: commands for a running `uraid serve`,
+ * sent over its control socket (ctl/ctl.h). The array is named by its
+ * control socket, its export socket, or its export name; fail and remove can
+ * also find it from the member's path alone.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "ctl/ctl.h"
+
+struct find_ctx {
+	const char *const *fields;      /* the request that identifies the server */
+	unsigned nfields;
+	char found[CTL_MAX_LINE];
+	unsigned matches;
+};
+
+static int find_one(const char *ctl_path, void *arg)
+{
+	struct find_ctx *fc = arg;
+	char msg[256];
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	int rc = ctl_call(ctl_path, fc->fields, fc->nfields, f, msg, sizeof(msg));
+	if (f)
+		fclose(f);
+	free(body);
+	if (rc == 0) {
+		if (!fc->matches)
+			snprintf(fc->found, sizeof(fc->found), "%s", ctl_path);
+		fc->matches++;
+	}
+	return rc < 0 ? rc : 0;
+}
+
+static bool is_socket(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The control socket for TARGET: a control socket, an export socket (its
+ * ".ctl" beside it), or an export name among the served arrays. NULL target:
+ * the only served array. 0, or an exit status after a message.
+ */
+static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+{
+	char alt[CTL_MAX_LINE];
+
+	if (target && strchr(target, '/')) {
+		snprintf(alt, sizeof(alt), "%s.ctl", target);
+		if (is_socket(alt))
+			snprintf(out, len, "%s", alt);
+		else
+			snprintf(out, len, "%s", target);
+		return 0;
+	}
+	struct find_ctx fc = { 0 };
+	const char *req[2] = { "export-is", target };
+	const char *any[1] = { "summary" };
+	if (target) {
+		fc.fields = req;
+		fc.nfields = 2;
+	} else {
+		fc.fields = any;
+		fc.nfields = 1;
+	}
+	ctl_for_each(find_one, &fc);
+	if (fc.matches == 1) {
+		snprintf(out, len, "%s", fc.found);
+		return 0;
+	}
+	if (!target && fc.matches == 0)
+		fprintf(stderr, "uraid %s: no array is being served on this machine\n", cmd);
+	else if (!target)
+		fprintf(stderr, "uraid %s: %u arrays are being served; name one (uraid status "
+			"lists them)\n", cmd, fc.matches);
+	else if (fc.matches == 0)
+		fprintf(stderr, "uraid %s: no served array has the export name '%s' (uraid "
+			"status lists them)\n", cmd, target);
+	else
+		fprintf(stderr, "uraid %s: %u served arrays are called '%s'; give the control "
+			"socket's path\n", cmd, fc.matches, target);
+	return CLI_EXIT_FAIL;
+}
+
+/* Send a request, print the body, turn the answer into an exit status. */
+static int call(const char *cmd, const char *ctl, const char *const *fields, unsigned n)
+{
+	char msg[CTL_MAX_LINE];
+	int rc = ctl_call(ctl, fields, n, stdout, msg, sizeof(msg));
+	fflush(stdout);
+	if (rc < 0) {
+		fprintf(stderr, "uraid %s: %s\n", cmd, msg);
+		return CLI_EXIT_FAIL;
+	}
+	if (rc > 0)
+		fprintf(stderr, "uraid %s: %s\n", cmd, msg);
+	return rc;
+}
+
+static int list_one(const char *ctl_path, void *arg)
+{
+	const char *fields[1] = { "summary" };
+	char msg[256];
+	int rc = ctl_call(ctl_path, fields, 1, stdout, msg, sizeof(msg));
+	if (rc == 0)
+		(*(unsigned *)arg)++;
+	return rc < 0 ? rc : 0;
+}
+
+static const struct option ctl_longopts[] = {
+	{ "json", no_argument, NULL, 'j' },
+	{ "control", required_argument, NULL, 'c' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct ctl_args {
+	bool json, force;
+	const char *control;
+	int first;                      /* index of the first operand */
+};
+
+static int parse(int argc, char **argv, const char *allowed, void (*usage)(FILE *),
+		 struct ctl_args *ca)
+{
+	int c;
+	optind = 1;
+	memset(ca, 0, sizeof(*ca));
+	while ((c = getopt_long(argc, argv, "jc:fh", ctl_longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return CLI_EXIT_OK;
+		}
+		if (c == '?' || !strchr(allowed, c)) {
+			usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+		if (c == 'j')
+			ca->json = true;
+		else if (c == 'c')
+			ca->control = optarg;
+		else if (c == 'f')
+			ca->force = true;
+	}
+	ca->first = optind;
+	return -1;
+}
+
+static void status_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid status [--json] [ARRAY]\n"
+		"\n"
+		"Without ARRAY: one line for each array served on this machine. With ARRAY\n"
+		"(an export name, the export socket, or the control socket): its state,\n"
+		"members with their I/O counters, connections, and background work.\n"
+		"\n"
+		"  -j, --json   the state as one JSON object (sizes in bytes)\n"
+		"  -h, --help   this text\n");
+}
+
+int cmd_status(int argc, char **argv)
+{
+	struct ctl_args ca;
+	char ctl[CTL_MAX_LINE];
+	int rc = parse(argc, argv, "jc", status_usage, &ca);
+	if (rc >= 0)
+		return rc;
+	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
+	if (argc - ca.first > 1) {
+		status_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (!target && !ca.json) {
+		unsigned n = 0;
+		ctl_for_each(list_one, &n);
+		if (!n)
+			printf("no array is being served on this machine\n");
+		return CLI_EXIT_OK;
+	}
+	if ((rc = resolve_target("status", target, ctl, sizeof(ctl))) != 0)
+		return rc;
+	const char *fields[1] = { ca.json ? "status-json" : "status" };
+	return call("status", ctl, fields, 1);
+}
+
+static void fail_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid fail [--force] [--control=PATH] MEMBER...\n"
+		"\n"
+		"Mark members of a served array faulty, as mdadm --fail does: the array goes\n"
+		"on degraded. Failing a member whose loss the array cannot survive is refused\n"
+		"unless --force (RAID 4/5/6; md never fails the last copy of RAID 0/1/10).\n"
+		"The array is found from the member unless --control names it.\n"
+		"\n"
+		"  -f, --force          fail it even though the array will fail\n"
+		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -h, --help           this text\n");
+}
+
+static void remove_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid remove [--control=PATH] MEMBER...\n"
+		"\n"
+		"Take faulty or spare members out of a served array, as mdadm --remove does:\n"
+		"the device is released and the other members' superblocks forget it. A member\n"
+		"still in sync is refused: fail it first.\n"
+		"\n"
+		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -h, --help           this text\n");
+}
+
+/* fail/remove: each member goes to the server that owns it. */
+static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE *))
+{
+	struct ctl_args ca;
+	char ctl[CTL_MAX_LINE];
+	int rc = parse(argc, argv, !strcmp(cmd, "fail") ? "cf" : "c", usage, &ca);
+	if (rc >= 0)
+		return rc;
+	if (ca.first >= argc) {
+		fprintf(stderr, "uraid %s: which member? run 'uraid %s --help'\n", cmd, cmd);
+		return CLI_EXIT_USAGE;
+	}
+	int status = CLI_EXIT_OK;
+	for (int i = ca.first; i < argc; i++) {
+		if (ca.control) {
+			if ((rc = resolve_target(cmd, ca.control, ctl, sizeof(ctl))) != 0)
+				return rc;
+		} else {
+			const char *owns[2] = { "owns", argv[i] };
+			struct find_ctx fc = { .fields = owns, .nfields = 2 };
+			ctl_for_each(find_one, &fc);
+			if (!fc.matches) {
+				fprintf(stderr, "uraid %s: %s is not a member of any served array\n",
+					cmd, argv[i]);
+				status = CLI_EXIT_FAIL;
+				continue;
+			}
+			snprintf(ctl, sizeof(ctl), "%s", fc.found);
+		}
+		const char *fields[3] = { cmd, argv[i], "force" };
+		rc = call(cmd, ctl, fields, ca.force ? 3 : 2);
+		if (rc)
+			status = rc;
+	}
+	return status;
+}
+
+int cmd_fail(int argc, char **argv)
+{
+	return member_cmd(argc, argv, "fail", fail_usage);
+}
+
+int cmd_remove(int argc, char **argv)
+{
+	return member_cmd(argc, argv, "remove", remove_usage);
+}
+
+static void stop_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid stop [ARRAY]\n"
+		"\n"
+		"Stop a running `uraid serve` (as SIGTERM does): requests in flight finish,\n"
+		"the members are flushed and the array is marked clean. ARRAY: an export name,\n"
+		"the export socket or the control socket; may be left out when only one array\n"
+		"is served.\n"
+		"\n"
+		"  -h, --help   this text\n");
+}
+
+int cmd_stop(int argc, char **argv)
+{
+	struct ctl_args ca;
+	char ctl[CTL_MAX_LINE];
+	int rc = parse(argc, argv, "c", stop_usage, &ca);
+	if (rc >= 0)
+		return rc;
+	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
+	if ((rc = resolve_target("stop", target, ctl, sizeof(ctl))) != 0)
+		return rc;
+	const char *fields[1] = { "stop" };
+	return call("stop", ctl, fields, 1);
+}

@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid serve: assemble an array and export it over NBD until SIGTERM or
+ * SIGINT (or `uraid stop`), then drain, flush, mark it clean and exit 0.
+ * The reactors serve the clients; this thread only waits for signals and
+ * answers the control socket (serve_ctl.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/engine.h>
+#include <uraid/geom.h>
+
+#include "cli/cli.h"
+#include "cli/serve.h"
+#include "cli/status_print.h"
+#include "cli/util.h"
+#include "ctl/ctl.h"
+#include "nbd/server.h"
+
+#define STOP_TIMEOUT_MS 30000
+
+static void serve_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid serve [OPTIONS] MEMBER...\n"
+		"\n"
+		"Assemble the array the MEMBERs belong to (spares too) and export it over NBD\n"
+		"until SIGTERM, SIGINT or `uraid stop`; then finish the requests in flight,\n"
+		"flush, mark the array clean and exit 0. Assembly follows md's rules and\n"
+		"refuses what md refuses, with the reason.\n"
+		"\n"
+		"  -s, --socket=PATH        listen on this Unix socket (mode 0600); default:\n"
+		"                           RUNDIR/NAME.sock (RUNDIR: /run/uraid for root)\n"
+		"  -L, --listen=HOST:PORT   listen on TCP instead (only the address given;\n"
+		"                           port 0 picks a free one)\n"
+		"      --socket-mode=MODE   octal mode of the Unix socket (default 0600)\n"
+		"  -n, --name=EXPORT        export name (default: the array's name); the\n"
+		"                           default name \"\" answers too\n"
+		"      --description=TEXT   export description shown by nbdinfo --list\n"
+		"  -r, --read-only          refuse writes (the members are not written at all)\n"
+		"  -t, --threads=N          reactor threads (default: one per online CPU)\n"
+		"  -c, --control=PATH       control socket for uraid status/fail/remove/stop\n"
+		"                           (default: the export socket's path + \".ctl\")\n"
+		"  -f, --force              start a dirty degraded RAID 4/5/6 (md's --force)\n"
+		"      --ready-fd=FD        write \"ready\\n\" to FD and close it once serving\n"
+		"      --pid-file=PATH      write the pid there once serving (removed at exit)\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"Clients: nbdinfo nbd+unix:///?socket=PATH, qemu-img, nbdcopy, nbdfuse, fio\n"
+		"(ioengine=nbd). The export advertises FLUSH, FUA, TRIM, WRITE_ZEROES,\n"
+		"FAST_ZERO and multi-connection consistency.\n");
+}
+
+enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE };
+
+static int parse_args(int argc, char **argv, struct serve_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'L' },
+		{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
+		{ "name", required_argument, NULL, 'n' },
+		{ "description", required_argument, NULL, OPT_DESCRIPTION },
+		{ "read-only", no_argument, NULL, 'r' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
+		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	o->socket_mode = 0600;
+	o->ready_fd = -1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:L:n:rt:c:fh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': o->socket = optarg; break;
+		case 'L': o->listen = optarg; break;
+		case 'n': o->name = optarg; break;
+		case 'r': o->read_only = true; break;
+		case 'c': o->control = optarg; break;
+		case 'f': o->force = true; break;
+		case OPT_DESCRIPTION: o->description = optarg; break;
+		case OPT_PID_FILE: o->pid_file = optarg; break;
+		case OPT_SOCKET_MODE: {
+			unsigned long m = strtoul(optarg, &end, 8);
+			if (*end || !*optarg || m > 0777) {
+				fprintf(stderr, "uraid serve: --socket-mode=%s: expected an octal mode "
+					"such as 0600\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->socket_mode = (unsigned)m;
+			break;
+		}
+		case 't': {
+			unsigned long n = strtoul(optarg, &end, 10);
+			if (*end || n == 0 || n > 256) {
+				fprintf(stderr, "uraid serve: --threads=%s: expected 1..256\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->threads = (unsigned)n;
+			break;
+		}
+		case OPT_READY_FD: {
+			long n = strtol(optarg, &end, 10);
+			if (*end || n < 0 || n > 65535 || fcntl((int)n, F_GETFD) < 0) {
+				fprintf(stderr, "uraid serve: --ready-fd=%s: not an open descriptor\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->ready_fd = (int)n;
+			break;
+		}
+		case 'h':
+			serve_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			serve_usage(stderr);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (o->socket && o->listen) {
+		fprintf(stderr, "uraid serve: --socket and --listen exclude each other; choose one\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "uraid serve: no members given; run 'uraid serve --help'\n");
+		return CLI_EXIT_USAGE;
+	}
+	o->members = (const char *const *)argv + optind;
+	o->nmembers = (unsigned)(argc - optind);
+	return -1;
+}
+
+/* Default paths in the run directory, named after the export. */
+static int default_paths(struct serve_state *st)
+{
+	char dir[512];
+	int rc = ctl_run_dir(dir, sizeof(dir));
+	if (rc) {
+		fprintf(stderr, "uraid serve: no run directory for the default socket (%s); give "
+			"--socket or set URAID_RUN_DIR\n", strerror(-rc));
+		return rc;
+	}
+	const char *base = *st->export_name ? st->export_name : "uraid";
+	if (!st->o->socket && !st->o->listen)
+		snprintf(st->socket_path, sizeof(st->socket_path), "%.300s/%.200s.sock", dir,
+			 base);
+	if (!st->o->control) {
+		if (st->o->listen)
+			snprintf(st->control_path, sizeof(st->control_path), "%.300s/%.200s-%ld.ctl",
+				 dir, base, (long)getpid());
+		else
+			snprintf(st->control_path, sizeof(st->control_path), "%s.ctl",
+				 st->socket_path);
+	}
+	return 0;
+}
+
+static int open_listeners(struct serve_state *st, int *fd)
+{
+	char err[512];
+
+	if (st->o->listen) {
+		*fd = nbd_listen_tcp(st->o->listen, err, sizeof(err));
+		if (*fd >= 0) {
+			const char *colon = strrchr(st->o->listen, ':');
+			snprintf(st->endpoint, sizeof(st->endpoint), "tcp:%.*s:%d",
+				 (int)(colon - st->o->listen), st->o->listen, nbd_listen_port(*fd));
+		}
+	} else {
+		*fd = nbd_listen_unix(st->socket_path, st->o->socket_mode, err, sizeof(err));
+		if (*fd >= 0) {
+			snprintf(st->endpoint, sizeof(st->endpoint), "unix:%s", st->socket_path);
+			st->socket_created = true;
+		}
+	}
+	if (*fd < 0) {
+		fprintf(stderr, "uraid serve: %s\n", err);
+		return *fd;
+	}
+	st->ctl_fd = nbd_listen_unix(st->control_path, 0600, err, sizeof(err));
+	if (st->ctl_fd < 0) {
+		fprintf(stderr, "uraid serve: control socket: %s\n", err);
+		return st->ctl_fd;
+	}
+	st->control_created = true;
+	return 0;
+}
+
+/* The lines a user (or a script) sees once the export is up. */
+static void announce(struct serve_state *st)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char size[32];
+
+	if (!as || uraid_array_status(st->array, as) != 0) {
+		free(as);
+		return;
+	}
+	unsigned in_sync = as->raid_disks - as->degraded;
+	const char *lv = uraid_level_name(as->level);
+	printf("uraid serve: export '%s' on %s", st->export_name, st->endpoint);
+	if (!st->o->listen)
+		printf(" (nbd+unix:///%s?socket=%s)", st->export_name, st->socket_path);
+	printf("\nuraid serve: %s '%s', %s, %u of %u members in sync, %s%s; control %s\n",
+	       lv ? lv : "?", as->name, cli_bytes(as->size_bytes, size, sizeof(size)), in_sync,
+	       as->raid_disks, cli_array_state(as), st->o->read_only ? ", read-only" : "",
+	       st->control_path);
+	fflush(stdout);
+	free(as);
+}
+
+static void signal_ready(struct serve_state *st)
+{
+	if (st->o->pid_file) {
+		FILE *f = fopen(st->o->pid_file, "w");
+		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
+			fprintf(stderr, "uraid serve: %s: cannot write the pid file: %s\n",
+				st->o->pid_file, strerror(errno));
+		else
+			st->pid_file_written = true;
+	}
+	if (st->o->ready_fd >= 0) {
+		if (write(st->o->ready_fd, "ready\n", 6) != 6)
+			fprintf(stderr, "uraid serve: --ready-fd: %s\n", strerror(errno));
+		close(st->o->ready_fd);
+	}
+}
+
+/* Signals, control requests; returns when asked to stop. */
+static void main_loop(struct serve_state *st, int sig_fd)
+{
+	while (!st->stop_requested) {
+		struct pollfd p[2] = { { .fd = sig_fd, .events = POLLIN },
+				       { .fd = st->ctl_fd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
+			return;
+		}
+		if (p[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+				fprintf(stderr, "uraid serve: %s received; stopping\n",
+					strsignal((int)si.ssi_signo));
+				return;
+			}
+		}
+		if (p[1].revents & POLLIN) {
+			int fd = accept4(st->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0) {
+				serve_ctl_handle(st, fd);
+				close(fd);
+			}
+		}
+	}
+}
+
+static void cleanup_files(struct serve_state *st)
+{
+	if (st->socket_created)
+		unlink(st->socket_path);
+	if (st->control_created)
+		unlink(st->control_path);
+	if (st->registered)
+		ctl_unregister();
+	if (st->pid_file_written)
+		unlink(st->o->pid_file);
+}
+
+static int run(struct serve_state *st, int sig_fd)
+{
+	char err[512];
+	struct uraid_engine_opts eo = { .reactors = st->o->threads, .flags = URAID_ENGINE_THREADS };
+	int rc = uraid_engine_create(&eo, &st->engine);
+	if (rc) {
+		fprintf(stderr, "uraid serve: cannot start the engine: %s\n", strerror(-rc));
+		return CLI_EXIT_FAIL;
+	}
+	struct uraid_assemble_opts ao = {
+		.paths = st->o->members, .npaths = st->o->nmembers,
+		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
+			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0),
+	};
+	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "uraid serve: %s\n", err);
+		uraid_engine_destroy(st->engine);
+		return CLI_EXIT_FAIL;
+	}
+	/* the default export name is the array's name without mdadm's "homehost:" */
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	if (as && uraid_array_status(st->array, as) == 0) {
+		const char *colon = strchr(as->name, ':');
+		snprintf(st->export_name, sizeof(st->export_name), "%s",
+			 st->o->name ? st->o->name : colon ? colon + 1 : as->name);
+	}
+	free(as);
+
+	int listen_fd = -1;
+	int status = CLI_EXIT_FAIL;
+	if (default_paths(st) == 0 && open_listeners(st, &listen_fd) == 0) {
+		struct nbd_server_opts so = {
+			.engine = st->engine, .array = st->array, .name = st->export_name,
+			.description = st->o->description, .read_only = st->o->read_only,
+			.listen_fds = { listen_fd }, .nlisten = 1,
+		};
+		rc = nbd_server_start(&so, &st->server, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "uraid serve: %s\n", err);
+			close(listen_fd);
+		} else {
+			listen_fd = -1;         /* the server owns it now */
+			st->start_ns = cli_now_ns();
+			if (ctl_register(st->control_path, err, sizeof(err)) == 0)
+				st->registered = true;
+			else
+				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
+			announce(st);
+			signal_ready(st);
+			main_loop(st, sig_fd);
+			nbd_server_stop(st->server, STOP_TIMEOUT_MS);
+			nbd_server_destroy(st->server);
+			status = CLI_EXIT_OK;
+		}
+	}
+	if (st->ctl_fd >= 0)
+		close(st->ctl_fd);
+	rc = uraid_array_close(st->array);
+	if (rc) {
+		fprintf(stderr, "uraid serve: closing the array: %s\n", strerror(-rc));
+		status = CLI_EXIT_FAIL;
+	} else if (status == CLI_EXIT_OK) {
+		fprintf(stderr, "uraid serve: stopped; the array is flushed and %s\n",
+			st->o->read_only ? "was not written" : "marked clean");
+	}
+	uraid_engine_destroy(st->engine);
+	cleanup_files(st);
+	return status;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { 0 };
+	int rc = parse_args(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+
+	struct serve_state st = { .o = &o, .ctl_fd = -1 };
+	if (o.socket)
+		snprintf(st.socket_path, sizeof(st.socket_path), "%s", o.socket);
+	if (o.control)
+		snprintf(st.control_path, sizeof(st.control_path), "%s", o.control);
+
+	/* blocked before the engine starts its threads, so they inherit the mask
+	   and the signals reach this thread's signalfd only */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	int sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sig_fd < 0) {
+		fprintf(stderr, "uraid serve: signalfd: %s\n", strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	int status = run(&st, sig_fd);
+	close(sig_fd);
+	return status;
+}

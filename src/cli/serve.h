@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* uraid serve: its options and running state (serve.c, serve_ctl.c). */
+#ifndef URAID_CLI_SERVE_H
+#define URAID_CLI_SERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uraid/engine.h>
+
+struct nbd_server;
+
+struct serve_opts {
+	const char *const *members;
+	unsigned nmembers;
+	const char *socket, *listen, *control;
+	const char *name, *description;
+	const char *pid_file;
+	unsigned socket_mode;
+	unsigned threads;
+	int ready_fd;
+	bool read_only, force;
+};
+
+struct serve_state {
+	const struct serve_opts *o;
+	struct uraid_engine *engine;
+	struct uraid_array *array;
+	struct nbd_server *server;
+	char export_name[256];
+	char socket_path[512];
+	char control_path[600];
+	char endpoint[600];
+	int ctl_fd;
+	uint64_t start_ns;
+	bool socket_created, control_created, registered, pid_file_written;
+	bool stop_requested;
+};
+
+/* Answer one control request on fd (serve_ctl.c). */
+void serve_ctl_handle(struct serve_state *st, int fd);
+uint64_t cli_now_ns(void);
+
+#endif

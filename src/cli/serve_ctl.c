@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control requests a running `uraid serve` answers (see ctl/ctl.h for
+ * the protocol): status, status-json, summary, export-is, owns, fail,
+ * remove, stop.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/geom.h>
+
+#include "cli/cli.h"
+#include "cli/serve.h"
+#include "cli/status_print.h"
+#include "cli/util.h"
+#include "ctl/ctl.h"
+#include "nbd/server.h"
+
+uint64_t cli_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->export_name = st->export_name;
+	si->endpoint = st->endpoint;
+	si->control = st->control_path;
+	si->pid = (long)getpid();
+	si->uptime_s = (cli_now_ns() - st->start_ns) / 1000000000u;
+	si->connections = nbd_server_connections(st->server);
+	si->connections_total = nbd_server_connections_total(st->server);
+	si->read_only = st->o->read_only;
+}
+
+/* The body, written by fn into memory, then the reply. */
+static void reply_report(int fd, const struct serve_state *st,
+			 void (*fn)(FILE *, const struct uraid_array_status *,
+				    const struct cli_serve_info *))
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	struct cli_serve_info si;
+
+	if (!as || !f || uraid_array_status(st->array, as) != 0) {
+		ctl_reply(fd, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	} else {
+		serve_info(st, &si);
+		fn(f, as, &si);
+		fclose(f);
+		f = NULL;
+		ctl_reply(fd, 0, NULL, body, len);
+	}
+	if (f)
+		fclose(f);
+	free(body);
+	free(as);
+}
+
+/* One line for `uraid status` without arguments. */
+static void reply_summary(int fd, const struct serve_state *st)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char line[1200], size[32];
+
+	if (!as || uraid_array_status(st->array, as) != 0) {
+		free(as);
+		ctl_reply(fd, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+		return;
+	}
+	const char *lv = uraid_level_name(as->level);
+	int n = snprintf(line, sizeof(line), "%-16s %-7s %10s  %u/%u in sync  %-18s %s  (pid %ld, "
+			 "control %s)\n", st->export_name, lv ? lv : "?",
+			 cli_bytes(as->size_bytes, size, sizeof(size)),
+			 as->raid_disks - as->degraded, as->raid_disks, cli_array_state(as),
+			 st->endpoint, (long)getpid(), st->control_path);
+	free(as);
+	ctl_reply(fd, 0, NULL, line, n > 0 ? (size_t)n : 0);
+}
+
+static int member_arg(int fd, const struct serve_state *st, const struct ctl_request *rq)
+{
+	if (rq->nfields < 2) {
+		ctl_reply(fd, CLI_EXIT_USAGE, "which member? (give its path)", NULL, 0);
+		return -EINVAL;
+	}
+	int idx = uraid_array_find_member(st->array, rq->field[1]);
+	if (idx < 0) {
+		char msg[CTL_MAX_LINE + 64];
+		snprintf(msg, sizeof(msg), "%s is not a member of the served array '%s'",
+			 rq->field[1], st->export_name);
+		ctl_reply(fd, CLI_EXIT_FAIL, msg, NULL, 0);
+	}
+	return idx;
+}
+
+static void reply_result(int fd, int rc, const char *err, const char *done)
+{
+	if (rc)
+		ctl_reply(fd, rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, err, NULL, 0);
+	else
+		ctl_reply(fd, 0, NULL, done, strlen(done));
+}
+
+void serve_ctl_handle(struct serve_state *st, int fd)
+{
+	struct ctl_request rq;
+	char err[512], done[CTL_MAX_LINE + 64];
+
+	if (ctl_read_request(fd, &rq) != 0) {
+		ctl_reply(fd, CLI_EXIT_USAGE, "malformed control request", NULL, 0);
+		return;
+	}
+	const char *cmd = rq.field[0];
+	if (!strcmp(cmd, "status")) {
+		reply_report(fd, st, cli_status_human);
+	} else if (!strcmp(cmd, "status-json")) {
+		reply_report(fd, st, cli_status_json);
+	} else if (!strcmp(cmd, "summary")) {
+		reply_summary(fd, st);
+	} else if (!strcmp(cmd, "export-is")) {
+		if (rq.nfields == 2 && !strcmp(rq.field[1], st->export_name))
+			ctl_reply(fd, 0, NULL, NULL, 0);
+		else
+			ctl_reply(fd, CLI_EXIT_FAIL, "another export name", NULL, 0);
+	} else if (!strcmp(cmd, "owns")) {
+		if (member_arg(fd, st, &rq) >= 0)
+			ctl_reply(fd, 0, NULL, NULL, 0);
+	} else if (!strcmp(cmd, "fail")) {
+		int idx = member_arg(fd, st, &rq);
+		if (idx < 0)
+			return;
+		bool force = rq.nfields > 2 && !strcmp(rq.field[2], "force");
+		int rc = uraid_array_fail_member(st->array, (unsigned)idx,
+						 force ? URAID_FAIL_FORCE : 0, err, sizeof(err));
+		snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq.field[1],
+			 st->export_name);
+		reply_result(fd, rc, err, done);
+	} else if (!strcmp(cmd, "remove")) {
+		int idx = member_arg(fd, st, &rq);
+		if (idx < 0)
+			return;
+		int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
+		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq.field[1],
+			 st->export_name);
+		reply_result(fd, rc, err, done);
+	} else if (!strcmp(cmd, "stop")) {
+		snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, "
+			 "then marking the array clean)\n", st->export_name);
+		ctl_reply(fd, 0, NULL, done, strlen(done));
+		fprintf(stderr, "uraid serve: stop requested on the control socket\n");
+		st->stop_requested = true;
+	} else {
+		snprintf(err, sizeof(err), "unknown control request '%.64s'", cmd);
+		ctl_reply(fd, CLI_EXIT_USAGE, err, NULL, 0);
+	}
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+/* An array's state, for `uraid detail` and `uraid status`. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <uraid/geom.h>
+#include <uraid/superblock.h>
+
+#include "cli/status_print.h"
+#include "cli/util.h"
+
+const char *cli_member_state_name(enum uraid_member_state s)
+{
+	switch (s) {
+	case URAID_MEMBER_IN_SYNC: return "in-sync";
+	case URAID_MEMBER_FAULTY: return "faulty";
+	case URAID_MEMBER_MISSING: return "missing";
+	case URAID_MEMBER_SPARE: return "spare";
+	case URAID_MEMBER_STALE: return "stale";
+	}
+	return "unknown";
+}
+
+const char *cli_array_state(const struct uraid_array_status *st)
+{
+	if (st->degraded >= st->raid_disks)
+		return "failed";
+	if (st->resync_needed)
+		return st->degraded ? "active, degraded, not synchronised" : "active, resync needed";
+	if (st->degraded)
+		return st->clean ? "clean, degraded" : "active, degraded";
+	return st->clean ? "clean" : "active";
+}
+
+static void member_line(FILE *f, const char *slot, const struct uraid_member_status *m,
+			bool counters)
+{
+	char rb[32], wb[32];
+
+	fprintf(f, "    %4s  %-8s  %-6s  %s\n", slot, cli_member_state_name(m->state),
+		m->direct ? "yes" : "no", m->path);
+	if (counters)
+		fprintf(f, "              reads %" PRIu64 " (%s), writes %" PRIu64 " (%s), "
+			"errors %" PRIu64 " read / %" PRIu64 " write, corrected %" PRIu64 "\n",
+			m->reads, cli_bytes(m->read_bytes, rb, sizeof(rb)), m->writes,
+			cli_bytes(m->write_bytes, wb, sizeof(wb)), m->read_errors, m->write_errors,
+			m->corrected_reads);
+}
+
+void cli_status_human(FILE *f, const struct uraid_array_status *st,
+		      const struct cli_serve_info *srv)
+{
+	char b1[64], b2[64];
+	const char *lv = uraid_level_name(st->level);
+	const char *layout = uraid_layout_name(st->level, st->layout, b2, sizeof(b2));
+
+	if (srv) {
+		fprintf(f, "         Export : '%s' on %s%s\n", srv->export_name, srv->endpoint,
+			srv->read_only ? " (read-only)" : "");
+		fprintf(f, "        Control : %s (pid %ld, up %" PRIu64 " s)\n", srv->control,
+			srv->pid, srv->uptime_s);
+		fprintf(f, "    Connections : %u open, %" PRIu64 " since start\n", srv->connections,
+			srv->connections_total);
+	}
+	fprintf(f, "     Array UUID : %s\n", uraid_uuid_text(st->uuid, b1, sizeof(b1)));
+	fprintf(f, "           Name : %s\n", st->name);
+	fprintf(f, "     Raid Level : %s\n", lv ? lv : "-unknown-");
+	fprintf(f, "     Array Size : %s (%" PRIu64 " bytes)\n",
+		cli_bytes(st->size_bytes, b1, sizeof(b1)), st->size_bytes);
+	fprintf(f, "   Raid Devices : %u\n", st->raid_disks);
+	if (layout && *layout)
+		fprintf(f, "         Layout : %s\n", layout);
+	if (st->chunk_bytes)
+		fprintf(f, "     Chunk Size : %s\n", cli_bytes(st->chunk_bytes, b1, sizeof(b1)));
+	fprintf(f, "          State : %s\n", cli_array_state(st));
+	fprintf(f, "       Degraded : %u of %u slots\n", st->degraded, st->raid_disks);
+	fprintf(f, "         Events : %" PRIu64 "\n", st->events);
+	if (srv) {
+		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
+		/* resync, recovery, check: none runs in this version */
+		fprintf(f, "     Background : none\n");
+	}
+	fprintf(f, "\n    Slot  State     Direct  Device\n");
+	for (int slot = 0; slot < (int)st->raid_disks; slot++) {
+		bool found = false;
+		snprintf(b1, sizeof(b1), "%d", slot);
+		for (unsigned i = 0; i < st->nmembers; i++) {
+			if (st->members[i].slot != slot)
+				continue;
+			member_line(f, b1, &st->members[i], srv != NULL);
+			found = true;
+		}
+		if (!found)
+			fprintf(f, "    %4d  %-8s  %-6s  -\n", slot, "missing", "");
+	}
+	for (unsigned i = 0; i < st->nmembers; i++)
+		if (st->members[i].slot < 0)
+			member_line(f, "-", &st->members[i], srv != NULL);
+}
+
+void cli_status_json(FILE *f, const struct uraid_array_status *st,
+		     const struct cli_serve_info *srv)
+{
+	struct json j;
+	char b[64], u[40];
+	const char *layout = uraid_layout_name(st->level, st->layout, b, sizeof(b));
+	const char *lv = uraid_level_name(st->level);
+
+	json_begin(&j, f);
+	json_obj_open(&j, NULL);
+	if (srv) {
+		json_obj_open(&j, "server");
+		json_str(&j, "export_name", srv->export_name);
+		json_str(&j, "endpoint", srv->endpoint);
+		json_str(&j, "control", srv->control);
+		json_i64(&j, "pid", srv->pid);
+		json_u64(&j, "uptime_s", srv->uptime_s);
+		json_u64(&j, "connections", srv->connections);
+		json_u64(&j, "connections_total", srv->connections_total);
+		json_bool(&j, "read_only", srv->read_only);
+		json_obj_close(&j);
+	}
+	json_str(&j, "array_uuid", uraid_uuid_text(st->uuid, u, sizeof(u)));
+	json_str(&j, "name", st->name);
+	json_str(&j, "level", lv ? lv : "unknown");
+	json_u64(&j, "array_bytes", st->size_bytes);
+	json_u64(&j, "raid_devices", st->raid_disks);
+	if (layout)
+		json_str(&j, "layout", layout);
+	else
+		json_null(&j, "layout");
+	json_u64(&j, "chunk_bytes", st->chunk_bytes);
+	json_str(&j, "state", cli_array_state(st));
+	json_bool(&j, "clean", st->clean);
+	json_bool(&j, "resync_needed", st->resync_needed);
+	json_u64(&j, "degraded", st->degraded);
+	json_u64(&j, "events", st->events);
+	if (srv) {
+		json_u64(&j, "in_flight", st->in_flight);
+		json_arr_open(&j, "background");     /* resync/recovery/check jobs: none yet */
+		json_arr_close(&j);
+	}
+	json_arr_open(&j, "members");
+	for (unsigned i = 0; i < st->nmembers; i++) {
+		const struct uraid_member_status *m = &st->members[i];
+		json_obj_open(&j, NULL);
+		json_str(&j, "device", m->path);
+		if (m->slot >= 0)
+			json_i64(&j, "slot", m->slot);
+		else
+			json_null(&j, "slot");
+		json_str(&j, "state", cli_member_state_name(m->state));
+		json_bool(&j, "direct_io", m->direct);
+		if (srv) {
+			json_u64(&j, "reads", m->reads);
+			json_u64(&j, "writes", m->writes);
+			json_u64(&j, "read_bytes", m->read_bytes);
+			json_u64(&j, "write_bytes", m->write_bytes);
+			json_u64(&j, "read_errors", m->read_errors);
+			json_u64(&j, "write_errors", m->write_errors);
+			json_u64(&j, "corrected_reads", m->corrected_reads);
+		}
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	json_obj_close(&j);
+	json_end(&j);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An array's state as `uraid detail` and `uraid status` print it: a human
+ * report in mdadm --detail's manner, or one JSON object (sizes in bytes).
+ */
+#ifndef URAID_CLI_STATUS_PRINT_H
+#define URAID_CLI_STATUS_PRINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <uraid/engine.h>
+
+/* What a running server adds to the array's state (NULL for `detail`). */
+struct cli_serve_info {
+	const char *export_name;
+	const char *endpoint;           /* "unix:/run/uraid/x.sock" or "tcp:127.0.0.1:10809" */
+	const char *control;            /* the control socket's path */
+	long pid;
+	uint64_t uptime_s;
+	unsigned connections;
+	uint64_t connections_total;
+	bool read_only;
+};
+
+const char *cli_member_state_name(enum uraid_member_state s);
+/* "clean", "active, degraded", ... */
+const char *cli_array_state(const struct uraid_array_status *st);
+void cli_status_human(FILE *f, const struct uraid_array_status *st,
+		      const struct cli_serve_info *srv);
+void cli_status_json(FILE *f, const struct uraid_array_status *st,
+		     const struct cli_serve_info *srv);
+
+#endif

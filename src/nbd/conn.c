@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One client connection, driven on its reactor: at most one receive and one
+ * send in flight; after each completion nbd_conn_kick moves every part
+ * forward (handshake, parsing what arrived, replies, the next receive) and
+ * frees the connection once nothing is left in flight.
+ *
+ * Requests are parsed from a receive buffer; a WRITE payload that has not
+ * fully arrived is received straight into the request's aligned buffer,
+ * which then goes to the array as is (no copy for large writes; small ones
+ * arrive with their header and are copied once out of the buffer).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nbd/conn.h"
+#include "nbd/wire.h"
+
+static void conn_log(const struct nbd_conn *c, const char *what)
+{
+	fprintf(stderr, "uraid serve: connection %d: %s\n", c->fd, what);
+}
+
+static struct nbd_conn *of_recv(struct io_op *op)
+{
+	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
+}
+
+/* The request whose payload is complete goes on: to the array or, when it
+ * was rejected and its payload only drained, to its error reply. */
+static void payload_complete(struct nbd_conn *c)
+{
+	struct nbd_op *op = c->cur;
+
+	c->cur = NULL;
+	c->cur_have = 0;
+	if (op->error)
+		nbd_op_reply(c, op);
+	else
+		nbd_op_start(c, op);
+}
+
+static void recv_done(struct io_op *iop, int res)
+{
+	struct nbd_conn *c = of_recv(iop);
+
+	c->recv_busy = false;
+	if (res <= 0) {
+		/* end of stream, a reset, or shut down by a stop */
+		if (res < 0 && res != -ECONNRESET && res != -ECANCELED)
+			conn_log(c, strerror(-res));
+		c->no_more_input = true;
+	} else if (c->recv_direct) {
+		c->cur_have += (uint32_t)res;
+		if (c->cur_have == c->cur->payload)
+			payload_complete(c);
+	} else {
+		c->in_tail += (uint32_t)res;
+	}
+	nbd_conn_kick(c);
+}
+
+/* A rejected request: its payload (if any) is discarded, then EINVAL & co. */
+static void reject(struct nbd_conn *c, struct nbd_op *op, int err)
+{
+	op->error = err;
+	if (op->payload) {
+		c->cur = op;
+		c->cur_have = 0;
+	} else {
+		nbd_op_reply(c, op);
+	}
+}
+
+/* Take one request header off the buffer; false when parsing must stop. */
+static bool parse_request(struct nbd_conn *c)
+{
+	struct nbd_request rq;
+	int v = nbd_request_parse(c->in + c->in_head, &c->s->ex, c->tflags, &rq);
+
+	c->in_head += NBD_REQUEST_BYTES;
+	if (v == NBD_REQ_DISC) {
+		c->no_more_input = true;
+		return false;
+	}
+	if (v == NBD_REQ_CLOSE) {
+		char why[96];
+		snprintf(why, sizeof(why), "bad request (%s), closing", strerror(-rq.error));
+		conn_log(c, why);
+		nbd_conn_cut(c);
+		return false;
+	}
+	struct nbd_op *op = nbd_op_get(c);
+	if (!op) {
+		conn_log(c, "out of memory, closing");
+		nbd_conn_cut(c);
+		return false;
+	}
+	op->cookie = rq.cookie;
+	op->offset = rq.offset;
+	op->length = rq.length;
+	op->payload = rq.payload;
+	op->type = rq.type;
+	op->flags = rq.flags;
+	if (v == NBD_REQ_ERROR) {
+		reject(c, op, rq.error);
+	} else if (rq.type == NBD_CMD_WRITE) {
+		if (!nbd_op_buf(c, op, rq.length))
+			reject(c, op, -ENOMEM);
+		else
+			c->cur = op, c->cur_have = 0;
+	} else {
+		nbd_op_start(c, op);
+	}
+	return true;
+}
+
+/* Everything the receive buffer holds: payload bytes, then whole headers. */
+static void parse_input(struct nbd_conn *c)
+{
+	while (!c->no_more_input && !c->dead) {
+		uint32_t avail = c->in_tail - c->in_head;
+		if (c->cur) {
+			uint32_t take = c->cur->payload - c->cur_have;
+			if (take > avail)
+				take = avail;
+			if (!take)
+				break;
+			if (c->cur->buf)
+				memcpy((uint8_t *)c->cur->buf + c->cur_have, c->in + c->in_head, take);
+			c->in_head += take;
+			c->cur_have += take;
+			if (c->cur_have == c->cur->payload)
+				payload_complete(c);
+			continue;
+		}
+		/* back-pressure: leave requests in the socket until some complete */
+		if (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES)
+			break;
+		if (avail < NBD_REQUEST_BYTES || !parse_request(c))
+			break;
+	}
+	if (c->in_head == c->in_tail)
+		c->in_head = c->in_tail = 0;
+}
+
+static void arm_recv(struct nbd_conn *c)
+{
+	if (c->recv_busy || c->no_more_input || c->dead)
+		return;
+	c->recv_op.cb = recv_done;
+	if (c->cur && c->cur->buf && c->in_head == c->in_tail) {
+		/* the rest of a payload: straight into the buffer the array will write */
+		c->recv_direct = true;
+		c->recv_busy = true;
+		reactor_recv(c->r, &c->recv_op, c->fd, (uint8_t *)c->cur->buf + c->cur_have,
+			     c->cur->payload - c->cur_have);
+		return;
+	}
+	if (!c->cur && c->transmission &&
+	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES))
+		return;
+	if (c->in_tail == NBD_CONN_IN_BYTES ||
+	    (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
+		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
+		c->in_tail -= c->in_head;
+		c->in_head = 0;
+	}
+	if (c->in_tail == NBD_CONN_IN_BYTES)
+		return;         /* full of requests waiting for back-pressure to ease */
+	c->recv_direct = false;
+	c->recv_busy = true;
+	reactor_recv(c->r, &c->recv_op, c->fd, c->in + c->in_tail, NBD_CONN_IN_BYTES - c->in_tail);
+}
+
+/* The handshake: feed it input, send its output, until it decides. */
+static void handshake(struct nbd_conn *c)
+{
+	struct nbd_handshake *hs = c->hs;
+
+	for (;;) {
+		if (c->send_busy || c->dead)
+			return;
+		const uint8_t *out;
+		size_t n = nbd_hs_output(hs, &out);
+		if (n) {
+			nbd_conn_send_hs(c, out, n);
+			return;
+		}
+		if (hs->status == NBD_HS_TRANSMISSION) {
+			c->session = hs->session;
+			c->tflags = hs->tflags;
+			c->transmission = true;
+			free(hs);
+			c->hs = NULL;
+			return;
+		}
+		if (hs->status != NBD_HS_NEGOTIATING) {
+			if (hs->status == NBD_HS_FAILED)
+				conn_log(c, hs->why ? hs->why : "handshake failed");
+			c->no_more_input = true;
+			return;
+		}
+		if (c->in_head == c->in_tail) {
+			c->in_head = c->in_tail = 0;
+			arm_recv(c);
+			return;
+		}
+		c->in_head += (uint32_t)nbd_hs_input(hs, c->in + c->in_head, c->in_tail - c->in_head);
+	}
+}
+
+static void conn_free(struct nbd_conn *c)
+{
+	struct nbd_server *s = c->s;
+
+	pthread_mutex_lock(&s->lock);
+	for (struct nbd_conn **pp = &s->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	close(c->fd);
+	nbd_conn_free_ops(c);
+	free(c->hs);
+	free(c->in);
+	free(c);
+	atomic_fetch_sub(&s->nconns, 1);
+}
+
+/* One pass over everything; true when the connection is finished. */
+static bool kick_once(struct nbd_conn *c)
+{
+	if (!c->transmission && c->hs)
+		handshake(c);
+	if (c->transmission) {
+		parse_input(c);
+		nbd_conn_send(c);
+		arm_recv(c);
+	}
+	if (!c->no_more_input && !c->dead)
+		return false;
+	/* a payload that will never arrive: the request is dropped unanswered */
+	if (c->cur && !c->recv_busy) {
+		nbd_op_put(c, c->cur);
+		c->cur = NULL;
+	}
+	if (c->dead)
+		nbd_conn_drop_replies(c);
+	return !(c->recv_busy || c->send_busy || c->in_engine || c->sq_head || c->cur);
+}
+
+/*
+ * Called after every event. A request can complete inside the kick that
+ * submitted it (an error found before any I/O), and its completion kicks
+ * again: that nested kick only asks the outer one for another pass, so the
+ * connection is never freed under a caller.
+ */
+void nbd_conn_kick(struct nbd_conn *c)
+{
+	if (c->closed)
+		return;
+	if (c->in_kick) {
+		c->kick_again = true;
+		return;
+	}
+	c->in_kick = true;
+	bool finished;
+	do {
+		c->kick_again = false;
+		finished = kick_once(c);
+	} while (c->kick_again && !finished);
+	c->in_kick = false;
+	if (finished) {
+		c->closed = true;
+		conn_free(c);
+	}
+}
+
+void nbd_conn_start(struct reactor *r, struct reactor_msg *m)
+{
+	struct nbd_conn *c = (struct nbd_conn *)((char *)m - offsetof(struct nbd_conn, start_msg));
+
+	(void)r;
+	if (atomic_load(&c->s->stopping))
+		c->no_more_input = true;
+	nbd_conn_kick(c);
+}
+
+void nbd_conn_stop(struct nbd_conn *c)
+{
+	if (c->closed)
+		return;
+	c->no_more_input = true;
+	if (c->hs)
+		nbd_hs_shutdown(c->hs);
+	/* a receive in flight ends (with 0) when the read side is shut */
+	if (c->recv_busy)
+		shutdown(c->fd, SHUT_RD);
+	nbd_conn_kick(c);
+}
+
+void nbd_conn_cut(struct nbd_conn *c)
+{
+	if (c->closed)
+		return;
+	c->no_more_input = true;
+	c->dead = true;
+	shutdown(c->fd, SHUT_RDWR);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server's inside: the server (listening, the connection list) and one
+ * client connection, a state machine driven by completions on the reactor
+ * the connection lives on. Files: server.c (start, accept, stop),
+ * listen.c (sockets), conn.c (receive: handshake, request parsing,
+ * payloads), conn_reply.c (array requests and the reply queue).
+ */
+#ifndef URAID_NBD_CONN_H
+#define URAID_NBD_CONN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <uraid/engine.h>
+
+#include "io/bufpool.h"
+#include "io/reactor.h"
+#include "nbd/proto.h"
+#include "nbd/server.h"
+
+#define NBD_CONN_IN_BYTES   (128u << 10)    /* receive buffer: headers and small payloads */
+#define NBD_CONN_MAX_OPS    512u            /* requests in flight per connection */
+#define NBD_CONN_MAX_BYTES  (256ull << 20)  /* their buffers, per connection */
+#define NBD_CONN_SEND_IOV   64u             /* iovecs in one sendmsg (two per reply) */
+
+struct nbd_conn;
+
+/* One request, from its header to the end of its reply. */
+struct nbd_op {
+	struct uraid_io io;
+	struct nbd_conn *c;
+	struct nbd_op *next;            /* free list / reply queue */
+	uint64_t cookie, offset;
+	uint32_t length;                /* of the request */
+	uint32_t payload;               /* bytes after the header (WRITE or a rejected one) */
+	uint16_t type, flags;
+	int error;                      /* 0 or -errno, for the reply */
+	bool flush_after;               /* FUA on TRIM/WRITE_ZEROES: a flush before replying */
+	void *buf;                      /* READ data / WRITE payload (NULL: none, or drained) */
+	size_t buf_len;
+	uint32_t hdr_len, data_len, sent;   /* the reply: header bytes, data bytes, sent so far */
+	uint8_t hdr[NBD_CHUNK_HEADER_BYTES + 6 + NBD_MAX_ERRMSG];
+};
+
+struct nbd_conn {
+	struct nbd_server *s;
+	struct nbd_conn *next;          /* the server's list (s->lock) */
+	unsigned ridx;
+	struct reactor *r;
+	struct bufpool *pool;
+	int fd;
+	struct reactor_msg start_msg;
+
+	/* phase */
+	struct nbd_handshake *hs;       /* until transmission */
+	bool transmission;
+	bool no_more_input;             /* DISC, end of stream, stop: read nothing more */
+	bool dead;                      /* socket error or cut: send nothing more */
+	bool closed;
+	bool in_kick, kick_again;       /* completions can run inside a kick (see kick) */
+	unsigned session;
+	uint16_t tflags;
+
+	/* receiving */
+	struct io_op recv_op;
+	bool recv_busy, recv_direct;    /* recv_direct: into cur->buf, not `in` */
+	uint8_t *in;
+	uint32_t in_head, in_tail;
+	struct nbd_op *cur;             /* the request whose payload is arriving */
+	uint32_t cur_have;
+
+	/* sending */
+	struct io_op send_op;
+	bool send_busy, send_hs;        /* send_hs: the handshake's output is on the wire */
+	struct msghdr msg;
+	struct iovec iov[NBD_CONN_SEND_IOV];
+	struct nbd_op *sq_head, *sq_tail;
+
+	/* requests */
+	struct nbd_op *free_ops;
+	unsigned nops;                  /* taken from the free list, not yet returned */
+	uint64_t op_bytes;              /* buffers they hold */
+	unsigned in_engine;             /* submitted to the array, not completed */
+};
+
+/* A listening socket and its accept on reactor 0. */
+struct nbd_listener {
+	struct io_op accept_op, cancel_op;
+	int fd;
+	struct nbd_server *s;
+};
+
+/* A message to one reactor about the server (stop or cut its connections). */
+struct nbd_server_msg {
+	struct reactor_msg m;
+	struct nbd_server *s;
+};
+
+struct nbd_server {
+	struct uraid_engine *e;
+	struct uraid_array *a;
+	struct nbd_export ex;
+	char *name, *description;
+	unsigned nreactors;
+
+	struct nbd_listener listeners[NBD_SERVER_MAX_LISTEN];
+	unsigned nlisten;
+	_Atomic unsigned accepts_armed;
+	_Atomic bool stopping;
+	unsigned next_reactor;          /* reactor 0's thread only */
+	struct reactor_msg start_accept_msg, stop_accept_msg;
+	struct nbd_server_msg *stop_msgs;   /* one per reactor */
+	struct nbd_server_msg *cut_msgs;
+
+	pthread_mutex_t lock;           /* conns: changes are rare (connect, close) */
+	struct nbd_conn *conns;
+	_Atomic unsigned nconns;
+	_Atomic uint64_t total_conns;
+};
+
+/* conn.c */
+void nbd_conn_start(struct reactor *r, struct reactor_msg *m);
+void nbd_conn_kick(struct nbd_conn *c);
+void nbd_conn_stop(struct nbd_conn *c);     /* stop reading; finish and close */
+void nbd_conn_cut(struct nbd_conn *c);      /* shut the socket down now */
+
+/* conn_reply.c */
+struct nbd_op *nbd_op_get(struct nbd_conn *c);
+void nbd_op_put(struct nbd_conn *c, struct nbd_op *op);
+void *nbd_op_buf(struct nbd_conn *c, struct nbd_op *op, size_t len);
+void nbd_op_start(struct nbd_conn *c, struct nbd_op *op);   /* to the array */
+void nbd_op_reply(struct nbd_conn *c, struct nbd_op *op);   /* queue the reply */
+void nbd_conn_send(struct nbd_conn *c);     /* sendmsg what is queued, if idle */
+void nbd_conn_send_hs(struct nbd_conn *c, const void *buf, size_t n);  /* handshake output */
+void nbd_conn_drop_replies(struct nbd_conn *c);
+void nbd_conn_free_ops(struct nbd_conn *c);
+
+#endif

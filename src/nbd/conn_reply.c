@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A connection's requests: buffers, the array request each becomes, and the
+ * replies, sent in completion order. Replies wait in a queue and go out
+ * together in one sendmsg (header and data of each as iovecs: read data is
+ * sent from the buffer the array filled, with no copy).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nbd/conn.h"
+
+#define POOL_MAX_BYTES (16u << 20)     /* larger buffers come from the heap (rare) */
+
+struct nbd_op *nbd_op_get(struct nbd_conn *c)
+{
+	struct nbd_op *op = c->free_ops;
+
+	if (op)
+		c->free_ops = op->next;
+	else if (!(op = malloc(sizeof(*op))))
+		return NULL;
+	memset(op, 0, offsetof(struct nbd_op, hdr));
+	op->c = c;
+	c->nops++;
+	return op;
+}
+
+static void op_buf_release(struct nbd_conn *c, struct nbd_op *op)
+{
+	if (!op->buf)
+		return;
+	if (op->buf_len <= POOL_MAX_BYTES)
+		bufpool_put(c->pool, op->buf, op->buf_len);
+	else
+		free(op->buf);
+	c->op_bytes -= op->buf_len;
+	op->buf = NULL;
+	op->buf_len = 0;
+}
+
+void nbd_op_put(struct nbd_conn *c, struct nbd_op *op)
+{
+	op_buf_release(c, op);
+	op->next = c->free_ops;
+	c->free_ops = op;
+	c->nops--;
+}
+
+void *nbd_op_buf(struct nbd_conn *c, struct nbd_op *op, size_t len)
+{
+	void *b = NULL;
+
+	if (len <= POOL_MAX_BYTES)
+		b = bufpool_get(c->pool, len);
+	else if (posix_memalign(&b, 4096, len))
+		b = NULL;
+	if (b) {
+		op->buf = b;
+		op->buf_len = len;
+		c->op_bytes += len;
+	}
+	return b;
+}
+
+void nbd_conn_free_ops(struct nbd_conn *c)
+{
+	while (c->free_ops) {
+		struct nbd_op *op = c->free_ops;
+		c->free_ops = op->next;
+		free(op);
+	}
+}
+
+static void op_done(struct uraid_io *io, int result)
+{
+	struct nbd_op *op = io->ctx;
+	struct nbd_conn *c = op->c;
+
+	/* FUA on TRIM or WRITE_ZEROES: durable before the reply, through a flush */
+	if (result == 0 && op->flush_after) {
+		op->flush_after = false;
+		io->op = URAID_IO_FLUSH;
+		io->flags = 0;
+		io->offset = io->length = 0;
+		result = uraid_array_submit(c->s->a, c->ridx, io);
+		if (result == 0)
+			return;
+	}
+	c->in_engine--;
+	op->error = result;
+	nbd_op_reply(c, op);
+	nbd_conn_kick(c);
+}
+
+void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
+{
+	struct uraid_io *io = &op->io;
+
+	io->offset = op->offset;
+	io->length = op->length;
+	io->flags = 0;
+	io->done = op_done;
+	io->ctx = op;
+	switch (op->type) {
+	case NBD_CMD_READ:
+		io->op = URAID_IO_READ;
+		if (!nbd_op_buf(c, op, op->length))
+			goto nomem;
+		break;
+	case NBD_CMD_WRITE:
+		io->op = URAID_IO_WRITE;
+		if (op->flags & NBD_CMD_FLAG_FUA)
+			io->flags = URAID_IO_FUA;
+		break;
+	case NBD_CMD_FLUSH:
+		io->op = URAID_IO_FLUSH;
+		break;
+	case NBD_CMD_TRIM:
+		io->op = URAID_IO_DISCARD;
+		op->flush_after = op->flags & NBD_CMD_FLAG_FUA;
+		break;
+	case NBD_CMD_WRITE_ZEROES:
+		op->flush_after = op->flags & NBD_CMD_FLAG_FUA;
+		if (!(op->flags & NBD_CMD_FLAG_NO_HOLE)) {
+			io->op = URAID_IO_WRITE_ZEROES;   /* may punch holes in the members */
+			break;
+		}
+		/* NO_HOLE: the client wants the space allocated, so zeroes are written;
+		   that is no faster than a write, which FAST_ZERO asks to be told */
+		if (op->flags & NBD_CMD_FLAG_FAST_ZERO) {
+			op->error = -ENOTSUP;
+			nbd_op_reply(c, op);
+			return;
+		}
+		if (!nbd_op_buf(c, op, op->length))
+			goto nomem;
+		memset(op->buf, 0, op->length);
+		io->op = URAID_IO_WRITE;
+		if (op->flags & NBD_CMD_FLAG_FUA)
+			io->flags = URAID_IO_FUA;
+		op->flush_after = false;
+		break;
+	default:
+		op->error = -EINVAL;
+		nbd_op_reply(c, op);
+		return;
+	}
+	io->buf = op->buf;
+	c->in_engine++;         /* before: done() may run inside submit */
+	int rc = uraid_array_submit(c->s->a, c->ridx, io);
+	if (rc) {
+		c->in_engine--;
+		op->error = rc;
+		nbd_op_reply(c, op);
+	}
+	return;
+nomem:
+	op->error = -ENOMEM;
+	nbd_op_reply(c, op);
+}
+
+void nbd_op_reply(struct nbd_conn *c, struct nbd_op *op)
+{
+	if (c->dead) {
+		nbd_op_put(c, op);
+		return;
+	}
+	op->sent = 0;
+	op->data_len = 0;
+	if (op->error) {
+		op_buf_release(c, op);
+		op->hdr_len = (uint32_t)nbd_reply_error(op->hdr, sizeof(op->hdr), c->session,
+							op->cookie, op->error, NULL);
+	} else if (op->type == NBD_CMD_READ) {
+		op->hdr_len = (uint32_t)nbd_reply_read(op->hdr, sizeof(op->hdr), c->session,
+						       op->cookie, op->offset, op->length);
+		op->data_len = op->length;
+	} else {
+		/* structured replies are required only for READ: a simple reply will do */
+		op_buf_release(c, op);
+		op->hdr_len = (uint32_t)nbd_simple_reply(op->hdr, op->cookie, 0);
+	}
+	op->next = NULL;
+	if (c->sq_tail)
+		c->sq_tail->next = op;
+	else
+		c->sq_head = op;
+	c->sq_tail = op;
+}
+
+void nbd_conn_drop_replies(struct nbd_conn *c)
+{
+	while (c->sq_head) {
+		struct nbd_op *op = c->sq_head;
+		c->sq_head = op->next;
+		nbd_op_put(c, op);
+	}
+	c->sq_tail = NULL;
+}
+
+static void send_done(struct io_op *iop, int res)
+{
+	struct nbd_conn *c = (struct nbd_conn *)((char *)iop - offsetof(struct nbd_conn, send_op));
+
+	c->send_busy = false;
+	if (c->send_hs) {
+		c->send_hs = false;
+		if (res > 0 && c->hs)
+			nbd_hs_sent(c->hs, (size_t)res);
+	} else if (res > 0) {
+		size_t left = (size_t)res;
+		while (left && c->sq_head) {
+			struct nbd_op *op = c->sq_head;
+			size_t rest = op->hdr_len + op->data_len - op->sent;
+			if (left < rest) {
+				op->sent += (uint32_t)left;
+				break;
+			}
+			left -= rest;
+			c->sq_head = op->next;
+			if (!c->sq_head)
+				c->sq_tail = NULL;
+			nbd_op_put(c, op);
+		}
+	}
+	if (res <= 0) {
+		/* the client is gone (EPIPE, ECONNRESET): nothing more can reach it */
+		c->dead = true;
+		c->no_more_input = true;
+		nbd_conn_drop_replies(c);
+		shutdown(c->fd, SHUT_RDWR);
+	}
+	nbd_conn_kick(c);
+}
+
+void nbd_conn_send_hs(struct nbd_conn *c, const void *buf, size_t n)
+{
+	c->iov[0].iov_base = (void *)buf;
+	c->iov[0].iov_len = n;
+	memset(&c->msg, 0, sizeof(c->msg));
+	c->msg.msg_iov = c->iov;
+	c->msg.msg_iovlen = 1;
+	c->send_op.cb = send_done;
+	c->send_hs = true;
+	c->send_busy = true;
+	reactor_sendmsg(c->r, &c->send_op, c->fd, &c->msg);
+}
+
+void nbd_conn_send(struct nbd_conn *c)
+{
+	unsigned n = 0;
+
+	if (c->send_busy || c->dead || !c->sq_head)
+		return;
+	for (struct nbd_op *op = c->sq_head; op && n + 2 <= NBD_CONN_SEND_IOV; op = op->next) {
+		uint32_t sent = op->sent;
+		if (sent < op->hdr_len) {
+			c->iov[n].iov_base = op->hdr + sent;
+			c->iov[n++].iov_len = op->hdr_len - sent;
+			sent = 0;
+		} else {
+			sent -= op->hdr_len;
+		}
+		if (op->data_len > sent) {
+			c->iov[n].iov_base = (uint8_t *)op->buf + sent;
+			c->iov[n++].iov_len = op->data_len - sent;
+		}
+	}
+	memset(&c->msg, 0, sizeof(c->msg));
+	c->msg.msg_iov = c->iov;
+	c->msg.msg_iovlen = n;
+	c->send_op.cb = send_done;
+	c->send_busy = true;
+	reactor_sendmsg(c->r, &c->send_op, c->fd, &c->msg);
+}

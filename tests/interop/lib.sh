@@ -284,7 +284,8 @@ interop_images() {
 
 # interop_run [-f FILE]... SCRIPT [DISK]...
 # FILEs are copied into the guest's /host/. A DISK is a raw image path or a
-# qemu "nbd:..." URL; the first is /dev/vda (serial uraid0), then /dev/vdb...
+# qemu "nbd:..." URL, attached read-only with a "ro:" prefix (needed for a
+# read-only export); the first is /dev/vda (serial uraid0), then /dev/vdb...
 # Prints the guest script's output on stdout, timings on stderr; returns the
 # script's exit code. URAID_INTEROP_CONSOLE=FILE keeps the raw console log.
 interop_run() {
@@ -303,11 +304,15 @@ interop_run() {
     (cd "$work/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/run.cpio.gz"
     cat "$INTEROP_BASE" "$work/run.cpio.gz" >"$work/initrd"
     for d in "${disks[@]}"; do
+        local ro=""
+        case $d in
+            ro:*) d=${d#ro:}; ro=",readonly=on" ;;
+        esac
         case $d in
             nbd:*) ;;
             *) [ -w "$d" ] || { interop_log "disk $d: not a writable file"; rm -rf "$work"; return 125; } ;;
         esac
-        drives+=(-drive "file=${d//,/,,},format=raw,if=none,id=d$i,cache=unsafe"
+        drives+=(-drive "file=${d//,/,,},format=raw,if=none,id=d$i,cache=unsafe$ro"
                  -device "virtio-blk-pci,drive=d$i,serial=uraid$i")
         i=$((i + 1))
     done

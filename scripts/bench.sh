@@ -159,5 +159,61 @@ ideal=$(( jm / 6 ))
 v=$(ub iops --array --level=6 --force-write --rw=randwrite $A2 $D6)
 line "RAID 6 x6 4 KiB randwrite 2x32" "$v" "ideal: fio JBOD x6 50/50 randrw / 6" "$ideal" iops 0.80
 }
+echo "== NBD export: uraid serve (linear over 1 tmpfs file, 2 threads) vs nbdkit file and qemu-nbd on a file of the same size; fio nbd engine, jobs = connections (issue 4)"
+# fio_nbd_once METRIC SOCKET fio-args... -> the total, as fio_once
+fio_nbd_once() {
+    local metric=$1 sock=$2
+    shift 2
+    if ! fio --name=ref --ioengine=nbd --uri="nbd+unix:///?socket=$sock" --time_based \
+            --runtime="$RT" --ramp_time="$RAMP" --group_reporting --output-format=json \
+            --output="$dir/fio-nbd.json" "$@" >>"$log" 2>&1; then
+        echo "fio failed: fio nbd $* (see $log)" >&2; echo 0; return
+    fi
+    python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+key = "iops" if sys.argv[2] == "iops" else "bw_bytes"
+print("%.0f" % (j["read"][key] + j["write"][key]))' "$dir/fio-nbd.json" "$metric"
+}
+fio_nbd() { best fio_nbd_once "$@"; }
+# wait_sock PATH: until a server listens there (10 s)
+wait_sock() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done; echo "no server on $1" >&2; return 1; }
+nbd_pids=()
+export URAID_RUN_DIR=$dir/run
+{
+"$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >>"$log" 2>&1
+dd if=/dev/zero of="$dir/peer" bs=1M count="$mb" status=none
+"$URAID" serve --socket="$dir/u.sock" --threads=2 "$dir/d0" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+nbdkit -U "$dir/k.sock" -f --exit-with-parent file "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+qemu-nbd --socket="$dir/q.sock" --format=raw --persistent --shared=8 --cache=none --aio=io_uring \
+    "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+wait_sock "$dir/u.sock" && wait_sock "$dir/k.sock" && wait_sock "$dir/q.sock"
+for rw in randread randwrite; do
+    for nj in 1 2; do
+        a=(--rw=$rw --bs=4k --iodepth=32 --numjobs=$nj)
+        u=$(fio_nbd iops "$dir/u.sock" "${a[@]}")
+        k=$(fio_nbd iops "$dir/k.sock" "${a[@]}")
+        q=$(fio_nbd iops "$dir/q.sock" "${a[@]}")
+        if [ "$k" -ge "$q" ]; then peer=nbdkit p=$k; else peer=qemu-nbd p=$q; fi
+        line "uraid serve linear 4 KiB $rw ${nj}x32" "$u" "better peer: $peer (nbdkit $k, qemu-nbd $q)" "$p" iops 1.2
+    done
+done
+kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()
+
+echo "== the NBD hop: RAID 0 x4 through uraid serve (fio nbd, 2 connections x QD32) vs in process (2 threads x QD32)"
+"$URAID" create --level=0 --raid-devices=4 --force --run --assume-clean $D4 >>"$log" 2>&1
+"$URAID" serve --socket="$dir/r0.sock" --threads=2 $D4 >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+wait_sock "$dir/r0.sock"
+for rw in randread randwrite; do
+    n=$(fio_nbd iops "$dir/r0.sock" --rw=$rw --bs=4k --iodepth=32 --numjobs=2)
+    eval "nbd_$rw=$n"
+done
+kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()
+for rw in randread randwrite; do
+    v=$(ub iops --array --force-write --rw=$rw $A2 $D4)
+    eval "n=\$nbd_$rw"
+    line "RAID 0 x4 4 KiB $rw over NBD 2x32" "$n" "in process 2x32" "$v" iops
+done
+}
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

@@ -23,32 +23,49 @@
 
 #include "bench/histogram.h"
 
-#define BENCH_MAX_SPLIT   16        /* block sizes in a bssplit */
+#define BENCH_MAX_LINES   16        /* access specification lines (bssplit entries) */
+#define BENCH_MAX_SPLIT   BENCH_MAX_LINES
 #define BENCH_MAX_TARGETS 64
 #define BENCH_MAX_WORKERS 256
 #define BENCH_MAX_BS      (16u << 20)
 
-struct bench_bs {
-	uint32_t bytes;             /* multiple of 512 */
-	uint32_t weight;            /* relative share of I/Os */
+/*
+ * One line of an Iometer access specification: a share of the I/Os with
+ * their transfer size, read share, random share and alignment. fio's
+ * --bs/--bssplit/--rwmixread/--percentage_random make lines that differ only
+ * in size. The weights of a workload's lines add up to 100.
+ */
+struct bench_access {
+	uint32_t bytes;             /* transfer size, multiple of 512 */
+	uint32_t weight;            /* % of the I/Os */
+	uint32_t read_pct;          /* 0..100: share of reads */
+	uint32_t random_pct;        /* 0..100: share at a random offset; the others start
+	                               where the worker's previous I/O on the target ended */
+	uint32_t align;             /* of random offsets (relative to the range start);
+	                               0: the workload's align, else the transfer size */
 };
+
+/* flags of struct bench_workload */
+#define BENCH_VERIFY       0x1u     /* stamp written blocks, check what is read */
+#define BENCH_REPLAY_TIMED 0x2u     /* replay: keep the trace's timestamps */
+
+struct bench_trace;
 
 /* What each worker does. */
 struct bench_workload {
-	unsigned nbs;               /* entries in bs (>= 1) */
-	struct bench_bs bs[BENCH_MAX_SPLIT];
-	unsigned read_pct;          /* 0..100: share of reads */
-	unsigned random_pct;        /* 0..100: share of I/Os at a random offset; the others
-	                               start where the worker's previous I/O ended */
-	uint32_t align;             /* offset alignment of random I/O; 0: smallest bs */
+	unsigned nlines;            /* entries in line (>= 1) */
+	struct bench_access line[BENCH_MAX_LINES];
+	uint32_t align;             /* default alignment of random I/O; 0: each line's size */
 	uint64_t offset;            /* the range used in each target starts here (bytes) */
 	uint64_t size;              /* its length; 0: to the end of the target */
 	unsigned workers;           /* 0: one per raw target; 1 for an array */
 	unsigned iodepth;           /* outstanding I/Os per worker (>= 1) */
-	double runtime_s;           /* measured time */
+	double runtime_s;           /* measured time (replay: the longest it may take) */
 	double ramp_s;              /* time before it, not measured */
 	uint64_t rate_iops;         /* all workers together; 0: as fast as possible */
 	uint64_t seed;              /* of offsets, mix and data; same seed, same stream */
+	uint32_t flags;             /* BENCH_VERIFY, BENCH_REPLAY_TIMED */
+	const struct bench_trace *trace;    /* non-NULL: replay it (one worker) instead */
 };
 
 enum bench_kind {
@@ -80,23 +97,95 @@ struct bench_dir {
 	struct hist lat;            /* ns */
 };
 
+/* One second of the measured window (the last one may be shorter: dur_ns). */
+struct bench_second {
+	uint64_t ios[2], bytes[2];  /* [0] reads, [1] writes completed in it */
+	uint64_t lat_sum_ns;        /* of those I/Os */
+	uint64_t dur_ns;
+};
+
 struct bench_result {
 	struct bench_dir dir[2];    /* [0] reads, [1] writes (measured window only) */
 	struct hist lat;            /* both directions */
-	uint64_t bs_ios[BENCH_MAX_SPLIT];   /* I/Os per bssplit entry (measured window) */
+	uint64_t bs_ios[BENCH_MAX_LINES];   /* I/Os per access line (measured window) */
+	uint64_t line_reads[BENCH_MAX_LINES];
 	uint64_t runtime_ns;        /* the measured window */
 	uint64_t cpu_user_ns, cpu_sys_ns;   /* of the process during the window */
+	uint64_t busy_ns;           /* time with >= 1 I/O outstanding (replay: the one worker;
+	                               else the sum over workers) */
 	unsigned workers, iodepth, ntargets;
 	uint64_t target_bytes;      /* size of the range used in the (first) target */
 	char target_desc[160];      /* "raid5 4 members, chunk 512 KiB" or "2 files" */
 	unsigned degraded;          /* array slots without a member */
+	uint64_t verified_blocks;   /* --verify: blocks whose header and checksum were checked */
+	uint64_t replay_skipped;    /* replay: trace actions not replayed (trim, wait, open) */
+	struct bench_second *series;        /* per second of the window (bench_result_fini) */
+	unsigned nseries;
 };
 
-/* Parse fio's --bssplit ("4k/50:64k/50", sizes K/M binary); 0 or -EINVAL. */
-int bench_parse_bssplit(const char *s, struct bench_workload *w, char *err, size_t errlen);
+/* Called about every 100 ms by the thread that runs bench_run_hooked. */
+struct bench_hooks {
+	void (*tick)(void *arg, uint64_t elapsed_ns, uint64_t total_ns);
+	void *arg;
+};
 
-/* Run the workload; res is filled on success. */
+/*
+ * Parse fio's --bssplit ("4k/50:64k/50", sizes K/M binary) into lines with
+ * only bytes and weight set (the caller sets the rest); 0 or -EINVAL.
+ */
+int bench_parse_bssplit(const char *s, struct bench_access *line, unsigned *nlines,
+			char *err, size_t errlen);
+
+/*
+ * Parse one Iometer access line "SIZE,READ%,RANDOM%[,ALIGN][/WEIGHT]"
+ * (4k,67,100,4k/60) into line; a missing weight is 0 here and shares what
+ * the others leave of 100 in bench_access_finish. 0 or -EINVAL.
+ */
+int bench_parse_access(const char *s, struct bench_access *line, bool *has_weight,
+		       char *err, size_t errlen);
+/* Read access lines from a file (one per line, '#' comments); appends. */
+int bench_load_access_file(const char *path, struct bench_access *line, bool *has_weight,
+			   unsigned *nlines, char *err, size_t errlen);
+/* Give lines without a weight what is left of 100; check the sum. */
+int bench_access_finish(struct bench_access *line, const bool *has_weight, unsigned *nlines,
+			char *err, size_t errlen);
+
+/* The built-in profiles of workloads.md section 1. */
+struct bench_profile {
+	const char *name;
+	const char *desc;
+	unsigned nlines;
+	struct bench_access line[BENCH_MAX_LINES];
+};
+const struct bench_profile *bench_profile_find(const char *name);
+/* The i-th profile, NULL past the last. */
+const struct bench_profile *bench_profile_at(unsigned i);
+
+/* Does the workload write (access lines or trace)? */
+bool bench_workload_writes(const struct bench_workload *w);
+
+/*
+ * Writing destroys data: -EPERM with the reason when the workload writes
+ * (or an array is created) on a path that exists and BENCH_FORCE_WRITE is
+ * not set.
+ */
+int bench_check_write_permission(const struct bench_workload *w, const struct bench_targets *t,
+				 char *err, size_t errlen);
+
+/*
+ * Create the paths that do not exist (create_bytes each, random data when
+ * fill_random, else zeroes); created[i] tells which. bench_run does this
+ * itself; a caller running several cells does it once first.
+ */
+int bench_prepare_paths(const struct bench_targets *t, bool fill_random, bool *created,
+			char *err, size_t errlen);
+
+/* Run the workload; res is filled on success (free it with bench_result_fini). */
 int bench_run(const struct bench_workload *w, const struct bench_targets *t,
 	      struct bench_result *res, char *err, size_t errlen);
+int bench_run_hooked(const struct bench_workload *w, const struct bench_targets *t,
+		     const struct bench_hooks *hooks, struct bench_result *res,
+		     char *err, size_t errlen);
+void bench_result_fini(struct bench_result *res);
 
 #endif

@@ -16,23 +16,45 @@
 #include <uraid/geom.h>
 
 #include "common/errmsg.h"
+#include "bench/trace.h"
+#include "bench/verify.h"
 #include "bench/worker.h"
 
 static int check_workload(const struct bench_workload *w, const struct bench_targets *t,
 			  char *err, size_t errlen)
 {
-	if (!w->nbs || w->nbs > BENCH_MAX_SPLIT)
-		return uraid_errf(err, errlen, -EINVAL, "between 1 and %d block sizes",
-				  BENCH_MAX_SPLIT);
-	for (unsigned i = 0; i < w->nbs; i++) {
-		if (!w->bs[i].bytes || w->bs[i].bytes % 512 || w->bs[i].bytes > BENCH_MAX_BS)
-			return uraid_errf(err, errlen, -EINVAL, "block size %u is not a multiple "
-					  "of 512 between 512 and 16M", w->bs[i].bytes);
-		if (!w->bs[i].weight && w->nbs > 1)
-			return uraid_errf(err, errlen, -EINVAL, "a bssplit weight is 0");
+	if (w->trace) {
+		if (w->flags & BENCH_VERIFY)
+			return uraid_errf(err, errlen, -EINVAL, "--verify does not apply to a "
+					  "replayed trace");
+		if (w->rate_iops)
+			return uraid_errf(err, errlen, -EINVAL, "a rate does not apply to a "
+					  "replayed trace");
+		if (!w->trace->nops)
+			return uraid_errf(err, errlen, -EINVAL, "the trace has no read or write");
+	} else {
+		if (!w->nlines || w->nlines > BENCH_MAX_LINES)
+			return uraid_errf(err, errlen, -EINVAL, "between 1 and %d access lines",
+					  BENCH_MAX_LINES);
+		unsigned sum = 0;
+		for (unsigned i = 0; i < w->nlines; i++) {
+			const struct bench_access *l = &w->line[i];
+			if (!l->bytes || l->bytes % 512 || l->bytes > BENCH_MAX_BS)
+				return uraid_errf(err, errlen, -EINVAL, "block size %u is not a "
+						  "multiple of 512 between 512 and 16M", l->bytes);
+			if (l->read_pct > 100 || l->random_pct > 100 || l->weight > 100)
+				return uraid_errf(err, errlen, -EINVAL, "percentages are 0..100");
+			if (l->align % 512)
+				return uraid_errf(err, errlen, -EINVAL, "alignment %u is not a "
+						  "multiple of 512", l->align);
+			sum += w->nlines == 1 ? 100 : l->weight;
+		}
+		if (sum != 100)
+			return uraid_errf(err, errlen, -EINVAL, "the access lines' percentages add "
+					  "up to %u, not 100", sum);
+		if (!(w->runtime_s > 0))
+			return uraid_errf(err, errlen, -EINVAL, "runtime must be positive");
 	}
-	if (w->read_pct > 100 || w->random_pct > 100)
-		return uraid_errf(err, errlen, -EINVAL, "percentages are 0..100");
 	if (w->align % 512)
 		return uraid_errf(err, errlen, -EINVAL, "alignment %u is not a multiple of 512",
 				  w->align);
@@ -40,8 +62,8 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 		return uraid_errf(err, errlen, -EINVAL, "offset is not a multiple of 512");
 	if (!w->iodepth || w->iodepth > 4096)
 		return uraid_errf(err, errlen, -EINVAL, "iodepth is 1..4096");
-	if (!(w->runtime_s > 0) || w->ramp_s < 0)
-		return uraid_errf(err, errlen, -EINVAL, "runtime must be positive");
+	if (w->runtime_s < 0 || w->ramp_s < 0)
+		return uraid_errf(err, errlen, -EINVAL, "times must not be negative");
 	if (!t->npaths || t->npaths > BENCH_MAX_TARGETS)
 		return uraid_errf(err, errlen, -EINVAL, "between 1 and %d targets",
 				  BENCH_MAX_TARGETS);
@@ -50,11 +72,21 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 	return 0;
 }
 
-/* Writing destroys data: only to paths the bench creates, unless forced. */
-static int check_write_permission(const struct bench_workload *w, const struct bench_targets *t,
-				  char *err, size_t errlen)
+bool bench_workload_writes(const struct bench_workload *w)
 {
-	bool writes = w->read_pct < 100 || (t->kind == BENCH_ARRAY && (t->flags & BENCH_CREATE));
+	if (w->trace)
+		return w->trace->bytes[1] > 0;
+	for (unsigned i = 0; i < w->nlines; i++)
+		if (w->line[i].read_pct < 100)
+			return true;
+	return false;
+}
+
+int bench_check_write_permission(const struct bench_workload *w, const struct bench_targets *t,
+				 char *err, size_t errlen)
+{
+	bool writes = bench_workload_writes(w) ||
+		      (t->kind == BENCH_ARRAY && (t->flags & BENCH_CREATE));
 	struct stat st;
 
 	if (!writes || (t->flags & BENCH_FORCE_WRITE))
@@ -67,6 +99,115 @@ static int check_write_permission(const struct bench_workload *w, const struct b
 	return 0;
 }
 
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* Block sizes, the offset grid and the alignment of workers' parts. */
+static int set_constants(struct bench_run *r, char *err, size_t errlen)
+{
+	const struct bench_workload *wl = r->wl;
+	uint64_t grid = 0, lcm = 512;
+
+	r->min_bs = UINT32_MAX;
+	if (wl->trace) {
+		r->max_bs = r->min_bs = wl->trace->max_len ? wl->trace->max_len : 512;
+		r->grid = 512;
+		r->part_align = 512;
+		return 0;
+	}
+	for (unsigned i = 0; i < wl->nlines; i++) {
+		const struct bench_access *l = &wl->line[i];
+		uint32_t align = l->align ? l->align : wl->align ? wl->align : l->bytes;
+		if (l->bytes > r->max_bs)
+			r->max_bs = l->bytes;
+		if (l->bytes < r->min_bs)
+			r->min_bs = l->bytes;
+		grid = gcd64(gcd64(grid, l->bytes), align);
+		lcm = lcm / gcd64(lcm, align) * align;
+		if (lcm > (1ull << 30))
+			return uraid_errf(err, errlen, -EINVAL, "the alignments have no common "
+					  "multiple below 1 GiB");
+	}
+	r->grid = (uint32_t)grid;
+	r->part_align = lcm;
+	return 0;
+}
+
+int bench_set_range(struct bench_run *r, unsigned i, uint64_t bytes, const char *name,
+		    char *err, size_t errlen)
+{
+	const struct bench_workload *wl = r->wl;
+
+	if (wl->offset >= bytes)
+		return uraid_errf(err, errlen, -EINVAL, "%s: --offset is past its end", name);
+	uint64_t len = bytes - wl->offset;
+	if (wl->size && wl->size < len)
+		len = wl->size;
+	len -= len % r->grid;
+	if (len < r->max_bs)
+		return uraid_errf(err, errlen, -EINVAL,
+				  "%s: the range used (%llu bytes) is smaller than a block", name,
+				  (unsigned long long)len);
+	r->range_start[i] = wl->offset;
+	r->range_len[i] = len;
+	return 0;
+}
+
+/* Trace actions must fit their targets, and O_DIRECT needs 512-byte multiples. */
+static int check_trace_fits(struct bench_run *r, char *err, size_t errlen)
+{
+	const struct bench_trace *t = r->wl->trace;
+	bool direct = !(r->tg->flags & BENCH_BUFFERED);
+
+	if (r->ntargets != 1 && r->ntargets != t->nfiles)
+		return uraid_errf(err, errlen, -EINVAL, "the trace uses %u files: give one DEVICE "
+				  "for all or one per file, not %u", t->nfiles, r->ntargets);
+	for (size_t i = 0; i < t->nops; i++) {
+		const struct bench_trace_op *op = &t->ops[i];
+		unsigned tg = r->ntargets == 1 ? 0 : op->file;
+		if (op->op == BENCH_OP_SYNC)
+			continue;
+		if (direct && (op->offset % 512 || op->len % 512))
+			return uraid_errf(err, errlen, -EINVAL, "trace line %u: offset %llu or length "
+					  "%u is not a multiple of 512 (needed by O_DIRECT; try "
+					  "--direct=0)", op->lineno, (unsigned long long)op->offset,
+					  op->len);
+		if (op->offset + op->len > r->range_len[tg])
+			return uraid_errf(err, errlen, -EINVAL, "trace line %u: %u bytes at offset "
+					  "%llu end past the %llu bytes used of the target",
+					  op->lineno, op->len, (unsigned long long)op->offset,
+					  (unsigned long long)r->range_len[tg]);
+	}
+	return 0;
+}
+
+/* --verify: the unit, and a table of the last write's sequence number per unit. */
+static int verify_setup(struct bench_run *r, char *err, size_t errlen)
+{
+	if (!(r->wl->flags & BENCH_VERIFY))
+		return 0;
+	r->vunit = (uint32_t)gcd64(r->grid, BENCH_VERIFY_MAX_UNIT);
+	r->vstrict = !bench_workload_writes(r->wl);
+	for (unsigned t = 0; t < r->ntargets; t++) {
+		uint64_t units = r->range_len[t] / r->vunit;
+		if (units > (1ull << 28))
+			return uraid_errf(err, errlen, -E2BIG, "--verify keeps 4 bytes per %u-byte "
+					  "block: %llu blocks is too many; use --size", r->vunit,
+					  (unsigned long long)units);
+		if (!(r->vexp[t] = calloc(units, sizeof(uint32_t))))
+			return uraid_errf(err, errlen, -ENOMEM, "--verify: cannot allocate its "
+					  "table of %llu blocks", (unsigned long long)units);
+	}
+	return 0;
+}
+
 static uint64_t rng_mix(uint64_t x)
 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -74,26 +215,81 @@ static uint64_t rng_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+/* Seconds of time series a worker keeps: the window, or an hour for an open-ended replay. */
+static unsigned series_len(const struct bench_workload *wl)
+{
+	double s = wl->runtime_s > 0 ? wl->runtime_s : 3600;
+	return (unsigned)s + 2;
+}
+
+/*
+ * The ranges a worker uses: one target each while workers >= targets (else
+ * targets dealt round robin). Workers sharing a target use all of it, their
+ * sequential streams starting spread over it; with --verify each gets its
+ * own part, so that no two workers write the same block.
+ */
+static int worker_ranges(struct bench_run *r, struct bench_worker *w, unsigned index,
+			 char *err, size_t errlen)
+{
+	unsigned nw = r->nworkers, nt = r->ntargets;
+
+	if (nw >= nt) {
+		w->ntargets = 1;
+		w->targets[0] = (uint16_t)(index % nt);
+	} else {
+		for (unsigned t = index; t < nt; t += nw)
+			w->targets[w->ntargets++] = (uint16_t)t;
+	}
+	unsigned sharing = nw > nt ? (nw + nt - 1 - index % nt) / nt : 1;
+	unsigned rank = nw > nt ? index / nt : 0;
+	for (unsigned i = 0; i < w->ntargets; i++) {
+		unsigned t = w->targets[i];
+		uint64_t part = r->range_len[t] / sharing;
+		part -= part % r->part_align;
+		w->rstart[i] = r->range_start[t];
+		w->rlen[i] = r->range_len[t];
+		if (r->vunit && sharing > 1) {
+			if (part < r->max_bs)
+				return uraid_errf(err, errlen, -EINVAL, "--verify gives each of %u "
+						  "workers its own part of the range: too small",
+						  sharing);
+			w->rstart[i] += part * rank;
+			w->rlen[i] = rank + 1 == sharing ? r->range_len[t] - part * rank : part;
+			w->seq_next[i] = w->rstart[i];
+			continue;
+		}
+		uint64_t off = part * rank;
+		if (off + r->max_bs > r->range_len[t])
+			off = 0;
+		w->seq_next[i] = r->range_start[t] + off;
+	}
+	return 0;
+}
+
 static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned index,
 			char *err, size_t errlen)
 {
 	const struct bench_workload *wl = r->wl;
 	unsigned qd = wl->iodepth;
+	uint64_t seed = rng_mix(wl->seed + 0x9e3779b97f4a7c15ull * (index + 1));
 
 	w->run = r;
 	w->index = index;
-	w->rng = rng_mix(wl->seed + 0x9e3779b97f4a7c15ull * (index + 1));
+	if (!wl->trace)
+		bench_gen_init(&w->gen, wl->line, wl->nlines, wl->align, seed);
 	w->stats = calloc(1, sizeof(*w->stats));
 	w->slots = calloc(qd, sizeof(*w->slots));
+	w->nseries = series_len(wl);
+	w->series = calloc(w->nseries, sizeof(*w->series));
 	size_t bytes = (size_t)qd * 2 * r->max_bs;
-	if (!w->stats || !w->slots || posix_memalign(&w->bufs, 4096, bytes))
+	if (!w->stats || !w->slots || !w->series || posix_memalign(&w->bufs, 4096, bytes))
 		return uraid_errf(err, errlen, -ENOMEM, "worker %u: cannot allocate %zu MiB of "
 				  "buffers", index, bytes >> 20);
 	hist_init(&w->stats->dir[0].lat);
 	hist_init(&w->stats->dir[1].lat);
 
-	/* random, incompressible write data; the read halves are zeroed too */
-	uint64_t *p = w->bufs, s = w->rng | 1;
+	/* random, incompressible write data; the read halves are overwritten too */
+	uint64_t *p = w->bufs, s = seed | 1;
 	for (size_t i = 0; i < bytes / 8; i++) {
 		s ^= s << 13;
 		s ^= s >> 7;
@@ -109,28 +305,11 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 	}
 	w->free_head = 0;
 
-	/* targets: one each while workers >= targets, else targets dealt round robin */
-	unsigned nw = r->nworkers, nt = r->ntargets;
-	if (nw >= nt) {
-		w->ntargets = 1;
-		w->targets[0] = (uint16_t)(index % nt);
-	} else {
-		for (unsigned t = index; t < nt; t += nw)
-			w->targets[w->ntargets++] = (uint16_t)t;
-	}
-	/* sequential streams of workers sharing a target start spread over its range */
-	unsigned sharing = nw > nt ? (nw + nt - 1 - index % nt) / nt : 1;
-	unsigned rank = nw > nt ? index / nt : 0;
-	for (unsigned i = 0; i < w->ntargets; i++) {
-		unsigned t = w->targets[i];
-		uint64_t part = r->range_len[t] / sharing * rank;
-		part -= part % r->align;
-		if (part + r->max_bs > r->range_len[t])
-			part = 0;
-		w->seq_start[i] = w->seq_next[i] = r->range_start[t] + part;
-	}
+	int rc = worker_ranges(r, w, index, err, errlen);
+	if (rc)
+		return rc;
 	if (wl->rate_iops) {
-		w->interval_ns = 1000000000ull * nw / wl->rate_iops;
+		w->interval_ns = 1000000000ull * r->nworkers / wl->rate_iops;
 		if (!w->interval_ns)
 			w->interval_ns = 1;
 	}
@@ -145,6 +324,7 @@ static void worker_free(struct bench_worker *w)
 	free(w->bufs);
 	free(w->slots);
 	free(w->stats);
+	free(w->series);
 }
 
 static uint64_t tv_ns(struct timeval tv)
@@ -152,13 +332,22 @@ static uint64_t tv_ns(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000000ull + (uint64_t)tv.tv_usec * 1000;
 }
 
-/* Sleep until the absolute monotonic time t, or until a worker fails. */
-static void sleep_until(struct bench_run *r, uint64_t t)
+/*
+ * Sleep until the absolute monotonic time t, until a worker fails, or (when
+ * until_done) until every worker has finished its workload; call the tick
+ * hook every 100 ms.
+ */
+static void sleep_until(struct bench_run *r, uint64_t t, bool until_done,
+			const struct bench_hooks *hk)
 {
 	for (;;) {
 		uint64_t now = bench_now_ns();
 		if (now >= t || atomic_load(&r->stop))
 			return;
+		if (until_done && atomic_load(&r->main_done) == r->nworkers)
+			return;
+		if (hk && hk->tick)
+			hk->tick(hk->arg, now > r->t0 ? now - r->t0 : 0, r->t_end - r->t0);
 		uint64_t step = t - now < 100000000ull ? t - now : 100000000ull;
 		struct timespec ts = { .tv_sec = (time_t)(step / 1000000000ull),
 				       .tv_nsec = (long)(step % 1000000000ull) };
@@ -196,15 +385,61 @@ static void describe(struct bench_run *r, struct bench_result *res)
 	free(st);
 }
 
-static int run_workers(struct bench_run *r, struct bench_result *res, char *err, size_t errlen)
+/* Add the workers' statistics and time series into res. */
+static int merge(struct bench_run *r, struct bench_result *res, uint64_t window_end,
+		 char *err, size_t errlen)
+{
+	res->runtime_ns = window_end > r->t_ramp_end ? window_end - r->t_ramp_end : 0;
+	res->nseries = (unsigned)((res->runtime_ns + 999999999ull) / 1000000000ull);
+	if (res->nseries > r->workers[0].nseries)
+		res->nseries = r->workers[0].nseries;
+	if (res->nseries && !(res->series = calloc(res->nseries, sizeof(*res->series))))
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	for (unsigned i = 0; i < r->nworkers; i++) {
+		struct bench_worker *w = &r->workers[i];
+		for (unsigned d = 0; d < 2; d++) {
+			res->dir[d].ios += w->stats->dir[d].ios;
+			res->dir[d].bytes += w->stats->dir[d].bytes;
+			hist_merge(&res->dir[d].lat, &w->stats->dir[d].lat);
+			hist_merge(&res->lat, &w->stats->dir[d].lat);
+		}
+		for (unsigned b = 0; b < BENCH_MAX_LINES; b++) {
+			res->bs_ios[b] += w->stats->bs_ios[b];
+			res->line_reads[b] += w->stats->line_reads[b];
+		}
+		res->busy_ns += w->stats->busy_ns;
+		res->verified_blocks += w->stats->verified_blocks;
+		for (unsigned k = 0; k < res->nseries; k++) {
+			struct bench_second *o = &res->series[k];
+			const struct bench_second *p = &w->series[k];
+			for (unsigned d = 0; d < 2; d++) {
+				o->ios[d] += p->ios[d];
+				o->bytes[d] += p->bytes[d];
+			}
+			o->lat_sum_ns += p->lat_sum_ns;
+		}
+	}
+	for (unsigned k = 0; k < res->nseries; k++) {
+		uint64_t from = (uint64_t)k * 1000000000ull;
+		uint64_t left = res->runtime_ns - from;
+		res->series[k].dur_ns = left < 1000000000ull ? left : 1000000000ull;
+	}
+	return 0;
+}
+
+static int run_workers(struct bench_run *r, const struct bench_hooks *hk,
+		       struct bench_result *res, char *err, size_t errlen)
 {
 	const struct bench_workload *wl = r->wl;
 	struct rusage u0, u1;
 	int rc = 0;
 
-	r->t0 = bench_now_ns() + 1000000;
+	/* time to start every thread before the common start */
+	r->t0 = bench_now_ns() + 2000000 + 100000ull * r->nworkers;
 	r->t_ramp_end = r->t0 + (uint64_t)(wl->ramp_s * 1e9);
-	r->t_end = r->t_ramp_end + (uint64_t)(wl->runtime_s * 1e9);
+	/* a replay without a runtime runs to the end of its trace */
+	r->t_end = wl->runtime_s > 0 ? r->t_ramp_end + (uint64_t)(wl->runtime_s * 1e9)
+				     : UINT64_MAX / 2;
 	for (unsigned i = 0; i < r->nworkers; i++) {
 		struct bench_worker *w = &r->workers[i];
 		rc = -pthread_create(&w->thread, NULL, bench_worker_main, w);
@@ -215,29 +450,33 @@ static int run_workers(struct bench_run *r, struct bench_result *res, char *err,
 		}
 		w->started = true;
 	}
-	sleep_until(r, r->t_ramp_end);
+	sleep_until(r, r->t_ramp_end, false, hk);
 	getrusage(RUSAGE_SELF, &u0);
-	sleep_until(r, r->t_end);
+	sleep_until(r, r->t_end, wl->trace != NULL, hk);
 	getrusage(RUSAGE_SELF, &u1);
 	for (unsigned i = 0; i < r->nworkers; i++)
 		if (r->workers[i].started)
 			pthread_join(r->workers[i].thread, NULL);
 	if (rc)
 		return rc;
+	uint64_t window_end = r->t_end;
 	for (unsigned i = 0; i < r->nworkers; i++) {
 		struct bench_worker *w = &r->workers[i];
 		if (w->error)
 			return uraid_errf(err, errlen, w->error, "%s", w->errmsg);
-		for (unsigned d = 0; d < 2; d++) {
-			res->dir[d].ios += w->stats->dir[d].ios;
-			res->dir[d].bytes += w->stats->dir[d].bytes;
-			hist_merge(&res->dir[d].lat, &w->stats->dir[d].lat);
-			hist_merge(&res->lat, &w->stats->dir[d].lat);
-		}
-		for (unsigned b = 0; b < BENCH_MAX_SPLIT; b++)
-			res->bs_ios[b] += w->stats->bs_ios[b];
 	}
-	res->runtime_ns = r->t_end - r->t_ramp_end;
+	if (wl->trace) {        /* the window ends when the last action completed */
+		window_end = 0;
+		for (unsigned i = 0; i < r->nworkers; i++)
+			if (r->workers[i].main_end_ns > window_end)
+				window_end = r->workers[i].main_end_ns;
+		if (window_end > r->t_end)
+			window_end = r->t_end;
+		res->replay_skipped = wl->trace->skipped;
+	}
+	rc = merge(r, res, window_end, err, errlen);
+	if (rc)
+		return rc;
 	res->cpu_user_ns = tv_ns(u1.ru_utime) - tv_ns(u0.ru_utime);
 	res->cpu_sys_ns = tv_ns(u1.ru_stime) - tv_ns(u0.ru_stime);
 	res->workers = r->nworkers;
@@ -246,14 +485,19 @@ static int run_workers(struct bench_run *r, struct bench_result *res, char *err,
 	return 0;
 }
 
-int bench_run(const struct bench_workload *wl, const struct bench_targets *tg,
-	      struct bench_result *res, char *err, size_t errlen)
+int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets *tg,
+		     const struct bench_hooks *hooks, struct bench_result *res,
+		     char *err, size_t errlen)
 {
 	bool created[BENCH_MAX_TARGETS];
 	int rc;
 
+	memset(res, 0, sizeof(*res));
+	hist_init(&res->lat);
+	hist_init(&res->dir[0].lat);
+	hist_init(&res->dir[1].lat);
 	if ((rc = check_workload(wl, tg, err, errlen)) ||
-	    (rc = check_write_permission(wl, tg, err, errlen)) ||
+	    (rc = bench_check_write_permission(wl, tg, err, errlen)) ||
 	    (rc = bench_prepare_paths(tg, tg->kind == BENCH_RAW, created, err, errlen)))
 		return rc;
 
@@ -263,37 +507,48 @@ int bench_run(const struct bench_workload *wl, const struct bench_targets *tg,
 	r->wl = wl;
 	r->tg = tg;
 	r->be = tg->kind == BENCH_RAW ? &bench_raw_backend : &bench_array_backend;
-	r->nworkers = wl->workers ? wl->workers : tg->kind == BENCH_RAW ? tg->npaths : 1;
-	r->min_bs = UINT32_MAX;
-	for (unsigned i = 0; i < wl->nbs; i++) {
-		if (wl->bs[i].bytes > r->max_bs)
-			r->max_bs = wl->bs[i].bytes;
-		if (wl->bs[i].bytes < r->min_bs)
-			r->min_bs = wl->bs[i].bytes;
-		r->bs_weight_total += wl->nbs > 1 ? wl->bs[i].weight : 1;
-	}
-	r->align = wl->align ? wl->align : r->min_bs;
+	r->nworkers = wl->trace ? 1 : wl->workers ? wl->workers
+			      : tg->kind == BENCH_RAW ? tg->npaths : 1;
 	atomic_init(&r->stop, false);
-	rc = tg->kind == BENCH_RAW ? bench_raw_open(r, err, errlen)
-				   : bench_array_open(r, err, errlen);
+	atomic_init(&r->main_done, 0);
+	rc = set_constants(r, err, errlen);
+	if (!rc)
+		rc = tg->kind == BENCH_RAW ? bench_raw_open(r, err, errlen)
+					   : bench_array_open(r, err, errlen);
+	if (!rc && wl->trace)
+		rc = check_trace_fits(r, err, errlen);
+	if (!rc)
+		rc = verify_setup(r, err, errlen);
 	if (!rc && !(r->workers = calloc(r->nworkers, sizeof(*r->workers))))
 		rc = uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	for (unsigned i = 0; !rc && i < r->nworkers; i++)
 		rc = worker_setup(r, &r->workers[i], i, err, errlen);
-	if (!rc) {
-		memset(res, 0, sizeof(*res));
-		hist_init(&res->lat);
-		hist_init(&res->dir[0].lat);
-		hist_init(&res->dir[1].lat);
-		rc = run_workers(r, res, err, errlen);
-	}
+	if (!rc)
+		rc = run_workers(r, hooks, res, err, errlen);
+	if (rc)
+		bench_result_fini(res);
 	for (unsigned i = 0; r->workers && i < r->nworkers; i++)
 		worker_free(&r->workers[i]);
 	free(r->workers);
+	for (unsigned t = 0; t < BENCH_MAX_TARGETS; t++)
+		free(r->vexp[t]);
 	if (tg->kind == BENCH_RAW)
 		bench_raw_close(r);
 	else
 		bench_array_close(r);
 	free(r);
 	return rc;
+}
+
+int bench_run(const struct bench_workload *wl, const struct bench_targets *tg,
+	      struct bench_result *res, char *err, size_t errlen)
+{
+	return bench_run_hooked(wl, tg, NULL, res, err, errlen);
+}
+
+void bench_result_fini(struct bench_result *res)
+{
+	free(res->series);
+	res->series = NULL;
+	res->nseries = 0;
 }

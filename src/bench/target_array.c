@@ -65,20 +65,10 @@ int bench_array_open(struct bench_run *r, char *err, size_t errlen)
 	if (rc)
 		return uraid_errf(err, errlen, rc, "assembling the array: %s", why);
 
-	uint64_t bytes = uraid_array_size(r->array);
-	if (r->wl->offset >= bytes)
-		return uraid_errf(err, errlen, -EINVAL, "--offset is past the end of the array");
-	uint64_t len = bytes - r->wl->offset;
-	if (r->wl->size && r->wl->size < len)
-		len = r->wl->size;
-	len -= len % r->align;
-	if (len < r->max_bs)
-		return uraid_errf(err, errlen, -EINVAL,
-				  "the range used (%llu bytes) is smaller than a block",
-				  (unsigned long long)len);
+	rc = bench_set_range(r, 0, uraid_array_size(r->array), "the array", err, errlen);
+	if (rc)
+		return rc;
 	r->ntargets = 1;
-	r->range_start[0] = r->wl->offset;
-	r->range_len[0] = len;
 	return 0;
 }
 
@@ -102,9 +92,9 @@ static void array_done(struct uraid_io *io, int result)
 static int array_submit(struct bench_worker *w, struct bench_slot *s)
 {
 	s->io = (struct uraid_io){
-		.op = s->write ? URAID_IO_WRITE : URAID_IO_READ,
-		.offset = s->offset,
-		.length = s->len,
+		.op = s->flush ? URAID_IO_FLUSH : s->write ? URAID_IO_WRITE : URAID_IO_READ,
+		.offset = s->flush ? 0 : s->offset,
+		.length = s->flush ? 0 : s->len,
 		.buf = s->write ? s->wbuf : s->rbuf,
 		.done = array_done,
 		.ctx = s,

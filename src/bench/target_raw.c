@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <uraid/create.h>
@@ -19,7 +20,7 @@
 int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 {
 	const struct bench_targets *t = r->tg;
-	bool writes = r->wl->read_pct < 100;
+	bool writes = bench_workload_writes(r->wl);
 
 	for (unsigned i = 0; i < t->npaths; i++)
 		r->fds[i] = -1;
@@ -49,19 +50,9 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 		if (rc)
 			return uraid_errf(err, errlen, rc, "%s: cannot get its size: %s", p,
 					  strerror(-rc));
-		uint64_t bytes = sectors * 512;
-		if (r->wl->offset >= bytes)
-			return uraid_errf(err, errlen, -EINVAL, "%s: --offset is past its end", p);
-		uint64_t len = bytes - r->wl->offset;
-		if (r->wl->size && r->wl->size < len)
-			len = r->wl->size;
-		len -= len % r->align;
-		if (len < r->max_bs)
-			return uraid_errf(err, errlen, -EINVAL,
-					  "%s: the range used (%llu bytes) is smaller than a block", p,
-					  (unsigned long long)len);
-		r->range_start[i] = r->wl->offset;
-		r->range_len[i] = len;
+		rc = bench_set_range(r, i, sectors * 512, p, err, errlen);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -73,17 +64,49 @@ void bench_raw_close(struct bench_run *r)
 			close(r->fds[i]);
 }
 
+/*
+ * The ring is set up as fio's io_uring engine sets up its own: completions
+ * of I/O that io-wq threads finish (tmpfs and most buffered writes go there)
+ * wait for the worker's next io_uring_enter instead of interrupting it
+ * (COOP_TASKRUN, DEFER_TASKRUN; the latter needs a single issuer, so the
+ * ring starts disabled and the worker thread enables it, becoming its
+ * issuer). Older kernels get the plain ring.
+ */
 int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen)
 {
+	static const unsigned tries[] = {
+		IORING_SETUP_R_DISABLED | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER |
+			IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
 	unsigned entries = 1;
+	int rc = -EINVAL;
 
 	while (entries < w->run->wl->iodepth)
 		entries <<= 1;
-	int rc = io_uring_queue_init(entries, &w->ring, 0);
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]) && rc == -EINVAL; i++) {
+		struct io_uring_params p = { .flags = tries[i] };
+		rc = io_uring_queue_init_params(entries, &w->ring, &p);
+		if (!rc)
+			w->ring_disabled = tries[i] & IORING_SETUP_R_DISABLED;
+	}
 	if (rc)
 		return uraid_errf(err, errlen, rc, "worker %u: io_uring_queue_init(%u): %s",
 				  w->index, entries, strerror(-rc));
 	w->ring_ok = true;
+	return 0;
+}
+
+/* In the worker thread: enable a ring that waits for its issuer. */
+static int raw_start(struct bench_worker *w)
+{
+	if (!w->ring_disabled)
+		return 0;
+	w->ring_disabled = false;
+	/* io_uring_enable_rings, which the installed liburing does not export */
+	if (syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0))
+		return -errno;
 	return 0;
 }
 
@@ -105,7 +128,9 @@ static int raw_submit(struct bench_worker *w, struct bench_slot *s)
 			return -EBUSY;
 	}
 	int fd = w->run->fds[s->target];
-	if (s->write)
+	if (s->flush)
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+	else if (s->write)
 		io_uring_prep_write(sqe, fd, s->wbuf, s->len, s->offset);
 	else
 		io_uring_prep_read(sqe, fd, s->rbuf, s->len, s->offset);
@@ -132,7 +157,7 @@ static int raw_wait(struct bench_worker *w, int64_t timeout_ns)
 	io_uring_for_each_cqe(&w->ring, head, cqe) {
 		struct bench_slot *s = io_uring_cqe_get_data(cqe);
 		int res = cqe->res;
-		if (res >= 0 && (uint32_t)res != s->len)
+		if (res >= 0 && (uint32_t)res != s->len && !s->flush)
 			res = -EIO;     /* short transfer: past the end of the target */
 		n++;
 		bench_complete(w, s, res < 0 ? res : 0);
@@ -142,6 +167,7 @@ static int raw_wait(struct bench_worker *w, int64_t timeout_ns)
 }
 
 const struct bench_backend bench_raw_backend = {
+	.start = raw_start,
 	.submit = raw_submit,
 	.wait = raw_wait,
 };

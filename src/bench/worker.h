@@ -13,6 +13,7 @@
 #include <uraid/engine.h>
 
 #include "bench/bench.h"
+#include "bench/gen.h"
 
 struct bench_worker;
 
@@ -24,20 +25,32 @@ struct bench_slot {
 	uint64_t start_ns;          /* submission or intended start */
 	uint64_t offset;
 	uint32_t len;
-	uint8_t write;
-	uint8_t bs_idx;
+	uint8_t write;              /* direction (0 read, 1 write) */
+	uint8_t flush;              /* replay: a sync action (no data) */
+	uint8_t line;               /* access line */
+	uint8_t readback;           /* --verify read-back after the run: not measured */
+	uint8_t busy;               /* in flight */
 	uint16_t target;            /* index into run->fds (raw) */
+	uint16_t tslot;             /* index into the worker's targets */
+	uint64_t seq;               /* --verify: sequence number of a write */
 	int next_free;
 };
 
 struct bench_run;
 
 struct bench_backend {
+	/* in the worker thread before its first I/O (may be NULL); 0 or -errno */
+	int (*start)(struct bench_worker *w);
 	/* start the slot's I/O; 0 or -errno */
 	int (*submit)(struct bench_worker *w, struct bench_slot *s);
 	/* send what is queued, wait up to timeout_ns (-1: until one completes),
 	 * run completions through bench_complete; 0 or -errno */
 	int (*wait)(struct bench_worker *w, int64_t timeout_ns);
+};
+
+enum bench_phase {
+	BENCH_PHASE_RUN,            /* the workload (ramp and measured window) */
+	BENCH_PHASE_READBACK,       /* --verify: read back what this worker wrote */
 };
 
 struct bench_worker {
@@ -47,24 +60,36 @@ struct bench_worker {
 	bool started;
 	struct io_uring ring;       /* raw backend */
 	bool ring_ok;
+	bool ring_disabled;         /* enabled by the worker thread (raw_start) */
 	/* generator */
-	uint64_t rng;
+	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
 	uint16_t targets[BENCH_MAX_TARGETS];
-	uint64_t seq_next[BENCH_MAX_TARGETS];   /* per target of this worker */
-	uint64_t seq_start[BENCH_MAX_TARGETS];
+	uint64_t rstart[BENCH_MAX_TARGETS];     /* the range it uses in each (with --verify
+	                                           its own part, else the run's range) */
+	uint64_t rlen[BENCH_MAX_TARGETS];
+	uint64_t seq_next[BENCH_MAX_TARGETS];   /* sequential position per target */
 	unsigned next_target;
 	uint64_t interval_ns;       /* rate: time between intended starts; 0: none */
 	uint64_t next_intended;
+	size_t trace_pos;           /* replay: next action */
+	uint64_t wseq;              /* --verify: writes issued */
+	enum bench_phase phase;
+	unsigned rb_tslot;          /* read-back position */
+	uint64_t rb_off;
+	uint64_t main_end_ns;       /* when the workload phase drained */
 	/* slots */
 	struct bench_slot *slots;
 	void *bufs;
 	int free_head;
 	unsigned in_flight;
+	uint64_t busy_since;
 	/* results */
 	struct bench_result *stats;
+	struct bench_second *series;    /* nseries seconds of the window */
+	unsigned nseries;
 	int error;
-	char errmsg[256];
+	char errmsg[320];
 };
 
 struct bench_run {
@@ -81,11 +106,18 @@ struct bench_run {
 	struct uraid_engine *engine;
 	struct uraid_array *array;
 	/* generator constants */
-	uint32_t max_bs, min_bs, align;
-	uint32_t bs_weight_total;
+	uint32_t max_bs, min_bs;
+	uint32_t grid;              /* every offset and length is a multiple (from the range
+	                               start): the gcd of transfer sizes and alignments */
+	uint64_t part_align;        /* sub-ranges of workers start at multiples of this */
+	/* --verify */
+	uint32_t vunit;             /* 0: off */
+	uint32_t *vexp[BENCH_MAX_TARGETS];  /* last write's seq per unit of each range */
+	bool vstrict;               /* read-only run: every unit must carry a header */
 	/* timing */
 	uint64_t t0, t_ramp_end, t_end;     /* CLOCK_MONOTONIC ns */
 	atomic_bool stop;                   /* a worker failed */
+	atomic_uint main_done;              /* workers past the workload phase */
 };
 
 extern const struct bench_backend bench_raw_backend;
@@ -104,9 +136,8 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen);
 void bench_raw_worker_fini(struct bench_worker *w);
 int bench_array_open(struct bench_run *r, char *err, size_t errlen);
 void bench_array_close(struct bench_run *r);
-
-/* Create the paths that do not exist (create_bytes each); *created per path. */
-int bench_prepare_paths(const struct bench_targets *t, bool fill_random, bool *created,
-			char *err, size_t errlen);
+/* Cut a target's size down to the range the workload uses (range_start/len[i]). */
+int bench_set_range(struct bench_run *r, unsigned i, uint64_t bytes, const char *name,
+		    char *err, size_t errlen);
 
 #endif

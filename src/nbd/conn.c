@@ -152,8 +152,11 @@ static void arm_recv(struct nbd_conn *c)
 	if (c->recv_busy || c->no_more_input || c->dead)
 		return;
 	c->recv_op.cb = recv_done;
-	if (c->cur && c->cur->buf && c->in_head == c->in_tail) {
-		/* the rest of a payload: straight into the buffer the array will write */
+	if (c->cur && c->cur->buf && c->in_head == c->in_tail &&
+	    c->cur->payload - c->cur_have >= NBD_CONN_DIRECT_MIN) {
+		/* the rest of a large payload: straight into the buffer the array
+		   will write (a small one comes with the requests behind it, in
+		   one receive, and is copied) */
 		c->recv_direct = true;
 		c->recv_busy = true;
 		reactor_recv(c->r, &c->recv_op, c->fd, (uint8_t *)c->cur->buf + c->cur_have,

@@ -24,6 +24,7 @@
 #include "nbd/server.h"
 
 #define NBD_CONN_IN_BYTES   (128u << 10)    /* receive buffer: headers and small payloads */
+#define NBD_CONN_DIRECT_MIN (64u << 10)    /* payload left to receive without a copy */
 #define NBD_CONN_MAX_OPS    512u            /* requests in flight per connection */
 #define NBD_CONN_MAX_BYTES  (256ull << 20)  /* their buffers, per connection */
 #define NBD_CONN_SEND_IOV   64u             /* iovecs in one sendmsg (two per reply) */
@@ -111,6 +112,9 @@ struct nbd_server {
 	struct nbd_listener listeners[NBD_SERVER_MAX_LISTEN];
 	unsigned nlisten;
 	_Atomic unsigned accepts_armed;
+	/* messages posted to reactors and cancels issued, not yet run or
+	   completed: the server's memory must outlive them */
+	_Atomic unsigned pending;
 	_Atomic bool stopping;
 	unsigned next_reactor;          /* reactor 0's thread only */
 	struct reactor_msg start_accept_msg, stop_accept_msg;

@@ -94,12 +94,15 @@ static void start_accept(struct reactor *r, struct reactor_msg *m)
 	(void)r;
 	for (unsigned i = 0; i < s->nlisten; i++)
 		arm_accept(&s->listeners[i]);
+	atomic_fetch_sub(&s->pending, 1);
 }
 
 static void cancel_done(struct io_op *op, int res)
 {
-	(void)op;
+	struct nbd_listener *l = (struct nbd_listener *)((char *)op -
+							  offsetof(struct nbd_listener, cancel_op));
 	(void)res;
+	atomic_fetch_sub(&l->s->pending, 1);
 }
 
 static void stop_accept(struct reactor *r, struct reactor_msg *m)
@@ -109,8 +112,10 @@ static void stop_accept(struct reactor *r, struct reactor_msg *m)
 	for (unsigned i = 0; i < s->nlisten; i++) {
 		struct nbd_listener *l = &s->listeners[i];
 		l->cancel_op.cb = cancel_done;
+		atomic_fetch_add(&s->pending, 1);
 		reactor_cancel(r, &l->cancel_op, &l->accept_op);
 	}
+	atomic_fetch_sub(&s->pending, 1);       /* this message */
 }
 
 /* On reactor r: stop (or cut) the connections that live there. */
@@ -147,12 +152,16 @@ static void for_conns_on(struct nbd_server *s, unsigned ridx, bool cut)
 
 static void stop_conns(struct reactor *r, struct reactor_msg *m)
 {
-	for_conns_on(((struct nbd_server_msg *)m)->s, r->index, false);
+	struct nbd_server *s = ((struct nbd_server_msg *)m)->s;
+	for_conns_on(s, r->index, false);
+	atomic_fetch_sub(&s->pending, 1);
 }
 
 static void cut_conns(struct reactor *r, struct reactor_msg *m)
 {
-	for_conns_on(((struct nbd_server_msg *)m)->s, r->index, true);
+	struct nbd_server *s = ((struct nbd_server_msg *)m)->s;
+	for_conns_on(s, r->index, true);
+	atomic_fetch_sub(&s->pending, 1);
 }
 
 /* The preferred block size: a full stripe of data where the level has one. */
@@ -218,6 +227,7 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 	}
 	atomic_store(&s->accepts_armed, o->nlisten);
 	s->start_accept_msg.fn = start_accept;
+	atomic_store(&s->pending, 1);
 	reactor_post(engine_reactor(s->e, 0), &s->start_accept_msg);
 	free(st);
 	*out = s;
@@ -250,6 +260,7 @@ static void post_all(struct nbd_server *s, struct nbd_server_msg *msgs,
 	for (unsigned i = 0; i < s->nreactors; i++) {
 		msgs[i].m.fn = fn;
 		msgs[i].s = s;
+		atomic_fetch_add(&s->pending, 1);
 		reactor_post(engine_reactor(s->e, i), &msgs[i].m);
 	}
 }
@@ -265,6 +276,7 @@ void nbd_server_stop(struct nbd_server *s, unsigned timeout_ms)
 	if (atomic_exchange(&s->stopping, true))
 		return;
 	s->stop_accept_msg.fn = stop_accept;
+	atomic_fetch_add(&s->pending, 1);
 	reactor_post(engine_reactor(s->e, 0), &s->stop_accept_msg);
 	while (atomic_load(&s->accepts_armed))
 		sleep_tick();
@@ -281,6 +293,8 @@ void nbd_server_stop(struct nbd_server *s, unsigned timeout_ms)
 		sleep_tick();
 		waited_ns += SERVER_POLL_NS;
 	}
+	while (atomic_load(&s->pending))
+		sleep_tick();
 }
 
 void nbd_server_destroy(struct nbd_server *s)

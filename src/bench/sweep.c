@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/* Sweep planning, the X-bit rating and the steady-state rule (see sweep.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uraid/geom.h>
+
+#include "common/errmsg.h"
+#include "bench/sweep.h"
+
+const uint32_t bench_matrix_bs[BENCH_MATRIX_NBS] = {
+	512, 4096, 8192, 16384, 32768, 65536, 131072, 1048576,
+};
+const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX] = { 100, 95, 65, 50, 35, 5, 0 };
+
+/* "1,2,4" or "A..B" (A, 2A, 4A ... up to B; for drives every number A..B). */
+static int parse_list(const char *s, bool doubling, unsigned max, unsigned *v, unsigned *n)
+{
+	const char *dots = strstr(s, "..");
+	char *e;
+
+	*n = 0;
+	if (dots) {
+		unsigned long a = strtoul(s, &e, 10);
+		if (e != dots || !a)
+			return -EINVAL;
+		unsigned long b = strtoul(dots + 2, &e, 10);
+		if (*e || e == dots + 2 || b < a || b > max)
+			return -EINVAL;
+		for (unsigned long x = a; x <= b; x = doubling ? x * 2 : x + 1) {
+			if (*n == BENCH_SWEEP_MAX)
+				return -E2BIG;
+			v[(*n)++] = (unsigned)x;
+		}
+		return 0;
+	}
+	for (const char *p = s; *p;) {
+		unsigned long x = strtoul(p, &e, 10);
+		if (e == p || !x || x > max || (*e && *e != ','))
+			return -EINVAL;
+		if (*n == BENCH_SWEEP_MAX)
+			return -E2BIG;
+		v[(*n)++] = (unsigned)x;
+		p = *e ? e + 1 : e;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen)
+{
+	if (!strcmp(arg, "matrix")) {
+		ax->matrix = true;
+		return 0;
+	}
+	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+	unsigned *v, *n, max;
+	bool doubling = true;
+
+	if (eq && klen == 2 && !strncmp(arg, "qd", 2)) {
+		v = ax->qd; n = &ax->nqd; max = 4096;
+	} else if (eq && klen == 7 && !strncmp(arg, "threads", 7)) {
+		v = ax->threads; n = &ax->nthreads; max = BENCH_MAX_WORKERS;
+	} else if (eq && klen == 6 && !strncmp(arg, "drives", 6)) {
+		v = ax->drives; n = &ax->ndrives; max = BENCH_MAX_TARGETS;
+		doubling = false;
+	} else {
+		return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want qd=LIST, threads=LIST, "
+				  "matrix or drives=LIST", arg);
+	}
+	int rc = parse_list(eq + 1, doubling, max, v, n);
+	if (rc)
+		return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want numbers 1..%u as "
+				  "1,2,4 or 1..%u (at most %d values)", arg, max,
+				  doubling ? 256 : 8, BENCH_SWEEP_MAX);
+	return 0;
+}
+
+static unsigned level_min_members(int level)
+{
+	switch (level) {
+	case URAID_LEVEL_6: return 4;
+	case URAID_LEVEL_1: case URAID_LEVEL_4: case URAID_LEVEL_5: case URAID_LEVEL_10: return 2;
+	default: return 1;
+	}
+}
+
+static char *label_of(const struct bench_axes *ax, char *buf, size_t len, unsigned t,
+		      unsigned q)
+{
+	int n = 0;
+	buf[0] = 0;
+	if (ax->nthreads)
+		n = snprintf(buf, len, "threads=%u", t);
+	if (ax->nqd)
+		snprintf(buf + n, len - (size_t)n, "%sqd=%u", n ? " " : "", q);
+	return buf;
+}
+
+int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
+	       struct bench_cell **cells, unsigned *ncells, char *err, size_t errlen)
+{
+	unsigned kinds = (ax->nqd || ax->nthreads) + ax->matrix + (ax->ndrives > 0);
+	if (kinds > 1)
+		return uraid_errf(err, errlen, -EINVAL, "--sweep: qd/threads, matrix and drives "
+				  "do not combine");
+	unsigned n = ax->matrix ? BENCH_MATRIX_NBS * BENCH_MATRIX_NMIX
+		     : ax->ndrives ? 2 * ax->ndrives
+		     : (ax->nthreads ? ax->nthreads : 1) * (ax->nqd ? ax->nqd : 1);
+	struct bench_cell *c = calloc(n, sizeof(*c));
+	if (!c)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	unsigned k = 0;
+	if (ax->matrix) {
+		for (unsigned b = 0; b < BENCH_MATRIX_NBS; b++)
+			for (unsigned m = 0; m < BENCH_MATRIX_NMIX; m++, k++) {
+				c[k].bs = bench_matrix_bs[b];
+				c[k].read_pct = (int)bench_matrix_read_pct[m];
+				snprintf(c[k].label, sizeof(c[k].label), "bs=%u read=%u%%", c[k].bs,
+					 (unsigned)c[k].read_pct);
+			}
+	} else if (ax->ndrives) {
+		const char *lv = uraid_level_name(level);
+		for (unsigned i = 0; i < ax->ndrives; i++) {
+			unsigned d = ax->drives[i];
+			if (d > npaths) {
+				free(c);
+				return uraid_errf(err, errlen, -EINVAL, "--sweep drives=%u: only %u "
+						  "DEVICEs given", d, npaths);
+			}
+			for (unsigned j = 0; j < 2; j++, k++) {
+				c[k].drives = d;
+				c[k].jbod = j == 0;
+				c[k].read_pct = -1;
+				snprintf(c[k].label, sizeof(c[k].label), "%s x%u",
+					 j == 0 ? "jbod" : lv ? lv : "array", d);
+				if (j == 1 && d < level_min_members(level))
+					snprintf(c[k].skip, sizeof(c[k].skip), "%s needs at least "
+						 "%u members", lv ? lv : "the level",
+						 level_min_members(level));
+			}
+		}
+	} else {
+		unsigned nt = ax->nthreads ? ax->nthreads : 1, nq = ax->nqd ? ax->nqd : 1;
+		for (unsigned t = 0; t < nt; t++)
+			for (unsigned q = 0; q < nq; q++, k++) {
+				c[k].threads = ax->nthreads ? ax->threads[t] : 0;
+				c[k].qd = ax->nqd ? ax->qd[q] : 0;
+				c[k].read_pct = -1;
+				label_of(ax, c[k].label, sizeof(c[k].label), c[k].threads, c[k].qd);
+			}
+	}
+	*cells = c;
+	*ncells = k;
+	return 0;
+}
+
+void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *wl0,
+		      const struct bench_targets *tg0, struct bench_workload *wl,
+		      struct bench_targets *tg)
+{
+	*wl = *wl0;
+	*tg = *tg0;
+	if (c->qd)
+		wl->iodepth = c->qd;
+	if (c->threads)
+		wl->workers = c->threads;
+	if (c->bs) {
+		/* one line: the cell's size and mix, the base workload's random share */
+		struct bench_access l = wl0->line[0];
+		l.bytes = c->bs;
+		l.weight = 100;
+		l.align = 0;
+		l.read_pct = (uint32_t)c->read_pct;
+		wl->nlines = 1;
+		wl->line[0] = l;
+		wl->align = 0;
+	}
+	if (c->drives) {
+		tg->npaths = c->drives;
+		if (c->jbod) {
+			tg->kind = BENCH_RAW;
+			tg->flags &= ~BENCH_CREATE;
+			wl->workers = 0;        /* one worker per drive */
+		} else {
+			tg->kind = BENCH_ARRAY;
+			tg->flags |= BENCH_CREATE;
+		}
+	}
+}
+
+double bench_xbit_rating(const unsigned *qd, const double *iops, unsigned n, bool *complete)
+{
+	double sum = 0;
+	unsigned seen = 0;
+
+	for (unsigned q = 1; q <= 32; q *= 2) {
+		for (unsigned i = 0; i < n; i++) {
+			if (qd[i] != q)
+				continue;
+			sum += iops[i] / q;
+			seen++;
+			break;
+		}
+	}
+	*complete = seen == 6;
+	return sum;
+}
+
+bool bench_steady_check(const double *y, unsigned n, struct bench_steady *ev)
+{
+	const unsigned w = BENCH_SS_WINDOW;
+
+	memset(ev, 0, sizeof(*ev));
+	if (n < w)
+		return false;
+	const double *v = y + n - w;
+	double sx = 0, sy = 0, sxx = 0, sxy = 0, lo = v[0], hi = v[0];
+	for (unsigned i = 0; i < w; i++) {
+		sx += i;
+		sy += v[i];
+		sxx += (double)i * i;
+		sxy += i * v[i];
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	ev->avg = sy / w;
+	ev->range = hi - lo;
+	ev->slope = (w * sxy - sx * sy) / (w * sxx - sx * sx);
+	ev->excursion = (ev->slope < 0 ? -ev->slope : ev->slope) * (w - 1);
+	ev->reached = ev->avg > 0 && ev->range <= ev->avg * BENCH_SS_RANGE_PCT / 100 &&
+		      ev->excursion <= ev->avg * BENCH_SS_SLOPE_PCT / 100;
+	return ev->reached;
+}

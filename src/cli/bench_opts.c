@@ -1,0 +1,524 @@
+// SPDX-License-Identifier: MIT
+/* uraid bench: the command line (fio's option names, Iometer's access specifications). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uraid/geom.h>
+
+#include "cli/bench_cli.h"
+#include "cli/cli.h"
+#include "cli/util.h"
+
+static void bench_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid bench [OPTIONS] DEVICE...\n"
+		"\n"
+		"Measure IOPS, MiB/s, latency percentiles and CPU use of a workload (fio's option\n"
+		"names, Iometer's access specifications). By default each DEVICE (file or block\n"
+		"device) is a raw target, opened with O_DIRECT and driven by its own worker\n"
+		"through io_uring (JBOD). With --array the DEVICEs are the members of one array,\n"
+		"assembled and driven in this process through liburaid, each worker driving its\n"
+		"own reactor.\n"
+		"\n"
+		"Workload (fio's words):\n"
+		"      --rw=MODE           read, write, randread, randwrite, rw (readwrite) or randrw\n"
+		"                          (default read)\n"
+		"      --bs=SIZE           block size, K/M suffix (default 4k)\n"
+		"      --bssplit=LIST      block sizes with percentages: 4k/60:64k/40\n"
+		"      --rwmixread=PCT     reads in rw/randrw (default 50); --rwmixwrite=PCT\n"
+		"      --percentage_random=PCT  random share of I/Os (Iometer's %% random); the\n"
+		"                          others start where the worker's previous I/O ended\n"
+		"      --blockalign=SIZE   alignment of random offsets (default: each I/O's size)\n"
+		"Workload (Iometer's words; replace the options above):\n"
+		"      --access=SPEC       an access specification line SIZE,READ%%,RANDOM%%[,ALIGN]\n"
+		"                          [/WEIGHT], e.g. 4k,67,100,4k/60; repeat for more lines\n"
+		"                          (weights are %% of I/Os; lines without one share the rest)\n"
+		"      --access-file=PATH  the same lines from a file, one per line, # comments\n"
+		"      --profile=NAME      a built-in workload (see --list-profiles): web-server,\n"
+		"                          database, exchange, file-server, workstation,\n"
+		"                          streaming-read, streaming-write, 4k-random-read,\n"
+		"                          4k-random-write, 128k-seq-read, 128k-seq-write\n"
+		"      --list-profiles     print the profiles' access lines and exit\n"
+		"Run:\n"
+		"      --iodepth=N         outstanding I/Os per worker (default 1)\n"
+		"      --numjobs=N         workers (default: one per raw target; 1 for an array)\n"
+		"      --runtime=SEC       measured time (default 10; 'ms', 's', 'm' suffixes)\n"
+		"      --ramp_time=SEC     time run before measuring (default 0)\n"
+		"      --size=SIZE         range used in each target (default: all); a raw\n"
+		"                          target that does not exist is created at this size\n"
+		"      --offset=SIZE       start of the range (default 0)\n"
+		"      --rate_iops=N       total I/Os per second; latency then counts from each\n"
+		"                          I/O's scheduled start (no coordinated omission)\n"
+		"      --seed=N            seed of offsets, mix and data (default 1)\n"
+		"      --direct=0|1        0: page-cache I/O (default 1: O_DIRECT)\n"
+		"      --verify            stamp every written block with a header (offset,\n"
+		"                          sequence number, seed) and its crc32c, check every block\n"
+		"                          read, and read back what was written at the end; a\n"
+		"                          mismatch names the offset, what was expected and found\n"
+		"Several runs:\n"
+		"      --sweep=AXIS        qd=1,2,4 or qd=1..256 (doubling): IOPS and latency per\n"
+		"                          queue depth and the X-bit rating (sum of IOPS(QD)/QD,\n"
+		"                          QD 1..32); threads=LIST (with qd=: every pair);\n"
+		"                          matrix: 8 block sizes x 7 read shares (56 cells,\n"
+		"                          random unless --percentage_random); drives=1..N: with\n"
+		"                          --array --level, the array on the first 1..N DEVICEs and\n"
+		"                          the JBOD baseline of the same DEVICEs\n"
+		"      --steady-state[=MAX]  rounds of --runtime each until the last 5 rounds' IOPS\n"
+		"                          lie within 20 %% of their mean and their fitted line\n"
+		"                          moves by at most 10 %% (SNIA PTS), at most MAX (25)\n"
+		"      --replay=FILE       replay a fio iolog (version 2 or 3) instead, one worker\n"
+		"                          with --iodepth outstanding, as fast as possible; the\n"
+		"                          trace's files map to the DEVICEs in order (or all to one)\n"
+		"      --replay-timed      keep the trace's timestamps (v3) and waits (v2)\n"
+		"Targets:\n"
+		"      --array             the DEVICEs are the members of one array\n"
+		"  -l, --level=L           with --array: first create the array (as uraid create\n"
+		"                          --assume-clean --bitmap=none) on the DEVICEs\n"
+		"  -c, --chunk=SIZE        its chunk (plain number in KiB; default 512K)\n"
+		"  -p, --layout=NAME       its layout (as uraid create)\n"
+		"      --member-size=SIZE  size of members that do not exist, created zero-filled\n"
+		"      --force-write       allow writing to DEVICEs that existed before this run\n"
+		"                          (writing destroys their data; also needed for --level on\n"
+		"                          existing DEVICEs)\n"
+		"Output:\n"
+		"      --json              JSON (sizes in bytes, times in ns, rates per second;\n"
+		"                          schema in docs/bench-json.md)\n"
+		"      --output-format=F   human (default), json or csv\n"
+		"      --csv=PATH          also write the results as CSV to PATH\n"
+		"  -h, --help              this text\n"
+		"\n"
+		"Write data is random (incompressible). DEVICEs the run creates may be written\n"
+		"without --force-write. Latency percentiles come from a log-linear histogram\n"
+		"(error below 0.4 %%, range about 4.9 hours); CPU is user and system time of\n"
+		"the whole process during the measured window, in %% of one CPU. Runs of several\n"
+		"cells show a progress line on stderr (cell, elapsed, ETA).\n");
+}
+
+static void list_profiles(FILE *f)
+{
+	for (unsigned i = 0; bench_profile_at(i); i++) {
+		const struct bench_profile *p = bench_profile_at(i);
+		fprintf(f, "%-16s %s\n", p->name, p->desc);
+		for (unsigned k = 0; k < p->nlines; k++) {
+			char sz[32];
+			const struct bench_access *l = &p->line[k];
+			if (l->bytes % 1024)
+				snprintf(sz, sizeof(sz), "%u", l->bytes);
+			else
+				snprintf(sz, sizeof(sz), "%uk", l->bytes / 1024);
+			fprintf(f, "%16s --access=%s,%u,%u/%u\n", "", sz, l->read_pct,
+				l->random_pct, l->weight);
+		}
+	}
+}
+
+enum {
+	OPT_RW = 256, OPT_BS, OPT_BSSPLIT, OPT_RWMIXREAD, OPT_RWMIXWRITE, OPT_PCTRANDOM,
+	OPT_BLOCKALIGN, OPT_IODEPTH, OPT_NUMJOBS, OPT_RUNTIME, OPT_RAMP, OPT_SIZE, OPT_OFFSET,
+	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
+	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
+	OPT_CSV, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+};
+
+static const struct option bench_opts[] = {
+	{ "rw", required_argument, NULL, OPT_RW },
+	{ "readwrite", required_argument, NULL, OPT_RW },
+	{ "bs", required_argument, NULL, OPT_BS },
+	{ "bssplit", required_argument, NULL, OPT_BSSPLIT },
+	{ "rwmixread", required_argument, NULL, OPT_RWMIXREAD },
+	{ "rwmixwrite", required_argument, NULL, OPT_RWMIXWRITE },
+	{ "percentage_random", required_argument, NULL, OPT_PCTRANDOM },
+	{ "blockalign", required_argument, NULL, OPT_BLOCKALIGN },
+	{ "access", required_argument, NULL, OPT_ACCESS },
+	{ "access-file", required_argument, NULL, OPT_ACCESS_FILE },
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "list-profiles", no_argument, NULL, OPT_LIST_PROFILES },
+	{ "iodepth", required_argument, NULL, OPT_IODEPTH },
+	{ "numjobs", required_argument, NULL, OPT_NUMJOBS },
+	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "ramp_time", required_argument, NULL, OPT_RAMP },
+	{ "size", required_argument, NULL, OPT_SIZE },
+	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "rate_iops", required_argument, NULL, OPT_RATE },
+	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "direct", required_argument, NULL, OPT_DIRECT },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "sweep", required_argument, NULL, OPT_SWEEP },
+	{ "steady-state", optional_argument, NULL, OPT_STEADY },
+	{ "replay", required_argument, NULL, OPT_REPLAY },
+	{ "replay-timed", no_argument, NULL, OPT_REPLAY_TIMED },
+	{ "array", no_argument, NULL, OPT_ARRAY },
+	{ "level", required_argument, NULL, 'l' },
+	{ "chunk", required_argument, NULL, 'c' },
+	{ "layout", required_argument, NULL, 'p' },
+	{ "member-size", required_argument, NULL, OPT_MEMBER_SIZE },
+	{ "force-write", no_argument, NULL, OPT_FORCE_WRITE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "output-format", required_argument, NULL, OPT_FORMAT },
+	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "uraid bench: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "; see 'uraid bench --help'\n");
+	return CLI_EXIT_USAGE;
+}
+
+static int parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "10", "10s", "2m", "1.5", "500ms" seconds */
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v >= 0))
+		return -EINVAL;
+	if (!strcmp(end, "m") || !strcmp(end, "min"))
+		v *= 60;
+	else if (!strcmp(end, "ms"))
+		v /= 1000;
+	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* --rw: the read share and the random share it implies. */
+static int rw_mode(const char *rw, unsigned *read, unsigned *random, bool *mixed)
+{
+	static const struct { const char *name; unsigned read, random; } modes[] = {
+		{ "read", 100, 0 }, { "write", 0, 0 }, { "randread", 100, 100 },
+		{ "randwrite", 0, 100 }, { "rw", 50, 0 }, { "readwrite", 50, 0 },
+		{ "randrw", 50, 100 },
+	};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(rw, modes[i].name))
+			continue;
+		*read = modes[i].read;
+		*random = modes[i].random;
+		*mixed = modes[i].read == 50;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* The access lines: from a profile, from --access, or from fio's options. */
+static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_random)
+{
+	char err[200];
+	bool fio_opts = c->rw_given || c->bs_given || c->rwmix_given;
+
+	if ((c->profile || c->nacc) && fio_opts)
+		return usage_error("%s", "--profile and --access replace --rw, --bs, --bssplit "
+				   "and --rwmix*: give one or the other");
+	if (c->profile && c->nacc)
+		return usage_error("%s", "--profile and --access: give one or the other");
+	if (c->profile) {
+		const struct bench_profile *p = bench_profile_find(c->profile);
+		if (!p)
+			return usage_error("unknown profile '%s' (see --list-profiles)", c->profile);
+		c->wl.nlines = p->nlines;
+		memcpy(c->wl.line, p->line, sizeof(p->line));
+		snprintf(c->what, sizeof(c->what), "profile %s", p->name);
+		return 0;
+	}
+	if (c->nacc) {
+		if (bench_access_finish(c->acc, c->acc_weight, &c->nacc, err, sizeof(err)))
+			return usage_error("--access: %s", err);
+		c->wl.nlines = c->nacc;
+		memcpy(c->wl.line, c->acc, sizeof(c->acc));
+		snprintf(c->what, sizeof(c->what), "%u access line%s", c->nacc,
+			 c->nacc == 1 ? "" : "s");
+		return 0;
+	}
+	unsigned read, random;
+	bool mixed;
+	if (rw_mode(c->rw, &read, &random, &mixed))
+		return usage_error("--rw=%s: read, write, randread, randwrite, rw or randrw", c->rw);
+	if (mixed && c->rwmix_given)
+		read = rwmix_read;
+	if (c->random_given)
+		random = pct_random;
+	c->wl.nlines = c->nbs;
+	for (unsigned i = 0; i < c->nbs; i++) {
+		c->wl.line[i] = c->bs[i];
+		c->wl.line[i].read_pct = read;
+		c->wl.line[i].random_pct = random;
+	}
+	char bs[32];
+	if (c->nbs == 1)
+		cli_bytes(c->bs[0].bytes, bs, sizeof(bs));
+	else
+		snprintf(bs, sizeof(bs), "bssplit of %u sizes", c->nbs);
+	snprintf(c->what, sizeof(c->what), "%s, %s", c->rw, bs);
+	return 0;
+}
+
+/* Options that contradict each other, and what --replay or the sweeps need. */
+static int check_combinations(struct bench_cli *c)
+{
+	if ((c->tg.flags & BENCH_CREATE) && c->tg.kind != BENCH_ARRAY)
+		return usage_error("%s", "--level needs --array");
+	if (c->layout) {
+		if (!(c->tg.flags & BENCH_CREATE))
+			return usage_error("%s", "--layout needs --level");
+		if (uraid_layout_parse(c->tg.level, c->layout, &c->tg.layout))
+			return usage_error("unknown layout '%s' for this level", c->layout);
+		c->tg.layout_given = true;
+	}
+	if (c->sweep && c->steady_max)
+		return usage_error("%s", "--sweep and --steady-state do not combine");
+	if (c->replay_path && (c->sweep || c->steady_max || c->profile || c->nacc ||
+			       (c->wl.flags & BENCH_VERIFY) || c->wl.rate_iops))
+		return usage_error("%s", "--replay does not combine with --sweep, --steady-state, "
+				   "--profile, --access, --verify or --rate_iops");
+	if ((c->wl.flags & BENCH_REPLAY_TIMED) && !c->replay_path)
+		return usage_error("%s", "--replay-timed needs --replay");
+	if (c->axes.ndrives && !(c->tg.kind == BENCH_ARRAY && (c->tg.flags & BENCH_CREATE)))
+		return usage_error("%s", "--sweep drives=... needs --array and --level (the array "
+				   "is built on the first N DEVICEs)");
+	if (c->axes.matrix && (c->profile || c->nacc || c->nbs > 1))
+		return usage_error("%s", "--sweep matrix sets block size and mix itself: drop "
+				   "--profile, --access and --bssplit");
+	return 0;
+}
+
+static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigned *pct_random)
+{
+	char err[240];
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_RW:
+		c->rw = optarg;
+		c->rw_given = true;
+		break;
+	case OPT_BS:
+		if (cli_parse_size(optarg, 1, &v) || !v || v % 512 || v > BENCH_MAX_BS)
+			return usage_error("--bs=%s: a multiple of 512 up to 16M", optarg);
+		c->nbs = 1;
+		c->bs[0] = (struct bench_access){ .bytes = (uint32_t)v, .weight = 100 };
+		c->bs_given = true;
+		break;
+	case OPT_BSSPLIT:
+		if (bench_parse_bssplit(optarg, c->bs, &c->nbs, err, sizeof(err)))
+			return usage_error("%s", err);
+		for (unsigned i = 0; i < c->nbs; i++)
+			if (c->bs[i].bytes % 512 || c->bs[i].bytes > BENCH_MAX_BS)
+				return usage_error("--bssplit=%s: sizes are multiples of 512 up to 16M",
+						   optarg);
+		c->bs_given = true;
+		break;
+	case OPT_RWMIXREAD:
+	case OPT_RWMIXWRITE:
+		if (parse_uint(optarg, 100, &v))
+			return usage_error("--rwmix*=%s: a percentage", optarg);
+		*rwmix_read = (unsigned)(opt == OPT_RWMIXREAD ? v : 100 - v);
+		c->rwmix_given = true;
+		break;
+	case OPT_PCTRANDOM:
+		if (parse_uint(optarg, 100, &v))
+			return usage_error("--percentage_random=%s: a percentage", optarg);
+		*pct_random = (unsigned)v;
+		c->random_given = true;
+		break;
+	case OPT_BLOCKALIGN:
+		if (cli_parse_size(optarg, 1, &v) || !v || v % 512 || v > UINT32_MAX)
+			return usage_error("--blockalign=%s: a multiple of 512", optarg);
+		c->wl.align = (uint32_t)v;
+		break;
+	case OPT_ACCESS:
+		if (c->nacc == BENCH_MAX_LINES)
+			return usage_error("--access: at most %s lines", "16");
+		if (bench_parse_access(optarg, &c->acc[c->nacc], &c->acc_weight[c->nacc], err,
+				       sizeof(err)))
+			return usage_error("--access: %s", err);
+		c->nacc++;
+		break;
+	case OPT_ACCESS_FILE:
+		if (bench_load_access_file(optarg, c->acc, c->acc_weight, &c->nacc, err,
+					   sizeof(err)))
+			return usage_error("--access-file: %s", err);
+		break;
+	case OPT_PROFILE:
+		c->profile = optarg;
+		break;
+	case OPT_IODEPTH:
+		if (parse_uint(optarg, 4096, &v) || !v)
+			return usage_error("--iodepth=%s: 1..4096", optarg);
+		c->wl.iodepth = (unsigned)v;
+		break;
+	case OPT_NUMJOBS:
+		if (parse_uint(optarg, BENCH_MAX_WORKERS, &v) || !v)
+			return usage_error("--numjobs=%s: 1..256", optarg);
+		c->wl.workers = (unsigned)v;
+		break;
+	case OPT_RUNTIME:
+		if (parse_seconds(optarg, &c->wl.runtime_s) || !(c->wl.runtime_s > 0))
+			return usage_error("--runtime=%s: seconds, more than 0", optarg);
+		c->runtime_given = true;
+		break;
+	case OPT_RAMP:
+		if (parse_seconds(optarg, &c->wl.ramp_s))
+			return usage_error("--ramp_time=%s: seconds", optarg);
+		break;
+	case OPT_SIZE:
+		if (cli_parse_size(optarg, 1, &c->wl.size) || c->wl.size % 512)
+			return usage_error("--size=%s: a multiple of 512", optarg);
+		break;
+	case OPT_OFFSET:
+		if (cli_parse_size(optarg, 1, &c->wl.offset) || c->wl.offset % 512)
+			return usage_error("--offset=%s: a multiple of 512", optarg);
+		break;
+	case OPT_RATE:
+		if (parse_uint(optarg, UINT64_MAX, &c->wl.rate_iops) || !c->wl.rate_iops)
+			return usage_error("--rate_iops=%s: a positive number", optarg);
+		break;
+	case OPT_SEED:
+		if (parse_uint(optarg, UINT64_MAX, &c->wl.seed))
+			return usage_error("--seed=%s: a number", optarg);
+		break;
+	case OPT_DIRECT:
+		if (strcmp(optarg, "0") && strcmp(optarg, "1"))
+			return usage_error("--direct=%s: 0 or 1", optarg);
+		if (!strcmp(optarg, "0"))
+			c->tg.flags |= BENCH_BUFFERED;
+		else
+			c->tg.flags &= ~BENCH_BUFFERED;
+		break;
+	case OPT_VERIFY:
+		c->wl.flags |= BENCH_VERIFY;
+		break;
+	case OPT_SWEEP:
+		if (bench_axes_parse(optarg, &c->axes, err, sizeof(err)))
+			return usage_error("%s", err);
+		c->sweep = true;
+		break;
+	case OPT_STEADY:
+		c->steady_max = BENCH_SS_MAX_ROUNDS;
+		if (optarg && (parse_uint(optarg, 1000, &v) || v < BENCH_SS_WINDOW))
+			return usage_error("--steady-state=%s: at most this many rounds, 5..1000",
+					   optarg);
+		if (optarg)
+			c->steady_max = (unsigned)v;
+		break;
+	case OPT_REPLAY:
+		c->replay_path = optarg;
+		break;
+	case OPT_REPLAY_TIMED:
+		c->wl.flags |= BENCH_REPLAY_TIMED;
+		break;
+	case OPT_ARRAY:
+		c->tg.kind = BENCH_ARRAY;
+		break;
+	case 'l':
+		if (uraid_level_parse(optarg, &c->tg.level))
+			return usage_error("unknown RAID level '%s'", optarg);
+		c->tg.flags |= BENCH_CREATE;
+		break;
+	case 'c':
+		if (cli_parse_size(optarg, 1024, &v) || v < 4096 || v % 4096 ||
+		    v / 1024 > UINT32_MAX)
+			return usage_error("--chunk=%s: a multiple of 4K", optarg);
+		c->tg.chunk_kib = (uint32_t)(v / 1024);
+		break;
+	case 'p':
+		c->layout = optarg;
+		break;
+	case OPT_MEMBER_SIZE:
+		if (cli_parse_size(optarg, 1, &v) || !v || v % 4096)
+			return usage_error("--member-size=%s: a multiple of 4K", optarg);
+		c->tg.create_bytes = v;
+		break;
+	case OPT_FORCE_WRITE:
+		c->tg.flags |= BENCH_FORCE_WRITE;
+		break;
+	case OPT_JSON:
+		c->fmt = BENCH_FMT_JSON;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(optarg, "human"))
+			c->fmt = BENCH_FMT_HUMAN;
+		else if (!strcmp(optarg, "json"))
+			c->fmt = BENCH_FMT_JSON;
+		else if (!strcmp(optarg, "csv"))
+			c->fmt = BENCH_FMT_CSV;
+		else
+			return usage_error("--output-format=%s: human, json or csv", optarg);
+		break;
+	case OPT_CSV:
+		c->csv_path = optarg;
+		break;
+	default:
+		return usage_error("%s", "unknown option");
+	}
+	return 0;
+}
+
+int bench_parse_args(int argc, char **argv, struct bench_cli *c)
+{
+	unsigned rwmix_read = 50, pct_random = 0;
+	int opt, rc;
+
+	c->rw = "read";
+	c->nbs = 1;
+	c->bs[0] = (struct bench_access){ .bytes = 4096, .weight = 100 };
+	c->wl.iodepth = 1;
+	c->wl.runtime_s = 10;
+	c->wl.seed = 1;
+	c->tg.kind = BENCH_RAW;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "l:c:p:h", bench_opts, NULL)) != -1) {
+		if (opt == 'h') {
+			bench_usage(stdout);
+			return -1;
+		}
+		if (opt == OPT_LIST_PROFILES) {
+			list_profiles(stdout);
+			return -1;
+		}
+		if ((rc = parse_one(c, opt, &rwmix_read, &pct_random)))
+			return rc;
+	}
+	if (c->replay_path) {
+		char err[320];
+		if (bench_trace_load(c->replay_path, &c->trace, err, sizeof(err))) {
+			fprintf(stderr, "uraid bench: --replay: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+		c->wl.trace = &c->trace;
+		if (!c->runtime_given)
+			c->wl.runtime_s = 0;    /* to the end of the trace */
+		snprintf(c->what, sizeof(c->what), "replay of %s", c->replay_path);
+	} else if ((rc = build_lines(c, rwmix_read, pct_random))) {
+		return rc;
+	}
+	if (c->axes.matrix && !c->random_given)
+		c->wl.line[0].random_pct = 100;     /* the matrix is random unless told */
+	if ((rc = check_combinations(c)))
+		return rc;
+	if (optind >= argc)
+		return usage_error("%s", "no DEVICE given");
+	if (c->tg.kind == BENCH_RAW)
+		c->tg.create_bytes = c->wl.size;
+	c->tg.paths = (const char *const *)argv + optind;
+	c->tg.npaths = (unsigned)(argc - optind);
+	return 0;
+}

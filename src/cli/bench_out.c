@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid bench output: the human table (one block for a single run, one row
+ * per cell otherwise), JSON with unit-suffixed keys (docs/bench-json.md) and
+ * CSV (one row per direction and per second of every cell).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <uraid/geom.h>
+
+#include "cli/bench_cli.h"
+#include "cli/util.h"
+
+static const double pcts[] = { 50, 90, 99, 99.9, 99.99, 99.999 };
+static const char *const pct_keys[] = { "p50", "p90", "p99", "p99_9", "p99_99", "p99_999" };
+static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "p99.999" };
+#define NPCT (sizeof(pcts) / sizeof(pcts[0]))
+
+static double per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static uint64_t total_ios(const struct bench_result *r)
+{
+	return r->dir[0].ios + r->dir[1].ios;
+}
+
+static uint64_t total_bytes(const struct bench_result *r)
+{
+	return r->dir[0].bytes + r->dir[1].bytes;
+}
+
+/* ---- JSON ---- */
+
+static void json_dir(struct json *j, const char *key, uint64_t ios, uint64_t bytes,
+		     const struct hist *h, uint64_t ns)
+{
+	json_obj_open(j, key);
+	json_u64(j, "ios", ios);
+	json_u64(j, "bytes", bytes);
+	json_u64(j, "iops", (uint64_t)(per_s(ios, ns) + 0.5));
+	json_u64(j, "bw_bytes_per_s", (uint64_t)(per_s(bytes, ns) + 0.5));
+	json_obj_open(j, "lat_ns");
+	json_u64(j, "min", h->count ? h->min : 0);
+	json_u64(j, "mean", hist_mean(h));
+	for (size_t i = 0; i < NPCT; i++)
+		json_u64(j, pct_keys[i], hist_percentile(h, pcts[i]));
+	json_u64(j, "max", h->max);
+	json_obj_close(j);
+	json_obj_close(j);
+}
+
+static void json_access(struct json *j, const struct bench_workload *w,
+			const struct bench_result *r)
+{
+	json_arr_open(j, "access");
+	for (unsigned i = 0; i < w->nlines; i++) {
+		const struct bench_access *l = &w->line[i];
+		json_obj_open(j, NULL);
+		json_u64(j, "bs_bytes", l->bytes);
+		json_u64(j, "pct", w->nlines > 1 ? l->weight : 100);
+		json_u64(j, "read_pct", l->read_pct);
+		json_u64(j, "random_pct", l->random_pct);
+		json_u64(j, "align_bytes", l->align ? l->align : w->align ? w->align : l->bytes);
+		if (r) {
+			json_u64(j, "ios", r->bs_ios[i]);
+			json_u64(j, "read_ios", r->line_reads[i]);
+		}
+		json_obj_close(j);
+	}
+	json_arr_close(j);
+}
+
+static void json_workload(struct json *j, const struct bench_cli *c, const struct bench_result *r)
+{
+	const struct bench_workload *w = &c->wl;
+
+	json_obj_open(j, "workload");
+	json_str(j, "description", c->what);
+	if (c->profile)
+		json_str(j, "profile", c->profile);
+	else if (!c->nacc && !c->replay_path)
+		json_str(j, "rw", c->rw);
+	if (!c->replay_path)
+		json_access(j, w, r);
+	json_u64(j, "iodepth", w->iodepth);
+	json_u64(j, "numjobs", r ? r->workers : w->workers);
+	json_u64(j, "ramp_ns", (uint64_t)(w->ramp_s * 1e9));
+	json_u64(j, "runtime_ns", (uint64_t)(w->runtime_s * 1e9));
+	json_u64(j, "rate_iops", w->rate_iops);
+	json_u64(j, "seed", w->seed);
+	json_bool(j, "verify", w->flags & BENCH_VERIFY);
+	json_obj_close(j);
+}
+
+static void json_series(struct json *j, const struct bench_result *r)
+{
+	json_arr_open(j, "series");
+	for (unsigned k = 0; k < r->nseries; k++) {
+		const struct bench_second *s = &r->series[k];
+		uint64_t ios = s->ios[0] + s->ios[1];
+		json_obj_open(j, NULL);
+		json_u64(j, "t_s", k);
+		json_u64(j, "duration_ns", s->dur_ns);
+		json_u64(j, "read_ios", s->ios[0]);
+		json_u64(j, "write_ios", s->ios[1]);
+		json_u64(j, "iops", (uint64_t)(per_s(ios, s->dur_ns) + 0.5));
+		json_u64(j, "bw_bytes_per_s", (uint64_t)(per_s(s->bytes[0] + s->bytes[1],
+							       s->dur_ns) + 0.5));
+		json_u64(j, "lat_mean_ns", ios ? s->lat_sum_ns / ios : 0);
+		json_obj_close(j);
+	}
+	json_arr_close(j);
+}
+
+/* The measured part of one run (top level of a single run, or one cell). */
+static void json_result(struct json *j, const struct bench_cli *c, const struct bench_result *r)
+{
+	json_obj_open(j, "target");
+	json_str(j, "kind", r->ntargets && strstr(r->target_desc, "JBOD") ? "raw" : "array");
+	json_str(j, "description", r->target_desc);
+	json_u64(j, "range_bytes", r->target_bytes);
+	json_u64(j, "degraded", r->degraded);
+	json_obj_close(j);
+	json_u64(j, "numjobs", r->workers);
+	json_u64(j, "iodepth", r->iodepth);
+	json_u64(j, "runtime_ns", r->runtime_ns);
+	json_dir(j, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
+	json_dir(j, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
+	json_dir(j, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+	json_obj_open(j, "cpu");
+	json_u64(j, "user_ns", r->cpu_user_ns);
+	json_u64(j, "sys_ns", r->cpu_sys_ns);
+	json_obj_close(j);
+	if (c->wl.flags & BENCH_VERIFY) {
+		json_obj_open(j, "verify");
+		json_u64(j, "blocks_checked", r->verified_blocks);
+		json_obj_close(j);
+	}
+	if (c->replay_path) {
+		json_obj_open(j, "replay");
+		json_u64(j, "busy_ns", r->busy_ns);
+		json_u64(j, "busy_bw_bytes_per_s", (uint64_t)(per_s(total_bytes(r), r->busy_ns) +
+							     0.5));
+		json_u64(j, "busy_iops", (uint64_t)(per_s(total_ios(r), r->busy_ns) + 0.5));
+		json_u64(j, "skipped_actions", r->replay_skipped);
+		json_obj_close(j);
+	}
+	json_series(j, r);
+}
+
+static void json_cell_keys(struct json *j, const struct bench_cell *cl)
+{
+	json_str(j, "label", cl->label);
+	if (cl->qd)
+		json_u64(j, "cell_iodepth", cl->qd);
+	if (cl->threads)
+		json_u64(j, "cell_numjobs", cl->threads);
+	if (cl->bs) {
+		json_u64(j, "cell_bs_bytes", cl->bs);
+		json_u64(j, "cell_read_pct", (uint64_t)cl->read_pct);
+	}
+	if (cl->drives) {
+		json_u64(j, "cell_drives", cl->drives);
+		json_str(j, "cell_config", cl->jbod ? "jbod" : "array");
+	}
+}
+
+void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
+{
+	struct json j;
+
+	json_begin(&j, f);
+	json_obj_open(&j, NULL);
+	json_str(&j, "kind", o->kind);
+	json_workload(&j, c, o->cells ? NULL : &o->res[0]);
+	json_arr_open(&j, "paths");
+	for (unsigned i = 0; i < c->tg.npaths; i++)
+		json_str(&j, NULL, c->tg.paths[i]);
+	json_arr_close(&j);
+	if (!o->cells) {
+		json_result(&j, c, &o->res[0]);
+	} else {
+		json_arr_open(&j, "cells");
+		for (unsigned i = 0; i < o->ncells; i++) {
+			json_obj_open(&j, NULL);
+			json_cell_keys(&j, &o->cells[i]);
+			if (o->cells[i].skip[0])
+				json_str(&j, "skipped", o->cells[i].skip);
+			else if (o->ran[i])
+				json_result(&j, c, &o->res[i]);
+			json_obj_close(&j);
+		}
+		json_arr_close(&j);
+	}
+	if (o->has_rating) {
+		json_obj_open(&j, "xbit_rating");
+		json_u64(&j, "iops", (uint64_t)(o->rating + 0.5));
+		json_bool(&j, "complete", o->rating_complete);
+		json_obj_close(&j);
+	}
+	if (!strcmp(o->kind, "steady-state")) {
+		json_obj_open(&j, "steady_state");
+		json_bool(&j, "reached", o->ss_reached);
+		json_u64(&j, "rounds", o->ss_rounds);
+		json_u64(&j, "window_rounds", BENCH_SS_WINDOW);
+		json_u64(&j, "window_mean_iops", (uint64_t)(o->ss.avg + 0.5));
+		json_u64(&j, "window_range_iops", (uint64_t)(o->ss.range + 0.5));
+		json_i64(&j, "window_slope_iops_per_round", (int64_t)(o->ss.slope +
+								      (o->ss.slope < 0 ? -0.5 : 0.5)));
+		json_u64(&j, "range_limit_pct", BENCH_SS_RANGE_PCT);
+		json_u64(&j, "slope_limit_pct", BENCH_SS_SLOPE_PCT);
+		json_obj_close(&j);
+	}
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/* ---- human ---- */
+
+static void human_row(FILE *f, const char *name, uint64_t ios, uint64_t bytes,
+		      const struct hist *h, uint64_t ns)
+{
+	fprintf(f, "%-6s %10.0f %10.2f %9.1f %9.1f", name, per_s(ios, ns),
+		per_s(bytes, ns) / (1 << 20), h->count ? h->min / 1e3 : 0.0, hist_mean(h) / 1e3);
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(f, " %9.1f", hist_percentile(h, pcts[i]) / 1e3);
+	fprintf(f, " %9.1f\n", h->max / 1e3);
+}
+
+static double cpu_pct(uint64_t ns, uint64_t window)
+{
+	return window ? 100.0 * (double)ns / (double)window : 0;
+}
+
+static void human_single(FILE *f, const struct bench_cli *c, const struct bench_result *r)
+{
+	const struct bench_workload *w = &c->wl;
+	bool reads = r->dir[0].ios, writes = r->dir[1].ios;
+
+	for (unsigned i = 0; i < w->nlines && !reads && !writes; i++) {
+		reads |= w->line[i].read_pct > 0;
+		writes |= w->line[i].read_pct < 100;
+	}
+	fprintf(f, "%s, %u worker%s x QD %u, %.1f s measured after %.1f s ramp\non %s\n", c->what,
+		r->workers, r->workers == 1 ? "" : "s", r->iodepth, r->runtime_ns / 1e9,
+		w->ramp_s, r->target_desc);
+	fprintf(f, "%-6s %10s %10s  latency in µs:\n%-6s %10s %10s %9s %9s", "", "", "", "",
+		"IOPS", "MiB/s", "min", "mean");
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(f, " %9s", pct_names[i]);
+	fprintf(f, " %9s\n", "max");
+	if (reads)
+		human_row(f, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
+	if (writes)
+		human_row(f, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
+	if (r->dir[0].ios && r->dir[1].ios)
+		human_row(f, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+	fprintf(f, "CPU: user %.1f %%, system %.1f %% (of one CPU)\n",
+		cpu_pct(r->cpu_user_ns, r->runtime_ns), cpu_pct(r->cpu_sys_ns, r->runtime_ns));
+	if (w->flags & BENCH_VERIFY)
+		fprintf(f, "verify: %" PRIu64 " blocks checked, no mismatch\n", r->verified_blocks);
+	if (c->replay_path)
+		fprintf(f, "replay: %.2f MiB/s over %.3f s busy (>= 1 I/O outstanding), %.0f IOPS; "
+			"%" PRIu64 " trim actions skipped\n",
+			per_s(total_bytes(r), r->busy_ns) / (1 << 20), r->busy_ns / 1e9,
+			per_s(total_ios(r), r->busy_ns), r->replay_skipped);
+}
+
+static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
+{
+	fprintf(f, "%s (%s) on %u DEVICE%s\n", c->what, o->kind, c->tg.npaths,
+		c->tg.npaths == 1 ? "" : "s");
+	fprintf(f, "%-22s %10s %10s %9s %9s %9s %9s %7s\n", "cell", "IOPS", "MiB/s",
+		"mean µs", "p99 µs", "p99.9 µs", "max µs", "CPU %");
+	for (unsigned i = 0; i < o->ncells; i++) {
+		const struct bench_cell *cl = &o->cells[i];
+		const struct bench_result *r = &o->res[i];
+		if (cl->skip[0] || !o->ran[i]) {
+			fprintf(f, "%-22s skipped: %s\n", cl->label, cl->skip[0] ? cl->skip : "error");
+			continue;
+		}
+		fprintf(f, "%-22s %10.0f %10.2f %9.1f %9.1f %9.1f %9.1f %7.1f", cl->label,
+			per_s(total_ios(r), r->runtime_ns), per_s(total_bytes(r), r->runtime_ns) /
+			(1 << 20), hist_mean(&r->lat) / 1e3, hist_percentile(&r->lat, 99) / 1e3,
+			hist_percentile(&r->lat, 99.9) / 1e3, r->lat.max / 1e3,
+			cpu_pct(r->cpu_user_ns + r->cpu_sys_ns, r->runtime_ns));
+		/* an array cell of a drives sweep: its ratio to the JBOD of the same drives */
+		if (cl->drives && !cl->jbod && i > 0 && o->ran[i - 1] && o->cells[i - 1].jbod) {
+			double jb = per_s(total_ios(&o->res[i - 1]), o->res[i - 1].runtime_ns);
+			if (jb > 0)
+				fprintf(f, "  %.2f x JBOD", per_s(total_ios(r), r->runtime_ns) / jb);
+		}
+		fputc('\n', f);
+	}
+	if (o->has_rating)
+		fprintf(f, "X-bit rating (sum of IOPS(QD)/QD over QD 1..32): %.0f%s\n", o->rating,
+			o->rating_complete ? "" : " (not every QD 1, 2, 4, 8, 16, 32 was measured)");
+	if (!strcmp(o->kind, "steady-state"))
+		fprintf(f, "steady state %s after %u rounds: last %u rounds mean %.0f IOPS, range "
+			"%.1f %% (limit %d %%), fitted change %.1f %% (limit %d %%)\n",
+			o->ss_reached ? "reached" : "NOT reached", o->ss_rounds, BENCH_SS_WINDOW,
+			o->ss.avg, o->ss.avg > 0 ? 100 * o->ss.range / o->ss.avg : 0,
+			BENCH_SS_RANGE_PCT, o->ss.avg > 0 ? 100 * o->ss.excursion / o->ss.avg : 0,
+			BENCH_SS_SLOPE_PCT);
+}
+
+void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
+{
+	if (!o->cells)
+		human_single(f, c, &o->res[0]);
+	else
+		human_cells(f, c, o);
+}
+
+/* ---- CSV ---- */
+
+static void csv_cell(FILE *f, const struct bench_cell *cl)
+{
+	if (!cl) {
+		fputs(",,,,,,,", f);       /* the 7 cell columns, empty */
+		return;
+	}
+	fprintf(f, "%s,", cl->label);
+	if (cl->qd)
+		fprintf(f, "%u", cl->qd);
+	fputc(',', f);
+	if (cl->threads)
+		fprintf(f, "%u", cl->threads);
+	fputc(',', f);
+	if (cl->bs)
+		fprintf(f, "%u,%d", cl->bs, cl->read_pct);
+	else
+		fputc(',', f);
+	fputc(',', f);
+	if (cl->drives)
+		fprintf(f, "%u,%s", cl->drives, cl->jbod ? "jbod" : "array");
+	else
+		fputc(',', f);
+	fputc(',', f);
+}
+
+static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint64_t ios,
+		    uint64_t bytes, const struct hist *h, uint64_t ns)
+{
+	csv_cell(f, cl);
+	fprintf(f, "%s,,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%" PRIu64, row, ns, ios,
+		per_s(ios, ns), per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(f, ",%" PRIu64, hist_percentile(h, pcts[i]));
+	fprintf(f, ",%" PRIu64 "\n", h->max);
+}
+
+static void csv_result(FILE *f, const struct bench_cell *cl, const struct bench_result *r)
+{
+	csv_dir(f, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
+	csv_dir(f, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
+	csv_dir(f, cl, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+	for (unsigned k = 0; k < r->nseries; k++) {
+		const struct bench_second *s = &r->series[k];
+		uint64_t ios = s->ios[0] + s->ios[1];
+		csv_cell(f, cl);
+		fprintf(f, "second,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,,%" PRIu64 ",,,,,,,\n", k,
+			s->dur_ns, ios, per_s(ios, s->dur_ns),
+			per_s(s->bytes[0] + s->bytes[1], s->dur_ns), ios ? s->lat_sum_ns / ios : 0);
+	}
+}
+
+void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
+{
+	fputs("cell,cell_iodepth,cell_numjobs,cell_bs_bytes,cell_read_pct,cell_drives,"
+	      "cell_config,row,second,duration_ns,ios,iops,bw_bytes_per_s,lat_min_ns,"
+	      "lat_mean_ns", f);
+	for (size_t i = 0; i < NPCT; i++)
+		fprintf(f, ",lat_%s_ns", pct_keys[i]);
+	fputs(",lat_max_ns\n", f);
+	for (unsigned i = 0; i < o->ncells; i++) {
+		const struct bench_cell *cl = o->cells ? &o->cells[i] : NULL;
+		if (cl && (cl->skip[0] || !o->ran[i]))
+			continue;
+		csv_result(f, cl, &o->res[i]);
+	}
+	(void)c;
+}

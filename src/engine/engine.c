@@ -28,6 +28,7 @@ static void *reactor_thread(void *arg)
 {
 	struct engine_reactor *er = arg;
 
+	reactor_claim(&er->r);
 	while (!atomic_load(&er->stop)) {
 		reactor_poll(&er->r, ENGINE_THREAD_TICK_MS);
 		if (er->r.index == 0)
@@ -85,7 +86,8 @@ int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine *
 		struct engine_reactor *er = &e->reactors[i];
 		er->e = e;
 		bufpool_init(&er->pool, ENGINE_POOL_CACHE);
-		rc = reactor_init(&er->r, i, entries);
+		rc = (o->flags & URAID_ENGINE_THREADS) ? reactor_init_owned(&er->r, i, entries)
+						       : reactor_init(&er->r, i, entries);
 		if (rc) {
 			bufpool_fini(&er->pool);
 			break;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "io/reactor.h"
@@ -21,10 +22,10 @@ static void reactor_event_cb(struct io_op *op, int res)
 	(void)res;
 }
 
-int reactor_init(struct reactor *r, unsigned index, unsigned entries)
+static int reactor_setup(struct reactor *r, unsigned index, unsigned entries, bool owned)
 {
 	struct io_uring_params p;
-	int rc;
+	int rc = -EINVAL;
 
 	memset(r, 0, sizeof(*r));
 	r->index = index;
@@ -39,9 +40,21 @@ int reactor_init(struct reactor *r, unsigned index, unsigned entries)
 	 * thread, a worker later); without an IPI a completion could then wait
 	 * for a thread that is not looking at the ring.
 	 */
-	memset(&p, 0, sizeof(p));
-	p.flags = IORING_SETUP_SUBMIT_ALL;
-	rc = io_uring_queue_init_params(entries, &r->ring, &p);
+	if (owned) {
+		/* one thread for the ring's whole life: completions wait for that
+		   thread's next io_uring_enter instead of interrupting it (as fio
+		   sets up its rings); enabled from that thread by reactor_claim */
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
+			  IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+		rc = io_uring_queue_init_params(entries, &r->ring, &p);
+		r->disabled = rc == 0;
+	}
+	if (rc == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_SUBMIT_ALL;
+		rc = io_uring_queue_init_params(entries, &r->ring, &p);
+	}
 	if (rc == -EINVAL) {
 		memset(&p, 0, sizeof(p));
 		rc = io_uring_queue_init_params(entries, &r->ring, &p);
@@ -57,6 +70,28 @@ int reactor_init(struct reactor *r, unsigned index, unsigned entries)
 		return rc;
 	}
 	r->event_op.cb = reactor_event_cb;
+	return 0;
+}
+
+int reactor_init(struct reactor *r, unsigned index, unsigned entries)
+{
+	return reactor_setup(r, index, entries, false);
+}
+
+int reactor_init_owned(struct reactor *r, unsigned index, unsigned entries)
+{
+	return reactor_setup(r, index, entries, true);
+}
+
+int reactor_claim(struct reactor *r)
+{
+	if (!r->disabled)
+		return 0;
+	/* io_uring_enable_rings, which Debian 12's liburing does not export */
+	if (syscall(__NR_io_uring_register, r->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
+		    NULL, 0) < 0)
+		return -errno;
+	r->disabled = false;
 	return 0;
 }
 

@@ -112,8 +112,10 @@ assert e["is_read_only"] is False, e
 run_level lin linear 2 0
 run_level r0 0 3 0 --chunk=64
 run_level r1 1 2 0
+run_level r1deg 1 3 1
 run_level r10 10 4 0 --chunk=64
 run_level r10f 10 3 0 --layout=f2 --chunk=64
+run_level r10deg 10 4 1 --chunk=64
 run_level r5 5 4 0 --chunk=64
 run_level r5deg 5 4 1 --chunk=64
 run_level r6 6 5 0 --chunk=64
@@ -131,6 +133,11 @@ python3 "$(dirname "$0")/nbd_abuse.py" "$sock" "$size"
 check "bad clients get the spec's answers" test $? -eq 0
 check "the server still serves" bash -c "nbdinfo --size '$(uri)' >/dev/null"
 check "the data is intact after the bad clients" qemu-img compare -q -f raw -F raw "$work/rnd" "$(uri)"
+eighth=$(( size / 8 / 1048576 ))M
+fio --name=many --ioengine=nbd --uri="$(uri)" --rw=randrw --bssplit=4k/50:64k/50 --iodepth=16 \
+    --numjobs=8 --size="$eighth" --offset_increment="$eighth" --verify=crc32c --verify_fatal=1 \
+    --randseed="$SEED" --output="$work/fio-many.out" >/dev/null 2>&1
+check "8 connections at once, fio verify (8 jobs, no error)" test "$(grep -c "err= 0" "$work/fio-many.out")" = 8
 stop_serve
 check "stopped cleanly after the bad clients" test $? -eq 0
 rm -f "${members[@]}"

@@ -2,7 +2,8 @@
 # The README's first command: a RAID 5 on four image files in a temporary
 # folder, created with uraid and examined, then served over NBD: a client
 # writes and reads it back, `uraid status` shows it, `uraid stop` ends it.
-# Keeps the folder for a look around.
+# Then `uraid bench` characterises the array in a few seconds and writes HTML
+# reports. Keeps the folder for a look around.
 set -e
 URAID=${URAID:-build/uraid}
 DIR=${DEMO_DIR:-$(mktemp -d /tmp/uraid-demo.XXXXXX)}
@@ -43,6 +44,20 @@ echo "== uraid stop demo"
 "$URAID" stop demo
 while [ -e "$DIR/serve.pid" ]; do sleep 0.1; done
 "$URAID" examine "$DIR/member0.img" | grep -E "^ +State :"
+echo
+# A short characterisation of the same array, in process (the data nbdcopy wrote is
+# overwritten: these are the demo's own files): 4 KiB random write, then read, at
+# queue depths 1, 4 and 16, 0.3 s each; each run also writes an HTML report.
+for rw in randwrite randread; do
+    echo "== uraid bench --array --rw=$rw --bs=4k --sweep=qd=1,4,16 --runtime=0.3 --force-write" \
+        "--html=$DIR/bench-$rw.html $DIR/member{0,1,2,3}.img"
+    "$URAID" bench --array --rw="$rw" --bs=4k --sweep=qd=1,4,16 --runtime=0.3 --force-write \
+        --html="$DIR/bench-$rw.html" \
+        "$DIR/member0.img" "$DIR/member1.img" "$DIR/member2.img" "$DIR/member3.img"
+done
+echo "The reports (charts of IOPS and latency vs queue depth, percentiles, time series):"
+echo "  $DIR/bench-randwrite.html"
+echo "  $DIR/bench-randread.html"
 echo
 echo "Other clients of such an export: qemu-img info '$URI', fio --ioengine=nbd --uri='$URI',"
 echo "nbdfuse DIR/mnt --unix $SOCK (a file to losetup and mkfs)."

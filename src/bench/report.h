@@ -77,6 +77,9 @@ enum bench_measure {
    configuration; workload names the pattern ("4 KiB random read"). */
 int bench_report_add_qd(struct bench_report *r, const char *workload,
 			const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen);
+/* The same with workers on x (a threads sweep without a queue-depth axis), x = workers. */
+int bench_report_add_workers(struct bench_report *r, const char *workload,
+			     const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen);
 /* m vs drive count, a line per configuration (level), with the JBOD baseline (may be NULL)
    drawn as a dashed black line. */
 int bench_report_add_scaling(struct bench_report *r, const char *workload, enum bench_measure m,

@@ -104,14 +104,15 @@ static int sweep_chart(struct bench_report *r, struct svg_chart *c, enum bench_m
 	return bench_report_add_chart(r, c, note, err, errlen);
 }
 
-int bench_report_add_qd(struct bench_report *r, const char *workload,
-			const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen)
+/* IOPS vs x and latency vs x (mean solid, p99 dashed): x is the queue depth or the workers. */
+static int load_charts(struct bench_report *r, const char *workload, const char *xlabel,
+		       const char *iops_title, const char *lat_title,
+		       const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen)
 {
 	struct svg_series ser[SVG_MAX_SERIES];
 	struct svg_chart c = {
-		.kind = SVG_LINE, .title = "IOPS vs queue depth", .subtitle = workload,
-		.x = { .label = "queue depth (outstanding I/Os per worker)", .scale = SVG_LOG2,
-		       .unit = SVG_UNIT_PLAIN },
+		.kind = SVG_LINE, .title = iops_title, .subtitle = workload,
+		.x = { .label = xlabel, .scale = SVG_LOG2, .unit = SVG_UNIT_PLAIN },
 		.y = measure_axis(BENCH_IOPS),
 	};
 	size_t n = 0;
@@ -142,7 +143,7 @@ int bench_report_add_qd(struct bench_report *r, const char *workload,
 	}
 	if (!n)
 		return 0;
-	c.title = "Latency vs queue depth";
+	c.title = lat_title;
 	c.y = (struct svg_axis){ .label = "latency", .scale = SVG_LOG10, .unit = SVG_UNIT_NS };
 	c.series = ser;
 	c.nseries = n;
@@ -153,6 +154,20 @@ out:
 	return rc;
 }
 
+int bench_report_add_qd(struct bench_report *r, const char *workload,
+			const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen)
+{
+	return load_charts(r, workload, "queue depth (outstanding I/Os per worker)",
+			   "IOPS vs queue depth", "Latency vs queue depth", cfg, ncfg, err, errlen);
+}
+
+int bench_report_add_workers(struct bench_report *r, const char *workload,
+			     const struct bench_sweep *cfg, size_t ncfg, char *err, size_t errlen)
+{
+	return load_charts(r, workload, "workers (threads, each with its queue depth)",
+			   "IOPS vs workers", "Latency vs workers", cfg, ncfg, err, errlen);
+}
+
 int bench_report_add_scaling(struct bench_report *r, const char *workload, enum bench_measure m,
 			     const struct bench_sweep *cfg, size_t ncfg,
 			     const struct bench_sweep *jbod, char *err, size_t errlen)
@@ -160,7 +175,8 @@ int bench_report_add_scaling(struct bench_report *r, const char *workload, enum 
 	char title[96];
 	struct svg_chart c = {
 		.kind = SVG_LINE, .title = title, .subtitle = workload,
-		.x = { .label = "drives", .scale = SVG_LINEAR, .unit = SVG_UNIT_PLAIN },
+		.x = { .label = "drives", .scale = SVG_LINEAR, .unit = SVG_UNIT_PLAIN,
+		       .integer = true },
 		.y = measure_axis(m),
 	};
 	int rc;

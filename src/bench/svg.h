@@ -69,6 +69,7 @@ struct svg_axis {
 	enum svg_scale scale;
 	enum svg_unit unit;
 	double min, max;            /* fixed range when min < max; else from the data */
+	bool integer;               /* SVG_LINEAR: counts (drives, rounds), ticks at whole numbers */
 };
 
 #define SVG_DASHED 0x1u             /* a secondary measure (p99 beside the mean) */

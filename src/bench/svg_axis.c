@@ -50,6 +50,9 @@ static void fit_linear(struct svg_map *m, const struct svg_axis *a, double dmin,
 	/* SVG_MAX_TICKS bounds the loop below whatever the range */
 	while ((hi - lo) / step > SVG_MAX_TICKS - 1)
 		step = nice_step(step * 1.01);
+	/* no tick at 2.5 drives: a count's ticks are whole numbers (2.5 becomes 3) */
+	if (a->integer)
+		step = ceil(step - 1e-9) < 1 ? 1 : ceil(step - 1e-9);
 	if (!fixed) {
 		lo = floor(lo / step + 1e-9) * step;
 		hi = ceil(hi / step - 1e-9) * step;

@@ -2,7 +2,8 @@
 /*
  * uraid bench: runs what the command line asks (one run, a sweep of cells,
  * steady-state rounds, or a trace replay) with a progress line on stderr for
- * runs of several cells, then prints the human table, JSON or CSV.
+ * runs of several cells, then prints the human table, JSON or CSV, and
+ * writes the CSV and HTML report files asked for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -235,6 +236,8 @@ int cmd_bench(int argc, char **argv)
 	} else if (c.replay_path) {
 		o.kind = "replay";
 	}
+	o.started = time(NULL);
+	uint64_t t0 = mono_ns();
 	if (outcome_alloc(&o, nalloc) || (c.steady_max && !o.cells)) {
 		fprintf(stderr, "uraid bench: out of memory\n");
 		outcome_free(&o, nalloc);
@@ -253,6 +256,7 @@ int cmd_bench(int argc, char **argv)
 		return rc == -EPERM || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 	}
 	o.ran[0] = o.ran[0] || !o.cells;
+	o.wall_ns = mono_ns() - t0;
 	if (c.fmt == BENCH_FMT_JSON)
 		bench_print_json(stdout, &c, &o);
 	else if (c.fmt == BENCH_FMT_CSV)
@@ -261,6 +265,14 @@ int cmd_bench(int argc, char **argv)
 		bench_print_human(stdout, &c, &o);
 	if (c.csv_path)
 		rc = write_csv_file(&c, &o);
+	if (c.html_path && !rc) {
+		if (bench_write_html(&c, &o, c.html_path, err, sizeof(err))) {
+			fprintf(stderr, "uraid bench: --html: %s\n", err);
+			rc = CLI_EXIT_FAIL;
+		} else if (c.fmt == BENCH_FMT_HUMAN) {
+			printf("report: %s\n", c.html_path);
+		}
+	}
 	outcome_free(&o, nalloc);
 	bench_trace_free(&c.trace);
 	return rc;

@@ -2,13 +2,15 @@
 /*
  * uraid bench, split by concern: bench_opts.c parses the command line,
  * bench.c runs the single run, sweep, steady-state rounds or replay (with a
- * progress line), bench_out.c prints the human table, JSON and CSV.
+ * progress line), bench_out.c prints the human table, JSON and CSV,
+ * bench_html.c and bench_html_charts.c write the HTML report (--html).
  */
 #ifndef URAID_CLI_BENCH_CLI_H
 #define URAID_CLI_BENCH_CLI_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "bench/bench.h"
 #include "bench/sweep.h"
@@ -30,6 +32,9 @@ struct bench_cli {
 	bool acc_weight[BENCH_MAX_LINES];
 	enum bench_fmt fmt;
 	const char *csv_path;       /* --csv */
+	const char *html_path;      /* --html */
+	int argc;                   /* the command line, for the report's description */
+	char **argv;
 	bool sweep;
 	struct bench_axes axes;
 	unsigned steady_max;        /* --steady-state: at most this many rounds; 0 off */
@@ -52,6 +57,9 @@ struct bench_outcome {
 	bool ss_reached;
 	unsigned ss_rounds;
 	struct bench_steady ss;
+	/* when and how long (the report's description) */
+	time_t started;
+	uint64_t wall_ns;
 };
 
 /* Parse argv into c; -1: help or list printed (exit 0); else 0 or an exit status. */
@@ -60,5 +68,12 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c);
 void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
 void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
 void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
+/* The HTML report of what was run, with the charts that fit it; 0 or -errno with err. */
+int bench_write_html(const struct bench_cli *c, const struct bench_outcome *o, const char *path,
+		     char *err, size_t errlen);
+struct bench_report;
+/* bench_html_charts.c: the chart sections of that report. */
+int bench_html_charts(struct bench_report *r, const struct bench_cli *c,
+		      const struct bench_outcome *o, char *err, size_t errlen);
 
 #endif

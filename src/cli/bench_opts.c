@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uraid/geom.h>
 
@@ -89,6 +90,13 @@ static void bench_usage(FILE *f)
 		"                          schema in docs/bench-json.md)\n"
 		"      --output-format=F   human (default), json or csv\n"
 		"      --csv=PATH          also write the results as CSV to PATH\n"
+		"      --html=PATH         also write a report to PATH: one self-contained HTML\n"
+		"                          file (inline SVG, nothing fetched) with the run's\n"
+		"                          description, key figures and the charts that fit it:\n"
+		"                          IOPS and latency vs queue depth (a line per thread\n"
+		"                          count), scaling vs drive count with the JBOD line,\n"
+		"                          the block size x mix matrix as lines and radar,\n"
+		"                          latency percentiles, the one-second time series\n"
 		"  -h, --help              this text\n"
 		"\n"
 		"Write data is random (incompressible). DEVICEs the run creates may be written\n"
@@ -121,7 +129,7 @@ enum {
 	OPT_BLOCKALIGN, OPT_IODEPTH, OPT_NUMJOBS, OPT_RUNTIME, OPT_RAMP, OPT_SIZE, OPT_OFFSET,
 	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
-	OPT_CSV, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
 };
 
 static const struct option bench_opts[] = {
@@ -160,6 +168,7 @@ static const struct option bench_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "output-format", required_argument, NULL, OPT_FORMAT },
 	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "html", required_argument, NULL, OPT_HTML },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -298,6 +307,21 @@ static int check_combinations(struct bench_cli *c)
 		return usage_error("%s", "--sweep matrix sets block size and mix itself: drop "
 				   "--profile, --access and --bssplit");
 	return 0;
+}
+
+/* The report is written after the run: refuse a path that cannot be written before it. */
+static int check_out_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+
+	if (!slash)
+		return access(".", W_OK | X_OK);
+	if ((size_t)(slash - path) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	return access(slash == path ? "/" : dir, W_OK | X_OK);
 }
 
 static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigned *pct_random)
@@ -466,6 +490,12 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_CSV:
 		c->csv_path = optarg;
 		break;
+	case OPT_HTML:
+		if (!*optarg || check_out_dir(optarg))
+			return usage_error("--html=%s: the folder does not exist or is not writable",
+					   optarg);
+		c->html_path = optarg;
+		break;
 	default:
 		return usage_error("%s", "unknown option");
 	}
@@ -484,6 +514,8 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	c->wl.runtime_s = 10;
 	c->wl.seed = 1;
 	c->tg.kind = BENCH_RAW;
+	c->argc = argc;
+	c->argv = argv;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "l:c:p:h", bench_opts, NULL)) != -1) {
 		if (opt == 'h') {
@@ -512,6 +544,9 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	}
 	if (c->axes.matrix && !c->random_given)
 		c->wl.line[0].random_pct = 100;     /* the matrix is random unless told */
+	if (c->axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
+		snprintf(c->what, sizeof(c->what), "block size × read/write mix, %u %% random",
+			 c->wl.line[0].random_pct);
 	if ((rc = check_combinations(c)))
 		return rc;
 	if (optind >= argc)

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid bench --html: the report of a run as one self-contained HTML file
+ * (src/bench/report.h): what was run where (host, date, kernel, uraid
+ * version, command, targets, workload), the key figures, the charts that fit
+ * it (bench_html_charts.c) and a table of every cell.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/geom.h>
+
+#include "bench/report.h"
+#include "cli/bench_cli.h"
+#include "common/errmsg.h"
+
+/* As src/cli/main.c (uraid --version) has it; the build may pass -DURAID_VERSION. */
+#ifndef URAID_VERSION
+#define URAID_VERSION "0.1.0"
+#endif
+
+static double per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static uint64_t ios_of(const struct bench_result *r)
+{
+	return r->dir[0].ios + r->dir[1].ios;
+}
+
+static uint64_t bytes_of(const struct bench_result *r)
+{
+	return r->dir[0].bytes + r->dir[1].bytes;
+}
+
+static bool cell_ok(const struct bench_outcome *o, unsigned i)
+{
+	return o->ran[i] && !(o->cells && o->cells[i].skip[0]) && o->res[i].runtime_ns;
+}
+
+/* Append s to buf (of len) with a separator, keeping it NUL-terminated; "..." when full. */
+static void append(char *buf, size_t len, const char *sep, const char *s)
+{
+	size_t used = strlen(buf);
+
+	if (used + strlen(sep) + strlen(s) + 4 >= len) {
+		if (used + 4 < len && strcmp(buf + (used > 3 ? used - 3 : 0), "..."))
+			strcat(buf, "...");
+		return;
+	}
+	if (used)
+		strcat(buf, sep);
+	strcat(buf, s);
+}
+
+static const char *kind_words(const struct bench_cli *c, const struct bench_outcome *o,
+			      char *buf, size_t len)
+{
+	const struct bench_axes *ax = &c->axes;
+
+	if (c->steady_max)
+		snprintf(buf, len, "steady state (SNIA PTS): %s after %u rounds of %.3g s",
+			 o->ss_reached ? "reached" : "not reached", o->ss_rounds, c->wl.runtime_s);
+	else if (c->replay_path)
+		snprintf(buf, len, "replay of a fio iolog");
+	else if (!o->cells)
+		snprintf(buf, len, "a single run");
+	else
+		snprintf(buf, len, "a sweep of %u cells (%s), %.3g s each%s", o->ncells,
+			 ax->matrix ? "block size × read/write mix" : ax->ndrives ?
+			 "drive count, the level against JBOD" : ax->nqd && ax->nthreads ?
+			 "threads × queue depth" : ax->nqd ? "queue depth" : "threads",
+			 c->wl.runtime_s, c->wl.ramp_s > 0 ? " after its ramp" : "");
+	return buf;
+}
+
+static int add_description(struct bench_report *r, const struct bench_cli *c,
+			   const struct bench_outcome *o, char *err, size_t errlen)
+{
+	const struct bench_result *first = &o->res[0];
+	char host[320], date[96], kernel[400], cmd[1024] = "", tg[1024] = "", wl[400], run[200];
+	struct utsname u;
+	struct tm tm;
+	int rc = 0;
+
+	for (unsigned i = 0; i < o->ncells; i++)
+		if (cell_ok(o, i)) {
+			first = &o->res[i];
+			break;
+		}
+	if (uname(&u))
+		memset(&u, 0, sizeof(u));
+	snprintf(host, sizeof(host), "%s (%ld CPUs online)", u.nodename[0] ? u.nodename : "?",
+		 sysconf(_SC_NPROCESSORS_ONLN));
+	gmtime_r(&o->started, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	snprintf(date + strlen(date), sizeof(date) - strlen(date), ", %.1f s in all",
+		 o->wall_ns / 1e9);
+	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
+	for (int i = 0; i < c->argc; i++) {
+		char q[512];
+		const char *a = i ? c->argv[i] : "uraid bench";
+
+		/* quoted as a shell would need it, so the line can be pasted */
+		if (i && strpbrk(a, " \t\"$`\\*?;&|<>()[]{}~#!") && !strchr(a, '\''))
+			snprintf(q, sizeof(q), "'%s'", a);
+		else
+			snprintf(q, sizeof(q), "%s", a);
+		append(cmd, sizeof(cmd), " ", q);
+	}
+	for (unsigned i = 0; i < c->tg.npaths; i++)
+		append(tg, sizeof(tg), ", ", c->tg.paths[i]);
+	if (c->axes.ndrives)
+		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": %s on the first N of them, "
+			 "each against the JBOD of the same N", uraid_level_name(c->tg.level) ?
+			 uraid_level_name(c->tg.level) : "the array");
+	else
+		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": %s%s", first->target_desc,
+			 c->tg.kind == BENCH_ARRAY ? ", driven in process" : "");
+	snprintf(wl, sizeof(wl), "%s; %u worker%s × QD %u%s; %s%s; seed %llu%s%s", c->what,
+		 first->workers, first->workers == 1 ? "" : "s", first->iodepth,
+		 o->cells && !c->steady_max ? " (as in the first cell)" : "",
+		 (c->tg.flags & BENCH_BUFFERED) ? "page cache" : "O_DIRECT",
+		 c->wl.rate_iops ? ", rate-limited" : "", (unsigned long long)c->wl.seed,
+		 (c->wl.flags & BENCH_VERIFY) ? "; every block verified" : "",
+		 c->wl.ramp_s > 0 ? "; ramp before measuring" : "");
+#define TRY(call) do { if (!rc) rc = (call); } while (0)
+	TRY(bench_report_add_info(r, "host", host, err, errlen));
+	TRY(bench_report_add_info(r, "date", date, err, errlen));
+	TRY(bench_report_add_info(r, "kernel", kernel, err, errlen));
+	TRY(bench_report_add_info(r, "uraid", URAID_VERSION, err, errlen));
+	TRY(bench_report_add_info(r, "command", cmd, err, errlen));
+	TRY(bench_report_add_info(r, "targets", tg, err, errlen));
+	TRY(bench_report_add_info(r, "workload", wl, err, errlen));
+	TRY(bench_report_add_info(r, "run", kind_words(c, o, run, sizeof(run)), err, errlen));
+#undef TRY
+	return rc;
+}
+
+/* The cell with the highest (or lowest) value of f; -1 when none ran. */
+static int best_cell(const struct bench_outcome *o, double (*f)(const struct bench_result *),
+		     bool lowest)
+{
+	int best = -1;
+
+	for (unsigned i = 0; i < o->ncells; i++) {
+		if (!cell_ok(o, i) || !ios_of(&o->res[i]))
+			continue;
+		double v = f(&o->res[i]);
+		if (best < 0 || (lowest ? v < f(&o->res[best]) : v > f(&o->res[best])))
+			best = (int)i;
+	}
+	return best;
+}
+
+static double f_iops(const struct bench_result *r) { return per_s(ios_of(r), r->runtime_ns); }
+static double f_mib(const struct bench_result *r)
+{
+	return per_s(bytes_of(r), r->runtime_ns) / (1 << 20);
+}
+static double f_mean(const struct bench_result *r) { return (double)hist_mean(&r->lat); }
+
+static int figures_cells(struct bench_report *r, const struct bench_cli *c,
+			 const struct bench_outcome *o, char *err, size_t errlen)
+{
+	char label[200];
+	int i, rc = 0;
+
+	if ((i = best_cell(o, f_iops, false)) >= 0) {
+		snprintf(label, sizeof(label), "highest IOPS (%s)", o->cells[i].label);
+		rc = bench_report_add_figure(r, label, f_iops(&o->res[i]), SVG_UNIT_SI, "IOPS", err,
+					     errlen);
+	}
+	if (!rc && (i = best_cell(o, f_mib, false)) >= 0) {
+		snprintf(label, sizeof(label), "highest MiB/s (%s)", o->cells[i].label);
+		rc = bench_report_add_figure(r, label, f_mib(&o->res[i]), SVG_UNIT_PLAIN, "MiB/s",
+					     err, errlen);
+	}
+	if (!rc && (i = best_cell(o, f_mean, true)) >= 0) {
+		snprintf(label, sizeof(label), "lowest mean latency (%s)", o->cells[i].label);
+		rc = bench_report_add_figure(r, label, f_mean(&o->res[i]), SVG_UNIT_NS, NULL, err,
+					     errlen);
+	}
+	if (!rc && o->has_rating)
+		rc = bench_report_add_figure(r, o->rating_complete ? "X-bit rating Σ IOPS(QD)/QD, "
+					     "QD 1..32" : "X-bit rating (not every QD 1..32 run)",
+					     o->rating, SVG_UNIT_SI, NULL, err, errlen);
+	/* drives: the largest array against the JBOD of the same drives */
+	for (int k = (int)o->ncells - 1; !rc && c->axes.ndrives && k > 0; k--) {
+		if (o->cells[k].jbod || !cell_ok(o, (unsigned)k) || !cell_ok(o, (unsigned)k - 1) ||
+		    !ios_of(&o->res[k - 1]))
+			continue;
+		snprintf(label, sizeof(label), "%s against %s, IOPS", o->cells[k].label,
+			 o->cells[k - 1].label);
+		rc = bench_report_add_figure(r, label, f_iops(&o->res[k]) / f_iops(&o->res[k - 1]),
+					     SVG_UNIT_PLAIN, "× JBOD", err, errlen);
+		break;
+	}
+	if (!rc && c->steady_max)
+		rc = bench_report_add_figure(r, o->ss_reached ? "steady state, mean of the last 5 "
+					     "rounds" : "last 5 rounds (steady state not reached)",
+					     o->ss.avg, SVG_UNIT_SI, "IOPS", err, errlen);
+	return rc;
+}
+
+static int figures_single(struct bench_report *r, const struct bench_cli *c,
+			  const struct bench_result *res, char *err, size_t errlen)
+{
+	int rc = 0;
+
+#define TRY(call) do { if (!rc) rc = (call); } while (0)
+	TRY(bench_report_add_figure(r, "IOPS (reads and writes)", f_iops(res), SVG_UNIT_SI,
+				    "IOPS", err, errlen));
+	TRY(bench_report_add_figure(r, "throughput", f_mib(res), SVG_UNIT_PLAIN, "MiB/s", err,
+				    errlen));
+	TRY(bench_report_add_figure(r, "mean latency", f_mean(res), SVG_UNIT_NS, NULL, err,
+				    errlen));
+	TRY(bench_report_add_figure(r, "99th percentile latency",
+				    (double)hist_percentile(&res->lat, 99), SVG_UNIT_NS, NULL, err,
+				    errlen));
+	TRY(bench_report_add_figure(r, "99.9th percentile latency",
+				    (double)hist_percentile(&res->lat, 99.9), SVG_UNIT_NS, NULL,
+				    err, errlen));
+	TRY(bench_report_add_figure(r, "CPU, user + system, of one CPU",
+				    100.0 * per_s(res->cpu_user_ns + res->cpu_sys_ns,
+						  res->runtime_ns) / 1e9, SVG_UNIT_PLAIN,
+				    "%", err, errlen));
+	if (c->replay_path)
+		TRY(bench_report_add_figure(r, "busy-time rate (≥ 1 I/O outstanding)",
+					    per_s(bytes_of(res), res->busy_ns) / (1 << 20),
+					    SVG_UNIT_PLAIN, "MiB/s", err, errlen));
+	if (c->wl.flags & BENCH_VERIFY)
+		TRY(bench_report_add_figure(r, "blocks verified, no mismatch",
+					    (double)res->verified_blocks, SVG_UNIT_PLAIN, NULL, err,
+					    errlen));
+#undef TRY
+	return rc;
+}
+
+static int row_of(struct bench_report *r, const char *name, uint64_t ios, uint64_t bytes,
+		  const struct hist *h, uint64_t ns, char *err, size_t errlen)
+{
+	char v[6][32];
+	const char *row[7] = { name, v[0], v[1], v[2], v[3], v[4], v[5] };
+
+	snprintf(v[0], sizeof(v[0]), "%.0f", per_s(ios, ns));
+	snprintf(v[1], sizeof(v[1]), "%.2f", per_s(bytes, ns) / (1 << 20));
+	if (h->count) {
+		snprintf(v[2], sizeof(v[2]), "%.1f", hist_mean(h) / 1e3);
+		snprintf(v[3], sizeof(v[3]), "%.1f", hist_percentile(h, 99) / 1e3);
+		snprintf(v[4], sizeof(v[4]), "%.1f", hist_percentile(h, 99.9) / 1e3);
+		snprintf(v[5], sizeof(v[5]), "%.1f", h->max / 1e3);
+	} else {
+		for (int k = 2; k < 6; k++)
+			snprintf(v[k], sizeof(v[k]), "–");
+	}
+	return bench_report_add_row(r, row, err, errlen);
+}
+
+/* Every cell (or direction of a single run) as the human table has it. */
+static int add_results_table(struct bench_report *r, const struct bench_outcome *o, char *err,
+			     size_t errlen)
+{
+	static const char *const hdr[7] = { "cell", "IOPS", "MiB/s", "mean µs", "p99 µs",
+					    "p99.9 µs", "max µs" };
+	int rc = bench_report_add_heading(r, "Results", err, errlen);
+
+	if (!rc)
+		rc = bench_report_add_table(r, o->cells ? "Every cell" : "Per direction", 7, hdr,
+					    err, errlen);
+	if (!o->cells) {
+		const struct bench_result *res = &o->res[0];
+		if (!rc && res->dir[0].ios)
+			rc = row_of(r, "read", res->dir[0].ios, res->dir[0].bytes, &res->dir[0].lat,
+				    res->runtime_ns, err, errlen);
+		if (!rc && res->dir[1].ios)
+			rc = row_of(r, "write", res->dir[1].ios, res->dir[1].bytes, &res->dir[1].lat,
+				    res->runtime_ns, err, errlen);
+		if (!rc)
+			rc = row_of(r, "total", ios_of(res), bytes_of(res), &res->lat,
+				    res->runtime_ns, err, errlen);
+		return rc;
+	}
+	for (unsigned i = 0; i < o->ncells && !rc; i++) {
+		const struct bench_cell *cl = &o->cells[i];
+		if (cl->skip[0] || !o->ran[i]) {
+			char why[128];
+			const char *row[7] = { cl->label, why, "", "", "", "", "" };
+			snprintf(why, sizeof(why), "skipped: %s", cl->skip[0] ? cl->skip : "error");
+			rc = bench_report_add_row(r, row, err, errlen);
+			continue;
+		}
+		rc = row_of(r, cl->label, ios_of(&o->res[i]), bytes_of(&o->res[i]), &o->res[i].lat,
+			    o->res[i].runtime_ns, err, errlen);
+	}
+	return rc;
+}
+
+int bench_write_html(const struct bench_cli *c, const struct bench_outcome *o, const char *path,
+		     char *err, size_t errlen)
+{
+	struct bench_report *r;
+	char title[160];
+	int rc;
+
+	snprintf(title, sizeof(title), "uraid bench: %s", c->what);
+	rc = bench_report_new(&r, title, err, errlen);
+	if (rc)
+		return rc;
+	rc = add_description(r, c, o, err, errlen);
+	if (!rc)
+		rc = o->cells ? figures_cells(r, c, o, err, errlen)
+			      : figures_single(r, c, &o->res[0], err, errlen);
+	if (!rc)
+		rc = bench_html_charts(r, c, o, err, errlen);
+	if (!rc)
+		rc = add_results_table(r, o, err, errlen);
+	if (!rc)
+		rc = bench_report_write_html(r, path, err, errlen);
+	bench_report_free(r);
+	return rc;
+}

@@ -17,13 +17,10 @@
 #include <uraid/geom.h>
 
 #include "bench/report.h"
+#include "cli/version.h"
 #include "cli/bench_cli.h"
 #include "common/errmsg.h"
 
-/* As src/cli/main.c (uraid --version) has it; the build may pass -DURAID_VERSION. */
-#ifndef URAID_VERSION
-#define URAID_VERSION "0.1.0"
-#endif
 
 static double per_s(uint64_t n, uint64_t ns)
 {

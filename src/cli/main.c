@@ -4,10 +4,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/version.h"
 
-#ifndef URAID_VERSION
-#define URAID_VERSION "0.1.0"
-#endif
 
 static const struct {
 	const char *name;

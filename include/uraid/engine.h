@@ -159,6 +159,40 @@ struct uraid_array_status {
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
 uint64_t uraid_array_size(const struct uraid_array *a);
 
+/* ---- background work: resync, check, repair (md's sync_action) ---- */
+
+enum uraid_sync_kind {
+	URAID_SYNC_NONE,
+	URAID_SYNC_RESYNC,          /* redundancy recomputed from data (unclean stop) */
+	URAID_SYNC_CHECK,           /* read and compare; count mismatches, change nothing */
+	URAID_SYNC_REPAIR,          /* as check, and rewrite redundancy that differs */
+};
+
+struct uraid_sync_status {
+	enum uraid_sync_kind kind;  /* running, or the last one that ran (NONE: never) */
+	bool running;
+	int result;                 /* of the last one: 0, -ECANCELED, -EIO */
+	uint64_t done_bytes;        /* per member, as md's sync_completed */
+	uint64_t total_bytes;
+	uint64_t rate_bytes_s;      /* recent, per member */
+	uint64_t mismatch_sectors;  /* check/repair: as md's mismatch_cnt */
+	uint32_t min_kib_s, max_kib_s;   /* throttling (md's speed_limit_min/max) */
+};
+
+/*
+ * Start background work on a running array (RAID 1/4/5/6/10, not degraded,
+ * engine with its own threads); -EBUSY while another runs, -EINVAL with the
+ * reason in err when the level or state does not allow it.
+ */
+int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, char *err,
+			   size_t errlen);
+/* Stop it (the position reached is kept for a resync: resync_offset). */
+int uraid_array_sync_cancel(struct uraid_array *a);
+int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);
+/* KiB/s per member: min holds while foreground I/O runs, max when idle.
+ * 0 keeps the current value (defaults: md's 1000 and 200000). */
+int uraid_array_sync_speed(struct uraid_array *a, uint32_t min_kib_s, uint32_t max_kib_s);
+
 /* ---- management of a running array (mdadm --fail / --remove) ---- */
 
 /* Index in uraid_array_status.members of the member at path (the same file

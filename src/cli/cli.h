@@ -16,5 +16,8 @@ int cmd_status(int argc, char **argv);
 int cmd_fail(int argc, char **argv);
 int cmd_remove(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
+int cmd_speed(int argc, char **argv);
 
 #endif

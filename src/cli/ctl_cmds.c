@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli/cli.h"
 #include "ctl/ctl.h"
@@ -296,4 +297,123 @@ int cmd_stop(int argc, char **argv)
 		return rc;
 	const char *fields[1] = { "stop" };
 	return call("stop", ctl, fields, 1);
+}
+
+static void sync_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid check [--wait] [--cancel] ARRAY\n"
+		"       uraid repair [--wait] ARRAY\n"
+		"       uraid speed [--min=KIB/S] [--max=KIB/S] ARRAY\n"
+		"\n"
+		"Background work on a served RAID 4/5/6 array (md's sync_action). check reads\n"
+		"every stripe, computes the parity from the data and counts the 4 KiB pages\n"
+		"where it differs (md's mismatch_cnt, in sectors); repair also rewrites the\n"
+		"parity there. Both run alongside the clients, at speed --min while they are\n"
+		"busy and up to --max when idle (md's speed_limit_min/max; defaults 1000 and\n"
+		"200000 KiB/s per member). uraid status shows the progress.\n"
+		"\n"
+		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches\n"
+		"  -x, --cancel   stop the running check, repair or resync\n"
+		"      --min=N    (speed) KiB/s per member held while clients are busy\n"
+		"      --max=N    (speed) KiB/s per member at most when the array is idle\n"
+		"  -h, --help     this text\n");
+}
+
+/* Poll sync-status until the work ends; the exit status says how it went. */
+static int wait_sync(const char *cmd, const char *ctl)
+{
+	const char *fields[1] = { "sync-status" };
+	for (;;) {
+		char *body = NULL, msg[256];
+		size_t len = 0;
+		FILE *f = open_memstream(&body, &len);
+		int rc = f ? ctl_call(ctl, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
+		if (f)
+			fclose(f);
+		int kind = 0, running = 0, result = 0;
+		unsigned long long done = 0, total = 0, mism = 0;
+		bool parsed = rc == 0 && body &&
+			      sscanf(body, "%d %d %llu %llu %llu %d", &kind, &running, &done, &total,
+				     &mism, &result) == 6;
+		free(body);
+		if (!parsed) {
+			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd,
+				rc ? msg : "bad answer");
+			return CLI_EXIT_FAIL;
+		}
+		if (!running) {
+			const char *how = result == 0 ? "completed" : result == -ECANCELED
+				? "stopped" : "failed";
+			printf("%s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n", cmd, how,
+			       done >> 20, total >> 20, mism);
+			return result != 0 || (!strcmp(cmd, "check") && mism) ? CLI_EXIT_FAIL
+									     : CLI_EXIT_OK;
+		}
+		struct timespec ts = { 0, 200 * 1000000L };
+		nanosleep(&ts, NULL);
+	}
+}
+
+static const struct option sync_longopts[] = {
+	{ "wait", no_argument, NULL, 'w' },
+	{ "cancel", no_argument, NULL, 'x' },
+	{ "min", required_argument, NULL, 'm' },
+	{ "max", required_argument, NULL, 'M' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int sync_cmd(int argc, char **argv, const char *cmd)
+{
+	bool wait = false, cancel = false;
+	const char *lo = "0", *hi = "0";
+	char ctl[CTL_MAX_LINE], *end;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "wxh", sync_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w': wait = true; break;
+		case 'x': cancel = true; break;
+		case 'm': lo = optarg; break;
+		case 'M': hi = optarg; break;
+		case 'h': sync_usage(stdout); return CLI_EXIT_OK;
+		default: sync_usage(stderr); return CLI_EXIT_USAGE;
+		}
+	}
+	bool speed = !strcmp(cmd, "speed");
+	if ((cancel && strcmp(cmd, "check")) || (speed && (wait || cancel)) ||
+	    (!speed && (strcmp(lo, "0") || strcmp(hi, "0"))) ||
+	    strtoul(lo, &end, 10) > 0xffffffffUL || *end || strtoul(hi, &end, 10) > 0xffffffffUL ||
+	    *end || argc - optind > 1) {
+		sync_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = resolve_target(cmd, optind < argc ? argv[optind] : NULL, ctl, sizeof(ctl))) != 0)
+		return rc;
+	if (speed) {
+		const char *fields[3] = { "speed", lo, hi };
+		return call(cmd, ctl, fields, 3);
+	}
+	const char *fields[1] = { cancel ? "sync-cancel" : cmd };
+	rc = call(cmd, ctl, fields, 1);
+	if (rc || !wait)
+		return rc;
+	return wait_sync(cmd, ctl);
+}
+
+int cmd_check(int argc, char **argv)
+{
+	return sync_cmd(argc, argv, "check");
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	return sync_cmd(argc, argv, "repair");
+}
+
+int cmd_speed(int argc, char **argv)
+{
+	return sync_cmd(argc, argv, "speed");
 }

@@ -21,6 +21,9 @@ static const struct {
 	{ "fail", cmd_fail, "mark a member of a served array faulty" },
 	{ "remove", cmd_remove, "take a faulty or spare member out of a served array" },
 	{ "stop", cmd_stop, "stop serving an array: drain, flush, mark clean" },
+	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
+	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },
+	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
 };
 
 static void usage(FILE *f)

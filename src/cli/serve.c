@@ -56,6 +56,9 @@ static void serve_usage(FILE *f)
 		"  -f, --force              start a dirty degraded RAID 4/5/6 (md's --force)\n"
 		"      --ready-fd=FD        write \"ready\\n\" to FD and close it once serving\n"
 		"      --pid-file=PATH      write the pid there once serving (removed at exit)\n"
+		"      --speed-min=KIB/S    background work (resync, check, repair) holds this\n"
+		"                           rate per member while clients are busy (1000)\n"
+		"      --speed-max=KIB/S    and goes up to this one when they are not (200000)\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Clients: nbdinfo nbd+unix:///?socket=PATH, qemu-img, nbdcopy, nbdfuse, fio\n"
@@ -63,7 +66,8 @@ static void serve_usage(FILE *f)
 		"FAST_ZERO and multi-connection consistency.\n");
 }
 
-enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE };
+enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
+       OPT_SPEED_MAX };
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
@@ -79,6 +83,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "force", no_argument, NULL, 'f' },
 		{ "ready-fd", required_argument, NULL, OPT_READY_FD },
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+		{ "speed-min", required_argument, NULL, OPT_SPEED_MIN },
+		{ "speed-max", required_argument, NULL, OPT_SPEED_MAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -106,6 +112,17 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return CLI_EXIT_USAGE;
 			}
 			o->socket_mode = (unsigned)m;
+			break;
+		}
+		case OPT_SPEED_MIN:
+		case OPT_SPEED_MAX: {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v == 0 || v > 0xffffffffUL) {
+				fprintf(stderr, "uraid serve: --%s=%s: expected KiB/s, > 0\n",
+					c == OPT_SPEED_MIN ? "speed-min" : "speed-max", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			*(c == OPT_SPEED_MIN ? &o->speed_min : &o->speed_max) = (uint32_t)v;
 			break;
 		}
 		case 't': {
@@ -244,6 +261,19 @@ static void signal_ready(struct serve_state *st)
 	}
 }
 
+/* md resyncs an array that was not stopped cleanly as soon as it starts. */
+static void start_resync_if_dirty(struct serve_state *st)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char err[256];
+
+	if (as && uraid_array_status(st->array, as) == 0 && as->resync_needed &&
+	    !st->o->read_only && !as->degraded &&
+	    uraid_array_sync_start(st->array, URAID_SYNC_RESYNC, err, sizeof(err)) != 0)
+		fprintf(stderr, "uraid serve: the array needs a resync, which cannot run: %s\n", err);
+	free(as);
+}
+
 /* Signals, control requests; returns when asked to stop. */
 static void main_loop(struct serve_state *st, int sig_fd)
 {
@@ -306,6 +336,7 @@ static int run(struct serve_state *st, int sig_fd)
 		uraid_engine_destroy(st->engine);
 		return CLI_EXIT_FAIL;
 	}
+	uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max);
 	/* the default export name is the array's name without mdadm's "homehost:" */
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	if (as && uraid_array_status(st->array, as) == 0) {
@@ -335,6 +366,7 @@ static int run(struct serve_state *st, int sig_fd)
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
 			announce(st);
+			start_resync_if_dirty(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
 			nbd_server_stop(st->server, STOP_TIMEOUT_MS);
@@ -344,13 +376,18 @@ static int run(struct serve_state *st, int sig_fd)
 	}
 	if (st->ctl_fd >= 0)
 		close(st->ctl_fd);
+	struct uraid_array_status *fin = malloc(sizeof(*fin));
+	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
+	free(fin);
 	rc = uraid_array_close(st->array);
 	if (rc) {
 		fprintf(stderr, "uraid serve: closing the array: %s\n", strerror(-rc));
 		status = CLI_EXIT_FAIL;
 	} else if (status == CLI_EXIT_OK) {
 		fprintf(stderr, "uraid serve: stopped; the array is flushed and %s\n",
-			st->o->read_only ? "was not written" : "marked clean");
+			st->o->read_only ? "was not written"
+			: dirty ? "still needs a resync (it goes on from where it stopped)"
+				: "marked clean");
 	}
 	uraid_engine_destroy(st->engine);
 	cleanup_files(st);

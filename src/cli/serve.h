@@ -18,6 +18,7 @@ struct serve_opts {
 	const char *pid_file;
 	unsigned socket_mode;
 	unsigned threads;
+	uint32_t speed_min, speed_max;  /* KiB/s, 0: md's defaults */
 	int ready_fd;
 	bool read_only, force;
 };

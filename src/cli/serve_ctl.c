@@ -2,7 +2,7 @@
 /*
  * The control requests a running `uraid serve` answers (see ctl/ctl.h for
  * the protocol): status, status-json, summary, export-is, owns, fail,
- * remove, stop.
+ * remove, check, repair, sync-cancel, sync-status, speed, stop.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +39,7 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	si->connections = nbd_server_connections(st->server);
 	si->connections_total = nbd_server_connections_total(st->server);
 	si->read_only = st->o->read_only;
+	uraid_array_sync_status(st->array, &si->sync);
 }
 
 /* The body, written by fn into memory, then the reply. */
@@ -154,6 +155,37 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq.field[1],
 			 st->export_name);
 		reply_result(fd, rc, err, done);
+	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
+		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
+								   : URAID_SYNC_REPAIR;
+		int rc = uraid_array_sync_start(st->array, kind, err, sizeof(err));
+		snprintf(done, sizeof(done), "'%s': %s started\n", st->export_name, cmd);
+		reply_result(fd, rc, err, done);
+	} else if (!strcmp(cmd, "sync-cancel")) {
+		int rc = uraid_array_sync_cancel(st->array);
+		snprintf(done, sizeof(done), "'%s': background work stopping\n", st->export_name);
+		reply_result(fd, rc, "no background work is running", done);
+	} else if (!strcmp(cmd, "sync-status")) {
+		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		/* kind running done total mismatches result: for scripts and --wait */
+		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d\n", (int)ss.kind, ss.running,
+			 (unsigned long long)ss.done_bytes, (unsigned long long)ss.total_bytes,
+			 (unsigned long long)ss.mismatch_sectors, ss.result);
+		ctl_reply(fd, 0, NULL, done, strlen(done));
+	} else if (!strcmp(cmd, "speed")) {
+		unsigned long lo = rq.nfields > 1 ? strtoul(rq.field[1], NULL, 10) : 0;
+		unsigned long hi = rq.nfields > 2 ? strtoul(rq.field[2], NULL, 10) : 0;
+		if (lo > UINT32_MAX || hi > UINT32_MAX || (lo && hi && lo > hi)) {
+			ctl_reply(fd, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
+			return;
+		}
+		uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi);
+		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
+			 st->export_name, ss.min_kib_s, ss.max_kib_s);
+		ctl_reply(fd, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "stop")) {
 		snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, "
 			 "then marking the array clean)\n", st->export_name);

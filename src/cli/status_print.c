@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* An array's state, for `uraid detail` and `uraid status`. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,6 +49,86 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
+static const char *sync_kind_name(enum uraid_sync_kind k)
+{
+	switch (k) {
+	case URAID_SYNC_RESYNC: return "resync";
+	case URAID_SYNC_CHECK: return "check";
+	case URAID_SYNC_REPAIR: return "repair";
+	default: return "none";
+	}
+}
+
+/* Seconds left at the recent rate; 0 when unknown. */
+static uint64_t sync_eta_s(const struct uraid_sync_status *s)
+{
+	if (!s->running || !s->rate_bytes_s || s->done_bytes >= s->total_bytes)
+		return 0;
+	return (s->total_bytes - s->done_bytes) / s->rate_bytes_s;
+}
+
+/* "resync  [=======>.............]  37.5% (384/1024 MiB) 120 MiB/s, 5 s left" */
+static void print_background(FILE *f, const struct uraid_sync_status *s)
+{
+	char rate[32];
+
+	if (!s->running && s->kind == URAID_SYNC_NONE) {
+		fprintf(f, "     Background : none (limits %u..%u KiB/s)\n", s->min_kib_s,
+			s->max_kib_s);
+		return;
+	}
+	double pct = s->total_bytes ? 100.0 * (double)s->done_bytes / (double)s->total_bytes : 0;
+	if (s->running) {
+		char bar[21];
+		unsigned fill = (unsigned)(pct / 5);
+		for (unsigned i = 0; i < 20; i++)
+			bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
+		bar[20] = 0;
+		fprintf(f, "     Background : %s [%s] %5.1f%% (%llu/%llu MiB per member) %s/s, "
+			"%llu s left\n", sync_kind_name(s->kind), bar, pct,
+			(unsigned long long)(s->done_bytes >> 20),
+			(unsigned long long)(s->total_bytes >> 20),
+			cli_bytes(s->rate_bytes_s, rate, sizeof(rate)),
+			(unsigned long long)sync_eta_s(s));
+	} else {
+		fprintf(f, "     Background : none; last %s %s at %.1f%%\n", sync_kind_name(s->kind),
+			s->result == 0 ? "completed" : s->result == -ECANCELED ? "stopped" : "failed",
+			pct);
+	}
+	if (s->kind == URAID_SYNC_CHECK || s->kind == URAID_SYNC_REPAIR)
+		fprintf(f, "   Mismatch Cnt : %llu\n", (unsigned long long)s->mismatch_sectors);
+	fprintf(f, "    Sync Limits : %u..%u KiB/s\n", s->min_kib_s, s->max_kib_s);
+}
+
+static void json_background(struct json *j, const struct uraid_sync_status *s)
+{
+	json_arr_open(j, "background");
+	if (s->running) {
+		json_obj_open(j, NULL);
+		json_str(j, "kind", sync_kind_name(s->kind));
+		json_u64(j, "done_bytes", s->done_bytes);
+		json_u64(j, "total_bytes", s->total_bytes);
+		json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
+		json_u64(j, "eta_s", sync_eta_s(s));
+		json_u64(j, "mismatch_sectors", s->mismatch_sectors);
+		json_obj_close(j);
+	}
+	json_arr_close(j);
+	json_obj_open(j, "last_background");
+	json_str(j, "kind", sync_kind_name(s->kind));
+	json_bool(j, "running", s->running);
+	json_str(j, "result", s->running ? "running" : s->result == 0 ? "completed"
+			      : s->result == -ECANCELED ? "stopped" : "failed");
+	json_u64(j, "done_bytes", s->done_bytes);
+	json_u64(j, "total_bytes", s->total_bytes);
+	json_u64(j, "mismatch_sectors", s->mismatch_sectors);
+	json_obj_close(j);
+	json_obj_open(j, "sync_limits");
+	json_u64(j, "min_kib_per_s", s->min_kib_s);
+	json_u64(j, "max_kib_per_s", s->max_kib_s);
+	json_obj_close(j);
+}
+
 void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		      const struct cli_serve_info *srv)
 {
@@ -78,8 +159,7 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 	fprintf(f, "         Events : %" PRIu64 "\n", st->events);
 	if (srv) {
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
-		/* resync, recovery, check: none runs in this version */
-		fprintf(f, "     Background : none\n");
+		print_background(f, &srv->sync);
 	}
 	fprintf(f, "\n    Slot  State     Direct  Device\n");
 	for (int slot = 0; slot < (int)st->raid_disks; slot++) {
@@ -138,8 +218,7 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_u64(&j, "events", st->events);
 	if (srv) {
 		json_u64(&j, "in_flight", st->in_flight);
-		json_arr_open(&j, "background");     /* resync/recovery/check jobs: none yet */
-		json_arr_close(&j);
+		json_background(&j, &srv->sync);
 	}
 	json_arr_open(&j, "members");
 	for (unsigned i = 0; i < st->nmembers; i++) {

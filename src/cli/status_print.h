@@ -22,6 +22,7 @@ struct cli_serve_info {
 	unsigned connections;
 	uint64_t connections_total;
 	bool read_only;
+	struct uraid_sync_status sync;  /* background work, running or last */
 };
 
 const char *cli_member_state_name(enum uraid_member_state s);

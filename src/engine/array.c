@@ -15,6 +15,7 @@
 
 #include "common/errmsg.h"
 #include "engine/array.h"
+#include "engine/sync.h"
 #include "engine/mio.h"
 
 /* wstate values */
@@ -64,6 +65,11 @@ static uint64_t sum_in_flight(const struct array *a)
 	return n;
 }
 
+uint64_t array_foreground_in_flight(const struct array *a)
+{
+	return sum_in_flight(a);
+}
+
 static uint64_t sum_writes_in_flight(const struct array *a)
 {
 	uint64_t n = 0;
@@ -101,10 +107,29 @@ static int gate_enter_write(struct array *a, struct array_counters *c)
 	return rc;
 }
 
+/*
+ * The idle cleaner looks at last_write_ns only when no write is in flight,
+ * so it is the time the reactor's count last fell to 0: stamped by the
+ * write that takes it there (not by every write, which costs a clock read
+ * per write under load). Only the reactor's own thread changes its count,
+ * so the load is exact; the stamp is stored before the count falls, so a
+ * cleaner that sees 0 sees the stamp too.
+ */
 static void gate_leave_write(struct array_counters *c)
 {
-	atomic_store_explicit(&c->last_write_ns, engine_now_ns(), memory_order_relaxed);
+	if (atomic_load_explicit(&c->writes_in_flight, memory_order_relaxed) == 1)
+		atomic_store_explicit(&c->last_write_ns, engine_now_ns(), memory_order_relaxed);
 	atomic_fetch_sub(&c->writes_in_flight, 1);
+}
+
+int array_gate_enter(struct array *a, unsigned reactor)
+{
+	return gate_enter_write(a, &a->counters[reactor]);
+}
+
+void array_gate_leave(struct array *a, unsigned reactor)
+{
+	gate_leave_write(&a->counters[reactor]);
 }
 
 void array_idle_check(struct array *a, uint64_t now_ns)
@@ -426,6 +451,7 @@ static void array_free(struct array *a)
 		free(a->retired[i]);
 	}
 	pthread_mutex_destroy(&a->meta_lock);
+	pthread_mutex_destroy(&a->sync_lock);
 	free(a->counters);
 	free(a);
 }
@@ -446,6 +472,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	memset(a->counters, 0, e->nreactors * sizeof(*a->counters));
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
 	pthread_mutex_init(&a->meta_lock, NULL);
+	pthread_mutex_init(&a->sync_lock, NULL);
 
 	int rc = assemble_members(a, o, err, errlen);
 	if (rc) {
@@ -495,6 +522,7 @@ int uraid_array_close(struct uraid_array *ua)
 	struct uraid_engine *e = a->e;
 	int rc = 0;
 
+	sync_stop_wait(a);
 	drain(a);
 	pthread_mutex_lock(&e->lock);
 	for (struct array **pp = &e->arrays; *pp; pp = &(*pp)->next) {
@@ -510,7 +538,8 @@ int uraid_array_close(struct uraid_array *ua)
 			if (slot_ok(a, s) && fdatasync(a->slot[s].m->fd) && !rc)
 				rc = -errno;
 		pthread_mutex_lock(&a->meta_lock);
-		if (!a->clean && !a->resync_needed) {
+		/* dirty arrays too: resync_offset records how far a resync got */
+		if (!a->clean) {
 			int r2 = meta_mark_clean(a);
 			if (!rc)
 				rc = r2;

@@ -127,6 +127,12 @@ struct array {
 
 	const struct level_ops *ops;
 	void *level_priv;               /* e.g. the stripe lock table */
+
+	/* background work (sync.c): the running job, the last one's end state */
+	struct sync_job *_Atomic sync;
+	pthread_mutex_t sync_lock;      /* starting, ending, sync_last */
+	struct uraid_sync_status sync_last;
+	_Atomic uint32_t sync_min_kib, sync_max_kib;
 };
 
 /* ---- requests ---- */
@@ -233,6 +239,12 @@ int meta_mark_clean(struct array *a);
 int meta_record_change(struct array *a);
 /* a->degraded from the slots' states. meta_lock held. */
 void meta_recount_degraded(struct array *a);
+/* Requests in flight on every reactor (background work yields to them). */
+uint64_t array_foreground_in_flight(const struct array *a);
+/* Background writes pass the write gate as requests do (the array is marked
+ * active first); counted on the given reactor. 0 or -errno. */
+int array_gate_enter(struct array *a, unsigned reactor);
+void array_gate_leave(struct array *a, unsigned reactor);
 /* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
 bool array_level_survives(const struct array *a);
 

@@ -59,6 +59,7 @@ struct member_io {
 	int rw_flags;               /* RWF_DSYNC for FUA */
 	struct member *m;
 	void (*done)(struct member_io *mio, int res);
+	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */
 	struct reactor *r;          /* internal: set by member_submit */
 };

@@ -145,6 +145,9 @@ static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 	case IORING_OP_ASYNC_CANCEL:
 		io_uring_prep_cancel(sqe, op->buf, 0);
 		break;
+	case IORING_OP_TIMEOUT:
+		io_uring_prep_timeout(sqe, op->buf, 0, 0);
+		break;
 	default:
 		io_uring_prep_nop(sqe);
 		break;
@@ -238,6 +241,11 @@ void reactor_accept(struct reactor *r, struct io_op *op, int fd)
 void reactor_cancel(struct reactor *r, struct io_op *op, struct io_op *target)
 {
 	reactor_prep(r, op, IORING_OP_ASYNC_CANCEL, -1, target, 0, 0, 0);
+}
+
+void reactor_timeout(struct reactor *r, struct io_op *op, struct __kernel_timespec *ts)
+{
+	reactor_prep(r, op, IORING_OP_TIMEOUT, -1, ts, 0, 0, 0);
 }
 
 void reactor_complete(struct reactor *r, struct io_op *op, int res)

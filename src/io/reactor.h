@@ -84,6 +84,8 @@ void reactor_accept(struct reactor *r, struct io_op *op, int fd);
 /* Ask for target (issued on r) to end early: it completes with -ECANCELED
  * (or its own result if it was done); op completes with 0, -ENOENT or -EALREADY. */
 void reactor_cancel(struct reactor *r, struct io_op *op, struct io_op *target);
+/* Complete op after ts (which must stay valid until then) with -ETIME. */
+void reactor_timeout(struct reactor *r, struct io_op *op, struct __kernel_timespec *ts);
 /* Complete op with res on the next poll, without any I/O (errors, no-ops). */
 void reactor_complete(struct reactor *r, struct io_op *op, int res);
 

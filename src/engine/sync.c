@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Background work: the job, its progress, throttling and checkpoints. The
+ * level does one unit at a time (sync_raid5.c, sync_mirror.c); this file
+ * moves the position, sleeps between units when the rate asks for it, and
+ * records the outcome (resync_offset for a resync).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/errmsg.h"
+#include "engine/array.h"
+#include "engine/host.h"
+#include "engine/sync.h"
+
+#define A(ua) ((struct array *)(ua))
+
+#define SYNC_MIN_KIB_DEFAULT   1000u     /* md's speed_limit_min */
+#define SYNC_MAX_KIB_DEFAULT   200000u   /* md's speed_limit_max */
+#define SYNC_WINDOW_NS         (500u * 1000000u)   /* rate measured over this */
+#define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
+
+static const char *kind_name(enum uraid_sync_kind k)
+{
+	switch (k) {
+	case URAID_SYNC_RESYNC: return "resync";
+	case URAID_SYNC_CHECK: return "check";
+	case URAID_SYNC_REPAIR: return "repair";
+	default: return "none";
+	}
+}
+
+static const struct sync_level *level_of(const struct array *a)
+{
+	switch (a->geom.level) {
+	case URAID_LEVEL_4:
+	case URAID_LEVEL_5:
+	case URAID_LEVEL_6:
+		return &sync_raid5_level;
+	default:
+		return NULL;
+	}
+}
+
+static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
+{
+	uint32_t x = atomic_load(v);
+	return x ? x : def;
+}
+
+/* ---- member I/O of a unit ---- */
+
+static void sync_io_done(struct member_io *mio, int res)
+{
+	struct sync_job *j = mio->ctx;
+
+	if (res && !j->io_error)
+		j->io_error = res;
+	if (--j->outstanding == 0)
+		j->after_io(j);
+}
+
+void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
+		 void *buf, uint64_t sector, uint32_t nsect)
+{
+	struct member_io *mio = &j->mio[i];
+
+	memset(mio, 0, sizeof(*mio));
+	mio->kind = kind;
+	mio->buf = buf;
+	mio->len = nsect * 512;
+	mio->sector = sector;
+	mio->m = m;
+	mio->done = sync_io_done;
+	mio->ctx = j;
+	j->outstanding++;
+	member_submit(j->r, mio);
+}
+
+/* ---- the job's life ---- */
+
+/* The outcome into sync_last and, for a resync, into the superblocks. */
+static void job_end(struct sync_job *j)
+{
+	struct array *a = j->a;
+	bool complete = j->result == 0 && j->pos >= j->end;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (j->kind == URAID_SYNC_RESYNC && !(a->flags & URAID_ASSEMBLE_READONLY)) {
+		if (complete) {
+			a->resync_needed = false;
+			a->resync_checkpoint = UINT64_MAX;
+		} else {
+			a->resync_checkpoint = j->pos;
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+
+	pthread_mutex_lock(&a->sync_lock);
+	struct uraid_sync_status *st = &a->sync_last;
+	st->kind = j->kind;
+	st->running = false;
+	st->result = complete ? 0 : j->result ? j->result : -ECANCELED;
+	st->done_bytes = atomic_load(&j->done_sectors) * 512;
+	st->total_bytes = j->end * 512;
+	st->rate_bytes_s = 0;
+	st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
+	pthread_mutex_unlock(&a->sync_lock);
+
+	if (j->kind == URAID_SYNC_CHECK || j->kind == URAID_SYNC_REPAIR)
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n",
+			kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
+			? "stopped" : "failed", (unsigned long long)(st->done_bytes >> 20),
+			(unsigned long long)(st->total_bytes >> 20),
+			(unsigned long long)st->mismatch_sectors);
+	else
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member\n", kind_name(j->kind),
+			complete ? "done" : st->result == -ECANCELED ? "stopped" : "failed",
+			(unsigned long long)(st->done_bytes >> 20),
+			(unsigned long long)(st->total_bytes >> 20));
+	if (j->lv->job_fini)
+		j->lv->job_fini(j);
+	atomic_store(&j->finished, true);
+}
+
+static void next_unit(struct sync_job *j);
+
+static void timer_done(struct io_op *op, int res)
+{
+	struct sync_job *j = (struct sync_job *)((char *)op - offsetof(struct sync_job, timer_op));
+	(void)res;
+	next_unit(j);
+}
+
+/* Sleep on the reactor (a timeout op), then go on. */
+static void pause_ns(struct sync_job *j, uint64_t ns)
+{
+	j->timer_ts.tv_sec = (long long)(ns / 1000000000u);
+	j->timer_ts.tv_nsec = (long long)(ns % 1000000000u);
+	j->timer_op.cb = timer_done;
+	reactor_timeout(j->r, &j->timer_op, &j->timer_ts);
+}
+
+static void checkpoint(struct sync_job *j, uint64_t now)
+{
+	struct array *a = j->a;
+
+	if (j->kind != URAID_SYNC_RESYNC || now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
+		return;
+	j->last_checkpoint_ns = now;
+	/* written with the next clean marking (resync_offset while not active) */
+	pthread_mutex_lock(&a->meta_lock);
+	a->resync_checkpoint = j->pos;
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/*
+ * Between units: how long to wait so that the rate of the current window
+ * stays under the limit that applies (min while foreground I/O is in
+ * flight, max when the array is idle).
+ */
+static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
+{
+	struct array *a = j->a;
+	uint64_t busy = array_foreground_in_flight(a);
+	uint64_t kib = busy ? speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT)
+			    : speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+	uint64_t elapsed = now - j->window_ns;
+
+	if (elapsed >= SYNC_WINDOW_NS) {
+		atomic_store(&j->rate_bps, elapsed ? j->window_bytes * 1000000000u / elapsed : 0);
+		j->window_ns = now;
+		j->window_bytes = 0;
+		return 0;
+	}
+	uint64_t allowed_ns = j->window_bytes * 1000000000u / (kib * 1024);
+	return allowed_ns > elapsed ? allowed_ns - elapsed : 0;
+}
+
+void sync_unit_done(struct sync_job *j, int res)
+{
+	if (res) {
+		j->result = res;
+		job_end(j);
+		return;
+	}
+	uint32_t n = j->pos + j->unit > j->end ? (uint32_t)(j->end - j->pos) : j->unit;
+	j->pos += n;
+	atomic_fetch_add(&j->done_sectors, n);
+	j->window_bytes += (uint64_t)n * 512;
+	uint64_t now = engine_now_ns();
+	checkpoint(j, now);
+	uint64_t wait = throttle_ns(j, now);
+	if (wait)
+		pause_ns(j, wait);
+	else
+		next_unit(j);
+}
+
+static void next_unit(struct sync_job *j)
+{
+	if (atomic_load(&j->cancel)) {
+		j->result = -ECANCELED;
+		job_end(j);
+		return;
+	}
+	if (j->pos >= j->end) {
+		job_end(j);
+		return;
+	}
+	j->outstanding = 0;
+	j->io_error = 0;
+	j->lv->unit(j);
+}
+
+static void job_start(struct reactor *r, struct reactor_msg *m)
+{
+	struct sync_job *j = (struct sync_job *)((char *)m - offsetof(struct sync_job, start_msg));
+	(void)r;
+	next_unit(j);
+}
+
+/* The job that ended is freed by whoever looks next (status, start, stop). */
+static void reap(struct array *a)
+{
+	struct sync_job *j = atomic_load(&a->sync);
+
+	if (j && atomic_load(&j->finished)) {
+		atomic_store(&a->sync, NULL);
+		free(j);
+	}
+}
+
+static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
+		 size_t errlen)
+{
+	const struct sync_level *lv = level_of(a);
+
+	if (!lv && (a->geom.level == URAID_LEVEL_1 || a->geom.level == URAID_LEVEL_10))
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "%s of %s arrays is not available "
+				  "in this version (RAID 4/5/6 only)", kind_name(kind),
+				  uraid_level_name(a->geom.level));
+	if (!lv)
+		return uraid_errf(err, errlen, -EINVAL, "%s has no redundancy to %s",
+				  uraid_level_name(a->geom.level), kind_name(kind));
+	if (!(a->e->flags & URAID_ENGINE_THREADS))
+		return uraid_errf(err, errlen, -EINVAL, "background work needs an engine that "
+				  "runs its own threads");
+	if ((kind != URAID_SYNC_CHECK) && (a->flags & URAID_ASSEMBLE_READONLY))
+		return uraid_errf(err, errlen, -EROFS, "the array is read-only: only a check "
+				  "can run");
+	int rc = lv->can_run(a, kind, err, errlen);
+	if (rc)
+		return rc;
+	reap(a);
+	if (atomic_load(&a->sync))
+		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
+				  kind_name(atomic_load(&a->sync)->kind));
+	struct sync_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	j->a = a;
+	j->lv = lv;
+	j->kind = kind;
+	j->ridx = a->e->nreactors - 1;    /* the last reactor: the first takes accepts */
+	j->r = engine_reactor(a->e, j->ridx);
+	j->unit = lv->unit_sectors(a);
+	j->end = a->geom.dev_sectors - a->geom.dev_sectors % j->unit;
+	j->pos = from - from % j->unit;
+	if (j->pos > j->end)
+		j->pos = j->end;
+	atomic_store(&j->done_sectors, j->pos);
+	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
+	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
+		free(j);
+		return uraid_errf(err, errlen, rc, "cannot set up the %s: %s", kind_name(kind),
+				  strerror(-rc));
+	}
+	pthread_mutex_lock(&a->sync_lock);
+	memset(&a->sync_last, 0, sizeof(a->sync_last));
+	a->sync_last.kind = kind;
+	a->sync_last.running = true;
+	pthread_mutex_unlock(&a->sync_lock);
+	atomic_store(&a->sync, j);
+	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", kind_name(kind),
+		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
+	j->start_msg.fn = job_start;
+	reactor_post(j->r, &j->start_msg);
+	return 0;
+}
+
+int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, char *err,
+			   size_t errlen)
+{
+	struct array *a = A(ua);
+
+	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR)
+		return uraid_errf(err, errlen, -EINVAL, "unknown kind of background work");
+	uint64_t from = 0;
+	if (kind == URAID_SYNC_RESYNC) {
+		pthread_mutex_lock(&a->meta_lock);
+		if (a->resync_needed && a->resync_checkpoint < a->geom.dev_sectors)
+			from = a->resync_checkpoint;
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	return start(a, kind, from, err, errlen);
+}
+
+int sync_start_if_needed(struct array *a)
+{
+	char err[256];
+	bool needed;
+
+	pthread_mutex_lock(&a->meta_lock);
+	needed = a->resync_needed && !(a->flags & URAID_ASSEMBLE_READONLY);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (!needed)
+		return 0;
+	int rc = uraid_array_sync_start((struct uraid_array *)a, URAID_SYNC_RESYNC, err,
+					sizeof(err));
+	if (rc)
+		fprintf(stderr, "uraid: the array needs a resync but it cannot run: %s\n", err);
+	return rc;
+}
+
+int uraid_array_sync_cancel(struct uraid_array *ua)
+{
+	struct array *a = A(ua);
+	struct sync_job *j = atomic_load(&a->sync);
+
+	if (!j || atomic_load(&j->finished))
+		return -ENOENT;
+	atomic_store(&j->cancel, true);
+	return 0;
+}
+
+void sync_stop_wait(struct array *a)
+{
+	struct sync_job *j = atomic_load(&a->sync);
+
+	if (!j)
+		return;
+	atomic_store(&j->cancel, true);
+	while (!atomic_load(&j->finished)) {
+		struct timespec ts = { 0, 2000000 };
+		nanosleep(&ts, NULL);
+	}
+	reap(a);
+}
+
+int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st)
+{
+	struct array *a = A(ua);
+
+	pthread_mutex_lock(&a->sync_lock);
+	*st = a->sync_last;
+	struct sync_job *j = atomic_load(&a->sync);
+	if (j && !atomic_load(&j->finished)) {
+		st->running = true;
+		st->kind = j->kind;
+		st->done_bytes = atomic_load(&j->done_sectors) * 512;
+		st->total_bytes = j->end * 512;
+		st->rate_bytes_s = atomic_load(&j->rate_bps);
+		st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	st->min_kib_s = speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
+	st->max_kib_s = speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+	return 0;
+}
+
+int uraid_array_sync_speed(struct uraid_array *ua, uint32_t min_kib_s, uint32_t max_kib_s)
+{
+	struct array *a = A(ua);
+
+	if (min_kib_s)
+		atomic_store(&a->sync_min_kib, min_kib_s);
+	if (max_kib_s)
+		atomic_store(&a->sync_max_kib, max_kib_s);
+	return 0;
+}

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Background work on an array (md's sync thread): resync (redundancy
+ * recomputed from data after an unclean stop), check (count mismatches, as
+ * md's mismatch_cnt) and repair (rewrite redundancy where it does not match).
+ * One job per array at a time, run unit by unit (a stripe row for RAID
+ * 4/5/6) on one reactor, interleaved
+ * with foreground I/O: each unit takes the row's stripe lock (RAID 4/5/6)
+ * so that no write changes it meanwhile.
+ *
+ * Throttling as md's speed_limit_min/max: while foreground I/O is in flight
+ * the job holds to the minimum rate; when the array is idle it goes up to
+ * the maximum. Positions are member sectors from data_offset (md's
+ * resync_offset and curr_resync are in the same unit).
+ */
+#ifndef URAID_ENGINE_SYNC_H
+#define URAID_ENGINE_SYNC_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uraid/engine.h>
+
+#include "io/member.h"
+#include "io/reactor.h"
+
+struct array;
+struct sync_job;
+
+/* The level's part: one unit at job->pos; calls sync_unit_done when over. */
+struct sync_level {
+	/* sectors of one unit (per member) */
+	uint32_t (*unit_sectors)(const struct array *a);
+	/* 0, or -errno with a reason when the level cannot run this kind now */
+	int (*can_run)(const struct array *a, enum uraid_sync_kind kind, char *err, size_t errlen);
+	void (*unit)(struct sync_job *j);
+	/* per-job state: allocated at start, freed at the end */
+	int (*job_init)(struct sync_job *j);
+	void (*job_fini)(struct sync_job *j);
+};
+
+#define SYNC_MAX_IO URAID_MAX_MEMBERS
+
+struct sync_job {
+	struct array *a;
+	const struct sync_level *lv;
+	enum uraid_sync_kind kind;
+	struct reactor *r;
+	unsigned ridx;
+	uint64_t pos, end;              /* member sectors */
+	uint32_t unit;                  /* sectors per unit */
+	int result;
+	_Atomic bool cancel;
+	_Atomic bool finished;
+	/* progress, read by status from any thread */
+	_Atomic uint64_t done_sectors;
+	_Atomic uint64_t mismatch_sectors;
+	_Atomic uint64_t rate_bps;
+	/* throttling */
+	uint64_t t_start_ns, window_ns, window_bytes;
+	struct io_op timer_op;
+	struct __kernel_timespec timer_ts;
+	uint64_t last_checkpoint_ns;
+	/* messages to the job's reactor */
+	struct reactor_msg start_msg;
+	/* the level's I/O of one unit */
+	struct member_io mio[SYNC_MAX_IO];
+	unsigned outstanding;
+	int io_error;
+	void (*after_io)(struct sync_job *j);
+	void *priv;                     /* the level's per-job state */
+};
+
+/* The levels' hooks (sync_raid5.c). */
+extern const struct sync_level sync_raid5_level;
+
+/* Called by the level when the unit at j->pos is over (res 0 or -errno). */
+void sync_unit_done(struct sync_job *j, int res);
+/* Issue member I/O i of the unit (counted in j->outstanding; the first
+ * error kept in j->io_error); j->after_io runs when the last one ends. */
+void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
+		 void *buf, uint64_t sector, uint32_t nsect);
+
+/* Start the array's resync if it was assembled dirty (serve does this). */
+int sync_start_if_needed(struct array *a);
+/* Cancel the running job and wait until it has stopped (close). */
+void sync_stop_wait(struct array *a);
+
+#endif

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Background work on RAID 4/5/6, one stripe row per unit: take the row's
+ * stripe lock (foreground writes to the row wait), read every member's
+ * chunk of it, compute P (and Q) from the data, compare with what is on
+ * disk; a check counts the 4 KiB pages that differ (md's mismatch_cnt, in
+ * sectors), a repair or resync writes the parity back where it differs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uraid/parity.h>
+
+#include "common/errmsg.h"
+#include "engine/raid5_priv.h"
+#include "engine/sync.h"
+
+#define PAGE_SECTORS 8u         /* md compares and counts in 4 KiB pages */
+
+struct r5_sync {
+	struct sync_job *job;
+	struct stripe_lk lk;
+	struct uraid_stripe st;
+	unsigned n, npar, nsyn;
+	size_t len;                     /* bytes of one member's chunk of the row */
+	uint8_t *slot_buf[URAID_MAX_MEMBERS];
+	uint8_t *p_new, *q_new;
+	uint8_t *zero;
+	void *blocks[URAID_MAX_MEMBERS + 2];
+	bool wrote_p, wrote_q;
+	bool gate_held;
+};
+
+static uint32_t r5_unit_sectors(const struct array *a)
+{
+	return a->geom.chunk_sectors;
+}
+
+static int r5_can_run(const struct array *a, enum uraid_sync_kind kind, char *err,
+		      size_t errlen)
+{
+	unsigned deg = atomic_load(&a->degraded);
+	(void)kind;
+	if (deg)
+		return uraid_errf(err, errlen, -EINVAL, "the array is degraded (%u slot%s "
+				  "missing): there is no redundancy to compare", deg,
+				  deg > 1 ? "s" : "");
+	return 0;
+}
+
+static void r5_job_fini(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->n; i++)
+		free(s->slot_buf[i]);
+	free(s->p_new);
+	free(s->q_new);
+	free(s->zero);
+	free(s);
+	j->priv = NULL;
+}
+
+static int r5_job_init(struct sync_job *j)
+{
+	struct array *a = j->a;
+	struct r5_sync *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	j->priv = s;
+	s->job = j;
+	s->n = a->geom.raid_disks;
+	s->npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
+	s->len = (size_t)a->geom.chunk_sectors * 512;
+	bool ok = posix_memalign((void **)&s->p_new, 4096, s->len) == 0 &&
+		  posix_memalign((void **)&s->q_new, 4096, s->len) == 0 &&
+		  posix_memalign((void **)&s->zero, 4096, s->len) == 0;
+	for (unsigned i = 0; ok && i < s->n; i++)
+		ok = posix_memalign((void **)&s->slot_buf[i], 4096, s->len) == 0;
+	if (!ok) {
+		r5_job_fini(j);
+		return -ENOMEM;
+	}
+	memset(s->zero, 0, s->len);
+	return 0;
+}
+
+/* The blocks in parity order: data by syndrome slot (zero blocks between, DDF), P, Q. */
+static void fill_blocks(struct r5_sync *s)
+{
+	s->nsyn = s->npar == 2 ? s->st.syndrome_slots : s->st.data_disks;
+	for (unsigned k = 0; k < s->nsyn; k++)
+		s->blocks[k] = s->zero;
+	for (unsigned k = 0; k < s->st.data_disks; k++) {
+		unsigned slot = s->st.data_slot[k];
+		unsigned at = s->npar == 2 ? (unsigned)s->st.syndrome_of_slot[slot] : k;
+		s->blocks[at] = s->slot_buf[slot];
+	}
+}
+
+/* 4 KiB pages where a and b differ, counted in sectors. */
+static uint64_t mismatched_sectors(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	uint64_t n = 0;
+	for (size_t off = 0; off < len; off += PAGE_SECTORS * 512) {
+		size_t l = len - off < PAGE_SECTORS * 512 ? len - off : PAGE_SECTORS * 512;
+		if (memcmp(a + off, b + off, l))
+			n += PAGE_SECTORS;
+	}
+	return n;
+}
+
+static void unit_end(struct sync_job *j, int res)
+{
+	struct r5_sync *s = j->priv;
+	struct r5_priv *priv = j->a->level_priv;
+
+	if (s->gate_held) {
+		array_gate_leave(j->a, j->ridx);
+		s->gate_held = false;
+	}
+	stripe_unlock(&priv->locks, &s->lk);
+	if (res)
+		fprintf(stderr, "uraid: background work stopped at member sector %llu: %s\n",
+			(unsigned long long)j->pos, strerror(-res));
+	sync_unit_done(j, res);
+}
+
+static void writes_done(struct sync_job *j)
+{
+	unit_end(j, j->io_error);
+}
+
+static void reads_done(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+
+	if (j->io_error) {
+		unit_end(j, j->io_error);
+		return;
+	}
+	fill_blocks(s);
+	if (s->npar == 2)
+		uraid_parity_gen_pq(s->nsyn, s->len, s->blocks, s->p_new, s->q_new);
+	else
+		uraid_parity_gen_p(s->nsyn, s->len, s->blocks, s->p_new);
+	uint64_t mp = mismatched_sectors(s->p_new, s->slot_buf[s->st.p_slot], s->len);
+	uint64_t mq = s->npar == 2 ? mismatched_sectors(s->q_new, s->slot_buf[s->st.q_slot],
+							  s->len) : 0;
+	/* md counts a page once even when both P and Q differ there: take the larger */
+	if (j->kind != URAID_SYNC_RESYNC)
+		atomic_fetch_add(&j->mismatch_sectors, mp > mq ? mp : mq);
+	if (j->kind == URAID_SYNC_CHECK || (mp == 0 && mq == 0)) {
+		unit_end(j, 0);
+		return;
+	}
+	int rc = array_gate_enter(a, j->ridx);
+	if (rc) {
+		unit_end(j, rc);
+		return;
+	}
+	s->gate_held = true;
+	j->after_io = writes_done;
+	uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
+	uint32_t nsect = a->geom.chunk_sectors;
+	if (mp)
+		sync_submit(j, 0, MEMBER_WRITE, a->slot[s->st.p_slot].m, s->p_new, sector, nsect);
+	if (mq)
+		sync_submit(j, 1, MEMBER_WRITE, a->slot[s->st.q_slot].m, s->q_new, sector, nsect);
+}
+
+static void row_locked(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+
+	for (unsigned slot = 0; slot < s->n; slot++) {
+		if (!slot_ok(a, slot)) {
+			unit_end(j, -EIO);      /* a member failed meanwhile: stop */
+			return;
+		}
+	}
+	j->after_io = reads_done;
+	for (unsigned slot = 0; slot < s->n; slot++)
+		sync_submit(j, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot],
+			    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+}
+
+static void row_granted(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_sync *s = (struct r5_sync *)((char *)m - offsetof(struct r5_sync, lk.msg));
+	(void)r;
+	row_locked(s->job);
+}
+
+static void r5_unit(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+	struct r5_priv *priv = a->level_priv;
+	uint64_t row = j->pos / a->geom.chunk_sectors;
+
+	if (uraid_geom_stripe(&a->geom, row, &s->st) != 0) {
+		sync_unit_done(j, -EINVAL);
+		return;
+	}
+	s->lk.msg.fn = row_granted;
+	if (stripe_lock(&priv->locks, &s->lk, row, j->r))
+		row_locked(j);
+}
+
+const struct sync_level sync_raid5_level = {
+	.unit_sectors = r5_unit_sectors,
+	.can_run = r5_can_run,
+	.unit = r5_unit,
+	.job_init = r5_job_init,
+	.job_fini = r5_job_fini,
+};

@@ -1,0 +1,127 @@
+#!/bin/bash
+# Background work on served RAID 4/5/6 arrays: check counts the parity pages
+# that do not match (md's mismatch_cnt, in sectors, known exactly here);
+# repair fixes them and a second check finds 0; a dirty array resyncs by itself
+# at start, a resync stopped half-way continues from resync_offset after a
+# restart (the superblock shows the offset), the result is checked with 0
+# mismatches while fio verifies through NBD; throttling limits hold; refusals.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+for t in nbdinfo fio python3; do
+    command -v $t >/dev/null || { echo "$t not installed (make deps)"; exit 77; }
+done
+work=$(mktemp -d /tmp/uraid-sync.XXXXXX)
+export URAID_RUN_DIR=$work/run
+SEED=${SEED:-20261129}
+echo "seed $SEED, work in $work"
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+fails=0
+check() {
+    local what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+# members NAME N SIZE-MiB: random contents from the seed (so parity is wrong)
+members() {
+    m=()
+    for i in $(seq 0 $(($2 - 1))); do
+        python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2]) << 20))' \
+            "$((SEED + i))" "$3" >"$work/$1.$i"
+        m+=("$work/$1.$i")
+    done
+}
+serve() {   # serve NAME ARGS...
+    "$URAID" serve --socket="$work/$1.sock" --threads=2 --pid-file="$work/$1.pid" "${@:2}" \
+        >"$work/$1.out" 2>"$work/$1.err" &
+    spid=$!
+    for _ in $(seq 100); do [ -s "$work/$1.pid" ] && return 0; sleep 0.1; done
+    cat "$work/$1.err"; return 1
+}
+stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
+
+# ---- check, repair, check on RAID 5 and RAID 6 assembled with wrong parity ----
+for level in 5 6; do
+    name=ck$level
+    members "$name" 4 24
+    "$URAID" create --level=$level --raid-devices=4 --chunk=64 --assume-clean --name=$name \
+        "${m[@]}" >/dev/null
+    serve $name "${m[@]}"
+    dev=$(( ($("$URAID" status --json $name | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])') / (4 - (level - 4)) ) / 512 ))
+    out=$("$URAID" check --wait $name); rc=$?
+    echo "$out"
+    # random data: every 4 KiB page of every row mismatches, so the count is
+    # the member's data size in sectors (as md counts)
+    check "raid$level: check finds every page ($dev sectors) wrong and exits 1" \
+        bash -c "[ $rc -eq 1 ] && grep -q 'mismatch_cnt $dev\$' <<<\"\$0\"" "$out"
+    check "raid$level: repair completes" bash -c "'$URAID' repair --wait $name >/dev/null"
+    out=$("$URAID" check --wait $name); rc=$?
+    check "raid$level: a second check finds 0 mismatches ($out)" \
+        bash -c "[ $rc -eq 0 ] && grep -q 'mismatch_cnt 0\$' <<<\"\$0\"" "$out"
+    js=$("$URAID" status --json $name)
+    check "raid$level: status --json reports the last check" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); lb = d["last_background"]
+assert lb["kind"] == "check" and lb["result"] == "completed" and lb["mismatch_sectors"] == 0, lb
+assert lb["done_bytes"] == lb["total_bytes"] > 0, lb' "$js"
+    check "raid$level: stopped with status 0" stop $name
+done
+
+# ---- refusals ----
+members deg 3 8
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=deg "${m[@]}" missing >/dev/null
+serve deg "${m[@]}"
+out=$("$URAID" check deg 2>&1); rc=$?
+check "check of a degraded RAID 5 is refused ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q degraded <<<\"\$0\"" "$out"
+out=$("$URAID" check --cancel deg 2>&1); rc=$?
+check "cancel with nothing running is refused ($out)" test $rc -ne 0
+out=$("$URAID" speed --min=5000 --max=100 deg 2>&1); rc=$?
+check "speed with min above max is refused ($out)" test $rc -ne 0
+stop deg
+members mir 2 8
+"$URAID" create --level=1 --raid-devices=2 --assume-clean --name=mir "${m[@]}" >/dev/null
+serve mir "${m[@]}"
+out=$("$URAID" check mir 2>&1); rc=$?
+check "check of RAID 1 says it is not available yet ($out)" test $rc -ne 0
+stop mir
+
+# ---- resync of a dirty array: by itself at start, throttled, stopped, continued ----
+members rs 4 32
+"$URAID" create --level=6 --raid-devices=4 --chunk=64 --name=rs "${m[@]}" >/dev/null
+check "created dirty (resync needed)" bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
+serve rs --speed-max=8000 "${m[@]}"
+sleep 1.5
+js=$("$URAID" status --json rs)
+check "a resync runs by itself, at most 8000 KiB/s" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1]); b = d["background"]
+assert len(b) == 1 and b[0]["kind"] == "resync", d
+assert b[0]["rate_bytes_per_s"] <= 8000 * 1024 * 1.25, b
+assert 0 < b[0]["done_bytes"] < b[0]["total_bytes"], b' "$js"
+check "status shows a progress bar" bash -c "'$URAID' status rs | grep -q 'resync \['"
+check "stopped half-way with status 0" stop rs
+off=$("$URAID" examine --json "${m[0]}" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["resync_offset_sectors"])' 2>/dev/null ||
+      "$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
+check "the superblock keeps how far the resync got ($off sectors)" \
+    bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt 65536 ]"
+serve rs "${m[@]}"
+sleep 0.5
+check "after a restart the resync goes on from there" \
+    grep -q "resync started at [1-9]" "$work/rs.err"
+size=$(nbdinfo --size "nbd+unix:///?socket=$work/rs.sock")
+(cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/rs.sock" --rw=randrw \
+    --bssplit=4k/50:64k/50 --iodepth=16 --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+    --randseed="$SEED" --size=$((size / 1048576))M --name=during --output="$work/fio.out" \
+    >/dev/null 2>&1)
+check "fio verify through NBD while the resync runs" grep -q "err= 0" "$work/fio.out"
+for _ in $(seq 300); do grep -q "resync done" "$work/rs.err" && break; sleep 0.1; done
+check "the resync completes" grep -q "resync done" "$work/rs.err"
+out=$("$URAID" check --wait rs); rc=$?
+check "then a check finds 0 mismatches ($out)" test $rc -eq 0
+check "stopped with status 0" stop rs
+check "and the array is clean" bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : clean'"
+
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Referee for background work, both ways, in one boot of the real md driver:
+#  A  parity uraid repaired (RAID 5 assembled over random data with
+#     --assume-clean): md's check finds mismatch_cnt 0;
+#  B  a resync uraid stopped half-way (RAID 6, resync_offset in the
+#     superblocks): md picks it up, finishes, and its check finds 0;
+#  C  a resync md stopped half-way (RAID 5 md created, resync throttled,
+#     mdadm --stop): uraid continues from md's resync_offset, and uraid's
+#     check finds 0.
+# Exit 0 pass, 77 skip, else fail.
+. "$(dirname "$0")/lib.sh"
+interop_prepare || exit $?
+interop_tmpdir || exit 1
+tmp=$INTEROP_TMP
+URAID=$BUILD/uraid
+export URAID_RUN_DIR=$tmp/run
+SEED=${URAID_SEED:-20261129}
+echo "seed $SEED"
+fails=0
+check() {
+    local what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+spid=
+trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait' EXIT
+randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2]) << 20))' "$1" "$2" >"$3"; }
+serve() {   # serve NAME ARGS...
+    "$URAID" serve --socket="$tmp/$1.sock" --threads=2 --pid-file="$tmp/$1.pid" "${@:2}" \
+        >"$tmp/$1.out" 2>"$tmp/$1.err" &
+    spid=$!
+    for _ in $(seq 100); do [ -s "$tmp/$1.pid" ] && return 0; sleep 0.1; done
+    cat "$tmp/$1.err"; return 1
+}
+stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
+
+# A: uraid repairs, md checks
+A=()
+for i in 0 1 2 3; do randfile $((SEED + i)) 24 "$tmp/a$i"; A+=("$tmp/a$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=a "${A[@]}" >/dev/null
+serve a "${A[@]}"
+"$URAID" repair --wait a >/dev/null
+check "A: uraid repair completed" test $? -eq 0
+stop a
+
+# B: uraid stops a resync half-way, md finishes it
+B=()
+for i in 0 1 2 3; do randfile $((SEED + 10 + i)) 24 "$tmp/b$i"; B+=("$tmp/b$i"); done
+"$URAID" create --level=6 --raid-devices=4 --chunk=64 --name=b "${B[@]}" >/dev/null
+serve b --speed-max=6000 "${B[@]}"
+sleep 1.5
+stop b
+off_b=$("$URAID" examine "${B[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
+check "B: uraid left resync_offset $off_b, part-way" bash -c "[ -n '$off_b' ] && [ '$off_b' -gt 0 ]"
+
+# C: md's disks (empty; md writes them)
+C=()
+for i in 0 1 2 3; do randfile $((SEED + 20 + i)) 24 "$tmp/c$i"; C+=("$tmp/c$i"); done
+
+cat >"$tmp/guest.sh" <<'GUEST'
+rc=0
+wait_idle() { while [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
+md_check() {   # md_check MD: check, print mismatch_cnt
+    echo check >/sys/block/$1/md/sync_action
+    sleep 0.5; wait_idle $1
+    echo "$2 mismatch_cnt=$(cat /sys/block/$1/md/mismatch_cnt)"
+}
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md0 /dev/vda /dev/vdb /dev/vdc /dev/vdd >/dev/null 2>&1 || { echo "A: assemble failed"; rc=1; }
+md_check md0 A
+mdadm --stop /dev/md0 >/dev/null 2>&1
+# slowly at first, to see where md's resync starts (sync_completed: "done / total")
+echo 1000 >/proc/sys/dev/raid/speed_limit_min
+echo 1000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md1 /dev/vde /dev/vdf /dev/vdg /dev/vdh >/dev/null 2>&1 || { echo "B: assemble failed"; rc=1; }
+sleep 0.5
+echo "B first_completed=$(cat /sys/block/md1/md/sync_completed | cut -d' ' -f1)"
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+wait_idle md1
+md_check md1 B
+mdadm --stop /dev/md1 >/dev/null 2>&1
+# C: md creates a RAID 5 (--force: a resync, not mdadm's spare-recovery
+# trick), resyncs slowly, is stopped half-way
+echo 4000 >/proc/sys/dev/raid/speed_limit_max
+echo 1000 >/proc/sys/dev/raid/speed_limit_min
+mdadm --create /dev/md2 --run --force --level=5 --raid-devices=4 --chunk=64 --metadata=1.2 --bitmap=none \
+    /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 || { echo "C: create failed"; rc=1; }
+sleep 3
+echo "C sync_completed=$(cat /sys/block/md2/md/sync_completed)"
+mdadm --stop /dev/md2 >/dev/null 2>&1
+exit $rc
+GUEST
+
+out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}")
+rc=$?
+echo "$out"
+check "guest script ran (exit $rc)" test $rc -eq 0
+check "A: md's check of the parity uraid repaired finds 0 mismatches" grep -q "^A mismatch_cnt=0$" <<<"$out"
+check "B: md finished the resync uraid stopped, then its check finds 0" grep -q "^B mismatch_cnt=0$" <<<"$out"
+first=$(sed -n 's/^B first_completed=\([0-9]*\)$/\1/p' <<<"$out")
+check "B: md resumed at uraid's checkpoint, not at 0 (first seen at sector $first)" \
+    bash -c "[ -n '$first' ] && [ '$first' -ge '$off_b' ]"
+
+off_c=$("$URAID" examine "${C[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
+check "C: md left resync_offset $off_c, part-way" bash -c "[ -n '$off_c' ] && [ '$off_c' -gt 0 ]"
+serve c --name=c "${C[@]}"   # md named it after its device
+for _ in $(seq 300); do grep -q "resync done" "$tmp/c.err" && break; sleep 0.1; done
+check "C: uraid continued md's resync from its offset" grep -q "resync started at [1-9]" "$tmp/c.err"
+check "C: and finished it" grep -q "resync done" "$tmp/c.err"
+"$URAID" check --wait c >/dev/null
+check "C: uraid's check then finds 0 mismatches" test $? -eq 0
+stop c
+exit $fails

@@ -71,13 +71,17 @@ check-unit: all $(UNIT_BINS) $(FUZZ_BINS)
 	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS) $(FUZZ_BINS)
 
 # Longer randomised runs: the engine model with many seeds, members failing
-# while several reactor threads run. SOAK_SEEDS runs, each with its own seed.
+# while several reactor threads run, and uraid serve killed with SIGKILL in the
+# middle of writes (tests/cli/test-crash.sh). SOAK_SEEDS runs, each its own seed.
 SOAK_SEEDS ?= 50
-soak: $(BUILD)/tests/test_engine_model
+soak: all $(BUILD)/tests/test_engine_model
 	@fails=0; for s in $$(seq 1 $(SOAK_SEEDS)); do \
 		URAID_MODEL_SOAK=1 $(BUILD)/tests/test_engine_model $$s >$(BUILD)/soak-$$s.log 2>&1 || \
 			{ echo "soak: seed $$s failed, see $(BUILD)/soak-$$s.log"; fails=$$((fails + 1)); }; \
 	done; echo "soak: $(SOAK_SEEDS) seeds, $$fails failed"; [ $$fails -eq 0 ]
+	@echo "soak: uraid serve killed mid-writes, $(SOAK_SEEDS) seeds per level"
+	@CRASH_SEEDS=$(SOAK_SEEDS) BUILD=$(BUILD) bash tests/cli/test-crash.sh >$(BUILD)/soak-crash.log 2>&1; \
+		rc=$$?; grep FAIL $(BUILD)/soak-crash.log; tail -1 $(BUILD)/soak-crash.log; exit $$rc
 
 # Coverage-guided fuzzing with libFuzzer (clang), FUZZ_TIME seconds per target.
 FUZZ_TIME ?= 60

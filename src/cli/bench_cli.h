@@ -76,4 +76,20 @@ struct bench_report;
 int bench_html_charts(struct bench_report *r, const struct bench_cli *c,
 		      const struct bench_outcome *o, char *err, size_t errlen);
 
+/* Rates and totals of a result, for the table, JSON, CSV and the report. */
+static inline double bench_per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static inline uint64_t bench_total_ios(const struct bench_result *r)
+{
+	return r->dir[0].ios + r->dir[1].ios;
+}
+
+static inline uint64_t bench_total_bytes(const struct bench_result *r)
+{
+	return r->dir[0].bytes + r->dir[1].bytes;
+}
+
 #endif

@@ -22,20 +22,6 @@
 #include "common/errmsg.h"
 
 
-static double per_s(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0;
-}
-
-static uint64_t ios_of(const struct bench_result *r)
-{
-	return r->dir[0].ios + r->dir[1].ios;
-}
-
-static uint64_t bytes_of(const struct bench_result *r)
-{
-	return r->dir[0].bytes + r->dir[1].bytes;
-}
 
 static bool cell_ok(const struct bench_outcome *o, unsigned i)
 {
@@ -148,7 +134,7 @@ static int best_cell(const struct bench_outcome *o, double (*f)(const struct ben
 	int best = -1;
 
 	for (unsigned i = 0; i < o->ncells; i++) {
-		if (!cell_ok(o, i) || !ios_of(&o->res[i]))
+		if (!cell_ok(o, i) || !bench_total_ios(&o->res[i]))
 			continue;
 		double v = f(&o->res[i]);
 		if (best < 0 || (lowest ? v < f(&o->res[best]) : v > f(&o->res[best])))
@@ -157,10 +143,13 @@ static int best_cell(const struct bench_outcome *o, double (*f)(const struct ben
 	return best;
 }
 
-static double f_iops(const struct bench_result *r) { return per_s(ios_of(r), r->runtime_ns); }
+static double f_iops(const struct bench_result *r)
+{
+	return bench_per_s(bench_total_ios(r), r->runtime_ns);
+}
 static double f_mib(const struct bench_result *r)
 {
-	return per_s(bytes_of(r), r->runtime_ns) / (1 << 20);
+	return bench_per_s(bench_total_bytes(r), r->runtime_ns) / (1 << 20);
 }
 static double f_mean(const struct bench_result *r) { return (double)hist_mean(&r->lat); }
 
@@ -192,7 +181,7 @@ static int figures_cells(struct bench_report *r, const struct bench_cli *c,
 	/* drives: the largest array against the JBOD of the same drives */
 	for (int k = (int)o->ncells - 1; !rc && c->axes.ndrives && k > 0; k--) {
 		if (o->cells[k].jbod || !cell_ok(o, (unsigned)k) || !cell_ok(o, (unsigned)k - 1) ||
-		    !ios_of(&o->res[k - 1]))
+		    !bench_total_ios(&o->res[k - 1]))
 			continue;
 		snprintf(label, sizeof(label), "%s against %s, IOPS", o->cells[k].label,
 			 o->cells[k - 1].label);
@@ -226,12 +215,12 @@ static int figures_single(struct bench_report *r, const struct bench_cli *c,
 				    (double)hist_percentile(&res->lat, 99.9), SVG_UNIT_NS, NULL,
 				    err, errlen));
 	TRY(bench_report_add_figure(r, "CPU, user + system, of one CPU",
-				    100.0 * per_s(res->cpu_user_ns + res->cpu_sys_ns,
+				    100.0 * bench_per_s(res->cpu_user_ns + res->cpu_sys_ns,
 						  res->runtime_ns) / 1e9, SVG_UNIT_PLAIN,
 				    "%", err, errlen));
 	if (c->replay_path)
 		TRY(bench_report_add_figure(r, "busy-time rate (≥ 1 I/O outstanding)",
-					    per_s(bytes_of(res), res->busy_ns) / (1 << 20),
+					    bench_per_s(bench_total_bytes(res), res->busy_ns) / (1 << 20),
 					    SVG_UNIT_PLAIN, "MiB/s", err, errlen));
 	if (c->wl.flags & BENCH_VERIFY)
 		TRY(bench_report_add_figure(r, "blocks verified, no mismatch",
@@ -247,8 +236,8 @@ static int row_of(struct bench_report *r, const char *name, uint64_t ios, uint64
 	char v[6][32];
 	const char *row[7] = { name, v[0], v[1], v[2], v[3], v[4], v[5] };
 
-	snprintf(v[0], sizeof(v[0]), "%.0f", per_s(ios, ns));
-	snprintf(v[1], sizeof(v[1]), "%.2f", per_s(bytes, ns) / (1 << 20));
+	snprintf(v[0], sizeof(v[0]), "%.0f", bench_per_s(ios, ns));
+	snprintf(v[1], sizeof(v[1]), "%.2f", bench_per_s(bytes, ns) / (1 << 20));
 	if (h->count) {
 		snprintf(v[2], sizeof(v[2]), "%.1f", hist_mean(h) / 1e3);
 		snprintf(v[3], sizeof(v[3]), "%.1f", hist_percentile(h, 99) / 1e3);
@@ -281,7 +270,7 @@ static int add_results_table(struct bench_report *r, const struct bench_outcome 
 			rc = row_of(r, "write", res->dir[1].ios, res->dir[1].bytes, &res->dir[1].lat,
 				    res->runtime_ns, err, errlen);
 		if (!rc)
-			rc = row_of(r, "total", ios_of(res), bytes_of(res), &res->lat,
+			rc = row_of(r, "total", bench_total_ios(res), bench_total_bytes(res), &res->lat,
 				    res->runtime_ns, err, errlen);
 		return rc;
 	}
@@ -294,7 +283,8 @@ static int add_results_table(struct bench_report *r, const struct bench_outcome 
 			rc = bench_report_add_row(r, row, err, errlen);
 			continue;
 		}
-		rc = row_of(r, cl->label, ios_of(&o->res[i]), bytes_of(&o->res[i]), &o->res[i].lat,
+		rc = row_of(r, cl->label, bench_total_ios(&o->res[i]),
+			    bench_total_bytes(&o->res[i]), &o->res[i].lat,
 			    o->res[i].runtime_ns, err, errlen);
 	}
 	return rc;

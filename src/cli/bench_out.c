@@ -18,20 +18,6 @@ static const char *const pct_keys[] = { "p50", "p90", "p99", "p99_9", "p99_99", 
 static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "p99.999" };
 #define NPCT (sizeof(pcts) / sizeof(pcts[0]))
 
-static double per_s(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0;
-}
-
-static uint64_t total_ios(const struct bench_result *r)
-{
-	return r->dir[0].ios + r->dir[1].ios;
-}
-
-static uint64_t total_bytes(const struct bench_result *r)
-{
-	return r->dir[0].bytes + r->dir[1].bytes;
-}
 
 /* ---- JSON ---- */
 
@@ -41,8 +27,8 @@ static void json_dir(struct json *j, const char *key, uint64_t ios, uint64_t byt
 	json_obj_open(j, key);
 	json_u64(j, "ios", ios);
 	json_u64(j, "bytes", bytes);
-	json_u64(j, "iops", (uint64_t)(per_s(ios, ns) + 0.5));
-	json_u64(j, "bw_bytes_per_s", (uint64_t)(per_s(bytes, ns) + 0.5));
+	json_u64(j, "iops", (uint64_t)(bench_per_s(ios, ns) + 0.5));
+	json_u64(j, "bw_bytes_per_s", (uint64_t)(bench_per_s(bytes, ns) + 0.5));
 	json_obj_open(j, "lat_ns");
 	json_u64(j, "min", h->count ? h->min : 0);
 	json_u64(j, "mean", hist_mean(h));
@@ -107,8 +93,8 @@ static void json_series(struct json *j, const struct bench_result *r)
 		json_u64(j, "duration_ns", s->dur_ns);
 		json_u64(j, "read_ios", s->ios[0]);
 		json_u64(j, "write_ios", s->ios[1]);
-		json_u64(j, "iops", (uint64_t)(per_s(ios, s->dur_ns) + 0.5));
-		json_u64(j, "bw_bytes_per_s", (uint64_t)(per_s(s->bytes[0] + s->bytes[1],
+		json_u64(j, "iops", (uint64_t)(bench_per_s(ios, s->dur_ns) + 0.5));
+		json_u64(j, "bw_bytes_per_s", (uint64_t)(bench_per_s(s->bytes[0] + s->bytes[1],
 							       s->dur_ns) + 0.5));
 		json_u64(j, "lat_mean_ns", ios ? s->lat_sum_ns / ios : 0);
 		json_obj_close(j);
@@ -130,7 +116,7 @@ static void json_result(struct json *j, const struct bench_cli *c, const struct 
 	json_u64(j, "runtime_ns", r->runtime_ns);
 	json_dir(j, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
 	json_dir(j, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
-	json_dir(j, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+	json_dir(j, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns);
 	json_obj_open(j, "cpu");
 	json_u64(j, "user_ns", r->cpu_user_ns);
 	json_u64(j, "sys_ns", r->cpu_sys_ns);
@@ -143,9 +129,9 @@ static void json_result(struct json *j, const struct bench_cli *c, const struct 
 	if (c->replay_path) {
 		json_obj_open(j, "replay");
 		json_u64(j, "busy_ns", r->busy_ns);
-		json_u64(j, "busy_bw_bytes_per_s", (uint64_t)(per_s(total_bytes(r), r->busy_ns) +
+		json_u64(j, "busy_bw_bytes_per_s", (uint64_t)(bench_per_s(bench_total_bytes(r), r->busy_ns) +
 							     0.5));
-		json_u64(j, "busy_iops", (uint64_t)(per_s(total_ios(r), r->busy_ns) + 0.5));
+		json_u64(j, "busy_iops", (uint64_t)(bench_per_s(bench_total_ios(r), r->busy_ns) + 0.5));
 		json_u64(j, "skipped_actions", r->replay_skipped);
 		json_obj_close(j);
 	}
@@ -224,8 +210,8 @@ void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_out
 static void human_row(FILE *f, const char *name, uint64_t ios, uint64_t bytes,
 		      const struct hist *h, uint64_t ns)
 {
-	fprintf(f, "%-6s %10.0f %10.2f %9.1f %9.1f", name, per_s(ios, ns),
-		per_s(bytes, ns) / (1 << 20), h->count ? h->min / 1e3 : 0.0, hist_mean(h) / 1e3);
+	fprintf(f, "%-6s %10.0f %10.2f %9.1f %9.1f", name, bench_per_s(ios, ns),
+		bench_per_s(bytes, ns) / (1 << 20), h->count ? h->min / 1e3 : 0.0, hist_mean(h) / 1e3);
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(f, " %9.1f", hist_percentile(h, pcts[i]) / 1e3);
 	fprintf(f, " %9.1f\n", h->max / 1e3);
@@ -258,7 +244,7 @@ static void human_single(FILE *f, const struct bench_cli *c, const struct bench_
 	if (writes)
 		human_row(f, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
 	if (r->dir[0].ios && r->dir[1].ios)
-		human_row(f, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+		human_row(f, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns);
 	fprintf(f, "CPU: user %.1f %%, system %.1f %% (of one CPU)\n",
 		cpu_pct(r->cpu_user_ns, r->runtime_ns), cpu_pct(r->cpu_sys_ns, r->runtime_ns));
 	if (w->flags & BENCH_VERIFY)
@@ -266,8 +252,8 @@ static void human_single(FILE *f, const struct bench_cli *c, const struct bench_
 	if (c->replay_path)
 		fprintf(f, "replay: %.2f MiB/s over %.3f s busy (>= 1 I/O outstanding), %.0f IOPS; "
 			"%" PRIu64 " trim actions skipped\n",
-			per_s(total_bytes(r), r->busy_ns) / (1 << 20), r->busy_ns / 1e9,
-			per_s(total_ios(r), r->busy_ns), r->replay_skipped);
+			bench_per_s(bench_total_bytes(r), r->busy_ns) / (1 << 20), r->busy_ns / 1e9,
+			bench_per_s(bench_total_ios(r), r->busy_ns), r->replay_skipped);
 }
 
 static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
@@ -284,15 +270,15 @@ static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_o
 			continue;
 		}
 		fprintf(f, "%-22s %10.0f %10.2f %9.1f %9.1f %9.1f %9.1f %7.1f", cl->label,
-			per_s(total_ios(r), r->runtime_ns), per_s(total_bytes(r), r->runtime_ns) /
+			bench_per_s(bench_total_ios(r), r->runtime_ns), bench_per_s(bench_total_bytes(r), r->runtime_ns) /
 			(1 << 20), hist_mean(&r->lat) / 1e3, hist_percentile(&r->lat, 99) / 1e3,
 			hist_percentile(&r->lat, 99.9) / 1e3, r->lat.max / 1e3,
 			cpu_pct(r->cpu_user_ns + r->cpu_sys_ns, r->runtime_ns));
 		/* an array cell of a drives sweep: its ratio to the JBOD of the same drives */
 		if (cl->drives && !cl->jbod && i > 0 && o->ran[i - 1] && o->cells[i - 1].jbod) {
-			double jb = per_s(total_ios(&o->res[i - 1]), o->res[i - 1].runtime_ns);
+			double jb = bench_per_s(bench_total_ios(&o->res[i - 1]), o->res[i - 1].runtime_ns);
 			if (jb > 0)
-				fprintf(f, "  %.2f x JBOD", per_s(total_ios(r), r->runtime_ns) / jb);
+				fprintf(f, "  %.2f x JBOD", bench_per_s(bench_total_ios(r), r->runtime_ns) / jb);
 		}
 		fputc('\n', f);
 	}
@@ -348,7 +334,7 @@ static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint6
 {
 	csv_cell(f, cl);
 	fprintf(f, "%s,,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%" PRIu64, row, ns, ios,
-		per_s(ios, ns), per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
+		bench_per_s(ios, ns), bench_per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(f, ",%" PRIu64, hist_percentile(h, pcts[i]));
 	fprintf(f, ",%" PRIu64 "\n", h->max);
@@ -358,14 +344,14 @@ static void csv_result(FILE *f, const struct bench_cell *cl, const struct bench_
 {
 	csv_dir(f, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
 	csv_dir(f, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
-	csv_dir(f, cl, "total", total_ios(r), total_bytes(r), &r->lat, r->runtime_ns);
+	csv_dir(f, cl, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns);
 	for (unsigned k = 0; k < r->nseries; k++) {
 		const struct bench_second *s = &r->series[k];
 		uint64_t ios = s->ios[0] + s->ios[1];
 		csv_cell(f, cl);
 		fprintf(f, "second,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,,%" PRIu64 ",,,,,,,\n", k,
-			s->dur_ns, ios, per_s(ios, s->dur_ns),
-			per_s(s->bytes[0] + s->bytes[1], s->dur_ns), ios ? s->lat_sum_ns / ios : 0);
+			s->dur_ns, ios, bench_per_s(ios, s->dur_ns),
+			bench_per_s(s->bytes[0] + s->bytes[1], s->dur_ns), ios ? s->lat_sum_ns / ios : 0);
 	}
 }
 

@@ -47,6 +47,15 @@ int uraid_array_find_member(struct uraid_array *ua, const char *path)
 	return found;
 }
 
+/* The member at index idx, or NULL with the reason in err; meta_lock held. */
+static struct member *member_at(struct array *a, unsigned idx, char *err, size_t errlen)
+{
+	if (idx < a->nmembers && a->members[idx])
+		return a->members[idx];
+	uraid_errf(err, errlen, -ENOENT, "no member %u in the array", idx);
+	return NULL;
+}
+
 /* Fail the in-sync member i of slot s; meta_lock held. */
 static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char *err,
 			size_t errlen)
@@ -85,11 +94,11 @@ int uraid_array_fail_member(struct uraid_array *ua, unsigned idx, uint32_t flags
 	int rc = 0;
 
 	pthread_mutex_lock(&a->meta_lock);
-	if (idx >= a->nmembers || !a->members[idx]) {
-		rc = uraid_errf(err, errlen, -ENOENT, "no member %u in the array", idx);
+	struct member *m = member_at(a, idx, err, errlen);
+	if (!m) {
+		rc = -ENOENT;
 		goto out;
 	}
-	struct member *m = a->members[idx];
 	switch (a->member_state[idx]) {
 	case URAID_MEMBER_FAULTY:
 		break;                  /* already: nothing to change, as mdadm --fail */
@@ -143,11 +152,11 @@ int uraid_array_remove_member(struct uraid_array *ua, unsigned idx, char *err, s
 	int rc = 0;
 
 	pthread_mutex_lock(&a->meta_lock);
-	if (idx >= a->nmembers || !a->members[idx]) {
-		rc = uraid_errf(err, errlen, -ENOENT, "no member %u in the array", idx);
+	struct member *m = member_at(a, idx, err, errlen);
+	if (!m) {
+		rc = -ENOENT;
 		goto out;
 	}
-	struct member *m = a->members[idx];
 	enum uraid_member_state st = a->member_state[idx];
 	if (st == URAID_MEMBER_IN_SYNC ||
 	    (st == URAID_MEMBER_SPARE && a->member_pending_slot[idx] >= 0)) {

@@ -7,9 +7,8 @@
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
-for t in fio nbdinfo python3; do
-    command -v $t >/dev/null || { echo "$t not installed (make deps)"; exit 77; }
-done
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdinfo python3
 work=$(mktemp -d /tmp/uraid-crash.XXXXXX)
 export URAID_RUN_DIR=$work/run
 SEEDS=${CRASH_SEEDS:-2}
@@ -18,19 +17,7 @@ echo "seeds $BASE..$((BASE + SEEDS - 1)), work in $work"
 spid=
 cleanup() { [ -n "$spid" ] && kill -9 "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-fails=0
-check() {
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
-serve() {
-    rm -f "$work/pid"
-    "$URAID" serve --socket="$work/s.sock" --threads=2 --pid-file="$work/pid" "$@" \
-        >>"$work/serve.out" 2>>"$work/serve.err" &
-    spid=$!
-    for _ in $(seq 100); do [ -s "$work/pid" ] && return 0; sleep 0.1; done
-    cat "$work/serve.err"; return 1
-}
+serve() { serve_bg "$work" s "$@"; }
 fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets, same data)
     (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/s.sock" --rw=randwrite \
         --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
@@ -52,15 +39,16 @@ for level in 5 6; do
         wait $fpid
         check "raid$level seed $s: fio saw the server die (its state saved)" \
             bash -c "ls '$work'/*verify.state >/dev/null 2>&1"
+        before=$(grep -c "resync started" "$work/s.err")
         serve "${m[@]}"
-        grep -q "resync started" "$work/serve.err"
-        check "raid$level seed $s: restarted dirty, the resync started by itself" test $? -eq 0
+        check "raid$level seed $s: restarted dirty, the resync started by itself" \
+            test "$(grep -c "resync started" "$work/s.err")" -gt "$before"
         fio_job "$s" --verify_only --verify_state_load=1
         verified=$(sed -n 's/.*READ: .*io=\([0-9.]*[KMG]iB\).*/\1/p' "$work/fio.out")
         check "raid$level seed $s: every write fio completed reads back intact ($verified verified)" \
             bash -c "grep -q 'err= 0' '$work/fio.out' && [ -n '$verified' ] && [ '$verified' != 0B ]"
         for _ in $(seq 300); do
-            [ "$(grep -c 'resync done' "$work/serve.err")" -ge "$((s - BASE + 1 + (level - 5) * SEEDS))" ] && break
+            [ "$(grep -c 'resync done' "$work/s.err")" -ge "$((s - BASE + 1 + (level - 5) * SEEDS))" ] && break
             sleep 0.1
         done
         out=$("$URAID" check --wait c$level); rc=$?

@@ -8,9 +8,8 @@
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
-for t in nbdinfo fio python3; do
-    command -v $t >/dev/null || { echo "$t not installed (make deps)"; exit 77; }
-done
+. "$(dirname "$0")/lib/common.sh"
+need nbdinfo fio python3
 work=$(mktemp -d /tmp/uraid-sync.XXXXXX)
 export URAID_RUN_DIR=$work/run
 SEED=${SEED:-20261129}
@@ -18,11 +17,6 @@ echo "seed $SEED, work in $work"
 spid=
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
-fails=0
-check() {
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
 # members NAME N SIZE-MiB: random contents from the seed (so parity is wrong)
 members() {
     m=()
@@ -32,13 +26,7 @@ members() {
         m+=("$work/$1.$i")
     done
 }
-serve() {   # serve NAME ARGS...
-    "$URAID" serve --socket="$work/$1.sock" --threads=2 --pid-file="$work/$1.pid" "${@:2}" \
-        >"$work/$1.out" 2>"$work/$1.err" &
-    spid=$!
-    for _ in $(seq 100); do [ -s "$work/$1.pid" ] && return 0; sleep 0.1; done
-    cat "$work/$1.err"; return 1
-}
+serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
 stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
 
 # ---- check, repair, check on RAID 5 and RAID 6 assembled with wrong parity ----

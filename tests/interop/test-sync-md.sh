@@ -16,21 +16,11 @@ URAID=$BUILD/uraid
 export URAID_RUN_DIR=$tmp/run
 SEED=${URAID_SEED:-20261129}
 echo "seed $SEED"
-fails=0
-check() {
-    local what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+. "$INTEROP_DIR/../cli/lib/common.sh"
 spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait' EXIT
 randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2]) << 20))' "$1" "$2" >"$3"; }
-serve() {   # serve NAME ARGS...
-    "$URAID" serve --socket="$tmp/$1.sock" --threads=2 --pid-file="$tmp/$1.pid" "${@:2}" \
-        >"$tmp/$1.out" 2>"$tmp/$1.err" &
-    spid=$!
-    for _ in $(seq 100); do [ -s "$tmp/$1.pid" ] && return 0; sleep 0.1; done
-    cat "$tmp/$1.err"; return 1
-}
+serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
 stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
 
 # A: uraid repairs, md checks

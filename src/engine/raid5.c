@@ -103,15 +103,15 @@ static void recon_unit(struct r5_piece *pc)
 	bool skip_q;
 
 	pc->new_bad = false;
+	r5_snap_live(pc);
 	for (unsigned s = 0; s < pc->n; s++)
-		if (!r5_live(pc, s) || (pc->sflag[s] & SF_BAD))
+		if (r5_lost(pc, s))
 			nlost++;
 	if (nlost > pc->npar) {
 		r5_piece_finish(pc, -EIO);
 		return;
 	}
-	skip_q = pc->npar == 2 && nlost < 2 && r5_live(pc, pc->st.q_slot) &&
-		 !(pc->sflag[pc->st.q_slot] & SF_BAD);
+	skip_q = pc->npar == 2 && nlost < 2 && !r5_lost(pc, (unsigned)pc->st.q_slot);
 	for (unsigned s = 0; s < pc->n; s++) {
 		if (!r5_need_buf(pc, s)) {
 			r5_piece_finish(pc, -ENOMEM);
@@ -120,7 +120,7 @@ static void recon_unit(struct r5_piece *pc)
 	}
 	pc->after_io = recon_read_done;
 	for (unsigned s = 0; s < pc->n; s++) {
-		if (!r5_live(pc, s) || (pc->sflag[s] & SF_BAD))
+		if (r5_lost(pc, s))
 			continue;
 		if (skip_q && (int)s == pc->st.q_slot)
 			continue;
@@ -208,6 +208,27 @@ static bool next_unit(struct r5_piece *pc)
 {
 	uint32_t x = pc->next_x, C = pc->C;
 
+	/* a lone piece within one chunk (a small write): one band, one chunk */
+	if (!pc->gnext && pc->r0 / C == (pc->r1 - 1) / C) {
+		uint32_t k0 = pc->r0 / C, a = pc->r0 - k0 * C, b = pc->r1 - k0 * C;
+
+		if (x < a)
+			x = a;
+		if (x >= b) {
+			pc->next_x = C;
+			return false;
+		}
+		for (unsigned k = 0; k < pc->d; k++) {
+			pc->wr[k] = k == k0;
+			pc->src[k] = NULL;
+		}
+		pc->src[k0] = pc->buf ? pc->buf + (size_t)(x - a) * 512 : NULL;
+		pc->ux = x;
+		pc->uy = b - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : b;
+		pc->ulen = (pc->uy - pc->ux) * 512;
+		pc->next_x = pc->uy;
+		return true;
+	}
 	while (x < C) {
 		uint32_t be = C;
 		bool any = false;
@@ -263,7 +284,8 @@ static void write_compute(struct r5_piece *pc)
 {
 	unsigned ps = pc->st.p_slot;
 	int qs = pc->st.q_slot;
-	bool q_live = pc->npar == 2 && r5_live(pc, qs) ;
+	/* RMW: Q was read (so is updated) iff the unit's view had it usable */
+	bool q_live = pc->npar == 2 && (pc->sflag[qs] & SF_HAVE);
 
 	if (pc->new_bad) {
 		write_unit(pc);         /* plan again: FULL, the read error is repaired */
@@ -311,7 +333,8 @@ static void write_compute(struct r5_piece *pc)
 		int k = pc->didx[s];
 		void *src;
 
-		if (!r5_live(pc, s))
+		/* out of the unit's view: not planned for; failed since: skipped */
+		if ((pc->sflag[s] & SF_DEAD) || !r5_live(pc, s))
 			continue;
 		if (k >= 0 && pc->wr[k])
 			src = r5_new_data(pc, (unsigned)k);
@@ -335,21 +358,19 @@ static void write_unit(struct r5_piece *pc)
 	bool bad = false;
 
 	pc->new_bad = false;
-	for (unsigned k = 0; k < pc->d; k++) {
-		unsigned s = pc->st.data_slot[k];
-
-		pc->dl[k] = !r5_live(pc, s) || (pc->sflag[s] & SF_BAD);
-	}
+	r5_snap_live(pc);
+	for (unsigned k = 0; k < pc->d; k++)
+		pc->dl[k] = r5_lost(pc, pc->st.data_slot[k]);
 	for (unsigned s = 0; s < pc->n; s++)
 		bad |= (pc->sflag[s] & SF_BAD) != 0;
 	in.data_disks = pc->d;
 	in.npar = pc->npar;
 	in.written = pc->wr;
 	in.lost = pc->dl;
-	in.p_lost = !r5_live(pc, ps) || (pc->sflag[ps] & SF_BAD);
-	in.q_lost = pc->npar == 2 && (!r5_live(pc, qs) || (pc->sflag[qs] & SF_BAD));
-	in.p_dead = !r5_live(pc, ps);
-	in.q_dead = pc->npar == 2 && !r5_live(pc, qs);
+	in.p_lost = r5_lost(pc, ps);
+	in.q_lost = pc->npar == 2 && r5_lost(pc, (unsigned)qs);
+	in.p_dead = (pc->sflag[ps] & SF_DEAD) != 0;
+	in.q_dead = pc->npar == 2 && (pc->sflag[qs] & SF_DEAD);
 	in.force_full = bad;
 	if (r5_plan_write(&in, &pc->plan) < 0) {
 		r5_piece_finish(pc, -EIO);
@@ -376,7 +397,7 @@ static void write_unit(struct r5_piece *pc)
 		int k = pc->didx[s];
 		bool rd;
 
-		if (!r5_live(pc, s) || (pc->sflag[s] & SF_BAD))
+		if (r5_lost(pc, s))
 			continue;
 		switch (pc->plan.mode) {
 		case R5_DIRECT: rd = false; break;
@@ -429,7 +450,7 @@ static bool take_write(struct stripe_lk *w, void *arg)
 {
 	struct take_arg *ta = arg;
 
-	if (!ta->room || w->r != ta->r || piece_of_lk(w)->op != OP_WRITE)
+	if (!ta->room || w->r != ta->r || !w->is_piece || piece_of_lk(w)->op != OP_WRITE)
 		return false;
 	ta->room--;
 	return true;
@@ -724,7 +745,7 @@ static void r5_fini(struct array *a)
 			struct r5_piece *pc = priv->cache[i].free;
 
 			priv->cache[i].free = pc->next;
-			free(pc);
+			r5_piece_free(pc, a->geom.raid_disks);
 		}
 	}
 	free(priv->cache);

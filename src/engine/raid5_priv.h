@@ -25,9 +25,13 @@
 struct stripe_lk {
 	uint64_t stripe;
 	struct stripe_lk *next;                 /* bucket list, or waiter queue */
-	struct stripe_lk *wait_head, *wait_tail; /* waiters, while held */
+	/* waiters, while held (wait_head also read without the mutex, atomically) */
+	struct stripe_lk *wait_head, *wait_tail;
 	struct reactor *r;                      /* where msg runs when granted */
 	struct reactor_msg msg;                 /* msg.fn set by the owner */
+	/* embedded in a struct r5_piece: only those may be gathered (others,
+	   e.g. a resync unit's, are set up zeroed and keep this false) */
+	bool is_piece;
 };
 
 struct stripe_bucket {
@@ -106,6 +110,13 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
+/*
+ * Units up to this size (small random writes) use buffers the piece keeps
+ * across uses, one per slot, rather than the reactor's pool: a pool put
+ * writes its free-list link into a buffer that another CPU's io-wq worker
+ * has just filled or read, a cache miss on every buffer of every write.
+ */
+#define R5_KEEP_BYTES 4096u
 
 /*
  * Gathering (raid5.c): a write piece that holds its row takes the write
@@ -136,6 +147,7 @@ enum {
 	SF_HAVE = 0x02,         /* sbuf holds the unit's old content */
 	SF_WANT = 0x04,         /* read piece: this data chunk needs a rebuild */
 	SF_CORRECTED = 0x08,    /* rewritten after a read error */
+	SF_DEAD = 0x10,         /* not usable in this unit: r5_snap_live's view */
 };
 
 struct r5_piece;
@@ -151,6 +163,7 @@ struct r5_piece {
 	struct array_req *rq;
 	struct array *a;
 	struct r5_priv *priv;
+	struct r5_cache *cache;         /* of rq's reactor (looked at on every member I/O) */
 	int op;
 	uint8_t *buf;
 	uint64_t mbase;                 /* member sector of the row */
@@ -180,6 +193,8 @@ struct r5_piece {
 	int16_t *didx;                  /* slot -> data index; -1 P, -2 Q */
 	uint8_t *sflag;                 /* slot -> SF_* */
 	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
+	uint8_t **keep;                 /* slot -> R5_KEEP_BYTES buffer the piece keeps, or NULL */
+	unsigned nbufs;                 /* slots with an sbuf (0: r5_bufs_put has nothing to do) */
 	uint8_t *wr, *dl;               /* data index -> written, lost */
 	uint8_t **src;                  /* data index -> new data over the unit (writes) */
 	void **blocks;                  /* nsyn + 2 */
@@ -224,8 +239,36 @@ static inline bool r5_live(const struct r5_piece *pc, unsigned s)
 	return slot_ok(pc->a, s);
 }
 
+/*
+ * Look once, per unit, at which slots are usable (SF_DEAD on the others);
+ * the unit's plan, its reads and its parity math then use that one view.
+ * Another reactor may fail a member at any moment: a plan made with one
+ * view and reads issued with a later one would leave a planned read
+ * unissued and its stale buffer in the parity (a wrong P/Q that a rebuild
+ * later turns into wrong data). Reading a slot that fails after the look is
+ * sound: the piece holds its row, so no write has skipped that member here,
+ * and a member that really went away fails the read (SF_BAD).
+ */
+static inline void r5_snap_live(struct r5_piece *pc)
+{
+	for (unsigned s = 0; s < pc->n; s++) {
+		if (r5_live(pc, s))
+			pc->sflag[s] &= (uint8_t)~SF_DEAD;
+		else
+			pc->sflag[s] |= SF_DEAD;
+	}
+}
+
+/* Unusable in this unit: out of the view, or its read failed. */
+static inline bool r5_lost(const struct r5_piece *pc, unsigned s)
+{
+	return (pc->sflag[s] & (SF_DEAD | SF_BAD)) != 0;
+}
+
 /* A piece from the reactor's free list (allocated on first need); NULL: ENOMEM. */
 struct r5_piece *r5_piece_get(struct array_req *rq);
+/* Free a piece of an array of n slots, with the buffers it keeps. */
+void r5_piece_free(struct r5_piece *pc, unsigned n);
 /* Fill pc for one piece of rq; 0 or -EINVAL. */
 int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t sector,
 		   uint32_t nsect, uint8_t *buf);

@@ -70,7 +70,8 @@ bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
 	lk->stripe = stripe;
 	lk->r = r;
 	lk->next = NULL;
-	lk->wait_head = lk->wait_tail = NULL;
+	__atomic_store_n(&lk->wait_head, NULL, __ATOMIC_RELAXED);
+	lk->wait_tail = NULL;
 	pthread_mutex_lock(&b->lock);
 	for (h = b->held; h; h = h->next)
 		if (h->stripe == stripe)
@@ -84,7 +85,7 @@ bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
 	if (h->wait_tail)
 		h->wait_tail->next = lk;
 	else
-		h->wait_head = lk;
+		__atomic_store_n(&h->wait_head, lk, __ATOMIC_RELAXED);
 	h->wait_tail = lk;
 	pthread_mutex_unlock(&b->lock);
 	return false;
@@ -103,13 +104,14 @@ void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk)
 	w = lk->wait_head;
 	if (w) {
 		/* the first waiter holds the row now and inherits the queue */
-		w->wait_head = w->next;
+		__atomic_store_n(&w->wait_head, w->next, __ATOMIC_RELAXED);
 		w->wait_tail = w->next ? lk->wait_tail : NULL;
 		w->next = b->held;
 		b->held = w;
 	}
 	lk->next = NULL;
-	lk->wait_head = lk->wait_tail = NULL;
+	__atomic_store_n(&lk->wait_head, NULL, __ATOMIC_RELAXED);
+	lk->wait_tail = NULL;
 	pthread_mutex_unlock(&b->lock);
 	if (w)
 		reactor_post(w->r, &w->msg);
@@ -122,9 +124,18 @@ struct stripe_lk *stripe_take_waiters(struct stripe_table *t, struct stripe_lk *
 	struct stripe_bucket *b = bucket_of(t, lk->stripe);
 	struct stripe_lk *first = NULL, **tail = &first, *w;
 
+	/*
+	 * Most holders have no waiters: skip the bucket's mutex then. A waiter
+	 * queueing at this very moment is not missed for good: it is granted
+	 * the row in turn, or seen by the holder's next look.
+	 */
+	if (!__atomic_load_n(&lk->wait_head, __ATOMIC_RELAXED)) {
+		*more = false;
+		return NULL;
+	}
 	pthread_mutex_lock(&b->lock);
 	while ((w = lk->wait_head) != NULL && take(w, arg)) {
-		lk->wait_head = w->next;
+		__atomic_store_n(&lk->wait_head, w->next, __ATOMIC_RELAXED);
 		w->next = NULL;
 		*tail = w;
 		tail = &w->next;
@@ -197,6 +208,7 @@ static struct r5_piece *piece_alloc(unsigned n)
 	size_t off = align8(sizeof(struct r5_piece));
 	size_t o_sio = off;
 	size_t o_sbuf = (off += align8(n * sizeof(struct r5_sio)));
+	size_t o_keep = (off += align8(n * sizeof(uint8_t *)));
 	size_t o_blocks = (off += align8(n * sizeof(uint8_t *)));
 	size_t o_didx = (off += align8((n + 2) * sizeof(void *)));
 	size_t o_sflag = (off += align8(n * sizeof(int16_t)));
@@ -210,6 +222,7 @@ static struct r5_piece *piece_alloc(unsigned n)
 		return NULL;
 	pc->sio = (struct r5_sio *)(p + o_sio);
 	pc->sbuf = (uint8_t **)(p + o_sbuf);
+	pc->keep = (uint8_t **)(p + o_keep);
 	pc->blocks = (void **)(p + o_blocks);
 	pc->didx = (int16_t *)(p + o_didx);
 	pc->sflag = p + o_sflag;
@@ -221,7 +234,7 @@ static struct r5_piece *piece_alloc(unsigned n)
 
 struct r5_cache *r5_cache_of(const struct r5_piece *pc)
 {
-	return &pc->priv->cache[pc->rq->er->r.index % pc->priv->nreactors];
+	return pc->cache;
 }
 
 struct r5_piece *r5_piece_get(struct array_req *rq)
@@ -235,9 +248,18 @@ struct r5_piece *r5_piece_get(struct array_req *rq)
 		c->free = pc->next;
 	else
 		pc = piece_alloc(rq->a->geom.raid_disks);
-	if (pc)
+	if (pc) {
 		pc->priv = priv;
+		pc->cache = c;
+	}
 	return pc;
+}
+
+void r5_piece_free(struct r5_piece *pc, unsigned n)
+{
+	for (unsigned s = 0; s < n; s++)
+		free(pc->keep[s]);      /* posix_memalign'd by the pool: free() takes them */
+	free(pc);
 }
 
 static void piece_put(struct r5_piece *pc)
@@ -250,9 +272,14 @@ static void piece_put(struct r5_piece *pc)
 
 void r5_bufs_put(struct r5_piece *pc)
 {
+	/* SF_HAVE is only ever set on a slot with a buffer (direct reads clear theirs) */
+	if (!pc->nbufs)
+		return;
+	pc->nbufs = 0;
 	for (unsigned s = 0; s < pc->n; s++) {
 		if (pc->sbuf[s]) {
-			req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
+			if (pc->sbuf[s] != pc->keep[s])
+				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
 			pc->sbuf[s] = NULL;
 		}
 		pc->sflag[s] &= (uint8_t)~SF_HAVE;
@@ -293,6 +320,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	pc->ulen = 0;
 	memset(pc->sflag, 0, pc->n);
 	memset(pc->sbuf, 0, pc->n * sizeof(*pc->sbuf));
+	pc->nbufs = 0;
 	if (pc->r1 > rowlen || nsect == 0)
 		return -EINVAL;
 	if (uraid_geom_stripe(g, stripe, &pc->st) < 0)
@@ -352,6 +380,7 @@ void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 {
 	pc->after_lock = next;
 	pc->lk.msg.fn = lock_granted;
+	pc->lk.is_piece = true;
 	if (stripe_lock(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
 		pc->locked = true;
 		next(pc);
@@ -477,8 +506,16 @@ void *r5_new_data(struct r5_piece *pc, unsigned k)
 /* Allocate the unit buffer of slot s; false when out of memory. */
 bool r5_need_buf(struct r5_piece *pc, unsigned s)
 {
-	if (!pc->sbuf[s])
+	if (pc->sbuf[s])
+		return true;
+	if (pc->ulen <= R5_KEEP_BYTES) {
+		if (!pc->keep[s])
+			pc->keep[s] = req_buf(pc->rq, R5_KEEP_BYTES);
+		pc->sbuf[s] = pc->keep[s];
+	} else {
 		pc->sbuf[s] = req_buf(pc->rq, pc->ulen);
+	}
+	pc->nbufs += pc->sbuf[s] != NULL;
 	return pc->sbuf[s] != NULL;
 }
 

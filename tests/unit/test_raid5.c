@@ -520,6 +520,19 @@ static unsigned nslots;
 static unsigned long n_ops, n_runs;
 static uint64_t fake_ns;
 
+/* Small-unit buffers the free pieces keep for reuse (freed by fini, not put). */
+static long kept_bufs(void)
+{
+	struct r5_priv *priv = A->level_priv;
+	long n = 0;
+
+	for (unsigned i = 0; i < priv->nreactors; i++)
+		for (struct r5_piece *pc = priv->cache[i].free; pc; pc = pc->next)
+			for (unsigned s = 0; s < A->geom.raid_disks; s++)
+				n += pc->keep[s] != NULL;
+	return n;
+}
+
 /* The level's clock in these tests: only the tests move it. */
 static uint64_t fake_now(void)
 {
@@ -653,6 +666,7 @@ static void teardown(void)
 	total_cnt.holds += c.holds;
 	total_cnt.hold_timeouts += c.hold_timeouts;
 	total_cnt.hold_idle += c.hold_idle;
+	bufs_out -= kept_bufs();        /* fini frees them itself */
 	A->ops->fini(A);
 	for (unsigned s = 0; s < nslots; s++) {
 		free(mem[s]);
@@ -900,7 +914,7 @@ static void run_model(int scenario, unsigned rounds)
 		}
 		A->slot[s].state = URAID_MEMBER_IN_SYNC;
 	}
-	CHECK(bufs_out == 0, "%s: %ld buffers not returned", ctx, bufs_out);
+	CHECK(bufs_out == kept_bufs(), "%s: %ld buffers not returned", ctx, bufs_out - kept_bufs());
 }
 
 static void test_model(void)

@@ -74,9 +74,11 @@ check-unit: all $(UNIT_BINS) $(FUZZ_BINS)
 # while several reactor threads run, and uraid serve killed with SIGKILL in the
 # middle of writes (tests/cli/test-crash.sh). SOAK_SEEDS runs, each its own seed.
 SOAK_SEEDS ?= 50
+# 1: members fail under two threads in the threaded configurations; 2: in all of them
+SOAK_LEVEL ?= 1
 soak: all $(BUILD)/tests/test_engine_model
 	@fails=0; for s in $$(seq 1 $(SOAK_SEEDS)); do \
-		URAID_MODEL_SOAK=1 $(BUILD)/tests/test_engine_model $$s >$(BUILD)/soak-$$s.log 2>&1 || \
+		URAID_MODEL_SOAK=$(SOAK_LEVEL) $(BUILD)/tests/test_engine_model $$s >$(BUILD)/soak-$$s.log 2>&1 || \
 			{ echo "soak: seed $$s failed, see $(BUILD)/soak-$$s.log"; fails=$$((fails + 1)); }; \
 	done; echo "soak: $(SOAK_SEEDS) seeds, $$fails failed"; [ $$fails -eq 0 ]
 	@echo "soak: uraid serve killed mid-writes, $(SOAK_SEEDS) seeds per level"

@@ -45,6 +45,7 @@ struct engine_reactor {
 	struct mgroup *free_mgroups;
 	pthread_t thread;               /* URAID_ENGINE_THREADS only */
 	_Atomic bool stop;
+	struct reactor_msg wake_msg;    /* wakes the thread to see stop */
 };
 
 struct uraid_engine {

@@ -126,6 +126,7 @@ enum uraid_member_state {
 	URAID_MEMBER_MISSING,       /* slot without a member */
 	URAID_MEMBER_SPARE,
 	URAID_MEMBER_STALE,         /* given, but left out (events behind, other array) */
+	URAID_MEMBER_REBUILDING,    /* a spare being rebuilt into a slot (recovery) */
 };
 
 struct uraid_member_status {
@@ -166,6 +167,7 @@ enum uraid_sync_kind {
 	URAID_SYNC_RESYNC,          /* redundancy recomputed from data (unclean stop) */
 	URAID_SYNC_CHECK,           /* read and compare; count mismatches, change nothing */
 	URAID_SYNC_REPAIR,          /* as check, and rewrite redundancy that differs */
+	URAID_SYNC_RECOVER,         /* rebuild a missing slot onto a spare (started by itself) */
 };
 
 struct uraid_sync_status {
@@ -180,9 +182,11 @@ struct uraid_sync_status {
 };
 
 /*
- * Start background work on a running array (RAID 1/4/5/6/10, not degraded,
- * engine with its own threads); -EBUSY while another runs, -EINVAL with the
- * reason in err when the level or state does not allow it.
+ * Start background work on a running array (RAID 4/5/6, not degraded, engine
+ * with its own threads); -EBUSY while another runs, -EINVAL with the reason
+ * in err when the level or state does not allow it. A recovery starts by
+ * itself on such an engine when a slot is missing and a spare is there (md's
+ * rule), and goes on from recovery_offset after a restart.
  */
 int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, char *err,
 			   size_t errlen);

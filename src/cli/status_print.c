@@ -19,6 +19,7 @@ const char *cli_member_state_name(enum uraid_member_state s)
 	case URAID_MEMBER_MISSING: return "missing";
 	case URAID_MEMBER_SPARE: return "spare";
 	case URAID_MEMBER_STALE: return "stale";
+	case URAID_MEMBER_REBUILDING: return "rebuilding";
 	}
 	return "unknown";
 }
@@ -55,6 +56,7 @@ static const char *sync_kind_name(enum uraid_sync_kind k)
 	case URAID_SYNC_RESYNC: return "resync";
 	case URAID_SYNC_CHECK: return "check";
 	case URAID_SYNC_REPAIR: return "repair";
+	case URAID_SYNC_RECOVER: return "recovery";
 	default: return "none";
 	}
 }

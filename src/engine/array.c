@@ -582,6 +582,13 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		struct member *m = a->members[i];
 		ms->slot = a->member_slot[i];
 		ms->state = a->member_state[i];
+		/* a spare holding a slot whose rebuild runs */
+		int ps = a->member_pending_slot[i];
+		if (ms->state == URAID_MEMBER_SPARE && ps >= 0 && a->slot[ps].m == a->members[i] &&
+		    a->slot[ps].state == URAID_MEMBER_REBUILDING) {
+			ms->state = URAID_MEMBER_REBUILDING;
+			ms->slot = ps;
+		}
 		if (!m)
 			continue;
 		snprintf(ms->path, sizeof(ms->path), "%s", m->path);

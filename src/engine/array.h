@@ -77,6 +77,8 @@ struct array_slot {
 	struct member *m;               /* NULL: missing or failed and closed */
 	enum uraid_member_state state;
 	uint32_t dev_number;            /* index into dev_roles */
+	/* REBUILDING: member sectors below this hold the slot's data (recovery) */
+	_Atomic uint64_t rebuilt;
 };
 
 struct array {
@@ -134,6 +136,7 @@ struct array {
 	pthread_mutex_t sync_lock;      /* starting, ending, sync_last */
 	struct uraid_sync_status sync_last;
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
+	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 };
 
 /* ---- requests ---- */
@@ -191,6 +194,20 @@ extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops
 static inline bool slot_ok(const struct array *a, unsigned slot)
 {
 	return a->slot[slot].m && a->slot[slot].state == URAID_MEMBER_IN_SYNC;
+}
+
+/*
+ * Usable for the stripe row that starts at member sector `row_sector`: in
+ * sync, or being rebuilt and already past that row. The rebuild holds a row's
+ * lock while it writes it and moves `rebuilt` on before it lets go, so a
+ * request holding the row sees one answer for its whole life (RAID 4/5/6).
+ */
+static inline bool slot_ok_at(const struct array *a, unsigned slot, uint64_t row_sector)
+{
+	if (slot_ok(a, slot))
+		return true;
+	return a->slot[slot].m && a->slot[slot].state == URAID_MEMBER_REBUILDING &&
+	       row_sector < atomic_load_explicit(&a->slot[slot].rebuilt, memory_order_acquire);
 }
 
 /*

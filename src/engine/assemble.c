@@ -350,7 +350,8 @@ static int assign_slots(struct cand *c, unsigned n, struct cand **by_slot, char 
 			c[i].slot = -1;
 			snprintf(c[i].note, sizeof(c[i].note),
 				 "only rebuilt up to sector %" PRIu64 " of slot %d (recovery_offset); "
-				 "uraid cannot resume a rebuild yet, so the slot counts as missing",
+				 "the slot counts as missing until the rebuild, which goes on from "
+				 "there when the array is served",
 				 c[i].sb.recovery_offset, s);
 		}
 	}

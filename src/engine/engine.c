@@ -11,6 +11,7 @@
 
 #include "engine/array.h"
 #include "engine/host.h"
+#include "engine/sync.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
@@ -162,8 +163,10 @@ void engine_tick(struct uraid_engine *e)
 		return;
 	e->next_tick_ns = now + ENGINE_TICK_NS;
 	pthread_mutex_lock(&e->lock);
-	for (struct array *a = e->arrays; a; a = a->next)
+	for (struct array *a = e->arrays; a; a = a->next) {
 		array_idle_check(a, now);
+		sync_auto_recover(a);
+	}
 	pthread_mutex_unlock(&e->lock);
 }
 

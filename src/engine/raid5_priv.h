@@ -236,7 +236,7 @@ struct r5_priv {
 
 static inline bool r5_live(const struct r5_piece *pc, unsigned s)
 {
-	return slot_ok(pc->a, s);
+	return slot_ok_at(pc->a, s, pc->mbase);
 }
 
 /*

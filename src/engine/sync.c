@@ -29,6 +29,7 @@ static const char *kind_name(enum uraid_sync_kind k)
 	case URAID_SYNC_RESYNC: return "resync";
 	case URAID_SYNC_CHECK: return "check";
 	case URAID_SYNC_REPAIR: return "repair";
+	case URAID_SYNC_RECOVER: return "recovery";
 	default: return "none";
 	}
 }
@@ -82,6 +83,101 @@ void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct mem
 
 /* ---- the job's life ---- */
 
+/* ---- recovery: the spare's state in the superblocks (meta_lock held) ---- */
+
+static int member_index_of(const struct array *a, const struct member *m)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->members[i] == m)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Choose what to rebuild: a spare already rebuilding a missing slot (from
+ * its recovery_offset, as md resumes), else the first plain spare onto the
+ * first missing slot. The spare then holds the slot in dev_roles with
+ * feature 0x2 and recovery_offset, as md writes it. 0, or -ENOENT.
+ */
+static int recovery_begin(struct sync_job *j)
+{
+	struct array *a = j->a;
+	int pick = -1, slot = -1;
+	uint64_t from = 0;
+
+	for (unsigned i = 0; i < a->nmembers && pick < 0; i++) {
+		int s = a->member_pending_slot[i];
+		if (a->member_state[i] == URAID_MEMBER_SPARE && s >= 0 && a->members[i]->fd >= 0 &&
+		    !a->slot[s].m && !(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT)) {
+			pick = (int)i;
+			slot = s;
+			if (a->member_sb[i].feature_map & URAID_FEATURE_RECOVERY_OFFSET)
+				from = a->member_sb[i].recovery_offset;
+		}
+	}
+	for (unsigned s = 0; s < a->geom.raid_disks && slot < 0; s++)
+		if (!slot_ok(a, s) && a->slot[s].state != URAID_MEMBER_REBUILDING)
+			slot = (int)s;
+	for (unsigned i = 0; i < a->nmembers && pick < 0 && slot >= 0; i++)
+		if (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] < 0 &&
+		    a->members[i]->fd >= 0 && a->member_sb[i].data_size >= a->geom.dev_sectors)
+			pick = (int)i;
+	if (pick < 0 || slot < 0)
+		return -ENOENT;
+	struct member *m = a->members[pick];
+	struct uraid_sb *own = &a->member_sb[pick];
+	from -= from % j->unit;
+	a->member_pending_slot[pick] = slot;
+	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+	own->recovery_offset = from;
+	if (a->slot[slot].m == NULL || a->slot[slot].state != URAID_MEMBER_IN_SYNC) {
+		atomic_store(&a->slot[slot].rebuilt, from);
+		a->slot[slot].dev_number = own->dev_number;
+		a->slot[slot].state = URAID_MEMBER_REBUILDING;
+		a->slot[slot].m = m;
+	}
+	j->target_slot = slot;
+	j->target = m;
+	j->pos = from;
+	fprintf(stderr, "uraid: %s: rebuilding slot %d onto it, from member sector %llu\n",
+		m->path, slot, (unsigned long long)from);
+	meta_record_change(a);
+	return 0;
+}
+
+/* The rebuild stopped (where recovery_offset says) or finished (the slot is in sync). */
+static void recovery_end(struct sync_job *j, bool complete)
+{
+	struct array *a = j->a;
+	int i = member_index_of(a, j->target);
+	int s = j->target_slot;
+
+	if (i < 0)
+		return;
+	if (complete) {
+		a->member_state[i] = URAID_MEMBER_IN_SYNC;
+		a->member_slot[i] = s;
+		a->member_pending_slot[i] = -1;
+		a->member_sb[i].feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+		a->member_sb[i].recovery_offset = 0;
+		a->slot[s].state = URAID_MEMBER_IN_SYNC;
+	} else {
+		a->member_sb[i].recovery_offset = j->pos;
+		/* out of the data path until a rebuild takes it up again */
+		a->slot[s].state = URAID_MEMBER_MISSING;
+		a->slot[s].m = NULL;
+		if (j->io_error && j->target_failed) {
+			a->member_state[i] = URAID_MEMBER_FAULTY;
+			a->member_pending_slot[i] = -1;
+			fprintf(stderr, "uraid: %s: write error during its rebuild; failed\n",
+				j->target->path);
+		}
+	}
+	meta_recount_degraded(a);
+	if (!(a->flags & URAID_ASSEMBLE_READONLY))
+		meta_record_change(a);
+}
+
 /* The outcome into sync_last and, for a resync, into the superblocks. */
 static void job_end(struct sync_job *j)
 {
@@ -89,6 +185,8 @@ static void job_end(struct sync_job *j)
 	bool complete = j->result == 0 && j->pos >= j->end;
 
 	pthread_mutex_lock(&a->meta_lock);
+	if (j->kind == URAID_SYNC_RECOVER)
+		recovery_end(j, complete);
 	if (j->kind == URAID_SYNC_RESYNC && !(a->flags & URAID_ASSEMBLE_READONLY)) {
 		if (complete) {
 			a->resync_needed = false;
@@ -148,12 +246,22 @@ static void checkpoint(struct sync_job *j, uint64_t now)
 {
 	struct array *a = j->a;
 
-	if (j->kind != URAID_SYNC_RESYNC || now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
+	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER) ||
+	    now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
 		return;
 	j->last_checkpoint_ns = now;
-	/* written with the next clean marking (resync_offset while not active) */
 	pthread_mutex_lock(&a->meta_lock);
-	a->resync_checkpoint = j->pos;
+	if (j->kind == URAID_SYNC_RESYNC) {
+		/* written with the next clean marking (resync_offset while not active) */
+		a->resync_checkpoint = j->pos;
+	} else {
+		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync) */
+		int i = member_index_of(a, j->target);
+		if (i >= 0) {
+			a->member_sb[i].recovery_offset = j->pos;
+			meta_write_all(a);
+		}
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
@@ -272,6 +380,16 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	j->pos = from - from % j->unit;
 	if (j->pos > j->end)
 		j->pos = j->end;
+	if (kind == URAID_SYNC_RECOVER) {
+		pthread_mutex_lock(&a->meta_lock);
+		rc = recovery_begin(j);
+		pthread_mutex_unlock(&a->meta_lock);
+		if (rc) {
+			free(j);
+			return uraid_errf(err, errlen, rc, "nothing to rebuild: no missing slot, "
+					  "or no spare large enough");
+		}
+	}
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
 	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
@@ -309,21 +427,26 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 	return start(a, kind, from, err, errlen);
 }
 
-int sync_start_if_needed(struct array *a)
+void sync_auto_recover(struct array *a)
 {
 	char err[256];
-	bool needed;
 
+	if (!(a->e->flags & URAID_ENGINE_THREADS) || (a->flags & URAID_ASSEMBLE_READONLY) ||
+	    !atomic_load(&a->degraded) || !level_of(a))
+		return;
+	reap(a);
+	if (atomic_load(&a->sync))
+		return;
+	/* a spare and a missing slot? (recovery_begin decides, under the lock) */
+	bool spare = false;
 	pthread_mutex_lock(&a->meta_lock);
-	needed = a->resync_needed && !(a->flags & URAID_ASSEMBLE_READONLY);
+	for (unsigned i = 0; i < a->nmembers && !spare; i++)
+		spare = a->member_state[i] == URAID_MEMBER_SPARE && a->members[i]->fd >= 0 &&
+			!(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) &&
+			a->member_sb[i].data_size >= a->geom.dev_sectors;
 	pthread_mutex_unlock(&a->meta_lock);
-	if (!needed)
-		return 0;
-	int rc = uraid_array_sync_start((struct uraid_array *)a, URAID_SYNC_RESYNC, err,
-					sizeof(err));
-	if (rc)
-		fprintf(stderr, "uraid: the array needs a resync but it cannot run: %s\n", err);
-	return rc;
+	if (spare && start(a, URAID_SYNC_RECOVER, 0, err, sizeof(err)) != 0 && a->sync_warned++ == 0)
+		fprintf(stderr, "uraid: a spare is there but the rebuild cannot start: %s\n", err);
 }
 
 int uraid_array_sync_cancel(struct uraid_array *ua)

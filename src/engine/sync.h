@@ -2,7 +2,8 @@
 /*
  * Background work on an array (md's sync thread): resync (redundancy
  * recomputed from data after an unclean stop), check (count mismatches, as
- * md's mismatch_cnt) and repair (rewrite redundancy where it does not match).
+ * md's mismatch_cnt), repair (rewrite redundancy where it does not match) and
+ * recovery (rebuild a missing slot onto a spare, recovery_offset on disk).
  * One job per array at a time, run unit by unit (a stripe row for RAID
  * 4/5/6) on one reactor, interleaved
  * with foreground I/O: each unit takes the row's stripe lock (RAID 4/5/6)
@@ -69,6 +70,10 @@ struct sync_job {
 	unsigned outstanding;
 	int io_error;
 	void (*after_io)(struct sync_job *j);
+	/* recovery: the slot rebuilt and the spare it goes onto */
+	int target_slot;
+	struct member *target;
+	bool target_failed;             /* the error was a write to the target */
 	void *priv;                     /* the level's per-job state */
 };
 
@@ -82,8 +87,8 @@ void sync_unit_done(struct sync_job *j, int res);
 void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
 		 void *buf, uint64_t sector, uint32_t nsect);
 
-/* Start the array's resync if it was assembled dirty (serve does this). */
-int sync_start_if_needed(struct array *a);
+/* Start a recovery when a slot is missing and a spare is there (engine_tick). */
+void sync_auto_recover(struct array *a);
 /* Cancel the running job and wait until it has stopped (close). */
 void sync_stop_wait(struct array *a);
 

@@ -4,7 +4,9 @@
  * stripe lock (foreground writes to the row wait), read every member's
  * chunk of it, compute P (and Q) from the data, compare with what is on
  * disk; a check counts the 4 KiB pages that differ (md's mismatch_cnt, in
- * sectors), a repair or resync writes the parity back where it differs.
+ * sectors), a repair or resync writes the parity back where it differs. A
+ * recovery reads the row's other chunks instead, rebuilds the missing one and
+ * writes it to the new member.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -29,8 +31,8 @@ struct r5_sync {
 	uint8_t *p_new, *q_new;
 	uint8_t *zero;
 	void *blocks[URAID_MAX_MEMBERS + 2];
-	bool wrote_p, wrote_q;
 	bool gate_held;
+	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's chunk was read */
 };
 
 static uint32_t r5_unit_sectors(const struct array *a)
@@ -42,7 +44,11 @@ static int r5_can_run(const struct array *a, enum uraid_sync_kind kind, char *er
 		      size_t errlen)
 {
 	unsigned deg = atomic_load(&a->degraded);
-	(void)kind;
+	unsigned npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
+	if (kind == URAID_SYNC_RECOVER)
+		return deg == 0 ? uraid_errf(err, errlen, -EINVAL, "no slot is missing")
+		       : deg > npar ? uraid_errf(err, errlen, -EIO, "%u slots are missing: too "
+						 "many to rebuild from", deg) : 0;
 	if (deg)
 		return uraid_errf(err, errlen, -EINVAL, "the array is degraded (%u slot%s "
 				  "missing): there is no redundancy to compare", deg,
@@ -175,11 +181,95 @@ static void reads_done(struct sync_job *j)
 		sync_submit(j, 1, MEMBER_WRITE, a->slot[s->st.q_slot].m, s->q_new, sector, nsect);
 }
 
+/* Index of a slot's block for uraid_parity_recover (data by syndrome slot, P, Q). */
+static unsigned rec_index(const struct r5_sync *s, unsigned slot)
+{
+	if ((int)slot == s->st.p_slot)
+		return s->nsyn;
+	if ((int)slot == s->st.q_slot)
+		return s->nsyn + 1;
+	for (unsigned k = 0; k < s->st.data_disks; k++)
+		if (s->st.data_slot[k] == slot)
+			return s->npar == 2 ? (unsigned)s->st.syndrome_of_slot[slot] : k;
+	return 0;
+}
+
+static void rebuilt_written(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+
+	if (j->io_error) {
+		j->target_failed = true;
+		unit_end(j, j->io_error);
+		return;
+	}
+	/* the row now counts for the new member, before anyone else gets the row */
+	atomic_store_explicit(&a->slot[j->target_slot].rebuilt,
+			      (s->st.stripe + 1) * a->geom.chunk_sectors, memory_order_release);
+	unit_end(j, 0);
+}
+
+static void recover_reads_done(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+	unsigned lost[2], nlost = 0;
+
+	if (j->io_error) {
+		unit_end(j, j->io_error);
+		return;
+	}
+	fill_blocks(s);
+	s->blocks[s->nsyn] = s->slot_buf[s->st.p_slot];
+	if (s->npar == 2)
+		s->blocks[s->nsyn + 1] = s->slot_buf[s->st.q_slot];
+	for (unsigned slot = 0; slot < s->n; slot++) {
+		if (s->have[slot])
+			continue;
+		if (nlost == s->npar) {
+			unit_end(j, -EIO);
+			return;
+		}
+		lost[nlost++] = rec_index(s, slot);
+	}
+	if (uraid_parity_recover(s->nsyn, s->npar == 2, s->len, s->blocks, nlost, lost) < 0) {
+		unit_end(j, -EIO);
+		return;
+	}
+	j->after_io = rebuilt_written;
+	sync_submit(j, 0, MEMBER_WRITE, j->target, s->slot_buf[j->target_slot],
+		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+}
+
+/* Recovery: read every other usable slot of the row, rebuild the target's chunk. */
+static void recover_row(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+	uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
+
+	j->after_io = recover_reads_done;
+	j->outstanding = 1;             /* held while issuing */
+	for (unsigned slot = 0; slot < s->n; slot++) {
+		s->have[slot] = (int)slot != j->target_slot && slot_ok(a, slot);
+		if (s->have[slot])
+			sync_submit(j, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot], sector,
+				    a->geom.chunk_sectors);
+	}
+	if (--j->outstanding == 0)
+		recover_reads_done(j);
+}
+
 static void row_locked(struct sync_job *j)
 {
 	struct r5_sync *s = j->priv;
 	struct array *a = j->a;
 
+	if (j->kind == URAID_SYNC_RECOVER) {
+		recover_row(j);
+		return;
+	}
 	for (unsigned slot = 0; slot < s->n; slot++) {
 		if (!slot_ok(a, slot)) {
 			unit_end(j, -EIO);      /* a member failed meanwhile: stop */

@@ -4,12 +4,14 @@
 # repair fixes them and a second check finds 0; a dirty array resyncs by itself
 # at start, a resync stopped half-way continues from resync_offset after a
 # restart (the superblock shows the offset), the result is checked with 0
-# mismatches while fio verifies through NBD; throttling limits hold; refusals.
+# mismatches while fio verifies through NBD; throttling limits hold; refusals;
+# a failed member is rebuilt onto the spare by itself, the rebuild survives a
+# restart (recovery_offset) and, on RAID 6, a second failure.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-need nbdinfo fio python3
+need nbdinfo nbdcopy qemu-img fio python3
 work=$(mktemp -d /tmp/uraid-sync.XXXXXX)
 export URAID_RUN_DIR=$work/run
 SEED=${SEED:-20261129}
@@ -110,6 +112,53 @@ out=$("$URAID" check --wait rs); rc=$?
 check "then a check finds 0 mismatches ($out)" test $rc -eq 0
 check "stopped with status 0" stop rs
 check "and the array is clean" bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : clean'"
+
+# ---- recovery onto a spare: by itself when a member fails, under fio, resumed ----
+for level in 5 6; do
+    name=rb$level
+    m=()
+    for i in 0 1 2 3 4 5; do truncate -s 32M "$work/$name.$i"; m+=("$work/$name.$i"); done
+    "$URAID" create --level=$level --raid-devices=5 --spare-devices=1 --chunk=64 --name=$name \
+        "${m[@]}" >/dev/null
+    serve $name --speed-max=6000 "${m[@]}"
+    uri="nbd+unix:///?socket=$work/$name.sock"
+    size=$(nbdinfo --size "$uri")
+    python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' \
+        "$SEED" "$size" >"$work/data"
+    nbdcopy "$work/data" "$uri"
+    "$URAID" fail "${m[1]}" >/dev/null
+    sleep 1
+    check "raid$level: a failed member starts a rebuild onto the spare" \
+        bash -c "'$URAID' status $name | grep -q 'recovery \['"
+    check "raid$level: status shows the spare rebuilding slot 1" \
+        bash -c "'$URAID' status $name | grep -qE '^ +1  rebuilding .*$name.5'"
+    check "raid$level: data reads back intact during the rebuild" \
+        qemu-img compare -q -f raw -F raw "$work/data" "$uri"
+    check "raid$level: stopped during the rebuild" stop $name
+    off=$("$URAID" examine "${m[5]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+    check "raid$level: the spare's superblock keeps recovery_offset ($off sectors)" \
+        bash -c "[ -n '$off' ] && [ '$off' -gt 0 ]"
+    serve $name "${m[@]}"
+    sleep 0.5
+    check "raid$level: after a restart the rebuild goes on from there" \
+        grep -q "rebuilding slot 1 onto it, from member sector [1-9]" "$work/$name.err"
+    if [ $level = 6 ]; then
+        "$URAID" fail "${m[3]}" >/dev/null
+        check "raid6: a second member fails during the rebuild: the array goes on" \
+            qemu-img compare -q -f raw -F raw "$work/data" "$uri"
+    fi
+    for _ in $(seq 300); do grep -q "recovery done" "$work/$name.err" && break; sleep 0.1; done
+    check "raid$level: the rebuild completes" grep -q "recovery done" "$work/$name.err"
+    check "raid$level: the data is intact after the rebuild" \
+        qemu-img compare -q -f raw -F raw "$work/data" "$uri"
+    if [ $level = 5 ]; then
+        out=$("$URAID" check --wait $name); rc=$?
+        check "raid5: then a check finds 0 mismatches ($out)" test $rc -eq 0
+    fi
+    check "raid$level: stopped" stop $name
+    check "raid$level: the rebuilt member holds slot 1" \
+        bash -c "'$URAID' examine '${m[5]}' | grep -q 'Device Role : Active device 1'"
+done
 
 echo "$fails failed"
 [ $fails -eq 0 ]

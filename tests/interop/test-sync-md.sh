@@ -6,7 +6,10 @@
 #     superblocks): md picks it up, finishes, and its check finds 0;
 #  C  a resync md stopped half-way (RAID 5 md created, resync throttled,
 #     mdadm --stop): uraid continues from md's resync_offset, and uraid's
-#     check finds 0.
+#     check finds 0;
+#  D  a rebuild onto a spare uraid stopped half-way (recovery_offset in the
+#     spare's superblock): md resumes it there, finishes, its check finds 0
+#     and it reads the data uraid served.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -42,6 +45,21 @@ stop b
 off_b=$("$URAID" examine "${B[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
 check "B: uraid left resync_offset $off_b, part-way" bash -c "[ -n '$off_b' ] && [ '$off_b' -gt 0 ]"
 
+# D: uraid rebuilds a failed member onto a spare and stops half-way; md goes on
+D=()
+for i in 0 1 2 3 4; do truncate -s 24M "$tmp/d$i"; D+=("$tmp/d$i"); done
+"$URAID" create --level=5 --raid-devices=4 --spare-devices=1 --chunk=64 --name=d "${D[@]}" >/dev/null
+serve d --speed-max=6000 "${D[@]}"
+randfile $((SEED + 30)) 69 "$tmp/d.data"
+nbdcopy "$tmp/d.data" "nbd+unix:///?socket=$tmp/d.sock"
+"$URAID" fail "${D[2]}" >/dev/null
+sleep 1.5
+stop d
+off_d=$("$URAID" examine "${D[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+check "D: uraid left the spare with recovery_offset $off_d, part-way" \
+    bash -c "[ -n '$off_d' ] && [ '$off_d' -gt 0 ]"
+D_MD=("${D[0]}" "${D[1]}" "${D[3]}" "${D[4]}")   # without the failed member
+
 # C: md's disks (empty; md writes them)
 C=()
 for i in 0 1 2 3; do randfile $((SEED + 20 + i)) 24 "$tmp/c$i"; C+=("$tmp/c$i"); done
@@ -68,6 +86,17 @@ echo 200000 >/proc/sys/dev/raid/speed_limit_max
 wait_idle md1
 md_check md1 B
 mdadm --stop /dev/md1 >/dev/null 2>&1
+# D: md continues the rebuild uraid left (slowly at first to see where it starts)
+echo 1000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md3 /dev/vdm /dev/vdn /dev/vdo /dev/vdp >/dev/null 2>&1 || { echo "D: assemble failed"; rc=1; }
+sleep 0.5
+echo "D first_completed=$(cat /sys/block/md3/md/sync_completed | cut -d' ' -f1)"
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+wait_idle md3
+echo "D degraded=$(cat /sys/block/md3/md/degraded)"
+md_check md3 D
+echo "D sha=$(head -c 72351744 /dev/md3 | sha256sum | cut -d' ' -f1)"
+mdadm --stop /dev/md3 >/dev/null 2>&1
 # C: md creates a RAID 5 (--force: a resync, not mdadm's spare-recovery
 # trick), resyncs slowly, is stopped half-way
 echo 4000 >/proc/sys/dev/raid/speed_limit_max
@@ -80,7 +109,7 @@ mdadm --stop /dev/md2 >/dev/null 2>&1
 exit $rc
 GUEST
 
-out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}")
+out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}" "${D_MD[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -89,6 +118,14 @@ check "B: md finished the resync uraid stopped, then its check finds 0" grep -q 
 first=$(sed -n 's/^B first_completed=\([0-9]*\)$/\1/p' <<<"$out")
 check "B: md resumed at uraid's checkpoint, not at 0 (first seen at sector $first)" \
     bash -c "[ -n '$first' ] && [ '$first' -ge '$off_b' ]"
+
+first=$(sed -n 's/^D first_completed=\([0-9]*\)$/\1/p' <<<"$out")
+check "D: md resumed uraid's rebuild at its recovery_offset (first seen at $first)" \
+    bash -c "[ -n '$first' ] && [ '$first' -ge '$off_d' ]"
+check "D: md finished it: not degraded, check finds 0 mismatches" \
+    bash -c "grep -q '^D degraded=0$' <<<\"\$0\" && grep -q '^D mismatch_cnt=0$' <<<\"\$0\"" "$out"
+check "D: md reads the data uraid served before the failure" \
+    grep -q "^D sha=$(head -c 72351744 "$tmp/d.data" | sha256sum | cut -d' ' -f1)$" <<<"$out"
 
 off_c=$("$URAID" examine "${C[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
 check "C: md left resync_offset $off_c, part-way" bash -c "[ -n '$off_c' ] && [ '$off_c' -gt 0 ]"

@@ -224,6 +224,18 @@ int uraid_array_fail_member(struct uraid_array *a, unsigned member, uint32_t fla
 int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
 			      size_t errlen);
 
+#define URAID_ADD_FORCE 0x1u    /* overwrite an md superblock found on the device */
+
+/*
+ * Add a device as a spare (hot add): its superblock is written with the
+ * array's fields and its own (a free dev_number, a new device UUID), and the
+ * other members' superblocks list it (events+1). A missing slot is then
+ * rebuilt onto it by itself. A device holding an md superblock is refused
+ * without URAID_ADD_FORCE; one too small is refused. Metadata 1.1/1.2.
+ */
+int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t flags, char *err,
+			   size_t errlen);
+
 /* ---- fault injection (tests) ---- */
 
 enum uraid_fault_kind {

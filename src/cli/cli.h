@@ -19,5 +19,6 @@ int cmd_stop(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
+int cmd_add(int argc, char **argv);
 
 #endif

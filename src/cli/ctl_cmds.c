@@ -6,6 +6,7 @@
  * also find it from the member's path alone.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,6 +226,12 @@ static void remove_usage(FILE *f)
 		"  -h, --help           this text\n");
 }
 
+/* The server runs elsewhere: paths go to it absolute (as given if that fails). */
+static const char *absolute(const char *path, char *buf)
+{
+	return realpath(path, buf) ? buf : path;
+}
+
 /* fail/remove: each member goes to the server that owns it. */
 static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE *))
 {
@@ -243,7 +250,8 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			if ((rc = resolve_target(cmd, ca.control, ctl, sizeof(ctl))) != 0)
 				return rc;
 		} else {
-			const char *owns[2] = { "owns", argv[i] };
+			char abs_owner[PATH_MAX];
+			const char *owns[2] = { "owns", absolute(argv[i], abs_owner) };
 			struct find_ctx fc = { .fields = owns, .nfields = 2 };
 			ctl_for_each(find_one, &fc);
 			if (!fc.matches) {
@@ -254,7 +262,8 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			}
 			snprintf(ctl, sizeof(ctl), "%s", fc.found);
 		}
-		const char *fields[3] = { cmd, argv[i], "force" };
+		char abs[PATH_MAX];
+		const char *fields[3] = { cmd, absolute(argv[i], abs), "force" };
 		rc = call(cmd, ctl, fields, ca.force ? 3 : 2);
 		if (rc)
 			status = rc;
@@ -416,4 +425,44 @@ int cmd_repair(int argc, char **argv)
 int cmd_speed(int argc, char **argv)
 {
 	return sync_cmd(argc, argv, "speed");
+}
+
+static void add_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid add [--force] ARRAY DEVICE...\n"
+		"\n"
+		"Add devices to a served array as spares, as mdadm --add does: each gets a\n"
+		"superblock of the array (its own device number and UUID, the array's data\n"
+		"offset), and a missing slot is rebuilt onto it by itself (RAID 4/5/6).\n"
+		"ARRAY: the export name, the export socket or the control socket. A device\n"
+		"that holds an md superblock is refused unless --force.\n"
+		"\n"
+		"  -f, --force   overwrite an md superblock on the device\n"
+		"  -h, --help    this text\n");
+}
+
+int cmd_add(int argc, char **argv)
+{
+	struct ctl_args ca;
+	char ctl[CTL_MAX_LINE];
+	int rc = parse(argc, argv, "f", add_usage, &ca);
+	if (rc >= 0)
+		return rc;
+	if (argc - ca.first < 2) {
+		fprintf(stderr, "uraid add: give the array and at least one device; run 'uraid add "
+			"--help'\n");
+		return CLI_EXIT_USAGE;
+	}
+	if ((rc = resolve_target("add", argv[ca.first], ctl, sizeof(ctl))) != 0)
+		return rc;
+	int status = CLI_EXIT_OK;
+	for (int i = ca.first + 1; i < argc; i++) {
+		char abs[PATH_MAX];
+		const char *fields[3] = { "add", absolute(argv[i], abs), "force" };
+		rc = call("add", ctl, fields, ca.force ? 3 : 2);
+		if (rc)
+			status = rc;
+	}
+	return status;
 }

@@ -2,7 +2,7 @@
 /*
  * The control requests a running `uraid serve` answers (see ctl/ctl.h for
  * the protocol): status, status-json, summary, export-is, owns, fail,
- * remove, check, repair, sync-cancel, sync-status, speed, stop.
+ * remove, add, check, repair, sync-cancel, sync-status, speed, stop.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -153,6 +153,17 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 			return;
 		int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
 		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq.field[1],
+			 st->export_name);
+		reply_result(fd, rc, err, done);
+	} else if (!strcmp(cmd, "add")) {
+		if (rq.nfields < 2) {
+			ctl_reply(fd, CLI_EXIT_USAGE, "which device? (give its path)", NULL, 0);
+			return;
+		}
+		bool force = rq.nfields > 2 && !strcmp(rq.field[2], "force");
+		int rc = uraid_array_add_member(st->array, rq.field[1], force ? URAID_ADD_FORCE : 0,
+						err, sizeof(err));
+		snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq.field[1],
 			 st->export_name);
 		reply_result(fd, rc, err, done);
 	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {

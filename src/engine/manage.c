@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: MIT
 /*
  * Management of a running array: find a member by path, fail it on request
- * (mdadm --fail), remove it (mdadm --remove). Both are superblock updates
+ * (mdadm --fail), remove it (mdadm --remove), add a spare (mdadm --add). Both are superblock updates
  * as md makes them: events+1, the new roles in every live member.
  */
 #include <errno.h>
+#include <stdalign.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <uraid/bitmap.h>
+#include <uraid/create.h>
 
 #include "common/errmsg.h"
 #include "engine/array.h"
@@ -195,5 +200,147 @@ int uraid_array_remove_member(struct uraid_array *ua, unsigned idx, char *err, s
 	}
 out:
 	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}
+
+/* A free dev_number: the lowest index no member of the array uses (md's choice). */
+static uint32_t free_dev_number(const struct array *a)
+{
+	for (uint32_t d = 0;; d++) {
+		bool used = false;
+		for (unsigned i = 0; i < a->nmembers && !used; i++)
+			used = a->member_sb[i].dev_number == d;
+		if (!used)
+			return d;
+	}
+}
+
+/*
+ * The new member's own superblock: the array's fields as a live member has
+ * them, its placement (super_offset, data_offset, bad-block log) copied from
+ * that member, and its own dev_number, device_uuid and data_size.
+ */
+static int compose_new_member(const struct array *a, const struct uraid_sb *like,
+			      uint64_t dev_sectors, struct uraid_sb *sb, char *err, size_t errlen)
+{
+	*sb = *like;
+	if (a->minor == 0)
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "adding to an array with metadata 1.0 "
+				  "(superblock at the end) is not available yet");
+	if (dev_sectors < like->data_offset + a->geom.dev_sectors)
+		return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array needs "
+				  "%llu from data offset %llu", (unsigned long long)dev_sectors,
+				  (unsigned long long)a->geom.dev_sectors,
+				  (unsigned long long)like->data_offset);
+	sb->dev_number = free_dev_number(a);
+	if (getrandom(sb->device_uuid, 16, 0) != 16)
+		return uraid_errf(err, errlen, -EIO, "cannot get random bytes");
+	sb->data_size = dev_sectors - like->data_offset;
+	sb->feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP |
+				       URAID_FEATURE_REPLACEMENT);
+	sb->recovery_offset = 0;
+	sb->cnt_corrected_read = 0;
+	sb->devflags = 0;
+	sb->events = a->sb.events;
+	return 0;
+}
+
+/*
+ * What mdadm writes besides the superblock: an empty bad-block log, and the
+ * bitmap (a copy of a live member's, so that the spare holds the same bits
+ * when it takes a slot). meta_lock held.
+ */
+static int write_member_areas(struct array *a, struct member *m, const struct uraid_sb *sb,
+			      int like, char *err, size_t errlen)
+{
+	alignas(4096) uint8_t log[URAID_BBLOG_SECTORS * 512];
+	int rc = 0;
+
+	if (sb->bblog_size && sb->bblog_offset) {
+		uraid_bblog_init(log, sizeof(log));
+		rc = member_pwrite_sync(m, log, sizeof(log),
+					(uint64_t)((int64_t)sb->super_offset + sb->bblog_offset));
+	}
+	if (!rc && a->has_bitmap) {
+		size_t len = uraid_bitmap_disk_sectors(a->bitmap.sync_size, a->bitmap.chunksize) * 512;
+		uint64_t at = (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset);
+		uint8_t *area;
+		if (posix_memalign((void **)&area, 4096, len))
+			return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
+		rc = member_pread_sync(a->members[like], area, len, at);
+		if (!rc)
+			rc = member_pwrite_sync(m, area, len, at);
+		free(area);
+	}
+	if (rc)
+		uraid_errf(err, errlen, rc, "%s: writing its bad-block log or bitmap: %s", m->path,
+			   strerror(-rc));
+	return rc;
+}
+
+int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t flags, char *err,
+			   size_t errlen)
+{
+	struct array *a = A(ua);
+	struct uraid_probe probe;
+	int rc;
+
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
+	if (uraid_array_find_member(ua, path) >= 0)
+		return uraid_errf(err, errlen, -EEXIST, "%s is a member already", path);
+	struct member *m = calloc(1, sizeof(*m));
+	if (!m)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	rc = member_open(m, path, false, a->flags & URAID_ASSEMBLE_BUFFERED, err, errlen);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	/* nothing written to a disk of another array without --force (mdadm's rule) */
+	if (uraid_probe_fd(m->fd, &probe) == 0 && !(flags & URAID_ADD_FORCE) &&
+	    (probe.chosen >= 0 || probe.has_md090)) {
+		const struct uraid_sb *o = probe.chosen >= 0 ? &probe.loc[probe.chosen].sb : NULL;
+		bool ours = o && !memcmp(o->set_uuid, a->sb.set_uuid, 16);
+		rc = uraid_errf(err, errlen, -EBUSY, "%s holds an md superblock (%s); add --force "
+				"to overwrite it", path, ours ? "of this array: an old member"
+							     : "of another array");
+		goto fail;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	int like = -1;
+	for (unsigned i = 0; i < a->nmembers && like < 0; i++)
+		if (a->member_state[i] == URAID_MEMBER_IN_SYNC)
+			like = (int)i;
+	struct uraid_sb sb;
+	rc = like < 0 ? uraid_errf(err, errlen, -EIO, "no member in sync to copy the layout from")
+		      : a->nmembers >= URAID_MAX_MEMBERS
+		      ? uraid_errf(err, errlen, -E2BIG, "the array has %u members already",
+				   a->nmembers)
+		      : compose_new_member(a, &a->member_sb[like], m->dev_sectors, &sb, err, errlen);
+	if (rc == 0)
+		rc = write_member_areas(a, m, &sb, like, err, errlen);
+	if (rc == 0) {
+		unsigned k = a->nmembers;
+		m->data_offset = sb.data_offset;
+		a->members[k] = m;
+		a->member_state[k] = URAID_MEMBER_SPARE;
+		a->member_slot[k] = -1;
+		a->member_pending_slot[k] = -1;
+		a->member_sb[k] = sb;
+		a->nmembers++;
+		fprintf(stderr, "uraid: %s: added as a spare (device %u)\n", path, sb.dev_number);
+		rc = meta_record_change(a);
+		if (rc)
+			uraid_errf(err, errlen, rc, "%s is added, but the superblocks could not be "
+				   "written: %s", path, strerror(-rc));
+		m = NULL;       /* the array's now */
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (!m)
+		return rc;
+fail:
+	member_close(m);
+	free(m);
 	return rc;
 }

@@ -160,5 +160,27 @@ for level in 5 6; do
         bash -c "'$URAID' examine '${m[5]}' | grep -q 'Device Role : Active device 1'"
 done
 
+# ---- uraid add: refusals, then a new device takes the missing slot ----
+m=()
+for i in 0 1 2 3 4; do truncate -s 32M "$work/ad.$i"; m+=("$work/ad.$i"); done
+truncate -s 8M "$work/small"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=ad "${m[@]:0:4}" >/dev/null
+serve ad "${m[@]:0:4}"
+"$URAID" fail "${m[1]}" >/dev/null && "$URAID" remove "${m[1]}" >/dev/null
+sum=$(md5sum <"${m[1]}")
+out=$("$URAID" add ad "${m[1]}" 2>&1); rc=$?
+check "add of a device holding an md superblock is refused without --force ($out)" \
+    bash -c "[ $rc -ne 0 ] && [ \"\$(md5sum <'${m[1]}')\" = '$sum' ]"
+out=$("$URAID" add ad "$work/small" 2>&1); rc=$?
+check "add of a device too small is refused ($out)" test $rc -ne 0
+check "add of a new device" bash -c "'$URAID' add ad '${m[4]}' >/dev/null"
+for _ in $(seq 300); do grep -q "recovery done" "$work/ad.err" && break; sleep 0.1; done
+check "the missing slot is rebuilt onto it" grep -q "recovery done" "$work/ad.err"
+out=$("$URAID" check --wait ad); rc=$?
+check "then a check finds 0 mismatches ($out)" test $rc -eq 0
+check "stopped" stop ad
+check "mdadm --examine: the added device holds slot 1" \
+    bash -c "mdadm --examine '${m[4]}' | grep -q 'Device Role : Active device 1'"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

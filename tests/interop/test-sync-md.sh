@@ -9,7 +9,9 @@
 #     check finds 0;
 #  D  a rebuild onto a spare uraid stopped half-way (recovery_offset in the
 #     spare's superblock): md resumes it there, finishes, its check finds 0
-#     and it reads the data uraid served.
+#     and it reads the data uraid served;
+#  E  a member failed, removed, and a new device added with `uraid add` and
+#     rebuilt: md runs the array with it (in sync, 0 mismatches, the data).
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -60,6 +62,23 @@ check "D: uraid left the spare with recovery_offset $off_d, part-way" \
     bash -c "[ -n '$off_d' ] && [ '$off_d' -gt 0 ]"
 D_MD=("${D[0]}" "${D[1]}" "${D[3]}" "${D[4]}")   # without the failed member
 
+# E: uraid fails and removes a member, a new device is added (uraid add) and
+# rebuilt; md assembles the array with the added member
+E=()
+for i in 0 1 2 3 4; do truncate -s 24M "$tmp/e$i"; E+=("$tmp/e$i"); done
+"$URAID" create --level=6 --raid-devices=4 --chunk=64 --name=e "${E[@]:0:4}" >/dev/null
+serve e "${E[@]:0:4}"
+size_e=$(nbdinfo --size "nbd+unix:///?socket=$tmp/e.sock")
+head -c "$size_e" "$tmp/d.data" >"$tmp/e.data"
+nbdcopy "$tmp/e.data" "nbd+unix:///?socket=$tmp/e.sock"
+"$URAID" fail "${E[2]}" >/dev/null && "$URAID" remove "${E[2]}" >/dev/null &&
+    "$URAID" add e "${E[4]}" >/dev/null
+check "E: uraid add of a new device" test $? -eq 0
+for _ in $(seq 300); do grep -q "recovery done" "$tmp/e.err" && break; sleep 0.1; done
+check "E: rebuilt onto the added device" grep -q "recovery done" "$tmp/e.err"
+stop e
+E_MD=("${E[0]}" "${E[1]}" "${E[3]}" "${E[4]}")
+
 # C: md's disks (empty; md writes them)
 C=()
 for i in 0 1 2 3; do randfile $((SEED + 20 + i)) 24 "$tmp/c$i"; C+=("$tmp/c$i"); done
@@ -97,6 +116,12 @@ echo "D degraded=$(cat /sys/block/md3/md/degraded)"
 md_check md3 D
 echo "D sha=$(head -c 72351744 /dev/md3 | sha256sum | cut -d' ' -f1)"
 mdadm --stop /dev/md3 >/dev/null 2>&1
+# E: the array with the member uraid added
+mdadm --assemble --run /dev/md4 /dev/vdq /dev/vdr /dev/vds /dev/vdt >/dev/null 2>&1 || { echo "E: assemble failed"; rc=1; }
+echo "E degraded=$(cat /sys/block/md4/md/degraded)"
+md_check md4 E
+echo "E sha=$(sha256sum </dev/md4 | cut -d' ' -f1)"
+mdadm --stop /dev/md4 >/dev/null 2>&1
 # C: md creates a RAID 5 (--force: a resync, not mdadm's spare-recovery
 # trick), resyncs slowly, is stopped half-way
 echo 4000 >/proc/sys/dev/raid/speed_limit_max
@@ -109,7 +134,7 @@ mdadm --stop /dev/md2 >/dev/null 2>&1
 exit $rc
 GUEST
 
-out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}" "${D_MD[@]}")
+out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}" "${D_MD[@]}" "${E_MD[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -126,6 +151,10 @@ check "D: md finished it: not degraded, check finds 0 mismatches" \
     bash -c "grep -q '^D degraded=0$' <<<\"\$0\" && grep -q '^D mismatch_cnt=0$' <<<\"\$0\"" "$out"
 check "D: md reads the data uraid served before the failure" \
     grep -q "^D sha=$(head -c 72351744 "$tmp/d.data" | sha256sum | cut -d' ' -f1)$" <<<"$out"
+
+check "E: md runs the array with the added member: in sync, 0 mismatches, the data" \
+    bash -c "grep -q '^E degraded=0$' <<<\"\$0\" && grep -q '^E mismatch_cnt=0$' <<<\"\$0\" &&
+             grep -q '^E sha=$(sha256sum <"$tmp/e.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
 
 off_c=$("$URAID" examine "${C[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
 check "C: md left resync_offset $off_c, part-way" bash -c "[ -n '$off_c' ] && [ '$off_c' -gt 0 ]"

@@ -6,6 +6,7 @@
 #                           DIR/NAME.out/.err appended), wait until it serves;
 #                           its pid in $spid
 fails=0
+PATH=$PATH:/usr/sbin:/sbin     # mdadm
 
 need() {
     local t

@@ -190,6 +190,8 @@ struct uraid_sync_status {
  */
 int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, char *err,
 			   size_t errlen);
+/* "resync", "check", "repair", "recovery", "none". */
+const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
 /* Stop it (the position reached is kept for a resync: resync_offset). */
 int uraid_array_sync_cancel(struct uraid_array *a);
 int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);

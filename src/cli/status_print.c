@@ -50,15 +50,6 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
-static const char *sync_kind_name(enum uraid_sync_kind k)
-{
-	switch (k) {
-	case URAID_SYNC_RESYNC: return "resync";
-	case URAID_SYNC_CHECK: return "check";
-	case URAID_SYNC_REPAIR: return "repair";
-	case URAID_SYNC_RECOVER: return "recovery";
-	default: return "none";
-	}
 }
 
 /* Seconds left at the recent rate; 0 when unknown. */
@@ -87,13 +78,13 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 			bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
 		bar[20] = 0;
 		fprintf(f, "     Background : %s [%s] %5.1f%% (%llu/%llu MiB per member) %s/s, "
-			"%llu s left\n", sync_kind_name(s->kind), bar, pct,
+			"%llu s left\n", uraid_sync_kind_name(s->kind), bar, pct,
 			(unsigned long long)(s->done_bytes >> 20),
 			(unsigned long long)(s->total_bytes >> 20),
 			cli_bytes(s->rate_bytes_s, rate, sizeof(rate)),
 			(unsigned long long)sync_eta_s(s));
 	} else {
-		fprintf(f, "     Background : none; last %s %s at %.1f%%\n", sync_kind_name(s->kind),
+		fprintf(f, "     Background : none; last %s %s at %.1f%%\n", uraid_sync_kind_name(s->kind),
 			s->result == 0 ? "completed" : s->result == -ECANCELED ? "stopped" : "failed",
 			pct);
 	}
@@ -107,7 +98,7 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 	json_arr_open(j, "background");
 	if (s->running) {
 		json_obj_open(j, NULL);
-		json_str(j, "kind", sync_kind_name(s->kind));
+		json_str(j, "kind", uraid_sync_kind_name(s->kind));
 		json_u64(j, "done_bytes", s->done_bytes);
 		json_u64(j, "total_bytes", s->total_bytes);
 		json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
@@ -117,7 +108,7 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 	}
 	json_arr_close(j);
 	json_obj_open(j, "last_background");
-	json_str(j, "kind", sync_kind_name(s->kind));
+	json_str(j, "kind", uraid_sync_kind_name(s->kind));
 	json_bool(j, "running", s->running);
 	json_str(j, "result", s->running ? "running" : s->result == 0 ? "completed"
 			      : s->result == -ECANCELED ? "stopped" : "failed");

@@ -23,7 +23,7 @@
 #define SYNC_WINDOW_NS         (500u * 1000000u)   /* rate measured over this */
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 
-static const char *kind_name(enum uraid_sync_kind k)
+const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 {
 	switch (k) {
 	case URAID_SYNC_RESYNC: return "resync";
@@ -210,12 +210,12 @@ static void job_end(struct sync_job *j)
 
 	if (j->kind == URAID_SYNC_CHECK || j->kind == URAID_SYNC_REPAIR)
 		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n",
-			kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
+			uraid_sync_kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
 			? "stopped" : "failed", (unsigned long long)(st->done_bytes >> 20),
 			(unsigned long long)(st->total_bytes >> 20),
 			(unsigned long long)st->mismatch_sectors);
 	else
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member\n", kind_name(j->kind),
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member\n", uraid_sync_kind_name(j->kind),
 			complete ? "done" : st->result == -ECANCELED ? "stopped" : "failed",
 			(unsigned long long)(st->done_bytes >> 20),
 			(unsigned long long)(st->total_bytes >> 20));
@@ -349,11 +349,11 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 
 	if (!lv && (a->geom.level == URAID_LEVEL_1 || a->geom.level == URAID_LEVEL_10))
 		return uraid_errf(err, errlen, -EOPNOTSUPP, "%s of %s arrays is not available "
-				  "in this version (RAID 4/5/6 only)", kind_name(kind),
+				  "in this version (RAID 4/5/6 only)", uraid_sync_kind_name(kind),
 				  uraid_level_name(a->geom.level));
 	if (!lv)
 		return uraid_errf(err, errlen, -EINVAL, "%s has no redundancy to %s",
-				  uraid_level_name(a->geom.level), kind_name(kind));
+				  uraid_level_name(a->geom.level), uraid_sync_kind_name(kind));
 	if (!(a->e->flags & URAID_ENGINE_THREADS))
 		return uraid_errf(err, errlen, -EINVAL, "background work needs an engine that "
 				  "runs its own threads");
@@ -366,7 +366,7 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	reap(a);
 	if (atomic_load(&a->sync))
 		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				  kind_name(atomic_load(&a->sync)->kind));
+				  uraid_sync_kind_name(atomic_load(&a->sync)->kind));
 	struct sync_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
@@ -394,7 +394,7 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
 	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
 		free(j);
-		return uraid_errf(err, errlen, rc, "cannot set up the %s: %s", kind_name(kind),
+		return uraid_errf(err, errlen, rc, "cannot set up the %s: %s", uraid_sync_kind_name(kind),
 				  strerror(-rc));
 	}
 	pthread_mutex_lock(&a->sync_lock);
@@ -403,7 +403,7 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
-	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", kind_name(kind),
+	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", uraid_sync_kind_name(kind),
 		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
 	j->start_msg.fn = job_start;
 	reactor_post(j->r, &j->start_msg);

@@ -50,8 +50,6 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
-}
-
 /* Seconds left at the recent rate; 0 when unknown. */
 static uint64_t sync_eta_s(const struct uraid_sync_status *s)
 {

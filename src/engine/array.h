@@ -137,6 +137,7 @@ struct array {
 	struct uraid_sync_status sync_last;
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
+	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
 };
 
 /* ---- requests ---- */

@@ -22,6 +22,7 @@
 #define SYNC_MAX_KIB_DEFAULT   200000u   /* md's speed_limit_max */
 #define SYNC_WINDOW_NS         (500u * 1000000u)   /* rate measured over this */
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
+#define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
 
 const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 {
@@ -197,6 +198,9 @@ static void job_end(struct sync_job *j)
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 
+	/* a rebuild that failed is not retried at once (engine_tick would loop) */
+	if (j->kind == URAID_SYNC_RECOVER && !complete && j->result != -ECANCELED)
+		atomic_store(&a->sync_retry_ns, engine_now_ns() + SYNC_RETRY_NS);
 	pthread_mutex_lock(&a->sync_lock);
 	struct uraid_sync_status *st = &a->sync_last;
 	st->kind = j->kind;
@@ -432,7 +436,8 @@ void sync_auto_recover(struct array *a)
 	char err[256];
 
 	if (!(a->e->flags & URAID_ENGINE_THREADS) || (a->flags & URAID_ASSEMBLE_READONLY) ||
-	    !atomic_load(&a->degraded) || !level_of(a))
+	    !atomic_load(&a->degraded) || !level_of(a) ||
+	    engine_now_ns() < atomic_load(&a->sync_retry_ns))
 		return;
 	reap(a);
 	if (atomic_load(&a->sync))

@@ -522,8 +522,7 @@ int uraid_array_close(struct uraid_array *ua)
 	struct uraid_engine *e = a->e;
 	int rc = 0;
 
-	sync_stop_wait(a);
-	drain(a);
+	/* out of the engine's list first: engine_tick starts no rebuild from now on */
 	pthread_mutex_lock(&e->lock);
 	for (struct array **pp = &e->arrays; *pp; pp = &(*pp)->next) {
 		if (*pp == a) {
@@ -532,6 +531,8 @@ int uraid_array_close(struct uraid_array *ua)
 		}
 	}
 	pthread_mutex_unlock(&e->lock);
+	sync_stop_wait(a);
+	drain(a);
 
 	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
 		for (unsigned s = 0; s < a->geom.raid_disks; s++)

@@ -2,6 +2,7 @@
 # Shared by the command tests that run `uraid serve` (source it from bash).
 #   need TOOL...            exit 77 (skip) when one is missing
 #   check WHAT COMMAND...   run COMMAND, print ok/FAIL, count failures in $fails
+#                           (returns 1 on a failure, for diagnostics after it)
 #   serve_bg DIR NAME ARGS  start uraid serve on DIR/NAME.sock (pid file, logs
 #                           DIR/NAME.out/.err appended), wait until it serves;
 #                           its pid in $spid
@@ -17,7 +18,7 @@ need() {
 
 check() {
     local what=$1; shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); return 1; fi
 }
 
 serve_bg() {

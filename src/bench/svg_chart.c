@@ -42,6 +42,22 @@ void svg_series_color(const struct svg_chart *c, size_t i, char *buf)
 		svg_color(c->palette, series_color(c, i), color_span(c), buf);
 }
 
+void svg_point_end(struct svg_out *o, const struct svg_chart *c, const struct svg_series *s,
+		   size_t k, const char *tag)
+{
+	char ys[48];
+
+	svg_format(ys, sizeof(ys), c->y.unit, s->y[k], 0);
+	svg_escape(o, c->cat[k]);
+	svg_printf(o, "\" data-y=\"%.9g\"><title>", s->y[k]);
+	svg_escape(o, s->name);
+	svg_puts(o, ", ");
+	svg_escape(o, c->cat[k]);
+	svg_puts(o, ": ");
+	svg_escape(o, ys);
+	svg_printf(o, "</title></%s>\n", tag);
+}
+
 void svg_open(struct svg_out *o, const struct svg_chart *c, double w, double h)
 {
 	svg_printf(o, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
@@ -438,24 +454,15 @@ static void bar_chart(struct svg_out *o, const struct svg_chart *c)
 		svg_printf(o, "\" data-color=\"%s\">\n", col);
 		for (size_t k = 0; k < c->ncat; k++) {
 			double py = svg_map_px(&f.y, s->y[k]), x;
-			char ys[48];
 
 			if (isnan(py))
 				continue;
 			py = fmin(py, base);
 			x = f.x0 + band * (double)k + (band - group) / 2 + bw * (double)i;
-			svg_format(ys, sizeof(ys), c->y.unit, s->y[k], 0);
 			svg_printf(o, "<rect class=\"pt\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 				   "height=\"%.1f\" fill=\"%s\" data-x=\"", x + 0.5, py,
 				   fmax(bw - 1, 1), base - py, col);
-			svg_escape(o, c->cat[k]);
-			svg_printf(o, "\" data-y=\"%.9g\"><title>", s->y[k]);
-			svg_escape(o, s->name);
-			svg_puts(o, ", ");
-			svg_escape(o, c->cat[k]);
-			svg_puts(o, ": ");
-			svg_escape(o, ys);
-			svg_puts(o, "</title></rect>\n");
+			svg_point_end(o, c, s, k, "rect");
 		}
 		svg_puts(o, "</g>\n");
 	}

@@ -58,5 +58,9 @@ void svg_legend_write(struct svg_out *o, const struct svg_legend *l, const struc
 void svg_open(struct svg_out *o, const struct svg_chart *c, double w, double h);
 
 int svg_radar_write(struct svg_out *o, const struct svg_chart *c, char *err, size_t errlen);
+/* The end of a category point's element: data-x (the category), data-y,
+ * its tooltip ("series, category: value") and the closing tag. */
+void svg_point_end(struct svg_out *o, const struct svg_chart *c, const struct svg_series *s,
+		   size_t k, const char *tag);
 
 #endif

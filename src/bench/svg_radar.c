@@ -104,7 +104,6 @@ static void series(struct svg_out *o, const struct radar *g, const struct svg_ch
 {
 	const struct svg_series *s = &c->series[i];
 	double x, y;
-	char ys[48];
 
 	svg_puts(o, "<g class=\"series\" data-series=\"");
 	svg_escape(o, s->name);
@@ -122,17 +121,9 @@ static void series(struct svg_out *o, const struct radar *g, const struct svg_ch
 		if (!isfinite(s->y[k]))
 			continue;
 		spoke(g, k, dist(g, s->y[k]), &x, &y);
-		svg_format(ys, sizeof(ys), c->y.unit, s->y[k], 0);
 		svg_printf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" data-x=\"",
 			   x, y, col);
-		svg_escape(o, c->cat[k]);
-		svg_printf(o, "\" data-y=\"%.9g\"><title>", s->y[k]);
-		svg_escape(o, s->name);
-		svg_puts(o, ", ");
-		svg_escape(o, c->cat[k]);
-		svg_puts(o, ": ");
-		svg_escape(o, ys);
-		svg_puts(o, "</title></circle>\n");
+		svg_point_end(o, c, s, k, "circle");
 	}
 	svg_puts(o, "</g>\n");
 }

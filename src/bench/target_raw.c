@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <uraid/create.h>
 
 #include "common/errmsg.h"
 #include "bench/worker.h"
+#include "io/reactor.h"
 
 int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 {
@@ -104,10 +104,7 @@ static int raw_start(struct bench_worker *w)
 	if (!w->ring_disabled)
 		return 0;
 	w->ring_disabled = false;
-	/* io_uring_enable_rings, which the installed liburing does not export */
-	if (syscall(__NR_io_uring_register, w->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0))
-		return -errno;
-	return 0;
+	return ring_enable(&w->ring);
 }
 
 void bench_raw_worker_fini(struct bench_worker *w)

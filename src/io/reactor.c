@@ -83,16 +83,22 @@ int reactor_init_owned(struct reactor *r, unsigned index, unsigned entries)
 	return reactor_setup(r, index, entries, true);
 }
 
+int ring_enable(struct io_uring *ring)
+{
+	/* io_uring_enable_rings, which Debian 12's liburing does not export */
+	if (syscall(__NR_io_uring_register, ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0)
+		return -errno;
+	return 0;
+}
+
 int reactor_claim(struct reactor *r)
 {
 	if (!r->disabled)
 		return 0;
-	/* io_uring_enable_rings, which Debian 12's liburing does not export */
-	if (syscall(__NR_io_uring_register, r->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS,
-		    NULL, 0) < 0)
-		return -errno;
-	r->disabled = false;
-	return 0;
+	int rc = ring_enable(&r->ring);
+	if (rc == 0)
+		r->disabled = false;
+	return rc;
 }
 
 void reactor_fini(struct reactor *r)

@@ -64,6 +64,8 @@ int reactor_init(struct reactor *r, unsigned index, unsigned entries);
  * reactor_claim first (the ring starts disabled). Cheaper completions. */
 int reactor_init_owned(struct reactor *r, unsigned index, unsigned entries);
 int reactor_claim(struct reactor *r);
+/* Enable a ring set up with IORING_SETUP_R_DISABLED, from its issuer thread. */
+int ring_enable(struct io_uring *ring);
 void reactor_fini(struct reactor *r);
 
 /* Queue operations (any of them may complete with a negative errno). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Background work: the job, its progress, throttling and checkpoints. The
- * level does one unit at a time (sync_raid5.c, sync_mirror.c); this file
+ * level does one unit at a time (sync_raid5.c; RAID 1/10 have none yet); this file
  * moves the position, sleeps between units when the rate asks for it, and
  * records the outcome (resync_offset for a resync).
  */

@@ -75,6 +75,7 @@ struct uraid_create_opts {
 	unsigned minor;             /* metadata 1.<minor>: 0, 1 or 2 */
 	enum uraid_bitmap_choice bitmap;
 	uint32_t bitmap_chunk_kib;  /* 0: mdadm's default */
+	uint32_t bitmap_delay_s;    /* bitmap daemon_sleep; 0: md's default, 5 s */
 	const char *name;           /* array name; NULL: "uraid" */
 	const char *homehost;       /* NULL: this host's name; "" or "<none>": no prefix */
 	uint64_t size_kib;          /* per-member size to use; 0: the largest possible */

@@ -153,6 +153,11 @@ struct uraid_array_status {
 	bool read_only;
 	uint64_t events;
 	uint64_t in_flight;
+	/* write-intent bitmap (0 bytes per chunk: none); bits on disk now */
+	uint32_t bitmap_chunk_bytes;
+	uint64_t bitmap_bits, bitmap_dirty_bits;
+	bool bitmap_stale;          /* every bit counts as set (a full resync) */
+	uint64_t bitmap_events_cleared;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };
@@ -175,6 +180,7 @@ struct uraid_sync_status {
 	bool running;
 	int result;                 /* of the last one: 0, -ECANCELED, -EIO */
 	uint64_t done_bytes;        /* per member, as md's sync_completed */
+	uint64_t skipped_bytes;     /* of done_bytes: resync passed over, clean by the bitmap */
 	uint64_t total_bytes;
 	uint64_t rate_bytes_s;      /* recent, per member */
 	uint64_t mismatch_sectors;  /* check/repair: as md's mismatch_cnt */

@@ -42,6 +42,8 @@ static void create_usage(FILE *f)
 		"                          each member contributes more than 100 GiB)\n"
 		"      --bitmap-chunk=SIZE array data per bitmap bit, plain number in KiB (default:\n"
 		"                          mdadm's, at least 64M)\n"
+		"  -d, --delay=SECONDS     seconds between the bitmap's sweeps; a bit clears two\n"
+		"                          sweeps after the last write to its chunk (default 5)\n"
 		"  -N, --name=NAME         array name (default 'uraid'), stored as HOST:NAME\n"
 		"      --homehost=HOST     HOST part of the name (default: this host; '<none>')\n"
 		"  -z, --size=SIZE         space to use from each member (default: all of the\n"
@@ -194,6 +196,7 @@ int cmd_create(int argc, char **argv)
 		{ "metadata", required_argument, NULL, 'e' },
 		{ "bitmap", required_argument, NULL, 'b' },
 		{ "bitmap-chunk", required_argument, NULL, OPT_BITMAP_CHUNK },
+		{ "delay", required_argument, NULL, 'd' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "homehost", required_argument, NULL, OPT_HOMEHOST },
 		{ "size", required_argument, NULL, 'z' },
@@ -215,7 +218,7 @@ int cmd_create(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:n:x:c:p:e:b:N:z:fRqh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "l:n:x:c:p:e:b:d:N:z:fRqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (uraid_level_parse(optarg, &o.level))
@@ -262,6 +265,11 @@ int cmd_create(int argc, char **argv)
 			else
 				return usage_error("--bitmap takes 'internal' or 'none', not '%s'",
 						   optarg);
+			break;
+		case 'd':
+			if (parse_u32(optarg, &o.bitmap_delay_s) || o.bitmap_delay_s == 0)
+				return usage_error("--delay needs a positive number of seconds, not "
+						   "'%s'", optarg);
 			break;
 		case OPT_BITMAP_CHUNK:
 			if (cli_parse_size(optarg, 1024, &bytes) || bytes % 1024 ||

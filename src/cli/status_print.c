@@ -88,6 +88,10 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 	}
 	if (s->kind == URAID_SYNC_CHECK || s->kind == URAID_SYNC_REPAIR)
 		fprintf(f, "   Mismatch Cnt : %llu\n", (unsigned long long)s->mismatch_sectors);
+	if (s->skipped_bytes)
+		fprintf(f, "    Bitmap Skip : %llu of %llu MiB per member clean by the bitmap\n",
+			(unsigned long long)(s->skipped_bytes >> 20),
+			(unsigned long long)(s->done_bytes >> 20));
 	fprintf(f, "    Sync Limits : %u..%u KiB/s\n", s->min_kib_s, s->max_kib_s);
 }
 
@@ -98,6 +102,7 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 		json_obj_open(j, NULL);
 		json_str(j, "kind", uraid_sync_kind_name(s->kind));
 		json_u64(j, "done_bytes", s->done_bytes);
+		json_u64(j, "skipped_bytes", s->skipped_bytes);
 		json_u64(j, "total_bytes", s->total_bytes);
 		json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
 		json_u64(j, "eta_s", sync_eta_s(s));
@@ -111,6 +116,7 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 	json_str(j, "result", s->running ? "running" : s->result == 0 ? "completed"
 			      : s->result == -ECANCELED ? "stopped" : "failed");
 	json_u64(j, "done_bytes", s->done_bytes);
+	json_u64(j, "skipped_bytes", s->skipped_bytes);
 	json_u64(j, "total_bytes", s->total_bytes);
 	json_u64(j, "mismatch_sectors", s->mismatch_sectors);
 	json_obj_close(j);
@@ -148,6 +154,11 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 	fprintf(f, "          State : %s\n", cli_array_state(st));
 	fprintf(f, "       Degraded : %u of %u slots\n", st->degraded, st->raid_disks);
 	fprintf(f, "         Events : %" PRIu64 "\n", st->events);
+	if (st->bitmap_chunk_bytes)
+		fprintf(f, "         Bitmap : internal, %s chunks, %" PRIu64 " of %" PRIu64
+			" dirty%s\n", cli_bytes(st->bitmap_chunk_bytes, b1, sizeof(b1)),
+			st->bitmap_dirty_bits, st->bitmap_bits,
+			st->bitmap_stale ? " (out of date: every bit counts)" : "");
 	if (srv) {
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
 		print_background(f, &srv->sync);
@@ -207,6 +218,17 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_bool(&j, "resync_needed", st->resync_needed);
 	json_u64(&j, "degraded", st->degraded);
 	json_u64(&j, "events", st->events);
+	if (st->bitmap_chunk_bytes) {
+		json_obj_open(&j, "bitmap");
+		json_u64(&j, "chunk_bytes", st->bitmap_chunk_bytes);
+		json_u64(&j, "bits", st->bitmap_bits);
+		json_u64(&j, "dirty_bits", st->bitmap_dirty_bits);
+		json_bool(&j, "stale", st->bitmap_stale);
+		json_u64(&j, "events_cleared", st->bitmap_events_cleared);
+		json_obj_close(&j);
+	} else {
+		json_null(&j, "bitmap");
+	}
 	if (srv) {
 		json_u64(&j, "in_flight", st->in_flight);
 		json_background(&j, &srv->sync);

@@ -17,6 +17,7 @@
 #include "engine/array.h"
 #include "engine/sync.h"
 #include "engine/mio.h"
+#include "engine/wib.h"
 
 /* wstate values */
 enum { WSTATE_ACTIVE, WSTATE_MARKING_CLEAN, WSTATE_CLEAN };
@@ -182,6 +183,17 @@ static bool is_write_op(enum uraid_io_op op)
 	return op == URAID_IO_WRITE || op == URAID_IO_DISCARD || op == URAID_IO_WRITE_ZEROES;
 }
 
+/* The bitmap's sync range of a write request; false when there is nothing to mark. */
+static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi)
+{
+	const struct uraid_io *io = rq->io;
+
+	if (!rq->a->wib || !is_write_op(io->op) || io->length < 512)
+		return false;
+	wib_range_of(rq->a, io->offset / 512, io->length / 512, lo, hi);
+	return true;
+}
+
 static void req_finish(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -196,6 +208,9 @@ static void req_finish(struct array_req *rq)
 			free(rq->data);
 	}
 	struct array_counters *c = &a->counters[rq->er->r.index];
+	uint64_t lo, hi;
+	if (req_wib_range(rq, &lo, &hi))
+		wib_end_write(a, lo, hi);
 	if (is_write_op(io->op))
 		gate_leave_write(c);
 	atomic_fetch_sub(&c->in_flight, 1);
@@ -293,7 +308,11 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	atomic_fetch_add(&c->in_flight, 1);
 
 	if (is_write_op(io->op)) {
+		uint64_t lo, hi;
 		int rc = gate_enter_write(a, c);
+		/* the bitmap's bits are on disk before any member sees the write */
+		if (!rc && req_wib_range(rq, &lo, &hi) && (rc = wib_start_write(a, lo, hi)))
+			gate_leave_write(c);
 		if (rc) {
 			atomic_fetch_sub(&c->in_flight, 1);
 			req_put(rq);
@@ -450,6 +469,7 @@ static void array_free(struct array *a)
 		member_close(a->retired[i]);
 		free(a->retired[i]);
 	}
+	wib_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	free(a->counters);
@@ -489,6 +509,10 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		a->ops = NULL;   /* nothing to undo */
 		array_free(a);
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", name, strerror(-rc));
+	}
+	if ((rc = wib_init(a, err, errlen))) {
+		array_free(a);
+		return rc;
 	}
 	atomic_store(&a->wstate, a->clean ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)
@@ -574,6 +598,14 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->clean;
 	st->resync_needed = a->resync_needed;
+	if (a->has_bitmap) {
+		st->bitmap_chunk_bytes = a->bitmap.chunksize;
+		st->bitmap_bits = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);
+		st->bitmap_stale = a->bitmap_stale;
+		st->bitmap_events_cleared = a->bitmap.events_cleared;
+		st->bitmap_dirty_bits = a->wib ? atomic_load(&a->wib->bits_set)
+				      : a->bitmap_stale ? st->bitmap_bits : 0;
+	}
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
 	st->events = a->sb.events;
 	st->in_flight = sum_in_flight(a);

@@ -29,6 +29,7 @@
 
 struct array;
 struct array_req;
+struct wib;
 
 /* ---- engine ---- */
 
@@ -120,6 +121,8 @@ struct array {
 	/* the bitmap header's events were behind the superblocks': md treats
 	   every bit as set; its events are not advanced until this is cleared */
 	bool bitmap_stale;
+	/* the bitmap's bits at run time (wib.c); NULL without one */
+	struct wib *wib;
 	/* write gate (array.c): ACTIVE lets writes through, CLEAN and MARKING
 	   send them through meta_lock to mark the array active first */
 	_Atomic int wstate;
@@ -256,6 +259,12 @@ int meta_mark_clean(struct array *a);
 /* A change of the member set (fail, remove): events+1 and every superblock
  * rewritten, as md_update_sb with MD_SB_CHANGE_DEVS. meta_lock held. */
 int meta_record_change(struct array *a);
+/* A metadata write to member i failed: mark it faulty (the caller records
+ * the change). meta_lock held. */
+void meta_fail_member(struct array *a, unsigned i, int err, const char *what);
+/* Does member i carry the bitmap (md writes it to every non-faulty member
+ * that has a role, recovering ones too)? meta_lock held. */
+bool meta_bitmap_target(const struct array *a, unsigned i);
 /* a->degraded from the slots' states. meta_lock held. */
 void meta_recount_degraded(struct array *a);
 /* Requests in flight on every reactor (background work yields to them). */

@@ -438,7 +438,7 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 	memcpy(bm->uuid, r->uuid, 16);
 	bm->sync_size = sync_size;
 	bm->chunksize = chunk;
-	bm->daemon_sleep = 5;
+	bm->daemon_sleep = o->bitmap_delay_s ? o->bitmap_delay_s : 5;
 	bm->sectors_reserved = (uint32_t)room;
 	plan->bitmap_sectors = sectors;
 	r->bitmap = true;

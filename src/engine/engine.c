@@ -12,6 +12,7 @@
 #include "engine/array.h"
 #include "engine/host.h"
 #include "engine/sync.h"
+#include "engine/wib.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
@@ -165,6 +166,7 @@ void engine_tick(struct uraid_engine *e)
 	pthread_mutex_lock(&e->lock);
 	for (struct array *a = e->arrays; a; a = a->next) {
 		array_idle_check(a, now);
+		wib_sweep(a, now);
 		sync_auto_recover(a);
 	}
 	pthread_mutex_unlock(&e->lock);

@@ -245,10 +245,27 @@ static int compose_new_member(const struct array *a, const struct uraid_sb *like
 	return 0;
 }
 
+/* The array's bitmap as a live member holds it, onto m (so that it has the
+ * same bits when it takes a slot). meta_lock held: no bit changes meanwhile. */
+static int copy_bitmap(struct array *a, struct member *m, const struct uraid_sb *sb, int like)
+{
+	size_t len = uraid_bitmap_disk_sectors(a->bitmap.sync_size, a->bitmap.chunksize) * 512;
+	uint64_t at = (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset);
+	uint8_t *area;
+	int rc;
+
+	if (posix_memalign((void **)&area, 4096, len))
+		return -ENOMEM;
+	rc = member_pread_sync(a->members[like], area, len, at);
+	if (!rc)
+		rc = member_pwrite_sync(m, area, len, at);
+	free(area);
+	return rc;
+}
+
 /*
  * What mdadm writes besides the superblock: an empty bad-block log, and the
- * bitmap (a copy of a live member's, so that the spare holds the same bits
- * when it takes a slot). meta_lock held.
+ * bitmap. meta_lock held.
  */
 static int write_member_areas(struct array *a, struct member *m, const struct uraid_sb *sb,
 			      int like, char *err, size_t errlen)
@@ -261,21 +278,74 @@ static int write_member_areas(struct array *a, struct member *m, const struct ur
 		rc = member_pwrite_sync(m, log, sizeof(log),
 					(uint64_t)((int64_t)sb->super_offset + sb->bblog_offset));
 	}
-	if (!rc && a->has_bitmap) {
-		size_t len = uraid_bitmap_disk_sectors(a->bitmap.sync_size, a->bitmap.chunksize) * 512;
-		uint64_t at = (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset);
-		uint8_t *area;
-		if (posix_memalign((void **)&area, 4096, len))
-			return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
-		rc = member_pread_sync(a->members[like], area, len, at);
-		if (!rc)
-			rc = member_pwrite_sync(m, area, len, at);
-		free(area);
-	}
+	if (!rc && a->has_bitmap)
+		rc = copy_bitmap(a, m, sb, like);
 	if (rc)
 		uraid_errf(err, errlen, rc, "%s: writing its bad-block log or bitmap: %s", m->path,
 			   strerror(-rc));
 	return rc;
+}
+
+/*
+ * md's re-add: a former member, back after a short absence, takes its old
+ * slot again and only the bitmap chunks written since it left are rebuilt
+ * (feature 0x80). That needs a live bitmap, a device whose own superblock
+ * says it held a slot that is empty now, and events no older than the
+ * bitmap's events_cleared (no bit was let go since it left: bits are never
+ * cleared while the array misses a member). The slot, or -1 with the reason
+ * in why. meta_lock held.
+ */
+static int readd_slot(const struct array *a, const struct uraid_sb *o, char *why, size_t len)
+{
+	uint32_t d = o->dev_number;
+	uint16_t role = d < o->max_dev && d < URAID_SB_MAX_DEV ? o->dev_roles[d] : URAID_ROLE_SPARE;
+
+	if (!a->wib)
+		return uraid_errf(why, len, -1, a->has_bitmap ? "the array's bitmap is out of date"
+					: "the array has no write-intent bitmap");
+	if (role >= a->geom.raid_disks)
+		return uraid_errf(why, len, -1, "it held no slot when it left");
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->members[i] && a->member_sb[i].dev_number == d)
+			return uraid_errf(why, len, -1, "its device number %u is %s's now", d,
+					  a->members[i]->path);
+	if (a->slot[role].m)
+		return uraid_errf(why, len, -1, "its slot %u is %s's now", role,
+				  a->slot[role].m->path);
+	if (o->events < a->bitmap.events_cleared || o->events > a->sb.events)
+		return uraid_errf(why, len, -1, "its events %llu are outside what the bitmap covers "
+				  "(%llu to %llu)", (unsigned long long)o->events,
+				  (unsigned long long)a->bitmap.events_cleared,
+				  (unsigned long long)a->sb.events);
+	if (o->data_size < a->geom.dev_sectors)
+		return uraid_errf(why, len, -1, "its data area is smaller than the array needs");
+	return role;
+}
+
+/* Take member m back into slot `slot` with its own superblock `o` (see readd_slot). */
+static int readd(struct array *a, struct member *m, const struct uraid_sb *o, int slot, int like,
+		 char *err, size_t errlen)
+{
+	struct uraid_sb sb = *o;
+	int rc = copy_bitmap(a, m, &sb, like);
+
+	if (rc)
+		return uraid_errf(err, errlen, rc, "%s: writing its bitmap: %s", m->path,
+				  strerror(-rc));
+	sb.feature_map |= URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP;
+	sb.feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
+	sb.recovery_offset = 0;
+	unsigned k = a->nmembers;
+	m->data_offset = sb.data_offset;
+	a->members[k] = m;
+	a->member_state[k] = URAID_MEMBER_SPARE;
+	a->member_slot[k] = -1;
+	a->member_pending_slot[k] = slot;
+	a->member_sb[k] = sb;
+	a->nmembers++;
+	fprintf(stderr, "uraid: %s: re-added to slot %d (device %u); only what the bitmap marks "
+		"is rebuilt\n", m->path, slot, sb.dev_number);
+	return 0;
 }
 
 int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t flags, char *err,
@@ -298,13 +368,18 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		return rc;
 	}
 	/* nothing written to a disk of another array without --force (mdadm's rule) */
-	if (uraid_probe_fd(m->fd, &probe) == 0 && !(flags & URAID_ADD_FORCE) &&
-	    (probe.chosen >= 0 || probe.has_md090)) {
-		const struct uraid_sb *o = probe.chosen >= 0 ? &probe.loc[probe.chosen].sb : NULL;
-		bool ours = o && !memcmp(o->set_uuid, a->sb.set_uuid, 16);
-		rc = uraid_errf(err, errlen, -EBUSY, "%s holds an md superblock (%s); add --force "
-				"to overwrite it", path, ours ? "of this array: an old member"
-							     : "of another array");
+	bool foreign = false, ours = false;
+	struct uraid_sb old;
+	if (uraid_probe_fd(m->fd, &probe) == 0 && (probe.chosen >= 0 || probe.has_md090)) {
+		foreign = true;
+		if (probe.chosen >= 0) {
+			old = probe.loc[probe.chosen].sb;
+			ours = !memcmp(old.set_uuid, a->sb.set_uuid, 16);
+		}
+	}
+	if (foreign && !ours && !(flags & URAID_ADD_FORCE)) {
+		rc = uraid_errf(err, errlen, -EBUSY, "%s holds an md superblock of another array; "
+				"add --force to overwrite it", path);
 		goto fail;
 	}
 	pthread_mutex_lock(&a->meta_lock);
@@ -313,7 +388,26 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		if (a->member_state[i] == URAID_MEMBER_IN_SYNC)
 			like = (int)i;
 	struct uraid_sb sb;
-	rc = like < 0 ? uraid_errf(err, errlen, -EIO, "no member in sync to copy the layout from")
+	char why[200] = "no member in sync to copy from";
+	int slot = ours && like >= 0 && a->nmembers < URAID_MAX_MEMBERS
+			   ? readd_slot(a, &old, why, sizeof(why)) : -1;
+	if (slot >= 0) {
+		rc = readd(a, m, &old, slot, like, err, errlen);
+		if (rc == 0) {
+			rc = meta_record_change(a);
+			if (rc)
+				uraid_errf(err, errlen, rc, "%s is re-added, but the superblocks could "
+					   "not be written: %s", path, strerror(-rc));
+			m = NULL;
+		}
+		pthread_mutex_unlock(&a->meta_lock);
+		goto out;
+	}
+	rc = ours && !(flags & URAID_ADD_FORCE)
+		     ? uraid_errf(err, errlen, -EBUSY, "%s is an old member of this array that cannot "
+				  "be re-added (%s); add --force to add it as a new spare, rebuilt in "
+				  "full", path, why)
+	     : like < 0 ? uraid_errf(err, errlen, -EIO, "no member in sync to copy the layout from")
 		      : a->nmembers >= URAID_MAX_MEMBERS
 		      ? uraid_errf(err, errlen, -E2BIG, "the array has %u members already",
 				   a->nmembers)
@@ -337,6 +431,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		m = NULL;       /* the array's now */
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+out:
 	if (!m)
 		return rc;
 fail:

@@ -78,7 +78,7 @@ static int member_index(const struct array *a, const struct member *m)
 }
 
 /* A metadata write to member i failed: it becomes faulty (md_error from the sb write). */
-static void fail_member(struct array *a, unsigned i, int err, const char *what)
+void meta_fail_member(struct array *a, unsigned i, int err, const char *what)
 {
 	struct member *m = a->members[i];
 	int s = a->member_slot[i];
@@ -144,6 +144,11 @@ static bool skip_spare(const struct array *a, unsigned i, bool nospares)
 	       (ev == a->sb.events || (nospares && ev + 1 == a->sb.events));
 }
 
+bool meta_bitmap_target(const struct array *a, unsigned i)
+{
+	return writable(a, i) && has_role_slot(a, i);
+}
+
 /* Bitmap header (events = sb events) to members with a slot: md_bitmap_update_sb. */
 static int write_bitmaps(struct array *a, int *failed)
 {
@@ -159,14 +164,14 @@ static int write_bitmaps(struct array *a, int *failed)
 	memset(buf, 0, sizeof(buf));
 	uraid_bitmap_encode(bm, buf);
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		if (!writable(a, i) || !has_role_slot(a, i))
+		if (!meta_bitmap_target(a, i))
 			continue;
 		int64_t at = (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
 		int rc = at < 0 ? -EINVAL
 				: member_pwrite_sync(a->members[i], buf, URAID_BITMAP_HEADER_BYTES,
 						     (uint64_t)at);
 		if (rc) {
-			fail_member(a, i, rc, "bitmap header");
+			meta_fail_member(a, i, rc, "bitmap header");
 			*failed = 1;
 		}
 	}
@@ -201,7 +206,7 @@ static int meta_write(struct array *a, bool nospares)
 			size_t len = uraid_sb_write_bytes(sb.max_dev);
 			int rc = member_pwrite_sync(a->members[i], buf, len, sb.super_offset);
 			if (rc) {
-				fail_member(a, i, rc, "superblock");
+				meta_fail_member(a, i, rc, "superblock");
 				failed = 1;
 				continue;
 			}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Background work: the job, its progress, throttling and checkpoints. The
- * level does one unit at a time (sync_raid5.c; RAID 1/10 have none yet); this file
+ * level does one unit at a time (sync_raid5.c, sync_mirror.c); this file
  * moves the position, sleeps between units when the rate asks for it, and
  * records the outcome (resync_offset for a resync).
  */
@@ -15,6 +15,7 @@
 #include "engine/array.h"
 #include "engine/host.h"
 #include "engine/sync.h"
+#include "engine/wib.h"
 
 #define A(ua) ((struct array *)(ua))
 
@@ -42,9 +43,25 @@ static const struct sync_level *level_of(const struct array *a)
 	case URAID_LEVEL_5:
 	case URAID_LEVEL_6:
 		return &sync_raid5_level;
+	case URAID_LEVEL_1:
+	case URAID_LEVEL_10:
+		return &sync_mirror_level;
 	default:
 		return NULL;
 	}
+}
+
+/*
+ * Where a job's positions end: member sectors (md's dev_sectors), but array
+ * sectors for a RAID 10 resync, check or repair (md runs those over
+ * resync_max_sectors, the array size, and keeps resync_offset in them).
+ * RAID 4/5/6 sizes are whole rows; a short last unit is cut by sync_unit_done.
+ */
+static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
+{
+	if (a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER)
+		return a->geom.array_sectors;
+	return a->geom.dev_sectors;
 }
 
 static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
@@ -127,6 +144,12 @@ static int recovery_begin(struct sync_job *j)
 		return -ENOENT;
 	struct member *m = a->members[pick];
 	struct uraid_sb *own = &a->member_sb[pick];
+	/* a re-added member (0x80): only chunks the bitmap marks are rebuilt
+	   (RAID 4/5/6; the other levels rebuild it all, which is as correct) */
+	j->bitmap_guided = (own->feature_map & URAID_FEATURE_RECOVERY_BITMAP) && a->wib &&
+			   a->geom.level >= URAID_LEVEL_4;
+	if (!j->bitmap_guided)
+		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
 	from -= from % j->unit;
 	a->member_pending_slot[pick] = slot;
 	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
@@ -140,8 +163,9 @@ static int recovery_begin(struct sync_job *j)
 	j->target_slot = slot;
 	j->target = m;
 	j->pos = from;
-	fprintf(stderr, "uraid: %s: rebuilding slot %d onto it, from member sector %llu\n",
-		m->path, slot, (unsigned long long)from);
+	fprintf(stderr, "uraid: %s: rebuilding slot %d onto it, from member sector %llu%s\n",
+		m->path, slot, (unsigned long long)from,
+		j->bitmap_guided ? ", where the bitmap marks writes" : "");
 	meta_record_change(a);
 	return 0;
 }
@@ -159,7 +183,8 @@ static void recovery_end(struct sync_job *j, bool complete)
 		a->member_state[i] = URAID_MEMBER_IN_SYNC;
 		a->member_slot[i] = s;
 		a->member_pending_slot[i] = -1;
-		a->member_sb[i].feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+		a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
+							   URAID_FEATURE_RECOVERY_BITMAP);
 		a->member_sb[i].recovery_offset = 0;
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
 	} else {
@@ -192,6 +217,7 @@ static void job_end(struct sync_job *j)
 		if (complete) {
 			a->resync_needed = false;
 			a->resync_checkpoint = UINT64_MAX;
+			wib_resync_done(a, UINT64_MAX);
 		} else {
 			a->resync_checkpoint = j->pos;
 		}
@@ -207,6 +233,7 @@ static void job_end(struct sync_job *j)
 	st->running = false;
 	st->result = complete ? 0 : j->result ? j->result : -ECANCELED;
 	st->done_bytes = atomic_load(&j->done_sectors) * 512;
+	st->skipped_bytes = atomic_load(&j->skipped_sectors) * 512;
 	st->total_bytes = j->end * 512;
 	st->rate_bytes_s = 0;
 	st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
@@ -302,6 +329,8 @@ void sync_unit_done(struct sync_job *j, int res)
 	uint32_t n = j->pos + j->unit > j->end ? (uint32_t)(j->end - j->pos) : j->unit;
 	j->pos += n;
 	atomic_fetch_add(&j->done_sectors, n);
+	if (j->unit_skipped)
+		atomic_fetch_add(&j->skipped_sectors, n);
 	j->window_bytes += (uint64_t)n * 512;
 	uint64_t now = engine_now_ns();
 	checkpoint(j, now);
@@ -312,6 +341,33 @@ void sync_unit_done(struct sync_job *j, int res)
 		next_unit(j);
 }
 
+/*
+ * A resync of an array with a write-intent bitmap visits only the units
+ * whose bitmap chunks were written while the array was active (md's
+ * sync_request skips chunks without NEEDED). Skipped units count as done.
+ */
+static void skip_clean_units(struct sync_job *j)
+{
+	struct array *a = j->a;
+
+	if (j->kind != URAID_SYNC_RESYNC || !a->wib)
+		return;
+	while (j->pos < j->end) {
+		uint64_t n = j->pos + j->unit > j->end ? j->end - j->pos : j->unit, lo, hi;
+		if (j->lv->bitmap_range) {
+			j->lv->bitmap_range(a, j->pos, n, &lo, &hi);
+		} else {
+			lo = j->pos;
+			hi = j->pos + n;
+		}
+		if (wib_needs_resync(a, lo, hi))
+			return;
+		j->pos += n;
+		atomic_fetch_add(&j->done_sectors, n);
+		atomic_fetch_add(&j->skipped_sectors, n);
+	}
+}
+
 static void next_unit(struct sync_job *j)
 {
 	if (atomic_load(&j->cancel)) {
@@ -319,12 +375,14 @@ static void next_unit(struct sync_job *j)
 		job_end(j);
 		return;
 	}
+	skip_clean_units(j);
 	if (j->pos >= j->end) {
 		job_end(j);
 		return;
 	}
 	j->outstanding = 0;
 	j->io_error = 0;
+	j->unit_skipped = false;
 	j->lv->unit(j);
 }
 
@@ -351,10 +409,6 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 {
 	const struct sync_level *lv = level_of(a);
 
-	if (!lv && (a->geom.level == URAID_LEVEL_1 || a->geom.level == URAID_LEVEL_10))
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "%s of %s arrays is not available "
-				  "in this version (RAID 4/5/6 only)", uraid_sync_kind_name(kind),
-				  uraid_level_name(a->geom.level));
 	if (!lv)
 		return uraid_errf(err, errlen, -EINVAL, "%s has no redundancy to %s",
 				  uraid_level_name(a->geom.level), uraid_sync_kind_name(kind));
@@ -380,7 +434,7 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	j->ridx = a->e->nreactors - 1;    /* the last reactor: the first takes accepts */
 	j->r = engine_reactor(a->e, j->ridx);
 	j->unit = lv->unit_sectors(a);
-	j->end = a->geom.dev_sectors - a->geom.dev_sectors % j->unit;
+	j->end = sync_span(a, kind);
 	j->pos = from - from % j->unit;
 	if (j->pos > j->end)
 		j->pos = j->end;
@@ -424,7 +478,7 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 	uint64_t from = 0;
 	if (kind == URAID_SYNC_RESYNC) {
 		pthread_mutex_lock(&a->meta_lock);
-		if (a->resync_needed && a->resync_checkpoint < a->geom.dev_sectors)
+		if (a->resync_needed && a->resync_checkpoint < sync_span(a, kind))
 			from = a->resync_checkpoint;
 		pthread_mutex_unlock(&a->meta_lock);
 	}
@@ -490,6 +544,7 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 		st->running = true;
 		st->kind = j->kind;
 		st->done_bytes = atomic_load(&j->done_sectors) * 512;
+		st->skipped_bytes = atomic_load(&j->skipped_sectors) * 512;
 		st->total_bytes = j->end * 512;
 		st->rate_bytes_s = atomic_load(&j->rate_bps);
 		st->mismatch_sectors = atomic_load(&j->mismatch_sectors);

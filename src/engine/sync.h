@@ -39,6 +39,11 @@ struct sync_level {
 	/* per-job state: allocated at start, freed at the end */
 	int (*job_init)(struct sync_job *j);
 	void (*job_fini)(struct sync_job *j);
+	/* the write-intent bitmap's sync range covered by units at [pos, pos+n)
+	 * (member sectors for RAID 1/4/5/6, array sectors for RAID 10, §2.3);
+	 * NULL: the same numbers */
+	void (*bitmap_range)(const struct array *a, uint64_t pos, uint64_t n, uint64_t *lo,
+			     uint64_t *hi);
 };
 
 #define SYNC_MAX_IO URAID_MAX_MEMBERS
@@ -56,6 +61,7 @@ struct sync_job {
 	_Atomic bool finished;
 	/* progress, read by status from any thread */
 	_Atomic uint64_t done_sectors;
+	_Atomic uint64_t skipped_sectors;  /* resync: clean by the bitmap, not visited */
 	_Atomic uint64_t mismatch_sectors;
 	_Atomic uint64_t rate_bps;
 	/* throttling */
@@ -74,11 +80,14 @@ struct sync_job {
 	int target_slot;
 	struct member *target;
 	bool target_failed;             /* the error was a write to the target */
+	bool bitmap_guided;             /* re-add: only chunks with bits set are rebuilt */
+	bool unit_skipped;              /* the level passed over this unit (bitmap) */
 	void *priv;                     /* the level's per-job state */
 };
 
-/* The levels' hooks (sync_raid5.c). */
+/* The levels' hooks (sync_raid5.c, sync_mirror.c: RAID 1 and 10). */
 extern const struct sync_level sync_raid5_level;
+extern const struct sync_level sync_mirror_level;
 
 /* Called by the level when the unit at j->pos is over (res 0 or -errno). */
 void sync_unit_done(struct sync_job *j, int res);

@@ -18,6 +18,7 @@
 #include "common/errmsg.h"
 #include "engine/raid5_priv.h"
 #include "engine/sync.h"
+#include "engine/wib.h"
 
 #define PAGE_SECTORS 8u         /* md compares and counts in 4 KiB pages */
 
@@ -267,6 +268,19 @@ static void row_locked(struct sync_job *j)
 	struct array *a = j->a;
 
 	if (j->kind == URAID_SYNC_RECOVER) {
+		uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
+		/*
+		 * Under the row's lock: a write to the row has its bits on disk
+		 * before it asks for the lock, so a clear row here was not written
+		 * since the member left; once `rebuilt` passes it, writes go to it.
+		 */
+		if (j->bitmap_guided && !wib_any_set(a, sector, sector + a->geom.chunk_sectors)) {
+			atomic_store_explicit(&a->slot[j->target_slot].rebuilt,
+					      sector + a->geom.chunk_sectors, memory_order_release);
+			j->unit_skipped = true;
+			unit_end(j, 0);
+			return;
+		}
 		recover_row(j);
 		return;
 	}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The write-intent bitmap at run time: see wib.h for the protocol. All
+ * bitmap page writes, the header's included (meta.c), happen under
+ * meta_lock, so the area in memory and the members' copies agree whenever
+ * the lock is free; the data path only takes the lock to set a bit that is
+ * not on disk yet.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/array.h"
+#include "engine/sync.h"
+#include "engine/wib.h"
+#include "common/errmsg.h"
+
+/* The per-chunk word. */
+#define WIB_COUNT     0x00ffffffu   /* writes in flight to the chunk */
+#define WIB_ONDISK    (1u << 24)    /* the bit is set on every member's copy */
+#define WIB_NEEDED    (1u << 25)    /* set at assembly of a dirty array: resync it */
+#define WIB_AGE_SHIFT 26            /* idle sweeps seen since the last write */
+#define WIB_AGE       (3u << WIB_AGE_SHIFT)
+#define WIB_PAGE      4096u
+
+static bool level_has_bitmap(int level)
+{
+	return level == URAID_LEVEL_1 || level == URAID_LEVEL_10 || level == URAID_LEVEL_4 ||
+	       level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
+}
+
+static int64_t area_sector(const struct array *a, unsigned i)
+{
+	return (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
+}
+
+int wib_init(struct array *a, char *err, size_t errlen)
+{
+	struct wib *w;
+	int from = -1;
+
+	a->wib = NULL;
+	/* read-only arrays load the bits too (status); they never write them */
+	if (!a->has_bitmap || a->bitmap_stale || !level_has_bitmap(a->geom.level))
+		return 0;
+	/* every in-sync member holds the same bits; md reads the first one's */
+	for (unsigned s = 0; s < a->geom.raid_disks && from < 0; s++)
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (slot_ok(a, s) && a->members[i] == a->slot[s].m) {
+				from = (int)i;
+				break;
+			}
+	if (from < 0)
+		return 0;
+	if (!(w = calloc(1, sizeof(*w))))
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
+	w->chunk_sectors = a->bitmap.chunksize / 512;
+	w->sync_size = a->bitmap.sync_size;
+	w->nbits = uraid_bitmap_bits(w->sync_size, a->bitmap.chunksize);
+	w->area_bytes = uraid_bitmap_disk_sectors(w->sync_size, a->bitmap.chunksize) * 512;
+	w->chunk = calloc(w->nbits ? w->nbits : 1, sizeof(*w->chunk));
+	w->page_dirty = calloc(w->area_bytes / WIB_PAGE + 1, 1);
+	if (posix_memalign((void **)&w->area, WIB_PAGE, w->area_bytes))
+		w->area = NULL;
+	a->wib = w;
+	if (!w->chunk || !w->page_dirty || !w->area) {
+		wib_free(a);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
+	}
+	int64_t at = area_sector(a, (unsigned)from);
+	int rc = at < 0 ? -EINVAL
+			: member_pread_sync(a->members[from], w->area, w->area_bytes, (uint64_t)at);
+	if (rc) {
+		uraid_errf(err, errlen, rc, "%s: cannot read the write-intent bitmap: %s",
+			   a->members[from]->path, strerror(-rc));
+		wib_free(a);
+		return rc;
+	}
+	/*
+	 * md_bitmap_init_from_disk: set bits of a dirty array need a resync from
+	 * resync_offset on (from 0 when degraded, where no checkpoint holds).
+	 */
+	uint64_t start = atomic_load(&a->degraded) ? 0 : a->resync_checkpoint;
+	uint64_t set = 0;
+	for (uint64_t c = 0; c < w->nbits; c++) {
+		if (!uraid_bitmap_test(w->area, c))
+			continue;
+		uint32_t v = WIB_ONDISK;
+		if (a->resync_needed && (c + 1) * w->chunk_sectors > start)
+			v |= WIB_NEEDED;
+		atomic_store_explicit(&w->chunk[c], v, memory_order_relaxed);
+		set++;
+	}
+	atomic_store(&w->bits_set, set);
+	return 0;
+}
+
+void wib_free(struct array *a)
+{
+	struct wib *w = a->wib;
+
+	if (!w)
+		return;
+	free(w->area);
+	free((void *)w->chunk);
+	free(w->page_dirty);
+	free(w);
+	a->wib = NULL;
+}
+
+void wib_range_of(const struct array *a, uint64_t sector, uint64_t n, uint64_t *lo,
+		  uint64_t *hi)
+{
+	const struct uraid_geom *g = &a->geom;
+
+	if (g->level == URAID_LEVEL_1 || g->level == URAID_LEVEL_10) {
+		*lo = sector;
+		*hi = sector + n;
+		return;
+	}
+	/* RAID 4/5/6: stripe row r is member sectors [r*C, (r+1)*C) on every member */
+	uint64_t c = g->chunk_sectors, row = c * g->data_disks;
+	uint64_t first = sector / row, last = (sector + n - 1) / row;
+	if (first == last) {
+		uint64_t o = sector % row;
+		if (o / c == (o + n - 1) / c) {
+			/* within one data chunk: the same offsets in data and parity */
+			*lo = first * c + o % c;
+			*hi = *lo + n;
+			return;
+		}
+	}
+	*lo = first * c;
+	*hi = (last + 1) * c;
+}
+
+static void bit_range(const struct wib *w, uint64_t lo, uint64_t hi, uint64_t *first,
+		      uint64_t *end)
+{
+	*first = lo / w->chunk_sectors;
+	*end = hi ? (hi - 1) / w->chunk_sectors + 1 : 0;
+	if (*end > w->nbits)
+		*end = w->nbits;
+}
+
+/*
+ * Write the dirty pages to every member that carries the bitmap, a run of
+ * pages at a time. A member that cannot take them is failed, as md does on a
+ * bitmap write error. 0 when at least one member holds them. meta_lock held.
+ */
+static int flush_pages(struct array *a)
+{
+	struct wib *w = a->wib;
+	size_t npages = w->area_bytes / WIB_PAGE;
+	unsigned written = 0, failed = 0;
+
+	/* page 0 holds the header, which meta.c rewrites (events) on its own */
+	if (w->page_dirty[0])
+		uraid_bitmap_encode(&a->bitmap, w->area);
+
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!meta_bitmap_target(a, i))
+			continue;
+		int64_t at = area_sector(a, i);
+		int rc = at < 0 ? -EINVAL : 0;
+		for (size_t p = 0; p < npages && !rc; p++) {
+			if (!w->page_dirty[p])
+				continue;
+			size_t q = p;
+			while (q < npages && w->page_dirty[q])
+				q++;
+			rc = member_pwrite_sync(a->members[i], w->area + p * WIB_PAGE,
+						(q - p) * WIB_PAGE, (uint64_t)at + p * (WIB_PAGE / 512));
+			p = q;
+		}
+		if (rc) {
+			meta_fail_member(a, i, rc, "bitmap");
+			failed++;
+		} else {
+			written++;
+		}
+	}
+	memset(w->page_dirty, 0, npages);
+	if (failed)
+		meta_record_change(a);
+	return written ? 0 : -EIO;
+}
+
+static void mark_page(struct wib *w, uint64_t bit)
+{
+	w->page_dirty[(URAID_BITMAP_HEADER_BYTES + bit / 8) / WIB_PAGE] = 1;
+}
+
+/* One more write in the chunk if its bit is on disk (which also makes it young again). */
+static bool enter_fast(struct wib *w, uint64_t c)
+{
+	uint32_t v = atomic_load_explicit(&w->chunk[c], memory_order_acquire);
+	while (v & WIB_ONDISK)
+		if (atomic_compare_exchange_weak(&w->chunk[c], &v, (v + 1) & ~WIB_AGE))
+			return true;
+	return false;
+}
+
+int wib_start_write(struct array *a, uint64_t lo, uint64_t hi)
+{
+	struct wib *w = a->wib;
+	uint64_t first, end, c;
+
+	if (!w)
+		return 0;
+	bit_range(w, lo, hi, &first, &end);
+	for (c = first; c < end; c++)
+		if (!enter_fast(w, c))
+			break;
+	if (c == end)
+		return 0;
+
+	/* some bit is not on disk: set them all, one page write, then go on */
+	uint64_t slow = c;
+	bool any = false;
+	pthread_mutex_lock(&a->meta_lock);
+	for (c = slow; c < end; c++) {
+		if (enter_fast(w, c))
+			continue;
+		/* counted now; ONDISK only once the page is on the members, so that
+		   writers on other reactors keep coming here (and wait) until then */
+		atomic_fetch_add(&w->chunk[c], 1);
+		uraid_bitmap_set(w->area, c);
+		mark_page(w, c);
+		any = true;
+	}
+	int rc = any ? flush_pages(a) : 0;
+	for (c = slow; c < end; c++) {
+		uint32_t v = atomic_load(&w->chunk[c]);
+		if (rc == 0 && !(v & WIB_ONDISK)) {
+			atomic_fetch_or(&w->chunk[c], WIB_ONDISK);
+			atomic_fetch_add(&w->bits_set, 1);
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc) {
+		fprintf(stderr, "uraid: %s: the write-intent bitmap could be written to no member\n",
+			a->sb.set_name);
+		for (c = first; c < end; c++)
+			atomic_fetch_sub(&w->chunk[c], 1);
+	}
+	return rc;
+}
+
+void wib_end_write(struct array *a, uint64_t lo, uint64_t hi)
+{
+	struct wib *w = a->wib;
+	uint64_t first, end;
+
+	if (!w)
+		return;
+	bit_range(w, lo, hi, &first, &end);
+	for (uint64_t c = first; c < end; c++)
+		atomic_fetch_sub_explicit(&w->chunk[c], 1, memory_order_release);
+}
+
+bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi)
+{
+	const struct wib *w = a->wib;
+	uint64_t first, end;
+
+	if (!w)
+		return true;
+	bit_range(w, lo, hi, &first, &end);
+	for (uint64_t c = first; c < end; c++)
+		if (atomic_load_explicit(&w->chunk[c], memory_order_relaxed) & WIB_NEEDED)
+			return true;
+	return false;
+}
+
+bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi)
+{
+	const struct wib *w = a->wib;
+	uint64_t first, end;
+
+	if (!w)
+		return true;
+	bit_range(w, lo, hi, &first, &end);
+	for (uint64_t c = first; c < end; c++)
+		if (atomic_load_explicit(&w->chunk[c], memory_order_acquire) & (WIB_ONDISK | WIB_COUNT))
+			return true;
+	return false;
+}
+
+void wib_resync_done(struct array *a, uint64_t hi)
+{
+	struct wib *w = a->wib;
+
+	if (!w)
+		return;
+	uint64_t end = hi / w->chunk_sectors;
+	if (hi >= w->sync_size)
+		end = w->nbits;
+	for (uint64_t c = 0; c < end && c < w->nbits; c++)
+		atomic_fetch_and(&w->chunk[c], ~WIB_NEEDED);
+}
+
+/*
+ * md's daemon: a chunk with no write in flight ages one step per sweep; on
+ * the second it is cleared. Nothing is cleared while the array misses a
+ * member (the bits are what a returning member needs) or still has to
+ * resync. Writers that race with a clearing lose their compare-and-swap
+ * and take the slow path, which waits for this lock.
+ */
+void wib_sweep(struct array *a, uint64_t now_ns)
+{
+	struct wib *w = a->wib;
+
+	if (!w || now_ns < w->next_sweep_ns || (a->flags & URAID_ASSEMBLE_READONLY))
+		return;
+	uint32_t sleep_s = a->bitmap.daemon_sleep ? a->bitmap.daemon_sleep : 5;
+	w->next_sweep_ns = now_ns + (uint64_t)sleep_s * 1000000000u;
+	if (atomic_load(&a->degraded) || !atomic_load(&w->bits_set))
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	struct sync_job *j = atomic_load(&a->sync);
+	bool busy = a->resync_needed || atomic_load(&a->degraded) ||
+		    (j && !atomic_load(&j->finished) && j->kind == URAID_SYNC_RECOVER);
+	bool cleared = false;
+	for (uint64_t c = 0; c < w->nbits && !busy; c++) {
+		uint32_t v = atomic_load(&w->chunk[c]);
+		if (!(v & WIB_ONDISK) || (v & (WIB_COUNT | WIB_NEEDED)))
+			continue;
+		if (!(v & WIB_AGE)) {
+			atomic_compare_exchange_strong(&w->chunk[c], &v, v + (1u << WIB_AGE_SHIFT));
+			continue;
+		}
+		if (!atomic_compare_exchange_strong(&w->chunk[c], &v, 0))
+			continue;   /* a write came in */
+		uraid_bitmap_clear(w->area, c);
+		mark_page(w, c);
+		atomic_fetch_sub(&w->bits_set, 1);
+		cleared = true;
+	}
+	if (cleared) {
+		/* bits were let go at these events: a member that left before them
+		   cannot be caught up from the bitmap (md's events_cleared) */
+		if (a->bitmap.events_cleared < a->sb.events) {
+			a->bitmap.events_cleared = a->sb.events;
+			w->page_dirty[0] = 1;
+		}
+		flush_pages(a);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}

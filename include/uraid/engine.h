@@ -233,13 +233,19 @@ int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
 			      size_t errlen);
 
 #define URAID_ADD_FORCE 0x1u    /* overwrite an md superblock found on the device */
+#define URAID_ADD_READDED 1     /* uraid_array_add_member: back in its old slot */
 
 /*
  * Add a device as a spare (hot add): its superblock is written with the
  * array's fields and its own (a free dev_number, a new device UUID), and the
  * other members' superblocks list it (events+1). A missing slot is then
- * rebuilt onto it by itself. A device holding an md superblock is refused
- * without URAID_ADD_FORCE; one too small is refused. Metadata 1.1/1.2.
+ * rebuilt onto it by itself. A former member is re-added instead when the
+ * array has a live write-intent bitmap that covers its absence and its slot
+ * is empty (md's re-add, feature 0x80): it keeps its superblock, takes its
+ * slot back and only the chunks whose bits are set are rebuilt. Any other
+ * device holding an md superblock is refused without URAID_ADD_FORCE; one
+ * too small is refused. Metadata 1.1/1.2. Returns 0 (a spare),
+ * URAID_ADD_READDED, or -errno with the reason in err.
  */
 int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t flags, char *err,
 			   size_t errlen);

@@ -435,10 +435,15 @@ static void add_usage(FILE *f)
 		"Add devices to a served array as spares, as mdadm --add does: each gets a\n"
 		"superblock of the array (its own device number and UUID, the array's data\n"
 		"offset), and a missing slot is rebuilt onto it by itself (RAID 4/5/6).\n"
-		"ARRAY: the export name, the export socket or the control socket. A device\n"
+		"ARRAY: the export name, the export socket or the control socket.\n"
+		"A former member of the array (failed and removed) whose slot is still empty\n"
+		"is re-added when the array has a write-intent bitmap and the member left\n"
+		"after the bitmap last let bits go: it takes its slot back and only the\n"
+		"chunks written since it left are rebuilt (mdadm --re-add). Any other device\n"
 		"that holds an md superblock is refused unless --force.\n"
 		"\n"
-		"  -f, --force   overwrite an md superblock on the device\n"
+		"  -f, --force   overwrite an md superblock on the device (a former member\n"
+		"                that cannot be re-added is then rebuilt in full)\n"
 		"  -h, --help    this text\n");
 }
 

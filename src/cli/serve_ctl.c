@@ -163,9 +163,14 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 		bool force = rq.nfields > 2 && !strcmp(rq.field[2], "force");
 		int rc = uraid_array_add_member(st->array, rq.field[1], force ? URAID_ADD_FORCE : 0,
 						err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq.field[1],
-			 st->export_name);
-		reply_result(fd, rc, err, done);
+		if (rc == URAID_ADD_READDED)
+			snprintf(done, sizeof(done), "%s: re-added to '%s' in its old slot; only the "
+				 "chunks written since it left are rebuilt\n", rq.field[1],
+				 st->export_name);
+		else
+			snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq.field[1],
+				 st->export_name);
+		reply_result(fd, rc < 0 ? rc : 0, err, done);
 	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
 		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
 								   : URAID_SYNC_REPAIR;

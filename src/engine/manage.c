@@ -398,6 +398,8 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 			if (rc)
 				uraid_errf(err, errlen, rc, "%s is re-added, but the superblocks could "
 					   "not be written: %s", path, strerror(-rc));
+			else
+				rc = URAID_ADD_READDED;
 			m = NULL;
 		}
 		pthread_mutex_unlock(&a->meta_lock);

@@ -8,7 +8,11 @@
 #  G  md creates a RAID 5 with a bitmap, writes data into a few chunks and
 #     the guest is reset without stopping the array (sysrq b): uraid
 #     assembles it dirty, its resync visits only the chunks md's bits name,
-#     its check finds 0 mismatches, and the data md wrote reads back.
+#     its check finds 0 mismatches, and the data md wrote reads back;
+#  H  a member of a uraid RAID 5 with a bitmap leaves, data is written, it
+#     is re-added (feature 0x80) and uraid stops half-way through the
+#     bitmap-guided rebuild: md takes it up from recovery_offset, and the
+#     array is whole, consistent and holds the data.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -19,7 +23,7 @@ export URAID_RUN_DIR=$tmp/run
 SEED=${URAID_SEED:-20261129}
 echo "seed $SEED"
 . "$INTEROP_DIR/../cli/lib/common.sh"
-need fio nbdinfo nbdcopy
+need fio nbdinfo nbdcopy qemu-io
 spid=
 trap '[ -n "$spid" ] && kill -9 $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
 serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
@@ -44,6 +48,31 @@ bits_f=$(dirty_bits "${F[0]}")
 check "F: uraid was killed with $bits_f bitmap bits set, the array dirty" \
     bash -c "[ '${bits_f:-0}' -gt 0 ] && '$URAID' examine '${F[0]}' | grep -q 'State : active'"
 
+# H: re-add, rebuild stopped half-way
+H=()
+for i in 0 1 2 3; do truncate -s 24M "$tmp/h$i"; H+=("$tmp/h$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --bitmap=internal --bitmap-chunk=256 \
+    --delay=1 --assume-clean --name=h "${H[@]}" >/dev/null
+serve h --speed-max=3000 "${H[@]}"
+size_h=$(nbdinfo --size "nbd+unix:///?socket=$tmp/h.sock")
+python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' \
+    $((SEED + 8)) "$size_h" >"$tmp/h.data"
+nbdcopy "$tmp/h.data" "nbd+unix:///?socket=$tmp/h.sock"
+sleep 4     # two sweeps: the bits of the full write clear
+"$URAID" fail "${H[2]}" >/dev/null && "$URAID" remove "${H[2]}" >/dev/null
+python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(1 << 20))' \
+    $((SEED + 9)) >"$tmp/h.patch"
+qemu-io -f raw -c "write -q -s $tmp/h.patch $((60 << 20)) 1048576" "nbd+unix:///?socket=$tmp/h.sock" >/dev/null
+check "H: 1 MiB written while the member was away" test $? -eq 0
+dd if="$tmp/h.patch" of="$tmp/h.data" bs=1M seek=60 conv=notrunc status=none
+out=$("$URAID" add h "${H[2]}")
+check "H: the member is re-added ($out)" grep -q "re-added" <<<"$out"
+sleep 2
+stop h
+off_h=$("$URAID" examine "${H[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+check "H: uraid stopped the re-add rebuild at recovery_offset $off_h, below the written chunks" \
+    bash -c "[ -n '$off_h' ] && [ '$off_h' -gt 0 ] && [ '$off_h' -lt 40000 ]"
+
 # G: md's disks, zeroed; the data md writes, from the seed
 G=()
 for i in 0 1 2 3; do truncate -s 40M "$tmp/g$i"; G+=("$tmp/g$i"); done
@@ -61,6 +90,15 @@ echo check >/sys/block/md0/md/sync_action
 sleep 0.5; wait_idle md0
 echo "F mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
 mdadm --stop /dev/md0 >/dev/null 2>&1
+# H: md goes on with the re-added member's rebuild
+mdadm --assemble --run /dev/md2 /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 || { echo "H: assemble failed"; rc=1; }
+sleep 0.5; wait_idle md2
+echo "H degraded=$(cat /sys/block/md2/md/degraded)"
+echo check >/sys/block/md2/md/sync_action
+sleep 0.5; wait_idle md2
+echo "H mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
+echo "H sha=$(sha256sum </dev/md2 | cut -d' ' -f1)"
+mdadm --stop /dev/md2 >/dev/null 2>&1
 # G: an array with a bitmap of 256 KiB chunks, data in 4 MiB at 8 MiB, then
 # a reset while it is active (safe_mode_delay keeps it so after the writes)
 mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 --metadata=1.2 \
@@ -82,7 +120,7 @@ sleep 1
 echo b >/proc/sysrq-trigger
 GUEST
 
-out=$(interop_run -f "$tmp/g.data" "$tmp/guest.sh" "${F[@]}" "${G[@]}")
+out=$(interop_run -f "$tmp/g.data" "$tmp/guest.sh" "${F[@]}" "${G[@]}" "${H[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -90,6 +128,9 @@ check "F: md's bitmap reader sees the $bits_f bits uraid set" grep -q "^F examin
 check "F: md resynced the array uraid left dirty; its check finds 0 mismatches" \
     grep -q "^F mismatch_cnt=0$" <<<"$out"
 
+check "H: md finished the rebuild uraid began: whole, 0 mismatches, the data" \
+    bash -c "grep -q '^H degraded=0$' <<<\"\$0\" && grep -q '^H mismatch_cnt=0$' <<<\"\$0\" &&
+             grep -q '^H sha=$(sha256sum <"$tmp/h.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
 check "G: md cleared mdadm's initial bits before the write" grep -q "^G created 0 dirty$" <<<"$out"
 check "G: md was active at the reset" grep -q "^G state=active$" <<<"$out"
 bits_g=$(dirty_bits "${G[0]}")

@@ -133,6 +133,7 @@ struct uraid_member_status {
 	char path[256];
 	int slot;                   /* -1 for spares and stale members */
 	enum uraid_member_state state;
+	bool replacing;             /* REBUILDING as the replacement of slot's member */
 	bool direct;                /* O_DIRECT in use */
 	uint64_t events;
 	uint64_t reads, writes, read_bytes, write_bytes;
@@ -173,6 +174,7 @@ enum uraid_sync_kind {
 	URAID_SYNC_CHECK,           /* read and compare; count mismatches, change nothing */
 	URAID_SYNC_REPAIR,          /* as check, and rewrite redundancy that differs */
 	URAID_SYNC_RECOVER,         /* rebuild a missing slot onto a spare (started by itself) */
+	URAID_SYNC_REPLACE,         /* copy a slot onto its replacement, then swap (uraid replace) */
 };
 
 struct uraid_sync_status {
@@ -188,8 +190,8 @@ struct uraid_sync_status {
 };
 
 /*
- * Start background work on a running array (RAID 4/5/6, not degraded, engine
- * with its own threads); -EBUSY while another runs, -EINVAL with the reason
+ * Start background work on a running array (RAID 4/5/6 not degraded, RAID 1/10
+ * with two working copies or more; engine with its own threads); -EBUSY while another runs, -EINVAL with the reason
  * in err when the level or state does not allow it. A recovery starts by
  * itself on such an engine when a slot is missing and a spare is there (md's
  * rule), and goes on from recovery_offset after a restart.
@@ -249,6 +251,20 @@ int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
  */
 int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t flags, char *err,
 			   size_t errlen);
+
+/*
+ * md's replacement (mdadm --replace OLD --with NEW): path (a spare of the
+ * array, or a device added as one now, as uraid_array_add_member) takes
+ * over the slot of in-sync member old_idx. The slot's data is copied onto
+ * it in the background (from the old member; rebuilt from the others where
+ * that fails) while the old member goes on serving, and every write reaches
+ * both in the rows copied so far; the superblocks show it as the slot's
+ * replacement (features 0x10 and 0x2, recovery_offset), so a restart goes
+ * on where it stopped, in uraid or md. At the end the new member holds the
+ * slot and the old one is faulty. RAID 4/5/6; one at a time. 0 or -errno.
+ */
+int uraid_array_replace_member(struct uraid_array *a, unsigned old_idx, const char *path,
+			       uint32_t flags, char *err, size_t errlen);
 
 /* ---- fault injection (tests) ---- */
 

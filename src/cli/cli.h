@@ -20,5 +20,6 @@ int cmd_check(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+int cmd_replace(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include <uraid/engine.h>
+
 #include "cli/cli.h"
 #include "ctl/ctl.h"
 
@@ -315,12 +317,14 @@ static void sync_usage(FILE *f)
 		"       uraid repair [--wait] ARRAY\n"
 		"       uraid speed [--min=KIB/S] [--max=KIB/S] ARRAY\n"
 		"\n"
-		"Background work on a served RAID 4/5/6 array (md's sync_action). check reads\n"
-		"every stripe, computes the parity from the data and counts the 4 KiB pages\n"
-		"where it differs (md's mismatch_cnt, in sectors); repair also rewrites the\n"
-		"parity there. Both run alongside the clients, at speed --min while they are\n"
-		"busy and up to --max when idle (md's speed_limit_min/max; defaults 1000 and\n"
-		"200000 KiB/s per member). uraid status shows the progress.\n"
+		"Background work on a served RAID 1/4/5/6/10 array (md's sync_action). On\n"
+		"RAID 4/5/6 check reads every stripe, computes the parity from the data and\n"
+		"counts the 4 KiB pages where it differs; on RAID 1/10 it compares every copy\n"
+		"with the first and counts the 64 KiB blocks that differ, once per copy (both\n"
+		"md's mismatch_cnt, in sectors). repair also rewrites the parity, or the\n"
+		"differing copies from the first. Both run alongside the clients, at speed\n"
+		"--min while they are busy and up to --max when idle (md's speed_limit_min/max;\n"
+		"defaults 1000 and 200000 KiB/s per member). uraid status shows the progress.\n"
 		"\n"
 		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches\n"
 		"  -x, --cancel   stop the running check, repair or resync\n"
@@ -329,11 +333,15 @@ static void sync_usage(FILE *f)
 		"  -h, --help     this text\n");
 }
 
-/* Poll sync-status until the work ends; the exit status says how it went. */
+/*
+ * Poll sync-status until the work ends; the exit status says how it went.
+ * A replacement may wait for other work to end first: its own end counts.
+ */
 static int wait_sync(const char *cmd, const char *ctl)
 {
 	const char *fields[1] = { "sync-status" };
-	for (;;) {
+	bool replace = !strcmp(cmd, "replace");
+	for (unsigned idle = 0;; idle++) {
 		char *body = NULL, msg[256];
 		size_t len = 0;
 		FILE *f = open_memstream(&body, &len);
@@ -351,11 +359,23 @@ static int wait_sync(const char *cmd, const char *ctl)
 				rc ? msg : "bad answer");
 			return CLI_EXIT_FAIL;
 		}
-		if (!running) {
+		if (running)
+			idle = 0;       /* counts the time nothing runs */
+		if (!running && replace && kind != URAID_SYNC_REPLACE) {
+			if (idle > 100) {
+				fprintf(stderr, "uraid replace: the copy has not started; see the "
+					"server's log\n");
+				return CLI_EXIT_FAIL;
+			}
+		} else if (!running) {
 			const char *how = result == 0 ? "completed" : result == -ECANCELED
 				? "stopped" : "failed";
-			printf("%s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n", cmd, how,
-			       done >> 20, total >> 20, mism);
+			if (!strcmp(cmd, "check") || !strcmp(cmd, "repair"))
+				printf("%s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n", cmd,
+				       how, done >> 20, total >> 20, mism);
+			else
+				printf("%s %s: %llu of %llu MiB per member\n", cmd, how, done >> 20,
+				       total >> 20);
 			return result != 0 || (!strcmp(cmd, "check") && mism) ? CLI_EXIT_FAIL
 									     : CLI_EXIT_OK;
 		}
@@ -434,7 +454,7 @@ static void add_usage(FILE *f)
 		"\n"
 		"Add devices to a served array as spares, as mdadm --add does: each gets a\n"
 		"superblock of the array (its own device number and UUID, the array's data\n"
-		"offset), and a missing slot is rebuilt onto it by itself (RAID 4/5/6).\n"
+		"offset), and a missing slot is rebuilt onto it by itself (RAID 1/4/5/6/10).\n"
 		"ARRAY: the export name, the export socket or the control socket.\n"
 		"A former member of the array (failed and removed) whose slot is still empty\n"
 		"is re-added when the array has a write-intent bitmap and the member left\n"
@@ -470,4 +490,73 @@ int cmd_add(int argc, char **argv)
 			status = rc;
 	}
 	return status;
+}
+
+static void replace_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid replace [--wait] [--force] [--control=PATH] OLD NEW\n"
+		"\n"
+		"Replace member OLD of a served RAID 4/5/6 array by NEW, as mdadm --replace\n"
+		"OLD --with NEW: NEW (a spare of the array, or a device added as one now)\n"
+		"gets a copy of OLD's slot in the background while OLD goes on serving, and\n"
+		"every write reaches both; then NEW holds the slot and OLD is marked faulty\n"
+		"(uraid remove takes it out). The array keeps its redundancy all along. A\n"
+		"restart goes on where the copy stopped (recovery_offset), in uraid or md.\n"
+		"The array is found from OLD unless --control names it.\n"
+		"\n"
+		"  -w, --wait           wait until NEW holds the slot\n"
+		"  -f, --force          overwrite an md superblock on NEW\n"
+		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -h, --help           this text\n");
+}
+
+int cmd_replace(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "wait", no_argument, NULL, 'w' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool wait = false, force = false;
+	const char *control = NULL;
+	char ctl[CTL_MAX_LINE], abs_old[PATH_MAX], abs_new[PATH_MAX];
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "wfc:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'w': wait = true; break;
+		case 'f': force = true; break;
+		case 'c': control = optarg; break;
+		case 'h': replace_usage(stdout); return CLI_EXIT_OK;
+		default: replace_usage(stderr); return CLI_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		replace_usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	const char *old = absolute(argv[optind], abs_old);
+	if (control) {
+		if ((rc = resolve_target("replace", control, ctl, sizeof(ctl))) != 0)
+			return rc;
+	} else {
+		const char *owns[2] = { "owns", old };
+		struct find_ctx fc = { .fields = owns, .nfields = 2 };
+		ctl_for_each(find_one, &fc);
+		if (!fc.matches) {
+			fprintf(stderr, "uraid replace: %s is not a member of any served array\n",
+				argv[optind]);
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(ctl, sizeof(ctl), "%s", fc.found);
+	}
+	const char *fields[4] = { "replace", old, absolute(argv[optind + 1], abs_new), "force" };
+	rc = call("replace", ctl, fields, force ? 4 : 3);
+	if (rc || !wait)
+		return rc;
+	return wait_sync("replace", ctl);
 }

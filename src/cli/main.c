@@ -21,6 +21,7 @@ static const struct {
 	{ "fail", cmd_fail, "mark a member of a served array faulty" },
 	{ "remove", cmd_remove, "take a faulty or spare member out of a served array" },
 	{ "add", cmd_add, "add spares to a served array (a missing slot is rebuilt)" },
+	{ "replace", cmd_replace, "copy a member onto a new device while it serves, then swap" },
 	{ "stop", cmd_stop, "stop serving an array: drain, flush, mark clean" },
 	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
 	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },

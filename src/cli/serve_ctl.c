@@ -171,6 +171,20 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 			snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq.field[1],
 				 st->export_name);
 		reply_result(fd, rc < 0 ? rc : 0, err, done);
+	} else if (!strcmp(cmd, "replace")) {
+		int idx = member_arg(fd, st, &rq);
+		if (idx < 0)
+			return;
+		if (rq.nfields < 3) {
+			ctl_reply(fd, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
+			return;
+		}
+		bool force = rq.nfields > 3 && !strcmp(rq.field[3], "force");
+		int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq.field[2],
+						    force ? URAID_ADD_FORCE : 0, err, sizeof(err));
+		snprintf(done, sizeof(done), "%s: replacing %s in '%s'; it serves until the copy "
+			 "is done\n", rq.field[2], rq.field[1], st->export_name);
+		reply_result(fd, rc, err, done);
 	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
 		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
 								   : URAID_SYNC_REPAIR;

@@ -40,7 +40,8 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 {
 	char rb[32], wb[32];
 
-	fprintf(f, "    %4s  %-8s  %-6s  %s\n", slot, cli_member_state_name(m->state),
+	fprintf(f, "    %4s  %-8s  %-6s  %s\n", slot,
+		m->replacing ? "replacing" : cli_member_state_name(m->state),
 		m->direct ? "yes" : "no", m->path);
 	if (counters)
 		fprintf(f, "              reads %" PRIu64 " (%s), writes %" PRIu64 " (%s), "
@@ -242,7 +243,7 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 			json_i64(&j, "slot", m->slot);
 		else
 			json_null(&j, "slot");
-		json_str(&j, "state", cli_member_state_name(m->state));
+		json_str(&j, "state", m->replacing ? "replacing" : cli_member_state_name(m->state));
 		json_bool(&j, "direct_io", m->direct);
 		if (srv) {
 			json_u64(&j, "reads", m->reads);

@@ -514,6 +514,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		array_free(a);
 		return rc;
 	}
+	sync_attach_pending(a);
 	atomic_store(&a->wstate, a->clean ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)
 		atomic_store(&a->counters[i].last_write_ns, engine_now_ns());
@@ -621,6 +622,12 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		    a->slot[ps].state == URAID_MEMBER_REBUILDING) {
 			ms->state = URAID_MEMBER_REBUILDING;
 			ms->slot = ps;
+		}
+		if (ms->state == URAID_MEMBER_SPARE && ps >= 0 && m &&
+		    atomic_load(&a->slot[ps].repl) == m) {
+			ms->state = URAID_MEMBER_REBUILDING;
+			ms->slot = ps;
+			ms->replacing = true;
 		}
 		if (!m)
 			continue;

@@ -80,6 +80,11 @@ struct array_slot {
 	uint32_t dev_number;            /* index into dev_roles */
 	/* REBUILDING: member sectors below this hold the slot's data (recovery) */
 	_Atomic uint64_t rebuilt;
+	/* md's replacement (feature 0x10): a member taking over from m while m
+	   serves; writes go to both in the rows below repl_rebuilt (the copy
+	   made so far), reads go to m. Set and cleared under meta_lock. */
+	struct member *_Atomic repl;
+	_Atomic uint64_t repl_rebuilt;
 };
 
 struct array {
@@ -213,6 +218,20 @@ static inline bool slot_ok_at(const struct array *a, unsigned slot, uint64_t row
 	return a->slot[slot].m && a->slot[slot].state == URAID_MEMBER_REBUILDING &&
 	       row_sector < atomic_load_explicit(&a->slot[slot].rebuilt, memory_order_acquire);
 }
+
+/* The replacement of the slot, if it holds the row at `row_sector` (RAID 4/5/6). */
+static inline struct member *slot_repl_at(const struct array *a, unsigned slot,
+					  uint64_t row_sector)
+{
+	struct member *r = atomic_load_explicit(&a->slot[slot].repl, memory_order_acquire);
+	if (r && row_sector < atomic_load_explicit(&a->slot[slot].repl_rebuilt, memory_order_acquire))
+		return r;
+	return NULL;
+}
+
+/* A write to the slot's replacement failed: the replacement is failed and
+ * the replace stops; the slot's own member goes on (md_error on the rrdev). */
+void array_fail_replacement(struct array *a, unsigned slot, int err);
 
 /*
  * A member's write failed: fail it as md does (role 0xfffe, events+1 in

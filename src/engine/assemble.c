@@ -331,10 +331,7 @@ static int assign_slots(struct cand *c, unsigned n, struct cand **by_slot, char 
 				c[i].state = URAID_MEMBER_SPARE;
 				c[i].pending = s;
 				c[i].slot = -1;
-				snprintf(c[i].note, sizeof(c[i].note),
-					 "replacement for slot %d%s; uraid cannot finish a "
-					 "replacement yet, so it stays a spare", s,
-					 recovering ? " (partly rebuilt)" : "");
+				c[i].note[0] = '\0';   /* the copy goes on when served */
 				continue;
 			}
 			if (holder)

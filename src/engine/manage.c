@@ -19,6 +19,7 @@
 
 #include "common/errmsg.h"
 #include "engine/array.h"
+#include "engine/sync.h"
 
 #define A(ua) ((struct array *)(ua))
 
@@ -92,6 +93,44 @@ static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char
 	return 0;
 }
 
+/*
+ * A spare that holds a slot (rebuilding it, or replacing its member) leaves
+ * it: out of the data path, and a background job working on it stops.
+ * meta_lock held.
+ */
+static void detach_spare(struct array *a, unsigned idx)
+{
+	struct member *m = a->members[idx];
+	int s = a->member_pending_slot[idx];
+
+	if (s >= 0) {
+		if (a->slot[s].m == m) {
+			a->slot[s].state = URAID_MEMBER_MISSING;
+			a->slot[s].m = NULL;
+		}
+		if (atomic_load(&a->slot[s].repl) == m)
+			atomic_store(&a->slot[s].repl, NULL);
+	}
+	a->member_pending_slot[idx] = -1;
+	sync_target_gone(a, m);
+}
+
+void array_fail_replacement(struct array *a, unsigned slot, int err)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	struct member *r = atomic_load(&a->slot[slot].repl);
+	for (unsigned i = 0; r && i < a->nmembers; i++) {
+		if (a->members[i] != r)
+			continue;
+		fprintf(stderr, "uraid: %s: write error on the replacement for slot %u (%s); it is "
+			"failed and the replace stops\n", r->path, slot, strerror(-err));
+		detach_spare(a, i);
+		a->member_state[i] = URAID_MEMBER_FAULTY;
+		meta_record_change(a);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
 int uraid_array_fail_member(struct uraid_array *ua, unsigned idx, uint32_t flags, char *err,
 			    size_t errlen)
 {
@@ -117,8 +156,8 @@ int uraid_array_fail_member(struct uraid_array *ua, unsigned idx, uint32_t flags
 		break;
 	}
 	case URAID_MEMBER_SPARE:
+		detach_spare(a, idx);
 		a->member_state[idx] = URAID_MEMBER_FAULTY;
-		a->member_pending_slot[idx] = -1;
 		fprintf(stderr, "uraid: %s: spare failed on request\n", m->path);
 		rc = meta_record_change(a);
 		if (rc == -EROFS)
@@ -440,4 +479,77 @@ fail:
 	member_close(m);
 	free(m);
 	return rc;
+}
+
+int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const char *path,
+			       uint32_t flags, char *err, size_t errlen)
+{
+	struct array *a = A(ua);
+	int rc;
+
+	if (a->geom.level < URAID_LEVEL_4)
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
+				  "available yet", uraid_level_name(a->geom.level));
+	/* the old member: in sync, with no replacement under way anywhere */
+	pthread_mutex_lock(&a->meta_lock);
+	struct member *old = member_at(a, old_idx, err, errlen);
+	int s = old ? a->member_slot[old_idx] : -1;
+	rc = !old ? -ENOENT
+	   : a->member_state[old_idx] != URAID_MEMBER_IN_SYNC || s < 0 || a->slot[s].m != old
+	   ? uraid_errf(err, errlen, -EINVAL, "%s is not in sync in a slot: only a working member "
+			"is replaced (a missing one is rebuilt onto a spare)", old->path) : 0;
+	for (unsigned i = 0; i < a->nmembers && !rc; i++)
+		if (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] >= 0)
+			rc = uraid_errf(err, errlen, -EBUSY, "%s is taking over slot %d already; one "
+					"rebuild or replacement at a time", a->members[i]->path,
+					a->member_pending_slot[i]);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		return rc;
+
+	/* the new one: a spare of the array already, or added as one now */
+	int idx = uraid_array_find_member(ua, path);
+	if (idx < 0) {
+		rc = uraid_array_add_member(ua, path, flags, err, errlen);
+		if (rc == URAID_ADD_READDED)
+			return uraid_errf(err, errlen, -EINVAL, "%s went back to its own slot "
+					  "(re-add) instead", path);
+		if (rc < 0)
+			return rc;
+		idx = uraid_array_find_member(ua, path);
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	rc = idx < 0 || (unsigned)idx >= a->nmembers ? -ENOENT : 0;
+	if (!rc && (a->member_state[idx] != URAID_MEMBER_SPARE || a->member_pending_slot[idx] >= 0))
+		rc = uraid_errf(err, errlen, -EINVAL, "%s is not a spare of the array", path);
+	else if (!rc && a->member_sb[idx].data_size < a->geom.dev_sectors)
+		rc = uraid_errf(err, errlen, -ENOSPC, "%s is too small to replace %s", path,
+				old->path);
+	else if (!rc && (a->slot[s].m != old || a->member_state[old_idx] != URAID_MEMBER_IN_SYNC))
+		rc = uraid_errf(err, errlen, -EAGAIN, "%s changed state meanwhile; try again",
+				old->path);
+	if (!rc) {
+		/* md's want_replacement: the spare holds the slot as its replacement */
+		struct uraid_sb *own = &a->member_sb[idx];
+		own->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET;
+		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
+		own->recovery_offset = 0;
+		a->member_pending_slot[idx] = s;
+		atomic_store(&a->slot[s].repl_rebuilt, 0);
+		atomic_store(&a->slot[s].repl, a->members[idx]);
+		fprintf(stderr, "uraid: %s: will replace %s in slot %d\n", path, old->path, s);
+		rc = meta_record_change(a);
+		if (rc)
+			uraid_errf(err, errlen, rc, "the superblocks could not be written: %s",
+				   strerror(-rc));
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		return rc;
+	/* now, or when the background work running ends (engine_tick) */
+	char why[256];
+	if (uraid_array_sync_start(ua, URAID_SYNC_REPLACE, why, sizeof(why)) < 0 &&
+	    !atomic_load(&a->sync))
+		fprintf(stderr, "uraid: the replacement waits: %s\n", why);
+	return 0;
 }

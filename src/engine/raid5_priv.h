@@ -156,6 +156,7 @@ struct r5_sio {
 	struct member_io mio;
 	struct r5_piece *pc;
 	uint32_t slot;
+	bool repl;                      /* to the slot's replacement */
 };
 
 struct r5_piece {
@@ -199,6 +200,7 @@ struct r5_piece {
 	uint8_t **src;                  /* data index -> new data over the unit (writes) */
 	void **blocks;                  /* nsyn + 2 */
 	struct r5_sio *sio;             /* slot -> member I/O */
+	struct r5_sio rsio;             /* the write to a slot's replacement (one slot at a time) */
 	struct uraid_stripe st;
 };
 

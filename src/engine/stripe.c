@@ -397,20 +397,9 @@ void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 
 static void sio_done(struct member_io *mio, int res);
 
-void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
-		   uint64_t sector, uint32_t bytes)
+static void sio_issue(struct r5_piece *pc, struct r5_sio *io, unsigned s, struct member *m,
+		      enum member_op kind, void *buf, uint64_t sector, uint32_t bytes)
 {
-	struct r5_sio *io = &pc->sio[s];
-	struct member *m = pc->a->slot[s].m;
-
-	if (!m) {
-		/* the slot was failed and closed since it was looked at */
-		if (kind == MEMBER_READ) {
-			pc->sflag[s] |= SF_BAD;
-			pc->new_bad = true;
-		}
-		return;
-	}
 	io->pc = pc;
 	io->slot = s;
 	memset(&io->mio.op, 0, sizeof(io->mio.op));
@@ -427,6 +416,31 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	member_submit(&pc->rq->er->r, &io->mio);
 }
 
+void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
+	       uint64_t sector, uint32_t bytes)
+{
+	struct r5_sio *io = &pc->sio[s];
+	struct member *m = pc->a->slot[s].m;
+
+	if (!m) {
+		/* the slot was failed and closed since it was looked at */
+		if (kind == MEMBER_READ) {
+			pc->sflag[s] |= SF_BAD;
+			pc->new_bad = true;
+		}
+		return;
+	}
+	io->repl = false;
+	sio_issue(pc, io, s, m, kind, buf, sector, bytes);
+	/* a slot being replaced: the rows already copied get every change too
+	   (the piece holds the row, so the copy is not at this row meanwhile) */
+	struct member *r = kind != MEMBER_READ ? slot_repl_at(pc->a, s, pc->mbase) : NULL;
+	if (r) {
+		pc->rsio.repl = true;
+		sio_issue(pc, &pc->rsio, s, r, kind, buf, sector, bytes);
+	}
+}
+
 static void sio_done(struct member_io *mio, int res)
 {
 	struct r5_sio *io = (struct r5_sio *)mio;
@@ -439,7 +453,10 @@ static void sio_done(struct member_io *mio, int res)
 	c->mio_out--;
 	if (holds)
 		r5_pin(c);              /* pc's request may be the array's last */
-	if (mio->kind == MEMBER_READ) {
+	if (io->repl) {
+		if (res < 0)
+			array_fail_replacement(pc->a, s, res);
+	} else if (mio->kind == MEMBER_READ) {
 		if (res < 0) {
 			pc->sflag[s] |= SF_BAD;
 			pc->sflag[s] &= (uint8_t)~SF_HAVE;

@@ -32,6 +32,7 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 	case URAID_SYNC_CHECK: return "check";
 	case URAID_SYNC_REPAIR: return "repair";
 	case URAID_SYNC_RECOVER: return "recovery";
+	case URAID_SYNC_REPLACE: return "replace";
 	default: return "none";
 	}
 }
@@ -126,7 +127,9 @@ static int recovery_begin(struct sync_job *j)
 	for (unsigned i = 0; i < a->nmembers && pick < 0; i++) {
 		int s = a->member_pending_slot[i];
 		if (a->member_state[i] == URAID_MEMBER_SPARE && s >= 0 && a->members[i]->fd >= 0 &&
-		    !a->slot[s].m && !(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT)) {
+		    (!a->slot[s].m || (a->slot[s].m == a->members[i] &&
+				       a->slot[s].state == URAID_MEMBER_REBUILDING)) &&
+		    !(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT)) {
 			pick = (int)i;
 			slot = s;
 			if (a->member_sb[i].feature_map & URAID_FEATURE_RECOVERY_OFFSET)
@@ -177,8 +180,8 @@ static void recovery_end(struct sync_job *j, bool complete)
 	int i = member_index_of(a, j->target);
 	int s = j->target_slot;
 
-	if (i < 0)
-		return;
+	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
+		return;         /* failed meanwhile (uraid fail): detached already */
 	if (complete) {
 		a->member_state[i] = URAID_MEMBER_IN_SYNC;
 		a->member_slot[i] = s;
@@ -187,21 +190,153 @@ static void recovery_end(struct sync_job *j, bool complete)
 							   URAID_FEATURE_RECOVERY_BITMAP);
 		a->member_sb[i].recovery_offset = 0;
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
-	} else {
+	} else if (j->io_error && j->target_failed) {
 		a->member_sb[i].recovery_offset = j->pos;
-		/* out of the data path until a rebuild takes it up again */
 		a->slot[s].state = URAID_MEMBER_MISSING;
 		a->slot[s].m = NULL;
-		if (j->io_error && j->target_failed) {
-			a->member_state[i] = URAID_MEMBER_FAULTY;
-			a->member_pending_slot[i] = -1;
-			fprintf(stderr, "uraid: %s: write error during its rebuild; failed\n",
-				j->target->path);
-		}
+		a->member_state[i] = URAID_MEMBER_FAULTY;
+		a->member_pending_slot[i] = -1;
+		fprintf(stderr, "uraid: %s: write error during its rebuild; failed\n",
+			j->target->path);
+	} else {
+		/*
+		 * Stopped: the spare keeps its slot as REBUILDING, so that writes
+		 * to the rows it holds (below `rebuilt`) keep reaching it until a
+		 * rebuild goes on from recovery_offset (md keeps the rdev too).
+		 */
+		a->member_sb[i].recovery_offset = j->pos;
 	}
 	meta_recount_degraded(a);
 	if (!(a->flags & URAID_ASSEMBLE_READONLY))
 		meta_record_change(a);
+}
+
+void sync_target_gone(struct array *a, const struct member *m)
+{
+	struct sync_job *j = atomic_load(&a->sync);
+
+	if (j && !atomic_load(&j->finished) && j->target == m)
+		atomic_store(&j->cancel, true);
+}
+
+/* ---- replacement (md's want_replacement, feature 0x10), meta_lock held ---- */
+
+/* The spare waiting to replace an in-sync slot's member, or -1. */
+static int pending_replacement(const struct array *a)
+{
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_pending_slot[i];
+		if (a->member_state[i] == URAID_MEMBER_SPARE && s >= 0 && a->members[i]->fd >= 0 &&
+		    (a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) && slot_ok(a, (unsigned)s))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The replacement's copy starts (or goes on from its recovery_offset). 0 or -ENOENT. */
+static int replace_begin(struct sync_job *j)
+{
+	struct array *a = j->a;
+	int i = pending_replacement(a);
+
+	if (i < 0)
+		return -ENOENT;
+	struct uraid_sb *own = &a->member_sb[i];
+	int slot = a->member_pending_slot[i];
+	uint64_t from = own->feature_map & URAID_FEATURE_RECOVERY_OFFSET ? own->recovery_offset : 0;
+	from -= from % j->unit;
+	if (from > j->end)
+		from = j->end;
+	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+	own->recovery_offset = from;
+	atomic_store(&a->slot[slot].repl_rebuilt, from);
+	atomic_store(&a->slot[slot].repl, a->members[i]);
+	j->target_slot = slot;
+	j->target = a->members[i];
+	j->pos = from;
+	fprintf(stderr, "uraid: %s: replacing %s in slot %d, from member sector %llu\n",
+		j->target->path, a->slot[slot].m->path, slot, (unsigned long long)from);
+	meta_record_change(a);
+	return 0;
+}
+
+/*
+ * The copy is over: the replacement takes the slot and the member it
+ * replaced is faulty (md marks it so; `uraid remove` takes it out). Stopped:
+ * the replacement stays attached (writes keep reaching the rows it holds)
+ * with its recovery_offset; failed: it is faulty and the slot keeps its member.
+ */
+static void replace_end(struct sync_job *j, bool complete)
+{
+	struct array *a = j->a;
+	int i = member_index_of(a, j->target);
+	int s = j->target_slot;
+
+	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
+		return;
+	if (complete && atomic_load(&a->slot[s].repl) == j->target) {
+		struct member *old = a->slot[s].m;
+		int o = member_index_of(a, old);
+		a->slot[s].m = j->target;
+		a->slot[s].dev_number = a->member_sb[i].dev_number;
+		atomic_store(&a->slot[s].repl, NULL);
+		a->member_state[i] = URAID_MEMBER_IN_SYNC;
+		a->member_slot[i] = s;
+		a->member_pending_slot[i] = -1;
+		a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
+							   URAID_FEATURE_REPLACEMENT);
+		a->member_sb[i].recovery_offset = 0;
+		if (o >= 0) {
+			a->member_state[o] = URAID_MEMBER_FAULTY;
+			a->member_slot[o] = -1;
+		}
+		fprintf(stderr, "uraid: %s: replaced by %s in slot %d; it is faulty now "
+			"(uraid remove takes it out)\n", old ? old->path : "?", j->target->path, s);
+	} else if (j->io_error && j->target_failed) {
+		atomic_store(&a->slot[s].repl, NULL);
+		a->member_state[i] = URAID_MEMBER_FAULTY;
+		a->member_pending_slot[i] = -1;
+		fprintf(stderr, "uraid: %s: write error while replacing slot %d; failed\n",
+			j->target->path, s);
+	} else {
+		a->member_sb[i].recovery_offset = j->pos;
+	}
+	meta_recount_degraded(a);
+	if (!(a->flags & URAID_ASSEMBLE_READONLY))
+		meta_record_change(a);
+}
+
+/*
+ * After assembly: members the superblocks show part-way through a rebuild
+ * or a replacement are attached to their slots again before any write, so
+ * that the rows they already hold keep getting every change.
+ */
+void sync_attach_pending(struct array *a)
+{
+	if (a->flags & URAID_ASSEMBLE_READONLY || !level_of(a))
+		return;
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_pending_slot[i];
+		const struct uraid_sb *own = &a->member_sb[i];
+		if (a->member_state[i] != URAID_MEMBER_SPARE || s < 0 || a->members[i]->fd < 0)
+			continue;
+		uint64_t from = own->feature_map & URAID_FEATURE_RECOVERY_OFFSET ? own->recovery_offset
+										 : 0;
+		from -= from % level_of(a)->unit_sectors(a);   /* where the job will start */
+		if (own->feature_map & URAID_FEATURE_REPLACEMENT) {
+			if (!slot_ok(a, (unsigned)s) || atomic_load(&a->slot[s].repl))
+				continue;
+			atomic_store(&a->slot[s].repl_rebuilt, from);
+			atomic_store(&a->slot[s].repl, a->members[i]);
+		} else if (!a->slot[s].m) {
+			atomic_store(&a->slot[s].rebuilt, from);
+			a->slot[s].dev_number = own->dev_number;
+			a->slot[s].state = URAID_MEMBER_REBUILDING;
+			a->slot[s].m = a->members[i];
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
 }
 
 /* The outcome into sync_last and, for a resync, into the superblocks. */
@@ -213,6 +348,8 @@ static void job_end(struct sync_job *j)
 	pthread_mutex_lock(&a->meta_lock);
 	if (j->kind == URAID_SYNC_RECOVER)
 		recovery_end(j, complete);
+	if (j->kind == URAID_SYNC_REPLACE)
+		replace_end(j, complete);
 	if (j->kind == URAID_SYNC_RESYNC && !(a->flags & URAID_ASSEMBLE_READONLY)) {
 		if (complete) {
 			a->resync_needed = false;
@@ -418,6 +555,9 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	if ((kind != URAID_SYNC_CHECK) && (a->flags & URAID_ASSEMBLE_READONLY))
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only: only a check "
 				  "can run");
+	if (kind == URAID_SYNC_REPLACE && a->geom.level < URAID_LEVEL_4)
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
+				  "available yet", uraid_level_name(a->geom.level));
 	int rc = lv->can_run(a, kind, err, errlen);
 	if (rc)
 		return rc;
@@ -448,6 +588,15 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 					  "or no spare large enough");
 		}
 	}
+	if (kind == URAID_SYNC_REPLACE) {
+		pthread_mutex_lock(&a->meta_lock);
+		rc = replace_begin(j);
+		pthread_mutex_unlock(&a->meta_lock);
+		if (rc) {
+			free(j);
+			return uraid_errf(err, errlen, rc, "nothing to replace");
+		}
+	}
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
 	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
@@ -473,7 +622,8 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 {
 	struct array *a = A(ua);
 
-	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR)
+	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR &&
+	    kind != URAID_SYNC_REPLACE)
 		return uraid_errf(err, errlen, -EINVAL, "unknown kind of background work");
 	uint64_t from = 0;
 	if (kind == URAID_SYNC_RESYNC) {
@@ -490,12 +640,21 @@ void sync_auto_recover(struct array *a)
 	char err[256];
 
 	if (!(a->e->flags & URAID_ENGINE_THREADS) || (a->flags & URAID_ASSEMBLE_READONLY) ||
-	    !atomic_load(&a->degraded) || !level_of(a) ||
-	    engine_now_ns() < atomic_load(&a->sync_retry_ns))
+	    !level_of(a) || engine_now_ns() < atomic_load(&a->sync_retry_ns))
 		return;
 	reap(a);
 	if (atomic_load(&a->sync))
 		return;
+	if (!atomic_load(&a->degraded)) {
+		/* a replacement waiting (uraid replace, or one a restart interrupted) */
+		pthread_mutex_lock(&a->meta_lock);
+		bool repl = pending_replacement(a) >= 0;
+		pthread_mutex_unlock(&a->meta_lock);
+		if (repl && start(a, URAID_SYNC_REPLACE, 0, err, sizeof(err)) != 0 &&
+		    a->sync_warned++ == 0)
+			fprintf(stderr, "uraid: a replacement is waiting but cannot start: %s\n", err);
+		return;
+	}
 	/* a spare and a missing slot? (recovery_begin decides, under the lock) */
 	bool spare = false;
 	pthread_mutex_lock(&a->meta_lock);

@@ -96,7 +96,13 @@ void sync_unit_done(struct sync_job *j, int res);
 void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
 		 void *buf, uint64_t sector, uint32_t nsect);
 
-/* Start a recovery when a slot is missing and a spare is there (engine_tick). */
+/* Member m left (failed): a job rebuilding onto it stops. meta_lock held. */
+void sync_target_gone(struct array *a, const struct member *m);
+/* Members part-way through a rebuild or a replacement back on their slots
+ * (after assembly, before any write). */
+void sync_attach_pending(struct array *a);
+/* Start a recovery when a slot is missing and a spare is there, or a
+ * replacement that waits (engine_tick). */
 void sync_auto_recover(struct array *a);
 /* Cancel the running job and wait until it has stopped (close). */
 void sync_stop_wait(struct array *a);

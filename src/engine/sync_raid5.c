@@ -46,6 +46,8 @@ static int r5_can_run(const struct array *a, enum uraid_sync_kind kind, char *er
 {
 	unsigned deg = atomic_load(&a->degraded);
 	unsigned npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
+	if (kind == URAID_SYNC_REPLACE)
+		return 0;       /* copies from the member it replaces; rebuilds where that fails */
 	if (kind == URAID_SYNC_RECOVER)
 		return deg == 0 ? uraid_errf(err, errlen, -EINVAL, "no slot is missing")
 		       : deg > npar ? uraid_errf(err, errlen, -EIO, "%u slots are missing: too "
@@ -206,8 +208,12 @@ static void rebuilt_written(struct sync_job *j)
 		return;
 	}
 	/* the row now counts for the new member, before anyone else gets the row */
-	atomic_store_explicit(&a->slot[j->target_slot].rebuilt,
-			      (s->st.stripe + 1) * a->geom.chunk_sectors, memory_order_release);
+	uint64_t next = (s->st.stripe + 1) * a->geom.chunk_sectors;
+	if (j->kind == URAID_SYNC_REPLACE)
+		atomic_store_explicit(&a->slot[j->target_slot].repl_rebuilt, next,
+				      memory_order_release);
+	else
+		atomic_store_explicit(&a->slot[j->target_slot].rebuilt, next, memory_order_release);
 	unit_end(j, 0);
 }
 
@@ -243,6 +249,44 @@ static void recover_reads_done(struct sync_job *j)
 		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
 }
 
+static void recover_row(struct sync_job *j);
+
+/* Replace: the slot's member read well; its chunk goes to the replacement as it is. */
+static void replace_read_done(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+
+	if (j->io_error) {
+		/* unreadable there: rebuild the chunk from the other members */
+		j->io_error = 0;
+		recover_row(j);
+		return;
+	}
+	j->after_io = rebuilt_written;
+	sync_submit(j, 0, MEMBER_WRITE, j->target, s->slot_buf[j->target_slot],
+		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+}
+
+/* Replace: copy the row's chunk of the member being replaced (md reads the old device). */
+static void replace_row(struct sync_job *j)
+{
+	struct r5_sync *s = j->priv;
+	struct array *a = j->a;
+	unsigned t = (unsigned)j->target_slot;
+
+	if (!slot_ok(a, t)) {
+		recover_row(j);         /* the old member failed meanwhile */
+		return;
+	}
+	j->after_io = replace_read_done;
+	j->outstanding = 1;
+	sync_submit(j, t, MEMBER_READ, a->slot[t].m, s->slot_buf[t],
+		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+	if (--j->outstanding == 0)
+		replace_read_done(j);
+}
+
 /* Recovery: read every other usable slot of the row, rebuild the target's chunk. */
 static void recover_row(struct sync_job *j)
 {
@@ -267,6 +311,10 @@ static void row_locked(struct sync_job *j)
 	struct r5_sync *s = j->priv;
 	struct array *a = j->a;
 
+	if (j->kind == URAID_SYNC_REPLACE) {
+		replace_row(j);
+		return;
+	}
 	if (j->kind == URAID_SYNC_RECOVER) {
 		uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
 		/*

@@ -1,0 +1,120 @@
+#!/bin/bash
+# uraid replace (md's replacement, feature 0x10) on served RAID 5 and 6: the
+# new member gets a copy of the old one's slot while fio writes and verifies
+# through NBD; then it holds the slot and the old one is faulty. That the new
+# member holds the right data is shown by failing another member and reading
+# everything back (fio's verify pass, and the part fio did not write compared
+# with what was written before). A replace stopped half-way goes on after a
+# restart from its recovery_offset; failing the new member stops it with the
+# array whole; refusals change nothing.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdcopy nbdinfo python3
+work=$(mktemp -d /tmp/uraid-replace.XXXXXX)
+export URAID_RUN_DIR=$work/run
+SEED=${SEED:-20261130}
+echo "seed $SEED, work in $work"
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"; }
+serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
+stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
+member_state() {   # member_state ARRAY PATH-SUFFIX: state and slot from status --json
+    "$URAID" status --json "$1" | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["members"]:
+    if m["device"].endswith(sys.argv[1]):
+        print(m["state"], m["slot"])' "$2"
+}
+export -f member_state
+export URAID
+fio_half() {   # fio_half NAME extra...: writes (and verifies) the first half, seeded
+    (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/$1.sock" --rw=randwrite \
+        --bssplit=4k/50:64k/50 --iodepth=16 --verify=crc32c --verify_fatal=1 \
+        --randseed="$SEED" --size="$half" --name=r "${@:2}" >"$work/fio.out" 2>&1)
+}
+
+for level in 5 6; do
+    name=r$level
+    m=()
+    for i in 0 1 2 3 4; do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
+    "$URAID" create --level=$level --raid-devices=4 --chunk=64 --assume-clean --name=$name \
+        "${m[@]:0:4}" >/dev/null
+    serve $name --speed-max=15000 "${m[@]:0:4}"
+    size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
+    half=$((size / 2))
+    randfile $((SEED + level)) "$size" "$work/$name.data"
+    nbdcopy "$work/$name.data" "nbd+unix:///?socket=$work/$name.sock"
+    fio_half $name --io_size=$((half * 2)) &
+    fpid=$!
+    out=$("$URAID" replace --wait "${m[1]}" "${m[4]}"); rc=$?
+    echo "  $out"
+    check "raid$level: replace under fio load completes" test $rc -eq 0
+    wait $fpid
+    check "raid$level: fio verified its writes during the replace" grep -q "err= 0" "$work/fio.out"
+    check "raid$level: the new member holds slot 1, the old one is faulty" \
+        bash -c "[ \"\$(member_state $name .4)\" = 'in-sync 1' ] && [ \"\$(member_state $name .1)\" = 'faulty None' ]"
+    "$URAID" remove "${m[1]}" >/dev/null
+    "$URAID" fail "${m[0]}" >/dev/null     # slot 0 is rebuilt from the others, the new member too
+    fio_half $name --verify_only
+    check "raid$level: with slot 0 failed, fio's data reads back through the new member" \
+        grep -q "err= 0" "$work/fio.out"
+    nbdcopy "nbd+unix:///?socket=$work/$name.sock" "$work/$name.read"
+    check "raid$level: the half fio did not write is as it was" \
+        cmp -s <(tail -c "$half" "$work/$name.read") <(tail -c "$half" "$work/$name.data")
+    check "raid$level: stopped" stop $name
+done
+
+# a replace stopped half-way goes on after a restart, from its recovery_offset
+m=()
+for i in 0 1 2 3 4; do truncate -s 48M "$work/h.$i"; m+=("$work/h.$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=h "${m[@]:0:4}" >/dev/null
+serve h --speed-max=4000 "${m[@]:0:4}"
+size=$(nbdinfo --size "nbd+unix:///?socket=$work/h.sock")
+randfile $((SEED + 9)) "$size" "$work/h.data"
+nbdcopy "$work/h.data" "nbd+unix:///?socket=$work/h.sock"
+"$URAID" replace "${m[2]}" "${m[4]}" >/dev/null
+sleep 1.5
+stop h
+off=$("$URAID" examine "${m[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+check "the stopped replacement kept recovery_offset $off, part-way" \
+    bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && '$URAID' examine '${m[4]}' | grep -q 'Feature Map : 0x12'"
+serve h "${m[@]:0:5}"
+for _ in $(seq 300); do grep -q "replace done" "$work/h.err" && break; sleep 0.1; done
+check "after the restart it went on from there" grep -q "replacing .* in slot 2, from member sector $off" "$work/h.err"
+check "and finished" grep -q "replace done" "$work/h.err"
+check "a check then finds 0 mismatches" bash -c "'$URAID' check --wait h >/dev/null"
+"$URAID" remove "${m[2]}" >/dev/null && "$URAID" fail "${m[3]}" >/dev/null
+nbdcopy "nbd+unix:///?socket=$work/h.sock" "$work/h.read"
+check "with slot 3 failed the data reads back through the new member" cmp -s "$work/h.read" "$work/h.data"
+stop h
+
+# the new member fails during the copy: the replace stops, the array stays whole
+m=()
+for i in 0 1 2 3 4 5; do truncate -s 48M "$work/f.$i"; m+=("$work/f.$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=f "${m[@]:0:4}" >/dev/null
+serve f --speed-max=4000 "${m[@]:0:4}"
+"$URAID" replace "${m[0]}" "${m[4]}" >/dev/null
+sleep 1
+"$URAID" fail "${m[4]}" >/dev/null
+sleep 0.5
+check "failing the new member stops the replace; the old one keeps the slot" \
+    bash -c "[ \"\$(member_state f .0)\" = 'in-sync 0' ] && [ \"\$(member_state f .4)\" = 'faulty None' ] &&
+             '$URAID' status --json f | grep -q '\"degraded\": 0'"
+# refusals
+out=$("$URAID" replace "${m[4]}" "${m[5]}" 2>&1); rc=$?
+check "a faulty member is not replaced ($out)" test $rc -ne 0
+"$URAID" create --level=1 --raid-devices=2 --name=other "$work/o.0" "$work/o.1" >/dev/null 2>&1 ||
+    { truncate -s 48M "$work/o.0" "$work/o.1"; "$URAID" create --level=1 --raid-devices=2 --name=other "$work/o.0" "$work/o.1" >/dev/null; }
+before=$(md5sum <"$work/o.0")
+out=$("$URAID" replace "${m[1]}" "$work/o.0" 2>&1); rc=$?
+check "a device of another array is refused without --force ($out)" \
+    bash -c "[ $rc -ne 0 ] && [ \"\$(md5sum <'$work/o.0')\" = '$before' ]"
+check "the array is untouched: 4 in sync, 0 degraded" \
+    bash -c "[ \"\$(member_state f .1)\" = 'in-sync 1' ] && '$URAID' status --json f | grep -q '\"degraded\": 0'"
+stop f
+echo "$fails failed"
+[ $fails -eq 0 ]

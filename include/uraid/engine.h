@@ -246,7 +246,8 @@ int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
  * is empty (md's re-add, feature 0x80): it keeps its superblock, takes its
  * slot back and only the chunks whose bits are set are rebuilt. Any other
  * device holding an md superblock is refused without URAID_ADD_FORCE; one
- * too small is refused. Metadata 1.1/1.2. Returns 0 (a spare),
+ * too small is refused. Metadata 1.0 (superblock at the device's end), 1.1
+ * and 1.2. Returns 0 (a spare),
  * URAID_ADD_READDED, or -errno with the reason in err.
  */
 int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t flags, char *err,

@@ -472,6 +472,7 @@ static void array_free(struct array *a)
 	wib_free(a);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
+	pthread_mutex_destroy(&a->sync_start_lock);
 	free(a->counters);
 	free(a);
 }
@@ -493,6 +494,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
+	pthread_mutex_init(&a->sync_start_lock, NULL);
 
 	int rc = assemble_members(a, o, err, errlen);
 	if (rc) {

@@ -142,6 +142,7 @@ struct array {
 	/* background work (sync.c): the running job, the last one's end state */
 	struct sync_job *_Atomic sync;
 	pthread_mutex_t sync_lock;      /* starting, ending, sync_last */
+	pthread_mutex_t sync_start_lock;   /* one start at a time (sync.c start) */
 	struct uraid_sync_status sync_last;
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
@@ -198,6 +199,12 @@ extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops
 	level_raid10_ops, level_raid5_ops;
 
 /* ---- shared helpers for levels ---- */
+
+/* RAID 4, 5 or 6 (levels with parity; RAID 10's number is larger than theirs). */
+static inline bool level_is_parity(int level)
+{
+	return level == URAID_LEVEL_4 || level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
+}
 
 /* Is the slot's member usable for I/O? */
 static inline bool slot_ok(const struct array *a, unsigned slot)

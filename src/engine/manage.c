@@ -263,18 +263,33 @@ static int compose_new_member(const struct array *a, const struct uraid_sb *like
 			      uint64_t dev_sectors, struct uraid_sb *sb, char *err, size_t errlen)
 {
 	*sb = *like;
-	if (a->minor == 0)
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "adding to an array with metadata 1.0 "
-				  "(superblock at the end) is not available yet");
-	if (dev_sectors < like->data_offset + a->geom.dev_sectors)
-		return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array needs "
-				  "%llu from data offset %llu", (unsigned long long)dev_sectors,
-				  (unsigned long long)a->geom.dev_sectors,
-				  (unsigned long long)like->data_offset);
+	if (a->minor == 0) {
+		/*
+		 * 1.0: the superblock at the device's end, and below it the same
+		 * room for bitmap and bad-block log as the member copied (their
+		 * offsets are relative to the superblock); the data from sector 0.
+		 */
+		uint64_t room = like->super_offset - like->data_size;
+		sb->super_offset = uraid_sb_location(0, dev_sectors);
+		sb->data_size = sb->super_offset > room ? sb->super_offset - room : 0;
+		if (sb->data_size < a->geom.dev_sectors)
+			return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array "
+					  "needs %llu for data and %llu for metadata at the end",
+					  (unsigned long long)dev_sectors,
+					  (unsigned long long)a->geom.dev_sectors,
+					  (unsigned long long)(room + (dev_sectors - sb->super_offset)));
+	} else {
+		if (dev_sectors < like->data_offset + a->geom.dev_sectors)
+			return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array "
+					  "needs %llu from data offset %llu",
+					  (unsigned long long)dev_sectors,
+					  (unsigned long long)a->geom.dev_sectors,
+					  (unsigned long long)like->data_offset);
+		sb->data_size = dev_sectors - like->data_offset;
+	}
 	sb->dev_number = free_dev_number(a);
 	if (getrandom(sb->device_uuid, 16, 0) != 16)
 		return uraid_errf(err, errlen, -EIO, "cannot get random bytes");
-	sb->data_size = dev_sectors - like->data_offset;
 	sb->feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP |
 				       URAID_FEATURE_REPLACEMENT);
 	sb->recovery_offset = 0;
@@ -289,15 +304,17 @@ static int compose_new_member(const struct array *a, const struct uraid_sb *like
 static int copy_bitmap(struct array *a, struct member *m, const struct uraid_sb *sb, int like)
 {
 	size_t len = uraid_bitmap_disk_sectors(a->bitmap.sync_size, a->bitmap.chunksize) * 512;
-	uint64_t at = (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset);
+	/* relative to each one's superblock (1.0: the superblocks' places differ) */
+	uint64_t from = (uint64_t)((int64_t)a->member_sb[like].super_offset + sb->bitmap_offset);
+	uint64_t to = (uint64_t)((int64_t)sb->super_offset + sb->bitmap_offset);
 	uint8_t *area;
 	int rc;
 
 	if (posix_memalign((void **)&area, 4096, len))
 		return -ENOMEM;
-	rc = member_pread_sync(a->members[like], area, len, at);
+	rc = member_pread_sync(a->members[like], area, len, from);
 	if (!rc)
-		rc = member_pwrite_sync(m, area, len, at);
+		rc = member_pwrite_sync(m, area, len, to);
 	free(area);
 	return rc;
 }
@@ -487,7 +504,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	struct array *a = A(ua);
 	int rc;
 
-	if (a->geom.level < URAID_LEVEL_4)
+	if (!level_is_parity(a->geom.level))
 		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
 				  "available yet", uraid_level_name(a->geom.level));
 	/* the old member: in sync, with no replacement under way anywhere */

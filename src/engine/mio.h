@@ -25,7 +25,14 @@ struct mgroup {
 	unsigned next_copy, ncopies;
 	unsigned nbad;
 	uint16_t bad_slot[MGROUP_MAX_BAD];
-	struct mgroup *next;
+	/* mirrored writes (mirror.c): which of the reactor's exclusion counters
+	   the group holds, what it is (a write, a discard, write-zeroes) for when
+	   it resumes after waiting behind a background unit, and the message
+	   that resumes it on its own reactor (mirror.h) */
+	uint8_t excl;
+	uint8_t op;
+	struct reactor_msg msg;
+	struct mgroup *next;        /* free list, or the parked writes */
 };
 
 struct mpiece {

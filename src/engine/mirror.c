@@ -10,12 +10,208 @@
  * the copies that failed (md's read-error correction), and a failed rewrite
  * fails that member. Writes go to every in-sync copy; a failed copy fails its
  * member, and the write succeeds while one copy holds it.
+ *
+ * A slot being rebuilt (sync_mirror.c) takes writes to the part already
+ * rebuilt and serves reads from it; the rest is the rebuild's to copy. Writes
+ * are kept apart from the background unit running at the time (mirror.h).
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "engine/mio.h"
+#include "engine/mirror.h"
 
 #define BALANCE_WINDOW_SECTORS 128
+#define EXCL_NONE 2          /* mgroup.excl: no exclusion counter held */
+
+enum { MOP_WRITE, MOP_DISCARD, MOP_ZEROES };
+
+/* Writes in flight on one reactor, by the parity of the generation they saw. */
+struct mirror_cnt {
+	_Atomic uint64_t n[2];
+} __attribute__((aligned(64)));
+
+/*
+ * The exclusion (mirror.h). A writer counts itself under the current
+ * generation's parity and then looks at the window; the unit publishes the
+ * window and then moves the generation on and waits for the old parity's
+ * count to fall to 0, twice (both parities, as SRCU does: a writer that read
+ * the generation long ago may count under either). All sequentially
+ * consistent, so either the writer sees the window, or the unit sees the
+ * writer's count and waits for it. Writers that come after the flip count
+ * under the other parity, so the wait always ends.
+ */
+struct mirror_priv {
+	_Atomic uint64_t win_lo, win_hi;    /* win_hi 0: no window */
+	_Atomic uint64_t gen;
+	struct mirror_cnt *cnt;             /* one per reactor */
+	unsigned nreactors;
+	pthread_mutex_t mu;                 /* window changes and the parked list */
+	struct mgroup *parked;
+	/* the job's reactor only */
+	unsigned drain_phase;
+	unsigned drain_idx;
+	/* a spare whose write failed while it held a slot (mirror.h) */
+	struct member *_Atomic rebuild_bad;
+};
+
+static int mirror_init(struct array *a)
+{
+	struct mirror_priv *mp = calloc(1, sizeof(*mp));
+
+	if (!mp)
+		return -ENOMEM;
+	mp->nreactors = a->e->nreactors;
+	mp->cnt = aligned_alloc(64, mp->nreactors * sizeof(*mp->cnt));
+	if (!mp->cnt) {
+		free(mp);
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < mp->nreactors; i++) {
+		atomic_init(&mp->cnt[i].n[0], 0);
+		atomic_init(&mp->cnt[i].n[1], 0);
+	}
+	pthread_mutex_init(&mp->mu, NULL);
+	a->level_priv = mp;
+	return 0;
+}
+
+static void mirror_fini(struct array *a)
+{
+	struct mirror_priv *mp = a->level_priv;
+
+	if (!mp)
+		return;
+	pthread_mutex_destroy(&mp->mu);
+	free(mp->cnt);
+	free(mp);
+	a->level_priv = NULL;
+}
+
+static bool window_overlaps(struct mirror_priv *mp, uint64_t sector, uint32_t nsect)
+{
+	uint64_t hi = atomic_load(&mp->win_hi);
+	if (!hi)
+		return false;
+	/*
+	 * lo read after hi: the pair can be torn only when the unit that owned
+	 * hi closed meanwhile (its I/O is over) and the next one published lo;
+	 * that next unit has not drained yet, and counts this writer.
+	 */
+	return sector < hi && atomic_load(&mp->win_lo) < sector + nsect;
+}
+
+static void write_resume(struct reactor *r, struct reactor_msg *m);
+
+/*
+ * Before a write group's member I/O: true when it may go on (holding a
+ * counter), false when it was parked behind the window (write_resume
+ * issues it later on the same reactor).
+ */
+static bool excl_enter(struct mgroup *g)
+{
+	struct mirror_priv *mp = g->rq->a->level_priv;
+	struct mirror_cnt *c = &mp->cnt[g->rq->er->r.index];
+
+	for (;;) {
+		unsigned idx = (unsigned)(atomic_load(&mp->gen) & 1);
+		atomic_fetch_add(&c->n[idx], 1);
+		if (!window_overlaps(mp, g->sector, g->nsect)) {
+			g->excl = (uint8_t)idx;
+			return true;
+		}
+		/* not counted while parked: the unit waits for counted writes only */
+		atomic_fetch_sub(&c->n[idx], 1);
+		pthread_mutex_lock(&mp->mu);
+		bool park = window_overlaps(mp, g->sector, g->nsect);
+		if (park) {
+			g->next = mp->parked;
+			mp->parked = g;
+		}
+		pthread_mutex_unlock(&mp->mu);
+		if (park)
+			return false;
+	}
+}
+
+static void excl_leave(struct mgroup *g)
+{
+	struct mirror_priv *mp = g->rq->a->level_priv;
+
+	if (g->excl != EXCL_NONE)
+		atomic_fetch_sub(&mp->cnt[g->rq->er->r.index].n[g->excl], 1);
+	g->excl = EXCL_NONE;
+}
+
+void mirror_window_open(struct array *a, uint64_t lo, uint64_t hi)
+{
+	struct mirror_priv *mp = a->level_priv;
+
+	pthread_mutex_lock(&mp->mu);
+	atomic_store(&mp->win_lo, lo);
+	atomic_store(&mp->win_hi, hi);
+	pthread_mutex_unlock(&mp->mu);
+	mp->drain_phase = 0;
+	mp->drain_idx = (unsigned)(atomic_fetch_add(&mp->gen, 1) & 1);
+}
+
+bool mirror_window_drained(struct array *a)
+{
+	struct mirror_priv *mp = a->level_priv;
+
+	while (mp->drain_phase < 2) {
+		for (unsigned i = 0; i < mp->nreactors; i++)
+			if (atomic_load(&mp->cnt[i].n[mp->drain_idx]))
+				return false;
+		if (++mp->drain_phase < 2)
+			mp->drain_idx = (unsigned)(atomic_fetch_add(&mp->gen, 1) & 1);
+	}
+	return true;
+}
+
+void mirror_window_close(struct array *a)
+{
+	struct mirror_priv *mp = a->level_priv;
+
+	pthread_mutex_lock(&mp->mu);
+	atomic_store(&mp->win_hi, 0);
+	struct mgroup *g = mp->parked;
+	mp->parked = NULL;
+	pthread_mutex_unlock(&mp->mu);
+	while (g) {
+		struct mgroup *next = g->next;   /* g may run (and be reused) at once */
+		g->msg.fn = write_resume;
+		reactor_post(&g->rq->er->r, &g->msg);
+		g = next;
+	}
+}
+
+bool mirror_rebuild_write_failed(struct array *a, const struct member *m)
+{
+	struct mirror_priv *mp = a->level_priv;
+
+	return m && atomic_load(&mp->rebuild_bad) == m;
+}
+
+/* A copy reads right: in sync, or on a slot being rebuilt and below its rebuilt point. */
+static bool copy_readable(const struct array *a, const struct uraid_loc *l, uint32_t nsect)
+{
+	if (slot_ok(a, l->slot))
+		return true;
+	struct mirror_priv *mp = a->level_priv;
+	return slot_ok_at(a, l->slot, l->sector + nsect - 1) &&
+	       a->slot[l->slot].m != atomic_load(&mp->rebuild_bad);
+}
+
+/*
+ * A copy takes writes: in sync, or being rebuilt with part of the piece
+ * below the rebuilt point (the whole piece then: the rebuild copies the same
+ * data over the rest later, after this write is over).
+ */
+static bool copy_writable(const struct array *a, const struct uraid_loc *l)
+{
+	return slot_ok_at(a, l->slot, l->sector);
+}
 
 static uint64_t mirror_piece_sectors(const struct array *a, uint64_t sector)
 {
@@ -42,50 +238,55 @@ static void write_copy_done(struct mpiece *p, int res)
 	struct mgroup *g = p->grp;
 	struct array *a = g->rq->a;
 	unsigned slot = p->slot;
+	struct member *m = p->mio.m;
 
 	mpiece_put(p);
-	if (res)
+	if (res) {
+		/* the rebuilt part of a spare now misses this write: no more reads from
+		   it, and its rebuild fails it (sync_mirror.c) */
+		if (m && a->slot[slot].state == URAID_MEMBER_REBUILDING && a->slot[slot].m == m) {
+			struct mirror_priv *mp = a->level_priv;
+			atomic_store(&mp->rebuild_bad, m);
+		}
 		array_fail_slot(a, slot, res);
+	}
 	mgroup_count(g, res);
 }
 
 static void write_group_done(struct mgroup *g)
 {
+	excl_leave(g);
 	/* the hold taken while issuing counted as one good I/O */
 	group_finish(g, g->result ? g->result : g->good > 1 ? 0 : -EIO);
 }
 
-/*
- * A group for changing every copy of the piece at `sector`, held open while
- * its member I/Os are issued (release with mgroup_count(g, 0)); NULL when
- * the piece was completed with an error instead.
- */
-static struct mgroup *copies_group(struct array_req *rq, uint64_t sector,
-				   struct uraid_loc *locs, int *n)
+/* A copy that cannot be cleared is failed like one that cannot be written. */
+static void clear_copy_done(struct mpiece *p, int res)
 {
-	*n = copies_of(rq->a, sector, locs);
-	struct mgroup *g = *n > 0 ? mgroup_get(rq) : NULL;
-
-	if (!g) {
-		array_piece_done(rq, *n > 0 ? -ENOMEM : -EIO);
-		return NULL;
-	}
-	g->done = write_group_done;
-	g->pending = 1;
-	return g;
+	if (res == -EOPNOTSUPP && p->mio.kind == MEMBER_DISCARD)
+		res = 0;   /* a device without discard: the hint is simply dropped */
+	write_copy_done(p, res);
 }
 
-static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
+/* Change every copy of the group's piece (past the exclusion). */
+static void write_issue(struct mgroup *g)
 {
+	struct array_req *rq = g->rq;
 	struct uraid_loc locs[URAID_MAX_MEMBERS];
-	int n;
-	struct mgroup *g = copies_group(rq, sector, locs, &n);
+	int n = copies_of(rq->a, g->sector, locs);
 
-	if (!g)
-		return;
+	g->done = write_group_done;
+	g->pending = 1;
+	if (n <= 0)
+		g->result = -EIO;
 	for (int c = 0; c < n; c++) {
-		if (!slot_ok(rq->a, locs[c].slot))
+		if (!copy_writable(rq->a, &locs[c]))
 			continue;
+		if (g->op != MOP_WRITE) {
+			mio_clear_range(g, locs[c].slot, locs[c].sector, g->nsect,
+					g->op == MOP_ZEROES, clear_copy_done);
+			continue;
+		}
 		struct mpiece *p = mpiece_get(rq);
 		if (!p) {
 			g->result = -ENOMEM;
@@ -93,10 +294,41 @@ static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, 
 		}
 		p->grp = g;
 		g->pending++;
-		mpiece_submit(p, MEMBER_WRITE, locs[c].slot, locs[c].sector, buf, nsect,
+		mpiece_submit(p, MEMBER_WRITE, locs[c].slot, locs[c].sector, g->buf, g->nsect,
 			      req_rw_flags(rq), write_copy_done);
 	}
 	mgroup_count(g, 0);
+}
+
+static void write_resume(struct reactor *r, struct reactor_msg *m)
+{
+	struct mgroup *g = (struct mgroup *)((char *)m - offsetof(struct mgroup, msg));
+	(void)r;
+	if (excl_enter(g))
+		write_issue(g);
+}
+
+static void write_start(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf,
+			uint8_t op)
+{
+	struct mgroup *g = mgroup_get(rq);
+
+	if (!g) {
+		array_piece_done(rq, -ENOMEM);
+		return;
+	}
+	g->sector = sector;
+	g->nsect = nsect;
+	g->buf = buf;
+	g->op = op;
+	g->excl = EXCL_NONE;
+	if (excl_enter(g))
+		write_issue(g);
+}
+
+static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
+{
+	write_start(rq, sector, nsect, buf, MOP_WRITE);
 }
 
 /* ---- reads ---- */
@@ -174,7 +406,7 @@ static void read_try(struct mgroup *g)
 
 	for (; n > 0 && g->next_copy < (unsigned)n; g->next_copy++) {
 		const struct uraid_loc *l = &locs[(g->ncopies + g->next_copy) % (unsigned)n];
-		if (!slot_ok(a, l->slot))
+		if (!copy_readable(a, l, g->nsect))
 			continue;
 		struct mpiece *p = mpiece_get(g->rq);
 		if (!p) {
@@ -215,31 +447,15 @@ static void mirror_read(struct array_req *rq, uint64_t sector, uint32_t nsect, u
 
 /* ---- discard and write-zeroes ---- */
 
-/* A copy that cannot be cleared is failed like one that cannot be written. */
-static void clear_copy_done(struct mpiece *p, int res)
-{
-	if (res == -EOPNOTSUPP && p->mio.kind == MEMBER_DISCARD)
-		res = 0;   /* a device without discard: the hint is simply dropped */
-	write_copy_done(p, res);
-}
-
 static void mirror_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes)
 {
-	struct uraid_loc locs[URAID_MAX_MEMBERS];
-	int n;
-	struct mgroup *g = copies_group(rq, sector, locs, &n);
-
-	if (!g)
-		return;
-	for (int c = 0; c < n; c++)
-		if (slot_ok(rq->a, locs[c].slot))
-			mio_clear_range(g, locs[c].slot, locs[c].sector, nsect, zeroes,
-					clear_copy_done);
-	mgroup_count(g, 0);
+	write_start(rq, sector, nsect, NULL, zeroes ? MOP_ZEROES : MOP_DISCARD);
 }
 
 const struct level_ops level_raid1_ops = {
 	.name = "raid1",
+	.init = mirror_init,
+	.fini = mirror_fini,
 	.read = mirror_read,
 	.write = mirror_write,
 	.discard = mirror_discard,
@@ -248,6 +464,8 @@ const struct level_ops level_raid1_ops = {
 
 const struct level_ops level_raid10_ops = {
 	.name = "raid10",
+	.init = mirror_init,
+	.fini = mirror_fini,
 	.read = mirror_read,
 	.write = mirror_write,
 	.discard = mirror_discard,

@@ -150,7 +150,7 @@ static int recovery_begin(struct sync_job *j)
 	/* a re-added member (0x80): only chunks the bitmap marks are rebuilt
 	   (RAID 4/5/6; the other levels rebuild it all, which is as correct) */
 	j->bitmap_guided = (own->feature_map & URAID_FEATURE_RECOVERY_BITMAP) && a->wib &&
-			   a->geom.level >= URAID_LEVEL_4;
+			   level_is_parity(a->geom.level);
 	if (!j->bitmap_guided)
 		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
 	from -= from % j->unit;
@@ -213,10 +213,11 @@ static void recovery_end(struct sync_job *j, bool complete)
 
 void sync_target_gone(struct array *a, const struct member *m)
 {
+	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
-
 	if (j && !atomic_load(&j->finished) && j->target == m)
 		atomic_store(&j->cancel, true);
+	pthread_mutex_unlock(&a->sync_lock);
 }
 
 /* ---- replacement (md's want_replacement, feature 0x10), meta_lock held ---- */
@@ -533,16 +534,35 @@ static void job_start(struct reactor *r, struct reactor_msg *m)
 /* The job that ended is freed by whoever looks next (status, start, stop). */
 static void reap(struct array *a)
 {
+	/* under sync_lock: status and sync_target_gone look at the job under it */
+	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
-
 	if (j && atomic_load(&j->finished)) {
 		atomic_store(&a->sync, NULL);
 		free(j);
 	}
+	pthread_mutex_unlock(&a->sync_lock);
 }
 
+static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
+		     size_t errlen);
+
+/*
+ * One start at a time: engine_tick (a rebuild or a replacement that waits)
+ * and the control socket (check, repair, replace) may both try at once, and
+ * each must see the other's job.
+ */
 static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
 		 size_t errlen)
+{
+	pthread_mutex_lock(&a->sync_start_lock);
+	int rc = start_one(a, kind, from, err, errlen);
+	pthread_mutex_unlock(&a->sync_start_lock);
+	return rc;
+}
+
+static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
+		     size_t errlen)
 {
 	const struct sync_level *lv = level_of(a);
 
@@ -555,16 +575,20 @@ static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char
 	if ((kind != URAID_SYNC_CHECK) && (a->flags & URAID_ASSEMBLE_READONLY))
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only: only a check "
 				  "can run");
-	if (kind == URAID_SYNC_REPLACE && a->geom.level < URAID_LEVEL_4)
+	if (kind == URAID_SYNC_REPLACE && !level_is_parity(a->geom.level))
 		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
 				  "available yet", uraid_level_name(a->geom.level));
 	int rc = lv->can_run(a, kind, err, errlen);
 	if (rc)
 		return rc;
 	reap(a);
-	if (atomic_load(&a->sync))
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *running = atomic_load(&a->sync);
+	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (running)
 		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				  uraid_sync_kind_name(atomic_load(&a->sync)->kind));
+				  uraid_sync_kind_name(busy));
 	struct sync_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
@@ -670,12 +694,16 @@ void sync_auto_recover(struct array *a)
 int uraid_array_sync_cancel(struct uraid_array *ua)
 {
 	struct array *a = A(ua);
-	struct sync_job *j = atomic_load(&a->sync);
+	int rc = -ENOENT;
 
-	if (!j || atomic_load(&j->finished))
-		return -ENOENT;
-	atomic_store(&j->cancel, true);
-	return 0;
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *j = atomic_load(&a->sync);
+	if (j && !atomic_load(&j->finished)) {
+		atomic_store(&j->cancel, true);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return rc;
 }
 
 void sync_stop_wait(struct array *a)

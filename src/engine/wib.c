@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "engine/array.h"
-#include "engine/sync.h"
 #include "engine/wib.h"
 #include "common/errmsg.h"
 
@@ -320,9 +319,8 @@ void wib_sweep(struct array *a, uint64_t now_ns)
 	if (atomic_load(&a->degraded) || !atomic_load(&w->bits_set))
 		return;
 	pthread_mutex_lock(&a->meta_lock);
-	struct sync_job *j = atomic_load(&a->sync);
-	bool busy = a->resync_needed || atomic_load(&a->degraded) ||
-		    (j && !atomic_load(&j->finished) && j->kind == URAID_SYNC_RECOVER);
+	/* a rebuild runs only while degraded: that check covers it */
+	bool busy = a->resync_needed || atomic_load(&a->degraded);
 	bool cleared = false;
 	for (uint64_t c = 0; c < w->nbits && !busy; c++) {
 		uint32_t v = atomic_load(&w->chunk[c]);

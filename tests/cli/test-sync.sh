@@ -73,8 +73,10 @@ stop deg
 members mir 2 8
 "$URAID" create --level=1 --raid-devices=2 --assume-clean --name=mir "${m[@]}" >/dev/null
 serve mir "${m[@]}"
-out=$("$URAID" check mir 2>&1); rc=$?
-check "check of RAID 1 says it is not available yet ($out)" test $rc -ne 0
+truncate -s 8M "$work/mir.new"
+out=$("$URAID" replace "${m[0]}" "$work/mir.new" 2>&1); rc=$?
+check "replace on RAID 1 says it is not available yet ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'not available yet' <<<\"\$0\"" "$out"
 stop mir
 
 # ---- resync of a dirty array: by itself at start, throttled, stopped, continued ----
@@ -161,6 +163,40 @@ for level in 5 6; do
         bash -c "'$URAID' examine '${m[5]}' | grep -q 'Device Role : Active device 1'"
 done
 
+# ---- a rebuild under fio's writes and verifies; the new member fails in its own rebuild ----
+m=()
+for i in 0 1 2 3 4 5; do truncate -s 32M "$work/ld.$i"; m+=("$work/ld.$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=ld "${m[@]:0:4}" >/dev/null
+serve ld --speed-min=4000 --speed-max=4000 "${m[@]:0:4}"
+size=$(nbdinfo --size "nbd+unix:///?socket=$work/ld.sock")
+# one pass over the array per run (fio's verify is exact within a pass), runs
+# back to back for the length of the scenario, each with its seed
+(cd "$work" && for r in 1 2 3 4 5 6; do
+    fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/ld.sock" --rw=randrw \
+        --bssplit=4k/50:64k/50 --iodepth=16 --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
+        --randseed=$((SEED + r)) --size=$((size / 1048576))M --name=load$r \
+        --output="$work/fio.$r.out" >/dev/null 2>&1
+done) &
+fpid=$!
+sleep 1
+"$URAID" fail "${m[1]}" >/dev/null && "$URAID" add ld "${m[4]}" >/dev/null
+sleep 1
+check "a rebuild runs under the load" bash -c "'$URAID' status ld | grep -q 'recovery \['"
+"$URAID" fail "${m[4]}" >/dev/null
+sleep 0.5
+check "the new member failed during its own rebuild: the rebuild stops, the array goes on" \
+    bash -c "grep -q 'recovery stopped' '$work/ld.err' &&
+             '$URAID' status --json ld | grep -q '\"degraded\": 1'"
+"$URAID" remove "${m[4]}" "${m[1]}" >/dev/null && "$URAID" add ld "${m[5]}" >/dev/null
+for _ in $(seq 600); do grep -q "recovery done" "$work/ld.err" && break; sleep 0.1; done
+check "another spare is rebuilt under the load" grep -q "recovery done" "$work/ld.err"
+wait $fpid
+check "fio verified its writes through NBD throughout ($(cat "$work"/fio.*.out | grep -c 'err= 0') of 6 runs)" \
+    test "$(cat "$work"/fio.*.out | grep -c 'err= 0')" = 6
+out=$("$URAID" check --wait ld); rc=$?
+check "then a check finds 0 mismatches ($out)" test $rc -eq 0
+stop ld
+
 # ---- uraid add: refusals, then a new device takes the missing slot ----
 m=()
 for i in 0 1 2 3 4; do truncate -s 32M "$work/ad.$i"; m+=("$work/ad.$i"); done
@@ -182,6 +218,32 @@ check "then a check finds 0 mismatches ($out)" test $rc -eq 0
 check "stopped" stop ad
 check "mdadm --examine: the added device holds slot 1" \
     bash -c "mdadm --examine '${m[4]}' | grep -q 'Device Role : Active device 1'"
+
+# ---- uraid add on metadata 1.0 (superblock, bitmap and log at the end), a larger device ----
+m=()
+for i in 0 1 2 3; do truncate -s 32M "$work/e.$i"; m+=("$work/e.$i"); done
+truncate -s 40M "$work/e.4"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --metadata=1.0 --bitmap=internal \
+    --bitmap-chunk=1024 --assume-clean --name=e "${m[@]}" >/dev/null
+serve e "${m[@]}"
+size=$(nbdinfo --size "nbd+unix:///?socket=$work/e.sock")
+python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' \
+    $((SEED + 5)) "$size" >"$work/e.data"
+nbdcopy "$work/e.data" "nbd+unix:///?socket=$work/e.sock"
+"$URAID" fail "${m[2]}" >/dev/null && "$URAID" remove "${m[2]}" >/dev/null
+check "1.0: add of a larger device" bash -c "'$URAID' add e '$work/e.4' >/dev/null"
+for _ in $(seq 300); do grep -q "recovery done" "$work/e.err" && break; sleep 0.1; done
+check "1.0: the missing slot is rebuilt onto it" grep -q "recovery done" "$work/e.err"
+out=$("$URAID" check --wait e); rc=$?
+check "1.0: then a check finds 0 mismatches ($out)" test $rc -eq 0
+"$URAID" fail "${m[0]}" >/dev/null
+check "1.0: with another member failed the data reads back through it" \
+    qemu-img compare -q -f raw -F raw "$work/e.data" "nbd+unix:///?socket=$work/e.sock"
+stop e
+check "1.0: mdadm --examine: slot 2, superblock at the end of the larger device, bitmap below it" \
+    bash -c "mdadm --examine '$work/e.4' | grep -q 'Device Role : Active device 2' &&
+             mdadm --examine '$work/e.4' | grep -q 'Super Offset : 81904 sectors' &&
+             mdadm --examine '$work/e.4' | grep -q 'Internal Bitmap : -16 sectors from superblock'"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -260,7 +260,8 @@ void wib_end_write(struct array *a, uint64_t lo, uint64_t hi)
 		atomic_fetch_sub_explicit(&w->chunk[c], 1, memory_order_release);
 }
 
-bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi)
+/* Does a chunk of [lo, hi) have one of the bits in mask? (no bitmap: every chunk does) */
+static bool any_chunk_has(const struct array *a, uint64_t lo, uint64_t hi, uint32_t mask)
 {
 	const struct wib *w = a->wib;
 	uint64_t first, end;
@@ -269,23 +270,20 @@ bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi)
 		return true;
 	bit_range(w, lo, hi, &first, &end);
 	for (uint64_t c = first; c < end; c++)
-		if (atomic_load_explicit(&w->chunk[c], memory_order_relaxed) & WIB_NEEDED)
+		if (atomic_load_explicit(&w->chunk[c], memory_order_acquire) & mask)
 			return true;
 	return false;
 }
 
+bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi)
+{
+	return any_chunk_has(a, lo, hi, WIB_NEEDED);
+}
+
+/* A bit being set counts: its count is up before ONDISK is. */
 bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi)
 {
-	const struct wib *w = a->wib;
-	uint64_t first, end;
-
-	if (!w)
-		return true;
-	bit_range(w, lo, hi, &first, &end);
-	for (uint64_t c = first; c < end; c++)
-		if (atomic_load_explicit(&w->chunk[c], memory_order_acquire) & (WIB_ONDISK | WIB_COUNT))
-			return true;
-	return false;
+	return any_chunk_has(a, lo, hi, WIB_ONDISK | WIB_COUNT);
 }
 
 void wib_resync_done(struct array *a, uint64_t hi)

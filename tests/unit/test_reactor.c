@@ -315,14 +315,15 @@ static void test_timeouts(void)
 	CHECK(reactor_init(&r, 3, 16) == 0, "init");
 	t0 = now_ms();
 	n = reactor_poll(&r, 0);
-	CHECK(n == 0 && now_ms() - t0 < 50, "poll(0) idle: %d", n);
+	/* bounds generous enough for a loaded machine: they tell waiting from not */
+	CHECK(n == 0 && now_ms() - t0 < 1000, "poll(0) idle: %d", n);
 	t0 = now_ms();
 	n = reactor_poll(&r, -1);
-	CHECK(n == 0 && now_ms() - t0 < 50, "poll(-1) idle must return at once: %d", n);
+	CHECK(n == 0 && now_ms() - t0 < 1000, "poll(-1) idle must return at once: %d", n);
 	t0 = now_ms();
 	n = reactor_poll(&r, 60);
 	uint64_t took = now_ms() - t0;
-	CHECK(n == 0 && took >= 50 && took < 1000, "poll(60) idle: %d after %llu ms", n,
+	CHECK(n == 0 && took >= 50 && took < 5000, "poll(60) idle: %d after %llu ms", n,
 	      (unsigned long long)took);
 
 	memset(&c, 0, sizeof(c));
@@ -331,19 +332,20 @@ static void test_timeouts(void)
 	pthread_create(&p.tid, NULL, late_poster, &p);
 	t0 = now_ms();
 	n = 0;
-	while (n == 0 && now_ms() - t0 < 3000)
-		n = reactor_poll(&r, 2000);
+	while (n == 0 && now_ms() - t0 < 30000)
+		n = reactor_poll(&r, 20000);
 	took = now_ms() - t0;
 	pthread_join(p.tid, NULL);
-	CHECK(n == 1 && c.count == 1 && took < 1000, "post woke poll: %d msgs after %llu ms",
+	/* woken by the post, not by the 20 s timeout */
+	CHECK(n == 1 && c.count == 1 && took < 20000, "post woke poll: %d msgs after %llu ms",
 	      n, (unsigned long long)took);
 
 	/* a deferred completion makes poll(-1) not wait */
 	struct rw_op op = { .op.cb = rw_cb };
 	reactor_complete(&r, &op.op, 7);
 	t0 = now_ms();
-	n = reactor_poll(&r, 1000);
-	CHECK(n == 1 && op.res == 7 && now_ms() - t0 < 500, "deferred with timeout: %d", n);
+	n = reactor_poll(&r, 20000);
+	CHECK(n == 1 && op.res == 7 && now_ms() - t0 < 20000, "deferred with timeout: %d", n);
 	reactor_fini(&r);
 }
 

@@ -5,9 +5,15 @@
 # on the same files as JBOD, or the level's ideal I/O
 # count applied to it. One line per figure: the figure, the reference, the
 # ratio (and the target from the issues where there is one).
-# Every figure is the best of BENCH_REPEAT runs: these machines are shared, and
-# interference only ever lowers a throughput.
+# Throughput figures are the best of BENCH_REPEAT runs: these machines are
+# shared, and interference only ever lowers a throughput. The fidelity block
+# (uraid bench vs fio) is the exception: two instruments are compared there,
+# so both run BENCH_FID_REPEAT times, interleaved, and their medians compared.
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
+#   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
+#   BENCH_REBUILD_MIN=51200 (KiB/s) BENCH_SYNC_MAX=100000000 (KiB/s)
+# Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0, and
+# BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0 BENCH_RESYNC=0).
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -16,6 +22,21 @@ RAMP=${BENCH_RAMP:-1}
 REPEAT=${BENCH_REPEAT:-2}
 MEMBER=${BENCH_MEMBER:-1G}
 base=${BENCH_DIR:-/dev/shm}
+# fidelity: more and shorter runs (a median needs several; odd is best)
+FID_REPEAT=${BENCH_FID_REPEAT:-3}
+FID_RT=${BENCH_FID_RUNTIME:-2}
+FID_RAMP=${BENCH_FID_RAMP:-500ms}
+# the CPU both tools run on (see there), or none
+FID_CPU=${BENCH_FID_CPU:-$(( $(nproc) - 1 ))}
+# lifecycle: the rebuild's configured minimum while clients are busy, and a
+# maximum high enough never to throttle a rebuild of tmpfs members (the
+# default, md's 200000 KiB/s, would), both in KiB/s per member
+REBUILD_MIN=${BENCH_REBUILD_MIN:-51200}
+SYNC_MAX=${BENCH_SYNC_MAX:-100000000}
+
+# want NAME: is block BENCH_NAME wanted? (yes unless set to 0)
+want() { local v="BENCH_$1"; [ "${!v:-1}" != 0 ]; }
+lifecycle() { want LIFECYCLE && want "$1"; }
 
 if ! command -v fio >/dev/null; then
     scripts/deps.sh || exit 1
@@ -23,12 +44,19 @@ if ! command -v fio >/dev/null; then
 fi
 command -v python3 >/dev/null || { echo "make bench: needs python3"; exit 1; }
 dir=$(mktemp -d "$base/uraid-bench.XXXXXX") || exit 1
-trap 'rm -rf "$dir"' EXIT
 log=$dir/log
-failed=0
+nbd_pids=()     # the NBD servers of a block (uraid serve, nbdkit, qemu-nbd)
+srv_pid=        # the lifecycle blocks' uraid serve
+cleanup() {
+    [ -n "$srv_pid" ] && kill -9 "$srv_pid" 2>/dev/null
+    [ ${#nbd_pids[@]} -gt 0 ] && kill "${nbd_pids[@]}" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+export URAID_RUN_DIR=$dir/run
 
-mkdir -p "$dir"
-echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP); $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 mb=$(( $(numfmt --from=iec "$MEMBER") / 1048576 ))
 for i in 0 1 2 3 4 5; do
     dd if=/dev/zero of="$dir/d$i" bs=1M count="$mb" status=none || exit 1
@@ -36,13 +64,18 @@ done
 D4="$dir/d0 $dir/d1 $dir/d2 $dir/d3"
 D6="$D4 $dir/d4 $dir/d5"
 
+# How long each measurement runs (the fidelity block shortens it), and a
+# command prefix for both tools (taskset), empty unless a block sets it.
+run_t=$RT ramp_t=$RAMP
+pin=()
+
 # fio_once METRIC(iops|bw) FILES(colon list) fio-args... -> prints the total
 fio_once() {
     local metric=$1 files=$2
     shift 2
-    if ! fio --name=ref --filename="$files" --ioengine=io_uring --direct=1 --time_based --norandommap \
-            --runtime="$RT" --ramp_time="$RAMP" --group_reporting --output-format=json \
-            "$@" >"$dir/fio.json" 2>>"$log"; then
+    if ! "${pin[@]}" fio --name=ref --filename="$files" --ioengine=io_uring --direct=1 \
+            --time_based --norandommap --runtime="$run_t" --ramp_time="$ramp_t" \
+            --group_reporting --output-format=json "$@" >"$dir/fio.json" 2>>"$log"; then
         echo "fio failed: fio $* (see $log)" >&2; echo 0; return
     fi
     python3 -c '
@@ -56,8 +89,8 @@ print("%.0f" % (j["read"][key] + j["write"][key]))' "$dir/fio.json" "$metric"
 ub_once() {
     local metric=$1
     shift
-    if ! "$URAID" bench --json --runtime="$RT" --ramp_time="$RAMP" "$@" >"$dir/ub.json" \
-            2>>"$log"; then
+    if ! "${pin[@]}" "$URAID" bench --json --runtime="$run_t" --ramp_time="$ramp_t" "$@" \
+            >"$dir/ub.json" 2>>"$log"; then
         echo "uraid bench failed: uraid bench $* (see $log)" >&2; echo 0; return
     fi
     python3 -c '
@@ -78,21 +111,24 @@ best() {
 fio_run() { best fio_once "$@"; }
 ub() { best ub_once "$@"; }
 
-# line LABEL VALUE REF-LABEL REF-VALUE UNIT(iops|bw) [TARGET]: one figure
+# line LABEL VALUE REF-LABEL REF-VALUE UNIT(iops|bw|s) [TARGET [NOTE]]: one
+# figure; TARGET "10%" (within +-10 %), a number (ratio at least that) or ""
 line() {
     python3 - "$@" <<'PY'
 import sys
 label, v, rlabel, r, unit = sys.argv[1:6]
-target = sys.argv[6] if len(sys.argv) > 6 else None
+target = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
+note = "  " + sys.argv[7] if len(sys.argv) > 7 and sys.argv[7] else ""
 v, r = float(v), float(r)
-fmt = (lambda x: "%9.0f IOPS" % x) if unit == "iops" else (lambda x: "%7.0f MiB/s" % (x / 2**20))
+fmt = {"iops": lambda x: "%9.0f IOPS" % x,
+       "s": lambda x: "%9.2f s   " % x}.get(unit, lambda x: "%7.0f MiB/s" % (x / 2**20))
 ratio = v / r if r else 0
 t = ""
 if target == "10%":
     t = "  (target within +-10 %%: %s)" % ("met" if 0.9 <= ratio <= 1.1 else "NOT MET")
 elif target is not None:
     t = "  (target >= %s: %s)" % (target, "met" if ratio >= float(target) else "NOT MET")
-print("%-46s %s | %-40s %s | ratio %5.2f%s" % (label, fmt(v), rlabel, fmt(r), ratio, t))
+print("%-46s %s | %-40s %s | ratio %5.2f%s%s" % (label, fmt(v), rlabel, fmt(r), ratio, t, note))
 PY
 }
 
@@ -100,23 +136,84 @@ j4=$(echo "$D4" | tr ' ' ':')
 j6=$(echo "$D6" | tr ' ' ':')
 A2="--numjobs=2 --iodepth=32"
 
-echo "== bench fidelity: uraid bench vs fio on the same tmpfs file, 1 worker (issue 6)"
+# ---------------------------------------------------------------------------
+# Fidelity (issue 6). uraid bench and fio are two instruments that must read
+# the same: one worker, one file, O_DIRECT, io_uring with the same ring flags
+# (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN), time based with the same ramp
+# and runtime, uniform block-aligned random offsets over the whole file (fio:
+# norandommap), the same queue depth, the same option names.
+# Both run on one CPU (taskset, the same CPU for both; BENCH_FID_CPU=none
+# leaves them to the scheduler). On tmpfs every 4 KiB I/O is handed by
+# io_uring to an io-wq kernel thread (tmpfs cannot do it without blocking);
+# left to the scheduler, that thread and the issuer share one CPU in some
+# runs (a few us per I/O) and sit on two in others, when each I/O waits for
+# an idle vCPU to be woken (~80 us): at QD 1 one run differs from the next
+# by up to 10x, for either tool, so an unpinned comparison measures the
+# scheduler and the hypervisor. Pinned, what remains is the copy, the
+# kernel's path and the tools' own cost per I/O, which is what is compared.
+# Runs still swing by some % (other jobs on that CPU), so each side runs
+# FID_REPEAT times, alternately (A B, B A, A B ...: a drift in the machine's
+# load hits both alike), and the medians are compared (the best of a few
+# would pick outliers). The note gives each side's lowest and highest run
+# around its median.
+# ---------------------------------------------------------------------------
+
+# median N...: the middle value (the mean of the two middle ones for an even count)
+median() {
+    printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 }
+        END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.0f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# spread MEDIAN N...: "-a/+b %", the lowest and the highest run against the median
+spread() {
+    local m=$1
+    shift
+    printf '%s\n' "$@" | sort -n | awk -v m="$m" '{ v[NR] = $1 }
+        END { if (m > 0) printf "-%.0f/+%.0f %%", 100 * (m - v[1]) / m, 100 * (v[NR] - m) / m }'
+}
+
+# fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
+# bench shares) run FID_REPEAT times by each tool, alternating who goes first
+fidelity() {
+    local label=$1 metric=$2 file=$3 i a b fm um
+    shift 3
+    local fs=() us=()
+    for i in $(seq "$FID_REPEAT"); do
+        if (( i % 2 )); then
+            a=$(fio_once "$metric" "$file" "$@")
+            b=$(ub_once "$metric" "$@" --force-write "$file")
+        else
+            b=$(ub_once "$metric" "$@" --force-write "$file")
+            a=$(fio_once "$metric" "$file" "$@")
+        fi
+        fs+=("$a"); us+=("$b")
+    done
+    fm=$(median "${fs[@]}"); um=$(median "${us[@]}")
+    line "uraid bench $label" "$um" "fio $label" "$fm" "$metric" 10% \
+        "(runs: fio $(spread "$fm" "${fs[@]}"), uraid $(spread "$um" "${us[@]}"))"
+}
+
+if want FIDELITY; then
+[ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
+echo "== bench fidelity: uraid bench vs fio on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+run_t=$FID_RT ramp_t=$FID_RAMP
+[ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0
 for qd in 1 32; do
     for rw in randread randwrite; do
-        r=$(fio_run iops "$f" --rw=$rw --bs=4k --iodepth=$qd)
-        v=$(ub iops --rw=$rw --bs=4k --iodepth=$qd --force-write "$f")
-        line "uraid bench 4 KiB $rw QD$qd" "$v" "fio 4 KiB $rw QD$qd" "$r" iops 10%
+        fidelity "4 KiB $rw QD$qd" iops "$f" --rw=$rw --bs=4k --iodepth=$qd
     done
 done
 for rw in read write; do
-    r=$(fio_run bw "$f" --rw=$rw --bs=128k --iodepth=8)
-    v=$(ub bw --rw=$rw --bs=128k --iodepth=8 --force-write "$f")
-    line "uraid bench 128 KiB seq $rw QD8" "$v" "fio 128 KiB seq $rw QD8" "$r" bw 10%
+    fidelity "128 KiB seq $rw QD8" bw "$f" --rw=$rw --bs=128k --iodepth=8
 done
+pin=()
+run_t=$RT ramp_t=$RAMP
+fi
 
 # Array runs create their array (--level, assume-clean) each time: the fio runs
 # on the same files overwrite the superblocks.
+if want ARRAYS; then
 echo "== RAID 0, 4 members (chunk 512 KiB), 2 threads x QD32, in process vs fio JBOD on the same 4 files"
 # shellcheck disable=SC2086
 {
@@ -159,29 +256,32 @@ ideal=$(( jm / 6 ))
 v=$(ub iops --array --level=6 --force-write --rw=randwrite $A2 $D6)
 line "RAID 6 x6 4 KiB randwrite 2x32" "$v" "ideal: fio JBOD x6 50/50 randrw / 6" "$ideal" iops 0.80
 }
-echo "== NBD export: uraid serve (linear over 1 tmpfs file, 2 threads) vs nbdkit file and qemu-nbd on a file of the same size; fio nbd engine, jobs = connections (issue 4)"
+fi
+
 # fio_nbd_once METRIC SOCKET fio-args... -> the total, as fio_once
 fio_nbd_once() {
-    local metric=$1 sock=$2
+    local metric=$1 sock=$2 out=$dir/fio-nbd.$BASHPID.json
     shift 2
     if ! fio --name=ref --ioengine=nbd --uri="nbd+unix:///?socket=$sock" --time_based \
-            --runtime="$RT" --ramp_time="$RAMP" --group_reporting --output-format=json \
-            --output="$dir/fio-nbd.json" "$@" >>"$log" 2>&1; then
+            --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --output-format=json \
+            --output="$out" "$@" >>"$log" 2>&1; then
         echo "fio failed: fio nbd $* (see $log)" >&2; echo 0; return
     fi
     python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 key = "iops" if sys.argv[2] == "iops" else "bw_bytes"
-print("%.0f" % (j["read"][key] + j["write"][key]))' "$dir/fio-nbd.json" "$metric"
+print("%.0f" % (j["read"][key] + j["write"][key]))' "$out" "$metric"
 }
 fio_nbd() { best fio_nbd_once "$@"; }
 # wait_sock PATH: until a server listens there (10 s)
 wait_sock() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done; echo "no server on $1" >&2; return 1; }
-nbd_pids=()
-export URAID_RUN_DIR=$dir/run
+
+if want NBD; then
+echo "== NBD export: uraid serve (linear over 1 tmpfs file, 2 threads) vs nbdkit file and qemu-nbd on a file of the same size; fio nbd engine, jobs = connections (issue 4)"
+# shellcheck disable=SC2086
 {
-"$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >>"$log" 2>&1
+"$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >/dev/null 2>>"$log"
 dd if=/dev/zero of="$dir/peer" bs=1M count="$mb" status=none
 "$URAID" serve --socket="$dir/u.sock" --threads=2 "$dir/d0" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
 nbdkit -U "$dir/k.sock" -f --exit-with-parent file "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
@@ -199,9 +299,10 @@ for rw in randread randwrite; do
     done
 done
 kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()
+rm -f "$dir/peer"
 
 echo "== the NBD hop: RAID 0 x4 through uraid serve (fio nbd, 2 connections x QD32) vs in process (2 threads x QD32)"
-"$URAID" create --level=0 --raid-devices=4 --force --run --assume-clean $D4 >>"$log" 2>&1
+"$URAID" create --level=0 --raid-devices=4 --force --run --assume-clean $D4 >/dev/null 2>>"$log"
 "$URAID" serve --socket="$dir/r0.sock" --threads=2 $D4 >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
 wait_sock "$dir/r0.sock"
 for rw in randread randwrite; do
@@ -215,5 +316,258 @@ for rw in randread randwrite; do
     line "RAID 0 x4 4 KiB $rw over NBD 2x32" "$n" "in process 2x32" "$v" iops
 done
 }
+fi
+
+# ---------------------------------------------------------------------------
+# Lifecycle (rebuild and resync). These time the server's own background work,
+# so the array is served (`uraid serve`, as an admin runs it) and driven by its
+# CLI. Its messages on stderr get a time stamp as they arrive (stamp), and the
+# background work is timed from its own "started" to its "done" message, to
+# the millisecond; uraid status --json confirms the outcome and gives the
+# bytes done. Durations are printed as rates in bytes per member per second,
+# as md counts them (speed_limit_min/max are per member too).
+# ---------------------------------------------------------------------------
+
+# stamp: each line of stdin with the time it arrived (s since the epoch) in front
+stamp() { local l; while IFS= read -r l; do printf '%s %s\n' "$EPOCHREALTIME" "$l"; done; }
+
+# serve NAME ARGS...: uraid serve on $dir/NAME.sock, stderr stamped into
+# $dir/NAME.err; returns once it serves (its pid file is written), pid in srv_pid
+serve() {
+    local name=$1
+    shift
+    rm -f "$dir/$name.pid"
+    "$URAID" serve --socket="$dir/$name.sock" --threads=2 --pid-file="$dir/$name.pid" "$@" \
+        >>"$dir/$name.out" 2> >(stamp >>"$dir/$name.err") &
+    srv_pid=$!
+    for _ in $(seq 200); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.05; done
+    echo "uraid serve $name did not start (see $dir/$name.err)" >&2
+    cat "$dir/$name.err" >>"$log"
+    return 1
+}
+# unserve NAME: stop it cleanly (uraid stop) and wait for its exit
+unserve() { "$URAID" stop "$1" >/dev/null 2>>"$log"; wait "$srv_pid" 2>/dev/null; srv_pid=; }
+
+# status NAME PYTHON-EXPR: evaluate the expression on its status (d: the JSON)
+status() {
+    "$URAID" status --json "$1" 2>>"$log" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$2" 2>/dev/null
+}
+
+# stamp_of NAME REGEX N: the time stamp of the Nth message matching REGEX
+# (waits for it, up to 10 minutes; prints nothing when it never comes)
+stamp_of() {
+    local t
+    for _ in $(seq 12000); do
+        t=$(grep -E "$2" "$dir/$1.err" 2>/dev/null | sed -n "$3{s/ .*//p;q}")
+        [ -n "$t" ] && { echo "$t"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+count_of() { grep -cE "$2" "$dir/$1.err" 2>/dev/null; }
+# how a rebuild ends (uraid's messages): done, or stopped or failed
+REBUILT='recovery (done|stopped|failed)'
+
+
+# fsub A B: A - B for time stamps, fadd A B: A + B, fmul A B: A * B;
+# fdiv A B: A / B rounded to an integer (0 when B is 0)
+fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a - b }'; }
+fadd() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a + b }'; }
+fmul() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f\n", a * b }'; }
+fdiv() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f\n", (b > 0 ? a / b : 0) }'; }
+# sleep_until T: sleep until the epoch time T (not at all if it has passed)
+sleep_until() { sleep "$(awk -v t="$1" -v n="$EPOCHREALTIME" 'BEGIN { d = t - n; printf "%.3f\n", (d > 0 ? d : 0) }')"; }
+# secs DURATION: fio's and uraid bench's "500ms" / "2s" / "2" in seconds
+secs() { awk -v d="$1" 'BEGIN { if (d ~ /ms$/) print d / 1000; else { sub(/s$/, "", d); print d + 0 } }'; }
+
+# wipe DEV: zero its superblock area, so that `uraid add` takes it as a new
+# device (with a superblock of the array, a later version might re-add it and
+# rebuild only what changed; the figure is a full rebuild)
+wipe() { dd if=/dev/zero of="$1" bs=1M count=4 conv=notrunc status=none; }
+
+# rebuild_round NAME OUT: fail member OUT; the spare takes its slot and is
+# rebuilt by itself. Waits for the end: rr_secs and rr_bytes (per member),
+# 0 when it failed; then OUT is removed, wiped and added back: the spare of
+# the next round.
+rebuild_round() {
+    local name=$1 out=$2 n t0 t1 ok
+    rr_secs=0 rr_bytes=0
+    n=$(( $(count_of "$name" "$REBUILT") + 1 ))
+    "$URAID" fail "$out" >/dev/null 2>>"$log"
+    t0=$(stamp_of "$name" 'recovery started' "$n")
+    t1=$(stamp_of "$name" "$REBUILT" "$n")
+    ok=$(status "$name" 'd["last_background"]["result"] == "completed" and d["last_background"]["kind"] == "recovery"')
+    rr_bytes=$(status "$name" 'd["last_background"]["total_bytes"]')
+    spare_back "$name" "$out"
+    if [ -z "$t0" ] || [ -z "$t1" ] || [ "$ok" != True ]; then
+        echo "rebuild on $name did not complete (see $dir/$name.err)" >&2
+        rr_bytes=0; return
+    fi
+    rr_secs=$(fsub "$t1" "$t0")
+}
+# spare_back NAME DEV: the failed DEV out of the array, wiped, back as a spare
+spare_back() {
+    "$URAID" remove "$2" >/dev/null 2>>"$log"
+    wipe "$2"
+    "$URAID" add "$1" "$2" >/dev/null 2>>"$log"
+}
+
+if lifecycle REBUILD || lifecycle REBUILD_LOAD; then
+# One RAID 5 over d0..d3 with d4 as its hot spare. Each round fails a member
+# (d1, then d4, d1 ...: whichever holds slot 1), the spare is rebuilt, and
+# the failed one comes back as the next spare. --assume-clean: what the
+# members hold does not change how fast a rebuild goes.
+# shellcheck disable=SC2086
+"$URAID" create --level=5 --raid-devices=4 --bitmap=none --assume-clean --force --run \
+    --name=rb $D4 >/dev/null 2>>"$log"
+rb_ok=1
+serve rb "$dir/d0" "$dir/d1" "$dir/d2" "$dir/d3" || rb_ok=0
+[ $rb_ok = 1 ] && { wipe "$dir/d4"; "$URAID" add rb "$dir/d4" >/dev/null 2>>"$log" || rb_ok=0; }
+[ $rb_ok = 1 ] && { "$URAID" speed --min="$REBUILD_MIN" --max="$SYNC_MAX" rb >/dev/null 2>>"$log" || rb_ok=0; }
+slot1=$dir/d1 spare=$dir/d4     # who holds slot 1, who waits as the spare
+# next_round: the roles swap after each rebuild
+next_round() { local t=$slot1; slot1=$spare; spare=$t; }
+[ $rb_ok = 1 ] || echo "rebuild blocks: the array could not be served (see $log)"
+fi
+
+if [ "${rb_ok:-0}" = 1 ] && lifecycle REBUILD; then
+echo "== rebuild of RAID 5 x4 onto a spare, no clients (max $SYNC_MAX KiB/s: unthrottled), vs fio sequential write on one member-size file (lifecycle issue)"
+# the rebuild's rate: the best of REPEAT rebuilds, each timed from its
+# "recovery started" to its "recovery done" message
+rate=0 secs_best=0
+for _ in $(seq "$REPEAT"); do
+    rebuild_round rb "$slot1"
+    next_round
+    r=$(fdiv "$rr_bytes" "$rr_secs")
+    [ "$r" -gt "$rate" ] && { rate=$r; secs_best=$rr_secs; }
+done
+# the limit: fio writing 1 MiB blocks sequentially on a file of the member's
+# size on the same tmpfs (QD 8: on tmpfs 1 to 32 differ by a few %)
+ref=$(fio_run bw "$dir/d5" --rw=write --bs=1M --iodepth=8)
+line "RAID 5 x4 rebuild, idle ($(printf '%.2f' "$secs_best") s for $MEMBER)" "$rate" \
+    "fio seq write 1 MiB QD8, one $MEMBER file" "$ref" bw 0.80
+fi
+
+if [ "${rb_ok:-0}" = 1 ] && lifecycle REBUILD_LOAD; then
+echo "== rebuild under load: RAID 5 x4 served (2 threads), fio nbd 4 KiB randread QD32 (1 connection), rebuild min $REBUILD_MIN KiB/s (lifecycle issue)"
+# Each round: the foreground alone on the healthy array, then the same fio
+# run with a member failed RAMP/2 into it, so that the rebuild starts under
+# load and runs through the whole measured window (at REBUILD_MIN while
+# clients are busy, as md's speed_limit_min). The rebuild's rate under load
+# is the progress status --json reports between the window's start and end.
+# Foreground: best of REPEAT rounds on each side; the rebuild's rate: the
+# lowest round (a minimum holds in every round or it does not hold).
+sock=$dir/rb.sock
+fg_idle=0 fg_load=0 rb_rate="" rb_all="" rb_note=""
+for _ in $(seq "$REPEAT"); do
+    v=$(fio_nbd_once iops "$sock" --rw=randread --bs=4k --iodepth=32)
+    [ "$v" -gt "$fg_idle" ] && fg_idle=$v
+    n=$(( $(count_of rb "$REBUILT") + 1 ))
+    t0=$EPOCHREALTIME
+    fio_nbd_once iops "$sock" --rw=randread --bs=4k --iodepth=32 >"$dir/fg.val" &
+    fpid=$!
+    sleep_until "$(fadd "$t0" "$(fmul "$(secs "$RAMP")" 0.5)")"
+    "$URAID" fail "$slot1" >/dev/null 2>>"$log"
+    # the window fio measures, less 0.2 s at its end (fio's start-up is in its ramp)
+    sleep_until "$(fadd "$t0" "$(secs "$RAMP")")"
+    d1=$(status rb 'd["last_background"]["done_bytes"]'); w1=$EPOCHREALTIME
+    sleep_until "$(fadd "$w1" "$(fsub "$(secs "$RT")" 0.2)")"
+    d2=$(status rb 'd["last_background"]["done_bytes"]'); w2=$EPOCHREALTIME
+    still=$(status rb 'd["last_background"]["running"] and d["last_background"]["kind"] == "recovery"')
+    wait "$fpid"
+    v=$(cat "$dir/fg.val")
+    [ "$v" -gt "$fg_load" ] && fg_load=$v
+    r=$(fdiv "$(( ${d2:-0} - ${d1:-0} ))" "$(fsub "$w2" "$w1")")
+    [ -z "$rb_rate" ] || [ "$r" -lt "$rb_rate" ] && rb_rate=$r
+    # and from its start (under load too: fio was running), for the note
+    ts=$(stamp_of rb 'recovery started' "$n")
+    r=$(fdiv "${d2:-0}" "$(fsub "$w2" "${ts:-$w2}")")
+    [ -z "$rb_all" ] || [ "$r" -lt "$rb_all" ] && rb_all=$r
+    [ "$still" = True ] || rb_note="(the rebuild ended inside the window: a larger BENCH_MEMBER or a lower BENCH_REBUILD_MIN)"
+    # the rest of the rebuild runs at full speed now that fio is done
+    stamp_of rb "$REBUILT" "$n" >/dev/null
+    [ "$(status rb 'd["last_background"]["result"]')" = completed ] ||
+        echo "the rebuild on rb did not complete (see $dir/rb.err)" >&2
+    spare_back rb "$slot1"
+    next_round
+done
+line "4 KiB randread QD32 (NBD) during the rebuild" "$fg_load" "the same, no background work" "$fg_idle" iops 0.50
+line "rebuild rate while clients are busy" "$rb_rate" "configured minimum (uraid speed --min)" \
+    "$(( REBUILD_MIN * 1024 ))" bw 1.00 \
+    "(in fio's window; from the rebuild's start $(( ${rb_all:-0} >> 20 )) MiB/s) $rb_note"
+fi
+if [ -n "$srv_pid" ]; then unserve rb; fi
+
+# serve_until_idle NAME MEMBERS...: serve the array and time it from the
+# start of `uraid serve` until it has no background work left and needs no
+# resync: idle_secs, and idle_bytes the resync went over per member (0 when
+# none ran). The end is the "resync done" message when there is one (status
+# is polled every 50 ms). It leaves the array served.
+serve_until_idle() {
+    local name=$1 t0 t1='' n idle=''
+    shift
+    idle_secs=0 idle_bytes=0
+    n=$(( $(count_of "$name" 'resync done') + 1 ))
+    t0=$EPOCHREALTIME
+    serve "$name" --speed-max="$SYNC_MAX" "$@" || return
+    for _ in $(seq 12000); do
+        # nothing running, and nothing to do or a resync that has ended
+        idle=$(status "$name" 'not d["background"] and (not d["resync_needed"] or
+            d["last_background"]["kind"] == "resync" and not d["last_background"]["running"])')
+        [ "$idle" = True ] && { t1=$EPOCHREALTIME; break; }
+        sleep 0.05
+    done
+    [ -n "$t1" ] || { echo "$name: background work did not end (see $dir/$name.err)" >&2; return; }
+    [ "$(count_of "$name" 'resync done')" -ge "$n" ] && t1=$(stamp_of "$name" 'resync done' "$n")
+    [ "$(status "$name" 'd["resync_needed"]')" = False ] ||
+        echo "$name: the resync did not complete (see $dir/$name.err)" >&2
+    idle_secs=$(fsub "$t1" "$t0")
+    idle_bytes=$(status "$name" 'd["last_background"]["done_bytes"] - d["last_background"]["skipped_bytes"] if d["last_background"]["kind"] == "resync" else 0')
+}
+
+if lifecycle RESYNC; then
+echo "== resync of RAID 5 x4 (internal bitmap, 1 MiB per bit): full, after creation, vs after a crash during a few writes (lifecycle issue)"
+# One array, so that the two differ only in what is dirty. Created without
+# --assume-clean over members that do not read as zeroes (or uraid create
+# would find it clean), it is born dirty with every bitmap bit set: the first
+# start resyncs every member in full. Then 4 fio connections write in 1 MiB
+# at 1/8, 3/8, 5/8 and 7/8 of the array, and the server is killed (SIGKILL)
+# in the middle of them: dirty, and only the bits of those writes are set
+# (the bits of the full resync are cleared first: two bitmap sweeps, 1 s
+# apart with --delay=1), so a resync guided by the bitmap has 4 MiB of array
+# data to go over.
+for m in $D4; do
+    head -c 1048576 /dev/urandom | dd of="$m" bs=1M seek=16 conv=notrunc status=none
+done
+# shellcheck disable=SC2086
+"$URAID" create --level=5 --raid-devices=4 --bitmap=internal --bitmap-chunk=1024 --force --run \
+    --delay=1 --name=rs $D4 >/dev/null 2>>"$log"
+# shellcheck disable=SC2086
+serve_until_idle rs $D4
+t_full=$idle_secs b_full=$idle_bytes
+for _ in $(seq 300); do
+    [ "$(status rs 'd["bitmap"]["dirty_bits"]')" = 0 ] && break
+    sleep 0.1
+done
+size=$(status rs 'd["array_bytes"]')
+fio --name=dirty --ioengine=nbd --uri="nbd+unix:///?socket=$dir/rs.sock" --rw=randwrite \
+    --bs=64k --iodepth=4 --numjobs=4 --size=1M --offset=$(( size / 8 / 1048576 ))M \
+    --offset_increment=$(( size / 4 / 1048576 ))M --time_based --runtime=60 \
+    --output="$dir/dirty.out" >/dev/null 2>&1 &
+fpid=$!
+sleep 1
+kill -9 "$srv_pid"; wait "$srv_pid" 2>/dev/null; srv_pid=
+kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+# shellcheck disable=SC2086
+serve_until_idle rs $D4
+t_bm=$idle_secs b_bm=$idle_bytes
+[ -n "$srv_pid" ] && unserve rs
+line "resync after a crash during 4 x 1 MiB writes" "$t_bm" "full resync (created dirty)" "$t_full" s "" \
+    "(MiB per member resynced: $(( ${b_bm:-0} >> 20 )) after the crash, $(( ${b_full:-0} >> 20 )) in full)"
+fi
+
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

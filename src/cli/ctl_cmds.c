@@ -497,7 +497,7 @@ static void replace_usage(FILE *f)
 	fprintf(f,
 		"Usage: uraid replace [--wait] [--force] [--control=PATH] OLD NEW\n"
 		"\n"
-		"Replace member OLD of a served RAID 4/5/6 array by NEW, as mdadm --replace\n"
+		"Replace member OLD of a served RAID 1/4/5/6/10 array by NEW, as mdadm --replace\n"
 		"OLD --with NEW: NEW (a spare of the array, or a device added as one now)\n"
 		"gets a copy of OLD's slot in the background while OLD goes on serving, and\n"
 		"every write reaches both; then NEW holds the slot and OLD is marked faulty\n"

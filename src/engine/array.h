@@ -226,7 +226,8 @@ static inline bool slot_ok_at(const struct array *a, unsigned slot, uint64_t row
 	       row_sector < atomic_load_explicit(&a->slot[slot].rebuilt, memory_order_acquire);
 }
 
-/* The replacement of the slot, if it holds the row at `row_sector` (RAID 4/5/6). */
+/* The replacement of the slot, if it holds the row at `row_sector` (RAID 4/5/6;
+ * for RAID 1/10 the member sector where a piece starts on that slot). */
 static inline struct member *slot_repl_at(const struct array *a, unsigned slot,
 					  uint64_t row_sector)
 {

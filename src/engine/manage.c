@@ -504,9 +504,10 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	struct array *a = A(ua);
 	int rc;
 
-	if (!level_is_parity(a->geom.level))
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
-				  "available yet", uraid_level_name(a->geom.level));
+	if (a->geom.level != URAID_LEVEL_1 && a->geom.level != URAID_LEVEL_10 &&
+	    !level_is_parity(a->geom.level))
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "a %s has no redundancy to keep its "
+				  "data while a member is replaced", uraid_level_name(a->geom.level));
 	/* the old member: in sync, with no replacement under way anywhere */
 	pthread_mutex_lock(&a->meta_lock);
 	struct member *old = member_at(a, old_idx, err, errlen);

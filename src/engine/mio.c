@@ -80,8 +80,14 @@ void mpiece_submit(struct mpiece *p, enum member_op kind, unsigned slot,
 		   uint64_t member_sector, void *buf, uint32_t nsect, int rw_flags,
 		   void (*done)(struct mpiece *p, int res))
 {
-	struct array *a = p->rq->a;
+	mpiece_submit_to(p, kind, slot, p->rq->a->slot[slot].m, member_sector, buf, nsect,
+			 rw_flags, done);
+}
 
+void mpiece_submit_to(struct mpiece *p, enum member_op kind, unsigned slot, struct member *m,
+		      uint64_t member_sector, void *buf, uint32_t nsect, int rw_flags,
+		      void (*done)(struct mpiece *p, int res))
+{
 	p->slot = slot;
 	p->member_sector = member_sector;
 	p->nsect = nsect;
@@ -92,7 +98,7 @@ void mpiece_submit(struct mpiece *p, enum member_op kind, unsigned slot,
 	p->mio.len = nsect * 512u;
 	p->mio.sector = member_sector;
 	p->mio.rw_flags = rw_flags;
-	p->mio.m = a->slot[slot].m;
+	p->mio.m = m;
 	p->mio.done = mpiece_member_done;
 	if (!p->mio.m) {
 		/* the slot lost its member since the caller looked: fail like a dead drive */
@@ -111,8 +117,12 @@ int req_rw_flags(const struct array_req *rq)
 void mio_clear_range(struct mgroup *g, unsigned slot, uint64_t sector, uint32_t nsect,
 		     bool zeroes, void (*done)(struct mpiece *p, int res))
 {
-	struct array *a = g->rq->a;
-	struct member *m = a->slot[slot].m;
+	mio_clear_range_on(g, slot, g->rq->a->slot[slot].m, sector, nsect, zeroes, done);
+}
+
+void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint64_t sector,
+			uint32_t nsect, bool zeroes, void (*done)(struct mpiece *p, int res))
+{
 	/* A punched hole reads back zeroes; a block device's discard may not. */
 	bool write_zeroes = zeroes && m && m->blockdev;
 	uint32_t step = write_zeroes ? (1u << 20) / 512 : nsect;
@@ -127,11 +137,11 @@ void mio_clear_range(struct mgroup *g, unsigned slot, uint64_t sector, uint32_t 
 		p->grp = g;
 		g->pending++;
 		if (write_zeroes)
-			mpiece_submit(p, MEMBER_WRITE, slot, sector + off,
-				      (void *)uraid_parity_zero_block(n * 512u), n,
-				      req_rw_flags(g->rq), done);
+			mpiece_submit_to(p, MEMBER_WRITE, slot, m, sector + off,
+					 (void *)uraid_parity_zero_block(n * 512u), n,
+					 req_rw_flags(g->rq), done);
 		else
-			mpiece_submit(p, MEMBER_DISCARD, slot, sector + off, NULL, n, 0, done);
+			mpiece_submit_to(p, MEMBER_DISCARD, slot, m, sector + off, NULL, n, 0, done);
 	}
 }
 

@@ -57,6 +57,11 @@ void mgroup_put(struct mgroup *g);
 void mpiece_submit(struct mpiece *p, enum member_op kind, unsigned slot,
 		   uint64_t member_sector, void *buf, uint32_t nsect, int rw_flags,
 		   void (*done)(struct mpiece *p, int res));
+/* The same to member m on the slot's behalf (its replacement); m NULL fails
+ * it with -ENODEV as a slot without a member. */
+void mpiece_submit_to(struct mpiece *p, enum member_op kind, unsigned slot, struct member *m,
+		      uint64_t member_sector, void *buf, uint32_t nsect, int rw_flags,
+		      void (*done)(struct mpiece *p, int res));
 
 /* rw_flags for a request's member writes (RWF_DSYNC for FUA). */
 int req_rw_flags(const struct array_req *rq);
@@ -69,6 +74,9 @@ int req_rw_flags(const struct array_req *rq);
  */
 void mio_clear_range(struct mgroup *g, unsigned slot, uint64_t sector, uint32_t nsect,
 		     bool zeroes, void (*done)(struct mpiece *p, int res));
+/* The same on member m for the slot (its replacement). */
+void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint64_t sector,
+			uint32_t nsect, bool zeroes, void (*done)(struct mpiece *p, int res));
 
 /* A member I/O of mio_clear_range finished: first error into g->result, count it. */
 void clear_member_done(struct mpiece *p, int res);

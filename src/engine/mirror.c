@@ -12,8 +12,15 @@
  * member, and the write succeeds while one copy holds it.
  *
  * A slot being rebuilt (sync_mirror.c) takes writes to the part already
- * rebuilt and serves reads from it; the rest is the rebuild's to copy. Writes
- * are kept apart from the background unit running at the time (mirror.h).
+ * rebuilt and serves reads from it; the rest is the rebuild's to copy. A slot
+ * being replaced (uraid replace) is read from its own member only, and its
+ * writes go to the replacement as well where the copy has been made (below
+ * repl_rebuilt); the replacement's result does not decide the write's, as
+ * md counts only in-sync members. Writes are kept apart from the background
+ * unit running at the time (mirror.h), so a write and the copy of the same
+ * sectors never interleave: a write that started before the unit published
+ * its window has ended before the unit reads, and one that comes after waits
+ * until the unit has moved repl_rebuilt (or rebuilt) past what it copied.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -253,6 +260,29 @@ static void write_copy_done(struct mpiece *p, int res)
 	mgroup_count(g, res);
 }
 
+/*
+ * A write (or clear) of a replacement is over. It counts as one I/O of the
+ * group but not as a good copy: the replacement is not in sync yet, and a
+ * write that reached only it has not reached the array. A failure fails the
+ * replacement (the replace stops), never the slot.
+ */
+static void repl_copy_done(struct mpiece *p, int res)
+{
+	struct mgroup *g = p->grp;
+	struct array *a = g->rq->a;
+	unsigned slot = p->slot;
+	struct member *m = p->mio.m;
+
+	if (res == -EOPNOTSUPP && p->mio.kind == MEMBER_DISCARD)
+		res = 0;
+	mpiece_put(p);
+	/* only if m is still the replacement: a later one has nothing to do with it */
+	if (res && atomic_load(&a->slot[slot].repl) == m)
+		array_fail_replacement(a, slot, res);
+	if (--g->pending == 0)
+		g->done(g);
+}
+
 static void write_group_done(struct mgroup *g)
 {
 	excl_leave(g);
@@ -268,6 +298,31 @@ static void clear_copy_done(struct mpiece *p, int res)
 	write_copy_done(p, res);
 }
 
+/* Write, discard or zero the group's piece on one copy: slot's member (m
+ * NULL) or its replacement m; counted in g->pending. */
+static void write_one(struct mgroup *g, unsigned slot, struct member *m, uint64_t sector,
+		      void (*wdone)(struct mpiece *p, int res),
+		      void (*cdone)(struct mpiece *p, int res))
+{
+	struct array_req *rq = g->rq;
+
+	if (!m)
+		m = rq->a->slot[slot].m;
+	if (g->op != MOP_WRITE) {
+		mio_clear_range_on(g, slot, m, sector, g->nsect, g->op == MOP_ZEROES, cdone);
+		return;
+	}
+	struct mpiece *p = mpiece_get(rq);
+	if (!p) {
+		g->result = -ENOMEM;
+		return;
+	}
+	p->grp = g;
+	g->pending++;
+	mpiece_submit_to(p, MEMBER_WRITE, slot, m, sector, g->buf, g->nsect, req_rw_flags(rq),
+			 wdone);
+}
+
 /* Change every copy of the group's piece (past the exclusion). */
 static void write_issue(struct mgroup *g)
 {
@@ -279,23 +334,20 @@ static void write_issue(struct mgroup *g)
 	g->pending = 1;
 	if (n <= 0)
 		g->result = -EIO;
-	for (int c = 0; c < n; c++) {
-		if (!copy_writable(rq->a, &locs[c]))
-			continue;
-		if (g->op != MOP_WRITE) {
-			mio_clear_range(g, locs[c].slot, locs[c].sector, g->nsect,
-					g->op == MOP_ZEROES, clear_copy_done);
-			continue;
-		}
-		struct mpiece *p = mpiece_get(rq);
-		if (!p) {
-			g->result = -ENOMEM;
-			break;
-		}
-		p->grp = g;
-		g->pending++;
-		mpiece_submit(p, MEMBER_WRITE, locs[c].slot, locs[c].sector, g->buf, g->nsect,
-			      req_rw_flags(rq), write_copy_done);
+	for (int c = 0; c < n && !g->result; c++) {
+		/*
+		 * The replacement holds this copy if the copy was made where the
+		 * piece starts (as copy_writable: a piece reaching past that is
+		 * copied again later, after this write is over). Looked at past
+		 * the exclusion, so the unit copying here is not running.
+		 */
+		struct member *r = slot_repl_at(rq->a, locs[c].slot, locs[c].sector);
+		if (copy_writable(rq->a, &locs[c]))
+			write_one(g, locs[c].slot, NULL, locs[c].sector, write_copy_done,
+				  clear_copy_done);
+		if (r && !g->result)
+			write_one(g, locs[c].slot, r, locs[c].sector, repl_copy_done,
+				  repl_copy_done);
 	}
 	mgroup_count(g, 0);
 }

@@ -22,6 +22,7 @@
 #define SYNC_MIN_KIB_DEFAULT   1000u     /* md's speed_limit_min */
 #define SYNC_MAX_KIB_DEFAULT   200000u   /* md's speed_limit_max */
 #define SYNC_WINDOW_NS         (500u * 1000000u)   /* rate measured over this */
+#define SYNC_BUSY_HOLD_NS      (500u * 1000000u)   /* busy for this long after client I/O */
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 #define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
 
@@ -55,12 +56,14 @@ static const struct sync_level *level_of(const struct array *a)
 /*
  * Where a job's positions end: member sectors (md's dev_sectors), but array
  * sectors for a RAID 10 resync, check or repair (md runs those over
- * resync_max_sectors, the array size, and keeps resync_offset in them).
+ * resync_max_sectors, the array size, and keeps resync_offset in them; a
+ * recovery or a replace walks the member sectors of its slot).
  * RAID 4/5/6 sizes are whole rows; a short last unit is cut by sync_unit_done.
  */
 static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
 {
-	if (a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER)
+	if (a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER &&
+	    kind != URAID_SYNC_REPLACE)
 		return a->geom.array_sectors;
 	return a->geom.dev_sectors;
 }
@@ -148,9 +151,8 @@ static int recovery_begin(struct sync_job *j)
 	struct member *m = a->members[pick];
 	struct uraid_sb *own = &a->member_sb[pick];
 	/* a re-added member (0x80): only chunks the bitmap marks are rebuilt
-	   (RAID 4/5/6; the other levels rebuild it all, which is as correct) */
-	j->bitmap_guided = (own->feature_map & URAID_FEATURE_RECOVERY_BITMAP) && a->wib &&
-			   level_is_parity(a->geom.level);
+	   (every level with background work: RAID 1, 4, 5, 6, 10) */
+	j->bitmap_guided = (own->feature_map & URAID_FEATURE_RECOVERY_BITMAP) && a->wib;
 	if (!j->bitmap_guided)
 		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
 	from -= from % j->unit;
@@ -287,6 +289,16 @@ static void replace_end(struct sync_job *j, bool complete)
 		a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
 							   URAID_FEATURE_REPLACEMENT);
 		a->member_sb[i].recovery_offset = 0;
+		/*
+		 * The member replaced may have failed (or been removed) during the
+		 * copy. RAID 1/10 kept writing the replacement's copied part anyway
+		 * and copied the rest from the other mirrors, so it holds the slot
+		 * whole (md moves such a replacement into the slot too). RAID 4/5/6
+		 * skip a failed slot's writes, the replacement's with them: there
+		 * the slot stays as it was.
+		 */
+		if (!level_is_parity(a->geom.level))
+			a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (o >= 0) {
 			a->member_state[o] = URAID_MEMBER_FAULTY;
 			a->member_slot[o] = -1;
@@ -442,7 +454,23 @@ static void checkpoint(struct sync_job *j, uint64_t now)
 static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 {
 	struct array *a = j->a;
-	uint64_t busy = array_foreground_in_flight(a);
+	/*
+	 * Busy: client I/O seen in flight at a unit boundary, or within the
+	 * last SYNC_BUSY_HOLD_NS (a look at one instant misses a steady load
+	 * whose requests spend most of their time outside the engine, as NBD's
+	 * do). Turning busy starts a new window, so that what ran at the
+	 * maximum is not paid back by one long pause at the minimum.
+	 */
+	bool busy = array_foreground_in_flight(a) != 0;
+	if (busy)
+		j->busy_until_ns = now + SYNC_BUSY_HOLD_NS;
+	else
+		busy = now < j->busy_until_ns;
+	if (busy && !j->was_busy) {
+		j->window_ns = now;
+		j->window_bytes = 0;
+	}
+	j->was_busy = busy;
 	uint64_t kib = busy ? speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT)
 			    : speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
 	uint64_t elapsed = now - j->window_ns;
@@ -469,7 +497,8 @@ void sync_unit_done(struct sync_job *j, int res)
 	atomic_fetch_add(&j->done_sectors, n);
 	if (j->unit_skipped)
 		atomic_fetch_add(&j->skipped_sectors, n);
-	j->window_bytes += (uint64_t)n * 512;
+	else
+		j->window_bytes += (uint64_t)n * 512;   /* what was skipped cost no I/O */
 	uint64_t now = engine_now_ns();
 	checkpoint(j, now);
 	uint64_t wait = throttle_ns(j, now);
@@ -575,9 +604,6 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	if ((kind != URAID_SYNC_CHECK) && (a->flags & URAID_ASSEMBLE_READONLY))
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only: only a check "
 				  "can run");
-	if (kind == URAID_SYNC_REPLACE && !level_is_parity(a->geom.level))
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "replacing a member of a %s is not "
-				  "available yet", uraid_level_name(a->geom.level));
 	int rc = lv->can_run(a, kind, err, errlen);
 	if (rc)
 		return rc;

@@ -66,6 +66,8 @@ struct sync_job {
 	_Atomic uint64_t rate_bps;
 	/* throttling */
 	uint64_t t_start_ns, window_ns, window_bytes;
+	uint64_t busy_until_ns;         /* clients count as busy until then */
+	bool was_busy;
 	struct io_op timer_op;
 	struct __kernel_timespec timer_ts;
 	uint64_t last_checkpoint_ns;

@@ -12,12 +12,18 @@
  *   every kind (md's read-error correction), unless the array is read-only.
  * - recovery: read each piece from an in-sync copy and write it to the
  *   spare; the slot's rebuilt point moves on before the unit lets writes in.
+ *   A re-added member (bitmap_guided) gets only the units whose bitmap
+ *   chunks are set; the others are passed over.
+ * - replace: the same onto the slot's replacement, read from the member it
+ *   replaces (the same member sectors of the same slot), or from another
+ *   in-sync copy where that read fails or the member has failed; the
+ *   slot's repl_rebuilt moves on before the unit lets writes in.
  *
  * Positions (what resync_offset and recovery_offset hold, as md keeps them):
  * RAID 1 member sectors, which are array sectors; RAID 10 resync, check and
  * repair array sectors (md runs them over resync_max_sectors, the array size,
- * and compares resync_offset with it); RAID 10 recovery member sectors of the
- * slot being rebuilt (md's recovery runs over dev_sectors). The
+ * and compares resync_offset with it); RAID 10 recovery and replace member
+ * sectors of the slot being rebuilt (md's recovery runs over dev_sectors). The
  * write-intent bitmap counts array sectors for RAID 10 too, so only a
  * recovery needs mapping there (bitmap_range).
  *
@@ -34,6 +40,7 @@
 #include "engine/array.h"
 #include "engine/mirror.h"
 #include "engine/sync.h"
+#include "engine/wib.h"
 
 #define UNIT_SECTORS 512u      /* 256 KiB per member I/O at most */
 #define BLOCK_SECTORS 128u     /* md's RESYNC_BLOCK_SIZE: the unit of mismatch_cnt */
@@ -60,6 +67,7 @@ struct ms_piece {
 	unsigned ncopies;               /* compare: copies read, io[p * copies ...] */
 	unsigned next;                  /* recovery: the copy to try next as source */
 	bool have;                      /* recovery: read from a source */
+	bool tried_own;                 /* replace: the replaced member was read (or is gone) */
 };
 
 struct ms {
@@ -81,6 +89,28 @@ struct ms {
 	struct __kernel_timespec ts;
 };
 
+/* Does the job walk the member sectors of one slot (recovery, replace)? */
+static bool by_member(const struct sync_job *j)
+{
+	return j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_REPLACE;
+}
+
+/*
+ * The target holds the slot's data below `to` (member sectors): writes to
+ * those sectors go to it from now on. Called while the unit's window keeps
+ * writes out (or for sectors that store nothing), so no write to them has
+ * decided without the target and none is in flight.
+ */
+static void advance(struct sync_job *j, uint64_t to)
+{
+	struct array_slot *sl = &j->a->slot[j->target_slot];
+
+	if (j->kind == URAID_SYNC_REPLACE)
+		atomic_store_explicit(&sl->repl_rebuilt, to, memory_order_release);
+	else
+		atomic_store_explicit(&sl->rebuilt, to, memory_order_release);
+}
+
 static uint8_t *buf_of(struct ms *s, unsigned i)
 {
 	return s->bufs + (size_t)i * s->piece_bytes;
@@ -96,6 +126,8 @@ static int m_can_run(const struct array *a, enum uraid_sync_kind kind, char *err
 {
 	unsigned deg = atomic_load(&a->degraded), ok = 0;
 
+	if (kind == URAID_SYNC_REPLACE)
+		return 0;       /* copies from the member it replaces, or another copy */
 	if (kind == URAID_SYNC_RECOVER)
 		return deg ? 0 : uraid_errf(err, errlen, -EINVAL, "no slot is missing");
 	for (unsigned s = 0; s < a->geom.raid_disks; s++)
@@ -213,8 +245,8 @@ static void unit_end(struct ms *s, int res)
 	if (res)
 		fprintf(stderr, "uraid: %s stopped at %s sector %llu: %s\n",
 			uraid_sync_kind_name(j->kind),
-			j->kind == URAID_SYNC_RECOVER || j->a->geom.level == URAID_LEVEL_1 ? "member"
-			: "array", (unsigned long long)j->pos, strerror(-res));
+			by_member(j) || j->a->geom.level == URAID_LEVEL_1 ? "member" : "array",
+			(unsigned long long)j->pos, strerror(-res));
 	sync_unit_done(j, res);
 }
 
@@ -369,13 +401,12 @@ static void recover_written(struct ms *s)
 		}
 	}
 	/* a foreground write missed the spare's rebuilt part: it cannot be trusted */
-	if (mirror_rebuild_write_failed(a, j->target)) {
+	if (j->kind == URAID_SYNC_RECOVER && mirror_rebuild_write_failed(a, j->target)) {
 		target_failed(s, -EIO);
 		return;
 	}
 	/* the unit counts for the spare before writes to it are let in */
-	atomic_store_explicit(&a->slot[j->target_slot].rebuilt, j->pos + s->n,
-			      memory_order_release);
+	advance(j, j->pos + s->n);
 	unit_end(s, 0);
 }
 
@@ -409,7 +440,13 @@ static void recover_got(struct ms *s)
 	batch_end(s);
 }
 
-/* Read each piece not yet in hand from its next in-sync copy. */
+/*
+ * Read each piece not yet in hand from its next in-sync copy. A replace
+ * tries the member being replaced first (the slot's own copy, at the same
+ * member sectors as on the replacement), then the other copies as a
+ * recovery does: md reads the old device, which may be worn but is usually
+ * readable, and keeps the others' load low.
+ */
 static void recover_read(struct ms *s)
 {
 	struct sync_job *j = s->job;
@@ -421,6 +458,17 @@ static void recover_read(struct ms *s)
 		struct ms_piece *pc = &s->pc[p];
 		if (!pc->n || pc->have)
 			continue;
+		if (j->kind == URAID_SYNC_REPLACE && !pc->tried_own) {
+			pc->tried_own = true;
+			unsigned t = (unsigned)j->target_slot;
+			if (slot_ok(a, t)) {
+				unsigned i = p * s->copies;
+				s->io[i].slot = t;
+				io_submit(s, i, MEMBER_READ, a->slot[t].m, buf_of(s, i), pc->tsec,
+					  pc->n);
+				continue;
+			}
+		}
 		int n = uraid_geom_map(&a->geom, pc->asec, locs, URAID_MAX_MEMBERS);
 		while (pc->next < (unsigned)(n > 0 ? n : 0) &&
 		       ((int)locs[pc->next].slot == j->target_slot || !slot_ok(a, locs[pc->next].slot)))
@@ -443,6 +491,31 @@ static void recover_read(struct ms *s)
 /* -- the unit's start: pieces, window, drain -- */
 
 static void drained(struct ms *s);
+static void m_bitmap_range(const struct array *a, uint64_t pos, uint64_t n, uint64_t *lo,
+			   uint64_t *hi);
+
+/*
+ * Re-add: is the unit clean in the bitmap? Then it is passed over (true).
+ * Asked once the window is drained, as the RAID 5 rebuild asks under the
+ * row lock: a write sets its bits before it reaches the exclusion, so any
+ * write to these sectors since the member left either shows in the bitmap
+ * now or comes after the window closes, when `rebuilt` has passed the unit
+ * and the write goes to the member too. (Bits do not clear while a slot is
+ * missing: the bitmap holds every write since the member left.)
+ */
+static bool unit_clean(struct ms *s)
+{
+	struct sync_job *j = s->job;
+	uint64_t lo, hi;
+
+	m_bitmap_range(j->a, j->pos, s->n, &lo, &hi);
+	if (hi > lo && wib_any_set(j->a, lo, hi))
+		return false;
+	advance(j, j->pos + s->n);
+	j->unit_skipped = true;
+	unit_end(s, 0);
+	return true;
+}
 
 static void drain_timer(struct io_op *op, int res)
 {
@@ -461,7 +534,9 @@ static void drained(struct ms *s)
 		reactor_timeout(s->job->r, &s->timer_op, &s->ts);
 		return;
 	}
-	if (s->job->kind == URAID_SYNC_RECOVER)
+	if (s->job->kind == URAID_SYNC_RECOVER && s->job->bitmap_guided && unit_clean(s))
+		return;
+	if (by_member(s->job))
 		recover_read(s);
 	else
 		compare_read(s);
@@ -487,7 +562,7 @@ static int plan(struct ms *s)
 		memset(pc, 0, sizeof(*pc));
 		pc->n = (uint32_t)len;
 		pc->asec = pc->tsec = x;
-		if (j->kind == URAID_SYNC_RECOVER && g->level == URAID_LEVEL_10) {
+		if (by_member(j) && g->level == URAID_LEVEL_10) {
 			struct uraid_rloc rl;
 			if (uraid_geom_reverse(g, (uint32_t)j->target_slot, x, &rl))
 				return -EINVAL;
@@ -509,7 +584,7 @@ static void m_unit(struct sync_job *j)
 	s->n = j->end - j->pos < j->unit ? (uint32_t)(j->end - j->pos) : j->unit;
 	s->err = 0;
 	s->window_open = s->gate_held = false;
-	if (j->kind == URAID_SYNC_RECOVER && (j->target_slot < 0 || !j->target)) {
+	if (by_member(j) && (j->target_slot < 0 || !j->target)) {
 		unit_end(s, -EINVAL);
 		return;
 	}
@@ -529,10 +604,9 @@ static void m_unit(struct sync_job *j)
 		hi = s->pc[p].asec + s->pc[p].n > hi ? s->pc[p].asec + s->pc[p].n : hi;
 	}
 	if (!hi) {
-		/* nothing stored here: a recovery just moves on */
-		if (j->kind == URAID_SYNC_RECOVER)
-			atomic_store_explicit(&j->a->slot[j->target_slot].rebuilt, j->pos + s->n,
-					      memory_order_release);
+		/* nothing stored here: a recovery or a replace just moves on */
+		if (by_member(j))
+			advance(j, j->pos + s->n);
 		unit_end(s, 0);
 		return;
 	}
@@ -543,7 +617,8 @@ static void m_unit(struct sync_job *j)
 
 /*
  * The bitmap's sync range of units at [pos, pos+n): the same numbers, but
- * for a RAID 10 recovery, whose positions are the spare's member sectors:
+ * for a RAID 10 recovery or replace, whose positions are the target slot's
+ * member sectors:
  * then the array sectors those hold (their envelope; md maps each one with
  * raid10_find_virt).
  */
@@ -556,7 +631,7 @@ static void m_bitmap_range(const struct array *a, uint64_t pos, uint64_t n, uint
 
 	*lo = pos;
 	*hi = pos + n;
-	if (g->level != URAID_LEVEL_10 || !j || j->kind != URAID_SYNC_RECOVER || j->target_slot < 0)
+	if (g->level != URAID_LEVEL_10 || !j || !by_member(j) || j->target_slot < 0)
 		return;
 	if (n / c > 4096) {
 		*lo = 0;                        /* too long to map piece by piece: everything */

@@ -1,12 +1,13 @@
 #!/bin/bash
-# uraid replace (md's replacement, feature 0x10) on served RAID 5 and 6: the
-# new member gets a copy of the old one's slot while fio writes and verifies
-# through NBD; then it holds the slot and the old one is faulty. That the new
-# member holds the right data is shown by failing another member and reading
-# everything back (fio's verify pass, and the part fio did not write compared
-# with what was written before). A replace stopped half-way goes on after a
-# restart from its recovery_offset; failing the new member stops it with the
-# array whole; refusals change nothing.
+# uraid replace (md's replacement, feature 0x10) on served RAID 5, 6, 1 (2 and
+# 3 members) and 10 (n2, f2): the new member gets a copy of the old one's slot
+# while fio writes and verifies through NBD; then it holds the slot and the
+# old one is faulty. That the new member holds the right data is shown by
+# failing other members (for RAID 1/10 every other copy of its data) and
+# reading everything back (fio's verify pass, and the part fio did not write
+# compared with what was written before). A replace stopped half-way goes on
+# after a restart from its recovery_offset (RAID 5, 1, 10 f2); failing the new
+# member stops it with the array whole; refusals change nothing.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -37,60 +38,88 @@ fio_half() {   # fio_half NAME extra...: writes (and verifies) the first half, s
         --randseed="$SEED" --size="$half" --name=r "${@:2}" >"$work/fio.out" 2>&1)
 }
 
-for level in 5 6; do
-    name=r$level
+# LEVEL DEVICES LAYOUT SLOTS-FAILED-AFTER: slot 1 is replaced by member DEVICES;
+# then slot 1's old member is removed and the slots listed are failed, which
+# for RAID 1/10 leaves the new member as the only copy of its slot's data.
+for spec in "5 4 - 0" "6 4 - 0" "1 2 - 0" "1 3 - 0,2" "10 4 n2 0,2" "10 4 f2 0,2"; do
+    read -r level ndev layout failed <<<"$spec"
+    name=r$level${layout#-}x$ndev
+    lay=(); [ "$layout" != - ] && lay=(--layout="$layout")
+    [ "$level" != 1 ] && lay+=(--chunk=64)
+    what="raid$level${layout#-}/$ndev"
     m=()
-    for i in 0 1 2 3 4; do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
-    "$URAID" create --level=$level --raid-devices=4 --chunk=64 --assume-clean --name=$name \
-        "${m[@]:0:4}" >/dev/null
-    serve $name --speed-max=15000 "${m[@]:0:4}"
+    for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
+    "$URAID" create --level=$level --raid-devices=$ndev "${lay[@]}" --assume-clean \
+        --name=$name "${m[@]:0:$ndev}" >/dev/null
+    serve $name --speed-max=15000 "${m[@]:0:$ndev}"
     size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
     half=$((size / 2))
-    randfile $((SEED + level)) "$size" "$work/$name.data"
+    randfile $((SEED + level + ndev)) "$size" "$work/$name.data"
     nbdcopy "$work/$name.data" "nbd+unix:///?socket=$work/$name.sock"
     fio_half $name --io_size=$((half * 2)) &
     fpid=$!
-    out=$("$URAID" replace --wait "${m[1]}" "${m[4]}"); rc=$?
+    out=$("$URAID" replace --wait "${m[1]}" "${m[$ndev]}"); rc=$?
     echo "  $out"
-    check "raid$level: replace under fio load completes" test $rc -eq 0
+    check "$what: replace under fio load completes" test $rc -eq 0
     wait $fpid
-    check "raid$level: fio verified its writes during the replace" grep -q "err= 0" "$work/fio.out"
-    check "raid$level: the new member holds slot 1, the old one is faulty" \
-        bash -c "[ \"\$(member_state $name .4)\" = 'in-sync 1' ] && [ \"\$(member_state $name .1)\" = 'faulty None' ]"
+    check "$what: fio verified its writes during the replace" grep -q "err= 0" "$work/fio.out"
+    check "$what: the new member holds slot 1, the old one is faulty" \
+        bash -c "[ \"\$(member_state $name .$ndev)\" = 'in-sync 1' ] && [ \"\$(member_state $name .1)\" = 'faulty None' ]"
     "$URAID" remove "${m[1]}" >/dev/null
-    "$URAID" fail "${m[0]}" >/dev/null     # slot 0 is rebuilt from the others, the new member too
+    for f in ${failed//,/ }; do
+        # RAID 4/5/6: slot 0 is rebuilt from the others, the new member too;
+        # RAID 1/10: the new member is the last copy of what slot 1 holds
+        "$URAID" fail "${m[$f]}" >/dev/null || echo "  could not fail ${m[$f]}"
+    done
     fio_half $name --verify_only
-    check "raid$level: with slot 0 failed, fio's data reads back through the new member" \
+    check "$what: with slots $failed failed, fio's data reads back through the new member" \
         grep -q "err= 0" "$work/fio.out"
     nbdcopy "nbd+unix:///?socket=$work/$name.sock" "$work/$name.read"
-    check "raid$level: the half fio did not write is as it was" \
+    check "$what: the half fio did not write is as it was" \
         cmp -s <(tail -c "$half" "$work/$name.read") <(tail -c "$half" "$work/$name.data")
-    check "raid$level: stopped" stop $name
+    check "$what: stopped" stop $name
 done
 
 # a replace stopped half-way goes on after a restart, from its recovery_offset
-m=()
-for i in 0 1 2 3 4; do truncate -s 48M "$work/h.$i"; m+=("$work/h.$i"); done
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=h "${m[@]:0:4}" >/dev/null
-serve h --speed-max=4000 "${m[@]:0:4}"
-size=$(nbdinfo --size "nbd+unix:///?socket=$work/h.sock")
-randfile $((SEED + 9)) "$size" "$work/h.data"
-nbdcopy "$work/h.data" "nbd+unix:///?socket=$work/h.sock"
-"$URAID" replace "${m[2]}" "${m[4]}" >/dev/null
-sleep 1.5
-stop h
-off=$("$URAID" examine "${m[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
-check "the stopped replacement kept recovery_offset $off, part-way" \
-    bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && '$URAID' examine '${m[4]}' | grep -q 'Feature Map : 0x12'"
-serve h "${m[@]:0:5}"
-for _ in $(seq 300); do grep -q "replace done" "$work/h.err" && break; sleep 0.1; done
-check "after the restart it went on from there" grep -q "replacing .* in slot 2, from member sector $off" "$work/h.err"
-check "and finished" grep -q "replace done" "$work/h.err"
-check "a check then finds 0 mismatches" bash -c "'$URAID' check --wait h >/dev/null"
-"$URAID" remove "${m[2]}" >/dev/null && "$URAID" fail "${m[3]}" >/dev/null
-nbdcopy "nbd+unix:///?socket=$work/h.sock" "$work/h.read"
-check "with slot 3 failed the data reads back through the new member" cmp -s "$work/h.read" "$work/h.data"
-stop h
+# (LEVEL DEVICES LAYOUT SLOTS-FAILED-AFTER; slot 2 is replaced, or 1 with 2 members;
+# writes land on both sides of the copy's position before the stop)
+for spec in "5 4 - 3" "1 2 - 0" "10 4 f2 1,3"; do
+    read -r level ndev layout failed <<<"$spec"
+    h=h$level${layout#-}
+    lay=(); [ "$layout" != - ] && lay=(--layout="$layout")
+    [ "$level" != 1 ] && lay+=(--chunk=64)
+    what="raid$level${layout#-}/$ndev"
+    old=$((ndev > 2 ? 2 : 1))
+    m=()
+    for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$h.$i"; m+=("$work/$h.$i"); done
+    "$URAID" create --level=$level --raid-devices=$ndev "${lay[@]}" --assume-clean \
+        --name=$h "${m[@]:0:$ndev}" >/dev/null
+    serve $h --speed-max=4000 "${m[@]:0:$ndev}"
+    size=$(nbdinfo --size "nbd+unix:///?socket=$work/$h.sock")
+    randfile $((SEED + 9 + level)) "$size" "$work/$h.data"
+    nbdcopy "$work/$h.data" "nbd+unix:///?socket=$work/$h.sock"
+    "$URAID" replace "${m[$old]}" "${m[$ndev]}" >/dev/null
+    sleep 1.5
+    randfile $((SEED + 19 + level)) "$size" "$work/$h.data"
+    nbdcopy "$work/$h.data" "nbd+unix:///?socket=$work/$h.sock"
+    stop $h
+    off=$("$URAID" examine "${m[$ndev]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+    check "$what: the stopped replacement kept recovery_offset $off, part-way" \
+        bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt 98304 ] &&
+                 '$URAID' examine '${m[$ndev]}' | grep -q 'Feature Map : 0x12'"
+    serve $h "${m[@]:0:$((ndev + 1))}"
+    for _ in $(seq 300); do grep -q "replace done" "$work/$h.err" && break; sleep 0.1; done
+    check "$what: after the restart it went on from there" \
+        grep -q "replacing .* in slot $old, from member sector $off" "$work/$h.err"
+    check "$what: and finished" grep -q "replace done" "$work/$h.err"
+    check "$what: a check then finds 0 mismatches" bash -c "'$URAID' check --wait $h >/dev/null"
+    "$URAID" remove "${m[$old]}" >/dev/null
+    for f in ${failed//,/ }; do "$URAID" fail "${m[$f]}" >/dev/null || echo "  could not fail ${m[$f]}"; done
+    nbdcopy "nbd+unix:///?socket=$work/$h.sock" "$work/$h.read"
+    check "$what: with slots $failed failed the data reads back through the new member" \
+        cmp -s "$work/$h.read" "$work/$h.data"
+    stop $h
+done
 
 # the new member fails during the copy: the replace stops, the array stays whole
 m=()

@@ -73,10 +73,12 @@ stop deg
 members mir 2 8
 "$URAID" create --level=1 --raid-devices=2 --assume-clean --name=mir "${m[@]}" >/dev/null
 serve mir "${m[@]}"
-truncate -s 8M "$work/mir.new"
+truncate -s 4M "$work/mir.new"
 out=$("$URAID" replace "${m[0]}" "$work/mir.new" 2>&1); rc=$?
-check "replace on RAID 1 says it is not available yet ($out)" \
-    bash -c "[ $rc -ne 0 ] && grep -q 'not available yet' <<<\"\$0\"" "$out"
+check "replace on RAID 1 with a device too small is refused ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'too small' <<<\"\$0\"" "$out"
+check "and the array is as it was: 2 in sync, no replacement" \
+    bash -c "'$URAID' status --json mir | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d[\"degraded\"] == 0 and [m[\"state\"] for m in d[\"members\"]] == [\"in-sync\", \"in-sync\"], d'"
 stop mir
 
 # ---- resync of a dirty array: by itself at start, throttled, stopped, continued ----

@@ -6,6 +6,8 @@
 #     a replacement with recovery_offset): md goes on from there, ends with
 #     the new member active in the slot and the old one faulty, 0
 #     mismatches, the data.
+#  T  the same with a RAID 1 (2 members): md goes on with the replacement
+#     uraid stopped half-way and ends with the new member active in its slot.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -50,6 +52,24 @@ off_s=$("$URAID" examine "${S[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) se
 check "S: uraid left the replacement at recovery_offset $off_s, part-way" \
     bash -c "[ -n '$off_s' ] && [ '$off_s' -gt 0 ] && [ '$off_s' -lt 48000 ]"
 
+# T: a RAID 1 replacement stopped half-way (written to on both sides of it first)
+T=()
+for i in 0 1 2; do truncate -s 24M "$tmp/t$i"; T+=("$tmp/t$i"); done
+"$URAID" create --level=1 --raid-devices=2 --assume-clean --name=t "${T[@]:0:2}" >/dev/null
+serve t --speed-max=5000 "${T[@]:0:2}"
+tsize=$(nbdinfo --size "nbd+unix:///?socket=$tmp/t.sock")
+randfile $((SEED + 2)) "$tsize" "$tmp/t.data"
+nbdcopy "$tmp/t.data" "nbd+unix:///?socket=$tmp/t.sock"
+"$URAID" replace "${T[1]}" "${T[2]}" >/dev/null
+sleep 1.5
+randfile $((SEED + 3)) "$tsize" "$tmp/t.data"
+nbdcopy "$tmp/t.data" "nbd+unix:///?socket=$tmp/t.sock"
+stop t
+off_t=$("$URAID" examine "${T[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+check "T: uraid left the RAID 1 replacement at recovery_offset $off_t, part-way" \
+    bash -c "[ -n '$off_t' ] && [ '$off_t' -gt 0 ] && [ '$off_t' -lt 45000 ] &&
+             '$URAID' examine '${T[2]}' | grep -q 'Feature Map : 0x12'"
+
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
 wait_idle() { while [ -e /sys/block/$1/md/sync_action ] && [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
@@ -79,11 +99,25 @@ echo "S degraded=$(cat /sys/block/md1/md/degraded)"
 md_check md1 S
 echo "S sha=$(sha256sum </dev/md1 | cut -d' ' -f1)"
 mdadm --stop /dev/md1 >/dev/null 2>&1
+echo 1000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md2 /dev/vdj /dev/vdk /dev/vdl 2>/tmp/err >/dev/null || { echo "T: assemble failed: $(cat /tmp/err)"; rc=1; }
+sleep 0.5
+echo "T first_completed=$(cat /sys/block/md2/md/sync_completed | cut -d' ' -f1)"
+echo "T action=$(cat /sys/block/md2/md/sync_action)"
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+wait_idle md2
+sleep 1
+echo "T new=$(cat /sys/block/md2/md/dev-vdl/state) slot=$(cat /sys/block/md2/md/dev-vdl/slot)"
+echo "T old=$(cat /sys/block/md2/md/dev-vdk/state)"
+echo "T degraded=$(cat /sys/block/md2/md/degraded)"
+md_check md2 T
+echo "T sha=$(sha256sum </dev/md2 | cut -d' ' -f1)"
+mdadm --stop /dev/md2 >/dev/null 2>&1
 exit $rc
 GUEST
 
 R_MD=("${R[0]}" "${R[2]}" "${R[3]}" "${R[4]}")
-out=$(interop_run "$tmp/guest.sh" "${R_MD[@]}" "${S[@]}")
+out=$(interop_run "$tmp/guest.sh" "${R_MD[@]}" "${S[@]}" "${T[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -100,4 +134,13 @@ check "S: md finished it: the new member in slot 2, the old one faulty" \
 check "S: 0 mismatches and the data" \
     bash -c "grep -q '^S mismatch_cnt=0$' <<<\"\$0\" &&
              grep -q '^S sha=$(sha256sum <"$tmp/s.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
+first=$(sed -n 's/^T first_completed=\([0-9]*\)$/\1/p' <<<"$out")
+check "T: md went on with the RAID 1 replacement from uraid's recovery_offset (first seen at $first)" \
+    bash -c "[ -n '$first' ] && [ '$first' -ge '$off_t' ]"
+check "T: md finished it: the new member in slot 1, the old one faulty" \
+    bash -c "grep -q '^T new=in_sync slot=1$' <<<\"\$0\" && grep -q '^T old=faulty' <<<\"\$0\" &&
+             grep -q '^T degraded=0$' <<<\"\$0\"" "$out"
+check "T: 0 mismatches and the data" \
+    bash -c "grep -q '^T mismatch_cnt=0$' <<<\"\$0\" &&
+             grep -q '^T sha=$(sha256sum <"$tmp/t.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
 exit $fails

@@ -243,20 +243,50 @@ static void flush_member_done(struct mpiece *p, int res)
 	array_piece_done(rq, res ? -EIO : 0);
 }
 
+/* A member being rebuilt or a replacement: its failure is not the flush's. */
+static void flush_extra_done(struct mpiece *p, int res)
+{
+	struct array_req *rq = p->rq;
+	unsigned slot = p->slot;
+	bool repl = p->mio.m && p->mio.m == atomic_load(&rq->a->slot[slot].repl);
+
+	mpiece_put(p);
+	if (res && repl)
+		array_fail_replacement(rq->a, slot, res);
+	array_piece_done(rq, 0);
+}
+
+static int flush_one(struct array_req *rq, unsigned s, struct member *m,
+		     void (*done)(struct mpiece *p, int res))
+{
+	struct mpiece *p = mpiece_get(rq);
+	if (!p)
+		return -ENOMEM;
+	rq->pending++;
+	mpiece_submit_to(p, MEMBER_FLUSH, s, m, 0, NULL, 0, 0, done);
+	return 0;
+}
+
+/*
+ * Members being rebuilt and replacements hold acknowledged writes in the
+ * part they have: they are flushed too, so that what their recovery_offset
+ * claims survives a crash.
+ */
 static void start_flush(struct array_req *rq)
 {
 	struct array *a = rq->a;
 
-	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
-		if (!slot_ok(a, s))
-			continue;
-		struct mpiece *p = mpiece_get(rq);
-		if (!p) {
-			rq->result = -ENOMEM;
-			break;
-		}
-		rq->pending++;
-		mpiece_submit(p, MEMBER_FLUSH, s, 0, NULL, 0, 0, flush_member_done);
+	for (unsigned s = 0; s < a->geom.raid_disks && !rq->result; s++) {
+		struct member *extra = atomic_load(&a->slot[s].repl);
+		int rc = 0;
+		if (slot_ok(a, s))
+			rc = flush_one(rq, s, a->slot[s].m, flush_member_done);
+		else if (a->slot[s].m && a->slot[s].state == URAID_MEMBER_REBUILDING)
+			rc = flush_one(rq, s, a->slot[s].m, flush_extra_done);
+		if (!rc && extra)
+			rc = flush_one(rq, s, extra, flush_extra_done);
+		if (rc)
+			rq->result = rc;
 	}
 }
 

@@ -83,6 +83,7 @@ static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char
 				  "(its data would be lost); add --force to fail it anyway", m->path);
 	}
 	a->member_state[i] = URAID_MEMBER_FAULTY;
+	sync_replacement_takes_over(a, (unsigned)s);
 	meta_recount_degraded(a);
 	fprintf(stderr, "uraid: %s: failed on request, slot %d; array %s\n", m->path, s,
 		survives ? "continues degraded" : "has failed (too many members lost)");

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "engine/array.h"
+#include "engine/sync.h"
 
 /* Feature bits that are the array's, not the member's (§1.9). */
 #define ARRAY_FEATURES                                                                   \
@@ -322,6 +323,7 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 		ok ? "degraded" : "no further (too many failed)");
 	if (i >= 0)
 		a->member_state[i] = URAID_MEMBER_FAULTY;   /* member_slot keeps the slot it had */
+	sync_replacement_takes_over(a, slot);
 	meta_recount_degraded(a);
 	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
 		meta_record_change(a);

@@ -236,6 +236,48 @@ static int pending_replacement(const struct array *a)
 	return -1;
 }
 
+void sync_replacement_takes_over(struct array *a, unsigned slot)
+{
+	struct member *r = atomic_load(&a->slot[slot].repl);
+	int i = r ? member_index_of(a, r) : -1;
+
+	if (i < 0 || !level_is_parity(a->geom.level))
+		return;
+	uint64_t at = atomic_load(&a->slot[slot].repl_rebuilt);
+	atomic_store(&a->slot[slot].repl, NULL);
+	struct uraid_sb *own = &a->member_sb[i];
+	own->feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
+	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+	own->recovery_offset = at;
+	atomic_store(&a->slot[slot].rebuilt, at);
+	a->slot[slot].dev_number = own->dev_number;
+	a->slot[slot].m = r;
+	a->slot[slot].state = URAID_MEMBER_REBUILDING;
+	/* the copy stops; a rebuild from the others goes on from `at` (engine_tick) */
+	sync_target_gone(a, r);
+	fprintf(stderr, "uraid: %s: its slot %u lost its member: the rest is rebuilt onto it "
+		"from member sector %llu\n", r->path, slot, (unsigned long long)at);
+}
+
+/*
+ * A resync or repair is about to rewrite redundancy on the slots' members
+ * only: a replacement waiting with part of its copy made would keep the old
+ * copy of what they rewrite, so its copy starts again from the beginning.
+ */
+static void replace_restart(struct array *a)
+{
+	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
+		struct member *r = atomic_load(&a->slot[s].repl);
+		int i = r ? member_index_of(a, r) : -1;
+		if (i < 0 || !atomic_load(&a->slot[s].repl_rebuilt))
+			continue;
+		atomic_store(&a->slot[s].repl_rebuilt, 0);
+		a->member_sb[i].recovery_offset = 0;
+		fprintf(stderr, "uraid: %s: its copy of slot %u starts again (redundancy is "
+			"rewritten)\n", r->path, s);
+	}
+}
+
 /* The replacement's copy starts (or goes on from its recovery_offset). 0 or -ENOENT. */
 static int replace_begin(struct sync_job *j)
 {
@@ -276,6 +318,9 @@ static void replace_end(struct sync_job *j, bool complete)
 	int s = j->target_slot;
 
 	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
+		return;
+	/* its member failed meanwhile and it became the slot's rebuild (RAID 4/5/6) */
+	if (level_is_parity(a->geom.level) && a->slot[s].m == j->target)
 		return;
 	if (complete && atomic_load(&a->slot[s].repl) == j->target) {
 		struct member *old = a->slot[s].m;
@@ -337,7 +382,12 @@ void sync_attach_pending(struct array *a)
 		uint64_t from = own->feature_map & URAID_FEATURE_RECOVERY_OFFSET ? own->recovery_offset
 										 : 0;
 		from -= from % level_of(a)->unit_sectors(a);   /* where the job will start */
-		if (own->feature_map & URAID_FEATURE_REPLACEMENT) {
+		if ((own->feature_map & URAID_FEATURE_REPLACEMENT) && !a->slot[s].m) {
+			/* the member it was replacing is gone: it is the slot's rebuild
+			   now (md moves such a replacement into the slot too) */
+			a->member_sb[i].feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
+		}
+		if (a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) {
 			if (!slot_ok(a, (unsigned)s) || atomic_load(&a->slot[s].repl))
 				continue;
 			atomic_store(&a->slot[s].repl_rebuilt, from);
@@ -646,6 +696,11 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 			free(j);
 			return uraid_errf(err, errlen, rc, "nothing to replace");
 		}
+	}
+	if (kind == URAID_SYNC_RESYNC || kind == URAID_SYNC_REPAIR) {
+		pthread_mutex_lock(&a->meta_lock);
+		replace_restart(a);
+		pthread_mutex_unlock(&a->meta_lock);
 	}
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();

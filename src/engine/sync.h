@@ -98,6 +98,13 @@ void sync_unit_done(struct sync_job *j, int res);
 void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
 		 void *buf, uint64_t sector, uint32_t nsect);
 
+/*
+ * The member of a slot with a replacement failed (RAID 4/5/6, whose writes
+ * skip a failed slot): the replacement becomes the slot's member being
+ * rebuilt, from where its copy got, and a rebuild from the others finishes
+ * it. Call after marking the slot faulty; meta_lock held.
+ */
+void sync_replacement_takes_over(struct array *a, unsigned slot);
 /* Member m left (failed): a job rebuilding onto it stops. meta_lock held. */
 void sync_target_gone(struct array *a, const struct member *m);
 /* Members part-way through a rebuild or a replacement back on their slots

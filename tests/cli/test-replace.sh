@@ -12,7 +12,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-need fio nbdcopy nbdinfo python3
+need fio nbdcopy nbdinfo qemu-io qemu-img python3
 work=$(mktemp -d /tmp/uraid-replace.XXXXXX)
 export URAID_RUN_DIR=$work/run
 SEED=${SEED:-20261130}
@@ -120,6 +120,50 @@ for spec in "5 4 - 3" "1 2 - 0" "10 4 f2 1,3"; do
         cmp -s "$work/$h.read" "$work/$h.data"
     stop $h
 done
+
+# the old member fails during the copy (RAID 5): the new one becomes the slot's
+# rebuild from where its copy got, while writes go on; and a replacement whose
+# old member is gone at a restart is rebuilt the same way
+m=()
+for i in 0 1 2 3 4 5; do truncate -s 48M "$work/t.$i"; m+=("$work/t.$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=t "${m[@]:0:4}" >/dev/null
+serve t --speed-max=6000 "${m[@]:0:4}"
+size=$(nbdinfo --size "nbd+unix:///?socket=$work/t.sock")
+randfile $((SEED + 11)) "$size" "$work/t.data"
+nbdcopy "$work/t.data" "nbd+unix:///?socket=$work/t.sock"
+"$URAID" replace "${m[1]}" "${m[4]}" >/dev/null
+sleep 1.5
+"$URAID" fail "${m[1]}" >/dev/null
+randfile $((SEED + 12)) 4194304 "$work/t.patch"
+for at in 2 30 100; do    # MiB: below and above where the copy got
+    qemu-io -f raw -c "write -q -s $work/t.patch $((at << 20)) 4194304" \
+        "nbd+unix:///?socket=$work/t.sock" >/dev/null
+    dd if="$work/t.patch" of="$work/t.data" bs=1M seek=$at conv=notrunc status=none
+done
+for _ in $(seq 300); do grep -q "recovery done" "$work/t.err" && break; sleep 0.1; done
+check "the old member failed mid-copy: the new one was rebuilt from where it got" \
+    bash -c "grep -q 'lost its member: the rest is rebuilt onto it from member sector [1-9]' '$work/t.err' &&
+             grep -q 'recovery done' '$work/t.err' && [ \"\$(member_state t .4)\" = 'in-sync 1' ]"
+"$URAID" fail "${m[0]}" >/dev/null
+check "with slot 0 failed too the data, the writes since included, reads back" \
+    qemu-img compare -q -f raw -F raw "$work/t.data" "nbd+unix:///?socket=$work/t.sock"
+stop t
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --force --name=u \
+    "${m[@]:0:4}" >/dev/null 2>&1
+serve u --speed-max=6000 "${m[@]:0:4}"
+nbdcopy "$work/t.data" "nbd+unix:///?socket=$work/u.sock"
+"$URAID" replace "${m[2]}" "${m[5]}" >/dev/null
+sleep 1.5
+stop u
+serve u "${m[0]}" "${m[1]}" "${m[3]}" "${m[5]}"     # the old member left out
+for _ in $(seq 300); do grep -q "recovery done" "$work/u.err" && break; sleep 0.1; done
+check "restarted without the old member, the replacement is rebuilt into the slot" \
+    bash -c "grep -q 'recovery done' '$work/u.err' && [ \"\$(member_state u .5)\" = 'in-sync 2' ]"
+check "and a check finds 0 mismatches" bash -c "'$URAID' check --wait u >/dev/null"
+"$URAID" fail "${m[0]}" >/dev/null
+check "with slot 0 failed the data reads back through it" \
+    qemu-img compare -q -f raw -F raw "$work/t.data" "nbd+unix:///?socket=$work/u.sock"
+stop u
 
 # the new member fails during the copy: the replace stops, the array stays whole
 m=()

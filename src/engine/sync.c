@@ -477,7 +477,8 @@ static void checkpoint(struct sync_job *j, uint64_t now)
 {
 	struct array *a = j->a;
 
-	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER) ||
+	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER &&
+	     j->kind != URAID_SYNC_REPLACE) ||
 	    now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
 		return;
 	j->last_checkpoint_ns = now;
@@ -486,7 +487,9 @@ static void checkpoint(struct sync_job *j, uint64_t now)
 		/* written with the next clean marking (resync_offset while not active) */
 		a->resync_checkpoint = j->pos;
 	} else {
-		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync) */
+		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
+		   a replacement's too (a crash that leaves the array dirty restarts
+		   its copy anyway: the resync rewrites redundancy) */
 		int i = member_index_of(a, j->target);
 		if (i >= 0) {
 			a->member_sb[i].recovery_offset = j->pos;

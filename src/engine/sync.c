@@ -175,6 +175,20 @@ static int recovery_begin(struct sync_job *j)
 	return 0;
 }
 
+/* Member i, rebuilt or copied whole, holds slot s from now on (its 0x2, 0x80, 0x10 go). */
+static void take_slot(struct array *a, unsigned i, int s)
+{
+	a->member_state[i] = URAID_MEMBER_IN_SYNC;
+	a->member_slot[i] = s;
+	a->member_pending_slot[i] = -1;
+	a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
+						   URAID_FEATURE_RECOVERY_BITMAP |
+						   URAID_FEATURE_REPLACEMENT);
+	a->member_sb[i].recovery_offset = 0;
+	a->slot[s].m = a->members[i];
+	a->slot[s].dev_number = a->member_sb[i].dev_number;
+}
+
 /* The rebuild stopped (where recovery_offset says) or finished (the slot is in sync). */
 static void recovery_end(struct sync_job *j, bool complete)
 {
@@ -185,12 +199,7 @@ static void recovery_end(struct sync_job *j, bool complete)
 	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
 		return;         /* failed meanwhile (uraid fail): detached already */
 	if (complete) {
-		a->member_state[i] = URAID_MEMBER_IN_SYNC;
-		a->member_slot[i] = s;
-		a->member_pending_slot[i] = -1;
-		a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
-							   URAID_FEATURE_RECOVERY_BITMAP);
-		a->member_sb[i].recovery_offset = 0;
+		take_slot(a, (unsigned)i, s);
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
 	} else if (j->io_error && j->target_failed) {
 		a->member_sb[i].recovery_offset = j->pos;
@@ -325,15 +334,10 @@ static void replace_end(struct sync_job *j, bool complete)
 	if (complete && atomic_load(&a->slot[s].repl) == j->target) {
 		struct member *old = a->slot[s].m;
 		int o = member_index_of(a, old);
-		a->slot[s].m = j->target;
-		a->slot[s].dev_number = a->member_sb[i].dev_number;
+		/* the slot's member first: a writer that still sees the old one
+		   also sees the replacement, and writes it too */
+		take_slot(a, (unsigned)i, s);
 		atomic_store(&a->slot[s].repl, NULL);
-		a->member_state[i] = URAID_MEMBER_IN_SYNC;
-		a->member_slot[i] = s;
-		a->member_pending_slot[i] = -1;
-		a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
-							   URAID_FEATURE_REPLACEMENT);
-		a->member_sb[i].recovery_offset = 0;
 		/*
 		 * The member replaced may have failed (or been removed) during the
 		 * copy. RAID 1/10 kept writing the replacement's copied part anyway

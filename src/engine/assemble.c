@@ -462,8 +462,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	}
 
 	/* raid5_run: a dirty array that is also degraded does not start unforced */
-	bool parity = fsb->level == URAID_LEVEL_4 || fsb->level == URAID_LEVEL_5 ||
-		      fsb->level == URAID_LEVEL_6;
+	bool parity = level_is_parity((int)fsb->level);
 	unsigned max_degraded = fsb->level == URAID_LEVEL_6 ? 2 : 1;
 	for (unsigned i = 0; i < n; i++)
 		if (c[i].pending >= 0 && !(c[i].sb.feature_map & URAID_FEATURE_REPLACEMENT) &&

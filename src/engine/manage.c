@@ -70,8 +70,7 @@ static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char
 
 	a->slot[s].state = URAID_MEMBER_FAULTY;
 	bool survives = array_level_survives(a);
-	bool fatal_ok = a->geom.level == URAID_LEVEL_4 || a->geom.level == URAID_LEVEL_5 ||
-			a->geom.level == URAID_LEVEL_6;
+	bool fatal_ok = level_is_parity(a->geom.level);   /* md's raid0/1/10 keep the last copy */
 	if (!survives && (!(flags & URAID_FAIL_FORCE) || !fatal_ok)) {
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (!fatal_ok)

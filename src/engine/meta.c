@@ -289,12 +289,6 @@ int meta_mark_clean(struct array *a)
 	return rc;
 }
 
-/* md's per-level rule: RAID 4/5/6 always record the failure; the others keep
-   their last working copy rather than fail it (raid0/1/10 _error). */
-static bool records_fatal_failure(int level)
-{
-	return level == URAID_LEVEL_4 || level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
-}
 
 bool array_fail_slot(struct array *a, unsigned slot, int err)
 {
@@ -311,7 +305,9 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 
 	a->slot[slot].state = URAID_MEMBER_FAULTY;
 	ok = array_level_survives(a);
-	if (!ok && !records_fatal_failure(a->geom.level)) {
+	/* md's rule: RAID 4/5/6 always record the failure; the others keep
+	   their last working copy rather than fail it (raid0/1/10 _error) */
+	if (!ok && !level_is_parity(a->geom.level)) {
 		a->slot[slot].state = URAID_MEMBER_IN_SYNC;
 		fprintf(stderr, "uraid: %s: I/O error (%s) on the last working copy of slot %u; "
 			"not failing it\n", m->path, strerror(err < 0 ? -err : err), slot);

@@ -685,29 +685,18 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	j->pos = from - from % j->unit;
 	if (j->pos > j->end)
 		j->pos = j->end;
-	if (kind == URAID_SYNC_RECOVER) {
-		pthread_mutex_lock(&a->meta_lock);
-		rc = recovery_begin(j);
-		pthread_mutex_unlock(&a->meta_lock);
-		if (rc) {
-			free(j);
-			return uraid_errf(err, errlen, rc, "nothing to rebuild: no missing slot, "
-					  "or no spare large enough");
-		}
-	}
-	if (kind == URAID_SYNC_REPLACE) {
-		pthread_mutex_lock(&a->meta_lock);
-		rc = replace_begin(j);
-		pthread_mutex_unlock(&a->meta_lock);
-		if (rc) {
-			free(j);
-			return uraid_errf(err, errlen, rc, "nothing to replace");
-		}
-	}
-	if (kind == URAID_SYNC_RESYNC || kind == URAID_SYNC_REPAIR) {
-		pthread_mutex_lock(&a->meta_lock);
+	/* the superblock side of the work, before it starts */
+	pthread_mutex_lock(&a->meta_lock);
+	rc = kind == URAID_SYNC_RECOVER ? recovery_begin(j)
+	   : kind == URAID_SYNC_REPLACE ? replace_begin(j) : 0;
+	if (kind == URAID_SYNC_RESYNC || kind == URAID_SYNC_REPAIR)
 		replace_restart(a);
-		pthread_mutex_unlock(&a->meta_lock);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc) {
+		free(j);
+		return uraid_errf(err, errlen, rc, kind == URAID_SYNC_RECOVER
+				  ? "nothing to rebuild: no missing slot, or no spare large enough"
+				  : "nothing to replace");
 	}
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();

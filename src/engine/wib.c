@@ -26,8 +26,7 @@
 
 static bool level_has_bitmap(int level)
 {
-	return level == URAID_LEVEL_1 || level == URAID_LEVEL_10 || level == URAID_LEVEL_4 ||
-	       level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
+	return level == URAID_LEVEL_1 || level == URAID_LEVEL_10 || level_is_parity(level);
 }
 
 static int64_t area_sector(const struct array *a, unsigned i)

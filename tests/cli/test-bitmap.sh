@@ -14,15 +14,10 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
 need nbdcopy nbdinfo qemu-io python3
-work=$(mktemp -d /tmp/uraid-bitmap.XXXXXX)
-export URAID_RUN_DIR=$work/run
+work_dir bitmap
 SEED=${SEED:-20261130}
 echo "seed $SEED, work in $work"
-spid=
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 uri="nbd+unix:///?socket=$work/b.sock"
-randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"; }
 # jget EXPR: a value from `uraid status --json b` (d is the document)
 jget() { "$URAID" status --json "${ARR:-b}" | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 disk_dirty() { "$URAID" examine "$1" | sed -n 's/.*Bitmap : .*, \([0-9]*\) dirty.*/\1/p'; }

@@ -13,16 +13,11 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
 need fio nbdcopy nbdinfo qemu-io qemu-img python3
-work=$(mktemp -d /tmp/uraid-replace.XXXXXX)
-export URAID_RUN_DIR=$work/run
+work_dir replace
 SEED=${SEED:-20261130}
 echo "seed $SEED, work in $work"
-spid=
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"; }
 serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
+stop() { stop_served "$1"; }
 member_state() {   # member_state ARRAY PATH-SUFFIX: state and slot from status --json
     "$URAID" status --json "$1" | python3 -c '
 import json, sys

@@ -14,15 +14,11 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
 need nbdinfo nbdcopy qemu-img fio python3
-work=$(mktemp -d /tmp/uraid-syncm.XXXXXX)
-export URAID_RUN_DIR=$work/run
+work_dir syncm
 SEED=${SEED:-20261130}
 echo "seed $SEED, work in $work"
-spid=
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
+stop() { stop_served "$1"; }
 # members NAME N SIZE-MiB: zeroed image files in $m
 members() {
     m=()
@@ -32,8 +28,7 @@ members() {
 }
 # pattern FILE BYTES: seeded random data
 pattern() {
-    python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' \
-        "$SEED" "$2" >"$1"
+    randfile "$SEED" "$2" "$1"
 }
 field() { "$URAID" examine "$1" | sed -n "s/ *$2 : \([0-9]*\) sectors.*/\1/p"; }
 # corrupt FILE MEMBER-SECTOR: 4 KiB of junk there (relative to the data offset)

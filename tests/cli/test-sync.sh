@@ -12,24 +12,19 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
 need nbdinfo nbdcopy qemu-img fio python3
-work=$(mktemp -d /tmp/uraid-sync.XXXXXX)
-export URAID_RUN_DIR=$work/run
+work_dir sync
 SEED=${SEED:-20261129}
 echo "seed $SEED, work in $work"
-spid=
-cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
 # members NAME N SIZE-MiB: random contents from the seed (so parity is wrong)
 members() {
     m=()
     for i in $(seq 0 $(($2 - 1))); do
-        python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2]) << 20))' \
-            "$((SEED + i))" "$3" >"$work/$1.$i"
+        randfile "$((SEED + i))" $(($3 << 20)) "$work/$1.$i"
         m+=("$work/$1.$i")
     done
 }
 serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null; wait "$spid"; local rc=$?; spid=; return $rc; }
+stop() { stop_served "$1"; }
 
 # ---- check, repair, check on RAID 5 and RAID 6 assembled with wrong parity ----
 for level in 5 6; do
@@ -127,8 +122,7 @@ for level in 5 6; do
     serve $name --speed-max=3000 "${m[@]}"
     uri="nbd+unix:///?socket=$work/$name.sock"
     size=$(nbdinfo --size "$uri")
-    python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' \
-        "$SEED" "$size" >"$work/data"
+    randfile "$SEED" "$size" "$work/data"
     nbdcopy "$work/data" "$uri"
     "$URAID" fail "${m[1]}" >/dev/null
     sleep 1
@@ -229,8 +223,7 @@ truncate -s 40M "$work/e.4"
     --bitmap-chunk=1024 --assume-clean --name=e "${m[@]}" >/dev/null
 serve e "${m[@]}"
 size=$(nbdinfo --size "nbd+unix:///?socket=$work/e.sock")
-python3 -c 'import random,sys; sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' \
-    $((SEED + 5)) "$size" >"$work/e.data"
+randfile $((SEED + 5)) "$size" "$work/e.data"
 nbdcopy "$work/e.data" "nbd+unix:///?socket=$work/e.sock"
 "$URAID" fail "${m[2]}" >/dev/null && "$URAID" remove "${m[2]}" >/dev/null
 check "1.0: add of a larger device" bash -c "'$URAID' add e '$work/e.4' >/dev/null"

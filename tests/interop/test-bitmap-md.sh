@@ -27,7 +27,7 @@ need fio nbdinfo nbdcopy qemu-io
 spid=
 trap '[ -n "$spid" ] && kill -9 $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
 serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
+stop() { stop_served "$1"; }
 dirty_bits() { "$URAID" examine "$1" | sed -n 's/.*Bitmap : .*, \([0-9]*\) dirty.*/\1/p'; }
 
 # F: uraid is killed in the middle of writes
@@ -55,8 +55,7 @@ for i in 0 1 2 3; do truncate -s 24M "$tmp/h$i"; H+=("$tmp/h$i"); done
     --delay=1 --assume-clean --name=h "${H[@]}" >/dev/null
 serve h --speed-max=1000 "${H[@]}"
 size_h=$(nbdinfo --size "nbd+unix:///?socket=$tmp/h.sock")
-python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' \
-    $((SEED + 8)) "$size_h" >"$tmp/h.data"
+randfile $((SEED + 8)) "$size_h" "$tmp/h.data"
 nbdcopy "$tmp/h.data" "nbd+unix:///?socket=$tmp/h.sock"
 # two sweeps (--delay=1) and the bits of the full write are clear
 for _ in $(seq 200); do
@@ -66,8 +65,7 @@ done
 "$URAID" fail "${H[2]}" >/dev/null && "$URAID" remove "${H[2]}" >/dev/null
 # 8 MiB at 8 MiB: about 2.7 MiB of each member, which the re-add rebuilds at
 # 1000 KiB/s (what the bitmap leaves out costs no time): stopped half-way there
-python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(8 << 20))' \
-    $((SEED + 9)) >"$tmp/h.patch"
+randfile $((SEED + 9)) $((8 << 20)) "$tmp/h.patch"
 qemu-io -f raw -c "write -q -s $tmp/h.patch $((8 << 20)) $((8 << 20))" "nbd+unix:///?socket=$tmp/h.sock" >/dev/null
 check "H: 8 MiB written while the member was away" test $? -eq 0
 dd if="$tmp/h.patch" of="$tmp/h.data" bs=1M seek=8 conv=notrunc status=none
@@ -82,8 +80,7 @@ check "H: uraid stopped the re-add rebuild at recovery_offset $off_h, in the chu
 # G: md's disks, zeroed; the data md writes, from the seed
 G=()
 for i in 0 1 2 3; do truncate -s 40M "$tmp/g$i"; G+=("$tmp/g$i"); done
-python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(4 << 20))' \
-    $((SEED + 7)) >"$tmp/g.data"
+randfile $((SEED + 7)) $((4 << 20)) "$tmp/g.data"
 
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0

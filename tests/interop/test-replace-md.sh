@@ -21,9 +21,8 @@ echo "seed $SEED"
 need nbdinfo nbdcopy
 spid=
 trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
-randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"; }
 serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
+stop() { stop_served "$1"; }
 
 # R: a finished replacement
 R=()

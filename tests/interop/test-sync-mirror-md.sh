@@ -25,10 +25,9 @@ SEED=${URAID_SEED:-20261130}
 echo "seed $SEED"
 . "$INTEROP_DIR/../cli/lib/common.sh"
 spid=
-trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait' EXIT
-randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"; }
+trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
 serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
+stop() { stop_served "$1"; }
 offset() { "$URAID" examine "$1" | sed -n "s/ *$2 Offset : \([0-9]*\) sectors/\1/p"; }   # offset DEV Data|Resync|Recovery
 
 # A: uraid repairs, md checks (random members: every copy differs at first)

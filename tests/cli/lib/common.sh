@@ -6,6 +6,12 @@
 #   serve_bg DIR NAME ARGS  start uraid serve on DIR/NAME.sock (pid file, logs
 #                           DIR/NAME.out/.err appended), wait until it serves;
 #                           its pid in $spid
+#   stop_served NAME        uraid stop NAME (kill if that fails), wait for
+#                           $spid; the server's exit status
+#   work_dir NAME           a fresh /tmp/uraid-NAME.* in $work (also the run
+#                           directory's home), removed at exit after the
+#                           server in $spid is stopped
+#   randfile SEED BYTES F   BYTES pseudo-random bytes from SEED into F
 fails=0
 PATH=$PATH:/usr/sbin:/sbin     # mdadm
 
@@ -30,4 +36,24 @@ serve_bg() {
     for _ in $(seq 100); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.1; done
     cat "$dir/$name.err"
     return 1
+}
+
+stop_served() {
+    "$URAID" stop "$1" >/dev/null || kill "$spid"
+    wait "$spid"
+    local rc=$?
+    spid=
+    return $rc
+}
+
+work_dir() {
+    work=$(mktemp -d "/tmp/uraid-$1.XXXXXX") || exit 1
+    export URAID_RUN_DIR=$work/run
+    spid=
+    trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+}
+
+randfile() {
+    python3 -c 'import random, sys
+sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"
 }

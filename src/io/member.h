@@ -22,6 +22,7 @@ struct member {
 	int fd;
 	bool direct;                /* opened with O_DIRECT */
 	bool blockdev;
+	bool in_memory;             /* a file on tmpfs or ramfs: see member_submit */
 	uint32_t dio_align;         /* O_DIRECT offset/length alignment in bytes (512, 4096):
 	                               member_submit READ/WRITE must respect it when direct */
 	uint64_t dev_sectors;
@@ -69,12 +70,19 @@ struct member_io {
  * transfers, counts, and calls mio->done(mio, 0 or -errno) from r's poll.
  * DISCARD punches a hole in a file (reads back zeroes) or issues BLKDISCARD
  * on a block device (synchronously; -EOPNOTSUPP is passed on, not counted as
- * an error). Counters: reads/writes and bytes on success, read_errors or
+ * an error). A member in memory (a file on tmpfs or ramfs) is read and
+ * written by the calling thread, up to MEMBER_INLINE_MAX bytes at a time:
+ * the kernel cannot do such I/O without blocking, so io_uring would hand
+ * every request to a worker thread, and for a memory copy that hand-off
+ * (a wake-up and two context switches) costs more than the copy; the
+ * completion still runs from r's poll. Counters: reads/writes and bytes on success, read_errors or
  * write_errors (FLUSH, DISCARD count as writes) on failure. A fault fails the
  * I/O (-EIO, VANISH -ENODEV) without touching the device. A read that hits
  * the end of the device is -EIO.
  */
 void member_submit(struct reactor *r, struct member_io *mio);
+/* Larger copies go through io_uring: a reactor should not stall that long. */
+#define MEMBER_INLINE_MAX (1u << 20)
 
 /* Replace the member's fault (kind NONE clears it). */
 void member_set_fault(struct member *m, const struct uraid_fault *f);

@@ -6,6 +6,7 @@
 #include <linux/fs.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 
 #include "io/member_internal.h"
 
@@ -31,6 +32,20 @@ static void member_io_finish(struct member_io *mio, int res)
 	mio->done(mio, res < 0 ? res : 0);
 }
 
+/* A memory copy done here and now (member in memory); completes from the poll. */
+static void member_io_inline(struct member_io *mio, void *buf, uint32_t len, uint64_t off)
+{
+	struct member *m = mio->m;
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+	ssize_t n;
+
+	do {
+		n = mio->kind == MEMBER_READ ? preadv2(m->fd, &v, 1, (off_t)off, 0)
+					     : pwritev2(m->fd, &v, 1, (off_t)off, mio->rw_flags);
+	} while (n < 0 && errno == EINTR);
+	reactor_complete(mio->r, &mio->op, n < 0 ? -errno : (int)n);
+}
+
 /* Issue (the rest of) a read or write. */
 static void member_io_issue_rw(struct member_io *mio)
 {
@@ -39,7 +54,9 @@ static void member_io_issue_rw(struct member_io *mio)
 	char *buf = (char *)mio->buf + mio->done_bytes;
 	uint32_t left = mio->len - mio->done_bytes;
 
-	if (mio->kind == MEMBER_READ)
+	if (m->in_memory && left <= MEMBER_INLINE_MAX)
+		member_io_inline(mio, buf, left, off);
+	else if (mio->kind == MEMBER_READ)
 		reactor_read(mio->r, &mio->op, m->fd, buf, left, off);
 	else
 		reactor_write(mio->r, &mio->op, m->fd, buf, left, off, mio->rw_flags);
@@ -98,7 +115,11 @@ void member_submit(struct reactor *r, struct member_io *mio)
 		member_io_issue_rw(mio);
 		break;
 	case MEMBER_FLUSH:
-		reactor_fsync(r, &mio->op, m->fd);
+		/* nothing to write back in memory: only the hand-off would cost */
+		if (m->in_memory)
+			reactor_complete(r, &mio->op, 0);
+		else
+			reactor_fsync(r, &mio->op, m->fd);
 		break;
 	case MEMBER_DISCARD:
 		if (m->blockdev)

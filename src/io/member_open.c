@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "common/errmsg.h"
@@ -29,6 +31,16 @@ static void member_reset(struct member *m, const char *path)
 	atomic_init(&m->has_fault, false);
 	atomic_init(&m->fault_rng, 0);
 	m->fault.kind = URAID_FAULT_NONE;
+}
+
+/* Is fd a file whose data lives in memory (tmpfs, ramfs)? */
+static bool member_in_memory(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return false;
+	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
 }
 
 /* Alignment O_DIRECT needs on this fd: logical block size or the file's DIO offset alignment. */
@@ -105,6 +117,7 @@ int member_open(struct member *m, const char *path, bool readonly, bool buffered
 	m->fd = fd;
 	m->dev_sectors = bytes / 512;
 	m->dio_align = member_dio_align(fd, m->blockdev);
+	m->in_memory = !m->blockdev && member_in_memory(fd);
 	return 0;
 }
 

@@ -260,6 +260,7 @@ static void test_short_read(struct reactor *r, struct member *m)
 	static unsigned char buf[1024];
 	struct slow_writer w;
 	int fds[2], fd = m->fd;
+	bool in_memory = m->in_memory;
 	uint64_t reads = m->reads, data_offset = m->data_offset;
 
 	if (pipe(fds) < 0) {
@@ -267,6 +268,7 @@ static void test_short_read(struct reactor *r, struct member *m)
 		return;
 	}
 	m->fd = fds[0];
+	m->in_memory = false;           /* a pipe: through io_uring, which waits for it */
 	m->data_offset = 0;
 	w.fd = fds[1];
 	pthread_create(&w.tid, NULL, slow_writer_main, &w);
@@ -282,6 +284,7 @@ static void test_short_read(struct reactor *r, struct member *m)
 	CHECK(m->reads == reads + 1 && t.mio.done_bytes == 1024, "short read counted %llu, %u bytes",
 	      (unsigned long long)(m->reads - reads), t.mio.done_bytes);
 	m->fd = fd;
+	m->in_memory = in_memory;
 	m->data_offset = data_offset;
 	m->reads = reads;
 	m->read_bytes -= 1024;
@@ -321,11 +324,26 @@ static void test_dir(const char *dir)
 	       m.dio_align, (unsigned long long)m.dev_sectors);
 	CHECK(m.dev_sectors == FILE_BYTES / 512, "%s: size %llu", dir,
 	      (unsigned long long)m.dev_sectors);
+	bool tmpfs = strcmp(dir, "/dev/shm") == 0;
+	CHECK(m.in_memory == tmpfs, "%s: in memory %d, expected %d", dir, m.in_memory, tmpfs);
 	m.data_offset = DATA_OFFSET;
 	CHECK(reactor_init(&r, 0, 16) == 0, "reactor");
 	test_sync(&m, dir, a, b);
 	test_short_read(&r, &m);
 	test_rw(&r, &m, dir, a, b);
+	if (m.in_memory) {
+		/* the same through io_uring, as for copies over MEMBER_INLINE_MAX */
+		char what[300];
+		snprintf(what, sizeof(what), "%s (through io_uring)", dir);
+		m.in_memory = false;
+		atomic_store(&m.reads, 0);
+		atomic_store(&m.writes, 0);
+		atomic_store(&m.read_bytes, 0);
+		atomic_store(&m.write_bytes, 0);
+		atomic_store(&m.read_errors, 0);
+		test_rw(&r, &m, what, a, b);
+		m.in_memory = true;
+	}
 	test_faults(&r, &m, dir, a, b);
 	reactor_fini(&r);
 	member_close(&m);

@@ -8,6 +8,7 @@
 #     mismatches, the data.
 #  T  the same with a RAID 1 (2 members): md goes on with the replacement
 #     uraid stopped half-way and ends with the new member active in its slot.
+#  U  the same with a RAID 10 (n2, 4 members).
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -51,23 +52,34 @@ off_s=$("$URAID" examine "${S[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) se
 check "S: uraid left the replacement at recovery_offset $off_s, part-way" \
     bash -c "[ -n '$off_s' ] && [ '$off_s' -gt 0 ] && [ '$off_s' -lt 48000 ]"
 
-# T: a RAID 1 replacement stopped half-way (written to on both sides of it first)
-T=()
-for i in 0 1 2; do truncate -s 24M "$tmp/t$i"; T+=("$tmp/t$i"); done
-"$URAID" create --level=1 --raid-devices=2 --assume-clean --name=t "${T[@]:0:2}" >/dev/null
-serve t --speed-max=5000 "${T[@]:0:2}"
-tsize=$(nbdinfo --size "nbd+unix:///?socket=$tmp/t.sock")
-randfile $((SEED + 2)) "$tsize" "$tmp/t.data"
-nbdcopy "$tmp/t.data" "nbd+unix:///?socket=$tmp/t.sock"
-"$URAID" replace "${T[1]}" "${T[2]}" >/dev/null
-sleep 1.5
-randfile $((SEED + 3)) "$tsize" "$tmp/t.data"
-nbdcopy "$tmp/t.data" "nbd+unix:///?socket=$tmp/t.sock"
-stop t
-off_t=$("$URAID" examine "${T[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
-check "T: uraid left the RAID 1 replacement at recovery_offset $off_t, part-way" \
-    bash -c "[ -n '$off_t' ] && [ '$off_t' -gt 0 ] && [ '$off_t' -lt 45000 ] &&
-             '$URAID' examine '${T[2]}' | grep -q 'Feature Map : 0x12'"
+# T, U: a replacement of member 1 stopped half-way, written to on both sides
+# of it first. halfway LABEL NAME N SEED CREATE-ARGS...: members in $H, the
+# data in $tmp/NAME.data, the replacement's recovery_offset in $off
+halfway() {
+    local label=$1 name=$2 n=$3 seed=$4 uri size
+    shift 4
+    H=()
+    for i in $(seq 0 "$n"); do truncate -s 24M "$tmp/$name$i"; H+=("$tmp/$name$i"); done
+    "$URAID" create "$@" --raid-devices="$n" --assume-clean --name="$name" "${H[@]:0:$n}" >/dev/null
+    serve "$name" --speed-max=5000 "${H[@]:0:$n}"
+    uri="nbd+unix:///?socket=$tmp/$name.sock"
+    size=$(nbdinfo --size "$uri")
+    randfile "$seed" "$size" "$tmp/$name.data"
+    nbdcopy "$tmp/$name.data" "$uri"
+    "$URAID" replace "${H[1]}" "${H[$n]}" >/dev/null
+    sleep 1.5
+    randfile $((seed + 1)) "$size" "$tmp/$name.data"
+    nbdcopy "$tmp/$name.data" "$uri"
+    stop "$name"
+    off=$("$URAID" examine "${H[$n]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+    check "$label: uraid left the replacement at recovery_offset $off, part-way" \
+        bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt 45000 ] &&
+                 '$URAID' examine '${H[$n]}' | grep -q 'Feature Map : 0x12'"
+}
+halfway "T (RAID 1)" t 2 $((SEED + 2)) --level=1
+T=("${H[@]}") off_t=$off
+halfway "U (RAID 10)" u 4 $((SEED + 4)) --level=10 --layout=n2 --chunk=64
+U=("${H[@]}") off_u=$off
 
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
@@ -98,25 +110,32 @@ echo "S degraded=$(cat /sys/block/md1/md/degraded)"
 md_check md1 S
 echo "S sha=$(sha256sum </dev/md1 | cut -d' ' -f1)"
 mdadm --stop /dev/md1 >/dev/null 2>&1
-echo 1000 >/proc/sys/dev/raid/speed_limit_max
-mdadm --assemble --run /dev/md2 /dev/vdj /dev/vdk /dev/vdl 2>/tmp/err >/dev/null || { echo "T: assemble failed: $(cat /tmp/err)"; rc=1; }
-sleep 0.5
-echo "T first_completed=$(cat /sys/block/md2/md/sync_completed | cut -d' ' -f1)"
-echo "T action=$(cat /sys/block/md2/md/sync_action)"
-echo 200000 >/proc/sys/dev/raid/speed_limit_max
-wait_idle md2
-sleep 1
-echo "T new=$(cat /sys/block/md2/md/dev-vdl/state) slot=$(cat /sys/block/md2/md/dev-vdl/slot)"
-echo "T old=$(cat /sys/block/md2/md/dev-vdk/state)"
-echo "T degraded=$(cat /sys/block/md2/md/degraded)"
-md_check md2 T
-echo "T sha=$(sha256sum </dev/md2 | cut -d' ' -f1)"
-mdadm --stop /dev/md2 >/dev/null 2>&1
+# halfway LABEL MD NEW OLD DEVICES...: md goes on with the replacement
+halfway() {
+    local label=$1 md=$2 new=$3 old=$4
+    shift 4
+    echo 1000 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --assemble --run /dev/$md "$@" 2>/tmp/err >/dev/null || { echo "$label: assemble failed: $(cat /tmp/err)"; rc=1; }
+    sleep 0.5
+    echo "$label first_completed=$(cat /sys/block/$md/md/sync_completed | cut -d' ' -f1)"
+    echo "$label action=$(cat /sys/block/$md/md/sync_action)"
+    echo 200000 >/proc/sys/dev/raid/speed_limit_max
+    wait_idle $md
+    sleep 1
+    echo "$label new=$(cat /sys/block/$md/md/dev-$new/state) slot=$(cat /sys/block/$md/md/dev-$new/slot)"
+    echo "$label old=$(cat /sys/block/$md/md/dev-$old/state)"
+    echo "$label degraded=$(cat /sys/block/$md/md/degraded)"
+    md_check $md $label
+    echo "$label sha=$(sha256sum </dev/$md | cut -d' ' -f1)"
+    mdadm --stop /dev/$md >/dev/null 2>&1
+}
+halfway T md2 vdl vdk /dev/vdj /dev/vdk /dev/vdl
+halfway U md3 vdq vdn /dev/vdm /dev/vdn /dev/vdo /dev/vdp /dev/vdq
 exit $rc
 GUEST
 
 R_MD=("${R[0]}" "${R[2]}" "${R[3]}" "${R[4]}")
-out=$(interop_run "$tmp/guest.sh" "${R_MD[@]}" "${S[@]}" "${T[@]}")
+out=$(interop_run "$tmp/guest.sh" "${R_MD[@]}" "${S[@]}" "${T[@]}" "${U[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -133,13 +152,19 @@ check "S: md finished it: the new member in slot 2, the old one faulty" \
 check "S: 0 mismatches and the data" \
     bash -c "grep -q '^S mismatch_cnt=0$' <<<\"\$0\" &&
              grep -q '^S sha=$(sha256sum <"$tmp/s.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
-first=$(sed -n 's/^T first_completed=\([0-9]*\)$/\1/p' <<<"$out")
-check "T: md went on with the RAID 1 replacement from uraid's recovery_offset (first seen at $first)" \
-    bash -c "[ -n '$first' ] && [ '$first' -ge '$off_t' ]"
-check "T: md finished it: the new member in slot 1, the old one faulty" \
-    bash -c "grep -q '^T new=in_sync slot=1$' <<<\"\$0\" && grep -q '^T old=faulty' <<<\"\$0\" &&
-             grep -q '^T degraded=0$' <<<\"\$0\"" "$out"
-check "T: 0 mismatches and the data" \
-    bash -c "grep -q '^T mismatch_cnt=0$' <<<\"\$0\" &&
-             grep -q '^T sha=$(sha256sum <"$tmp/t.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
+# halfway_checks LABEL NAME WHAT OFFSET: what md did with a replacement of slot 1 stopped half-way
+halfway_checks() {
+    local l=$1 name=$2 what=$3 from=$4 first
+    first=$(sed -n "s/^$l first_completed=\([0-9]*\)$/\1/p" <<<"$out")
+    check "$l: md went on with the $what replacement from uraid's recovery_offset (first seen at $first)" \
+        bash -c "[ -n '$first' ] && [ '$first' -ge '$from' ]"
+    check "$l: md finished it: the new member in slot 1, the old one faulty" \
+        bash -c "grep -q '^$l new=in_sync slot=1$' <<<\"\$0\" && grep -q '^$l old=faulty' <<<\"\$0\" &&
+                 grep -q '^$l degraded=0$' <<<\"\$0\"" "$out"
+    check "$l: 0 mismatches and the data" \
+        bash -c "grep -q '^$l mismatch_cnt=0$' <<<\"\$0\" &&
+                 grep -q '^$l sha=$(sha256sum <"$tmp/$name.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
+}
+halfway_checks T t "RAID 1" "$off_t"
+halfway_checks U u "RAID 10" "$off_u"
 exit $fails

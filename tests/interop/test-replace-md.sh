@@ -89,27 +89,6 @@ md_check() {
     sleep 0.5; wait_idle $1
     echo "$2 mismatch_cnt=$(cat /sys/block/$1/md/mismatch_cnt)"
 }
-echo 200000 >/proc/sys/dev/raid/speed_limit_max
-mdadm --assemble --run /dev/md0 /dev/vda /dev/vdb /dev/vdc /dev/vdd 2>/tmp/err >/dev/null || { echo "R: assemble failed: $(cat /tmp/err)"; rc=1; }
-echo "R degraded=$(cat /sys/block/md0/md/degraded)"
-echo "R role=$(cat /sys/block/md0/md/dev-vdd/slot)"
-md_check md0 R
-echo "R sha=$(sha256sum </dev/md0 | cut -d' ' -f1)"
-mdadm --stop /dev/md0 >/dev/null 2>&1
-echo 1000 >/proc/sys/dev/raid/speed_limit_max
-mdadm --assemble --run /dev/md1 /dev/vde /dev/vdf /dev/vdg /dev/vdh /dev/vdi 2>/tmp/err >/dev/null || { echo "S: assemble failed: $(cat /tmp/err)"; rc=1; }
-sleep 0.5
-echo "S first_completed=$(cat /sys/block/md1/md/sync_completed | cut -d' ' -f1)"
-echo "S action=$(cat /sys/block/md1/md/sync_action)"
-echo 200000 >/proc/sys/dev/raid/speed_limit_max
-wait_idle md1
-sleep 1
-echo "S new=$(cat /sys/block/md1/md/dev-vdi/state) slot=$(cat /sys/block/md1/md/dev-vdi/slot)"
-echo "S old=$(cat /sys/block/md1/md/dev-vdg/state)"
-echo "S degraded=$(cat /sys/block/md1/md/degraded)"
-md_check md1 S
-echo "S sha=$(sha256sum </dev/md1 | cut -d' ' -f1)"
-mdadm --stop /dev/md1 >/dev/null 2>&1
 # halfway LABEL MD NEW OLD DEVICES...: md goes on with the replacement
 halfway() {
     local label=$1 md=$2 new=$3 old=$4
@@ -129,6 +108,14 @@ halfway() {
     echo "$label sha=$(sha256sum </dev/$md | cut -d' ' -f1)"
     mdadm --stop /dev/$md >/dev/null 2>&1
 }
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md0 /dev/vda /dev/vdb /dev/vdc /dev/vdd 2>/tmp/err >/dev/null || { echo "R: assemble failed: $(cat /tmp/err)"; rc=1; }
+echo "R degraded=$(cat /sys/block/md0/md/degraded)"
+echo "R role=$(cat /sys/block/md0/md/dev-vdd/slot)"
+md_check md0 R
+echo "R sha=$(sha256sum </dev/md0 | cut -d' ' -f1)"
+mdadm --stop /dev/md0 >/dev/null 2>&1
+halfway S md1 vdi vdg /dev/vde /dev/vdf /dev/vdg /dev/vdh /dev/vdi
 halfway T md2 vdl vdk /dev/vdj /dev/vdk /dev/vdl
 halfway U md3 vdq vdn /dev/vdm /dev/vdn /dev/vdo /dev/vdp /dev/vdq
 exit $rc
@@ -143,28 +130,20 @@ check "R: md runs the array with the new member in slot 1: whole, 0 mismatches, 
     bash -c "grep -q '^R degraded=0$' <<<\"\$0\" && grep -q '^R role=1$' <<<\"\$0\" &&
              grep -q '^R mismatch_cnt=0$' <<<\"\$0\" &&
              grep -q '^R sha=$(sha256sum <"$tmp/r.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
-first=$(sed -n 's/^S first_completed=\([0-9]*\)$/\1/p' <<<"$out")
-check "S: md went on with the replacement from uraid's recovery_offset (first seen at $first)" \
-    bash -c "[ -n '$first' ] && [ '$first' -ge '$off_s' ]"
-check "S: md finished it: the new member in slot 2, the old one faulty" \
-    bash -c "grep -q '^S new=in_sync slot=2$' <<<\"\$0\" && grep -q '^S old=faulty' <<<\"\$0\" &&
-             grep -q '^S degraded=0$' <<<\"\$0\"" "$out"
-check "S: 0 mismatches and the data" \
-    bash -c "grep -q '^S mismatch_cnt=0$' <<<\"\$0\" &&
-             grep -q '^S sha=$(sha256sum <"$tmp/s.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
-# halfway_checks LABEL NAME WHAT OFFSET: what md did with a replacement of slot 1 stopped half-way
+# halfway_checks LABEL NAME WHAT SLOT OFFSET: what md did with a replacement stopped half-way
 halfway_checks() {
-    local l=$1 name=$2 what=$3 from=$4 first
+    local l=$1 name=$2 what=$3 slot=$4 from=$5 first
     first=$(sed -n "s/^$l first_completed=\([0-9]*\)$/\1/p" <<<"$out")
     check "$l: md went on with the $what replacement from uraid's recovery_offset (first seen at $first)" \
         bash -c "[ -n '$first' ] && [ '$first' -ge '$from' ]"
-    check "$l: md finished it: the new member in slot 1, the old one faulty" \
-        bash -c "grep -q '^$l new=in_sync slot=1$' <<<\"\$0\" && grep -q '^$l old=faulty' <<<\"\$0\" &&
+    check "$l: md finished it: the new member in slot $slot, the old one faulty" \
+        bash -c "grep -q '^$l new=in_sync slot=$slot$' <<<\"\$0\" && grep -q '^$l old=faulty' <<<\"\$0\" &&
                  grep -q '^$l degraded=0$' <<<\"\$0\"" "$out"
     check "$l: 0 mismatches and the data" \
         bash -c "grep -q '^$l mismatch_cnt=0$' <<<\"\$0\" &&
                  grep -q '^$l sha=$(sha256sum <"$tmp/$name.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
 }
-halfway_checks T t "RAID 1" "$off_t"
-halfway_checks U u "RAID 10" "$off_u"
+halfway_checks S s "RAID 5" 2 "$off_s"
+halfway_checks T t "RAID 1" 1 "$off_t"
+halfway_checks U u "RAID 10" 1 "$off_u"
 exit $fails

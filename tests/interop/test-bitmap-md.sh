@@ -12,7 +12,8 @@
 #  H  a member of a uraid RAID 5 with a bitmap leaves, data is written, it
 #     is re-added (feature 0x80) and uraid stops half-way through the
 #     bitmap-guided rebuild: md takes it up from recovery_offset, and the
-#     array is whole, consistent and holds the data.
+#     array is whole, consistent and holds the data;
+#  I  the same with a RAID 10 (n2, 4 members).
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -48,34 +49,48 @@ bits_f=$(dirty_bits "${F[0]}")
 check "F: uraid was killed with $bits_f bitmap bits set, the array dirty" \
     bash -c "[ '${bits_f:-0}' -gt 0 ] && '$URAID' examine '${F[0]}' | grep -q 'State : active'"
 
-# H: re-add, rebuild stopped half-way
-H=()
-for i in 0 1 2 3; do truncate -s 24M "$tmp/h$i"; H+=("$tmp/h$i"); done
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --bitmap=internal --bitmap-chunk=256 \
-    --delay=1 --assume-clean --name=h "${H[@]}" >/dev/null
-serve h --speed-max=1000 "${H[@]}"
-size_h=$(nbdinfo --size "nbd+unix:///?socket=$tmp/h.sock")
-randfile $((SEED + 8)) "$size_h" "$tmp/h.data"
-nbdcopy "$tmp/h.data" "nbd+unix:///?socket=$tmp/h.sock"
-# two sweeps (--delay=1) and the bits of the full write are clear
-for _ in $(seq 200); do
-    "$URAID" status --json h | grep -q '"dirty_bits": 0' && break
-    sleep 0.1
-done
-"$URAID" fail "${H[2]}" >/dev/null && "$URAID" remove "${H[2]}" >/dev/null
-# 8 MiB at 8 MiB: about 2.7 MiB of each member, which the re-add rebuilds at
-# 1000 KiB/s (what the bitmap leaves out costs no time): stopped half-way there
-randfile $((SEED + 9)) $((8 << 20)) "$tmp/h.patch"
-qemu-io -f raw -c "write -q -s $tmp/h.patch $((8 << 20)) $((8 << 20))" "nbd+unix:///?socket=$tmp/h.sock" >/dev/null
-check "H: 8 MiB written while the member was away" test $? -eq 0
-dd if="$tmp/h.patch" of="$tmp/h.data" bs=1M seek=8 conv=notrunc status=none
-out=$("$URAID" add h "${H[2]}")
-check "H: the member is re-added ($out)" grep -q "re-added" <<<"$out"
-sleep 1
-stop h
-off_h=$("$URAID" examine "${H[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
-check "H: uraid stopped the re-add rebuild at recovery_offset $off_h, in the chunks written" \
-    bash -c "[ -n '$off_h' ] && [ '$off_h' -gt 4096 ] && [ '$off_h' -lt 12288 ]"
+# H, I: re-add, rebuild stopped half-way. readd LABEL NAME SEED LO HI
+# CREATE-ARGS...: 4 members (in $M), member 2 leaves, 8 MiB are written at
+# 8 MiB, it is re-added, and uraid is stopped half-way through the rebuild,
+# whose recovery_offset must lie in LO..HI (the members' part of the write)
+readd() {
+    local label=$1 name=$2 seed=$3 lo=$4 hi=$5 uri size out off
+    shift 5
+    M=()
+    for i in 0 1 2 3; do truncate -s 24M "$tmp/$name$i"; M+=("$tmp/$name$i"); done
+    "$URAID" create "$@" --raid-devices=4 --chunk=64 --bitmap=internal --bitmap-chunk=256 \
+        --delay=1 --assume-clean --name="$name" "${M[@]}" >/dev/null
+    serve "$name" --speed-max=1000 "${M[@]}"
+    uri="nbd+unix:///?socket=$tmp/$name.sock"
+    size=$(nbdinfo --size "$uri")
+    randfile "$seed" "$size" "$tmp/$name.data"
+    nbdcopy "$tmp/$name.data" "$uri"
+    # two sweeps (--delay=1) and the bits of the full write are clear
+    for _ in $(seq 200); do
+        "$URAID" status --json "$name" | grep -q '"dirty_bits": 0' && break
+        sleep 0.1
+    done
+    "$URAID" fail "${M[2]}" >/dev/null && "$URAID" remove "${M[2]}" >/dev/null
+    # rebuilt at 1000 KiB/s (what the bitmap leaves out costs no time): one
+    # second in, the rebuild is inside the chunks written
+    randfile $((seed + 1)) $((8 << 20)) "$tmp/$name.patch"
+    qemu-io -f raw -c "write -q -s $tmp/$name.patch $((8 << 20)) $((8 << 20))" "$uri" >/dev/null
+    check "$label: 8 MiB written while the member was away" test $? -eq 0
+    dd if="$tmp/$name.patch" of="$tmp/$name.data" bs=1M seek=8 conv=notrunc status=none
+    out=$("$URAID" add "$name" "${M[2]}")
+    check "$label: the member is re-added ($out)" grep -q "re-added" <<<"$out"
+    sleep 1
+    stop "$name"
+    off=$("$URAID" examine "${M[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+    check "$label: uraid stopped the re-add rebuild at recovery_offset $off, in the chunks written" \
+        bash -c "[ -n '$off' ] && [ '$off' -gt $lo ] && [ '$off' -lt $hi ]"
+}
+# RAID 5: 8 MiB at 8 MiB are 2.7 MiB of each member from 2.7 MiB on
+readd H h $((SEED + 8)) 4096 12288 --level=5
+H=("${M[@]}")
+# RAID 10 n2: each member holds half of it, 4 MiB from 4 MiB on
+readd I i $((SEED + 10)) 8192 16384 --level=10 --layout=n2
+I=("${M[@]}")
 
 # G: md's disks, zeroed; the data md writes, from the seed
 G=()
@@ -93,15 +108,21 @@ echo check >/sys/block/md0/md/sync_action
 sleep 0.5; wait_idle md0
 echo "F mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
 mdadm --stop /dev/md0 >/dev/null 2>&1
-# H: md goes on with the re-added member's rebuild
-mdadm --assemble --run /dev/md2 /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 || { echo "H: assemble failed"; rc=1; }
-sleep 0.5; wait_idle md2
-echo "H degraded=$(cat /sys/block/md2/md/degraded)"
-echo check >/sys/block/md2/md/sync_action
-sleep 0.5; wait_idle md2
-echo "H mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
-echo "H sha=$(sha256sum </dev/md2 | cut -d' ' -f1)"
-mdadm --stop /dev/md2 >/dev/null 2>&1
+# H, I: md goes on with the re-added member's rebuild
+readd() {   # readd LABEL MD DEVICES...
+    local label=$1 md=$2
+    shift 2
+    mdadm --assemble --run /dev/$md "$@" >/dev/null 2>&1 || { echo "$label: assemble failed"; rc=1; }
+    sleep 0.5; wait_idle $md
+    echo "$label degraded=$(cat /sys/block/$md/md/degraded)"
+    echo check >/sys/block/$md/md/sync_action
+    sleep 0.5; wait_idle $md
+    echo "$label mismatch_cnt=$(cat /sys/block/$md/md/mismatch_cnt)"
+    echo "$label sha=$(sha256sum </dev/$md | cut -d' ' -f1)"
+    mdadm --stop /dev/$md >/dev/null 2>&1
+}
+readd H md2 /dev/vdi /dev/vdj /dev/vdk /dev/vdl
+readd I md3 /dev/vdm /dev/vdn /dev/vdo /dev/vdp
 # G: an array with a bitmap of 256 KiB chunks, data in 4 MiB at 8 MiB, then
 # a reset while it is active (safe_mode_delay keeps it so after the writes)
 mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 --metadata=1.2 \
@@ -123,7 +144,7 @@ sleep 1
 echo b >/proc/sysrq-trigger
 GUEST
 
-out=$(interop_run -f "$tmp/g.data" "$tmp/guest.sh" "${F[@]}" "${G[@]}" "${H[@]}")
+out=$(interop_run -f "$tmp/g.data" "$tmp/guest.sh" "${F[@]}" "${G[@]}" "${H[@]}" "${I[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -131,9 +152,12 @@ check "F: md's bitmap reader sees the $bits_f bits uraid set" grep -q "^F examin
 check "F: md resynced the array uraid left dirty; its check finds 0 mismatches" \
     grep -q "^F mismatch_cnt=0$" <<<"$out"
 
-check "H: md finished the rebuild uraid began: whole, 0 mismatches, the data" \
-    bash -c "grep -q '^H degraded=0$' <<<\"\$0\" && grep -q '^H mismatch_cnt=0$' <<<\"\$0\" &&
-             grep -q '^H sha=$(sha256sum <"$tmp/h.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
+for l in H I; do
+    n=$(tr H-I h-i <<<"$l")
+    check "$l: md finished the rebuild uraid began: whole, 0 mismatches, the data" \
+        bash -c "grep -q '^$l degraded=0$' <<<\"\$0\" && grep -q '^$l mismatch_cnt=0$' <<<\"\$0\" &&
+                 grep -q '^$l sha=$(sha256sum <"$tmp/$n.data" | cut -d' ' -f1)$' <<<\"\$0\"" "$out"
+done
 check "G: md cleared mdadm's initial bits before the write" grep -q "^G created 0 dirty$" <<<"$out"
 check "G: md was active at the reset" grep -q "^G state=active$" <<<"$out"
 bits_g=$(dirty_bits "${G[0]}")

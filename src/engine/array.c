@@ -71,6 +71,14 @@ uint64_t array_foreground_in_flight(const struct array *a)
 	return sum_in_flight(a);
 }
 
+uint64_t array_foreground_started(const struct array *a)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		n += atomic_load_explicit(&a->counters[i].started, memory_order_relaxed);
+	return n;
+}
+
 static uint64_t sum_writes_in_flight(const struct array *a)
 {
 	uint64_t n = 0;
@@ -336,6 +344,8 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->pending = 1;   /* held while splitting */
 	struct array_counters *c = &a->counters[er->r.index];
 	atomic_fetch_add(&c->in_flight, 1);
+	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 
 	if (is_write_op(io->op)) {
 		uint64_t lo, hi;

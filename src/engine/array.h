@@ -71,6 +71,7 @@ struct array_counters {
 	_Atomic uint64_t in_flight;
 	_Atomic uint64_t writes_in_flight;
 	_Atomic uint64_t last_write_ns;     /* for idle clean marking */
+	_Atomic uint64_t started;           /* requests begun (written by its reactor only) */
 } __attribute__((aligned(64)));
 
 /* One slot of the array. */
@@ -296,6 +297,10 @@ bool meta_bitmap_target(const struct array *a, unsigned i);
 void meta_recount_degraded(struct array *a);
 /* Requests in flight on every reactor (background work yields to them). */
 uint64_t array_foreground_in_flight(const struct array *a);
+/* Client requests begun so far: background work compares two readings to
+ * tell whether clients were active in between (a request can begin and end
+ * between two looks at in_flight, e.g. a copy from a tmpfs member). */
+uint64_t array_foreground_started(const struct array *a);
 /* Background writes pass the write gate as requests do (the array is marked
  * active first); counted on the given reactor. 0 or -errno. */
 int array_gate_enter(struct array *a, unsigned reactor);

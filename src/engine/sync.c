@@ -512,13 +512,15 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 {
 	struct array *a = j->a;
 	/*
-	 * Busy: client I/O seen in flight at a unit boundary, or within the
-	 * last SYNC_BUSY_HOLD_NS (a look at one instant misses a steady load
-	 * whose requests spend most of their time outside the engine, as NBD's
-	 * do). Turning busy starts a new window, so that what ran at the
+	 * Busy: client I/O in flight at a unit boundary or begun since the
+	 * last one, or either within the last SYNC_BUSY_HOLD_NS (a look at one
+	 * instant misses a steady load whose requests spend most of their time
+	 * outside the engine, as NBD's do). Turning busy starts a new window, so that what ran at the
 	 * maximum is not paid back by one long pause at the minimum.
 	 */
-	bool busy = array_foreground_in_flight(a) != 0;
+	uint64_t started = array_foreground_started(a);
+	bool busy = array_foreground_in_flight(a) != 0 || started != j->fg_started;
+	j->fg_started = started;
 	if (busy)
 		j->busy_until_ns = now + SYNC_BUSY_HOLD_NS;
 	else
@@ -700,6 +702,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	}
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
+	j->fg_started = array_foreground_started(a);
 	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
 		free(j);
 		return uraid_errf(err, errlen, rc, "cannot set up the %s: %s", uraid_sync_kind_name(kind),

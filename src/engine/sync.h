@@ -67,6 +67,7 @@ struct sync_job {
 	/* throttling */
 	uint64_t t_start_ns, window_ns, window_bytes;
 	uint64_t busy_until_ns;         /* clients count as busy until then */
+	uint64_t fg_started;            /* array_foreground_started at the last look */
 	bool was_busy;
 	struct io_op timer_op;
 	struct __kernel_timespec timer_ts;

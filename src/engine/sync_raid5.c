@@ -6,7 +6,13 @@
  * disk; a check counts the 4 KiB pages that differ (md's mismatch_cnt, in
  * sectors), a repair or resync writes the parity back where it differs. A
  * recovery reads the row's other chunks instead, rebuilds the missing one and
- * writes it to the new member.
+ * writes it to the new member; a replace copies the old member's chunk.
+ *
+ * A row is split into parts (byte ranges of every chunk, whole 4 KiB
+ * pages), one per reactor, which read, compute and write at the same time:
+ * on fast members the work is the copies and the parity, which one thread
+ * alone would do in turn. The unit ends, on the job's reactor, when the
+ * last part does.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,11 +22,39 @@
 #include <uraid/parity.h>
 
 #include "common/errmsg.h"
+#include "engine/host.h"
 #include "engine/raid5_priv.h"
 #include "engine/sync.h"
 #include "engine/wib.h"
 
 #define PAGE_SECTORS 8u         /* md compares and counts in 4 KiB pages */
+
+#define R5_MAX_PARTS 4u            /* a row's chunk is worked on in this many parts at most */
+
+struct r5_sync;
+
+/*
+ * One part of the row: a byte range of every member's chunk, worked on by
+ * one reactor (reads, parity, writes), so that the copies of a row run on
+ * several threads at once. The unit holds the row's lock for all of them.
+ */
+struct r5_part {
+	struct r5_sync *s;
+	struct reactor *r;
+	unsigned ridx;
+	size_t off, len;                /* in each member's chunk of the row */
+	struct member_io mio[URAID_MAX_MEMBERS];
+	unsigned outstanding;
+	int io_error;
+	bool target_failed;             /* a write to the member being rebuilt failed */
+	bool gate_held;
+	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's range was read */
+	void (*go)(struct r5_part *p);
+	void (*after_io)(struct r5_part *p);
+	void *blocks[URAID_MAX_MEMBERS + 2];
+	struct reactor_msg msg;
+	int res;
+};
 
 struct r5_sync {
 	struct sync_job *job;
@@ -31,9 +65,10 @@ struct r5_sync {
 	uint8_t *slot_buf[URAID_MAX_MEMBERS];
 	uint8_t *p_new, *q_new;
 	uint8_t *zero;
-	void *blocks[URAID_MAX_MEMBERS + 2];
-	bool gate_held;
-	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's chunk was read */
+	struct r5_part part[R5_MAX_PARTS];
+	unsigned nparts;
+	_Atomic unsigned parts_left;
+	struct reactor_msg parts_done_msg;
 };
 
 static uint32_t r5_unit_sectors(const struct array *a)
@@ -74,6 +109,33 @@ static void r5_job_fini(struct sync_job *j)
 	j->priv = NULL;
 }
 
+static void part_start(struct reactor *r, struct reactor_msg *m);
+static void parts_done(struct reactor *r, struct reactor_msg *m);
+
+/* One part per reactor (up to R5_MAX_PARTS), each a whole number of 4 KiB pages. */
+static void r5_parts_init(struct sync_job *j, struct r5_sync *s)
+{
+	struct array *a = j->a;
+	unsigned np = a->e->nreactors < R5_MAX_PARTS ? a->e->nreactors : R5_MAX_PARTS;
+	size_t pages = s->len / (PAGE_SECTORS * 512);
+
+	if (np > pages)
+		np = pages ? (unsigned)pages : 1;
+	s->nparts = np;
+	for (unsigned i = 0, first = 0; i < np; i++) {
+		struct r5_part *p = &s->part[i];
+		unsigned npages = (unsigned)(pages / np + (i < pages % np));
+		p->s = s;
+		p->ridx = (j->ridx + i) % a->e->nreactors;   /* the first on the job's reactor */
+		p->r = engine_reactor(a->e, p->ridx);
+		p->off = (size_t)first * PAGE_SECTORS * 512;
+		p->len = i + 1 < np ? (size_t)npages * PAGE_SECTORS * 512 : s->len - p->off;
+		p->msg.fn = part_start;
+		first += npages;
+	}
+	s->parts_done_msg.fn = parts_done;
+}
+
 static int r5_job_init(struct sync_job *j)
 {
 	struct array *a = j->a;
@@ -96,19 +158,22 @@ static int r5_job_init(struct sync_job *j)
 		return -ENOMEM;
 	}
 	memset(s->zero, 0, s->len);
+	r5_parts_init(j, s);
 	return 0;
 }
 
-/* The blocks in parity order: data by syndrome slot (zero blocks between, DDF), P, Q. */
-static void fill_blocks(struct r5_sync *s)
+/* The part's blocks in parity order: data by syndrome slot (zero blocks
+ * between, DDF), then (for a recovery) P and Q. */
+static void fill_blocks(struct r5_part *p)
 {
-	s->nsyn = s->npar == 2 ? s->st.syndrome_slots : s->st.data_disks;
+	struct r5_sync *s = p->s;
+
 	for (unsigned k = 0; k < s->nsyn; k++)
-		s->blocks[k] = s->zero;
+		p->blocks[k] = s->zero + p->off;
 	for (unsigned k = 0; k < s->st.data_disks; k++) {
 		unsigned slot = s->st.data_slot[k];
 		unsigned at = s->npar == 2 ? (unsigned)s->st.syndrome_of_slot[slot] : k;
-		s->blocks[at] = s->slot_buf[slot];
+		p->blocks[at] = s->slot_buf[slot] + p->off;
 	}
 }
 
@@ -124,64 +189,163 @@ static uint64_t mismatched_sectors(const uint8_t *a, const uint8_t *b, size_t le
 	return n;
 }
 
+/* The unit is over (on the job's reactor): release the row, go on. */
 static void unit_end(struct sync_job *j, int res)
 {
 	struct r5_sync *s = j->priv;
 	struct r5_priv *priv = j->a->level_priv;
 
-	if (s->gate_held) {
-		array_gate_leave(j->a, j->ridx);
-		s->gate_held = false;
-	}
 	stripe_unlock(&priv->locks, &s->lk);
-	if (res)
+	if (res) {
+		j->io_error = res;
 		fprintf(stderr, "uraid: background work stopped at member sector %llu: %s\n",
 			(unsigned long long)j->pos, strerror(-res));
+	}
 	sync_unit_done(j, res);
 }
 
-static void writes_done(struct sync_job *j)
+/* Every part is over: the row counts as rebuilt for the new member before
+ * anyone else gets the row. */
+static void parts_done(struct reactor *r, struct reactor_msg *m)
 {
-	unit_end(j, j->io_error);
+	struct r5_sync *s = (struct r5_sync *)((char *)m - offsetof(struct r5_sync, parts_done_msg));
+	struct sync_job *j = s->job;
+	struct array *a = j->a;
+	int res = 0;
+
+	(void)r;
+	for (unsigned i = 0; i < s->nparts; i++) {
+		if (!res)
+			res = s->part[i].res;
+		if (s->part[i].target_failed)
+			j->target_failed = true;
+	}
+	if (!res && (j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_REPLACE)) {
+		uint64_t next = (s->st.stripe + 1) * a->geom.chunk_sectors;
+		atomic_store_explicit(j->kind == URAID_SYNC_REPLACE
+				      ? &a->slot[j->target_slot].repl_rebuilt
+				      : &a->slot[j->target_slot].rebuilt, next, memory_order_release);
+	}
+	unit_end(j, res);
 }
 
-static void reads_done(struct sync_job *j)
+static void part_end(struct r5_part *p, int res)
 {
-	struct r5_sync *s = j->priv;
-	struct array *a = j->a;
+	struct r5_sync *s = p->s;
 
-	if (j->io_error) {
-		unit_end(j, j->io_error);
+	if (p->gate_held) {
+		array_gate_leave(s->job->a, p->ridx);
+		p->gate_held = false;
+	}
+	p->res = res;
+	if (atomic_fetch_sub(&s->parts_left, 1) != 1)
+		return;
+	if (reactor_is_current(s->job->r))
+		parts_done(s->job->r, &s->parts_done_msg);
+	else
+		reactor_post(s->job->r, &s->parts_done_msg);
+}
+
+static void part_io_done(struct member_io *mio, int res)
+{
+	struct r5_part *p = mio->ctx;
+
+	if (res && !p->io_error)
+		p->io_error = res;
+	if (res && mio->kind == MEMBER_WRITE && mio->m == p->s->job->target)
+		p->target_failed = true;
+	if (--p->outstanding == 0)
+		p->after_io(p);
+}
+
+/* Member I/O i of the part: its range of the row's chunk on m, in or from buf. */
+static void part_submit(struct r5_part *p, unsigned i, enum member_op kind, struct member *m,
+			uint8_t *buf)
+{
+	struct member_io *mio = &p->mio[i];
+	struct r5_sync *s = p->s;
+
+	memset(mio, 0, sizeof(*mio));
+	mio->kind = kind;
+	mio->buf = buf + p->off;
+	mio->len = (uint32_t)p->len;
+	mio->sector = s->st.stripe * s->job->a->geom.chunk_sectors + p->off / 512;
+	mio->m = m;
+	mio->done = part_io_done;
+	mio->ctx = p;
+	p->outstanding++;
+	member_submit(p->r, mio);
+}
+
+/* Run after_io once the I/O issued between hold and release is over. */
+static void part_hold(struct r5_part *p, void (*after_io)(struct r5_part *p))
+{
+	p->after_io = after_io;
+	p->io_error = 0;
+	p->outstanding = 1;
+}
+
+static void part_release(struct r5_part *p)
+{
+	if (--p->outstanding == 0)
+		p->after_io(p);
+}
+
+static void part_writes_done(struct r5_part *p)
+{
+	part_end(p, p->io_error);
+}
+
+/* Check, repair, resync: parity from the data, compared with what is on disk. */
+static void check_reads_done(struct r5_part *p)
+{
+	struct r5_sync *s = p->s;
+	struct sync_job *j = s->job;
+	struct array *a = j->a;
+	uint8_t *pn = s->p_new + p->off, *qn = s->q_new + p->off;
+
+	if (p->io_error) {
+		part_end(p, p->io_error);
 		return;
 	}
-	fill_blocks(s);
+	fill_blocks(p);
 	if (s->npar == 2)
-		uraid_parity_gen_pq(s->nsyn, s->len, s->blocks, s->p_new, s->q_new);
+		uraid_parity_gen_pq(s->nsyn, p->len, p->blocks, pn, qn);
 	else
-		uraid_parity_gen_p(s->nsyn, s->len, s->blocks, s->p_new);
-	uint64_t mp = mismatched_sectors(s->p_new, s->slot_buf[s->st.p_slot], s->len);
-	uint64_t mq = s->npar == 2 ? mismatched_sectors(s->q_new, s->slot_buf[s->st.q_slot],
-							  s->len) : 0;
+		uraid_parity_gen_p(s->nsyn, p->len, p->blocks, pn);
+	uint64_t mp = mismatched_sectors(pn, s->slot_buf[s->st.p_slot] + p->off, p->len);
+	uint64_t mq = s->npar == 2 ? mismatched_sectors(qn, s->slot_buf[s->st.q_slot] + p->off,
+							  p->len) : 0;
 	/* md counts a page once even when both P and Q differ there: take the larger */
 	if (j->kind != URAID_SYNC_RESYNC)
 		atomic_fetch_add(&j->mismatch_sectors, mp > mq ? mp : mq);
 	if (j->kind == URAID_SYNC_CHECK || (mp == 0 && mq == 0)) {
-		unit_end(j, 0);
+		part_end(p, 0);
 		return;
 	}
-	int rc = array_gate_enter(a, j->ridx);
+	int rc = array_gate_enter(a, p->ridx);
 	if (rc) {
-		unit_end(j, rc);
+		part_end(p, rc);
 		return;
 	}
-	s->gate_held = true;
-	j->after_io = writes_done;
-	uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
-	uint32_t nsect = a->geom.chunk_sectors;
+	p->gate_held = true;
+	part_hold(p, part_writes_done);
 	if (mp)
-		sync_submit(j, 0, MEMBER_WRITE, a->slot[s->st.p_slot].m, s->p_new, sector, nsect);
+		part_submit(p, 0, MEMBER_WRITE, a->slot[s->st.p_slot].m, s->p_new);
 	if (mq)
-		sync_submit(j, 1, MEMBER_WRITE, a->slot[s->st.q_slot].m, s->q_new, sector, nsect);
+		part_submit(p, 1, MEMBER_WRITE, a->slot[s->st.q_slot].m, s->q_new);
+	part_release(p);
+}
+
+static void check_part(struct r5_part *p)
+{
+	struct r5_sync *s = p->s;
+	struct array *a = s->job->a;
+
+	part_hold(p, check_reads_done);
+	for (unsigned slot = 0; slot < s->n; slot++)
+		part_submit(p, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot]);
+	part_release(p);
 }
 
 /* Index of a slot's block for uraid_parity_recover (data by syndrome slot, P, Q). */
@@ -197,113 +361,109 @@ static unsigned rec_index(const struct r5_sync *s, unsigned slot)
 	return 0;
 }
 
-static void rebuilt_written(struct sync_job *j)
+static void write_target(struct r5_part *p)
 {
-	struct r5_sync *s = j->priv;
-	struct array *a = j->a;
+	struct sync_job *j = p->s->job;
 
-	if (j->io_error) {
-		j->target_failed = true;
-		unit_end(j, j->io_error);
-		return;
-	}
-	/* the row now counts for the new member, before anyone else gets the row */
-	uint64_t next = (s->st.stripe + 1) * a->geom.chunk_sectors;
-	if (j->kind == URAID_SYNC_REPLACE)
-		atomic_store_explicit(&a->slot[j->target_slot].repl_rebuilt, next,
-				      memory_order_release);
-	else
-		atomic_store_explicit(&a->slot[j->target_slot].rebuilt, next, memory_order_release);
-	unit_end(j, 0);
+	part_hold(p, part_writes_done);
+	part_submit(p, 0, MEMBER_WRITE, j->target, p->s->slot_buf[j->target_slot]);
+	part_release(p);
 }
 
-static void recover_reads_done(struct sync_job *j)
+static void recover_reads_done(struct r5_part *p)
 {
-	struct r5_sync *s = j->priv;
-	struct array *a = j->a;
+	struct r5_sync *s = p->s;
 	unsigned lost[2], nlost = 0;
 
-	if (j->io_error) {
-		unit_end(j, j->io_error);
+	if (p->io_error) {
+		part_end(p, p->io_error);
 		return;
 	}
-	fill_blocks(s);
-	s->blocks[s->nsyn] = s->slot_buf[s->st.p_slot];
+	fill_blocks(p);
+	p->blocks[s->nsyn] = s->slot_buf[s->st.p_slot] + p->off;
 	if (s->npar == 2)
-		s->blocks[s->nsyn + 1] = s->slot_buf[s->st.q_slot];
+		p->blocks[s->nsyn + 1] = s->slot_buf[s->st.q_slot] + p->off;
 	for (unsigned slot = 0; slot < s->n; slot++) {
-		if (s->have[slot])
+		if (p->have[slot])
 			continue;
 		if (nlost == s->npar) {
-			unit_end(j, -EIO);
+			part_end(p, -EIO);
 			return;
 		}
 		lost[nlost++] = rec_index(s, slot);
 	}
-	if (uraid_parity_recover(s->nsyn, s->npar == 2, s->len, s->blocks, nlost, lost) < 0) {
-		unit_end(j, -EIO);
+	if (uraid_parity_recover(s->nsyn, s->npar == 2, p->len, p->blocks, nlost, lost) < 0) {
+		part_end(p, -EIO);
 		return;
 	}
-	j->after_io = rebuilt_written;
-	sync_submit(j, 0, MEMBER_WRITE, j->target, s->slot_buf[j->target_slot],
-		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+	write_target(p);
 }
 
-static void recover_row(struct sync_job *j);
-
-/* Replace: the slot's member read well; its chunk goes to the replacement as it is. */
-static void replace_read_done(struct sync_job *j)
+/* Recovery: read every other usable slot's range, rebuild the target's. */
+static void recover_part(struct r5_part *p)
 {
-	struct r5_sync *s = j->priv;
+	struct r5_sync *s = p->s;
+	struct sync_job *j = s->job;
 	struct array *a = j->a;
 
-	if (j->io_error) {
-		/* unreadable there: rebuild the chunk from the other members */
-		j->io_error = 0;
-		recover_row(j);
+	part_hold(p, recover_reads_done);
+	for (unsigned slot = 0; slot < s->n; slot++) {
+		p->have[slot] = (int)slot != j->target_slot && slot_ok(a, slot);
+		if (p->have[slot])
+			part_submit(p, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot]);
+	}
+	part_release(p);
+}
+
+/* Replace: the slot's member read well; its range goes to the replacement as it is. */
+static void replace_read_done(struct r5_part *p)
+{
+	if (p->io_error) {
+		/* unreadable there: rebuild the range from the other members */
+		recover_part(p);
 		return;
 	}
-	j->after_io = rebuilt_written;
-	sync_submit(j, 0, MEMBER_WRITE, j->target, s->slot_buf[j->target_slot],
-		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+	write_target(p);
 }
 
-/* Replace: copy the row's chunk of the member being replaced (md reads the old device). */
-static void replace_row(struct sync_job *j)
+/* Replace: copy the range of the member being replaced (md reads the old device). */
+static void replace_part(struct r5_part *p)
 {
-	struct r5_sync *s = j->priv;
-	struct array *a = j->a;
+	struct r5_sync *s = p->s;
+	struct sync_job *j = s->job;
 	unsigned t = (unsigned)j->target_slot;
 
-	if (!slot_ok(a, t)) {
-		recover_row(j);         /* the old member failed meanwhile */
+	if (!slot_ok(j->a, t)) {
+		recover_part(p);        /* the old member failed meanwhile */
 		return;
 	}
-	j->after_io = replace_read_done;
-	j->outstanding = 1;
-	sync_submit(j, t, MEMBER_READ, a->slot[t].m, s->slot_buf[t],
-		    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
-	if (--j->outstanding == 0)
-		replace_read_done(j);
+	part_hold(p, replace_read_done);
+	part_submit(p, t, MEMBER_READ, j->a->slot[t].m, s->slot_buf[t]);
+	part_release(p);
 }
 
-/* Recovery: read every other usable slot of the row, rebuild the target's chunk. */
-static void recover_row(struct sync_job *j)
+static void part_start(struct reactor *r, struct reactor_msg *m)
 {
-	struct r5_sync *s = j->priv;
-	struct array *a = j->a;
-	uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
+	struct r5_part *p = (struct r5_part *)((char *)m - offsetof(struct r5_part, msg));
 
-	j->after_io = recover_reads_done;
-	j->outstanding = 1;             /* held while issuing */
-	for (unsigned slot = 0; slot < s->n; slot++) {
-		s->have[slot] = (int)slot != j->target_slot && slot_ok(a, slot);
-		if (s->have[slot])
-			sync_submit(j, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot], sector,
-				    a->geom.chunk_sectors);
+	(void)r;
+	p->go(p);
+}
+
+/* Every part of the row at once, each on its reactor (the first on this one). */
+static void run_parts(struct r5_sync *s, void (*go)(struct r5_part *p))
+{
+	atomic_store(&s->parts_left, s->nparts);
+	for (unsigned i = 0; i < s->nparts; i++) {
+		struct r5_part *p = &s->part[i];
+		p->go = go;
+		p->res = 0;
+		p->target_failed = false;
+		p->gate_held = false;
 	}
-	if (--j->outstanding == 0)
-		recover_reads_done(j);
+	for (unsigned i = 1; i < s->nparts; i++)
+		reactor_post(s->part[i].r, &s->part[i].msg);
+	go(&s->part[0]);
 }
 
 static void row_locked(struct sync_job *j)
@@ -312,7 +472,7 @@ static void row_locked(struct sync_job *j)
 	struct array *a = j->a;
 
 	if (j->kind == URAID_SYNC_REPLACE) {
-		replace_row(j);
+		run_parts(s, replace_part);
 		return;
 	}
 	if (j->kind == URAID_SYNC_RECOVER) {
@@ -329,7 +489,7 @@ static void row_locked(struct sync_job *j)
 			unit_end(j, 0);
 			return;
 		}
-		recover_row(j);
+		run_parts(s, recover_part);
 		return;
 	}
 	for (unsigned slot = 0; slot < s->n; slot++) {
@@ -338,10 +498,7 @@ static void row_locked(struct sync_job *j)
 			return;
 		}
 	}
-	j->after_io = reads_done;
-	for (unsigned slot = 0; slot < s->n; slot++)
-		sync_submit(j, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot],
-			    s->st.stripe * a->geom.chunk_sectors, a->geom.chunk_sectors);
+	run_parts(s, check_part);
 }
 
 static void row_granted(struct reactor *r, struct reactor_msg *m)
@@ -362,6 +519,7 @@ static void r5_unit(struct sync_job *j)
 		sync_unit_done(j, -EINVAL);
 		return;
 	}
+	s->nsyn = s->npar == 2 ? s->st.syndrome_slots : s->st.data_disks;
 	s->lk.msg.fn = row_granted;
 	if (stripe_lock(&priv->locks, &s->lk, row, j->r))
 		row_locked(j);

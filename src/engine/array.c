@@ -675,10 +675,12 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 			continue;
 		snprintf(ms->path, sizeof(ms->path), "%s", m->path);
 		ms->direct = m->direct;
-		ms->reads = atomic_load(&m->reads);
-		ms->writes = atomic_load(&m->writes);
-		ms->read_bytes = atomic_load(&m->read_bytes);
-		ms->write_bytes = atomic_load(&m->write_bytes);
+		struct member_totals t;
+		member_counters(m, &t);
+		ms->reads = t.reads;
+		ms->writes = t.writes;
+		ms->read_bytes = t.read_bytes;
+		ms->write_bytes = t.write_bytes;
 		ms->read_errors = atomic_load(&m->read_errors);
 		ms->write_errors = atomic_load(&m->write_errors);
 		ms->corrected_reads = atomic_load(&m->corrected_reads);

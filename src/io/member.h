@@ -17,6 +17,12 @@
 #include <uraid/engine.h>
 #include "io/reactor.h"
 
+#define MEMBER_COUNTER_SETS 8
+
+struct member_counters {
+	_Atomic uint64_t reads, writes, read_bytes, write_bytes;
+} __attribute__((aligned(64)));
+
 struct member {
 	char path[256];
 	int fd;
@@ -27,8 +33,11 @@ struct member {
 	                               member_submit READ/WRITE must respect it when direct */
 	uint64_t dev_sectors;
 	uint64_t data_offset;       /* sectors */
-	/* counters, updated from any reactor */
-	_Atomic uint64_t reads, writes, read_bytes, write_bytes;
+	/* data-path counters: one set per reactor (its index modulo
+	   MEMBER_COUNTER_SETS), so that reactors do not share a cache line
+	   per I/O; member_counters() adds them up */
+	struct member_counters count[MEMBER_COUNTER_SETS];
+	/* errors (rare), updated from any reactor */
 	_Atomic uint64_t read_errors, write_errors, corrected_reads;
 	/* fault injection: the fault is replaced whole under fault_lock */
 	pthread_mutex_t fault_lock;
@@ -83,6 +92,14 @@ struct member_io {
 void member_submit(struct reactor *r, struct member_io *mio);
 /* Larger copies go through io_uring: a reactor should not stall that long. */
 #define MEMBER_INLINE_MAX (1u << 20)
+
+/* The data-path counters of every reactor added up (plain numbers in out). */
+struct member_totals {
+	uint64_t reads, writes, read_bytes, write_bytes;
+};
+void member_counters(const struct member *m, struct member_totals *out);
+/* Back to zero (tests). */
+void member_counters_reset(struct member *m);
 
 /* Replace the member's fault (kind NONE clears it). */
 void member_set_fault(struct member *m, const struct uraid_fault *f);

@@ -5,6 +5,7 @@
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 
@@ -22,12 +23,12 @@ static void member_io_finish(struct member_io *mio, int res)
 		if (!(mio->kind == MEMBER_DISCARD && res == -EOPNOTSUPP))
 			atomic_fetch_add(mio->kind == MEMBER_READ ? &m->read_errors
 								  : &m->write_errors, 1);
-	} else if (mio->kind == MEMBER_READ) {
-		atomic_fetch_add(&m->reads, 1);
-		atomic_fetch_add(&m->read_bytes, mio->len);
-	} else if (mio->kind == MEMBER_WRITE) {
-		atomic_fetch_add(&m->writes, 1);
-		atomic_fetch_add(&m->write_bytes, mio->len);
+	} else if (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE) {
+		struct member_counters *c = &m->count[mio->r->index % MEMBER_COUNTER_SETS];
+		bool rd = mio->kind == MEMBER_READ;
+		atomic_fetch_add_explicit(rd ? &c->reads : &c->writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(rd ? &c->read_bytes : &c->write_bytes, mio->len,
+					  memory_order_relaxed);
 	}
 	mio->done(mio, res < 0 ? res : 0);
 }
@@ -78,6 +79,29 @@ static void member_io_cb(struct io_op *op, int res)
 		res = -EIO;                             /* end of device */
 	}
 	member_io_finish(mio, res);
+}
+
+void member_counters(const struct member *m, struct member_totals *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < MEMBER_COUNTER_SETS; i++) {
+		const struct member_counters *c = &m->count[i];
+		out->reads += atomic_load_explicit(&c->reads, memory_order_relaxed);
+		out->writes += atomic_load_explicit(&c->writes, memory_order_relaxed);
+		out->read_bytes += atomic_load_explicit(&c->read_bytes, memory_order_relaxed);
+		out->write_bytes += atomic_load_explicit(&c->write_bytes, memory_order_relaxed);
+	}
+}
+
+void member_counters_reset(struct member *m)
+{
+	for (unsigned i = 0; i < MEMBER_COUNTER_SETS; i++) {
+		struct member_counters *c = &m->count[i];
+		atomic_store(&c->reads, 0);
+		atomic_store(&c->writes, 0);
+		atomic_store(&c->read_bytes, 0);
+		atomic_store(&c->write_bytes, 0);
+	}
 }
 
 static int member_discard_blockdev(struct member *m, uint64_t off, uint64_t len)

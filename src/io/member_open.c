@@ -21,10 +21,7 @@ static void member_reset(struct member *m, const char *path)
 	snprintf(m->path, sizeof(m->path), "%s", path);
 	m->fd = -1;
 	m->dio_align = 512;
-	atomic_init(&m->reads, 0);
-	atomic_init(&m->writes, 0);
-	atomic_init(&m->read_bytes, 0);
-	atomic_init(&m->write_bytes, 0);
+	member_counters_reset(m);
 	atomic_init(&m->read_errors, 0);
 	atomic_init(&m->write_errors, 0);
 	atomic_init(&m->corrected_reads, 0);

@@ -161,7 +161,7 @@ static int read_member(struct cand *c, const char *path, uint32_t flags, char *e
 	struct uraid_probe *p;
 	int rc;
 
-	c->m = calloc(1, sizeof(*c->m));
+	c->m = member_new();
 	if (!c->m)
 		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
 	rc = member_open(c->m, path, flags & URAID_ASSEMBLE_READONLY,

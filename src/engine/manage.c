@@ -415,7 +415,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
 	if (uraid_array_find_member(ua, path) >= 0)
 		return uraid_errf(err, errlen, -EEXIST, "%s is a member already", path);
-	struct member *m = calloc(1, sizeof(*m));
+	struct member *m = member_new();
 	if (!m)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	rc = member_open(m, path, false, a->flags & URAID_ASSEMBLE_BUFFERED, err, errlen);

@@ -25,6 +25,7 @@
 #define SYNC_BUSY_HOLD_NS      (500u * 1000000u)   /* busy for this long after client I/O */
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 #define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
+#define SYNC_MAX_NESTED        64u       /* units passed over in one go (sync_unit_done) */
 
 const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 {
@@ -561,10 +562,20 @@ void sync_unit_done(struct sync_job *j, int res)
 	uint64_t now = engine_now_ns();
 	checkpoint(j, now);
 	uint64_t wait = throttle_ns(j, now);
-	if (wait)
+	/*
+	 * A unit the level passed over ends inside the call that began it, so
+	 * going straight on nests one call deeper per unit: after a run of
+	 * them the next one starts from the reactor's loop instead.
+	 */
+	j->nested = j->unit_skipped ? j->nested + 1 : 0;
+	if (wait) {
 		pause_ns(j, wait);
-	else
+	} else if (j->nested >= SYNC_MAX_NESTED) {
+		j->nested = 0;
+		reactor_post(j->r, &j->start_msg);
+	} else {
 		next_unit(j);
+	}
 }
 
 /*

@@ -85,6 +85,7 @@ struct sync_job {
 	bool target_failed;             /* the error was a write to the target */
 	bool bitmap_guided;             /* re-add: only chunks with bits set are rebuilt */
 	bool unit_skipped;              /* the level passed over this unit (bitmap) */
+	unsigned nested;                /* units passed over since the reactor's loop */
 	void *priv;                     /* the level's per-job state */
 };
 

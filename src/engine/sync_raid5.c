@@ -177,16 +177,27 @@ static void fill_blocks(struct r5_part *p)
 	}
 }
 
-/* 4 KiB pages where a and b differ, counted in sectors. */
-static uint64_t mismatched_sectors(const uint8_t *a, const uint8_t *b, size_t len)
+/*
+ * 4 KiB pages where the parity computed (p, and q unless NULL) differs from
+ * the parity read (p_disk, q_disk), counted in sectors; a page counts once
+ * when both P and Q differ there, as md counts it.
+ */
+static uint64_t mismatched_sectors(const uint8_t *p, const uint8_t *p_disk, const uint8_t *q,
+				   const uint8_t *q_disk, size_t len)
 {
 	uint64_t n = 0;
 	for (size_t off = 0; off < len; off += PAGE_SECTORS * 512) {
 		size_t l = len - off < PAGE_SECTORS * 512 ? len - off : PAGE_SECTORS * 512;
-		if (memcmp(a + off, b + off, l))
+		if (memcmp(p + off, p_disk + off, l) || (q && memcmp(q + off, q_disk + off, l)))
 			n += PAGE_SECTORS;
 	}
 	return n;
+}
+
+/* Do two ranges differ anywhere? */
+static bool differ(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	return memcmp(a, b, len) != 0;
 }
 
 /* The unit is over (on the job's reactor): release the row, go on. */
@@ -240,7 +251,7 @@ static void part_end(struct r5_part *p, int res)
 	p->res = res;
 	if (atomic_fetch_sub(&s->parts_left, 1) != 1)
 		return;
-	if (reactor_is_current(s->job->r))
+	if (p == &s->part[0])   /* the part on the job's reactor: no hand-over needed */
 		parts_done(s->job->r, &s->parts_done_msg);
 	else
 		reactor_post(s->job->r, &s->parts_done_msg);
@@ -265,6 +276,12 @@ static void part_submit(struct r5_part *p, unsigned i, enum member_op kind, stru
 	struct member_io *mio = &p->mio[i];
 	struct r5_sync *s = p->s;
 
+	if (!m) {
+		/* the slot's member went away (uraid remove) since the row was looked at */
+		if (!p->io_error)
+			p->io_error = -ENODEV;
+		return;
+	}
 	memset(mio, 0, sizeof(*mio));
 	mio->kind = kind;
 	mio->buf = buf + p->off;
@@ -313,13 +330,13 @@ static void check_reads_done(struct r5_part *p)
 		uraid_parity_gen_pq(s->nsyn, p->len, p->blocks, pn, qn);
 	else
 		uraid_parity_gen_p(s->nsyn, p->len, p->blocks, pn);
-	uint64_t mp = mismatched_sectors(pn, s->slot_buf[s->st.p_slot] + p->off, p->len);
-	uint64_t mq = s->npar == 2 ? mismatched_sectors(qn, s->slot_buf[s->st.q_slot] + p->off,
-							  p->len) : 0;
-	/* md counts a page once even when both P and Q differ there: take the larger */
-	if (j->kind != URAID_SYNC_RESYNC)
-		atomic_fetch_add(&j->mismatch_sectors, mp > mq ? mp : mq);
-	if (j->kind == URAID_SYNC_CHECK || (mp == 0 && mq == 0)) {
+	const uint8_t *pd = s->slot_buf[s->st.p_slot] + p->off;
+	const uint8_t *qd = s->npar == 2 ? s->slot_buf[s->st.q_slot] + p->off : NULL;
+	bool mp = differ(pn, pd, p->len), mq = qd && differ(qn, qd, p->len);
+	if (j->kind != URAID_SYNC_RESYNC && (mp || mq))
+		atomic_fetch_add(&j->mismatch_sectors,
+				 mismatched_sectors(pn, pd, qd ? qn : NULL, qd, p->len));
+	if (j->kind == URAID_SYNC_CHECK || (!mp && !mq)) {
 		part_end(p, 0);
 		return;
 	}

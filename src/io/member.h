@@ -55,6 +55,9 @@ struct member {
  */
 int member_open(struct member *m, const char *path, bool readonly, bool buffered,
 		char *err, size_t errlen);
+/* A zeroed struct member on the heap, aligned as its counters want (free()
+ * releases it); NULL when out of memory. */
+struct member *member_new(void);
 void member_close(struct member *m);
 
 enum member_op { MEMBER_READ, MEMBER_WRITE, MEMBER_FLUSH, MEMBER_DISCARD };

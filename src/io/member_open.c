@@ -30,6 +30,17 @@ static void member_reset(struct member *m, const char *path)
 	m->fault.kind = URAID_FAULT_NONE;
 }
 
+struct member *member_new(void)
+{
+	size_t align = _Alignof(struct member);
+	size_t size = (sizeof(struct member) + align - 1) / align * align;
+	struct member *m = aligned_alloc(align, size);
+
+	if (m)
+		memset(m, 0, size);
+	return m;
+}
+
 /* Is fd a file whose data lives in memory (tmpfs, ramfs)? */
 static bool member_in_memory(int fd)
 {

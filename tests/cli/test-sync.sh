@@ -53,6 +53,32 @@ assert lb["done_bytes"] == lb["total_bytes"] > 0, lb' "$js"
     check "raid$level: stopped with status 0" stop $name
 done
 
+# ---- RAID 6: P wrong in one page of a row and Q in another: 2 pages (md
+# counts a page once when P or Q or both differ there) ----
+off=$("$URAID" examine "${m[0]}" | sed -n 's/ *Data Offset : \([0-9]*\) sectors/\1/p')
+pq=$(python3 - "$((off * 512))" "${m[@]}" <<'PY'
+import sys, itertools
+off, paths = int(sys.argv[1]), sys.argv[2:]
+ch = [open(p, "rb").read()[off:off + 65536] for p in paths]
+# row 0: P is the chunk that is the XOR of two others; the last one is Q
+for i, j, k in itertools.permutations(range(4), 3):
+    if i < j and bytes(a ^ b for a, b in zip(ch[i], ch[j])) == ch[k]:
+        print(k, ({0, 1, 2, 3} - {i, j, k}).pop())
+        break
+PY
+)
+read -r pslot qslot <<<"$pq"
+check "raid6: P and Q of row 0 found (members $pslot and $qslot)" test -n "$qslot"
+if [ -n "$qslot" ]; then
+    printf 'P%.0s' $(seq 4096) | dd of="${m[$pslot]}" bs=4096 seek=$((off / 8 + 1)) conv=notrunc status=none
+    printf 'Q%.0s' $(seq 4096) | dd of="${m[$qslot]}" bs=4096 seek=$((off / 8 + 2)) conv=notrunc status=none
+    serve ck6 "${m[@]}"
+    out=$("$URAID" check --wait ck6); rc=$?
+    check "raid6: P wrong in page 1 and Q in page 2 of a row count 16 sectors ($out)" \
+        bash -c "[ $rc -eq 1 ] && grep -q 'mismatch_cnt 16\$' <<<\"\$0\"" "$out"
+    stop ck6
+fi
+
 # ---- refusals ----
 members deg 3 8
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=deg "${m[@]}" missing >/dev/null

@@ -139,7 +139,8 @@ A2="--numjobs=2 --iodepth=32"
 # ---------------------------------------------------------------------------
 # Fidelity (issue 6). uraid bench and fio are two instruments that must read
 # the same: one worker, one file, O_DIRECT, io_uring with the same ring flags
-# (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN), time based with the same ramp
+# (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN) and registered file and
+# buffers (fio: registerfiles, fixedbufs), time based with the same ramp
 # and runtime, uniform block-aligned random offsets over the whole file (fio:
 # norandommap), the same queue depth, the same option names.
 # Both run on one CPU (taskset, the same CPU for both; BENCH_FID_CPU=none
@@ -150,7 +151,8 @@ A2="--numjobs=2 --iodepth=32"
 # an idle vCPU to be woken (~80 us): at QD 1 one run differs from the next
 # by up to 10x, for either tool, so an unpinned comparison measures the
 # scheduler and the hypervisor. Pinned, what remains is the copy, the
-# kernel's path and the tools' own cost per I/O, which is what is compared.
+# kernel's path and the tools' own cost per I/O; fio's is kept at its least
+# (FIO_LIGHT below), so that what is compared is what both measure.
 # Runs still swing by some % (other jobs on that CPU), so each side runs
 # FID_REPEAT times, alternately (A B, B A, A B ...: a drift in the machine's
 # load hits both alike), and the medians are compared (the best of a few
@@ -172,30 +174,43 @@ spread() {
         END { if (m > 0) printf "-%.0f/+%.0f %%", 100 * (m - v[1]) / m, 100 * (v[NR] - m) / m }'
 }
 
+# fio spends about 1 us of its own per I/O with its defaults (clock reads for
+# its latency figures, mapping the buffer and looking up the file for each
+# I/O): at a few 100K IOPS that is 10-20 % of the time, which uraid bench does
+# not spend. The reference is therefore fio at its lightest (no clock reads,
+# registered file and buffers); fio with its defaults is printed beside it.
+FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
+
 # fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
-# bench shares) run FID_REPEAT times by each tool, alternating who goes first
+# bench shares) run FID_REPEAT times by each tool (fio at its lightest and
+# with its defaults, uraid bench), the order reversed every other round
 fidelity() {
-    local label=$1 metric=$2 file=$3 i a b fm um
+    local label=$1 metric=$2 file=$3 i a b c lm dm um
     shift 3
-    local fs=() us=()
+    local ls=() ds=() us=()
     for i in $(seq "$FID_REPEAT"); do
         if (( i % 2 )); then
-            a=$(fio_once "$metric" "$file" "$@")
+            a=$(fio_once "$metric" "$file" "$@" "${FIO_LIGHT[@]}")
+            c=$(fio_once "$metric" "$file" "$@")
             b=$(ub_once "$metric" "$@" --force-write "$file")
         else
             b=$(ub_once "$metric" "$@" --force-write "$file")
-            a=$(fio_once "$metric" "$file" "$@")
+            c=$(fio_once "$metric" "$file" "$@")
+            a=$(fio_once "$metric" "$file" "$@" "${FIO_LIGHT[@]}")
         fi
-        fs+=("$a"); us+=("$b")
+        ls+=("$a"); ds+=("$c"); us+=("$b")
     done
-    fm=$(median "${fs[@]}"); um=$(median "${us[@]}")
-    line "uraid bench $label" "$um" "fio $label" "$fm" "$metric" 10% \
-        "(runs: fio $(spread "$fm" "${fs[@]}"), uraid $(spread "$um" "${us[@]}"))"
+    lm=$(median "${ls[@]}"); dm=$(median "${ds[@]}"); um=$(median "${us[@]}")
+    line "uraid bench $label" "$um" "fio $label, lightest" "$lm" "$metric" 10% \
+        "(fio with its defaults $(fmt_value "$metric" "$dm"), ratio $(fdiv2 "$um" "$dm"); runs: fio $(spread "$lm" "${ls[@]}"), uraid $(spread "$um" "${us[@]}"))"
 }
+# fmt_value METRIC V: as line prints it; fdiv2 A B: A / B with 2 decimals
+fmt_value() { awk -v m="$1" -v v="$2" 'BEGIN { if (m == "iops") printf "%.0f IOPS", v; else printf "%.0f MiB/s", v / 1048576 }'; }
+fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 if want FIDELITY; then
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}) on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0

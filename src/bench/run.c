@@ -282,6 +282,7 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 	w->nseries = series_len(wl);
 	w->series = calloc(w->nseries, sizeof(*w->series));
 	size_t bytes = (size_t)qd * 2 * r->max_bs;
+	w->bufs_bytes = bytes;
 	if (!w->stats || !w->slots || !w->series || posix_memalign(&w->bufs, 4096, bytes))
 		return uraid_errf(err, errlen, -ENOMEM, "worker %u: cannot allocate %zu MiB of "
 				  "buffers", index, bytes >> 20);

@@ -2,7 +2,10 @@
 /*
  * Raw targets (JBOD): files or block devices opened with O_DIRECT and
  * driven by each worker through its own io_uring, as fio's io_uring engine
- * does (no registered files or buffers, no SQ polling).
+ * does with --registerfiles --fixedbufs: the targets and the worker's
+ * buffers are registered with the ring, so that the kernel does not look up
+ * the file and map the buffer again for every I/O (where registering is
+ * refused, e.g. over RLIMIT_MEMLOCK, the plain calls are used). No SQ polling.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,13 +101,22 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen)
 	return 0;
 }
 
-/* In the worker thread: enable a ring that waits for its issuer. */
+/* In the worker thread: enable a ring that waits for its issuer, register
+ * the targets and the buffers with it. */
 static int raw_start(struct bench_worker *w)
 {
-	if (!w->ring_disabled)
-		return 0;
-	w->ring_disabled = false;
-	return ring_enable(&w->ring);
+	struct bench_run *r = w->run;
+
+	if (w->ring_disabled) {
+		w->ring_disabled = false;
+		int rc = ring_enable(&w->ring);
+		if (rc)
+			return rc;
+	}
+	w->fixed_files = io_uring_register_files(&w->ring, r->fds, r->ntargets) == 0;
+	struct iovec iov = { .iov_base = w->bufs, .iov_len = w->bufs_bytes };
+	w->fixed_bufs = io_uring_register_buffers(&w->ring, &iov, 1) == 0;
+	return 0;
 }
 
 void bench_raw_worker_fini(struct bench_worker *w)
@@ -124,13 +136,19 @@ static int raw_submit(struct bench_worker *w, struct bench_slot *s)
 		if (!sqe)
 			return -EBUSY;
 	}
-	int fd = w->run->fds[s->target];
+	int fd = w->fixed_files ? (int)s->target : w->run->fds[s->target];
 	if (s->flush)
 		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+	else if (s->write && w->fixed_bufs)
+		io_uring_prep_write_fixed(sqe, fd, s->wbuf, s->len, s->offset, 0);
 	else if (s->write)
 		io_uring_prep_write(sqe, fd, s->wbuf, s->len, s->offset);
+	else if (w->fixed_bufs)
+		io_uring_prep_read_fixed(sqe, fd, s->rbuf, s->len, s->offset, 0);
 	else
 		io_uring_prep_read(sqe, fd, s->rbuf, s->len, s->offset);
+	if (w->fixed_files)
+		sqe->flags |= IOSQE_FIXED_FILE;
 	io_uring_sqe_set_data(sqe, s);
 	return 0;
 }

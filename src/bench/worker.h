@@ -61,6 +61,8 @@ struct bench_worker {
 	struct io_uring ring;       /* raw backend */
 	bool ring_ok;
 	bool ring_disabled;         /* enabled by the worker thread (raw_start) */
+	bool fixed_files;           /* the targets registered with the ring */
+	bool fixed_bufs;            /* bufs registered with the ring (buffer 0) */
 	/* generator */
 	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
@@ -81,6 +83,7 @@ struct bench_worker {
 	/* slots */
 	struct bench_slot *slots;
 	void *bufs;
+	size_t bufs_bytes;
 	int free_head;
 	unsigned in_flight;
 	uint64_t busy_since;

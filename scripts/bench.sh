@@ -176,27 +176,31 @@ spread() {
 
 # fio spends about 1 us of its own per I/O with its defaults (clock reads for
 # its latency figures, mapping the buffer and looking up the file for each
-# I/O): at a few 100K IOPS that is 10-20 % of the time, which uraid bench does
-# not spend. The reference is therefore fio at its lightest (no clock reads,
-# registered file and buffers); fio with its defaults is printed beside it.
+# I/O, one io_uring_enter per I/O): at a few 100K IOPS that is 10-20 % of the
+# time, which uraid bench does not spend. The reference is therefore fio at
+# its lightest (no clock reads, registered file and buffers, and at QD > 1
+# submissions and completions batched up to the queue depth, as uraid bench
+# does them); fio with its defaults is printed beside it.
 FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
 
 # fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
 # bench shares) run FID_REPEAT times by each tool (fio at its lightest and
 # with its defaults, uraid bench), the order reversed every other round
 fidelity() {
-    local label=$1 metric=$2 file=$3 i a b c lm dm um
+    local label=$1 metric=$2 file=$3 i a b c lm dm um qd=1
     shift 3
-    local ls=() ds=() us=()
+    local ls=() ds=() us=() light
+    for a in "$@"; do [[ $a == --iodepth=* ]] && qd=${a#--iodepth=}; done
+    light=("${FIO_LIGHT[@]}" --iodepth_batch_submit="$qd" --iodepth_batch_complete_max="$qd")
     for i in $(seq "$FID_REPEAT"); do
         if (( i % 2 )); then
-            a=$(fio_once "$metric" "$file" "$@" "${FIO_LIGHT[@]}")
+            a=$(fio_once "$metric" "$file" "$@" "${light[@]}")
             c=$(fio_once "$metric" "$file" "$@")
             b=$(ub_once "$metric" "$@" --force-write "$file")
         else
             b=$(ub_once "$metric" "$@" --force-write "$file")
             c=$(fio_once "$metric" "$file" "$@")
-            a=$(fio_once "$metric" "$file" "$@" "${FIO_LIGHT[@]}")
+            a=$(fio_once "$metric" "$file" "$@" "${light[@]}")
         fi
         ls+=("$a"); ds+=("$c"); us+=("$b")
     done
@@ -210,7 +214,7 @@ fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 
 if want FIDELITY; then
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}) on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, batches of the queue depth) on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0

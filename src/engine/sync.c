@@ -516,8 +516,9 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 	 * Busy: client I/O in flight at a unit boundary or begun since the
 	 * last one, or either within the last SYNC_BUSY_HOLD_NS (a look at one
 	 * instant misses a steady load whose requests spend most of their time
-	 * outside the engine, as NBD's do). Turning busy starts a new window, so that what ran at the
-	 * maximum is not paid back by one long pause at the minimum.
+	 * outside the engine, as NBD's do). Turning busy starts a new window,
+	 * so that what ran at the maximum is not paid back by one long pause
+	 * at the minimum.
 	 */
 	uint64_t started = array_foreground_started(a);
 	bool busy = array_foreground_in_flight(a) != 0 || started != j->fg_started;

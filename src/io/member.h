@@ -87,8 +87,9 @@ struct member_io {
  * the kernel cannot do such I/O without blocking, so io_uring would hand
  * every request to a worker thread, and for a memory copy that hand-off
  * (a wake-up and two context switches) costs more than the copy; the
- * completion still runs from r's poll. Counters: reads/writes and bytes on success, read_errors or
- * write_errors (FLUSH, DISCARD count as writes) on failure. A fault fails the
+ * completion still runs from r's poll. Counters: reads/writes and bytes on
+ * success, read_errors or write_errors (FLUSH, DISCARD count as writes) on
+ * failure. A fault fails the
  * I/O (-EIO, VANISH -ENODEV) without touching the device. A read that hits
  * the end of the device is -EIO.
  */

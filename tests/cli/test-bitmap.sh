@@ -24,6 +24,25 @@ disk_dirty() { "$URAID" examine "$1" | sed -n 's/.*Bitmap : .*, \([0-9]*\) dirty
 # wait_for SECONDS CONDITION...: poll until the condition holds
 wait_for() { local t=$(($1 * 10)); shift; while [ $t -gt 0 ]; do "$@" && return 0; sleep 0.1; t=$((t - 1)); done; return 1; }
 bits_are() { [ "$(jget 'd["bitmap"]["dirty_bits"]')" "$1" "$2" ]; }
+# readd PREFIX NAME DEV BITS: DEV re-added to NAME; its rebuild must visit
+# only the chunks the BITS set bits (256 KiB each) mark and leave 0 mismatches
+readd() {
+    local l=$1 name=$2 dev=$3 bits=$4 out
+    out=$("$URAID" add "$name" "$dev" 2>&1)
+    check "${l}the former member is re-added ($out)" bash -c "[ $? -eq 0 ] && grep -q 're-added' <<<\"\$0\"" "$out"
+    wait_for 30 bash -c "grep -q 'recovery done' '$work/$name.err'"
+    check "${l}its rebuild is done" grep -q "recovery done" "$work/$name.err"
+    check "${l}the rebuild visited only the chunks the bitmap marks" python3 -c '
+import json, subprocess, sys
+d = json.loads(subprocess.check_output([sys.argv[1], "status", "--json", sys.argv[3]]))
+lb = d["last_background"]; bits = int(sys.argv[2])
+rebuilt = lb["done_bytes"] - lb["skipped_bytes"]
+print("  recovery: %d of %d bytes per member rebuilt, %d bits of 256 KiB were set" % (rebuilt, lb["total_bytes"], bits))
+assert lb["kind"] == "recovery" and lb["result"] == "completed", lb
+assert 0 < rebuilt <= bits * 262144, lb
+assert d["degraded"] == 0, d["degraded"]' "$URAID" "$bits" "$name"
+    check "${l}a check finds 0 mismatches" bash -c "'$URAID' check --wait $name >/dev/null"
+}
 
 m=()
 for i in 0 1 2 3 4; do truncate -s 32M "$work/m$i"; m+=("$work/m$i"); done
@@ -67,20 +86,7 @@ bits=$(jget 'd["bitmap"]["dirty_bits"]')
 check "while degraded no bit clears ($bits set 8 s, two sweeps and more, after the writes)" test "$bits" -ge 3
 
 # re-add: only the marked chunks are rebuilt
-out=$("$URAID" add b "${m[2]}" 2>&1)
-check "the former member is re-added ($out)" bash -c "[ $? -eq 0 ] && grep -q 're-added' <<<\"\$0\"" "$out"
-wait_for 30 bash -c "grep -q 'recovery done' '$work/b.err'"
-check "its rebuild is done" grep -q "recovery done" "$work/b.err"
-check "the rebuild visited only the chunks the bitmap marks" python3 -c '
-import json, subprocess, sys
-d = json.loads(subprocess.check_output([sys.argv[1], "status", "--json", "b"]))
-lb = d["last_background"]; bits = int(sys.argv[2])
-rebuilt = lb["done_bytes"] - lb["skipped_bytes"]
-print("  recovery: %d of %d bytes per member rebuilt, %d bits of 256 KiB were set" % (rebuilt, lb["total_bytes"], bits))
-assert lb["kind"] == "recovery" and lb["result"] == "completed", lb
-assert 0 < rebuilt <= bits * 262144, lb
-assert d["degraded"] == 0, d["degraded"]' "$URAID" "$bits"
-check "a check finds 0 mismatches" bash -c "'$URAID' check --wait b >/dev/null"
+readd "" b "${m[2]}" "$bits"
 nbdcopy "$uri" "$work/read"
 check "the data reads back as written, the re-added member's part included" cmp -s "$work/read" "$work/expect"
 check "whole again, the bits clear" wait_for 20 bits_are -eq 0
@@ -119,20 +125,7 @@ put "$work/w3" 25
 sleep 8
 bits=$(jget 'd["bitmap"]["dirty_bits"]')
 check "raid1: while degraded the written chunks stay marked ($bits bits, 8 s later)" test "$bits" -ge 5
-out=$("$URAID" add b1 "${m[1]}" 2>&1)
-check "raid1: the former member is re-added ($out)" bash -c "[ $? -eq 0 ] && grep -q 're-added' <<<\"\$0\"" "$out"
-wait_for 30 bash -c "grep -q 'recovery done' '$work/b1.err'"
-check "raid1: its rebuild is done" grep -q "recovery done" "$work/b1.err"
-check "raid1: the rebuild visited only the chunks the bitmap marks" python3 -c '
-import json, subprocess, sys
-d = json.loads(subprocess.check_output([sys.argv[1], "status", "--json", "b1"]))
-lb = d["last_background"]; bits = int(sys.argv[2])
-rebuilt = lb["done_bytes"] - lb["skipped_bytes"]
-print("  recovery: %d of %d bytes rebuilt, %d bits of 256 KiB were set" % (rebuilt, lb["total_bytes"], bits))
-assert lb["kind"] == "recovery" and lb["result"] == "completed", lb
-assert 0 < rebuilt <= bits * 262144, lb
-assert d["degraded"] == 0, d["degraded"]' "$URAID" "$bits"
-check "raid1: a check finds 0 mismatches" bash -c "'$URAID' check --wait b1 >/dev/null"
+readd "raid1: " b1 "${m[1]}" "$bits"
 "$URAID" fail "${m[0]}" >/dev/null
 nbdcopy "$uri" "$work/read1"
 check "raid1: with the other member failed the data reads back from the re-added one" \

@@ -33,24 +33,33 @@ fio_half() {   # fio_half NAME extra...: writes (and verifies) the first half, s
         --randseed="$SEED" --size="$half" --name=r "${@:2}" >"$work/fio.out" 2>&1)
 }
 
+# served_array NAME LEVEL DEVICES LAYOUT(-: the default) SPEED-MAX SEED: DEVICES + 1
+# files of 48 MiB in $m, the first DEVICES an array NAME served (background
+# work at most SPEED-MAX KiB/s) holding $work/NAME.data (seeded, $size bytes);
+# $what names it in messages
+served_array() {
+    local name=$1 level=$2 ndev=$3 layout=$4 lay=()
+    [ "$layout" != - ] && lay=(--layout="$layout")
+    [ "$level" != 1 ] && lay+=(--chunk=64)
+    what="raid$level${layout#-}/$ndev"
+    m=()
+    for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
+    "$URAID" create --level="$level" --raid-devices="$ndev" "${lay[@]}" --assume-clean \
+        --name="$name" "${m[@]:0:$ndev}" >/dev/null
+    serve "$name" --speed-max="$5" "${m[@]:0:$ndev}"
+    size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
+    randfile "$6" "$size" "$work/$name.data"
+    nbdcopy "$work/$name.data" "nbd+unix:///?socket=$work/$name.sock"
+}
+
 # LEVEL DEVICES LAYOUT SLOTS-FAILED-AFTER: slot 1 is replaced by member DEVICES;
 # then slot 1's old member is removed and the slots listed are failed, which
 # for RAID 1/10 leaves the new member as the only copy of its slot's data.
 for spec in "5 4 - 0" "6 4 - 0" "1 2 - 0" "1 3 - 0,2" "10 4 n2 0,2" "10 4 f2 0,2"; do
     read -r level ndev layout failed <<<"$spec"
     name=r$level${layout#-}x$ndev
-    lay=(); [ "$layout" != - ] && lay=(--layout="$layout")
-    [ "$level" != 1 ] && lay+=(--chunk=64)
-    what="raid$level${layout#-}/$ndev"
-    m=()
-    for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
-    "$URAID" create --level=$level --raid-devices=$ndev "${lay[@]}" --assume-clean \
-        --name=$name "${m[@]:0:$ndev}" >/dev/null
-    serve $name --speed-max=15000 "${m[@]:0:$ndev}"
-    size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
+    served_array $name $level $ndev $layout 15000 $((SEED + level + ndev))
     half=$((size / 2))
-    randfile $((SEED + level + ndev)) "$size" "$work/$name.data"
-    nbdcopy "$work/$name.data" "nbd+unix:///?socket=$work/$name.sock"
     fio_half $name --io_size=$((half * 2)) &
     fpid=$!
     out=$("$URAID" replace --wait "${m[1]}" "${m[$ndev]}"); rc=$?
@@ -81,18 +90,8 @@ done
 for spec in "5 4 - 3" "1 2 - 0" "10 4 f2 1,3"; do
     read -r level ndev layout failed <<<"$spec"
     h=h$level${layout#-}
-    lay=(); [ "$layout" != - ] && lay=(--layout="$layout")
-    [ "$level" != 1 ] && lay+=(--chunk=64)
-    what="raid$level${layout#-}/$ndev"
     old=$((ndev > 2 ? 2 : 1))
-    m=()
-    for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$h.$i"; m+=("$work/$h.$i"); done
-    "$URAID" create --level=$level --raid-devices=$ndev "${lay[@]}" --assume-clean \
-        --name=$h "${m[@]:0:$ndev}" >/dev/null
-    serve $h --speed-max=4000 "${m[@]:0:$ndev}"
-    size=$(nbdinfo --size "nbd+unix:///?socket=$work/$h.sock")
-    randfile $((SEED + 9 + level)) "$size" "$work/$h.data"
-    nbdcopy "$work/$h.data" "nbd+unix:///?socket=$work/$h.sock"
+    served_array $h $level $ndev $layout 4000 $((SEED + 9 + level))
     "$URAID" replace "${m[$old]}" "${m[$ndev]}" >/dev/null
     sleep 1.5
     randfile $((SEED + 19 + level)) "$size" "$work/$h.data"

@@ -10,6 +10,12 @@
 #                            boot once, run SCRIPT, print its output, return its
 #                            exit code (124 on timeout, 125 on a harness failure)
 #   interop_tmpdir           INTEROP_TMP=a scratch dir under /tmp, removed at exit
+#   interop_serving SEED     for tests that serve arrays before the boot: a
+#                            scratch dir in $tmp (the run directory in it),
+#                            $URAID, $SEED (URAID_SEED or SEED, printed), the
+#                            helpers of tests/cli/lib/common.sh, serve NAME
+#                            ARGS and stop NAME; at exit a server still
+#                            running is stopped and the scratch dirs removed
 #   interop_images DIR N SIZE  create N sparse raw images DIR/disk0.img ...
 
 # depmod, modprobe and mdadm live in sbin, which a user's PATH may lack.
@@ -272,6 +278,21 @@ interop_tmpdir() {
     INTEROP_TMP=$(mktemp -d /tmp/uraid-interop.XXXXXX) || return 1
     INTEROP_TMPDIRS+=("$INTEROP_TMP")
     trap 'rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
+}
+
+interop_serving() {
+    interop_tmpdir || exit 1
+    tmp=$INTEROP_TMP
+    URAID=$BUILD/uraid
+    export URAID_RUN_DIR=$tmp/run
+    SEED=${URAID_SEED:-$1}
+    echo "seed $SEED"
+    # shellcheck source=../cli/lib/common.sh
+    . "$INTEROP_DIR/../cli/lib/common.sh"
+    spid=
+    trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
+    serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
+    stop() { stop_served "$1"; }
 }
 
 interop_images() {

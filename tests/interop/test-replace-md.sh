@@ -12,18 +12,8 @@
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
-interop_tmpdir || exit 1
-tmp=$INTEROP_TMP
-URAID=$BUILD/uraid
-export URAID_RUN_DIR=$tmp/run
-SEED=${URAID_SEED:-20261130}
-echo "seed $SEED"
-. "$INTEROP_DIR/../cli/lib/common.sh"
+interop_serving 20261130
 need nbdinfo nbdcopy
-spid=
-trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
-serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { stop_served "$1"; }
 
 # R: a finished replacement
 R=()

@@ -15,22 +15,11 @@
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
-interop_tmpdir || exit 1
-tmp=$INTEROP_TMP
-URAID=$BUILD/uraid
-export URAID_RUN_DIR=$tmp/run
-SEED=${URAID_SEED:-20261129}
-echo "seed $SEED"
-. "$INTEROP_DIR/../cli/lib/common.sh"
-spid=
-trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait' EXIT
-randfile() { python3 -c 'import random,sys; r=random.Random(int(sys.argv[1])); sys.stdout.buffer.write(r.randbytes(int(sys.argv[2]) << 20))' "$1" "$2" >"$3"; }
-serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { "$URAID" stop "$1" >/dev/null || kill "$spid"; wait "$spid"; spid=; }
+interop_serving 20261129
 
 # A: uraid repairs, md checks
 A=()
-for i in 0 1 2 3; do randfile $((SEED + i)) 24 "$tmp/a$i"; A+=("$tmp/a$i"); done
+for i in 0 1 2 3; do randfile $((SEED + i)) $((24 << 20)) "$tmp/a$i"; A+=("$tmp/a$i"); done
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=a "${A[@]}" >/dev/null
 serve a "${A[@]}"
 "$URAID" repair --wait a >/dev/null
@@ -39,7 +28,7 @@ stop a
 
 # B: uraid stops a resync half-way, md finishes it
 B=()
-for i in 0 1 2 3; do randfile $((SEED + 10 + i)) 24 "$tmp/b$i"; B+=("$tmp/b$i"); done
+for i in 0 1 2 3; do randfile $((SEED + 10 + i)) $((24 << 20)) "$tmp/b$i"; B+=("$tmp/b$i"); done
 "$URAID" create --level=6 --raid-devices=4 --chunk=64 --name=b "${B[@]}" >/dev/null
 serve b --speed-max=6000 "${B[@]}"
 sleep 1.5
@@ -52,7 +41,7 @@ D=()
 for i in 0 1 2 3 4; do truncate -s 24M "$tmp/d$i"; D+=("$tmp/d$i"); done
 "$URAID" create --level=5 --raid-devices=4 --spare-devices=1 --chunk=64 --name=d "${D[@]}" >/dev/null
 serve d --speed-max=6000 "${D[@]}"
-randfile $((SEED + 30)) 69 "$tmp/d.data"
+randfile $((SEED + 30)) $((69 << 20)) "$tmp/d.data"
 nbdcopy "$tmp/d.data" "nbd+unix:///?socket=$tmp/d.sock"
 "$URAID" fail "${D[2]}" >/dev/null
 sleep 1.5
@@ -81,7 +70,7 @@ E_MD=("${E[0]}" "${E[1]}" "${E[3]}" "${E[4]}")
 
 # C: md's disks (empty; md writes them)
 C=()
-for i in 0 1 2 3; do randfile $((SEED + 20 + i)) 24 "$tmp/c$i"; C+=("$tmp/c$i"); done
+for i in 0 1 2 3; do randfile $((SEED + 20 + i)) $((24 << 20)) "$tmp/c$i"; C+=("$tmp/c$i"); done
 
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0

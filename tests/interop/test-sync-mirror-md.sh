@@ -17,17 +17,7 @@
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
-interop_tmpdir || exit 1
-tmp=$INTEROP_TMP
-URAID=$BUILD/uraid
-export URAID_RUN_DIR=$tmp/run
-SEED=${URAID_SEED:-20261130}
-echo "seed $SEED"
-. "$INTEROP_DIR/../cli/lib/common.sh"
-spid=
-trap '[ -n "$spid" ] && kill $spid 2>/dev/null; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
-serve() { serve_bg "$tmp" "$@"; }   # serve NAME ARGS...
-stop() { stop_served "$1"; }
+interop_serving 20261130
 offset() { "$URAID" examine "$1" | sed -n "s/ *$2 Offset : \([0-9]*\) sectors/\1/p"; }   # offset DEV Data|Resync|Recovery
 
 # A: uraid repairs, md checks (random members: every copy differs at first)

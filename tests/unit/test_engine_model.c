@@ -25,6 +25,7 @@
 #include <uraid/engine.h>
 
 #include "../support/check.h"
+#include "../support/engine_op.h"
 
 #define MIB (1u << 20)
 #define MAX_BATCH 8
@@ -38,14 +39,6 @@ struct config {
 	unsigned minor;
 	unsigned reactors;      /* >1: threaded engine */
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 /* ---- the run ---- */
 
@@ -63,20 +56,6 @@ struct model {
 	bool threaded;
 	unsigned reactors;
 };
-
-struct op {
-	struct uraid_io io;
-	uint8_t *buf;
-	int result;
-	bool done;
-};
-
-static void op_done(struct uraid_io *io, int res)
-{
-	struct op *o = io->ctx;
-	o->result = res;
-	__atomic_store_n(&o->done, true, __ATOMIC_RELEASE);
-}
 
 static void wait_ops(struct model *m, struct op *ops, unsigned n)
 {

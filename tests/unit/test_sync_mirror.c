@@ -34,6 +34,7 @@
 #include <uraid/engine.h>
 
 #include "../support/check.h"
+#include "../support/engine_op.h"
 
 #define MIB (1u << 20)
 #define MAX_BATCH 8
@@ -61,14 +62,6 @@ struct t {
 	uint8_t *known;             /* per sector: reads must match ref */
 	uint64_t size;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static void fill_random(uint64_t *rs, uint8_t *p, size_t len)
 {
@@ -259,20 +252,6 @@ static uint64_t corrupt(struct t *t)
 }
 
 /* ---- foreground I/O ---- */
-
-struct op {
-	struct uraid_io io;
-	uint8_t *buf;
-	int result;
-	bool done;
-};
-
-static void op_done(struct uraid_io *io, int res)
-{
-	struct op *o = io->ctx;
-	o->result = res;
-	__atomic_store_n(&o->done, true, __ATOMIC_RELEASE);
-}
 
 /* One batch of disjoint random writes (and reads, checked where known). */
 static void io_batch(struct t *t, bool reads)

@@ -16,7 +16,7 @@ export URAID_RUN_DIR=$tmp/run
 SEED=${URAID_SEED:-20261129}
 echo "seed $SEED (random data from the seeded generator below)"
 pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait' EXIT
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait; rm -rf "${INTEROP_TMPDIRS[@]}"' EXIT
 
 # serve NAME RW|RO MEMBERS...: start and wait until ready
 serve() {

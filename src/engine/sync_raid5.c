@@ -47,6 +47,7 @@ struct r5_part {
 	unsigned outstanding;
 	int io_error;
 	bool target_failed;             /* a write to the member being rebuilt failed */
+	uint8_t rewrite_failed;         /* repair, resync: bit 0 P's rewrite failed, bit 1 Q's */
 	bool gate_held;
 	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's range was read */
 	void (*go)(struct r5_part *p);
@@ -263,8 +264,12 @@ static void part_io_done(struct member_io *mio, int res)
 
 	if (res && !p->io_error)
 		p->io_error = res;
-	if (res && mio->kind == MEMBER_WRITE && mio->m == p->s->job->target)
-		p->target_failed = true;
+	if (res && mio->kind == MEMBER_WRITE) {
+		if (mio->m == p->s->job->target)
+			p->target_failed = true;
+		else    /* a parity rewrite: I/O 0 is P's, 1 is Q's (check_reads_done) */
+			p->rewrite_failed |= (uint8_t)(1u << (mio - p->mio));
+	}
 	if (--p->outstanding == 0)
 		p->after_io(p);
 }
@@ -313,6 +318,25 @@ static void part_writes_done(struct r5_part *p)
 	part_end(p, p->io_error);
 }
 
+/*
+ * The parity rewrite of a repair or resync is over. A member that could not
+ * take it is failed, as a failed write fails its member everywhere else
+ * (stripe.c, the RAID 1/10 repair; md_error): left in sync, it would keep
+ * the wrong parity and give wrong data back after another member's failure.
+ * The job then stops at this row (md_error interrupts md's too).
+ */
+static void parity_written(struct r5_part *p)
+{
+	struct r5_sync *s = p->s;
+	struct array *a = s->job->a;
+
+	if (p->rewrite_failed & 1u)
+		array_fail_slot(a, (unsigned)s->st.p_slot, p->io_error);
+	if (p->rewrite_failed & 2u)
+		array_fail_slot(a, (unsigned)s->st.q_slot, p->io_error);
+	part_end(p, p->io_error);
+}
+
 /* Check, repair, resync: parity from the data, compared with what is on disk. */
 static void check_reads_done(struct r5_part *p)
 {
@@ -346,7 +370,7 @@ static void check_reads_done(struct r5_part *p)
 		return;
 	}
 	p->gate_held = true;
-	part_hold(p, part_writes_done);
+	part_hold(p, parity_written);
 	if (mp)
 		part_submit(p, 0, MEMBER_WRITE, a->slot[s->st.p_slot].m, s->p_new);
 	if (mq)
@@ -476,6 +500,7 @@ static void run_parts(struct r5_sync *s, void (*go)(struct r5_part *p))
 		p->go = go;
 		p->res = 0;
 		p->target_failed = false;
+		p->rewrite_failed = 0;
 		p->gate_held = false;
 	}
 	for (unsigned i = 1; i < s->nparts; i++)

@@ -15,11 +15,11 @@
  * row's stripe lock (stripe.c) from the first read to the last write, so
  * once a write completes P and Q on disk match the data.
  *
- * Writes are gathered: the write that holds a row takes in the writes of
- * its reactor queued behind it and writes their union as one (a group; a
- * full row needs no read), and a write continuing a sequential stream may
- * hold its row, for a bounded time, for the rest of the stream
- * (raid5_priv.h, "Gathering"). Every piece of a group completes, on its
+ * Writes are gathered: the write that holds a row takes in the writes
+ * queued behind it, from any reactor, and writes their union as one (a
+ * group; a full row needs no read), and a write continuing a sequential
+ * stream may hold its row, for a bounded time, for the rest of the stream
+ * (raid5_priv.h, "Gathering"). Every piece of a group completes, on its own
  * reactor, when the group's write does.
  *
  * Per-piece state comes from a free list per reactor (allocated on first
@@ -441,28 +441,31 @@ static struct r5_piece *piece_of_lk(struct stripe_lk *lk)
 }
 
 struct take_arg {
-	const struct reactor *r;
 	unsigned room;
 };
 
-/* Under the bucket mutex: a plain write of the leader's reactor, while there is room. */
+/*
+ * Under the bucket mutex: a plain write, while there is room. Writes of
+ * other reactors too: a stream that a client spreads over connections (the
+ * kernel's NBD client with several) reaches the array on several reactors.
+ */
 static bool take_write(struct stripe_lk *w, void *arg)
 {
 	struct take_arg *ta = arg;
 
-	if (!ta->room || w->r != ta->r || !w->is_piece || piece_of_lk(w)->op != OP_WRITE)
+	if (!ta->room || !w->is_piece || piece_of_lk(w)->op != OP_WRITE)
 		return false;
 	ta->room--;
 	return true;
 }
 
 /*
- * The leader (holding the row, not started) takes in the writes of its
- * reactor queued first behind it. Returns true when other waiters remain.
+ * The leader (holding the row, not started) takes in the writes queued
+ * first behind it. Returns true when other waiters remain.
  */
 static bool gather(struct r5_piece *ld)
 {
-	struct take_arg ta = { ld->lk.r, R5_GATHER_MAX - ld->gcount };
+	struct take_arg ta = { R5_GATHER_MAX - ld->gcount };
 	struct stripe_lk *w;
 	bool more;
 
@@ -501,12 +504,24 @@ enum hold_why {
 	HOLD_IDLE,      /* that, and no member I/O of the array in flight here */
 };
 
+/* Member I/O of the array in flight on a reactor other than c's? */
+static bool others_busy(const struct r5_cache *c)
+{
+	const struct r5_priv *priv = c->priv;
+
+	for (unsigned k = 0; k < priv->nreactors; k++)
+		if (&priv->cache[k] != c && __atomic_load_n(&priv->cache[k].mio_out, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 /*
  * Should the leader ld (gathered, not started) go on holding its row? A
  * leader continuing a stream holds while member I/O is in flight here (more
  * of the stream comes as it completes); one that starts a row without
- * continuing a stream (maybe a stream's first) only until the submitter's
- * current batch is in (short_hold).
+ * continuing a stream (maybe a stream's first), or that continues a stream
+ * whose I/O is in flight on other reactors only, holds until the
+ * submitter's current batch is in (short_hold).
  */
 static bool keep_holding(struct r5_piece *ld, bool more, enum hold_why why, uint64_t now)
 {
@@ -519,7 +534,7 @@ static bool keep_holding(struct r5_piece *ld, bool more, enum hold_why why, uint
 			ld->short_hold = false;
 			return true;
 		}
-		ld->short_hold = ld->r0 == 0;
+		ld->short_hold = ld->r0 == 0 || (ld->seq && others_busy(c));
 		return ld->short_hold;
 	}
 	if (why == HOLD_IDLE || (why == HOLD_HOP && ld->short_hold)) {
@@ -637,6 +652,37 @@ static void write_start(struct r5_piece *pc)
 	write_go(pc);
 }
 
+/*
+ * Does a write of [sector, sector+nsect) continue where a recent write
+ * ended, on this reactor or another (a client that spreads one stream over
+ * several connections)? Then note where it ends, in c's own ring: each
+ * reactor writes only its own, the others only read it (relaxed: a stale
+ * look costs at most a missed hold).
+ */
+static bool stream_note(struct r5_cache *c, uint64_t sector, uint32_t nsect)
+{
+	struct r5_priv *priv = c->priv;
+	unsigned own = R5_SEQ_STREAMS;
+	bool seq = false;
+
+	for (unsigned k = 0; k < priv->nreactors && !seq; k++) {
+		struct r5_cache *o = &priv->cache[k];
+
+		for (unsigned i = 0; i < R5_SEQ_STREAMS; i++) {
+			if (__atomic_load_n(&o->ends[i], __ATOMIC_RELAXED) != sector)
+				continue;
+			seq = true;
+			if (o == c)
+				own = i;        /* this reactor's stream goes on in its slot */
+			break;
+		}
+	}
+	if (own == R5_SEQ_STREAMS)
+		own = c->ends_next++ % R5_SEQ_STREAMS;
+	__atomic_store_n(&c->ends[own], sector + nsect, __ATOMIC_RELAXED);
+	return seq;
+}
+
 static void r5_write_op(struct array_req *rq, int op, uint64_t sector, uint32_t nsect,
 			uint8_t *buf)
 {
@@ -652,18 +698,8 @@ static void r5_write_op(struct array_req *rq, int op, uint64_t sector, uint32_t 
 		r5_piece_finish(pc, err);
 		return;
 	}
-	if (op == OP_WRITE) {
-		/* does it continue where a recent write of this reactor ended? */
-		struct r5_cache *c = r5_cache_of(pc);
-		unsigned i;
-
-		for (i = 0; i < R5_SEQ_STREAMS && c->ends[i] != sector; i++)
-			;
-		pc->seq = i < R5_SEQ_STREAMS;
-		if (!pc->seq)
-			i = c->ends_next++ % R5_SEQ_STREAMS;
-		c->ends[i] = sector + nsect;
-	}
+	if (op == OP_WRITE)
+		pc->seq = stream_note(r5_cache_of(pc), sector, nsect);
 	r5_piece_lock(pc, write_start);
 }
 

@@ -120,17 +120,19 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 
 /*
  * Gathering (raid5.c): a write piece that holds its row takes the write
- * pieces of its own reactor queued behind it into one write of their union
+ * pieces queued behind it, of any reactor, into one write of their union
  * (a group: the leader plus R5_GATHER_MAX - 1 more at most), so a row that a
- * sequential stream covers in several pieces is written whole with no reads.
- * A leader that continues a sequential stream and does not reach its row's
- * end may hold the row, unstarted, for the rest of the stream: until the
- * group reaches the row's end, a waiter it cannot take queues, R5_HOLD_NS
- * pass, or its reactor has no RAID 4/5/6 member I/O of the array left in
- * flight (looked at two trips through the reactor's inbox later, so that
- * the submitter can add to the stream first). A partial write that starts a
- * row without continuing a stream (a stream's first, maybe) holds only
- * those two trips.
+ * sequential stream covers in several pieces is written whole with no reads;
+ * the pieces of other reactors complete on their own. A leader that
+ * continues a sequential stream (where a recent write of any reactor ended)
+ * and does not reach its row's end may hold the row, unstarted, for the rest
+ * of the stream: until the group reaches the row's end, a waiter it cannot
+ * take queues, R5_HOLD_NS pass, or its reactor has no RAID 4/5/6 member I/O
+ * of the array left in flight (looked at two trips through the reactor's
+ * inbox later, so that the submitter can add to the stream first). A
+ * partial write that starts a row without continuing a stream (a stream's
+ * first, maybe), or continues one whose member I/O is in flight on other
+ * reactors only, holds only those two trips.
  */
 #define R5_GATHER_MAX 128u
 #define R5_HOLD_NS 5000000ull
@@ -216,14 +218,17 @@ struct r5_cache {
 	struct r5_priv *priv;
 	struct reactor *r;              /* set by the first piece */
 	struct r5_piece *held;          /* leaders holding their rows */
-	unsigned mio_out;               /* member I/O of the array in flight here */
-	uint64_t ends[R5_SEQ_STREAMS];  /* where recent write pieces ended */
+	unsigned mio_out;               /* member I/O of the array in flight here
+					   (others read it: r5_mio_out_add) */
 	unsigned ends_next;
 	bool in_poll, repoll;           /* hold checks are not reentered */
 	bool idle_posted;               /* idle_msg is queued */
 	unsigned idle_hops;
 	struct reactor_msg idle_msg;
 	struct r5_counters cnt;         /* for tests and tuning */
+	/* where recent write pieces of this reactor ended; other reactors read
+	   them too, so they have a cache line of their own */
+	uint64_t ends[R5_SEQ_STREAMS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
 struct r5_priv {
@@ -235,6 +240,12 @@ struct r5_priv {
 	uint64_t hold_ns;               /* R5_HOLD_NS; tests change it */
 	uint64_t (*now)(void);          /* monotonic ns; tests replace it */
 };
+
+/* Only c's reactor changes c->mio_out; others read it (relaxed, no lock). */
+static inline void r5_mio_out_add(struct r5_cache *c, int d)
+{
+	__atomic_store_n(&c->mio_out, c->mio_out + (unsigned)d, __ATOMIC_RELAXED);
+}
 
 static inline bool r5_live(const struct r5_piece *pc, unsigned s)
 {

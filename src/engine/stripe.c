@@ -336,9 +336,22 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	return 0;
 }
 
+/* On its own reactor: a piece that a leader of another reactor wrote in its group. */
+static void gathered_done(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *g = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, lk.msg));
+	struct array_req *grq = g->rq;
+	int res = g->result;
+
+	(void)r;
+	piece_put(g);
+	array_piece_done(grq, res);
+}
+
 void r5_piece_finish(struct r5_piece *pc, int res)
 {
 	struct array_req *rq = pc->rq;
+	struct engine_reactor *er = rq->er;     /* rq may be gone once done */
 	struct r5_piece *g = pc->gnext;
 
 	if (res < 0 && pc->result == 0)
@@ -355,14 +368,22 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 	pc->gnext = NULL;
 	piece_put(pc);
 	array_piece_done(rq, res);
-	/* the pieces written with it (all of this reactor): not reused before they are put */
+	/* the pieces written with it: not reused before they are put, each on
+	   its own reactor (its free list, its request); the lock's message is
+	   free, as a gathered piece is never granted the row */
 	while (g) {
 		struct r5_piece *next = g->gnext;
 		struct array_req *grq = g->rq;
 
 		g->gnext = NULL;
-		piece_put(g);
-		array_piece_done(grq, res);
+		if (grq->er != er) {
+			g->result = res;
+			g->lk.msg.fn = gathered_done;
+			reactor_post(&grq->er->r, &g->lk.msg);
+		} else {
+			piece_put(g);
+			array_piece_done(grq, res);
+		}
 		g = next;
 	}
 }
@@ -412,7 +433,7 @@ static void sio_issue(struct r5_piece *pc, struct r5_sio *io, unsigned s, struct
 	io->mio.done = sio_done;
 	io->mio.done_bytes = 0;
 	pc->outstanding++;
-	r5_cache_of(pc)->mio_out++;
+	r5_mio_out_add(r5_cache_of(pc), 1);
 	member_submit(&pc->rq->er->r, &io->mio);
 }
 
@@ -450,7 +471,7 @@ static void sio_done(struct member_io *mio, int res)
 
 	bool holds = c->held != NULL;
 
-	c->mio_out--;
+	r5_mio_out_add(c, -1);
 	if (holds)
 		r5_pin(c);              /* pc's request may be the array's last */
 	if (io->repl) {

@@ -19,11 +19,12 @@
  *    loss the level survives. Some requests continue the previous one on
  *    the same reactor, so rows are gathered and held as in a stream;
  * 4. gathering: sequential 128 KiB writes covering whole rows are written
- *    with no member read (healthy and degraded, RAID 4/5/6); requests that
+ *    with no member read (healthy and degraded, RAID 4/5/6), also when the
+ *    stream's requests alternate between the reactors; requests that
  *    straddle rows are merged per row; overlapping pieces of one group (the
  *    last one wins) and FUA for the whole group; a hold that times out, one
- *    that ends when the reactor goes idle, one that ends when another
- *    reactor queues on the row.
+ *    that ends when the reactor goes idle, one that another reactor's write
+ *    joins, one that ends when another reactor queues a write-zeroes.
  *
  * Usage: test_raid5 [SEED]. Exit 0 pass, 1 fail. Environment: R5_DEBUG=1
  * checks parity after every round and prints the round's requests, read
@@ -1018,7 +1019,7 @@ static struct r5_cache *cache0(void)
  * whole stream): every row is written whole, with no read.
  */
 static void gather_stream(int level, unsigned n, unsigned lost, uint32_t chunk, unsigned rows,
-			  uint64_t bs)
+			  uint64_t bs, unsigned nreact)
 {
 	static struct mreq ms[256];
 	char name[160];
@@ -1029,8 +1030,8 @@ static void gather_stream(int level, unsigned n, unsigned lost, uint32_t chunk, 
 		CHECK(0, "geometry");
 		return;
 	}
-	snprintf(name, sizeof(name), "stream raid%d n %u lost %u chunk %u bs %" PRIu64, level, n,
-		 lost, chunk, bs);
+	snprintf(name, sizeof(name), "stream raid%d n %u lost %u chunk %u bs %" PRIu64 " reactors %u",
+		 level, n, lost, chunk, bs, nreact);
 	ctx = name;
 	for (unsigned i = 0; i < lost; i++)
 		A->slot[(1 + 2 * i) % n].m = NULL;
@@ -1038,7 +1039,7 @@ static void gather_stream(int level, unsigned n, unsigned lost, uint32_t chunk, 
 	CHECK(nreq <= 256 && nreq * bs == rows * rowlen, "%s: shape", ctx);
 	n_reads = 0;
 	for (unsigned i = 0; i < nreq; i++)
-		gw(&ms[i], i * bs, bs, 0, false);
+		gw(&ms[i], i * bs, bs, (int)(i % nreact), false);
 	for (unsigned i = 0; i < nreq; i++)
 		start(&ms[i]);
 	run_all();
@@ -1114,10 +1115,14 @@ static void gather_straddle(int level, unsigned n)
 /*
  * Holds that end: a full row keeps member I/O in flight on reactor 0 while
  * the next write, continuing it, holds the next row. how 0: the clock passes
- * the limit; 1: the reactor goes idle; 2: another reactor queues on the row.
+ * the limit; 1: the reactor goes idle; 2: another reactor queues a write on
+ * the row, which joins the group (the hold goes on, then ends idle); 3:
+ * another reactor queues a write-zeroes on the row, which no group takes.
  */
 static void gather_hold_end(int how)
 {
+	static const char *const names[] = { "hold timeout", "hold idle", "hold other reactor",
+					     "hold other reactor's zeroes" };
 	struct mreq ms[3];
 	struct r5_counters c;
 	struct r5_priv *priv;
@@ -1125,7 +1130,7 @@ static void gather_hold_end(int how)
 
 	setup(5, 2, 4, 16, 4);
 	priv = A->level_priv;
-	ctx = how == 0 ? "hold timeout" : how == 1 ? "hold idle" : "hold other reactor";
+	ctx = names[how];
 	gw(&ms[0], 0, rowlen, 0, false);
 	gw(&ms[1], rowlen, 8, 0, false);
 	start(&ms[0]);
@@ -1140,20 +1145,32 @@ static void gather_hold_end(int how)
 		fake_ns += 1;
 		run_one_io();
 		CHECK(cache0()->held == NULL, "%s: the hold ended at the limit", ctx);
-	} else if (how == 2) {
+	} else if (how >= 2) {
 		gw(&ms[2], rowlen + 8, 8, 1, false);
+		if (how == 3) {
+			ms[2].op = OP_ZERO;
+			memset(ref + (rowlen + 8) * 512, 0, 8 * 512);
+		}
 		start(&ms[2]);
 		nm = 3;
 		CHECK(cache0()->held != NULL, "%s: still held", ctx);
 		run_one_io();           /* an event on reactor 0 */
-		CHECK(cache0()->held == NULL, "%s: the hold ended for the other reactor", ctx);
+		if (how == 2)
+			CHECK(cache0()->held != NULL && cache0()->held->gcount == 2,
+			      "%s: the other reactor's write joined the held group", ctx);
+		else
+			CHECK(cache0()->held == NULL, "%s: the hold ended for the other reactor",
+			      ctx);
 	}
 	run_all();
 	gw_check(ms, nm);
 	c = gcount();
-	CHECK(c.holds == 1 && c.hold_timeouts == (how == 0) && c.hold_idle == (how == 1),
+	CHECK(c.holds == 1 && c.hold_timeouts == (how == 0) &&
+	      c.hold_idle == (how == 1 || how == 2),
 	      "%s: holds %" PRIu64 " timeouts %" PRIu64 " idle %" PRIu64, ctx, c.holds,
 	      c.hold_timeouts, c.hold_idle);
+	CHECK(c.groups == (how == 2) && c.grouped == (how == 2 ? 2u : 0u),
+	      "%s: %" PRIu64 " groups of %" PRIu64, ctx, c.groups, c.grouped);
 	check_parity();
 	verify_all("hold");
 	teardown();
@@ -1162,20 +1179,27 @@ static void gather_hold_end(int how)
 static void test_gather(void)
 {
 	/* 128 KiB writes, chunks of 512 KiB (as make bench), and smaller pieces */
-	gather_stream(5, 4, 0, 1024, 4, 256);
-	gather_stream(4, 4, 0, 1024, 2, 256);
-	gather_stream(6, 6, 0, 1024, 2, 256);
-	gather_stream(5, 4, 1, 1024, 4, 256);
-	gather_stream(6, 6, 2, 1024, 2, 256);
-	gather_stream(5, 5, 0, 64, 4, 8);       /* 32 pieces a row */
-	gather_stream(5, 3, 0, 8, 16, 8);       /* one chunk per piece */
+	gather_stream(5, 4, 0, 1024, 4, 256, 1);
+	gather_stream(4, 4, 0, 1024, 2, 256, 1);
+	gather_stream(6, 6, 0, 1024, 2, 256, 1);
+	gather_stream(5, 4, 1, 1024, 4, 256, 1);
+	gather_stream(6, 6, 2, 1024, 2, 256, 1);
+	gather_stream(5, 5, 0, 64, 4, 8, 1);    /* 32 pieces a row */
+	gather_stream(5, 3, 0, 8, 16, 8, 1);    /* one chunk per piece */
+	/* one stream, its requests spread over the reactors in turn (a client
+	   with several connections): rows still written whole */
+	gather_stream(5, 4, 0, 1024, 4, 256, NREACT);
+	gather_stream(6, 6, 1, 1024, 2, 256, NREACT);
+	gather_stream(5, 5, 0, 64, 4, 8, NREACT);
 	gather_overlap();
 	gather_straddle(5, 4);
 	gather_straddle(6, 5);
 	gather_hold_end(0);
 	gather_hold_end(1);
 	gather_hold_end(2);
-	printf("gathering: streams, overlaps, straddling requests, holds ended three ways\n");
+	gather_hold_end(3);
+	printf("gathering: streams (on one reactor and spread over %u), overlaps, straddling "
+	       "requests, holds ended or extended four ways\n", NREACT);
 }
 
 int main(int argc, char **argv)

@@ -284,7 +284,8 @@ void reactor_post(struct reactor *r, struct reactor_msg *m)
 
 bool reactor_is_current(const struct reactor *r)
 {
-	return r->thread_known && pthread_equal(r->thread, pthread_self());
+	return atomic_load_explicit(&r->thread_known, memory_order_acquire) &&
+	       pthread_equal(atomic_load_explicit(&r->thread, memory_order_relaxed), pthread_self());
 }
 
 static void reactor_arm_event(struct reactor *r)
@@ -390,8 +391,14 @@ int reactor_poll(struct reactor *r, int timeout_ms)
 	bool idle, more;
 	int ran = 0, rc;
 
-	r->thread = pthread_self();
-	r->thread_known = true;
+	/* written only when the polling thread changes (a caller-driven engine
+	   may be polled by another thread later), as other threads read it */
+	pthread_t self = pthread_self();
+	if (!atomic_load_explicit(&r->thread_known, memory_order_relaxed) ||
+	    !pthread_equal(atomic_load_explicit(&r->thread, memory_order_relaxed), self)) {
+		atomic_store_explicit(&r->thread, self, memory_order_relaxed);
+		atomic_store_explicit(&r->thread_known, true, memory_order_release);
+	}
 
 	/* Fill the ring from the overflow list, submitting as often as it fills. */
 	for (;;) {

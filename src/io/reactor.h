@@ -45,8 +45,9 @@ struct reactor_msg {
 struct reactor {
 	struct io_uring ring;
 	unsigned index;             /* in its engine */
-	pthread_t thread;           /* the thread polling it (set by reactor_poll) */
-	bool thread_known;
+	/* the thread polling it (set by reactor_poll; others read it) */
+	_Atomic(pthread_t) thread;
+	_Atomic bool thread_known;
 	bool disabled;              /* reactor_init_owned: until reactor_claim */
 	int event_fd;               /* wakes the ring when messages arrive */
 	uint64_t event_buf;

@@ -301,6 +301,31 @@ key = "iops" if sys.argv[2] == "iops" else "bw_bytes"
 print("%.0f" % (j["read"][key] + j["write"][key]))' "$out" "$metric"
 }
 fio_nbd() { best fio_nbd_once "$@"; }
+
+# cpu_ticks PID: clock ticks of user and system time the process (all its
+# threads) has used so far
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# fio_nbd_cpu_once SOCKET SERVER-PID fio-args... -> "IOPS US": the IOPS, and
+# the server's CPU time per I/O in microseconds (over ramp and run alike)
+fio_nbd_cpu_once() {
+    local sock=$1 pid=$2 t0 t1 v
+    shift 2
+    t0=$(cpu_ticks "$pid")
+    v=$(fio_nbd_once iops "$sock" "$@")
+    t1=$(cpu_ticks "$pid")
+    awk -v v="$v" -v d="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v rt="$run_t" -v ramp="$ramp_t" '
+        function sec(x) { return (x ~ /ms$/) ? x / 1000 : x + 0 }
+        BEGIN { n = v * (sec(rt) + sec(ramp)); printf "%d %.1f\n", v, (n > 0 ? d / hz * 1e6 / n : 0) }'
+}
+# best_pair CMD ARGS...: of REPEAT runs printing "V X", the one with the highest V
+best_pair() {
+    local b="0 0" v
+    for _ in $(seq "$REPEAT"); do
+        v=$("$@")
+        [ "${v%% *}" -gt "${b%% *}" ] && b=$v
+    done
+    echo "$b"
+}
 # wait_sock PATH: until a server listens there (10 s)
 wait_sock() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done; echo "no server on $1" >&2; return 1; }
 
@@ -315,14 +340,17 @@ nbdkit -U "$dir/k.sock" -f --exit-with-parent file "$dir/peer" >>"$dir/servers.l
 qemu-nbd --socket="$dir/q.sock" --format=raw --persistent --shared=8 --cache=none --aio=io_uring \
     "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
 wait_sock "$dir/u.sock" && wait_sock "$dir/k.sock" && wait_sock "$dir/q.sock"
+# the client runs on the same CPUs as the server: beside each figure, the
+# server's own CPU time per I/O
 for rw in randread randwrite; do
     for nj in 1 2; do
         a=(--rw=$rw --bs=4k --iodepth=32 --numjobs=$nj)
-        u=$(fio_nbd iops "$dir/u.sock" "${a[@]}")
-        k=$(fio_nbd iops "$dir/k.sock" "${a[@]}")
-        q=$(fio_nbd iops "$dir/q.sock" "${a[@]}")
+        read -r u uc < <(best_pair fio_nbd_cpu_once "$dir/u.sock" "${nbd_pids[0]}" "${a[@]}")
+        read -r k kc < <(best_pair fio_nbd_cpu_once "$dir/k.sock" "${nbd_pids[1]}" "${a[@]}")
+        read -r q qc < <(best_pair fio_nbd_cpu_once "$dir/q.sock" "${nbd_pids[2]}" "${a[@]}")
         if [ "$k" -ge "$q" ]; then peer=nbdkit p=$k; else peer=qemu-nbd p=$q; fi
-        line "uraid serve linear 4 KiB $rw ${nj}x32" "$u" "better peer: $peer (nbdkit $k, qemu-nbd $q)" "$p" iops 1.2
+        line "uraid serve linear 4 KiB $rw ${nj}x32" "$u" "better peer: $peer (nbdkit $k, qemu-nbd $q)" "$p" iops 1.2 \
+            "(server CPU per I/O: uraid $uc us, nbdkit $kc us, qemu-nbd $qc us)"
     done
 done
 kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()

@@ -273,19 +273,30 @@ void sync_replacement_takes_over(struct array *a, unsigned slot)
  * A resync or repair is about to rewrite redundancy on the slots' members
  * only: a replacement waiting with part of its copy made would keep the old
  * copy of what they rewrite, so its copy starts again from the beginning.
+ * The superblocks say so before client writes stop reaching the rows it
+ * held: after a crash in between, a restart must not take the old offset
+ * for a copy that missed those writes. Under meta_lock.
  */
 static void replace_restart(struct array *a)
 {
+	bool any = false;
+
 	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
 		struct member *r = atomic_load(&a->slot[s].repl);
 		int i = r ? member_index_of(a, r) : -1;
 		if (i < 0 || !atomic_load(&a->slot[s].repl_rebuilt))
 			continue;
-		atomic_store(&a->slot[s].repl_rebuilt, 0);
 		a->member_sb[i].recovery_offset = 0;
+		any = true;
 		fprintf(stderr, "uraid: %s: its copy of slot %u starts again (redundancy is "
 			"rewritten)\n", r->path, s);
 	}
+	if (!any)
+		return;
+	meta_record_change(a);
+	for (unsigned s = 0; s < a->geom.raid_disks; s++)
+		if (atomic_load(&a->slot[s].repl))
+			atomic_store(&a->slot[s].repl_rebuilt, 0);
 }
 
 /* The replacement's copy starts (or goes on from its recovery_offset). 0 or -ENOENT. */

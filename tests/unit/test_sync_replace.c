@@ -16,7 +16,11 @@
  *    repair or of the clients reaches it (no write error during the repair);
  *    afterwards its copy starts by itself, fails at its first write and
  *    stops, the replacement is failed, the old member keeps the slot.
- * 3. After a replace has completed the new member holds the slot: a repair
+ * 3. A copy stopped part-way, then a repair: the copy starts again, and the
+ *    replacement's superblock on disk says so (recovery_offset 0) as soon as
+ *    the repair has started, before client writes stop reaching it; the
+ *    copy then completes and the replacement holds the slot with the data.
+ * 4. After a replace has completed the new member holds the slot: a repair
  *    whose rewrite of that member fails fails the member (as any write error
  *    does, and as md_error does) and the array goes on degraded with its
  *    data; a spare then rebuilds it.
@@ -42,7 +46,7 @@
 
 #define MIB (1u << 20)
 #define MAXM 8
-#define NEXTRA 4                /* new members: replacements and a spare */
+#define NEXTRA 5                /* new members: replacements and a spare */
 #define NCORRUPT 8
 #define SLOT 1                  /* the slot replaced */
 
@@ -432,6 +436,81 @@ static void repair_with_waiting_replacement(struct t *t, unsigned x, enum uraid_
 	check_data(t, what);
 }
 
+/* recovery_offset in path's superblock on disk (1.2: at 4 KiB); UINT64_MAX: unreadable. */
+static uint64_t disk_recovery_offset(const char *path)
+{
+	uint8_t *buf = aligned_alloc(4096, URAID_SB_BYTES);
+	struct uraid_sb sb;
+	uint64_t off = UINT64_MAX;
+	int fd = open(path, O_RDONLY);
+
+	if (fd >= 0 && pread(fd, buf, URAID_SB_BYTES, 4096) == URAID_SB_BYTES &&
+	    uraid_sb_decode(buf, &sb) == 0)
+		off = sb.recovery_offset;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return off;
+}
+
+/*
+ * A copy stopped part-way, then a repair: the copy starts again from the
+ * beginning, and the replacement's superblock says so before the repair
+ * starts (client writes to the rows it held stop reaching it: after a crash
+ * a restart must not take the old offset). Then the copy runs to its end and
+ * the replacement holds the slot with the data.
+ */
+static void repair_restarts_copy(struct t *t)
+{
+	const char *what = "repair after a copy stopped part-way";
+	struct array *ia = (struct array *)t->a;
+	struct uraid_member_status ms;
+	struct uraid_sync_status st;
+	char err[256];
+
+	atomic_store(&ia->sync_retry_ns, UINT64_MAX);   /* no job starts by itself */
+	uraid_array_sync_speed(t->a, 1000, 1000);
+	int old = uraid_array_find_member(t->a, t->paths[SLOT]);
+	int rc = uraid_array_replace_member(t->a, (unsigned)old, t->extra[4], 0, err, sizeof(err));
+	CHECK(rc == 0, "%s %s: replace: %s", t->name, what, err);
+	for (int i = 0; i < 5000; i++) {
+		uraid_array_sync_status(t->a, &st);
+		if (st.kind == URAID_SYNC_REPLACE && st.running && st.done_bytes > 0)
+			break;
+		usleep(1000);
+	}
+	uraid_array_sync_cancel(t->a);
+	st = wait_job(t, URAID_SYNC_REPLACE, false);
+	uint64_t before = disk_recovery_offset(t->extra[4]);
+	CHECK(before > 0 && before != UINT64_MAX, "%s %s: the stopped copy left offset %" PRIu64
+	      " on disk", t->name, what, before);
+	rc = uraid_array_sync_start(t->a, URAID_SYNC_REPAIR, err, sizeof(err));
+	CHECK(rc == 0, "%s %s: repair: %s", t->name, what, err);
+	uint64_t after = disk_recovery_offset(t->extra[4]);
+	CHECK(after == 0, "%s %s: the copy starts again, but the replacement's superblock still "
+	      "says %" PRIu64 " (was %" PRIu64 ")", t->name, what, after, before);
+	uraid_array_sync_speed(t->a, 400000, 800000);
+	st = wait_job(t, URAID_SYNC_REPAIR, true);
+	CHECK(st.result == 0, "%s %s: repair: %d", t->name, what, st.result);
+	atomic_store(&ia->sync_retry_ns, 0);
+	for (int i = 0; i < 5000; i++) {
+		uraid_array_sync_status(t->a, &st);
+		if (st.kind == URAID_SYNC_REPLACE)
+			break;
+		usleep(1000);
+	}
+	st = wait_job(t, URAID_SYNC_REPLACE, true);
+	CHECK(st.result == 0 && member(t, t->extra[4], &ms) && ms.state == URAID_MEMBER_IN_SYNC &&
+	      ms.slot == SLOT, "%s %s: the copy did not complete (%d)", t->name, what, st.result);
+	old = uraid_array_find_member(t->a, t->paths[SLOT]);
+	CHECK(old >= 0 && uraid_array_remove_member(t->a, (unsigned)old, err, sizeof(err)) == 0,
+	      "%s %s: remove the replaced member: %s", t->name, what, err);
+	unlink(t->paths[SLOT]);
+	memcpy(t->paths[SLOT], t->extra[4], sizeof(t->paths[SLOT]));
+	check_clean(t, what);
+	check_data(t, what);
+}
+
 /* The replace completes; then a repair cannot rewrite the new member. */
 static void repair_after_replace(struct t *t)
 {
@@ -504,6 +583,8 @@ static void run_config(const struct config *c, uint64_t seed)
 
 	repair_with_waiting_replacement(&t, 0, URAID_FAULT_VANISH);
 	repair_with_waiting_replacement(&t, 1, URAID_FAULT_WRITE);
+	if (t.a)
+		repair_restarts_copy(&t);
 	if (t.a)
 		repair_after_replace(&t);
 out:

@@ -202,7 +202,8 @@ static void write_unit(struct r5_piece *pc);
  * The next unit of the group's bands; false when done. Units are cut where
  * any piece of the group starts or ends within the chunk, so over a unit
  * every piece writes each data chunk whole or not at all; where pieces
- * overlap, the last queued wins (it was submitted last on this reactor).
+ * overlap, the last queued wins (on one reactor the one submitted last;
+ * writes in flight together on two reactors have no order to keep).
  */
 static bool next_unit(struct r5_piece *pc)
 {
@@ -504,7 +505,7 @@ enum hold_why {
 	HOLD_IDLE,      /* that, and no member I/O of the array in flight here */
 };
 
-/* Member I/O of the array in flight on a reactor other than c's? */
+/* Member I/O of the array (of any request) in flight on a reactor other than c's? */
 static bool others_busy(const struct r5_cache *c)
 {
 	const struct r5_priv *priv = c->priv;
@@ -520,8 +521,10 @@ static bool others_busy(const struct r5_cache *c)
  * leader continuing a stream holds while member I/O is in flight here (more
  * of the stream comes as it completes); one that starts a row without
  * continuing a stream (maybe a stream's first), or that continues a stream
- * whose I/O is in flight on other reactors only, holds until the
- * submitter's current batch is in (short_hold).
+ * while the array has member I/O in flight on other reactors only (maybe
+ * the stream's, from a client on several connections), holds until the
+ * current batch of its own reactor is in (short_hold): writes of other
+ * reactors already queued behind it are taken then.
  */
 static bool keep_holding(struct r5_piece *ld, bool more, enum hold_why why, uint64_t now)
 {
@@ -628,7 +631,7 @@ void r5_hold_idle(struct r5_cache *c)
 
 /*
  * A write (or write-zeroes) piece holds its row. A write gathers the writes
- * of its reactor queued behind it; a leader continuing a stream may hold
+ * queued behind it, of any reactor; a leader continuing a stream may hold
  * the row for the rest of it (raid5_priv.h); then the group is written.
  */
 static void write_start(struct r5_piece *pc)
@@ -665,7 +668,9 @@ static bool stream_note(struct r5_cache *c, uint64_t sector, uint32_t nsect)
 	unsigned own = R5_SEQ_STREAMS;
 	bool seq = false;
 
-	for (unsigned k = 0; k < priv->nreactors && !seq; k++) {
+	/* this reactor's ring first: its stream then goes on in the same slot */
+	for (unsigned n = 0, k = (unsigned)(c - priv->cache); n < priv->nreactors && !seq;
+	     n++, k = (k + 1) % priv->nreactors) {
 		struct r5_cache *o = &priv->cache[k];
 
 		for (unsigned i = 0; i < R5_SEQ_STREAMS; i++) {
@@ -673,7 +678,7 @@ static bool stream_note(struct r5_cache *c, uint64_t sector, uint32_t nsect)
 				continue;
 			seq = true;
 			if (o == c)
-				own = i;        /* this reactor's stream goes on in its slot */
+				own = i;
 			break;
 		}
 	}

@@ -131,8 +131,8 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
  * of the array left in flight (looked at two trips through the reactor's
  * inbox later, so that the submitter can add to the stream first). A
  * partial write that starts a row without continuing a stream (a stream's
- * first, maybe), or continues one whose member I/O is in flight on other
- * reactors only, holds only those two trips.
+ * first, maybe), or continues one while the array's member I/O is in
+ * flight on other reactors only, holds only those two trips.
  */
 #define R5_GATHER_MAX 128u
 #define R5_HOLD_NS 5000000ull
@@ -177,7 +177,7 @@ struct r5_piece {
 	unsigned outstanding;
 	bool new_bad;                   /* a read of this round failed */
 	bool locked;
-	bool seq;                       /* a write continuing a stream of its reactor */
+	bool seq;                       /* a write continuing a stream (of any reactor) */
 	bool held;                      /* leader holding its row for more of the stream */
 	bool short_hold;                /* only until the submitter's batch is in */
 	struct stripe_lk lk;
@@ -212,7 +212,8 @@ struct r5_counters {
 	uint64_t holds, hold_timeouts, hold_idle;
 };
 
-/* Per reactor (and array): touched by that reactor's thread only. */
+/* Per reactor (and array): changed by that reactor's thread only; others
+   read mio_out and ends (relaxed atomics). */
 struct r5_cache {
 	struct r5_piece *free;
 	struct r5_priv *priv;

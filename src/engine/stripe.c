@@ -407,7 +407,9 @@ void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 		next(pc);
 		return;
 	}
-	/* queued: a leader of this reactor holding the row may take it in */
+	/* queued: a leader holding the row may take it in. One of this reactor
+	   looks now; one of another reactor at its next look (member I/O done
+	   there, its idle message, or its hold's time limit) */
 	struct r5_cache *c = r5_cache_of(pc);
 
 	if (c->held)

@@ -71,7 +71,15 @@ static uint8_t *abuf(uint64_t bytes)
 #define NREACT 2
 
 static struct member_io *ioq[MAXQ];
+static unsigned ioq_reactor[MAXQ];     /* the reactor that issued each */
 static unsigned nioq;
+/*
+ * The reactor whose thread the harness plays at the moment (it runs them
+ * all on one): set while a request is submitted, a message of its inbox
+ * runs or an I/O it issued completes; -1 outside parts 3 and 4. A piece
+ * must complete, and a pool buffer come and go, on its request's reactor.
+ */
+static int cur_reactor = -1;
 
 struct inbox {
 	pthread_mutex_t lock;
@@ -105,6 +113,7 @@ void member_submit(struct reactor *r, struct member_io *mio)
 		fprintf(stderr, "fake queue full\n");
 		exit(1);
 	}
+	ioq_reactor[nioq] = r->index;
 	ioq[nioq++] = mio;
 }
 
@@ -135,17 +144,23 @@ static struct reactor_msg *inbox_pop(unsigned i)
 			b->tail = NULL;
 	}
 	pthread_mutex_unlock(&b->lock);
+	if (m && cur_reactor >= 0)
+		cur_reactor = (int)i;   /* its message runs on reactor i */
 	return m;
 }
 
+static void on_reactor_of(const struct bufpool *p, const char *what);
+
 void *bufpool_get(struct bufpool *p, size_t len)
 {
+	on_reactor_of(p, "pool buffer taken");
 	bufs_out++;
 	return aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 }
 
 void bufpool_put(struct bufpool *p, void *buf, size_t len)
 {
+	on_reactor_of(p, "pool buffer put back");
 	bufs_out--;
 	free(buf);
 }
@@ -154,6 +169,9 @@ static void array_req_done(struct array_req *rq);
 
 void array_piece_done(struct array_req *rq, int res)
 {
+	if (cur_reactor >= 0)
+		CHECK(rq->er->r.index == (unsigned)cur_reactor, "a piece of a request of reactor "
+		      "%u completed on reactor %d", rq->er->r.index, cur_reactor);
 	if (res < 0 && rq->result == 0)
 		rq->result = res;
 	if (--rq->pending == 0)
@@ -198,7 +216,11 @@ static bool run_one_io(void)
 		return false;
 	i = (unsigned)below(nioq);
 	mio = ioq[i];
-	ioq[i] = ioq[--nioq];
+	if (cur_reactor >= 0)
+		cur_reactor = (int)ioq_reactor[i];
+	--nioq;
+	ioq[i] = ioq[nioq];
+	ioq_reactor[i] = ioq_reactor[nioq];
 	s = (unsigned)(mio->m - members);
 	if (mio->sector + mio->len / 512 > mem_sectors || mio->len % 512 || !mio->len) {
 		fprintf(stderr, "member I/O out of range: slot %u sector %" PRIu64 " len %u\n", s,
@@ -524,6 +546,14 @@ struct mreq {
 static struct array *A;
 static struct uraid_engine E;
 static struct engine_reactor ER[NREACT];
+
+static void on_reactor_of(const struct bufpool *p, const char *what)
+{
+	if (cur_reactor >= 0)
+		CHECK(p == &ER[cur_reactor].pool, "%s on reactor %d, from the pool of reactor %d",
+		      what, cur_reactor, (int)((const struct engine_reactor *)
+					       ((const char *)p - offsetof(struct engine_reactor, pool)) - ER));
+}
 static uint8_t *ref;
 static uint64_t asz, rowlen;
 static unsigned nslots;
@@ -565,6 +595,7 @@ static void start(struct mreq *m)
 	memset(rq, 0, sizeof(*rq));
 	rq->a = A;
 	rq->er = &ER[m->reactor >= 0 ? (unsigned)m->reactor : below(NREACT)];
+	cur_reactor = (int)rq->er->r.index;     /* submitted from its reactor's thread */
 	rq->io = &m->io;
 	m->io.flags = below(4) == 0 || m->fua ? URAID_IO_FUA : 0;
 	rq->data = m->buf;
@@ -662,6 +693,7 @@ static struct r5_counters gcount(void)
 
 static void teardown(void)
 {
+	cur_reactor = -1;
 	struct r5_counters c = gcount();
 	struct r5_priv *priv = A->level_priv;
 
@@ -1014,9 +1046,10 @@ static struct r5_cache *cache0(void)
 }
 
 /*
- * A stream of writes of bs sectors over rows [0, rows) on reactor 0, all
- * submitted before any member I/O completes (as with a queue depth of the
- * whole stream): every row is written whole, with no read.
+ * A stream of writes of bs sectors over rows [0, rows), on reactor 0 or on
+ * the nreact reactors in turn, all submitted before any member I/O
+ * completes (as with a queue depth of the whole stream): every row is
+ * written whole, with no read.
  */
 static void gather_stream(int level, unsigned n, unsigned lost, uint32_t chunk, unsigned rows,
 			  uint64_t bs, unsigned nreact)
@@ -1176,6 +1209,52 @@ static void gather_hold_end(int how)
 	teardown();
 }
 
+/*
+ * A stream that goes on on another reactor, mid-row: reactor 0 wrote
+ * [40, 44) of row 0 (done) and has a read in flight; reactor 1 writes
+ * [44, 46): it continues reactor 0's stream and, with no member I/O of its
+ * own, holds the row briefly (short hold); reactor 0's [46, 48), continuing
+ * it in turn, queues and joins the group, which reaches the row's end.
+ */
+static void gather_cross_stream(void)
+{
+	struct mreq ms[3], rd;
+	struct r5_counters c;
+	struct r5_priv *priv;
+
+	setup(5, 2, 4, 16, 4);
+	priv = A->level_priv;
+	ctx = "stream continued on another reactor";
+	gw(&ms[0], 40, 4, 0, false);
+	start(&ms[0]);
+	run_all();
+	memset(&rd, 0, sizeof(rd));
+	rd.op = OP_READ;
+	rd.off = 100;
+	rd.len = 8;
+	rd.reactor = 0;
+	rd.buf = abuf(8 * 512);
+	start(&rd);
+	CHECK(priv->cache[0].mio_out > 0, "%s: a read in flight on reactor 0", ctx);
+	gw(&ms[1], 44, 2, 1, false);
+	start(&ms[1]);
+	CHECK(priv->cache[1].held != NULL && priv->cache[1].held->seq,
+	      "%s: reactor 1's write holds the row as a stream's", ctx);
+	gw(&ms[2], 46, 2, 0, false);
+	start(&ms[2]);
+	run_all();
+	gw_check(ms, 3);
+	CHECK(rd.done && rd.result == 0 && !memcmp(rd.buf, ref + 100 * 512, 8 * 512),
+	      "%s: the read", ctx);
+	free(rd.buf);
+	c = gcount();
+	CHECK(c.holds == 1 && c.groups == 1 && c.grouped == 2, "%s: holds %" PRIu64 ", %" PRIu64
+	      " groups of %" PRIu64, ctx, c.holds, c.groups, c.grouped);
+	check_parity();
+	verify_all("cross stream");
+	teardown();
+}
+
 static void test_gather(void)
 {
 	/* 128 KiB writes, chunks of 512 KiB (as make bench), and smaller pieces */
@@ -1198,8 +1277,9 @@ static void test_gather(void)
 	gather_hold_end(1);
 	gather_hold_end(2);
 	gather_hold_end(3);
-	printf("gathering: streams (on one reactor and spread over %u), overlaps, straddling "
-	       "requests, holds ended or extended four ways\n", NREACT);
+	gather_cross_stream();
+	printf("gathering: streams (on one reactor and spread over %u, also mid-row), overlaps, "
+	       "straddling requests, holds ended or extended four ways\n", NREACT);
 }
 
 int main(int argc, char **argv)

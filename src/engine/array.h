@@ -76,8 +76,10 @@ struct array_counters {
 
 /* One slot of the array. */
 struct array_slot {
-	struct member *m;               /* NULL: missing or failed and closed */
-	enum uraid_member_state state;
+	/* m and state change under meta_lock (rarely) and are read by every
+	   reactor without it: atomic, so a reader sees one or the other */
+	struct member *_Atomic m;       /* NULL: missing or failed and closed */
+	_Atomic(enum uraid_member_state) state;
 	uint32_t dev_number;            /* index into dev_roles */
 	/* REBUILDING: member sectors below this hold the slot's data (recovery) */
 	_Atomic uint64_t rebuilt;

@@ -24,6 +24,7 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
+#include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"
 
@@ -93,24 +94,8 @@ static int create_members(struct model *m, const struct config *c, const char *m
 		devs[i] = missing_mask && missing_mask[i] == 'x' ? "missing" : m->paths[i];
 	}
 	m->npaths = c->n;
-	struct uraid_create_opts o = {
-		.raid_disks = c->n, .chunk_kib = c->chunk_kib, .minor = c->minor,
-		.bitmap = URAID_BITMAP_NONE, .flags = URAID_CREATE_ASSUME_CLEAN,
-		.paths = devs, .npaths = c->n, .homehost = "<none>",
-	};
-	if (uraid_level_parse(c->level, &o.level))
-		return -1;
-	if (c->layout) {
-		if (uraid_layout_parse(o.level, c->layout, &o.layout))
-			return -1;
-		o.layout_given = true;
-	}
-	char err[256];
-	if (uraid_create(&o, NULL, err, sizeof(err))) {
-		fprintf(stderr, "%s: create: %s\n", m->name, err);
-		return -1;
-	}
-	return 0;
+	return fixture_create_array(m->name, c->level, c->layout, c->n, c->chunk_kib, c->minor,
+				    devs);
 }
 
 static int assemble(struct model *m)

@@ -28,6 +28,7 @@
 
 #include "engine/array.h"
 #include "engine/raid5_priv.h"
+#include "../support/array_fixture.h"
 #include "../support/check.h"
 
 #define NREACT 4
@@ -179,13 +180,7 @@ static void run_level(struct uraid_engine *e, const char *level, unsigned n, con
 			close(fd);
 		devs[i] = paths[i];
 	}
-	struct uraid_create_opts o = {
-		.raid_disks = n, .chunk_kib = 16, .minor = 2, .bitmap = URAID_BITMAP_NONE,
-		.flags = URAID_CREATE_ASSUME_CLEAN, .paths = devs, .npaths = n,
-		.homehost = "<none>",
-	};
-	uraid_level_parse(level, &o.level);
-	CHECK(uraid_create(&o, NULL, err, sizeof(err)) == 0, "%s: create: %s", name, err);
+	CHECK(fixture_create_array(name, level, NULL, n, 16, 2, devs) == 0, "%s: create", name);
 	for (unsigned round = 0; round < ROUNDS && !failures; round++) {
 		struct uraid_assemble_opts ao = { .paths = devs, .npaths = n, .idle_clean_ms = 20,
 						  .flags = URAID_ASSEMBLE_FORCE };

@@ -41,6 +41,7 @@
 #include <uraid/engine.h>
 
 #include "engine/array.h"       /* a fault on a member that holds no slot */
+#include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"
 
@@ -96,7 +97,6 @@ static int make_file(const char *path)
 static int create(struct t *t, const struct config *c)
 {
 	const char *devs[MAXM];
-	char err[256];
 
 	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-syncr.%d", getpid());
 	mkdir(t->dir, 0700);
@@ -112,23 +112,7 @@ static int create(struct t *t, const struct config *c)
 		if (make_file(t->extra[i]))
 			return -1;
 	}
-	struct uraid_create_opts o = {
-		.raid_disks = c->n, .chunk_kib = c->chunk_kib, .minor = 2,
-		.bitmap = URAID_BITMAP_NONE, .flags = URAID_CREATE_ASSUME_CLEAN,
-		.paths = devs, .npaths = c->n, .homehost = "<none>",
-	};
-	if (uraid_level_parse(c->level, &o.level))
-		return -1;
-	if (c->layout) {
-		if (uraid_layout_parse(o.level, c->layout, &o.layout))
-			return -1;
-		o.layout_given = true;
-	}
-	if (uraid_create(&o, NULL, err, sizeof(err))) {
-		fprintf(stderr, "%s: create: %s\n", t->name, err);
-		return -1;
-	}
-	return 0;
+	return fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, devs);
 }
 
 static void close_array(struct t *t)

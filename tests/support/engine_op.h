@@ -8,7 +8,9 @@
 #define URAID_TESTS_ENGINE_OP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <uraid/engine.h>
 
@@ -18,6 +20,15 @@ static inline uint64_t rng_next(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/* Fill len bytes (a multiple of 8) from the generator. */
+static inline void rng_fill(uint64_t *s, uint8_t *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 8) {
+		uint64_t v = rng_next(s);
+		memcpy(p + i, &v, 8);
+	}
 }
 
 /* io.ctx must point at the op; done turns true (release) when io completes. */

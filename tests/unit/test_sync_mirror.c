@@ -64,14 +64,6 @@ struct t {
 	uint64_t size;
 };
 
-static void fill_random(uint64_t *rs, uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = rng_next(rs);
-		memcpy(p + i, &v, 8);
-	}
-}
-
 static int assemble(struct t *t)
 {
 	const char *p[MAXM];
@@ -220,7 +212,7 @@ static uint64_t corrupt(struct t *t)
 		int c = uraid_geom_map(g, s, loc, MAXM);
 		int ncopies = c > 2 && i % 2 ? 2 : 1;
 		for (int k = 1; k <= ncopies; k++) {
-			fill_random(&t->rs, junk, sizeof(junk));
+			rng_fill(&t->rs, junk, sizeof(junk));
 			int fd = open(t->paths[loc[k].slot], O_WRONLY);
 			if (pwrite(fd, junk, sizeof(junk), (off_t)((off[loc[k].slot] + loc[k].sector) * 512))
 			    != (ssize_t)sizeof(junk))
@@ -263,7 +255,7 @@ static void io_batch(struct t *t, bool reads)
 		o->buf = aligned_alloc(4096, (len * 512 + 4095) & ~(uint64_t)4095);
 		o->io.buf = o->buf;
 		if (o->io.op == URAID_IO_WRITE)
-			fill_random(&t->rs, o->buf, len * 512);
+			rng_fill(&t->rs, o->buf, len * 512);
 		int rc = uraid_array_submit(t->a, (unsigned)(rng_next(&t->rs) % 2), &o->io);
 		if (rc) {
 			o->result = rc;
@@ -356,7 +348,7 @@ static void run_config(const struct config *c, uint64_t seed)
 	t.size = uraid_array_size(t.a);
 	t.ref = malloc(t.size);
 	t.known = malloc(t.size / 512);
-	fill_random(&t.rs, t.ref, t.size);
+	rng_fill(&t.rs, t.ref, t.size);
 	CHECK(uraid_array_pwrite(t.a, t.ref, t.size, 0, 0) == 0, "%s: fill", t.name);
 	memset(t.known, 1, t.size / 512);
 

@@ -72,14 +72,6 @@ struct t {
 	uint64_t size;
 };
 
-static void fill_random(uint64_t *rs, uint8_t *p, size_t len)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t v = rng_next(rs);
-		memcpy(p + i, &v, 8);
-	}
-}
-
 static int make_file(const char *path)
 {
 	unlink(path);
@@ -167,7 +159,7 @@ static void put_junk(struct t *t, unsigned slot, uint64_t at)
 {
 	uint8_t junk[4096];
 
-	fill_random(&t->rs, junk, sizeof(junk));
+	rng_fill(&t->rs, junk, sizeof(junk));
 	int fd = open(t->paths[slot], O_WRONLY);
 	CHECK(fd >= 0 && pwrite(fd, junk, sizeof(junk), (off_t)at) == (ssize_t)sizeof(junk),
 	      "%s: corrupt %s", t->name, t->paths[slot]);
@@ -244,7 +236,7 @@ static void io_batch(struct t *t)
 		uint64_t len = (1 + rng_next(&t->rs) % 16) * 4096;
 		uint64_t off = rng_next(&t->rs) % ((half - len) / 4096) * 4096;
 		uint8_t *buf = aligned_alloc(4096, len);
-		fill_random(&t->rs, buf, len);
+		rng_fill(&t->rs, buf, len);
 		int rc = uraid_array_pwrite(t->a, buf, len, off, 0);
 		CHECK(rc == 0, "%s seed %" PRIu64 ": write at %" PRIu64 ": %d", t->name, t->seed, off,
 		      rc);
@@ -562,7 +554,7 @@ static void run_config(const struct config *c, uint64_t seed)
 		goto out;
 	t.size = uraid_array_size(t.a);
 	t.ref = malloc(t.size);
-	fill_random(&t.rs, t.ref, t.size);
+	rng_fill(&t.rs, t.ref, t.size);
 	CHECK(uraid_array_pwrite(t.a, t.ref, t.size, 0, 0) == 0, "%s: fill", t.name);
 
 	repair_with_waiting_replacement(&t, 0, URAID_FAULT_VANISH);

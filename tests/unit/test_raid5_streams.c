@@ -123,6 +123,19 @@ static struct r5_counters counters(struct uraid_array *ua)
 	return t;
 }
 
+/* Reads the members have served since assembly (a row written whole needs none). */
+static uint64_t member_reads(struct uraid_array *a)
+{
+	struct uraid_array_status *st = malloc(sizeof(*st));
+	uint64_t n = 0;
+
+	uraid_array_status(a, st);
+	for (unsigned i = 0; i < st->nmembers; i++)
+		n += st->members[i].reads;
+	free(st);
+	return n;
+}
+
 static void verify(struct run *run, const char *name, unsigned round)
 {
 	uint8_t *got = aligned_alloc(4096, 1u << 20), *want = aligned_alloc(4096, BS);
@@ -213,7 +226,8 @@ static void run_level(struct uraid_engine *e, const char *level, unsigned n, con
 		      name, round, atomic_load(&run->active));
 		struct r5_counters c = counters(run->a);
 		printf("%s round %u: %" PRIu64 " writes, %" PRIu64 " of them in %" PRIu64 " groups, "
-		       "%" PRIu64 " holds\n", name, round, run->size / BS, c.grouped, c.groups, c.holds);
+		       "%" PRIu64 " holds, %" PRIu64 " member reads\n", name, round, run->size / BS,
+		       c.grouped, c.groups, c.holds, member_reads(run->a));
 		CHECK(atomic_load(&run->errors) == 0, "%s round %u seed %" PRIu64 ": %u writes failed",
 		      name, round, run->seed, atomic_load(&run->errors));
 		uraid_array_close(run->a);   /* at once: the drain is part of the test */

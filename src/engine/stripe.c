@@ -443,6 +443,22 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	       uint64_t sector, uint32_t bytes)
 {
 	struct r5_sio *io = &pc->sio[s];
+	/*
+	 * A slot being replaced: the rows already copied get every change too
+	 * (the piece holds the row, so the copy is not at this row meanwhile).
+	 * The replacement is looked at before the slot's member: when the copy
+	 * completes, replace_end (sync.c) makes the replacement the slot's
+	 * member first and only then clears `repl`, outside any row lock. A
+	 * writer that took the member first could take the old one, issue its
+	 * write there (done inline on memory members, which takes a while), and
+	 * then find `repl` cleared: the change would reach neither the
+	 * replacement nor the slot's member from then on. Looked at in this
+	 * order, a writer that finds `repl` cleared (acquire) also finds the new
+	 * member in the slot, and one that finds it set writes it anyway (twice,
+	 * when it also finds it as the slot's member: the same data). mirror.c
+	 * (write_issue) looks in this order too.
+	 */
+	struct member *r = kind != MEMBER_READ ? slot_repl_at(pc->a, s, pc->mbase) : NULL;
 	struct member *m = pc->a->slot[s].m;
 
 	if (!m) {
@@ -455,9 +471,6 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	}
 	io->repl = false;
 	sio_issue(pc, io, s, m, kind, buf, sector, bytes);
-	/* a slot being replaced: the rows already copied get every change too
-	   (the piece holds the row, so the copy is not at this row meanwhile) */
-	struct member *r = kind != MEMBER_READ ? slot_repl_at(pc->a, s, pc->mbase) : NULL;
 	if (r) {
 		pc->rsio.repl = true;
 		sio_issue(pc, &pc->rsio, s, r, kind, buf, sector, bytes);

@@ -75,35 +75,6 @@ static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
 	return x ? x : def;
 }
 
-/* ---- member I/O of a unit ---- */
-
-static void sync_io_done(struct member_io *mio, int res)
-{
-	struct sync_job *j = mio->ctx;
-
-	if (res && !j->io_error)
-		j->io_error = res;
-	if (--j->outstanding == 0)
-		j->after_io(j);
-}
-
-void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
-		 void *buf, uint64_t sector, uint32_t nsect)
-{
-	struct member_io *mio = &j->mio[i];
-
-	memset(mio, 0, sizeof(*mio));
-	mio->kind = kind;
-	mio->buf = buf;
-	mio->len = nsect * 512;
-	mio->sector = sector;
-	mio->m = m;
-	mio->done = sync_io_done;
-	mio->ctx = j;
-	j->outstanding++;
-	member_submit(j->r, mio);
-}
-
 /* ---- the job's life ---- */
 
 /* ---- recovery: the spare's state in the superblocks (meta_lock held) ---- */
@@ -629,7 +600,6 @@ static void next_unit(struct sync_job *j)
 		job_end(j);
 		return;
 	}
-	j->outstanding = 0;
 	j->io_error = 0;
 	j->unit_skipped = false;
 	j->lv->unit(j);

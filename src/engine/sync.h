@@ -46,8 +46,6 @@ struct sync_level {
 			     uint64_t *hi);
 };
 
-#define SYNC_MAX_IO URAID_MAX_MEMBERS
-
 struct sync_job {
 	struct array *a;
 	const struct sync_level *lv;
@@ -74,11 +72,7 @@ struct sync_job {
 	uint64_t last_checkpoint_ns;
 	/* messages to the job's reactor */
 	struct reactor_msg start_msg;
-	/* the level's I/O of one unit */
-	struct member_io mio[SYNC_MAX_IO];
-	unsigned outstanding;
-	int io_error;
-	void (*after_io)(struct sync_job *j);
+	int io_error;                   /* the unit's error, set by the level (0: none) */
 	/* recovery: the slot rebuilt and the spare it goes onto */
 	int target_slot;
 	struct member *target;
@@ -95,10 +89,6 @@ extern const struct sync_level sync_mirror_level;
 
 /* Called by the level when the unit at j->pos is over (res 0 or -errno). */
 void sync_unit_done(struct sync_job *j, int res);
-/* Issue member I/O i of the unit (counted in j->outstanding; the first
- * error kept in j->io_error); j->after_io runs when the last one ends. */
-void sync_submit(struct sync_job *j, unsigned i, enum member_op kind, struct member *m,
-		 void *buf, uint64_t sector, uint32_t nsect);
 
 /*
  * The member of a slot with a replacement failed (RAID 4/5/6, whose writes

@@ -89,9 +89,8 @@ struct member_io {
  * (a wake-up and two context switches) costs more than the copy; the
  * completion still runs from r's poll. Counters: reads/writes and bytes on
  * success, read_errors or write_errors (FLUSH, DISCARD count as writes) on
- * failure. A fault fails the
- * I/O (-EIO, VANISH -ENODEV) without touching the device. A read that hits
- * the end of the device is -EIO.
+ * failure. A fault fails the I/O (-EIO, VANISH -ENODEV) without touching
+ * the device. A read that hits the end of the device is -EIO.
  */
 void member_submit(struct reactor *r, struct member_io *mio);
 /* Larger copies go through io_uring: a reactor should not stall that long. */

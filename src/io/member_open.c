@@ -32,12 +32,11 @@ static void member_reset(struct member *m, const char *path)
 
 struct member *member_new(void)
 {
-	size_t align = _Alignof(struct member);
-	size_t size = (sizeof(struct member) + align - 1) / align * align;
-	struct member *m = aligned_alloc(align, size);
+	/* sizeof is a multiple of the alignment, as aligned_alloc wants */
+	struct member *m = aligned_alloc(_Alignof(struct member), sizeof(*m));
 
 	if (m)
-		memset(m, 0, size);
+		memset(m, 0, sizeof(*m));
 	return m;
 }
 

@@ -442,22 +442,36 @@ static void job_end(struct sync_job *j)
 	atomic_store(&j->finished, true);
 }
 
-static void next_unit(struct sync_job *j);
+/* ---- the lanes: units handed out in order, committed in order ---- */
 
-static void timer_done(struct io_op *op, int res)
+static struct sync_unit *unit_at(struct sync_job *j, uint64_t pos)
 {
-	struct sync_job *j = (struct sync_job *)((char *)op - offsetof(struct sync_job, timer_op));
-	(void)res;
-	next_unit(j);
+	return &j->win[(pos / j->unit) % SYNC_WINDOW];
 }
 
-/* Sleep on the reactor (a timeout op), then go on. */
-static void pause_ns(struct sync_job *j, uint64_t ns)
+static void lane_run(struct sync_lane *l);
+
+static void lane_timer_done(struct io_op *op, int res)
 {
-	j->timer_ts.tv_sec = (long long)(ns / 1000000000u);
-	j->timer_ts.tv_nsec = (long long)(ns % 1000000000u);
-	j->timer_op.cb = timer_done;
-	reactor_timeout(j->r, &j->timer_op, &j->timer_ts);
+	struct sync_lane *l = (struct sync_lane *)((char *)op - offsetof(struct sync_lane, timer_op));
+	(void)res;
+	lane_run(l);
+}
+
+static void lane_msg(struct reactor *r, struct reactor_msg *m)
+{
+	struct sync_lane *l = (struct sync_lane *)((char *)m - offsetof(struct sync_lane, msg));
+	(void)r;
+	lane_run(l);
+}
+
+/* Sleep on the lane's reactor (a timeout op), then go on. */
+static void lane_pause(struct sync_lane *l, uint64_t ns)
+{
+	l->timer_ts.tv_sec = (long long)(ns / 1000000000u);
+	l->timer_ts.tv_nsec = (long long)(ns % 1000000000u);
+	l->timer_op.cb = lane_timer_done;
+	reactor_timeout(l->r, &l->timer_op, &l->timer_ts);
 }
 
 static void checkpoint(struct sync_job *j, uint64_t now)
@@ -487,9 +501,9 @@ static void checkpoint(struct sync_job *j, uint64_t now)
 }
 
 /*
- * Between units: how long to wait so that the rate of the current window
- * stays under the limit that applies (min while foreground I/O is in
- * flight, max when the array is idle).
+ * Before a unit is handed out: how long to wait so that the rate of the
+ * current window stays under the limit that applies (min while foreground
+ * I/O is in flight, max when the array is idle). Job's lock held.
  */
 static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 {
@@ -528,43 +542,37 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 	return allowed_ns > elapsed ? allowed_ns - elapsed : 0;
 }
 
-void sync_unit_done(struct sync_job *j, int res)
+/*
+ * The job's position moves over the units that are over, in order: a unit
+ * that ends before one below it waits (its row stays locked) until that one
+ * is over too. Job's lock held.
+ */
+static void commit_units(struct sync_job *j)
 {
-	if (res) {
-		j->result = res;
-		job_end(j);
-		return;
+	bool moved = false;
+
+	while (j->pos < j->next) {
+		struct sync_unit *u = unit_at(j, j->pos);
+		if (!u->done || u->res)
+			break;
+		if (j->lv->unit_release)
+			j->lv->unit_release(j, u, true);
+		j->pos += u->n;
+		atomic_fetch_add(&j->done_sectors, u->n);
+		if (u->skipped)
+			atomic_fetch_add(&j->skipped_sectors, u->n);
+		moved = true;
 	}
-	uint32_t n = j->pos + j->unit > j->end ? (uint32_t)(j->end - j->pos) : j->unit;
-	j->pos += n;
-	atomic_fetch_add(&j->done_sectors, n);
-	if (j->unit_skipped)
-		atomic_fetch_add(&j->skipped_sectors, n);
-	else
-		j->window_bytes += (uint64_t)n * 512;   /* what was skipped cost no I/O */
-	uint64_t now = engine_now_ns();
-	checkpoint(j, now);
-	uint64_t wait = throttle_ns(j, now);
-	/*
-	 * A unit the level passed over ends inside the call that began it, so
-	 * going straight on nests one call deeper per unit: after a run of
-	 * them the next one starts from the reactor's loop instead.
-	 */
-	j->nested = j->unit_skipped ? j->nested + 1 : 0;
-	if (wait) {
-		pause_ns(j, wait);
-	} else if (j->nested >= SYNC_MAX_NESTED) {
-		j->nested = 0;
-		reactor_post(j->r, &j->start_msg);
-	} else {
-		next_unit(j);
-	}
+	if (moved)
+		checkpoint(j, engine_now_ns());
 }
 
 /*
  * A resync of an array with a write-intent bitmap visits only the units
  * whose bitmap chunks were written while the array was active (md's
- * sync_request skips chunks without NEEDED). Skipped units count as done.
+ * sync_request skips chunks without NEEDED). Skipped units count as done;
+ * they are passed over only while no unit is in progress below them, so
+ * that the position moves in order. Job's lock held.
  */
 static void skip_clean_units(struct sync_job *j)
 {
@@ -572,7 +580,7 @@ static void skip_clean_units(struct sync_job *j)
 
 	if (j->kind != URAID_SYNC_RESYNC || !a->wib)
 		return;
-	while (j->pos < j->end) {
+	while (j->pos == j->next && j->next < j->end) {
 		uint64_t n = j->pos + j->unit > j->end ? j->end - j->pos : j->unit, lo, hi;
 		if (j->lv->bitmap_range) {
 			j->lv->bitmap_range(a, j->pos, n, &lo, &hi);
@@ -583,33 +591,140 @@ static void skip_clean_units(struct sync_job *j)
 		if (wib_needs_resync(a, lo, hi))
 			return;
 		j->pos += n;
+		j->next = j->pos;
 		atomic_fetch_add(&j->done_sectors, n);
 		atomic_fetch_add(&j->skipped_sectors, n);
 	}
 }
 
-static void next_unit(struct sync_job *j)
+/* No more units are handed out: a stop, an error, or the end. Job's lock held. */
+static bool job_stopping(struct sync_job *j)
 {
-	if (atomic_load(&j->cancel)) {
+	if (atomic_load(&j->cancel) && !j->result)
 		j->result = -ECANCELED;
-		job_end(j);
-		return;
-	}
-	skip_clean_units(j);
-	if (j->pos >= j->end) {
-		job_end(j);
-		return;
-	}
-	j->io_error = 0;
-	j->unit_skipped = false;
-	j->lv->unit(j);
+	return j->result || j->next >= j->end;
 }
 
-static void job_start(struct reactor *r, struct reactor_msg *m)
+/*
+ * The last lane has stopped: units handed out but not committed (above an
+ * error or a stop) are released, and the job ends. No lane runs any more,
+ * so the job's lock is not needed.
+ */
+static void job_finish(struct sync_job *j)
 {
-	struct sync_job *j = (struct sync_job *)((char *)m - offsetof(struct sync_job, start_msg));
-	(void)r;
-	next_unit(j);
+	for (uint64_t p = j->pos; p < j->next;) {
+		struct sync_unit *u = unit_at(j, p);
+		if (j->lv->unit_release)
+			j->lv->unit_release(j, u, false);
+		p += u->n;
+	}
+	job_end(j);
+}
+
+/* Lanes that stopped for want of room in the window go on. Job's lock held. */
+static void wake_idle_lanes(struct sync_job *j, const struct sync_lane *self)
+{
+	if (job_stopping(j))
+		return;
+	for (unsigned i = 0; i < j->nlanes; i++) {
+		struct sync_lane *l = &j->lane[i];
+		if (l == self || l->busy)
+			continue;
+		l->busy = true;
+		j->lanes_busy++;
+		reactor_post(l->r, &l->msg);
+	}
+}
+
+/* The lane's next unit, a pause (throttle), or its stop; on its reactor. */
+static void lane_run(struct sync_lane *l)
+{
+	struct sync_job *j = l->j;
+
+	pthread_mutex_lock(&j->lock);
+	skip_clean_units(j);
+	if (job_stopping(j) || j->next - j->pos >= (uint64_t)SYNC_WINDOW * j->unit) {
+		/* stopped; or the window is full, and a commit wakes it */
+		l->busy = false;
+		bool last = --j->lanes_busy == 0;
+		pthread_mutex_unlock(&j->lock);
+		if (last)
+			job_finish(j);
+		return;
+	}
+	uint64_t wait = throttle_ns(j, engine_now_ns());
+	if (wait) {
+		pthread_mutex_unlock(&j->lock);
+		lane_pause(l, wait);
+		return;
+	}
+	struct sync_unit *u = unit_at(j, j->next);
+	memset(u, 0, sizeof(*u));
+	u->pos = j->next;
+	u->n = j->next + j->unit > j->end ? (uint32_t)(j->end - j->next) : j->unit;
+	u->slot = (unsigned)(u - j->win);
+	u->lane = l->idx;
+	j->next += u->n;
+	pthread_mutex_unlock(&j->lock);
+	j->lv->unit(j, u);
+}
+
+void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
+{
+	struct sync_lane *l = &j->lane[u->lane];
+
+	pthread_mutex_lock(&j->lock);
+	u->done = true;
+	u->res = res;
+	if (res && !j->result) {
+		j->result = res;
+		j->io_error = res;
+		j->target_failed = u->target_failed;
+	}
+	if (!res && !u->skipped)
+		j->window_bytes += (uint64_t)u->n * 512;   /* what was skipped cost no I/O */
+	commit_units(j);
+	wake_idle_lanes(j, l);
+	pthread_mutex_unlock(&j->lock);
+	/*
+	 * A unit the level passed over ends inside the call that began it, so
+	 * going straight on nests one call deeper per unit: after a run of
+	 * them the next one starts from the reactor's loop instead.
+	 */
+	l->nested = u->skipped ? l->nested + 1 : 0;
+	if (l->nested >= SYNC_MAX_NESTED) {
+		l->nested = 0;
+		reactor_post(l->r, &l->msg);
+	} else {
+		lane_run(l);
+	}
+}
+
+/* The lanes the level asks for, lane 0 on the job's reactor, the others on the next ones. */
+static void lanes_init(struct sync_job *j)
+{
+	struct uraid_engine *e = j->a->e;
+	unsigned n = j->lv->lanes ? j->lv->lanes(j) : 1;
+
+	pthread_mutex_init(&j->lock, NULL);
+	j->nlanes = n < 1 ? 1 : n > SYNC_MAX_LANES ? SYNC_MAX_LANES : n;
+	j->lanes_busy = j->nlanes;
+	j->next = j->pos;
+	for (unsigned i = 0; i < j->nlanes; i++) {
+		struct sync_lane *l = &j->lane[i];
+		l->j = j;
+		l->idx = i;
+		l->ridx = (j->ridx + i) % e->nreactors;
+		l->r = engine_reactor(e, l->ridx);
+		l->busy = true;
+		l->msg.fn = lane_msg;
+	}
+}
+
+static void job_free(struct sync_job *j)
+{
+	pthread_mutex_destroy(&j->lock);
+	free(j);
 }
 
 /* The job that ended is freed by whoever looks next (status, start, stop). */
@@ -620,7 +735,7 @@ static void reap(struct array *a)
 	struct sync_job *j = atomic_load(&a->sync);
 	if (j && atomic_load(&j->finished)) {
 		atomic_store(&a->sync, NULL);
-		free(j);
+		job_free(j);
 	}
 	pthread_mutex_unlock(&a->sync_lock);
 }
@@ -696,8 +811,9 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	atomic_store(&j->done_sectors, j->pos);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
 	j->fg_started = array_foreground_started(a);
+	lanes_init(j);
 	if (lv->job_init && (rc = lv->job_init(j)) != 0) {
-		free(j);
+		job_free(j);
 		return uraid_errf(err, errlen, rc, "cannot set up the %s: %s", uraid_sync_kind_name(kind),
 				  strerror(-rc));
 	}
@@ -709,8 +825,8 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	atomic_store(&a->sync, j);
 	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", uraid_sync_kind_name(kind),
 		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
-	j->start_msg.fn = job_start;
-	reactor_post(j->r, &j->start_msg);
+	for (unsigned i = 0; i < j->nlanes; i++)
+		reactor_post(j->lane[i].r, &j->lane[i].msg);
 	return 0;
 }
 

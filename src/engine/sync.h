@@ -5,9 +5,11 @@
  * md's mismatch_cnt), repair (rewrite redundancy where it does not match) and
  * recovery (rebuild a missing slot onto a spare, recovery_offset on disk).
  * One job per array at a time, run unit by unit (a stripe row for RAID
- * 4/5/6) on one reactor, interleaved
- * with foreground I/O: each unit takes the row's stripe lock (RAID 4/5/6)
- * so that no write changes it meanwhile.
+ * 4/5/6), interleaved with foreground I/O: each unit takes the row's stripe
+ * lock (RAID 4/5/6) so that no write changes it meanwhile. A level may run
+ * several units at once, each in a lane of its own (RAID 4/5/6: one lane per
+ * reactor); units then end in any order, and the job's position (what
+ * recovery_offset and resync_offset record) moves over them in order.
  *
  * Throttling as md's speed_limit_min/max: while foreground I/O is in flight
  * the job holds to the minimum rate; when the array is idle it goes up to
@@ -17,6 +19,7 @@
 #ifndef URAID_ENGINE_SYNC_H
 #define URAID_ENGINE_SYNC_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -29,13 +32,53 @@
 struct array;
 struct sync_job;
 
-/* The level's part: one unit at job->pos; calls sync_unit_done when over. */
+#define SYNC_MAX_LANES 8u       /* units of one job in progress at once, at most */
+#define SYNC_WINDOW    16u      /* units from the job's position to the next one handed out */
+
+/* A unit handed to the level: [pos, pos + n) in the job's positions. */
+struct sync_unit {
+	uint64_t pos;
+	uint32_t n;
+	unsigned slot;                  /* its place in the window: the level's per-unit state */
+	unsigned lane;                  /* the lane that runs it */
+	/* set by the level before sync_unit_done */
+	bool skipped;                   /* passed over (clean in the bitmap): no I/O */
+	bool target_failed;             /* the error was a write to the member being rebuilt */
+	/* sync.c's, under the job's lock */
+	bool done;
+	int res;
+};
+
+/* A lane: runs one unit at a time on its reactor. */
+struct sync_lane {
+	struct sync_job *j;
+	unsigned idx, ridx;
+	struct reactor *r;
+	bool busy;                      /* a unit or a pause in progress (job's lock) */
+	unsigned nested;                /* units passed over since the reactor's loop */
+	struct io_op timer_op;
+	struct __kernel_timespec timer_ts;
+	struct reactor_msg msg;
+};
+
+/* The level's part: runs units; calls sync_unit_done when each is over. */
 struct sync_level {
 	/* sectors of one unit (per member) */
 	uint32_t (*unit_sectors)(const struct array *a);
 	/* 0, or -errno with a reason when the level cannot run this kind now */
 	int (*can_run)(const struct array *a, enum uraid_sync_kind kind, char *err, size_t errlen);
-	void (*unit)(struct sync_job *j);
+	/* lanes wanted (NULL: one); called before job_init */
+	unsigned (*lanes)(const struct sync_job *j);
+	/* run unit u, on the reactor of lane u->lane */
+	void (*unit)(struct sync_job *j, struct sync_unit *u);
+	/*
+	 * NULL, or: unit u is over and the job's position passes it (committed,
+	 * in order: a rebuild's point moves over it here, and the unit lets
+	 * writes in), or the job ended before it could (not committed: an error
+	 * or a stop below it). Called once per unit handed out, under the job's
+	 * lock, on any reactor.
+	 */
+	void (*unit_release)(struct sync_job *j, struct sync_unit *u, bool committed);
 	/* per-job state: allocated at start, freed at the end */
 	int (*job_init)(struct sync_job *j);
 	void (*job_fini)(struct sync_job *j);
@@ -50,11 +93,19 @@ struct sync_job {
 	struct array *a;
 	const struct sync_level *lv;
 	enum uraid_sync_kind kind;
-	struct reactor *r;
+	struct reactor *r;              /* lane 0's reactor */
 	unsigned ridx;
-	uint64_t pos, end;              /* member sectors */
+	/* pos: every unit below it is over (a level with one lane may read it as
+	   its unit's position); end: where the job ends. Member sectors. */
+	uint64_t pos, end;
 	uint32_t unit;                  /* sectors per unit */
 	int result;
+	/* the lanes and the units handed out, [pos, next) */
+	pthread_mutex_t lock;
+	uint64_t next;
+	struct sync_unit win[SYNC_WINDOW];
+	struct sync_lane lane[SYNC_MAX_LANES];
+	unsigned nlanes, lanes_busy;
 	_Atomic bool cancel;
 	_Atomic bool finished;
 	/* progress, read by status from any thread */
@@ -67,19 +118,13 @@ struct sync_job {
 	uint64_t busy_until_ns;         /* clients count as busy until then */
 	uint64_t fg_started;            /* array_foreground_started at the last look */
 	bool was_busy;
-	struct io_op timer_op;
-	struct __kernel_timespec timer_ts;
 	uint64_t last_checkpoint_ns;
-	/* messages to the job's reactor */
-	struct reactor_msg start_msg;
-	int io_error;                   /* the unit's error, set by the level (0: none) */
+	int io_error;                   /* the first unit's error (0: none) */
 	/* recovery: the slot rebuilt and the spare it goes onto */
 	int target_slot;
 	struct member *target;
 	bool target_failed;             /* the error was a write to the target */
 	bool bitmap_guided;             /* re-add: only chunks with bits set are rebuilt */
-	bool unit_skipped;              /* the level passed over this unit (bitmap) */
-	unsigned nested;                /* units passed over since the reactor's loop */
 	void *priv;                     /* the level's per-job state */
 };
 
@@ -87,8 +132,9 @@ struct sync_job {
 extern const struct sync_level sync_raid5_level;
 extern const struct sync_level sync_mirror_level;
 
-/* Called by the level when the unit at j->pos is over (res 0 or -errno). */
-void sync_unit_done(struct sync_job *j, int res);
+/* Called by the level when unit u is over (res 0 or -errno), on its lane's
+ * reactor, as the last thing it does with the unit. */
+void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res);
 
 /*
  * The member of a slot with a replacement failed (RAID 4/5/6, whose writes

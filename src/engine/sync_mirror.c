@@ -72,6 +72,7 @@ struct ms_piece {
 
 struct ms {
 	struct sync_job *job;
+	struct sync_unit *u;            /* the unit in progress */
 	unsigned copies;                /* copies of an array sector */
 	uint32_t piece_max;             /* sectors */
 	unsigned npieces_max;
@@ -247,7 +248,7 @@ static void unit_end(struct ms *s, int res)
 			uraid_sync_kind_name(j->kind),
 			by_member(j) || j->a->geom.level == URAID_LEVEL_1 ? "member" : "array",
 			(unsigned long long)j->pos, strerror(-res));
-	sync_unit_done(j, res);
+	sync_unit_done(j, s->u, res);
 }
 
 /* Sectors of the blocks (md's resync blocks, aligned on positions) where a and b differ. */
@@ -383,8 +384,7 @@ static void compare_read(struct ms *s)
 /* The spare cannot take writes: the job ends and sync.c fails it. */
 static void target_failed(struct ms *s, int res)
 {
-	s->job->target_failed = true;
-	s->job->io_error = res;
+	s->u->target_failed = true;
 	unit_end(s, res);
 }
 
@@ -512,7 +512,7 @@ static bool unit_clean(struct ms *s)
 	if (hi > lo && wib_any_set(j->a, lo, hi))
 		return false;
 	advance(j, j->pos + s->n);
-	j->unit_skipped = true;
+	s->u->skipped = true;
 	unit_end(s, 0);
 	return true;
 }
@@ -576,12 +576,14 @@ static int plan(struct ms *s)
 	return 0;
 }
 
-static void m_unit(struct sync_job *j)
+/* One lane: the unit is at j->pos (the job's position is the unit's while it runs). */
+static void m_unit(struct sync_job *j, struct sync_unit *u)
 {
 	struct ms *s = j->priv;
 	uint64_t lo = UINT64_MAX, hi = 0;
 
-	s->n = j->end - j->pos < j->unit ? (uint32_t)(j->end - j->pos) : j->unit;
+	s->u = u;
+	s->n = u->n;
 	s->err = 0;
 	s->window_open = s->gate_held = false;
 	if (by_member(j) && (j->target_slot < 0 || !j->target)) {

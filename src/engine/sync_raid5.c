@@ -8,11 +8,12 @@
  * recovery reads the row's other chunks instead, rebuilds the missing one and
  * writes it to the new member; a replace copies the old member's chunk.
  *
- * A row is split into parts (byte ranges of every chunk, whole 4 KiB
- * pages), one per reactor, which read, compute and write at the same time:
+ * Several rows are worked on at once, one per lane (one lane per reactor):
  * on fast members the work is the copies and the parity, which one thread
- * alone would do in turn. The unit ends, on the job's reactor, when the
- * last part does.
+ * alone would do in turn, and on devices the rows' reads overlap. Each row
+ * stays locked until the job's position passes it (sync.c commits units in
+ * order): a rebuilt row counts for the new member before anyone else gets
+ * it, even when it ends before the row below it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,48 +29,44 @@
 #include "engine/wib.h"
 
 #define PAGE_SECTORS 8u         /* md compares and counts in 4 KiB pages */
-
-#define R5_MAX_PARTS 4u            /* a row's chunk is worked on in this many parts at most */
+#define R5_LANE_BYTES_MAX (256u << 20)  /* buffers of all lanes together, at most */
 
 struct r5_sync;
 
-/*
- * One part of the row: a byte range of every member's chunk, worked on by
- * one reactor (reads, parity, writes), so that the copies of a row run on
- * several threads at once. The unit holds the row's lock for all of them.
- */
-struct r5_part {
+/* One lane: a row at a time (reads, parity, writes) on its reactor. */
+struct r5_lane {
 	struct r5_sync *s;
+	struct sync_unit *u;            /* the row in progress */
 	struct reactor *r;
 	unsigned ridx;
-	size_t off, len;                /* in each member's chunk of the row */
+	struct uraid_stripe st;
+	unsigned nsyn;
+	uint8_t *slot_buf[URAID_MAX_MEMBERS];
+	uint8_t *p_new, *q_new;
 	struct member_io mio[URAID_MAX_MEMBERS];
 	unsigned outstanding;
 	int io_error;
-	bool target_failed;             /* a write to the member being rebuilt failed */
 	uint8_t rewrite_failed;         /* repair, resync: bit 0 P's rewrite failed, bit 1 Q's */
 	bool gate_held;
-	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's range was read */
-	void (*go)(struct r5_part *p);
-	void (*after_io)(struct r5_part *p);
+	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's chunk was read */
+	void (*after_io)(struct r5_lane *l);
 	void *blocks[URAID_MAX_MEMBERS + 2];
-	struct reactor_msg msg;
-	int res;
+};
+
+/* A row's lock, per unit of the window: held from the unit's start to its release. */
+struct r5_row {
+	struct stripe_lk lk;
+	struct r5_lane *lane;
+	bool locked;
 };
 
 struct r5_sync {
 	struct sync_job *job;
-	struct stripe_lk lk;
-	struct uraid_stripe st;
-	unsigned n, npar, nsyn;
+	unsigned n, npar;
 	size_t len;                     /* bytes of one member's chunk of the row */
-	uint8_t *slot_buf[URAID_MAX_MEMBERS];
-	uint8_t *p_new, *q_new;
 	uint8_t *zero;
-	struct r5_part part[R5_MAX_PARTS];
-	unsigned nparts;
-	_Atomic unsigned parts_left;
-	struct reactor_msg parts_done_msg;
+	struct r5_row row[SYNC_WINDOW];
+	struct r5_lane lane[SYNC_MAX_LANES];
 };
 
 static uint32_t r5_unit_sectors(const struct array *a)
@@ -101,40 +98,31 @@ static void r5_job_fini(struct sync_job *j)
 
 	if (!s)
 		return;
-	for (unsigned i = 0; i < s->n; i++)
-		free(s->slot_buf[i]);
-	free(s->p_new);
-	free(s->q_new);
+	for (unsigned k = 0; k < j->nlanes; k++) {
+		struct r5_lane *l = &s->lane[k];
+		for (unsigned i = 0; i < s->n; i++)
+			free(l->slot_buf[i]);
+		free(l->p_new);
+		free(l->q_new);
+	}
 	free(s->zero);
 	free(s);
 	j->priv = NULL;
 }
 
-static void part_start(struct reactor *r, struct reactor_msg *m);
-static void parts_done(struct reactor *r, struct reactor_msg *m);
-
-/* One part per reactor (up to R5_MAX_PARTS), each a whole number of 4 KiB pages. */
-static void r5_parts_init(struct sync_job *j, struct r5_sync *s)
+/* Bytes of buffers one lane needs: every member's chunk, and new P and Q. */
+static size_t lane_bytes(const struct array *a)
 {
-	struct array *a = j->a;
-	unsigned np = a->e->nreactors < R5_MAX_PARTS ? a->e->nreactors : R5_MAX_PARTS;
-	size_t pages = s->len / (PAGE_SECTORS * 512);
+	return (size_t)(a->geom.raid_disks + 2) * a->geom.chunk_sectors * 512;
+}
 
-	if (np > pages)
-		np = pages ? (unsigned)pages : 1;
-	s->nparts = np;
-	for (unsigned i = 0, first = 0; i < np; i++) {
-		struct r5_part *p = &s->part[i];
-		unsigned npages = (unsigned)(pages / np + (i < pages % np));
-		p->s = s;
-		p->ridx = (j->ridx + i) % a->e->nreactors;   /* the first on the job's reactor */
-		p->r = engine_reactor(a->e, p->ridx);
-		p->off = (size_t)first * PAGE_SECTORS * 512;
-		p->len = i + 1 < np ? (size_t)npages * PAGE_SECTORS * 512 : s->len - p->off;
-		p->msg.fn = part_start;
-		first += npages;
-	}
-	s->parts_done_msg.fn = parts_done;
+/* One lane per reactor, as long as the buffers stay within R5_LANE_BYTES_MAX. */
+static unsigned r5_lanes(const struct sync_job *j)
+{
+	size_t fit = R5_LANE_BYTES_MAX / lane_bytes(j->a);
+	unsigned n = j->a->e->nreactors;
+
+	return n < fit ? n : fit ? (unsigned)fit : 1;
 }
 
 static int r5_job_init(struct sync_job *j)
@@ -149,32 +137,37 @@ static int r5_job_init(struct sync_job *j)
 	s->n = a->geom.raid_disks;
 	s->npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
 	s->len = (size_t)a->geom.chunk_sectors * 512;
-	bool ok = posix_memalign((void **)&s->p_new, 4096, s->len) == 0 &&
-		  posix_memalign((void **)&s->q_new, 4096, s->len) == 0 &&
-		  posix_memalign((void **)&s->zero, 4096, s->len) == 0;
-	for (unsigned i = 0; ok && i < s->n; i++)
-		ok = posix_memalign((void **)&s->slot_buf[i], 4096, s->len) == 0;
+	bool ok = posix_memalign((void **)&s->zero, 4096, s->len) == 0;
+	for (unsigned k = 0; ok && k < j->nlanes; k++) {
+		struct r5_lane *l = &s->lane[k];
+		l->s = s;
+		l->ridx = j->lane[k].ridx;
+		l->r = j->lane[k].r;
+		ok = posix_memalign((void **)&l->p_new, 4096, s->len) == 0 &&
+		     posix_memalign((void **)&l->q_new, 4096, s->len) == 0;
+		for (unsigned i = 0; ok && i < s->n; i++)
+			ok = posix_memalign((void **)&l->slot_buf[i], 4096, s->len) == 0;
+	}
 	if (!ok) {
 		r5_job_fini(j);
 		return -ENOMEM;
 	}
 	memset(s->zero, 0, s->len);
-	r5_parts_init(j, s);
 	return 0;
 }
 
-/* The part's blocks in parity order: data by syndrome slot (zero blocks
+/* The row's blocks in parity order: data by syndrome slot (zero blocks
  * between, DDF), then (for a recovery) P and Q. */
-static void fill_blocks(struct r5_part *p)
+static void fill_blocks(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
+	struct r5_sync *s = l->s;
 
-	for (unsigned k = 0; k < s->nsyn; k++)
-		p->blocks[k] = s->zero + p->off;
-	for (unsigned k = 0; k < s->st.data_disks; k++) {
-		unsigned slot = s->st.data_slot[k];
-		unsigned at = s->npar == 2 ? (unsigned)s->st.syndrome_of_slot[slot] : k;
-		p->blocks[at] = s->slot_buf[slot] + p->off;
+	for (unsigned k = 0; k < l->nsyn; k++)
+		l->blocks[k] = s->zero;
+	for (unsigned k = 0; k < l->st.data_disks; k++) {
+		unsigned slot = l->st.data_slot[k];
+		unsigned at = s->npar == 2 ? (unsigned)l->st.syndrome_of_slot[slot] : k;
+		l->blocks[at] = l->slot_buf[slot];
 	}
 }
 
@@ -201,121 +194,99 @@ static bool differ(const uint8_t *a, const uint8_t *b, size_t len)
 	return memcmp(a, b, len) != 0;
 }
 
-/* The unit is over (on the job's reactor): release the row, go on. */
-static void unit_end(struct sync_job *j, int res)
+/* The row's work is over; the row stays locked until sync.c releases it. */
+static void lane_end(struct r5_lane *l, int res)
+{
+	struct sync_job *j = l->s->job;
+	struct sync_unit *u = l->u;
+
+	if (l->gate_held) {
+		array_gate_leave(j->a, l->ridx);
+		l->gate_held = false;
+	}
+	if (res)
+		fprintf(stderr, "uraid: background work stopped at member sector %llu: %s\n",
+			(unsigned long long)u->pos, strerror(-res));
+	sync_unit_done(j, u, res);
+}
+
+/* Committed: the row counts as rebuilt for the new member before anyone
+ * else gets it. Either way, the row is let go. */
+static void r5_unit_release(struct sync_job *j, struct sync_unit *u, bool committed)
 {
 	struct r5_sync *s = j->priv;
-	struct r5_priv *priv = j->a->level_priv;
-
-	stripe_unlock(&priv->locks, &s->lk);
-	if (res) {
-		j->io_error = res;
-		fprintf(stderr, "uraid: background work stopped at member sector %llu: %s\n",
-			(unsigned long long)j->pos, strerror(-res));
-	}
-	sync_unit_done(j, res);
-}
-
-/* Every part is over: the row counts as rebuilt for the new member before
- * anyone else gets the row. */
-static void parts_done(struct reactor *r, struct reactor_msg *m)
-{
-	struct r5_sync *s = (struct r5_sync *)((char *)m - offsetof(struct r5_sync, parts_done_msg));
-	struct sync_job *j = s->job;
+	struct r5_row *row = &s->row[u->slot];
 	struct array *a = j->a;
-	int res = 0;
 
-	(void)r;
-	for (unsigned i = 0; i < s->nparts; i++) {
-		if (!res)
-			res = s->part[i].res;
-		if (s->part[i].target_failed)
-			j->target_failed = true;
-	}
-	if (!res && (j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_REPLACE)) {
-		uint64_t next = (s->st.stripe + 1) * a->geom.chunk_sectors;
+	if (committed && (j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_REPLACE))
 		atomic_store_explicit(j->kind == URAID_SYNC_REPLACE
 				      ? &a->slot[j->target_slot].repl_rebuilt
-				      : &a->slot[j->target_slot].rebuilt, next, memory_order_release);
+				      : &a->slot[j->target_slot].rebuilt, u->pos + u->n,
+				      memory_order_release);
+	if (row->locked) {
+		row->locked = false;
+		stripe_unlock(&((struct r5_priv *)a->level_priv)->locks, &row->lk);
 	}
-	unit_end(j, res);
 }
 
-static void part_end(struct r5_part *p, int res)
+static void lane_io_done(struct member_io *mio, int res)
 {
-	struct r5_sync *s = p->s;
+	struct r5_lane *l = mio->ctx;
 
-	if (p->gate_held) {
-		array_gate_leave(s->job->a, p->ridx);
-		p->gate_held = false;
-	}
-	p->res = res;
-	if (atomic_fetch_sub(&s->parts_left, 1) != 1)
-		return;
-	if (p == &s->part[0])   /* the part on the job's reactor: no hand-over needed */
-		parts_done(s->job->r, &s->parts_done_msg);
-	else
-		reactor_post(s->job->r, &s->parts_done_msg);
-}
-
-static void part_io_done(struct member_io *mio, int res)
-{
-	struct r5_part *p = mio->ctx;
-
-	if (res && !p->io_error)
-		p->io_error = res;
+	if (res && !l->io_error)
+		l->io_error = res;
 	if (res && mio->kind == MEMBER_WRITE) {
-		if (mio->m == p->s->job->target)
-			p->target_failed = true;
+		if (mio->m == l->s->job->target)
+			l->u->target_failed = true;
 		else    /* a parity rewrite: I/O 0 is P's, 1 is Q's (check_reads_done) */
-			p->rewrite_failed |= (uint8_t)(1u << (mio - p->mio));
+			l->rewrite_failed |= (uint8_t)(1u << (mio - l->mio));
 	}
-	if (--p->outstanding == 0)
-		p->after_io(p);
+	if (--l->outstanding == 0)
+		l->after_io(l);
 }
 
-/* Member I/O i of the part: its range of the row's chunk on m, in or from buf. */
-static void part_submit(struct r5_part *p, unsigned i, enum member_op kind, struct member *m,
+/* Member I/O i of the lane: the row's chunk on m, in or from buf. */
+static void lane_submit(struct r5_lane *l, unsigned i, enum member_op kind, struct member *m,
 			uint8_t *buf)
 {
-	struct member_io *mio = &p->mio[i];
-	struct r5_sync *s = p->s;
+	struct member_io *mio = &l->mio[i];
+	struct r5_sync *s = l->s;
 
 	if (!m) {
 		/* the slot's member went away (uraid remove) since the row was looked at */
-		if (!p->io_error)
-			p->io_error = -ENODEV;
+		if (!l->io_error)
+			l->io_error = -ENODEV;
 		return;
 	}
 	memset(mio, 0, sizeof(*mio));
 	mio->kind = kind;
-	mio->buf = buf + p->off;
-	mio->len = (uint32_t)p->len;
-	mio->sector = s->st.stripe * s->job->a->geom.chunk_sectors + p->off / 512;
+	mio->buf = buf;
+	mio->len = (uint32_t)s->len;
+	mio->sector = l->st.stripe * s->job->a->geom.chunk_sectors;
 	mio->m = m;
-	mio->done = part_io_done;
-	mio->ctx = p;
-	p->outstanding++;
-	member_submit(p->r, mio);
+	mio->done = lane_io_done;
+	mio->ctx = l;
+	l->outstanding++;
+	member_submit(l->r, mio);
 }
 
 /* Run after_io once the I/O issued between hold and release is over. */
-static void part_hold(struct r5_part *p, void (*after_io)(struct r5_part *p))
+static void lane_hold(struct r5_lane *l, void (*after_io)(struct r5_lane *l))
 {
-	p->after_io = after_io;
-	p->io_error = 0;
-	p->outstanding = 1;
+	l->after_io = after_io;
+	l->io_error = 0;
+	l->outstanding = 1;
 }
 
-static void part_release(struct r5_part *p)
+static void lane_release(struct r5_lane *l)
 {
-	if (--p->outstanding == 0)
-		p->after_io(p);
+	if (--l->outstanding == 0)
+		l->after_io(l);
 }
 
-static void part_writes_done(struct r5_part *p)
+static void writes_done(struct r5_lane *l)
 {
-	part_end(p, p->io_error);
+	lane_end(l, l->io_error);
 }
 
 /*
@@ -325,252 +296,236 @@ static void part_writes_done(struct r5_part *p)
  * the wrong parity and give wrong data back after another member's failure.
  * The job then stops at this row (md_error interrupts md's too).
  */
-static void parity_written(struct r5_part *p)
+static void parity_written(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
-	struct array *a = s->job->a;
+	struct array *a = l->s->job->a;
 
-	if (p->rewrite_failed & 1u)
-		array_fail_slot(a, (unsigned)s->st.p_slot, p->io_error);
-	if (p->rewrite_failed & 2u)
-		array_fail_slot(a, (unsigned)s->st.q_slot, p->io_error);
-	part_end(p, p->io_error);
+	if (l->rewrite_failed & 1u)
+		array_fail_slot(a, (unsigned)l->st.p_slot, l->io_error);
+	if (l->rewrite_failed & 2u)
+		array_fail_slot(a, (unsigned)l->st.q_slot, l->io_error);
+	lane_end(l, l->io_error);
 }
 
 /* Check, repair, resync: parity from the data, compared with what is on disk. */
-static void check_reads_done(struct r5_part *p)
+static void check_reads_done(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
+	struct r5_sync *s = l->s;
 	struct sync_job *j = s->job;
 	struct array *a = j->a;
-	uint8_t *pn = s->p_new + p->off, *qn = s->q_new + p->off;
 
-	if (p->io_error) {
-		part_end(p, p->io_error);
+	if (l->io_error) {
+		lane_end(l, l->io_error);
 		return;
 	}
-	fill_blocks(p);
+	fill_blocks(l);
 	if (s->npar == 2)
-		uraid_parity_gen_pq(s->nsyn, p->len, p->blocks, pn, qn);
+		uraid_parity_gen_pq(l->nsyn, s->len, l->blocks, l->p_new, l->q_new);
 	else
-		uraid_parity_gen_p(s->nsyn, p->len, p->blocks, pn);
-	const uint8_t *pd = s->slot_buf[s->st.p_slot] + p->off;
-	const uint8_t *qd = s->npar == 2 ? s->slot_buf[s->st.q_slot] + p->off : NULL;
-	bool mp = differ(pn, pd, p->len), mq = qd && differ(qn, qd, p->len);
+		uraid_parity_gen_p(l->nsyn, s->len, l->blocks, l->p_new);
+	const uint8_t *pd = l->slot_buf[l->st.p_slot];
+	const uint8_t *qd = s->npar == 2 ? l->slot_buf[l->st.q_slot] : NULL;
+	bool mp = differ(l->p_new, pd, s->len), mq = qd && differ(l->q_new, qd, s->len);
 	if (j->kind != URAID_SYNC_RESYNC && (mp || mq))
 		atomic_fetch_add(&j->mismatch_sectors,
-				 mismatched_sectors(pn, pd, qd ? qn : NULL, qd, p->len));
+				 mismatched_sectors(l->p_new, pd, qd ? l->q_new : NULL, qd, s->len));
 	if (j->kind == URAID_SYNC_CHECK || (!mp && !mq)) {
-		part_end(p, 0);
+		lane_end(l, 0);
 		return;
 	}
-	int rc = array_gate_enter(a, p->ridx);
+	int rc = array_gate_enter(a, l->ridx);
 	if (rc) {
-		part_end(p, rc);
+		lane_end(l, rc);
 		return;
 	}
-	p->gate_held = true;
-	part_hold(p, parity_written);
+	l->gate_held = true;
+	l->rewrite_failed = 0;
+	lane_hold(l, parity_written);
 	if (mp)
-		part_submit(p, 0, MEMBER_WRITE, a->slot[s->st.p_slot].m, s->p_new);
+		lane_submit(l, 0, MEMBER_WRITE, a->slot[l->st.p_slot].m, l->p_new);
 	if (mq)
-		part_submit(p, 1, MEMBER_WRITE, a->slot[s->st.q_slot].m, s->q_new);
-	part_release(p);
+		lane_submit(l, 1, MEMBER_WRITE, a->slot[l->st.q_slot].m, l->q_new);
+	lane_release(l);
 }
 
-static void check_part(struct r5_part *p)
+static void check_row(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
+	struct r5_sync *s = l->s;
 	struct array *a = s->job->a;
 
-	part_hold(p, check_reads_done);
+	lane_hold(l, check_reads_done);
 	for (unsigned slot = 0; slot < s->n; slot++)
-		part_submit(p, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot]);
-	part_release(p);
+		lane_submit(l, slot, MEMBER_READ, a->slot[slot].m, l->slot_buf[slot]);
+	lane_release(l);
 }
 
 /* Index of a slot's block for uraid_parity_recover (data by syndrome slot, P, Q). */
-static unsigned rec_index(const struct r5_sync *s, unsigned slot)
+static unsigned rec_index(const struct r5_lane *l, unsigned slot)
 {
-	if ((int)slot == s->st.p_slot)
-		return s->nsyn;
-	if ((int)slot == s->st.q_slot)
-		return s->nsyn + 1;
-	for (unsigned k = 0; k < s->st.data_disks; k++)
-		if (s->st.data_slot[k] == slot)
-			return s->npar == 2 ? (unsigned)s->st.syndrome_of_slot[slot] : k;
+	if ((int)slot == l->st.p_slot)
+		return l->nsyn;
+	if ((int)slot == l->st.q_slot)
+		return l->nsyn + 1;
+	for (unsigned k = 0; k < l->st.data_disks; k++)
+		if (l->st.data_slot[k] == slot)
+			return l->s->npar == 2 ? (unsigned)l->st.syndrome_of_slot[slot] : k;
 	return 0;
 }
 
-static void write_target(struct r5_part *p)
+static void write_target(struct r5_lane *l)
 {
-	struct sync_job *j = p->s->job;
+	struct sync_job *j = l->s->job;
 
-	part_hold(p, part_writes_done);
-	part_submit(p, 0, MEMBER_WRITE, j->target, p->s->slot_buf[j->target_slot]);
-	part_release(p);
+	lane_hold(l, writes_done);
+	lane_submit(l, 0, MEMBER_WRITE, j->target, l->slot_buf[j->target_slot]);
+	lane_release(l);
 }
 
-static void recover_reads_done(struct r5_part *p)
+static void recover_reads_done(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
+	struct r5_sync *s = l->s;
 	unsigned lost[2], nlost = 0;
 
-	if (p->io_error) {
-		part_end(p, p->io_error);
+	if (l->io_error) {
+		lane_end(l, l->io_error);
 		return;
 	}
-	fill_blocks(p);
-	p->blocks[s->nsyn] = s->slot_buf[s->st.p_slot] + p->off;
+	fill_blocks(l);
+	l->blocks[l->nsyn] = l->slot_buf[l->st.p_slot];
 	if (s->npar == 2)
-		p->blocks[s->nsyn + 1] = s->slot_buf[s->st.q_slot] + p->off;
+		l->blocks[l->nsyn + 1] = l->slot_buf[l->st.q_slot];
 	for (unsigned slot = 0; slot < s->n; slot++) {
-		if (p->have[slot])
+		if (l->have[slot])
 			continue;
 		if (nlost == s->npar) {
-			part_end(p, -EIO);
+			lane_end(l, -EIO);
 			return;
 		}
-		lost[nlost++] = rec_index(s, slot);
+		lost[nlost++] = rec_index(l, slot);
 	}
-	if (uraid_parity_recover(s->nsyn, s->npar == 2, p->len, p->blocks, nlost, lost) < 0) {
-		part_end(p, -EIO);
+	if (uraid_parity_recover(l->nsyn, s->npar == 2, s->len, l->blocks, nlost, lost) < 0) {
+		lane_end(l, -EIO);
 		return;
 	}
-	write_target(p);
+	write_target(l);
 }
 
-/* Recovery: read every other usable slot's range, rebuild the target's. */
-static void recover_part(struct r5_part *p)
+/* Recovery: read every other usable slot's chunk, rebuild the target's. */
+static void recover_row(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
+	struct r5_sync *s = l->s;
 	struct sync_job *j = s->job;
 	struct array *a = j->a;
 
-	part_hold(p, recover_reads_done);
+	lane_hold(l, recover_reads_done);
 	for (unsigned slot = 0; slot < s->n; slot++) {
-		p->have[slot] = (int)slot != j->target_slot && slot_ok(a, slot);
-		if (p->have[slot])
-			part_submit(p, slot, MEMBER_READ, a->slot[slot].m, s->slot_buf[slot]);
+		l->have[slot] = (int)slot != j->target_slot && slot_ok(a, slot);
+		if (l->have[slot])
+			lane_submit(l, slot, MEMBER_READ, a->slot[slot].m, l->slot_buf[slot]);
 	}
-	part_release(p);
+	lane_release(l);
 }
 
-/* Replace: the slot's member read well; its range goes to the replacement as it is. */
-static void replace_read_done(struct r5_part *p)
+/* Replace: the slot's member read well; its chunk goes to the replacement as it is. */
+static void replace_read_done(struct r5_lane *l)
 {
-	if (p->io_error) {
-		/* unreadable there: rebuild the range from the other members */
-		recover_part(p);
+	if (l->io_error) {
+		/* unreadable there: rebuild the chunk from the other members */
+		recover_row(l);
 		return;
 	}
-	write_target(p);
+	write_target(l);
 }
 
-/* Replace: copy the range of the member being replaced (md reads the old device). */
-static void replace_part(struct r5_part *p)
+/* Replace: copy the chunk of the member being replaced (md reads the old device). */
+static void replace_row(struct r5_lane *l)
 {
-	struct r5_sync *s = p->s;
-	struct sync_job *j = s->job;
+	struct sync_job *j = l->s->job;
 	unsigned t = (unsigned)j->target_slot;
 
 	if (!slot_ok(j->a, t)) {
-		recover_part(p);        /* the old member failed meanwhile */
+		recover_row(l);         /* the old member failed meanwhile */
 		return;
 	}
-	part_hold(p, replace_read_done);
-	part_submit(p, t, MEMBER_READ, j->a->slot[t].m, s->slot_buf[t]);
-	part_release(p);
+	lane_hold(l, replace_read_done);
+	lane_submit(l, t, MEMBER_READ, j->a->slot[t].m, l->slot_buf[t]);
+	lane_release(l);
 }
 
-static void part_start(struct reactor *r, struct reactor_msg *m)
+static void row_locked(struct r5_lane *l)
 {
-	struct r5_part *p = (struct r5_part *)((char *)m - offsetof(struct r5_part, msg));
-
-	(void)r;
-	p->go(p);
-}
-
-/* Every part of the row at once, each on its reactor (the first on this one). */
-static void run_parts(struct r5_sync *s, void (*go)(struct r5_part *p))
-{
-	atomic_store(&s->parts_left, s->nparts);
-	for (unsigned i = 0; i < s->nparts; i++) {
-		struct r5_part *p = &s->part[i];
-		p->go = go;
-		p->res = 0;
-		p->target_failed = false;
-		p->rewrite_failed = 0;
-		p->gate_held = false;
-	}
-	for (unsigned i = 1; i < s->nparts; i++)
-		reactor_post(s->part[i].r, &s->part[i].msg);
-	go(&s->part[0]);
-}
-
-static void row_locked(struct sync_job *j)
-{
-	struct r5_sync *s = j->priv;
+	struct r5_sync *s = l->s;
+	struct sync_job *j = s->job;
 	struct array *a = j->a;
 
 	if (j->kind == URAID_SYNC_REPLACE) {
-		run_parts(s, replace_part);
+		replace_row(l);
 		return;
 	}
 	if (j->kind == URAID_SYNC_RECOVER) {
-		uint64_t sector = s->st.stripe * a->geom.chunk_sectors;
+		uint64_t sector = l->st.stripe * a->geom.chunk_sectors;
 		/*
 		 * Under the row's lock: a write to the row has its bits on disk
 		 * before it asks for the lock, so a clear row here was not written
-		 * since the member left; once `rebuilt` passes it, writes go to it.
+		 * since the member left; once `rebuilt` passes it (at its
+		 * release), writes go to it.
 		 */
 		if (j->bitmap_guided && !wib_any_set(a, sector, sector + a->geom.chunk_sectors)) {
-			atomic_store_explicit(&a->slot[j->target_slot].rebuilt,
-					      sector + a->geom.chunk_sectors, memory_order_release);
-			j->unit_skipped = true;
-			unit_end(j, 0);
+			l->u->skipped = true;
+			lane_end(l, 0);
 			return;
 		}
-		run_parts(s, recover_part);
+		recover_row(l);
 		return;
 	}
 	for (unsigned slot = 0; slot < s->n; slot++) {
 		if (!slot_ok(a, slot)) {
-			unit_end(j, -EIO);      /* a member failed meanwhile: stop */
+			lane_end(l, -EIO);      /* a member failed meanwhile: stop */
 			return;
 		}
 	}
-	run_parts(s, check_part);
+	check_row(l);
 }
 
 static void row_granted(struct reactor *r, struct reactor_msg *m)
 {
-	struct r5_sync *s = (struct r5_sync *)((char *)m - offsetof(struct r5_sync, lk.msg));
+	struct r5_row *row = (struct r5_row *)((char *)m - offsetof(struct r5_row, lk.msg));
 	(void)r;
-	row_locked(s->job);
+	row->locked = true;
+	row_locked(row->lane);
 }
 
-static void r5_unit(struct sync_job *j)
+/* On the lane's reactor: lock the unit's row, then work on it. */
+static void r5_unit(struct sync_job *j, struct sync_unit *u)
 {
 	struct r5_sync *s = j->priv;
+	struct r5_lane *l = &s->lane[u->lane];
+	struct r5_row *row = &s->row[u->slot];
 	struct array *a = j->a;
 	struct r5_priv *priv = a->level_priv;
-	uint64_t row = j->pos / a->geom.chunk_sectors;
+	uint64_t rowno = u->pos / a->geom.chunk_sectors;
 
-	if (uraid_geom_stripe(&a->geom, row, &s->st) != 0) {
-		sync_unit_done(j, -EINVAL);
+	l->u = u;
+	row->lane = l;
+	row->locked = false;
+	if (uraid_geom_stripe(&a->geom, rowno, &l->st) != 0) {
+		lane_end(l, -EINVAL);
 		return;
 	}
-	s->nsyn = s->npar == 2 ? s->st.syndrome_slots : s->st.data_disks;
-	s->lk.msg.fn = row_granted;
-	if (stripe_lock(&priv->locks, &s->lk, row, j->r))
-		row_locked(j);
+	l->nsyn = s->npar == 2 ? l->st.syndrome_slots : l->st.data_disks;
+	row->lk.msg.fn = row_granted;
+	if (stripe_lock(&priv->locks, &row->lk, rowno, l->r)) {
+		row->locked = true;
+		row_locked(l);
+	}
 }
 
 const struct sync_level sync_raid5_level = {
 	.unit_sectors = r5_unit_sectors,
 	.can_run = r5_can_run,
+	.lanes = r5_lanes,
 	.unit = r5_unit,
+	.unit_release = r5_unit_release,
 	.job_init = r5_job_init,
 	.job_fini = r5_job_fini,
 };

@@ -555,7 +555,7 @@ static void commit_units(struct sync_job *j)
 		struct sync_unit *u = unit_at(j, j->pos);
 		if (!u->done || u->res)
 			break;
-		if (j->lv->unit_release)
+		if (u->to_level && j->lv->unit_release)
 			j->lv->unit_release(j, u, true);
 		j->pos += u->n;
 		atomic_fetch_add(&j->done_sectors, u->n);
@@ -570,25 +570,28 @@ static void commit_units(struct sync_job *j)
 /*
  * A resync of an array with a write-intent bitmap visits only the units
  * whose bitmap chunks were written while the array was active (md's
- * sync_request skips chunks without NEEDED). Skipped units count as done;
- * they are passed over only while no unit is in progress below them, so
- * that the position moves in order. Job's lock held.
+ * sync_request skips chunks without NEEDED). Is the unit at pos (n
+ * sectors) one to pass over?
  */
-static void skip_clean_units(struct sync_job *j)
+static bool unit_clean(struct sync_job *j, uint64_t pos, uint64_t n)
 {
 	struct array *a = j->a;
+	uint64_t lo = pos, hi = pos + n;
 
 	if (j->kind != URAID_SYNC_RESYNC || !a->wib)
-		return;
+		return false;
+	if (j->lv->bitmap_range)
+		j->lv->bitmap_range(a, pos, n, &lo, &hi);
+	return !wib_needs_resync(a, lo, hi);
+}
+
+/* Clean units while no unit is in progress below them: passed over at once
+ * (skipped units count as done). Job's lock held. */
+static void skip_clean_units(struct sync_job *j)
+{
 	while (j->pos == j->next && j->next < j->end) {
-		uint64_t n = j->pos + j->unit > j->end ? j->end - j->pos : j->unit, lo, hi;
-		if (j->lv->bitmap_range) {
-			j->lv->bitmap_range(a, j->pos, n, &lo, &hi);
-		} else {
-			lo = j->pos;
-			hi = j->pos + n;
-		}
-		if (wib_needs_resync(a, lo, hi))
+		uint64_t n = j->pos + j->unit > j->end ? j->end - j->pos : j->unit;
+		if (!unit_clean(j, j->pos, n))
 			return;
 		j->pos += n;
 		j->next = j->pos;
@@ -614,7 +617,7 @@ static void job_finish(struct sync_job *j)
 {
 	for (uint64_t p = j->pos; p < j->next;) {
 		struct sync_unit *u = unit_at(j, p);
-		if (j->lv->unit_release)
+		if (u->to_level && j->lv->unit_release)
 			j->lv->unit_release(j, u, false);
 		p += u->n;
 	}
@@ -640,17 +643,31 @@ static void wake_idle_lanes(struct sync_job *j, const struct sync_lane *self)
 static void lane_run(struct sync_lane *l)
 {
 	struct sync_job *j = l->j;
+	struct sync_unit *u;
 
 	pthread_mutex_lock(&j->lock);
-	skip_clean_units(j);
-	if (job_stopping(j) || j->next - j->pos >= (uint64_t)SYNC_WINDOW * j->unit) {
-		/* stopped; or the window is full, and a commit wakes it */
-		l->busy = false;
-		bool last = --j->lanes_busy == 0;
-		pthread_mutex_unlock(&j->lock);
-		if (last)
-			job_finish(j);
-		return;
+	for (;;) {
+		skip_clean_units(j);
+		if (job_stopping(j) || j->next - j->pos >= (uint64_t)SYNC_WINDOW * j->unit) {
+			/* stopped; or the window is full, and a commit wakes it */
+			l->busy = false;
+			bool last = --j->lanes_busy == 0;
+			pthread_mutex_unlock(&j->lock);
+			if (last)
+				job_finish(j);
+			return;
+		}
+		u = unit_at(j, j->next);
+		memset(u, 0, sizeof(*u));
+		u->pos = j->next;
+		u->n = j->next + j->unit > j->end ? (uint32_t)(j->end - j->next) : j->unit;
+		u->slot = (unsigned)(u - j->win);
+		u->lane = l->idx;
+		if (!unit_clean(j, u->pos, u->n))
+			break;
+		/* clean, above a unit in progress: over already, committed in turn */
+		u->done = u->skipped = true;
+		j->next += u->n;
 	}
 	uint64_t wait = throttle_ns(j, engine_now_ns());
 	if (wait) {
@@ -658,12 +675,7 @@ static void lane_run(struct sync_lane *l)
 		lane_pause(l, wait);
 		return;
 	}
-	struct sync_unit *u = unit_at(j, j->next);
-	memset(u, 0, sizeof(*u));
-	u->pos = j->next;
-	u->n = j->next + j->unit > j->end ? (uint32_t)(j->end - j->next) : j->unit;
-	u->slot = (unsigned)(u - j->win);
-	u->lane = l->idx;
+	u->to_level = true;
 	j->next += u->n;
 	pthread_mutex_unlock(&j->lock);
 	j->lv->unit(j, u);

@@ -45,6 +45,7 @@ struct sync_unit {
 	bool skipped;                   /* passed over (clean in the bitmap): no I/O */
 	bool target_failed;             /* the error was a write to the member being rebuilt */
 	/* sync.c's, under the job's lock */
+	bool to_level;                  /* handed to the level (not passed over by sync.c) */
 	bool done;
 	int res;
 };

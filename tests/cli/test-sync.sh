@@ -32,8 +32,8 @@ for level in 5 6; do
     members "$name" 4 24
     "$URAID" create --level=$level --raid-devices=4 --chunk=64 --assume-clean --name=$name \
         "${m[@]}" >/dev/null
-    # RAID 6 on 3 reactors: each row's background work in 3 parts of
-    # unequal size (6, 5 and 5 of a chunk's 16 pages)
+    # RAID 6 on 3 reactors: three rows at a time, one per lane, ending in
+    # any order (the count must still be exact)
     threads=(); [ $level = 6 ] && threads=(--threads=3)
     serve $name "${threads[@]}" "${m[@]}"
     dev=$(( ($("$URAID" status --json $name | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])') / (4 - (level - 4)) ) / 512 ))

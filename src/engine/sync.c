@@ -26,6 +26,7 @@
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 #define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
 #define SYNC_MAX_NESTED        64u       /* units passed over in one go (sync_unit_done) */
+#define SYNC_PAUSE_MAX_NS      (100u * 1000000u)   /* a throttled lane looks again after this */
 
 const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 {
@@ -61,12 +62,15 @@ static const struct sync_level *level_of(const struct array *a)
  * recovery or a replace walks the member sectors of its slot).
  * RAID 4/5/6 sizes are whole rows; a short last unit is cut by sync_unit_done.
  */
+static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
+{
+	return a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER &&
+	       kind != URAID_SYNC_REPLACE;
+}
+
 static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
 {
-	if (a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER &&
-	    kind != URAID_SYNC_REPLACE)
-		return a->geom.array_sectors;
-	return a->geom.dev_sectors;
+	return in_array_sectors(a, kind) ? a->geom.array_sectors : a->geom.dev_sectors;
 }
 
 static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
@@ -465,39 +469,58 @@ static void lane_msg(struct reactor *r, struct reactor_msg *m)
 	lane_run(l);
 }
 
-/* Sleep on the lane's reactor (a timeout op), then go on. */
+/* Sleep on the lane's reactor (a timeout op), then go on; at most
+ * SYNC_PAUSE_MAX_NS at a time, so that a stop is not kept waiting. */
 static void lane_pause(struct sync_lane *l, uint64_t ns)
 {
+	if (ns > SYNC_PAUSE_MAX_NS)
+		ns = SYNC_PAUSE_MAX_NS;
 	l->timer_ts.tv_sec = (long long)(ns / 1000000000u);
 	l->timer_ts.tv_nsec = (long long)(ns % 1000000000u);
 	l->timer_op.cb = lane_timer_done;
 	reactor_timeout(l->r, &l->timer_op, &l->timer_ts);
 }
 
-static void checkpoint(struct sync_job *j, uint64_t now)
+/*
+ * Is a checkpoint due (the rebuilt or resynced part recorded every
+ * SYNC_CHECKPOINT_NS)? Then *at is the position to record and the caller
+ * writes it with checkpoint_write once the job's lock is let go: superblock
+ * writes must not hold up the other lanes. One at a time. Job's lock held.
+ */
+static bool checkpoint_due(struct sync_job *j, uint64_t now, uint64_t *at)
+{
+	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER &&
+	     j->kind != URAID_SYNC_REPLACE) || j->checkpointing ||
+	    now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
+		return false;
+	j->last_checkpoint_ns = now;
+	j->checkpointing = true;
+	*at = j->pos;
+	return true;
+}
+
+static void checkpoint_write(struct sync_job *j, uint64_t at)
 {
 	struct array *a = j->a;
 
-	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER &&
-	     j->kind != URAID_SYNC_REPLACE) ||
-	    now - j->last_checkpoint_ns < SYNC_CHECKPOINT_NS)
-		return;
-	j->last_checkpoint_ns = now;
 	pthread_mutex_lock(&a->meta_lock);
 	if (j->kind == URAID_SYNC_RESYNC) {
 		/* written with the next clean marking (resync_offset while not active) */
-		a->resync_checkpoint = j->pos;
+		a->resync_checkpoint = at;
 	} else {
 		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
 		   a replacement's too (a crash that leaves the array dirty restarts
 		   its copy anyway: the resync rewrites redundancy) */
 		int i = member_index_of(a, j->target);
 		if (i >= 0) {
-			a->member_sb[i].recovery_offset = j->pos;
+			a->member_sb[i].recovery_offset = at;
 			meta_write_all(a);
 		}
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	pthread_mutex_lock(&j->lock);
+	j->checkpointing = false;
+	pthread_mutex_unlock(&j->lock);
 }
 
 /*
@@ -549,7 +572,6 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
  */
 static void commit_units(struct sync_job *j)
 {
-	bool moved = false;
 
 	while (j->pos < j->next) {
 		struct sync_unit *u = unit_at(j, j->pos);
@@ -561,10 +583,7 @@ static void commit_units(struct sync_job *j)
 		atomic_fetch_add(&j->done_sectors, u->n);
 		if (u->skipped)
 			atomic_fetch_add(&j->skipped_sectors, u->n);
-		moved = true;
 	}
-	if (moved)
-		checkpoint(j, engine_now_ns());
 }
 
 /*
@@ -615,8 +634,18 @@ static bool job_stopping(struct sync_job *j)
  */
 static void job_finish(struct sync_job *j)
 {
+	bool reported = false;
+
 	for (uint64_t p = j->pos; p < j->next;) {
 		struct sync_unit *u = unit_at(j, p);
+		if (u->done && u->res && !reported) {
+			/* the lowest unit that failed: where the job's position stays */
+			fprintf(stderr, "uraid: %s stopped at %s sector %llu: %s\n",
+				uraid_sync_kind_name(j->kind),
+				in_array_sectors(j->a, j->kind) ? "array" : "member",
+				(unsigned long long)u->pos, strerror(-u->res));
+			reported = true;
+		}
 		if (u->to_level && j->lv->unit_release)
 			j->lv->unit_release(j, u, false);
 		p += u->n;
@@ -685,25 +714,36 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 {
 	struct sync_lane *l = &j->lane[u->lane];
 
+	/* u's slot may be handed out again once the lock is let go */
+	bool skipped = u->skipped;
+	uint64_t at;
+
 	pthread_mutex_lock(&j->lock);
 	u->done = true;
 	u->res = res;
-	if (res && !j->result) {
-		j->result = res;
-		j->io_error = res;
-		j->target_failed = u->target_failed;
+	if (res) {
+		/* an error outranks a stop; a failed write to the new member, in
+		   any unit, fails it (recovery_end, replace_end) */
+		if (!j->result || j->result == -ECANCELED)
+			j->result = res;
+		if (!j->io_error)
+			j->io_error = res;
+		j->target_failed |= u->target_failed;
 	}
-	if (!res && !u->skipped)
+	if (!res && !skipped)
 		j->window_bytes += (uint64_t)u->n * 512;   /* what was skipped cost no I/O */
 	commit_units(j);
+	bool due = checkpoint_due(j, engine_now_ns(), &at);
 	wake_idle_lanes(j, l);
 	pthread_mutex_unlock(&j->lock);
+	if (due)
+		checkpoint_write(j, at);
 	/*
 	 * A unit the level passed over ends inside the call that began it, so
 	 * going straight on nests one call deeper per unit: after a run of
 	 * them the next one starts from the reactor's loop instead.
 	 */
-	l->nested = u->skipped ? l->nested + 1 : 0;
+	l->nested = skipped ? l->nested + 1 : 0;
 	if (l->nested >= SYNC_MAX_NESTED) {
 		l->nested = 0;
 		reactor_post(l->r, &l->msg);
@@ -837,7 +877,9 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	atomic_store(&a->sync, j);
 	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", uraid_sync_kind_name(kind),
 		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
-	for (unsigned i = 0; i < j->nlanes; i++)
+	/* j may be over (and freed by reap) once its last lane has run */
+	unsigned nlanes = j->nlanes;
+	for (unsigned i = 0; i < nlanes; i++)
 		reactor_post(j->lane[i].r, &j->lane[i].msg);
 	return 0;
 }

@@ -120,6 +120,7 @@ struct sync_job {
 	uint64_t fg_started;            /* array_foreground_started at the last look */
 	bool was_busy;
 	uint64_t last_checkpoint_ns;
+	bool checkpointing;             /* a lane is writing a checkpoint */
 	int io_error;                   /* the first unit's error (0: none) */
 	/* recovery: the slot rebuilt and the spare it goes onto */
 	int target_slot;

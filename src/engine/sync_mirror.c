@@ -243,11 +243,6 @@ static void unit_end(struct ms *s, int res)
 		mirror_window_close(j->a);
 		s->window_open = false;
 	}
-	if (res)
-		fprintf(stderr, "uraid: %s stopped at %s sector %llu: %s\n",
-			uraid_sync_kind_name(j->kind),
-			by_member(j) || j->a->geom.level == URAID_LEVEL_1 ? "member" : "array",
-			(unsigned long long)j->pos, strerror(-res));
 	sync_unit_done(j, s->u, res);
 }
 

@@ -194,7 +194,8 @@ static bool differ(const uint8_t *a, const uint8_t *b, size_t len)
 	return memcmp(a, b, len) != 0;
 }
 
-/* The row's work is over; the row stays locked until sync.c releases it. */
+/* The row's work is over; the row stays locked until sync.c releases it
+ * (which also reports an error, once, where the job stopped). */
 static void lane_end(struct r5_lane *l, int res)
 {
 	struct sync_job *j = l->s->job;
@@ -204,9 +205,6 @@ static void lane_end(struct r5_lane *l, int res)
 		array_gate_leave(j->a, l->ridx);
 		l->gate_held = false;
 	}
-	if (res)
-		fprintf(stderr, "uraid: background work stopped at member sector %llu: %s\n",
-			(unsigned long long)u->pos, strerror(-res));
 	sync_unit_done(j, u, res);
 }
 

@@ -12,6 +12,11 @@
  * in the rows just above the rebuilt point, where the lanes are at work.
  * Afterwards: a check finds 0 mismatches, the data reads back as written,
  * and again with another slot failed (read through the new member).
+ * Two cases end the job early, leaving rows that are over but not passed
+ * yet to be let go without moving the rebuilt point over them: a stop
+ * part-way (the rebuild then starts again by itself and completes), and a
+ * new member whose writes fail in the middle rows (it is failed, the array
+ * goes on degraded with its data).
  *
  *   test_sync_lanes [SEED [FILTER]]
  */
@@ -24,11 +29,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
+#include "engine/array.h"       /* a fault on the new member */
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"
@@ -40,11 +47,21 @@
 #define CHUNK_KIB 4u
 #define NWRITERS 3
 #define AHEAD_ROWS 40u          /* writes land this many rows above the rebuilt point, at most */
+#define DEADLINE_S 120          /* for a job to end */
+
+enum ending {
+	END_COMPLETE,                   /* the job runs to its end */
+	END_STOPPED,                    /* stopped part-way, then started again by itself */
+	END_TARGET_FAILS,               /* the new member's writes fail in the middle rows */
+};
+
+static const char *const ending_name[] = { "", " stopped", " new member fails" };
 
 struct config {
 	const char *level;
 	unsigned n;
 	enum uraid_sync_kind kind;      /* RECOVER: onto a spare; REPLACE: slot 1 replaced */
+	enum ending ending;
 };
 
 struct t {
@@ -118,19 +135,35 @@ static struct uraid_sync_status status(struct t *t)
 	return st;
 }
 
-/* Wait for a job of `kind` to end, keeping the writers' target on its point. */
-static struct uraid_sync_status follow(struct t *t, enum uraid_sync_kind kind)
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Keep the writers' target on the point of the job of `kind` until it ends
+ * (until it is past `stop_at` bytes per member, if that is not 0); the last
+ * status seen.
+ */
+static struct uraid_sync_status follow(struct t *t, enum uraid_sync_kind kind, uint64_t stop_at)
 {
 	struct uraid_sync_status st = status(t);
 	uint64_t chunk = CHUNK_KIB * 1024;
+	double deadline = now_s() + DEADLINE_S;
 
-	for (int i = 0; i < 200000 && !(st.kind == kind && !st.running); i++) {
-		if (st.kind == kind)
+	while (!(st.kind == kind && !st.running) && now_s() < deadline) {
+		if (st.kind == kind && st.running) {
 			atomic_store(&t->frontier_row, st.done_bytes / chunk);
+			if (stop_at && st.done_bytes >= stop_at)
+				return st;
+		}
 		usleep(50);
 		st = status(t);
 	}
-	CHECK(st.kind == kind && !st.running, "%s: no %s ended", t->name, uraid_sync_kind_name(kind));
+	CHECK(st.kind == kind && !st.running, "%s: no %s ended in %d s", t->name,
+	      uraid_sync_kind_name(kind), DEADLINE_S);
 	return st;
 }
 
@@ -160,7 +193,7 @@ static void check_clean(struct t *t)
 	int rc = uraid_array_sync_start(t->a, URAID_SYNC_CHECK, err, sizeof(err));
 
 	CHECK(rc == 0, "%s: check: %s", t->name, err);
-	struct uraid_sync_status st = follow(t, URAID_SYNC_CHECK);
+	struct uraid_sync_status st = follow(t, URAID_SYNC_CHECK, 0);
 	CHECK(st.result == 0 && st.mismatch_sectors == 0, "%s seed %" PRIu64 ": check after "
 	      "the %s: result %d, mismatch_cnt %" PRIu64 " (0 expected: the new member missed "
 	      "writes)", t->name, t->seed, t->name, st.result, st.mismatch_sectors);
@@ -172,6 +205,8 @@ static void run_job(struct t *t, const struct config *c)
 	char err[256];
 	int rc;
 
+	/* slow at first, so that the fault is in place before the rows it covers */
+	uraid_array_sync_speed(t->a, 1000, 1000);
 	if (c->kind == URAID_SYNC_RECOVER) {
 		rc = uraid_array_fail_member(t->a, 1, 0, err, sizeof(err));
 		CHECK(rc == 0, "%s: fail slot 1: %s", t->name, err);
@@ -180,6 +215,17 @@ static void run_job(struct t *t, const struct config *c)
 		rc = uraid_array_replace_member(t->a, 1, t->paths[t->n], 0, err, sizeof(err));
 	}
 	CHECK(rc >= 0, "%s: start: %s", t->name, err);
+	if (c->ending == END_TARGET_FAILS) {
+		struct array *a = (struct array *)t->a;
+		int i = uraid_array_find_member(t->a, t->paths[t->n]);
+		uint64_t member_sectors = (uint64_t)MEMBER_MIB * MIB / 512;
+		struct uraid_fault f = { .kind = URAID_FAULT_WRITE, .first_sector = member_sectors * 2 / 5,
+					 .last_sector = member_sectors * 3 / 5 };
+		CHECK(i >= 0, "%s: the new member is not found", t->name);
+		if (i >= 0)
+			member_set_fault(a->members[i], &f);
+	}
+	uraid_array_sync_speed(t->a, 4000000, 4000000);  /* no throttle */
 
 	struct writer w[NWRITERS];
 	pthread_t th[NWRITERS];
@@ -187,7 +233,20 @@ static void run_job(struct t *t, const struct config *c)
 		w[i] = (struct writer){ .t = t, .id = i, .rs = t->seed * 31 + i };
 		pthread_create(&th[i], NULL, writer_main, &w[i]);
 	}
-	struct uraid_sync_status st = follow(t, c->kind);
+	struct uraid_sync_status st;
+	if (c->ending == END_STOPPED) {
+		st = follow(t, c->kind, (uint64_t)MEMBER_MIB * MIB / 2);
+		CHECK(uraid_array_sync_cancel(t->a) == 0, "%s: stop the %s", t->name,
+		      uraid_sync_kind_name(c->kind));
+		/* it ends stopped, then starts again from its recovery_offset */
+		double deadline = now_s() + DEADLINE_S;
+		do {
+			usleep(100);
+			st = status(t);
+		} while (!(st.kind == c->kind && st.running == false && st.result == 0) &&
+			 now_s() < deadline);
+	}
+	st = follow(t, c->kind, 0);
 	atomic_store(&t->stop, true);
 	uint64_t writes = 0, errors = 0;
 	for (unsigned i = 0; i < NWRITERS; i++) {
@@ -197,8 +256,12 @@ static void run_job(struct t *t, const struct config *c)
 	}
 	printf("%s: %" PRIu64 " client writes during the %s (%" PRIu64 " MiB per member)\n",
 	       t->name, writes, uraid_sync_kind_name(c->kind), st.done_bytes >> 20);
-	CHECK(st.result == 0, "%s: the %s ended with %d", t->name, uraid_sync_kind_name(c->kind),
-	      st.result);
+	if (c->ending == END_TARGET_FAILS)
+		CHECK(st.result == -EIO, "%s: the %s ended with %d (-EIO expected: the new member's "
+		      "writes fail)", t->name, uraid_sync_kind_name(c->kind), st.result);
+	else
+		CHECK(st.result == 0, "%s: the %s ended with %d", t->name,
+		      uraid_sync_kind_name(c->kind), st.result);
 	CHECK(errors == 0, "%s: %" PRIu64 " client writes failed", t->name, errors);
 	CHECK(writes > 0, "%s: no client write ran during the job", t->name);
 }
@@ -210,8 +273,8 @@ static void run_config(const struct config *c, uint64_t seed)
 	char err[256];
 	uint64_t rs = seed;
 
-	snprintf(t.name, sizeof(t.name), "raid%s n=%u %s", c->level, c->n,
-		 uraid_sync_kind_name(c->kind));
+	snprintf(t.name, sizeof(t.name), "raid%s n=%u %s%s", c->level, c->n,
+		 uraid_sync_kind_name(c->kind), ending_name[c->ending]);
 	snprintf(t.dir, sizeof(t.dir), "/dev/shm/uraid-lanes.%d", getpid());
 	mkdir(t.dir, 0700);
 	t.n = c->n;
@@ -242,6 +305,18 @@ static void run_config(const struct config *c, uint64_t seed)
 	CHECK(uraid_array_pwrite(t.a, t.ref, t.size, 0, 0) == 0, "%s: fill", t.name);
 
 	run_job(&t, c);
+	if (c->ending == END_TARGET_FAILS) {
+		struct uraid_array_status *as = malloc(sizeof(*as));
+		int i = uraid_array_find_member(t.a, t.paths[c->n]);
+		bool ok = i >= 0 && uraid_array_status(t.a, as) == 0;
+		CHECK(ok && as->members[i].state == URAID_MEMBER_FAULTY && as->degraded == 1,
+		      "%s: the new member's state is %d and %u slots are missing (faulty, %d, and 1 "
+		      "expected)", t.name, ok ? (int)as->members[i].state : -1, ok ? as->degraded : 0,
+		      (int)URAID_MEMBER_FAULTY);
+		free(as);
+		check_data(&t, "degraded, the new member failed");
+		goto out;
+	}
 	check_clean(&t);
 	check_data(&t, "after the job");
 	/* the new member's data read, or used to rebuild another slot's */
@@ -260,12 +335,15 @@ out:
 }
 
 static const struct config configs[] = {
-	{ "5", 4, URAID_SYNC_RECOVER },
-	{ "6", 5, URAID_SYNC_RECOVER },
-	{ "4", 4, URAID_SYNC_RECOVER },
-	{ "5", 4, URAID_SYNC_REPLACE },
-	{ "6", 5, URAID_SYNC_REPLACE },
+	{ "5", 4, URAID_SYNC_RECOVER, END_COMPLETE },
+	{ "6", 5, URAID_SYNC_RECOVER, END_COMPLETE },
+	{ "4", 4, URAID_SYNC_RECOVER, END_COMPLETE },
+	{ "5", 4, URAID_SYNC_REPLACE, END_COMPLETE },
+	{ "6", 5, URAID_SYNC_REPLACE, END_COMPLETE },
+	{ "5", 4, URAID_SYNC_RECOVER, END_STOPPED },
+	{ "6", 5, URAID_SYNC_RECOVER, END_TARGET_FAILS },
 };
+
 
 int main(int argc, char **argv)
 {
@@ -278,8 +356,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
 		const struct config *c = &configs[i];
 		char label[64];
-		snprintf(label, sizeof(label), "raid%s n=%u %s", c->level, c->n,
-			 uraid_sync_kind_name(c->kind));
+		snprintf(label, sizeof(label), "raid%s n=%u %s%s", c->level, c->n,
+			 uraid_sync_kind_name(c->kind), ending_name[c->ending]);
 		if (filter && !strstr(label, filter))
 			continue;
 		run_config(c, seed + i);

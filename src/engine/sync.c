@@ -56,11 +56,10 @@ static const struct sync_level *level_of(const struct array *a)
 }
 
 /*
- * Where a job's positions end: member sectors (md's dev_sectors), but array
- * sectors for a RAID 10 resync, check or repair (md runs those over
+ * A job's positions are member sectors (md's dev_sectors), but array sectors
+ * for a RAID 10 resync, check or repair (md runs those over
  * resync_max_sectors, the array size, and keeps resync_offset in them; a
  * recovery or a replace walks the member sectors of its slot).
- * RAID 4/5/6 sizes are whole rows; a short last unit is cut by sync_unit_done.
  */
 static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 {
@@ -68,6 +67,8 @@ static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 	       kind != URAID_SYNC_REPLACE;
 }
 
+/* Where a job's positions end. RAID 4/5/6 sizes are whole rows; a short
+ * last unit is cut where it is handed out (lane_run). */
 static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
 {
 	return in_array_sectors(a, kind) ? a->geom.array_sectors : a->geom.dev_sectors;
@@ -572,7 +573,6 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
  */
 static void commit_units(struct sync_job *j)
 {
-
 	while (j->pos < j->next) {
 		struct sync_unit *u = unit_at(j, j->pos);
 		if (!u->done || u->res)

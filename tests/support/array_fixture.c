@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
+#include <fcntl.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include <uraid/uraid.h>
 
@@ -30,5 +32,19 @@ int fixture_create_array(const char *who, const char *level, const char *layout,
 		fprintf(stderr, "%s: create: %s\n", who, err);
 		return -1;
 	}
+	return 0;
+}
+
+int fixture_make_file(const char *path, uint64_t bytes)
+{
+	unlink(path);
+	int fd = open(path, O_CREAT | O_RDWR, 0600);
+	if (fd < 0 || ftruncate(fd, (off_t)bytes)) {
+		perror(path);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }

@@ -7,6 +7,8 @@
 #ifndef URAID_TESTS_ARRAY_FIXTURE_H
 #define URAID_TESTS_ARRAY_FIXTURE_H
 
+#include <stdint.h>
+
 /*
  * Create an array of n members at paths ("missing" for an absent one):
  * level and layout by name (layout NULL: the level's default), chunk_kib
@@ -15,5 +17,8 @@
  */
 int fixture_create_array(const char *who, const char *level, const char *layout, unsigned n,
 			 unsigned chunk_kib, unsigned minor, const char *const *paths);
+
+/* A new file of `bytes` (sparse) at path, replacing any; 0, or -1 after perror. */
+int fixture_make_file(const char *path, uint64_t bytes);
 
 #endif

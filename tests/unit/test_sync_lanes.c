@@ -21,7 +21,6 @@
  *   test_sync_lanes [SEED [FILTER]]
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -84,20 +83,6 @@ struct writer {
 	uint64_t rs;
 	uint64_t writes, errors;
 };
-
-static int make_file(const char *path)
-{
-	unlink(path);
-	int fd = open(path, O_CREAT | O_RDWR, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)MEMBER_MIB * MIB)) {
-		perror(path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
 
 /*
  * Pages owned by this writer (page number % NWRITERS == id), so that the
@@ -284,7 +269,7 @@ static void run_config(const struct config *c, uint64_t seed)
 		snprintf(t.paths[i], sizeof(t.paths[i]), "%s/m%u.img", t.dir, i);
 		if (i < c->n)
 			devs[i] = t.paths[i];
-		if (make_file(t.paths[i]))
+		if (fixture_make_file(t.paths[i], (uint64_t)MEMBER_MIB * MIB))
 			goto out;
 	}
 	struct uraid_engine_opts eo = { .reactors = 4, .flags = URAID_ENGINE_THREADS };

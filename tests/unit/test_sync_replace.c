@@ -72,20 +72,6 @@ struct t {
 	uint64_t size;
 };
 
-static int make_file(const char *path)
-{
-	unlink(path);
-	int fd = open(path, O_CREAT | O_RDWR, 0600);
-	if (fd < 0 || ftruncate(fd, 4 * MIB)) {
-		perror(path);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 static int create(struct t *t, const struct config *c)
 {
 	const char *devs[MAXM];
@@ -96,12 +82,12 @@ static int create(struct t *t, const struct config *c)
 	for (unsigned i = 0; i < c->n; i++) {
 		snprintf(t->paths[i], sizeof(t->paths[i]), "%s/m%u.img", t->dir, i);
 		devs[i] = t->paths[i];
-		if (make_file(t->paths[i]))
+		if (fixture_make_file(t->paths[i], 4 * MIB))
 			return -1;
 	}
 	for (unsigned i = 0; i < NEXTRA; i++) {
 		snprintf(t->extra[i], sizeof(t->extra[i]), "%s/x%u.img", t->dir, i);
-		if (make_file(t->extra[i]))
+		if (fixture_make_file(t->extra[i], 4 * MIB))
 			return -1;
 	}
 	return fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, devs);

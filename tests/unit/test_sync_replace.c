@@ -250,21 +250,32 @@ static struct uraid_sync_status wait_job(struct t *t, enum uraid_sync_kind kind,
 	return st;
 }
 
+/*
+ * Up to 5 s, until the status shows a job of `kind` (NONE: any), running
+ * with some work done when `progress`.
+ */
+static void wait_seen(struct t *t, enum uraid_sync_kind kind, bool progress)
+{
+	struct uraid_sync_status st;
+
+	for (int i = 0; i < 5000; i++) {
+		uraid_array_sync_status(t->a, &st);
+		if ((kind == URAID_SYNC_NONE || st.kind == kind) &&
+		    (!progress || (st.running && st.done_bytes > 0)))
+			return;
+		usleep(1000);
+	}
+}
+
 /* A repair, slow, until it has done some of its work. */
 static void start_slow_repair(struct t *t)
 {
-	struct uraid_sync_status st;
 	char err[256];
 
 	uraid_array_sync_speed(t->a, 1000, 1000);
 	int rc = uraid_array_sync_start(t->a, URAID_SYNC_REPAIR, err, sizeof(err));
 	CHECK(rc == 0, "%s: repair: %s", t->name, err);
-	for (int i = 0; i < 5000; i++) {
-		uraid_array_sync_status(t->a, &st);
-		if (st.running && st.done_bytes > 0)
-			break;
-		usleep(1000);
-	}
+	wait_seen(t, URAID_SYNC_NONE, true);
 }
 
 /* State, slot and write errors of the member at path; false if not a member. */
@@ -435,12 +446,7 @@ static void repair_restarts_copy(struct t *t)
 	int old = uraid_array_find_member(t->a, t->paths[SLOT]);
 	int rc = uraid_array_replace_member(t->a, (unsigned)old, t->extra[4], 0, err, sizeof(err));
 	CHECK(rc == 0, "%s %s: replace: %s", t->name, what, err);
-	for (int i = 0; i < 5000; i++) {
-		uraid_array_sync_status(t->a, &st);
-		if (st.kind == URAID_SYNC_REPLACE && st.running && st.done_bytes > 0)
-			break;
-		usleep(1000);
-	}
+	wait_seen(t, URAID_SYNC_REPLACE, true);
 	uraid_array_sync_cancel(t->a);
 	st = wait_job(t, URAID_SYNC_REPLACE, false);
 	uint64_t before = disk_recovery_offset(t->extra[4]);
@@ -455,12 +461,7 @@ static void repair_restarts_copy(struct t *t)
 	st = wait_job(t, URAID_SYNC_REPAIR, true);
 	CHECK(st.result == 0, "%s %s: repair: %d", t->name, what, st.result);
 	atomic_store(&ia->sync_retry_ns, 0);
-	for (int i = 0; i < 5000; i++) {
-		uraid_array_sync_status(t->a, &st);
-		if (st.kind == URAID_SYNC_REPLACE)
-			break;
-		usleep(1000);
-	}
+	wait_seen(t, URAID_SYNC_REPLACE, false);
 	st = wait_job(t, URAID_SYNC_REPLACE, true);
 	CHECK(st.result == 0 && member(t, t->extra[4], &ms) && ms.state == URAID_MEMBER_IN_SYNC &&
 	      ms.slot == SLOT, "%s %s: the copy did not complete (%d)", t->name, what, st.result);
@@ -512,12 +513,7 @@ static void repair_after_replace(struct t *t)
 	/* a spare: rebuilt by itself, the array whole again */
 	CHECK(uraid_array_add_member(t->a, t->extra[3], 0, err, sizeof(err)) == 0, "%s: add: %s",
 	      t->name, err);
-	for (int i = 0; i < 5000; i++) {
-		uraid_array_sync_status(t->a, &st);
-		if (st.kind == URAID_SYNC_RECOVER)
-			break;
-		usleep(1000);
-	}
+	wait_seen(t, URAID_SYNC_RECOVER, false);
 	st = wait_job(t, URAID_SYNC_RECOVER, true);
 	CHECK(st.result == 0 && degraded(t) == 0, "%s: the rebuild onto a spare: %d, degraded %u",
 	      t->name, st.result, degraded(t));

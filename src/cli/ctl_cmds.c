@@ -322,7 +322,7 @@ static void sync_usage(FILE *f)
 		"counts the 4 KiB pages where it differs; on RAID 1/10 it compares every copy\n"
 		"with the first and counts the 64 KiB blocks that differ, once per copy (both\n"
 		"md's mismatch_cnt, in sectors). repair also rewrites the parity, or the\n"
-		"differing copies from the first. Both run alongside the clients, at speed\n"
+		"differing copies from the first. Both run alongside the clients, at 3 %% over\n"
 		"--min while they are busy and up to --max when idle (md's speed_limit_min/max;\n"
 		"defaults 1000 and 200000 KiB/s per member). uraid status shows the progress.\n"
 		"\n"

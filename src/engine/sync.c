@@ -22,6 +22,7 @@
 #define SYNC_MIN_KIB_DEFAULT   1000u     /* md's speed_limit_min */
 #define SYNC_MAX_KIB_DEFAULT   200000u   /* md's speed_limit_max */
 #define SYNC_WINDOW_NS         (500u * 1000000u)   /* rate measured over this */
+#define SYNC_MIN_MARGIN        32u       /* under load: 1/32 (3 %) over the minimum */
 #define SYNC_BUSY_HOLD_NS      (500u * 1000000u)   /* busy for this long after client I/O */
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 #define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
@@ -554,6 +555,17 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 	j->was_busy = busy;
 	uint64_t kib = busy ? speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT)
 			    : speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+	/*
+	 * The minimum is a floor: paced at exactly it, the rate measured over
+	 * any stretch lands below it about half the time (units end a whole
+	 * unit per lane at once). So it is aimed at SYNC_MIN_MARGIN above,
+	 * as long as that stays under the maximum.
+	 */
+	if (busy) {
+		uint64_t max = speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+		uint64_t aim = kib + kib / SYNC_MIN_MARGIN;
+		kib = aim < max ? aim : (max > kib ? max : kib);
+	}
 	uint64_t elapsed = now - j->window_ns;
 
 	if (elapsed >= SYNC_WINDOW_NS) {

@@ -17,6 +17,7 @@
 #include <uraid/create.h>
 
 #include "common/errmsg.h"
+#include "common/file_lock.h"
 #include "bench/worker.h"
 #include "io/reactor.h"
 
@@ -47,6 +48,12 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 		if (fd < 0)
 			return uraid_errf(err, errlen, -errno, "%s: %s", p, strerror(errno));
 		r->fds[i] = fd;
+		/* not a file another uraid writes, nor one it serves while this writes */
+		if (writes && !S_ISBLK(st.st_mode)) {
+			int rc = uraid_file_lock(fd, true, p, err, errlen);
+			if (rc)
+				return rc;
+		}
 
 		uint64_t sectors;
 		int rc = uraid_dev_sectors(fd, &sectors, NULL);

@@ -581,19 +581,19 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 			rc = fail(err, errlen, -EINVAL, "member %u: empty path", n + 1);
 			break;
 		}
+		/* before it is opened: its lock would refuse the second open first */
+		struct stat st;
+		if (stat(path, &st) == 0) {
+			for (unsigned j = 0; j < n && !rc; j++)
+				if (same_file(&c[j].st, &st))
+					rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)",
+						  path, c[j].m->path);
+			if (rc)
+				break;
+		}
 		rc = read_member(&c[n], path, o->flags, err, errlen);
 		if (rc) {
 			n++;    /* close what was opened */
-			break;
-		}
-		for (unsigned j = 0; j < n; j++)
-			if (same_file(&c[j].st, &c[n].st)) {
-				rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)", path,
-					  c[j].m->path);
-				break;
-			}
-		if (rc) {
-			n++;
 			break;
 		}
 	}

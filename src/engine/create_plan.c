@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/file_lock.h"
 #include "engine/create_plan.h"
 
 #define fail uraid_errf
@@ -134,6 +135,11 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 				    m->path);
 		return fail(err, errlen, -e, "cannot open %s read-write: %s", m->path, strerror(e));
 	}
+	if (!S_ISBLK(st.st_mode)) {
+		int rc = uraid_file_lock(m->fd, true, m->path, err, errlen);
+		if (rc)
+			return rc;
+	}
 	if (fstat(m->fd, &st) < 0)
 		return fail(err, errlen, -errno, "cannot stat %s: %s", m->path, strerror(errno));
 	m->st_dev = st.st_dev;
@@ -201,19 +207,22 @@ static int open_members(const struct uraid_create_opts *o, struct create_plan *p
 			missing++;
 			continue;
 		}
-		int rc = open_member(m, force, err, errlen);
-		if (rc)
-			return rc;
-		for (unsigned j = 0; j < i; j++) {
+		/* before it is opened: its lock would refuse the second open first */
+		struct stat st;
+		bool known = stat(m->path, &st) == 0;
+		for (unsigned j = 0; known && j < i; j++) {
 			const struct create_member *n = &plan->m[j];
 			bool same = !n->missing &&
-				    (m->blockdev ? n->blockdev && n->st_rdev == m->st_rdev
-						 : !n->blockdev && n->st_dev == m->st_dev &&
-							   n->st_ino == m->st_ino);
+				    (S_ISBLK(st.st_mode) ? n->blockdev && n->st_rdev == st.st_rdev
+							 : !n->blockdev && n->st_dev == st.st_dev &&
+								   n->st_ino == st.st_ino);
 			if (same)
 				return fail(err, errlen, -EINVAL, "%s is given twice (also as %s)",
 					    m->path, n->path);
 		}
+		int rc = open_member(m, force, err, errlen);
+		if (rc)
+			return rc;
 	}
 	if (missing == o->raid_disks)
 		return fail(err, errlen, -EINVAL, "every member is 'missing'");

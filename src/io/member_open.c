@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/file_lock.h"
 #include "io/member_internal.h"
 
 static void member_reset(struct member *m, const char *path)
@@ -105,6 +106,10 @@ int member_open(struct member *m, const char *path, bool readonly, bool buffered
 			return uraid_errf(err, errlen, rc, "%s: device is in use "
 					  "(mounted, or a member of a running array)", path);
 		return uraid_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
+	}
+	if (!m->blockdev && (rc = uraid_file_lock(fd, !readonly, path, err, errlen)) < 0) {
+		close(fd);
+		return rc;
 	}
 	if (fstat(fd, &st) < 0) {
 		rc = -errno;

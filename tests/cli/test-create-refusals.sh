@@ -166,5 +166,26 @@ accept create --level=1 -n 2 --dry-run a.img b.img
 checks=$((checks + 1))
 [ "$before" = "$(snapshot)" ] || { echo "FAIL: --dry-run wrote"; fails=$((fails + 1)); }
 
+# Members of an array being served belong to that server: a second server
+# (even read-only), a create and a bench that writes are refused, with no
+# write. (Image files have no O_EXCL: uraid locks them while it uses them.)
+images 32M f.img g.img h.img
+accept create --level=5 -n 3 --bitmap=none --name=inuse f.img g.img h.img
+export URAID_RUN_DIR=$work/run
+"$URAID" serve --socket="$work/inuse.sock" --pid-file="$work/inuse.pid" f.img g.img h.img \
+    >/dev/null 2>"$work/inuse.err" &
+spid=$!
+for _ in $(seq 100); do [ -s "$work/inuse.pid" ] && break; sleep 0.1; done
+refuse "f.img is in use by another uraid" serve --socket="$work/second.sock" f.img g.img h.img
+refuse "f.img is in use by another uraid" serve --read-only --socket="$work/ro.sock" f.img g.img h.img
+refuse "g.img is in use by another uraid" create --level=1 -n 2 --force d.img g.img
+refuse "h.img is in use by another uraid" bench --force-write --rw=randwrite --runtime=0.1 h.img
+refuse "f.img is in use by another uraid" bench --array --force-write --runtime=0.1 f.img g.img h.img
+"$URAID" stop inuse >/dev/null || kill "$spid"
+wait "$spid"
+# once it is stopped, the members are free again
+accept detail f.img g.img h.img
+accept bench --force-write --rw=randwrite --runtime=0.1 d.img
+
 echo "$checks checks, $fails failed"
 [ $fails -eq 0 ]

@@ -493,6 +493,29 @@ int uraid_array_write_zeroes(struct uraid_array *ua, uint64_t off, uint64_t len)
 	return run_sync(A(ua), &io);
 }
 
+/* A member zeroed by punching holes (mio_clear_range_on, member_submit ZEROES). */
+static bool punches(const struct member *m)
+{
+	return !m || (!m->blockdev && !atomic_load(&m->no_punch));
+}
+
+bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
+{
+	struct array *a = A(ua);
+	const struct uraid_geom *g = &a->geom;
+
+	if (g->level == URAID_LEVEL_4 || g->level == URAID_LEVEL_5 || g->level == URAID_LEVEL_6) {
+		/* a partial row is read, and its parity computed and written */
+		uint64_t row = (uint64_t)g->data_disks * g->chunk_sectors * 512;
+		if (off % row || len % row)
+			return false;
+	}
+	for (unsigned s = 0; s < g->raid_disks; s++)
+		if (!punches(atomic_load(&a->slot[s].m)) || !punches(atomic_load(&a->slot[s].repl)))
+			return false;
+	return true;
+}
+
 /* ---- lifecycle ---- */
 
 static void array_free(struct array *a)

@@ -123,7 +123,8 @@ void mio_clear_range(struct mgroup *g, unsigned slot, uint64_t sector, uint32_t 
 void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint64_t sector,
 			uint32_t nsect, bool zeroes, void (*done)(struct mpiece *p, int res))
 {
-	/* A punched hole reads back zeroes; a block device's discard may not. */
+	/* A punched hole reads back zeroes (ZEROES writes them where the file
+	   system cannot punch); a block device's discard may not. */
 	bool write_zeroes = zeroes && m && m->blockdev;
 	uint32_t step = write_zeroes ? (1u << 20) / 512 : nsect;
 
@@ -141,7 +142,8 @@ void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint6
 					 (void *)uraid_parity_zero_block(n * 512u), n,
 					 req_rw_flags(g->rq), done);
 		else
-			mpiece_submit_to(p, MEMBER_DISCARD, slot, m, sector + off, NULL, n, 0, done);
+			mpiece_submit_to(p, zeroes ? MEMBER_ZEROES : MEMBER_DISCARD, slot, m,
+					 sector + off, NULL, n, req_rw_flags(g->rq), done);
 	}
 }
 

@@ -44,6 +44,8 @@ struct member {
 	struct uraid_fault fault;
 	_Atomic bool has_fault;
 	_Atomic uint64_t fault_rng;
+	/* its file system cannot punch holes: ZEROES writes them (member_submit) */
+	_Atomic bool no_punch;
 };
 
 /*
@@ -60,7 +62,7 @@ int member_open(struct member *m, const char *path, bool readonly, bool buffered
 struct member *member_new(void);
 void member_close(struct member *m);
 
-enum member_op { MEMBER_READ, MEMBER_WRITE, MEMBER_FLUSH, MEMBER_DISCARD };
+enum member_op { MEMBER_READ, MEMBER_WRITE, MEMBER_FLUSH, MEMBER_DISCARD, MEMBER_ZEROES };
 
 /* One member I/O; embed, set the fields, call member_submit. */
 struct member_io {
@@ -74,6 +76,7 @@ struct member_io {
 	void (*done)(struct member_io *mio, int res);
 	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */
+	bool writing_zeroes;        /* internal: ZEROES fell back to writes */
 	struct reactor *r;          /* internal: set by member_submit */
 };
 
@@ -82,7 +85,9 @@ struct member_io {
  * transfers, counts, and calls mio->done(mio, 0 or -errno) from r's poll.
  * DISCARD punches a hole in a file (reads back zeroes) or issues BLKDISCARD
  * on a block device (synchronously; -EOPNOTSUPP is passed on, not counted as
- * an error). A member in memory (a file on tmpfs or ramfs) is read and
+ * an error). ZEROES (files only; buf unused) makes the range read back
+ * zeroes: a punched hole, or, on a file system that cannot punch (noted in
+ * no_punch), zeroes written a MiB at a time. A member in memory (a file on tmpfs or ramfs) is read and
  * written by the calling thread, up to MEMBER_INLINE_MAX bytes at a time:
  * the kernel cannot do such I/O without blocking, so io_uring would hand
  * every request to a worker thread, and for a memory copy that hand-off

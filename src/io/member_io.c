@@ -9,7 +9,12 @@
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 
+#include <uraid/parity.h>
+
 #include "io/member_internal.h"
+
+/* ZEROES written (no hole punching): this much per write, the zero block's size */
+#define ZERO_WRITE_MAX (1u << 20)
 
 #define MEMBER_IO(op_) ((struct member_io *)((char *)(op_) - offsetof(struct member_io, op)))
 
@@ -63,9 +68,43 @@ static void member_io_issue_rw(struct member_io *mio)
 		reactor_write(mio->r, &mio->op, m->fd, buf, left, off, mio->rw_flags);
 }
 
+/* ZEROES on a file system that cannot punch: the next MiB of zeroes, written. */
+static void member_zeroes_write(struct member_io *mio)
+{
+	struct member *m = mio->m;
+	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	uint32_t n = mio->len - mio->done_bytes;
+
+	if (n > ZERO_WRITE_MAX)
+		n = ZERO_WRITE_MAX;
+	mio->writing_zeroes = true;
+	reactor_write(mio->r, &mio->op, m->fd, (void *)uraid_parity_zero_block(n), n, off,
+		      mio->rw_flags);
+}
+
 static void member_io_cb(struct io_op *op, int res)
 {
 	struct member_io *mio = MEMBER_IO(op);
+
+	if (mio->kind == MEMBER_ZEROES) {
+		if (res == -EOPNOTSUPP && !mio->writing_zeroes) {
+			atomic_store(&mio->m->no_punch, true);
+			member_zeroes_write(mio);
+			return;
+		}
+		if (mio->writing_zeroes && res > 0) {
+			mio->done_bytes += (uint32_t)res;
+			if (mio->done_bytes < mio->len) {
+				member_zeroes_write(mio);
+				return;
+			}
+			res = 0;
+		} else if (mio->writing_zeroes && res == 0) {
+			res = -EIO;                     /* end of device */
+		}
+		member_io_finish(mio, res);
+		return;
+	}
 
 	if (res > 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE)) {
 		mio->done_bytes += (uint32_t)res;
@@ -125,8 +164,7 @@ void member_submit(struct reactor *r, struct member_io *mio)
 	rc = member_fault_check(m, mio->kind, mio->sector, ((uint64_t)mio->len + 511) / 512);
 	if (rc == 0 && m->fd < 0)
 		rc = -EBADF;
-	if (rc == 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE ||
-			mio->kind == MEMBER_DISCARD) && (mio->len == 0 || mio->len % 512))
+	if (rc == 0 && mio->kind != MEMBER_FLUSH && (mio->len == 0 || mio->len % 512))
 		rc = -EINVAL;
 	if (rc < 0) {
 		reactor_complete(r, &mio->op, rc);
@@ -144,6 +182,17 @@ void member_submit(struct reactor *r, struct member_io *mio)
 			reactor_complete(r, &mio->op, 0);
 		else
 			reactor_fsync(r, &mio->op, m->fd);
+		break;
+	case MEMBER_ZEROES:
+		if (m->blockdev) {
+			reactor_complete(r, &mio->op, -EINVAL);   /* the caller writes zeroes */
+		} else if (atomic_load(&m->no_punch)) {
+			member_zeroes_write(mio);
+		} else {
+			mio->writing_zeroes = false;
+			reactor_fallocate(r, &mio->op, m->fd,
+					  FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off, mio->len);
+		}
 		break;
 	case MEMBER_DISCARD:
 		if (m->blockdev)

@@ -124,16 +124,19 @@ void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		op->flush_after = op->flags & NBD_CMD_FLAG_FUA;
-		if (!(op->flags & NBD_CMD_FLAG_NO_HOLE)) {
-			io->op = URAID_IO_WRITE_ZEROES;   /* may punch holes in the members */
-			break;
-		}
-		/* NO_HOLE: the client wants the space allocated, so zeroes are written;
-		   that is no faster than a write, which FAST_ZERO asks to be told */
-		if (op->flags & NBD_CMD_FLAG_FAST_ZERO) {
+		/* FAST_ZERO: told at once, before any I/O, when the zeroes would be
+		   written (NO_HOLE: the client wants the space allocated; block
+		   devices; partial RAID 4/5/6 rows), as that is no faster than a write */
+		if ((op->flags & NBD_CMD_FLAG_FAST_ZERO) &&
+		    ((op->flags & NBD_CMD_FLAG_NO_HOLE) ||
+		     !uraid_array_zeroes_fast(c->s->a, op->offset, op->length))) {
 			op->error = -ENOTSUP;
 			nbd_op_reply(c, op);
 			return;
+		}
+		if (!(op->flags & NBD_CMD_FLAG_NO_HOLE)) {
+			io->op = URAID_IO_WRITE_ZEROES;   /* holes punched where members can */
+			break;
 		}
 		if (!nbd_op_buf(c, op, op->length))
 			goto nomem;

@@ -6,87 +6,21 @@ answer: the spec's error reply where the connection can go on, a closed
 connection where it cannot. Usage: nbd_abuse.py SOCKET EXPORT_SIZE
 Prints one line per case; exits 1 if any case failed.
 """
-import socket
+import os
 import struct
 import sys
 
-NBDMAGIC = 0x4E42444D41474943
-IHAVEOPT = 0x49484156454F5054
-REP_MAGIC = 0x0003E889045565A9
-REQ_MAGIC = 0x25609513
-SIMPLE_MAGIC = 0x67446698
-OPT_GO = 7
-EINVAL, ENOSPC, EPERM = 22, 28, 1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from nbd_wire import (EINVAL, ENOSPC, IHAVEOPT, OPT_GO, REQ_MAGIC, Cases,  # noqa: E402
+                      closed, connect as connect_to, go, recv_exact, reply, request)
 
 sock_path, size = sys.argv[1], int(sys.argv[2])
-failures = 0
+cases = Cases()
+case = cases.case
 
 
 def connect():
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(sock_path)
-    return s
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        part = s.recv(n - len(buf))
-        if not part:
-            raise EOFError("closed after %d of %d bytes" % (len(buf), n))
-        buf += part
-    return buf
-
-
-def closed(s):
-    """True when the server closes the connection (EOF or reset) soon."""
-    try:
-        while True:
-            if not s.recv(65536):
-                return True
-    except (ConnectionResetError, BrokenPipeError):
-        return True
-    except socket.timeout:
-        return False
-
-
-def go(s):
-    """Fixed newstyle handshake with NBD_OPT_GO for the default export."""
-    magic, opt_magic, flags = struct.unpack(">QQH", recv_exact(s, 18))
-    assert magic == NBDMAGIC and opt_magic == IHAVEOPT, "greeting"
-    s.sendall(struct.pack(">I", 3))                 # FIXED_NEWSTYLE | NO_ZEROES
-    data = struct.pack(">I", 0) + struct.pack(">H", 0)
-    s.sendall(struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)
-    while True:
-        magic, opt, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
-        assert magic == REP_MAGIC, "option reply magic"
-        payload = recv_exact(s, length)
-        if rtype == 1:                              # ACK
-            return
-        assert rtype == 3, "unexpected option reply %#x" % rtype
-
-
-def request(s, typ, offset, length, cookie, flags=0, payload=b""):
-    s.sendall(struct.pack(">IHHQQI", REQ_MAGIC, flags, typ, cookie, offset, length) + payload)
-
-
-def reply(s):
-    magic, err, cookie = struct.unpack(">IIQ", recv_exact(s, 16))
-    assert magic == SIMPLE_MAGIC, "reply magic %#x" % magic
-    return err, cookie
-
-
-def case(name):
-    def wrap(fn):
-        global failures
-        try:
-            fn()
-            print("ok: " + name)
-        except Exception as e:                      # noqa: BLE001 - report any failure
-            print("FAIL: %s: %s" % (name, e))
-            failures += 1
-    return wrap
+    return connect_to(sock_path)
 
 
 @case("bad magic in the greeting's answer closes the connection")
@@ -180,4 +114,4 @@ def _():
     s.close()
 
 
-sys.exit(1 if failures else 0)
+sys.exit(1 if cases.failures else 0)

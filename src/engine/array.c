@@ -331,6 +331,25 @@ static void start_pieces(struct array_req *rq)
 	}
 }
 
+static void req_issue(struct array_req *rq);
+
+/* The request's bits are on disk (or could not be written): it goes on. */
+static void req_wib_resume(struct wib_waiter *wt, int rc)
+{
+	struct array_req *rq = (struct array_req *)((char *)wt - offsetof(struct array_req, wib_wait));
+	struct array_counters *c = &rq->a->counters[rq->er->r.index];
+	struct uraid_io *io = rq->io;
+
+	if (rc) {
+		gate_leave_write(c);
+		atomic_fetch_sub(&c->in_flight, 1);
+		req_put(rq);
+		io->done(io, rc);
+		return;
+	}
+	req_issue(rq);
+}
+
 /* Runs on the request's reactor. */
 static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io)
 {
@@ -351,8 +370,14 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 		uint64_t lo, hi;
 		int rc = gate_enter_write(a, c);
 		/* the bitmap's bits are on disk before any member sees the write */
-		if (!rc && req_wib_range(rq, &lo, &hi) && (rc = wib_start_write(a, lo, hi)))
-			gate_leave_write(c);
+		if (!rc && req_wib_range(rq, &lo, &hi)) {
+			rq->wib_wait.resume = req_wib_resume;
+			rc = wib_start_write(a, er->r.index, lo, hi, &rq->wib_wait);
+			if (rc == WIB_WAIT)
+				return;
+			if (rc)
+				gate_leave_write(c);
+		}
 		if (rc) {
 			atomic_fetch_sub(&c->in_flight, 1);
 			req_put(rq);
@@ -360,6 +385,14 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 			return;
 		}
 	}
+	req_issue(rq);
+}
+
+/* The request's member I/O (its bits on disk): bounce buffer, pieces. */
+static void req_issue(struct array_req *rq)
+{
+	struct uraid_io *io = rq->io;
+
 	if (io->op == URAID_IO_READ || io->op == URAID_IO_WRITE) {
 		rq->data = io->buf;
 		if (((uintptr_t)io->buf & (BOUNCE_ALIGN - 1)) && io->length) {

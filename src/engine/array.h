@@ -26,6 +26,7 @@
 #include "io/bufpool.h"
 #include "io/member.h"
 #include "io/reactor.h"
+#include "engine/wib.h"
 
 struct array;
 struct array_req;
@@ -164,6 +165,7 @@ struct array_req {
 	struct uraid_io *io;
 	struct reactor_msg msg;         /* hand-over between reactors */
 	struct array_req *next;         /* free list / waiting lists */
+	struct wib_waiter wib_wait;     /* waiting for the bitmap (wib.h) */
 	uint8_t *data;                  /* io->buf, or an aligned bounce buffer */
 	bool bounced;
 	int pending;                    /* pieces not yet completed (+1 while splitting) */

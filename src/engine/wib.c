@@ -24,6 +24,15 @@
 #define WIB_AGE       (3u << WIB_AGE_SHIFT)
 #define WIB_PAGE      4096u
 
+/* The writes of one reactor waiting for the next bitmap write. */
+struct wib_batch {
+	struct array *a;
+	struct reactor *r;
+	struct reactor_msg msg;         /* the flush, posted to r once per batch */
+	struct wib_waiter *head, *tail;
+	bool posted;
+} __attribute__((aligned(64)));
+
 static bool level_has_bitmap(int level)
 {
 	return level == URAID_LEVEL_1 || level == URAID_LEVEL_10 || level_is_parity(level);
@@ -62,8 +71,12 @@ int wib_init(struct array *a, char *err, size_t errlen)
 	w->page_dirty = calloc(w->area_bytes / WIB_PAGE + 1, 1);
 	if (posix_memalign((void **)&w->area, WIB_PAGE, w->area_bytes))
 		w->area = NULL;
+	w->nbatch = a->e->nreactors;
+	w->batch = aligned_alloc(64, w->nbatch * sizeof(*w->batch));
+	for (unsigned i = 0; w->batch && i < w->nbatch; i++)
+		w->batch[i] = (struct wib_batch){ .a = a, .r = &a->e->reactors[i].r };
 	a->wib = w;
-	if (!w->chunk || !w->page_dirty || !w->area) {
+	if (!w->chunk || !w->page_dirty || !w->area || !w->batch) {
 		wib_free(a);
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
 	}
@@ -102,6 +115,7 @@ void wib_free(struct array *a)
 	if (!w)
 		return;
 	free(w->area);
+	free(w->batch);
 	free((void *)w->chunk);
 	free(w->page_dirty);
 	free(w);
@@ -181,6 +195,7 @@ static int flush_pages(struct array *a)
 		}
 	}
 	memset(w->page_dirty, 0, npages);
+	atomic_fetch_add(&w->flushes, 1);
 	if (failed)
 		meta_record_change(a);
 	return written ? 0 : -EIO;
@@ -201,7 +216,54 @@ static bool enter_fast(struct wib *w, uint64_t c)
 	return false;
 }
 
-int wib_start_write(struct array *a, uint64_t lo, uint64_t hi)
+/*
+ * On the reactor, after the events that queued the writes: one bitmap write
+ * for all of them. Each waiter's pages are marked again, as a flush by
+ * another reactor may have taken them (page_dirty is cleared even when it
+ * failed); a bit that a successful flush wrote is on disk already and needs
+ * nothing more.
+ */
+static void batch_flush(struct reactor *r, struct reactor_msg *m)
+{
+	struct wib_batch *b = (struct wib_batch *)((char *)m - offsetof(struct wib_batch, msg));
+	struct array *a = b->a;
+	struct wib *w = a->wib;
+	struct wib_waiter *list = b->head;
+	bool any = false;
+	int rc = 0;
+
+	(void)r;
+	b->head = b->tail = NULL;
+	b->posted = false;
+	pthread_mutex_lock(&a->meta_lock);
+	for (struct wib_waiter *wt = list; wt; wt = wt->next)
+		for (uint64_t c = wt->slow; c < wt->end; c++)
+			if (!(atomic_load(&w->chunk[c]) & WIB_ONDISK)) {
+				mark_page(w, c);
+				any = true;
+			}
+	if (any)
+		rc = flush_pages(a);
+	for (struct wib_waiter *wt = list; wt && rc == 0; wt = wt->next)
+		for (uint64_t c = wt->slow; c < wt->end; c++)
+			if (!(atomic_fetch_or(&w->chunk[c], WIB_ONDISK) & WIB_ONDISK))
+				atomic_fetch_add(&w->bits_set, 1);
+	pthread_mutex_unlock(&a->meta_lock);
+	if (rc)
+		fprintf(stderr, "uraid: %s: the write-intent bitmap could be written to no member\n",
+			a->sb.set_name);
+	while (list) {
+		struct wib_waiter *wt = list;
+		list = wt->next;        /* wt may be reused once resumed */
+		if (rc)
+			for (uint64_t c = wt->first; c < wt->end; c++)
+				atomic_fetch_sub(&w->chunk[c], 1);
+		wt->resume(wt, rc);
+	}
+}
+
+int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
+		    struct wib_waiter *wt)
 {
 	struct wib *w = a->wib;
 	uint64_t first, end, c;
@@ -215,36 +277,36 @@ int wib_start_write(struct array *a, uint64_t lo, uint64_t hi)
 	if (c == end)
 		return 0;
 
-	/* some bit is not on disk: set them all, one page write, then go on */
-	uint64_t slow = c;
-	bool any = false;
+	/*
+	 * Some bit is not on disk: set them in memory and wait for the batch's
+	 * write. Counted now; ONDISK only once the page is on the members, so
+	 * that writers on other reactors wait for it too (in their own batch).
+	 */
+	wt->first = first;
+	wt->slow = c;
+	wt->end = end;
 	pthread_mutex_lock(&a->meta_lock);
-	for (c = slow; c < end; c++) {
+	for (; c < end; c++) {
 		if (enter_fast(w, c))
 			continue;
-		/* counted now; ONDISK only once the page is on the members, so that
-		   writers on other reactors keep coming here (and wait) until then */
 		atomic_fetch_add(&w->chunk[c], 1);
 		uraid_bitmap_set(w->area, c);
 		mark_page(w, c);
-		any = true;
-	}
-	int rc = any ? flush_pages(a) : 0;
-	for (c = slow; c < end; c++) {
-		uint32_t v = atomic_load(&w->chunk[c]);
-		if (rc == 0 && !(v & WIB_ONDISK)) {
-			atomic_fetch_or(&w->chunk[c], WIB_ONDISK);
-			atomic_fetch_add(&w->bits_set, 1);
-		}
 	}
 	pthread_mutex_unlock(&a->meta_lock);
-	if (rc) {
-		fprintf(stderr, "uraid: %s: the write-intent bitmap could be written to no member\n",
-			a->sb.set_name);
-		for (c = first; c < end; c++)
-			atomic_fetch_sub(&w->chunk[c], 1);
+	struct wib_batch *b = &w->batch[ridx];
+	wt->next = NULL;
+	if (b->tail)
+		b->tail->next = wt;
+	else
+		b->head = wt;
+	b->tail = wt;
+	if (!b->posted) {
+		b->posted = true;
+		b->msg.fn = batch_flush;
+		reactor_post(b->r, &b->msg);
 	}
-	return rc;
+	return WIB_WAIT;
 }
 
 void wib_end_write(struct array *a, uint64_t lo, uint64_t hi)

@@ -9,11 +9,12 @@
  *
  * Per chunk one atomic word: the writes in flight, whether the bit is on
  * disk, whether the chunk still needs a resync, and its sweep age. A write
- * to a chunk whose bit is already on disk costs one compare-and-swap; the
- * first write to a clean chunk sets the bit and writes the bitmap page to the
- * members (synchronously, under meta_lock, as the other metadata updates
- * are) before it goes on. One request sets all its bits with one page write
- * per page, so a burst of writes costs one bitmap write.
+ * to a chunk whose bit is already on disk costs one compare-and-swap. The
+ * first write to a clean chunk sets the bit in memory and waits: its
+ * reactor writes the bitmap pages once for every write that came to wait
+ * meanwhile (md's unplug), after it has run the events at hand, so a burst
+ * of writes to new chunks costs one bitmap write per reactor. The pages are
+ * written synchronously, under meta_lock, as the other metadata updates are.
  *
  * Positions are sectors of the bitmap's sync range: member sectors from
  * data_offset for RAID 1/4/5/6, array sectors for RAID 10 (§2.3).
@@ -27,6 +28,16 @@
 #include <stdint.h>
 
 struct array;
+struct wib_batch;
+
+/* A write waiting for its bits to reach the members (in the caller's request). */
+struct wib_waiter {
+	struct wib_waiter *next;
+	uint64_t first, end;            /* its chunks, [first, end) */
+	uint64_t slow;                  /* from here on they were not on disk */
+	/* on the write's reactor: 0, or -errno when no member took the bitmap */
+	void (*resume)(struct wib_waiter *wt, int rc);
+};
 
 struct wib {
 	uint32_t chunk_sectors;         /* sync-range sectors per bit */
@@ -38,6 +49,9 @@ struct wib {
 	uint8_t *page_dirty;            /* per 4 KiB page: written at the next flush */
 	uint64_t next_sweep_ns;         /* engine_tick's thread only */
 	_Atomic uint64_t bits_set;      /* on disk now (status) */
+	_Atomic uint64_t flushes;       /* bitmap writes to the members (tests) */
+	struct wib_batch *batch;        /* per reactor: the writes waiting */
+	unsigned nbatch;
 };
 
 /*
@@ -55,11 +69,16 @@ void wib_range_of(const struct array *a, uint64_t sector, uint64_t n, uint64_t *
 		  uint64_t *hi);
 
 /*
- * A write to the sync range [lo, hi) is about to be issued: 0 once every bit
- * it needs is on disk (a bitmap page write when one was not), or -errno when
- * the bitmap could be written to no member. wib_end_write when it is over.
+ * A write to the sync range [lo, hi) is about to be issued from reactor
+ * `ridx`: 0 when every bit it needs is on disk already; WIB_WAIT when some
+ * were not: they are set, and wt->resume runs on that reactor once the
+ * bitmap is on the members (0), or could be written to none (-errno; the
+ * write's counts are taken back then). wib_end_write when the write is over
+ * (not after a resume with an error).
  */
-int wib_start_write(struct array *a, uint64_t lo, uint64_t hi);
+#define WIB_WAIT 1
+int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
+		    struct wib_waiter *wt);
 void wib_end_write(struct array *a, uint64_t lo, uint64_t hi);
 
 /* Does a resync have to visit [lo, hi)? (a set bit there that a resync has not handled) */

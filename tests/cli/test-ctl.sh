@@ -1,0 +1,81 @@
+#!/bin/bash
+# The control socket of `uraid serve`: a client that connects and stays
+# silent (or sends half a line) holds up neither `uraid status` nor SIGTERM,
+# and is dropped after the timeout.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need python3
+work_dir ctl
+echo "work in $work"
+spids=()
+trap 'for p in "${spids[@]}" $(jobs -p); do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+# array NAME: a 2-member RAID 1 named NAME ($work/NAME.0, .1) in $m
+array() {
+    m=("$work/$1.0" "$work/$1.1")
+    truncate -s 16M "${m[@]}"
+    "$URAID" create --level=1 --raid-devices=2 --name="$1" --run "${m[@]}" >/dev/null
+}
+# silent PATH TAG [BYTES]: connect, send BYTES (default nothing), then wait for
+# the server to close; $work/TAG.up once connected, $work/TAG.gone (seconds
+# until the close) after. Its pid in $cpid.
+silent() {
+    python3 - "$1" "$work/$2" "${3:-}" <<'PY' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+if sys.argv[3]:
+    s.sendall(sys.argv[3].encode())
+t = time.monotonic()
+open(sys.argv[2] + ".up", "w").close()
+s.settimeout(60)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+open(sys.argv[2] + ".gone", "w").write("%.1f\n" % (time.monotonic() - t))
+PY
+    cpid=$!
+    for _ in $(seq 50); do [ -e "$work/$2.up" ] && return 0; sleep 0.1; done
+    echo "the client $2 did not connect"
+    return 1
+}
+# timed SECONDS COMMAND...: COMMAND succeeds within SECONDS (wall clock)
+timed() {
+    local lim=$1; shift
+    local t0=$(date +%s%N)
+    "$@" >"$work/timed.out" 2>&1 || { cat "$work/timed.out"; return 1; }
+    local ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "  ($ms ms)"
+    [ $ms -lt $((lim * 1000)) ]
+}
+
+# ---- silent clients hold up neither other clients nor SIGTERM ----
+array a
+serve_bg "$work" a "${m[@]}" || exit 1
+apid=$spid; spids+=("$apid")
+silent "$work/a.sock.ctl" quiet1
+check "status answers at once while a client that sent nothing is connected" \
+    timed 3 "$URAID" status a
+silent "$work/a.sock.ctl" quiet2
+silent "$work/a.sock.ctl" half "stat"
+check "and with three such clients (one sent half a line)" timed 3 "$URAID" status --json a
+check "uraid status lists it meanwhile" \
+    bash -c "'$URAID' status | grep -q '^a '"
+for _ in $(seq 200); do [ -e "$work/quiet1.gone" ] && break; sleep 0.1; done
+check "a silent client is dropped after the timeout ($(cat "$work/quiet1.gone" 2>/dev/null)s)" \
+    bash -c "[ -e '$work/quiet1.gone' ] && awk '{ exit !(\$1 >= 5 && \$1 <= 15) }' '$work/quiet1.gone'"
+silent "$work/a.sock.ctl" quiet3
+t0=$(date +%s%N)
+kill -TERM "$apid"
+wait "$apid"; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+check "SIGTERM stops the server at once with a silent client connected ($ms ms, exit $rc)" \
+    test $rc -eq 0 -a $ms -lt 3000
+spid=
+
+echo "$fails failed"
+[ $fails -eq 0 ]

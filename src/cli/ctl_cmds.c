@@ -52,20 +52,32 @@ static bool is_socket(const char *path)
 }
 
 /*
- * The control socket for TARGET: a control socket, an export socket (its
- * ".ctl" beside it), or an export name among the served arrays. NULL target:
- * the only served array. 0, or an exit status after a message.
+ * A socket's path: the list of served arrays says whose control or export
+ * socket it is. A server not listed here (another run directory) is tried at
+ * the default control path beside its export socket, else at the path
+ * itself; the control socket's greeting tells it from an NBD socket before
+ * anything is sent (ctl_call), so a request never reaches an export.
  */
-static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+static void resolve_path(const char *target, char *out, size_t len)
 {
 	char alt[CTL_MAX_LINE];
 
-	if (target && strchr(target, '/')) {
-		snprintf(alt, sizeof(alt), "%s.ctl", target);
-		if (is_socket(alt))
-			snprintf(out, len, "%s", alt);
-		else
-			snprintf(out, len, "%s", target);
+	if (ctl_find_socket(target, out, len) > 0)
+		return;
+	snprintf(alt, sizeof(alt), "%s.ctl", target);
+	snprintf(out, len, "%s", is_socket(alt) ? alt : target);
+}
+
+/*
+ * The control socket for TARGET: a path (with a '/', or naming a socket
+ * that exists: a control socket or an export socket), else an export name
+ * among the served arrays. NULL target: the only served array. 0, or an exit
+ * status after a message.
+ */
+static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+{
+	if (target && (strchr(target, '/') || is_socket(target))) {
+		resolve_path(target, out, len);
 		return 0;
 	}
 	struct find_ctx fc = { 0 };

@@ -365,7 +365,8 @@ static int run(struct serve_state *st, int sig_fd)
 		} else {
 			listen_fd = -1;         /* the server owns it now */
 			st->start_ns = cli_now_ns();
-			if (ctl_register(st->control_path, err, sizeof(err)) == 0)
+			if (ctl_register(st->control_path, st->o->listen ? NULL : st->socket_path, err,
+					 sizeof(err)) == 0)
 				st->registered = true;
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);

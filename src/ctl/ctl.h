@@ -62,15 +62,20 @@ void ctl_server_work(struct ctl_server *cs);
 int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, FILE *out,
 	     char *msg, size_t msglen);
 
-/* ---- registry: one file per server, named by its pid, holding the control path ---- */
+/* ---- registry: one file per server, named by its pid, holding its sockets' paths ---- */
 
 /* $URAID_RUN_DIR, or /run/uraid for root, else $XDG_RUNTIME_DIR/uraid or
  * /tmp/uraid-UID. Created (0700) when missing. */
 int ctl_run_dir(char *buf, size_t len);
-int ctl_register(const char *ctl_path, char *err, size_t errlen);
+/* export_path: the export's Unix socket, NULL for TCP. */
+int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen);
 void ctl_unregister(void);
 /* Call fn for each registered control socket that answers; entries of
  * servers that are gone are removed. Returns how many answered. */
 int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg);
+/* The control socket of the listed server whose control socket or export
+ * socket is the file at path (any spelling: the same device and inode), in
+ * ctl; returns how many servers have it (0: none, ctl untouched). */
+int ctl_find_socket(const char *path, char *ctl, size_t len);
 
 #endif

@@ -90,9 +90,9 @@ static int read_greeting(int fd, const char *path, char *msg, size_t msglen)
 		}
 		have += (size_t)r;
 		if (have >= 8 && !memcmp(buf, "NBDMAGIC", 8)) {
-			snprintf(msg, msglen, "%s is an NBD export socket, not a control socket, and "
-				 "no served array listed here has it (give its control socket: `uraid "
-				 "serve` printed it)", path);
+			snprintf(msg, msglen, "%s is an NBD export socket that no server listed in "
+				 "the run directory has; give its control socket (`uraid serve` "
+				 "printed it)", path);
 			return -EPROTO;
 		}
 	}

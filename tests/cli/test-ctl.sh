@@ -1,7 +1,11 @@
 #!/bin/bash
-# The control socket of `uraid serve`: a client that connects and stays
-# silent (or sends half a line) holds up neither `uraid status` nor SIGTERM,
-# and is dropped after the timeout.
+# The control socket of `uraid serve` and how the commands find it:
+# a client that connects and stays silent (or sends half a line) holds up
+# neither `uraid status` nor SIGTERM, and is dropped after the timeout;
+# an export socket given with a --control elsewhere, or by a relative name in
+# the current directory, reaches the right control socket, and no control
+# request ever reaches an NBD socket; `status --json` without ARRAY is a JSON
+# list of the served arrays.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -43,6 +47,8 @@ PY
     echo "the client $2 did not connect"
     return 1
 }
+# has PATTERN: $out matches, else it is shown
+has() { grep -q "$1" <<<"$out" || { echo "$out"; return 1; }; }
 # timed SECONDS COMMAND...: COMMAND succeeds within SECONDS (wall clock)
 timed() {
     local lim=$1; shift
@@ -75,6 +81,40 @@ wait "$apid"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "SIGTERM stops the server at once with a silent client connected ($ms ms, exit $rc)" \
     test $rc -eq 0 -a $ms -lt 3000
+spid=
+
+# ---- the export socket leads to its control socket, wherever that is ----
+array t
+serve_bg "$work" t --control="$work/tc.ctl" "${m[@]}" || exit 1
+tpid=$spid; spids+=("$tpid")
+out=$("$URAID" status "$work/t.sock" 2>&1)
+check "status by an export socket whose control socket is elsewhere" has "Export : 't'"
+out=$(cd "$work" && "$URAID" status t.sock 2>&1)
+check "status by a relative export socket in the current directory" has "Export : 't'"
+out=$(cd "$work" && "$URAID" status tc.ctl 2>&1)
+check "status by a relative control socket in the current directory" has "Export : 't'"
+out=$(cd "$work" && "$URAID" fail --control=t.sock "$work/t.1" 2>&1)
+check "fail --control=EXPORT-SOCKET ($out)" has "set faulty"
+check "status by export name still works" bash -c "'$URAID' status t | grep -q \"Export : 't'\""
+check "the NBD server never got a control request" \
+    bash -c "! grep -i 'client\|flags\|magic' '$work/t.err'"
+
+# a server this run directory does not list: its export socket is refused
+# with a clear message, still without writing to it
+array u
+URAID_RUN_DIR=$work/run2 serve_bg "$work" u --control="$work/uc.ctl" "${m[@]}" || exit 1
+upid=$spid; spids+=("$upid")
+out=$("$URAID" status "$work/u.sock" 2>&1); rc=$?
+check "an unlisted export socket is refused, exit 1 ($out)" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <<<\"\$0\") -eq 1 ] && grep -q 'NBD' <<<\"\$0\"" "$out"
+check "its control socket answers" bash -c "'$URAID' status '$work/uc.ctl' | grep -q \"Export : 'u'\""
+check "that NBD server never got a control request" \
+    bash -c "! grep -i 'client\|flags\|magic' '$work/u.err'"
+out=$("$URAID" status "$work/nothere.sock" 2>&1); rc=$?
+check "a path that is no socket: one line, exit 1 ($out)" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <<<\"\$0\") -eq 1 ]" "$out"
+
+for p in "$tpid" "$upid"; do kill -TERM "$p"; wait "$p"; done
 spid=
 
 echo "$fails failed"

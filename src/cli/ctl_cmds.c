@@ -134,6 +134,25 @@ static int list_one(const char *ctl_path, void *arg)
 	return rc < 0 ? rc : 0;
 }
 
+/* One object of `status --json` without ARRAY, after "[" or a comma. */
+static int list_one_json(const char *ctl_path, void *arg)
+{
+	const char *fields[1] = { "summary-json" };
+	char msg[256], *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	int rc = f ? ctl_call(ctl_path, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
+	if (f)
+		fclose(f);
+	if (rc == 0 && body) {
+		while (len && body[len - 1] == '\n')
+			len--;
+		printf("%s%.*s", (*(unsigned *)arg)++ ? ",\n" : "[\n", (int)len, body);
+	}
+	free(body);
+	return rc < 0 ? rc : 0;
+}
+
 static const struct option ctl_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "control", required_argument, NULL, 'c' },
@@ -183,7 +202,8 @@ static void status_usage(FILE *f)
 		"(an export name, the export socket, or the control socket): its state,\n"
 		"members with their I/O counters, connections, and background work.\n"
 		"\n"
-		"  -j, --json   the state as one JSON object (sizes in bytes)\n"
+		"  -j, --json   the state as one JSON object (sizes in bytes); without ARRAY,\n"
+		"               a JSON list of the served arrays, one object each\n"
 		"  -h, --help   this text\n");
 }
 
@@ -199,7 +219,13 @@ int cmd_status(int argc, char **argv)
 		status_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (!target && !ca.json) {
+	if (!target && ca.json) {
+		unsigned n = 0;
+		ctl_for_each(list_one_json, &n);
+		printf("%s\n", n ? "\n]" : "[]");
+		return CLI_EXIT_OK;
+	}
+	if (!target) {
 		unsigned n = 0;
 		ctl_for_each(list_one, &n);
 		if (!n)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The control requests a running `uraid serve` answers (see ctl/ctl.h for
- * the protocol): status, status-json, summary, export-is, owns, fail,
+ * the protocol): status, status-json, summary, summary-json, export-is, owns, fail,
  * remove, add, check, repair, sync-cancel, sync-status, speed, stop.
  */
 #include <errno.h>
@@ -117,6 +117,8 @@ void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 		reply_report(out, st, cli_status_json);
 	} else if (!strcmp(cmd, "summary")) {
 		reply_summary(out, st);
+	} else if (!strcmp(cmd, "summary-json")) {
+		reply_report(out, st, cli_summary_json);
 	} else if (!strcmp(cmd, "export-is")) {
 		if (rq->nfields == 2 && !strcmp(rq->field[1], st->export_name))
 			ctl_reply(out, 0, NULL, NULL, 0);

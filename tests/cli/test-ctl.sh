@@ -114,8 +114,29 @@ out=$("$URAID" status "$work/nothere.sock" 2>&1); rc=$?
 check "a path that is no socket: one line, exit 1 ($out)" \
     bash -c "[ $rc -eq 1 ] && [ \$(wc -l <<<\"\$0\") -eq 1 ]" "$out"
 
-for p in "$tpid" "$upid"; do kill -TERM "$p"; wait "$p"; done
+# ---- status --json without ARRAY: the served arrays as a JSON list ----
+array b
+serve_bg "$work" b "${m[@]}" || exit 1
+bpid=$spid; spids+=("$bpid")
+out=$("$URAID" status --json); rc=$?
+check "status --json with two arrays served: a list of both (exit $rc)" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert isinstance(d, list) and len(d) == 2, d
+by = {x["export_name"]: x for x in d}
+assert set(by) == {"t", "b"}, d
+t = by["t"]
+assert t["level"] == "raid1" and t["raid_devices"] == 2 and t["in_sync"] == 1, t
+assert t["state"].startswith("active") or t["state"].startswith("clean"), t
+assert t["endpoint"] == "unix:" + sys.argv[2] + "/t.sock", t
+assert t["control"] == sys.argv[2] + "/tc.ctl" and t["pid"] == int(sys.argv[3]), t
+assert t["array_bytes"] > 0 and by["b"]["in_sync"] == 2, d
+' "$out" "$work" "$tpid"
+for p in "$tpid" "$bpid" "$upid"; do kill -TERM "$p"; wait "$p"; done
 spid=
+out=$("$URAID" status --json)
+check "status --json with none served: an empty list ($out)" \
+    python3 -c 'import json, sys; assert json.loads(sys.argv[1]) == []' "$out"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

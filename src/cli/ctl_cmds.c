@@ -24,6 +24,7 @@ struct find_ctx {
 	unsigned nfields;
 	char found[CTL_MAX_LINE];
 	unsigned matches;
+	unsigned busy;                  /* servers that turned the question away */
 };
 
 static int find_one(const char *ctl_path, void *arg)
@@ -37,12 +38,24 @@ static int find_one(const char *ctl_path, void *arg)
 	if (f)
 		fclose(f);
 	free(body);
+	if (rc > 0 && !strcmp(msg, CTL_BUSY))
+		fc->busy++;
 	if (rc == 0) {
 		if (!fc->matches)
 			snprintf(fc->found, sizeof(fc->found), "%s", ctl_path);
 		fc->matches++;
 	}
 	return rc < 0 ? rc : 0;
+}
+
+/* No server matched: say so first when some could not be asked. */
+static bool report_busy(const char *cmd, const struct find_ctx *fc)
+{
+	if (fc->matches || !fc->busy)
+		return false;
+	fprintf(stderr, "uraid %s: %u served array%s did not answer (%s)\n", cmd, fc->busy,
+		fc->busy > 1 ? "s" : "", CTL_BUSY);
+	return true;
 }
 
 static bool is_socket(const char *path)
@@ -95,6 +108,8 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 		snprintf(out, len, "%s", fc.found);
 		return 0;
 	}
+	if (report_busy(cmd, &fc))
+		return CLI_EXIT_FAIL;
 	if (!target && fc.matches == 0)
 		fprintf(stderr, "uraid %s: no array is being served on this machine\n", cmd);
 	else if (!target)
@@ -295,8 +310,9 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			struct find_ctx fc = { .fields = owns, .nfields = 2 };
 			ctl_for_each(find_one, &fc);
 			if (!fc.matches) {
-				fprintf(stderr, "uraid %s: %s is not a member of any served array\n",
-					cmd, argv[i]);
+				if (!report_busy(cmd, &fc))
+					fprintf(stderr, "uraid %s: %s is not a member of any served "
+						"array\n", cmd, argv[i]);
 				status = CLI_EXIT_FAIL;
 				continue;
 			}
@@ -586,8 +602,9 @@ int cmd_replace(int argc, char **argv)
 		struct find_ctx fc = { .fields = owns, .nfields = 2 };
 		ctl_for_each(find_one, &fc);
 		if (!fc.matches) {
-			fprintf(stderr, "uraid replace: %s is not a member of any served array\n",
-				argv[optind]);
+			if (!report_busy("replace", &fc))
+				fprintf(stderr, "uraid replace: %s is not a member of any served "
+					"array\n", argv[optind]);
 			return CLI_EXIT_FAIL;
 		}
 		snprintf(ctl, sizeof(ctl), "%s", fc.found);

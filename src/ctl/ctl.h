@@ -21,8 +21,9 @@
 #define CTL_MAX_FIELDS 4
 #define CTL_GREETING   "uraid-ctl 1\n"
 #define CTL_TIMEOUT_S  10
-/* Clients served at once; more are told to try again. */
+/* Clients served at once; more are answered "error 1 " CTL_BUSY. */
 #define CTL_MAX_CLIENTS 16
+#define CTL_BUSY        "the server is busy with other control clients; try again"
 
 /* A request as the server reads it. */
 struct ctl_request {

@@ -155,12 +155,9 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 	int fd = ctl_connect(ctl_path, msg, msglen);
 	if (fd < 0)
 		return fd;
-	int rc = write_all(fd, line, len);
-	if (rc) {
-		snprintf(msg, msglen, "%s: sending the request: %s", ctl_path, strerror(-rc));
-		close(fd);
-		return rc;
-	}
+	/* a server that turns the client away (busy) answers and closes before
+	   the request arrives: its answer is still read */
+	int sent = write_all(fd, line, len);
 	/* the status line first, then the body straight through */
 	size_t have = 0;
 	int code = -EPROTO;
@@ -199,6 +196,10 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 			have = 0;
 	}
 	close(fd);
+	if (!head_done && sent) {
+		snprintf(msg, msglen, "%s: sending the request: %s", ctl_path, strerror(-sent));
+		return sent;
+	}
 	if (!head_done) {
 		snprintf(msg, msglen, "%s: no valid answer from the server", ctl_path);
 		return -EPROTO;

@@ -4,10 +4,13 @@
  * Every descriptor is non-blocking and each client has its own buffers and a
  * deadline: a client that connects and says nothing (or takes no answer)
  * costs a slot until its time is up, never the loop's attention, so signals
- * and the other clients are always served.
+ * and the other clients are always served. The codes of the error lines
+ * sent from here are exit statuses, as the protocol wants: 1 a failure, 2 a
+ * malformed request.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -130,10 +133,11 @@ static void accept_all(struct ctl_server *cs)
 		for (unsigned i = 0; i < CTL_MAX_CLIENTS && !c; i++)
 			if (cs->c[i].fd < 0)
 				c = &cs->c[i];
-		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = (uint32_t)(c - cs->c) };
+		struct epoll_event ev = { .events = EPOLLIN };
+		if (c)
+			ev.data.u32 = (uint32_t)(c - cs->c);
 		if (!c || epoll_ctl(cs->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			send_now(fd, CTL_GREETING "error 1 the server is busy with other control "
-				 "clients; try again\n");
+			send_now(fd, CTL_GREETING "error 1 " CTL_BUSY "\n");
 			close(fd);
 			continue;
 		}

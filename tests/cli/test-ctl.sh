@@ -74,12 +74,19 @@ check "uraid status lists it meanwhile" \
 for _ in $(seq 200); do [ -e "$work/quiet1.gone" ] && break; sleep 0.1; done
 check "a silent client is dropped after the timeout ($(cat "$work/quiet1.gone" 2>/dev/null)s)" \
     bash -c "[ -e '$work/quiet1.gone' ] && awk '{ exit !(\$1 >= 5 && \$1 <= 15) }' '$work/quiet1.gone'"
-silent "$work/a.sock.ctl" quiet3
+for _ in $(seq 50); do [ -e "$work/half.gone" ] && [ -e "$work/quiet2.gone" ] && break; sleep 0.1; done
+for i in $(seq 16); do silent "$work/a.sock.ctl" busy$i; done
+sleep 0.2
+check "16 clients are served at once (none was turned away)" \
+    bash -c "! ls '$work'/busy*.gone 2>/dev/null"
+out=$(timeout 5 "$URAID" status a 2>&1); rc=$?
+check "a 17th client is told the server is busy, at once (exit $rc: $out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q busy <<<\"\$0\"" "$out"
 t0=$(date +%s%N)
 kill -TERM "$apid"
 wait "$apid"; rc=$?
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
-check "SIGTERM stops the server at once with a silent client connected ($ms ms, exit $rc)" \
+check "SIGTERM stops the server at once with 16 silent clients connected ($ms ms, exit $rc)" \
     test $rc -eq 0 -a $ms -lt 3000
 spid=
 

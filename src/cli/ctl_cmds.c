@@ -24,6 +24,7 @@ struct find_ctx {
 	unsigned nfields;
 	char found[CTL_MAX_LINE];
 	unsigned matches;
+	unsigned busy;                  /* servers that turned the question away */
 };
 
 static int find_one(const char *ctl_path, void *arg)
@@ -37,12 +38,24 @@ static int find_one(const char *ctl_path, void *arg)
 	if (f)
 		fclose(f);
 	free(body);
+	if (rc > 0 && !strcmp(msg, CTL_BUSY))
+		fc->busy++;
 	if (rc == 0) {
 		if (!fc->matches)
 			snprintf(fc->found, sizeof(fc->found), "%s", ctl_path);
 		fc->matches++;
 	}
 	return rc < 0 ? rc : 0;
+}
+
+/* No server matched: say so first when some could not be asked. */
+static bool report_busy(const char *cmd, const struct find_ctx *fc)
+{
+	if (fc->matches || !fc->busy)
+		return false;
+	fprintf(stderr, "uraid %s: %u served array%s did not answer (%s)\n", cmd, fc->busy,
+		fc->busy > 1 ? "s" : "", CTL_BUSY);
+	return true;
 }
 
 static bool is_socket(const char *path)
@@ -52,20 +65,32 @@ static bool is_socket(const char *path)
 }
 
 /*
- * The control socket for TARGET: a control socket, an export socket (its
- * ".ctl" beside it), or an export name among the served arrays. NULL target:
- * the only served array. 0, or an exit status after a message.
+ * A socket's path: the list of served arrays says whose control or export
+ * socket it is. A server not listed here (another run directory) is tried at
+ * the default control path beside its export socket, else at the path
+ * itself; the control socket's greeting tells it from an NBD socket before
+ * anything is sent (ctl_call), so a request never reaches an export.
  */
-static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+static void resolve_path(const char *target, char *out, size_t len)
 {
 	char alt[CTL_MAX_LINE];
 
-	if (target && strchr(target, '/')) {
-		snprintf(alt, sizeof(alt), "%s.ctl", target);
-		if (is_socket(alt))
-			snprintf(out, len, "%s", alt);
-		else
-			snprintf(out, len, "%s", target);
+	if (ctl_find_socket(target, out, len) > 0)
+		return;
+	snprintf(alt, sizeof(alt), "%s.ctl", target);
+	snprintf(out, len, "%s", is_socket(alt) ? alt : target);
+}
+
+/*
+ * The control socket for TARGET: a path (with a '/', or naming a socket
+ * that exists: a control socket or an export socket), else an export name
+ * among the served arrays. NULL target: the only served array. 0, or an exit
+ * status after a message.
+ */
+static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+{
+	if (target && (strchr(target, '/') || is_socket(target))) {
+		resolve_path(target, out, len);
 		return 0;
 	}
 	struct find_ctx fc = { 0 };
@@ -83,6 +108,8 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 		snprintf(out, len, "%s", fc.found);
 		return 0;
 	}
+	if (report_busy(cmd, &fc))
+		return CLI_EXIT_FAIL;
 	if (!target && fc.matches == 0)
 		fprintf(stderr, "uraid %s: no array is being served on this machine\n", cmd);
 	else if (!target)
@@ -119,6 +146,25 @@ static int list_one(const char *ctl_path, void *arg)
 	int rc = ctl_call(ctl_path, fields, 1, stdout, msg, sizeof(msg));
 	if (rc == 0)
 		(*(unsigned *)arg)++;
+	return rc < 0 ? rc : 0;
+}
+
+/* One object of `status --json` without ARRAY, after "[" or a comma. */
+static int list_one_json(const char *ctl_path, void *arg)
+{
+	const char *fields[1] = { "summary-json" };
+	char msg[256], *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	int rc = f ? ctl_call(ctl_path, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
+	if (f)
+		fclose(f);
+	if (rc == 0 && body) {
+		while (len && body[len - 1] == '\n')
+			len--;
+		printf("%s%.*s", (*(unsigned *)arg)++ ? ",\n" : "[\n", (int)len, body);
+	}
+	free(body);
 	return rc < 0 ? rc : 0;
 }
 
@@ -171,7 +217,8 @@ static void status_usage(FILE *f)
 		"(an export name, the export socket, or the control socket): its state,\n"
 		"members with their I/O counters, connections, and background work.\n"
 		"\n"
-		"  -j, --json   the state as one JSON object (sizes in bytes)\n"
+		"  -j, --json   the state as one JSON object (sizes in bytes); without ARRAY,\n"
+		"               a JSON list of the served arrays, one object each\n"
 		"  -h, --help   this text\n");
 }
 
@@ -187,7 +234,13 @@ int cmd_status(int argc, char **argv)
 		status_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
-	if (!target && !ca.json) {
+	if (!target && ca.json) {
+		unsigned n = 0;
+		ctl_for_each(list_one_json, &n);
+		printf("%s\n", n ? "\n]" : "[]");
+		return CLI_EXIT_OK;
+	}
+	if (!target) {
 		unsigned n = 0;
 		ctl_for_each(list_one, &n);
 		if (!n)
@@ -257,8 +310,9 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			struct find_ctx fc = { .fields = owns, .nfields = 2 };
 			ctl_for_each(find_one, &fc);
 			if (!fc.matches) {
-				fprintf(stderr, "uraid %s: %s is not a member of any served array\n",
-					cmd, argv[i]);
+				if (!report_busy(cmd, &fc))
+					fprintf(stderr, "uraid %s: %s is not a member of any served "
+						"array\n", cmd, argv[i]);
 				status = CLI_EXIT_FAIL;
 				continue;
 			}
@@ -548,8 +602,9 @@ int cmd_replace(int argc, char **argv)
 		struct find_ctx fc = { .fields = owns, .nfields = 2 };
 		ctl_for_each(find_one, &fc);
 		if (!fc.matches) {
-			fprintf(stderr, "uraid replace: %s is not a member of any served array\n",
-				argv[optind]);
+			if (!report_busy("replace", &fc))
+				fprintf(stderr, "uraid replace: %s is not a member of any served "
+					"array\n", argv[optind]);
 			return CLI_EXIT_FAIL;
 		}
 		snprintf(ctl, sizeof(ctl), "%s", fc.found);

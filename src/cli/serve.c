@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -274,34 +273,39 @@ static void start_resync_if_dirty(struct serve_state *st)
 	free(as);
 }
 
-/* Signals, control requests; returns when asked to stop. */
+/*
+ * Signals and control requests; returns when asked to stop. The control
+ * clients are served without blocking (ctl_server.c): one that says nothing
+ * delays neither a signal nor another client.
+ */
 static void main_loop(struct serve_state *st, int sig_fd)
 {
+	struct ctl_server *cs;
+	int rc = ctl_server_create(st->ctl_fd, serve_ctl_handle, st, &cs);
+	if (rc) {
+		fprintf(stderr, "uraid serve: control socket: %s; stopping\n", strerror(-rc));
+		return;
+	}
 	while (!st->stop_requested) {
 		struct pollfd p[2] = { { .fd = sig_fd, .events = POLLIN },
-				       { .fd = st->ctl_fd, .events = POLLIN } };
-		if (poll(p, 2, -1) < 0) {
+				       { .fd = ctl_server_fd(cs), .events = POLLIN } };
+		if (poll(p, 2, ctl_server_timeout_ms(cs)) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
-			return;
+			break;
 		}
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 			if (read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
 				fprintf(stderr, "uraid serve: %s received; stopping\n",
 					strsignal((int)si.ssi_signo));
-				return;
+				break;
 			}
 		}
-		if (p[1].revents & POLLIN) {
-			int fd = accept4(st->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
-				serve_ctl_handle(st, fd);
-				close(fd);
-			}
-		}
+		ctl_server_work(cs);
 	}
+	ctl_server_destroy(cs);
 }
 
 static void cleanup_files(struct serve_state *st)
@@ -361,7 +365,8 @@ static int run(struct serve_state *st, int sig_fd)
 		} else {
 			listen_fd = -1;         /* the server owns it now */
 			st->start_ns = cli_now_ns();
-			if (ctl_register(st->control_path, err, sizeof(err)) == 0)
+			if (ctl_register(st->control_path, st->o->listen ? NULL : st->socket_path, err,
+					 sizeof(err)) == 0)
 				st->registered = true;
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <uraid/engine.h>
 
@@ -38,8 +39,10 @@ struct serve_state {
 	bool stop_requested;
 };
 
-/* Answer one control request on fd (serve_ctl.c). */
-void serve_ctl_handle(struct serve_state *st, int fd);
+/* Answer one control request into out (serve_ctl.c; a ctl_handler_fn, arg
+ * the serve_state). */
+struct ctl_request;
+void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
 uint64_t cli_now_ns(void);
 
 #endif

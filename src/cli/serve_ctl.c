@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The control requests a running `uraid serve` answers (see ctl/ctl.h for
- * the protocol): status, status-json, summary, export-is, owns, fail,
+ * the protocol): status, status-json, summary, summary-json, export-is, owns, fail,
  * remove, add, check, repair, sync-cancel, sync-status, speed, stop.
  */
 #include <errno.h>
@@ -42,41 +42,33 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	uraid_array_sync_status(st->array, &si->sync);
 }
 
-/* The body, written by fn into memory, then the reply. */
-static void reply_report(int fd, const struct serve_state *st,
+/* The status line, then the body fn writes. */
+static void reply_report(FILE *out, const struct serve_state *st,
 			 void (*fn)(FILE *, const struct uraid_array_status *,
 				    const struct cli_serve_info *))
 {
 	struct uraid_array_status *as = malloc(sizeof(*as));
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
 	struct cli_serve_info si;
 
-	if (!as || !f || uraid_array_status(st->array, as) != 0) {
-		ctl_reply(fd, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	if (!as || uraid_array_status(st->array, as) != 0) {
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
 	} else {
 		serve_info(st, &si);
-		fn(f, as, &si);
-		fclose(f);
-		f = NULL;
-		ctl_reply(fd, 0, NULL, body, len);
+		ctl_reply(out, 0, NULL, NULL, 0);
+		fn(out, as, &si);
 	}
-	if (f)
-		fclose(f);
-	free(body);
 	free(as);
 }
 
 /* One line for `uraid status` without arguments. */
-static void reply_summary(int fd, const struct serve_state *st)
+static void reply_summary(FILE *out, const struct serve_state *st)
 {
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	char line[1200], size[32];
 
 	if (!as || uraid_array_status(st->array, as) != 0) {
 		free(as);
-		ctl_reply(fd, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
 		return;
 	}
 	const char *lv = uraid_level_name(as->level);
@@ -86,13 +78,13 @@ static void reply_summary(int fd, const struct serve_state *st)
 			 as->raid_disks - as->degraded, as->raid_disks, cli_array_state(as),
 			 st->endpoint, (long)getpid(), st->control_path);
 	free(as);
-	ctl_reply(fd, 0, NULL, line, n > 0 ? (size_t)n : 0);
+	ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
 }
 
-static int member_arg(int fd, const struct serve_state *st, const struct ctl_request *rq)
+static int member_arg(FILE *out, const struct serve_state *st, const struct ctl_request *rq)
 {
 	if (rq->nfields < 2) {
-		ctl_reply(fd, CLI_EXIT_USAGE, "which member? (give its path)", NULL, 0);
+		ctl_reply(out, CLI_EXIT_USAGE, "which member? (give its path)", NULL, 0);
 		return -EINVAL;
 	}
 	int idx = uraid_array_find_member(st->array, rq->field[1]);
@@ -100,101 +92,99 @@ static int member_arg(int fd, const struct serve_state *st, const struct ctl_req
 		char msg[CTL_MAX_LINE + 64];
 		snprintf(msg, sizeof(msg), "%s is not a member of the served array '%s'",
 			 rq->field[1], st->export_name);
-		ctl_reply(fd, CLI_EXIT_FAIL, msg, NULL, 0);
+		ctl_reply(out, CLI_EXIT_FAIL, msg, NULL, 0);
 	}
 	return idx;
 }
 
-static void reply_result(int fd, int rc, const char *err, const char *done)
+static void reply_result(FILE *out, int rc, const char *err, const char *done)
 {
 	if (rc)
-		ctl_reply(fd, rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, err, NULL, 0);
+		ctl_reply(out, rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, err, NULL, 0);
 	else
-		ctl_reply(fd, 0, NULL, done, strlen(done));
+		ctl_reply(out, 0, NULL, done, strlen(done));
 }
 
-void serve_ctl_handle(struct serve_state *st, int fd)
+void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 {
-	struct ctl_request rq;
+	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
 
-	if (ctl_read_request(fd, &rq) != 0) {
-		ctl_reply(fd, CLI_EXIT_USAGE, "malformed control request", NULL, 0);
-		return;
-	}
-	const char *cmd = rq.field[0];
+	const char *cmd = rq->field[0];
 	if (!strcmp(cmd, "status")) {
-		reply_report(fd, st, cli_status_human);
+		reply_report(out, st, cli_status_human);
 	} else if (!strcmp(cmd, "status-json")) {
-		reply_report(fd, st, cli_status_json);
+		reply_report(out, st, cli_status_json);
 	} else if (!strcmp(cmd, "summary")) {
-		reply_summary(fd, st);
+		reply_summary(out, st);
+	} else if (!strcmp(cmd, "summary-json")) {
+		reply_report(out, st, cli_summary_json);
 	} else if (!strcmp(cmd, "export-is")) {
-		if (rq.nfields == 2 && !strcmp(rq.field[1], st->export_name))
-			ctl_reply(fd, 0, NULL, NULL, 0);
+		if (rq->nfields == 2 && !strcmp(rq->field[1], st->export_name))
+			ctl_reply(out, 0, NULL, NULL, 0);
 		else
-			ctl_reply(fd, CLI_EXIT_FAIL, "another export name", NULL, 0);
+			ctl_reply(out, CLI_EXIT_FAIL, "another export name", NULL, 0);
 	} else if (!strcmp(cmd, "owns")) {
-		if (member_arg(fd, st, &rq) >= 0)
-			ctl_reply(fd, 0, NULL, NULL, 0);
+		if (member_arg(out, st, rq) >= 0)
+			ctl_reply(out, 0, NULL, NULL, 0);
 	} else if (!strcmp(cmd, "fail")) {
-		int idx = member_arg(fd, st, &rq);
+		int idx = member_arg(out, st, rq);
 		if (idx < 0)
 			return;
-		bool force = rq.nfields > 2 && !strcmp(rq.field[2], "force");
+		bool force = rq->nfields > 2 && !strcmp(rq->field[2], "force");
 		int rc = uraid_array_fail_member(st->array, (unsigned)idx,
 						 force ? URAID_FAIL_FORCE : 0, err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq.field[1],
+		snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq->field[1],
 			 st->export_name);
-		reply_result(fd, rc, err, done);
+		reply_result(out, rc, err, done);
 	} else if (!strcmp(cmd, "remove")) {
-		int idx = member_arg(fd, st, &rq);
+		int idx = member_arg(out, st, rq);
 		if (idx < 0)
 			return;
 		int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq.field[1],
+		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq->field[1],
 			 st->export_name);
-		reply_result(fd, rc, err, done);
+		reply_result(out, rc, err, done);
 	} else if (!strcmp(cmd, "add")) {
-		if (rq.nfields < 2) {
-			ctl_reply(fd, CLI_EXIT_USAGE, "which device? (give its path)", NULL, 0);
+		if (rq->nfields < 2) {
+			ctl_reply(out, CLI_EXIT_USAGE, "which device? (give its path)", NULL, 0);
 			return;
 		}
-		bool force = rq.nfields > 2 && !strcmp(rq.field[2], "force");
-		int rc = uraid_array_add_member(st->array, rq.field[1], force ? URAID_ADD_FORCE : 0,
+		bool force = rq->nfields > 2 && !strcmp(rq->field[2], "force");
+		int rc = uraid_array_add_member(st->array, rq->field[1], force ? URAID_ADD_FORCE : 0,
 						err, sizeof(err));
 		if (rc == URAID_ADD_READDED)
 			snprintf(done, sizeof(done), "%s: re-added to '%s' in its old slot; only the "
-				 "chunks written since it left are rebuilt\n", rq.field[1],
+				 "chunks written since it left are rebuilt\n", rq->field[1],
 				 st->export_name);
 		else
-			snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq.field[1],
+			snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq->field[1],
 				 st->export_name);
-		reply_result(fd, rc < 0 ? rc : 0, err, done);
+		reply_result(out, rc < 0 ? rc : 0, err, done);
 	} else if (!strcmp(cmd, "replace")) {
-		int idx = member_arg(fd, st, &rq);
+		int idx = member_arg(out, st, rq);
 		if (idx < 0)
 			return;
-		if (rq.nfields < 3) {
-			ctl_reply(fd, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
+		if (rq->nfields < 3) {
+			ctl_reply(out, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
 			return;
 		}
-		bool force = rq.nfields > 3 && !strcmp(rq.field[3], "force");
-		int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq.field[2],
+		bool force = rq->nfields > 3 && !strcmp(rq->field[3], "force");
+		int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq->field[2],
 						    force ? URAID_ADD_FORCE : 0, err, sizeof(err));
 		snprintf(done, sizeof(done), "%s: replacing %s in '%s'; it serves until the copy "
-			 "is done\n", rq.field[2], rq.field[1], st->export_name);
-		reply_result(fd, rc, err, done);
+			 "is done\n", rq->field[2], rq->field[1], st->export_name);
+		reply_result(out, rc, err, done);
 	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
 		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
 								   : URAID_SYNC_REPAIR;
 		int rc = uraid_array_sync_start(st->array, kind, err, sizeof(err));
 		snprintf(done, sizeof(done), "'%s': %s started\n", st->export_name, cmd);
-		reply_result(fd, rc, err, done);
+		reply_result(out, rc, err, done);
 	} else if (!strcmp(cmd, "sync-cancel")) {
 		int rc = uraid_array_sync_cancel(st->array);
 		snprintf(done, sizeof(done), "'%s': background work stopping\n", st->export_name);
-		reply_result(fd, rc, "no background work is running", done);
+		reply_result(out, rc, "no background work is running", done);
 	} else if (!strcmp(cmd, "sync-status")) {
 		struct uraid_sync_status ss;
 		uraid_array_sync_status(st->array, &ss);
@@ -202,12 +192,12 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d\n", (int)ss.kind, ss.running,
 			 (unsigned long long)ss.done_bytes, (unsigned long long)ss.total_bytes,
 			 (unsigned long long)ss.mismatch_sectors, ss.result);
-		ctl_reply(fd, 0, NULL, done, strlen(done));
+		ctl_reply(out, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "speed")) {
-		unsigned long lo = rq.nfields > 1 ? strtoul(rq.field[1], NULL, 10) : 0;
-		unsigned long hi = rq.nfields > 2 ? strtoul(rq.field[2], NULL, 10) : 0;
+		unsigned long lo = rq->nfields > 1 ? strtoul(rq->field[1], NULL, 10) : 0;
+		unsigned long hi = rq->nfields > 2 ? strtoul(rq->field[2], NULL, 10) : 0;
 		if (lo > UINT32_MAX || hi > UINT32_MAX || (lo && hi && lo > hi)) {
-			ctl_reply(fd, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
+			ctl_reply(out, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
 			return;
 		}
 		uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi);
@@ -215,15 +205,15 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 		uraid_array_sync_status(st->array, &ss);
 		snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
 			 st->export_name, ss.min_kib_s, ss.max_kib_s);
-		ctl_reply(fd, 0, NULL, done, strlen(done));
+		ctl_reply(out, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "stop")) {
 		snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, "
 			 "then marking the array clean)\n", st->export_name);
-		ctl_reply(fd, 0, NULL, done, strlen(done));
+		ctl_reply(out, 0, NULL, done, strlen(done));
 		fprintf(stderr, "uraid serve: stop requested on the control socket\n");
 		st->stop_requested = true;
 	} else {
 		snprintf(err, sizeof(err), "unknown control request '%.64s'", cmd);
-		ctl_reply(fd, CLI_EXIT_USAGE, err, NULL, 0);
+		ctl_reply(out, CLI_EXIT_USAGE, err, NULL, 0);
 	}
 }

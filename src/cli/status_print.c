@@ -260,3 +260,24 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_obj_close(&j);
 	json_end(&j);
 }
+
+void cli_summary_json(FILE *f, const struct uraid_array_status *st,
+		      const struct cli_serve_info *srv)
+{
+	struct json j;
+	const char *lv = uraid_level_name(st->level);
+
+	json_begin(&j, f);
+	json_obj_open(&j, NULL);
+	json_str(&j, "export_name", srv->export_name);
+	json_str(&j, "level", lv ? lv : "unknown");
+	json_u64(&j, "array_bytes", st->size_bytes);
+	json_u64(&j, "raid_devices", st->raid_disks);
+	json_u64(&j, "in_sync", st->raid_disks - st->degraded);
+	json_str(&j, "state", cli_array_state(st));
+	json_str(&j, "endpoint", srv->endpoint);
+	json_i64(&j, "pid", srv->pid);
+	json_str(&j, "control", srv->control);
+	json_obj_close(&j);
+	json_end(&j);
+}

@@ -32,5 +32,9 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		      const struct cli_serve_info *srv);
 void cli_status_json(FILE *f, const struct uraid_array_status *st,
 		     const struct cli_serve_info *srv);
+/* A served array in the list of `uraid status --json` without ARRAY: what
+ * the human listing shows, as one object. */
+void cli_summary_json(FILE *f, const struct uraid_array_status *st,
+		      const struct cli_serve_info *srv);
 
 #endif

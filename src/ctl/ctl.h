@@ -3,11 +3,12 @@
  * The control socket of a served array, and the registry that lets
  * `uraid status` find every array served on this machine.
  *
- * Protocol (a Unix stream socket, mode 0600): the client sends one request
- * line, fields separated by tabs ("fail\t/dev/sdb\tforce\n"); the server
- * answers with a status line, "ok\n" or "error CODE MESSAGE\n" (CODE: the
- * exit status the command should end with), then a body of any length, and
- * closes the connection.
+ * Protocol (a Unix stream socket, mode 0600): the server greets with
+ * CTL_GREETING; the client sends one request line, fields separated by tabs
+ * ("fail\t/dev/sdb\tforce\n"); the server answers with a status line, "ok\n"
+ * or "error CODE MESSAGE\n" (CODE: the exit status the command should end
+ * with), then a body of any length, and closes the connection. A client that
+ * has not sent its line within CTL_TIMEOUT_S is dropped.
  */
 #ifndef URAID_CTL_CTL_H
 #define URAID_CTL_CTL_H
@@ -18,6 +19,11 @@
 
 #define CTL_MAX_LINE   4096
 #define CTL_MAX_FIELDS 4
+#define CTL_GREETING   "uraid-ctl 1\n"
+#define CTL_TIMEOUT_S  10
+/* Clients served at once; more are answered "error 1 " CTL_BUSY. */
+#define CTL_MAX_CLIENTS 16
+#define CTL_BUSY        "the server is busy with other control clients; try again"
 
 /* A request as the server reads it. */
 struct ctl_request {
@@ -26,11 +32,30 @@ struct ctl_request {
 	char *field[CTL_MAX_FIELDS];    /* field[0] is the command */
 };
 
-/* Server side: read one request from a connected client (bounded wait);
- * 0 or -errno (-EPROTO: no complete line, too long, or too many fields). */
-int ctl_read_request(int fd, struct ctl_request *rq);
-/* Send the status line and the body, then the caller closes fd. */
-int ctl_reply(int fd, int code, const char *message, const char *body, size_t body_len);
+/* Server side: parse the first line of buf (len bytes, ending in a newline)
+ * into rq; 0 or -EPROTO (no newline, too long, a NUL, too many fields). */
+int ctl_parse_request(const char *buf, size_t len, struct ctl_request *rq);
+/* Write the status line and the body to out (the answer being built). */
+void ctl_reply(FILE *out, int code, const char *message, const char *body, size_t body_len);
+
+/*
+ * The server end for a poll loop (ctl_server.c): accepts clients on a
+ * listening socket, gathers each request line without blocking, has fn write
+ * the answer into memory and sends it as the client takes it, so that no
+ * client holds up the loop or the others. Poll ctl_server_fd() for POLLIN,
+ * with ctl_server_timeout_ms() as the timeout, then call ctl_server_work().
+ */
+struct ctl_server;
+typedef void ctl_handler_fn(void *arg, const struct ctl_request *rq, FILE *out);
+/* listen_fd stays the caller's (made non-blocking); 0 or -errno. */
+int ctl_server_create(int listen_fd, ctl_handler_fn *fn, void *arg, struct ctl_server **out);
+/* Sends what can go out without waiting, then closes the clients. */
+void ctl_server_destroy(struct ctl_server *cs);
+int ctl_server_fd(const struct ctl_server *cs);
+/* Milliseconds until a client's time is up; -1 when there is none. */
+int ctl_server_timeout_ms(const struct ctl_server *cs);
+/* Accept, read, answer, send, drop the clients whose time is up: never waits. */
+void ctl_server_work(struct ctl_server *cs);
 
 /* Client side: send the fields, copy the body to out; returns the code
  * (0 for ok) and puts the error message in msg; -errno when the server
@@ -38,15 +63,20 @@ int ctl_reply(int fd, int code, const char *message, const char *body, size_t bo
 int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, FILE *out,
 	     char *msg, size_t msglen);
 
-/* ---- registry: one file per server, named by its pid, holding the control path ---- */
+/* ---- registry: one file per server, named by its pid, holding its sockets' paths ---- */
 
 /* $URAID_RUN_DIR, or /run/uraid for root, else $XDG_RUNTIME_DIR/uraid or
  * /tmp/uraid-UID. Created (0700) when missing. */
 int ctl_run_dir(char *buf, size_t len);
-int ctl_register(const char *ctl_path, char *err, size_t errlen);
+/* export_path: the export's Unix socket, NULL for TCP. */
+int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen);
 void ctl_unregister(void);
 /* Call fn for each registered control socket that answers; entries of
  * servers that are gone are removed. Returns how many answered. */
 int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg);
+/* The control socket of the listed server whose control socket or export
+ * socket is the file at path (any spelling: the same device and inode), in
+ * ctl; returns how many servers have it (0: none, ctl untouched). */
+int ctl_find_socket(const char *path, char *ctl, size_t len);
 
 #endif

@@ -11,8 +11,6 @@
 
 #include "ctl/ctl.h"
 
-#define CTL_TIMEOUT_S 10
-
 static void set_timeouts(int fd)
 {
 	struct timeval tv = { .tv_sec = CTL_TIMEOUT_S };
@@ -35,29 +33,14 @@ static int write_all(int fd, const void *buf, size_t n)
 	return 0;
 }
 
-int ctl_read_request(int fd, struct ctl_request *rq)
+int ctl_parse_request(const char *buf, size_t len, struct ctl_request *rq)
 {
-	size_t have = 0;
+	const char *nl = memchr(buf, '\n', len);
 
-	set_timeouts(fd);
 	memset(rq, 0, sizeof(*rq));
-	for (;;) {
-		if (have == sizeof(rq->line) - 1)
-			return -EPROTO;
-		ssize_t r = recv(fd, rq->line + have, sizeof(rq->line) - 1 - have, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r < 0 ? -errno : -EPROTO;
-		char *nl = memchr(rq->line + have, '\n', (size_t)r);
-		have += (size_t)r;
-		if (nl) {
-			*nl = 0;
-			break;
-		}
-	}
-	if (strlen(rq->line) != strcspn(rq->line, "\n"))
+	if (!nl || (size_t)(nl - buf) >= sizeof(rq->line) || memchr(buf, 0, (size_t)(nl - buf)))
 		return -EPROTO;
+	memcpy(rq->line, buf, (size_t)(nl - buf));
 	char *save = NULL;
 	for (char *t = strtok_r(rq->line, "\t", &save); t; t = strtok_r(NULL, "\t", &save)) {
 		if (rq->nfields == CTL_MAX_FIELDS)
@@ -67,7 +50,7 @@ int ctl_read_request(int fd, struct ctl_request *rq)
 	return rq->nfields ? 0 : -EPROTO;
 }
 
-int ctl_reply(int fd, int code, const char *message, const char *body, size_t body_len)
+void ctl_reply(FILE *out, int code, const char *message, const char *body, size_t body_len)
 {
 	char head[512];
 	int n;
@@ -80,10 +63,45 @@ int ctl_reply(int fd, int code, const char *message, const char *body, size_t bo
 		n = sizeof(head) - 1;
 		head[n - 1] = '\n';
 	}
-	int rc = write_all(fd, head, (size_t)n);
-	if (!rc && body_len)
-		rc = write_all(fd, body, body_len);
-	return rc;
+	fwrite(head, 1, (size_t)n, out);
+	if (body_len)
+		fwrite(body, 1, body_len, out);
+}
+
+/*
+ * The server speaks first, so that a path that is not a control socket is
+ * recognised before anything is sent to it: an NBD server greets with
+ * "NBDMAGIC" and would take a request line for a handshake.
+ */
+static int read_greeting(int fd, const char *path, char *msg, size_t msglen)
+{
+	char buf[sizeof(CTL_GREETING)];
+	size_t have = 0, want = sizeof(CTL_GREETING) - 1;
+
+	while (have < want) {
+		ssize_t r = recv(fd, buf + have, want - have, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			snprintf(msg, msglen, "%s: %s", path, r < 0 && (errno == EAGAIN ||
+				 errno == EWOULDBLOCK) ? "the server does not answer" :
+				 "closed before answering (not a control socket of uraid serve?)");
+			return r < 0 ? -errno : -EPROTO;
+		}
+		have += (size_t)r;
+		if (have >= 8 && !memcmp(buf, "NBDMAGIC", 8)) {
+			snprintf(msg, msglen, "%s is an NBD export socket that no server listed in "
+				 "the run directory has; give its control socket (`uraid serve` "
+				 "printed it)", path);
+			return -EPROTO;
+		}
+	}
+	if (memcmp(buf, CTL_GREETING, want)) {
+		snprintf(msg, msglen, "%s: not the control socket of uraid serve (it greets with "
+			 "something else)", path);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 static int ctl_connect(const char *path, char *msg, size_t msglen)
@@ -108,6 +126,11 @@ static int ctl_connect(const char *path, char *msg, size_t msglen)
 		return -e;
 	}
 	set_timeouts(fd);
+	int rc = read_greeting(fd, path, msg, msglen);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	return fd;
 }
 
@@ -132,12 +155,9 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 	int fd = ctl_connect(ctl_path, msg, msglen);
 	if (fd < 0)
 		return fd;
-	int rc = write_all(fd, line, len);
-	if (rc) {
-		snprintf(msg, msglen, "%s: sending the request: %s", ctl_path, strerror(-rc));
-		close(fd);
-		return rc;
-	}
+	/* a server that turns the client away (busy) answers and closes before
+	   the request arrives: its answer is still read */
+	int sent = write_all(fd, line, len);
 	/* the status line first, then the body straight through */
 	size_t have = 0;
 	int code = -EPROTO;
@@ -176,6 +196,10 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 			have = 0;
 	}
 	close(fd);
+	if (!head_done && sent) {
+		snprintf(msg, msglen, "%s: sending the request: %s", ctl_path, strerror(-sent));
+		return sent;
+	}
 	if (!head_done) {
 		snprintf(msg, msglen, "%s: no valid answer from the server", ctl_path);
 		return -EPROTO;

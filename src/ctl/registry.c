@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Where served arrays are listed: a directory with one file per server,
- * named by its pid, holding the path of its control socket. A server that
+ * named by its pid, holding the path of its control socket and, on a second
+ * line, that of its export socket (empty for TCP). A server that
  * died without cleaning up leaves a file whose socket no longer answers;
  * whoever lists the directory removes it.
  */
@@ -49,7 +50,7 @@ static int entry_path(char *buf, size_t len, long pid)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int ctl_register(const char *ctl_path, char *err, size_t errlen)
+int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen)
 {
 	char path[600], tmp[620];
 	int rc = entry_path(path, sizeof(path), (long)getpid());
@@ -60,7 +61,7 @@ int ctl_register(const char *ctl_path, char *err, size_t errlen)
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return uraid_errf(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
-	fprintf(f, "%s\n", ctl_path);
+	fprintf(f, "%s\n%s\n", ctl_path, export_path ? export_path : "");
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		rc = -errno;
 		unlink(tmp);
@@ -76,9 +77,14 @@ void ctl_unregister(void)
 		unlink(path);
 }
 
-int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg)
+/*
+ * Call fn with each entry of a live server (entries of dead ones are
+ * removed); fn returns what ctl_for_each's callback returns.
+ */
+static int each_entry(int (*fn)(const char *entry, const char *ctl, const char *export,
+				void *arg), void *arg)
 {
-	char dir[512], path[800], ctl[CTL_MAX_LINE];
+	char dir[512], path[800], ctl[CTL_MAX_LINE], exp[CTL_MAX_LINE];
 	int answered = 0;
 
 	if (ctl_run_dir(dir, sizeof(dir)))
@@ -100,16 +106,70 @@ int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg)
 		if (!f)
 			continue;
 		bool ok = fgets(ctl, sizeof(ctl), f) != NULL;
+		if (!fgets(exp, sizeof(exp), f))
+			exp[0] = 0;     /* written by an older uraid: no export socket */
 		fclose(f);
 		if (!ok)
 			continue;
 		ctl[strcspn(ctl, "\n")] = 0;
-		int rc = fn(ctl, arg);
-		if (rc == -ECONNREFUSED || rc == -ENOENT)
-			unlink(path);           /* the server is gone */
-		else
+		exp[strcspn(exp, "\n")] = 0;
+		if (fn(path, ctl, exp, arg) == 0)
 			answered++;
 	}
 	closedir(d);
 	return answered;
+}
+
+struct for_each_ctx {
+	int (*fn)(const char *ctl_path, void *arg);
+	void *arg;
+};
+
+static int call_one(const char *entry, const char *ctl, const char *export, void *arg)
+{
+	struct for_each_ctx *fc = arg;
+	int rc = fc->fn(ctl, fc->arg);
+	if (rc == -ECONNREFUSED || rc == -ENOENT) {
+		unlink(entry);          /* the server is gone */
+		return -1;
+	}
+	return 0;
+}
+
+int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg)
+{
+	struct for_each_ctx fc = { fn, arg };
+	return each_entry(call_one, &fc);
+}
+
+static bool same_file(const struct stat *a, const char *path)
+{
+	struct stat b;
+	return *path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+struct find_ctx {
+	struct stat target;
+	char *ctl;
+	size_t len;
+	int matches;
+};
+
+static int find_one(const char *entry, const char *ctl, const char *export, void *arg)
+{
+	struct find_ctx *fc = arg;
+	if (same_file(&fc->target, ctl) || same_file(&fc->target, export)) {
+		if (!fc->matches++)
+			snprintf(fc->ctl, fc->len, "%s", ctl);
+	}
+	return 0;
+}
+
+int ctl_find_socket(const char *path, char *ctl, size_t len)
+{
+	struct find_ctx fc = { .ctl = ctl, .len = len };
+	if (stat(path, &fc.target) < 0)
+		return 0;
+	each_entry(find_one, &fc);
+	return fc.matches;
 }

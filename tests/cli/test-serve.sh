@@ -95,11 +95,16 @@ run_level() {   # run_level NAME LEVEL N MISSING [create options]
 import json, sys
 d = json.loads(sys.argv[1]); e = d["exports"][0]
 assert e["block_size_minimum"] == 512 and e["block_size_maximum"] == 32 << 20, e
-assert e["block_size_preferred"] >= 4096, e
+# the stripe width (RAID 10: the chunk; linear, RAID 1: 4096; 64 KiB chunks
+# here) rounded down to a power of two, as docs/uraid.8 says
+lv, n, chunk = sys.argv[2], int(sys.argv[3]), 64 << 10
+w = {"0": chunk * n, "4": chunk * (n - 1), "5": chunk * (n - 1), "6": chunk * (n - 2),
+     "10": chunk}.get(lv, 4096)
+assert e["block_size_preferred"] == 1 << (w.bit_length() - 1), (e, w)
 for k in ("can_flush", "can_fua", "can_trim", "can_zero", "can_fast_zero", "can_multi_conn"):
     assert e[k] is True, k
 assert e["is_read_only"] is False, e
-' "$(nbdinfo --json "$(uri)")"
+' "$(nbdinfo --json "$(uri)")" "$level" "$n"
     check "$name: nbdinfo block sizes and flags" test $? -eq 0
     head -c "$size" /dev/urandom >"$work/rnd"
     nbdcopy "$work/rnd" "$(uri)" && nbdcopy "$(uri)" "$work/back"

@@ -11,7 +11,11 @@
 #     spare's superblock): md resumes it there, finishes, its check finds 0
 #     and it reads the data uraid served;
 #  E  a member failed, removed, and a new device added with `uraid add` and
-#     rebuilt: md runs the array with it (in sync, 0 mismatches, the data).
+#     rebuilt: md runs the array with it (in sync, 0 mismatches, the data);
+#  F  a rebuild md stopped half-way (RAID 5 uraid left degraded, a new device
+#     added with mdadm --add, rebuild throttled, mdadm --stop): uraid
+#     continues it from md's recovery_offset, finishes, its check finds 0
+#     and it serves the data written before.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -68,6 +72,20 @@ check "E: rebuilt onto the added device" grep -q "recovery done" "$tmp/e.err"
 stop e
 E_MD=("${E[0]}" "${E[1]}" "${E[3]}" "${E[4]}")
 
+# F: uraid leaves a RAID 5 degraded (a member failed and removed); md adds
+# a new device and rebuilds it part-way
+F=()
+for i in 0 1 2 3 4; do truncate -s 24M "$tmp/f$i"; F+=("$tmp/f$i"); done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=f "${F[@]:0:4}" >/dev/null
+serve f "${F[@]:0:4}"
+size_f=$(nbdinfo --size "nbd+unix:///?socket=$tmp/f.sock")
+randfile $((SEED + 40)) "$size_f" "$tmp/f.data"
+nbdcopy "$tmp/f.data" "nbd+unix:///?socket=$tmp/f.sock"
+"$URAID" fail "${F[2]}" >/dev/null && "$URAID" remove "${F[2]}" >/dev/null
+check "F: uraid left the array degraded" test $? -eq 0
+stop f
+F_MD=("${F[0]}" "${F[1]}" "${F[3]}" "${F[4]}")   # the last one blank, for md to add
+
 # C: md's disks (empty; md writes them)
 C=()
 for i in 0 1 2 3; do randfile $((SEED + 20 + i)) $((24 << 20)) "$tmp/c$i"; C+=("$tmp/c$i"); done
@@ -120,10 +138,16 @@ mdadm --create /dev/md2 --run --force --level=5 --raid-devices=4 --chunk=64 --me
 sleep 3
 echo "C sync_completed=$(cat /sys/block/md2/md/sync_completed)"
 mdadm --stop /dev/md2 >/dev/null 2>&1
+# F: a new device added to the degraded array, rebuilt slowly, stopped half-way
+mdadm --assemble --run /dev/md5 /dev/vdu /dev/vdv /dev/vdw >/dev/null 2>&1 || { echo "F: assemble failed"; rc=1; }
+mdadm /dev/md5 --add /dev/vdx >/dev/null 2>&1 || { echo "F: add failed"; rc=1; }
+sleep 3
+echo "F sync_action=$(cat /sys/block/md5/md/sync_action) sync_completed=$(cat /sys/block/md5/md/sync_completed)"
+mdadm --stop /dev/md5 >/dev/null 2>&1
 exit $rc
 GUEST
 
-out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}" "${D_MD[@]}" "${E_MD[@]}")
+out=$(interop_run "$tmp/guest.sh" "${A[@]}" "${B[@]}" "${C[@]}" "${D_MD[@]}" "${E_MD[@]}" "${F_MD[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -154,4 +178,19 @@ check "C: and finished it" grep -q "resync done" "$tmp/c.err"
 "$URAID" check --wait c >/dev/null
 check "C: uraid's check then finds 0 mismatches" test $? -eq 0
 stop c
+
+off_f=$("$URAID" examine "${F[4]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
+check "F: md left the added device with recovery_offset $off_f, part-way" \
+    bash -c "[ -n '$off_f' ] && [ '$off_f' -gt 0 ]"
+serve f "${F_MD[@]}"
+for _ in $(seq 300); do grep -q "recovery done" "$tmp/f.err" && break; sleep 0.1; done
+check "F: uraid continued md's rebuild from its recovery_offset" \
+    grep -q "recovery started at [1-9]" "$tmp/f.err"
+check "F: and finished it" grep -q "recovery done" "$tmp/f.err"
+"$URAID" check --wait f >/dev/null
+check "F: uraid's check then finds 0 mismatches" test $? -eq 0
+check "F: the array serves the data written before" \
+    bash -c "nbdcopy 'nbd+unix:///?socket=$tmp/f.sock' - | cmp -s - '$tmp/f.data'"
+check "F: every slot in sync" bash -c "'$URAID' status --json f | grep -q '\"degraded\": 0'"
+stop f
 exit $fails

@@ -200,7 +200,10 @@ int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, cha
 			   size_t errlen);
 /* "resync", "check", "repair", "recovery", "none". */
 const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
-/* Stop it (the position reached is kept for a resync: resync_offset). */
+/* Stop it (the position reached is kept for a resync: resync_offset). A
+ * resync stopped so is not resumed by itself until another job ends or the
+ * array is assembled again; a needed resync otherwise starts by itself
+ * whenever nothing else runs and the array is not degraded. */
 int uraid_array_sync_cancel(struct uraid_array *a);
 int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);
 /* KiB/s per member: min holds while foreground I/O runs, max when idle.

@@ -261,19 +261,6 @@ static void signal_ready(struct serve_state *st)
 	}
 }
 
-/* md resyncs an array that was not stopped cleanly as soon as it starts. */
-static void start_resync_if_dirty(struct serve_state *st)
-{
-	struct uraid_array_status *as = malloc(sizeof(*as));
-	char err[256];
-
-	if (as && uraid_array_status(st->array, as) == 0 && as->resync_needed &&
-	    !st->o->read_only && !as->degraded &&
-	    uraid_array_sync_start(st->array, URAID_SYNC_RESYNC, err, sizeof(err)) != 0)
-		fprintf(stderr, "uraid serve: the array needs a resync, which cannot run: %s\n", err);
-	free(as);
-}
-
 /* Signals, control requests; returns when asked to stop. */
 static void main_loop(struct serve_state *st, int sig_fd)
 {
@@ -366,7 +353,6 @@ static int run(struct serve_state *st, int sig_fd)
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
 			announce(st);
-			start_resync_if_dirty(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
 			nbd_server_stop(st->server, STOP_TIMEOUT_MS);

@@ -119,6 +119,23 @@ assert len(b) == 1 and b[0]["kind"] == "resync", d
 assert b[0]["rate_bytes_per_s"] <= 8000 * 1024 * 1.25, b
 assert 0 < b[0]["done_bytes"] < b[0]["total_bytes"], b' "$js"
 check "status shows a progress bar" bash -c "'$URAID' status rs | grep -q 'resync \['"
+# no clients, so the array is not active on disk: the resync's checkpoints
+# reach the superblocks while it runs, and a kill -9 keeps its progress
+"$URAID" speed --max=2000 rs >/dev/null
+roff=
+for _ in $(seq 150); do
+    roff=$("$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
+    [ -n "$roff" ] && [ "$roff" -gt 0 ] && break
+    sleep 0.1
+done
+check "while it runs, the superblock's resync_offset moves ($roff sectors)" \
+    bash -c "[ -n '$roff' ] && [ '$roff' -gt 0 ]"
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+starts=$(grep -c "resync started at" "$work/rs.err")
+serve rs --speed-max=2000 "${m[@]}"
+for _ in $(seq 50); do [ "$(grep -c "resync started at" "$work/rs.err")" -gt "$starts" ] && break; sleep 0.1; done
+check "after kill -9 the resync goes on from the superblock's offset" \
+    bash -c "grep 'resync started at' '$work/rs.err' | tail -1 | grep -q 'started at [1-9]'"
 check "stopped half-way with status 0" stop rs
 off=$("$URAID" examine --json "${m[0]}" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["resync_offset_sectors"])' 2>/dev/null ||
       "$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')

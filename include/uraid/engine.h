@@ -207,7 +207,8 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
 int uraid_array_sync_cancel(struct uraid_array *a);
 int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);
 /* KiB/s per member: min holds while foreground I/O runs, max when idle.
- * 0 keeps the current value (defaults: md's 1000 and 200000). */
+ * 0 keeps the current value (defaults: md's 1000 and 200000). -EINVAL,
+ * nothing changed, when the minimum would be above the maximum. */
 int uraid_array_sync_speed(struct uraid_array *a, uint32_t min_kib_s, uint32_t max_kib_s);
 
 /* ---- management of a running array (mdadm --fail / --remove) ---- */

@@ -210,8 +210,19 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 			ctl_reply(fd, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
 			return;
 		}
-		uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi);
 		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		if (uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi) != 0) {
+			/* one limit given, against the other as it stands */
+			if (lo)
+				snprintf(err, sizeof(err), "minimum %lu KiB/s is above the maximum "
+					 "in effect, %u KiB/s; give --max too", lo, ss.max_kib_s);
+			else
+				snprintf(err, sizeof(err), "maximum %lu KiB/s is below the minimum "
+					 "in effect, %u KiB/s; give --min too", hi, ss.min_kib_s);
+			ctl_reply(fd, CLI_EXIT_FAIL, err, NULL, 0);
+			return;
+		}
 		uraid_array_sync_status(st->array, &ss);
 		snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
 			 st->export_name, ss.min_kib_s, ss.max_kib_s);

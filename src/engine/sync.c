@@ -1058,10 +1058,18 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 int uraid_array_sync_speed(struct uraid_array *ua, uint32_t min_kib_s, uint32_t max_kib_s)
 {
 	struct array *a = A(ua);
+	int rc = 0;
 
-	if (min_kib_s)
-		atomic_store(&a->sync_min_kib, min_kib_s);
-	if (max_kib_s)
-		atomic_store(&a->sync_max_kib, max_kib_s);
-	return 0;
+	/* the limit not given stays as it is (or its default): the pair must hold */
+	pthread_mutex_lock(&a->sync_lock);
+	uint32_t lo = min_kib_s ? min_kib_s : speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
+	uint32_t hi = max_kib_s ? max_kib_s : speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+	if (lo > hi) {
+		rc = -EINVAL;
+	} else {
+		atomic_store(&a->sync_min_kib, lo);
+		atomic_store(&a->sync_max_kib, hi);
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return rc;
 }

@@ -93,7 +93,21 @@ out=$("$URAID" check --cancel deg 2>&1); rc=$?
 check "cancel with nothing running is refused ($out)" test $rc -ne 0
 out=$("$URAID" speed --min=5000 --max=100 deg 2>&1); rc=$?
 check "speed with min above max is refused ($out)" test $rc -ne 0
+out=$("$URAID" speed --min=300000 deg 2>&1); rc=$?
+check "speed with a min above the max in effect (200000) is refused with it ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q 200000 <<<\"\$0\"" "$out"
+"$URAID" speed --max=5000 deg >/dev/null
+out=$("$URAID" speed --max=500 deg 2>&1); rc=$?
+check "speed with a max below the min in effect (1000) is refused ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q 1000 <<<\"\$0\"" "$out"
+check "and the limits are as they were" \
+    bash -c "'$URAID' status deg | grep -q '1000..5000 KiB/s'"
 stop deg
+out=$(timeout 20 "$URAID" serve --socket="$work/x.sock" --speed-min=50000 --speed-max=1000 "${m[@]}" 2>&1); rc=$?
+check "serve with --speed-min above --speed-max is a usage error ($out)" test $rc -eq 2
+out=$(timeout 20 "$URAID" serve --socket="$work/x.sock" --speed-min=300000 "${m[@]}" 2>&1); rc=$?
+check "serve with --speed-min above the default maximum is refused ($out)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 200000 <<<\"\$0\"" "$out"
 members mir 2 8
 "$URAID" create --level=1 --raid-devices=2 --assume-clean --name=mir "${m[@]}" >/dev/null
 serve mir "${m[@]}"
@@ -131,6 +145,9 @@ done
 check "while it runs, the superblock's resync_offset moves ($roff sectors)" \
     bash -c "[ -n '$roff' ] && [ '$roff' -gt 0 ]"
 kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+# the dead server's listening socket can outlive it for a moment (its
+# io_uring is torn down after the exit) and look in use: a fresh one
+rm -f "$work/rs.sock"
 starts=$(grep -c "resync started at" "$work/rs.err")
 serve rs --speed-max=2000 "${m[@]}"
 for _ in $(seq 50); do [ "$(grep -c "resync started at" "$work/rs.err")" -gt "$starts" ] && break; sleep 0.1; done

@@ -13,6 +13,8 @@
  *    another job (a check) resumes it.
  * 4. A completed repair leaves no resync needed (md sets recovery_cp to
  *    MaxSector), and the array closes clean.
+ * 5. Throttling limits: a minimum above the maximum in effect is refused
+ *    (-EINVAL), either given alone or both at once.
  *
  * No timing is asserted: waits are for states, with a generous deadline.
  *
@@ -293,12 +295,39 @@ out:
 	teardown(&t);
 }
 
+static void case_speed_limits(void)
+{
+	struct t t = { 0 };
+
+	if (setup(&t, "speed limits"))
+		goto out;
+	uraid_array_sync_cancel(t.a);
+	CHECK(uraid_array_sync_speed(t.a, 300000, 0) == -EINVAL,
+	      "%s: a minimum above the default maximum accepted", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 0, 500) == -EINVAL,
+	      "%s: a maximum below the default minimum accepted", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 5000, 100) == -EINVAL,
+	      "%s: min 5000 with max 100 accepted", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 0, 5000) == 0, "%s: max 5000 refused", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 300000, 0) == -EINVAL,
+	      "%s: a minimum above the maximum set (5000) accepted", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 5000, 0) == 0, "%s: min = max refused", t.name);
+	CHECK(uraid_array_sync_speed(t.a, 400000, 500000) == 0,
+	      "%s: both raised at once refused", t.name);
+	struct uraid_sync_status st = sync_status(&t);
+	CHECK(st.min_kib_s == 400000 && st.max_kib_s == 500000, "%s: limits %u..%u", t.name,
+	      st.min_kib_s, st.max_kib_s);
+out:
+	teardown(&t);
+}
+
 int main(void)
 {
 	case_rebuild_then_resume();
 	case_checkpoint_on_disk();
 	case_cancel_holds();
 	case_repair_clears();
+	case_speed_limits();
 	char dir[64];
 	snprintf(dir, sizeof(dir), "/dev/shm/uraid-syncres.%d", getpid());
 	for (unsigned i = 0; i < N; i++) {

@@ -105,10 +105,13 @@ static int member_arg(int fd, const struct serve_state *st, const struct ctl_req
 	return idx;
 }
 
+/* A request that reached the engine was well formed: its refusal (the
+ * array's state does not allow it, -EINVAL included) is a failure, not a
+ * command-line error. */
 static void reply_result(int fd, int rc, const char *err, const char *done)
 {
 	if (rc)
-		ctl_reply(fd, rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, err, NULL, 0);
+		ctl_reply(fd, CLI_EXIT_FAIL, err, NULL, 0);
 	else
 		ctl_reply(fd, 0, NULL, done, strlen(done));
 }

@@ -87,8 +87,8 @@ members deg 3 8
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=deg "${m[@]}" missing >/dev/null
 serve deg "${m[@]}"
 out=$("$URAID" check deg 2>&1); rc=$?
-check "check of a degraded RAID 5 is refused ($out)" \
-    bash -c "[ $rc -ne 0 ] && grep -q degraded <<<\"\$0\"" "$out"
+check "check of a degraded RAID 5 is refused: exit 1, not a usage error ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q degraded <<<\"\$0\"" "$out"
 out=$("$URAID" check --cancel deg 2>&1); rc=$?
 check "cancel with nothing running is refused ($out)" test $rc -ne 0
 out=$("$URAID" speed --min=5000 --max=100 deg 2>&1); rc=$?

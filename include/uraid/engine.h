@@ -181,10 +181,13 @@ struct uraid_sync_status {
 	enum uraid_sync_kind kind;  /* running, or the last one that ran (NONE: never) */
 	bool running;
 	int result;                 /* of the last one: 0, -ECANCELED, -EIO */
-	uint64_t done_bytes;        /* per member, as md's sync_completed */
+	uint64_t done_bytes;        /* per member, as md's sync_completed (see array_positions) */
 	uint64_t skipped_bytes;     /* of done_bytes: resync passed over, clean by the bitmap */
 	uint64_t total_bytes;
-	uint64_t rate_bytes_s;      /* recent, per member */
+	uint64_t rate_bytes_s;      /* recent, per member; 0 before the first measure */
+	/* done, skipped and total are of the array, not per member: a RAID 10
+	   resync, check or repair (md runs those over the array's sectors) */
+	bool array_positions;
 	uint64_t mismatch_sectors;  /* check/repair: as md's mismatch_cnt */
 	uint32_t min_kib_s, max_kib_s;   /* throttling (md's speed_limit_min/max) */
 };

@@ -201,10 +201,12 @@ void serve_ctl_handle(struct serve_state *st, int fd)
 	} else if (!strcmp(cmd, "sync-status")) {
 		struct uraid_sync_status ss;
 		uraid_array_sync_status(st->array, &ss);
-		/* kind running done total mismatches result: for scripts and --wait */
-		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d\n", (int)ss.kind, ss.running,
-			 (unsigned long long)ss.done_bytes, (unsigned long long)ss.total_bytes,
-			 (unsigned long long)ss.mismatch_sectors, ss.result);
+		/* kind running done total mismatches result array-positions: for
+		   scripts and --wait (the last added later: readers take it as optional) */
+		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d\n", (int)ss.kind,
+			 ss.running, (unsigned long long)ss.done_bytes,
+			 (unsigned long long)ss.total_bytes, (unsigned long long)ss.mismatch_sectors,
+			 ss.result, ss.array_positions);
 		ctl_reply(fd, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "speed")) {
 		unsigned long lo = rq.nfields > 1 ? strtoul(rq.field[1], NULL, 10) : 0;

@@ -68,6 +68,12 @@ static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 	       kind != URAID_SYNC_REPLACE;
 }
 
+/* How a log line or a status names the unit of a job's positions. */
+static const char *positions_name(const struct array *a, enum uraid_sync_kind kind)
+{
+	return in_array_sectors(a, kind) ? "of the array" : "per member";
+}
+
 /* Where a job's positions end. RAID 4/5/6 sizes are whole rows; a short
  * last unit is cut where it is handed out (lane_run). */
 static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
@@ -453,19 +459,20 @@ static void job_end(struct sync_job *j)
 	st->total_bytes = j->end * 512;
 	st->rate_bytes_s = 0;
 	st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
+	st->array_positions = in_array_sectors(a, j->kind);
 	pthread_mutex_unlock(&a->sync_lock);
 
 	if (j->kind == URAID_SYNC_CHECK || j->kind == URAID_SYNC_REPAIR)
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n",
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n",
 			uraid_sync_kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
 			? "stopped" : "failed", (unsigned long long)(st->done_bytes >> 20),
-			(unsigned long long)(st->total_bytes >> 20),
+			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind),
 			(unsigned long long)st->mismatch_sectors);
 	else
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member\n", uraid_sync_kind_name(j->kind),
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s\n", uraid_sync_kind_name(j->kind),
 			complete ? "done" : st->result == -ECANCELED ? "stopped" : "failed",
 			(unsigned long long)(st->done_bytes >> 20),
-			(unsigned long long)(st->total_bytes >> 20));
+			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind));
 	if (j->lv->job_fini)
 		j->lv->job_fini(j);
 	atomic_store(&j->finished, true);
@@ -917,8 +924,9 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
-	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", uraid_sync_kind_name(kind),
-		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
+	fprintf(stderr, "uraid: %s started at %llu of %llu MiB %s\n", uraid_sync_kind_name(kind),
+		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11),
+		positions_name(a, kind));
 	/* j may be over (and freed by reap) once its last lane has run */
 	unsigned nlanes = j->nlanes;
 	for (unsigned i = 0; i < nlanes; i++)
@@ -1048,7 +1056,8 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 		st->total_bytes = j->end * 512;
 		st->rate_bytes_s = atomic_load(&j->rate_bps);
 		st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
-		}
+		st->array_positions = in_array_sectors(a, j->kind);
+	}
 	pthread_mutex_unlock(&a->sync_lock);
 	st->min_kib_s = speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
 	st->max_kib_s = speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);

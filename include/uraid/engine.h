@@ -190,10 +190,13 @@ struct uraid_sync_status {
 	enum uraid_sync_kind kind;  /* running, or the last one that ran (NONE: never) */
 	bool running;
 	int result;                 /* of the last one: 0, -ECANCELED, -EIO */
-	uint64_t done_bytes;        /* per member, as md's sync_completed */
+	uint64_t done_bytes;        /* per member, as md's sync_completed (see array_positions) */
 	uint64_t skipped_bytes;     /* of done_bytes: resync passed over, clean by the bitmap */
 	uint64_t total_bytes;
-	uint64_t rate_bytes_s;      /* recent, per member */
+	uint64_t rate_bytes_s;      /* recent, per member; 0 before the first measure */
+	/* done, skipped and total are of the array, not per member: a RAID 10
+	   resync, check or repair (md runs those over the array's sectors) */
+	bool array_positions;
 	uint64_t mismatch_sectors;  /* check/repair: as md's mismatch_cnt */
 	uint32_t min_kib_s, max_kib_s;   /* throttling (md's speed_limit_min/max) */
 };
@@ -209,11 +212,15 @@ int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, cha
 			   size_t errlen);
 /* "resync", "check", "repair", "recovery", "none". */
 const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
-/* Stop it (the position reached is kept for a resync: resync_offset). */
+/* Stop it (the position reached is kept for a resync: resync_offset). A
+ * resync stopped so is not resumed by itself until another job ends or the
+ * array is assembled again; a needed resync otherwise starts by itself
+ * whenever nothing else runs and the array is not degraded. */
 int uraid_array_sync_cancel(struct uraid_array *a);
 int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);
 /* KiB/s per member: min holds while foreground I/O runs, max when idle.
- * 0 keeps the current value (defaults: md's 1000 and 200000). */
+ * 0 keeps the current value (defaults: md's 1000 and 200000). -EINVAL,
+ * nothing changed, when the minimum would be above the maximum. */
 int uraid_array_sync_speed(struct uraid_array *a, uint32_t min_kib_s, uint32_t max_kib_s);
 
 /* ---- management of a running array (mdadm --fail / --remove) ---- */

@@ -402,11 +402,12 @@ static int wait_sync(const char *cmd, const char *ctl)
 		int rc = f ? ctl_call(ctl, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
 		if (f)
 			fclose(f);
-		int kind = 0, running = 0, result = 0;
+		int kind = 0, running = 0, result = 0, of_array = 0;
 		unsigned long long done = 0, total = 0, mism = 0;
 		bool parsed = rc == 0 && body &&
-			      sscanf(body, "%d %d %llu %llu %llu %d", &kind, &running, &done, &total,
-				     &mism, &result) == 6;
+			      sscanf(body, "%d %d %llu %llu %llu %d %d", &kind, &running, &done,
+				     &total, &mism, &result, &of_array) >= 6;
+		const char *of = of_array ? "of the array" : "per member";
 		free(body);
 		if (!parsed) {
 			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd,
@@ -425,11 +426,11 @@ static int wait_sync(const char *cmd, const char *ctl)
 			const char *how = result == 0 ? "completed" : result == -ECANCELED
 				? "stopped" : "failed";
 			if (!strcmp(cmd, "check") || !strcmp(cmd, "repair"))
-				printf("%s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n", cmd,
-				       how, done >> 20, total >> 20, mism);
+				printf("%s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n", cmd,
+				       how, done >> 20, total >> 20, of, mism);
 			else
-				printf("%s %s: %llu of %llu MiB per member\n", cmd, how, done >> 20,
-				       total >> 20);
+				printf("%s %s: %llu of %llu MiB %s\n", cmd, how, done >> 20,
+				       total >> 20, of);
 			return result != 0 || (!strcmp(cmd, "check") && mism) ? CLI_EXIT_FAIL
 									     : CLI_EXIT_OK;
 		}

@@ -151,6 +151,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			return CLI_EXIT_USAGE;
 		}
 	}
+	if (o->speed_min && o->speed_max && o->speed_min > o->speed_max) {
+		fprintf(stderr, "uraid serve: --speed-min=%u is above --speed-max=%u\n",
+			o->speed_min, o->speed_max);
+		return CLI_EXIT_USAGE;
+	}
 	if (o->socket && o->listen) {
 		fprintf(stderr, "uraid serve: --socket and --listen exclude each other; choose one\n");
 		return CLI_EXIT_USAGE;
@@ -260,19 +265,6 @@ static void signal_ready(struct serve_state *st)
 	}
 }
 
-/* md resyncs an array that was not stopped cleanly as soon as it starts. */
-static void start_resync_if_dirty(struct serve_state *st)
-{
-	struct uraid_array_status *as = malloc(sizeof(*as));
-	char err[256];
-
-	if (as && uraid_array_status(st->array, as) == 0 && as->resync_needed &&
-	    !st->o->read_only && !as->degraded &&
-	    uraid_array_sync_start(st->array, URAID_SYNC_RESYNC, err, sizeof(err)) != 0)
-		fprintf(stderr, "uraid serve: the array needs a resync, which cannot run: %s\n", err);
-	free(as);
-}
-
 /*
  * Signals and control requests; returns when asked to stop. The control
  * clients are served without blocking (ctl_server.c): one that says nothing
@@ -340,7 +332,20 @@ static int run(struct serve_state *st, int sig_fd)
 		uraid_engine_destroy(st->engine);
 		return CLI_EXIT_FAIL;
 	}
-	uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max);
+	if (uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max)) {
+		/* one given, against the other's default */
+		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		if (st->o->speed_min)
+			fprintf(stderr, "uraid serve: --speed-min=%u is above the default maximum, "
+				"%u KiB/s; give --speed-max too\n", st->o->speed_min, ss.max_kib_s);
+		else
+			fprintf(stderr, "uraid serve: --speed-max=%u is below the default minimum, "
+				"%u KiB/s; give --speed-min too\n", st->o->speed_max, ss.min_kib_s);
+		uraid_array_close(st->array);
+		uraid_engine_destroy(st->engine);
+		return CLI_EXIT_USAGE;
+	}
 	/* the default export name is the array's name without mdadm's "homehost:" */
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	if (as && uraid_array_status(st->array, as) == 0) {
@@ -371,7 +376,6 @@ static int run(struct serve_state *st, int sig_fd)
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
 			announce(st);
-			start_resync_if_dirty(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
 			nbd_server_stop(st->server, STOP_TIMEOUT_MS);

@@ -97,10 +97,13 @@ static int member_arg(FILE *out, const struct serve_state *st, const struct ctl_
 	return idx;
 }
 
+/* A request that reached the engine was well formed: its refusal (the
+ * array's state does not allow it, -EINVAL included) is a failure, not a
+ * command-line error. */
 static void reply_result(FILE *out, int rc, const char *err, const char *done)
 {
 	if (rc)
-		ctl_reply(out, rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL, err, NULL, 0);
+		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
 	else
 		ctl_reply(out, 0, NULL, done, strlen(done));
 }
@@ -188,10 +191,12 @@ void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 	} else if (!strcmp(cmd, "sync-status")) {
 		struct uraid_sync_status ss;
 		uraid_array_sync_status(st->array, &ss);
-		/* kind running done total mismatches result: for scripts and --wait */
-		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d\n", (int)ss.kind, ss.running,
-			 (unsigned long long)ss.done_bytes, (unsigned long long)ss.total_bytes,
-			 (unsigned long long)ss.mismatch_sectors, ss.result);
+		/* kind running done total mismatches result array-positions: for
+		   scripts and --wait (the last added later: readers take it as optional) */
+		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d\n", (int)ss.kind,
+			 ss.running, (unsigned long long)ss.done_bytes,
+			 (unsigned long long)ss.total_bytes, (unsigned long long)ss.mismatch_sectors,
+			 ss.result, ss.array_positions);
 		ctl_reply(out, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "speed")) {
 		unsigned long lo = rq->nfields > 1 ? strtoul(rq->field[1], NULL, 10) : 0;
@@ -200,8 +205,19 @@ void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 			ctl_reply(out, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
 			return;
 		}
-		uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi);
 		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		if (uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi) != 0) {
+			/* one limit given, against the other as it stands */
+			if (lo)
+				snprintf(err, sizeof(err), "minimum %lu KiB/s is above the maximum "
+					 "in effect, %u KiB/s; give --max too", lo, ss.max_kib_s);
+			else
+				snprintf(err, sizeof(err), "maximum %lu KiB/s is below the minimum "
+					 "in effect, %u KiB/s; give --min too", hi, ss.min_kib_s);
+			ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
+			return;
+		}
 		uraid_array_sync_status(st->array, &ss);
 		snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
 			 st->export_name, ss.min_kib_s, ss.max_kib_s);

@@ -40,7 +40,7 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 {
 	char rb[32], wb[32];
 
-	fprintf(f, "    %4s  %-8s  %-6s  %s\n", slot,
+	fprintf(f, "    %4s  %-10s  %-6s  %s\n", slot,
 		m->replacing ? "replacing" : cli_member_state_name(m->state),
 		m->direct ? "yes" : "no", m->path);
 	if (counters)
@@ -51,18 +51,22 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
-/* Seconds left at the recent rate; 0 when unknown. */
-static uint64_t sync_eta_s(const struct uraid_sync_status *s)
+/* Seconds left at the recent rate, rounded up (not "0 s" while work is
+ * left); -1 before the first rate is measured. */
+static int64_t sync_eta_s(const struct uraid_sync_status *s)
 {
-	if (!s->running || !s->rate_bytes_s || s->done_bytes >= s->total_bytes)
+	if (!s->rate_bytes_s)
+		return -1;
+	if (s->done_bytes >= s->total_bytes)
 		return 0;
-	return (s->total_bytes - s->done_bytes) / s->rate_bytes_s;
+	return (int64_t)((s->total_bytes - s->done_bytes + s->rate_bytes_s - 1) / s->rate_bytes_s);
 }
 
-/* "resync  [=======>.............]  37.5% (384/1024 MiB) 120 MiB/s, 5 s left" */
+/* "resync  [=======>.............]  37.5% (384/1024 MiB per member) 120 MiB/s, 5 s left" */
 static void print_background(FILE *f, const struct uraid_sync_status *s)
 {
-	char rate[32];
+	char rate[32], speed[64];
+	const char *of = s->array_positions ? "of the array" : "per member";
 
 	if (!s->running && s->kind == URAID_SYNC_NONE) {
 		fprintf(f, "     Background : none (limits %u..%u KiB/s)\n", s->min_kib_s,
@@ -76,12 +80,17 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 		for (unsigned i = 0; i < 20; i++)
 			bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
 		bar[20] = 0;
-		fprintf(f, "     Background : %s [%s] %5.1f%% (%llu/%llu MiB per member) %s/s, "
-			"%llu s left\n", uraid_sync_kind_name(s->kind), bar, pct,
+		/* the rate is measured over a window: none yet just after a start */
+		if (s->rate_bytes_s)
+			snprintf(speed, sizeof(speed), "%s/s, %lld s left",
+				 cli_bytes(s->rate_bytes_s, rate, sizeof(rate)),
+				 (long long)sync_eta_s(s));
+		else
+			snprintf(speed, sizeof(speed), "rate not measured yet");
+		fprintf(f, "     Background : %s [%s] %5.1f%% (%llu/%llu MiB %s) %s\n",
+			uraid_sync_kind_name(s->kind), bar, pct,
 			(unsigned long long)(s->done_bytes >> 20),
-			(unsigned long long)(s->total_bytes >> 20),
-			cli_bytes(s->rate_bytes_s, rate, sizeof(rate)),
-			(unsigned long long)sync_eta_s(s));
+			(unsigned long long)(s->total_bytes >> 20), of, speed);
 	} else {
 		fprintf(f, "     Background : none; last %s %s at %.1f%%\n", uraid_sync_kind_name(s->kind),
 			s->result == 0 ? "completed" : s->result == -ECANCELED ? "stopped" : "failed",
@@ -90,9 +99,9 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 	if (s->kind == URAID_SYNC_CHECK || s->kind == URAID_SYNC_REPAIR)
 		fprintf(f, "   Mismatch Cnt : %llu\n", (unsigned long long)s->mismatch_sectors);
 	if (s->skipped_bytes)
-		fprintf(f, "    Bitmap Skip : %llu of %llu MiB per member clean by the bitmap\n",
+		fprintf(f, "    Bitmap Skip : %llu of %llu MiB %s clean by the bitmap\n",
 			(unsigned long long)(s->skipped_bytes >> 20),
-			(unsigned long long)(s->done_bytes >> 20));
+			(unsigned long long)(s->done_bytes >> 20), of);
 	fprintf(f, "    Sync Limits : %u..%u KiB/s\n", s->min_kib_s, s->max_kib_s);
 }
 
@@ -105,8 +114,14 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 		json_u64(j, "done_bytes", s->done_bytes);
 		json_u64(j, "skipped_bytes", s->skipped_bytes);
 		json_u64(j, "total_bytes", s->total_bytes);
-		json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
-		json_u64(j, "eta_s", sync_eta_s(s));
+		json_bool(j, "per_member", !s->array_positions);
+		if (s->rate_bytes_s) {
+			json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
+			json_u64(j, "eta_s", (uint64_t)sync_eta_s(s));
+		} else {
+			json_null(j, "rate_bytes_per_s");     /* not measured yet */
+			json_null(j, "eta_s");
+		}
 		json_u64(j, "mismatch_sectors", s->mismatch_sectors);
 		json_obj_close(j);
 	}
@@ -119,6 +134,7 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 	json_u64(j, "done_bytes", s->done_bytes);
 	json_u64(j, "skipped_bytes", s->skipped_bytes);
 	json_u64(j, "total_bytes", s->total_bytes);
+	json_bool(j, "per_member", !s->array_positions);
 	json_u64(j, "mismatch_sectors", s->mismatch_sectors);
 	json_obj_close(j);
 	json_obj_open(j, "sync_limits");
@@ -164,7 +180,7 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
 		print_background(f, &srv->sync);
 	}
-	fprintf(f, "\n    Slot  State     Direct  Device\n");
+	fprintf(f, "\n    Slot  State       Direct  Device\n");
 	for (int slot = 0; slot < (int)st->raid_disks; slot++) {
 		bool found = false;
 		snprintf(b1, sizeof(b1), "%d", slot);
@@ -175,7 +191,7 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 			found = true;
 		}
 		if (!found)
-			fprintf(f, "    %4d  %-8s  %-6s  -\n", slot, "missing", "");
+			fprintf(f, "    %4d  %-10s  %-6s  -\n", slot, "missing", "");
 	}
 	for (unsigned i = 0; i < st->nmembers; i++)
 		if (st->members[i].slot < 0)

@@ -105,7 +105,7 @@ static int gate_enter_write(struct array *a, struct array_counters *c)
 	int rc = 0;
 	pthread_mutex_lock(&a->meta_lock);
 	if (atomic_load(&a->wstate) != WSTATE_ACTIVE) {
-		if (a->clean)
+		if (a->in_sync)
 			rc = meta_mark_active(a);
 		if (rc == 0)
 			atomic_store(&a->wstate, WSTATE_ACTIVE);
@@ -143,7 +143,7 @@ void array_gate_leave(struct array *a, unsigned reactor)
 
 void array_idle_check(struct array *a, uint64_t now_ns)
 {
-	if ((a->flags & URAID_ASSEMBLE_READONLY) || a->resync_needed ||
+	if ((a->flags & URAID_ASSEMBLE_READONLY) ||
 	    atomic_load(&a->wstate) != WSTATE_ACTIVE || sum_writes_in_flight(a))
 		return;
 	uint64_t last = last_write_ns(a);
@@ -160,7 +160,7 @@ void array_idle_check(struct array *a, uint64_t now_ns)
 	pthread_mutex_lock(&a->meta_lock);
 	if (atomic_load(&a->wstate) == WSTATE_MARKING_CLEAN) {
 		/* a failed superblock write leaves the array active: safe either way */
-		bool ok = a->clean || meta_mark_clean(a) == 0;
+		bool ok = a->in_sync || meta_mark_clean(a) == 0;
 		atomic_store(&a->wstate, ok ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
@@ -613,7 +613,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return rc;
 	}
 	sync_attach_pending(a);
-	atomic_store(&a->wstate, a->clean ? WSTATE_CLEAN : WSTATE_ACTIVE);
+	atomic_store(&a->wstate, a->in_sync ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)
 		atomic_store(&a->counters[i].last_write_ns, engine_now_ns());
 
@@ -663,11 +663,9 @@ int uraid_array_close(struct uraid_array *ua)
 				rc = -errno;
 		pthread_mutex_lock(&a->meta_lock);
 		/* dirty arrays too: resync_offset records how far a resync got */
-		if (!a->clean) {
-			int r2 = meta_mark_clean(a);
-			if (!rc)
-				rc = r2;
-		}
+		int r2 = a->in_sync ? meta_write_resync_offset(a) : meta_mark_clean(a);
+		if (!rc)
+			rc = r2;
 		pthread_mutex_unlock(&a->meta_lock);
 	}
 	array_free(a);
@@ -695,7 +693,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->chunk_bytes = a->geom.chunk_sectors * 512;
 	st->size_bytes = a->geom.array_sectors * 512;
 	st->degraded = atomic_load(&a->degraded);
-	st->clean = a->clean;
+	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
 	if (a->has_bitmap) {
 		st->bitmap_chunk_bytes = a->bitmap.chunksize;

@@ -114,8 +114,16 @@ struct array {
 	unsigned minor;                 /* 1.<minor> */
 	bool has_bitmap;
 	struct uraid_bitmap_sb bitmap;
-	bool clean;                     /* on disk: resync_offset == MaxSector */
-	bool resync_needed;             /* assembled dirty */
+	/*
+	 * On disk not active (md's in_sync): resync_offset there is
+	 * resync_checkpoint (MaxSector unless a resync is needed), and a write
+	 * marks the array active (resync_offset 0) before it reaches a member.
+	 */
+	bool in_sync;
+	bool resync_needed;             /* assembled dirty, and not resynced or repaired since */
+	/* a resync stopped on request is not resumed by itself until another
+	   job ends or the array is assembled again (sync_auto_recover) */
+	bool resync_held;
 	bool last_update_was_dirty;     /* md may step events back on clean */
 	/* assemble.c/meta.c: each member's own superblock as last read or
 	   written (its per-device fields, and its events for md's rule of
@@ -283,11 +291,19 @@ int meta_write_all(struct array *a);
 int meta_mark_active(struct array *a);
 /*
  * active -> clean after idle and on close: resync_offset = resync_checkpoint
- * (MaxSector unless assembled dirty), events back by one when the last update
+ * (MaxSector unless a resync is needed), events back by one when the last update
  * was the matching clean->active one (md's can_decrease_events), else +1.
  * Called with meta_lock held.
  */
 int meta_mark_clean(struct array *a);
+/*
+ * While the array is not active on disk (in_sync): superblocks rewritten
+ * when resync_offset there is not what resync_needed and resync_checkpoint
+ * say now (a resync checkpoint, its end, a repair's end), as md's in_sync
+ * superblock updates carry recovery_cp. Active: nothing to do, the next
+ * clean marking writes it. 0 or -errno; meta_lock held.
+ */
+int meta_write_resync_offset(struct array *a);
 /* A change of the member set (fail, remove): events+1 and every superblock
  * rewritten, as md_update_sb with MD_SB_CHANGE_DEVS. meta_lock held. */
 int meta_record_change(struct array *a);

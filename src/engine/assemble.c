@@ -504,8 +504,10 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 				a->bitmap.events, fsb->events);
 	}
 	a->resync_checkpoint = fsb->resync_offset;
-	a->clean = fsb->resync_offset == URAID_MAX_SECTOR;
-	a->resync_needed = !a->clean;
+	/* resync_offset on disk is where a resync stands (0 after a crash):
+	   not active until a write comes, as md_run leaves it (in_sync) */
+	a->in_sync = true;
+	a->resync_needed = fsb->resync_offset != URAID_MAX_SECTOR;
 	a->last_update_was_dirty = false;
 	if (!a->idle_clean_ms)
 		a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : 200;

@@ -256,7 +256,7 @@ int meta_mark_active(struct array *a)
 	a->last_update_was_dirty = nospares;
 	int rc = meta_write(a, nospares);
 	if (rc == 0)
-		a->clean = false;
+		a->in_sync = false;
 	return rc;
 }
 
@@ -280,7 +280,7 @@ int meta_mark_clean(struct array *a)
 	}
 	int rc = meta_write(a, nospares);
 	if (rc == 0) {
-		a->clean = checkpoint == URAID_MAX_SECTOR;
+		a->in_sync = true;
 	} else {
 		/* not known to be clean anywhere: keep writing "active" */
 		a->sb.resync_offset = old_offset;
@@ -289,6 +289,14 @@ int meta_mark_clean(struct array *a)
 	return rc;
 }
 
+int meta_write_resync_offset(struct array *a)
+{
+	uint64_t want = a->resync_needed ? a->resync_checkpoint : URAID_MAX_SECTOR;
+
+	if ((a->flags & URAID_ASSEMBLE_READONLY) || !a->in_sync || a->sb.resync_offset == want)
+		return 0;
+	return meta_mark_clean(a);
+}
 
 bool array_fail_slot(struct array *a, unsigned slot, int err)
 {

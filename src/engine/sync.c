@@ -68,6 +68,12 @@ static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 	       kind != URAID_SYNC_REPLACE;
 }
 
+/* How a log line or a status names the unit of a job's positions. */
+static const char *positions_name(const struct array *a, enum uraid_sync_kind kind)
+{
+	return in_array_sectors(a, kind) ? "of the array" : "per member";
+}
+
 /* Where a job's positions end. RAID 4/5/6 sizes are whole rows; a short
  * last unit is cut where it is handed out (lane_run). */
 static uint64_t sync_span(const struct array *a, enum uraid_sync_kind kind)
@@ -395,7 +401,32 @@ void sync_attach_pending(struct array *a)
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
-/* The outcome into sync_last and, for a resync, into the superblocks. */
+/*
+ * Where a resync stands after job j: a completed resync, or a completed
+ * repair (it rewrote every redundancy from the data: md sets recovery_cp
+ * to MaxSector after either), leaves none needed; a resync stopped part-way
+ * leaves its position. A resync stopped on request is held (not resumed by
+ * sync_auto_recover) until another job ends. meta_lock held.
+ */
+static void resync_end(struct sync_job *j, bool complete)
+{
+	struct array *a = j->a;
+
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return;
+	if (complete && (j->kind == URAID_SYNC_RESYNC || j->kind == URAID_SYNC_REPAIR)) {
+		a->resync_needed = false;
+		a->resync_checkpoint = UINT64_MAX;
+		wib_resync_done(a, UINT64_MAX);
+	} else if (j->kind == URAID_SYNC_RESYNC) {
+		a->resync_checkpoint = j->pos;
+	}
+	a->resync_held = j->kind == URAID_SYNC_RESYNC && !complete && j->result == -ECANCELED;
+	/* not active on disk: the superblocks say so now, not at the next clean marking */
+	meta_write_resync_offset(a);
+}
+
+/* The outcome into sync_last and, for a resync or a repair, into the superblocks. */
 static void job_end(struct sync_job *j)
 {
 	struct array *a = j->a;
@@ -406,19 +437,17 @@ static void job_end(struct sync_job *j)
 		recovery_end(j, complete);
 	if (j->kind == URAID_SYNC_REPLACE)
 		replace_end(j, complete);
-	if (j->kind == URAID_SYNC_RESYNC && !(a->flags & URAID_ASSEMBLE_READONLY)) {
-		if (complete) {
-			a->resync_needed = false;
-			a->resync_checkpoint = UINT64_MAX;
-			wib_resync_done(a, UINT64_MAX);
-		} else {
-			a->resync_checkpoint = j->pos;
-		}
-	}
+	resync_end(j, complete);
 	pthread_mutex_unlock(&a->meta_lock);
 
-	/* a rebuild that failed is not retried at once (engine_tick would loop) */
-	if (j->kind == URAID_SYNC_RECOVER && !complete && j->result != -ECANCELED)
+	/*
+	 * A rebuild or a resync that failed is not retried at once (engine_tick
+	 * would loop). Not when a member failed under the resync: the rebuild
+	 * that follows must not wait, and the resync cannot run before it ends.
+	 */
+	if (!complete && j->result != -ECANCELED &&
+	    (j->kind == URAID_SYNC_RECOVER ||
+	     (j->kind == URAID_SYNC_RESYNC && !atomic_load(&a->degraded))))
 		atomic_store(&a->sync_retry_ns, engine_now_ns() + SYNC_RETRY_NS);
 	pthread_mutex_lock(&a->sync_lock);
 	struct uraid_sync_status *st = &a->sync_last;
@@ -430,19 +459,20 @@ static void job_end(struct sync_job *j)
 	st->total_bytes = j->end * 512;
 	st->rate_bytes_s = 0;
 	st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
+	st->array_positions = in_array_sectors(a, j->kind);
 	pthread_mutex_unlock(&a->sync_lock);
 
 	if (j->kind == URAID_SYNC_CHECK || j->kind == URAID_SYNC_REPAIR)
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member, mismatch_cnt %llu\n",
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n",
 			uraid_sync_kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
 			? "stopped" : "failed", (unsigned long long)(st->done_bytes >> 20),
-			(unsigned long long)(st->total_bytes >> 20),
+			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind),
 			(unsigned long long)st->mismatch_sectors);
 	else
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB per member\n", uraid_sync_kind_name(j->kind),
+		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s\n", uraid_sync_kind_name(j->kind),
 			complete ? "done" : st->result == -ECANCELED ? "stopped" : "failed",
 			(unsigned long long)(st->done_bytes >> 20),
-			(unsigned long long)(st->total_bytes >> 20));
+			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind));
 	if (j->lv->job_fini)
 		j->lv->job_fini(j);
 	atomic_store(&j->finished, true);
@@ -507,8 +537,10 @@ static void checkpoint_write(struct sync_job *j, uint64_t at)
 
 	pthread_mutex_lock(&a->meta_lock);
 	if (j->kind == URAID_SYNC_RESYNC) {
-		/* written with the next clean marking (resync_offset while not active) */
+		/* on disk now if the array is not active there (an idle array's
+		   progress survives a kill), else with the next clean marking */
 		a->resync_checkpoint = at;
+		meta_write_resync_offset(a);
 	} else {
 		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
 		   a replacement's too (a crash that leaves the array dirty restarts
@@ -651,11 +683,15 @@ static void job_finish(struct sync_job *j)
 	for (uint64_t p = j->pos; p < j->next;) {
 		struct sync_unit *u = unit_at(j, p);
 		if (u->done && u->res && !reported) {
-			/* the lowest unit that failed: where the job's position stays */
+			/* the lowest unit that failed: where the job's position stays;
+			   a unit that met a member failed meanwhile (uraid fail, or a
+			   write error elsewhere) ends with -EIO, which says less */
+			bool lost = atomic_load(&j->a->degraded) > j->degraded_at_start;
 			fprintf(stderr, "uraid: %s stopped at %s sector %llu: %s\n",
 				uraid_sync_kind_name(j->kind),
 				in_array_sectors(j->a, j->kind) ? "array" : "member",
-				(unsigned long long)u->pos, strerror(-u->res));
+				(unsigned long long)u->pos,
+				lost ? "a member failed, the array is degraded" : strerror(-u->res));
 			reported = true;
 		}
 		if (u->to_level && j->lv->unit_release)
@@ -873,6 +909,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 				  : "nothing to replace");
 	}
 	atomic_store(&j->done_sectors, j->pos);
+	j->degraded_at_start = atomic_load(&a->degraded);
 	j->window_ns = j->t_start_ns = j->last_checkpoint_ns = engine_now_ns();
 	j->fg_started = array_foreground_started(a);
 	lanes_init(j);
@@ -887,13 +924,26 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
-	fprintf(stderr, "uraid: %s started at %llu of %llu MiB per member\n", uraid_sync_kind_name(kind),
-		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11));
+	fprintf(stderr, "uraid: %s started at %llu of %llu MiB %s\n", uraid_sync_kind_name(kind),
+		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11),
+		positions_name(a, kind));
 	/* j may be over (and freed by reap) once its last lane has run */
 	unsigned nlanes = j->nlanes;
 	for (unsigned i = 0; i < nlanes; i++)
 		reactor_post(j->lane[i].r, &j->lane[i].msg);
 	return 0;
+}
+
+/* Where a resync starts: the checkpoint of one that is needed, else 0. */
+static uint64_t resync_from(struct array *a)
+{
+	uint64_t from = 0;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->resync_needed && a->resync_checkpoint < sync_span(a, URAID_SYNC_RESYNC))
+		from = a->resync_checkpoint;
+	pthread_mutex_unlock(&a->meta_lock);
+	return from;
 }
 
 int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, char *err,
@@ -904,14 +954,23 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR &&
 	    kind != URAID_SYNC_REPLACE)
 		return uraid_errf(err, errlen, -EINVAL, "unknown kind of background work");
-	uint64_t from = 0;
-	if (kind == URAID_SYNC_RESYNC) {
-		pthread_mutex_lock(&a->meta_lock);
-		if (a->resync_needed && a->resync_checkpoint < sync_span(a, kind))
-			from = a->resync_checkpoint;
-		pthread_mutex_unlock(&a->meta_lock);
-	}
-	return start(a, kind, from, err, errlen);
+	return start(a, kind, kind == URAID_SYNC_RESYNC ? resync_from(a) : 0, err, errlen);
+}
+
+/*
+ * A resync that is needed runs whenever nothing else does and the array
+ * has its redundancy (md resumes one while recovery_cp < MaxSector): at
+ * start, after a rebuild or a replacement, after a member failed under it
+ * and was rebuilt. From the checkpoint. Not after a stop on request
+ * (resync_held) until another job has ended: a stop is not undone at once.
+ * meta_lock not held; 0 (started, or none wanted) or start()'s -errno.
+ */
+static int resync_resume(struct array *a, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	bool want = a->resync_needed && !a->resync_held;
+	pthread_mutex_unlock(&a->meta_lock);
+	return want ? start(a, URAID_SYNC_RESYNC, resync_from(a), err, errlen) : 0;
 }
 
 void sync_auto_recover(struct array *a)
@@ -925,6 +984,13 @@ void sync_auto_recover(struct array *a)
 	if (atomic_load(&a->sync))
 		return;
 	if (!atomic_load(&a->degraded)) {
+		/* redundancy first, as md does (-EBUSY: a job was started meanwhile) */
+		int rc = resync_resume(a, err, sizeof(err));
+		if (rc == -EBUSY || atomic_load(&a->sync))
+			return;
+		if (rc && a->sync_warned++ == 0)
+			fprintf(stderr, "uraid: the array needs a resync, which cannot run: %s\n",
+				err);
 		/* a replacement waiting (uraid replace, or one a restart interrupted) */
 		pthread_mutex_lock(&a->meta_lock);
 		bool repl = pending_replacement(a) >= 0;
@@ -990,6 +1056,7 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 		st->total_bytes = j->end * 512;
 		st->rate_bytes_s = atomic_load(&j->rate_bps);
 		st->mismatch_sectors = atomic_load(&j->mismatch_sectors);
+		st->array_positions = in_array_sectors(a, j->kind);
 	}
 	pthread_mutex_unlock(&a->sync_lock);
 	st->min_kib_s = speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
@@ -1000,10 +1067,18 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 int uraid_array_sync_speed(struct uraid_array *ua, uint32_t min_kib_s, uint32_t max_kib_s)
 {
 	struct array *a = A(ua);
+	int rc = 0;
 
-	if (min_kib_s)
-		atomic_store(&a->sync_min_kib, min_kib_s);
-	if (max_kib_s)
-		atomic_store(&a->sync_max_kib, max_kib_s);
-	return 0;
+	/* the limit not given stays as it is (or its default): the pair must hold */
+	pthread_mutex_lock(&a->sync_lock);
+	uint32_t lo = min_kib_s ? min_kib_s : speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
+	uint32_t hi = max_kib_s ? max_kib_s : speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
+	if (lo > hi) {
+		rc = -EINVAL;
+	} else {
+		atomic_store(&a->sync_min_kib, lo);
+		atomic_store(&a->sync_max_kib, hi);
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return rc;
 }

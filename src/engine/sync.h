@@ -122,6 +122,7 @@ struct sync_job {
 	uint64_t last_checkpoint_ns;
 	bool checkpointing;             /* a lane is writing a checkpoint */
 	int io_error;                   /* the first unit's error (0: none) */
+	unsigned degraded_at_start;     /* more later: a member failed during the job */
 	/* recovery: the slot rebuilt and the spare it goes onto */
 	int target_slot;
 	struct member *target;

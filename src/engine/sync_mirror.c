@@ -324,12 +324,17 @@ static void compared(struct ms *s)
 		unit_end(s, 0);
 		return;
 	}
-	int rc = array_gate_enter(a, j->ridx);   /* the array is marked active first */
-	if (rc) {
-		unit_end(s, rc);
-		return;
+	/* the array is marked active first; not for a resync, whose rewrites lie
+	   above the resync_offset on disk: a crash redoes them (md_do_sync's
+	   writes do not mark the array dirty either) */
+	if (j->kind != URAID_SYNC_RESYNC) {
+		int rc = array_gate_enter(a, j->ridx);
+		if (rc) {
+			unit_end(s, rc);
+			return;
+		}
+		s->gate_held = true;
 	}
-	s->gate_held = true;
 	batch_begin(s, repaired);
 	for (unsigned p = 0; p < s->npc; p++) {
 		struct ms_piece *pc = &s->pc[p];

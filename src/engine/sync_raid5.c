@@ -331,12 +331,17 @@ static void check_reads_done(struct r5_lane *l)
 		lane_end(l, 0);
 		return;
 	}
-	int rc = array_gate_enter(a, l->ridx);
-	if (rc) {
-		lane_end(l, rc);
-		return;
+	/* the array is marked active first; not for a resync, whose rewrites lie
+	   above the resync_offset on disk: a crash redoes them (md_do_sync's
+	   writes do not mark the array dirty either) */
+	if (j->kind != URAID_SYNC_RESYNC) {
+		int rc = array_gate_enter(a, l->ridx);
+		if (rc) {
+			lane_end(l, rc);
+			return;
+		}
+		l->gate_held = true;
 	}
-	l->gate_held = true;
 	l->rewrite_failed = 0;
 	lane_hold(l, parity_written);
 	if (mp)

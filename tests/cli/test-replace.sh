@@ -173,7 +173,7 @@ check "failing the new member stops the replace; the old one keeps the slot" \
              '$URAID' status --json f | grep -q '\"degraded\": 0'"
 # refusals
 out=$("$URAID" replace "${m[4]}" "${m[5]}" 2>&1); rc=$?
-check "a faulty member is not replaced ($out)" test $rc -ne 0
+check "a faulty member is not replaced: a refusal, exit 1 ($out)" test $rc -eq 1
 "$URAID" create --level=1 --raid-devices=2 --name=other "$work/o.0" "$work/o.1" >/dev/null 2>&1 ||
     { truncate -s 48M "$work/o.0" "$work/o.1"; "$URAID" create --level=1 --raid-devices=2 --name=other "$work/o.0" "$work/o.1" >/dev/null; }
 before=$(md5sum <"$work/o.0")

@@ -54,6 +54,9 @@ for c in "r1a 1 2 -" "r1b 1 3 -" "n2 10 4 n2" "f2 10 4 f2" "o2 10 4 o2"; do
     out=$("$URAID" check --wait "$name"); rc=$?
     check "$name: a fresh check finds 0 mismatches ($out)" \
         bash -c "[ $rc -eq 0 ] && grep -q 'mismatch_cnt 0\$' <<<\"\$0\"" "$out"
+    # RAID 10 checks run over the array's sectors (as md's), RAID 1 over a member's
+    unit="per member"; [ "$level" = 10 ] && unit="of the array"
+    check "$name: its size is counted $unit" grep -q "MiB $unit," <<<"$out"
     stop "$name"
     # Pages of copies other than the first, in distinct 64 KiB blocks (md
     # counts each block once per copy that differs there): RAID 1 and n2
@@ -161,6 +164,16 @@ check "rs: created dirty (resync needed)" bash -c "'$URAID' examine '${m[0]}' | 
 serve rs --speed-max=4000 "${m[@]}"
 sleep 1.5
 check "rs: the resync runs by itself" bash -c "'$URAID' status rs | grep -q 'resync \['"
+check "rs: its progress is counted of the array" \
+    bash -c "'$URAID' status rs | grep -q 'resync \[.* MiB of the array)'"
+js=$("$URAID" status --json rs)
+check "rs: JSON: per_member false; a rate is null (not measured yet) or above 0, with its ETA" \
+    python3 -c '
+import json, sys
+b = json.loads(sys.argv[1])["background"][0]
+assert b["per_member"] is False, b
+r, e = b["rate_bytes_per_s"], b["eta_s"]
+assert (r is None and e is None) or (r > 0 and e is not None and (e > 0 or b["done_bytes"] >= b["total_bytes"])), b' "$js"
 check "rs: stopped half-way with status 0" stop rs
 off=$(field "${m[0]}" "Resync Offset")
 asz=$(( $(field "${m[0]}" "Avail Dev Size") * 2 ))

@@ -87,13 +87,27 @@ members deg 3 8
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=deg "${m[@]}" missing >/dev/null
 serve deg "${m[@]}"
 out=$("$URAID" check deg 2>&1); rc=$?
-check "check of a degraded RAID 5 is refused ($out)" \
-    bash -c "[ $rc -ne 0 ] && grep -q degraded <<<\"\$0\"" "$out"
+check "check of a degraded RAID 5 is refused: exit 1, not a usage error ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q degraded <<<\"\$0\"" "$out"
 out=$("$URAID" check --cancel deg 2>&1); rc=$?
 check "cancel with nothing running is refused ($out)" test $rc -ne 0
 out=$("$URAID" speed --min=5000 --max=100 deg 2>&1); rc=$?
 check "speed with min above max is refused ($out)" test $rc -ne 0
+out=$("$URAID" speed --min=300000 deg 2>&1); rc=$?
+check "speed with a min above the max in effect (200000) is refused with it ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q 200000 <<<\"\$0\"" "$out"
+"$URAID" speed --max=5000 deg >/dev/null
+out=$("$URAID" speed --max=500 deg 2>&1); rc=$?
+check "speed with a max below the min in effect (1000) is refused ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q 1000 <<<\"\$0\"" "$out"
+check "and the limits are as they were" \
+    bash -c "'$URAID' status deg | grep -q '1000..5000 KiB/s'"
 stop deg
+out=$(timeout 20 "$URAID" serve --socket="$work/x.sock" --speed-min=50000 --speed-max=1000 "${m[@]}" 2>&1); rc=$?
+check "serve with --speed-min above --speed-max is a usage error ($out)" test $rc -eq 2
+out=$(timeout 20 "$URAID" serve --socket="$work/x.sock" --speed-min=300000 "${m[@]}" 2>&1); rc=$?
+check "serve with --speed-min above the default maximum is refused ($out)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 200000 <<<\"\$0\"" "$out"
 members mir 2 8
 "$URAID" create --level=1 --raid-devices=2 --assume-clean --name=mir "${m[@]}" >/dev/null
 serve mir "${m[@]}"
@@ -119,6 +133,26 @@ assert len(b) == 1 and b[0]["kind"] == "resync", d
 assert b[0]["rate_bytes_per_s"] <= 8000 * 1024 * 1.25, b
 assert 0 < b[0]["done_bytes"] < b[0]["total_bytes"], b' "$js"
 check "status shows a progress bar" bash -c "'$URAID' status rs | grep -q 'resync \['"
+# no clients, so the array is not active on disk: the resync's checkpoints
+# reach the superblocks while it runs, and a kill -9 keeps its progress
+"$URAID" speed --max=2000 rs >/dev/null
+roff=
+for _ in $(seq 150); do
+    roff=$("$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
+    [ -n "$roff" ] && [ "$roff" -gt 0 ] && break
+    sleep 0.1
+done
+check "while it runs, the superblock's resync_offset moves ($roff sectors)" \
+    bash -c "[ -n '$roff' ] && [ '$roff' -gt 0 ]"
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+# the dead server's listening socket can outlive it for a moment (its
+# io_uring is torn down after the exit) and look in use: a fresh one
+rm -f "$work/rs.sock"
+starts=$(grep -c "resync started at" "$work/rs.err")
+serve rs --speed-max=2000 "${m[@]}"
+for _ in $(seq 50); do [ "$(grep -c "resync started at" "$work/rs.err")" -gt "$starts" ] && break; sleep 0.1; done
+check "after kill -9 the resync goes on from the superblock's offset" \
+    bash -c "grep 'resync started at' '$work/rs.err' | tail -1 | grep -q 'started at [1-9]'"
 check "stopped half-way with status 0" stop rs
 off=$("$URAID" examine --json "${m[0]}" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["resync_offset_sectors"])' 2>/dev/null ||
       "$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')

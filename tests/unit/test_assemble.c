@@ -255,7 +255,7 @@ static void test_healthy(void)
 		      "members[] in slot order");
 		CHECK(a->member_sb[i].dev_number == i, "member_sb %u", i);
 	}
-	CHECK(a->clean && !a->resync_needed, "clean");
+	CHECK(a->in_sync && !a->resync_needed, "clean");
 	CHECK(a->has_bitmap && a->bitmap.magic == URAID_BITMAP_MAGIC && !a->bitmap_stale, "bitmap");
 	CHECK(a->minor == 2, "minor %u", a->minor);
 	CHECK(array_level_survives(a), "survives");
@@ -510,7 +510,7 @@ static void test_refusals(void)
 	for (unsigned i = 0; i < 4; i++)
 		EDIT(s.p[i], sb->resync_offset = 0);
 	a = assemble(s.p, 4, 0, &rc);
-	CHECK(a && !a->clean && a->resync_needed, "dirty, not degraded: %s", err);
+	CHECK(a && a->in_sync && a->resync_needed, "dirty, not degraded (not active on disk until a write): %s", err);
 	free_array(a);
 	refused("dirty degraded", s.p, 3, 0, s.p[0], "cannot start dirty degraded array");
 	a = assemble(s.p, 3, URAID_ASSEMBLE_FORCE, &rc);
@@ -561,7 +561,7 @@ static void test_meta(void)
 	pthread_mutex_lock(&a->meta_lock);
 	rc = meta_mark_active(a);
 	pthread_mutex_unlock(&a->meta_lock);
-	CHECK(rc == 0 && !a->clean, "mark_active %d", rc);
+	CHECK(rc == 0 && !a->in_sync, "mark_active %d", rc);
 	check_members(&s, 4, e0 + 1, 0, "active");
 	struct uraid_bitmap_sb bm;
 	CHECK(read_bitmap(s.p[0], &bm) == 0 && bm.events == e0 + 1, "bitmap events %" PRIu64,
@@ -583,7 +583,7 @@ static void test_meta(void)
 	pthread_mutex_lock(&a->meta_lock);
 	rc = meta_mark_clean(a);
 	pthread_mutex_unlock(&a->meta_lock);
-	CHECK(rc == 0 && a->clean, "mark_clean %d", rc);
+	CHECK(rc == 0 && a->in_sync, "mark_clean %d", rc);
 	/* md rolls events back: the previous update was the matching clean->dirty */
 	check_members(&s, 4, e0, URAID_MAX_SECTOR, "clean");
 	CHECK(read_bitmap(s.p[2], &bm) == 0 && bm.events == e0, "bitmap events back");

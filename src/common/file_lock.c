@@ -3,19 +3,34 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/file.h>
+#include <unistd.h>
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
+
+/*
+ * A process killed a moment ago (kill -9 of a server, then restarted at
+ * once) holds its files a little longer: its io_uring is torn down after
+ * it has gone, with the I/O it had in flight. So a lock held elsewhere is
+ * asked for again for this long before the answer is no.
+ */
+#define LOCK_WAIT_MS 3000
+#define LOCK_POLL_MS 20
 
 int uraid_file_lock(int fd, bool exclusive, const char *path, char *err, size_t errlen)
 {
 	int rc;
 
-	do {
+	for (unsigned waited = 0;; waited += LOCK_POLL_MS) {
 		rc = flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);
-	} while (rc < 0 && errno == EINTR);
-	if (rc == 0)
-		return 0;
+		if (rc == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_MS)
+			break;
+		usleep(LOCK_POLL_MS * 1000);
+	}
 	if (errno == EWOULDBLOCK)
 		return uraid_errf(err, errlen, -EBUSY,
 				  "%s is in use by another uraid (an array served from it, or being "

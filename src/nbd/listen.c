@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,14 +16,39 @@
 
 #define LISTEN_BACKLOG 128
 
-/* Is a server answering on the socket file? (Then it is not ours to replace.) */
+#define STALE_WAIT_MS 2000        /* for a server's greeting, or a dying socket's end */
+
+/*
+ * Is a server answering on the socket file? (Then it is not ours to
+ * replace.) A connect alone does not tell: a server killed a moment ago
+ * (kill -9) may still have its listening socket, held by its io_uring
+ * until the kernel tears that down, and the connection waits in its
+ * backlog until then and is reset. So a connection that succeeds counts
+ * as a server once something arrives on it (an NBD server greets at
+ * once), as a dead one when it is reset or closed; one that stays silent
+ * past STALE_WAIT_MS is left alone too, to be safe.
+ */
 static bool socket_in_use(const struct sockaddr_un *sa)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
-	bool used = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0 ||
-		    errno != ECONNREFUSED;
+	if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) != 0) {
+		bool used = errno != ECONNREFUSED && errno != ENOENT;
+		close(fd);
+		return used;
+	}
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int n;
+	do {
+		n = poll(&p, 1, STALE_WAIT_MS);
+	} while (n < 0 && errno == EINTR);
+	bool used = true;
+	if (n == 1) {
+		char c;
+		ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+		used = r > 0;   /* 0: closed; -1 (ECONNRESET): the dead listener went */
+	}
 	close(fd);
 	return used;
 }

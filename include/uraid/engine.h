@@ -210,6 +210,15 @@ struct uraid_sync_status {
  */
 int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, char *err,
 			   size_t errlen);
+/*
+ * A check or repair of the part of the array that holds bytes [offset,
+ * offset + length) (length 0, or past the end: to the end), widened to the
+ * units the work goes by (whole stripe rows on RAID 4/5/6). A repair of a
+ * part does not end a needed resync. -EINVAL with the reason in err for a
+ * range that starts past the end; otherwise as uraid_array_sync_start.
+ */
+int uraid_array_sync_start_range(struct uraid_array *a, enum uraid_sync_kind kind,
+				 uint64_t offset, uint64_t length, char *err, size_t errlen);
 /* "resync", "check", "repair", "recovery", "none". */
 const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
 /* Stop it (the position reached is kept for a resync: resync_offset). A

@@ -17,6 +17,7 @@
 #include <uraid/engine.h>
 
 #include "cli/cli.h"
+#include "cli/util.h"
 #include "ctl/ctl.h"
 
 struct find_ctx {
@@ -367,8 +368,8 @@ int cmd_stop(int argc, char **argv)
 static void sync_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid check [--wait] [--cancel] ARRAY\n"
-		"       uraid repair [--wait] ARRAY\n"
+		"Usage: uraid check [--wait] [--range=START-END] [--cancel] ARRAY\n"
+		"       uraid repair [--wait] [--range=START-END] ARRAY\n"
 		"       uraid speed [--min=KIB/S] [--max=KIB/S] ARRAY\n"
 		"\n"
 		"Background work on a served RAID 1/4/5/6/10 array (md's sync_action). On\n"
@@ -382,6 +383,9 @@ static void sync_usage(FILE *f)
 		"\n"
 		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches\n"
 		"  -x, --cancel   stop the running check, repair or resync\n"
+		"  -r, --range=START-END  only the part of the array that holds these bytes\n"
+		"                 (K, M, G, T suffixes; END left out: to the end), widened to\n"
+		"                 whole stripe rows; a repair of a part does not end a resync\n"
 		"      --min=N    (speed) KiB/s per member held while clients are busy\n"
 		"      --max=N    (speed) KiB/s per member at most when the array is idle\n"
 		"  -h, --help     this text\n");
@@ -442,24 +446,45 @@ static int wait_sync(const char *cmd, const char *ctl)
 static const struct option sync_longopts[] = {
 	{ "wait", no_argument, NULL, 'w' },
 	{ "cancel", no_argument, NULL, 'x' },
+	{ "range", required_argument, NULL, 'r' },
 	{ "min", required_argument, NULL, 'm' },
 	{ "max", required_argument, NULL, 'M' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
+/* --range=START-END (END may be left out) into two decimal byte counts. */
+static int parse_range(const char *arg, char *start, char *length, size_t n)
+{
+	const char *dash = strchr(arg, '-');
+	char first[64];
+	uint64_t a, b = 0;
+
+	if (!dash || (size_t)(dash - arg) >= sizeof(first))
+		return -EINVAL;
+	memcpy(first, arg, (size_t)(dash - arg));
+	first[dash - arg] = 0;
+	if (cli_parse_size(first, 1, &a) || (dash[1] && (cli_parse_size(dash + 1, 1, &b) || b <= a)))
+		return -EINVAL;
+	snprintf(start, n, "%llu", (unsigned long long)a);
+	snprintf(length, n, "%llu", (unsigned long long)(dash[1] ? b - a : 0));
+	return 0;
+}
+
 static int sync_cmd(int argc, char **argv, const char *cmd)
 {
 	bool wait = false, cancel = false;
-	const char *lo = "0", *hi = "0";
+	const char *lo = "0", *hi = "0", *range = NULL;
+	char r_start[32], r_len[32];
 	char ctl[CTL_MAX_LINE], *end;
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "wxh", sync_longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "wxr:h", sync_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': wait = true; break;
 		case 'x': cancel = true; break;
+		case 'r': range = optarg; break;
 		case 'm': lo = optarg; break;
 		case 'M': hi = optarg; break;
 		case 'h': sync_usage(stdout); return CLI_EXIT_OK;
@@ -467,7 +492,13 @@ static int sync_cmd(int argc, char **argv, const char *cmd)
 		}
 	}
 	bool speed = !strcmp(cmd, "speed");
-	if ((cancel && strcmp(cmd, "check")) || (speed && (wait || cancel)) ||
+	if (range && parse_range(range, r_start, r_len, sizeof(r_start))) {
+		fprintf(stderr, "uraid %s: --range=%s: want START-END in bytes (K, M, G, T "
+			"suffixes), END above START or left out\n", cmd, range);
+		return CLI_EXIT_USAGE;
+	}
+	if ((range && (speed || cancel)) || (cancel && strcmp(cmd, "check")) ||
+	    (speed && (wait || cancel)) ||
 	    (!speed && (strcmp(lo, "0") || strcmp(hi, "0"))) ||
 	    strtoul(lo, &end, 10) > 0xffffffffUL || *end || strtoul(hi, &end, 10) > 0xffffffffUL ||
 	    *end || argc - optind > 1) {
@@ -480,8 +511,8 @@ static int sync_cmd(int argc, char **argv, const char *cmd)
 		const char *fields[3] = { "speed", lo, hi };
 		return call(cmd, ctl, fields, 3);
 	}
-	const char *fields[1] = { cancel ? "sync-cancel" : cmd };
-	rc = call(cmd, ctl, fields, 1);
+	const char *fields[3] = { cancel ? "sync-cancel" : cmd, r_start, r_len };
+	rc = call(cmd, ctl, fields, range ? 3 : 1);
 	if (rc || !wait)
 		return rc;
 	return wait_sync(cmd, ctl);

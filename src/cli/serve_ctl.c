@@ -181,8 +181,15 @@ void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
 		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
 								   : URAID_SYNC_REPAIR;
-		int rc = uraid_array_sync_start(st->array, kind, err, sizeof(err));
-		snprintf(done, sizeof(done), "'%s': %s started\n", st->export_name, cmd);
+		/* with a range: START LENGTH in bytes (LENGTH 0: to the end) */
+		int rc = rq->nfields < 3
+			 ? uraid_array_sync_start(st->array, kind, err, sizeof(err))
+			 : uraid_array_sync_start_range(st->array, kind,
+							strtoull(rq->field[1], NULL, 10),
+							strtoull(rq->field[2], NULL, 10), err,
+							sizeof(err));
+		snprintf(done, sizeof(done), "'%s': %s started%s\n", st->export_name, cmd,
+			 rq->nfields < 3 ? "" : " on the range given");
 		reply_result(out, rc, err, done);
 	} else if (!strcmp(cmd, "sync-cancel")) {
 		int rc = uraid_array_sync_cancel(st->array);

@@ -414,7 +414,8 @@ static void resync_end(struct sync_job *j, bool complete)
 
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return;
-	if (complete && (j->kind == URAID_SYNC_RESYNC || j->kind == URAID_SYNC_REPAIR)) {
+	if (complete && (j->kind == URAID_SYNC_RESYNC ||
+			 (j->kind == URAID_SYNC_REPAIR && !j->partial))) {
 		a->resync_needed = false;
 		a->resync_checkpoint = UINT64_MAX;
 		wib_resync_done(a, UINT64_MAX);
@@ -840,25 +841,26 @@ static void reap(struct array *a)
 	pthread_mutex_unlock(&a->sync_lock);
 }
 
-static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
-		     size_t errlen);
+static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
+		     char *err, size_t errlen);
 
 /*
  * One start at a time: engine_tick (a rebuild or a replacement that waits)
  * and the control socket (check, repair, replace) may both try at once, and
  * each must see the other's job.
  */
-static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
-		 size_t errlen)
+/* A job over positions [from, to) (to 0: to the end), from rounded down to a unit. */
+static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
+		 char *err, size_t errlen)
 {
 	pthread_mutex_lock(&a->sync_start_lock);
-	int rc = start_one(a, kind, from, err, errlen);
+	int rc = start_one(a, kind, from, to, err, errlen);
 	pthread_mutex_unlock(&a->sync_start_lock);
 	return rc;
 }
 
-static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, char *err,
-		     size_t errlen)
+static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
+		     char *err, size_t errlen)
 {
 	const struct sync_level *lv = level_of(a);
 
@@ -895,6 +897,10 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	j->pos = from - from % j->unit;
 	if (j->pos > j->end)
 		j->pos = j->end;
+	/* a check or repair of a range (uraid_array_sync_start_range) */
+	j->partial = to && (j->pos > 0 || to < j->end);
+	if (to && to < j->end)
+		j->end = to;
 	/* the superblock side of the work, before it starts */
 	pthread_mutex_lock(&a->meta_lock);
 	rc = kind == URAID_SYNC_RECOVER ? recovery_begin(j)
@@ -954,7 +960,45 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR &&
 	    kind != URAID_SYNC_REPLACE)
 		return uraid_errf(err, errlen, -EINVAL, "unknown kind of background work");
-	return start(a, kind, kind == URAID_SYNC_RESYNC ? resync_from(a) : 0, err, errlen);
+	return start(a, kind, kind == URAID_SYNC_RESYNC ? resync_from(a) : 0, 0, err, errlen);
+}
+
+/*
+ * The positions of array bytes [off, off + len): RAID 4/5/6 the member
+ * sectors of the rows that hold them, RAID 1 the same sectors, RAID 10 (a
+ * check walks array sectors) the same too.
+ */
+static void range_positions(const struct array *a, uint64_t off, uint64_t len, uint64_t *from,
+			    uint64_t *to)
+{
+	const struct uraid_geom *g = &a->geom;
+	uint64_t lo = off / 512, hi = (off + len + 511) / 512;
+
+	if (level_is_parity(g->level)) {
+		uint64_t row = (uint64_t)g->data_disks * g->chunk_sectors;
+		lo = lo / row * g->chunk_sectors;
+		hi = (hi + row - 1) / row * g->chunk_sectors;
+	}
+	*from = lo;
+	*to = hi;
+}
+
+int uraid_array_sync_start_range(struct uraid_array *ua, enum uraid_sync_kind kind,
+				 uint64_t offset, uint64_t length, char *err, size_t errlen)
+{
+	struct array *a = A(ua);
+	uint64_t size = a->geom.array_sectors * 512, from, to;
+
+	if (kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR)
+		return uraid_errf(err, errlen, -EINVAL, "only a check or a repair runs over a range");
+	if (offset >= size)
+		return uraid_errf(err, errlen, -EINVAL, "the range starts at byte %llu, at or past "
+				  "the array's end (%llu bytes)", (unsigned long long)offset,
+				  (unsigned long long)size);
+	if (!length || length > size - offset)
+		length = size - offset;
+	range_positions(a, offset, length, &from, &to);
+	return start(a, kind, from, to, err, errlen);
 }
 
 /*
@@ -970,7 +1014,7 @@ static int resync_resume(struct array *a, char *err, size_t errlen)
 	pthread_mutex_lock(&a->meta_lock);
 	bool want = a->resync_needed && !a->resync_held;
 	pthread_mutex_unlock(&a->meta_lock);
-	return want ? start(a, URAID_SYNC_RESYNC, resync_from(a), err, errlen) : 0;
+	return want ? start(a, URAID_SYNC_RESYNC, resync_from(a), 0, err, errlen) : 0;
 }
 
 void sync_auto_recover(struct array *a)
@@ -995,7 +1039,7 @@ void sync_auto_recover(struct array *a)
 		pthread_mutex_lock(&a->meta_lock);
 		bool repl = pending_replacement(a) >= 0;
 		pthread_mutex_unlock(&a->meta_lock);
-		if (repl && start(a, URAID_SYNC_REPLACE, 0, err, sizeof(err)) != 0 &&
+		if (repl && start(a, URAID_SYNC_REPLACE, 0, 0, err, sizeof(err)) != 0 &&
 		    a->sync_warned++ == 0)
 			fprintf(stderr, "uraid: a replacement is waiting but cannot start: %s\n", err);
 		return;
@@ -1008,7 +1052,7 @@ void sync_auto_recover(struct array *a)
 			!(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) &&
 			a->member_sb[i].data_size >= a->geom.dev_sectors;
 	pthread_mutex_unlock(&a->meta_lock);
-	if (spare && start(a, URAID_SYNC_RECOVER, 0, err, sizeof(err)) != 0 && a->sync_warned++ == 0)
+	if (spare && start(a, URAID_SYNC_RECOVER, 0, 0, err, sizeof(err)) != 0 && a->sync_warned++ == 0)
 		fprintf(stderr, "uraid: a spare is there but the rebuild cannot start: %s\n", err);
 }
 

@@ -123,6 +123,7 @@ struct sync_job {
 	bool checkpointing;             /* a lane is writing a checkpoint */
 	int io_error;                   /* the first unit's error (0: none) */
 	unsigned degraded_at_start;     /* more later: a member failed during the job */
+	bool partial;                   /* a check or repair of a range, not the whole */
 	/* recovery: the slot rebuilt and the spare it goes onto */
 	int target_slot;
 	struct member *target;

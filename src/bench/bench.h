@@ -28,6 +28,7 @@
 #define BENCH_MAX_TARGETS 64
 #define BENCH_MAX_WORKERS 256
 #define BENCH_MAX_BS      (16u << 20)
+#define BENCH_MAX_SECONDS 1e6       /* runtime and ramp (11.6 days): kept in ns as uint64 */
 
 /*
  * One line of an Iometer access specification: a share of the I/Os with

@@ -62,8 +62,11 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 		return uraid_errf(err, errlen, -EINVAL, "offset is not a multiple of 512");
 	if (!w->iodepth || w->iodepth > 4096)
 		return uraid_errf(err, errlen, -EINVAL, "iodepth is 1..4096");
-	if (w->runtime_s < 0 || w->ramp_s < 0)
-		return uraid_errf(err, errlen, -EINVAL, "times must not be negative");
+	/* !(x <= max) also catches NaN; the times become integer ns below */
+	if (w->runtime_s < 0 || w->ramp_s < 0 || !(w->runtime_s <= BENCH_MAX_SECONDS) ||
+	    !(w->ramp_s <= BENCH_MAX_SECONDS))
+		return uraid_errf(err, errlen, -EINVAL, "times are 0 to %.0f seconds",
+				  BENCH_MAX_SECONDS);
 	if (!t->npaths || t->npaths > BENCH_MAX_TARGETS)
 		return uraid_errf(err, errlen, -EINVAL, "between 1 and %d targets",
 				  BENCH_MAX_TARGETS);

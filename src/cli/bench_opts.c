@@ -2,6 +2,7 @@
 /* uraid bench: the command line (fio's option names, Iometer's access specifications). */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,18 +193,23 @@ static int parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* "10", "10s", "2m", "1.5", "500ms" seconds */
+/*
+ * "10", "10s", "2m", "1.5", "500ms" seconds, at most BENCH_MAX_SECONDS: the
+ * run converts times to integer ns, which inf or 1e300 would overflow.
+ */
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || !(v >= 0))
+	if (end == s || !(v >= 0) || !isfinite(v))
 		return -EINVAL;
 	if (!strcmp(end, "m") || !strcmp(end, "min"))
 		v *= 60;
 	else if (!strcmp(end, "ms"))
 		v /= 1000;
 	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	if (v > BENCH_MAX_SECONDS)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -396,12 +402,13 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		break;
 	case OPT_RUNTIME:
 		if (parse_seconds(optarg, &c->wl.runtime_s) || !(c->wl.runtime_s > 0))
-			return usage_error("--runtime=%s: seconds, more than 0", optarg);
+			return usage_error("--runtime=%s: seconds, more than 0 and at most 1000000",
+					   optarg);
 		c->runtime_given = true;
 		break;
 	case OPT_RAMP:
 		if (parse_seconds(optarg, &c->wl.ramp_s))
-			return usage_error("--ramp_time=%s: seconds", optarg);
+			return usage_error("--ramp_time=%s: seconds from 0, at most 1000000", optarg);
 		break;
 	case OPT_SIZE:
 		if (cli_parse_size(optarg, 1, &c->wl.size) || c->wl.size % 512)

@@ -66,6 +66,12 @@ void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *w
  */
 double bench_xbit_rating(const unsigned *qd, const double *iops, unsigned n, bool *complete);
 
+/*
+ * Seconds left of a run of ncells cells of cell_s seconds each, in_cell_s
+ * into cell (1-based): the rest of this cell and every cell after it.
+ */
+double bench_eta_s(unsigned cell, unsigned ncells, double cell_s, double in_cell_s);
+
 /* SNIA PTS steady state over the last window rounds of y (n rounds so far). */
 #define BENCH_SS_WINDOW     5
 #define BENCH_SS_RANGE_PCT  20

@@ -37,9 +37,7 @@ static void progress_print(struct progress *p, bool newline)
 {
 	double elapsed = (mono_ns() - p->t_start) / 1e9;
 	double in_cell = (mono_ns() - p->cell_start) / 1e9;
-	double eta = (p->ncells - p->cell) * p->cell_s - (in_cell < p->cell_s ? in_cell : p->cell_s);
-	if (eta < 0)
-		eta = 0;
+	double eta = bench_eta_s(p->cell, p->ncells, p->cell_s, in_cell);
 	fprintf(stderr, "%suraid bench: cell %u/%u (%s), elapsed %.0f s, ETA %.0f s%s",
 		p->tty ? "\r\033[K" : "", p->cell, p->ncells, p->label, elapsed, eta,
 		newline ? "\n" : "");

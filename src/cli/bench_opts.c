@@ -104,7 +104,8 @@ static void bench_usage(FILE *f)
 		"without --force-write. Latency percentiles come from a log-linear histogram\n"
 		"(error below 0.4 %%, range about 4.9 hours); CPU is user and system time of\n"
 		"the whole process during the measured window, in %% of one CPU. Runs of several\n"
-		"cells show a progress line on stderr (cell, elapsed, ETA).\n");
+		"cells show a progress line on stderr (cell, elapsed, ETA); a single run or a\n"
+		"replay shows one when stderr is a terminal and it has run 2 s.\n");
 }
 
 static void list_profiles(FILE *f)

@@ -112,8 +112,8 @@ struct bench_result {
 	uint64_t line_reads[BENCH_MAX_LINES];
 	uint64_t runtime_ns;        /* the measured window */
 	uint64_t cpu_user_ns, cpu_sys_ns;   /* of the process during the window */
-	uint64_t busy_ns;           /* time with >= 1 I/O outstanding (replay: the one worker;
-	                               else the sum over workers) */
+	uint64_t busy_ns;           /* time of the measured window with >= 1 I/O outstanding
+	                               (replay: the one worker; else the sum over workers) */
 	unsigned workers, iodepth, ntargets;
 	uint64_t target_bytes;      /* size of the range used in the (first) target */
 	char target_desc[160];      /* "raid5 4 members, chunk 512 KiB" or "2 files" */

@@ -144,7 +144,8 @@ int bench_parse_bssplit(const char *s, struct bench_access *line, unsigned *nlin
  */
 int bench_parse_access(const char *s, struct bench_access *line, bool *has_weight,
 		       char *err, size_t errlen);
-/* Read access lines from a file (one per line, '#' comments); appends. */
+/* Read access lines from a file (one per line, '#' comments); appends.
+ * A file without any line is -EINVAL. */
 int bench_load_access_file(const char *path, struct bench_access *line, bool *has_weight,
 			   unsigned *nlines, char *err, size_t errlen);
 /* Give lines without a weight what is left of 100; check the sum. */

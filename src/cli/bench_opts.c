@@ -33,13 +33,15 @@ static void bench_usage(FILE *f)
 		"      --bssplit=LIST      block sizes with percentages: 4k/60:64k/40\n"
 		"      --rwmixread=PCT     reads in rw/randrw (default 50); --rwmixwrite=PCT\n"
 		"      --percentage_random=PCT  random share of I/Os (Iometer's %% random); the\n"
-		"                          others start where the worker's previous I/O ended\n"
+		"                          others start where the worker's previous I/O ended;\n"
+		"                          overrides --rw and --profile (not with --access)\n"
 		"      --blockalign=SIZE   alignment of random offsets (default: each I/O's size)\n"
 		"Workload (Iometer's words; replace the options above):\n"
 		"      --access=SPEC       an access specification line SIZE,READ%%,RANDOM%%[,ALIGN]\n"
 		"                          [/WEIGHT], e.g. 4k,67,100,4k/60; repeat for more lines\n"
 		"                          (weights are %% of I/Os; lines without one share the rest)\n"
 		"      --access-file=PATH  the same lines from a file, one per line, # comments\n"
+		"                          (at least one line)\n"
 		"      --profile=NAME      a built-in workload (see --list-profiles): web-server,\n"
 		"                          database, exchange, file-server, workstation,\n"
 		"                          streaming-read, streaming-write, 4k-random-read,\n"
@@ -82,7 +84,8 @@ static void bench_usage(FILE *f)
 		"                          --assume-clean --bitmap=none) on the DEVICEs\n"
 		"  -c, --chunk=SIZE        its chunk (plain number in KiB; default 512K)\n"
 		"  -p, --layout=NAME       its layout (as uraid create)\n"
-		"      --member-size=SIZE  size of members that do not exist, created zero-filled\n"
+		"      --member-size=SIZE  with --array: size of members that do not exist,\n"
+		"                          created zero-filled\n"
 		"      --force-write       allow writing to DEVICEs that existed before this run\n"
 		"                          (writing destroys their data; also needed for --level on\n"
 		"                          existing DEVICEs)\n"
@@ -246,6 +249,9 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 				   "and --rwmix*: give one or the other");
 	if (c->profile && c->nacc)
 		return usage_error("%s", "--profile and --access: give one or the other");
+	if (c->nacc && c->random_given)
+		return usage_error("%s", "--access lines give their own % random: drop "
+				   "--percentage_random");
 	if (c->profile) {
 		const struct bench_profile *p = bench_profile_find(c->profile);
 		if (!p)
@@ -253,6 +259,13 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 		c->wl.nlines = p->nlines;
 		memcpy(c->wl.line, p->line, sizeof(p->line));
 		snprintf(c->what, sizeof(c->what), "profile %s", p->name);
+		/* as with --rw, --percentage_random overrides what the profile implies */
+		if (c->random_given) {
+			for (unsigned i = 0; i < c->wl.nlines; i++)
+				c->wl.line[i].random_pct = pct_random;
+			snprintf(c->what, sizeof(c->what), "profile %s, %u %% random", p->name,
+				 pct_random);
+		}
 		return 0;
 	}
 	if (c->nacc) {
@@ -292,6 +305,9 @@ static int check_combinations(struct bench_cli *c)
 {
 	if ((c->tg.flags & BENCH_CREATE) && c->tg.kind != BENCH_ARRAY)
 		return usage_error("%s", "--level needs --array");
+	if (c->tg.create_bytes && c->tg.kind != BENCH_ARRAY)
+		return usage_error("%s", "--member-size needs --array (raw targets that do not "
+				   "exist are created at --size)");
 	if (c->layout) {
 		if (!(c->tg.flags & BENCH_CREATE))
 			return usage_error("%s", "--layout needs --level");

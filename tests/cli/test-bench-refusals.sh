@@ -31,5 +31,30 @@ for t in inf INF infinity 1e300 1000001 nan -1 2e9ms 20000m; do
     refuse "at most 1000000" --ramp_time="$t" "$work/a.img"
 done
 
+# options that would be ignored
+: >"$work/empty.acc"
+printf '# only a comment\n\n' >"$work/comment.acc"
+refuse "no access line" --access-file="$work/empty.acc" "$work/a.img"
+refuse "no access line" --access-file="$work/comment.acc" "$work/a.img"
+refuse "--member-size needs --array" --member-size=16M --size=16M "$work/new.img"
+refuse "--member-size needs --array" --member-size=16M "$work/a.img"
+refuse "own % random" --access=4k,50,100 --percentage_random=0 "$work/a.img"
+[ ! -e "$work/new.img" ] || { echo "FAIL: a refused run created new.img"; fails=$((fails + 1)); }
+
+# --percentage_random applies to a profile's lines (they are random by default)
+if out=$("$URAID" bench --json --profile=database --percentage_random=0 --runtime=0.2 \
+        --force-write "$work/a.img" 2>&1) &&
+   printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+acc = d["workload"]["access"]
+assert all(a["random_pct"] == 0 for a in acc), acc
+assert acc[0]["read_pct"] == 67 and acc[0]["bs_bytes"] == 8192, acc
+assert "0 % random" in d["workload"]["description"], d["workload"]["description"]'; then
+    echo "ok: --profile=database --percentage_random=0 is sequential"
+else
+    echo "FAIL: --profile=database --percentage_random=0: $out"; fails=$((fails + 1))
+fi
+
 [ $fails -eq 0 ] && echo "all refusal checks passed"
 [ $fails -eq 0 ]

@@ -53,7 +53,8 @@ static void bench_usage(FILE *f)
 		"      --runtime=SEC       measured time (default 10; 'ms', 's', 'm' suffixes)\n"
 		"      --ramp_time=SEC     time run before measuring (default 0)\n"
 		"      --size=SIZE         range used in each target (default: all); a raw\n"
-		"                          target that does not exist is created at this size\n"
+		"                          target that does not exist is created to hold it\n"
+		"                          (--offset + --size)\n"
 		"      --offset=SIZE       start of the range (default 0)\n"
 		"      --rate_iops=N       total I/Os per second; latency then counts from each\n"
 		"                          I/O's scheduled start (no coordinated omission)\n"
@@ -575,8 +576,13 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 		return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no DEVICE given");
-	if (c->tg.kind == BENCH_RAW)
-		c->tg.create_bytes = c->wl.size;
+	/* a raw target the run creates holds the whole range (rounded up to 4 KiB, the
+	   unit it is written in), not --size bytes of which --offset are never used */
+	if (c->tg.kind == BENCH_RAW && c->wl.size) {
+		if (c->wl.size > UINT64_MAX - 4095 - c->wl.offset)
+			return usage_error("%s", "--offset + --size is too large");
+		c->tg.create_bytes = (c->wl.offset + c->wl.size + 4095) & ~4095ull;
+	}
 	c->tg.paths = (const char *const *)argv + optind;
 	c->tg.npaths = (unsigned)(argc - optind);
 	return 0;

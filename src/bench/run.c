@@ -148,6 +148,8 @@ int bench_set_range(struct bench_run *r, unsigned i, uint64_t bytes, const char 
 {
 	const struct bench_workload *wl = r->wl;
 
+	if (!bytes)
+		return uraid_errf(err, errlen, -EINVAL, "%s is empty (0 bytes)", name);
 	if (wl->offset >= bytes)
 		return uraid_errf(err, errlen, -EINVAL, "%s: --offset is past its end", name);
 	uint64_t len = bytes - wl->offset;

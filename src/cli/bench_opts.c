@@ -431,6 +431,10 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_SIZE:
 		if (cli_parse_size(optarg, 1, &c->wl.size) || c->wl.size % 512)
 			return usage_error("--size=%s: a multiple of 512", optarg);
+		/* 0 inside the run means "to the end": leaving --size out says that */
+		if (!c->wl.size)
+			return usage_error("--size=%s: more than 0 (leave --size out to use the whole "
+					   "target)", optarg);
 		break;
 	case OPT_OFFSET:
 		if (cli_parse_size(optarg, 1, &c->wl.offset) || c->wl.offset % 512)

@@ -41,6 +41,12 @@ refuse "--member-size needs --array" --member-size=16M "$work/a.img"
 refuse "own % random" --access=4k,50,100 --percentage_random=0 "$work/a.img"
 [ ! -e "$work/new.img" ] || { echo "FAIL: a refused run created new.img"; fails=$((fails + 1)); }
 
+# an empty target, and --size=0 (0 would mean "to the end": nothing for a new file)
+: >"$work/empty.img"
+refuse "is empty" "$work/empty.img"
+refuse "--size=0: more than 0" --size=0 "$work/new.img"
+refuse "--size=0: more than 0" --size=0 "$work/a.img"
+
 # --percentage_random applies to a profile's lines (they are random by default)
 if out=$("$URAID" bench --json --profile=database --percentage_random=0 --runtime=0.2 \
         --force-write "$work/a.img" 2>&1) &&

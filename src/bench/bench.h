@@ -163,6 +163,10 @@ const struct bench_profile *bench_profile_find(const char *name);
 /* The i-th profile, NULL past the last. */
 const struct bench_profile *bench_profile_at(unsigned i);
 
+/* The workers a run of w on t uses: w->workers, else one per raw target, one for
+ * an array or a replay. */
+unsigned bench_workers(const struct bench_workload *w, const struct bench_targets *t);
+
 /* Does the workload write (access lines or trace)? */
 bool bench_workload_writes(const struct bench_workload *w);
 

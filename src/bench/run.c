@@ -75,6 +75,15 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 	return 0;
 }
 
+unsigned bench_workers(const struct bench_workload *w, const struct bench_targets *t)
+{
+	if (w->trace)
+		return 1;
+	if (w->workers)
+		return w->workers;
+	return t->kind == BENCH_RAW ? t->npaths : 1;
+}
+
 bool bench_workload_writes(const struct bench_workload *w)
 {
 	if (w->trace)
@@ -513,8 +522,7 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 	r->wl = wl;
 	r->tg = tg;
 	r->be = tg->kind == BENCH_RAW ? &bench_raw_backend : &bench_array_backend;
-	r->nworkers = wl->trace ? 1 : wl->workers ? wl->workers
-			      : tg->kind == BENCH_RAW ? tg->npaths : 1;
+	r->nworkers = bench_workers(wl, tg);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->main_done, 0);
 	rc = set_constants(r, err, errlen);

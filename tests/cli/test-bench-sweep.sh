@@ -4,7 +4,8 @@
 # cells) and drive-count sweep is in the JSON with positive figures and the
 # settings it names; the X-bit rating is the sum of IOPS(QD)/QD of the
 # cells; the drives sweep has a JBOD cell before every array cell; the
-# progress line names the cells on stderr. Steady state: whatever the
+# progress line names the cells on stderr; the workload's numjobs and
+# iodepth are what the cells ran with. Steady state: whatever the
 # machine's noise, "reached" and the number of rounds agree with the SNIA
 # rule recomputed from the rounds' IOPS. Nothing asserts on speed.
 set -u
@@ -50,6 +51,12 @@ for c in ran:
         tol = 1 + 100.0 * (100 + c["iodepth"] * c["numjobs"]) / n
         need(abs(got - c["cell_read_pct"]) <= tol, "%s: %.1f %% reads of %d" % (c["label"], got, n))
         need(c["total"]["bytes"] == c["total"]["ios"] * c["cell_bs_bytes"], c["label"] + ": bs")
+# the workload's numjobs and iodepth are those its cells ran with, where no axis varies them
+for key, axis in (("numjobs", "cell_numjobs"), ("iodepth", "cell_iodepth")):
+    if kind in ("qd", "matrix") and not any(axis in c for c in ran):
+        need(all(c[key] == d["workload"][key] for c in ran),
+             "workload.%s %d, cells ran with %s" % (key, d["workload"][key],
+                                                    sorted({c[key] for c in ran})))
 progress = open(errpath).read()
 need("cell %d/%d" % (len(ran), len(cells)) in progress or kind == "drives",
      "no progress line for the last cell")

@@ -131,10 +131,12 @@ sec = [r for r in rows if r["row"] == "second"]
 assert len(tot) == 1 and int(tot[0]["ios"]) == d["total"]["ios"], "total row"
 assert int(tot[0]["lat_p99_ns"]) == d["total"]["lat_ns"]["p99"], "p99"
 assert len(sec) == len(d["series"]) and sum(int(r["ios"]) for r in sec) == d["total"]["ios"], "seconds"
+assert int(tot[0]["cpu_user_ns"]) == d["cpu"]["user_ns"], "cpu_user_ns"
+assert int(tot[0]["cpu_sys_ns"]) == d["cpu"]["sys_ns"], "cpu_sys_ns"
 print("ok csv: %d rows, %s IOPS" % (len(rows), tot[0]["iops"]))
 PY
 then :; else echo "FAIL: csv"; fails=$((fails + 1)); fi
-"$URAID" bench --rw=randread --runtime=0.2 --output-format=csv "$work/a.img" | head -1 | grep -q '^cell,.*,lat_max_ns$' \
+"$URAID" bench --rw=randread --runtime=0.2 --output-format=csv "$work/a.img" | head -1 | grep -q '^cell,.*,lat_max_ns,cpu_user_ns,cpu_sys_ns$' \
     || { echo "FAIL: --output-format=csv header"; fails=$((fails + 1)); }
 # an array the run creates on members it creates: RAID 5 on 4 files
 m="$work/m0.img $work/m1.img $work/m2.img $work/m3.img"

@@ -41,6 +41,9 @@ struct bench_cell {
 #define BENCH_MATRIX_NMIX 7
 extern const uint32_t bench_matrix_bs[BENCH_MATRIX_NBS];
 extern const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX];
+/* ... run by two workers at QD 32 each (the review method's defaults) */
+#define BENCH_MATRIX_WORKERS 2
+#define BENCH_MATRIX_IODEPTH 32
 
 /*
  * Add one --sweep argument to ax: "qd=1,2,4", "qd=1..256" (powers of two),

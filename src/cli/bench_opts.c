@@ -69,7 +69,8 @@ static void bench_usage(FILE *f)
 		"                          queue depth and the X-bit rating (sum of IOPS(QD)/QD,\n"
 		"                          QD 1..32); threads=LIST (with qd=: every pair);\n"
 		"                          matrix: 8 block sizes x 7 read shares (56 cells,\n"
-		"                          random unless --percentage_random); drives=1..N: with\n"
+		"                          random unless --percentage_random; 2 workers at QD 32\n"
+		"                          unless --numjobs, --iodepth); drives=1..N: with\n"
 		"                          --array --level, the array on the first 1..N DEVICEs and\n"
 		"                          the JBOD baseline of the same DEVICEs\n"
 		"      --steady-state[=MAX]  rounds of --runtime each until the last 5 rounds' IOPS\n"
@@ -412,11 +413,13 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		if (parse_uint(optarg, 4096, &v) || !v)
 			return usage_error("--iodepth=%s: 1..4096", optarg);
 		c->wl.iodepth = (unsigned)v;
+		c->iodepth_given = true;
 		break;
 	case OPT_NUMJOBS:
 		if (parse_uint(optarg, BENCH_MAX_WORKERS, &v) || !v)
 			return usage_error("--numjobs=%s: 1..256", optarg);
 		c->wl.workers = (unsigned)v;
+		c->numjobs_given = true;
 		break;
 	case OPT_RUNTIME:
 		if (parse_seconds(optarg, &c->wl.runtime_s) || !(c->wl.runtime_s > 0))
@@ -573,6 +576,11 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	}
 	if (c->axes.matrix && !c->random_given)
 		c->wl.line[0].random_pct = 100;     /* the matrix is random unless told */
+	/* the review method runs the matrix with two workers at QD 32 (workloads.md section 1) */
+	if (c->axes.matrix && !c->numjobs_given)
+		c->wl.workers = BENCH_MATRIX_WORKERS;
+	if (c->axes.matrix && !c->iodepth_given)
+		c->wl.iodepth = BENCH_MATRIX_IODEPTH;
 	if (c->axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
 		snprintf(c->what, sizeof(c->what), "block size × read/write mix, %u %% random",
 			 c->wl.line[0].random_pct);

@@ -5,7 +5,7 @@
 # settings it names; the X-bit rating is the sum of IOPS(QD)/QD of the
 # cells; the drives sweep has a JBOD cell before every array cell; the
 # progress line names the cells on stderr; the workload's numjobs and
-# iodepth are what the cells ran with. Steady state: whatever the
+# iodepth are what the cells ran with (the matrix: 2 x QD 32 unless given). Steady state: whatever the
 # machine's noise, "reached" and the number of rounds agree with the SNIA
 # rule recomputed from the rounds' IOPS. Nothing asserts on speed.
 set -u
@@ -27,6 +27,7 @@ sweep() {
     python3 - "$name" "$kind" "$work/out.json" "$work/err" <<'PY' || fails=$((fails + 1))
 import json, sys
 name, kind, path, errpath = sys.argv[1:5]
+kind, _, want_jobs_qd = kind.partition(":")     # matrix:NUMJOBS:IODEPTH
 d = json.load(open(path))
 cells = d["cells"]
 bad = []
@@ -71,6 +72,10 @@ elif kind == "threads":
          [(1, 1), (1, 4), (2, 1), (2, 4)], "threads x qd cells")
 elif kind == "matrix":
     need(len(cells) == 56 and len(ran) == 56, "%d matrix cells" % len(cells))
+    jobs, qd = (int(x) for x in want_jobs_qd.split(":"))
+    need((d["workload"]["numjobs"], d["workload"]["iodepth"]) == (jobs, qd),
+         "matrix ran %d x QD %d, not %d x QD %d" % (d["workload"]["numjobs"],
+                                                  d["workload"]["iodepth"], jobs, qd))
     need(len({(c["cell_bs_bytes"], c["cell_read_pct"]) for c in cells}) == 56, "cells repeat")
 elif kind == "drives":
     need([c["label"] for c in cells] == ["jbod x1", "raid5 x1", "jbod x2", "raid5 x2",
@@ -89,7 +94,9 @@ PY
 f=$work/s.img
 sweep "qd sweep" qd --rw=randread --sweep=qd=1..32 --runtime=0.1 --size=16M "$f"
 sweep "threads x qd" threads --rw=randread --sweep=threads=1,2 --sweep=qd=1,4 --runtime=0.1 "$f"
-sweep "matrix" matrix --sweep=matrix --iodepth=4 --runtime=0.05 --force-write "$f"
+# the matrix runs 2 workers at QD 32 (workloads.md) unless told otherwise
+sweep "matrix" matrix:2:4 --sweep=matrix --iodepth=4 --runtime=0.05 --force-write "$f"
+sweep "matrix, 1 worker" matrix:1:32 --sweep=matrix --numjobs=1 --runtime=0.05 --force-write "$f"
 sweep "drives" drives --array --level=5 --chunk=64K --member-size=16M --sweep=drives=1..3 \
     --rw=randwrite --iodepth=4 --runtime=0.1 "$work/d0" "$work/d1" "$work/d2"
 

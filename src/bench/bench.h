@@ -9,8 +9,9 @@
  * The run is time-based: ramp_s seconds whose I/O is not counted, then
  * runtime_s seconds measured. Latency runs from the I/O's submission, or,
  * when a rate is set, from its intended start on the rate's schedule (no
- * coordinated omission). Write data is random (incompressible). All memory
- * is allocated before the run: the I/O path does no malloc.
+ * coordinated omission). Write data is random (incompressible) unless the
+ * workload asks for zeroes or a repeating pattern. All memory is allocated
+ * before the run: the I/O path does no malloc.
  *
  * Functions return 0 or a negative errno with one line of context in err.
  */
@@ -28,6 +29,7 @@
 #define BENCH_MAX_TARGETS 64
 #define BENCH_MAX_WORKERS 256
 #define BENCH_MAX_BS      (16u << 20)
+#define BENCH_MAX_PATTERN 512       /* bytes of --buffer_pattern */
 #define BENCH_MAX_SECONDS 1e6       /* runtime and ramp (11.6 days): kept in ns as uint64 */
 
 /*
@@ -52,6 +54,13 @@ struct bench_access {
 
 struct bench_trace;
 
+/* What writes carry (data.h). */
+enum bench_data {
+	BENCH_DATA_RANDOM,          /* incompressible (the default) */
+	BENCH_DATA_ZERO,            /* fio's --zero_buffers */
+	BENCH_DATA_PATTERN,         /* fio's --buffer_pattern, repeated from each buffer's start */
+};
+
 /* What each worker does. */
 struct bench_workload {
 	unsigned nlines;            /* entries in line (>= 1) */
@@ -67,6 +76,9 @@ struct bench_workload {
 	uint64_t seed;              /* of offsets, mix and data; same seed, same stream */
 	uint32_t flags;             /* BENCH_VERIFY, BENCH_REPLAY_TIMED */
 	const struct bench_trace *trace;    /* non-NULL: replay it (one worker) instead */
+	enum bench_data data;       /* of writes */
+	unsigned pattern_len;       /* BENCH_DATA_PATTERN: 1..BENCH_MAX_PATTERN */
+	uint8_t pattern[BENCH_MAX_PATTERN];
 };
 
 enum bench_kind {

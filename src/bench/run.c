@@ -16,6 +16,7 @@
 #include <uraid/geom.h>
 
 #include "common/errmsg.h"
+#include "bench/data.h"
 #include "bench/trace.h"
 #include "bench/verify.h"
 #include "bench/worker.h"
@@ -55,6 +56,9 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 		if (!(w->runtime_s > 0))
 			return uraid_errf(err, errlen, -EINVAL, "runtime must be positive");
 	}
+	if (w->data == BENCH_DATA_PATTERN && (!w->pattern_len || w->pattern_len > BENCH_MAX_PATTERN))
+		return uraid_errf(err, errlen, -EINVAL, "the data pattern is 1 to %d bytes",
+				  BENCH_MAX_PATTERN);
 	if (w->align % 512)
 		return uraid_errf(err, errlen, -EINVAL, "alignment %u is not a multiple of 512",
 				  w->align);
@@ -303,20 +307,15 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 	hist_init(&w->stats->dir[0].lat);
 	hist_init(&w->stats->dir[1].lat);
 
-	/* random, incompressible write data; the read halves are overwritten too */
-	uint64_t *p = w->bufs, s = seed | 1;
-	for (size_t i = 0; i < bytes / 8; i++) {
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		p[i] = s;
-	}
+	/* the read halves are filled too, so that every page is touched before the clock starts */
+	memset(w->bufs, 0, bytes);
 	for (unsigned i = 0; i < qd; i++) {
 		struct bench_slot *sl = &w->slots[i];
 		sl->w = w;
 		sl->wbuf = (char *)w->bufs + (size_t)2 * i * r->max_bs;
 		sl->rbuf = (char *)sl->wbuf + r->max_bs;
 		sl->next_free = i + 1 < qd ? (int)i + 1 : -1;
+		bench_fill_data(sl->wbuf, r->max_bs, wl, rng_mix(seed + i));
 	}
 	w->free_head = 0;
 

@@ -10,6 +10,7 @@
 
 #include <uraid/geom.h>
 
+#include "bench/data.h"
 #include "cli/bench_cli.h"
 #include "cli/cli.h"
 #include "cli/util.h"
@@ -64,6 +65,10 @@ static void bench_usage(FILE *f)
 		"                          sequence number, seed) and its crc32c, check every block\n"
 		"                          read, and read back what was written at the end; a\n"
 		"                          mismatch names the offset, what was expected and found\n"
+		"      --zero_buffers      write zeroes instead of random data (fio's option)\n"
+		"      --buffer_pattern=P  write P repeated from the start of every buffer: 0x and\n"
+		"                          hex bytes (0xdeadbeef) or a quoted string ('\"abc\"');\n"
+		"                          at most 512 bytes (fio's option)\n"
 		"Several runs:\n"
 		"      --sweep=AXIS        qd=1,2,4 or qd=1..256 (doubling): IOPS and latency per\n"
 		"                          queue depth and the X-bit rating (sum of IOPS(QD)/QD,\n"
@@ -105,12 +110,13 @@ static void bench_usage(FILE *f)
 		"                          latency percentiles, the one-second time series\n"
 		"  -h, --help              this text\n"
 		"\n"
-		"Write data is random (incompressible). DEVICEs the run creates may be written\n"
-		"without --force-write. Latency percentiles come from a log-linear histogram\n"
-		"(error below 0.4 %%, range about 4.9 hours); CPU is user and system time of\n"
-		"the whole process during the measured window, in %% of one CPU. Runs of several\n"
-		"cells show a progress line on stderr (cell, elapsed, ETA); a single run or a\n"
-		"replay shows one when stderr is a terminal and it has run 2 s.\n");
+		"Write data is random (incompressible) unless --zero_buffers or --buffer_pattern\n"
+		"(with --verify each block's header is stamped over it). DEVICEs the run\n"
+		"creates may be written without --force-write. Latency percentiles come from a\n"
+		"log-linear histogram (error below 0.4 %%, range about 4.9 hours); CPU is user\n"
+		"and system time of the whole process during the measured window, in %% of one\n"
+		"CPU. Runs of several cells show a progress line on stderr (cell, elapsed, ETA);\n"
+		"a single run or a replay shows one when stderr is a terminal and it has run 2 s.\n");
 }
 
 static void list_profiles(FILE *f)
@@ -137,6 +143,7 @@ enum {
 	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
 	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
 };
 
 static const struct option bench_opts[] = {
@@ -162,6 +169,8 @@ static const struct option bench_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "direct", required_argument, NULL, OPT_DIRECT },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "zero_buffers", no_argument, NULL, OPT_ZERO_BUFFERS },
+	{ "buffer_pattern", required_argument, NULL, OPT_BUFFER_PATTERN },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "steady-state", optional_argument, NULL, OPT_STEADY },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
@@ -461,6 +470,20 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		break;
 	case OPT_VERIFY:
 		c->wl.flags |= BENCH_VERIFY;
+		break;
+	case OPT_ZERO_BUFFERS:
+	case OPT_BUFFER_PATTERN:
+		/* two data options would leave one silently unused */
+		if (c->wl.data != BENCH_DATA_RANDOM)
+			return usage_error("%s", "give --zero_buffers or --buffer_pattern, once");
+		if (opt == OPT_ZERO_BUFFERS) {
+			c->wl.data = BENCH_DATA_ZERO;
+			break;
+		}
+		if (bench_parse_pattern(optarg, c->wl.pattern, &c->wl.pattern_len, err,
+					sizeof(err)))
+			return usage_error("%s", err);
+		c->wl.data = BENCH_DATA_PATTERN;
 		break;
 	case OPT_SWEEP:
 		if (bench_axes_parse(optarg, &c->axes, err, sizeof(err)))

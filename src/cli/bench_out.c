@@ -80,6 +80,14 @@ static void json_workload(struct json *j, const struct bench_cli *c, const struc
 	json_u64(j, "rate_iops", w->rate_iops);
 	json_u64(j, "seed", w->seed);
 	json_bool(j, "verify", w->flags & BENCH_VERIFY);
+	json_str(j, "data", w->data == BENCH_DATA_ZERO ? "zero" :
+			    w->data == BENCH_DATA_PATTERN ? "pattern" : "random");
+	if (w->data == BENCH_DATA_PATTERN) {
+		char hex[2 + 2 * BENCH_MAX_PATTERN + 1] = "0x";
+		for (unsigned i = 0; i < w->pattern_len; i++)
+			snprintf(hex + 2 + 2 * i, 3, "%02x", w->pattern[i]);
+		json_str(j, "buffer_pattern", hex);
+	}
 	json_obj_close(j);
 }
 

@@ -41,6 +41,13 @@ refuse "--member-size needs --array" --member-size=16M "$work/a.img"
 refuse "own % random" --access=4k,50,100 --percentage_random=0 "$work/a.img"
 [ ! -e "$work/new.img" ] || { echo "FAIL: a refused run created new.img"; fails=$((fails + 1)); }
 
+# write data: one option, a pattern fio would take
+refuse "--zero_buffers or --buffer_pattern, once" --zero_buffers --buffer_pattern=0x00 "$work/a.img"
+refuse "--zero_buffers or --buffer_pattern, once" --buffer_pattern=0x00 --buffer_pattern=0x01 "$work/a.img"
+for p in abc 0x 0xabc 0xgg '"'; do
+    refuse "--buffer_pattern=$p" --buffer_pattern="$p" "$work/a.img"
+done
+
 # an empty target, and --size=0 (0 would mean "to the end": nothing for a new file)
 : >"$work/empty.img"
 refuse "is empty" "$work/empty.img"

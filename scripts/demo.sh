@@ -3,7 +3,7 @@
 # folder, created with uraid and examined, then served over NBD: a client
 # writes and reads it back, `uraid status` shows it, `uraid stop` ends it.
 # Then `uraid bench` characterises the array in a few seconds and writes HTML
-# reports. Keeps the folder for a look around.
+# reports, whose paths are the last lines. Keeps the folder for a look around.
 set -e
 URAID=${URAID:-build/uraid}
 DIR=${DEMO_DIR:-$(mktemp -d /tmp/uraid-demo.XXXXXX)}
@@ -55,10 +55,11 @@ for rw in randwrite randread; do
         --html="$DIR/bench-$rw.html" \
         "$DIR/member0.img" "$DIR/member1.img" "$DIR/member2.img" "$DIR/member3.img"
 done
-echo "The reports (charts of IOPS and latency vs queue depth, percentiles, time series):"
-echo "  $DIR/bench-randwrite.html"
-echo "  $DIR/bench-randread.html"
 echo
 echo "Other clients of such an export: qemu-img info '$URI', fio --ioengine=nbd --uri='$URI',"
 echo "nbdfuse DIR/mnt --unix $SOCK (a file to losetup and mkfs)."
 echo "The members are in $DIR; remove it with: rm -r $DIR"
+# last, as the README says: where the reports are
+echo "The reports (charts of IOPS and latency vs queue depth, percentiles, time series):"
+echo "  $DIR/bench-randwrite.html"
+echo "  $DIR/bench-randread.html"

@@ -49,6 +49,9 @@ unsigned uraid_engine_reactors(const struct uraid_engine *e);
  * number of completions run.
  */
 int uraid_engine_poll(struct uraid_engine *e, unsigned reactor, int timeout_ms);
+/* The same with the timeout in ns (-1: until something completes): a caller
+ * that starts I/O on a schedule (a rate) wakes on time, not up to 1 ms late. */
+int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeout_ns);
 
 /* ---- arrays ---- */
 

@@ -74,7 +74,7 @@ int bench_load_access_file(const char *path, struct bench_access *line, bool *ha
 {
 	FILE *f = fopen(path, "re");
 	char buf[256], why[200];
-	unsigned lineno = 0;
+	unsigned lineno = 0, first = *nlines;
 	int rc = 0;
 
 	if (!f)
@@ -103,6 +103,9 @@ int bench_load_access_file(const char *path, struct bench_access *line, bool *ha
 	}
 	if (!rc && ferror(f))
 		rc = uraid_errf(err, errlen, -EIO, "%s: read error", path);
+	/* an empty file would leave the default workload in place, silently */
+	if (!rc && *nlines == first)
+		rc = uraid_errf(err, errlen, -EINVAL, "%s: no access line in it", path);
 	fclose(f);
 	return rc;
 }

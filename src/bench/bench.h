@@ -9,8 +9,9 @@
  * The run is time-based: ramp_s seconds whose I/O is not counted, then
  * runtime_s seconds measured. Latency runs from the I/O's submission, or,
  * when a rate is set, from its intended start on the rate's schedule (no
- * coordinated omission). Write data is random (incompressible). All memory
- * is allocated before the run: the I/O path does no malloc.
+ * coordinated omission). Write data is random (incompressible) unless the
+ * workload asks for zeroes or a repeating pattern. All memory is allocated
+ * before the run: the I/O path does no malloc.
  *
  * Functions return 0 or a negative errno with one line of context in err.
  */
@@ -28,6 +29,8 @@
 #define BENCH_MAX_TARGETS 64
 #define BENCH_MAX_WORKERS 256
 #define BENCH_MAX_BS      (16u << 20)
+#define BENCH_MAX_PATTERN 512       /* bytes of --buffer_pattern */
+#define BENCH_MAX_SECONDS 1e6       /* runtime and ramp (11.6 days): kept in ns as uint64 */
 
 /*
  * One line of an Iometer access specification: a share of the I/Os with
@@ -51,6 +54,13 @@ struct bench_access {
 
 struct bench_trace;
 
+/* What writes carry (data.h). */
+enum bench_data {
+	BENCH_DATA_RANDOM,          /* incompressible (the default) */
+	BENCH_DATA_ZERO,            /* fio's --zero_buffers */
+	BENCH_DATA_PATTERN,         /* fio's --buffer_pattern, repeated from each buffer's start */
+};
+
 /* What each worker does. */
 struct bench_workload {
 	unsigned nlines;            /* entries in line (>= 1) */
@@ -66,6 +76,9 @@ struct bench_workload {
 	uint64_t seed;              /* of offsets, mix and data; same seed, same stream */
 	uint32_t flags;             /* BENCH_VERIFY, BENCH_REPLAY_TIMED */
 	const struct bench_trace *trace;    /* non-NULL: replay it (one worker) instead */
+	enum bench_data data;       /* of writes */
+	unsigned pattern_len;       /* BENCH_DATA_PATTERN: 1..BENCH_MAX_PATTERN */
+	uint8_t pattern[BENCH_MAX_PATTERN];
 };
 
 enum bench_kind {
@@ -111,8 +124,8 @@ struct bench_result {
 	uint64_t line_reads[BENCH_MAX_LINES];
 	uint64_t runtime_ns;        /* the measured window */
 	uint64_t cpu_user_ns, cpu_sys_ns;   /* of the process during the window */
-	uint64_t busy_ns;           /* time with >= 1 I/O outstanding (replay: the one worker;
-	                               else the sum over workers) */
+	uint64_t busy_ns;           /* time of the measured window with >= 1 I/O outstanding
+	                               (replay: the one worker; else the sum over workers) */
 	unsigned workers, iodepth, ntargets;
 	uint64_t target_bytes;      /* size of the range used in the (first) target */
 	char target_desc[160];      /* "raid5 4 members, chunk 512 KiB" or "2 files" */
@@ -143,7 +156,8 @@ int bench_parse_bssplit(const char *s, struct bench_access *line, unsigned *nlin
  */
 int bench_parse_access(const char *s, struct bench_access *line, bool *has_weight,
 		       char *err, size_t errlen);
-/* Read access lines from a file (one per line, '#' comments); appends. */
+/* Read access lines from a file (one per line, '#' comments); appends.
+ * A file without any line is -EINVAL. */
 int bench_load_access_file(const char *path, struct bench_access *line, bool *has_weight,
 			   unsigned *nlines, char *err, size_t errlen);
 /* Give lines without a weight what is left of 100; check the sum. */
@@ -160,6 +174,10 @@ struct bench_profile {
 const struct bench_profile *bench_profile_find(const char *name);
 /* The i-th profile, NULL past the last. */
 const struct bench_profile *bench_profile_at(unsigned i);
+
+/* The workers a run of w on t uses: w->workers, else one per raw target, one for
+ * an array or a replay. */
+unsigned bench_workers(const struct bench_workload *w, const struct bench_targets *t);
 
 /* Does the workload write (access lines or trace)? */
 bool bench_workload_writes(const struct bench_workload *w);

@@ -57,8 +57,9 @@ int bench_prepare_paths(const struct bench_targets *t, bool fill_random, bool *c
 		if (errno != ENOENT)
 			return uraid_errf(err, errlen, -errno, "%s: %s", t->paths[i], strerror(errno));
 		if (!t->create_bytes || t->create_bytes % 4096)
-			return uraid_errf(err, errlen, -ENOENT, "%s does not exist (give --size, a "
-					  "multiple of 4 KiB, to create it)", t->paths[i]);
+			return uraid_errf(err, errlen, -ENOENT, "%s does not exist (give %s, a "
+					  "multiple of 4 KiB, to create it)", t->paths[i],
+					  t->kind == BENCH_ARRAY ? "--member-size" : "--size");
 		if (!buf && !(buf = calloc(1, FILL_CHUNK)))
 			return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 		int fd = open(t->paths[i], O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);

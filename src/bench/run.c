@@ -16,6 +16,7 @@
 #include <uraid/geom.h>
 
 #include "common/errmsg.h"
+#include "bench/data.h"
 #include "bench/trace.h"
 #include "bench/verify.h"
 #include "bench/worker.h"
@@ -55,6 +56,9 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 		if (!(w->runtime_s > 0))
 			return uraid_errf(err, errlen, -EINVAL, "runtime must be positive");
 	}
+	if (w->data == BENCH_DATA_PATTERN && (!w->pattern_len || w->pattern_len > BENCH_MAX_PATTERN))
+		return uraid_errf(err, errlen, -EINVAL, "the data pattern is 1 to %d bytes",
+				  BENCH_MAX_PATTERN);
 	if (w->align % 512)
 		return uraid_errf(err, errlen, -EINVAL, "alignment %u is not a multiple of 512",
 				  w->align);
@@ -62,14 +66,26 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 		return uraid_errf(err, errlen, -EINVAL, "offset is not a multiple of 512");
 	if (!w->iodepth || w->iodepth > 4096)
 		return uraid_errf(err, errlen, -EINVAL, "iodepth is 1..4096");
-	if (w->runtime_s < 0 || w->ramp_s < 0)
-		return uraid_errf(err, errlen, -EINVAL, "times must not be negative");
+	/* !(x <= max) also catches NaN; the times become integer ns below */
+	if (w->runtime_s < 0 || w->ramp_s < 0 || !(w->runtime_s <= BENCH_MAX_SECONDS) ||
+	    !(w->ramp_s <= BENCH_MAX_SECONDS))
+		return uraid_errf(err, errlen, -EINVAL, "times are 0 to %.0f seconds",
+				  BENCH_MAX_SECONDS);
 	if (!t->npaths || t->npaths > BENCH_MAX_TARGETS)
 		return uraid_errf(err, errlen, -EINVAL, "between 1 and %d targets",
 				  BENCH_MAX_TARGETS);
 	if (w->workers > BENCH_MAX_WORKERS)
 		return uraid_errf(err, errlen, -EINVAL, "at most %d workers", BENCH_MAX_WORKERS);
 	return 0;
+}
+
+unsigned bench_workers(const struct bench_workload *w, const struct bench_targets *t)
+{
+	if (w->trace)
+		return 1;
+	if (w->workers)
+		return w->workers;
+	return t->kind == BENCH_RAW ? t->npaths : 1;
 }
 
 bool bench_workload_writes(const struct bench_workload *w)
@@ -145,6 +161,8 @@ int bench_set_range(struct bench_run *r, unsigned i, uint64_t bytes, const char 
 {
 	const struct bench_workload *wl = r->wl;
 
+	if (!bytes)
+		return uraid_errf(err, errlen, -EINVAL, "%s is empty (0 bytes)", name);
 	if (wl->offset >= bytes)
 		return uraid_errf(err, errlen, -EINVAL, "%s: --offset is past its end", name);
 	uint64_t len = bytes - wl->offset;
@@ -289,20 +307,15 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 	hist_init(&w->stats->dir[0].lat);
 	hist_init(&w->stats->dir[1].lat);
 
-	/* random, incompressible write data; the read halves are overwritten too */
-	uint64_t *p = w->bufs, s = seed | 1;
-	for (size_t i = 0; i < bytes / 8; i++) {
-		s ^= s << 13;
-		s ^= s >> 7;
-		s ^= s << 17;
-		p[i] = s;
-	}
+	/* the read halves are filled too, so that every page is touched before the clock starts */
+	memset(w->bufs, 0, bytes);
 	for (unsigned i = 0; i < qd; i++) {
 		struct bench_slot *sl = &w->slots[i];
 		sl->w = w;
 		sl->wbuf = (char *)w->bufs + (size_t)2 * i * r->max_bs;
 		sl->rbuf = (char *)sl->wbuf + r->max_bs;
 		sl->next_free = i + 1 < qd ? (int)i + 1 : -1;
+		bench_fill_data(sl->wbuf, r->max_bs, wl, rng_mix(seed + i));
 	}
 	w->free_head = 0;
 
@@ -508,8 +521,7 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 	r->wl = wl;
 	r->tg = tg;
 	r->be = tg->kind == BENCH_RAW ? &bench_raw_backend : &bench_array_backend;
-	r->nworkers = wl->trace ? 1 : wl->workers ? wl->workers
-			      : tg->kind == BENCH_RAW ? tg->npaths : 1;
+	r->nworkers = bench_workers(wl, tg);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->main_done, 0);
 	rc = set_constants(r, err, errlen);

@@ -234,3 +234,11 @@ bool bench_steady_check(const double *y, unsigned n, struct bench_steady *ev)
 		      ev->excursion <= ev->avg * BENCH_SS_SLOPE_PCT / 100;
 	return ev->reached;
 }
+
+double bench_eta_s(unsigned cell, unsigned ncells, double cell_s, double in_cell_s)
+{
+	/* the current cell counts whole, less what of it has run (an overrun cell: none left) */
+	unsigned left = cell == 0 ? ncells : cell <= ncells ? ncells - cell + 1 : 0;
+	double eta = left * cell_s - (in_cell_s < cell_s ? in_cell_s : cell_s);
+	return eta > 0 ? eta : 0;
+}

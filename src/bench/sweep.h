@@ -41,6 +41,9 @@ struct bench_cell {
 #define BENCH_MATRIX_NMIX 7
 extern const uint32_t bench_matrix_bs[BENCH_MATRIX_NBS];
 extern const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX];
+/* ... run by two workers at QD 32 each (the review method's defaults) */
+#define BENCH_MATRIX_WORKERS 2
+#define BENCH_MATRIX_IODEPTH 32
 
 /*
  * Add one --sweep argument to ax: "qd=1,2,4", "qd=1..256" (powers of two),
@@ -65,6 +68,12 @@ void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *w
  * from the cells measured (n pairs); *complete when all six were.
  */
 double bench_xbit_rating(const unsigned *qd, const double *iops, unsigned n, bool *complete);
+
+/*
+ * Seconds left of a run of ncells cells of cell_s seconds each, in_cell_s
+ * into cell (1-based): the rest of this cell and every cell after it.
+ */
+double bench_eta_s(unsigned cell, unsigned ncells, double cell_s, double in_cell_s);
 
 /* SNIA PTS steady state over the last window rounds of y (n rounds so far). */
 #define BENCH_SS_WINDOW     5

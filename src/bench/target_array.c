@@ -102,10 +102,11 @@ static int array_submit(struct bench_worker *w, struct bench_slot *s)
 	return uraid_array_submit(w->run->array, w->index, &s->io);
 }
 
+/* ns precision: with a rate, a wait that ends late makes the next I/O start late,
+ * and that delay counts as its latency (it is measured from the intended start). */
 static int array_wait(struct bench_worker *w, int64_t timeout_ns)
 {
-	int ms = timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000);
-	int rc = uraid_engine_poll(w->run->engine, w->index, ms);
+	int rc = uraid_engine_poll_ns(w->run->engine, w->index, timeout_ns < 0 ? -1 : timeout_ns);
 
 	return rc < 0 ? rc : 0;
 }

@@ -133,6 +133,20 @@ static int verify_done(struct bench_worker *w, struct bench_slot *s)
 	return rc;
 }
 
+/*
+ * The part of a busy stretch [from, to] inside the measured window: the busy
+ * time divides the bytes moved in the window, so time in the ramp (or after
+ * the end) must not count either.
+ */
+static uint64_t busy_in_window(const struct bench_run *r, uint64_t from, uint64_t to)
+{
+	if (from < r->t_ramp_end)
+		from = r->t_ramp_end;
+	if (to > r->t_end)
+		to = r->t_end;
+	return to > from ? to - from : 0;
+}
+
 void bench_complete(struct bench_worker *w, struct bench_slot *s, int res)
 {
 	const struct bench_run *r = w->run;
@@ -143,7 +157,7 @@ void bench_complete(struct bench_worker *w, struct bench_slot *s, int res)
 	s->next_free = w->free_head;
 	w->free_head = (int)(s - w->slots);
 	if (!w->in_flight && !s->readback)
-		w->stats->busy_ns += now - w->busy_since;
+		w->stats->busy_ns += busy_in_window(r, w->busy_since, now);
 	if (res < 0) {
 		fail(w, res, s);
 		return;

@@ -21,7 +21,7 @@ struct bench_worker;
 struct bench_slot {
 	struct uraid_io io;         /* array backend */
 	struct bench_worker *w;
-	void *rbuf, *wbuf;          /* read target; random data to write */
+	void *rbuf, *wbuf;          /* read target; data to write (data.h) */
 	uint64_t start_ns;          /* submission or intended start */
 	uint64_t offset;
 	uint32_t len;

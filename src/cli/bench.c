@@ -2,7 +2,7 @@
 /*
  * uraid bench: runs what the command line asks (one run, a sweep of cells,
  * steady-state rounds, or a trace replay) with a progress line on stderr for
- * runs of several cells, then prints the human table, JSON or CSV, and
+ * runs of several cells and for single runs that last a while, then prints the human table, JSON or CSV, and
  * writes the CSV and HTML report files asked for.
  */
 #include <errno.h>
@@ -17,13 +17,22 @@
 #include "cli/bench_cli.h"
 #include "cli/cli.h"
 
-/* The progress line: the cell, the time since the first cell, an estimate of the rest. */
+/*
+ * The progress line: the cell, the time since the first cell, an estimate of
+ * the rest. A single run or a replay (one cell, no count shown) gets it only
+ * on a terminal and only once it has run PROGRESS_QUIET_NS, so that short
+ * runs print nothing but their result.
+ */
+#define PROGRESS_QUIET_NS 2000000000ull
+
 struct progress {
 	unsigned cell, ncells;
 	const char *label;
 	uint64_t t_start, cell_start;
-	double cell_s;              /* planned length of one cell */
+	double cell_s;              /* planned length of one cell; 0: unknown (a replay) */
+	bool single;                /* one run: no cell count, quiet at first */
 	bool tty, shown;
+	uint64_t last_sec;          /* of the last refresh on a terminal */
 };
 
 static uint64_t mono_ns(void)
@@ -37,12 +46,18 @@ static void progress_print(struct progress *p, bool newline)
 {
 	double elapsed = (mono_ns() - p->t_start) / 1e9;
 	double in_cell = (mono_ns() - p->cell_start) / 1e9;
-	double eta = (p->ncells - p->cell) * p->cell_s - (in_cell < p->cell_s ? in_cell : p->cell_s);
-	if (eta < 0)
-		eta = 0;
-	fprintf(stderr, "%suraid bench: cell %u/%u (%s), elapsed %.0f s, ETA %.0f s%s",
-		p->tty ? "\r\033[K" : "", p->cell, p->ncells, p->label, elapsed, eta,
-		newline ? "\n" : "");
+	char eta[48] = "";
+
+	if (p->cell_s > 0)
+		snprintf(eta, sizeof(eta), ", ETA %.0f s",
+			 bench_eta_s(p->cell, p->ncells, p->cell_s, in_cell));
+	if (p->single)
+		fprintf(stderr, "%suraid bench: %s, elapsed %.0f s%s%s", p->tty ? "\r\033[K" : "",
+			p->label, elapsed, eta, newline ? "\n" : "");
+	else
+		fprintf(stderr, "%suraid bench: cell %u/%u (%s), elapsed %.0f s%s%s",
+			p->tty ? "\r\033[K" : "", p->cell, p->ncells, p->label, elapsed, eta,
+			newline ? "\n" : "");
 	fflush(stderr);
 	p->shown = true;
 }
@@ -50,12 +65,16 @@ static void progress_print(struct progress *p, bool newline)
 static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
 {
 	struct progress *p = arg;
-	static const uint64_t every = 1000000000ull;
+	uint64_t sec = elapsed_ns / 1000000000ull;
 
-	/* on a terminal, refresh about once a second */
-	if (p->tty && (elapsed_ns / 100000000ull) % (every / 100000000ull) == 0)
-		progress_print(p, false);
 	(void)total_ns;
+	/* only a terminal gets refreshes, about once a second */
+	if (!p->tty || (p->single && elapsed_ns < PROGRESS_QUIET_NS))
+		return;
+	if (p->shown && sec == p->last_sec)
+		return;
+	p->last_sec = sec;
+	progress_print(p, false);
 }
 
 static void progress_done(struct progress *p)
@@ -174,6 +193,27 @@ static int run_steady(struct bench_cli *c, struct bench_outcome *o, char *err, s
 	return rc;
 }
 
+/* One run or a replay, with the progress line once it runs a while on a terminal. */
+static int run_single(struct bench_cli *c, struct bench_outcome *o, char *err, size_t errlen)
+{
+	struct progress p = {
+		.cell = 1,
+		.ncells = 1,
+		.label = c->replay_path ? "replay" : "run",
+		.t_start = mono_ns(),
+		/* a replay without --runtime lasts as long as its trace: no estimate */
+		.cell_s = c->wl.runtime_s > 0 ? c->wl.ramp_s + c->wl.runtime_s : 0,
+		.single = true,
+		.tty = isatty(STDERR_FILENO),
+	};
+	struct bench_hooks hk = { .tick = progress_tick, .arg = &p };
+
+	p.cell_start = p.t_start;
+	int rc = bench_run_hooked(&c->wl, &c->tg, &hk, &o->res[0], err, errlen);
+	progress_done(&p);
+	return rc;
+}
+
 static int outcome_alloc(struct bench_outcome *o, unsigned n)
 {
 	o->res = calloc(n, sizeof(*o->res));
@@ -248,7 +288,7 @@ int cmd_bench(int argc, char **argv)
 	else if (c.steady_max)
 		rc = run_steady(&c, &o, err, sizeof(err));
 	else
-		rc = bench_run(&c.wl, &c.tg, &o.res[0], err, sizeof(err));
+		rc = run_single(&c, &o, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uraid bench: %s\n", err);
 		outcome_free(&o, nalloc);

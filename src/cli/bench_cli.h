@@ -25,6 +25,7 @@ struct bench_cli {
 	const char *layout;
 	const char *profile;        /* --profile */
 	bool rwmix_given, rw_given, bs_given, random_given, runtime_given;
+	bool iodepth_given, numjobs_given;
 	unsigned nbs;               /* --bs / --bssplit sizes (weights set) */
 	struct bench_access bs[BENCH_MAX_LINES];
 	unsigned nacc;              /* --access / --access-file lines */

@@ -216,23 +216,27 @@ static int matrix_section(struct bench_report *r, const struct bench_cli *c,
 }
 
 /*
- * --steady-state: IOPS per round, the last window's mean and the band of
- * ±10 % around it that the SNIA PTS plots (the rule itself allows a range of
- * 20 % of the mean anywhere, so the band is a guide, not the rule).
+ * --steady-state: IOPS per round, the last window's mean, the band of ±10 %
+ * around it and the least-squares line through the window that the SNIA PTS
+ * plots (the rule itself allows a range of 20 % of the mean anywhere, so the
+ * band is a guide, not the rule; the line's change across the window is the
+ * rule's second test).
  */
 static int steady_section(struct bench_report *r, const struct bench_cli *c,
 			  const struct bench_outcome *o, char *err, size_t errlen)
 {
 	double x[1000], y[1000], wx[BENCH_SS_WINDOW], wmean[BENCH_SS_WINDOW],
-	       wlo[BENCH_SS_WINDOW], whi[BENCH_SS_WINDOW];
+	       wlo[BENCH_SS_WINDOW], whi[BENCH_SS_WINDOW], wfit[BENCH_SS_WINDOW];
 	unsigned n = o->ncells < 1000 ? o->ncells : 1000, nw = 0;
-	struct svg_series ser[4] = {
+	struct svg_series ser[5] = {
 		{ .name = "IOPS per round", .x = x, .y = y, .n = n, .color = 0 },
 		{ .name = "window mean", .x = wx, .y = wmean, .color = 1, .flags = SVG_DASHED },
 		{ .name = "mean + 10 %", .x = wx, .y = whi, .color = 1,
 		  .flags = SVG_DASHED | SVG_NO_MARKERS },
 		{ .name = "mean − 10 %", .x = wx, .y = wlo, .color = 1,
 		  .flags = SVG_DASHED | SVG_NO_MARKERS },
+		{ .name = "least-squares fit", .x = wx, .y = wfit, .color = 2,
+		  .flags = SVG_NO_MARKERS },
 	};
 	struct svg_chart ch = {
 		.kind = SVG_LINE, .title = "Steady state: IOPS per round", .subtitle = c->what,
@@ -253,10 +257,12 @@ static int steady_section(struct bench_report *r, const struct bench_cli *c,
 			wmean[nw] = o->ss.avg;
 			wlo[nw] = o->ss.avg * (1 - BENCH_SS_RANGE_PCT / 200.0);
 			whi[nw] = o->ss.avg * (1 + BENCH_SS_RANGE_PCT / 200.0);
+			/* the fit passes through the window's mean at its middle round */
+			wfit[nw] = o->ss.avg + o->ss.slope * (nw - (BENCH_SS_WINDOW - 1) / 2.0);
 		}
-		for (unsigned k = 1; k < 4; k++)
+		for (unsigned k = 1; k < 5; k++)
 			ser[k].n = nw;
-		ch.nseries = 4;
+		ch.nseries = 5;
 	}
 	snprintf(note, sizeof(note), "SNIA PTS rule over the last %u rounds: range at most %d %% "
 		 "of their mean and a fitted line that moves at most %d %% across them. %s after "

@@ -2,6 +2,7 @@
 /* uraid bench: the command line (fio's option names, Iometer's access specifications). */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include <uraid/geom.h>
 
+#include "bench/data.h"
 #include "cli/bench_cli.h"
 #include "cli/cli.h"
 #include "cli/util.h"
@@ -32,13 +34,15 @@ static void bench_usage(FILE *f)
 		"      --bssplit=LIST      block sizes with percentages: 4k/60:64k/40\n"
 		"      --rwmixread=PCT     reads in rw/randrw (default 50); --rwmixwrite=PCT\n"
 		"      --percentage_random=PCT  random share of I/Os (Iometer's %% random); the\n"
-		"                          others start where the worker's previous I/O ended\n"
+		"                          others start where the worker's previous I/O ended;\n"
+		"                          overrides --rw and --profile (not with --access)\n"
 		"      --blockalign=SIZE   alignment of random offsets (default: each I/O's size)\n"
 		"Workload (Iometer's words; replace the options above):\n"
 		"      --access=SPEC       an access specification line SIZE,READ%%,RANDOM%%[,ALIGN]\n"
 		"                          [/WEIGHT], e.g. 4k,67,100,4k/60; repeat for more lines\n"
 		"                          (weights are %% of I/Os; lines without one share the rest)\n"
 		"      --access-file=PATH  the same lines from a file, one per line, # comments\n"
+		"                          (at least one line)\n"
 		"      --profile=NAME      a built-in workload (see --list-profiles): web-server,\n"
 		"                          database, exchange, file-server, workstation,\n"
 		"                          streaming-read, streaming-write, 4k-random-read,\n"
@@ -50,7 +54,8 @@ static void bench_usage(FILE *f)
 		"      --runtime=SEC       measured time (default 10; 'ms', 's', 'm' suffixes)\n"
 		"      --ramp_time=SEC     time run before measuring (default 0)\n"
 		"      --size=SIZE         range used in each target (default: all); a raw\n"
-		"                          target that does not exist is created at this size\n"
+		"                          target that does not exist is created to hold it\n"
+		"                          (--offset + --size)\n"
 		"      --offset=SIZE       start of the range (default 0)\n"
 		"      --rate_iops=N       total I/Os per second; latency then counts from each\n"
 		"                          I/O's scheduled start (no coordinated omission)\n"
@@ -60,12 +65,17 @@ static void bench_usage(FILE *f)
 		"                          sequence number, seed) and its crc32c, check every block\n"
 		"                          read, and read back what was written at the end; a\n"
 		"                          mismatch names the offset, what was expected and found\n"
+		"      --zero_buffers      write zeroes instead of random data (fio's option)\n"
+		"      --buffer_pattern=P  write P repeated from the start of every buffer: 0x and\n"
+		"                          hex bytes (0xdeadbeef) or a quoted string ('\"abc\"');\n"
+		"                          at most 512 bytes (fio's option)\n"
 		"Several runs:\n"
 		"      --sweep=AXIS        qd=1,2,4 or qd=1..256 (doubling): IOPS and latency per\n"
 		"                          queue depth and the X-bit rating (sum of IOPS(QD)/QD,\n"
 		"                          QD 1..32); threads=LIST (with qd=: every pair);\n"
 		"                          matrix: 8 block sizes x 7 read shares (56 cells,\n"
-		"                          random unless --percentage_random); drives=1..N: with\n"
+		"                          random unless --percentage_random; 2 workers at QD 32\n"
+		"                          unless --numjobs, --iodepth); drives=1..N: with\n"
 		"                          --array --level, the array on the first 1..N DEVICEs and\n"
 		"                          the JBOD baseline of the same DEVICEs\n"
 		"      --steady-state[=MAX]  rounds of --runtime each until the last 5 rounds' IOPS\n"
@@ -81,7 +91,8 @@ static void bench_usage(FILE *f)
 		"                          --assume-clean --bitmap=none) on the DEVICEs\n"
 		"  -c, --chunk=SIZE        its chunk (plain number in KiB; default 512K)\n"
 		"  -p, --layout=NAME       its layout (as uraid create)\n"
-		"      --member-size=SIZE  size of members that do not exist, created zero-filled\n"
+		"      --member-size=SIZE  with --array: size of members that do not exist,\n"
+		"                          created zero-filled\n"
 		"      --force-write       allow writing to DEVICEs that existed before this run\n"
 		"                          (writing destroys their data; also needed for --level on\n"
 		"                          existing DEVICEs)\n"
@@ -99,11 +110,13 @@ static void bench_usage(FILE *f)
 		"                          latency percentiles, the one-second time series\n"
 		"  -h, --help              this text\n"
 		"\n"
-		"Write data is random (incompressible). DEVICEs the run creates may be written\n"
-		"without --force-write. Latency percentiles come from a log-linear histogram\n"
-		"(error below 0.4 %%, range about 4.9 hours); CPU is user and system time of\n"
-		"the whole process during the measured window, in %% of one CPU. Runs of several\n"
-		"cells show a progress line on stderr (cell, elapsed, ETA).\n");
+		"Write data is random (incompressible) unless --zero_buffers or --buffer_pattern\n"
+		"(with --verify each block's header is stamped over it). DEVICEs the run\n"
+		"creates may be written without --force-write. Latency percentiles come from a\n"
+		"log-linear histogram (error below 0.4 %%, range about 4.9 hours); CPU is user\n"
+		"and system time of the whole process during the measured window, in %% of one\n"
+		"CPU. Runs of several cells show a progress line on stderr (cell, elapsed, ETA);\n"
+		"a single run or a replay shows one when stderr is a terminal and it has run 2 s.\n");
 }
 
 static void list_profiles(FILE *f)
@@ -130,6 +143,7 @@ enum {
 	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
 	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
 };
 
 static const struct option bench_opts[] = {
@@ -155,6 +169,8 @@ static const struct option bench_opts[] = {
 	{ "seed", required_argument, NULL, OPT_SEED },
 	{ "direct", required_argument, NULL, OPT_DIRECT },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "zero_buffers", no_argument, NULL, OPT_ZERO_BUFFERS },
+	{ "buffer_pattern", required_argument, NULL, OPT_BUFFER_PATTERN },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "steady-state", optional_argument, NULL, OPT_STEADY },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
@@ -192,18 +208,23 @@ static int parse_uint(const char *s, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* "10", "10s", "2m", "1.5", "500ms" seconds */
+/*
+ * "10", "10s", "2m", "1.5", "500ms" seconds, at most BENCH_MAX_SECONDS: the
+ * run converts times to integer ns, which inf or 1e300 would overflow.
+ */
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || !(v >= 0))
+	if (end == s || !(v >= 0) || !isfinite(v))
 		return -EINVAL;
 	if (!strcmp(end, "m") || !strcmp(end, "min"))
 		v *= 60;
 	else if (!strcmp(end, "ms"))
 		v /= 1000;
 	else if (*end && strcmp(end, "s"))
+		return -EINVAL;
+	if (v > BENCH_MAX_SECONDS)
 		return -EINVAL;
 	*out = v;
 	return 0;
@@ -239,6 +260,9 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 				   "and --rwmix*: give one or the other");
 	if (c->profile && c->nacc)
 		return usage_error("%s", "--profile and --access: give one or the other");
+	if (c->nacc && c->random_given)
+		return usage_error("%s", "--access lines give their own % random: drop "
+				   "--percentage_random");
 	if (c->profile) {
 		const struct bench_profile *p = bench_profile_find(c->profile);
 		if (!p)
@@ -246,6 +270,13 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 		c->wl.nlines = p->nlines;
 		memcpy(c->wl.line, p->line, sizeof(p->line));
 		snprintf(c->what, sizeof(c->what), "profile %s", p->name);
+		/* as with --rw, --percentage_random overrides what the profile implies */
+		if (c->random_given) {
+			for (unsigned i = 0; i < c->wl.nlines; i++)
+				c->wl.line[i].random_pct = pct_random;
+			snprintf(c->what, sizeof(c->what), "profile %s, %u %% random", p->name,
+				 pct_random);
+		}
 		return 0;
 	}
 	if (c->nacc) {
@@ -285,6 +316,9 @@ static int check_combinations(struct bench_cli *c)
 {
 	if ((c->tg.flags & BENCH_CREATE) && c->tg.kind != BENCH_ARRAY)
 		return usage_error("%s", "--level needs --array");
+	if (c->tg.create_bytes && c->tg.kind != BENCH_ARRAY)
+		return usage_error("%s", "--member-size needs --array (raw targets that do not "
+				   "exist are created at --size)");
 	if (c->layout) {
 		if (!(c->tg.flags & BENCH_CREATE))
 			return usage_error("%s", "--layout needs --level");
@@ -388,24 +422,31 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		if (parse_uint(optarg, 4096, &v) || !v)
 			return usage_error("--iodepth=%s: 1..4096", optarg);
 		c->wl.iodepth = (unsigned)v;
+		c->iodepth_given = true;
 		break;
 	case OPT_NUMJOBS:
 		if (parse_uint(optarg, BENCH_MAX_WORKERS, &v) || !v)
 			return usage_error("--numjobs=%s: 1..256", optarg);
 		c->wl.workers = (unsigned)v;
+		c->numjobs_given = true;
 		break;
 	case OPT_RUNTIME:
 		if (parse_seconds(optarg, &c->wl.runtime_s) || !(c->wl.runtime_s > 0))
-			return usage_error("--runtime=%s: seconds, more than 0", optarg);
+			return usage_error("--runtime=%s: seconds, more than 0 and at most 1000000",
+					   optarg);
 		c->runtime_given = true;
 		break;
 	case OPT_RAMP:
 		if (parse_seconds(optarg, &c->wl.ramp_s))
-			return usage_error("--ramp_time=%s: seconds", optarg);
+			return usage_error("--ramp_time=%s: seconds from 0, at most 1000000", optarg);
 		break;
 	case OPT_SIZE:
 		if (cli_parse_size(optarg, 1, &c->wl.size) || c->wl.size % 512)
 			return usage_error("--size=%s: a multiple of 512", optarg);
+		/* 0 inside the run means "to the end": leaving --size out says that */
+		if (!c->wl.size)
+			return usage_error("--size=%s: more than 0 (leave --size out to use the whole "
+					   "target)", optarg);
 		break;
 	case OPT_OFFSET:
 		if (cli_parse_size(optarg, 1, &c->wl.offset) || c->wl.offset % 512)
@@ -429,6 +470,20 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		break;
 	case OPT_VERIFY:
 		c->wl.flags |= BENCH_VERIFY;
+		break;
+	case OPT_ZERO_BUFFERS:
+	case OPT_BUFFER_PATTERN:
+		/* two data options would leave one silently unused */
+		if (c->wl.data != BENCH_DATA_RANDOM)
+			return usage_error("%s", "give --zero_buffers or --buffer_pattern, once");
+		if (opt == OPT_ZERO_BUFFERS) {
+			c->wl.data = BENCH_DATA_ZERO;
+			break;
+		}
+		if (bench_parse_pattern(optarg, c->wl.pattern, &c->wl.pattern_len, err,
+					sizeof(err)))
+			return usage_error("%s", err);
+		c->wl.data = BENCH_DATA_PATTERN;
 		break;
 	case OPT_SWEEP:
 		if (bench_axes_parse(optarg, &c->axes, err, sizeof(err)))
@@ -544,6 +599,11 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	}
 	if (c->axes.matrix && !c->random_given)
 		c->wl.line[0].random_pct = 100;     /* the matrix is random unless told */
+	/* the review method runs the matrix with two workers at QD 32 (workloads.md section 1) */
+	if (c->axes.matrix && !c->numjobs_given)
+		c->wl.workers = BENCH_MATRIX_WORKERS;
+	if (c->axes.matrix && !c->iodepth_given)
+		c->wl.iodepth = BENCH_MATRIX_IODEPTH;
 	if (c->axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
 		snprintf(c->what, sizeof(c->what), "block size × read/write mix, %u %% random",
 			 c->wl.line[0].random_pct);
@@ -551,8 +611,13 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 		return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no DEVICE given");
-	if (c->tg.kind == BENCH_RAW)
-		c->tg.create_bytes = c->wl.size;
+	/* a raw target the run creates holds the whole range (rounded up to 4 KiB, the
+	   unit it is written in), not --size bytes of which --offset are never used */
+	if (c->tg.kind == BENCH_RAW && c->wl.size) {
+		if (c->wl.size > UINT64_MAX - 4095 - c->wl.offset)
+			return usage_error("%s", "--offset + --size is too large");
+		c->tg.create_bytes = (c->wl.offset + c->wl.size + 4095) & ~4095ull;
+	}
 	c->tg.paths = (const char *const *)argv + optind;
 	c->tg.npaths = (unsigned)(argc - optind);
 	return 0;

@@ -73,12 +73,21 @@ static void json_workload(struct json *j, const struct bench_cli *c, const struc
 	if (!c->replay_path)
 		json_access(j, w, r);
 	json_u64(j, "iodepth", w->iodepth);
-	json_u64(j, "numjobs", r ? r->workers : w->workers);
+	/* several cells: the base workload's count, as resolved (0 would say "default") */
+	json_u64(j, "numjobs", r ? r->workers : bench_workers(w, &c->tg));
 	json_u64(j, "ramp_ns", (uint64_t)(w->ramp_s * 1e9));
 	json_u64(j, "runtime_ns", (uint64_t)(w->runtime_s * 1e9));
 	json_u64(j, "rate_iops", w->rate_iops);
 	json_u64(j, "seed", w->seed);
 	json_bool(j, "verify", w->flags & BENCH_VERIFY);
+	json_str(j, "data", w->data == BENCH_DATA_ZERO ? "zero" :
+			    w->data == BENCH_DATA_PATTERN ? "pattern" : "random");
+	if (w->data == BENCH_DATA_PATTERN) {
+		char hex[2 + 2 * BENCH_MAX_PATTERN + 1] = "0x";
+		for (unsigned i = 0; i < w->pattern_len; i++)
+			snprintf(hex + 2 + 2 * i, 3, "%02x", w->pattern[i]);
+		json_str(j, "buffer_pattern", hex);
+	}
 	json_obj_close(j);
 }
 
@@ -329,27 +338,33 @@ static void csv_cell(FILE *f, const struct bench_cell *cl)
 	fputc(',', f);
 }
 
+/* One row of the window; cpu (the run's, on the total row) or NULL: its columns empty. */
 static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint64_t ios,
-		    uint64_t bytes, const struct hist *h, uint64_t ns)
+		    uint64_t bytes, const struct hist *h, uint64_t ns, const struct bench_result *cpu)
 {
 	csv_cell(f, cl);
 	fprintf(f, "%s,,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%" PRIu64, row, ns, ios,
 		bench_per_s(ios, ns), bench_per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(f, ",%" PRIu64, hist_percentile(h, pcts[i]));
-	fprintf(f, ",%" PRIu64 "\n", h->max);
+	fprintf(f, ",%" PRIu64, h->max);
+	if (cpu)
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", cpu->cpu_user_ns, cpu->cpu_sys_ns);
+	else
+		fputs(",,\n", f);
 }
 
 static void csv_result(FILE *f, const struct bench_cell *cl, const struct bench_result *r)
 {
-	csv_dir(f, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
-	csv_dir(f, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns);
-	csv_dir(f, cl, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns);
+	csv_dir(f, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns, NULL);
+	csv_dir(f, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns, NULL);
+	/* CPU time is the process's, not a direction's: on the total row only */
+	csv_dir(f, cl, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns, r);
 	for (unsigned k = 0; k < r->nseries; k++) {
 		const struct bench_second *s = &r->series[k];
 		uint64_t ios = s->ios[0] + s->ios[1];
 		csv_cell(f, cl);
-		fprintf(f, "second,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,,%" PRIu64 ",,,,,,,\n", k,
+		fprintf(f, "second,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,,%" PRIu64 ",,,,,,,,,\n", k,
 			s->dur_ns, ios, bench_per_s(ios, s->dur_ns),
 			bench_per_s(s->bytes[0] + s->bytes[1], s->dur_ns), ios ? s->lat_sum_ns / ios : 0);
 	}
@@ -362,7 +377,7 @@ void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outc
 	      "lat_mean_ns", f);
 	for (size_t i = 0; i < NPCT; i++)
 		fprintf(f, ",lat_%s_ns", pct_keys[i]);
-	fputs(",lat_max_ns\n", f);
+	fputs(",lat_max_ns,cpu_user_ns,cpu_sys_ns\n", f);
 	for (unsigned i = 0; i < o->ncells; i++) {
 		const struct bench_cell *cl = o->cells ? &o->cells[i] : NULL;
 		if (cl && (cl->skip[0] || !o->ran[i]))

@@ -147,9 +147,14 @@ unsigned uraid_engine_reactors(const struct uraid_engine *e)
 
 int uraid_engine_poll(struct uraid_engine *e, unsigned reactor, int timeout_ms)
 {
+	return uraid_engine_poll_ns(e, reactor, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+}
+
+int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeout_ns)
+{
 	if (reactor >= e->nreactors)
 		return -EINVAL;
-	int n = reactor_poll(&e->reactors[reactor].r, timeout_ms);
+	int n = reactor_poll_ns(&e->reactors[reactor].r, timeout_ns);
 	if (reactor == 0)
 		engine_tick(e);
 	return n;

@@ -308,19 +308,19 @@ static void reactor_arm_event(struct reactor *r)
  * -EINTR, and -EAGAIN/-EBUSY (the kernel could not take more now: what is
  * left stays in the SQ ring for the next call) are not errors here.
  */
-static int reactor_submit(struct reactor *r, int wait_ms)
+static int reactor_submit(struct reactor *r, int64_t wait_ns)
 {
 	struct io_uring_cqe *cqe;
 	struct __kernel_timespec ts;
 	int rc;
 
-	if (wait_ms == 0) {
+	if (wait_ns == 0) {
 		rc = r->queued ? io_uring_submit(&r->ring) : 0;
-	} else if (wait_ms < 0) {
+	} else if (wait_ns < 0) {
 		rc = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, NULL, NULL);
 	} else {
-		ts.tv_sec = wait_ms / 1000;
-		ts.tv_nsec = (long long)(wait_ms % 1000) * 1000000;
+		ts.tv_sec = wait_ns / 1000000000;
+		ts.tv_nsec = wait_ns % 1000000000;
 		rc = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, &ts, NULL);
 	}
 	r->queued = io_uring_sq_ready(&r->ring);
@@ -388,6 +388,11 @@ static int reactor_run_deferred(struct reactor *r)
 
 int reactor_poll(struct reactor *r, int timeout_ms)
 {
+	return reactor_poll_ns(r, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000000);
+}
+
+int reactor_poll_ns(struct reactor *r, int64_t timeout_ns)
+{
 	bool idle, more;
 	int ran = 0, rc;
 
@@ -415,9 +420,9 @@ int reactor_poll(struct reactor *r, int timeout_ms)
 
 	idle = r->in_flight == 0 && !r->overflow_head;
 	if (r->deferred_head || atomic_load_explicit(&r->inbox, memory_order_relaxed) ||
-	    (timeout_ms < 0 && idle))
-		timeout_ms = 0;
-	rc = reactor_submit(r, timeout_ms);
+	    (timeout_ns < 0 && idle))
+		timeout_ns = 0;
+	rc = reactor_submit(r, timeout_ns);
 	if (rc < 0)
 		return rc;
 

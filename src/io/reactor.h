@@ -101,6 +101,9 @@ void reactor_complete(struct reactor *r, struct io_op *op, int res);
  * number of callbacks (and messages) run, or -errno.
  */
 int reactor_poll(struct reactor *r, int timeout_ms);
+/* The same with the timeout in ns (-1: until one completes), for callers
+ * that wake on a schedule finer than a millisecond. */
+int reactor_poll_ns(struct reactor *r, int64_t timeout_ns);
 
 /* From any thread: run m->fn on r's thread at its next poll (wakes it). */
 void reactor_post(struct reactor *r, struct reactor_msg *m);

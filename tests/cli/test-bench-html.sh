@@ -256,6 +256,11 @@ elif kind == "steady":
     if len(cells) >= 5:
         match("Steady state: IOPS per round", "window mean",
               {float(i + 1): ss["window_mean_iops"] for i in range(len(cells) - 5, len(cells))}, 0.5)
+        # the least-squares line through the window, as SNIA plots it (mean and slope
+        # are rounded to whole IOPS in the JSON)
+        match("Steady state: IOPS per round", "least-squares fit",
+              {float(len(cells) - 5 + k + 1): ss["window_mean_iops"] +
+               ss["window_slope_iops_per_round"] * (k - 2) for k in range(5)}, 0.5 + 2 * 0.5)
 elif kind == "single":
     for dn in ("read", "write", "total"):
         if d["read"]["ios"] and d["write"]["ios"] or dn != "total":

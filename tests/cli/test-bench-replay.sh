@@ -4,7 +4,8 @@
 # replayed completely: the I/O and byte counts per direction are the
 # trace's, the busy time is positive and no longer than the window, and the
 # busy-time rate is bytes / busy time. A timed v3 replay does not finish
-# before its last timestamp. Bad traces get one line and exit 2.
+# before its last timestamp; with --ramp_time the busy time is that of the
+# measured window only. Bad traces get one line and exit 2.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -90,6 +91,30 @@ if command -v fio >/dev/null; then
         echo "note: fio could not write an iolog here"
     fi
 fi
+# --ramp_time: the busy time counts only the measured window, as the bytes do. 200
+# reads in the first 0.4 s (the ramp), 5 in 0.8..0.9 s: the busy time is the union
+# of the measured reads' intervals, so at most the sum of their latencies.
+python3 - "$work/ramp.log" <<'PY'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("fio version 3 iolog\n0 /x/a add\n0 /x/a open\n")
+    for i in range(200):
+        f.write("%d /x/a read %d 65536\n" % (i * 2000, (i % 100) * 65536))
+    for i in range(5):
+        f.write("%d /x/a read %d 4096\n" % (800000 + i * 25000, i * 4096))
+    f.write("900000 /x/a close\n")
+PY
+if "$URAID" bench --json --replay="$work/ramp.log" --replay-timed --ramp_time=0.5 \
+        "$work/a.img" >"$work/out.json" 2>"$work/err" && python3 - "$work/out.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ios, busy = d["total"]["ios"], d["replay"]["busy_ns"]
+lat_sum = (d["total"]["lat_ns"]["mean"] + 1) * ios      # mean is rounded to the nearest ns
+assert ios == 5, "%d I/Os measured, not the 5 after the ramp" % ios
+assert 0 < busy <= lat_sum, "busy %d ns: more than the %d ns of the measured I/Os" % (busy, lat_sum)
+print("ok: busy time with --ramp_time: %d ns for %d I/Os of %d ns in all" % (busy, ios, lat_sum))
+PY
+then :; else echo "FAIL: busy time with --ramp_time $(cat "$work/err")"; fails=$((fails + 1)); fi
 printf 'fio version 2 iolog\n/x/a add\n/x/a read 0 4096\n' >"$work/ok.log"
 printf 'fio version 2 iolog\n/x/a add\n/x/a read 100 4096\n' >"$work/unaligned.log"
 printf 'fio version 2 iolog\n/x/a add\n/x/a read 0 4096\n/x/a fly 0 1\n' >"$work/badact.log"

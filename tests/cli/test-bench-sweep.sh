@@ -4,7 +4,8 @@
 # cells) and drive-count sweep is in the JSON with positive figures and the
 # settings it names; the X-bit rating is the sum of IOPS(QD)/QD of the
 # cells; the drives sweep has a JBOD cell before every array cell; the
-# progress line names the cells on stderr. Steady state: whatever the
+# progress line names the cells on stderr; the workload's numjobs and
+# iodepth are what the cells ran with (the matrix: 2 x QD 32 unless given). Steady state: whatever the
 # machine's noise, "reached" and the number of rounds agree with the SNIA
 # rule recomputed from the rounds' IOPS. Nothing asserts on speed.
 set -u
@@ -26,6 +27,7 @@ sweep() {
     python3 - "$name" "$kind" "$work/out.json" "$work/err" <<'PY' || fails=$((fails + 1))
 import json, sys
 name, kind, path, errpath = sys.argv[1:5]
+kind, _, want_jobs_qd = kind.partition(":")     # matrix:NUMJOBS:IODEPTH
 d = json.load(open(path))
 cells = d["cells"]
 bad = []
@@ -50,6 +52,12 @@ for c in ran:
         tol = 1 + 100.0 * (100 + c["iodepth"] * c["numjobs"]) / n
         need(abs(got - c["cell_read_pct"]) <= tol, "%s: %.1f %% reads of %d" % (c["label"], got, n))
         need(c["total"]["bytes"] == c["total"]["ios"] * c["cell_bs_bytes"], c["label"] + ": bs")
+# the workload's numjobs and iodepth are those its cells ran with, where no axis varies them
+for key, axis in (("numjobs", "cell_numjobs"), ("iodepth", "cell_iodepth")):
+    if kind in ("qd", "matrix") and not any(axis in c for c in ran):
+        need(all(c[key] == d["workload"][key] for c in ran),
+             "workload.%s %d, cells ran with %s" % (key, d["workload"][key],
+                                                    sorted({c[key] for c in ran})))
 progress = open(errpath).read()
 need("cell %d/%d" % (len(ran), len(cells)) in progress or kind == "drives",
      "no progress line for the last cell")
@@ -64,6 +72,10 @@ elif kind == "threads":
          [(1, 1), (1, 4), (2, 1), (2, 4)], "threads x qd cells")
 elif kind == "matrix":
     need(len(cells) == 56 and len(ran) == 56, "%d matrix cells" % len(cells))
+    jobs, qd = (int(x) for x in want_jobs_qd.split(":"))
+    need((d["workload"]["numjobs"], d["workload"]["iodepth"]) == (jobs, qd),
+         "matrix ran %d x QD %d, not %d x QD %d" % (d["workload"]["numjobs"],
+                                                  d["workload"]["iodepth"], jobs, qd))
     need(len({(c["cell_bs_bytes"], c["cell_read_pct"]) for c in cells}) == 56, "cells repeat")
 elif kind == "drives":
     need([c["label"] for c in cells] == ["jbod x1", "raid5 x1", "jbod x2", "raid5 x2",
@@ -82,7 +94,9 @@ PY
 f=$work/s.img
 sweep "qd sweep" qd --rw=randread --sweep=qd=1..32 --runtime=0.1 --size=16M "$f"
 sweep "threads x qd" threads --rw=randread --sweep=threads=1,2 --sweep=qd=1,4 --runtime=0.1 "$f"
-sweep "matrix" matrix --sweep=matrix --iodepth=4 --runtime=0.05 --force-write "$f"
+# the matrix runs 2 workers at QD 32 (workloads.md) unless told otherwise
+sweep "matrix" matrix:2:4 --sweep=matrix --iodepth=4 --runtime=0.05 --force-write "$f"
+sweep "matrix, 1 worker" matrix:1:32 --sweep=matrix --numjobs=1 --runtime=0.05 --force-write "$f"
 sweep "drives" drives --array --level=5 --chunk=64K --member-size=16M --sweep=drives=1..3 \
     --rw=randwrite --iodepth=4 --runtime=0.1 "$work/d0" "$work/d1" "$work/d2"
 

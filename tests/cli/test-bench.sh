@@ -4,8 +4,8 @@
 # series adds up to the totals, and the read share and block sizes measured
 # from the generated stream match the options (fio's, Iometer access lines
 # or a built-in profile) within 1 %. Writing to files the run did not create
-# is refused without --force-write; a rate is kept. CSV has the same
-# figures as the JSON.
+# is refused without --force-write; a rate is kept; a file the run creates
+# holds --offset + --size. CSV has the same figures as the JSON.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -111,6 +111,15 @@ for bad in "--profile=nonesuch" "--access=4k,67" "--profile=database --rw=randre
         echo "FAIL: $bad: $out"; fails=$((fails + 1))
     fi
 done
+# a file the run creates holds the whole range: --offset=1M --size=4M uses 4 MiB of a 5 MiB file
+if out=$("$URAID" bench --json --rw=randread --offset=1M --size=4M --runtime=0.2 "$work/off.img" 2>&1) &&
+   [ "$(stat -c %s "$work/off.img")" -eq $((5 << 20)) ] &&
+   printf '%s' "$out" | python3 -c 'import json, sys; r = json.load(sys.stdin)["target"]["range_bytes"]; assert r == 4 << 20, r'; then
+    echo "ok: --offset=1M --size=4M creates a 5 MiB file and uses 4 MiB of it"
+else
+    echo "FAIL: --offset=1M --size=4M on a new file ($(stat -c %s "$work/off.img" 2>&1) bytes): $out"
+    fails=$((fails + 1))
+fi
 # CSV: to stdout and to a file; the total row agrees with the JSON of the same run
 if "$URAID" bench --rw=randrw --runtime=1 --iodepth=4 --force-write --json --csv="$work/out.csv" \
         "$work/a.img" >"$work/out.json" && python3 - "$work/out.csv" "$work/out.json" <<'PY'
@@ -122,10 +131,12 @@ sec = [r for r in rows if r["row"] == "second"]
 assert len(tot) == 1 and int(tot[0]["ios"]) == d["total"]["ios"], "total row"
 assert int(tot[0]["lat_p99_ns"]) == d["total"]["lat_ns"]["p99"], "p99"
 assert len(sec) == len(d["series"]) and sum(int(r["ios"]) for r in sec) == d["total"]["ios"], "seconds"
+assert int(tot[0]["cpu_user_ns"]) == d["cpu"]["user_ns"], "cpu_user_ns"
+assert int(tot[0]["cpu_sys_ns"]) == d["cpu"]["sys_ns"], "cpu_sys_ns"
 print("ok csv: %d rows, %s IOPS" % (len(rows), tot[0]["iops"]))
 PY
 then :; else echo "FAIL: csv"; fails=$((fails + 1)); fi
-"$URAID" bench --rw=randread --runtime=0.2 --output-format=csv "$work/a.img" | head -1 | grep -q '^cell,.*,lat_max_ns$' \
+"$URAID" bench --rw=randread --runtime=0.2 --output-format=csv "$work/a.img" | head -1 | grep -q '^cell,.*,lat_max_ns,cpu_user_ns,cpu_sys_ns$' \
     || { echo "FAIL: --output-format=csv header"; fails=$((fails + 1)); }
 # an array the run creates on members it creates: RAID 5 on 4 files
 m="$work/m0.img $work/m1.img $work/m2.img $work/m3.img"

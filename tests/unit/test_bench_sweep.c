@@ -5,7 +5,8 @@
  * minimum), the X-bit rating against a hand computation, and the SNIA
  * steady-state rule on synthetic rounds: flat and gently noisy series
  * converge, a 20 % spread or a steady climb does not, and random series are
- * judged exactly as a direct computation of the rule judges them.
+ * judged exactly as a direct computation of the rule judges them. The
+ * progress line's time left counts the current cell's rest and the cells after it.
  *
  *   test_bench_sweep [SEED]
  */
@@ -132,6 +133,19 @@ static void check_steady(uint64_t seed)
 	}
 }
 
+/* The progress line's estimate: the rest of the current cell plus the cells after it. */
+static void check_eta(void)
+{
+	double e;
+
+	CHECK((e = bench_eta_s(1, 3, 10, 0)) == 30, "start of cell 1 of 3: %.1f s, not 30", e);
+	CHECK((e = bench_eta_s(1, 3, 10, 4)) == 26, "4 s into cell 1 of 3: %.1f s, not 26", e);
+	CHECK((e = bench_eta_s(3, 3, 10, 2)) == 8, "2 s into the last cell: %.1f s, not 8", e);
+	CHECK((e = bench_eta_s(3, 3, 10, 12)) == 0, "an overrun last cell: %.1f s, not 0", e);
+	CHECK((e = bench_eta_s(2, 3, 10, 12)) == 10, "an overrun cell 2 of 3: %.1f s, not 10", e);
+	CHECK((e = bench_eta_s(1, 1, 5, 1)) == 4, "1 s into a single run of 5: %.1f s, not 4", e);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20240609;
@@ -140,6 +154,7 @@ int main(int argc, char **argv)
 	check_axes();
 	check_rating();
 	check_steady(seed);
+	check_eta();
 	if (failures)
 		fprintf(stderr, "%d failures (seed %" PRIu64 ")\n", failures, seed);
 	return failures ? 1 : 0;

@@ -3,8 +3,8 @@
 # writes (verify state saved), after one complete pass of the same job
 # (acknowledged and flushed), restarted; the array comes back dirty and
 # resyncs by itself; fio's verify-only pass over everything fio had written
-# succeeds, and `uraid check` then finds 0 mismatches. RAID 5 and RAID 6,
-# and RAID 5 with a write-intent bitmap where fio writes a quarter of the
+# succeeds, and `uraid check` then finds 0 mismatches. RAID 5, RAID 6, RAID
+# 10 (near 2, five members) and RAID 1 (two), and RAID 5 with a write-intent bitmap where fio writes a quarter of the
 # array: its resync visits only the chunks whose bits the writes set, and the
 # check over the whole array still finds 0 mismatches. CRASH_SEEDS rounds
 # each (make soak runs many).
@@ -28,17 +28,20 @@ fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets
         --randseed="$1" --size="$size" --name=crash "${@:2}" >"$work/fio.out" 2>&1)
 }
 
-for cfg in 5 6 5b; do
+for cfg in 5 6 10 1 5b; do
     level=${cfg%b}
+    n=5
+    [ "$level" = 1 ] && n=2
     m=()
-    for i in 0 1 2 3 4; do truncate -s 40M "$work/m$cfg.$i"; m+=("$work/m$cfg.$i"); done
+    for i in $(seq 0 $((n - 1))); do truncate -s 40M "$work/m$cfg.$i"; m+=("$work/m$cfg.$i"); done
     if [ "$cfg" = 5b ]; then
         # zeroed members are in sync: the bits start clear, only fio's writes set them
         opts=(--bitmap=internal --bitmap-chunk=256 --assume-clean)
     else
         opts=(--bitmap=none)
     fi
-    "$URAID" create --level=$level --raid-devices=5 --chunk=64 --name=c$cfg "${opts[@]}" \
+    [ "$level" != 1 ] && opts+=(--chunk=64)
+    "$URAID" create --level=$level --raid-devices=$n --name=c$cfg "${opts[@]}" \
         "${m[@]}" >/dev/null
     for s in $(seq "$BASE" $((BASE + SEEDS - 1))); do
         serve "${m[@]}" || { fails=$((fails + 1)); continue; }

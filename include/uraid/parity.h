@@ -64,7 +64,8 @@ int uraid_parity_check_pq(unsigned nslots, size_t len, void *const *data,
 int uraid_parity_recover(unsigned nslots, int has_q, size_t len, void *const *blocks,
 			 unsigned nlost, const unsigned *lost);
 
-/* A read-only zero block of at least len bytes, 64-byte aligned; NULL if len > 1 MiB. */
+/* A read-only zero block of at least len bytes, 4096-byte aligned (a source
+ * for O_DIRECT writes of zeroes); NULL if len > 1 MiB. */
 const void *uraid_parity_zero_block(size_t len);
 
 /* GF(2^8) helpers (exposed for tests and the engine's read-modify-write). */

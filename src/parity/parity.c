@@ -21,9 +21,10 @@
 
 #include "parity/parity_internal.h"
 
-/* Read-only zeros for the P/Q positions of DDF layouts (see parity.h). */
+/* Read-only zeros for the P/Q positions of DDF layouts (see parity.h), and
+ * what zeroes are written from: page-aligned, as O_DIRECT wants a source. */
 #define ZERO_BLOCK_SIZE ((size_t)1 << 20)
-static const uint8_t zero_block[ZERO_BLOCK_SIZE] __attribute__((aligned(64)));
+static const uint8_t zero_block[ZERO_BLOCK_SIZE] __attribute__((aligned(4096)));
 
 const void *uraid_parity_zero_block(size_t len)
 {

@@ -92,7 +92,8 @@ static void run(const struct config *c, uint64_t seed)
 	struct uraid_engine *e = NULL;
 	uint64_t rs = seed;
 
-	snprintf(dir, sizeof(dir), "/dev/shm/uraid-zeroes.%d", getpid());
+	/* on a disk file system (O_DIRECT: the zeroes written must be aligned) */
+	snprintf(dir, sizeof(dir), "/tmp/uraid-zeroes.%d", getpid());
 	mkdir(dir, 0700);
 	for (unsigned i = 0; i < c->n; i++) {
 		snprintf(t.paths[i], sizeof(t.paths[i]), "%s/m%u.img", dir, i);

@@ -58,6 +58,9 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
 #define URAID_ASSEMBLE_FORCE     0x1u  /* start a dirty degraded RAID 4/5/6 (md's --force) */
 #define URAID_ASSEMBLE_READONLY  0x2u  /* never write: no state changes on the members */
 #define URAID_ASSEMBLE_BUFFERED  0x4u  /* page-cache I/O instead of O_DIRECT */
+/* with READONLY: a look at members another process may be serving (uraid
+   detail): they are neither locked nor opened exclusively */
+#define URAID_ASSEMBLE_PEEK      0x8u
 
 struct uraid_assemble_opts {
 	const char *const *paths;   /* members, spares too, in any order */

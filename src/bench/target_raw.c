@@ -36,7 +36,15 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 
 		if (stat(p, &st))
 			return uraid_errf(err, errlen, -errno, "%s: %s", p, strerror(errno));
-		if (S_ISBLK(st.st_mode) && writes)
+		/* a target given again (two workers on one file) is claimed once */
+		bool again = false;
+		for (unsigned j = 0; j < i && !again; j++) {
+			struct stat o;
+			again = fstat(r->fds[j], &o) == 0 &&
+				(S_ISBLK(st.st_mode) ? S_ISBLK(o.st_mode) && o.st_rdev == st.st_rdev
+						     : o.st_dev == st.st_dev && o.st_ino == st.st_ino);
+		}
+		if (S_ISBLK(st.st_mode) && writes && !again)
 			flags |= O_EXCL;        /* refuse mounted or otherwise busy devices */
 		int fd = open(p, flags | (t->flags & BENCH_BUFFERED ? 0 : O_DIRECT));
 		if (fd < 0 && errno == EINVAL && !(t->flags & BENCH_BUFFERED)) {
@@ -49,7 +57,7 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 			return uraid_errf(err, errlen, -errno, "%s: %s", p, strerror(errno));
 		r->fds[i] = fd;
 		/* not a file another uraid writes, nor one it serves while this writes */
-		if (writes && !S_ISBLK(st.st_mode)) {
+		if (writes && !S_ISBLK(st.st_mode) && !again) {
 			int rc = uraid_file_lock(fd, true, p, err, errlen);
 			if (rc)
 				return rc;

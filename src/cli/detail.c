@@ -47,10 +47,11 @@ int cmd_detail(int argc, char **argv)
 		fprintf(stderr, "uraid detail: cannot start the engine: %s\n", strerror(-rc));
 		return CLI_EXIT_FAIL;
 	}
-	/* read-only, and forced: show even an array md would not start */
+	/* read-only, and forced: show even an array md would not start; a look
+	   only: members a running server holds are read as they stand */
 	struct uraid_assemble_opts ao = {
 		.paths = (const char *const *)argv + first, .npaths = (unsigned)(argc - first),
-		.flags = URAID_ASSEMBLE_READONLY | URAID_ASSEMBLE_FORCE,
+		.flags = URAID_ASSEMBLE_READONLY | URAID_ASSEMBLE_FORCE | URAID_ASSEMBLE_PEEK,
 	};
 	struct uraid_array *a;
 	char err[512];

@@ -164,8 +164,10 @@ static int read_member(struct cand *c, const char *path, uint32_t flags, char *e
 	c->m = member_new();
 	if (!c->m)
 		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
-	rc = member_open(c->m, path, flags & URAID_ASSEMBLE_READONLY,
-			 flags & URAID_ASSEMBLE_BUFFERED, err, errlen);
+	rc = member_open(c->m, path,
+			 (flags & URAID_ASSEMBLE_READONLY ? MEMBER_OPEN_READONLY : 0) |
+			 (flags & URAID_ASSEMBLE_BUFFERED ? MEMBER_OPEN_BUFFERED : 0) |
+			 (flags & URAID_ASSEMBLE_PEEK ? MEMBER_OPEN_UNLOCKED : 0), err, errlen);
 	if (rc) {
 		free(c->m);
 		c->m = NULL;

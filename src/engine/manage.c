@@ -418,7 +418,8 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	struct member *m = member_new();
 	if (!m)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
-	rc = member_open(m, path, false, a->flags & URAID_ASSEMBLE_BUFFERED, err, errlen);
+	rc = member_open(m, path, a->flags & URAID_ASSEMBLE_BUFFERED ? MEMBER_OPEN_BUFFERED : 0,
+			 err, errlen);
 	if (rc) {
 		free(m);
 		return rc;

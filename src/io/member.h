@@ -48,15 +48,19 @@ struct member {
 	_Atomic bool no_punch;
 };
 
+#define MEMBER_OPEN_READONLY 0x1u   /* read-only (a shared lock on a file) */
+#define MEMBER_OPEN_BUFFERED 0x2u   /* page-cache I/O, not O_DIRECT */
+#define MEMBER_OPEN_UNLOCKED 0x4u   /* (read-only) a look: no lock, no O_EXCL */
+
 /*
- * Open path read-write (read-only with readonly) with O_DIRECT, falling back
- * to buffered I/O with a warning on stderr only when the file system refuses
- * O_DIRECT (EINVAL). Block devices are opened O_EXCL. Sets dev_sectors,
+ * Open path read-write (MEMBER_OPEN_* flags) with O_DIRECT, falling back to
+ * buffered I/O with a warning on stderr only when the file system refuses
+ * O_DIRECT (EINVAL). Block devices are opened O_EXCL, image files locked
+ * (common/file_lock.h), unless MEMBER_OPEN_UNLOCKED. Sets dev_sectors,
  * dio_align; data_offset starts at 0 (the caller sets it). 0 or -errno with
  * the reason in err; after a failure m->fd is -1 and member_close is a no-op.
  */
-int member_open(struct member *m, const char *path, bool readonly, bool buffered,
-		char *err, size_t errlen);
+int member_open(struct member *m, const char *path, unsigned flags, char *err, size_t errlen);
 /* A zeroed struct member on the heap, aligned as its counters want (free()
  * releases it); NULL when out of memory. */
 struct member *member_new(void);

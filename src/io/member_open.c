@@ -68,9 +68,10 @@ static uint32_t member_dio_align(int fd, bool blockdev)
 	return 512;
 }
 
-int member_open(struct member *m, const char *path, bool readonly, bool buffered,
-		char *err, size_t errlen)
+int member_open(struct member *m, const char *path, unsigned how, char *err, size_t errlen)
 {
+	bool readonly = how & MEMBER_OPEN_READONLY, buffered = how & MEMBER_OPEN_BUFFERED;
+	bool unlocked = readonly && (how & MEMBER_OPEN_UNLOCKED);
 	struct stat st;
 	uint64_t bytes = 0;
 	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
@@ -88,7 +89,7 @@ int member_open(struct member *m, const char *path, bool readonly, bool buffered
 	if (!m->blockdev && !S_ISREG(st.st_mode))
 		return uraid_errf(err, errlen, -EINVAL,
 				  "%s: not a block device or regular file", path);
-	if (m->blockdev)
+	if (m->blockdev && !unlocked)
 		flags |= O_EXCL;
 
 	fd = open(path, flags | (buffered ? 0 : O_DIRECT));
@@ -107,7 +108,8 @@ int member_open(struct member *m, const char *path, bool readonly, bool buffered
 					  "(mounted, or a member of a running array)", path);
 		return uraid_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
 	}
-	if (!m->blockdev && (rc = uraid_file_lock(fd, !readonly, path, err, errlen)) < 0) {
+	if (!m->blockdev && !unlocked &&
+	    (rc = uraid_file_lock(fd, !readonly, path, err, errlen)) < 0) {
 		close(fd);
 		return rc;
 	}

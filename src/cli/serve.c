@@ -300,15 +300,38 @@ static void main_loop(struct serve_state *st, int sig_fd)
 	ctl_server_destroy(cs);
 }
 
-static void cleanup_files(struct serve_state *st)
+/*
+ * The sockets go before the array is closed: closing lets the members go,
+ * and a server started at once on them (after uraid stop) may then take
+ * over these paths, which must not be unlinked under it.
+ */
+static void cleanup_sockets(struct serve_state *st)
 {
 	if (st->socket_created)
 		unlink(st->socket_path);
 	if (st->control_created)
 		unlink(st->control_path);
+	st->socket_created = st->control_created = false;
 	if (st->registered)
 		ctl_unregister();
-	if (st->pid_file_written)
+	st->registered = false;
+}
+
+/* The pid file last (while it is there, the array may not be closed yet),
+ * and only while it is still ours: a server started since may have written it. */
+static void cleanup_files(struct serve_state *st)
+{
+	cleanup_sockets(st);
+	if (!st->pid_file_written)
+		return;
+	FILE *f = fopen(st->o->pid_file, "r");
+	long pid = 0;
+	if (f) {
+		if (fscanf(f, "%ld", &pid) != 1)
+			pid = 0;
+		fclose(f);
+	}
+	if (pid == (long)getpid())
 		unlink(st->o->pid_file);
 }
 
@@ -388,6 +411,7 @@ static int run(struct serve_state *st, int sig_fd)
 	struct uraid_array_status *fin = malloc(sizeof(*fin));
 	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
 	free(fin);
+	cleanup_sockets(st);
 	rc = uraid_array_close(st->array);
 	if (rc) {
 		fprintf(stderr, "uraid serve: closing the array: %s\n", strerror(-rc));

@@ -194,6 +194,7 @@ enum uraid_sync_kind {
 
 struct uraid_sync_status {
 	enum uraid_sync_kind kind;  /* running, or the last one that ran (NONE: never) */
+	uint64_t job;               /* its number on this array: 1, 2, ... (0: none yet) */
 	bool running;
 	int result;                 /* of the last one: 0, -ECANCELED, -EIO */
 	uint64_t done_bytes;        /* per member, as md's sync_completed (see array_positions) */
@@ -233,6 +234,13 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
  * whenever nothing else runs and the array is not degraded. */
 int uraid_array_sync_cancel(struct uraid_array *a);
 int uraid_array_sync_status(struct uraid_array *a, struct uraid_sync_status *st);
+/*
+ * The status of job number `job` (uraid_sync_status.job): the running one
+ * or one of the last few that ended, so that who waits for a job learns its
+ * outcome after others have started. -ENOENT for a number not seen yet or
+ * no longer kept.
+ */
+int uraid_array_sync_job(struct uraid_array *a, uint64_t job, struct uraid_sync_status *st);
 /* KiB/s per member: min holds while foreground I/O runs, max when idle.
  * 0 keeps the current value (defaults: md's 1000 and 200000). -EINVAL,
  * nothing changed, when the minimum would be above the maximum. */

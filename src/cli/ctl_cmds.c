@@ -391,52 +391,93 @@ static void sync_usage(FILE *f)
 		"  -h, --help     this text\n");
 }
 
-/*
- * Poll sync-status until the work ends; the exit status says how it went.
- * A replacement may wait for other work to end first: its own end counts.
- */
-static int wait_sync(const char *cmd, const char *ctl)
+/* A sync-status answer: the running or last job, or job `job` (0: the current one). */
+struct sync_line {
+	int kind, running, result, of_array;
+	unsigned long long done, total, mism, job;
+};
+
+static int sync_status(const char *ctl, unsigned long long job, struct sync_line *sl, char *msg,
+		       size_t msglen)
 {
-	const char *fields[1] = { "sync-status" };
+	char num[32], *body = NULL;
+	size_t len = 0;
+	const char *fields[2] = { "sync-status", num };
+	FILE *f = open_memstream(&body, &len);
+
+	snprintf(num, sizeof(num), "%llu", job);
+	memset(sl, 0, sizeof(*sl));
+	int rc = f ? ctl_call(ctl, fields, job ? 2 : 1, f, msg, msglen) : -ENOMEM;
+	if (f)
+		fclose(f);
+	if (rc == 0 && (!body || sscanf(body, "%d %d %llu %llu %llu %d %d %llu", &sl->kind,
+					 &sl->running, &sl->done, &sl->total, &sl->mism,
+					 &sl->result, &sl->of_array, &sl->job) < 6)) {
+		snprintf(msg, msglen, "bad answer");
+		rc = -EPROTO;
+	}
+	free(body);
+	return rc;
+}
+
+/* The job of `kind` numbered after `after` (0: none has started yet). */
+static unsigned long long find_job(const char *ctl, int kind, unsigned long long after)
+{
+	struct sync_line cur, sl;
+	char msg[256];
+
+	if (sync_status(ctl, 0, &cur, msg, sizeof(msg)) != 0)
+		return 0;
+	for (unsigned long long j = after + 1; j <= cur.job; j++)
+		if (sync_status(ctl, j, &sl, msg, sizeof(msg)) == 0 && sl.kind == kind)
+			return j;
+	return 0;
+}
+
+/*
+ * Poll until the work ends; the exit status says how it went. A check or a
+ * repair follows its own job (the first of its kind numbered after `after`):
+ * the job that starts when it ends (a resync resumed, a rebuild) is not
+ * waited for. A replacement may wait for other work to end first: its own
+ * end counts.
+ */
+static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
+{
 	bool replace = !strcmp(cmd, "replace");
+	int kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK : !strcmp(cmd, "repair")
+		   ? URAID_SYNC_REPAIR : URAID_SYNC_REPLACE;
+	unsigned long long job = 0;
+
 	for (unsigned idle = 0;; idle++) {
-		char *body = NULL, msg[256];
-		size_t len = 0;
-		FILE *f = open_memstream(&body, &len);
-		int rc = f ? ctl_call(ctl, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
-		if (f)
-			fclose(f);
-		int kind = 0, running = 0, result = 0, of_array = 0;
-		unsigned long long done = 0, total = 0, mism = 0;
-		bool parsed = rc == 0 && body &&
-			      sscanf(body, "%d %d %llu %llu %llu %d %d", &kind, &running, &done,
-				     &total, &mism, &result, &of_array) >= 6;
-		const char *of = of_array ? "of the array" : "per member";
-		free(body);
-		if (!parsed) {
-			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd,
-				rc ? msg : "bad answer");
+		struct sync_line sl;
+		char msg[256];
+		if (!replace && !job)
+			job = find_job(ctl, kind, after);
+		int rc = sync_status(ctl, job, &sl, msg, sizeof(msg));
+		if (rc) {
+			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd, msg);
 			return CLI_EXIT_FAIL;
 		}
-		if (running)
+		const char *of = sl.of_array ? "of the array" : "per member";
+		if (sl.running)
 			idle = 0;       /* counts the time nothing runs */
-		if (!running && replace && kind != URAID_SYNC_REPLACE) {
+		if (!sl.running && (replace ? sl.kind != URAID_SYNC_REPLACE : !job)) {
 			if (idle > 100) {
-				fprintf(stderr, "uraid replace: the copy has not started; see the "
-					"server's log\n");
+				fprintf(stderr, "uraid %s: the %s has not started; see the "
+					"server's log\n", cmd, replace ? "copy" : cmd);
 				return CLI_EXIT_FAIL;
 			}
-		} else if (!running) {
-			const char *how = result == 0 ? "completed" : result == -ECANCELED
+		} else if (!sl.running) {
+			const char *how = sl.result == 0 ? "completed" : sl.result == -ECANCELED
 				? "stopped" : "failed";
-			if (!strcmp(cmd, "check") || !strcmp(cmd, "repair"))
+			if (!replace)
 				printf("%s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n", cmd,
-				       how, done >> 20, total >> 20, of, mism);
+				       how, sl.done >> 20, sl.total >> 20, of, sl.mism);
 			else
-				printf("%s %s: %llu of %llu MiB %s\n", cmd, how, done >> 20,
-				       total >> 20, of);
-			return result != 0 || (!strcmp(cmd, "check") && mism) ? CLI_EXIT_FAIL
-									     : CLI_EXIT_OK;
+				printf("%s %s: %llu of %llu MiB %s\n", cmd, how, sl.done >> 20,
+				       sl.total >> 20, of);
+			return sl.result != 0 || (kind == URAID_SYNC_CHECK && sl.mism)
+			       ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 		}
 		struct timespec ts = { 0, 200 * 1000000L };
 		nanosleep(&ts, NULL);
@@ -511,11 +552,16 @@ static int sync_cmd(int argc, char **argv, const char *cmd)
 		const char *fields[3] = { "speed", lo, hi };
 		return call(cmd, ctl, fields, 3);
 	}
+	/* the job number before it, to know ours (a server that gives none: 0) */
+	struct sync_line before;
+	char msg[256];
+	if (wait && sync_status(ctl, 0, &before, msg, sizeof(msg)) != 0)
+		before.job = 0;
 	const char *fields[3] = { cancel ? "sync-cancel" : cmd, r_start, r_len };
 	rc = call(cmd, ctl, fields, range ? 3 : 1);
 	if (rc || !wait)
 		return rc;
-	return wait_sync(cmd, ctl);
+	return wait_sync(cmd, ctl, before.job);
 }
 
 int cmd_check(int argc, char **argv)
@@ -645,5 +691,5 @@ int cmd_replace(int argc, char **argv)
 	rc = call("replace", ctl, fields, force ? 4 : 3);
 	if (rc || !wait)
 		return rc;
-	return wait_sync("replace", ctl);
+	return wait_sync("replace", ctl, 0);
 }

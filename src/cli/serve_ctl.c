@@ -196,14 +196,23 @@ void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 		snprintf(done, sizeof(done), "'%s': background work stopping\n", st->export_name);
 		reply_result(out, rc, "no background work is running", done);
 	} else if (!strcmp(cmd, "sync-status")) {
+		/* the running or last job, or (with a number) that job */
 		struct uraid_sync_status ss;
-		uraid_array_sync_status(st->array, &ss);
-		/* kind running done total mismatches result array-positions: for
-		   scripts and --wait (the last added later: readers take it as optional) */
-		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d\n", (int)ss.kind,
+		if (rq->nfields < 2) {
+			uraid_array_sync_status(st->array, &ss);
+		} else if (uraid_array_sync_job(st->array, strtoull(rq->field[1], NULL, 10),
+						&ss) != 0) {
+			ctl_reply(out, CLI_EXIT_FAIL, "no such background job (not started, or "
+				  "too long ago)", NULL, 0);
+			return;
+		}
+		/* kind running done total mismatches result array-positions job: for
+		   scripts and --wait (the last two added later: readers take them as
+		   optional) */
+		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d %llu\n", (int)ss.kind,
 			 ss.running, (unsigned long long)ss.done_bytes,
 			 (unsigned long long)ss.total_bytes, (unsigned long long)ss.mismatch_sectors,
-			 ss.result, ss.array_positions);
+			 ss.result, ss.array_positions, (unsigned long long)ss.job);
 		ctl_reply(out, 0, NULL, done, strlen(done));
 	} else if (!strcmp(cmd, "speed")) {
 		unsigned long lo = rq->nfields > 1 ? strtoul(rq->field[1], NULL, 10) : 0;

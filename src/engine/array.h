@@ -91,6 +91,8 @@ struct array_slot {
 	_Atomic uint64_t repl_rebuilt;
 };
 
+#define SYNC_ENDED_KEPT 4        /* background jobs' outcomes kept besides the last */
+
 struct array {
 	struct uraid_engine *e;
 	struct array *next;             /* in e->arrays */
@@ -156,6 +158,9 @@ struct array {
 	pthread_mutex_t sync_lock;      /* starting, ending, sync_last */
 	pthread_mutex_t sync_start_lock;   /* one start at a time (sync.c start) */
 	struct uraid_sync_status sync_last;
+	/* the jobs that ended before sync_last's, newest first (uraid_array_sync_job) */
+	struct uraid_sync_status sync_ended[SYNC_ENDED_KEPT];
+	uint64_t sync_jobs;             /* jobs started so far: the next one's number - 1 */
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */

@@ -925,8 +925,14 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 				  strerror(-rc));
 	}
 	pthread_mutex_lock(&a->sync_lock);
+	if (a->sync_last.job) {
+		memmove(&a->sync_ended[1], &a->sync_ended[0],
+			(SYNC_ENDED_KEPT - 1) * sizeof(a->sync_ended[0]));
+		a->sync_ended[0] = a->sync_last;
+	}
 	memset(&a->sync_last, 0, sizeof(a->sync_last));
 	a->sync_last.kind = kind;
+	a->sync_last.job = ++a->sync_jobs;
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
@@ -1106,6 +1112,25 @@ int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st
 	st->min_kib_s = speed(&a->sync_min_kib, SYNC_MIN_KIB_DEFAULT);
 	st->max_kib_s = speed(&a->sync_max_kib, SYNC_MAX_KIB_DEFAULT);
 	return 0;
+}
+
+int uraid_array_sync_job(struct uraid_array *ua, uint64_t job, struct uraid_sync_status *st)
+{
+	struct array *a = A(ua);
+	int rc = -ENOENT;
+
+	uraid_array_sync_status(ua, st);
+	if (job && st->job == job)
+		return 0;
+	pthread_mutex_lock(&a->sync_lock);
+	for (unsigned i = 0; i < SYNC_ENDED_KEPT && rc; i++) {
+		if (job && a->sync_ended[i].job == job) {
+			*st = a->sync_ended[i];
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return rc;
 }
 
 int uraid_array_sync_speed(struct uraid_array *ua, uint32_t min_kib_s, uint32_t max_kib_s)

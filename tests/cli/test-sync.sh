@@ -114,6 +114,23 @@ check "a range past the end is refused: exit 1 ($out)" \
     bash -c "[ $rc -eq 1 ] && grep -q 'past the array' <<<\"\$0\"" "$out"
 out=$("$URAID" check --range=2M-1M rg 2>&1); rc=$?
 check "a range that ends before it starts is a usage error ($out)" test $rc -eq 2
+# check --wait follows its own job: with a resync needed and held (stopped
+# by hand), the resync resumes as soon as the check ends, and --wait reports
+# the check (its range), not the resync that follows
+(cd "$work" && exec fio --name=w --ioengine=nbd --uri="nbd+unix:///?socket=$work/rg.sock" \
+    --rw=randwrite --bs=64k --iodepth=8 --size=60M --time_based --runtime=10 \
+    --output=/dev/null >/dev/null 2>&1) &
+fpid=$!
+sleep 1
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+serve rg --speed-max=2000 "${m[@]}"
+for _ in $(seq 50); do grep -q "resync started" "$work/rg.err" && break; sleep 0.1; done
+"$URAID" check --cancel rg >/dev/null
+sleep 0.5
+out=$("$URAID" check --wait --range=0-1M rg); rc=$?
+check "check --wait reports its own job, not the resync resumed after it ($out)" \
+    bash -c "[ $rc -eq 0 ] && grep -q '^check completed: 0 of 0 MiB' <<<\"\$0\"" "$out"
 stop rg
 
 # ---- refusals ----

@@ -603,9 +603,14 @@ static uint64_t throttle_ns(struct sync_job *j, uint64_t now)
 
 	if (elapsed >= SYNC_WINDOW_NS) {
 		atomic_store(&j->rate_bps, elapsed ? j->window_bytes * 1000000000u / elapsed : 0);
+		/* what went over the limit carries into the next window (units
+		   are large against a low limit: a whole one per window would
+		   run over it), what fell short does not */
+		uint64_t allowed = elapsed > 10ull * 1000000000u ? UINT64_MAX
+				   : kib * 1024 * (elapsed / 1000) / 1000000;
+		j->window_bytes = j->window_bytes > allowed ? j->window_bytes - allowed : 0;
 		j->window_ns = now;
-		j->window_bytes = 0;
-		return 0;
+		elapsed = 0;
 	}
 	uint64_t allowed_ns = j->window_bytes * 1000000000u / (kib * 1024);
 	return allowed_ns > elapsed ? allowed_ns - elapsed : 0;
@@ -755,6 +760,9 @@ static void lane_run(struct sync_lane *l)
 	}
 	u->to_level = true;
 	j->next += u->n;
+	/* counted as it is handed out: the other lanes see it at once (counted
+	   as it ended, every lane went at the same moment, one unit each) */
+	j->window_bytes += (uint64_t)u->n * 512;
 	pthread_mutex_unlock(&j->lock);
 	j->lv->unit(j, u);
 }
@@ -779,8 +787,11 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 			j->io_error = res;
 		j->target_failed |= u->target_failed;
 	}
-	if (!res && !skipped)
-		j->window_bytes += (uint64_t)u->n * 512;   /* what was skipped cost no I/O */
+	if (skipped) {
+		/* what the level passed over cost no I/O */
+		uint64_t b = (uint64_t)u->n * 512;
+		j->window_bytes -= b < j->window_bytes ? b : j->window_bytes;
+	}
 	commit_units(j);
 	bool due = checkpoint_due(j, engine_now_ns(), &at);
 	wake_idle_lanes(j, l);

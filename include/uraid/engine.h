@@ -128,8 +128,9 @@ int uraid_array_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len);
  * Would WRITE_ZEROES of [off, off + len) only punch holes, with no data read
  * or written? (NBD's FAST_ZERO asks a server to refuse at once a zeroing
  * that is no faster than a write.) True when every member that may be
- * written is a file on a file system that punches holes and, on RAID 4/5/6,
- * the range is made of whole stripe rows.
+ * written is a file on a file system known to punch holes (by its type, or
+ * a punch that went through) and, on RAID 4/5/6, the range is made of whole
+ * stripe rows.
  */
 bool uraid_array_zeroes_fast(struct uraid_array *a, uint64_t off, uint64_t len);
 

@@ -526,10 +526,11 @@ int uraid_array_write_zeroes(struct uraid_array *ua, uint64_t off, uint64_t len)
 	return run_sync(A(ua), &io);
 }
 
-/* A member zeroed by punching holes (mio_clear_range_on, member_submit ZEROES). */
+/* A member zeroed by punching holes (mio_clear_range_on, member_submit
+ * ZEROES), as far as is known before trying. */
 static bool punches(const struct member *m)
 {
-	return !m || (!m->blockdev && !atomic_load(&m->no_punch));
+	return !m || (!m->blockdev && atomic_load(&m->punches) && !atomic_load(&m->no_punch));
 }
 
 bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)

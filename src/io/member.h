@@ -46,6 +46,9 @@ struct member {
 	_Atomic uint64_t fault_rng;
 	/* its file system cannot punch holes: ZEROES writes them (member_submit) */
 	_Atomic bool no_punch;
+	/* it can: a file system known to, or a punch that went through (what
+	   NBD's FAST_ZERO may count on before trying) */
+	_Atomic bool punches;
 };
 
 #define MEMBER_OPEN_READONLY 0x1u   /* read-only (a shared lock on a file) */
@@ -91,7 +94,8 @@ struct member_io {
  * on a block device (synchronously; -EOPNOTSUPP is passed on, not counted as
  * an error). ZEROES (files only; buf unused) makes the range read back
  * zeroes: a punched hole, or, on a file system that cannot punch (noted in
- * no_punch), zeroes written a MiB at a time. A member in memory (a file on tmpfs or ramfs) is read and
+ * no_punch), zeroes written a MiB at a time. A hole punched (DISCARD or
+ * ZEROES) sets punches. A member in memory (a file on tmpfs or ramfs) is read and
  * written by the calling thread, up to MEMBER_INLINE_MAX bytes at a time:
  * the kernel cannot do such I/O without blocking, so io_uring would hand
  * every request to a worker thread, and for a memory copy that hand-off

@@ -86,6 +86,11 @@ static void member_io_cb(struct io_op *op, int res)
 {
 	struct member_io *mio = MEMBER_IO(op);
 
+	/* a hole punched in a file: its file system punches (FAST_ZERO counts on it) */
+	if (res == 0 && !mio->m->blockdev &&
+	    (mio->kind == MEMBER_DISCARD || (mio->kind == MEMBER_ZEROES && !mio->writing_zeroes)))
+		atomic_store(&mio->m->punches, true);
+
 	if (mio->kind == MEMBER_ZEROES) {
 		if (res == -EOPNOTSUPP && !mio->writing_zeroes) {
 			atomic_store(&mio->m->no_punch, true);

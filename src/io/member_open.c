@@ -51,6 +51,28 @@ static bool member_in_memory(int fd)
 	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
 }
 
+/*
+ * Is fd a file on a file system known to punch holes? (Others may too: the
+ * first punch that goes through tells, member_submit.)
+ */
+static bool member_fs_punches(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return false;
+	switch ((unsigned long)sfs.f_type) {
+	case TMPFS_MAGIC:
+	case EXT4_SUPER_MAGIC:          /* ext2/3/4: the ext4 driver punches */
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Alignment O_DIRECT needs on this fd: logical block size or the file's DIO offset alignment. */
 static uint32_t member_dio_align(int fd, bool blockdev)
 {
@@ -132,6 +154,7 @@ int member_open(struct member *m, const char *path, unsigned how, char *err, siz
 	m->dev_sectors = bytes / 512;
 	m->dio_align = member_dio_align(fd, m->blockdev);
 	m->in_memory = !m->blockdev && member_in_memory(fd);
+	atomic_store(&m->punches, !m->blockdev && member_fs_punches(fd));
 	return 0;
 }
 

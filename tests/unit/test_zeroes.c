@@ -7,7 +7,8 @@
  * here by hand: tmpfs punches), the zeroes are written instead and no
  * block is freed. uraid_array_zeroes_fast (what NBD's FAST_ZERO asks)
  * answers true only where holes alone do the work: whole rows on RAID
- * 4/5/6, any range elsewhere, never once a member cannot punch.
+ * 4/5/6, any range elsewhere, never once a member cannot punch, nor before
+ * a file system not known to punch has punched once.
  *
  *   test_zeroes [SEED]
  */
@@ -134,8 +135,21 @@ static void run(const struct config *c, uint64_t seed)
 	zero(&t, 5 * row + 8192, 64 * 1024);
 	check_data(&t, "after zeroing with holes");
 
-	/* members whose file system cannot punch: zeroes written, nothing freed */
+	/* a file system not known to punch: FAST_ZERO may not count on it, until
+	   a punch has gone through */
 	struct array *a = (struct array *)t.a;
+	for (unsigned s = 0; s < c->n; s++)
+		if (a->slot[s].m)
+			atomic_store(&a->slot[s].m->punches, false);
+	CHECK(!uraid_array_zeroes_fast(t.a, off, len), "raid%s: fast to zero on a file system "
+	      "not known to punch", c->level);
+	freed = zero(&t, 0, t.size);        /* every member punched */
+	CHECK(freed > 0 && uraid_array_zeroes_fast(t.a, off, len), "raid%s: a punch that went "
+	      "through (%" PRId64 " blocks freed) does not count", c->level, freed);
+	rng_fill(&rs, t.ref, t.size);
+	CHECK(uraid_array_pwrite(t.a, t.ref, t.size, 0, 0) == 0, "raid%s: fill again", c->level);
+
+	/* members whose file system cannot punch: zeroes written, nothing freed */
 	for (unsigned s = 0; s < c->n; s++)
 		if (a->slot[s].m)
 			atomic_store(&a->slot[s].m->no_punch, true);

@@ -40,9 +40,7 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 		bool again = false;
 		for (unsigned j = 0; j < i && !again; j++) {
 			struct stat o;
-			again = fstat(r->fds[j], &o) == 0 &&
-				(S_ISBLK(st.st_mode) ? S_ISBLK(o.st_mode) && o.st_rdev == st.st_rdev
-						     : o.st_dev == st.st_dev && o.st_ino == st.st_ino);
+			again = fstat(r->fds[j], &o) == 0 && uraid_same_file(&o, &st);
 		}
 		if (S_ISBLK(st.st_mode) && writes && !again)
 			flags |= O_EXCL;        /* refuse mounted or otherwise busy devices */

@@ -42,3 +42,10 @@ int uraid_file_lock(int fd, bool exclusive, const char *path, char *err, size_t 
 	rc = -errno;
 	return uraid_errf(err, errlen, rc, "%s: flock: %s", path, strerror(-rc));
 }
+
+bool uraid_same_file(const struct stat *x, const struct stat *y)
+{
+	if (S_ISBLK(x->st_mode) || S_ISBLK(y->st_mode))
+		return S_ISBLK(x->st_mode) && S_ISBLK(y->st_mode) && x->st_rdev == y->st_rdev;
+	return x->st_dev == y->st_dev && x->st_ino == y->st_ino;
+}

@@ -14,8 +14,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 /* Lock fd (a regular file at path) without waiting: 0, or -EBUSY with the reason in err. */
 int uraid_file_lock(int fd, bool exclusive, const char *path, char *err, size_t errlen);
+
+/* The same block device or the same file, whatever the paths (claim it once). */
+bool uraid_same_file(const struct stat *x, const struct stat *y);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <uraid/create.h>
 #include "common/errmsg.h"
+#include "common/file_lock.h"
 #include "engine/array.h"
 
 #define fail uraid_errf
@@ -54,13 +55,6 @@ static const char *level_label(int level)
 {
 	const char *n = uraid_level_name(level);
 	return n ? n : "unknown level";
-}
-
-static bool same_file(const struct stat *x, const struct stat *y)
-{
-	if (S_ISBLK(x->st_mode) || S_ISBLK(y->st_mode))
-		return S_ISBLK(x->st_mode) && S_ISBLK(y->st_mode) && x->st_rdev == y->st_rdev;
-	return x->st_dev == y->st_dev && x->st_ino == y->st_ino;
 }
 
 /* ---- survival (shared with meta.c through array_level_survives) ---- */
@@ -589,7 +583,7 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 		struct stat st;
 		if (stat(path, &st) == 0) {
 			for (unsigned j = 0; j < n && !rc; j++)
-				if (same_file(&c[j].st, &st))
+				if (uraid_same_file(&c[j].st, &st))
 					rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)",
 						  path, c[j].m->path);
 			if (rc)

@@ -142,9 +142,7 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 	}
 	if (fstat(m->fd, &st) < 0)
 		return fail(err, errlen, -errno, "cannot stat %s: %s", m->path, strerror(errno));
-	m->st_dev = st.st_dev;
-	m->st_ino = st.st_ino;
-	m->st_rdev = st.st_rdev;
+	m->st = st;
 	int rc = uraid_dev_sectors(m->fd, &m->dev_sectors, &m->blockdev);
 	if (rc)
 		return fail(err, errlen, rc, "cannot size %s: %s", m->path, strerror(-rc));
@@ -212,11 +210,7 @@ static int open_members(const struct uraid_create_opts *o, struct create_plan *p
 		bool known = stat(m->path, &st) == 0;
 		for (unsigned j = 0; known && j < i; j++) {
 			const struct create_member *n = &plan->m[j];
-			bool same = !n->missing &&
-				    (S_ISBLK(st.st_mode) ? n->blockdev && n->st_rdev == st.st_rdev
-							 : !n->blockdev && n->st_dev == st.st_dev &&
-								   n->st_ino == st.st_ino);
-			if (same)
+			if (!n->missing && uraid_same_file(&n->st, &st))
 				return fail(err, errlen, -EINVAL, "%s is given twice (also as %s)",
 					    m->path, n->path);
 		}

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <uraid/create.h>
@@ -19,8 +20,7 @@ struct create_member {
 	int fd;                     /* -1 when missing */
 	uint64_t dev_sectors;
 	bool blockdev;
-	dev_t st_dev, st_rdev;
-	ino_t st_ino;
+	struct stat st;             /* its identity: given twice? */
 	struct uraid_sb sb;         /* the superblock to write */
 	int stale_minor_mask;       /* 1.x locations holding an old md magic */
 	bool stale_md090;           /* and an md 0.90 superblock */

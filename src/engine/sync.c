@@ -767,6 +767,26 @@ static void lane_run(struct sync_lane *l)
 	j->lv->unit(j, u);
 }
 
+int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held)
+{
+	/* not for a resync, whose rewrites lie above the resync_offset on disk:
+	   a crash redoes them (md_do_sync's writes do not mark the array dirty
+	   either) */
+	*held = false;
+	if (j->kind == URAID_SYNC_RESYNC)
+		return 0;
+	int rc = array_gate_enter(j->a, ridx);
+	*held = rc == 0;
+	return rc;
+}
+
+void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held)
+{
+	if (*held)
+		array_gate_leave(j->a, ridx);
+	*held = false;
+}
+
 void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 {
 	struct sync_lane *l = &j->lane[u->lane];

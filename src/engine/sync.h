@@ -141,6 +141,14 @@ extern const struct sync_level sync_mirror_level;
 void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res);
 
 /*
+ * Before a unit rewrites redundancy, on reactor ridx: the array is marked
+ * active first, except under a resync. 0 (*held: sync_gate_leave is owed)
+ * or -errno. sync_gate_leave does nothing unless *held.
+ */
+int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held);
+void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held);
+
+/*
  * The member of a slot with a replacement failed (RAID 4/5/6, whose writes
  * skip a failed slot): the replacement becomes the slot's member being
  * rebuilt, from where its copy got, and a rebuild from the others finishes

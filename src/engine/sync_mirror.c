@@ -235,10 +235,7 @@ static void unit_end(struct ms *s, int res)
 {
 	struct sync_job *j = s->job;
 
-	if (s->gate_held) {
-		array_gate_leave(j->a, j->ridx);
-		s->gate_held = false;
-	}
+	sync_gate_leave(j, j->ridx, &s->gate_held);
 	if (s->window_open) {
 		mirror_window_close(j->a);
 		s->window_open = false;
@@ -324,16 +321,10 @@ static void compared(struct ms *s)
 		unit_end(s, 0);
 		return;
 	}
-	/* the array is marked active first; not for a resync, whose rewrites lie
-	   above the resync_offset on disk: a crash redoes them (md_do_sync's
-	   writes do not mark the array dirty either) */
-	if (j->kind != URAID_SYNC_RESYNC) {
-		int rc = array_gate_enter(a, j->ridx);
-		if (rc) {
-			unit_end(s, rc);
-			return;
-		}
-		s->gate_held = true;
+	int rc = sync_gate_enter(j, j->ridx, &s->gate_held);
+	if (rc) {
+		unit_end(s, rc);
+		return;
 	}
 	batch_begin(s, repaired);
 	for (unsigned p = 0; p < s->npc; p++) {

@@ -201,10 +201,7 @@ static void lane_end(struct r5_lane *l, int res)
 	struct sync_job *j = l->s->job;
 	struct sync_unit *u = l->u;
 
-	if (l->gate_held) {
-		array_gate_leave(j->a, l->ridx);
-		l->gate_held = false;
-	}
+	sync_gate_leave(j, l->ridx, &l->gate_held);
 	sync_unit_done(j, u, res);
 }
 
@@ -331,16 +328,10 @@ static void check_reads_done(struct r5_lane *l)
 		lane_end(l, 0);
 		return;
 	}
-	/* the array is marked active first; not for a resync, whose rewrites lie
-	   above the resync_offset on disk: a crash redoes them (md_do_sync's
-	   writes do not mark the array dirty either) */
-	if (j->kind != URAID_SYNC_RESYNC) {
-		int rc = array_gate_enter(a, l->ridx);
-		if (rc) {
-			lane_end(l, rc);
-			return;
-		}
-		l->gate_held = true;
+	int rc = sync_gate_enter(j, l->ridx, &l->gate_held);
+	if (rc) {
+		lane_end(l, rc);
+		return;
 	}
 	l->rewrite_failed = 0;
 	lane_hold(l, parity_written);

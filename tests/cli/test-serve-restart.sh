@@ -18,10 +18,7 @@ for f in "${m[@]}"; do truncate -s 64M "$f"; done
 "$URAID" create --level=1 --raid-devices=2 --assume-clean --bitmap=none --name=rs "${m[@]}" >/dev/null
 for round in 1 2 3 4 5; do
     serve_bg "$work" rs "${m[@]}" || { fails=$((fails + 1)); break; }
-    (cd "$work" && exec fio --name=w --ioengine=nbd --uri="nbd+unix:///?socket=$work/rs.sock" \
-        --rw=randwrite --bs=4k --iodepth=16 --size=60M --time_based --runtime=10 \
-        --output=/dev/null >/dev/null 2>&1) &
-    fpid=$!
+    writes_bg "$work" rs --bs=4k --iodepth=16
     sleep 0.5
     kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
     check "round $round: restarted at once after kill -9 under writes" serve_bg "$work" rs "${m[@]}"

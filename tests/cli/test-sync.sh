@@ -117,10 +117,7 @@ check "a range that ends before it starts is a usage error ($out)" test $rc -eq 
 # check --wait follows its own job: with a resync needed and held (stopped
 # by hand), the resync resumes as soon as the check ends, and --wait reports
 # the check (its range), not the resync that follows
-(cd "$work" && exec fio --name=w --ioengine=nbd --uri="nbd+unix:///?socket=$work/rg.sock" \
-    --rw=randwrite --bs=64k --iodepth=8 --size=60M --time_based --runtime=10 \
-    --output=/dev/null >/dev/null 2>&1) &
-fpid=$!
+writes_bg "$work" rg --bs=64k --iodepth=8
 sleep 1
 kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null

@@ -12,6 +12,9 @@
 #                           directory's home), removed at exit after the
 #                           server in $spid is stopped
 #   randfile SEED BYTES F   BYTES pseudo-random bytes from SEED into F
+#   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
+#                           through DIR/NAME.sock for up to 10 s, in the
+#                           background; its pid in $fpid
 fails=0
 PATH=$PATH:/usr/sbin:/sbin     # mdadm
 
@@ -56,4 +59,12 @@ work_dir() {
 randfile() {
     python3 -c 'import random, sys
 sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"
+}
+
+writes_bg() {
+    local dir=$1 name=$2; shift 2
+    (cd "$dir" && exec fio --name=w --ioengine=nbd --uri="nbd+unix:///?socket=$dir/$name.sock" \
+        --rw=randwrite --size=60M --time_based --runtime=10 --output=/dev/null "$@" \
+        >/dev/null 2>&1) &
+    fpid=$!
 }

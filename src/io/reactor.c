@@ -40,27 +40,43 @@ static int reactor_setup(struct reactor *r, unsigned index, unsigned entries, bo
 	 * thread, a worker later); without an IPI a completion could then wait
 	 * for a thread that is not looking at the ring.
 	 */
+	/* CQSIZE: the budget's completions (twice the SQ, as the default CQ
+	   would be) and as many socket completions again as REACTOR_SOCKET_CQ */
+	unsigned cq_entries = 2 * entries + REACTOR_SOCKET_CQ;
 	if (owned) {
 		/* one thread for the ring's whole life: completions wait for that
 		   thread's next io_uring_enter instead of interrupting it (as fio
 		   sets up its rings); enabled from that thread by reactor_claim */
 		memset(&p, 0, sizeof(p));
 		p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_SINGLE_ISSUER |
-			  IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+			  IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED | IORING_SETUP_CQSIZE;
+		p.cq_entries = cq_entries;
 		rc = io_uring_queue_init_params(entries, &r->ring, &p);
 		r->disabled = rc == 0;
 	}
 	if (rc == -EINVAL) {
 		memset(&p, 0, sizeof(p));
-		p.flags = IORING_SETUP_SUBMIT_ALL;
+		p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_CQSIZE;
+		p.cq_entries = cq_entries;
 		rc = io_uring_queue_init_params(entries, &r->ring, &p);
 	}
 	if (rc == -EINVAL) {
 		memset(&p, 0, sizeof(p));
+		p.flags = IORING_SETUP_CQSIZE;
+		p.cq_entries = cq_entries;
 		rc = io_uring_queue_init_params(entries, &r->ring, &p);
 	}
 	if (rc < 0)
 		return rc;
+	/* Socket completions beyond the CQ are then held by the kernel, never
+	   lost (Linux 5.5 and later) */
+	if (!(p.features & IORING_FEAT_NODROP)) {
+		io_uring_queue_exit(&r->ring);
+		return -EOPNOTSUPP;
+	}
+	r->max_in_flight = 2 * (uint64_t)r->ring.sq.ring_entries - 1;
+	if (r->max_in_flight >= r->ring.cq.ring_entries)
+		r->max_in_flight = r->ring.cq.ring_entries - 1;   /* one CQ slot for the eventfd read */
 
 	/* Blocking on purpose: io_uring then polls it instead of failing with -EAGAIN. */
 	r->event_fd = eventfd(0, EFD_CLOEXEC);
@@ -110,17 +126,18 @@ void reactor_fini(struct reactor *r)
 	r->event_fd = -1;
 }
 
-/* Limit in flight to the CQ size so the kernel never has to hold back completions. */
-static uint64_t reactor_max_in_flight(const struct reactor *r)
+/* Completed when the peer acts: outside the budget (see reactor.h). */
+static bool is_socket_op(uint8_t opcode)
 {
-	return r->ring.cq.ring_entries - 1;       /* one CQ slot for the eventfd read */
+	return opcode == IORING_OP_RECV || opcode == IORING_OP_SENDMSG || opcode == IORING_OP_ACCEPT;
 }
 
 static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 {
 	struct io_uring_sqe *sqe;
+	bool sock = is_socket_op(op->opcode);
 
-	if (r->in_flight >= reactor_max_in_flight(r))
+	if (!sock && r->in_flight >= r->max_in_flight)
 		return false;
 	sqe = io_uring_get_sqe(&r->ring);
 	if (!sqe)
@@ -159,7 +176,10 @@ static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 		break;
 	}
 	io_uring_sqe_set_data(sqe, op);
-	r->in_flight++;
+	if (sock)
+		r->sock_in_flight++;
+	else
+		r->in_flight++;
 	r->queued++;
 	return true;
 }
@@ -343,7 +363,10 @@ static int reactor_reap(struct reactor *r)
 			r->event_armed = false;
 			continue;
 		}
-		r->in_flight--;
+		if (is_socket_op(op->opcode))
+			r->sock_in_flight--;
+		else
+			r->in_flight--;
 		op->cb(op, res);
 		ran++;
 	}
@@ -418,7 +441,7 @@ int reactor_poll_ns(struct reactor *r, int64_t timeout_ns)
 	}
 	reactor_arm_event(r);
 
-	idle = r->in_flight == 0 && !r->overflow_head;
+	idle = r->in_flight == 0 && r->sock_in_flight == 0 && !r->overflow_head;
 	if (r->deferred_head || atomic_load_explicit(&r->inbox, memory_order_relaxed) ||
 	    (timeout_ns < 0 && idle))
 		timeout_ns = 0;

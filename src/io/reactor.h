@@ -6,7 +6,15 @@
  * reactor's thread.
  *
  * Operations never fail to queue: when the submission ring is full they wait
- * in an overflow list and go out on the next poll. Callbacks run from
+ * in an overflow list and go out on the next poll. Member I/O, timers and
+ * cancels share a budget of operations in flight (so that their completions
+ * always fit the completion ring); socket operations (receive, send, accept)
+ * are kept out of it, as a peer decides when they complete: a thousand
+ * clients that say nothing park a thousand receives without taking one slot
+ * from the work that must go on. The completion ring has room for the budget
+ * plus REACTOR_SOCKET_CQ socket completions; should more arrive at once, the
+ * kernel holds them (IORING_FEAT_NODROP, required) until they are reaped.
+ * Callbacks run from
  * reactor_poll() only, never from inside the call that queued the operation,
  * so code can queue and then update its own state without reentrancy.
  */
@@ -57,8 +65,13 @@ struct reactor {
 	struct io_op *deferred_head, *deferred_tail;   /* completions to run */
 	struct reactor_msg *_Atomic inbox;             /* MPSC stack, reversed on drain */
 	unsigned queued;            /* SQEs prepared but not submitted */
-	uint64_t in_flight;         /* operations issued and not completed */
+	uint64_t in_flight;         /* operations issued and not completed, sockets' aside */
+	uint64_t sock_in_flight;    /* socket operations issued and not completed */
+	uint64_t max_in_flight;     /* the budget of in_flight */
 };
+
+/* Completion slots beyond the budget, for socket completions arriving at once. */
+#define REACTOR_SOCKET_CQ 1024u
 
 int reactor_init(struct reactor *r, unsigned index, unsigned entries);
 /* A reactor that one thread will poll for its whole life: that thread calls
@@ -79,7 +92,8 @@ void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, ui
 		       uint64_t len);
 /* Sockets: receive up to len bytes (0: the peer closed), send a message
  * (never raises SIGPIPE; msg must stay valid until completion), accept a
- * connection (res is the new descriptor, close-on-exec). */
+ * connection (res is the new descriptor, close-on-exec). Outside the budget:
+ * they may wait for the peer for ever. */
 struct msghdr;
 void reactor_recv(struct reactor *r, struct io_op *op, int fd, void *buf, size_t len);
 void reactor_sendmsg(struct reactor *r, struct io_op *op, int fd, const struct msghdr *msg);

@@ -2,13 +2,16 @@
 /*
  * reactor: many reads and writes in flight on a tmpfs file and a /tmp file,
  * overflow beyond the ring size, deferred completions in order, posts from
- * several threads, poll timeouts, reactor_is_current.
+ * several threads, poll timeouts, reactor_is_current; receives parked on
+ * silent sockets (many more than the ring) never hold back a file read, a
+ * timer or a send.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -349,6 +352,69 @@ static void test_timeouts(void)
 	reactor_fini(&r);
 }
 
+/*
+ * 600 receives on sockets whose peers say nothing, on a ring of 16 entries
+ * (a budget of 31): a file read, a timer and a send behind them must still
+ * complete, and the receives when their peers finally write.
+ */
+#define SILENT 600
+static void test_silent_sockets(void)
+{
+	struct reactor r;
+	static int sp[SILENT][2];
+	static struct rw_op recvs[SILENT];
+	static char rbuf[SILENT][8];
+	struct rw_op rd = { .op.cb = rw_cb }, tm = { .op.cb = rw_cb }, snd = { .op.cb = rw_cb };
+	struct __kernel_timespec ts = { .tv_nsec = 1000000 };
+	char path[] = "/dev/shm/uraid-test-reactor-XXXXXX", buf[BLK] __attribute__((aligned(BLK)));
+	int fd = mkstemp(path), n = 0;
+
+	CHECK(fd >= 0 && pwrite(fd, "abcd", 4, 0) == 4, "scratch file");
+	unlink(path);
+	CHECK(reactor_init(&r, 4, 16) == 0, "init");
+	for (n = 0; n < SILENT; n++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp[n]) != 0)
+			break;
+		recvs[n] = (struct rw_op){ .op.cb = rw_cb };
+		reactor_recv(&r, &recvs[n].op, sp[n][0], rbuf[n], sizeof(rbuf[n]));
+	}
+	CHECK(n == SILENT, "only %d socket pairs (descriptor limit?)", n);
+	for (int i = 0; i < 20; i++)
+		reactor_poll(&r, 0);
+	reactor_read(&r, &rd.op, fd, buf, BLK, 0);
+	reactor_timeout(&r, &tm.op, &ts);
+	struct iovec iov = { .iov_base = "x", .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	reactor_sendmsg(&r, &snd.op, n > 0 ? sp[0][1] : -1, &msg);
+	for (int i = 0; i < 200 && !(rd.done && tm.done && snd.done); i++)
+		reactor_poll(&r, 50);
+	CHECK(rd.done == 1 && rd.res == 4, "file read behind %d parked receives: done %d res %d",
+	      n, rd.done, rd.res);
+	CHECK(tm.done == 1 && tm.res == -ETIME, "timer behind parked receives: done %d res %d",
+	      tm.done, tm.res);
+	CHECK(snd.done == 1 && snd.res == 1, "send behind parked receives: done %d res %d",
+	      snd.done, snd.res);
+	/* every peer speaks at once: more completions than the CQ's socket room */
+	for (int i = 1; i < n; i++)
+		CHECK(write(sp[i][1], "y", 1) == 1, "peer %d write", i);
+	int got = 0;
+	for (int i = 0; i < 400 && got < n; i++) {
+		reactor_poll(&r, 20);
+		got = 0;
+		for (int k = 0; k < n; k++)
+			got += recvs[k].done == 1 && recvs[k].res == 1;
+	}
+	CHECK(got == n, "%d of %d receives completed once their peers wrote", got, n);
+	CHECK(r.in_flight == 0 && !r.overflow_head, "idle: %llu in flight",
+	      (unsigned long long)r.in_flight);
+	for (int i = 0; i < n; i++) {
+		close(sp[i][0]);
+		close(sp[i][1]);
+	}
+	close(fd);
+	reactor_fini(&r);
+}
+
 int main(void)
 {
 	printf("test_reactor seed %#x\n", SEED);
@@ -357,6 +423,7 @@ int main(void)
 	test_deferred();
 	test_posts();
 	test_timeouts();
+	test_silent_sockets();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

@@ -10,10 +10,12 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +60,16 @@ static void serve_usage(FILE *f)
 		"      --speed-min=KIB/S    background work (resync, check, repair) holds this\n"
 		"                           rate per member while clients are busy (1000)\n"
 		"      --speed-max=KIB/S    and goes up to this one when they are not (200000)\n"
+		"      --max-connections=N  clients served at once (default 64); the next are\n"
+		"                           greeted and refused with the reason; fewer when\n"
+		"                           the open file limit (ulimit -n) has no room\n"
+		"      --handshake-timeout=SECONDS  a client that has not chosen the export\n"
+		"                           by then is cut (default 10): idle sockets cannot\n"
+		"                           hold connection slots\n"
+		"      --max-buffer-memory=SIZE  request buffers of all clients together\n"
+		"                           (default 1G, at least 64M); beyond it requests\n"
+		"                           wait; half is shared, half split so that each\n"
+		"                           client keeps a share whatever the others do\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Clients: nbdinfo nbd+unix:///?socket=PATH, qemu-img, nbdcopy, nbdfuse, fio\n"
@@ -66,7 +78,48 @@ static void serve_usage(FILE *f)
 }
 
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
-       OPT_SPEED_MAX };
+       OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY };
+
+#define MAX_CONNECTIONS_LIMIT 100000u
+#define HANDSHAKE_TIMEOUT_LIMIT 3600u
+
+/* --max-connections, --handshake-timeout, --max-buffer-memory; 0 or usage. */
+static int parse_limit(int c, const char *arg, struct serve_opts *o)
+{
+	char *end;
+	unsigned long v;
+	uint64_t bytes;
+
+	switch (c) {
+	case OPT_MAX_CONNECTIONS:
+		v = strtoul(arg, &end, 10);
+		if (*end || !*arg || v == 0 || v > MAX_CONNECTIONS_LIMIT) {
+			fprintf(stderr, "uraid serve: --max-connections=%s: expected 1..%u\n", arg,
+				MAX_CONNECTIONS_LIMIT);
+			return CLI_EXIT_USAGE;
+		}
+		o->max_connections = (unsigned)v;
+		return 0;
+	case OPT_HANDSHAKE_TIMEOUT:
+		v = strtoul(arg, &end, 10);
+		if (*end || !*arg || v == 0 || v > HANDSHAKE_TIMEOUT_LIMIT) {
+			fprintf(stderr, "uraid serve: --handshake-timeout=%s: expected seconds, "
+				"1..%u\n", arg, HANDSHAKE_TIMEOUT_LIMIT);
+			return CLI_EXIT_USAGE;
+		}
+		o->handshake_timeout_s = (unsigned)v;
+		return 0;
+	default:
+		if (cli_parse_size(arg, 1, &bytes) != 0 || bytes < NBD_MIN_BUFFER_BYTES ||
+		    bytes > (1ull << 50)) {
+			fprintf(stderr, "uraid serve: --max-buffer-memory=%s: expected a size of "
+				"at least 64M (e.g. 512M, 2G)\n", arg);
+			return CLI_EXIT_USAGE;
+		}
+		o->max_buffer_bytes = bytes;
+		return 0;
+	}
+}
 
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
@@ -84,6 +137,9 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "pid-file", required_argument, NULL, OPT_PID_FILE },
 		{ "speed-min", required_argument, NULL, OPT_SPEED_MIN },
 		{ "speed-max", required_argument, NULL, OPT_SPEED_MAX },
+		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
+		{ "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
+		{ "max-buffer-memory", required_argument, NULL, OPT_MAX_BUFFER_MEMORY },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,6 +169,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->socket_mode = (unsigned)m;
 			break;
 		}
+		case OPT_MAX_CONNECTIONS:
+		case OPT_HANDSHAKE_TIMEOUT:
+		case OPT_MAX_BUFFER_MEMORY:
+			if (parse_limit(c, optarg, o))
+				return CLI_EXIT_USAGE;
+			break;
 		case OPT_SPEED_MIN:
 		case OPT_SPEED_MAX: {
 			unsigned long v = strtoul(optarg, &end, 10);
@@ -335,6 +397,67 @@ static void cleanup_files(struct serve_state *st)
 		unlink(st->o->pid_file);
 }
 
+/* Descriptors kept free for control clients (uraid status, stop) and the
+ * engine's own needs, whatever the NBD clients do. */
+#define FD_RESERVE (CTL_MAX_CLIENTS + 8)
+
+/* As many descriptors as allowed: one per client connection. */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static unsigned open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+	if (!d)
+		return 64;      /* a guess on the safe side */
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n > 3 ? n - 3 : 0;       /* ".", ".." and the directory's own */
+}
+
+/*
+ * Connections that fit the open file limit with FD_RESERVE to spare: each
+ * takes one descriptor, those being refused too. Lower than asked: a
+ * warning, and the server serves fewer rather than run out of descriptors
+ * (then it could not answer uraid status). 0: no room at all.
+ */
+static unsigned fit_connections(const struct serve_opts *o, unsigned *refusing)
+{
+	struct rlimit rl;
+	unsigned want = o->max_connections ? o->max_connections : NBD_DEFAULT_MAX_CONNECTIONS;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) {
+		*refusing = NBD_DEFAULT_MAX_REFUSING;
+		return want;
+	}
+	uint64_t used = open_fds() + FD_RESERVE;
+	uint64_t room = rl.rlim_cur > used ? rl.rlim_cur - used : 0;
+	*refusing = NBD_DEFAULT_MAX_REFUSING;
+	if (room >= (uint64_t)want + *refusing)
+		return want;
+	*refusing = room / 4 ? (unsigned)(room / 4) : 1;
+	if (*refusing > NBD_DEFAULT_MAX_REFUSING)
+		*refusing = NBD_DEFAULT_MAX_REFUSING;
+	unsigned fit = room > *refusing ? (unsigned)(room - *refusing) : 0;
+	if (fit > want)
+		fit = want;
+	if (fit)
+		fprintf(stderr, "uraid serve: the open file limit (%llu) leaves room for %u client "
+			"connections; serving at most %u at once (--max-connections=%u); raise it "
+			"with ulimit -n\n", (unsigned long long)rl.rlim_cur, fit, fit, want);
+	else
+		fprintf(stderr, "uraid serve: the open file limit (%llu) leaves no descriptor for "
+			"clients; raise it with ulimit -n\n", (unsigned long long)rl.rlim_cur);
+	return fit;
+}
+
 static int run(struct serve_state *st, int sig_fd)
 {
 	char err[512];
@@ -380,11 +503,19 @@ static int run(struct serve_state *st, int sig_fd)
 
 	int listen_fd = -1;
 	int status = CLI_EXIT_FAIL;
-	if (default_paths(st) == 0 && open_listeners(st, &listen_fd) == 0) {
+	unsigned refusing = 0, max_conns = 0;
+	if (default_paths(st) == 0 && open_listeners(st, &listen_fd) == 0 &&
+	    (max_conns = fit_connections(st->o, &refusing)) == 0) {
+		close(listen_fd);
+		listen_fd = -1;
+	} else if (listen_fd >= 0) {
 		struct nbd_server_opts so = {
 			.engine = st->engine, .array = st->array, .name = st->export_name,
 			.description = st->o->description, .read_only = st->o->read_only,
 			.listen_fds = { listen_fd }, .nlisten = 1,
+			.max_connections = max_conns, .max_refusing = refusing,
+			.handshake_timeout_ms = st->o->handshake_timeout_s * 1000u,
+			.max_buffer_bytes = st->o->max_buffer_bytes,
 		};
 		rc = nbd_server_start(&so, &st->server, err, sizeof(err));
 		if (rc) {
@@ -435,6 +566,7 @@ int cmd_serve(int argc, char **argv)
 		return rc;
 
 	struct serve_state st = { .o = &o, .ctl_fd = -1 };
+	raise_fd_limit();
 	if (o.socket)
 		snprintf(st.socket_path, sizeof(st.socket_path), "%s", o.socket);
 	if (o.control)

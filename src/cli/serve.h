@@ -20,6 +20,9 @@ struct serve_opts {
 	unsigned socket_mode;
 	unsigned threads;
 	uint32_t speed_min, speed_max;  /* KiB/s, 0: md's defaults */
+	unsigned max_connections;       /* 0: the defaults (nbd/server.h) */
+	unsigned handshake_timeout_s;
+	uint64_t max_buffer_bytes;
 	int ready_fd;
 	bool read_only, force;
 };

@@ -36,8 +36,18 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	si->control = st->control_path;
 	si->pid = (long)getpid();
 	si->uptime_s = (cli_now_ns() - st->start_ns) / 1000000000u;
-	si->connections = nbd_server_connections(st->server);
+	struct nbd_server_usage u;
+	nbd_server_usage(st->server, &u);
+	si->connections = u.connections;
+	si->max_connections = u.max_connections;
 	si->connections_total = nbd_server_connections_total(st->server);
+	si->refusing = u.refusing;
+	si->refused = u.refused;
+	si->handshake_timeout_s = u.handshake_timeout_ms / 1000u;
+	si->buffer_bytes = u.buffer_bytes;
+	si->max_buffer_bytes = u.max_buffer_bytes;
+	si->buffer_share_bytes = u.buffer_share_bytes;
+	si->waiting_for_memory = u.waiting_for_memory;
 	si->read_only = st->o->read_only;
 	uraid_array_sync_status(st->array, &si->sync);
 }

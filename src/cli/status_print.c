@@ -155,8 +155,15 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 			srv->read_only ? " (read-only)" : "");
 		fprintf(f, "        Control : %s (pid %ld, up %" PRIu64 " s)\n", srv->control,
 			srv->pid, srv->uptime_s);
-		fprintf(f, "    Connections : %u open, %" PRIu64 " since start\n", srv->connections,
-			srv->connections_total);
+		char m1[32], m2[32], m3[32];
+		fprintf(f, "    Connections : %u open of %u allowed, %" PRIu64 " since start, %"
+			PRIu64 " refused; handshake timeout %u s\n", srv->connections,
+			srv->max_connections, srv->connections_total, srv->refused,
+			srv->handshake_timeout_s);
+		fprintf(f, "  Buffer Memory : %s of %s in use (%s per connection assured), %u "
+			"connection(s) waiting\n", cli_bytes(srv->buffer_bytes, m1, sizeof(m1)),
+			cli_bytes(srv->max_buffer_bytes, m2, sizeof(m2)),
+			cli_bytes(srv->buffer_share_bytes, m3, sizeof(m3)), srv->waiting_for_memory);
 	}
 	fprintf(f, "     Array UUID : %s\n", uraid_uuid_text(st->uuid, b1, sizeof(b1)));
 	fprintf(f, "           Name : %s\n", st->name);
@@ -216,7 +223,15 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 		json_i64(&j, "pid", srv->pid);
 		json_u64(&j, "uptime_s", srv->uptime_s);
 		json_u64(&j, "connections", srv->connections);
+		json_u64(&j, "max_connections", srv->max_connections);
 		json_u64(&j, "connections_total", srv->connections_total);
+		json_u64(&j, "connections_refusing", srv->refusing);
+		json_u64(&j, "connections_refused", srv->refused);
+		json_u64(&j, "handshake_timeout_s", srv->handshake_timeout_s);
+		json_u64(&j, "buffer_bytes", srv->buffer_bytes);
+		json_u64(&j, "max_buffer_bytes", srv->max_buffer_bytes);
+		json_u64(&j, "buffer_share_bytes", srv->buffer_share_bytes);
+		json_u64(&j, "connections_waiting_for_memory", srv->waiting_for_memory);
 		json_bool(&j, "read_only", srv->read_only);
 		json_obj_close(&j);
 	}

@@ -19,8 +19,14 @@ struct cli_serve_info {
 	const char *control;            /* the control socket's path */
 	long pid;
 	uint64_t uptime_s;
-	unsigned connections;
+	unsigned connections, max_connections;     /* served now, and the limit */
 	uint64_t connections_total;
+	unsigned refusing;              /* being refused now */
+	uint64_t refused;               /* since start */
+	unsigned handshake_timeout_s;
+	uint64_t buffer_bytes, max_buffer_bytes;  /* request buffers held, the cap */
+	uint64_t buffer_share_bytes;    /* of the cap, each connection's own share */
+	unsigned waiting_for_memory;    /* connections with a request waiting for it */
 	bool read_only;
 	struct uraid_sync_status sync;  /* background work, running or last */
 };

@@ -75,12 +75,32 @@ static void reject(struct nbd_conn *c, struct nbd_op *op, int err)
 	}
 }
 
-/* Take one request header off the buffer; false when parsing must stop. */
+/* Buffer bytes a valid request will take: READ data, WRITE payload, zeroes
+ * written as data (NO_HOLE; with FAST_ZERO it is refused before any). */
+static uint32_t buffer_bytes(const struct nbd_request *rq)
+{
+	switch (rq->type) {
+	case NBD_CMD_READ:
+	case NBD_CMD_WRITE:
+		return rq->length;
+	case NBD_CMD_WRITE_ZEROES:
+		return (rq->flags & NBD_CMD_FLAG_NO_HOLE) && !(rq->flags & NBD_CMD_FLAG_FAST_ZERO)
+		       ? rq->length : 0;
+	default:
+		return 0;
+	}
+}
+
+/* Take one request header off the buffer; false when parsing must stop
+ * (also when its buffer must wait for memory: the header stays). */
 static bool parse_request(struct nbd_conn *c)
 {
 	struct nbd_request rq;
 	int v = nbd_request_parse(c->in + c->in_head, &c->s->ex, c->tflags, &rq);
+	uint32_t need = v == NBD_REQ_OK ? buffer_bytes(&rq) : 0;
 
+	if (need && !nbd_mem_take(c, need))
+		return false;
 	c->in_head += NBD_REQUEST_BYTES;
 	if (v == NBD_REQ_DISC) {
 		c->no_more_input = true;
@@ -95,10 +115,13 @@ static bool parse_request(struct nbd_conn *c)
 	}
 	struct nbd_op *op = nbd_op_get(c);
 	if (!op) {
+		if (need)
+			nbd_mem_give(c, need);
 		conn_log(c, "out of memory, closing");
 		nbd_conn_cut(c);
 		return false;
 	}
+	op->budget = need;
 	op->cookie = rq.cookie;
 	op->offset = rq.offset;
 	op->length = rq.length;
@@ -138,7 +161,7 @@ static void parse_input(struct nbd_conn *c)
 			continue;
 		}
 		/* back-pressure: leave requests in the socket until some complete */
-		if (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES)
+		if (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes)
 			break;
 		if (avail < NBD_REQUEST_BYTES || !parse_request(c))
 			break;
@@ -164,7 +187,7 @@ static void arm_recv(struct nbd_conn *c)
 		return;
 	}
 	if (!c->cur && c->transmission &&
-	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES))
+	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes))
 		return;
 	if (c->in_tail == NBD_CONN_IN_BYTES ||
 	    (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
@@ -199,6 +222,7 @@ static void handshake(struct nbd_conn *c)
 			c->transmission = true;
 			free(hs);
 			c->hs = NULL;
+			nbd_hs_untrack(c);      /* the handshake deadline no longer applies */
 			return;
 		}
 		if (hs->status != NBD_HS_NEGOTIATING) {
@@ -228,10 +252,15 @@ static void conn_free(struct nbd_conn *c)
 		}
 	}
 	pthread_mutex_unlock(&s->lock);
+	nbd_hs_untrack(c);
+	nbd_mem_unwait(c);
 	close(c->fd);
 	nbd_conn_free_ops(c);
 	free(c->hs);
 	free(c->in);
+	if (c->counted)
+		atomic_fetch_sub(&s->served, 1);
+	nbd_refusing_remove(c);
 	free(c);
 	atomic_fetch_sub(&s->nconns, 1);
 }
@@ -279,7 +308,7 @@ void nbd_conn_kick(struct nbd_conn *c)
 		finished = kick_once(c);
 	} while (c->kick_again && !finished);
 	c->in_kick = false;
-	if (finished) {
+	if (finished && c->started) {
 		c->closed = true;
 		conn_free(c);
 	}
@@ -290,8 +319,11 @@ void nbd_conn_start(struct reactor *r, struct reactor_msg *m)
 	struct nbd_conn *c = (struct nbd_conn *)((char *)m - offsetof(struct nbd_conn, start_msg));
 
 	(void)r;
+	c->started = true;
 	if (atomic_load(&c->s->stopping))
 		c->no_more_input = true;
+	else if (!c->dead)
+		nbd_hs_track(c);
 	nbd_conn_kick(c);
 }
 

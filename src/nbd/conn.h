@@ -4,7 +4,8 @@
  * client connection, a state machine driven by completions on the reactor
  * the connection lives on. Files: server.c (start, accept, stop),
  * listen.c (sockets), conn.c (receive: handshake, request parsing,
- * payloads), conn_reply.c (array requests and the reply queue).
+ * payloads), conn_reply.c (array requests and the reply queue), limits.c
+ * (handshake deadlines, request buffer memory).
  */
 #ifndef URAID_NBD_CONN_H
 #define URAID_NBD_CONN_H
@@ -45,6 +46,7 @@ struct nbd_op {
 	void *buf;                      /* READ data / WRITE payload (NULL: none, or drained) */
 	size_t buf_len;
 	uint32_t hdr_len, data_len, sent;   /* the reply: header bytes, data bytes, sent so far */
+	uint32_t budget;                /* buffer bytes reserved for it (limits.c) */
 	uint8_t hdr[NBD_CHUNK_HEADER_BYTES + 6 + NBD_MAX_ERRMSG];
 };
 
@@ -63,9 +65,19 @@ struct nbd_conn {
 	bool no_more_input;             /* DISC, end of stream, stop: read nothing more */
 	bool dead;                      /* socket error or cut: send nothing more */
 	bool closed;
+	bool started;                   /* start_msg has run: until then it must live */
 	bool in_kick, kick_again;       /* completions can run inside a kick (see kick) */
 	unsigned session;
 	uint16_t tflags;
+
+	/* limits (limits.c; this reactor's thread) */
+	bool counted, refusing;         /* against max_conns / max_refusing */
+	bool hs_tracked, mem_waiting;
+	uint64_t hs_deadline_ns;
+	struct nbd_conn *hs_prev, *hs_next;     /* its reactor's handshake list */
+	struct nbd_conn *mem_prev, *mem_next;   /* waiting for buffer memory */
+	struct nbd_conn *ref_prev, *ref_next;   /* being refused (reactor 0) */
+	uint64_t shared_held;           /* of op_bytes, drawn from the shared pool */
 
 	/* receiving */
 	struct io_op recv_op;
@@ -85,15 +97,36 @@ struct nbd_conn {
 	/* requests */
 	struct nbd_op *free_ops;
 	unsigned nops;                  /* taken from the free list, not yet returned */
-	uint64_t op_bytes;              /* buffers they hold */
+	uint64_t op_bytes;              /* buffer bytes they have reserved */
 	unsigned in_engine;             /* submitted to the array, not completed */
 };
 
-/* A listening socket and its accept on reactor 0. */
+/* A listening socket and its accept on reactor 0; when accept fails for
+ * want of descriptors or memory, a timer (backoff_op) before the next. */
 struct nbd_listener {
 	struct io_op accept_op, cancel_op;
+	struct io_op backoff_op, backoff_cancel_op;
+	struct __kernel_timespec backoff_ts;
+	unsigned accept_errors;         /* in a row */
 	int fd;
 	struct nbd_server *s;
+};
+
+/* The server's state on one reactor (limits.c). */
+struct nbd_reactor {
+	struct nbd_server *s;
+	struct reactor *r;
+	/* connections not yet in transmission, oldest first, and the timer
+	   set for the first one's deadline */
+	struct nbd_conn *hs_head, *hs_tail;
+	struct io_op timer_op, timer_cancel_op;
+	struct __kernel_timespec timer_ts;
+	bool timer_armed;
+	/* connections waiting for shared buffer memory, oldest first */
+	struct nbd_conn *wait_head, *wait_tail;
+	_Atomic bool has_waiters, wake_posted;
+	struct reactor_msg wake_msg;
+	_Atomic uint64_t held_bytes;    /* reserved by its connections (status) */
 };
 
 /* A message to one reactor about the server (stop or cut its connections). */
@@ -123,8 +156,24 @@ struct nbd_server {
 
 	pthread_mutex_t lock;           /* conns: changes are rare (connect, close) */
 	struct nbd_conn *conns;
-	_Atomic unsigned nconns;
+	_Atomic unsigned nconns;        /* all open, refused ones too */
 	_Atomic uint64_t total_conns;
+
+	/* limits */
+	struct nbd_reactor *rs;         /* one per reactor */
+	unsigned max_conns, max_refusing;
+	uint64_t handshake_ns;
+	uint64_t max_buf_bytes;
+	uint64_t conn_share;            /* each connection's own share of it */
+	uint64_t shared_cap;            /* the rest, shared */
+	uint64_t conn_max_bytes;        /* one connection's back-pressure point */
+	_Atomic unsigned served, refusing;
+	_Atomic uint64_t refused;
+	_Atomic uint64_t shared_used;
+	_Atomic unsigned mem_waiters;
+	uint64_t refusal_logged_ns;     /* reactor 0's thread */
+	struct nbd_conn *ref_head, *ref_tail;   /* being refused, oldest first (reactor 0) */
+	char refuse_msg[160];
 };
 
 /* conn.c */
@@ -132,6 +181,23 @@ void nbd_conn_start(struct reactor *r, struct reactor_msg *m);
 void nbd_conn_kick(struct nbd_conn *c);
 void nbd_conn_stop(struct nbd_conn *c);     /* stop reading; finish and close */
 void nbd_conn_cut(struct nbd_conn *c);      /* shut the socket down now */
+
+/* limits.c */
+uint64_t nbd_now_ns(void);
+int nbd_limits_init(struct nbd_server *s, const struct nbd_server_opts *o);
+void nbd_limits_fini(struct nbd_server *s);
+void nbd_hs_track(struct nbd_conn *c);      /* on its reactor: deadline starts */
+void nbd_hs_untrack(struct nbd_conn *c);    /* reached transmission, or closing */
+void nbd_limits_stop(struct nbd_server *s, unsigned ridx);  /* on that reactor */
+/* On reactor 0: c is to be refused; the oldest one being refused is cut
+ * when there are max_refusing already. */
+void nbd_refusing_add(struct nbd_conn *c);
+void nbd_refusing_remove(struct nbd_conn *c);
+/* Reserve need bytes of request buffers for c; false: none now, c is woken
+ * (kicked) when memory is given back. */
+bool nbd_mem_take(struct nbd_conn *c, uint32_t need);
+void nbd_mem_give(struct nbd_conn *c, uint32_t len);
+void nbd_mem_unwait(struct nbd_conn *c);
 
 /* conn_reply.c */
 struct nbd_op *nbd_op_get(struct nbd_conn *c);

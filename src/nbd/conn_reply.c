@@ -28,17 +28,21 @@ struct nbd_op *nbd_op_get(struct nbd_conn *c)
 	return op;
 }
 
+/* The buffer, and the memory reserved for it (limits.c). */
 static void op_buf_release(struct nbd_conn *c, struct nbd_op *op)
 {
-	if (!op->buf)
-		return;
-	if (op->buf_len <= POOL_MAX_BYTES)
-		bufpool_put(c->pool, op->buf, op->buf_len);
-	else
-		free(op->buf);
-	c->op_bytes -= op->buf_len;
-	op->buf = NULL;
-	op->buf_len = 0;
+	if (op->buf) {
+		if (op->buf_len <= POOL_MAX_BYTES)
+			bufpool_put(c->pool, op->buf, op->buf_len);
+		else
+			free(op->buf);
+		op->buf = NULL;
+		op->buf_len = 0;
+	}
+	if (op->budget) {
+		nbd_mem_give(c, op->budget);
+		op->budget = 0;
+	}
 }
 
 void nbd_op_put(struct nbd_conn *c, struct nbd_op *op)
@@ -53,6 +57,9 @@ void *nbd_op_buf(struct nbd_conn *c, struct nbd_op *op, size_t len)
 {
 	void *b = NULL;
 
+	/* only what was reserved when the request was read: the cap holds */
+	if (len > op->budget)
+		return NULL;
 	if (len <= POOL_MAX_BYTES)
 		b = bufpool_get(c->pool, len);
 	else if (posix_memalign(&b, 4096, len))
@@ -60,7 +67,6 @@ void *nbd_op_buf(struct nbd_conn *c, struct nbd_op *op, size_t len)
 	if (b) {
 		op->buf = b;
 		op->buf_len = len;
-		c->op_bytes += len;
 	}
 	return b;
 }

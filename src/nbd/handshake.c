@@ -22,6 +22,9 @@
  *   STRUCTURED_REPLY: ACK (data -> ERR_INVALID)
  *   STARTTLS and every other option (meta contexts, extended headers, ...):
  *     ERR_UNSUP; while shutting down everything but ABORT: ERR_SHUTDOWN
+ *   a client refused (too many connections): everything but ABORT gets
+ *     ERR_POLICY with the reason, EXPORT_NAME closes; the spec's way to
+ *     tell a client it is unwelcome
  */
 #include <errno.h>
 #include <string.h>
@@ -226,6 +229,13 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 
 static void handle_option(struct nbd_handshake *hs, int oversize)
 {
+	if (hs->refuse && hs->opt != NBD_OPT_ABORT) {
+		if (hs->opt == NBD_OPT_EXPORT_NAME)
+			fail(hs, hs->refuse);
+		else
+			reply_error(hs, NBD_REP_ERR_POLICY, hs->refuse);
+		return;
+	}
 	if (hs->shutdown && hs->opt != NBD_OPT_ABORT) {
 		if (hs->opt == NBD_OPT_EXPORT_NAME)
 			fail(hs, "NBD_OPT_EXPORT_NAME while shutting down");
@@ -390,4 +400,9 @@ void nbd_hs_sent(struct nbd_handshake *hs, size_t n)
 void nbd_hs_shutdown(struct nbd_handshake *hs)
 {
 	hs->shutdown = 1;
+}
+
+void nbd_hs_refuse(struct nbd_handshake *hs, const char *msg)
+{
+	hs->refuse = msg;
 }

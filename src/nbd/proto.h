@@ -211,6 +211,7 @@ struct nbd_handshake {
 	const struct nbd_export *ex;
 	unsigned stage;
 	unsigned shutdown;
+	const char *refuse;          /* nbd_hs_refuse's message */
 	uint32_t opt, opt_len, opt_have;
 	uint32_t hdr_have;
 	uint8_t hdr[NBD_OPT_HEADER_BYTES];
@@ -237,6 +238,11 @@ void nbd_hs_sent(struct nbd_handshake *hs, size_t n);
 
 /* The server is shutting down: further options (but ABORT) get ERR_SHUTDOWN. */
 void nbd_hs_shutdown(struct nbd_handshake *hs);
+
+/* The server will not serve this client (too many connections): every
+ * option but ABORT gets NBD_REP_ERR_POLICY with msg (which must outlive hs),
+ * EXPORT_NAME (which cannot be answered with an error) closes. */
+void nbd_hs_refuse(struct nbd_handshake *hs, const char *msg);
 
 /* ---- transmission: requests ---- */
 enum nbd_req_verdict {

@@ -17,6 +17,8 @@
 #include "nbd/conn.h"
 
 #define SERVER_POLL_NS (5 * 1000000L)
+#define ACCEPT_BACKOFF_NS (50 * 1000000L)   /* after accept failed for want of resources */
+#define REFUSAL_LOG_NS (10 * 1000000000ull) /* one line per burst of refusals */
 
 static void accept_done(struct io_op *op, int res);
 
@@ -26,8 +28,26 @@ static void arm_accept(struct nbd_listener *l)
 	reactor_accept(engine_reactor(l->s->e, 0), &l->accept_op, l->fd);
 }
 
+/* On reactor 0: is the client over the limit? Then it is told why
+ * (greeted, then every option refused). */
+static bool over_limit(struct nbd_server *s)
+{
+	if (atomic_load(&s->served) < s->max_conns)
+		return false;
+	atomic_fetch_add(&s->refused, 1);
+	uint64_t now = nbd_now_ns();
+	if (!s->refusal_logged_ns || now - s->refusal_logged_ns >= REFUSAL_LOG_NS) {
+		s->refusal_logged_ns = now;
+		fprintf(stderr, "uraid serve: %u connections open, the limit (--max-connections); "
+			"refusing new ones (%llu so far)\n", s->max_conns,
+			(unsigned long long)atomic_load(&s->refused));
+	}
+	return true;
+}
+
 static void new_conn(struct nbd_server *s, int fd)
 {
+	bool refuse = over_limit(s);
 	struct nbd_conn *c = calloc(1, sizeof(*c));
 	if (c)
 		c->in = malloc(NBD_CONN_IN_BYTES);
@@ -47,17 +67,56 @@ static void new_conn(struct nbd_server *s, int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));   /* fails on Unix: fine */
 	c->s = s;
 	c->fd = fd;
-	c->ridx = s->next_reactor++ % s->nreactors;
+	/* those refused live on reactor 0 (this thread), where their list is */
+	c->ridx = refuse ? 0 : s->next_reactor++ % s->nreactors;
 	c->r = engine_reactor(s->e, c->ridx);
 	c->pool = engine_bufpool(s->e, c->ridx);
 	c->start_msg.fn = nbd_conn_start;
+	c->hs_deadline_ns = nbd_now_ns() + s->handshake_ns;
+	if (refuse) {
+		nbd_refusing_add(c);
+		nbd_hs_refuse(c->hs, s->refuse_msg);
+	} else {
+		c->counted = true;
+		atomic_fetch_add(&s->served, 1);
+		atomic_fetch_add(&s->total_conns, 1);
+	}
 	pthread_mutex_lock(&s->lock);
 	c->next = s->conns;
 	s->conns = c;
 	pthread_mutex_unlock(&s->lock);
 	atomic_fetch_add(&s->nconns, 1);
-	atomic_fetch_add(&s->total_conns, 1);
 	reactor_post(c->r, &c->start_msg);
+}
+
+static void backoff_done(struct io_op *op, int res)
+{
+	struct nbd_listener *l = (struct nbd_listener *)((char *)op -
+							  offsetof(struct nbd_listener, backoff_op));
+	(void)res;
+	if (atomic_load(&l->s->stopping)) {
+		atomic_fetch_sub(&l->s->accepts_armed, 1);
+		return;
+	}
+	arm_accept(l);
+}
+
+/* Out of descriptors or memory: the client waits in the listening queue
+ * while connections close; the reactor goes on serving the others. */
+static bool accept_backoff(struct nbd_listener *l, int res)
+{
+	if (res != -EMFILE && res != -ENFILE && res != -ENOMEM && res != -ENOBUFS)
+		return false;
+	if (l->accept_errors++ == 0)
+		fprintf(stderr, "uraid serve: accept: %s; trying again every %ld ms\n",
+			strerror(-res), ACCEPT_BACKOFF_NS / 1000000);
+	if (atomic_load(&l->s->stopping))
+		return false;
+	l->backoff_ts.tv_sec = 0;
+	l->backoff_ts.tv_nsec = ACCEPT_BACKOFF_NS;
+	l->backoff_op.cb = backoff_done;
+	reactor_timeout(engine_reactor(l->s->e, 0), &l->backoff_op, &l->backoff_ts);
+	return true;
 }
 
 static void accept_done(struct io_op *op, int res)
@@ -67,17 +126,19 @@ static void accept_done(struct io_op *op, int res)
 	struct nbd_server *s = l->s;
 
 	if (res >= 0) {
+		if (l->accept_errors) {
+			fprintf(stderr, "uraid serve: accepting again (after %u failures)\n",
+				l->accept_errors);
+			l->accept_errors = 0;
+		}
 		if (atomic_load(&s->stopping))
 			close(res);
 		else
 			new_conn(s, res);
+	} else if (accept_backoff(l, res)) {
+		return;
 	} else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED) {
 		fprintf(stderr, "uraid serve: accept: %s\n", strerror(-res));
-		if (res == -EMFILE || res == -ENFILE || res == -ENOMEM) {
-			/* out of descriptors: let connections close rather than spin */
-			struct timespec ts = { 0, 50 * 1000000L };
-			nanosleep(&ts, NULL);
-		}
 	}
 	if (atomic_load(&s->stopping) || res == -ECANCELED || res == -EINVAL ||
 	    res == -EBADF) {
@@ -105,6 +166,15 @@ static void cancel_done(struct io_op *op, int res)
 	atomic_fetch_sub(&l->s->pending, 1);
 }
 
+static void backoff_cancel_done(struct io_op *op, int res)
+{
+	struct nbd_listener *l = (struct nbd_listener *)((char *)op -
+							  offsetof(struct nbd_listener,
+								   backoff_cancel_op));
+	(void)res;
+	atomic_fetch_sub(&l->s->pending, 1);
+}
+
 static void stop_accept(struct reactor *r, struct reactor_msg *m)
 {
 	struct nbd_server *s = (struct nbd_server *)((char *)m -
@@ -114,6 +184,10 @@ static void stop_accept(struct reactor *r, struct reactor_msg *m)
 		l->cancel_op.cb = cancel_done;
 		atomic_fetch_add(&s->pending, 1);
 		reactor_cancel(r, &l->cancel_op, &l->accept_op);
+		/* one of the two is in flight: the other cancel finds nothing */
+		l->backoff_cancel_op.cb = backoff_cancel_done;
+		atomic_fetch_add(&s->pending, 1);
+		reactor_cancel(r, &l->backoff_cancel_op, &l->backoff_op);
 	}
 	atomic_fetch_sub(&s->pending, 1);       /* this message */
 }
@@ -154,6 +228,7 @@ static void stop_conns(struct reactor *r, struct reactor_msg *m)
 {
 	struct nbd_server *s = ((struct nbd_server_msg *)m)->s;
 	for_conns_on(s, r->index, false);
+	nbd_limits_stop(s, r->index);
 	atomic_fetch_sub(&s->pending, 1);
 }
 
@@ -219,6 +294,13 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 				"its size must be a multiple of 512", (unsigned long long)st->size_bytes);
 		goto fail;
 	}
+	rc = nbd_limits_init(s, o);
+	if (rc) {
+		rc = uraid_errf(err, errlen, rc, rc == -EINVAL ? "the buffer memory limit must be "
+				"at least %llu MiB" : "out of memory",
+				(unsigned long long)(NBD_MIN_BUFFER_BYTES >> 20));
+		goto fail;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->nlisten = o->nlisten;
 	for (unsigned i = 0; i < o->nlisten; i++) {
@@ -234,6 +316,7 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 	return 0;
 fail:
 	if (s) {
+		nbd_limits_fini(s);
 		free(s->name);
 		free(s->description);
 		free(s->stop_msgs);
@@ -246,7 +329,23 @@ fail:
 
 unsigned nbd_server_connections(struct nbd_server *s)
 {
-	return atomic_load(&s->nconns);
+	return atomic_load(&s->served);
+}
+
+void nbd_server_usage(struct nbd_server *s, struct nbd_server_usage *u)
+{
+	u->connections = atomic_load(&s->served);
+	u->max_connections = s->max_conns;
+	u->refusing = atomic_load(&s->refusing);
+	u->refused = atomic_load(&s->refused);
+	u->handshake_timeout_ms = (unsigned)(s->handshake_ns / 1000000u);
+	u->buffer_bytes = 0;
+	for (unsigned i = 0; i < s->nreactors; i++)
+		u->buffer_bytes += atomic_load_explicit(&s->rs[i].held_bytes,
+							memory_order_relaxed);
+	u->max_buffer_bytes = s->max_buf_bytes;
+	u->buffer_share_bytes = s->conn_share;
+	u->waiting_for_memory = atomic_load(&s->mem_waiters);
 }
 
 uint64_t nbd_server_connections_total(struct nbd_server *s)
@@ -305,6 +404,7 @@ void nbd_server_destroy(struct nbd_server *s)
 	for (unsigned i = 0; i < s->nlisten; i++)
 		close(s->listeners[i].fd);
 	pthread_mutex_destroy(&s->lock);
+	nbd_limits_fini(s);
 	free(s->name);
 	free(s->description);
 	free(s->stop_msgs);

@@ -19,6 +19,14 @@
 
 #define NBD_SERVER_MAX_LISTEN 8
 
+/* Limits (0 in the options: these defaults). */
+#define NBD_DEFAULT_MAX_CONNECTIONS   64u
+#define NBD_DEFAULT_MAX_REFUSING      16u
+#define NBD_DEFAULT_HANDSHAKE_MS      10000u
+#define NBD_DEFAULT_MAX_BUFFER_BYTES  (1ull << 30)
+/* Two of the largest requests (32 MiB) must fit in the shared half. */
+#define NBD_MIN_BUFFER_BYTES          (64ull << 20)
+
 struct nbd_server;
 
 struct nbd_server_opts {
@@ -29,6 +37,33 @@ struct nbd_server_opts {
 	bool read_only;
 	int listen_fds[NBD_SERVER_MAX_LISTEN];  /* listening sockets, taken over */
 	unsigned nlisten;
+	/*
+	 * Connections served at once; the next ones are greeted and refused
+	 * (NBD_REP_ERR_POLICY with the reason), at most max_refusing of them
+	 * at a time; beyond those they are closed as they are accepted.
+	 */
+	unsigned max_connections, max_refusing;
+	/* A client not in transmission this long after it connected is cut. */
+	unsigned handshake_timeout_ms;
+	/*
+	 * Request buffers of all connections together (>= NBD_MIN_BUFFER_BYTES).
+	 * Half is shared; the other half is split into a share each connection
+	 * can always use, so that clients that take all they can (and never
+	 * read the replies) cannot starve the others. A request that finds no
+	 * room waits (its header stays unread) until buffers are freed.
+	 */
+	uint64_t max_buffer_bytes;
+};
+
+/* What the limits hold now (for uraid status). */
+struct nbd_server_usage {
+	unsigned connections, max_connections;   /* served (counted against the limit) */
+	unsigned refusing;                       /* being refused now */
+	uint64_t refused;                        /* since start */
+	unsigned handshake_timeout_ms;
+	uint64_t buffer_bytes, max_buffer_bytes; /* request buffers held */
+	uint64_t buffer_share_bytes;             /* each connection's own share */
+	unsigned waiting_for_memory;             /* connections with a request waiting */
 };
 
 /* Listening sockets. Unix: an existing socket file is replaced only when no
@@ -42,9 +77,10 @@ int nbd_listen_port(int fd);
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,
 		     size_t errlen);
 
-/* Connections open now, and served since start. */
+/* Connections served now (not those being refused), and since start. */
 unsigned nbd_server_connections(struct nbd_server *s);
 uint64_t nbd_server_connections_total(struct nbd_server *s);
+void nbd_server_usage(struct nbd_server *s, struct nbd_server_usage *u);
 
 /*
  * Stop: no more connections; every connection stops reading requests,

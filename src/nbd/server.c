@@ -148,6 +148,46 @@ static void accept_done(struct io_op *op, int res)
 	arm_accept(l);
 }
 
+/* nbd_server_add_client's hand-over to reactor 0, where connections start. */
+struct add_client_msg {
+	struct reactor_msg m;
+	struct nbd_server *s;
+	int fd;
+};
+
+static void add_client(struct reactor *r, struct reactor_msg *m)
+{
+	struct add_client_msg *a = (struct add_client_msg *)m;
+	struct nbd_server *s = a->s;
+
+	(void)r;
+	if (atomic_load(&s->stopping))
+		close(a->fd);
+	else
+		new_conn(s, a->fd);
+	free(a);
+	atomic_fetch_sub(&s->pending, 1);
+}
+
+int nbd_server_add_client(struct nbd_server *s, int fd)
+{
+	if (atomic_load(&s->stopping)) {
+		close(fd);
+		return -ESHUTDOWN;
+	}
+	struct add_client_msg *a = malloc(sizeof(*a));
+	if (!a) {
+		close(fd);
+		return -ENOMEM;
+	}
+	a->m.fn = add_client;
+	a->s = s;
+	a->fd = fd;
+	atomic_fetch_add(&s->pending, 1);
+	reactor_post(engine_reactor(s->e, 0), &a->m);
+	return 0;
+}
+
 static void start_accept(struct reactor *r, struct reactor_msg *m)
 {
 	struct nbd_server *s = (struct nbd_server *)((char *)m -

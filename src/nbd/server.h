@@ -77,6 +77,11 @@ int nbd_listen_port(int fd);
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,
 		     size_t errlen);
 
+/* Serve a client connected already (a socketpair's end, say), as if it had
+ * been accepted: counted, limited and refused the same way. fd is taken
+ * over. 0, or -ENOMEM / -ESHUTDOWN (fd closed). */
+int nbd_server_add_client(struct nbd_server *s, int fd);
+
 /* Connections served now (not those being refused), and since start. */
 unsigned nbd_server_connections(struct nbd_server *s);
 uint64_t nbd_server_connections_total(struct nbd_server *s);

@@ -34,6 +34,7 @@ struct ctl_client {
 
 struct ctl_server {
 	int listen_fd, ep;
+	int spare_fd;                   /* given up to answer a client when out of descriptors */
 	ctl_handler_fn *fn;
 	void *arg;
 	struct ctl_client c[CTL_MAX_CLIENTS];
@@ -72,6 +73,7 @@ int ctl_server_create(int listen_fd, ctl_handler_fn *fn, void *arg, struct ctl_s
 	cs->arg = arg;
 	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++)
 		cs->c[i].fd = -1;
+	cs->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	int fl = fcntl(listen_fd, F_GETFL);
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LISTENER };
 	cs->ep = epoll_create1(EPOLL_CLOEXEC);
@@ -80,6 +82,8 @@ int ctl_server_create(int listen_fd, ctl_handler_fn *fn, void *arg, struct ctl_s
 		int rc = -errno;
 		if (cs->ep >= 0)
 			close(cs->ep);
+		if (cs->spare_fd >= 0)
+			close(cs->spare_fd);
 		free(cs);
 		return rc;
 	}
@@ -104,6 +108,8 @@ void ctl_server_destroy(struct ctl_server *cs)
 		drop(cs, c);
 	}
 	close(cs->ep);
+	if (cs->spare_fd >= 0)
+		close(cs->spare_fd);
 	free(cs);
 }
 
@@ -127,6 +133,20 @@ static void accept_all(struct ctl_server *cs)
 {
 	for (;;) {
 		int fd = accept4(cs->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && cs->spare_fd >= 0) {
+			/* out of descriptors: the client would wait in the queue and the
+			   listener stay readable (a busy loop); the spare one lets it
+			   be accepted and told, then is taken again */
+			close(cs->spare_fd);
+			fd = accept4(cs->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd >= 0) {
+				send_now(fd, CTL_GREETING "error 1 the server is out of file "
+					 "descriptors; try again\n");
+				close(fd);
+			}
+			cs->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			return;         /* level-triggered: the next poll takes the next one */
+		}
 		if (fd < 0)
 			return;         /* EAGAIN: no more; anything else: the next poll retries */
 		struct ctl_client *c = NULL;

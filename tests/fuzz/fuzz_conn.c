@@ -217,7 +217,8 @@ static size_t option(uint8_t *p, uint32_t opt, const uint8_t *d, uint32_t len)
 	size_t n = put64(p, NBD_OPTS_MAGIC);
 	n += put32(p + n, opt);
 	n += put32(p + n, len);
-	memcpy(p + n, d, len);
+	if (len)
+		memcpy(p + n, d, len);
 	return n + len;
 }
 

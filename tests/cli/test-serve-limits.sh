@@ -27,7 +27,7 @@ serve_one() { serve_bg "$work" lim "${m[@]}" --threads=1 "$@"; }
 if serve_one --max-connections=1000; then
     check "silent clients: a working client, new clients and uraid stop are served" \
         limits silent 600
-    wait "$spid"; spid=
+    kill -9 "$spid" 2>/dev/null; wait "$spid"; spid=     # gone already, unless wedged
 else
     fails=$((fails + 1))
 fi
@@ -42,7 +42,7 @@ check "fds: the server warns that the descriptor limit lowers the connection lim
     grep -q "open file limit" "$work/lim.err"
 check "fds: a working client, uraid status, a new client and uraid stop are served" \
     limits fds 100
-wait "$spid"; spid=
+kill -9 "$spid" 2>/dev/null; wait "$spid"; spid=
 
 # ---- --max-connections=3 ----
 if serve_one --max-connections=3; then

@@ -20,6 +20,7 @@
 #define NBD_SERVER_MAX_LISTEN 8
 
 struct nbd_server;
+struct nbd_tls_creds;
 
 struct nbd_server_opts {
 	struct uraid_engine *engine;
@@ -29,6 +30,8 @@ struct nbd_server_opts {
 	bool read_only;
 	int listen_fds[NBD_SERVER_MAX_LISTEN];  /* listening sockets, taken over */
 	unsigned nlisten;
+	const struct nbd_tls_creds *tls_creds;  /* NULL: no TLS; must outlive the server */
+	unsigned tls_mode;              /* enum nbd_tls_mode (NBD_TLS_OFF without creds) */
 };
 
 /* Listening sockets. Unix: an existing socket file is replaced only when no
@@ -38,6 +41,8 @@ struct nbd_server_opts {
 int nbd_listen_unix(const char *path, unsigned mode, char *err, size_t errlen);
 int nbd_listen_tcp(const char *hostport, char *err, size_t errlen);
 int nbd_listen_port(int fd);
+/* Does the socket listen on loopback only (127.0.0.0/8, ::1, or Unix)? */
+bool nbd_listen_loopback(int fd);
 
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,
 		     size_t errlen);

@@ -4,6 +4,7 @@ this). Usage:
 
   nbd_tls.py require SOCKET CA_CERT   server: --tls=require with x509 certificates
   nbd_tls.py off SOCKET               server: --tls=off (the default)
+  nbd_tls.py hold SOCKET CA_CERT      hold a TLS session until the server stops
 
 `require` checks the FORCEDTLS rules of doc/proto.md: every option before
 STARTTLS but ABORT gets NBD_REP_ERR_TLS_REQD, NBD_OPT_EXPORT_NAME before TLS
@@ -155,6 +156,37 @@ if mode == "require":
         want = open(sys.argv[4], "rb").read(4096)
         assert data == want, "first 4 KiB differ"
         t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 2, 78, 0, 0))  # DISC
+
+    @case("require: garbage instead of a TLS handshake ends the session")
+    def _():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        s.sendall(option(OPT_LIST) * 64)
+        assert closed(s), "still open"
+elif mode == "hold":
+    # connect over TLS, enter transmission, read, then wait for the server
+    # to end the session (the shell stops it): a close_notify, not a cut
+    ca = sys.argv[3]
+
+    @case("hold: the server ends a TLS session with close_notify when stopped")
+    def _():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(ca)
+        t = ctx.wrap_socket(s, server_hostname="localhost", suppress_ragged_eofs=False)
+        go_over(t)
+        t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, 5, 0, 512))
+        assert struct.unpack(">IIQ", recv_exact(t, 16))[1:] == (0, 5), "read reply"
+        recv_exact(t, 512)
+        print("holding", flush=True)
+        t.settimeout(20)
+        try:
+            assert t.recv(1) == b"", "data after the read"
+        except ssl.SSLEOFError:
+            raise AssertionError("the connection was cut without close_notify")
 elif mode == "off":
     @case("off: STARTTLS gets NBD_REP_ERR_POLICY and the plain session goes on")
     def _():

@@ -155,7 +155,12 @@ start x509 --socket="$work/x509.sock" --tls=require --tls-certificates=x509 || e
 python3 "$HERE/nbd_tls.py" require "$work/x509.sock" "$work/ca-cert.pem" data2.bin
 check "require: the STARTTLS rules on the wire (nbd_tls.py)" test $? -eq 0
 check "the plaintext behind STARTTLS was dropped (logged)" grep -q "plaintext bytes after STARTTLS dropped" x509.err
-check "the server stops cleanly" stop
+python3 "$HERE/nbd_tls.py" hold "$work/x509.sock" "$work/ca-cert.pem" >hold.out 2>&1 &
+hpid=$!
+for _ in $(seq 100); do grep -q holding hold.out && break; sleep 0.1; done
+check "the server stops with a TLS client connected (exit 0)" stop
+wait "$hpid"
+check "that client got close_notify, not a cut" test $? -eq 0 || cat hold.out
 start x509t --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 || exit 1
 xuri="nbds://127.0.0.1:$port/?tls-certificates=$work/ca-only"
 out=$(nbdinfo --size "$xuri" 2>&1)

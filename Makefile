@@ -6,7 +6,7 @@ CFLAGS  ?= -O2 -g
 # Flags the code needs, kept apart so that `make CFLAGS=...` only changes the rest.
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -Isrc
 LDLIBS  ?=
-override LDLIBS += -lisal -luring -lm
+override LDLIBS += -lisal -luring -lgnutls -lm
 BUILD   ?= build
 
 LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/engine/*.c src/bench/*.c src/nbd/*.c))
@@ -93,7 +93,7 @@ fuzz:
 	@for t in $(FUZZ_SRCS); do n=$$(basename $$t .c); \
 		mkdir -p $(BUILD)/libfuzzer/corpus-$$n && \
 		clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
-			-o $(BUILD)/libfuzzer/$$n $$t $(LIB_SRCS) -lisal -luring && \
+			-o $(BUILD)/libfuzzer/$$n $$t $(LIB_SRCS) -lisal -luring -lgnutls && \
 		$(BUILD)/libfuzzer/$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/libfuzzer/corpus-$$n || exit 1; \
 		done
 

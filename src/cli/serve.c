@@ -28,7 +28,9 @@
 #include "cli/status_print.h"
 #include "cli/util.h"
 #include "ctl/ctl.h"
+#include "nbd/proto.h"
 #include "nbd/server.h"
+#include "nbd/tls.h"
 
 #define STOP_TIMEOUT_MS 30000
 
@@ -70,15 +72,27 @@ static void serve_usage(FILE *f)
 		"                           (default 1G, at least 64M); beyond it requests\n"
 		"                           wait; half is shared, half split so that each\n"
 		"                           client keeps a share whatever the others do\n"
+		"      --tls=off|on|require TLS for clients (NBD_OPT_STARTTLS): on offers it,\n"
+		"                           require refuses clients without it (default off)\n"
+		"      --tls-psk=FILE       pre-shared keys, USERNAME:HEXKEY lines as psktool\n"
+		"                           writes them (clients: nbds://USER@HOST/?tls-psk-file=)\n"
+		"      --tls-certificates=DIR  x509: DIR/server-cert.pem, DIR/server-key.pem and\n"
+		"                           DIR/ca-cert.pem (for client certificates)\n"
+		"      --tls-verify-peer    clients must show a certificate ca-cert.pem signed\n"
 		"  -h, --help               this text\n"
 		"\n"
 		"Clients: nbdinfo nbd+unix:///?socket=PATH, qemu-img, nbdcopy, nbdfuse, fio\n"
 		"(ioengine=nbd). The export advertises FLUSH, FUA, TRIM, WRITE_ZEROES,\n"
-		"FAST_ZERO and multi-connection consistency.\n");
+		"FAST_ZERO and multi-connection consistency.\n"
+		"\n"
+		"Anyone who can connect can read and overwrite the whole array: on a network,\n"
+		"use --tls=require with --tls-psk or --tls-certificates (uraid warns when a\n"
+		"TCP address other than loopback is served without it).\n");
 }
 
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
-       OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY };
+       OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
+       OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -140,6 +154,10 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS },
 		{ "handshake-timeout", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT },
 		{ "max-buffer-memory", required_argument, NULL, OPT_MAX_BUFFER_MEMORY },
+		{ "tls", required_argument, NULL, OPT_TLS },
+		{ "tls-psk", required_argument, NULL, OPT_TLS_PSK },
+		{ "tls-certificates", required_argument, NULL, OPT_TLS_CERTIFICATES },
+		{ "tls-verify-peer", no_argument, NULL, OPT_TLS_VERIFY_PEER },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -159,6 +177,22 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case 'f': o->force = true; break;
 		case OPT_DESCRIPTION: o->description = optarg; break;
 		case OPT_PID_FILE: o->pid_file = optarg; break;
+		case OPT_TLS_PSK: o->tls_psk = optarg; break;
+		case OPT_TLS_CERTIFICATES: o->tls_certificates = optarg; break;
+		case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
+		case OPT_TLS:
+			if (strcmp(optarg, "off") == 0) {
+				o->tls_mode = NBD_TLS_OFF;
+			} else if (strcmp(optarg, "on") == 0) {
+				o->tls_mode = NBD_TLS_ON;
+			} else if (strcmp(optarg, "require") == 0) {
+				o->tls_mode = NBD_TLS_REQUIRE;
+			} else {
+				fprintf(stderr, "uraid serve: --tls=%s: expected off, on or require\n",
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case OPT_SOCKET_MODE: {
 			unsigned long m = strtoul(optarg, &end, 8);
 			if (*end || !*optarg || m > 0777) {
@@ -218,6 +252,16 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->speed_min, o->speed_max);
 		return CLI_EXIT_USAGE;
 	}
+	if (o->tls_mode == NBD_TLS_OFF && (o->tls_psk || o->tls_certificates || o->tls_verify_peer)) {
+		fprintf(stderr, "uraid serve: --tls-psk, --tls-certificates and --tls-verify-peer "
+			"need --tls=require (or --tls=on)\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->tls_mode != NBD_TLS_OFF && !o->tls_psk && !o->tls_certificates) {
+		fprintf(stderr, "uraid serve: --tls=%s needs keys: --tls-psk=FILE (psktool) or "
+			"--tls-certificates=DIR\n", o->tls_mode == NBD_TLS_ON ? "on" : "require");
+		return CLI_EXIT_USAGE;
+	}
 	if (o->socket && o->listen) {
 		fprintf(stderr, "uraid serve: --socket and --listen exclude each other; choose one\n");
 		return CLI_EXIT_USAGE;
@@ -266,6 +310,10 @@ static int open_listeners(struct serve_state *st, int *fd)
 			const char *colon = strrchr(st->o->listen, ':');
 			snprintf(st->endpoint, sizeof(st->endpoint), "tcp:%.*s:%d",
 				 (int)(colon - st->o->listen), st->o->listen, nbd_listen_port(*fd));
+			if (st->o->tls_mode != NBD_TLS_REQUIRE && !nbd_listen_loopback(*fd))
+				fprintf(stderr, "uraid serve: warning: --listen=%s is reachable from other "
+					"hosts without --tls=require: anyone who can reach the port can "
+					"read and overwrite the whole array\n", st->o->listen);
 		}
 	} else {
 		*fd = nbd_listen_unix(st->socket_path, st->o->socket_mode, err, sizeof(err));
@@ -461,8 +509,20 @@ static unsigned fit_connections(const struct serve_opts *o, unsigned *refusing)
 static int run(struct serve_state *st, int sig_fd)
 {
 	char err[512];
+	int rc;
+	if (st->o->tls_mode != NBD_TLS_OFF) {
+		/* the keys are checked before any member is opened */
+		struct nbd_tls_opts to = { .psk_file = st->o->tls_psk,
+					   .cert_dir = st->o->tls_certificates,
+					   .flags = st->o->tls_verify_peer ? NBD_TLS_VERIFY_PEER : 0 };
+		rc = nbd_tls_creds_load(&to, &st->tls, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "uraid serve: %s\n", err);
+			return CLI_EXIT_FAIL;
+		}
+	}
 	struct uraid_engine_opts eo = { .reactors = st->o->threads, .flags = URAID_ENGINE_THREADS };
-	int rc = uraid_engine_create(&eo, &st->engine);
+	rc = uraid_engine_create(&eo, &st->engine);
 	if (rc) {
 		fprintf(stderr, "uraid serve: cannot start the engine: %s\n", strerror(-rc));
 		return CLI_EXIT_FAIL;
@@ -516,6 +576,7 @@ static int run(struct serve_state *st, int sig_fd)
 			.max_connections = max_conns, .max_refusing = refusing,
 			.handshake_timeout_ms = st->o->handshake_timeout_s * 1000u,
 			.max_buffer_bytes = st->o->max_buffer_bytes,
+			.tls_creds = st->tls, .tls_mode = st->o->tls_mode,
 		};
 		rc = nbd_server_start(&so, &st->server, err, sizeof(err));
 		if (rc) {
@@ -587,6 +648,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	int status = run(&st, sig_fd);
+	nbd_tls_creds_free(st.tls);
 	close(sig_fd);
 	return status;
 }

@@ -10,6 +10,7 @@
 #include <uraid/engine.h>
 
 struct nbd_server;
+struct nbd_tls_creds;
 
 struct serve_opts {
 	const char *const *members;
@@ -25,6 +26,10 @@ struct serve_opts {
 	uint64_t max_buffer_bytes;
 	int ready_fd;
 	bool read_only, force;
+	/* TLS, in nbdkit's words */
+	unsigned tls_mode;              /* enum nbd_tls_mode */
+	const char *tls_psk, *tls_certificates;
+	bool tls_verify_peer;
 };
 
 struct serve_state {
@@ -32,6 +37,7 @@ struct serve_state {
 	struct uraid_engine *engine;
 	struct uraid_array *array;
 	struct nbd_server *server;
+	struct nbd_tls_creds *tls;
 	char export_name[256];
 	char socket_path[512];
 	char control_path[600];

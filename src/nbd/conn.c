@@ -43,6 +43,16 @@ static void payload_complete(struct nbd_conn *c)
 		nbd_op_start(c, op);
 }
 
+void nbd_conn_log(const struct nbd_conn *c, const char *what)
+{
+	conn_log(c, what);
+}
+
+void nbd_conn_payload_complete(struct nbd_conn *c)
+{
+	payload_complete(c);
+}
+
 static void recv_done(struct io_op *iop, int res)
 {
 	struct nbd_conn *c = of_recv(iop);
@@ -172,6 +182,10 @@ static void parse_input(struct nbd_conn *c)
 
 static void arm_recv(struct nbd_conn *c)
 {
+	if (c->tls) {
+		nbd_conn_tls_input(c);  /* decrypts even while a receive is in flight */
+		return;
+	}
 	if (c->recv_busy || c->no_more_input || c->dead)
 		return;
 	c->recv_op.cb = recv_done;
@@ -216,6 +230,15 @@ static void handshake(struct nbd_conn *c)
 			nbd_conn_send_hs(c, out, n);
 			return;
 		}
+		if (hs->status == NBD_HS_STARTTLS) {
+			if (!c->tls && nbd_conn_tls_start(c) != 0) {
+				c->no_more_input = true;
+				return;
+			}
+			if (!nbd_conn_tls_handshake(c))
+				return;
+			continue;
+		}
 		if (hs->status == NBD_HS_TRANSMISSION) {
 			c->session = hs->session;
 			c->tflags = hs->tflags;
@@ -255,6 +278,7 @@ static void conn_free(struct nbd_conn *c)
 	nbd_hs_untrack(c);
 	nbd_mem_unwait(c);
 	close(c->fd);
+	nbd_conn_tls_free(c);
 	nbd_conn_free_ops(c);
 	free(c->hs);
 	free(c->in);
@@ -284,6 +308,8 @@ static bool kick_once(struct nbd_conn *c)
 	}
 	if (c->dead)
 		nbd_conn_drop_replies(c);
+	if (c->tls && nbd_conn_tls_closing(c))
+		return false;
 	return !(c->recv_busy || c->send_busy || c->in_engine || c->sq_head || c->cur);
 }
 

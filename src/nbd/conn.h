@@ -4,8 +4,9 @@
  * client connection, a state machine driven by completions on the reactor
  * the connection lives on. Files: server.c (start, accept, stop),
  * listen.c (sockets), conn.c (receive: handshake, request parsing,
- * payloads), conn_reply.c (array requests and the reply queue), limits.c
- * (handshake deadlines, request buffer memory).
+ * payloads), conn_reply.c (array requests and the reply queue), conn_tls.c
+ * (the connection over TLS: STARTTLS, ciphertext to and from the reactor),
+ * limits.c (handshake deadlines, request buffer memory).
  */
 #ifndef URAID_NBD_CONN_H
 #define URAID_NBD_CONN_H
@@ -23,6 +24,7 @@
 #include "io/reactor.h"
 #include "nbd/proto.h"
 #include "nbd/server.h"
+#include "nbd/tls.h"
 
 #define NBD_CONN_IN_BYTES   (128u << 10)    /* receive buffer: headers and small payloads */
 #define NBD_CONN_DIRECT_MIN (64u << 10)    /* payload left to receive without a copy */
@@ -94,6 +96,12 @@ struct nbd_conn {
 	struct iovec iov[NBD_CONN_SEND_IOV];
 	struct nbd_op *sq_head, *sq_tail;
 
+	/* TLS (NULL: plaintext; see conn_tls.c) */
+	struct nbd_tls *tls;
+	uint8_t *tls_stage;             /* small replies gathered into one record */
+	bool tls_eof;                   /* the client closed: decrypt what is left, then stop */
+	bool tls_bye;                   /* close_notify queued */
+
 	/* requests */
 	struct nbd_op *free_ops;
 	unsigned nops;                  /* taken from the free list, not yet returned */
@@ -150,6 +158,8 @@ struct nbd_server {
 	_Atomic unsigned pending;
 	_Atomic bool stopping;
 	unsigned next_reactor;          /* reactor 0's thread only */
+	const struct nbd_tls_creds *tls_creds;   /* NULL: no TLS */
+	unsigned tls_mode;              /* enum nbd_tls_mode */
 	struct reactor_msg start_accept_msg, stop_accept_msg;
 	struct nbd_server_msg *stop_msgs;   /* one per reactor */
 	struct nbd_server_msg *cut_msgs;
@@ -181,6 +191,8 @@ void nbd_conn_start(struct reactor *r, struct reactor_msg *m);
 void nbd_conn_kick(struct nbd_conn *c);
 void nbd_conn_stop(struct nbd_conn *c);     /* stop reading; finish and close */
 void nbd_conn_cut(struct nbd_conn *c);      /* shut the socket down now */
+void nbd_conn_payload_complete(struct nbd_conn *c);
+void nbd_conn_log(const struct nbd_conn *c, const char *what);
 
 /* limits.c */
 uint64_t nbd_now_ns(void);
@@ -209,5 +221,14 @@ void nbd_conn_send(struct nbd_conn *c);     /* sendmsg what is queued, if idle *
 void nbd_conn_send_hs(struct nbd_conn *c, const void *buf, size_t n);  /* handshake output */
 void nbd_conn_drop_replies(struct nbd_conn *c);
 void nbd_conn_free_ops(struct nbd_conn *c);
+
+/* conn_tls.c: the hooks conn.c and conn_reply.c call when c->tls is set */
+int nbd_conn_tls_start(struct nbd_conn *c);         /* after STARTTLS's ACK went out */
+bool nbd_conn_tls_handshake(struct nbd_conn *c);    /* true once TLS is up */
+void nbd_conn_tls_input(struct nbd_conn *c);        /* decrypt; receive ciphertext */
+void nbd_conn_tls_send(struct nbd_conn *c);         /* encrypt the replies; send */
+void nbd_conn_tls_send_hs(struct nbd_conn *c);      /* the handshake's output */
+bool nbd_conn_tls_closing(struct nbd_conn *c);      /* true while close_notify goes out */
+void nbd_conn_tls_free(struct nbd_conn *c);
 
 #endif

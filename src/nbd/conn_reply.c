@@ -247,6 +247,10 @@ static void send_done(struct io_op *iop, int res)
 
 void nbd_conn_send_hs(struct nbd_conn *c, const void *buf, size_t n)
 {
+	if (c->tls) {
+		nbd_conn_tls_send_hs(c);
+		return;
+	}
 	c->iov[0].iov_base = (void *)buf;
 	c->iov[0].iov_len = n;
 	memset(&c->msg, 0, sizeof(c->msg));
@@ -262,6 +266,10 @@ void nbd_conn_send(struct nbd_conn *c)
 {
 	unsigned n = 0;
 
+	if (c->tls) {
+		nbd_conn_tls_send(c);
+		return;
+	}
 	if (c->send_busy || c->dead || !c->sq_head)
 		return;
 	for (struct nbd_op *op = c->sq_head; op && n + 2 <= NBD_CONN_SEND_IOV; op = op->next) {

@@ -20,11 +20,18 @@
  *     ERR_UNKNOWN, too long to keep -> ERR_TOO_BIG; GO's ACK enters
  *     transmission with no padding
  *   STRUCTURED_REPLY: ACK (data -> ERR_INVALID)
- *   STARTTLS and every other option (meta contexts, extended headers, ...):
- *     ERR_UNSUP; while shutting down everything but ABORT: ERR_SHUTDOWN
+ *   STARTTLS: data -> ERR_INVALID; TLS off -> ERR_POLICY; TLS already up ->
+ *     ERR_INVALID; else ACK, and the caller switches to TLS (status
+ *     NBD_HS_STARTTLS) before anything more is read; structured replies
+ *     negotiated before it are forgotten
+ *   TLS required and not up: every option but STARTTLS and ABORT ->
+ *     ERR_TLS_REQD (INFO and GO included); EXPORT_NAME cannot be refused:
+ *     close. NBD_REP_ERR_TLS_REQD is never sent once TLS is up.
  *   a client refused (too many connections): everything but ABORT gets
- *     ERR_POLICY with the reason, EXPORT_NAME closes; the spec's way to
- *     tell a client it is unwelcome
+ *     ERR_POLICY with the reason (before any TLS), EXPORT_NAME closes; the
+ *     spec's way to tell a client it is unwelcome
+ *   every other option (meta contexts, extended headers, ...): ERR_UNSUP;
+ *   while shutting down everything but ABORT: ERR_SHUTDOWN
  */
 #include <errno.h>
 #include <string.h>
@@ -227,6 +234,28 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 	}
 }
 
+static void opt_starttls(struct nbd_handshake *hs, int oversize)
+{
+	if (oversize || hs->opt_len) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "NBD_OPT_STARTTLS takes no data");
+		return;
+	}
+	if (hs->tls_active) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "TLS is already running");
+		return;
+	}
+	if (hs->tls_mode == NBD_TLS_OFF) {
+		reply_error(hs, NBD_REP_ERR_POLICY, "TLS is not enabled on this server");
+		return;
+	}
+	reply_ack(hs);
+	if (hs->status == NBD_HS_NEGOTIATING) {
+		/* nbd_hs_input stops here: what follows is the TLS handshake */
+		hs->status = NBD_HS_STARTTLS;
+		hs->stage = ST_OPT_HDR;
+	}
+}
+
 static void handle_option(struct nbd_handshake *hs, int oversize)
 {
 	if (hs->refuse && hs->opt != NBD_OPT_ABORT) {
@@ -241,6 +270,15 @@ static void handle_option(struct nbd_handshake *hs, int oversize)
 			fail(hs, "NBD_OPT_EXPORT_NAME while shutting down");
 		else
 			reply_error(hs, NBD_REP_ERR_SHUTDOWN, "server shutting down");
+		return;
+	}
+	if (hs->tls_mode == NBD_TLS_REQUIRE && !hs->tls_active && hs->opt != NBD_OPT_STARTTLS &&
+	    hs->opt != NBD_OPT_ABORT) {
+		if (hs->opt == NBD_OPT_EXPORT_NAME)
+			fail(hs, "NBD_OPT_EXPORT_NAME before STARTTLS, and TLS is required");
+		else
+			reply_error(hs, NBD_REP_ERR_TLS_REQD,
+				    "TLS is required: send NBD_OPT_STARTTLS first");
 		return;
 	}
 	switch (hs->opt) {
@@ -271,7 +309,7 @@ static void handle_option(struct nbd_handshake *hs, int oversize)
 		reply_ack(hs);
 		break;
 	case NBD_OPT_STARTTLS:
-		reply_error(hs, NBD_REP_ERR_UNSUP, "TLS is not supported");
+		opt_starttls(hs, oversize);
 		break;
 	default:
 		reply_error(hs, NBD_REP_ERR_UNSUP, "option not supported");
@@ -405,4 +443,21 @@ void nbd_hs_shutdown(struct nbd_handshake *hs)
 void nbd_hs_refuse(struct nbd_handshake *hs, const char *msg)
 {
 	hs->refuse = msg;
+}
+
+void nbd_hs_set_tls(struct nbd_handshake *hs, enum nbd_tls_mode mode)
+{
+	hs->tls_mode = mode;
+}
+
+int nbd_hs_tls_started(struct nbd_handshake *hs)
+{
+	if (hs->status != NBD_HS_STARTTLS)
+		return -EINVAL;
+	hs->tls_active = 1;
+	/* no option state survives the upgrade (NO_ZEROES is a client flag of
+	   the greeting, not an option) */
+	hs->session &= NBD_SESSION_NO_ZEROES;
+	hs->status = NBD_HS_NEGOTIATING;
+	return 0;
 }

@@ -190,6 +190,17 @@ enum nbd_hs_status {
 	NBD_HS_TRANSMISSION,   /* export chosen: enter transmission after the output is sent */
 	NBD_HS_ABORTED,        /* client sent NBD_OPT_ABORT: send the output, then close */
 	NBD_HS_FAILED,         /* protocol violation: close now (why says what) */
+	NBD_HS_STARTTLS,       /* STARTTLS acked: send the output, then run the TLS
+				  handshake and call nbd_hs_tls_started; bytes the
+				  client sent after the option are not options */
+};
+
+/* The server's TLS policy (doc/proto.md's modes). */
+enum nbd_tls_mode {
+	NBD_TLS_OFF = 0,       /* NOTLS: STARTTLS gets NBD_REP_ERR_POLICY */
+	NBD_TLS_ON,            /* SELECTIVETLS with no TLS-only export: plain and TLS clients */
+	NBD_TLS_REQUIRE,       /* FORCEDTLS: every option but STARTTLS and ABORT gets
+				  NBD_REP_ERR_TLS_REQD until TLS is up; EXPORT_NAME closes */
 };
 
 /* The longest answer to one option (GO with name and description, or LIST),
@@ -206,6 +217,9 @@ struct nbd_handshake {
 	uint16_t tflags;             /* transmission flags sent with the export */
 	uint32_t name_len;           /* the name the client chose (may be "") */
 	char name[NBD_MAX_STRING + 1];
+
+	unsigned tls_mode;           /* enum nbd_tls_mode (nbd_hs_set_tls) */
+	unsigned tls_active;         /* the options now arrive over TLS */
 
 	/* private */
 	const struct nbd_export *ex;
@@ -243,6 +257,14 @@ void nbd_hs_shutdown(struct nbd_handshake *hs);
  * option but ABORT gets NBD_REP_ERR_POLICY with msg (which must outlive hs),
  * EXPORT_NAME (which cannot be answered with an error) closes. */
 void nbd_hs_refuse(struct nbd_handshake *hs, const char *msg);
+
+/* The TLS policy for this session (before any input; NBD_TLS_OFF by default). */
+void nbd_hs_set_tls(struct nbd_handshake *hs, enum nbd_tls_mode mode);
+
+/* After NBD_HS_STARTTLS: the TLS handshake succeeded, the options go on over
+ * TLS. What was negotiated before is forgotten (structured replies), as the
+ * spec asks. -EINVAL unless the status was NBD_HS_STARTTLS. */
+int nbd_hs_tls_started(struct nbd_handshake *hs);
 
 /* ---- transmission: requests ---- */
 enum nbd_req_verdict {

@@ -63,6 +63,7 @@ static void new_conn(struct nbd_server *s, int fd)
 		close(fd);
 		return;
 	}
+	nbd_hs_set_tls(c->hs, s->tls_mode);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));   /* fails on Unix: fine */
 	c->s = s;
@@ -310,6 +311,8 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 	s->e = o->engine;
 	s->a = o->array;
 	s->nreactors = nr;
+	s->tls_creds = o->tls_creds;
+	s->tls_mode = o->tls_creds ? o->tls_mode : NBD_TLS_OFF;
 	s->name = strdup(o->name ? o->name : "");
 	s->description = o->description ? strdup(o->description) : NULL;
 	s->stop_msgs = calloc(nr, sizeof(*s->stop_msgs));

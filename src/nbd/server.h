@@ -28,6 +28,7 @@
 #define NBD_MIN_BUFFER_BYTES          (64ull << 20)
 
 struct nbd_server;
+struct nbd_tls_creds;
 
 struct nbd_server_opts {
 	struct uraid_engine *engine;
@@ -53,6 +54,8 @@ struct nbd_server_opts {
 	 * room waits (its header stays unread) until buffers are freed.
 	 */
 	uint64_t max_buffer_bytes;
+	const struct nbd_tls_creds *tls_creds;  /* NULL: no TLS; must outlive the server */
+	unsigned tls_mode;              /* enum nbd_tls_mode (NBD_TLS_OFF without creds) */
 };
 
 /* What the limits hold now (for uraid status). */
@@ -73,6 +76,8 @@ struct nbd_server_usage {
 int nbd_listen_unix(const char *path, unsigned mode, char *err, size_t errlen);
 int nbd_listen_tcp(const char *hostport, char *err, size_t errlen);
 int nbd_listen_port(int fd);
+/* Does the socket listen on loopback only (127.0.0.0/8, ::1, or Unix)? */
+bool nbd_listen_loopback(int fd);
 
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,
 		     size_t errlen);

@@ -140,6 +140,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (data[1] & 2)
 		nbd_hs_shutdown(&hs);
+	unsigned tls = (data[2] >> 6) % 3;     /* enum nbd_tls_mode */
+	nbd_hs_set_tls(&hs, tls);
 	unsigned frag = 1 + ((data[1] >> 2) & 1) * 7 + (data[1] >> 5);   /* 1 .. 15 bytes */
 	const uint8_t *p = data + 3;
 	size_t left = size - 3;
@@ -157,12 +159,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_output(&ex, o, n, &first, &hs);
 		nbd_hs_sent(&hs, n);
 		p += used, left -= used;
+		if (hs.status == NBD_HS_STARTTLS) {
+			/* acked only when TLS is offered and not up yet; then the rest
+			   of the input plays the options sent over TLS */
+			if (tls == NBD_TLS_OFF || hs.tls_active || nbd_hs_tls_started(&hs) != 0 ||
+			    (hs.session & NBD_SESSION_STRUCTURED))
+				abort();
+			continue;
+		}
 		if (left == 0 || (used == 0 && n == 0))
 			break;
 		frag = frag * 5 % 17 + 1;
 	}
 	if (hs.status != NBD_HS_TRANSMISSION)
 		return 0;
+	if (tls == NBD_TLS_REQUIRE && !hs.tls_active)
+		abort();        /* transmission without TLS when it is required */
 	if (hs.tflags != nbd_tflags(&ex, hs.session) || hs.name_len > NBD_MAX_STRING ||
 	    (hs.name_len && strcmp(hs.name, ex.name) != 0))
 		abort();

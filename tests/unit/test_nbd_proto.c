@@ -4,7 +4,8 @@
  * option, good and malformed) fed whole, in 1-byte fragments and in seeded
  * random fragments must give the same bytes and the same outcome; exact
  * bytes of the greeting and of NBD_OPT_EXPORT_NAME's answer; request
- * validation as a table; the errno mapping; the reply encoders.
+ * validation as a table; the errno mapping; the reply encoders; the TLS
+ * policies (STARTTLS, TLS_REQD) of each mode.
  *
  *   test_nbd_proto [SEED]
  */
@@ -376,7 +377,7 @@ static void test_other_options(uint64_t seed)
 	CHECK(reps[0].type == NBD_REP_SERVER && reps[0].len == 4 + 5 + 8 &&
 	      get(reps[0].data, 4) == 5 && memcmp(reps[0].data + 4, "uraidan array", 13) == 0,
 	      "NBD_REP_SERVER");
-	uint32_t want[] = { NBD_REP_SERVER, NBD_REP_ACK, NBD_REP_ERR_INVALID, NBD_REP_ERR_UNSUP,
+	uint32_t want[] = { NBD_REP_SERVER, NBD_REP_ACK, NBD_REP_ERR_INVALID, NBD_REP_ERR_POLICY,
 			    NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP,
 			    NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP,
 			    NBD_REP_ERR_INVALID, NBD_REP_ACK };
@@ -426,6 +427,171 @@ static void test_other_options(uint64_t seed)
 	const uint8_t *o;
 	CHECK(used < in.n && hs.status == NBD_HS_NEGOTIATING && nbd_hs_output(&hs, &o) > 0,
 	      "back-pressure: used %zu of %zu", used, in.n);
+}
+
+/* Feed in to a handshake already set up (hs), in seeded fragments, draining
+ * the output into out; stops when the status leaves NEGOTIATING. Returns the
+ * bytes consumed. */
+static size_t feed(const struct bytes *input, size_t from, struct bytes *out, uint64_t *st)
+{
+	size_t pos = from;
+	const uint8_t *o;
+
+	while (pos < input->n && hs.status == NBD_HS_NEGOTIATING) {
+		size_t frag = input->n - pos;
+		frag = 1 + rng_next(st) % (frag < 40 ? frag : 40);
+		pos += nbd_hs_input(&hs, input->b + pos, frag);
+		size_t n = nbd_hs_output(&hs, &o);
+		put_mem(out, o, n);
+		nbd_hs_sent(&hs, n);
+	}
+	size_t n = nbd_hs_output(&hs, &o);
+	put_mem(out, o, n);
+	nbd_hs_sent(&hs, n);
+	return pos - from;
+}
+
+static struct bytes tls_out;
+
+static int replies_of(const struct bytes *out, size_t start, struct rep *reps, int max)
+{
+	int n = 0;
+	size_t p = start;
+	while (p + NBD_REP_HEADER_BYTES <= out->n && n < max) {
+		const uint8_t *h = out->b + p;
+		CHECK(get(h, 8) == NBD_REP_MAGIC, "reply magic at %zu", p);
+		reps[n] = (struct rep){ (uint32_t)get(h + 8, 4), (uint32_t)get(h + 12, 4),
+					(uint32_t)get(h + 16, 4), h + 20 };
+		p += NBD_REP_HEADER_BYTES + reps[n].len;
+		n++;
+	}
+	return n;
+}
+
+static void test_tls(uint64_t seed)
+{
+	struct nbd_export ex = export_default();
+	struct rep reps[32];
+	uint64_t st = seed;
+	int n;
+
+	/* require (FORCEDTLS): everything but STARTTLS and ABORT -> TLS_REQD,
+	   INFO and GO included, even for an unknown export; STARTTLS with data
+	   -> INVALID; STARTTLS -> ACK and the handshake stops right after it */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_LIST, NULL, 0);
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_go(&in, NBD_OPT_INFO, "", 0, NULL);
+	opt_go(&in, NBD_OPT_GO, "nope", 0, NULL);
+	opt(&in, 42, "abc", 3);
+	opt(&in, NBD_OPT_STARTTLS, "x", 1);
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	size_t before_injection = in.n;
+	opt(&in, NBD_OPT_LIST, NULL, 0);           /* plaintext behind STARTTLS */
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_REQUIRE);
+	tls_out.n = 0;
+	size_t used = feed(&in, 0, &tls_out, &st);
+	CHECK(hs.status == NBD_HS_STARTTLS, "require: status %d after STARTTLS", hs.status);
+	CHECK(used == before_injection, "require: consumed %zu, STARTTLS ends at %zu (seed 0x%"
+	      PRIx64 ")", used, before_injection, seed);
+	n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+	uint32_t want[] = { NBD_REP_ERR_TLS_REQD, NBD_REP_ERR_TLS_REQD, NBD_REP_ERR_TLS_REQD,
+			    NBD_REP_ERR_TLS_REQD, NBD_REP_ERR_TLS_REQD, NBD_REP_ERR_INVALID,
+			    NBD_REP_ACK };
+	uint32_t opts[] = { 3, 8, 6, 7, 42, 5, 5 };
+	CHECK(n == 7, "require: %d replies", n);
+	for (int i = 0; i < 7 && i < n; i++)
+		CHECK(reps[i].type == want[i] && reps[i].opt == opts[i],
+		      "require: reply %d: opt %u type %x", i, reps[i].opt, reps[i].type);
+	/* nothing more is read until TLS is up */
+	const uint8_t *o;
+	CHECK(nbd_hs_input(&hs, in.b + used, in.n - used) == 0 && nbd_hs_output(&hs, &o) == 0,
+	      "require: input read before TLS is up");
+	/* over TLS: the options work, STARTTLS again is INVALID, no TLS_REQD;
+	   the structured replies asked for before are forgotten */
+	CHECK(nbd_hs_tls_started(&hs) == 0 && hs.status == NBD_HS_NEGOTIATING, "tls started");
+	CHECK(nbd_hs_tls_started(&hs) == -EINVAL, "tls started twice");
+	in.n = 0;
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	opt(&in, NBD_OPT_LIST, NULL, 0);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	tls_out.n = 0;
+	used = feed(&in, 0, &tls_out, &st);
+	CHECK(hs.status == NBD_HS_TRANSMISSION && used == in.n, "require: GO over TLS: status %d",
+	      hs.status);
+	CHECK(!(hs.session & NBD_SESSION_STRUCTURED), "structured replies survived STARTTLS");
+	n = replies_of(&tls_out, 0, reps, 32);
+	CHECK(n == 6 && reps[0].opt == 5 && reps[0].type == NBD_REP_ERR_INVALID &&
+	      reps[1].type == NBD_REP_SERVER && reps[2].type == NBD_REP_ACK &&
+	      reps[5].opt == 7 && reps[5].type == NBD_REP_ACK, "require over TLS: %d replies", n);
+	for (int i = 0; i < n; i++)
+		CHECK(reps[i].type != NBD_REP_ERR_TLS_REQD, "TLS_REQD over TLS (reply %d)", i);
+
+	/* require: EXPORT_NAME before TLS cannot be refused: the session ends
+	   with no export data sent; ABORT is allowed */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_EXPORT_NAME, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_REQUIRE);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	CHECK(hs.status == NBD_HS_FAILED && tls_out.n == NBD_GREETING_BYTES,
+	      "require: EXPORT_NAME before TLS: status %d, out %zu", hs.status, tls_out.n);
+	client_start(&in, 0);                      /* no fixed newstyle: no STARTTLS possible */
+	opt(&in, NBD_OPT_EXPORT_NAME, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_REQUIRE);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	CHECK(hs.status == NBD_HS_FAILED && tls_out.n == NBD_GREETING_BYTES,
+	      "require: an old client's EXPORT_NAME: status %d", hs.status);
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_ABORT, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_REQUIRE);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+	CHECK(hs.status == NBD_HS_ABORTED && n == 1 && reps[0].type == NBD_REP_ACK,
+	      "require: ABORT before TLS");
+
+	/* on (SELECTIVETLS, nothing TLS-only): plain options and GO work,
+	   STARTTLS is accepted later too */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt(&in, NBD_OPT_LIST, NULL, 0);
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_ON);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+	CHECK(hs.status == NBD_HS_STARTTLS && n == 4 && reps[0].type == NBD_REP_ACK &&
+	      reps[1].type == NBD_REP_SERVER && reps[3].opt == 5 && reps[3].type == NBD_REP_ACK,
+	      "on: status %d, %d replies", hs.status, n);
+	CHECK(hs.session & NBD_SESSION_STRUCTURED, "on: structured before STARTTLS");
+	CHECK(nbd_hs_tls_started(&hs) == 0 && !(hs.session & NBD_SESSION_STRUCTURED),
+	      "on: STARTTLS forgets structured replies");
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_ON);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	CHECK(hs.status == NBD_HS_TRANSMISSION, "on: plain GO: status %d", hs.status);
+
+	/* off (NOTLS): STARTTLS -> POLICY, never TLS_REQD, the session goes on */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st);
+	n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+	CHECK(hs.status == NBD_HS_TRANSMISSION && n >= 1 && reps[0].type == NBD_REP_ERR_POLICY,
+	      "off: status %d, first reply %x", hs.status, n ? reps[0].type : 0);
+	CHECK(nbd_hs_tls_started(&hs) == -EINVAL, "off: tls started without STARTTLS");
 }
 
 static void test_malformed(uint64_t seed)
@@ -710,6 +876,7 @@ int main(int argc, char **argv)
 	test_greeting_and_export_name(seed);
 	test_info_go(seed);
 	test_other_options(seed);
+	test_tls(seed);
 	test_malformed(seed);
 	test_export_flags();
 	test_requests();

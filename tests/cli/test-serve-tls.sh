@@ -190,6 +190,12 @@ nbdcopy "nbds://127.0.0.1:$port/?tls-certificates=$work/client" peer.bin
 check "verify-peer: its data, byte for byte" cmp -n $((8 << 20)) data.bin peer.bin
 check "the server stops cleanly" stop
 
+help=$("$URAID" serve --help)
+has_all() { local w; for w; do grep -q -- "$w" <<<"$help" || return 1; done; }
+check "uraid serve --help lists the TLS options" \
+    has_all "--tls=off|on|require" "--tls-psk=FILE" "--tls-certificates=DIR" "--tls-verify-peer"
+check "the man page documents them" grep -q 'tls\\-verify\\-peer' "$HERE/../../docs/uraid.8"
+
 # ==== bad TLS options: one line, non-zero, no member written ====
 sums=$(md5sum m0 m1 m2)
 refuse() {  # refuse WHAT EXPECTED-TEXT ARGS...

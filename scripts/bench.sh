@@ -12,7 +12,7 @@
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
 #   BENCH_REBUILD_MIN=51200 (KiB/s) BENCH_SYNC_MAX=100000000 (KiB/s)
-# Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0, and
+# Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0 (BENCH_TLS=0), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0 BENCH_RESYNC=0).
 set -u
 BUILD=${BUILD:-build}
@@ -289,7 +289,7 @@ fi
 fio_nbd_once() {
     local metric=$1 sock=$2 out=$dir/fio-nbd.$BASHPID.json
     shift 2
-    if ! fio --name=ref --ioengine=nbd --uri="nbd+unix:///?socket=$sock" --time_based \
+    if ! fio --name=ref --ioengine=nbd --uri="$nbd_scheme:///?socket=$sock" --time_based \
             --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --output-format=json \
             --output="$out" "$@" >>"$log" 2>&1; then
         echo "fio failed: fio nbd $* (see $log)" >&2; echo 0; return
@@ -301,6 +301,7 @@ key = "iops" if sys.argv[2] == "iops" else "bw_bytes"
 print("%.0f" % (j["read"][key] + j["write"][key]))' "$out" "$metric"
 }
 fio_nbd() { best fio_nbd_once "$@"; }
+nbd_scheme=nbd+unix    # nbds+unix in the TLS block
 
 # cpu_ticks PID: clock ticks of user and system time the process (all its
 # threads) has used so far
@@ -370,6 +371,51 @@ for rw in randread randwrite; do
     eval "n=\$nbd_$rw"
     line "RAID 0 x4 4 KiB $rw over NBD 2x32" "$n" "in process 2x32" "$v" iops
 done
+}
+fi
+
+if want NBD && want TLS; then
+echo "== NBD over TLS: uraid serve --tls=require vs nbdkit --tls=require (linear over 1 tmpfs file / a file of the same size, x509 ECDSA, TLS 1.3); fio nbd engine over nbds+unix; TLS's own cost = uraid with TLS / uraid without"
+# x509 rather than PSK: fio's libnbd refuses the URI's local files
+# (tls-psk-file), while it finds a CA in $HOME/.pki/libnbd by itself; the
+# records are encrypted with the same cipher either way
+# shellcheck disable=SC2086
+{
+tdir=$dir/tls
+mkdir -p "$tdir/x509" "$tdir/home/.pki/libnbd"
+certtool --generate-privkey --key-type=ecdsa --outfile "$tdir/ca-key.pem" >/dev/null 2>&1
+printf 'cn = bench CA\nca\ncert_signing_key\n' >"$tdir/ca.info"
+certtool --generate-self-signed --load-privkey "$tdir/ca-key.pem" --template "$tdir/ca.info" \
+    --outfile "$tdir/x509/ca-cert.pem" >/dev/null 2>&1
+certtool --generate-privkey --key-type=ecdsa --outfile "$tdir/x509/server-key.pem" >/dev/null 2>&1
+printf 'cn = localhost\ndns_name = localhost\ntls_www_server\nencryption_key\nsigning_key\n' >"$tdir/srv.info"
+certtool --generate-certificate --load-privkey "$tdir/x509/server-key.pem" --template "$tdir/srv.info" \
+    --load-ca-certificate "$tdir/x509/ca-cert.pem" --load-ca-privkey "$tdir/ca-key.pem" \
+    --outfile "$tdir/x509/server-cert.pem" >/dev/null 2>&1
+[ -s "$tdir/x509/server-cert.pem" ] || echo "certtool could not make the TLS block's certificates" >>"$log"
+cp "$tdir/x509/ca-cert.pem" "$tdir/home/.pki/libnbd/"
+"$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >/dev/null 2>>"$log"
+"$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d1" >/dev/null 2>>"$log"
+dd if=/dev/zero of="$dir/peer" bs=1M count="$mb" status=none
+"$URAID" serve --socket="$dir/ut.sock" --threads=2 --tls=require --tls-certificates="$tdir/x509" \
+    "$dir/d0" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+"$URAID" serve --socket="$dir/up.sock" --threads=2 "$dir/d1" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+nbdkit -U "$dir/kt.sock" -f --exit-with-parent --tls=require --tls-certificates="$tdir/x509" \
+    file "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+wait_sock "$dir/ut.sock" && wait_sock "$dir/up.sock" && wait_sock "$dir/kt.sock"
+for rw in randread randwrite; do
+    for nj in 1 2; do
+        a=(--rw=$rw --bs=4k --iodepth=32 --numjobs=$nj)
+        read -r u uc < <(HOME=$tdir/home nbd_scheme=nbds+unix best_pair fio_nbd_cpu_once "$dir/ut.sock" "${nbd_pids[0]}" "${a[@]}")
+        read -r k kc < <(HOME=$tdir/home nbd_scheme=nbds+unix best_pair fio_nbd_cpu_once "$dir/kt.sock" "${nbd_pids[2]}" "${a[@]}")
+        read -r p pc < <(best_pair fio_nbd_cpu_once "$dir/up.sock" "${nbd_pids[1]}" "${a[@]}")
+        cost=$(awk -v u="$u" -v p="$p" 'BEGIN { printf "%.2f", (p > 0 ? u / p : 0) }')
+        line "uraid serve TLS 4 KiB $rw ${nj}x32" "$u" "nbdkit TLS" "$k" iops 1.0 \
+            "(server CPU per I/O: uraid $uc us, nbdkit $kc us; TLS cost: IOPS x$cost of uraid without TLS, $p, whose CPU per I/O is $pc us)"
+    done
+done
+kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()
+rm -f "$dir/peer"
 }
 fi
 

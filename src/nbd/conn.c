@@ -231,6 +231,8 @@ static void handshake(struct nbd_conn *c)
 			return;
 		}
 		if (hs->status == NBD_HS_STARTTLS) {
+			if (c->no_more_input)
+				return;         /* stopping: no TLS to start */
 			if (!c->tls && nbd_conn_tls_start(c) != 0) {
 				c->no_more_input = true;
 				return;

@@ -426,6 +426,8 @@ bool nbd_tls_ready(const struct nbd_tls *t)
 
 ssize_t nbd_tls_read(struct nbd_tls *t, void *buf, size_t len, const char **why)
 {
+	if (!len)
+		return 0;       /* GnuTLS calls a read of nothing invalid */
 	for (;;) {
 		ssize_t n = gnutls_record_recv(t->s, buf, len);
 		if (n > 0)

@@ -132,14 +132,21 @@ qemu-img info --object "tls-creds-psk,id=tls0,endpoint=client,dir=$qdir,username
 check "qemu-img info over TCP+TLS" grep -q "virtual size" qinfo.txt || cat qinfo.txt
 check "the server stops cleanly" stop
 
-# ==== on: plain and TLS clients both ====
-start on --socket="$work/on.sock" --tls=on --tls-psk=psk/keys.psk || exit 1
+# ==== on: plain and TLS clients both (PSK and x509 offered together) ====
+start on --socket="$work/on.sock" --tls=on --tls-psk=psk/keys.psk --tls-certificates=x509 || exit 1
 a=$(nbdinfo --size "nbd+unix:///?socket=$work/on.sock" 2>&1)
 b=$(nbdinfo --size "$(psk_uri on)" 2>&1)
 check "on: a plain client and a TLS client see the same export" test -n "$a" -a "$a" = "$b"
 nbdcopy "nbd+unix:///?socket=$work/on.sock" plain.bin
 nbdcopy "$(psk_uri on)" tls.bin
 check "on: the same bytes with and without TLS" cmp plain.bin tls.bin
+nbdcopy "nbds+unix:///?socket=$work/on.sock&tls-certificates=$work/ca-only" x509on.bin
+check "on: an x509 client beside the PSK one, the same bytes" cmp plain.bin x509on.bin
+# the largest request (32 MiB) each way through TLS: many records per request
+randfile $((SEED + 2)) $((34 << 20)) big.bin
+nbdcopy --request-size=33554432 big.bin "$(psk_uri on)"
+nbdcopy --request-size=33554432 "$(psk_uri on)" bigback.bin
+check "32 MiB requests through TLS, byte for byte" cmp -n $((34 << 20)) big.bin bigback.bin
 check "the server stops cleanly" stop
 
 # ==== off (the default): STARTTLS refused by policy ====
@@ -152,7 +159,7 @@ check "the server stops cleanly" stop
 
 # ==== x509, require ====
 start x509 --socket="$work/x509.sock" --tls=require --tls-certificates=x509 || exit 1
-python3 "$HERE/nbd_tls.py" require "$work/x509.sock" "$work/ca-cert.pem" data2.bin
+python3 "$HERE/nbd_tls.py" require "$work/x509.sock" "$work/ca-cert.pem" big.bin
 check "require: the STARTTLS rules on the wire (nbd_tls.py)" test $? -eq 0
 check "the plaintext behind STARTTLS was dropped (logged)" grep -q "plaintext bytes after STARTTLS dropped" x509.err
 python3 "$HERE/nbd_tls.py" hold "$work/x509.sock" "$work/ca-cert.pem" >hold.out 2>&1 &
@@ -189,6 +196,12 @@ check "verify-peer: a client with a certificate the CA signed is served" test "$
 nbdcopy "nbds://127.0.0.1:$port/?tls-certificates=$work/client" peer.bin
 check "verify-peer: its data, byte for byte" cmp -n $((8 << 20)) data.bin peer.bin
 check "the server stops cleanly" stop
+
+help=$("$URAID" serve --help)
+has_all() { local w; for w; do grep -q -- "$w" <<<"$help" || return 1; done; }
+check "uraid serve --help lists the TLS options" \
+    has_all "--tls=off|on|require" "--tls-psk=FILE" "--tls-certificates=DIR" "--tls-verify-peer"
+check "the man page documents them" grep -q 'tls\\-verify\\-peer' "$HERE/../../docs/uraid.8"
 
 # ==== bad TLS options: one line, non-zero, no member written ====
 sums=$(md5sum m0 m1 m2)

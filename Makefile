@@ -71,11 +71,14 @@ check-unit: all $(UNIT_BINS) $(FUZZ_BINS)
 	@BUILD=$(BUILD) tests/run-tests.sh $(UNIT_BINS) $(FUZZ_BINS)
 
 # Longer randomised runs: the engine model with many seeds, members failing
-# while several reactor threads run, and uraid serve killed with SIGKILL in the
-# middle of writes (tests/cli/test-crash.sh). SOAK_SEEDS runs, each its own seed.
+# while several reactor threads run, uraid serve killed with SIGKILL in the
+# middle of writes (tests/cli/test-crash.sh), SOAK_SEEDS runs, each its own
+# seed; then uraid serve under SOAK_CYCLES bad clients beside fio verify.
 SOAK_SEEDS ?= 50
 # 1: members fail under two threads in the threaded configurations; 2: in all of them
 SOAK_LEVEL ?= 1
+# connection cycles of bad NBD clients (tests/cli/test-serve-soak.sh)
+SOAK_CYCLES ?= 2000
 soak: all $(BUILD)/tests/test_engine_model
 	@fails=0; for s in $$(seq 1 $(SOAK_SEEDS)); do \
 		URAID_MODEL_SOAK=$(SOAK_LEVEL) $(BUILD)/tests/test_engine_model $$s >$(BUILD)/soak-$$s.log 2>&1 || \
@@ -84,6 +87,9 @@ soak: all $(BUILD)/tests/test_engine_model
 	@echo "soak: uraid serve killed mid-writes, $(SOAK_SEEDS) seeds per level"
 	@CRASH_SEEDS=$(SOAK_SEEDS) BUILD=$(BUILD) bash tests/cli/test-crash.sh >$(BUILD)/soak-crash.log 2>&1; \
 		rc=$$?; grep FAIL $(BUILD)/soak-crash.log; tail -1 $(BUILD)/soak-crash.log; exit $$rc
+	@echo "soak: uraid serve, $(SOAK_CYCLES) cycles of bad clients beside fio verify"
+	@CYCLES=$(SOAK_CYCLES) BUILD=$(BUILD) bash tests/cli/test-serve-soak.sh >$(BUILD)/soak-serve.log 2>&1; \
+		rc=$$?; grep -E 'FAIL|before:|after:' $(BUILD)/soak-serve.log; tail -1 $(BUILD)/soak-serve.log; exit $$rc
 
 # Coverage-guided fuzzing with libFuzzer (clang), FUZZ_TIME seconds per target.
 FUZZ_TIME ?= 60

@@ -49,6 +49,16 @@ static int find_one(const char *ctl_path, void *arg)
 	return rc < 0 ? rc : 0;
 }
 
+/* ctl_for_each, the run directory's refusal told once: -1 then. */
+static int each_served(const char *cmd, int (*fn)(const char *ctl_path, void *arg), void *arg)
+{
+	char err[512];
+	int rc = ctl_for_each(fn, arg, err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "uraid %s: %s\n", cmd, err);
+	return rc < 0 ? -1 : rc;
+}
+
 /* No server matched: say so first when some could not be asked. */
 static bool report_busy(const char *cmd, const struct find_ctx *fc)
 {
@@ -104,7 +114,8 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 		fc.fields = any;
 		fc.nfields = 1;
 	}
-	ctl_for_each(find_one, &fc);
+	if (each_served(cmd, find_one, &fc) < 0)
+		return CLI_EXIT_FAIL;
 	if (fc.matches == 1) {
 		snprintf(out, len, "%s", fc.found);
 		return 0;
@@ -237,13 +248,15 @@ int cmd_status(int argc, char **argv)
 	}
 	if (!target && ca.json) {
 		unsigned n = 0;
-		ctl_for_each(list_one_json, &n);
+		if (each_served("status", list_one_json, &n) < 0)
+			return CLI_EXIT_FAIL;
 		printf("%s\n", n ? "\n]" : "[]");
 		return CLI_EXIT_OK;
 	}
 	if (!target) {
 		unsigned n = 0;
-		ctl_for_each(list_one, &n);
+		if (each_served("status", list_one, &n) < 0)
+			return CLI_EXIT_FAIL;
 		if (!n)
 			printf("no array is being served on this machine\n");
 		return CLI_EXIT_OK;
@@ -309,7 +322,8 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			char abs_owner[PATH_MAX];
 			const char *owns[2] = { "owns", absolute(argv[i], abs_owner) };
 			struct find_ctx fc = { .fields = owns, .nfields = 2 };
-			ctl_for_each(find_one, &fc);
+			if (each_served(cmd, find_one, &fc) < 0)
+				return CLI_EXIT_FAIL;
 			if (!fc.matches) {
 				if (!report_busy(cmd, &fc))
 					fprintf(stderr, "uraid %s: %s is not a member of any served "
@@ -678,7 +692,8 @@ int cmd_replace(int argc, char **argv)
 	} else {
 		const char *owns[2] = { "owns", old };
 		struct find_ctx fc = { .fields = owns, .nfields = 2 };
-		ctl_for_each(find_one, &fc);
+		if (each_served("replace", find_one, &fc) < 0)
+			return CLI_EXIT_FAIL;
 		if (!fc.matches) {
 			if (!report_busy("replace", &fc))
 				fprintf(stderr, "uraid replace: %s is not a member of any served "

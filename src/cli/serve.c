@@ -27,6 +27,7 @@
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
+#include "common/private_file.h"
 #include "ctl/ctl.h"
 #include "nbd/proto.h"
 #include "nbd/server.h"
@@ -278,15 +279,19 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 /* Default paths in the run directory, named after the export. */
 static int default_paths(struct serve_state *st)
 {
-	char dir[512];
-	int rc = ctl_run_dir(dir, sizeof(dir));
-	if (rc) {
-		fprintf(stderr, "uraid serve: no run directory for the default socket (%s); give "
-			"--socket or set URAID_RUN_DIR\n", strerror(-rc));
-		return rc;
-	}
+	char dir[512] = "", err[1200];
 	const char *base = *st->export_name ? st->export_name : "uraid";
-	if (!st->o->socket && !st->o->listen)
+	bool default_socket = !st->o->socket && !st->o->listen;
+
+	if (default_socket || (st->o->listen && !st->o->control)) {
+		int dfd = ctl_run_dir(dir, sizeof(dir), err, sizeof(err));
+		if (dfd < 0) {
+			fprintf(stderr, "uraid serve: %s\n", err);
+			return dfd;
+		}
+		close(dfd);     /* checked: the names in it are ours alone */
+	}
+	if (default_socket)
 		snprintf(st->socket_path, sizeof(st->socket_path), "%.300s/%.200s.sock", dir,
 			 base);
 	if (!st->o->control) {
@@ -361,10 +366,12 @@ static void announce(struct serve_state *st)
 static void signal_ready(struct serve_state *st)
 {
 	if (st->o->pid_file) {
-		FILE *f = fopen(st->o->pid_file, "w");
-		if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f) != 0)
-			fprintf(stderr, "uraid serve: %s: cannot write the pid file: %s\n",
-				st->o->pid_file, strerror(errno));
+		/* a new file renamed into place: a link planted at the path is replaced,
+		   never written through */
+		char pid[32], err[600];
+		int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+		if (uraid_file_replace(st->o->pid_file, pid, (size_t)n, 0644, err, sizeof(err)))
+			fprintf(stderr, "uraid serve: cannot write the pid file: %s\n", err);
 		else
 			st->pid_file_written = true;
 	}
@@ -434,13 +441,10 @@ static void cleanup_files(struct serve_state *st)
 	cleanup_sockets(st);
 	if (!st->pid_file_written)
 		return;
-	FILE *f = fopen(st->o->pid_file, "r");
+	char text[32];
 	long pid = 0;
-	if (f) {
-		if (fscanf(f, "%ld", &pid) != 1)
-			pid = 0;
-		fclose(f);
-	}
+	if (uraid_file_read_at(AT_FDCWD, st->o->pid_file, text, sizeof(text)) > 0)
+		pid = strtol(text, NULL, 10);
 	if (pid == (long)getpid())
 		unlink(st->o->pid_file);
 }

@@ -66,14 +66,18 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 /* ---- registry: one file per server, named by its pid, holding its sockets' paths ---- */
 
 /* $URAID_RUN_DIR, or /run/uraid for root, else $XDG_RUNTIME_DIR/uraid or
- * /tmp/uraid-UID. Created (0700) when missing. */
-int ctl_run_dir(char *buf, size_t len);
+ * /tmp/uraid-UID: its path in buf, created (0700) when missing. It must be
+ * a directory (not a link) of this user's, closed to group and others, or it
+ * is refused (another user could swap the sockets in it). Returns a
+ * descriptor of it (the caller closes it), or -errno with the reason in err. */
+int ctl_run_dir(char *buf, size_t len, char *err, size_t errlen);
 /* export_path: the export's Unix socket, NULL for TCP. */
 int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen);
 void ctl_unregister(void);
 /* Call fn for each registered control socket that answers; entries of
- * servers that are gone are removed. Returns how many answered. */
-int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg);
+ * servers that are gone are removed. Returns how many answered, or -errno
+ * when the run directory cannot be used (the reason in err). */
+int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg, char *err, size_t errlen);
 /* The control socket of the listed server whose control socket or export
  * socket is the file at path (any spelling: the same device and inode), in
  * ctl; returns how many servers have it (0: none, ctl untouched). */

@@ -4,8 +4,11 @@
  * named by its pid, holding the path of its control socket and, on a second
  * line, that of its export socket (empty for TCP). A server that
  * died without cleaning up leaves a file whose socket no longer answers;
- * whoever lists the directory removes it.
+ * whoever lists the directory removes it. The directory must be the user's
+ * own and closed to others (private_file.h): whoever can write in it can
+ * swap a socket for their own.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +20,12 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/private_file.h"
 #include "ctl/ctl.h"
 
-int ctl_run_dir(char *buf, size_t len)
+#define RUN_DIR_ADVICE "set URAID_RUN_DIR"
+
+static int run_dir_path(char *buf, size_t len)
 {
 	const char *env = getenv("URAID_RUN_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -33,87 +39,85 @@ int ctl_run_dir(char *buf, size_t len)
 		n = snprintf(buf, len, "%s/uraid", xdg);
 	else
 		n = snprintf(buf, len, "/tmp/uraid-%u", (unsigned)geteuid());
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-static int entry_path(char *buf, size_t len, long pid)
+int ctl_run_dir(char *buf, size_t len, char *err, size_t errlen)
 {
-	char dir[512];
-	int rc = ctl_run_dir(dir, sizeof(dir));
-	if (rc)
-		return rc;
-	int n = snprintf(buf, len, "%s/%ld", dir, pid);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	if (run_dir_path(buf, len))
+		return uraid_errf(err, errlen, -ENAMETOOLONG, "the run directory's path is longer "
+				  "than %zu bytes; " RUN_DIR_ADVICE, len - 1);
+	return uraid_private_dir_open(buf, URAID_DIR_CREATE, RUN_DIR_ADVICE, err, errlen);
 }
 
 int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen)
 {
-	char path[600], tmp[620];
-	int rc = entry_path(path, sizeof(path), (long)getpid());
-	if (rc)
-		return uraid_errf(err, errlen, rc, "run directory: %s (set URAID_RUN_DIR)",
-				  strerror(-rc));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
-	if (!f)
-		return uraid_errf(err, errlen, -errno, "%s: %s", tmp, strerror(errno));
-	fprintf(f, "%s\n%s\n", ctl_path, export_path ? export_path : "");
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		rc = -errno;
-		unlink(tmp);
-		return uraid_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
-	}
-	return 0;
+	char dir[512], name[32], text[2 * CTL_MAX_LINE];
+	int dfd = ctl_run_dir(dir, sizeof(dir), err, errlen);
+	if (dfd < 0)
+		return dfd;
+	int n = snprintf(text, sizeof(text), "%s\n%s\n", ctl_path, export_path ? export_path : "");
+	snprintf(name, sizeof(name), "%ld", (long)getpid());
+	int rc = n < 0 || (size_t)n >= sizeof(text)
+		? uraid_errf(err, errlen, -ENAMETOOLONG, "socket paths too long to list")
+		: uraid_file_replace_at(dfd, dir, name, text, (size_t)n, 0600, err, errlen);
+	close(dfd);
+	return rc;
 }
 
 void ctl_unregister(void)
 {
-	char path[600];
-	if (entry_path(path, sizeof(path), (long)getpid()) == 0)
-		unlink(path);
+	char dir[512], name[32];
+	int dfd = ctl_run_dir(dir, sizeof(dir), NULL, 0);
+	if (dfd < 0)
+		return;
+	snprintf(name, sizeof(name), "%ld", (long)getpid());
+	unlinkat(dfd, name, 0);
+	close(dfd);
 }
+
+/* What each_entry hands over: the entry (dfd, name) and the paths it lists. */
+typedef int entry_fn(int dfd, const char *name, const char *ctl, const char *export, void *arg);
 
 /*
  * Call fn with each entry of a live server (entries of dead ones are
- * removed); fn returns what ctl_for_each's callback returns.
+ * removed). An entry is read only when it is a regular file: a link put
+ * there is not followed. Returns how many calls returned 0, or -errno when
+ * the run directory cannot be used (the reason in err).
  */
-static int each_entry(int (*fn)(const char *entry, const char *ctl, const char *export,
-				void *arg), void *arg)
+static int each_entry(entry_fn *fn, void *arg, char *err, size_t errlen)
 {
-	char dir[512], path[800], ctl[CTL_MAX_LINE], exp[CTL_MAX_LINE];
+	char dir[512], text[2 * CTL_MAX_LINE + 2];
 	int answered = 0;
-
-	if (ctl_run_dir(dir, sizeof(dir)))
-		return 0;
-	DIR *d = opendir(dir);
-	if (!d)
-		return 0;
+	int dfd = ctl_run_dir(dir, sizeof(dir), err, errlen);
+	if (dfd < 0)
+		return dfd;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		int rc = -errno;
+		close(dfd);
+		return uraid_errf(err, errlen, rc, "%s: %s", dir, strerror(-rc));
+	}
 	for (struct dirent *de; (de = readdir(d));) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0)
+		if (*end || pid <= 0 || !isdigit((unsigned char)de->d_name[0]))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
-			unlink(path);           /* died without cleaning up */
+			unlinkat(dfd, de->d_name, 0);   /* died without cleaning up */
 			continue;
 		}
-		FILE *f = fopen(path, "r");
-		if (!f)
+		if (uraid_file_read_at(dfd, de->d_name, text, sizeof(text)) <= 0)
 			continue;
-		bool ok = fgets(ctl, sizeof(ctl), f) != NULL;
-		if (!fgets(exp, sizeof(exp), f))
-			exp[0] = 0;     /* written by an older uraid: no export socket */
-		fclose(f);
-		if (!ok)
+		/* two lines: the control socket, the export socket (none from an older uraid) */
+		char *ctl = text, *exp = strchr(text, '\n');
+		if (!exp)
 			continue;
-		ctl[strcspn(ctl, "\n")] = 0;
+		*exp++ = 0;
 		exp[strcspn(exp, "\n")] = 0;
-		if (fn(path, ctl, exp, arg) == 0)
+		if (!*ctl)
+			continue;
+		if (fn(dfd, de->d_name, ctl, exp, arg) == 0)
 			answered++;
 	}
 	closedir(d);
@@ -125,21 +129,21 @@ struct for_each_ctx {
 	void *arg;
 };
 
-static int call_one(const char *entry, const char *ctl, const char *export, void *arg)
+static int call_one(int dfd, const char *name, const char *ctl, const char *export, void *arg)
 {
 	struct for_each_ctx *fc = arg;
 	int rc = fc->fn(ctl, fc->arg);
 	if (rc == -ECONNREFUSED || rc == -ENOENT) {
-		unlink(entry);          /* the server is gone */
+		unlinkat(dfd, name, 0); /* the server is gone */
 		return -1;
 	}
 	return 0;
 }
 
-int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg)
+int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg, char *err, size_t errlen)
 {
 	struct for_each_ctx fc = { fn, arg };
-	return each_entry(call_one, &fc);
+	return each_entry(call_one, &fc, err, errlen);
 }
 
 static bool same_file(const struct stat *a, const char *path)
@@ -155,7 +159,7 @@ struct find_ctx {
 	int matches;
 };
 
-static int find_one(const char *entry, const char *ctl, const char *export, void *arg)
+static int find_one(int dfd, const char *name, const char *ctl, const char *export, void *arg)
 {
 	struct find_ctx *fc = arg;
 	if (same_file(&fc->target, ctl) || same_file(&fc->target, export)) {
@@ -170,6 +174,6 @@ int ctl_find_socket(const char *path, char *ctl, size_t len)
 	struct find_ctx fc = { .ctl = ctl, .len = len };
 	if (stat(path, &fc.target) < 0)
 		return 0;
-	each_entry(find_one, &fc);
+	each_entry(find_one, &fc, NULL, 0);     /* no run directory: no match */
 	return fc.matches;
 }

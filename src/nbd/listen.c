@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Listening sockets of the NBD server: a Unix socket file or a TCP address. */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -83,7 +84,16 @@ int nbd_listen_unix(const char *path, unsigned mode, char *err, size_t errlen)
 		close(fd);
 		return uraid_errf(err, errlen, -saved, "%s: bind: %s", path, strerror(saved));
 	}
-	if (chmod(path, mode) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
+	/* the umask gave it the mode unless a default ACL narrowed it: then set it
+	   again, never through whatever may have been put at the path since the bind */
+	rc = lstat(path, &st);
+	if (rc == 0 && !S_ISSOCK(st.st_mode)) {
+		errno = EEXIST;
+		rc = -1;
+	} else if (rc == 0 && (st.st_mode & 07777) != mode) {
+		rc = fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
+	}
+	if (rc < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
 		saved = errno;
 		close(fd);
 		unlink(path);

@@ -36,7 +36,7 @@
 #define KINDS 6
 #define MAXM 4
 #define DEV_BYTES (4u << 20)
-#define WIN (64u << 10)           /* metadata window at each end of a member */
+#define WIN (16u << 10)           /* metadata window at each end of a member */
 #define EDIT_BYTES 12
 #define HEAD_BYTES 3
 

@@ -142,7 +142,7 @@ static bool skip_spare(const struct array *a, unsigned i, bool nospares)
 {
 	uint64_t ev = a->member_sb[i].events;
 	return !has_role_slot(a, i) &&
-	       (ev == a->sb.events || (nospares && ev + 1 == a->sb.events));
+	       (ev == a->sb.events || (nospares && ev < a->sb.events && a->sb.events - ev == 1));
 }
 
 bool meta_bitmap_target(const struct array *a, unsigned i)

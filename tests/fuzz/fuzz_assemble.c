@@ -291,7 +291,7 @@ static const uint32_t values32[] = { 0, 0xffffffffu, 0x80000000u, 1, 8, 2048, 0x
 
 const struct fuzz_target fuzz_target = {
 	.name = "fuzz_assemble", .seeds = KINDS * 2, .max_input = 1024,
-	.hot_bytes = 1024, .iterations = 3000,
+	.hot_bytes = 1024, .iterations = 2000,
 	.values32 = values32, .nvalues32 = sizeof(values32) / sizeof(values32[0]),
 };
 

@@ -93,11 +93,12 @@ soak: all $(BUILD)/tests/test_engine_model
 
 # Coverage-guided fuzzing with libFuzzer (clang), FUZZ_TIME seconds per target.
 FUZZ_TIME ?= 60
-fuzz:
+fuzz: $(FUZZ_BINS)
 	@command -v clang >/dev/null || { echo "make fuzz needs clang (apt-get install clang)"; exit 1; }
 	@mkdir -p $(BUILD)/libfuzzer
 	@for t in $(FUZZ_SRCS); do n=$$(basename $$t .c); \
 		mkdir -p $(BUILD)/libfuzzer/corpus-$$n && \
+		$(BUILD)/tests/$$n --seeds $(BUILD)/libfuzzer/corpus-$$n && \
 		clang -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc \
 			-o $(BUILD)/libfuzzer/$$n $$t $(LIB_SRCS) -lisal -luring -lgnutls && \
 		$(BUILD)/libfuzzer/$$n -max_total_time=$(FUZZ_TIME) $(BUILD)/libfuzzer/corpus-$$n || exit 1; \

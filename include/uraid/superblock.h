@@ -125,6 +125,41 @@ int uraid_sb_validate(const void *buf, unsigned minor, uint64_t dev_sectors,
 		      char *err, size_t errlen);
 
 /*
+ * A member's own areas, in sectors from the start of the device ([start,
+ * start + len); len 0: the member has none). What uraid may ever read or
+ * write on a member of an assembled array (see io/member.h's wall).
+ */
+struct uraid_sb_areas {
+	uint64_t sb_start, sb_len;          /* the superblock and the room up to 4 KiB after it */
+	uint64_t bitmap_start, bitmap_len;  /* the write-intent bitmap, whole 4 KiB pages */
+	uint64_t bblog_start, bblog_len;    /* the bad-block log */
+	uint64_t data_start, data_len;      /* the part of the data area the array uses */
+};
+
+/* What the array (not the member's own superblock) says of a member's areas. */
+struct uraid_sb_area_params {
+	uint64_t dev_sectors;       /* the member's size */
+	unsigned minor;             /* metadata 1.<minor> */
+	bool bitmap;                /* an internal bitmap at bitmap_offset */
+	int32_t bitmap_offset;      /* the array's, relative to this member's superblock */
+	uint64_t bitmap_sectors;    /* from the array's sync range and bitmap chunk */
+	uint64_t data_used;         /* data sectors the array uses on this member */
+};
+
+/*
+ * Check a member's superblock (already accepted by uraid_sb_validate) against
+ * its device and the array, as md does at run time and more: the data area
+ * (data_offset, data_size, the part used) lies inside the device; the bitmap
+ * and the bad-block log lie wholly in the metadata space (1.1/1.2: between
+ * the superblock and data_offset; 1.0: between the data's end and the
+ * superblock, or after it) and none of superblock, bitmap, log and data
+ * overlap. 0 and the areas in out, or -EINVAL with one line in err naming the
+ * field, its value and the bound.
+ */
+int uraid_sb_check_areas(const struct uraid_sb *sb, const struct uraid_sb_area_params *p,
+			 struct uraid_sb_areas *out, char *err, size_t errlen);
+
+/*
  * Encode sb into buf (URAID_SB_BYTES, zero-filled first), computing the
  * checksum; sb->sb_csum is ignored and the written value returned in it.
  * Roles beyond max_dev are left zero (they are outside the superblock).

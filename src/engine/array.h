@@ -140,6 +140,12 @@ struct array {
 	/* the bitmap header's events were behind the superblocks': md treats
 	   every bit as set; its events are not advanced until this is cleared */
 	bool bitmap_stale;
+	/* the bitmap's sync range is the array's (sync_size in the header is
+	   made to match): bitmap_found_sync is what the header said at
+	   assembly, and chunks past it count as dirty (wib_init);
+	   bitmap_sectors is the bitmap's room on each member (4 KiB pages) */
+	uint64_t bitmap_found_sync;
+	uint64_t bitmap_sectors;
 	/* the bitmap's bits at run time (wib.c); NULL without one */
 	struct wib *wib;
 	/* write gate (array.c): ACTIVE lets writes through, CLEAN and MARKING
@@ -330,6 +336,16 @@ uint64_t array_foreground_started(const struct array *a);
  * active first); counted on the given reactor. 0 or -errno. */
 int array_gate_enter(struct array *a, unsigned reactor);
 void array_gate_leave(struct array *a, unsigned reactor);
+/*
+ * Check member m's areas (its own superblock sb: data, bad-block log; the
+ * array's bitmap) against its device and each other, and set its wall
+ * (io/member.h) to them. 0, or -EINVAL with one line in err naming m.
+ * (assemble.c; also for members added later)
+ */
+int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
+		       bool slot_holder, char *err, size_t errlen);
+/* The bitmap's sync range: per-member sectors (RAID 1/4/5/6) or the array's (10). */
+uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g);
 /* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
 bool array_level_survives(const struct array *a);
 

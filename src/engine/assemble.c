@@ -27,6 +27,15 @@
 	 URAID_FEATURE_NEW_OFFSET | URAID_FEATURE_CLUSTERED | URAID_FEATURE_JOURNAL |    \
 	 URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)
 
+/* md's largest chunk (MAX_CHUNK_SIZE, 1 GiB); a resync buffers a few chunks. */
+#define MD_MAX_CHUNK_SECTORS (1u << 21)
+/*
+ * The most bitmap chunks uraid tracks (4 bytes of state each in memory):
+ * 2^25 bits is a 4 MiB bitmap on disk, 32 times what mdadm reserves by
+ * default; a bitmap this large has chunks far smaller than md would choose.
+ */
+#define BITMAP_MAX_BITS (1ull << 25)
+
 /* One given path while it is being examined. */
 struct cand {
 	struct member *m;
@@ -234,6 +243,16 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (c->sb.raid_disks == 0 || c->sb.raid_disks > URAID_MAX_MEMBERS)
 		return fail(err, errlen, -EINVAL, "%s: raid_disks %u (uraid runs 1 to %u)", path,
 			    c->sb.raid_disks, URAID_MAX_MEMBERS);
+	if (c->sb.chunksize > MD_MAX_CHUNK_SECTORS)
+		return fail(err, errlen, -EINVAL,
+			    "%s: chunksize %u sectors (%u KiB) exceeds md's limit of %u sectors (1 GiB); "
+			    "the superblock is damaged", path, c->sb.chunksize, c->sb.chunksize / 2,
+			    MD_MAX_CHUNK_SECTORS);
+	if (c->sb.level != URAID_LEVEL_1 && c->sb.level != URAID_LEVEL_LINEAR &&
+	    (c->sb.chunksize == 0 || c->sb.chunksize % 8))
+		return fail(err, errlen, -EINVAL,
+			    "%s: chunksize %u sectors is not a non-zero multiple of 4 KiB, as md "
+			    "needs for %s", path, c->sb.chunksize, level_label(c->sb.level));
 	return 0;
 }
 
@@ -279,7 +298,8 @@ static void classify(struct cand *c, const struct cand *fresh)
 
 	c->slot = -1;
 	c->pending = -1;
-	if (ev + 1 < fev && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX)) {
+	/* more than one behind (written so that events near 2^64 cannot wrap) */
+	if (ev < fev && fev - ev > 1 && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX)) {
 		c->state = URAID_MEMBER_STALE;
 		snprintf(c->note, sizeof(c->note),
 			 "events %" PRIu64 " are more than one behind %s's %" PRIu64
@@ -380,6 +400,75 @@ static int check_sizes(const struct cand *c, const struct uraid_sb *asb, char *e
 		return fail(err, errlen, -EINVAL,
 			    "%s: data area of %" PRIu64 " sectors is smaller than the %" PRIu64
 			    " the array uses per member", c->m->path, c->sb.data_size, asb->size);
+	return 0;
+}
+
+uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g)
+{
+	if (g->level == URAID_LEVEL_10 || g->level <= URAID_LEVEL_0)
+		return g->array_sectors;
+	return g->dev_sectors;
+}
+
+int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
+		       bool slot_holder, char *err, size_t errlen)
+{
+	/* the data the array may touch: RAID 0 and linear use data_size, the
+	   others `size` (a spare only up to its own data_size until it takes a slot) */
+	uint64_t used = a->sb.size;
+	if (a->geom.level <= URAID_LEVEL_0 || (!slot_holder && sb->data_size < used))
+		used = sb->data_size;
+	struct uraid_sb_area_params p = {
+		.dev_sectors = m->dev_sectors,
+		.minor = a->minor,
+		.bitmap = a->has_bitmap,
+		.bitmap_offset = a->sb.bitmap_offset,
+		.bitmap_sectors = a->bitmap_sectors,
+		.data_used = used,
+	};
+	struct uraid_sb_areas ar;
+	char why[300];
+
+	if (uraid_sb_check_areas(sb, &p, &ar, why, sizeof(why)))
+		return fail(err, errlen, -EINVAL, "%s: %s; not run (the metadata is damaged or "
+			    "crafted, see uraid examine)", m->path, why);
+	struct member_area areas[MEMBER_AREAS] = {
+		{ ar.sb_start, ar.sb_start + ar.sb_len },
+		{ ar.bitmap_start, ar.bitmap_start + ar.bitmap_len },
+		{ ar.bblog_start, ar.bblog_start + ar.bblog_len },
+	};
+	member_set_areas(m, ar.data_start, ar.data_len, areas, MEMBER_AREAS);
+	return 0;
+}
+
+/*
+ * The bitmap's size comes from the array, as md's does (md_bitmap_resize
+ * with the array's sync range); the header's chunk must not make it larger
+ * than uraid tracks. Then every member's areas are checked and its wall set.
+ */
+static int check_areas(struct array *a, const struct cand *fresh, struct cand *c, unsigned n,
+		       char *err, size_t errlen)
+{
+	int rc;
+
+	a->bitmap_sectors = 0;
+	if (a->has_bitmap) {
+		uint64_t sync = array_bitmap_sync_sectors(&a->geom);
+		uint32_t chunk = fresh->bitmap.chunksize;
+		uint64_t bits = uraid_bitmap_bits(sync, chunk);
+		if (bits > BITMAP_MAX_BITS)
+			return fail(err, errlen, -EINVAL,
+				    "%s: bitmap chunksize %u bytes makes %" PRIu64 " bits for the "
+				    "array's %" PRIu64 " sectors, more than the %llu uraid keeps; a "
+				    "larger bitmap chunk is needed (mdadm --grow --bitmap)",
+				    fresh->m->path, chunk, bits, sync, BITMAP_MAX_BITS);
+		a->bitmap_sectors = uraid_bitmap_disk_sectors(sync, chunk);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		bool holder = c[i].state == URAID_MEMBER_IN_SYNC || c[i].pending >= 0;
+		if ((rc = array_member_areas(a, c[i].m, &c[i].sb, holder, err, errlen)))
+			return rc;
+	}
 	return 0;
 }
 
@@ -484,15 +573,36 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			    "%s: write-intent bitmap: %s", fresh->m->path,
 			    fresh->bitmap_reason[0] ? fresh->bitmap_reason : "not readable");
 
-	/* ---- fill the array: nothing can fail from here ---- */
-	a->flags = o->flags;
+	/* every change md records bumps events: at 2^64-1 none can be */
+	if (fsb->events == UINT64_MAX && !(o->flags & URAID_ASSEMBLE_READONLY))
+		return fail(err, errlen, -EOVERFLOW,
+			    "%s: events %" PRIu64 " is the counter's limit, so no change could be "
+			    "recorded; serve it --read-only to copy the data off", fresh->m->path,
+			    fsb->events);
+
 	a->sb = *fsb;
 	a->minor = fresh->minor;
 	a->has_bitmap = has_bitmap;
+	if ((rc = check_areas(a, fresh, c, n, err, errlen)))
+		return rc;
+
+	/* ---- fill the array: nothing can fail from here ---- */
+	a->flags = o->flags;
 	memset(&a->bitmap, 0, sizeof(a->bitmap));
 	a->bitmap_stale = false;
 	if (has_bitmap) {
+		uint64_t sync = array_bitmap_sync_sectors(&a->geom);
 		a->bitmap = fresh->bitmap;
+		/* never trusted to skip a resync: chunks the header does not cover
+		   count as dirty (wib_init), and the header is written with the
+		   array's range from now on, as md writes it */
+		a->bitmap_found_sync = a->bitmap.sync_size;
+		if (uraid_bitmap_bits(a->bitmap_found_sync, a->bitmap.chunksize) <
+		    uraid_bitmap_bits(sync, a->bitmap.chunksize))
+			fprintf(stderr, "uraid: warning: %s: bitmap sync_size %" PRIu64 " covers less "
+				"than the array's %" PRIu64 " sectors: the chunks past it count as "
+				"dirty\n", fresh->m->path, a->bitmap_found_sync, sync);
+		a->bitmap.sync_size = sync;
 		a->bitmap_stale = a->bitmap.events < fsb->events;
 		if (a->bitmap_stale)
 			fprintf(stderr, "uraid: warning: %s: bitmap is out of date (events %" PRIu64

@@ -88,10 +88,41 @@ static int sync_member(const struct create_member *m, char *err, size_t errlen)
 	return uraid_errf(err, errlen, -errno, "flushing %s failed: %s", m->path, strerror(errno));
 }
 
+/*
+ * The plan passes the check assembly will make (format/sb_areas.c) before a
+ * byte is written: a planning bug must not put a bitmap or a log where data
+ * or another area lies.
+ */
+static int check_plan_areas(const struct create_plan *plan, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < plan->nmembers; i++) {
+		const struct create_member *m = &plan->m[i];
+		struct uraid_sb_areas ar;
+		char why[300];
+
+		if (m->missing)
+			continue;
+		struct uraid_sb_area_params p = {
+			.dev_sectors = m->dev_sectors, .minor = plan->res.minor,
+			.bitmap = plan->res.bitmap, .bitmap_offset = m->sb.bitmap_offset,
+			.bitmap_sectors = plan->bitmap_sectors,
+			.data_used = plan->res.level <= URAID_LEVEL_0 ? m->sb.data_size : m->sb.size,
+		};
+		if (uraid_sb_check_areas(&m->sb, &p, &ar, why, sizeof(why)))
+			return uraid_errf(err, errlen, -EINVAL, "BUG: the layout planned for %s is "
+					  "unsafe: %s; nothing was written, please report this",
+					  m->path, why);
+	}
+	return 0;
+}
+
 static int write_plan(struct create_plan *plan, char *err, size_t errlen)
 {
 	alignas(4096) uint8_t sbuf[URAID_SB_BYTES];
 	int rc;
+
+	if ((rc = check_plan_areas(plan, err, errlen)))
+		return rc;
 
 	for (unsigned i = 0; i < plan->nmembers; i++) {
 		struct create_member *m = &plan->m[i];

@@ -383,8 +383,12 @@ static int readd(struct array *a, struct member *m, const struct uraid_sb *o, in
 		 char *err, size_t errlen)
 {
 	struct uraid_sb sb = *o;
-	int rc = copy_bitmap(a, m, &sb, like);
+	/* its own superblock placed its areas: checked as at assembly */
+	int rc = array_member_areas(a, m, &sb, true, err, errlen);
 
+	if (rc)
+		return rc;
+	rc = copy_bitmap(a, m, &sb, like);
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: writing its bitmap: %s", m->path,
 				  strerror(-rc));
@@ -471,6 +475,8 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		      ? uraid_errf(err, errlen, -E2BIG, "the array has %u members already",
 				   a->nmembers)
 		      : compose_new_member(a, &a->member_sb[like], m->dev_sectors, &sb, err, errlen);
+	if (rc == 0)
+		rc = array_member_areas(a, m, &sb, false, err, errlen);
 	if (rc == 0)
 		rc = write_member_areas(a, m, &sb, like, err, errlen);
 	if (rc == 0) {

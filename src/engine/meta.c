@@ -142,7 +142,7 @@ static bool skip_spare(const struct array *a, unsigned i, bool nospares)
 {
 	uint64_t ev = a->member_sb[i].events;
 	return !has_role_slot(a, i) &&
-	       (ev == a->sb.events || (nospares && ev + 1 == a->sb.events));
+	       (ev == a->sb.events || (nospares && ev < a->sb.events && a->sb.events - ev == 1));
 }
 
 bool meta_bitmap_target(const struct array *a, unsigned i)
@@ -176,6 +176,22 @@ static int write_bitmaps(struct array *a, int *failed)
 			*failed = 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * events + 1 for an update. At 2^64 - 1 the counter cannot go on without
+ * wrapping to 0, which would make every member look older than any other
+ * copy: the update is refused (assembly refuses a writable array there).
+ */
+static int events_bump(struct array *a)
+{
+	if (a->sb.events == UINT64_MAX) {
+		fprintf(stderr, "uraid: %s: events %" PRIu64 " is the counter's limit; the "
+			"superblocks are not updated\n", a->sb.set_name, a->sb.events);
+		return -EOVERFLOW;
+	}
+	a->sb.events++;
 	return 0;
 }
 
@@ -224,7 +240,8 @@ static int meta_write(struct array *a, bool nospares)
 				return -EIO;
 		}
 		/* md_error set MD_SB_CHANGE_DEVS: another update, going forward */
-		a->sb.events++;
+		if (events_bump(a))
+			return -EIO;
 		a->last_update_was_dirty = false;
 		nospares = false;
 	}
@@ -235,7 +252,9 @@ int meta_record_change(struct array *a)
 {
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return -EROFS;
-	a->sb.events++;
+	int rc = events_bump(a);
+	if (rc)
+		return rc;
 	a->last_update_was_dirty = false;
 	return meta_write(a, false);   /* members that fail it are failed inside */
 }
@@ -251,8 +270,12 @@ int meta_mark_active(struct array *a)
 		return -EROFS;
 	/* md_update_sb: a pure clean/dirty change leaves spares alone unless degraded */
 	bool nospares = atomic_load(&a->degraded) == 0;
+	uint64_t old_offset = a->sb.resync_offset;
 	a->sb.resync_offset = 0;
-	a->sb.events++;
+	if (events_bump(a)) {
+		a->sb.resync_offset = old_offset;
+		return -EOVERFLOW;
+	}
 	a->last_update_was_dirty = nospares;
 	int rc = meta_write(a, nospares);
 	if (rc == 0)
@@ -274,8 +297,10 @@ int meta_mark_clean(struct array *a)
 		/* roll back to the previous clean state's count (can_decrease_events) */
 		a->sb.events--;
 		a->last_update_was_dirty = false;
+	} else if (events_bump(a)) {
+		a->sb.resync_offset = old_offset;
+		return -EOVERFLOW;
 	} else {
-		a->sb.events++;
 		a->last_update_was_dirty = nospares;
 	}
 	int rc = meta_write(a, nospares);

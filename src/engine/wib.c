@@ -95,7 +95,14 @@ int wib_init(struct array *a, char *err, size_t errlen)
 	 */
 	uint64_t start = atomic_load(&a->degraded) ? 0 : a->resync_checkpoint;
 	uint64_t set = 0;
+	/* chunks the header's sync_size did not cover were never tracked:
+	   dirty (assemble.c made the range the array's) */
+	uint64_t tracked = uraid_bitmap_bits(a->bitmap_found_sync, a->bitmap.chunksize);
 	for (uint64_t c = 0; c < w->nbits; c++) {
+		if (c >= tracked && !uraid_bitmap_test(w->area, c)) {
+			uraid_bitmap_set(w->area, c);
+			w->page_dirty[(URAID_BITMAP_HEADER_BYTES + c / 8) / WIB_PAGE] = 1;
+		}
 		if (!uraid_bitmap_test(w->area, c))
 			continue;
 		uint32_t v = WIB_ONDISK;

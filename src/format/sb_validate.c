@@ -186,5 +186,12 @@ int uraid_sb_validate(const void *buf, unsigned minor, uint64_t dev_sectors,
 		return fail(err, errlen,
 			    "data_offset %" PRIu64 " overlaps the 1.0 superblock (sectors %" PRIu64 "..%" PRIu64 ")",
 			    sb.data_offset, sb_start, sb_end - 1);
+	/* Every version: the data area lies inside the device. (The kernel
+	 * checks a 1.0 member's data_size against sb_start only, so a
+	 * data_offset far beyond the device end went through.) */
+	if (sb.data_offset > dev_sectors || sb.data_size > dev_sectors - sb.data_offset)
+		return fail(err, errlen,
+			    "data_offset %" PRIu64 " + data_size %" PRIu64 " runs past the device "
+			    "end (%" PRIu64 " sectors)", sb.data_offset, sb.data_size, dev_sectors);
 	return 0;
 }

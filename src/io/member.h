@@ -23,6 +23,12 @@ struct member_counters {
 	_Atomic uint64_t reads, writes, read_bytes, write_bytes;
 } __attribute__((aligned(64)));
 
+/* A metadata area of a member: sectors [start, end) from the device start. */
+struct member_area {
+	uint64_t start, end;
+};
+#define MEMBER_AREAS 3   /* superblock, bitmap, bad-block log */
+
 struct member {
 	char path[256];
 	int fd;
@@ -44,6 +50,18 @@ struct member {
 	struct uraid_fault fault;
 	_Atomic bool has_fault;
 	_Atomic uint64_t fault_rng;
+	/*
+	 * The wall: what this member's I/O may touch (member_set_areas). The
+	 * data path (member_submit) stays in [0, data_len) sectors from
+	 * data_offset; metadata I/O (member_p*_sync) in one of area[]. Set to
+	 * the whole device by member_open, narrowed when the member joins an
+	 * array. An I/O outside is a bug in uraid: it fails with -EIO and is
+	 * reported once (wall_reported).
+	 */
+	uint64_t data_len;
+	struct member_area area[MEMBER_AREAS];
+	unsigned nareas;
+	_Atomic bool wall_reported;
 	/* its file system cannot punch holes: ZEROES writes them (member_submit) */
 	_Atomic bool no_punch;
 	/* it can: a file system known to, or a punch that went through (what
@@ -68,6 +86,29 @@ int member_open(struct member *m, const char *path, unsigned flags, char *err, s
  * releases it); NULL when out of memory. */
 struct member *member_new(void);
 void member_close(struct member *m);
+
+/*
+ * The member's own areas once it belongs to an array: its data area
+ * (data_offset, data_len sectors) and up to MEMBER_AREAS metadata areas
+ * (empty ones, end <= start, are skipped). Call before the member's first
+ * I/O for the array, with no I/O in flight.
+ */
+void member_set_areas(struct member *m, uint64_t data_offset, uint64_t data_len,
+		      const struct member_area *areas, unsigned nareas);
+
+/*
+ * The wall's verdict on an I/O outside the member's areas: reports it once
+ * per member ("BUG: <what> outside member areas: member <path> sector S len
+ * L ...") and returns -EIO. Sectors are absolute when `data` is false,
+ * relative to data_offset when it is true.
+ */
+int member_wall(struct member *m, const char *what, bool data, uint64_t sector, uint64_t nsect);
+
+/* Is [sector, sector + nsect) (relative to data_offset) inside the data area? */
+static inline bool member_in_data(const struct member *m, uint64_t sector, uint64_t nsect)
+{
+	return sector < m->data_len && nsect <= m->data_len - sector;
+}
 
 enum member_op { MEMBER_READ, MEMBER_WRITE, MEMBER_FLUSH, MEMBER_DISCARD, MEMBER_ZEROES };
 

@@ -13,4 +13,8 @@
  */
 int member_fault_check(struct member *m, enum member_op kind, uint64_t sector, uint64_t nsect);
 
+/* Is [sector, sector + nsect) (absolute sectors) inside one of the member's
+ * metadata areas? (member_wall.c) */
+bool member_in_meta(const struct member *m, uint64_t sector, uint64_t nsect);
+
 #endif

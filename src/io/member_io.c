@@ -155,6 +155,17 @@ static int member_discard_blockdev(struct member *m, uint64_t off, uint64_t len)
 	return ioctl(m->fd, BLKDISCARD, range) < 0 ? -errno : 0;
 }
 
+static const char *member_op_name(enum member_op kind)
+{
+	switch (kind) {
+	case MEMBER_READ: return "read";
+	case MEMBER_WRITE: return "write";
+	case MEMBER_DISCARD: return "discard";
+	case MEMBER_ZEROES: return "write-zeroes";
+	default: return "I/O";
+	}
+}
+
 void member_submit(struct reactor *r, struct member_io *mio)
 {
 	struct member *m = mio->m;
@@ -171,6 +182,8 @@ void member_submit(struct reactor *r, struct member_io *mio)
 		rc = -EBADF;
 	if (rc == 0 && mio->kind != MEMBER_FLUSH && (mio->len == 0 || mio->len % 512))
 		rc = -EINVAL;
+	if (rc == 0 && mio->kind != MEMBER_FLUSH && !member_in_data(m, mio->sector, mio->len / 512))
+		rc = member_wall(m, member_op_name(mio->kind), true, mio->sector, mio->len / 512);
 	if (rc < 0) {
 		reactor_complete(r, &mio->op, rc);
 		return;

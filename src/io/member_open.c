@@ -26,6 +26,7 @@ static void member_reset(struct member *m, const char *path)
 	atomic_init(&m->read_errors, 0);
 	atomic_init(&m->write_errors, 0);
 	atomic_init(&m->corrected_reads, 0);
+	atomic_init(&m->wall_reported, false);
 	atomic_init(&m->has_fault, false);
 	atomic_init(&m->fault_rng, 0);
 	m->fault.kind = URAID_FAULT_NONE;
@@ -152,6 +153,9 @@ int member_open(struct member *m, const char *path, unsigned how, char *err, siz
 	}
 	m->fd = fd;
 	m->dev_sectors = bytes / 512;
+	/* until it joins an array, the wall is the device itself */
+	struct member_area whole = { 0, m->dev_sectors };
+	member_set_areas(m, 0, m->dev_sectors, &whole, 1);
 	m->dio_align = member_dio_align(fd, m->blockdev);
 	m->in_memory = !m->blockdev && member_in_memory(fd);
 	atomic_store(&m->punches, !m->blockdev && member_fs_punches(fd));
@@ -202,6 +206,9 @@ static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, u
 		return -EBADF;
 	if (len == 0)
 		return 0;
+	if (off % 512 || !member_in_meta(m, off / 512, (len + 511) / 512))
+		return member_wall(m, write ? "metadata write" : "metadata read", false, off / 512,
+				   (len + 511) / 512);
 	if (!m->direct || (off % a == 0 && len % a == 0 && (uintptr_t)buf % 4096 == 0))
 		return full_rw(m->fd, write, buf, len, off);
 

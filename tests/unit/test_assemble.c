@@ -686,6 +686,93 @@ static void test_meta(void)
 	free_array(a);
 }
 
+/* ---- the areas of each member (io wall), hostile fields ---- */
+
+/* Set the bitmap header's sync_size of a member. */
+static void set_bitmap_sync(const char *path, uint64_t sync)
+{
+	alignas(4096) uint8_t buf[4096];
+	struct uraid_sb sb;
+	struct uraid_bitmap_sb bm;
+	int fd = open(path, O_RDWR);
+
+	CHECK(fd >= 0 && read_sb(path, &sb) == 0, "bitmap of %s", path);
+	off_t at = (off_t)((int64_t)sb.super_offset + sb.bitmap_offset) * 512;
+	CHECK(pread(fd, buf, sizeof(buf), at) == (ssize_t)sizeof(buf), "read bitmap");
+	CHECK(uraid_bitmap_decode(buf, &bm) == 0, "decode bitmap");
+	bm.sync_size = sync;
+	uraid_bitmap_encode(&bm, buf);
+	CHECK(pwrite(fd, buf, sizeof(buf), at) == (ssize_t)sizeof(buf), "write bitmap");
+	close(fd);
+}
+
+static void test_areas(void)
+{
+	struct set s;
+	struct uraid_sb first;
+	int rc;
+
+	/* 1.2 RAID 5 with a bitmap: sb at 8, bitmap after it, data at data_offset */
+	mkarray(&s, "ar5", URAID_LEVEL_5, 4, 0, 2, true, NULL);
+	CHECK(read_sb(s.p[0], &first) == 0, "read ar5");
+	struct array *a = assemble(s.p, s.n, URAID_ASSEMBLE_READONLY, &rc);
+	CHECK(a != NULL, "ar5: %s", err);
+	for (unsigned i = 0; a && i < a->nmembers; i++) {
+		const struct member *m = a->members[i];
+		CHECK(m->data_offset == first.data_offset && m->data_len == first.size,
+		      "ar5 member %u: data %" PRIu64 "+%" PRIu64 ", want %" PRIu64 "+%" PRIu64, i,
+		      m->data_offset, m->data_len, first.data_offset, first.size);
+		CHECK(m->nareas == 3 && m->area[0].start == 8 && m->area[1].start == 16 &&
+		      m->area[1].end - m->area[1].start == a->bitmap_sectors &&
+		      m->area[2].start == 8 + (uint64_t)first.bblog_offset,
+		      "ar5 member %u: %u areas, sb %" PRIu64 ", bitmap %" PRIu64 "..%" PRIu64, i,
+		      m->nareas, m->area[0].start, m->area[1].start, m->area[1].end);
+		CHECK(a->bitmap.sync_size == a->geom.dev_sectors, "ar5: sync_size %" PRIu64,
+		      a->bitmap.sync_size);
+	}
+	free_array(a);
+
+	/* a header that covers nothing: the range is the array's, all of it dirty */
+	for (unsigned i = 0; i < s.n; i++)
+		set_bitmap_sync(s.p[i], 0);
+	a = assemble(s.p, s.n, URAID_ASSEMBLE_READONLY, &rc);
+	CHECK(a && a->bitmap_found_sync == 0 && a->bitmap.sync_size == a->geom.dev_sectors,
+	      "sync_size 0: found %" PRIu64 ", used %" PRIu64, a ? a->bitmap_found_sync : 1,
+	      a ? a->bitmap.sync_size : 0);
+	free_array(a);
+
+	/* the bitmap moved into the data area, a valid header copied there
+	   (checksum fixed by write_sb) */
+	for (unsigned i = 0; i < s.n; i++) {
+		alignas(4096) uint8_t head[4096];
+		int fd = open(s.p[i], O_RDWR);
+		CHECK(fd >= 0 && pread(fd, head, sizeof(head), 16 * 512) == (ssize_t)sizeof(head) &&
+		      pwrite(fd, head, sizeof(head), (off_t)(first.data_offset * 512)) ==
+		      (ssize_t)sizeof(head), "copy the bitmap header of %s", s.p[i]);
+		if (fd >= 0)
+			close(fd);
+		EDIT(s.p[i], sb->bitmap_offset = (int32_t)(sb->data_offset - 8));
+	}
+	refused("bitmap in data", s.p, s.n, URAID_ASSEMBLE_READONLY, s.p[0], "runs into the data");
+	for (unsigned i = 0; i < s.n; i++)
+		EDIT(s.p[i], sb->bitmap_offset = 8; sb->chunksize = 1u << 22);
+	refused("chunk of 2 GiB", s.p, s.n, URAID_ASSEMBLE_READONLY, s.p[0], "chunksize 4194304");
+
+	/* events at the top of the counter: compared without wrapping */
+	mkarray(&s, "aev", URAID_LEVEL_1, 2, 0, 2, false, NULL);
+	EDIT(s.p[0], sb->events = UINT64_MAX);
+	EDIT(s.p[1], sb->events = UINT64_MAX - 1);
+	a = assemble(s.p, s.n, URAID_ASSEMBLE_READONLY, &rc);
+	CHECK(a && a->nmembers == 2 && a->member_state[0] == URAID_MEMBER_IN_SYNC &&
+	      a->member_state[1] == URAID_MEMBER_IN_SYNC, "events 2^64-1/2^64-2: %s", err);
+	free_array(a);
+	EDIT(s.p[1], sb->events = 0);
+	a = assemble(s.p, s.n, URAID_ASSEMBLE_READONLY, &rc);
+	CHECK(a && a->member_state[1] == URAID_MEMBER_STALE, "events 2^64-1/0: member 1 not stale");
+	free_array(a);
+	refused("events 2^64-1 writable", s.p, s.n, 0, s.p[0], "events 18446744073709551615");
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/uraid-assemble.XXXXXX");
@@ -705,6 +792,7 @@ int main(void)
 	test_events();
 	test_refusals();
 	test_meta();
+	test_areas();
 
 	char cmd[100];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

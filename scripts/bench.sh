@@ -13,7 +13,7 @@
 # TLS): BENCH_NBD_REPEAT rounds, each server once per round.
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
-#   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=3 BENCH_NBD_RAMP=1
+#   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_REBUILD_MIN=51200 (KiB/s) BENCH_SYNC_MAX=100000000 (KiB/s)
 # Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0 (or only
 # its TLS servers: BENCH_TLS=0), and BENCH_LIFECYCLE=0 (or one of
@@ -43,8 +43,11 @@ REBUILD_MIN=${BENCH_REBUILD_MIN:-51200}
 SYNC_MAX=${BENCH_SYNC_MAX:-100000000}
 # NBD: rounds (odd: the median is one of them), run and ramp of each
 NBD_REPEAT=${BENCH_NBD_REPEAT:-5}
-NBD_RT=${BENCH_NBD_RUNTIME:-3}
+NBD_RT=${BENCH_NBD_RUNTIME:-2}
 NBD_RAMP=${BENCH_NBD_RAMP:-1}
+
+# dur D: a duration as fio takes it ("1", "500ms") for the reader ("1 s")
+dur() { if [[ $1 == *[a-z] ]]; then echo "$1"; else echo "$1 s"; fi; }
 
 # off NAME: is BENCH_NAME set to 0?
 off() { local v="BENCH_$1"; [ "${!v:-1}" = 0 ]; }
@@ -79,7 +82,7 @@ cleanup() {
 trap cleanup EXIT
 export URAID_RUN_DIR=$dir/run
 
-echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $NBD_RAMP s)${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $(dur "$NBD_RAMP"))${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 mb=$(( $(numfmt --from=iec "$MEMBER") / 1048576 ))
 for i in 0 1 2 3 4 5; do
     dd if=/dev/zero of="$dir/d$i" bs=1M count="$mb" status=none || exit 1
@@ -397,7 +400,7 @@ cpu_runs() {
 }
 
 if want NBD; then
-echo "== NBD export: uraid serve (linear over 1 tmpfs file, 2 threads, its default limits) vs nbdkit file and qemu-nbd on a file of the same size; fio nbd engine, jobs = connections; medians of $NBD_REPEAT rounds of ${NBD_RT} s after ${NBD_RAMP} s, the servers in turn (issues 4 and 15)"
+echo "== NBD export: uraid serve (linear over 1 tmpfs file, 2 threads, its default limits) vs nbdkit file and qemu-nbd on a file of the same size; fio nbd engine, jobs = connections; medians of $NBD_REPEAT rounds of ${NBD_RT} s after $(dur "$NBD_RAMP"), the servers in turn (issues 4 and 15)"
 run_t=$NBD_RT ramp_t=$NBD_RAMP
 # shellcheck disable=SC2086
 {
@@ -471,7 +474,7 @@ for rw in randread randwrite; do
         w="4 KiB $rw ${nj}x32"
         line "uraid serve linear $w" "$u" "better peer: $peer (nbdkit $k, qemu-nbd $q)" "$p" iops "$it" \
             "(runs: $(runs uraid nbdkit qemu-nbd))"
-        line "  server CPU per I/O, $w" "$uc" "lower peer: $cpeer (nbdkit $kc, qemu-nbd $qc)" "$pc" us "$ct" \
+        line "  server CPU per I/O" "$uc" "lower peer: $cpeer (nbdkit $kc, qemu-nbd $qc)" "$pc" us "$ct" \
             "(runs: $(cpu_runs uraid nbdkit qemu-nbd))"
         off TLS && continue
         if [ -n "$kit_tls" ]; then echo "TLS-PSK $w: $kit_tls"; continue; fi
@@ -484,10 +487,10 @@ for rw in randread randwrite; do
         ut=$(med_iops uraid-tls) utc=$(med_cpu uraid-tls)
         line "uraid serve TLS-PSK $w" "$ut" "nbdkit TLS-PSK" "$kt" iops 1.0 \
             "(runs: $(runs uraid-tls nbdkit-tls))"
-        line "  server CPU per I/O, TLS-PSK $w" "$utc" "nbdkit TLS-PSK" "$ktc" us "<=1.0" \
+        line "  server CPU per I/O, TLS-PSK" "$utc" "nbdkit TLS-PSK" "$ktc" us "<=1.0" \
             "(runs: $(cpu_runs uraid-tls nbdkit-tls))"
-        line "  cost of TLS: uraid TLS-PSK, $w" "$ut" "uraid plain" "$u" iops "" \
-            "(CPU per I/O $utc us vs $uc us: ratio $(fdiv2 "$utc" "$uc"); $kit_cost)"
+        line "  cost of TLS: uraid TLS-PSK" "$ut" "uraid plain (above)" "$u" iops "" \
+            "(CPU per I/O $utc us vs $uc us: TLS / plain $(fdiv2 "$utc" "$uc"); $kit_cost)"
     done
 done
 kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()

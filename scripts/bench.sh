@@ -14,6 +14,9 @@
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
+#   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
+#   change) served the same way in the same rounds; a line per workload says
+#   whether the NBD figures moved (target: within +-10 %)
 #   BENCH_REBUILD_MIN=51200 (KiB/s) BENCH_SYNC_MAX=100000000 (KiB/s)
 # Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0 (or only
 # its TLS servers: BENCH_TLS=0), and BENCH_LIFECYCLE=0 (or one of
@@ -45,6 +48,7 @@ SYNC_MAX=${BENCH_SYNC_MAX:-100000000}
 NBD_REPEAT=${BENCH_NBD_REPEAT:-5}
 NBD_RT=${BENCH_NBD_RUNTIME:-2}
 NBD_RAMP=${BENCH_NBD_RAMP:-1}
+NBD_BASE=${BENCH_NBD_BASELINE:+$(realpath "$BENCH_NBD_BASELINE")}
 
 # dur D: a duration as fio takes it ("1", "500ms") for the reader ("1 s")
 dur() { if [[ $1 == *[a-z] ]]; then echo "$1"; else echo "$1 s"; fi; }
@@ -405,7 +409,8 @@ run_t=$NBD_RT ramp_t=$NBD_RAMP
 # shellcheck disable=SC2086
 {
 # uraid serve runs with its default limits (connections, handshake deadline,
-# buffer memory): the figures show what they cost. Nothing here lifts them.
+# buffer memory); nothing here lifts them. What they cost: a uraid from
+# before them as BENCH_NBD_BASELINE, run in the same rounds.
 "$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >/dev/null 2>>"$log"
 dd if=/dev/zero of="$dir/peer" bs=1M count="$mb" status=none
 "$URAID" serve --socket="$dir/u.sock" --threads=2 "$dir/d0" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
@@ -416,6 +421,15 @@ wait_sock "$dir/u.sock" && wait_sock "$dir/k.sock" && wait_sock "$dir/q.sock"
 ns_name=(uraid nbdkit qemu-nbd)
 ns_uri=("$dir/u.sock" "$dir/k.sock" "$dir/q.sock")
 ns_pid=("${nbd_pids[@]}")
+if [ -n "$NBD_BASE" ]; then
+    "$NBD_BASE" create --level=linear --raid-devices=1 --force --run "$dir/d2" >/dev/null 2>>"$log"
+    "$NBD_BASE" serve --socket="$dir/b.sock" --threads=2 "$dir/d2" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+    if wait_sock "$dir/b.sock"; then
+        ns_name+=(baseline) ns_uri+=("$dir/b.sock") ns_pid+=("${nbd_pids[-1]}")
+    else
+        echo "BENCH_NBD_BASELINE: $NBD_BASE serve did not start (see $dir/servers.log)"; NBD_BASE=
+    fi
+fi
 
 # TLS-PSK: uraid serve and nbdkit with one key (psktool's "username:hexkey"
 # format, a 256-bit key as psktool makes by default), each on its own Unix
@@ -476,6 +490,11 @@ for rw in randread randwrite; do
             "(runs: $(runs uraid nbdkit qemu-nbd))"
         line "  server CPU per I/O" "$uc" "lower peer: $cpeer (nbdkit $kc, qemu-nbd $qc)" "$pc" us "$ct" \
             "(runs: $(cpu_runs uraid nbdkit qemu-nbd))"
+        if [ -n "$NBD_BASE" ]; then
+            b=$(med_iops baseline) bc=$(med_cpu baseline)
+            line "  uraid against the baseline" "$u" "BENCH_NBD_BASELINE uraid" "$b" iops 10% \
+                "(CPU per I/O $uc us vs $bc us: ratio $(fdiv2 "$uc" "$bc"); runs: $(runs uraid baseline))"
+        fi
         off TLS && continue
         if [ -n "$kit_tls" ]; then echo "TLS-PSK $w: $kit_tls"; continue; fi
         kt=$(med_iops nbdkit-tls) ktc=$(med_cpu nbdkit-tls)

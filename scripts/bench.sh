@@ -23,8 +23,9 @@
 # BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0 BENCH_RESYNC=0); or some run alone:
 # BENCH_ONLY=nbd (a list: BENCH_ONLY=fidelity,arrays,nbd,lifecycle,rebuild,
 # rebuild_load,resync).
-# Cost with the defaults, on 2 shared CPUs: the NBD block about 8 minutes
-# (the 4 workloads x 5 servers x 5 rounds of ~4.5 s, then the NBD hop).
+# What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
+# rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
+# on 2 idle CPUs; 13 minutes were measured at a load average of 10.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")

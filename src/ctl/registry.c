@@ -99,14 +99,19 @@ static int each_entry(entry_fn *fn, void *arg, char *err, size_t errlen)
 		return uraid_errf(err, errlen, rc, "%s: %s", dir, strerror(-rc));
 	}
 	for (struct dirent *de; (de = readdir(d));) {
+		/* an entry "PID", or ".PID.RANDOM" being written (uraid_file_replace_at) */
+		const char *digits = de->d_name + (de->d_name[0] == '.');
 		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		if (*end || pid <= 0 || !isdigit((unsigned char)de->d_name[0]))
+		long pid = strtol(digits, &end, 10);
+		bool temp = digits != de->d_name;
+		if (!isdigit((unsigned char)digits[0]) || pid <= 0 || (temp ? *end != '.' : *end != 0))
 			continue;
 		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
 			unlinkat(dfd, de->d_name, 0);   /* died without cleaning up */
 			continue;
 		}
+		if (temp)
+			continue;
 		if (uraid_file_read_at(dfd, de->d_name, text, sizeof(text)) <= 0)
 			continue;
 		/* two lines: the control socket, the export socket (none from an older uraid) */

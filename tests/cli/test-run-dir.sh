@@ -93,6 +93,15 @@ export URAID_RUN_DIR=$work/run
 out=$("$URAID" status 2>&1)
 check "status creates the missing run directory ($out)" grep -q "no array is being served" <<<"$out"
 check "with mode 0700, owned by root" test "$(stat -c %a:%u "$URAID_RUN_DIR")" = 700:0
+dead=$(( $(cat /proc/sys/kernel/pid_max) + 1 ))      # no process has it
+: >"$URAID_RUN_DIR/$dead"
+: >"$URAID_RUN_DIR/.$dead.0badf00d"
+: >"$URAID_RUN_DIR/.$$.0badf00d"
+"$URAID" status >/dev/null
+check "status removes a dead server's entry and its half-written one, not a live one's" \
+    bash -c '[ ! -e "$0/$1" ] && [ ! -e "$0/.$1.0badf00d" ] && [ -e "$0/.$2.0badf00d" ]' \
+    "$URAID_RUN_DIR" $dead $$
+rm -f "$URAID_RUN_DIR/.$$.0badf00d"
 
 # ---- planted links at the pid file and the registry entry ----
 echo original >"$work/victim"

@@ -212,9 +212,13 @@ void nbd_conn_tls_input(struct nbd_conn *c)
 			more = false;
 			break;
 		}
-		if (n == -EPIPE) {      /* close_notify: the client ended the session */
-			c->no_more_input = true;
-			return;
+		if (n == -EPIPE) {
+			/* close_notify: the client ended the session. What was
+			   decrypted before it in this batch is still parsed and
+			   served (a disconnect waits for outstanding requests). */
+			c->tls_eof = true;
+			more = false;
+			break;
 		}
 		if (n < 0) {
 			tls_fail(c, "receive", why);

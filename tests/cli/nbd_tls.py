@@ -82,6 +82,12 @@ def go_over(s):
 if mode == "require":
     ca = sys.argv[3]
 
+    def start_tls():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        return s
+
     def tls(s):
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.load_verify_locations(ca)
@@ -156,6 +162,66 @@ if mode == "require":
         want = open(sys.argv[4], "rb").read(4096)
         assert data == want, "first 4 KiB differ"
         t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 2, 78, 0, 0))  # DISC
+
+    @case("require: WRITE, DISC and close_notify in one send: the WRITE is done before the end")
+    def _():
+        # the spec: outstanding requests are handled before a disconnect;
+        # here they arrive decrypted in the same batch as close_notify
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(ca)
+        inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+        t = ctx.wrap_bio(inb, outb, server_hostname="localhost")
+        while True:
+            try:
+                t.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                s.sendall(outb.read())
+                inb.write(s.recv(65536))
+        s.sendall(outb.read())
+
+        def tread(n):
+            b = b""
+            while len(b) < n:
+                try:
+                    b += t.read(n - len(b))
+                except ssl.SSLWantReadError:
+                    k = s.recv(65536)
+                    assert k, "closed"
+                    inb.write(k)
+            return b
+        t.write(option(OPT_GO, go_data()))
+        s.sendall(outb.read())
+        while True:
+            _, rtype, length = struct.unpack(">QIII", tread(20))[1:]
+            tread(length)
+            if rtype == REP_ACK:
+                break
+        pattern = bytes((i * 7 + 0x5A) & 0xFF for i in range(4096))
+        t.write(struct.pack(">IHHQQI", 0x25609513, 0, 1, 1, 1 << 20, 4096) + pattern +
+                struct.pack(">IHHQQI", 0x25609513, 0, 2, 2, 0, 0))
+        try:
+            t.unwrap()
+        except ssl.SSLWantReadError:
+            pass
+        s.sendall(outb.read())              # one send: WRITE, DISC, close_notify
+        s.settimeout(20)
+        try:
+            while s.recv(65536):
+                pass
+        except OSError:
+            pass
+        s.close()
+        t = tls(start_tls())
+        go_over(t)
+        t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, 3, 1 << 20, 4096))
+        magic, err, cookie = struct.unpack(">IIQ", recv_exact(t, 16))
+        assert (magic, err, cookie) == (0x67446698, 0, 3), (magic, err, cookie)
+        assert recv_exact(t, 4096) == pattern, "the WRITE before close_notify was lost"
+        t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 2, 4, 0, 0))
 
     @case("require: garbage instead of a TLS handshake ends the session")
     def _():

@@ -285,8 +285,11 @@ bool nbd_mem_take(struct nbd_conn *c, uint32_t need)
 		mem_wait(c);
 		if (!shared_take(s, draw))
 			return false;
-		nbd_mem_unwait(c);
 	}
+	/* off the wait list whichever way the room was found (a retry from
+	   another kick than the wake, its own share freed): a waiter left on
+	   it is counted in status and makes every give post a wake */
+	nbd_mem_unwait(c);
 	c->shared_held = excess;
 	c->op_bytes = after;
 	held_add(c, need);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nbd/conn.h"
 #include "nbd/proto.h"
 #include "../support/check.h"
 
@@ -868,6 +869,41 @@ static void test_replies(void)
 	CHECK(nbd_chunk_error(b, 29, ck, 0, -EIO, "four", 0) == 0 && nbd_chunk_error(b, 30, ck, 0, -EIO, "four", 0) == 30, "error cap");
 }
 
+/* limits.c's buffer memory: a connection that waited and then found room
+ * on a retry that was not the wake itself (another kick, the wake posted
+ * but not yet run) leaves the wait list, so status and later gives do not
+ * count it as waiting. */
+static void test_mem_wait(void)
+{
+	struct nbd_reactor nr;
+	struct nbd_server s;
+	struct nbd_conn a, b;
+
+	memset(&nr, 0, sizeof(nr));
+	memset(&s, 0, sizeof(s));
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	nr.s = &s;
+	s.rs = &nr;
+	s.nreactors = 1;
+	s.conn_share = 1u << 20;
+	s.shared_cap = 1u << 20;
+	a.s = b.s = &s;
+	CHECK(nbd_mem_take(&a, 2u << 20), "a: its share and all that is shared");
+	CHECK(!nbd_mem_take(&b, 2u << 20), "b: no shared memory left");
+	CHECK(b.mem_waiting && atomic_load(&s.mem_waiters) == 1 && nr.wait_head == &b,
+	      "b waits");
+	atomic_store(&nr.wake_posted, true);    /* a wake is on its way (not run here) */
+	nbd_mem_give(&a, 1u << 20);
+	CHECK(nbd_mem_take(&b, 2u << 20), "b: room after a gave back");
+	CHECK(!b.mem_waiting && atomic_load(&s.mem_waiters) == 0 && !nr.wait_head && !nr.wait_tail,
+	      "b still on the wait list after it got its memory (waiters %u)",
+	      atomic_load(&s.mem_waiters));
+	CHECK(atomic_load(&s.shared_used) == 1u << 20 && atomic_load(&nr.held_bytes) == 3u << 20,
+	      "shared %llu, held %llu", (unsigned long long)atomic_load(&s.shared_used),
+	      (unsigned long long)atomic_load(&nr.held_bytes));
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x6e6264;
@@ -882,6 +918,7 @@ int main(int argc, char **argv)
 	test_requests();
 	test_errno();
 	test_replies();
+	test_mem_wait();
 	if (failures)
 		printf("test_nbd_proto: %d failures (seed 0x%" PRIx64 ")\n", failures, seed);
 	else

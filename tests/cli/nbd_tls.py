@@ -5,6 +5,7 @@ this). Usage:
   nbd_tls.py require SOCKET CA_CERT   server: --tls=require with x509 certificates
   nbd_tls.py off SOCKET               server: --tls=off (the default)
   nbd_tls.py hold SOCKET CA_CERT      hold a TLS session until the server stops
+  nbd_tls.py refused SOCKET CA_CERT   server at --max-connections, --tls=require
 
 `require` checks the FORCEDTLS rules of doc/proto.md: every option before
 STARTTLS but ABORT gets NBD_REP_ERR_TLS_REQD, NBD_OPT_EXPORT_NAME before TLS
@@ -230,6 +231,24 @@ if mode == "require":
         expect(s, OPT_STARTTLS, REP_ACK)
         s.sendall(option(OPT_LIST) * 64)
         assert closed(s), "still open"
+elif mode == "refused":
+    # the server is at --max-connections: a client insisting on TLS gets
+    # STARTTLS ACKed and hears why it is refused over TLS
+    ca = sys.argv[3]
+
+    @case("refused under require: STARTTLS ACKed, then GO gets ERR_POLICY and the reason over TLS")
+    def _():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(ca)
+        t = ctx.wrap_socket(s, server_hostname="localhost")
+        t.sendall(option(OPT_GO, go_data()))
+        msg = expect(t, OPT_GO, ERR_POLICY)
+        assert b"too many connections" in msg, "reason %r" % msg
+        t.sendall(option(OPT_ABORT))
+        expect(t, OPT_ABORT, REP_ACK)
 elif mode == "hold":
     # connect over TLS, enter transmission, read, then wait for the server
     # to end the session (the shell stops it): a close_notify, not a cut

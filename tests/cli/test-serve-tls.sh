@@ -187,6 +187,30 @@ qemu-img info --object "tls-creds-x509,id=tls0,endpoint=client,dir=$work/ca-only
 check "qemu-img info with tls-creds-x509" grep -q "virtual size" qinfo.txt || cat qinfo.txt
 check "the server stops cleanly" stop
 
+# ==== require, at --max-connections: the refused client hears why over TLS ====
+start full --socket="$work/full.sock" --tls=require --tls-certificates=x509 --tls-psk=psk/keys.psk \
+    --max-connections=1 --handshake-timeout=120 || exit 1
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+assert len(s.recv(18)) == 18
+print("held", flush=True)
+time.sleep(120)
+' "$work/full.sock" >held.out 2>&1 &
+hold_pid=$!
+for _ in $(seq 100); do grep -q held held.out && break; sleep 0.1; done
+out=$(LIBNBD_DEBUG=1 nbdinfo "$(psk_uri full)" 2>&1); rc=$?
+check "refused under require: nbdinfo with TLS exits non-zero" test $rc -ne 0
+check "refused under require: libnbd started TLS (the server did not refuse STARTTLS)" \
+    eval '! grep -q "server refused TLS" <<<"$out"' || grep -i tls <<<"$out" | tail -3
+check "refused under require: libnbd heard the reason over TLS" grep -q "too many connections" <<<"$out" ||
+    tail -5 <<<"$out"
+python3 "$HERE/nbd_tls.py" refused "$work/full.sock" "$work/ca-cert.pem"
+check "refused under require: ERR_POLICY with the reason after STARTTLS (nbd_tls.py)" test $? -eq 0
+kill "$hold_pid"; wait "$hold_pid" 2>/dev/null
+check "the server stops cleanly" stop
+
 # ==== x509 with --tls-verify-peer ====
 start peer --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 --tls-verify-peer || exit 1
 out=$(nbdinfo --size "nbds://127.0.0.1:$port/?tls-certificates=$work/ca-only" 2>&1); rc=$?

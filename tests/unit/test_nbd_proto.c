@@ -582,6 +582,49 @@ static void test_tls(uint64_t seed)
 	feed(&in, 0, &tls_out, &st);
 	CHECK(hs.status == NBD_HS_TRANSMISSION, "on: plain GO: status %d", hs.status);
 
+	/* a refused client (too many connections) under require and on:
+	   STARTTLS is ACKed, then every option over TLS gets ERR_POLICY with
+	   the reason (a client insisting on TLS must hear it); under off it
+	   gets the reason to STARTTLS itself */
+	static const char reason[] = "too many connections; try again later";
+	for (int m = 0; m < 3; m++) {
+		enum nbd_tls_mode mode = m == 0 ? NBD_TLS_REQUIRE : m == 1 ? NBD_TLS_ON : NBD_TLS_OFF;
+		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+		opt(&in, NBD_OPT_LIST, NULL, 0);
+		opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+		CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+		nbd_hs_set_tls(&hs, mode);
+		nbd_hs_refuse(&hs, reason);
+		tls_out.n = 0;
+		feed(&in, 0, &tls_out, &st);
+		n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+		CHECK(n == 2 && reps[0].opt == NBD_OPT_LIST && reps[0].type == NBD_REP_ERR_POLICY &&
+		      reps[0].len == sizeof(reason) - 1 && !memcmp(reps[0].data, reason, reps[0].len),
+		      "refused, mode %d: LIST before TLS gets the reason", mode);
+		if (mode == NBD_TLS_OFF) {
+			CHECK(n == 2 && reps[1].type == NBD_REP_ERR_POLICY &&
+			      hs.status == NBD_HS_NEGOTIATING, "refused, off: STARTTLS refused");
+			continue;
+		}
+		CHECK(n == 2 && reps[1].opt == NBD_OPT_STARTTLS && reps[1].type == NBD_REP_ACK &&
+		      hs.status == NBD_HS_STARTTLS, "refused, mode %d: STARTTLS ACKed (reply %x, "
+		      "status %d)", mode, n == 2 ? reps[1].type : 0, hs.status);
+		if (hs.status != NBD_HS_STARTTLS)
+			continue;
+		CHECK(nbd_hs_tls_started(&hs) == 0, "refused: tls started");
+		in.n = 0;
+		opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+		opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+		opt(&in, NBD_OPT_EXPORT_NAME, NULL, 0);
+		tls_out.n = 0;
+		feed(&in, 0, &tls_out, &st);
+		n = replies_of(&tls_out, 0, reps, 32);
+		CHECK(n == 2 && reps[0].type == NBD_REP_ERR_POLICY && reps[1].type == NBD_REP_ERR_POLICY &&
+		      reps[0].len == sizeof(reason) - 1 && !memcmp(reps[0].data, reason, reps[0].len) &&
+		      hs.status == NBD_HS_FAILED, "refused over TLS, mode %d: %d replies, status %d",
+		      mode, n, hs.status);
+	}
+
 	/* off (NOTLS): STARTTLS -> POLICY, never TLS_REQD, the session goes on */
 	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
 	opt(&in, NBD_OPT_STARTTLS, NULL, 0);

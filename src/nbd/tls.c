@@ -364,8 +364,10 @@ int nbd_tls_new(const struct nbd_tls_creds *cr, struct nbd_tls **out)
 	if (g >= 0 && cr->x509) {
 		g = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, cr->x509);
 		if (cr->flags & NBD_TLS_VERIFY_PEER) {
-			/* a certificate is required and checked against the CA
-			   during the handshake (no name to match: any the CA signed) */
+			/* an x509 client's certificate is required and checked
+			   against the CA during the handshake (no name to match:
+			   any the CA signed); a PSK client proves itself by its
+			   key and is asked for none */
 			gnutls_certificate_server_set_request(t->s, GNUTLS_CERT_REQUIRE);
 			gnutls_session_set_verify_cert(t->s, NULL, 0);
 		}

@@ -212,13 +212,23 @@ kill "$hold_pid"; wait "$hold_pid" 2>/dev/null
 check "the server stops cleanly" stop
 
 # ==== x509 with --tls-verify-peer ====
-start peer --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 --tls-verify-peer || exit 1
+start peer --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 --tls-psk=psk/keys.psk \
+    --tls-verify-peer || exit 1
 out=$(nbdinfo --size "nbds://127.0.0.1:$port/?tls-certificates=$work/ca-only" 2>&1); rc=$?
 check "verify-peer: a client without a certificate is refused" test $rc -ne 0
 out=$(nbdinfo --size "nbds://127.0.0.1:$port/?tls-certificates=$work/client" 2>&1)
 check "verify-peer: a client with a certificate the CA signed is served" test "$out" -gt $((8 << 20))
 nbdcopy "nbds://127.0.0.1:$port/?tls-certificates=$work/client" peer.bin
 check "verify-peer: its data, byte for byte" cmp -n $((8 << 20)) data.bin peer.bin
+# as documented: verify-peer is about x509 clients; a PSK client has proven
+# itself by its key (and one with a wrong key is still refused)
+out=$(nbdinfo --size "nbds://alice@127.0.0.1:$port/?tls-psk-file=$work/psk/keys.psk" 2>&1)
+check "verify-peer with --tls-psk: a PSK client (no certificate) is served" test "$out" -gt $((8 << 20))
+out=$(nbdinfo --size "nbds://alice@127.0.0.1:$port/?tls-psk-file=$work/bad/keys.psk" 2>&1); rc=$?
+check "verify-peer with --tls-psk: a wrong key is refused" test $rc -ne 0
+check "serve --help says verify-peer is for x509 clients, PSK ones prove themselves by the key" \
+    eval '"$URAID" serve --help | grep -A1 -- --tls-verify-peer | grep -q "PSK client has proven itself"'
+check "the man page says the same" grep -q "has proven itself by that key" "$HERE/../../docs/uraid.8"
 check "the server stops cleanly" stop
 
 help=$("$URAID" serve --help)

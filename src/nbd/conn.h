@@ -186,6 +186,22 @@ struct nbd_server {
 	char refuse_msg[160];
 };
 
+static inline struct nbd_conn *nbd_conn_of_recv(struct io_op *op)
+{
+	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
+}
+
+static inline struct nbd_conn *nbd_conn_of_send(struct io_op *op)
+{
+	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, send_op));
+}
+
+/* Back-pressure: requests stay unread (or encrypted) until some complete. */
+static inline bool nbd_conn_held_back(const struct nbd_conn *c)
+{
+	return c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes;
+}
+
 /* conn.c */
 void nbd_conn_start(struct reactor *r, struct reactor_msg *m);
 void nbd_conn_kick(struct nbd_conn *c);
@@ -193,6 +209,10 @@ void nbd_conn_stop(struct nbd_conn *c);     /* stop reading; finish and close */
 void nbd_conn_cut(struct nbd_conn *c);      /* shut the socket down now */
 void nbd_conn_payload_complete(struct nbd_conn *c);
 void nbd_conn_log(const struct nbd_conn *c, const char *what);
+/* Room at the end of c->in for more input, plaintext or decrypted (moving
+ * what is left to the front when little room remains); NULL while
+ * back-pressure holds requests back or the buffer is full. */
+uint8_t *nbd_conn_in_room(struct nbd_conn *c, size_t *len);
 
 /* limits.c */
 uint64_t nbd_now_ns(void);

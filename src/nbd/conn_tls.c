@@ -21,16 +21,6 @@
 
 #include "nbd/conn.h"
 
-static struct nbd_conn *of_recv(struct io_op *op)
-{
-	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
-}
-
-static struct nbd_conn *of_send(struct io_op *op)
-{
-	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, send_op));
-}
-
 static void tls_fail(struct nbd_conn *c, const char *what, const char *why)
 {
 	char line[256];
@@ -64,7 +54,7 @@ static void flush(struct nbd_conn *c)
 
 static void send_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = of_send(iop);
+	struct nbd_conn *c = nbd_conn_of_send(iop);
 
 	c->send_busy = false;
 	if (res <= 0) {
@@ -83,7 +73,7 @@ static void send_done(struct io_op *iop, int res)
 
 static void recv_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = of_recv(iop);
+	struct nbd_conn *c = nbd_conn_of_recv(iop);
 
 	c->recv_busy = false;
 	if (res > 0) {
@@ -175,19 +165,7 @@ static uint8_t *plain_space(struct nbd_conn *c, size_t *len, bool *direct)
 	}
 	*direct = false;
 	/* back-pressure: requests stay encrypted until some complete */
-	if (!c->cur && c->transmission &&
-	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES))
-		return NULL;
-	if (c->in_head == c->in_tail) {
-		c->in_head = c->in_tail = 0;
-	} else if (c->in_tail == NBD_CONN_IN_BYTES ||
-		   (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
-		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
-		c->in_tail -= c->in_head;
-		c->in_head = 0;
-	}
-	*len = NBD_CONN_IN_BYTES - c->in_tail;
-	return *len ? c->in + c->in_tail : NULL;
+	return nbd_conn_in_room(c, len);
 }
 
 void nbd_conn_tls_input(struct nbd_conn *c)

@@ -59,14 +59,19 @@ static void send_done(struct io_op *iop, int res)
 	c->send_busy = false;
 	if (res <= 0) {
 		/* the client is gone: nothing more can reach it */
-		nbd_tls_out_sent(c->tls, 0);
+		nbd_tls_out_sent(c->tls, 0, NULL);
 		c->dead = true;
 		c->no_more_input = true;
 		nbd_conn_drop_replies(c);
 		shutdown(c->fd, SHUT_RDWR);
 	} else {
-		nbd_tls_out_sent(c->tls, (size_t)res);
-		flush(c);
+		const char *why = NULL;
+		if (nbd_tls_out_sent(c->tls, (size_t)res, &why) != 0) {
+			tls_fail(c, "send", why);
+			nbd_conn_cut(c);
+		} else {
+			flush(c);
+		}
 	}
 	nbd_conn_kick(c);
 }
@@ -150,7 +155,12 @@ bool nbd_conn_tls_handshake(struct nbd_conn *c)
 		arm_recv(c);
 		return false;
 	}
-	nbd_hs_tls_started(c->hs);
+	if (nbd_hs_tls_started(c->hs) != 0) {
+		/* cannot happen: TLS is started only from NBD_HS_STARTTLS */
+		tls_fail(c, "handshake", "TLS came up outside STARTTLS");
+		nbd_conn_cut(c);
+		return false;
+	}
 	return true;
 }
 

@@ -21,6 +21,14 @@
 
 void nbd_conn_log(const struct nbd_conn *c, const char *what)
 {
+	uint64_t left_out;
+
+	if (!nbd_log_allow(&c->s->conn_log, NBD_LOG_CONN_BURST, &left_out))
+		return;
+	if (left_out)
+		fprintf(stderr, "uraid serve: %llu messages about connections left out (at most "
+			"%u every %llu s)\n", (unsigned long long)left_out, NBD_LOG_CONN_BURST,
+			NBD_LOG_WINDOW_NS / 1000000000ull);
 	fprintf(stderr, "uraid serve: connection %d: %s\n", c->fd, what);
 }
 

@@ -19,6 +19,7 @@
 #include "cli/status_print.h"
 #include "cli/util.h"
 #include "ctl/ctl.h"
+#include "nbd/proto.h"
 #include "nbd/server.h"
 
 uint64_t cli_now_ns(void)
@@ -49,6 +50,11 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	si->buffer_share_bytes = u.buffer_share_bytes;
 	si->waiting_for_memory = u.waiting_for_memory;
 	si->read_only = st->o->read_only;
+	si->tls = st->o->tls_mode == NBD_TLS_REQUIRE ? "require"
+		  : st->o->tls_mode == NBD_TLS_ON ? "on" : "off";
+	si->tls_psk = st->o->tls_mode != NBD_TLS_OFF && st->o->tls_psk;
+	si->tls_x509 = st->o->tls_mode != NBD_TLS_OFF && st->o->tls_certificates;
+	si->tls_verify_peer = si->tls_x509 && st->o->tls_verify_peer;
 	uraid_array_sync_status(st->array, &si->sync);
 }
 

@@ -164,6 +164,13 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 			"connection(s) waiting\n", cli_bytes(srv->buffer_bytes, m1, sizeof(m1)),
 			cli_bytes(srv->max_buffer_bytes, m2, sizeof(m2)),
 			cli_bytes(srv->buffer_share_bytes, m3, sizeof(m3)), srv->waiting_for_memory);
+		if (srv->tls_psk || srv->tls_x509)
+			fprintf(f, "            TLS : %s (%s%s%s%s)\n", srv->tls,
+				srv->tls_psk ? "psk" : "", srv->tls_psk && srv->tls_x509 ? ", " : "",
+				srv->tls_x509 ? "x509" : "",
+				srv->tls_verify_peer ? ", client certificates verified" : "");
+		else
+			fprintf(f, "            TLS : %s\n", srv->tls ? srv->tls : "off");
 	}
 	fprintf(f, "     Array UUID : %s\n", uraid_uuid_text(st->uuid, b1, sizeof(b1)));
 	fprintf(f, "           Name : %s\n", st->name);
@@ -233,6 +240,10 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 		json_u64(&j, "buffer_share_bytes", srv->buffer_share_bytes);
 		json_u64(&j, "connections_waiting_for_memory", srv->waiting_for_memory);
 		json_bool(&j, "read_only", srv->read_only);
+		json_str(&j, "tls", srv->tls ? srv->tls : "off");
+		json_bool(&j, "tls_psk", srv->tls_psk);
+		json_bool(&j, "tls_x509", srv->tls_x509);
+		json_bool(&j, "tls_verify_peer", srv->tls_verify_peer);
 		json_obj_close(&j);
 	}
 	json_str(&j, "array_uuid", uraid_uuid_text(st->uuid, u, sizeof(u)));

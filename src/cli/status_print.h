@@ -28,6 +28,8 @@ struct cli_serve_info {
 	uint64_t buffer_share_bytes;    /* of the cap, each connection's own share */
 	unsigned waiting_for_memory;    /* connections with a request waiting for it */
 	bool read_only;
+	const char *tls;                /* "off", "on" or "require" (--tls) */
+	bool tls_psk, tls_x509, tls_verify_peer;    /* the credentials offered */
 	struct uraid_sync_status sync;  /* background work, running or last */
 };
 

@@ -19,19 +19,22 @@
 #include "nbd/conn.h"
 #include "nbd/wire.h"
 
-static void conn_log(const struct nbd_conn *c, const char *what)
+void nbd_conn_log(const struct nbd_conn *c, const char *what)
 {
-	fprintf(stderr, "uraid serve: connection %d: %s\n", c->fd, what);
-}
+	uint64_t left_out;
 
-static struct nbd_conn *of_recv(struct io_op *op)
-{
-	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
+	if (!nbd_log_allow(&c->s->conn_log, NBD_LOG_CONN_BURST, &left_out))
+		return;
+	if (left_out)
+		fprintf(stderr, "uraid serve: %llu messages about connections left out (at most "
+			"%u every %llu s)\n", (unsigned long long)left_out, NBD_LOG_CONN_BURST,
+			NBD_LOG_WINDOW_NS / 1000000000ull);
+	fprintf(stderr, "uraid serve: connection %d: %s\n", c->fd, what);
 }
 
 /* The request whose payload is complete goes on: to the array or, when it
  * was rejected and its payload only drained, to its error reply. */
-static void payload_complete(struct nbd_conn *c)
+void nbd_conn_payload_complete(struct nbd_conn *c)
 {
 	struct nbd_op *op = c->cur;
 
@@ -43,30 +46,20 @@ static void payload_complete(struct nbd_conn *c)
 		nbd_op_start(c, op);
 }
 
-void nbd_conn_log(const struct nbd_conn *c, const char *what)
-{
-	conn_log(c, what);
-}
-
-void nbd_conn_payload_complete(struct nbd_conn *c)
-{
-	payload_complete(c);
-}
-
 static void recv_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = of_recv(iop);
+	struct nbd_conn *c = nbd_conn_of_recv(iop);
 
 	c->recv_busy = false;
 	if (res <= 0) {
 		/* end of stream, a reset, or shut down by a stop */
 		if (res < 0 && res != -ECONNRESET && res != -ECANCELED)
-			conn_log(c, strerror(-res));
+			nbd_conn_log(c, strerror(-res));
 		c->no_more_input = true;
 	} else if (c->recv_direct) {
 		c->cur_have += (uint32_t)res;
 		if (c->cur_have == c->cur->payload)
-			payload_complete(c);
+			nbd_conn_payload_complete(c);
 	} else {
 		c->in_tail += (uint32_t)res;
 	}
@@ -119,7 +112,7 @@ static bool parse_request(struct nbd_conn *c)
 	if (v == NBD_REQ_CLOSE) {
 		char why[96];
 		snprintf(why, sizeof(why), "bad request (%s), closing", strerror(-rq.error));
-		conn_log(c, why);
+		nbd_conn_log(c, why);
 		nbd_conn_cut(c);
 		return false;
 	}
@@ -127,7 +120,7 @@ static bool parse_request(struct nbd_conn *c)
 	if (!op) {
 		if (need)
 			nbd_mem_give(c, need);
-		conn_log(c, "out of memory, closing");
+		nbd_conn_log(c, "out of memory, closing");
 		nbd_conn_cut(c);
 		return false;
 	}
@@ -167,17 +160,33 @@ static void parse_input(struct nbd_conn *c)
 			c->in_head += take;
 			c->cur_have += take;
 			if (c->cur_have == c->cur->payload)
-				payload_complete(c);
+				nbd_conn_payload_complete(c);
 			continue;
 		}
 		/* back-pressure: leave requests in the socket until some complete */
-		if (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes)
+		if (nbd_conn_held_back(c))
 			break;
 		if (avail < NBD_REQUEST_BYTES || !parse_request(c))
 			break;
 	}
 	if (c->in_head == c->in_tail)
 		c->in_head = c->in_tail = 0;
+}
+
+uint8_t *nbd_conn_in_room(struct nbd_conn *c, size_t *len)
+{
+	if (!c->cur && c->transmission && nbd_conn_held_back(c))
+		return NULL;
+	if (c->in_head == c->in_tail) {
+		c->in_head = c->in_tail = 0;
+	} else if (c->in_tail == NBD_CONN_IN_BYTES ||
+		   (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
+		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
+		c->in_tail -= c->in_head;
+		c->in_head = 0;
+	}
+	*len = NBD_CONN_IN_BYTES - c->in_tail;
+	return *len ? c->in + c->in_tail : NULL;
 }
 
 static void arm_recv(struct nbd_conn *c)
@@ -200,20 +209,13 @@ static void arm_recv(struct nbd_conn *c)
 			     c->cur->payload - c->cur_have);
 		return;
 	}
-	if (!c->cur && c->transmission &&
-	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes))
-		return;
-	if (c->in_tail == NBD_CONN_IN_BYTES ||
-	    (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
-		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
-		c->in_tail -= c->in_head;
-		c->in_head = 0;
-	}
-	if (c->in_tail == NBD_CONN_IN_BYTES)
-		return;         /* full of requests waiting for back-pressure to ease */
+	size_t len;
+	uint8_t *room = nbd_conn_in_room(c, &len);
+	if (!room)
+		return;         /* held back, or full of requests waiting for it to ease */
 	c->recv_direct = false;
 	c->recv_busy = true;
-	reactor_recv(c->r, &c->recv_op, c->fd, c->in + c->in_tail, NBD_CONN_IN_BYTES - c->in_tail);
+	reactor_recv(c->r, &c->recv_op, c->fd, room, len);
 }
 
 /* The handshake: feed it input, send its output, until it decides. */
@@ -252,7 +254,7 @@ static void handshake(struct nbd_conn *c)
 		}
 		if (hs->status != NBD_HS_NEGOTIATING) {
 			if (hs->status == NBD_HS_FAILED)
-				conn_log(c, hs->why ? hs->why : "handshake failed");
+				nbd_conn_log(c, hs->why ? hs->why : "handshake failed");
 			c->no_more_input = true;
 			return;
 		}

@@ -120,6 +120,17 @@ struct nbd_listener {
 	struct nbd_server *s;
 };
 
+/* Lines of one kind a server may write: at most `burst` per window (all
+ * reactors together), so that clients cannot flood the log (limits.c). */
+struct nbd_log_limit {
+	_Atomic uint64_t window_ns;     /* start of the current window (0: none yet) */
+	_Atomic unsigned lines;         /* asked for in it */
+	_Atomic uint64_t left_out;      /* since the last line written */
+};
+
+#define NBD_LOG_WINDOW_NS  (10 * 1000000000ull)
+#define NBD_LOG_CONN_BURST 20u      /* per-connection lines per window */
+
 /* The server's state on one reactor (limits.c). */
 struct nbd_reactor {
 	struct nbd_server *s;
@@ -181,10 +192,27 @@ struct nbd_server {
 	_Atomic uint64_t refused;
 	_Atomic uint64_t shared_used;
 	_Atomic unsigned mem_waiters;
-	uint64_t refusal_logged_ns;     /* reactor 0's thread */
+	struct nbd_log_limit refusal_log;       /* "refusing new ones": one a window */
+	struct nbd_log_limit conn_log;          /* per-connection lines (nbd_conn_log) */
 	struct nbd_conn *ref_head, *ref_tail;   /* being refused, oldest first (reactor 0) */
 	char refuse_msg[160];
 };
+
+static inline struct nbd_conn *nbd_conn_of_recv(struct io_op *op)
+{
+	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
+}
+
+static inline struct nbd_conn *nbd_conn_of_send(struct io_op *op)
+{
+	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, send_op));
+}
+
+/* Back-pressure: requests stay unread (or encrypted) until some complete. */
+static inline bool nbd_conn_held_back(const struct nbd_conn *c)
+{
+	return c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= c->s->conn_max_bytes;
+}
 
 /* conn.c */
 void nbd_conn_start(struct reactor *r, struct reactor_msg *m);
@@ -192,10 +220,19 @@ void nbd_conn_kick(struct nbd_conn *c);
 void nbd_conn_stop(struct nbd_conn *c);     /* stop reading; finish and close */
 void nbd_conn_cut(struct nbd_conn *c);      /* shut the socket down now */
 void nbd_conn_payload_complete(struct nbd_conn *c);
+/* One line about a connection (a failed handshake, a bad request, ...),
+ * rate-limited per server: what a client provokes must not flood the log. */
 void nbd_conn_log(const struct nbd_conn *c, const char *what);
+/* Room at the end of c->in for more input, plaintext or decrypted (moving
+ * what is left to the front when little room remains); NULL while
+ * back-pressure holds requests back or the buffer is full. */
+uint8_t *nbd_conn_in_room(struct nbd_conn *c, size_t *len);
 
 /* limits.c */
 uint64_t nbd_now_ns(void);
+/* May a line limited by l be written now (any thread)? *left_out: how many
+ * were not since the last one written, to say so. */
+bool nbd_log_allow(struct nbd_log_limit *l, unsigned burst, uint64_t *left_out);
 int nbd_limits_init(struct nbd_server *s, const struct nbd_server_opts *o);
 void nbd_limits_fini(struct nbd_server *s);
 void nbd_hs_track(struct nbd_conn *c);      /* on its reactor: deadline starts */

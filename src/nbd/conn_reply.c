@@ -212,7 +212,7 @@ void nbd_conn_drop_replies(struct nbd_conn *c)
 
 static void send_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = (struct nbd_conn *)((char *)iop - offsetof(struct nbd_conn, send_op));
+	struct nbd_conn *c = nbd_conn_of_send(iop);
 
 	c->send_busy = false;
 	if (c->send_hs) {

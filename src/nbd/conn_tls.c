@@ -21,16 +21,6 @@
 
 #include "nbd/conn.h"
 
-static struct nbd_conn *of_recv(struct io_op *op)
-{
-	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, recv_op));
-}
-
-static struct nbd_conn *of_send(struct io_op *op)
-{
-	return (struct nbd_conn *)((char *)op - offsetof(struct nbd_conn, send_op));
-}
-
 static void tls_fail(struct nbd_conn *c, const char *what, const char *why)
 {
 	char line[256];
@@ -64,26 +54,31 @@ static void flush(struct nbd_conn *c)
 
 static void send_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = of_send(iop);
+	struct nbd_conn *c = nbd_conn_of_send(iop);
 
 	c->send_busy = false;
 	if (res <= 0) {
 		/* the client is gone: nothing more can reach it */
-		nbd_tls_out_sent(c->tls, 0);
+		nbd_tls_out_sent(c->tls, 0, NULL);
 		c->dead = true;
 		c->no_more_input = true;
 		nbd_conn_drop_replies(c);
 		shutdown(c->fd, SHUT_RDWR);
 	} else {
-		nbd_tls_out_sent(c->tls, (size_t)res);
-		flush(c);
+		const char *why = NULL;
+		if (nbd_tls_out_sent(c->tls, (size_t)res, &why) != 0) {
+			tls_fail(c, "send", why);
+			nbd_conn_cut(c);
+		} else {
+			flush(c);
+		}
 	}
 	nbd_conn_kick(c);
 }
 
 static void recv_done(struct io_op *iop, int res)
 {
-	struct nbd_conn *c = of_recv(iop);
+	struct nbd_conn *c = nbd_conn_of_recv(iop);
 
 	c->recv_busy = false;
 	if (res > 0) {
@@ -160,7 +155,12 @@ bool nbd_conn_tls_handshake(struct nbd_conn *c)
 		arm_recv(c);
 		return false;
 	}
-	nbd_hs_tls_started(c->hs);
+	if (nbd_hs_tls_started(c->hs) != 0) {
+		/* cannot happen: TLS is started only from NBD_HS_STARTTLS */
+		tls_fail(c, "handshake", "TLS came up outside STARTTLS");
+		nbd_conn_cut(c);
+		return false;
+	}
 	return true;
 }
 
@@ -175,19 +175,7 @@ static uint8_t *plain_space(struct nbd_conn *c, size_t *len, bool *direct)
 	}
 	*direct = false;
 	/* back-pressure: requests stay encrypted until some complete */
-	if (!c->cur && c->transmission &&
-	    (c->nops >= NBD_CONN_MAX_OPS || c->op_bytes >= NBD_CONN_MAX_BYTES))
-		return NULL;
-	if (c->in_head == c->in_tail) {
-		c->in_head = c->in_tail = 0;
-	} else if (c->in_tail == NBD_CONN_IN_BYTES ||
-		   (c->in_head && NBD_CONN_IN_BYTES - c->in_tail < NBD_REQUEST_BYTES * 64)) {
-		memmove(c->in, c->in + c->in_head, c->in_tail - c->in_head);
-		c->in_tail -= c->in_head;
-		c->in_head = 0;
-	}
-	*len = NBD_CONN_IN_BYTES - c->in_tail;
-	return *len ? c->in + c->in_tail : NULL;
+	return nbd_conn_in_room(c, len);
 }
 
 void nbd_conn_tls_input(struct nbd_conn *c)
@@ -212,9 +200,13 @@ void nbd_conn_tls_input(struct nbd_conn *c)
 			more = false;
 			break;
 		}
-		if (n == -EPIPE) {      /* close_notify: the client ended the session */
-			c->no_more_input = true;
-			return;
+		if (n == -EPIPE) {
+			/* close_notify: the client ended the session. What was
+			   decrypted before it in this batch is still parsed and
+			   served (a disconnect waits for outstanding requests). */
+			c->tls_eof = true;
+			more = false;
+			break;
 		}
 		if (n < 0) {
 			tls_fail(c, "receive", why);

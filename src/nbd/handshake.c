@@ -27,9 +27,14 @@
  *   TLS required and not up: every option but STARTTLS and ABORT ->
  *     ERR_TLS_REQD (INFO and GO included); EXPORT_NAME cannot be refused:
  *     close. NBD_REP_ERR_TLS_REQD is never sent once TLS is up.
- *   a client refused (too many connections): everything but ABORT gets
- *     ERR_POLICY with the reason (before any TLS), EXPORT_NAME closes; the
- *     spec's way to tell a client it is unwelcome
+ *   a client refused (too many connections): everything but ABORT and
+ *     STARTTLS gets ERR_POLICY with the reason, EXPORT_NAME closes; the
+ *     spec's way to tell a client it is unwelcome. STARTTLS is answered as
+ *     for anyone (ACK when TLS is on or required), so a client that insists
+ *     on TLS hears the reason over TLS instead of taking a refused STARTTLS
+ *     for a server without TLS. The cost is bounded by the caller: at most
+ *     max_refusing such clients at a time, each within the handshake
+ *     deadline.
  *   every other option (meta contexts, extended headers, ...): ERR_UNSUP;
  *   while shutting down everything but ABORT: ERR_SHUTDOWN
  */
@@ -258,7 +263,11 @@ static void opt_starttls(struct nbd_handshake *hs, int oversize)
 
 static void handle_option(struct nbd_handshake *hs, int oversize)
 {
-	if (hs->refuse && hs->opt != NBD_OPT_ABORT) {
+	/* a refused client may still start TLS when the server offers it, so
+	   that a client insisting on TLS hears the reason over TLS rather
+	   than read a refused STARTTLS as "no TLS here" */
+	if (hs->refuse && hs->opt != NBD_OPT_ABORT &&
+	    !(hs->opt == NBD_OPT_STARTTLS && hs->tls_mode != NBD_TLS_OFF && !hs->tls_active)) {
 		if (hs->opt == NBD_OPT_EXPORT_NAME)
 			fail(hs, hs->refuse);
 		else

@@ -33,6 +33,24 @@ uint64_t nbd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+bool nbd_log_allow(struct nbd_log_limit *l, unsigned burst, uint64_t *left_out)
+{
+	uint64_t now = nbd_now_ns();
+	uint64_t w = atomic_load_explicit(&l->window_ns, memory_order_relaxed);
+
+	/* a new window: whoever moves it starts the count again (a line or
+	   two more may pass in the race, never a flood) */
+	if ((!w || now - w >= NBD_LOG_WINDOW_NS) &&
+	    atomic_compare_exchange_strong(&l->window_ns, &w, now))
+		atomic_store(&l->lines, 0);
+	if (atomic_fetch_add(&l->lines, 1) >= burst) {
+		atomic_fetch_add(&l->left_out, 1);
+		return false;
+	}
+	*left_out = atomic_exchange(&l->left_out, 0);
+	return true;
+}
+
 static struct nbd_reactor *slot_of(const struct nbd_conn *c)
 {
 	return &c->s->rs[c->ridx];
@@ -67,9 +85,10 @@ static void timer_done(struct io_op *op, int res)
 	while (nr->hs_head && nr->hs_head->hs_deadline_ns <= now) {
 		struct nbd_conn *c = nr->hs_head;
 		nbd_hs_untrack(c);
-		fprintf(stderr, "uraid serve: connection %d: no export chosen within the "
-			"handshake timeout (%llu s); closing\n", c->fd,
-			(unsigned long long)(s->handshake_ns / 1000000000u));
+		char line[96];
+		snprintf(line, sizeof(line), "no export chosen within the handshake timeout "
+			 "(%llu s); closing", (unsigned long long)(s->handshake_ns / 1000000000u));
+		nbd_conn_log(c, line);
 		nbd_conn_cut(c);
 		nbd_conn_kick(c);       /* may free it: it has left the list */
 	}
@@ -285,8 +304,11 @@ bool nbd_mem_take(struct nbd_conn *c, uint32_t need)
 		mem_wait(c);
 		if (!shared_take(s, draw))
 			return false;
-		nbd_mem_unwait(c);
 	}
+	/* off the wait list whichever way the room was found (a retry from
+	   another kick than the wake, its own share freed): a waiter left on
+	   it is counted in status and makes every give post a wake */
+	nbd_mem_unwait(c);
 	c->shared_held = excess;
 	c->op_bytes = after;
 	held_add(c, need);

@@ -18,7 +18,6 @@
 
 #define SERVER_POLL_NS (5 * 1000000L)
 #define ACCEPT_BACKOFF_NS (50 * 1000000L)   /* after accept failed for want of resources */
-#define REFUSAL_LOG_NS (10 * 1000000000ull) /* one line per burst of refusals */
 
 static void accept_done(struct io_op *op, int res);
 
@@ -35,9 +34,8 @@ static bool over_limit(struct nbd_server *s)
 	if (atomic_load(&s->served) < s->max_conns)
 		return false;
 	atomic_fetch_add(&s->refused, 1);
-	uint64_t now = nbd_now_ns();
-	if (!s->refusal_logged_ns || now - s->refusal_logged_ns >= REFUSAL_LOG_NS) {
-		s->refusal_logged_ns = now;
+	uint64_t left_out;      /* the line carries the count: no need to say */
+	if (nbd_log_allow(&s->refusal_log, 1, &left_out)) {
 		fprintf(stderr, "uraid serve: %u connections open, the limit (--max-connections); "
 			"refusing new ones (%llu so far)\n", s->max_conns,
 			(unsigned long long)atomic_load(&s->refused));

@@ -24,7 +24,9 @@
 #define NBD_DEFAULT_MAX_REFUSING      16u
 #define NBD_DEFAULT_HANDSHAKE_MS      10000u
 #define NBD_DEFAULT_MAX_BUFFER_BYTES  (1ull << 30)
-/* Two of the largest requests (32 MiB) must fit in the shared half. */
+/* The largest request (32 MiB) must fit in the shared half (at least half
+ * of this, whatever --max-connections is), so that any one connection can
+ * always make one, beyond its own share, once the others give memory back. */
 #define NBD_MIN_BUFFER_BYTES          (64ull << 20)
 
 struct nbd_server;
@@ -41,7 +43,8 @@ struct nbd_server_opts {
 	/*
 	 * Connections served at once; the next ones are greeted and refused
 	 * (NBD_REP_ERR_POLICY with the reason), at most max_refusing of them
-	 * at a time; beyond those they are closed as they are accepted.
+	 * at a time: a new one beyond those makes the oldest one being refused
+	 * cut, and is itself told why.
 	 */
 	unsigned max_connections, max_refusing;
 	/* A client not in transmission this long after it connected is cut. */

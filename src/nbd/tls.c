@@ -364,8 +364,10 @@ int nbd_tls_new(const struct nbd_tls_creds *cr, struct nbd_tls **out)
 	if (g >= 0 && cr->x509) {
 		g = gnutls_credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, cr->x509);
 		if (cr->flags & NBD_TLS_VERIFY_PEER) {
-			/* a certificate is required and checked against the CA
-			   during the handshake (no name to match: any the CA signed) */
+			/* an x509 client's certificate is required and checked
+			   against the CA during the handshake (no name to match:
+			   any the CA signed); a PSK client proves itself by its
+			   key and is asked for none */
 			gnutls_certificate_server_set_request(t->s, GNUTLS_CERT_REQUIRE);
 			gnutls_session_set_verify_cert(t->s, NULL, 0);
 		}
@@ -505,7 +507,7 @@ const void *nbd_tls_out_take(struct nbd_tls *t, size_t *len)
 	return t->out + t->out_head;
 }
 
-void nbd_tls_out_sent(struct nbd_tls *t, size_t n)
+int nbd_tls_out_sent(struct nbd_tls *t, size_t n, const char **why)
 {
 	if (n > t->out_flight)
 		n = t->out_flight;
@@ -514,8 +516,19 @@ void nbd_tls_out_sent(struct nbd_tls *t, size_t n)
 	t->out_flight = 0;
 	if (t->out_head == t->out_tail)
 		t->out_head = t->out_tail = 0;
-	if (t->stalled && !retry((int)gnutls_record_send(t->s, NULL, 0)))
-		t->stalled = false;
+	if (!t->stalled)
+		return 0;
+	/* the record GnuTLS kept back (nbd_tls_write with no room) goes out */
+	int g = (int)gnutls_record_send(t->s, NULL, 0);
+	if (retry(g))
+		return 0;
+	t->stalled = false;
+	if (g < 0) {
+		if (why)
+			*why = gnutls_strerror(g);
+		return -EIO;
+	}
+	return 0;
 }
 
 bool nbd_tls_out_pending(const struct nbd_tls *t)

@@ -73,7 +73,9 @@ void nbd_tls_in_added(struct nbd_tls *t, size_t n);
 /* Output: the bytes to send now (marks them in flight; NULL when none),
  * then how many went out. Records can be added while a send is in flight. */
 const void *nbd_tls_out_take(struct nbd_tls *t, size_t *len);
-void nbd_tls_out_sent(struct nbd_tls *t, size_t n);
+/* 0, or -EIO when the record GnuTLS kept back for want of room then fails
+ * (why: GnuTLS's reason; why may be NULL when the caller is closing). */
+int nbd_tls_out_sent(struct nbd_tls *t, size_t n, const char **why);
 bool nbd_tls_out_pending(const struct nbd_tls *t);
 
 #endif

@@ -5,6 +5,7 @@ this). Usage:
   nbd_tls.py require SOCKET CA_CERT   server: --tls=require with x509 certificates
   nbd_tls.py off SOCKET               server: --tls=off (the default)
   nbd_tls.py hold SOCKET CA_CERT      hold a TLS session until the server stops
+  nbd_tls.py refused SOCKET CA_CERT   server at --max-connections, --tls=require
 
 `require` checks the FORCEDTLS rules of doc/proto.md: every option before
 STARTTLS but ABORT gets NBD_REP_ERR_TLS_REQD, NBD_OPT_EXPORT_NAME before TLS
@@ -82,6 +83,12 @@ def go_over(s):
 if mode == "require":
     ca = sys.argv[3]
 
+    def start_tls():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        return s
+
     def tls(s):
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         ctx.load_verify_locations(ca)
@@ -157,6 +164,66 @@ if mode == "require":
         assert data == want, "first 4 KiB differ"
         t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 2, 78, 0, 0))  # DISC
 
+    @case("require: WRITE, DISC and close_notify in one send: the WRITE is done before the end")
+    def _():
+        # the spec: outstanding requests are handled before a disconnect;
+        # here they arrive decrypted in the same batch as close_notify
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(ca)
+        inb, outb = ssl.MemoryBIO(), ssl.MemoryBIO()
+        t = ctx.wrap_bio(inb, outb, server_hostname="localhost")
+        while True:
+            try:
+                t.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                s.sendall(outb.read())
+                inb.write(s.recv(65536))
+        s.sendall(outb.read())
+
+        def tread(n):
+            b = b""
+            while len(b) < n:
+                try:
+                    b += t.read(n - len(b))
+                except ssl.SSLWantReadError:
+                    k = s.recv(65536)
+                    assert k, "closed"
+                    inb.write(k)
+            return b
+        t.write(option(OPT_GO, go_data()))
+        s.sendall(outb.read())
+        while True:
+            _, rtype, length = struct.unpack(">QIII", tread(20))[1:]
+            tread(length)
+            if rtype == REP_ACK:
+                break
+        pattern = bytes((i * 7 + 0x5A) & 0xFF for i in range(4096))
+        t.write(struct.pack(">IHHQQI", 0x25609513, 0, 1, 1, 1 << 20, 4096) + pattern +
+                struct.pack(">IHHQQI", 0x25609513, 0, 2, 2, 0, 0))
+        try:
+            t.unwrap()
+        except ssl.SSLWantReadError:
+            pass
+        s.sendall(outb.read())              # one send: WRITE, DISC, close_notify
+        s.settimeout(20)
+        try:
+            while s.recv(65536):
+                pass
+        except OSError:
+            pass
+        s.close()
+        t = tls(start_tls())
+        go_over(t)
+        t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 0, 3, 1 << 20, 4096))
+        magic, err, cookie = struct.unpack(">IIQ", recv_exact(t, 16))
+        assert (magic, err, cookie) == (0x67446698, 0, 3), (magic, err, cookie)
+        assert recv_exact(t, 4096) == pattern, "the WRITE before close_notify was lost"
+        t.sendall(struct.pack(">IHHQQI", 0x25609513, 0, 2, 4, 0, 0))
+
     @case("require: garbage instead of a TLS handshake ends the session")
     def _():
         s = start()
@@ -164,6 +231,24 @@ if mode == "require":
         expect(s, OPT_STARTTLS, REP_ACK)
         s.sendall(option(OPT_LIST) * 64)
         assert closed(s), "still open"
+elif mode == "refused":
+    # the server is at --max-connections: a client insisting on TLS gets
+    # STARTTLS ACKed and hears why it is refused over TLS
+    ca = sys.argv[3]
+
+    @case("refused under require: STARTTLS ACKed, then GO gets ERR_POLICY and the reason over TLS")
+    def _():
+        s = start()
+        s.sendall(option(OPT_STARTTLS))
+        expect(s, OPT_STARTTLS, REP_ACK)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(ca)
+        t = ctx.wrap_socket(s, server_hostname="localhost")
+        t.sendall(option(OPT_GO, go_data()))
+        msg = expect(t, OPT_GO, ERR_POLICY)
+        assert b"too many connections" in msg, "reason %r" % msg
+        t.sendall(option(OPT_ABORT))
+        expect(t, OPT_ABORT, REP_ACK)
 elif mode == "hold":
     # connect over TLS, enter transmission, read, then wait for the server
     # to end the session (the shell stops it): a close_notify, not a cut

@@ -55,6 +55,32 @@ else
     fails=$((fails + 1))
 fi
 
+# ---- 300 clients that each make the server log a line: rate-limited ----
+if serve_one; then
+    : >"$work/lim.err"
+    python3 -c '
+import socket, struct, sys
+for i in range(300):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sys.argv[1])
+    s.recv(18)
+    s.sendall(struct.pack(">I", 0xFFFFFFFF))       # unknown client flags: logged, closed
+    s.settimeout(10)
+    while s.recv(4096):
+        pass
+    s.close()
+' "$sock"
+    nlines=$(grep -c "unknown client flags" "$work/lim.err")
+    # at most 20 a window of 10 s: 300 clients would need over a minute to
+    # get 140 lines in
+    check "log flood: 300 bad clients, $nlines lines about them (at most 20 every 10 s)" \
+        test "$nlines" -ge 1 -a "$nlines" -le 140
+    check "log flood: the server still serves" eval 'nbdinfo --size "nbd+unix:///?socket=$sock" >/dev/null'
+    check "log flood: stopped" stop_served lim
+else
+    fails=$((fails + 1))
+fi
+
 # ---- --handshake-timeout=1 ----
 if serve_one --handshake-timeout=1; then
     check "handshake-timeout: silent and stuck clients are cut, working ones are not" \

@@ -114,6 +114,15 @@ qemu-img convert -n --object "tls-creds-psk,id=tls0,endpoint=client,dir=$qdir,us
 nbdcopy "$(psk_uri psk)" back.bin
 check "qemu-img convert writes through TLS (read back with nbdcopy)" cmp -n $((4 << 20)) data2.bin back.bin ||
     cat qemu.err
+st=$("$URAID" status "$work/psk.sock" 2>&1)
+check "uraid status shows the TLS mode and credentials (require, psk)" \
+    grep -Eq "^ +TLS : require \(psk\)$" <<<"$st" || grep TLS <<<"$st"
+"$URAID" status --json "$work/psk.sock" >st.json 2>&1
+check "uraid status --json: tls require, psk, no x509" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["server"]
+assert (s["tls"], s["tls_psk"], s["tls_x509"], s["tls_verify_peer"]) == ("require", True, False, False), s
+' st.json || cat st.json
 # fio's nbd engine cannot name a key file: its libnbd refuses the URI's local
 # file parameters (tls-psk-file, tls-certificates); it is run with x509 below,
 # where libnbd finds the CA in $HOME/.pki/libnbd
@@ -153,6 +162,12 @@ check "the server stops cleanly" stop
 start off --socket="$work/off.sock" || exit 1
 python3 "$HERE/nbd_tls.py" off "$work/off.sock"
 check "off: STARTTLS gets NBD_REP_ERR_POLICY (nbd_tls.py)" test $? -eq 0
+check "uraid status --json: tls off" python3 -c '
+import json, subprocess, sys
+s = json.loads(subprocess.run([sys.argv[1], "status", "--json", sys.argv[2]], check=True,
+                              capture_output=True, text=True).stdout)["server"]
+assert (s["tls"], s["tls_psk"], s["tls_x509"]) == ("off", False, False), s
+' "$URAID" "$work/off.sock"
 out=$(nbdinfo "$(psk_uri off)" 2>&1); rc=$?
 check "off: a client that insists on TLS gives up" test $rc -ne 0
 check "the server stops cleanly" stop
@@ -187,14 +202,51 @@ qemu-img info --object "tls-creds-x509,id=tls0,endpoint=client,dir=$work/ca-only
 check "qemu-img info with tls-creds-x509" grep -q "virtual size" qinfo.txt || cat qinfo.txt
 check "the server stops cleanly" stop
 
+# ==== require, at --max-connections: the refused client hears why over TLS ====
+start full --socket="$work/full.sock" --tls=require --tls-certificates=x509 --tls-psk=psk/keys.psk \
+    --max-connections=1 --handshake-timeout=120 || exit 1
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+assert len(s.recv(18)) == 18
+print("held", flush=True)
+time.sleep(120)
+' "$work/full.sock" >held.out 2>&1 &
+hold_pid=$!
+for _ in $(seq 100); do grep -q held held.out && break; sleep 0.1; done
+out=$(LIBNBD_DEBUG=1 nbdinfo "$(psk_uri full)" 2>&1); rc=$?
+check "refused under require: nbdinfo with TLS exits non-zero" test $rc -ne 0
+check "refused under require: libnbd started TLS (the server did not refuse STARTTLS)" \
+    eval '! grep -q "server refused TLS" <<<"$out"' || grep -i tls <<<"$out" | tail -3
+check "refused under require: libnbd heard the reason over TLS" grep -q "too many connections" <<<"$out" ||
+    tail -5 <<<"$out"
+python3 "$HERE/nbd_tls.py" refused "$work/full.sock" "$work/ca-cert.pem"
+check "refused under require: ERR_POLICY with the reason after STARTTLS (nbd_tls.py)" test $? -eq 0
+kill "$hold_pid"; wait "$hold_pid" 2>/dev/null
+check "the server stops cleanly" stop
+
 # ==== x509 with --tls-verify-peer ====
-start peer --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 --tls-verify-peer || exit 1
+start peer --listen=127.0.0.1:0 --tls=require --tls-certificates=x509 --tls-psk=psk/keys.psk \
+    --tls-verify-peer || exit 1
 out=$(nbdinfo --size "nbds://127.0.0.1:$port/?tls-certificates=$work/ca-only" 2>&1); rc=$?
 check "verify-peer: a client without a certificate is refused" test $rc -ne 0
 out=$(nbdinfo --size "nbds://127.0.0.1:$port/?tls-certificates=$work/client" 2>&1)
 check "verify-peer: a client with a certificate the CA signed is served" test "$out" -gt $((8 << 20))
 nbdcopy "nbds://127.0.0.1:$port/?tls-certificates=$work/client" peer.bin
 check "verify-peer: its data, byte for byte" cmp -n $((8 << 20)) data.bin peer.bin
+st=$("$URAID" status "$(sed -n 's/.*; control \(.*\)$/\1/p' peer.out | head -1)" 2>&1)
+check "uraid status: require (psk, x509, client certificates verified)" \
+    grep -q "TLS : require (psk, x509, client certificates verified)" <<<"$st" || grep TLS <<<"$st"
+# as documented: verify-peer is about x509 clients; a PSK client has proven
+# itself by its key (and one with a wrong key is still refused)
+out=$(nbdinfo --size "nbds://alice@127.0.0.1:$port/?tls-psk-file=$work/psk/keys.psk" 2>&1)
+check "verify-peer with --tls-psk: a PSK client (no certificate) is served" test "$out" -gt $((8 << 20))
+out=$(nbdinfo --size "nbds://alice@127.0.0.1:$port/?tls-psk-file=$work/bad/keys.psk" 2>&1); rc=$?
+check "verify-peer with --tls-psk: a wrong key is refused" test $rc -ne 0
+check "serve --help says verify-peer is for x509 clients, PSK ones prove themselves by the key" \
+    eval '"$URAID" serve --help | grep -A1 -- --tls-verify-peer | grep -q "PSK client has proven itself"'
+check "the man page says the same" grep -q "has proven itself by that key" "$HERE/../../docs/uraid.8"
 check "the server stops cleanly" stop
 
 help=$("$URAID" serve --help)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nbd/conn.h"
 #include "nbd/proto.h"
 #include "../support/check.h"
 
@@ -581,6 +582,49 @@ static void test_tls(uint64_t seed)
 	feed(&in, 0, &tls_out, &st);
 	CHECK(hs.status == NBD_HS_TRANSMISSION, "on: plain GO: status %d", hs.status);
 
+	/* a refused client (too many connections) under require and on:
+	   STARTTLS is ACKed, then every option over TLS gets ERR_POLICY with
+	   the reason (a client insisting on TLS must hear it); under off it
+	   gets the reason to STARTTLS itself */
+	static const char reason[] = "too many connections; try again later";
+	for (int m = 0; m < 3; m++) {
+		enum nbd_tls_mode mode = m == 0 ? NBD_TLS_REQUIRE : m == 1 ? NBD_TLS_ON : NBD_TLS_OFF;
+		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+		opt(&in, NBD_OPT_LIST, NULL, 0);
+		opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+		CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+		nbd_hs_set_tls(&hs, mode);
+		nbd_hs_refuse(&hs, reason);
+		tls_out.n = 0;
+		feed(&in, 0, &tls_out, &st);
+		n = replies_of(&tls_out, NBD_GREETING_BYTES, reps, 32);
+		CHECK(n == 2 && reps[0].opt == NBD_OPT_LIST && reps[0].type == NBD_REP_ERR_POLICY &&
+		      reps[0].len == sizeof(reason) - 1 && !memcmp(reps[0].data, reason, reps[0].len),
+		      "refused, mode %d: LIST before TLS gets the reason", mode);
+		if (mode == NBD_TLS_OFF) {
+			CHECK(n == 2 && reps[1].type == NBD_REP_ERR_POLICY &&
+			      hs.status == NBD_HS_NEGOTIATING, "refused, off: STARTTLS refused");
+			continue;
+		}
+		CHECK(n == 2 && reps[1].opt == NBD_OPT_STARTTLS && reps[1].type == NBD_REP_ACK &&
+		      hs.status == NBD_HS_STARTTLS, "refused, mode %d: STARTTLS ACKed (reply %x, "
+		      "status %d)", mode, n == 2 ? reps[1].type : 0, hs.status);
+		if (hs.status != NBD_HS_STARTTLS)
+			continue;
+		CHECK(nbd_hs_tls_started(&hs) == 0, "refused: tls started");
+		in.n = 0;
+		opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+		opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+		opt(&in, NBD_OPT_EXPORT_NAME, NULL, 0);
+		tls_out.n = 0;
+		feed(&in, 0, &tls_out, &st);
+		n = replies_of(&tls_out, 0, reps, 32);
+		CHECK(n == 2 && reps[0].type == NBD_REP_ERR_POLICY && reps[1].type == NBD_REP_ERR_POLICY &&
+		      reps[0].len == sizeof(reason) - 1 && !memcmp(reps[0].data, reason, reps[0].len) &&
+		      hs.status == NBD_HS_FAILED, "refused over TLS, mode %d: %d replies, status %d",
+		      mode, n, hs.status);
+	}
+
 	/* off (NOTLS): STARTTLS -> POLICY, never TLS_REQD, the session goes on */
 	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
 	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
@@ -868,6 +912,41 @@ static void test_replies(void)
 	CHECK(nbd_chunk_error(b, 29, ck, 0, -EIO, "four", 0) == 0 && nbd_chunk_error(b, 30, ck, 0, -EIO, "four", 0) == 30, "error cap");
 }
 
+/* limits.c's buffer memory: a connection that waited and then found room
+ * on a retry that was not the wake itself (another kick, the wake posted
+ * but not yet run) leaves the wait list, so status and later gives do not
+ * count it as waiting. */
+static void test_mem_wait(void)
+{
+	struct nbd_reactor nr;
+	struct nbd_server s;
+	struct nbd_conn a, b;
+
+	memset(&nr, 0, sizeof(nr));
+	memset(&s, 0, sizeof(s));
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	nr.s = &s;
+	s.rs = &nr;
+	s.nreactors = 1;
+	s.conn_share = 1u << 20;
+	s.shared_cap = 1u << 20;
+	a.s = b.s = &s;
+	CHECK(nbd_mem_take(&a, 2u << 20), "a: its share and all that is shared");
+	CHECK(!nbd_mem_take(&b, 2u << 20), "b: no shared memory left");
+	CHECK(b.mem_waiting && atomic_load(&s.mem_waiters) == 1 && nr.wait_head == &b,
+	      "b waits");
+	atomic_store(&nr.wake_posted, true);    /* a wake is on its way (not run here) */
+	nbd_mem_give(&a, 1u << 20);
+	CHECK(nbd_mem_take(&b, 2u << 20), "b: room after a gave back");
+	CHECK(!b.mem_waiting && atomic_load(&s.mem_waiters) == 0 && !nr.wait_head && !nr.wait_tail,
+	      "b still on the wait list after it got its memory (waiters %u)",
+	      atomic_load(&s.mem_waiters));
+	CHECK(atomic_load(&s.shared_used) == 1u << 20 && atomic_load(&nr.held_bytes) == 3u << 20,
+	      "shared %llu, held %llu", (unsigned long long)atomic_load(&s.shared_used),
+	      (unsigned long long)atomic_load(&nr.held_bytes));
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x6e6264;
@@ -882,6 +961,7 @@ int main(int argc, char **argv)
 	test_requests();
 	test_errno();
 	test_replies();
+	test_mem_wait();
 	if (failures)
 		printf("test_nbd_proto: %d failures (seed 0x%" PRIx64 ")\n", failures, seed);
 	else

@@ -171,7 +171,7 @@ static void to_client(struct nbd_tls *t, struct client *c, uint64_t *st, bool pi
 		CHECK(c->in.tail + n <= c->in.cap, "client buffer");
 		memcpy(c->in.b + c->in.tail, p, n);
 		c->in.tail += n;
-		nbd_tls_out_sent(t, n);
+		CHECK(nbd_tls_out_sent(t, n, NULL) == 0, "out_sent");
 	}
 }
 

@@ -352,7 +352,7 @@ static size_t starttls_end(const uint8_t *data, size_t from, size_t size)
 	return size;
 }
 
-#define STARTTLS_WAIT_NS (50 * 1000000ull)
+#define STARTTLS_WAIT_NS (20 * 1000000ull)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

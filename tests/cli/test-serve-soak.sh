@@ -92,7 +92,7 @@ clients() {
 fio_pass() {
     (cd "$work" && fio --name=soak$1 --ioengine=nbd --uri="nbd+unix:///?socket=$sock" \
         --rw=randwrite --bs=4k --iodepth=16 --size=$FIO_SIZE --randseed=$((SEED + $1)) \
-        --verify=crc32c --verify_fatal=1 --output="$work/fio-$1.log" >/dev/null 2>&1)
+        --verify=crc32c --verify_fatal=1 --output="$work/fio-$1.log" >"$work/fio-$1.err" 2>&1)
 }
 
 # warm-up: a pass of fio and a round of every kind of client, then measure
@@ -110,8 +110,9 @@ echo "before: $fd0 descriptors, VmRSS $rss0 KiB, VmData $data0 KiB, $total0 conn
         rc=$?
         # a pass that starts while the clients hold the export at its limit
         # is refused at the handshake (before any I/O): counted, run again
-        if [ $rc -ne 0 ] && grep -q "server policy prevents NBD_OPT_GO" "$work/fio-$i.log" &&
-            ! grep -qi "verify" "$work/fio-$i.log"; then
+        if [ $rc -ne 0 ] && cat "$work/fio-$i.log" "$work/fio-$i.err" |
+            grep -q "server policy prevents NBD_OPT_GO" &&
+            ! grep -qi "verify" "$work/fio-$i.log" "$work/fio-$i.err"; then
             echo "$i" >>"$work/fio.refused"
         else
             echo "$i $rc" >>"$work/fio.rc"
@@ -141,7 +142,12 @@ touch "$work/clients.done"
 wait $fio_loop
 passes=$(wc -l <"$work/fio.rc")
 bad=$(awk '$2 != 0' "$work/fio.rc")
-for f in $(awk '$2 != 0 { print $1 }' "$work/fio.rc"); do tail -20 "$work/fio-$f.log"; done
+for f in $(awk '$2 != 0 { print $1 }' "$work/fio.rc"); do
+    echo "fio pass $f failed:"
+    tail -20 "$work/fio-$f.log" "$work/fio-$f.err"
+    echo "the server's last lines:"
+    tail -20 "$work/soak.err"
+done
 refused=$( [ -e "$work/fio.refused" ] && wc -l <"$work/fio.refused" || echo 0)
 echo "fio: $passes passes beside the clients ($secs s), $refused refused at the limit and run again"
 check "every fio pass beside the clients verified (verify=crc32c)" \

@@ -89,7 +89,7 @@ soak: all $(BUILD)/tests/test_engine_model
 		rc=$$?; grep FAIL $(BUILD)/soak-crash.log; tail -1 $(BUILD)/soak-crash.log; exit $$rc
 	@echo "soak: uraid serve, $(SOAK_CYCLES) cycles of bad clients beside fio verify"
 	@CYCLES=$(SOAK_CYCLES) BUILD=$(BUILD) bash tests/cli/test-serve-soak.sh >$(BUILD)/soak-serve.log 2>&1; \
-		rc=$$?; grep -E 'FAIL|before:|after:' $(BUILD)/soak-serve.log; tail -1 $(BUILD)/soak-serve.log; exit $$rc
+		rc=$$?; grep -E 'FAIL|before:|after:|cut by the server|over the limit|^fio:' $(BUILD)/soak-serve.log; tail -1 $(BUILD)/soak-serve.log; exit $$rc
 
 # Coverage-guided fuzzing with libFuzzer (clang), FUZZ_TIME seconds per target.
 FUZZ_TIME ?= 60

@@ -31,8 +31,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from nbd_wire import (IHAVEOPT, OPT_GO, REP_MAGIC, Cases, closed,  # noqa: E402
-                      connect, go, recv_exact, reply, request)
+from nbd_wire import (IHAVEOPT, Cases, closed,  # noqa: E402
+                      connect, go, opt_go_raw, recv_exact, reply, request)
 
 SEED = 20261201
 REP_ERR_POLICY = (1 << 31) | 2
@@ -97,21 +97,6 @@ def silent_clients(n):
     for _ in range(n):
         held.append(connect_retry(deadline))
     return held
-
-
-def opt_go_raw(s):
-    """Handshake up to GO's first reply: (reply type, message) of an error,
-    or (1, b"") when GO was acknowledged."""
-    recv_exact(s, 18)
-    s.sendall(struct.pack(">I", 3))
-    data = struct.pack(">I", 0) + struct.pack(">H", 0)
-    s.sendall(struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)
-    while True:
-        magic, _, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
-        assert magic == REP_MAGIC, "option reply magic"
-        payload = recv_exact(s, length)
-        if rtype != 3:
-            return rtype, payload
 
 
 def uraid_status_json():

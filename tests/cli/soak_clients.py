@@ -37,8 +37,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 from nbd_wire import (CMD_DISC, CMD_FLUSH, CMD_READ, CMD_WRITE, IHAVEOPT,  # noqa: E402
-                      OPT_GO, REP_MAGIC, REQ_MAGIC, closed, connect, go, recv_exact, reply,
-                      request)
+                      OPT_GO, REP_MAGIC, REQ_MAGIC, closed, connect, go, greeting, opt_go_raw,
+                      recv_exact, reply, request)
 
 MAX_STALLED = 16            # with fio and the cycle's client, below --max-connections
 CLOSE_TIMEOUT = 10          # seconds the server has to close after garbage or EOF
@@ -63,11 +63,6 @@ cycle = -1
 def fail(kind, why):
     failures.append("%s: %s" % (kind, why))
     print("FAIL: cycle %d (%s): %s" % (cycle, kind, why), flush=True)
-
-
-def greeting(s):
-    magic, opt_magic, _ = struct.unpack(">QQH", recv_exact(s, 18))
-    assert magic == 0x4E42444D41474943 and opt_magic == IHAVEOPT, "bad greeting"
 
 
 def region_extent(max_len):
@@ -262,20 +257,6 @@ def reap_cut(block_oldest=False):
             continue
         s.close()
         hs_stalled.remove((s, kind, t))
-
-
-def opt_go_raw(s):
-    """GO for the default export: (reply type, message) of the first reply
-    that is not an INFO (1 and b"" for the ACK)."""
-    greeting(s)
-    data = struct.pack(">I", 0) + struct.pack(">H", 0)
-    s.sendall(struct.pack(">I", 3) + struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)
-    while True:
-        magic, _, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
-        assert magic == REP_MAGIC, "option reply magic"
-        payload = recv_exact(s, length)
-        if rtype != 3:
-            return rtype, payload
 
 
 def status():

@@ -45,11 +45,30 @@ def closed(s):
         return False
 
 
+def greeting(s):
+    """Read and check the server's fixed newstyle greeting."""
+    magic, opt_magic, _ = struct.unpack(">QQH", recv_exact(s, 18))
+    assert magic == NBDMAGIC and opt_magic == IHAVEOPT, "greeting"
+
+
+def opt_go_raw(s):
+    """Greeting, then GO for the default export: (reply type, message) of
+    the first reply that is not an INFO (1 and b"" for the ACK)."""
+    greeting(s)
+    data = struct.pack(">I", 0) + struct.pack(">H", 0)
+    s.sendall(struct.pack(">I", 3) + struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)
+    while True:
+        magic, _, rtype, length = struct.unpack(">QIII", recv_exact(s, 20))
+        assert magic == REP_MAGIC, "option reply magic"
+        payload = recv_exact(s, length)
+        if rtype != 3:
+            return rtype, payload
+
+
 def go(s):
     """Fixed newstyle handshake with NBD_OPT_GO for the default export;
     returns (export size, transmission flags)."""
-    magic, opt_magic, _ = struct.unpack(">QQH", recv_exact(s, 18))
-    assert magic == NBDMAGIC and opt_magic == IHAVEOPT, "greeting"
+    greeting(s)
     s.sendall(struct.pack(">I", 3))                 # FIXED_NEWSTYLE | NO_ZEROES
     data = struct.pack(">I", 0) + struct.pack(">H", 0)
     s.sendall(struct.pack(">QII", IHAVEOPT, OPT_GO, len(data)) + data)

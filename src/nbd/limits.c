@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "engine/host.h"
+#include "engine/core/host.h"
 #include "nbd/conn.h"
 
 uint64_t nbd_now_ns(void)

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
-#include "engine/host.h"
+#include "engine/core/host.h"
 #include "nbd/conn.h"
 
 #define SERVER_POLL_NS (5 * 1000000L)

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include <uraid/uraid.h>
-#include "engine/array.h"
+#include "engine/core/array.h"
 
 #include "fuzz.h"
 

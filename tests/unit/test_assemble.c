@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Assembly (src/engine/assemble.c) and superblock state changes
- * (src/engine/meta.c) on member images that uraid_create makes under /tmp:
+ * Assembly (src/engine/md/assemble.c) and superblock state changes
+ * (src/engine/md/meta.c) on member images that uraid_create makes under /tmp:
  * geometry, slots and states; every refusal, each naming the member; events,
  * resync_offset and dev_roles after clean/active/failure, read back by
  * decoding the members and by Debian's `mdadm --examine` when installed.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include <uraid/create.h>
-#include "engine/array.h"
+#include "engine/core/array.h"
 #include "../support/check.h"
 #include "../support/run_cmd.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_raid5: the RAID 4/5/6 data path (src/engine/raid5.c, stripe.c) on
+ * test_raid5: the RAID 4/5/6 data path (src/engine/level/raid5.c, stripe.c) on
  * its own, with the engine around it replaced by fakes: members are memory,
  * member I/O completes later in a random order, reactor_post queues, the
  * buffer pool is malloc. Parts:
@@ -40,8 +40,8 @@
 
 #include <uraid/parity.h>
 
-#include "engine/array.h"
-#include "engine/raid5_priv.h"
+#include "engine/core/array.h"
+#include "engine/level/raid5_priv.h"
 #include "../support/check.h"
 
 static uint64_t seed = 1, rng_state;

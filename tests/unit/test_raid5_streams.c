@@ -26,8 +26,8 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
-#include "engine/array.h"
-#include "engine/raid5_priv.h"
+#include "engine/core/array.h"
+#include "engine/level/raid5_priv.h"
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 

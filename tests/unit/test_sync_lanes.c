@@ -34,7 +34,7 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
-#include "engine/array.h"       /* a fault on the new member */
+#include "engine/core/array.h"       /* a fault on the new member */
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"

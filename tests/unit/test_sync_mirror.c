@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Background work on RAID 1 and RAID 10 (src/engine/sync_mirror.c) with the
+ * Background work on RAID 1 and RAID 10 (src/engine/jobs/sync_mirror.c) with the
  * engine's threads, in-process, for RAID 1 (2 and 3 members) and RAID 10
  * (n2, f2, o2, and 4 KiB chunks where a unit spans many chunks):
  *

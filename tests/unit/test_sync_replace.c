@@ -40,7 +40,7 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
-#include "engine/array.h"       /* a fault on a member that holds no slot */
+#include "engine/core/array.h"       /* a fault on a member that holds no slot */
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"

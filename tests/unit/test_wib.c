@@ -20,7 +20,7 @@
 #include <uraid/bitmap.h>
 #include <uraid/engine.h>
 
-#include "engine/array.h"       /* the bitmap's write count */
+#include "engine/core/array.h"       /* the bitmap's write count */
 #include "../support/check.h"
 #include "../support/engine_op.h"
 #include "../support/array_fixture.h"

@@ -22,7 +22,7 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
-#include "engine/array.h"       /* a member's no_punch */
+#include "engine/core/array.h"       /* a member's no_punch */
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"

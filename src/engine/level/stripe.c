@@ -18,7 +18,7 @@
 
 #include <uraid/parity.h>
 
-#include "engine/raid5_priv.h"
+#include "engine/level/raid5_priv.h"
 
 int stripe_table_init(struct stripe_table *t, unsigned nbuckets)
 {

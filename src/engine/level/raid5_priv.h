@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "engine/array.h"
+#include "engine/core/array.h"
 #include "io/reactor.h"
 
 /* ---- stripe locks (stripe.c) ---- */

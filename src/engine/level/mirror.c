@@ -25,8 +25,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "engine/mio.h"
-#include "engine/mirror.h"
+#include "engine/core/mio.h"
+#include "engine/level/mirror.h"
 
 #define BALANCE_WINDOW_SECTORS 128
 #define EXCL_NONE 2          /* mgroup.excl: no exclusion counter held */

@@ -6,7 +6,7 @@
 
 #include <uraid/parity.h>
 
-#include "engine/mio.h"
+#include "engine/core/mio.h"
 
 struct mpiece *mpiece_get(struct array_req *rq)
 {

@@ -34,8 +34,8 @@
 
 #include <uraid/parity.h>
 
-#include "engine/array.h"
-#include "engine/raid5_priv.h"
+#include "engine/core/array.h"
+#include "engine/level/raid5_priv.h"
 
 #define STRIPE_BUCKETS 4096
 

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
-#include "engine/create_plan.h"
-#include "engine/devio.h"
+#include "setup/create_plan.h"
+#include "io/devio.h"
 
 static int write_or_report(const struct create_member *m, const void *buf, size_t len,
 			   uint64_t sector, const char *what, char *err, size_t errlen)

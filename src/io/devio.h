@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Whole-buffer positional I/O on member file descriptors (retrying short transfers). */
-#ifndef URAID_ENGINE_DEVIO_H
-#define URAID_ENGINE_DEVIO_H
+#ifndef URAID_IO_DEVIO_H
+#define URAID_IO_DEVIO_H
 
 #include <stddef.h>
 #include <stdint.h>

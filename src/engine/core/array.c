@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
-#include "engine/array.h"
-#include "engine/sync.h"
-#include "engine/mio.h"
-#include "engine/wib.h"
+#include "engine/core/array.h"
+#include "engine/jobs/sync.h"
+#include "engine/core/mio.h"
+#include "engine/md/wib.h"
 
 /* wstate values */
 enum { WSTATE_ACTIVE, WSTATE_MARKING_CLEAN, WSTATE_CLEAN };

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/array.h"
-#include "engine/host.h"
-#include "engine/sync.h"
-#include "engine/wib.h"
+#include "engine/core/array.h"
+#include "engine/core/host.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/wib.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */

@@ -18,8 +18,8 @@
 #include <uraid/create.h>
 
 #include "common/errmsg.h"
-#include "engine/array.h"
-#include "engine/sync.h"
+#include "engine/core/array.h"
+#include "engine/jobs/sync.h"
 
 #define A(ua) ((struct array *)(ua))
 

@@ -37,10 +37,10 @@
 #include <string.h>
 
 #include "common/errmsg.h"
-#include "engine/array.h"
-#include "engine/mirror.h"
-#include "engine/sync.h"
-#include "engine/wib.h"
+#include "engine/core/array.h"
+#include "engine/level/mirror.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/wib.h"
 
 #define UNIT_SECTORS 512u      /* 256 KiB per member I/O at most */
 #define BLOCK_SECTORS 128u     /* md's RESYNC_BLOCK_SIZE: the unit of mismatch_cnt */

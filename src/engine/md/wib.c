@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/array.h"
-#include "engine/wib.h"
+#include "engine/core/array.h"
+#include "engine/md/wib.h"
 #include "common/errmsg.h"
 
 /* The per-chunk word. */

@@ -12,10 +12,10 @@
 #include <time.h>
 
 #include "common/errmsg.h"
-#include "engine/array.h"
-#include "engine/host.h"
-#include "engine/sync.h"
-#include "engine/wib.h"
+#include "engine/core/array.h"
+#include "engine/core/host.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/wib.h"
 
 #define A(ua) ((struct array *)(ua))
 

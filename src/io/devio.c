@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <unistd.h>
 
-#include "engine/devio.h"
+#include "io/devio.h"
 
 int uraid_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {

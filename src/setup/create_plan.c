@@ -18,7 +18,7 @@
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
-#include "engine/create_plan.h"
+#include "setup/create_plan.h"
 
 #define fail uraid_errf
 

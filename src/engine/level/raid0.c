@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "engine/mio.h"
+#include "engine/core/mio.h"
 
 static uint64_t single_piece_sectors(const struct array *a, uint64_t sector)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/array.h"
-#include "engine/sync.h"
+#include "engine/core/array.h"
+#include "engine/jobs/sync.h"
 
 /* Feature bits that are the array's, not the member's (§1.9). */
 #define ARRAY_FEATURES                                                                   \

@@ -17,7 +17,7 @@
 #include <uraid/create.h>
 #include "common/errmsg.h"
 #include "common/file_lock.h"
-#include "engine/array.h"
+#include "engine/core/array.h"
 
 #define fail uraid_errf
 

@@ -3,8 +3,8 @@
  * Planning an array creation: every check and every on-disk value is decided
  * here, before anything is written (create.c writes the plan).
  */
-#ifndef URAID_ENGINE_CREATE_PLAN_H
-#define URAID_ENGINE_CREATE_PLAN_H
+#ifndef URAID_SETUP_CREATE_PLAN_H
+#define URAID_SETUP_CREATE_PLAN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,10 +5,10 @@
  * manner of SPDK's raid module: a descriptor plus hooks; the request is cut
  * centrally and each piece handed to the level).
  *
- * Files: engine.c (engine, reactors, threads), assemble.c (members ->
- * array, md's rules), meta.c (superblock state changes), array.c (submit,
- * split, complete, sync helpers, status), raid0.c (linear and RAID 0),
- * raid1.c, raid10.c, raid5.c + stripe.c (RAID 4/5/6).
+ * Files (engine/): core/engine.c (engine, reactors, threads), md/assemble.c (members ->
+ * array, md's rules), md/meta.c (superblock state changes), core/array.c (submit,
+ * split, complete, sync helpers, status), level/raid0.c (linear and RAID 0),
+ * level/mirror.c (RAID 1 and 10), level/raid5.c + stripe.c (RAID 4/5/6).
  */
 #ifndef URAID_ENGINE_ARRAY_H
 #define URAID_ENGINE_ARRAY_H
@@ -26,7 +26,7 @@
 #include "io/bufpool.h"
 #include "io/member.h"
 #include "io/reactor.h"
-#include "engine/wib.h"
+#include "engine/md/wib.h"
 
 struct array;
 struct array_req;

@@ -23,10 +23,10 @@
 #include <uraid/parity.h>
 
 #include "common/errmsg.h"
-#include "engine/host.h"
-#include "engine/raid5_priv.h"
-#include "engine/sync.h"
-#include "engine/wib.h"
+#include "engine/core/host.h"
+#include "engine/level/raid5_priv.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/wib.h"
 
 #define PAGE_SECTORS 8u         /* md compares and counts in 4 KiB pages */
 #define R5_LANE_BYTES_MAX (256u << 20)  /* buffers of all lanes together, at most */

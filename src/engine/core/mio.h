@@ -8,7 +8,7 @@
 #ifndef URAID_ENGINE_MIO_H
 #define URAID_ENGINE_MIO_H
 
-#include "engine/array.h"
+#include "engine/core/array.h"
 
 #define MGROUP_MAX_BAD 16
 

@@ -72,6 +72,12 @@ static inline bool bench_cell_measured(const struct bench_outcome *o, unsigned i
 	return o->ran[i] && !(o->cells && o->cells[i].skip[0]);
 }
 
+/* Why cell i was not measured: the plan's reason to skip it, else "error". */
+static inline const char *bench_cell_why_not(const struct bench_outcome *o, unsigned i)
+{
+	return o->cells && o->cells[i].skip[0] ? o->cells[i].skip : "error";
+}
+
 /* Progress of bench_outcome_run, for a progress line. */
 enum bench_progress_event {
 	BENCH_PROGRESS_BEGIN,       /* before anything (preparing the targets included) */

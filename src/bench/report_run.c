@@ -266,7 +266,7 @@ static int add_results_table(struct bench_report *r, const struct bench_outcome 
 		if (!bench_cell_measured(o, i)) {
 			char why[128];
 			const char *row[7] = { cl->label, why, "", "", "", "", "" };
-			snprintf(why, sizeof(why), "skipped: %s", cl->skip[0] ? cl->skip : "error");
+			snprintf(why, sizeof(why), "skipped: %s", bench_cell_why_not(o, i));
 			rc = bench_report_add_row(r, row, err, errlen);
 			continue;
 		}

@@ -265,7 +265,7 @@ static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_o
 		const struct bench_cell *cl = &o->cells[i];
 		const struct bench_result *r = &o->res[i];
 		if (!bench_cell_measured(o, i)) {
-			fprintf(f, "%-22s skipped: %s\n", cl->label, cl->skip[0] ? cl->skip : "error");
+			fprintf(f, "%-22s skipped: %s\n", cl->label, bench_cell_why_not(o, i));
 			continue;
 		}
 		fprintf(f, "%-22s %10.0f %10.2f %9.1f %9.1f %9.1f %9.1f %7.1f", cl->label,

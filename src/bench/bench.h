@@ -136,6 +136,52 @@ struct bench_result {
 	unsigned nseries;
 };
 
+/*
+ * The latency percentiles every output reports, in order: the values, their
+ * keys in JSON and CSV ("p99_9") and their names in tables and charts
+ * ("p99.9"). BENCH_PCT_P99 and BENCH_PCT_P99_9 index the two that the
+ * one-line summaries show.
+ */
+#define BENCH_NPCT 6
+#define BENCH_PCT_P99   2
+#define BENCH_PCT_P99_9 3
+extern const double bench_pcts[BENCH_NPCT];             /* 50, 90, 99, 99.9, 99.99, 99.999 */
+extern const char *const bench_pct_keys[BENCH_NPCT];
+extern const char *const bench_pct_names[BENCH_NPCT];
+
+/* n things in ns nanoseconds, per second; 0 for an empty window. */
+static inline double bench_per_s(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0;
+}
+
+static inline uint64_t bench_total_ios(const struct bench_result *r)
+{
+	return r->dir[0].ios + r->dir[1].ios;
+}
+
+static inline uint64_t bench_total_bytes(const struct bench_result *r)
+{
+	return r->dir[0].bytes + r->dir[1].bytes;
+}
+
+/* Reads and writes together over the measured window. */
+static inline double bench_iops(const struct bench_result *r)
+{
+	return bench_per_s(bench_total_ios(r), r->runtime_ns);
+}
+
+static inline double bench_mib_s(const struct bench_result *r)
+{
+	return bench_per_s(bench_total_bytes(r), r->runtime_ns) / (1 << 20);
+}
+
+/* A share of the window in percent (CPU time: of one CPU); 0 for an empty window. */
+static inline double bench_pct_of(uint64_t ns, uint64_t window_ns)
+{
+	return window_ns ? 100.0 * (double)ns / (double)window_ns : 0;
+}
+
 /* Called about every 100 ms by the thread that runs bench_run_hooked. */
 struct bench_hooks {
 	void (*tick)(void *arg, uint64_t elapsed_ns, uint64_t total_ns);

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "bench/bench.h"        /* BENCH_NPCT, the percentiles */
 #include "bench/svg.h"
 
 #define BENCH_REPORT_MAX_BYTES    (32u << 20)
@@ -107,10 +108,9 @@ struct bench_matrix {
 int bench_report_add_matrix(struct bench_report *r, const struct bench_matrix *m, char *err,
 			    size_t errlen);
 
-#define BENCH_NPCT 6                /* 50, 90, 99, 99.9, 99.99, 99.999 */
 struct bench_latency {
 	const char *name;           /* the configuration */
-	double ns[BENCH_NPCT];
+	double ns[BENCH_NPCT];      /* at bench_pcts */
 };
 /* Latency percentiles as grouped bars (log scale), a bar per configuration. */
 int bench_report_add_percentiles(struct bench_report *r, const char *workload,

@@ -287,14 +287,12 @@ int bench_report_add_percentiles(struct bench_report *r, const char *workload,
 				 const struct bench_latency *cfg, size_t ncfg, char *err,
 				 size_t errlen)
 {
-	static const char *const cat[BENCH_NPCT] = { "p50", "p90", "p99", "p99.9", "p99.99",
-						     "p99.999" };
 	struct svg_series ser[SVG_MAX_SERIES];
 	struct svg_chart c = {
 		.kind = SVG_BAR, .title = "Latency percentiles", .subtitle = workload,
 		.x = { .label = "percentile" },
 		.y = { .label = "latency", .scale = SVG_LOG10, .unit = SVG_UNIT_NS },
-		.ncat = BENCH_NPCT, .cat = cat, .series = ser, .nseries = ncfg,
+		.ncat = BENCH_NPCT, .cat = bench_pct_names, .series = ser, .nseries = ncfg,
 	};
 
 	if (!cfg || !ncfg || ncfg > SVG_MAX_SERIES)

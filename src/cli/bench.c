@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * uraid bench: runs what the command line asks (one run, a sweep of cells,
- * steady-state rounds, or a trace replay) with a progress line on stderr for
- * runs of several cells and for single runs that last a while, then prints the human table, JSON or CSV, and
- * writes the CSV and HTML report files asked for.
+ * uraid bench: runs the plan the command line makes (one run, a sweep of
+ * cells, steady-state rounds, or a trace replay; src/bench/method.h) with a
+ * progress line on stderr for runs of several cells and for single runs
+ * that last a while, then prints the human table, JSON or CSV, and writes
+ * the CSV and HTML report files asked for.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,10 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bench/bench.h"
-#include "bench/sweep.h"
+#include "bench/method.h"
+#include "bench/report_run.h"
 #include "cli/bench_cli.h"
 #include "cli/cli.h"
+#include "cli/version.h"
 
 /*
  * The progress line: the cell, the time since the first cell, an estimate of
@@ -62,172 +64,41 @@ static void progress_print(struct progress *p, bool newline)
 	p->shown = true;
 }
 
-static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
+/* The method's progress events drawn as the line above. */
+static void progress_hook(void *arg, const struct bench_progress *ev)
 {
 	struct progress *p = arg;
-	uint64_t sec = elapsed_ns / 1000000000ull;
+	uint64_t sec = ev->elapsed_ns / 1000000000ull;
 
-	(void)total_ns;
-	/* only a terminal gets refreshes, about once a second */
-	if (!p->tty || (p->single && elapsed_ns < PROGRESS_QUIET_NS))
-		return;
-	if (p->shown && sec == p->last_sec)
-		return;
-	p->last_sec = sec;
-	progress_print(p, false);
-}
-
-static void progress_done(struct progress *p)
-{
-	if (p->tty && p->shown)
-		fputs("\r\033[K", stderr);
-}
-
-/*
- * Writing destroys data: check it once, create what does not exist, then
- * let every cell write to what this invocation was allowed to write.
- */
-static int prepare_once(struct bench_cli *c, bool writes, char *err, size_t errlen)
-{
-	bool created[BENCH_MAX_TARGETS];
-	struct bench_workload probe = c->wl;
-
-	if (writes && !c->wl.trace) {
-		probe.nlines = 1;
-		probe.line[0].read_pct = 0;     /* some cell writes */
+	switch (ev->event) {
+	case BENCH_PROGRESS_BEGIN:
+		p->cell = ev->cell;
+		p->ncells = ev->ncells;
+		p->label = ev->label;
+		p->cell_s = ev->cell_s;
+		p->single = ev->single;
+		p->t_start = p->cell_start = mono_ns();
+		break;
+	case BENCH_PROGRESS_CELL:
+		p->cell = ev->cell;
+		p->label = ev->label;
+		p->cell_start = mono_ns();
+		progress_print(p, !p->tty);
+		break;
+	case BENCH_PROGRESS_TICK:
+		/* only a terminal gets refreshes, about once a second */
+		if (!p->tty || (p->single && ev->elapsed_ns < PROGRESS_QUIET_NS))
+			return;
+		if (p->shown && sec == p->last_sec)
+			return;
+		p->last_sec = sec;
+		progress_print(p, false);
+		break;
+	case BENCH_PROGRESS_END:
+		if (p->tty && p->shown)
+			fputs("\r\033[K", stderr);
+		break;
 	}
-	int rc = bench_check_write_permission(&probe, &c->tg, err, errlen);
-	if (!rc)
-		rc = bench_prepare_paths(&c->tg, c->tg.kind == BENCH_RAW, created, err, errlen);
-	if (!rc)
-		c->tg.flags |= BENCH_FORCE_WRITE;
-	return rc;
-}
-
-static bool cells_write(const struct bench_cli *c)
-{
-	return c->axes.matrix || c->axes.ndrives || bench_workload_writes(&c->wl) ||
-	       (c->tg.flags & BENCH_CREATE);
-}
-
-static int run_cells(struct bench_cli *c, struct bench_outcome *o, char *err, size_t errlen)
-{
-	struct progress p = {
-		.ncells = o->ncells,
-		.t_start = mono_ns(),
-		.cell_s = c->wl.ramp_s + c->wl.runtime_s + 0.2,
-		.tty = isatty(STDERR_FILENO),
-	};
-	struct bench_hooks hk = { .tick = progress_tick, .arg = &p };
-	int rc = prepare_once(c, cells_write(c), err, errlen);
-
-	for (unsigned i = 0; !rc && i < o->ncells; i++) {
-		const struct bench_cell *cl = &o->cells[i];
-		struct bench_workload wl;
-		struct bench_targets tg;
-		if (cl->skip[0])
-			continue;
-		bench_cell_apply(cl, &c->wl, &c->tg, &wl, &tg);
-		p.cell = i + 1;
-		p.label = cl->label;
-		p.cell_start = mono_ns();
-		progress_print(&p, !p.tty);
-		rc = bench_run_hooked(&wl, &tg, &hk, &o->res[i], err, errlen);
-		o->ran[i] = rc == 0;
-	}
-	progress_done(&p);
-	if (rc || !o->cells[0].qd)
-		return rc;
-	/* a queue-depth sweep: the X-bit rating of the cells at one thread count */
-	unsigned qd[BENCH_SWEEP_MAX], n = 0;
-	double iops[BENCH_SWEEP_MAX];
-	for (unsigned i = 0; i < o->ncells && n < BENCH_SWEEP_MAX; i++) {
-		if (o->cells[i].threads != o->cells[0].threads)
-			continue;
-		const struct bench_result *r = &o->res[i];
-		qd[n] = o->cells[i].qd;
-		iops[n++] = r->runtime_ns ? (r->dir[0].ios + r->dir[1].ios) * 1e9 / r->runtime_ns : 0;
-	}
-	o->has_rating = true;
-	o->rating = bench_xbit_rating(qd, iops, n, &o->rating_complete);
-	return 0;
-}
-
-/* Rounds of the workload until the SNIA rule holds for the last 5 (or max rounds). */
-static int run_steady(struct bench_cli *c, struct bench_outcome *o, char *err, size_t errlen)
-{
-	struct progress p = {
-		.ncells = c->steady_max,
-		.t_start = mono_ns(),
-		.cell_s = c->wl.runtime_s + 0.2,
-		.tty = isatty(STDERR_FILENO),
-	};
-	struct bench_hooks hk = { .tick = progress_tick, .arg = &p };
-	double iops[1000];
-	int rc = prepare_once(c, cells_write(c), err, errlen);
-
-	for (unsigned i = 0; !rc && i < c->steady_max; i++) {
-		struct bench_cell *cl = &o->cells[i];
-		struct bench_workload wl = c->wl;
-		snprintf(cl->label, sizeof(cl->label), "round=%u", i + 1);
-		cl->read_pct = -1;
-		if (i)
-			wl.ramp_s = 0;
-		p.cell = i + 1;
-		p.label = cl->label;
-		p.cell_start = mono_ns();
-		progress_print(&p, !p.tty);
-		rc = bench_run_hooked(&wl, &c->tg, &hk, &o->res[i], err, errlen);
-		if (rc)
-			break;
-		o->ran[i] = true;
-		const struct bench_result *r = &o->res[i];
-		iops[i] = r->runtime_ns ? (r->dir[0].ios + r->dir[1].ios) * 1e9 / r->runtime_ns : 0;
-		o->ncells = o->ss_rounds = i + 1;
-		if (bench_steady_check(iops, i + 1, &o->ss)) {
-			o->ss_reached = true;
-			break;
-		}
-	}
-	progress_done(&p);
-	return rc;
-}
-
-/* One run or a replay, with the progress line once it runs a while on a terminal. */
-static int run_single(struct bench_cli *c, struct bench_outcome *o, char *err, size_t errlen)
-{
-	struct progress p = {
-		.cell = 1,
-		.ncells = 1,
-		.label = c->replay_path ? "replay" : "run",
-		.t_start = mono_ns(),
-		/* a replay without --runtime lasts as long as its trace: no estimate */
-		.cell_s = c->wl.runtime_s > 0 ? c->wl.ramp_s + c->wl.runtime_s : 0,
-		.single = true,
-		.tty = isatty(STDERR_FILENO),
-	};
-	struct bench_hooks hk = { .tick = progress_tick, .arg = &p };
-
-	p.cell_start = p.t_start;
-	int rc = bench_run_hooked(&c->wl, &c->tg, &hk, &o->res[0], err, errlen);
-	progress_done(&p);
-	return rc;
-}
-
-static int outcome_alloc(struct bench_outcome *o, unsigned n)
-{
-	o->res = calloc(n, sizeof(*o->res));
-	o->ran = calloc(n, sizeof(*o->ran));
-	return o->res && o->ran ? 0 : -ENOMEM;
-}
-
-static void outcome_free(struct bench_outcome *o, unsigned n)
-{
-	for (unsigned i = 0; o->res && i < n; i++)
-		bench_result_fini(&o->res[i]);
-	free(o->res);
-	free(o->ran);
-	free(o->cells);
 }
 
 static int write_csv_file(const struct bench_cli *c, const struct bench_outcome *o)
@@ -245,11 +116,28 @@ static int write_csv_file(const struct bench_cli *c, const struct bench_outcome 
 	return CLI_EXIT_OK;
 }
 
+static int write_html_file(const struct bench_cli *c, const struct bench_outcome *o)
+{
+	const struct bench_run_about about = {
+		.what = c->what, .version = URAID_VERSION, .argc = c->argc, .argv = c->argv,
+	};
+	char err[400];
+
+	if (bench_report_run_write(&c->plan, o, &about, c->html_path, err, sizeof(err))) {
+		fprintf(stderr, "uraid bench: --html: %s\n", err);
+		return CLI_EXIT_FAIL;
+	}
+	if (c->fmt == BENCH_FMT_HUMAN)
+		printf("report: %s\n", c->html_path);
+	return CLI_EXIT_OK;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	struct bench_cli c;
-	struct bench_outcome o = { .kind = "single", .ncells = 1 };
-	unsigned nalloc = 1;
+	struct bench_outcome o = { 0 };
+	struct progress p = { .tty = isatty(STDERR_FILENO) };
+	const struct bench_progress_hook hook = { .fn = progress_hook, .arg = &p };
 	char err[400];
 	int rc;
 
@@ -259,44 +147,22 @@ int cmd_bench(int argc, char **argv)
 		bench_trace_free(&c.trace);
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	}
-	if (c.sweep) {
-		o.kind = "sweep";
-		rc = bench_plan(&c.axes, c.tg.level, c.tg.npaths, &o.cells, &o.ncells, err,
-				sizeof(err));
-		if (rc) {
-			fprintf(stderr, "uraid bench: %s; see 'uraid bench --help'\n", err);
-			return CLI_EXIT_USAGE;
-		}
-		nalloc = o.ncells;
-	} else if (c.steady_max) {
-		o.kind = "steady-state";
-		nalloc = c.steady_max;
-		o.ncells = 0;
-		o.cells = calloc(nalloc, sizeof(*o.cells));
-	} else if (c.replay_path) {
-		o.kind = "replay";
+	rc = bench_outcome_plan(&o, &c.plan, err, sizeof(err));
+	if (rc == -EINVAL) {
+		fprintf(stderr, "uraid bench: %s; see 'uraid bench --help'\n", err);
+		rc = CLI_EXIT_USAGE;
+		goto out;
+	} else if (rc) {
+		fprintf(stderr, "uraid bench: %s\n", err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
 	}
-	o.started = time(NULL);
-	uint64_t t0 = mono_ns();
-	if (outcome_alloc(&o, nalloc) || (c.steady_max && !o.cells)) {
-		fprintf(stderr, "uraid bench: out of memory\n");
-		outcome_free(&o, nalloc);
-		return CLI_EXIT_FAIL;
-	}
-	if (c.sweep)
-		rc = run_cells(&c, &o, err, sizeof(err));
-	else if (c.steady_max)
-		rc = run_steady(&c, &o, err, sizeof(err));
-	else
-		rc = run_single(&c, &o, err, sizeof(err));
+	rc = bench_outcome_run(&o, &c.plan, &hook, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uraid bench: %s\n", err);
-		outcome_free(&o, nalloc);
-		bench_trace_free(&c.trace);
-		return rc == -EPERM || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		rc = rc == -EPERM || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		goto out;
 	}
-	o.ran[0] = o.ran[0] || !o.cells;
-	o.wall_ns = mono_ns() - t0;
 	if (c.fmt == BENCH_FMT_JSON)
 		bench_print_json(stdout, &c, &o);
 	else if (c.fmt == BENCH_FMT_CSV)
@@ -305,15 +171,10 @@ int cmd_bench(int argc, char **argv)
 		bench_print_human(stdout, &c, &o);
 	if (c.csv_path)
 		rc = write_csv_file(&c, &o);
-	if (c.html_path && !rc) {
-		if (bench_write_html(&c, &o, c.html_path, err, sizeof(err))) {
-			fprintf(stderr, "uraid bench: --html: %s\n", err);
-			rc = CLI_EXIT_FAIL;
-		} else if (c.fmt == BENCH_FMT_HUMAN) {
-			printf("report: %s\n", c.html_path);
-		}
-	}
-	outcome_free(&o, nalloc);
+	if (c.html_path && !rc)
+		rc = write_html_file(&c, &o);
+out:
+	bench_outcome_fini(&o);
 	bench_trace_free(&c.trace);
 	return rc;
 }

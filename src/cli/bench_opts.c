@@ -267,13 +267,13 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 		const struct bench_profile *p = bench_profile_find(c->profile);
 		if (!p)
 			return usage_error("unknown profile '%s' (see --list-profiles)", c->profile);
-		c->wl.nlines = p->nlines;
-		memcpy(c->wl.line, p->line, sizeof(p->line));
+		c->plan.wl.nlines = p->nlines;
+		memcpy(c->plan.wl.line, p->line, sizeof(p->line));
 		snprintf(c->what, sizeof(c->what), "profile %s", p->name);
 		/* as with --rw, --percentage_random overrides what the profile implies */
 		if (c->random_given) {
-			for (unsigned i = 0; i < c->wl.nlines; i++)
-				c->wl.line[i].random_pct = pct_random;
+			for (unsigned i = 0; i < c->plan.wl.nlines; i++)
+				c->plan.wl.line[i].random_pct = pct_random;
 			snprintf(c->what, sizeof(c->what), "profile %s, %u %% random", p->name,
 				 pct_random);
 		}
@@ -282,8 +282,8 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 	if (c->nacc) {
 		if (bench_access_finish(c->acc, c->acc_weight, &c->nacc, err, sizeof(err)))
 			return usage_error("--access: %s", err);
-		c->wl.nlines = c->nacc;
-		memcpy(c->wl.line, c->acc, sizeof(c->acc));
+		c->plan.wl.nlines = c->nacc;
+		memcpy(c->plan.wl.line, c->acc, sizeof(c->acc));
 		snprintf(c->what, sizeof(c->what), "%u access line%s", c->nacc,
 			 c->nacc == 1 ? "" : "s");
 		return 0;
@@ -296,11 +296,11 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 		read = rwmix_read;
 	if (c->random_given)
 		random = pct_random;
-	c->wl.nlines = c->nbs;
+	c->plan.wl.nlines = c->nbs;
 	for (unsigned i = 0; i < c->nbs; i++) {
-		c->wl.line[i] = c->bs[i];
-		c->wl.line[i].read_pct = read;
-		c->wl.line[i].random_pct = random;
+		c->plan.wl.line[i] = c->bs[i];
+		c->plan.wl.line[i].read_pct = read;
+		c->plan.wl.line[i].random_pct = random;
 	}
 	char bs[32];
 	if (c->nbs == 1)
@@ -314,30 +314,31 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 /* Options that contradict each other, and what --replay or the sweeps need. */
 static int check_combinations(struct bench_cli *c)
 {
-	if ((c->tg.flags & BENCH_CREATE) && c->tg.kind != BENCH_ARRAY)
+	if ((c->plan.tg.flags & BENCH_CREATE) && c->plan.tg.kind != BENCH_ARRAY)
 		return usage_error("%s", "--level needs --array");
-	if (c->tg.create_bytes && c->tg.kind != BENCH_ARRAY)
+	if (c->plan.tg.create_bytes && c->plan.tg.kind != BENCH_ARRAY)
 		return usage_error("%s", "--member-size needs --array (raw targets that do not "
 				   "exist are created at --size)");
 	if (c->layout) {
-		if (!(c->tg.flags & BENCH_CREATE))
+		if (!(c->plan.tg.flags & BENCH_CREATE))
 			return usage_error("%s", "--layout needs --level");
-		if (uraid_layout_parse(c->tg.level, c->layout, &c->tg.layout))
+		if (uraid_layout_parse(c->plan.tg.level, c->layout, &c->plan.tg.layout))
 			return usage_error("unknown layout '%s' for this level", c->layout);
-		c->tg.layout_given = true;
+		c->plan.tg.layout_given = true;
 	}
-	if (c->sweep && c->steady_max)
+	if (c->sweep && c->plan.steady_max)
 		return usage_error("%s", "--sweep and --steady-state do not combine");
-	if (c->replay_path && (c->sweep || c->steady_max || c->profile || c->nacc ||
-			       (c->wl.flags & BENCH_VERIFY) || c->wl.rate_iops))
+	if (c->replay_path && (c->sweep || c->plan.steady_max || c->profile || c->nacc ||
+			       (c->plan.wl.flags & BENCH_VERIFY) || c->plan.wl.rate_iops))
 		return usage_error("%s", "--replay does not combine with --sweep, --steady-state, "
 				   "--profile, --access, --verify or --rate_iops");
-	if ((c->wl.flags & BENCH_REPLAY_TIMED) && !c->replay_path)
+	if ((c->plan.wl.flags & BENCH_REPLAY_TIMED) && !c->replay_path)
 		return usage_error("%s", "--replay-timed needs --replay");
-	if (c->axes.ndrives && !(c->tg.kind == BENCH_ARRAY && (c->tg.flags & BENCH_CREATE)))
+	if (c->plan.axes.ndrives &&
+	    !(c->plan.tg.kind == BENCH_ARRAY && (c->plan.tg.flags & BENCH_CREATE)))
 		return usage_error("%s", "--sweep drives=... needs --array and --level (the array "
 				   "is built on the first N DEVICEs)");
-	if (c->axes.matrix && (c->profile || c->nacc || c->nbs > 1))
+	if (c->plan.axes.matrix && (c->profile || c->nacc || c->nbs > 1))
 		return usage_error("%s", "--sweep matrix sets block size and mix itself: drop "
 				   "--profile, --access and --bssplit");
 	return 0;
@@ -400,7 +401,7 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_BLOCKALIGN:
 		if (cli_parse_size(optarg, 1, &v) || !v || v % 512 || v > UINT32_MAX)
 			return usage_error("--blockalign=%s: a multiple of 512", optarg);
-		c->wl.align = (uint32_t)v;
+		c->plan.wl.align = (uint32_t)v;
 		break;
 	case OPT_ACCESS:
 		if (c->nacc == BENCH_MAX_LINES)
@@ -421,102 +422,102 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_IODEPTH:
 		if (parse_uint(optarg, 4096, &v) || !v)
 			return usage_error("--iodepth=%s: 1..4096", optarg);
-		c->wl.iodepth = (unsigned)v;
+		c->plan.wl.iodepth = (unsigned)v;
 		c->iodepth_given = true;
 		break;
 	case OPT_NUMJOBS:
 		if (parse_uint(optarg, BENCH_MAX_WORKERS, &v) || !v)
 			return usage_error("--numjobs=%s: 1..256", optarg);
-		c->wl.workers = (unsigned)v;
+		c->plan.wl.workers = (unsigned)v;
 		c->numjobs_given = true;
 		break;
 	case OPT_RUNTIME:
-		if (parse_seconds(optarg, &c->wl.runtime_s) || !(c->wl.runtime_s > 0))
+		if (parse_seconds(optarg, &c->plan.wl.runtime_s) || !(c->plan.wl.runtime_s > 0))
 			return usage_error("--runtime=%s: seconds, more than 0 and at most 1000000",
 					   optarg);
 		c->runtime_given = true;
 		break;
 	case OPT_RAMP:
-		if (parse_seconds(optarg, &c->wl.ramp_s))
+		if (parse_seconds(optarg, &c->plan.wl.ramp_s))
 			return usage_error("--ramp_time=%s: seconds from 0, at most 1000000", optarg);
 		break;
 	case OPT_SIZE:
-		if (cli_parse_size(optarg, 1, &c->wl.size) || c->wl.size % 512)
+		if (cli_parse_size(optarg, 1, &c->plan.wl.size) || c->plan.wl.size % 512)
 			return usage_error("--size=%s: a multiple of 512", optarg);
 		/* 0 inside the run means "to the end": leaving --size out says that */
-		if (!c->wl.size)
+		if (!c->plan.wl.size)
 			return usage_error("--size=%s: more than 0 (leave --size out to use the whole "
 					   "target)", optarg);
 		break;
 	case OPT_OFFSET:
-		if (cli_parse_size(optarg, 1, &c->wl.offset) || c->wl.offset % 512)
+		if (cli_parse_size(optarg, 1, &c->plan.wl.offset) || c->plan.wl.offset % 512)
 			return usage_error("--offset=%s: a multiple of 512", optarg);
 		break;
 	case OPT_RATE:
-		if (parse_uint(optarg, UINT64_MAX, &c->wl.rate_iops) || !c->wl.rate_iops)
+		if (parse_uint(optarg, UINT64_MAX, &c->plan.wl.rate_iops) || !c->plan.wl.rate_iops)
 			return usage_error("--rate_iops=%s: a positive number", optarg);
 		break;
 	case OPT_SEED:
-		if (parse_uint(optarg, UINT64_MAX, &c->wl.seed))
+		if (parse_uint(optarg, UINT64_MAX, &c->plan.wl.seed))
 			return usage_error("--seed=%s: a number", optarg);
 		break;
 	case OPT_DIRECT:
 		if (strcmp(optarg, "0") && strcmp(optarg, "1"))
 			return usage_error("--direct=%s: 0 or 1", optarg);
 		if (!strcmp(optarg, "0"))
-			c->tg.flags |= BENCH_BUFFERED;
+			c->plan.tg.flags |= BENCH_BUFFERED;
 		else
-			c->tg.flags &= ~BENCH_BUFFERED;
+			c->plan.tg.flags &= ~BENCH_BUFFERED;
 		break;
 	case OPT_VERIFY:
-		c->wl.flags |= BENCH_VERIFY;
+		c->plan.wl.flags |= BENCH_VERIFY;
 		break;
 	case OPT_ZERO_BUFFERS:
 	case OPT_BUFFER_PATTERN:
 		/* two data options would leave one silently unused */
-		if (c->wl.data != BENCH_DATA_RANDOM)
+		if (c->plan.wl.data != BENCH_DATA_RANDOM)
 			return usage_error("%s", "give --zero_buffers or --buffer_pattern, once");
 		if (opt == OPT_ZERO_BUFFERS) {
-			c->wl.data = BENCH_DATA_ZERO;
+			c->plan.wl.data = BENCH_DATA_ZERO;
 			break;
 		}
-		if (bench_parse_pattern(optarg, c->wl.pattern, &c->wl.pattern_len, err,
+		if (bench_parse_pattern(optarg, c->plan.wl.pattern, &c->plan.wl.pattern_len, err,
 					sizeof(err)))
 			return usage_error("%s", err);
-		c->wl.data = BENCH_DATA_PATTERN;
+		c->plan.wl.data = BENCH_DATA_PATTERN;
 		break;
 	case OPT_SWEEP:
-		if (bench_axes_parse(optarg, &c->axes, err, sizeof(err)))
+		if (bench_axes_parse(optarg, &c->plan.axes, err, sizeof(err)))
 			return usage_error("%s", err);
 		c->sweep = true;
 		break;
 	case OPT_STEADY:
-		c->steady_max = BENCH_SS_MAX_ROUNDS;
+		c->plan.steady_max = BENCH_SS_MAX_ROUNDS;
 		if (optarg && (parse_uint(optarg, 1000, &v) || v < BENCH_SS_WINDOW))
 			return usage_error("--steady-state=%s: at most this many rounds, 5..1000",
 					   optarg);
 		if (optarg)
-			c->steady_max = (unsigned)v;
+			c->plan.steady_max = (unsigned)v;
 		break;
 	case OPT_REPLAY:
 		c->replay_path = optarg;
 		break;
 	case OPT_REPLAY_TIMED:
-		c->wl.flags |= BENCH_REPLAY_TIMED;
+		c->plan.wl.flags |= BENCH_REPLAY_TIMED;
 		break;
 	case OPT_ARRAY:
-		c->tg.kind = BENCH_ARRAY;
+		c->plan.tg.kind = BENCH_ARRAY;
 		break;
 	case 'l':
-		if (uraid_level_parse(optarg, &c->tg.level))
+		if (uraid_level_parse(optarg, &c->plan.tg.level))
 			return usage_error("unknown RAID level '%s'", optarg);
-		c->tg.flags |= BENCH_CREATE;
+		c->plan.tg.flags |= BENCH_CREATE;
 		break;
 	case 'c':
 		if (cli_parse_size(optarg, 1024, &v) || v < 4096 || v % 4096 ||
 		    v / 1024 > UINT32_MAX)
 			return usage_error("--chunk=%s: a multiple of 4K", optarg);
-		c->tg.chunk_kib = (uint32_t)(v / 1024);
+		c->plan.tg.chunk_kib = (uint32_t)(v / 1024);
 		break;
 	case 'p':
 		c->layout = optarg;
@@ -524,10 +525,10 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_MEMBER_SIZE:
 		if (cli_parse_size(optarg, 1, &v) || !v || v % 4096)
 			return usage_error("--member-size=%s: a multiple of 4K", optarg);
-		c->tg.create_bytes = v;
+		c->plan.tg.create_bytes = v;
 		break;
 	case OPT_FORCE_WRITE:
-		c->tg.flags |= BENCH_FORCE_WRITE;
+		c->plan.tg.flags |= BENCH_FORCE_WRITE;
 		break;
 	case OPT_JSON:
 		c->fmt = BENCH_FMT_JSON;
@@ -565,10 +566,10 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	c->rw = "read";
 	c->nbs = 1;
 	c->bs[0] = (struct bench_access){ .bytes = 4096, .weight = 100 };
-	c->wl.iodepth = 1;
-	c->wl.runtime_s = 10;
-	c->wl.seed = 1;
-	c->tg.kind = BENCH_RAW;
+	c->plan.wl.iodepth = 1;
+	c->plan.wl.runtime_s = 10;
+	c->plan.wl.seed = 1;
+	c->plan.tg.kind = BENCH_RAW;
 	c->argc = argc;
 	c->argv = argv;
 	optind = 1;
@@ -590,35 +591,38 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 			fprintf(stderr, "uraid bench: --replay: %s\n", err);
 			return CLI_EXIT_USAGE;
 		}
-		c->wl.trace = &c->trace;
+		c->plan.wl.trace = &c->trace;
 		if (!c->runtime_given)
-			c->wl.runtime_s = 0;    /* to the end of the trace */
+			c->plan.wl.runtime_s = 0;    /* to the end of the trace */
 		snprintf(c->what, sizeof(c->what), "replay of %s", c->replay_path);
 	} else if ((rc = build_lines(c, rwmix_read, pct_random))) {
 		return rc;
 	}
-	if (c->axes.matrix && !c->random_given)
-		c->wl.line[0].random_pct = 100;     /* the matrix is random unless told */
+	if (c->plan.axes.matrix && !c->random_given)
+		c->plan.wl.line[0].random_pct = 100;     /* the matrix is random unless told */
 	/* the review method runs the matrix with two workers at QD 32 (workloads.md section 1) */
-	if (c->axes.matrix && !c->numjobs_given)
-		c->wl.workers = BENCH_MATRIX_WORKERS;
-	if (c->axes.matrix && !c->iodepth_given)
-		c->wl.iodepth = BENCH_MATRIX_IODEPTH;
-	if (c->axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
+	if (c->plan.axes.matrix && !c->numjobs_given)
+		c->plan.wl.workers = BENCH_MATRIX_WORKERS;
+	if (c->plan.axes.matrix && !c->iodepth_given)
+		c->plan.wl.iodepth = BENCH_MATRIX_IODEPTH;
+	if (c->plan.axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
 		snprintf(c->what, sizeof(c->what), "block size × read/write mix, %u %% random",
-			 c->wl.line[0].random_pct);
+			 c->plan.wl.line[0].random_pct);
 	if ((rc = check_combinations(c)))
 		return rc;
 	if (optind >= argc)
 		return usage_error("%s", "no DEVICE given");
 	/* a raw target the run creates holds the whole range (rounded up to 4 KiB, the
 	   unit it is written in), not --size bytes of which --offset are never used */
-	if (c->tg.kind == BENCH_RAW && c->wl.size) {
-		if (c->wl.size > UINT64_MAX - 4095 - c->wl.offset)
+	if (c->plan.tg.kind == BENCH_RAW && c->plan.wl.size) {
+		if (c->plan.wl.size > UINT64_MAX - 4095 - c->plan.wl.offset)
 			return usage_error("%s", "--offset + --size is too large");
-		c->tg.create_bytes = (c->wl.offset + c->wl.size + 4095) & ~4095ull;
+		c->plan.tg.create_bytes = (c->plan.wl.offset + c->plan.wl.size + 4095) & ~4095ull;
 	}
-	c->tg.paths = (const char *const *)argv + optind;
-	c->tg.npaths = (unsigned)(argc - optind);
+	c->plan.tg.paths = (const char *const *)argv + optind;
+	c->plan.tg.npaths = (unsigned)(argc - optind);
+	/* the checks above leave at most one of these */
+	c->plan.kind = c->sweep ? BENCH_RUN_SWEEP : c->plan.steady_max ? BENCH_RUN_STEADY :
+		       c->replay_path ? BENCH_RUN_REPLAY : BENCH_RUN_SINGLE;
 	return 0;
 }

@@ -13,12 +13,6 @@
 #include "cli/bench_cli.h"
 #include "cli/util.h"
 
-static const double pcts[] = { 50, 90, 99, 99.9, 99.99, 99.999 };
-static const char *const pct_keys[] = { "p50", "p90", "p99", "p99_9", "p99_99", "p99_999" };
-static const char *const pct_names[] = { "p50", "p90", "p99", "p99.9", "p99.99", "p99.999" };
-#define NPCT (sizeof(pcts) / sizeof(pcts[0]))
-
-
 /* ---- JSON ---- */
 
 static void json_dir(struct json *j, const char *key, uint64_t ios, uint64_t bytes,
@@ -32,8 +26,8 @@ static void json_dir(struct json *j, const char *key, uint64_t ios, uint64_t byt
 	json_obj_open(j, "lat_ns");
 	json_u64(j, "min", h->count ? h->min : 0);
 	json_u64(j, "mean", hist_mean(h));
-	for (size_t i = 0; i < NPCT; i++)
-		json_u64(j, pct_keys[i], hist_percentile(h, pcts[i]));
+	for (size_t i = 0; i < BENCH_NPCT; i++)
+		json_u64(j, bench_pct_keys[i], hist_percentile(h, bench_pcts[i]));
 	json_u64(j, "max", h->max);
 	json_obj_close(j);
 	json_obj_close(j);
@@ -62,7 +56,7 @@ static void json_access(struct json *j, const struct bench_workload *w,
 
 static void json_workload(struct json *j, const struct bench_cli *c, const struct bench_result *r)
 {
-	const struct bench_workload *w = &c->wl;
+	const struct bench_workload *w = &c->plan.wl;
 
 	json_obj_open(j, "workload");
 	json_str(j, "description", c->what);
@@ -74,7 +68,7 @@ static void json_workload(struct json *j, const struct bench_cli *c, const struc
 		json_access(j, w, r);
 	json_u64(j, "iodepth", w->iodepth);
 	/* several cells: the base workload's count, as resolved (0 would say "default") */
-	json_u64(j, "numjobs", r ? r->workers : bench_workers(w, &c->tg));
+	json_u64(j, "numjobs", r ? r->workers : bench_workers(w, &c->plan.tg));
 	json_u64(j, "ramp_ns", (uint64_t)(w->ramp_s * 1e9));
 	json_u64(j, "runtime_ns", (uint64_t)(w->runtime_s * 1e9));
 	json_u64(j, "rate_iops", w->rate_iops);
@@ -130,7 +124,7 @@ static void json_result(struct json *j, const struct bench_cli *c, const struct 
 	json_u64(j, "user_ns", r->cpu_user_ns);
 	json_u64(j, "sys_ns", r->cpu_sys_ns);
 	json_obj_close(j);
-	if (c->wl.flags & BENCH_VERIFY) {
+	if (c->plan.wl.flags & BENCH_VERIFY) {
 		json_obj_open(j, "verify");
 		json_u64(j, "blocks_checked", r->verified_blocks);
 		json_obj_close(j);
@@ -170,11 +164,11 @@ void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_out
 
 	json_begin(&j, f);
 	json_obj_open(&j, NULL);
-	json_str(&j, "kind", o->kind);
+	json_str(&j, "kind", bench_run_kind_name(o->kind));
 	json_workload(&j, c, o->cells ? NULL : &o->res[0]);
 	json_arr_open(&j, "paths");
-	for (unsigned i = 0; i < c->tg.npaths; i++)
-		json_str(&j, NULL, c->tg.paths[i]);
+	for (unsigned i = 0; i < c->plan.tg.npaths; i++)
+		json_str(&j, NULL, c->plan.tg.paths[i]);
 	json_arr_close(&j);
 	if (!o->cells) {
 		json_result(&j, c, &o->res[0]);
@@ -185,7 +179,7 @@ void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_out
 			json_cell_keys(&j, &o->cells[i]);
 			if (o->cells[i].skip[0])
 				json_str(&j, "skipped", o->cells[i].skip);
-			else if (o->ran[i])
+			else if (bench_cell_measured(o, i))
 				json_result(&j, c, &o->res[i]);
 			json_obj_close(&j);
 		}
@@ -197,7 +191,7 @@ void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_out
 		json_bool(&j, "complete", o->rating_complete);
 		json_obj_close(&j);
 	}
-	if (!strcmp(o->kind, "steady-state")) {
+	if (o->kind == BENCH_RUN_STEADY) {
 		json_obj_open(&j, "steady_state");
 		json_bool(&j, "reached", o->ss_reached);
 		json_u64(&j, "rounds", o->ss_rounds);
@@ -221,19 +215,14 @@ static void human_row(FILE *f, const char *name, uint64_t ios, uint64_t bytes,
 {
 	fprintf(f, "%-6s %10.0f %10.2f %9.1f %9.1f", name, bench_per_s(ios, ns),
 		bench_per_s(bytes, ns) / (1 << 20), h->count ? h->min / 1e3 : 0.0, hist_mean(h) / 1e3);
-	for (size_t i = 0; i < NPCT; i++)
-		fprintf(f, " %9.1f", hist_percentile(h, pcts[i]) / 1e3);
+	for (size_t i = 0; i < BENCH_NPCT; i++)
+		fprintf(f, " %9.1f", hist_percentile(h, bench_pcts[i]) / 1e3);
 	fprintf(f, " %9.1f\n", h->max / 1e3);
-}
-
-static double cpu_pct(uint64_t ns, uint64_t window)
-{
-	return window ? 100.0 * (double)ns / (double)window : 0;
 }
 
 static void human_single(FILE *f, const struct bench_cli *c, const struct bench_result *r)
 {
-	const struct bench_workload *w = &c->wl;
+	const struct bench_workload *w = &c->plan.wl;
 	bool reads = r->dir[0].ios, writes = r->dir[1].ios;
 
 	for (unsigned i = 0; i < w->nlines && !reads && !writes; i++) {
@@ -245,8 +234,8 @@ static void human_single(FILE *f, const struct bench_cli *c, const struct bench_
 		w->ramp_s, r->target_desc);
 	fprintf(f, "%-6s %10s %10s  latency in µs:\n%-6s %10s %10s %9s %9s", "", "", "", "",
 		"IOPS", "MiB/s", "min", "mean");
-	for (size_t i = 0; i < NPCT; i++)
-		fprintf(f, " %9s", pct_names[i]);
+	for (size_t i = 0; i < BENCH_NPCT; i++)
+		fprintf(f, " %9s", bench_pct_names[i]);
 	fprintf(f, " %9s\n", "max");
 	if (reads)
 		human_row(f, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns);
@@ -255,7 +244,8 @@ static void human_single(FILE *f, const struct bench_cli *c, const struct bench_
 	if (r->dir[0].ios && r->dir[1].ios)
 		human_row(f, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns);
 	fprintf(f, "CPU: user %.1f %%, system %.1f %% (of one CPU)\n",
-		cpu_pct(r->cpu_user_ns, r->runtime_ns), cpu_pct(r->cpu_sys_ns, r->runtime_ns));
+		bench_pct_of(r->cpu_user_ns, r->runtime_ns),
+		bench_pct_of(r->cpu_sys_ns, r->runtime_ns));
 	if (w->flags & BENCH_VERIFY)
 		fprintf(f, "verify: %" PRIu64 " blocks checked, no mismatch\n", r->verified_blocks);
 	if (c->replay_path)
@@ -267,34 +257,35 @@ static void human_single(FILE *f, const struct bench_cli *c, const struct bench_
 
 static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
 {
-	fprintf(f, "%s (%s) on %u DEVICE%s\n", c->what, o->kind, c->tg.npaths,
-		c->tg.npaths == 1 ? "" : "s");
+	fprintf(f, "%s (%s) on %u DEVICE%s\n", c->what, bench_run_kind_name(o->kind),
+		c->plan.tg.npaths, c->plan.tg.npaths == 1 ? "" : "s");
 	fprintf(f, "%-22s %10s %10s %9s %9s %9s %9s %7s\n", "cell", "IOPS", "MiB/s",
 		"mean µs", "p99 µs", "p99.9 µs", "max µs", "CPU %");
 	for (unsigned i = 0; i < o->ncells; i++) {
 		const struct bench_cell *cl = &o->cells[i];
 		const struct bench_result *r = &o->res[i];
-		if (cl->skip[0] || !o->ran[i]) {
-			fprintf(f, "%-22s skipped: %s\n", cl->label, cl->skip[0] ? cl->skip : "error");
+		if (!bench_cell_measured(o, i)) {
+			fprintf(f, "%-22s skipped: %s\n", cl->label, bench_cell_why_not(o, i));
 			continue;
 		}
 		fprintf(f, "%-22s %10.0f %10.2f %9.1f %9.1f %9.1f %9.1f %7.1f", cl->label,
-			bench_per_s(bench_total_ios(r), r->runtime_ns), bench_per_s(bench_total_bytes(r), r->runtime_ns) /
-			(1 << 20), hist_mean(&r->lat) / 1e3, hist_percentile(&r->lat, 99) / 1e3,
-			hist_percentile(&r->lat, 99.9) / 1e3, r->lat.max / 1e3,
-			cpu_pct(r->cpu_user_ns + r->cpu_sys_ns, r->runtime_ns));
+			bench_iops(r), bench_mib_s(r), hist_mean(&r->lat) / 1e3,
+			hist_percentile(&r->lat, bench_pcts[BENCH_PCT_P99]) / 1e3,
+			hist_percentile(&r->lat, bench_pcts[BENCH_PCT_P99_9]) / 1e3,
+			r->lat.max / 1e3, bench_pct_of(r->cpu_user_ns + r->cpu_sys_ns, r->runtime_ns));
 		/* an array cell of a drives sweep: its ratio to the JBOD of the same drives */
-		if (cl->drives && !cl->jbod && i > 0 && o->ran[i - 1] && o->cells[i - 1].jbod) {
-			double jb = bench_per_s(bench_total_ios(&o->res[i - 1]), o->res[i - 1].runtime_ns);
+		if (cl->drives && !cl->jbod && i > 0 && bench_cell_measured(o, i - 1) &&
+		    o->cells[i - 1].jbod) {
+			double jb = bench_iops(&o->res[i - 1]);
 			if (jb > 0)
-				fprintf(f, "  %.2f x JBOD", bench_per_s(bench_total_ios(r), r->runtime_ns) / jb);
+				fprintf(f, "  %.2f x JBOD", bench_iops(r) / jb);
 		}
 		fputc('\n', f);
 	}
 	if (o->has_rating)
 		fprintf(f, "X-bit rating (sum of IOPS(QD)/QD over QD 1..32): %.0f%s\n", o->rating,
 			o->rating_complete ? "" : " (not every QD 1, 2, 4, 8, 16, 32 was measured)");
-	if (!strcmp(o->kind, "steady-state"))
+	if (o->kind == BENCH_RUN_STEADY)
 		fprintf(f, "steady state %s after %u rounds: last %u rounds mean %.0f IOPS, range "
 			"%.1f %% (limit %d %%), fitted change %.1f %% (limit %d %%)\n",
 			o->ss_reached ? "reached" : "NOT reached", o->ss_rounds, BENCH_SS_WINDOW,
@@ -345,8 +336,8 @@ static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint6
 	csv_cell(f, cl);
 	fprintf(f, "%s,,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%" PRIu64, row, ns, ios,
 		bench_per_s(ios, ns), bench_per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
-	for (size_t i = 0; i < NPCT; i++)
-		fprintf(f, ",%" PRIu64, hist_percentile(h, pcts[i]));
+	for (size_t i = 0; i < BENCH_NPCT; i++)
+		fprintf(f, ",%" PRIu64, hist_percentile(h, bench_pcts[i]));
 	fprintf(f, ",%" PRIu64, h->max);
 	if (cpu)
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 "\n", cpu->cpu_user_ns, cpu->cpu_sys_ns);
@@ -375,14 +366,13 @@ void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outc
 	fputs("cell,cell_iodepth,cell_numjobs,cell_bs_bytes,cell_read_pct,cell_drives,"
 	      "cell_config,row,second,duration_ns,ios,iops,bw_bytes_per_s,lat_min_ns,"
 	      "lat_mean_ns", f);
-	for (size_t i = 0; i < NPCT; i++)
-		fprintf(f, ",lat_%s_ns", pct_keys[i]);
+	for (size_t i = 0; i < BENCH_NPCT; i++)
+		fprintf(f, ",lat_%s_ns", bench_pct_keys[i]);
 	fputs(",lat_max_ns,cpu_user_ns,cpu_sys_ns\n", f);
 	for (unsigned i = 0; i < o->ncells; i++) {
-		const struct bench_cell *cl = o->cells ? &o->cells[i] : NULL;
-		if (cl && (cl->skip[0] || !o->ran[i]))
+		if (!bench_cell_measured(o, i))
 			continue;
-		csv_result(f, cl, &o->res[i]);
+		csv_result(f, o->cells ? &o->cells[i] : NULL, &o->res[i]);
 	}
 	(void)c;
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * uraid bench --html: the report of a run as one self-contained HTML file
- * (src/bench/report.h): what was run where (host, date, kernel, uraid
- * version, command, targets, workload), the key figures, the charts that fit
- * it (bench_html_charts.c) and a table of every cell.
+ * The report of a run (report_run.h) as one self-contained HTML file
+ * (report.h): what was run where (host, date, kernel, version, command,
+ * targets, workload), the key figures, the charts that fit it
+ * (report_run_charts.c) and a table of every cell.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,17 +16,8 @@
 
 #include <uraid/geom.h>
 
-#include "bench/report.h"
-#include "cli/version.h"
-#include "cli/bench_cli.h"
+#include "bench/report_run.h"
 #include "common/errmsg.h"
-
-
-
-static bool cell_ok(const struct bench_outcome *o, unsigned i)
-{
-	return o->ran[i] && !(o->cells && o->cells[i].skip[0]) && o->res[i].runtime_ns;
-}
 
 /* Append s to buf (of len) with a separator, keeping it NUL-terminated; "..." when full. */
 static void append(char *buf, size_t len, const char *sep, const char *s)
@@ -43,15 +34,15 @@ static void append(char *buf, size_t len, const char *sep, const char *s)
 	strcat(buf, s);
 }
 
-static const char *kind_words(const struct bench_cli *c, const struct bench_outcome *o,
+static const char *kind_words(const struct bench_runplan *p, const struct bench_outcome *o,
 			      char *buf, size_t len)
 {
-	const struct bench_axes *ax = &c->axes;
+	const struct bench_axes *ax = &p->axes;
 
-	if (c->steady_max)
+	if (p->kind == BENCH_RUN_STEADY)
 		snprintf(buf, len, "steady state (SNIA PTS): %s after %u rounds of %.3g s",
-			 o->ss_reached ? "reached" : "not reached", o->ss_rounds, c->wl.runtime_s);
-	else if (c->replay_path)
+			 o->ss_reached ? "reached" : "not reached", o->ss_rounds, p->wl.runtime_s);
+	else if (p->kind == BENCH_RUN_REPLAY)
 		snprintf(buf, len, "replay of a fio iolog");
 	else if (!o->cells)
 		snprintf(buf, len, "a single run");
@@ -60,12 +51,13 @@ static const char *kind_words(const struct bench_cli *c, const struct bench_outc
 			 ax->matrix ? "block size × read/write mix" : ax->ndrives ?
 			 "drive count, the level against JBOD" : ax->nqd && ax->nthreads ?
 			 "threads × queue depth" : ax->nqd ? "queue depth" : "threads",
-			 c->wl.runtime_s, c->wl.ramp_s > 0 ? " after its ramp" : "");
+			 p->wl.runtime_s, p->wl.ramp_s > 0 ? " after its ramp" : "");
 	return buf;
 }
 
-static int add_description(struct bench_report *r, const struct bench_cli *c,
-			   const struct bench_outcome *o, char *err, size_t errlen)
+static int add_description(struct bench_report *r, const struct bench_runplan *p,
+			   const struct bench_outcome *o, const struct bench_run_about *about,
+			   char *err, size_t errlen)
 {
 	const struct bench_result *first = &o->res[0];
 	char host[320], date[96], kernel[400], cmd[1024] = "", tg[1024] = "", wl[400], run[200];
@@ -74,7 +66,7 @@ static int add_description(struct bench_report *r, const struct bench_cli *c,
 	int rc = 0;
 
 	for (unsigned i = 0; i < o->ncells; i++)
-		if (cell_ok(o, i)) {
+		if (bench_cell_charted(o, i)) {
 			first = &o->res[i];
 			break;
 		}
@@ -87,9 +79,9 @@ static int add_description(struct bench_report *r, const struct bench_cli *c,
 	snprintf(date + strlen(date), sizeof(date) - strlen(date), ", %.1f s in all",
 		 o->wall_ns / 1e9);
 	snprintf(kernel, sizeof(kernel), "%s %s %s", u.sysname, u.release, u.machine);
-	for (int i = 0; i < c->argc; i++) {
+	for (int i = 0; i < about->argc; i++) {
 		char q[512];
-		const char *a = i ? c->argv[i] : "uraid bench";
+		const char *a = i ? about->argv[i] : "uraid bench";
 
 		/* quoted as a shell would need it, so the line can be pasted */
 		if (i && strpbrk(a, " \t\"$`\\*?;&|<>()[]{}~#!") && !strchr(a, '\''))
@@ -98,31 +90,31 @@ static int add_description(struct bench_report *r, const struct bench_cli *c,
 			snprintf(q, sizeof(q), "%s", a);
 		append(cmd, sizeof(cmd), " ", q);
 	}
-	for (unsigned i = 0; i < c->tg.npaths; i++)
-		append(tg, sizeof(tg), ", ", c->tg.paths[i]);
-	if (c->axes.ndrives)
+	for (unsigned i = 0; i < p->tg.npaths; i++)
+		append(tg, sizeof(tg), ", ", p->tg.paths[i]);
+	if (p->axes.ndrives)
 		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": %s on the first N of them, "
-			 "each against the JBOD of the same N", uraid_level_name(c->tg.level) ?
-			 uraid_level_name(c->tg.level) : "the array");
+			 "each against the JBOD of the same N", uraid_level_name(p->tg.level) ?
+			 uraid_level_name(p->tg.level) : "the array");
 	else
 		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": %s%s", first->target_desc,
-			 c->tg.kind == BENCH_ARRAY ? ", driven in process" : "");
-	snprintf(wl, sizeof(wl), "%s; %u worker%s × QD %u%s; %s%s; seed %llu%s%s", c->what,
+			 p->tg.kind == BENCH_ARRAY ? ", driven in process" : "");
+	snprintf(wl, sizeof(wl), "%s; %u worker%s × QD %u%s; %s%s; seed %llu%s%s", about->what,
 		 first->workers, first->workers == 1 ? "" : "s", first->iodepth,
-		 o->cells && !c->steady_max ? " (as in the first cell)" : "",
-		 (c->tg.flags & BENCH_BUFFERED) ? "page cache" : "O_DIRECT",
-		 c->wl.rate_iops ? ", rate-limited" : "", (unsigned long long)c->wl.seed,
-		 (c->wl.flags & BENCH_VERIFY) ? "; every block verified" : "",
-		 c->wl.ramp_s > 0 ? "; ramp before measuring" : "");
+		 p->kind == BENCH_RUN_SWEEP ? " (as in the first cell)" : "",
+		 (p->tg.flags & BENCH_BUFFERED) ? "page cache" : "O_DIRECT",
+		 p->wl.rate_iops ? ", rate-limited" : "", (unsigned long long)p->wl.seed,
+		 (p->wl.flags & BENCH_VERIFY) ? "; every block verified" : "",
+		 p->wl.ramp_s > 0 ? "; ramp before measuring" : "");
 #define TRY(call) do { if (!rc) rc = (call); } while (0)
 	TRY(bench_report_add_info(r, "host", host, err, errlen));
 	TRY(bench_report_add_info(r, "date", date, err, errlen));
 	TRY(bench_report_add_info(r, "kernel", kernel, err, errlen));
-	TRY(bench_report_add_info(r, "uraid", URAID_VERSION, err, errlen));
+	TRY(bench_report_add_info(r, "uraid", about->version, err, errlen));
 	TRY(bench_report_add_info(r, "command", cmd, err, errlen));
 	TRY(bench_report_add_info(r, "targets", tg, err, errlen));
 	TRY(bench_report_add_info(r, "workload", wl, err, errlen));
-	TRY(bench_report_add_info(r, "run", kind_words(c, o, run, sizeof(run)), err, errlen));
+	TRY(bench_report_add_info(r, "run", kind_words(p, o, run, sizeof(run)), err, errlen));
 #undef TRY
 	return rc;
 }
@@ -134,7 +126,7 @@ static int best_cell(const struct bench_outcome *o, double (*f)(const struct ben
 	int best = -1;
 
 	for (unsigned i = 0; i < o->ncells; i++) {
-		if (!cell_ok(o, i) || !bench_total_ios(&o->res[i]))
+		if (!bench_cell_charted(o, i) || !bench_total_ios(&o->res[i]))
 			continue;
 		double v = f(&o->res[i]);
 		if (best < 0 || (lowest ? v < f(&o->res[best]) : v > f(&o->res[best])))
@@ -143,17 +135,11 @@ static int best_cell(const struct bench_outcome *o, double (*f)(const struct ben
 	return best;
 }
 
-static double f_iops(const struct bench_result *r)
-{
-	return bench_per_s(bench_total_ios(r), r->runtime_ns);
-}
-static double f_mib(const struct bench_result *r)
-{
-	return bench_per_s(bench_total_bytes(r), r->runtime_ns) / (1 << 20);
-}
+static double f_iops(const struct bench_result *r) { return bench_iops(r); }
+static double f_mib(const struct bench_result *r) { return bench_mib_s(r); }
 static double f_mean(const struct bench_result *r) { return (double)hist_mean(&r->lat); }
 
-static int figures_cells(struct bench_report *r, const struct bench_cli *c,
+static int figures_cells(struct bench_report *r, const struct bench_runplan *p,
 			 const struct bench_outcome *o, char *err, size_t errlen)
 {
 	char label[200];
@@ -179,9 +165,9 @@ static int figures_cells(struct bench_report *r, const struct bench_cli *c,
 					     "QD 1..32" : "X-bit rating (not every QD 1..32 run)",
 					     o->rating, SVG_UNIT_SI, NULL, err, errlen);
 	/* drives: the largest array against the JBOD of the same drives */
-	for (int k = (int)o->ncells - 1; !rc && c->axes.ndrives && k > 0; k--) {
-		if (o->cells[k].jbod || !cell_ok(o, (unsigned)k) || !cell_ok(o, (unsigned)k - 1) ||
-		    !bench_total_ios(&o->res[k - 1]))
+	for (int k = (int)o->ncells - 1; !rc && p->axes.ndrives && k > 0; k--) {
+		if (o->cells[k].jbod || !bench_cell_charted(o, (unsigned)k) ||
+		    !bench_cell_charted(o, (unsigned)k - 1) || !bench_total_ios(&o->res[k - 1]))
 			continue;
 		snprintf(label, sizeof(label), "%s against %s, IOPS", o->cells[k].label,
 			 o->cells[k - 1].label);
@@ -189,14 +175,14 @@ static int figures_cells(struct bench_report *r, const struct bench_cli *c,
 					     SVG_UNIT_PLAIN, "× JBOD", err, errlen);
 		break;
 	}
-	if (!rc && c->steady_max)
+	if (!rc && p->kind == BENCH_RUN_STEADY)
 		rc = bench_report_add_figure(r, o->ss_reached ? "steady state, mean of the last 5 "
 					     "rounds" : "last 5 rounds (steady state not reached)",
 					     o->ss.avg, SVG_UNIT_SI, "IOPS", err, errlen);
 	return rc;
 }
 
-static int figures_single(struct bench_report *r, const struct bench_cli *c,
+static int figures_single(struct bench_report *r, const struct bench_runplan *p,
 			  const struct bench_result *res, char *err, size_t errlen)
 {
 	int rc = 0;
@@ -209,20 +195,19 @@ static int figures_single(struct bench_report *r, const struct bench_cli *c,
 	TRY(bench_report_add_figure(r, "mean latency", f_mean(res), SVG_UNIT_NS, NULL, err,
 				    errlen));
 	TRY(bench_report_add_figure(r, "99th percentile latency",
-				    (double)hist_percentile(&res->lat, 99), SVG_UNIT_NS, NULL, err,
-				    errlen));
+				    (double)hist_percentile(&res->lat, bench_pcts[BENCH_PCT_P99]),
+				    SVG_UNIT_NS, NULL, err, errlen));
 	TRY(bench_report_add_figure(r, "99.9th percentile latency",
-				    (double)hist_percentile(&res->lat, 99.9), SVG_UNIT_NS, NULL,
-				    err, errlen));
+				    (double)hist_percentile(&res->lat, bench_pcts[BENCH_PCT_P99_9]),
+				    SVG_UNIT_NS, NULL, err, errlen));
 	TRY(bench_report_add_figure(r, "CPU, user + system, of one CPU",
-				    100.0 * bench_per_s(res->cpu_user_ns + res->cpu_sys_ns,
-						  res->runtime_ns) / 1e9, SVG_UNIT_PLAIN,
-				    "%", err, errlen));
-	if (c->replay_path)
+				    bench_pct_of(res->cpu_user_ns + res->cpu_sys_ns,
+						 res->runtime_ns), SVG_UNIT_PLAIN, "%", err, errlen));
+	if (p->kind == BENCH_RUN_REPLAY)
 		TRY(bench_report_add_figure(r, "busy-time rate (≥ 1 I/O outstanding)",
 					    bench_per_s(bench_total_bytes(res), res->busy_ns) / (1 << 20),
 					    SVG_UNIT_PLAIN, "MiB/s", err, errlen));
-	if (c->wl.flags & BENCH_VERIFY)
+	if (p->wl.flags & BENCH_VERIFY)
 		TRY(bench_report_add_figure(r, "blocks verified, no mismatch",
 					    (double)res->verified_blocks, SVG_UNIT_PLAIN, NULL, err,
 					    errlen));
@@ -240,8 +225,10 @@ static int row_of(struct bench_report *r, const char *name, uint64_t ios, uint64
 	snprintf(v[1], sizeof(v[1]), "%.2f", bench_per_s(bytes, ns) / (1 << 20));
 	if (h->count) {
 		snprintf(v[2], sizeof(v[2]), "%.1f", hist_mean(h) / 1e3);
-		snprintf(v[3], sizeof(v[3]), "%.1f", hist_percentile(h, 99) / 1e3);
-		snprintf(v[4], sizeof(v[4]), "%.1f", hist_percentile(h, 99.9) / 1e3);
+		snprintf(v[3], sizeof(v[3]), "%.1f",
+			 hist_percentile(h, bench_pcts[BENCH_PCT_P99]) / 1e3);
+		snprintf(v[4], sizeof(v[4]), "%.1f",
+			 hist_percentile(h, bench_pcts[BENCH_PCT_P99_9]) / 1e3);
 		snprintf(v[5], sizeof(v[5]), "%.1f", h->max / 1e3);
 	} else {
 		for (int k = 2; k < 6; k++)
@@ -276,10 +263,10 @@ static int add_results_table(struct bench_report *r, const struct bench_outcome 
 	}
 	for (unsigned i = 0; i < o->ncells && !rc; i++) {
 		const struct bench_cell *cl = &o->cells[i];
-		if (cl->skip[0] || !o->ran[i]) {
+		if (!bench_cell_measured(o, i)) {
 			char why[128];
 			const char *row[7] = { cl->label, why, "", "", "", "", "" };
-			snprintf(why, sizeof(why), "skipped: %s", cl->skip[0] ? cl->skip : "error");
+			snprintf(why, sizeof(why), "skipped: %s", bench_cell_why_not(o, i));
 			rc = bench_report_add_row(r, row, err, errlen);
 			continue;
 		}
@@ -290,23 +277,24 @@ static int add_results_table(struct bench_report *r, const struct bench_outcome 
 	return rc;
 }
 
-int bench_write_html(const struct bench_cli *c, const struct bench_outcome *o, const char *path,
-		     char *err, size_t errlen)
+int bench_report_run_write(const struct bench_runplan *p, const struct bench_outcome *o,
+			   const struct bench_run_about *about, const char *path, char *err,
+			   size_t errlen)
 {
 	struct bench_report *r;
 	char title[160];
 	int rc;
 
-	snprintf(title, sizeof(title), "uraid bench: %s", c->what);
+	snprintf(title, sizeof(title), "uraid bench: %s", about->what);
 	rc = bench_report_new(&r, title, err, errlen);
 	if (rc)
 		return rc;
-	rc = add_description(r, c, o, err, errlen);
+	rc = add_description(r, p, o, about, err, errlen);
 	if (!rc)
-		rc = o->cells ? figures_cells(r, c, o, err, errlen)
-			      : figures_single(r, c, &o->res[0], err, errlen);
+		rc = o->cells ? figures_cells(r, p, o, err, errlen)
+			      : figures_single(r, p, &o->res[0], err, errlen);
 	if (!rc)
-		rc = bench_html_charts(r, c, o, err, errlen);
+		rc = bench_report_add_run_charts(r, p, o, about->what, err, errlen);
 	if (!rc)
 		rc = add_results_table(r, o, err, errlen);
 	if (!rc)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * uraid bench --html: the charts that fit what was run, built from the same
- * results the JSON prints (so a test can match one against the other):
+ * The charts of a run's report (report_run.h) that fit what was run, built
+ * from the same results the CLI's JSON prints (so a test can match one
+ * against the other):
  * IOPS and latency vs queue depth (a line per thread count) or vs workers,
  * scaling vs drive count with the JBOD line, the block size x mix matrix
  * (lines and radar), the steady-state rounds, latency percentiles and the
@@ -15,11 +16,8 @@
 
 #include <uraid/geom.h>
 
-#include "bench/report.h"
-#include "cli/bench_cli.h"
+#include "bench/report_run.h"
 #include "common/errmsg.h"
-
-static const double pcts[BENCH_NPCT] = { 50, 90, 99, 99.9, 99.99, 99.999 };
 
 /* What a chart plots of one result: the JSON's total figures, NaN where nothing completed. */
 struct meas {
@@ -29,16 +27,15 @@ struct meas {
 static struct meas measure(const struct bench_outcome *o, unsigned i)
 {
 	const struct bench_result *r = &o->res[i];
-	uint64_t ios = r->dir[0].ios + r->dir[1].ios, bytes = r->dir[0].bytes + r->dir[1].bytes;
 	struct meas m = { NAN, NAN, NAN, NAN };
 
-	if (!o->ran[i] || (o->cells && o->cells[i].skip[0]) || !r->runtime_ns)
+	if (!bench_cell_charted(o, i))
 		return m;
-	m.iops = (double)ios * 1e9 / (double)r->runtime_ns;
-	m.mib = (double)bytes * 1e9 / (double)r->runtime_ns / (1 << 20);
-	if (ios) {
+	m.iops = bench_iops(r);
+	m.mib = bench_mib_s(r);
+	if (bench_total_ios(r)) {
 		m.mean = (double)hist_mean(&r->lat);
-		m.p99 = (double)hist_percentile(&r->lat, 99);
+		m.p99 = (double)hist_percentile(&r->lat, bench_pcts[BENCH_PCT_P99]);
 	}
 	return m;
 }
@@ -71,10 +68,11 @@ static void worker_name(char *buf, size_t len, unsigned w)
 }
 
 /* --sweep=qd (with or without threads): a line per thread count; threads alone: vs workers. */
-static int load_section(struct bench_report *r, const struct bench_cli *c,
-			const struct bench_outcome *o, char *err, size_t errlen)
+static int load_section(struct bench_report *r, const struct bench_runplan *p,
+			const struct bench_outcome *o, const char *what, char *err,
+			size_t errlen)
 {
-	const struct bench_axes *ax = &c->axes;
+	const struct bench_axes *ax = &p->axes;
 	unsigned nt = ax->nthreads ? ax->nthreads : 1, nq = ax->nqd ? ax->nqd : 1;
 	unsigned ncfg = ax->nqd ? nt : 1, npts = ax->nqd ? nq : nt;
 	struct bench_sweep cfg[SVG_MAX_SERIES / 2];
@@ -101,28 +99,29 @@ static int load_section(struct bench_report *r, const struct bench_cli *c,
 			mib[j] = m.mib;
 			mean[j] = m.mean;
 			p99[j] = m.p99;
-			if (!ax->nthreads && o->ran[i] && o->res[i].workers)
+			if (!ax->nthreads && bench_cell_measured(o, i) && o->res[i].workers)
 				workers = o->res[i].workers;
 		}
 		if (ax->nqd)
 			worker_name(names[k], sizeof(names[k]), workers);
 		else
-			snprintf(names[k], sizeof(names[k]), "QD %u", c->wl.iodepth);
+			snprintf(names[k], sizeof(names[k]), "QD %u", p->wl.iodepth);
 		cfg[k] = (struct bench_sweep){ .name = names[k], .n = npts, .x = x, .iops = iops,
 					       .mib_s = mib, .lat_mean_ns = mean, .lat_p99_ns = p99 };
 	}
 	rc = bench_report_add_heading(r, ax->nqd ? "Queue depth" : "Workers", err, errlen);
 	if (!rc && ax->nqd)
-		rc = bench_report_add_qd(r, c->what, cfg, ncfg, err, errlen);
+		rc = bench_report_add_qd(r, what, cfg, ncfg, err, errlen);
 	else if (!rc)
-		rc = bench_report_add_workers(r, c->what, cfg, ncfg, err, errlen);
+		rc = bench_report_add_workers(r, what, cfg, ncfg, err, errlen);
 	free(s.buf);
 	return rc;
 }
 
 /* --sweep=drives: the level's line against the JBOD of the same drives. */
-static int drives_section(struct bench_report *r, const struct bench_cli *c,
-			  const struct bench_outcome *o, char *err, size_t errlen)
+static int drives_section(struct bench_report *r, const struct bench_runplan *p,
+			  const struct bench_outcome *o, const char *what, char *err,
+			  size_t errlen)
 {
 	static const enum bench_measure ms[3] = { BENCH_IOPS, BENCH_MIBS, BENCH_LAT_MEAN };
 	unsigned n = o->ncells / 2;
@@ -133,10 +132,10 @@ static int drives_section(struct bench_report *r, const struct bench_cli *c,
 
 	if ((rc = scratch_init(&s, (size_t)n * 8, err, errlen)))
 		return rc;
-	if (c->tg.chunk_kib)
-		snprintf(chunk, sizeof(chunk), ", chunk %u KiB", c->tg.chunk_kib);
-	snprintf(name, sizeof(name), "%s%s", uraid_level_name(c->tg.level) ?
-		 uraid_level_name(c->tg.level) : "array", chunk);
+	if (p->tg.chunk_kib)
+		snprintf(chunk, sizeof(chunk), ", chunk %u KiB", p->tg.chunk_kib);
+	snprintf(name, sizeof(name), "%s%s", uraid_level_name(p->tg.level) ?
+		 uraid_level_name(p->tg.level) : "array", chunk);
 	for (unsigned k = 0; k < 2; k++) {
 		double *x = grab(&s, n), *iops = grab(&s, n), *mib = grab(&s, n),
 		       *mean = grab(&s, n);
@@ -156,7 +155,7 @@ static int drives_section(struct bench_report *r, const struct bench_cli *c,
 	}
 	rc = bench_report_add_heading(r, "Scaling with drive count", err, errlen);
 	for (unsigned k = 0; k < 3 && !rc; k++)
-		rc = bench_report_add_scaling(r, c->what, ms[k], &cfg[0], 1, &cfg[1], err, errlen);
+		rc = bench_report_add_scaling(r, what, ms[k], &cfg[0], 1, &cfg[1], err, errlen);
 	free(s.buf);
 	return rc;
 }
@@ -178,8 +177,9 @@ static int index_of_pct(int x)
 }
 
 /* --sweep=matrix: IOPS and MiB/s vs block size (a line per mix) and as radars. */
-static int matrix_section(struct bench_report *r, const struct bench_cli *c,
-			  const struct bench_outcome *o, char *err, size_t errlen)
+static int matrix_section(struct bench_report *r, const struct bench_runplan *p,
+			  const struct bench_outcome *o, const char *what, char *err,
+			  size_t errlen)
 {
 	double bs[BENCH_MATRIX_NBS], mix[BENCH_MATRIX_NMIX];
 	double iops[BENCH_MATRIX_NBS * BENCH_MATRIX_NMIX], mib[BENCH_MATRIX_NBS * BENCH_MATRIX_NMIX];
@@ -200,7 +200,7 @@ static int matrix_section(struct bench_report *r, const struct bench_cli *c,
 
 		if (b < 0 || m < 0)
 			continue;
-		if (!o->ran[first] && o->ran[i])
+		if (!bench_cell_measured(o, first) && bench_cell_measured(o, i))
 			first = i;
 		iops[b * BENCH_MATRIX_NMIX + m] = v.iops;
 		mib[b * BENCH_MATRIX_NMIX + m] = v.mib;
@@ -222,8 +222,9 @@ static int matrix_section(struct bench_report *r, const struct bench_cli *c,
  * band is a guide, not the rule; the line's change across the window is the
  * rule's second test).
  */
-static int steady_section(struct bench_report *r, const struct bench_cli *c,
-			  const struct bench_outcome *o, char *err, size_t errlen)
+static int steady_section(struct bench_report *r, const struct bench_runplan *p,
+			  const struct bench_outcome *o, const char *what, char *err,
+			  size_t errlen)
 {
 	double x[1000], y[1000], wx[BENCH_SS_WINDOW], wmean[BENCH_SS_WINDOW],
 	       wlo[BENCH_SS_WINDOW], whi[BENCH_SS_WINDOW], wfit[BENCH_SS_WINDOW];
@@ -239,7 +240,7 @@ static int steady_section(struct bench_report *r, const struct bench_cli *c,
 		  .flags = SVG_NO_MARKERS },
 	};
 	struct svg_chart ch = {
-		.kind = SVG_LINE, .title = "Steady state: IOPS per round", .subtitle = c->what,
+		.kind = SVG_LINE, .title = "Steady state: IOPS per round", .subtitle = what,
 		.x = { .label = "round", .scale = SVG_LINEAR, .unit = SVG_UNIT_PLAIN, .integer = true },
 		.y = { .label = "IOPS", .scale = SVG_LINEAR, .unit = SVG_UNIT_SI },
 		.series = ser, .nseries = 1,
@@ -275,30 +276,31 @@ static int steady_section(struct bench_report *r, const struct bench_cli *c,
 }
 
 /* A name for cell i in the percentile chart (NULL: leave the cell out). */
-static const char *pct_name(const struct bench_cli *c, const struct bench_outcome *o, unsigned i,
-			    char *buf, size_t len)
+static const char *pct_name(const struct bench_runplan *p, const struct bench_outcome *o,
+			    unsigned i, char *buf, size_t len)
 {
 	const struct bench_cell *cl = &o->cells[i];
 
-	if (c->axes.matrix) {
+	if (p->axes.matrix) {
 		/* 56 bars per group say nothing: the 4 KiB cells, one per mix */
 		if (cl->bs != 4096)
 			return NULL;
 		snprintf(buf, len, "4 KiB, %d/%d R/W", cl->read_pct, 100 - cl->read_pct);
 		return buf;
 	}
-	if (c->steady_max && i + BENCH_SS_WINDOW < o->ncells)
+	if (p->kind == BENCH_RUN_STEADY && i + BENCH_SS_WINDOW < o->ncells)
 		return NULL;            /* the steady-state window only */
 	snprintf(buf, len, "%s", cl->label);
 	return buf;
 }
 
-static int percentile_section(struct bench_report *r, const struct bench_cli *c,
-			      const struct bench_outcome *o, char *err, size_t errlen)
+static int percentile_section(struct bench_report *r, const struct bench_runplan *p,
+			      const struct bench_outcome *o, const char *what, char *err,
+			      size_t errlen)
 {
 	struct bench_latency lat[SVG_MAX_SERIES];
 	char names[SVG_MAX_SERIES][64], sub[200];
-	const char *what = c->axes.matrix ? "4 KiB cells of the matrix" : c->what;
+	const char *subject = p->axes.matrix ? "4 KiB cells of the matrix" : what;
 	size_t n = 0, skipped = 0;
 	int rc;
 
@@ -313,13 +315,13 @@ static int percentile_section(struct bench_report *r, const struct bench_cli *c,
 				continue;
 			lat[n].name = dn[d];
 			for (unsigned k = 0; k < BENCH_NPCT; k++)
-				lat[n].ns[k] = (double)hist_percentile(h[d], pcts[k]);
+				lat[n].ns[k] = (double)hist_percentile(h[d], bench_pcts[k]);
 			n++;
 		}
 	} else {
 		for (unsigned i = 0; i < o->ncells; i++) {
-			if (!o->ran[i] || o->cells[i].skip[0] || !o->res[i].lat.count ||
-			    !pct_name(c, o, i, names[n], sizeof(names[n])))
+			if (!bench_cell_measured(o, i) || !o->res[i].lat.count ||
+			    !pct_name(p, o, i, names[n], sizeof(names[n])))
 				continue;
 			if (n == SVG_MAX_SERIES) {
 				skipped++;
@@ -327,14 +329,15 @@ static int percentile_section(struct bench_report *r, const struct bench_cli *c,
 			}
 			lat[n].name = names[n];
 			for (unsigned k = 0; k < BENCH_NPCT; k++)
-				lat[n].ns[k] = (double)hist_percentile(&o->res[i].lat, pcts[k]);
+				lat[n].ns[k] = (double)hist_percentile(&o->res[i].lat,
+								       bench_pcts[k]);
 			n++;
 		}
 	}
 	if (!n)
 		return 0;
 	/* reads and writes together, as the JSON's "total" */
-	snprintf(sub, sizeof(sub), "%s%s", what, skipped ? ", the first cells (all are in the "
+	snprintf(sub, sizeof(sub), "%s%s", subject, skipped ? ", the first cells (all are in the "
 		 "table)" : "");
 	rc = bench_report_add_heading(r, "Latency percentiles", err, errlen);
 	return rc ? rc : bench_report_add_percentiles(r, sub, lat, n, err, errlen);
@@ -345,15 +348,16 @@ static int percentile_section(struct bench_report *r, const struct bench_cli *c,
  * mean latency; for several cells or rounds the cells end to end on one
  * time axis (measured windows only, ramps left out).
  */
-static int series_section(struct bench_report *r, const struct bench_cli *c,
-			  const struct bench_outcome *o, char *err, size_t errlen)
+static int series_section(struct bench_report *r, const struct bench_runplan *p,
+			  const struct bench_outcome *o, const char *what, char *err,
+			  size_t errlen)
 {
 	size_t n = 0;
 	struct scratch s;
 	int rc;
 
 	for (unsigned i = 0; i < o->ncells; i++)
-		if (o->ran[i] && !(o->cells && o->cells[i].skip[0]))
+		if (bench_cell_measured(o, i))
 			n += o->res[i].nseries;
 	if (!n)
 		return 0;
@@ -367,17 +371,17 @@ static int series_section(struct bench_report *r, const struct bench_cli *c,
 	for (unsigned i = 0; i < o->ncells; i++) {
 		const struct bench_result *res = &o->res[i];
 
-		if (!o->ran[i] || (o->cells && o->cells[i].skip[0]))
+		if (!bench_cell_measured(o, i))
 			continue;
 		for (unsigned j = 0; j < res->nseries; j++, k++) {
 			const struct bench_second *sec = &res->series[j];
-			double d = sec->dur_ns ? (double)sec->dur_ns : NAN;
 			uint64_t ios = sec->ios[0] + sec->ios[1];
 
+			/* a second without a duration is a gap, not a zero */
 			x[k] = t0 + j;
-			rd[k] = sec->ios[0] * 1e9 / d;
-			wr[k] = sec->ios[1] * 1e9 / d;
-			tot[k] = ios * 1e9 / d;
+			rd[k] = sec->dur_ns ? bench_per_s(sec->ios[0], sec->dur_ns) : NAN;
+			wr[k] = sec->dur_ns ? bench_per_s(sec->ios[1], sec->dur_ns) : NAN;
+			tot[k] = sec->dur_ns ? bench_per_s(ios, sec->dur_ns) : NAN;
 			lat[k] = ios ? (double)(sec->lat_sum_ns / ios) : NAN;
 			reads |= sec->ios[0] > 0;
 			writes |= sec->ios[1] > 0;
@@ -389,7 +393,7 @@ static int series_section(struct bench_report *r, const struct bench_cli *c,
 	size_t ncfg = 0;
 	char sub[200];
 
-	snprintf(sub, sizeof(sub), "%s%s", c->what, one ? "" : c->steady_max ?
+	snprintf(sub, sizeof(sub), "%s%s", what, one ? "" : p->kind == BENCH_RUN_STEADY ?
 		 ", the rounds end to end" : ", the cells end to end in the order run");
 	if (one && reads && writes) {
 		cfg[ncfg++] = (struct bench_sweep){ .name = "read", .n = n, .x = x, .iops = rd };
@@ -407,24 +411,26 @@ static int series_section(struct bench_report *r, const struct bench_cli *c,
 	return rc;
 }
 
-int bench_html_charts(struct bench_report *r, const struct bench_cli *c,
-		      const struct bench_outcome *o, char *err, size_t errlen)
+int bench_report_add_run_charts(struct bench_report *r, const struct bench_runplan *p,
+				const struct bench_outcome *o, const char *what, char *err,
+				size_t errlen)
 {
 	int rc = 0;
 
-	if (o->cells && !c->steady_max) {
-		if (c->axes.nqd || c->axes.nthreads)
-			rc = load_section(r, c, o, err, errlen);
-		else if (c->axes.ndrives)
-			rc = drives_section(r, c, o, err, errlen);
-		else if (c->axes.matrix)
-			rc = matrix_section(r, c, o, err, errlen);
-	} else if (c->steady_max && o->ncells) {
-		rc = steady_section(r, c, o, err, errlen);
+	/* the chart of the kind of run, then those that fit any run */
+	if (p->kind == BENCH_RUN_SWEEP) {
+		if (p->axes.nqd || p->axes.nthreads)
+			rc = load_section(r, p, o, what, err, errlen);
+		else if (p->axes.ndrives)
+			rc = drives_section(r, p, o, what, err, errlen);
+		else if (p->axes.matrix)
+			rc = matrix_section(r, p, o, what, err, errlen);
+	} else if (p->kind == BENCH_RUN_STEADY && o->ncells) {
+		rc = steady_section(r, p, o, what, err, errlen);
 	}
 	if (!rc)
-		rc = percentile_section(r, c, o, err, errlen);
+		rc = percentile_section(r, p, o, what, err, errlen);
 	if (!rc)
-		rc = series_section(r, c, o, err, errlen);
+		rc = series_section(r, p, o, what, err, errlen);
 	return rc;
 }

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The benchmark method (bench/method.h) as a library client uses it, on
+ * files in a temporary folder (tmpfs when /dev/shm exists), cells of 50 ms:
+ * a queue-depth sweep measures every cell in order and rates it; a drives
+ * sweep skips the RAID 5 of one drive and says why; steady-state rounds stop
+ * at their maximum; a single run is one cell without a struct bench_cell; an
+ * impossible plan is -EINVAL and writing over a file that exists without
+ * BENCH_FORCE_WRITE is -EPERM before any cell runs. Progress arrives as
+ * BEGIN, a CELL per cell run, TICKs, END.
+ *
+ *   test_bench_method
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uraid/geom.h>
+
+#include "bench/method.h"
+#include "../support/check.h"
+
+#define CELL_S 0.05
+
+struct events {
+	unsigned begin, cell, end, order_bad;
+	unsigned last_cell, ncells;
+	bool single;
+	char labels[8][64];
+};
+
+static void on_progress(void *arg, const struct bench_progress *p)
+{
+	struct events *e = arg;
+
+	if (e->end)
+		e->order_bad++;         /* nothing after END */
+	switch (p->event) {
+	case BENCH_PROGRESS_BEGIN:
+		e->order_bad += e->begin++ > 0;
+		e->ncells = p->ncells;
+		e->single = p->single;
+		break;
+	case BENCH_PROGRESS_CELL:
+		e->order_bad += !e->begin || p->cell <= e->last_cell;
+		e->last_cell = p->cell;
+		if (e->cell < 8)
+			snprintf(e->labels[e->cell], sizeof(e->labels[0]), "%s", p->label);
+		e->cell++;
+		break;
+	case BENCH_PROGRESS_TICK:
+		e->order_bad += !e->begin;
+		break;
+	case BENCH_PROGRESS_END:
+		e->end++;
+		break;
+	}
+}
+
+static struct bench_runplan base_plan(const char *const *paths, unsigned npaths)
+{
+	struct bench_runplan p;
+
+	memset(&p, 0, sizeof(p));
+	p.wl.nlines = 1;
+	p.wl.line[0] = (struct bench_access){ .bytes = 4096, .weight = 100, .read_pct = 100,
+					      .random_pct = 100 };
+	p.wl.iodepth = 1;
+	p.wl.runtime_s = CELL_S;
+	p.wl.seed = 1;
+	p.tg.kind = BENCH_RAW;
+	p.tg.paths = paths;
+	p.tg.npaths = npaths;
+	p.tg.create_bytes = 16u << 20;
+	return p;
+}
+
+/* Plan and run p; the outcome stays in o (the caller finishes it). */
+static int run(const struct bench_runplan *p, struct bench_outcome *o, struct events *e,
+	       char *err, size_t errlen)
+{
+	struct bench_progress_hook hook = { .fn = on_progress, .arg = e };
+
+	memset(o, 0, sizeof(*o));
+	memset(e, 0, sizeof(*e));
+	int rc = bench_outcome_plan(o, p, err, errlen);
+	return rc ? rc : bench_outcome_run(o, p, &hook, err, errlen);
+}
+
+static void check_qd_sweep(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 1);
+	struct bench_outcome o;
+	struct events e;
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_SWEEP;
+	CHECK(!bench_axes_parse("qd=1,2,4", &p.axes, err, sizeof(err)), "%s", err);
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "qd sweep: %d %s", rc, err);
+	CHECK(o.kind == BENCH_RUN_SWEEP && !strcmp(bench_run_kind_name(o.kind), "sweep"),
+	      "kind %d", o.kind);
+	CHECK(o.ncells == 3 && o.cells, "%u cells", o.ncells);
+	uint64_t ios = 0;
+	for (unsigned i = 0; i < o.ncells; i++) {
+		CHECK(bench_cell_measured(&o, i) && o.res[i].iodepth == o.cells[i].qd,
+		      "cell %u: at QD %u", i, o.res[i].iodepth);
+		ios += bench_total_ios(&o.res[i]);
+	}
+	/* (a loaded machine may complete nothing in one short cell, but not in all) */
+	CHECK(ios > 0, "no I/O completed in %u cells", o.ncells);
+	CHECK(o.has_rating && !o.rating_complete, "rating %.0f", o.rating);
+	CHECK(e.begin == 1 && e.end == 1 && e.cell == 3 && !e.order_bad && e.ncells == 3 &&
+	      !e.single, "events: %u begin, %u cells, %u end, %u out of order", e.begin, e.cell,
+	      e.end, e.order_bad);
+	CHECK(!strcmp(e.labels[0], "qd=1") && !strcmp(e.labels[2], "qd=4"), "labels '%s' '%s'",
+	      e.labels[0], e.labels[2]);
+	CHECK(o.wall_ns >= 3 * CELL_S * 1e9 && o.started, "wall %.3f s", o.wall_ns / 1e9);
+	bench_outcome_fini(&o);
+}
+
+static void check_drives_sweep(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 2);
+	struct bench_outcome o;
+	struct events e;
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_SWEEP;
+	p.tg.kind = BENCH_ARRAY;
+	p.tg.flags |= BENCH_CREATE;
+	p.tg.level = URAID_LEVEL_5;
+	CHECK(!bench_axes_parse("drives=1..2", &p.axes, err, sizeof(err)), "%s", err);
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "drives sweep: %d %s", rc, err);
+	/* jbod x1, raid5 x1 (skipped), jbod x2, raid5 x2 */
+	CHECK(o.ncells == 4, "%u cells", o.ncells);
+	if (o.ncells == 4) {
+		CHECK(bench_cell_measured(&o, 0) && !bench_cell_measured(&o, 1) &&
+		      bench_cell_measured(&o, 2) && bench_cell_measured(&o, 3), "measured %d%d%d%d",
+		      o.ran[0], o.ran[1], o.ran[2], o.ran[3]);
+		CHECK(strstr(bench_cell_why_not(&o, 1), "at least 2 members"), "why: '%s'",
+		      bench_cell_why_not(&o, 1));
+		CHECK(strstr(o.res[3].target_desc, "raid5"), "cell 4 ran on '%s'",
+		      o.res[3].target_desc);
+	}
+	CHECK(!o.has_rating, "a drives sweep has no X-bit rating");
+	CHECK(e.cell == 3 && e.ncells == 4 && !e.order_bad, "events: %u cells of %u", e.cell,
+	      e.ncells);
+	bench_outcome_fini(&o);
+
+	/* more drives than paths: the plan is refused before anything runs */
+	memset(&p.axes, 0, sizeof(p.axes));
+	CHECK(!bench_axes_parse("drives=3", &p.axes, err, sizeof(err)), "%s", err);
+	rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(rc == -EINVAL && strstr(err, "only 2 DEVICEs") && !e.begin, "drives=3: %d '%s'",
+	      rc, err);
+	bench_outcome_fini(&o);
+}
+
+static void check_steady(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 1);
+	struct bench_outcome o;
+	struct events e;
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_STEADY;
+	p.steady_max = BENCH_SS_WINDOW;
+	p.wl.ramp_s = 0.01;
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "steady: %d %s", rc, err);
+	/* a tmpfs file may be steady at once; either way the window's rounds ran */
+	CHECK(o.ncells == BENCH_SS_WINDOW && o.ss_rounds == o.ncells,
+	      "%u rounds, %u judged, mean %.0f", o.ncells, o.ss_rounds, o.ss.avg);
+	CHECK(o.ncells && !strcmp(o.cells[o.ncells - 1].label, "round=5"), "label '%s'",
+	      o.ncells ? o.cells[o.ncells - 1].label : "");
+	CHECK(e.cell == o.ncells && e.ncells == BENCH_SS_WINDOW && e.end == 1, "events");
+	bench_outcome_fini(&o);
+}
+
+static void check_single(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 1);
+	struct bench_outcome o;
+	struct events e;
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_SINGLE;
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc && o.ncells == 1 && !o.cells && bench_cell_measured(&o, 0) &&
+	      o.res[0].runtime_ns, "single: %d %s", rc, err);
+	CHECK(e.begin == 1 && e.single && e.cell == 0 && e.end == 1, "single events");
+	bench_outcome_fini(&o);
+
+	/* writes to a file that existed before, without BENCH_FORCE_WRITE */
+	p.kind = BENCH_RUN_SWEEP;
+	p.wl.line[0].read_pct = 0;
+	CHECK(!bench_axes_parse("qd=1,2", &p.axes, err, sizeof(err)), "%s", err);
+	rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(rc == -EPERM && !e.cell && e.end == 1 && !bench_cell_measured(&o, 0),
+	      "writes without leave: %d '%s'", rc, err);
+	bench_outcome_fini(&o);
+}
+
+int main(void)
+{
+	char dir[] = "/dev/shm/test_bench_method.XXXXXX", dir2[] = "/tmp/test_bench_method.XXXXXX";
+	char *d = access("/dev/shm", W_OK) ? mkdtemp(dir2) : mkdtemp(dir);
+	char a[4096], b[4096];
+
+	if (!d) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(a, sizeof(a), "%s/a.img", d);
+	snprintf(b, sizeof(b), "%s/b.img", d);
+	const char *const one[1] = { a }, *const two[2] = { a, b };
+
+	check_qd_sweep(one);
+	check_single(one);
+	check_steady(one);
+	unlink(a);
+	check_drives_sweep(two);
+	unlink(a);
+	unlink(b);
+	rmdir(d);
+	if (failures)
+		printf("%d failures\n", failures);
+	else
+		printf("ok: sweeps, steady state, single run, refusals\n");
+	return failures ? 1 : 0;
+}

@@ -160,11 +160,13 @@ ub() { best ub_once "$@"; }
 # threads as uraid does them on tmpfs), neither is the faster everywhere (on
 # tmpfs psync's random writes can be), so the ideal takes the faster one:
 # prints "FASTER IO_URING PSYNC"
+# (jb_uring: more options for the io_uring run, such as FIO_LIGHT's)
+jb_uring=()
 # shellcheck disable=SC2086
 jbod_faster() {
     local metric=$1 files=$2 u p
     shift 2
-    u=$(fio_run "$metric" "$files" "$@" $A2)
+    u=$(fio_run "$metric" "$files" "$@" $A2 "${jb_uring[@]}")
     p=$(fio_run "$metric" "$files" "$@" --numjobs=2 --ioengine=psync)
     echo "$(( u > p ? u : p )) $u $p"
 }
@@ -576,6 +578,9 @@ fi
 # asynchronously, as an NVMe or SATA drive would take it. Reference: fio
 # (io_uring, O_DIRECT) on the same 4 devices as JBOD, and for RAID 5 random
 # writes its ideal (the faster of fio's io_uring and psync JBOD randrw / 4).
+# fio runs at its lightest here (FIO_LIGHT, batches of the queue depth, as
+# in the fidelity block): on this path its own cost per I/O (~1 us) is what
+# would set its figure, and the reference is the devices' limit.
 # In process (uraid bench) and through NBD (uraid serve, fio nbd, 2
 # connections x QD32, as the NBD hop above).
 # ---------------------------------------------------------------------------
@@ -607,12 +612,14 @@ if want LOOP; then
 if ! loop_attach; then
     echo "== loop devices: skipped ($loop_why)"
 else
-echo "== loop devices: 4 loop block devices (direct I/O $(loop_dio)) over the tmpfs files, RAID 0 and RAID 5 x4 (chunk 512 KiB), 2 threads / connections x QD32, in process and through NBD, vs fio JBOD on the same 4 devices"
+echo "== loop devices: 4 loop block devices (direct I/O $(loop_dio)) over the tmpfs files, RAID 0 and RAID 5 x4 (chunk 512 KiB), 2 threads / connections x QD32, in process and through NBD, vs fio JBOD (at its lightest) on the same 4 devices"
 # shellcheck disable=SC2086
 {
-jr=$(fio_run iops "$j4l" --rw=randread --bs=4k $A2)
-jw=$(fio_run iops "$j4l" --rw=randwrite --bs=4k $A2)
+jb_uring=("${FIO_LIGHT[@]}" --iodepth_batch_submit=32 --iodepth_batch_complete_max=32)
+jr=$(fio_run iops "$j4l" --rw=randread --bs=4k $A2 "${jb_uring[@]}")
+jw=$(fio_run iops "$j4l" --rw=randwrite --bs=4k $A2 "${jb_uring[@]}")
 read -r jm jmu jmp < <(jbod_faster iops "$j4l" --rw=randrw --rwmixread=50 --bs=4k)
+jb_uring=()
 ideal5=$(( jm / 4 ))
 # loop_nbd LEVEL: uraid serve on the loop devices as a LEVEL array, fio nbd
 # randread then randwrite (2 connections x QD32): nbd_randread, nbd_randwrite

@@ -3,8 +3,11 @@
 # files on tmpfs (so the figures measure software); the reference is fio
 # (io_uring, O_DIRECT, no random map: offsets drawn as uraid bench draws them)
 # on the same files as JBOD, or the level's ideal I/O
-# count applied to it. One line per figure: the figure, the reference, the
-# ratio (and the target from the issues where there is one).
+# count applied to it (for RAID 4/5/6 from the faster of fio's io_uring and
+# psync JBOD figures), or, for the rebuild, the same work done by a plain
+# program (tests/tools/rebuild_bound.c). The loop block does the same on loop
+# block devices over those files. One line per figure: the figure, the
+# reference, the ratio (and the target from the issues where there is one).
 # Throughput figures are the best of BENCH_REPEAT runs: these machines are
 # shared, and interference only ever lowers a throughput. The fidelity block
 # (uraid bench vs fio) is the exception: two instruments are compared there,

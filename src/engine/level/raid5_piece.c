@@ -26,7 +26,7 @@
 
 #include "engine/level/raid5_priv.h"
 
-/* ---- piece state ---- */
+/* ---- free lists ---- */
 
 static size_t align8(size_t x)
 {
@@ -80,6 +80,14 @@ struct r5_piece *r5_piece_get(struct array_req *rq)
 	return pc;
 }
 
+static void piece_put(struct r5_piece *pc)
+{
+	struct r5_cache *c = r5_cache_of(pc);
+
+	pc->next = c->free;
+	c->free = pc;
+}
+
 void r5_piece_free(struct r5_piece *pc, unsigned n)
 {
 	for (unsigned s = 0; s < n; s++)
@@ -99,33 +107,11 @@ void r5_pieces_free_all(struct r5_priv *priv)
 	}
 }
 
-static void piece_put(struct r5_piece *pc)
-{
-	struct r5_cache *c = r5_cache_of(pc);
-
-	pc->next = c->free;
-	c->free = pc;
-}
-
-void r5_bufs_put(struct r5_piece *pc)
-{
-	/* SF_HAVE is only ever set on a slot with a buffer (direct reads clear theirs) */
-	if (!pc->nbufs)
-		return;
-	pc->nbufs = 0;
-	for (unsigned s = 0; s < pc->n; s++) {
-		if (pc->sbuf[s]) {
-			if (pc->sbuf[s] != pc->keep[s])
-				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
-			pc->sbuf[s] = NULL;
-		}
-		pc->sflag[s] &= (uint8_t)~SF_HAVE;
-	}
-}
+/* ---- setup ---- */
 
 /* Set up pc for a piece; 0 or -EIO/-EINVAL. */
 int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t sector,
-		       uint32_t nsect, uint8_t *buf)
+		   uint32_t nsect, uint8_t *buf)
 {
 	struct array *a = rq->a;
 	const struct uraid_geom *g = &a->geom;
@@ -173,57 +159,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	return 0;
 }
 
-/* On its own reactor: a piece that a leader of another reactor wrote in its group. */
-static void gathered_done(struct reactor *r, struct reactor_msg *m)
-{
-	struct r5_piece *g = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, lk.msg));
-	struct array_req *grq = g->rq;
-	int res = g->result;
-
-	(void)r;
-	piece_put(g);
-	array_piece_done(grq, res);
-}
-
-void r5_piece_finish(struct r5_piece *pc, int res)
-{
-	struct array_req *rq = pc->rq;
-	struct engine_reactor *er = rq->er;     /* rq may be gone once done */
-	struct r5_piece *g = pc->gnext;
-
-	if (res < 0 && pc->result == 0)
-		pc->result = res;
-	res = pc->result;
-	r5_bufs_put(pc);
-	for (unsigned s = 0; s < pc->n; s++)
-		if (pc->sflag[s] & SF_CORRECTED)
-			array_read_corrected(pc->a, s);
-	if (pc->locked) {
-		pc->locked = false;
-		rowlock_release(&pc->priv->locks, &pc->lk);
-	}
-	pc->gnext = NULL;
-	piece_put(pc);
-	array_piece_done(rq, res);
-	/* the pieces written with it: not reused before they are put, each on
-	   its own reactor (its free list, its request); the lock's message is
-	   free, as a gathered piece is never granted the row */
-	while (g) {
-		struct r5_piece *next = g->gnext;
-		struct array_req *grq = g->rq;
-
-		g->gnext = NULL;
-		if (grq->er != er) {
-			g->result = res;
-			g->lk.msg.fn = gathered_done;
-			reactor_post(&grq->er->r, &g->lk.msg);
-		} else {
-			piece_put(g);
-			array_piece_done(grq, res);
-		}
-		g = next;
-	}
-}
+/* ---- the row lock ---- */
 
 static void lock_granted(struct reactor *r, struct reactor_msg *m)
 {
@@ -373,7 +309,7 @@ static void sio_done(struct member_io *mio, int res)
 	}
 }
 
-/* ---- units ---- */
+/* ---- units: ranges, buffers, rebuild ---- */
 
 /* Within-chunk range of data chunk k that the piece covers; false if none. */
 bool r5_chunk_range(const struct r5_piece *pc, unsigned k, uint32_t *s, uint32_t *e)
@@ -415,6 +351,22 @@ bool r5_need_buf(struct r5_piece *pc, unsigned s)
 	}
 	pc->nbufs += pc->sbuf[s] != NULL;
 	return pc->sbuf[s] != NULL;
+}
+
+void r5_bufs_put(struct r5_piece *pc)
+{
+	/* SF_HAVE is only ever set on a slot with a buffer (direct reads clear theirs) */
+	if (!pc->nbufs)
+		return;
+	pc->nbufs = 0;
+	for (unsigned s = 0; s < pc->n; s++) {
+		if (pc->sbuf[s]) {
+			if (pc->sbuf[s] != pc->keep[s])
+				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
+			pc->sbuf[s] = NULL;
+		}
+		pc->sflag[s] &= (uint8_t)~SF_HAVE;
+	}
 }
 
 /* Recovery index of a slot's block; -1 when it is none (shouldn't happen). */
@@ -478,3 +430,56 @@ void r5_read_slot(struct r5_piece *pc, unsigned s)
 	r5_submit(pc, s, MEMBER_READ, pc->sbuf[s], pc->mbase + pc->ux, pc->ulen);
 }
 
+/* ---- completion ---- */
+
+/* On its own reactor: a piece that a leader of another reactor wrote in its group. */
+static void gathered_done(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *g = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, lk.msg));
+	struct array_req *grq = g->rq;
+	int res = g->result;
+
+	(void)r;
+	piece_put(g);
+	array_piece_done(grq, res);
+}
+
+void r5_piece_finish(struct r5_piece *pc, int res)
+{
+	struct array_req *rq = pc->rq;
+	struct engine_reactor *er = rq->er;     /* rq may be gone once done */
+	struct r5_piece *g = pc->gnext;
+
+	if (res < 0 && pc->result == 0)
+		pc->result = res;
+	res = pc->result;
+	r5_bufs_put(pc);
+	for (unsigned s = 0; s < pc->n; s++)
+		if (pc->sflag[s] & SF_CORRECTED)
+			array_read_corrected(pc->a, s);
+	if (pc->locked) {
+		pc->locked = false;
+		rowlock_release(&pc->priv->locks, &pc->lk);
+	}
+	pc->gnext = NULL;
+	piece_put(pc);
+	array_piece_done(rq, res);
+	/* the pieces written with it: not reused before they are put, each on
+	   its own reactor (its free list, its request); the lock's message is
+	   free, as a gathered piece is never granted the row */
+	while (g) {
+		struct r5_piece *next = g->gnext;
+		struct array_req *grq = g->rq;
+
+		g->gnext = NULL;
+		if (grq->er != er) {
+			g->result = res;
+			g->lk.msg.fn = gathered_done;
+			reactor_post(&grq->er->r, &g->lk.msg);
+		} else {
+			piece_put(g);
+			array_piece_done(grq, res);
+		}
+		g = next;
+	}
+}

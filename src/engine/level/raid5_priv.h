@@ -67,6 +67,8 @@ struct r5_plan {
  */
 int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 
+/* ---- units (cut by raid5_read.c and raid5_write.c) ---- */
+
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
 /*
@@ -76,6 +78,8 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
  * has just filled or read, a cache miss on every buffer of every write.
  */
 #define R5_KEEP_BYTES 4096u
+
+/* ---- gathering (raid5_gather.c) ---- */
 
 /*
  * Gathering (raid5_gather.c): a write piece that holds its row takes the
@@ -326,7 +330,7 @@ int r5_rebuild(struct r5_piece *pc);
 /* Read slot s's unit into its buffer unless it holds it already. */
 void r5_read_slot(struct r5_piece *pc, unsigned s);
 
-/* ---- gathering and holds (raid5_gather.c; see "Gathering" above) ---- */
+/* ---- gathering and holds: the functions (raid5_gather.c) ---- */
 
 /* Set up the gathering state of priv's reactors (the level's init). */
 void r5_gather_init(struct r5_priv *priv);

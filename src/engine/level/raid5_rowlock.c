@@ -8,8 +8,9 @@
  * its users say what a row is.
  *
  * In a RAID 4/5/6 write (see raid5.c for the whole path) this is where
- * r5_piece_lock (raid5_piece.c) queues, where r5_gather (raid5_gather.c)
- * takes queued writes, and where r5_piece_finish lets the row go.
+ * r5_piece_lock (raid5_piece.c) queues, where r5_gather_or_hold
+ * (raid5_gather.c) takes queued writes, and where r5_piece_finish lets the
+ * row go.
  */
 #include <errno.h>
 #include <pthread.h>

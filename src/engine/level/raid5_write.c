@@ -18,8 +18,9 @@
  * Between steps the piece waits for its member I/O (r5_submit; the
  * completion calls pc->after_io) or for its row (pc->after_lock). The row
  * is held from the first read to the last write, so once a write completes
- * P and Q on disk match the data. Discards and write-zeroes of whole rows
- * punch every member; others are written as zeroes through the same path.
+ * P and Q on disk match the data. A discard or write-zeroes of a whole row
+ * punches every member (when punched members read back zeroes); other
+ * write-zeroes take the write path with zeroes, other discards do nothing.
  */
 #include <errno.h>
 #include <stddef.h>

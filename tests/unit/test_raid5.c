@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_raid5: the RAID 4/5/6 data path (src/engine/level/raid5.c, stripe.c) on
- * its own, with the engine around it replaced by fakes: members are memory,
+ * test_raid5: the RAID 4/5/6 data path (src/engine/level/raid5*.c) on its
+ * own, with the engine around it replaced by fakes: members are memory,
  * member I/O completes later in a random order, reactor_post queues, the
  * buffer pool is malloc. Parts:
  *
  * 1. the write planner over every piece shape of several geometries, healthy
  *    and with every loss the level survives, against a brute-force count;
- * 2. stripe locks: FIFO hand-over on one thread, then mutual exclusion with
+ * 2. row locks: FIFO hand-over on one thread, then mutual exclusion with
  *    8 threads, each its own reactor, contending on a few rows;
  * 3. a model: seeded random concurrent (non-overlapping) reads, writes,
  *    write-zeroes and discards of 1 sector to several rows against an
@@ -370,10 +370,10 @@ static void test_planner(void)
 	printf("planner: %u cases\n", cases);
 }
 
-/* ---- 2. stripe locks ---- */
+/* ---- 2. row locks (raid5_rowlock.c) ---- */
 
 struct lk_op {
-	struct stripe_lk lk;
+	struct rowlock lk;
 	unsigned id;
 	bool granted;
 };
@@ -390,28 +390,28 @@ static void lk_granted(struct reactor *r, struct reactor_msg *m)
 
 static void test_lock_fifo(void)
 {
-	struct stripe_table t;
+	struct rowlock_table t;
 	struct reactor r[2] = { { .index = 0 }, { .index = 1 } };
 	struct lk_op op[6];
 	bool now;
 
-	CHECK(stripe_table_init(&t, 4) == 0, "init");
+	CHECK(rowlock_table_init(&t, 4) == 0, "init");
 	for (unsigned i = 0; i < 6; i++) {
 		op[i] = (struct lk_op){ .id = i };
 		op[i].lk.msg.fn = lk_granted;
 	}
 	/* 0..3 on row 7, 4 on row 7 + 4 buckets (same bucket likely), 5 on row 8 */
-	CHECK(stripe_lock(&t, &op[0].lk, 7, &r[0]), "first holder");
+	CHECK(rowlock_acquire(&t, &op[0].lk, 7, &r[0]), "first holder");
 	for (unsigned i = 1; i < 4; i++)
-		CHECK(!stripe_lock(&t, &op[i].lk, 7, &r[i & 1]), "queued %u", i);
-	now = stripe_lock(&t, &op[4].lk, 11, &r[0]);
+		CHECK(!rowlock_acquire(&t, &op[i].lk, 7, &r[i & 1]), "queued %u", i);
+	now = rowlock_acquire(&t, &op[4].lk, 11, &r[0]);
 	CHECK(now, "other row, same bucket maybe: free");
-	CHECK(stripe_lock(&t, &op[5].lk, 8, &r[1]), "other row free");
+	CHECK(rowlock_acquire(&t, &op[5].lk, 8, &r[1]), "other row free");
 	ngrant = 0;
 	for (unsigned i = 0; i < 4; i++) {
 		struct reactor_msg *m;
 
-		stripe_unlock(&t, &op[i].lk);
+		rowlock_release(&t, &op[i].lk);
 		m = inbox_pop(0);
 		if (!m)
 			m = inbox_pop(1);
@@ -425,11 +425,11 @@ static void test_lock_fifo(void)
 		}
 	}
 	/* the row is free again */
-	CHECK(stripe_lock(&t, &op[0].lk, 7, &r[0]), "free after the queue drained");
-	stripe_unlock(&t, &op[0].lk);
-	stripe_unlock(&t, &op[4].lk);
-	stripe_unlock(&t, &op[5].lk);
-	stripe_table_fini(&t);
+	CHECK(rowlock_acquire(&t, &op[0].lk, 7, &r[0]), "free after the queue drained");
+	rowlock_release(&t, &op[0].lk);
+	rowlock_release(&t, &op[4].lk);
+	rowlock_release(&t, &op[5].lk);
+	rowlock_table_fini(&t);
 }
 
 #define LT_THREADS 8
@@ -437,13 +437,13 @@ static void test_lock_fifo(void)
 #define LT_ROWS 3
 #define LT_DEPTH 4
 
-static struct stripe_table lt_table;
+static struct rowlock_table lt_table;
 static _Atomic int lt_holders[LT_ROWS];
 static _Atomic long lt_total[LT_ROWS];
 static _Atomic int lt_bad;
 
 struct lt_op {
-	struct stripe_lk lk;
+	struct rowlock lk;
 	unsigned row;
 	bool held;
 };
@@ -485,7 +485,7 @@ static void *lt_thread(void *arg)
 				if (atomic_fetch_sub(&lt_holders[op->row], 1) != 1)
 					atomic_fetch_add(&lt_bad, 1);
 				op->held = false;
-				stripe_unlock(&lt_table, &op->lk);
+				rowlock_release(&lt_table, &op->lk);
 				op->row = LT_ROWS;      /* idle */
 				done++;
 			}
@@ -494,7 +494,7 @@ static void *lt_thread(void *arg)
 				op->row = (unsigned)((x >> 33) % LT_ROWS);
 				op->lk.msg.fn = lt_granted;
 				started++;
-				if (stripe_lock(&lt_table, &op->lk, op->row * 4096, &r))
+				if (rowlock_acquire(&lt_table, &op->lk, op->row * 4096, &r))
 					lt_enter(op);
 				else
 					waiting++;
@@ -515,7 +515,7 @@ static void test_lock_threads(void)
 	pthread_t th[LT_THREADS];
 	long total = 0;
 
-	CHECK(stripe_table_init(&lt_table, 2048) == 0, "init");
+	CHECK(rowlock_table_init(&lt_table, 2048) == 0, "init");
 	for (unsigned i = 0; i < LT_THREADS; i++)
 		pthread_create(&th[i], NULL, lt_thread, (void *)(uintptr_t)i);
 	for (unsigned i = 0; i < LT_THREADS; i++)
@@ -525,7 +525,7 @@ static void test_lock_threads(void)
 	CHECK(lt_bad == 0, "%d overlapping holders", (int)lt_bad);
 	CHECK(total == (long)LT_THREADS * LT_OPS, "%ld of %ld done", total,
 	      (long)LT_THREADS * LT_OPS);
-	stripe_table_fini(&lt_table);
+	rowlock_table_fini(&lt_table);
 	printf("locks: %ld lock/unlock by %d threads on %d rows\n", total, LT_THREADS, LT_ROWS);
 }
 

@@ -5,7 +5,7 @@
  * cover the array, write k of the run going to reactor k % NREACT, each new
  * write submitted from a completion callback; some are FUA. The RAID 4/5/6
  * path gathers writes queued behind a row's holder whatever their reactor
- * and completes each on its own (raid5.c, stripe.c), so this runs those
+ * and completes each on its own (raid5_gather.c), so this runs those
  * paths under real concurrency. Per round: every write succeeds, the array
  * is closed at once (completions may still be winding down on the other
  * reactors), assembled again and read back against the pattern, and a check

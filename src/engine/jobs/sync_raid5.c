@@ -55,7 +55,7 @@ struct r5_lane {
 
 /* A row's lock, per unit of the window: held from the unit's start to its release. */
 struct r5_row {
-	struct stripe_lk lk;
+	struct rowlock lk;
 	struct r5_lane *lane;
 	bool locked;
 };
@@ -220,7 +220,7 @@ static void r5_unit_release(struct sync_job *j, struct sync_unit *u, bool commit
 				      memory_order_release);
 	if (row->locked) {
 		row->locked = false;
-		stripe_unlock(&((struct r5_priv *)a->level_priv)->locks, &row->lk);
+		rowlock_release(&((struct r5_priv *)a->level_priv)->locks, &row->lk);
 	}
 }
 
@@ -287,7 +287,7 @@ static void writes_done(struct r5_lane *l)
 /*
  * The parity rewrite of a repair or resync is over. A member that could not
  * take it is failed, as a failed write fails its member everywhere else
- * (stripe.c, the RAID 1/10 repair; md_error): left in sync, it would keep
+ * (raid5_piece.c, the RAID 1/10 repair; md_error): left in sync, it would keep
  * the wrong parity and give wrong data back after another member's failure.
  * The job then stops at this row (md_error interrupts md's too).
  */
@@ -508,7 +508,7 @@ static void r5_unit(struct sync_job *j, struct sync_unit *u)
 	}
 	l->nsyn = s->npar == 2 ? l->st.syndrome_slots : l->st.data_disks;
 	row->lk.msg.fn = row_granted;
-	if (stripe_lock(&priv->locks, &row->lk, rowno, l->r)) {
+	if (rowlock_acquire(&priv->locks, &row->lk, rowno, l->r)) {
 		row->locked = true;
 		row_locked(l);
 	}

@@ -1,74 +1,33 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * RAID 4/5/6 inside the engine: the stripe lock table (stripe.c) and the
- * write planner (raid5.c), shared with tests/unit/test_raid5.c.
+ * RAID 4/5/6 inside the engine: what its files share with each other and
+ * with the tests (tests/unit/test_raid5*.c) and the RAID 4/5/6 background
+ * jobs (jobs/sync_raid5.c, which takes rows in priv->locks).
+ *
+ *   raid5.c          the level: level_raid5_ops, init/fini, piece size;
+ *                    the map of how a write flows through the files below
+ *   raid5_write.c    the write path (writes, write-zeroes, discards)
+ *   raid5_read.c     the read path (healthy, degraded, read repair)
+ *   raid5_gather.c   which writes go together: gathering and row holds
+ *   raid5_plan.c     how a unit is written: RCW, RMW, FULL or DIRECT
+ *   raid5_piece.c    one piece's life: free lists, row lock, member I/O,
+ *                    unit buffers, rebuild, completion (its group's too)
+ *   raid5_rowlock.c  the row-lock table (generic, raid5_rowlock.h)
+ *
+ * Each section below names the file that defines it.
  */
 #ifndef URAID_ENGINE_RAID5_PRIV_H
 #define URAID_ENGINE_RAID5_PRIV_H
 
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/core/array.h"
+#include "engine/level/raid5_rowlock.h"
 #include "io/reactor.h"
 
-/* ---- stripe locks (stripe.c) ---- */
-
-/*
- * One holder of, or waiter for, one stripe row. Embed it in the state of the
- * operation that needs the row; nothing is allocated. While held, the entry
- * is in its bucket's list and carries the FIFO queue of its waiters; on
- * release the first waiter becomes the holder (hand-over, so no one can jump
- * the queue) and its msg is posted to its own reactor.
- */
-struct stripe_lk {
-	uint64_t stripe;
-	struct stripe_lk *next;                 /* bucket list, or waiter queue */
-	/* waiters, while held (wait_head also read without the mutex, atomically) */
-	struct stripe_lk *wait_head, *wait_tail;
-	struct reactor *r;                      /* where msg runs when granted */
-	struct reactor_msg msg;                 /* msg.fn set by the owner */
-	/* embedded in a struct r5_piece: only those may be gathered (others,
-	   e.g. a resync unit's, are set up zeroed and keep this false) */
-	bool is_piece;
-};
-
-struct stripe_bucket {
-	pthread_mutex_t lock;
-	struct stripe_lk *held;
-} __attribute__((aligned(64)));
-
-struct stripe_table {
-	struct stripe_bucket *b;
-	uint32_t mask;                          /* buckets - 1 (a power of two) */
-};
-
-/* nbuckets is rounded up to a power of two. 0 or -ENOMEM. */
-int stripe_table_init(struct stripe_table *t, unsigned nbuckets);
-void stripe_table_fini(struct stripe_table *t);
-
-/*
- * Take stripe for lk. Returns true when the lock is held on return (lk->msg
- * is not used); false when lk was queued: lk->msg.fn then runs on r (through
- * reactor_post) once lk holds the stripe. lk->msg.fn must be set before.
- */
-bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
-		 struct reactor *r);
-/* Release a held lk; hands the stripe to the first waiter, if any. */
-void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk);
-/*
- * Remove from the queue of the held lk its first waiters, as long as
- * take(w, arg) says yes (called under the bucket's mutex: it may only read
- * what the waiter set before it queued). Returns them in FIFO order chained
- * through ->next (NULL: none); *more tells whether waiters are left. The
- * removed ones are never granted: the caller now owns them.
- */
-struct stripe_lk *stripe_take_waiters(struct stripe_table *t, struct stripe_lk *lk,
-				      bool (*take)(struct stripe_lk *w, void *arg), void *arg,
-				      bool *more);
-
-/* ---- the write planner (raid5.c) ---- */
+/* ---- the write planner (raid5_plan.c) ---- */
 
 /*
  * How one unit of a stripe row (the same sector range in every chunk) is
@@ -108,6 +67,8 @@ struct r5_plan {
  */
 int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 
+/* ---- units (cut by raid5_read.c and raid5_write.c) ---- */
+
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
 /*
@@ -118,27 +79,29 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
  */
 #define R5_KEEP_BYTES 4096u
 
+/* ---- gathering (raid5_gather.c) ---- */
+
 /*
- * Gathering (raid5.c): a write piece that holds its row takes the write
- * pieces queued behind it, of any reactor, into one write of their union
- * (a group: the leader plus R5_GATHER_MAX - 1 more at most), so a row that a
- * sequential stream covers in several pieces is written whole with no reads;
- * the pieces of other reactors complete on their own. A leader that
- * continues a sequential stream (where a recent write of any reactor ended)
- * and does not reach its row's end may hold the row, unstarted, for the rest
- * of the stream: until the group reaches the row's end, a waiter it cannot
- * take queues, R5_HOLD_NS pass, or its reactor has no RAID 4/5/6 member I/O
- * of the array left in flight (looked at two trips through the reactor's
- * inbox later, so that the submitter can add to the stream first). A
- * partial write that starts a row without continuing a stream (a stream's
- * first, maybe), or continues one while the array's member I/O is in
- * flight on other reactors only, holds only those two trips.
+ * Gathering (raid5_gather.c): a write piece that holds its row takes the
+ * write pieces queued behind it, of any reactor, into one write of their
+ * union (a group: the leader plus R5_GATHER_MAX - 1 more at most), so a row
+ * that a sequential stream covers in several pieces is written whole with
+ * no reads; the pieces of other reactors complete on their own. A leader
+ * that continues a sequential stream (where a recent write of any reactor
+ * ended) and does not reach its row's end may hold the row, unstarted, for
+ * the rest of the stream: until the group reaches the row's end, a waiter
+ * it cannot take queues, R5_HOLD_NS pass, or its reactor has no RAID 4/5/6
+ * member I/O of the array left in flight (looked at two trips through the
+ * reactor's inbox later, so that the submitter can add to the stream
+ * first). A partial write that starts a row without continuing a stream (a
+ * stream's first, maybe), or continues one while the array's member I/O is
+ * in flight on other reactors only, holds only those two trips.
  */
 #define R5_GATHER_MAX 128u
 #define R5_HOLD_NS 5000000ull
 #define R5_SEQ_STREAMS 4
 
-/* ---- one piece (stripe.c): a stripe row's worth of one request ---- */
+/* ---- one piece (raid5_piece.c): a stripe row's worth of one request ---- */
 
 /* what a piece does */
 enum { OP_READ, OP_WRITE, OP_ZERO, OP_DISCARD };
@@ -177,17 +140,20 @@ struct r5_piece {
 	unsigned outstanding;
 	bool new_bad;                   /* a read of this round failed */
 	bool locked;
+	/* gathering (raid5_gather.c) */
 	bool seq;                       /* a write continuing a stream (of any reactor) */
 	bool held;                      /* leader holding its row for more of the stream */
 	bool short_hold;                /* only until the submitter's batch is in */
-	struct stripe_lk lk;
+	struct rowlock lk;
 	/* group: the pieces written with this one (the leader), in queue order */
 	struct r5_piece *gnext, *gtail;
 	unsigned gcount;
 	struct r5_piece *hnext;         /* the reactor's held leaders */
 	uint64_t hold_t0;
-	void (*after_lock)(struct r5_piece *pc);
-	void (*after_io)(struct r5_piece *pc);
+	/* continuations: where the piece's owner goes on */
+	void (*after_lock)(struct r5_piece *pc);        /* the row is held */
+	void (*after_io)(struct r5_piece *pc);          /* a round of member I/O is done */
+	void (*after_hold)(struct r5_piece *pc);        /* a held leader is let go */
 	/* the unit being worked on */
 	uint32_t ux, uy, ulen;          /* within-chunk sectors, bytes */
 	uint32_t next_x, end_x;
@@ -212,12 +178,28 @@ struct r5_counters {
 	uint64_t holds, hold_timeouts, hold_idle;
 };
 
-/* Per reactor (and array): changed by that reactor's thread only; others
-   read mio_out and ends (relaxed atomics). */
+/* What the piece layer tells the watcher of a reactor (r5_cache.watch). */
+enum r5_event {
+	R5_EV_IO_DONE,          /* a member I/O of a piece completed here */
+	R5_EV_QUEUED,           /* a piece of this reactor queued for a row */
+};
+
+/*
+ * Per reactor (and array): changed by that reactor's thread only; others
+ * read mio_out and ends (relaxed atomics). The free list, the reactor and
+ * mio_out are the piece layer's (raid5_piece.c); the rest is gathering's
+ * (raid5_gather.c).
+ */
 struct r5_cache {
 	struct r5_piece *free;
 	struct r5_priv *priv;
 	struct reactor *r;              /* set by the first piece */
+	/*
+	 * Called by the piece layer on its events while non-NULL (one load per
+	 * member I/O otherwise). raid5_gather.c sets it while it holds leaders
+	 * here, so the piece layer never calls up into gathering.
+	 */
+	void (*watch)(struct r5_cache *c, enum r5_event ev);
 	struct r5_piece *held;          /* leaders holding their rows */
 	unsigned mio_out;               /* member I/O of the array in flight here
 					   (others read it: r5_mio_out_add) */
@@ -232,9 +214,10 @@ struct r5_cache {
 	uint64_t ends[R5_SEQ_STREAMS] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 
+/* The level's state (raid5.c makes and frees it). */
 struct r5_priv {
 	struct array *a;
-	struct stripe_table locks;
+	struct rowlock_table locks;     /* rows of pieces and of sync_raid5.c's units */
 	void *zero;                     /* R5_SEG_SECTORS of zeroes, read only */
 	unsigned nreactors;
 	struct r5_cache *cache;
@@ -242,10 +225,32 @@ struct r5_priv {
 	uint64_t (*now)(void);          /* monotonic ns; tests replace it */
 };
 
+/* The reactor's state of pc (free list, member I/O count, holds). */
+static inline struct r5_cache *r5_cache_of(const struct r5_piece *pc)
+{
+	return pc->cache;
+}
+
 /* Only c's reactor changes c->mio_out; others read it (relaxed, no lock). */
 static inline void r5_mio_out_add(struct r5_cache *c, int d)
 {
 	__atomic_store_n(&c->mio_out, c->mio_out + (unsigned)d, __ATOMIC_RELAXED);
+}
+
+/*
+ * Once a request completes, its submitter may close the array from another
+ * thread: code that looks at c after completing pieces keeps the array open
+ * meanwhile with r5_pin/r5_unpin (counted as in flight, which close drains);
+ * r5_unpin is its last access.
+ */
+static inline void r5_pin(struct r5_cache *c)
+{
+	atomic_fetch_add(&c->priv->a->counters[c - c->priv->cache].in_flight, 1);
+}
+
+static inline void r5_unpin(struct r5_cache *c)
+{
+	atomic_fetch_sub(&c->priv->a->counters[c - c->priv->cache].in_flight, 1);
 }
 
 static inline bool r5_live(const struct r5_piece *pc, unsigned s)
@@ -283,26 +288,23 @@ static inline bool r5_lost(const struct r5_piece *pc, unsigned s)
 struct r5_piece *r5_piece_get(struct array_req *rq);
 /* Free a piece of an array of n slots, with the buffers it keeps. */
 void r5_piece_free(struct r5_piece *pc, unsigned n);
+/* Free every reactor's free pieces (the level's fini; none may be in use). */
+void r5_pieces_free_all(struct r5_priv *priv);
 /* Fill pc for one piece of rq; 0 or -EINVAL. */
 int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t sector,
 		   uint32_t nsect, uint8_t *buf);
-/* Release buffers and the lock, count corrected reads, complete the piece. */
-void r5_piece_finish(struct r5_piece *pc, int res);
-/* Take the row's stripe lock, then run next (now, or later on this reactor). */
-void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc));
-/* The reactor's cache of pc (free list, holds). */
-struct r5_cache *r5_cache_of(const struct r5_piece *pc);
 /*
- * Hold checks (raid5.c): after member I/O completes and after a piece queued.
- * Once a request completes, its submitter may close the array from another
- * thread: code that looks at c after completing pieces keeps the array
- * open meanwhile with r5_pin/r5_unpin (counted as in flight, which close
- * drains); r5_unpin is its last access.
+ * Take the row's lock, then run next (now, or later on this reactor).
+ * While queued, the piece is a waiter that r5_piece_of_waiter recognises.
  */
-void r5_hold_poll(struct r5_cache *c);
-void r5_hold_idle(struct r5_cache *c);
-void r5_pin(struct r5_cache *c);
-void r5_unpin(struct r5_cache *c);
+void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc));
+/* The piece that queued w through r5_piece_lock; NULL when w is another owner's. */
+struct r5_piece *r5_piece_of_waiter(struct rowlock *w);
+/*
+ * Release buffers and the lock, count corrected reads, complete the piece
+ * and the pieces of its group (each on its own reactor).
+ */
+void r5_piece_finish(struct r5_piece *pc, int res);
 /*
  * Member I/O of slot s; pc->after_io runs when the last one of a round is
  * done. A failed read marks the slot SF_BAD and sets new_bad; a failed write
@@ -327,5 +329,30 @@ void r5_fill_blocks(struct r5_piece *pc, bool use_new);
 int r5_rebuild(struct r5_piece *pc);
 /* Read slot s's unit into its buffer unless it holds it already. */
 void r5_read_slot(struct r5_piece *pc, unsigned s);
+
+/* ---- gathering and holds: the functions (raid5_gather.c) ---- */
+
+/* Set up the gathering state of priv's reactors (the level's init). */
+void r5_gather_init(struct r5_priv *priv);
+/*
+ * Does a write of [sector, sector+nsect) continue where a recent write of
+ * any reactor ended? Notes where it ends, for the next one.
+ */
+bool r5_stream_note(struct r5_cache *c, uint64_t sector, uint32_t nsect);
+/*
+ * For a write piece ld that holds its row, not started: take the writes
+ * queued behind it into its group, then decide whether to hold the row for
+ * more. Returns false when ld is to be written now; true when it is held:
+ * go(ld) then runs later on this reactor, when the hold ends.
+ */
+bool r5_gather_or_hold(struct r5_piece *ld, void (*go)(struct r5_piece *ld));
+
+/* ---- the paths (level_raid5_ops hooks) ---- */
+
+/* raid5_read.c */
+void r5_read(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf);
+/* raid5_write.c */
+void r5_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf);
+void r5_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes);
 
 #endif

@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Stripe locks for RAID 4/5/6: writes, degraded reads and read repairs of
- * one stripe row never overlap in time, across reactors, without a global
- * lock. A hash table of buckets, each a short-held mutex over a short list of held
- * rows; every held row carries a FIFO of waiters, and release hands the row
- * to the first waiter and wakes it on its own reactor (reactor_post), so
- * the waiter's work continues where its request lives. Entries are embedded
- * in the callers' state: nothing is allocated per lock.
+ * One RAID 4/5/6 piece's life (a stripe row's worth of one request): taken
+ * from its reactor's free list and set up, queued for its row's lock
+ * (raid5_rowlock.c), its member I/O issued and completed, its unit buffers,
+ * the rebuild of blocks it could not read, and its completion, with the
+ * pieces gathered into its group. The read and write paths
+ * (raid5_read.c, raid5_write.c) drive it through continuations
+ * (after_lock, after_io); it never calls up into them, nor into
+ * gathering, whose watcher (r5_cache.watch) it only calls while set.
  *
- * Also the state of one RAID 4/5/6 piece (one stripe row of one request):
- * per-reactor free lists, unit buffers, member I/O, rebuild, and the write
- * planner; raid5.c drives them.
+ * In a write (raid5.c draws the whole path): r5_piece_get and
+ * r5_piece_setup, r5_piece_lock, then per unit r5_need_buf, r5_read_slot /
+ * r5_submit and r5_fill_blocks (the completions come back to the write
+ * path's after_io), and r5_piece_finish at the end.
+ *
+ * Per-piece state comes from a free list per reactor (allocated on first
+ * need, reused after), buffers from the reactor's pool.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,183 +26,7 @@
 
 #include "engine/level/raid5_priv.h"
 
-int stripe_table_init(struct stripe_table *t, unsigned nbuckets)
-{
-	unsigned n = 1;
-
-	while (n < nbuckets && n < (1u << 24))
-		n <<= 1;
-	pthread_mutexattr_t attr;
-
-	t->b = aligned_alloc(64, (size_t)n * sizeof(*t->b));
-	if (!t->b)
-		return -ENOMEM;
-	/* adaptive: spins briefly, then sleeps (a preempted holder costs no timeslices) */
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-	for (unsigned i = 0; i < n; i++) {
-		pthread_mutex_init(&t->b[i].lock, &attr);
-		t->b[i].held = NULL;
-	}
-	pthread_mutexattr_destroy(&attr);
-	t->mask = n - 1;
-	return 0;
-}
-
-void stripe_table_fini(struct stripe_table *t)
-{
-	if (!t->b)
-		return;
-	for (unsigned i = 0; i <= t->mask; i++)
-		pthread_mutex_destroy(&t->b[i].lock);
-	free(t->b);
-	t->b = NULL;
-}
-
-static struct stripe_bucket *bucket_of(struct stripe_table *t, uint64_t stripe)
-{
-	/* Fibonacci hashing: neighbouring rows land in different buckets */
-	uint64_t h = stripe * 0x9e3779b97f4a7c15ULL;
-
-	return &t->b[(h >> 32) & t->mask];
-}
-
-bool stripe_lock(struct stripe_table *t, struct stripe_lk *lk, uint64_t stripe,
-		 struct reactor *r)
-{
-	struct stripe_bucket *b = bucket_of(t, stripe);
-	struct stripe_lk *h;
-
-	lk->stripe = stripe;
-	lk->r = r;
-	lk->next = NULL;
-	__atomic_store_n(&lk->wait_head, NULL, __ATOMIC_RELAXED);
-	lk->wait_tail = NULL;
-	pthread_mutex_lock(&b->lock);
-	for (h = b->held; h; h = h->next)
-		if (h->stripe == stripe)
-			break;
-	if (!h) {
-		lk->next = b->held;
-		b->held = lk;
-		pthread_mutex_unlock(&b->lock);
-		return true;
-	}
-	if (h->wait_tail)
-		h->wait_tail->next = lk;
-	else
-		__atomic_store_n(&h->wait_head, lk, __ATOMIC_RELAXED);
-	h->wait_tail = lk;
-	pthread_mutex_unlock(&b->lock);
-	return false;
-}
-
-void stripe_unlock(struct stripe_table *t, struct stripe_lk *lk)
-{
-	struct stripe_bucket *b = bucket_of(t, lk->stripe);
-	struct stripe_lk **pp, *w;
-
-	pthread_mutex_lock(&b->lock);
-	for (pp = &b->held; *pp && *pp != lk; pp = &(*pp)->next)
-		;
-	/* lk must be held: *pp == lk */
-	*pp = lk->next;
-	w = lk->wait_head;
-	if (w) {
-		/* the first waiter holds the row now and inherits the queue */
-		__atomic_store_n(&w->wait_head, w->next, __ATOMIC_RELAXED);
-		w->wait_tail = w->next ? lk->wait_tail : NULL;
-		w->next = b->held;
-		b->held = w;
-	}
-	lk->next = NULL;
-	__atomic_store_n(&lk->wait_head, NULL, __ATOMIC_RELAXED);
-	lk->wait_tail = NULL;
-	pthread_mutex_unlock(&b->lock);
-	if (w)
-		reactor_post(w->r, &w->msg);
-}
-
-struct stripe_lk *stripe_take_waiters(struct stripe_table *t, struct stripe_lk *lk,
-				      bool (*take)(struct stripe_lk *w, void *arg), void *arg,
-				      bool *more)
-{
-	struct stripe_bucket *b = bucket_of(t, lk->stripe);
-	struct stripe_lk *first = NULL, **tail = &first, *w;
-
-	/*
-	 * Most holders have no waiters: skip the bucket's mutex then. A waiter
-	 * queueing at this very moment is not missed for good: it is granted
-	 * the row in turn, or seen by the holder's next look.
-	 */
-	if (!__atomic_load_n(&lk->wait_head, __ATOMIC_RELAXED)) {
-		*more = false;
-		return NULL;
-	}
-	pthread_mutex_lock(&b->lock);
-	while ((w = lk->wait_head) != NULL && take(w, arg)) {
-		__atomic_store_n(&lk->wait_head, w->next, __ATOMIC_RELAXED);
-		w->next = NULL;
-		*tail = w;
-		tail = &w->next;
-	}
-	if (!lk->wait_head)
-		lk->wait_tail = NULL;
-	*more = lk->wait_head != NULL;
-	pthread_mutex_unlock(&b->lock);
-	return first;
-}
-
-/* ---- the write planner ---- */
-
-int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
-{
-	unsigned d = in->data_disks, nw = 0, nu = 0, nw_lost = 0, nu_lost = 0;
-	bool q_lost = in->npar < 2 || in->q_lost;
-	unsigned par_live = !in->p_lost + (in->npar == 2 && !in->q_lost);
-	unsigned par_writable = !in->p_dead + (in->npar == 2 && !in->q_dead);
-	unsigned nlost = in->p_lost + (in->npar == 2 && in->q_lost);
-
-	for (unsigned k = 0; k < d; k++) {
-		if (in->written[k]) {
-			nw++;
-			nw_lost += in->lost[k] ? 1 : 0;
-		} else {
-			nu++;
-			nu_lost += in->lost[k] ? 1 : 0;
-		}
-	}
-	nlost += nw_lost + nu_lost;
-	out->skip_q = false;
-	if (par_writable == 0) {
-		out->mode = R5_DIRECT;
-		out->reads = 0;
-		return 0;
-	}
-	if (nlost > in->npar)
-		return -EIO;
-	if (!in->force_full) {
-		bool rcw_ok = nu_lost == 0, rmw_ok = nw_lost == 0;
-		unsigned rcw = nu, rmw = nw + par_live;
-
-		if (rcw_ok && (!rmw_ok || rcw <= rmw)) {
-			out->mode = R5_RCW;
-			out->reads = rcw;
-			return 0;
-		}
-		if (rmw_ok) {
-			out->mode = R5_RMW;
-			out->reads = rmw;
-			return 0;
-		}
-	}
-	out->mode = R5_FULL;
-	out->skip_q = in->npar == 2 && !q_lost && nlost < 2;
-	out->reads = d + in->npar - nlost - out->skip_q;
-	return 0;
-}
-
-/* ---- piece state ---- */
+/* ---- free lists ---- */
 
 static size_t align8(size_t x)
 {
@@ -232,11 +62,6 @@ static struct r5_piece *piece_alloc(unsigned n)
 	return pc;
 }
 
-struct r5_cache *r5_cache_of(const struct r5_piece *pc)
-{
-	return pc->cache;
-}
-
 struct r5_piece *r5_piece_get(struct array_req *rq)
 {
 	struct r5_priv *priv = rq->a->level_priv;
@@ -255,13 +80,6 @@ struct r5_piece *r5_piece_get(struct array_req *rq)
 	return pc;
 }
 
-void r5_piece_free(struct r5_piece *pc, unsigned n)
-{
-	for (unsigned s = 0; s < n; s++)
-		free(pc->keep[s]);      /* posix_memalign'd by the pool: free() takes them */
-	free(pc);
-}
-
 static void piece_put(struct r5_piece *pc)
 {
 	struct r5_cache *c = r5_cache_of(pc);
@@ -270,25 +88,30 @@ static void piece_put(struct r5_piece *pc)
 	c->free = pc;
 }
 
-void r5_bufs_put(struct r5_piece *pc)
+void r5_piece_free(struct r5_piece *pc, unsigned n)
 {
-	/* SF_HAVE is only ever set on a slot with a buffer (direct reads clear theirs) */
-	if (!pc->nbufs)
-		return;
-	pc->nbufs = 0;
-	for (unsigned s = 0; s < pc->n; s++) {
-		if (pc->sbuf[s]) {
-			if (pc->sbuf[s] != pc->keep[s])
-				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
-			pc->sbuf[s] = NULL;
+	for (unsigned s = 0; s < n; s++)
+		free(pc->keep[s]);      /* posix_memalign'd by the pool: free() takes them */
+	free(pc);
+}
+
+void r5_pieces_free_all(struct r5_priv *priv)
+{
+	for (unsigned i = 0; i < priv->nreactors; i++) {
+		while (priv->cache[i].free) {
+			struct r5_piece *pc = priv->cache[i].free;
+
+			priv->cache[i].free = pc->next;
+			r5_piece_free(pc, priv->a->geom.raid_disks);
 		}
-		pc->sflag[s] &= (uint8_t)~SF_HAVE;
 	}
 }
 
+/* ---- setup ---- */
+
 /* Set up pc for a piece; 0 or -EIO/-EINVAL. */
 int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t sector,
-		       uint32_t nsect, uint8_t *buf)
+		   uint32_t nsect, uint8_t *buf)
 {
 	struct array *a = rq->a;
 	const struct uraid_geom *g = &a->geom;
@@ -336,57 +159,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	return 0;
 }
 
-/* On its own reactor: a piece that a leader of another reactor wrote in its group. */
-static void gathered_done(struct reactor *r, struct reactor_msg *m)
-{
-	struct r5_piece *g = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, lk.msg));
-	struct array_req *grq = g->rq;
-	int res = g->result;
-
-	(void)r;
-	piece_put(g);
-	array_piece_done(grq, res);
-}
-
-void r5_piece_finish(struct r5_piece *pc, int res)
-{
-	struct array_req *rq = pc->rq;
-	struct engine_reactor *er = rq->er;     /* rq may be gone once done */
-	struct r5_piece *g = pc->gnext;
-
-	if (res < 0 && pc->result == 0)
-		pc->result = res;
-	res = pc->result;
-	r5_bufs_put(pc);
-	for (unsigned s = 0; s < pc->n; s++)
-		if (pc->sflag[s] & SF_CORRECTED)
-			array_read_corrected(pc->a, s);
-	if (pc->locked) {
-		pc->locked = false;
-		stripe_unlock(&pc->priv->locks, &pc->lk);
-	}
-	pc->gnext = NULL;
-	piece_put(pc);
-	array_piece_done(rq, res);
-	/* the pieces written with it: not reused before they are put, each on
-	   its own reactor (its free list, its request); the lock's message is
-	   free, as a gathered piece is never granted the row */
-	while (g) {
-		struct r5_piece *next = g->gnext;
-		struct array_req *grq = g->rq;
-
-		g->gnext = NULL;
-		if (grq->er != er) {
-			g->result = res;
-			g->lk.msg.fn = gathered_done;
-			reactor_post(&grq->er->r, &g->lk.msg);
-		} else {
-			piece_put(g);
-			array_piece_done(grq, res);
-		}
-		g = next;
-	}
-}
+/* ---- the row lock ---- */
 
 static void lock_granted(struct reactor *r, struct reactor_msg *m)
 {
@@ -400,9 +173,8 @@ static void lock_granted(struct reactor *r, struct reactor_msg *m)
 void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 {
 	pc->after_lock = next;
-	pc->lk.msg.fn = lock_granted;
-	pc->lk.is_piece = true;
-	if (stripe_lock(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
+	pc->lk.msg.fn = lock_granted;   /* also what marks a piece's waiter */
+	if (rowlock_acquire(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
 		pc->locked = true;
 		next(pc);
 		return;
@@ -412,8 +184,20 @@ void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 	   there, its idle message, or its hold's time limit) */
 	struct r5_cache *c = r5_cache_of(pc);
 
-	if (c->held)
-		r5_hold_poll(c);
+	if (c->watch)
+		c->watch(c, R5_EV_QUEUED);
+}
+
+/*
+ * Under the row's bucket mutex (rowlock_take_waiters): msg.fn was set
+ * before the waiter queued. The rows of sync_raid5.c's units and of tests
+ * have callbacks of their own.
+ */
+struct r5_piece *r5_piece_of_waiter(struct rowlock *w)
+{
+	if (w->msg.fn != lock_granted)
+		return NULL;
+	return (struct r5_piece *)((char *)w - offsetof(struct r5_piece, lk));
 }
 
 /* ---- member I/O ---- */
@@ -484,10 +268,11 @@ static void sio_done(struct member_io *mio, int res)
 	struct r5_cache *c = r5_cache_of(pc);
 	unsigned s = io->slot;
 
-	bool holds = c->held != NULL;
+	/* gathering holds leaders here: it hears of this completion */
+	bool watched = c->watch != NULL;
 
 	r5_mio_out_add(c, -1);
-	if (holds)
+	if (watched)
 		r5_pin(c);              /* pc's request may be the array's last */
 	if (io->repl) {
 		if (res < 0)
@@ -517,18 +302,14 @@ static void sio_done(struct member_io *mio, int res)
 	 * pc may be gone. A hold made since by a callback has member I/O in
 	 * flight or the idle message queued: it is looked at later.
 	 */
-	if (holds) {
-		if (c->held) {
-			if (c->mio_out == 0)
-				r5_hold_idle(c);
-			else
-				r5_hold_poll(c);
-		}
+	if (watched) {
+		if (c->watch)
+			c->watch(c, R5_EV_IO_DONE);
 		r5_unpin(c);
 	}
 }
 
-/* ---- units ---- */
+/* ---- units: ranges, buffers, rebuild ---- */
 
 /* Within-chunk range of data chunk k that the piece covers; false if none. */
 bool r5_chunk_range(const struct r5_piece *pc, unsigned k, uint32_t *s, uint32_t *e)
@@ -570,6 +351,22 @@ bool r5_need_buf(struct r5_piece *pc, unsigned s)
 	}
 	pc->nbufs += pc->sbuf[s] != NULL;
 	return pc->sbuf[s] != NULL;
+}
+
+void r5_bufs_put(struct r5_piece *pc)
+{
+	/* SF_HAVE is only ever set on a slot with a buffer (direct reads clear theirs) */
+	if (!pc->nbufs)
+		return;
+	pc->nbufs = 0;
+	for (unsigned s = 0; s < pc->n; s++) {
+		if (pc->sbuf[s]) {
+			if (pc->sbuf[s] != pc->keep[s])
+				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
+			pc->sbuf[s] = NULL;
+		}
+		pc->sflag[s] &= (uint8_t)~SF_HAVE;
+	}
 }
 
 /* Recovery index of a slot's block; -1 when it is none (shouldn't happen). */
@@ -633,3 +430,56 @@ void r5_read_slot(struct r5_piece *pc, unsigned s)
 	r5_submit(pc, s, MEMBER_READ, pc->sbuf[s], pc->mbase + pc->ux, pc->ulen);
 }
 
+/* ---- completion ---- */
+
+/* On its own reactor: a piece that a leader of another reactor wrote in its group. */
+static void gathered_done(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *g = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, lk.msg));
+	struct array_req *grq = g->rq;
+	int res = g->result;
+
+	(void)r;
+	piece_put(g);
+	array_piece_done(grq, res);
+}
+
+void r5_piece_finish(struct r5_piece *pc, int res)
+{
+	struct array_req *rq = pc->rq;
+	struct engine_reactor *er = rq->er;     /* rq may be gone once done */
+	struct r5_piece *g = pc->gnext;
+
+	if (res < 0 && pc->result == 0)
+		pc->result = res;
+	res = pc->result;
+	r5_bufs_put(pc);
+	for (unsigned s = 0; s < pc->n; s++)
+		if (pc->sflag[s] & SF_CORRECTED)
+			array_read_corrected(pc->a, s);
+	if (pc->locked) {
+		pc->locked = false;
+		rowlock_release(&pc->priv->locks, &pc->lk);
+	}
+	pc->gnext = NULL;
+	piece_put(pc);
+	array_piece_done(rq, res);
+	/* the pieces written with it: not reused before they are put, each on
+	   its own reactor (its free list, its request); the lock's message is
+	   free, as a gathered piece is never granted the row */
+	while (g) {
+		struct r5_piece *next = g->gnext;
+		struct array_req *grq = g->rq;
+
+		g->gnext = NULL;
+		if (grq->er != er) {
+			g->result = res;
+			g->lk.msg.fn = gathered_done;
+			reactor_post(&grq->er->r, &g->lk.msg);
+		} else {
+			piece_put(g);
+			array_piece_done(grq, res);
+		}
+		g = next;
+	}
+}

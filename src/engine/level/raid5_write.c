@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RAID 4/5/6 write path (level_raid5_ops.write and .discard): writes,
+ * write-zeroes and discards of one piece, from the hook to the last member
+ * write. Read this file top to bottom to follow a write:
+ *
+ *   r5_write                   take a piece (raid5_piece.c), note the stream
+ *                              (raid5_gather.c), queue for the row's lock
+ *   write_start                the row is held: gather the writes queued
+ *                              behind, maybe hold the row (raid5_gather.c)
+ *   write_group -> write_next  the group, unit by unit (next_unit cuts them)
+ *   write_unit                 plan the unit (raid5_plan.c), read what the
+ *                              plan needs (r5_read_slot, raid5_piece.c)
+ *   write_compute              P/Q (parity/), then the member writes
+ *   write_written -> write_next ... -> r5_piece_finish (raid5_piece.c):
+ *                              the row is let go, the group's pieces done
+ *
+ * Between steps the piece waits for its member I/O (r5_submit; the
+ * completion calls pc->after_io) or for its row (pc->after_lock). The row
+ * is held from the first read to the last write, so once a write completes
+ * P and Q on disk match the data. A discard or write-zeroes of a whole row
+ * punches every member (when punched members read back zeroes); other
+ * write-zeroes take the write path with zeroes, other discards do nothing.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <uraid/parity.h>
+
+#include "engine/level/raid5_priv.h"
+
+static void write_start(struct r5_piece *pc);
+static void write_group(struct r5_piece *pc);
+static void write_next(struct r5_piece *pc);
+static bool next_unit(struct r5_piece *pc);
+static void write_unit(struct r5_piece *pc);
+static void write_compute(struct r5_piece *pc);
+static void write_written(struct r5_piece *pc);
+static void discard_start(struct r5_piece *pc);
+static void discard_done(struct r5_piece *pc);
+
+/* ---- writes ---- */
+
+/* The hook: one piece of a write request, within one stripe row. */
+void r5_write(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
+{
+	struct r5_piece *pc = r5_piece_get(rq);
+	int err;
+
+	if (!pc) {
+		array_piece_done(rq, -ENOMEM);
+		return;
+	}
+	err = r5_piece_setup(pc, rq, OP_WRITE, sector, nsect, buf);
+	if (err < 0) {
+		r5_piece_finish(pc, err);
+		return;
+	}
+	pc->seq = r5_stream_note(r5_cache_of(pc), sector, nsect);
+	r5_piece_lock(pc, write_start);
+}
+
+/*
+ * A write (or write-zeroes) piece holds its row. A write gathers the writes
+ * queued behind it, of any reactor, and may hold the row for more of a
+ * stream (raid5_gather.c: write_group then runs when the hold ends); then
+ * the group is written.
+ */
+static void write_start(struct r5_piece *pc)
+{
+	if (pc->op == OP_WRITE && r5_gather_or_hold(pc, write_group))
+		return;
+	write_group(pc);
+}
+
+/* Write the group (the leader pc and what it gathered) unit by unit. */
+static void write_group(struct r5_piece *pc)
+{
+	if (pc->gcount > 1) {
+		struct r5_cache *c = r5_cache_of(pc);
+
+		c->cnt.groups++;
+		c->cnt.grouped += pc->gcount;
+	}
+	pc->next_x = 0;
+	write_next(pc);
+}
+
+static void write_next(struct r5_piece *pc)
+{
+	r5_bufs_put(pc);
+	if (pc->result < 0 || !next_unit(pc)) {
+		r5_piece_finish(pc, 0);
+		return;
+	}
+	write_unit(pc);
+}
+
+/*
+ * The next unit of the group's bands; false when done. Units are cut where
+ * any piece of the group starts or ends within the chunk, so over a unit
+ * every piece writes each data chunk whole or not at all; where pieces
+ * overlap, the last queued wins (on one reactor the one submitted last;
+ * writes in flight together on two reactors have no order to keep).
+ */
+static bool next_unit(struct r5_piece *pc)
+{
+	uint32_t x = pc->next_x, C = pc->C;
+
+	/* a lone piece within one chunk (a small write): one band, one chunk */
+	if (!pc->gnext && pc->r0 / C == (pc->r1 - 1) / C) {
+		uint32_t k0 = pc->r0 / C, a = pc->r0 - k0 * C, b = pc->r1 - k0 * C;
+
+		if (x < a)
+			x = a;
+		if (x >= b) {
+			pc->next_x = C;
+			return false;
+		}
+		for (unsigned k = 0; k < pc->d; k++) {
+			pc->wr[k] = k == k0;
+			pc->src[k] = NULL;
+		}
+		pc->src[k0] = pc->buf ? pc->buf + (size_t)(x - a) * 512 : NULL;
+		pc->ux = x;
+		pc->uy = b - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : b;
+		pc->ulen = (pc->uy - pc->ux) * 512;
+		pc->next_x = pc->uy;
+		return true;
+	}
+	while (x < C) {
+		uint32_t be = C;
+		bool any = false;
+
+		for (const struct r5_piece *g = pc; g; g = g->gnext) {
+			uint32_t a = g->r0 % C, b = (g->r1 - 1) % C + 1;
+
+			if (a > x && a < be)
+				be = a;
+			if (b > x && b < be)
+				be = b;
+		}
+		for (unsigned k = 0; k < pc->d; k++) {
+			const struct r5_piece *w = NULL;
+
+			for (const struct r5_piece *g = pc; g; g = g->gnext)
+				if (g->r0 <= k * C + x && k * C + be <= g->r1)
+					w = g;
+			pc->wr[k] = w != NULL;
+			pc->src[k] = w && w->buf ? w->buf + (size_t)(k * C + x - w->r0) * 512 : NULL;
+			any |= pc->wr[k];
+		}
+		if (!any) {
+			x = be;
+			continue;
+		}
+		pc->ux = x;
+		pc->uy = be - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : be;
+		pc->ulen = (pc->uy - pc->ux) * 512;
+		pc->next_x = pc->uy;
+		return true;
+	}
+	pc->next_x = x;
+	return false;
+}
+
+static void write_unit(struct r5_piece *pc)
+{
+	struct r5_plan_in in;
+	unsigned ps = pc->st.p_slot;
+	int qs = pc->st.q_slot;
+	bool bad = false;
+
+	pc->new_bad = false;
+	r5_snap_live(pc);
+	for (unsigned k = 0; k < pc->d; k++)
+		pc->dl[k] = r5_lost(pc, pc->st.data_slot[k]);
+	for (unsigned s = 0; s < pc->n; s++)
+		bad |= (pc->sflag[s] & SF_BAD) != 0;
+	in.data_disks = pc->d;
+	in.npar = pc->npar;
+	in.written = pc->wr;
+	in.lost = pc->dl;
+	in.p_lost = r5_lost(pc, ps);
+	in.q_lost = pc->npar == 2 && r5_lost(pc, (unsigned)qs);
+	in.p_dead = (pc->sflag[ps] & SF_DEAD) != 0;
+	in.q_dead = pc->npar == 2 && (pc->sflag[qs] & SF_DEAD);
+	in.force_full = bad;
+	if (r5_plan_write(&in, &pc->plan) < 0) {
+		r5_piece_finish(pc, -EIO);
+		return;
+	}
+	/* buffers: parity always (unless DIRECT), old data as the mode needs */
+	for (unsigned s = 0; s < pc->n; s++) {
+		int k = pc->didx[s];
+		bool need;
+
+		switch (pc->plan.mode) {
+		case R5_DIRECT: need = false; break;
+		case R5_RCW: need = k < 0 || !pc->wr[k]; break;
+		case R5_RMW: need = k < 0 || pc->wr[k]; break;
+		default: need = true; break;
+		}
+		if (need && !r5_need_buf(pc, s)) {
+			r5_piece_finish(pc, -ENOMEM);
+			return;
+		}
+	}
+	pc->after_io = write_compute;
+	for (unsigned s = 0; s < pc->n; s++) {
+		int k = pc->didx[s];
+		bool rd;
+
+		if (r5_lost(pc, s))
+			continue;
+		switch (pc->plan.mode) {
+		case R5_DIRECT: rd = false; break;
+		case R5_RCW: rd = k >= 0 && !pc->wr[k]; break;
+		case R5_RMW: rd = k < 0 || pc->wr[k]; break;
+		default: rd = !(pc->plan.skip_q && k == -2); break;
+		}
+		if (rd)
+			r5_read_slot(pc, s);
+	}
+	if (pc->outstanding == 0)
+		write_compute(pc);
+}
+
+static void write_compute(struct r5_piece *pc)
+{
+	unsigned ps = pc->st.p_slot;
+	int qs = pc->st.q_slot;
+	/* RMW: Q was read (so is updated) iff the unit's view had it usable */
+	bool q_live = pc->npar == 2 && (pc->sflag[qs] & SF_HAVE);
+
+	if (pc->new_bad) {
+		write_unit(pc);         /* plan again: FULL, the read error is repaired */
+		return;
+	}
+	switch (pc->plan.mode) {
+	case R5_DIRECT:
+		break;
+	case R5_FULL:
+		if (r5_rebuild(pc) < 0) {
+			r5_piece_finish(pc, -EIO);
+			return;
+		}
+		/* P/Q afresh from the old untouched and the new data */
+		__attribute__((fallthrough));
+	case R5_RCW:
+		r5_fill_blocks(pc, true);
+		if (pc->npar == 2)
+			uraid_parity_gen_pq(pc->nsyn, pc->ulen, pc->blocks, pc->sbuf[ps],
+					    pc->sbuf[qs]);
+		else
+			uraid_parity_gen_p(pc->nsyn, pc->ulen, pc->blocks, pc->sbuf[ps]);
+		break;
+	case R5_RMW:
+		if (!(pc->sflag[ps] & SF_HAVE))
+			memset(pc->sbuf[ps], 0, pc->ulen);      /* P lost: scratch */
+		for (unsigned k = 0; k < pc->d; k++) {
+			unsigned s = pc->st.data_slot[k];
+
+			if (!pc->wr[k])
+				continue;
+			if (q_live)
+				uraid_parity_update_pq((unsigned)pc->st.syndrome_of_slot[s], pc->ulen,
+						       pc->sbuf[s], r5_new_data(pc, k), pc->sbuf[ps],
+						       pc->sbuf[qs]);
+			else
+				uraid_parity_update_p(pc->ulen, pc->sbuf[s], r5_new_data(pc, k),
+						      pc->sbuf[ps]);
+		}
+		break;
+	}
+	/* write phase */
+	pc->after_io = write_written;
+	for (unsigned s = 0; s < pc->n; s++) {
+		int k = pc->didx[s];
+		void *src;
+
+		/* out of the unit's view: not planned for; failed since: skipped */
+		if ((pc->sflag[s] & SF_DEAD) || !r5_live(pc, s))
+			continue;
+		if (k >= 0 && pc->wr[k])
+			src = r5_new_data(pc, (unsigned)k);
+		else if (k < 0 && pc->plan.mode != R5_DIRECT)
+			src = pc->sbuf[s];
+		else if (k >= 0 && (pc->sflag[s] & SF_BAD) && pc->plan.mode == R5_FULL)
+			src = pc->sbuf[s];      /* repair a block that failed to read */
+		else
+			continue;
+		r5_submit(pc, s, MEMBER_WRITE, src, pc->mbase + pc->ux, pc->ulen);
+	}
+	if (pc->outstanding == 0)
+		write_written(pc);
+}
+
+static void write_written(struct r5_piece *pc)
+{
+	write_next(pc);
+}
+
+/* ---- discard and write-zeroes ---- */
+
+/* The hook: discard (zeroes false) or write zeroes over one piece. */
+void r5_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes)
+{
+	struct array *a = rq->a;
+	uint64_t rowlen = (uint64_t)a->geom.data_disks * a->geom.chunk_sectors;
+	bool whole = sector % rowlen == 0 && nsect == rowlen;
+	struct r5_piece *pc;
+	int err;
+
+	/* members punched must read back zeroes: files do, devices may not */
+	for (unsigned s = 0; whole && s < a->geom.raid_disks; s++)
+		if (slot_ok(a, s) && a->slot[s].m->blockdev)
+			whole = false;
+	if (!whole && !zeroes) {
+		array_piece_done(rq, 0);        /* partial rows are not discarded */
+		return;
+	}
+	pc = r5_piece_get(rq);
+	if (!pc) {
+		array_piece_done(rq, -ENOMEM);
+		return;
+	}
+	err = r5_piece_setup(pc, rq, whole ? OP_DISCARD : OP_ZERO, sector, nsect, NULL);
+	if (err < 0) {
+		r5_piece_finish(pc, err);
+		return;
+	}
+	r5_piece_lock(pc, whole ? discard_start : write_start);
+}
+
+static void discard_start(struct r5_piece *pc)
+{
+	pc->after_io = discard_done;
+	for (unsigned s = 0; s < pc->n; s++)
+		if (r5_live(pc, s))
+			r5_submit(pc, s, MEMBER_DISCARD, NULL, pc->mbase, pc->C * 512);
+	if (pc->outstanding == 0)
+		discard_done(pc);
+}
+
+static void discard_done(struct r5_piece *pc)
+{
+	if (pc->new_bad) {
+		/* a member could not punch: write the row's zeroes instead */
+		pc->new_bad = false;
+		pc->op = OP_ZERO;
+		write_start(pc);
+		return;
+	}
+	r5_piece_finish(pc, 0);
+}

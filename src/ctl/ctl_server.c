@@ -184,7 +184,7 @@ static void answer(struct ctl_server *cs, struct ctl_client *c)
 		return;
 	}
 	if (ctl_parse_request(c->in, c->in_len, rq) != 0)
-		ctl_reply(f, 2, "malformed control request", NULL, 0);
+		ctl_reply(f, CTL_CODE_USAGE, "malformed control request", NULL, 0);
 	else
 		cs->fn(cs->arg, rq, f);
 	fclose(f);

@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "engine/core/host.h"
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 
 uint64_t nbd_now_ns(void)
 {

@@ -14,7 +14,7 @@
 
 #include "common/errmsg.h"
 #include "engine/core/host.h"
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 
 #define SERVER_POLL_NS (5 * 1000000L)
 #define ACCEPT_BACKOFF_NS (50 * 1000000L)   /* after accept failed for want of resources */

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <uraid/geom.h>
@@ -18,16 +17,10 @@
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
+#include "common/clock.h"
 #include "ctl/ctl.h"
 #include "nbd/proto.h"
 #include "nbd/server.h"
-
-uint64_t cli_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 {
@@ -36,7 +29,7 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	si->endpoint = st->endpoint;
 	si->control = st->control_path;
 	si->pid = (long)getpid();
-	si->uptime_s = (cli_now_ns() - st->start_ns) / 1000000000u;
+	si->uptime_s = (uraid_now_ns() - st->start_ns) / 1000000000u;
 	struct nbd_server_usage u;
 	nbd_server_usage(st->server, &u);
 	si->connections = u.connections;

@@ -230,7 +230,6 @@ void nbd_conn_log(const struct nbd_conn *c, const char *what);
 uint8_t *nbd_conn_in_room(struct nbd_conn *c, size_t *len);
 
 /* limits.c */
-uint64_t nbd_now_ns(void);
 /* May a line limited by l be written now (any thread)? *left_out: how many
  * were not since the last one written, to say so. */
 bool nbd_log_allow(struct nbd_log_limit *l, unsigned burst, uint64_t *left_out);

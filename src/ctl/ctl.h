@@ -66,7 +66,9 @@ void ctl_server_work(struct ctl_server *cs);
  * name. A handler answers with one ctl_reply and may use the fields after
  * the verb; what it needs from its server comes through arg.
  */
-#define CTL_VERB_CHANGES 1u     /* changes the array or the server (the others only read) */
+/* Changes the array or the server; the others only read (what a read-only
+ * client, such as a monitor, could be limited to). */
+#define CTL_VERB_CHANGES 1u
 struct ctl_verb {
 	const char *name;
 	ctl_handler_fn *fn;

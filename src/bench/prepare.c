@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/full_io.h"
 #include "bench/worker.h"
 
 #define FILL_CHUNK (1u << 20)
@@ -31,14 +32,9 @@ static int fill_file(int fd, uint64_t bytes, bool fill_random, uint8_t *buf)
 				memcpy(buf + i, &rng, 8);
 			}
 		}
-		for (size_t done = 0; done < n;) {
-			ssize_t w = pwrite(fd, buf + done, n - done, (off_t)(off + done));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return w < 0 ? -errno : -EIO;
-			done += (size_t)w;
-		}
+		int rc = uraid_pwrite_full(fd, buf, n, off);
+		if (rc)
+			return rc;
 	}
 	return fsync(fd) ? -errno : 0;
 }

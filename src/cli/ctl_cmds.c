@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * uraid status | fail | remove | stop: commands for a running `uraid serve`,
- * sent over its control socket (ctl/ctl.h). The array is named by its
- * control socket, its export socket, or its export name; fail and remove can
- * also find it from the member's path alone.
+ * uraid status | fail | remove | stop | check | repair | speed | add |
+ * replace: commands for a running `uraid serve`, sent over its control
+ * socket (ctl/ctl.h; the server's side is serve_ctl.c). The array is named
+ * by its control socket, its export socket, or its export name; fail and
+ * remove can also find it from the member's path alone.
  */
 #include <errno.h>
 #include <limits.h>

@@ -27,6 +27,7 @@
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
+#include "common/clock.h"
 #include "common/private_file.h"
 #include "ctl/ctl.h"
 #include "nbd/proto.h"
@@ -594,7 +595,7 @@ static int run(struct serve_state *st, int sig_fd)
 			close(listen_fd);
 		} else {
 			listen_fd = -1;         /* the server owns it now */
-			st->start_ns = cli_now_ns();
+			st->start_ns = uraid_now_ns();
 			if (ctl_register(st->control_path, st->o->listen ? NULL : st->socket_path, err,
 					 sizeof(err)) == 0)
 				st->registered = true;

@@ -52,6 +52,5 @@ struct serve_state {
  * the serve_state). */
 struct ctl_request;
 void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
-uint64_t cli_now_ns(void);
 
 #endif

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * The control requests a running `uraid serve` answers (see ctl/ctl.h for
- * the protocol): status, status-json, summary, summary-json, export-is, owns, fail,
- * remove, add, check, repair, sync-cancel, sync-status, speed, stop.
+ * the protocol): one handler per verb, and the table of them (serve_verbs,
+ * at the end) that ctl_dispatch looks requests up in.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <uraid/geom.h>
@@ -18,16 +17,10 @@
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
+#include "common/clock.h"
 #include "ctl/ctl.h"
 #include "nbd/proto.h"
 #include "nbd/server.h"
-
-uint64_t cli_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 {
@@ -36,7 +29,7 @@ static void serve_info(const struct serve_state *st, struct cli_serve_info *si)
 	si->endpoint = st->endpoint;
 	si->control = st->control_path;
 	si->pid = (long)getpid();
-	si->uptime_s = (cli_now_ns() - st->start_ns) / 1000000000u;
+	si->uptime_s = (uraid_now_ns() - st->start_ns) / 1000000000u;
 	struct nbd_server_usage u;
 	nbd_server_usage(st->server, &u);
 	si->connections = u.connections;
@@ -97,12 +90,10 @@ static void reply_summary(FILE *out, const struct serve_state *st)
 	ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
 }
 
+/* The member named by field[1] (ctl_dispatch made sure there is one): its
+ * index, or -1 after answering that it is not a member. */
 static int member_arg(FILE *out, const struct serve_state *st, const struct ctl_request *rq)
 {
-	if (rq->nfields < 2) {
-		ctl_reply(out, CLI_EXIT_USAGE, "which member? (give its path)", NULL, 0);
-		return -EINVAL;
-	}
 	int idx = uraid_array_find_member(st->array, rq->field[1]);
 	if (idx < 0) {
 		char msg[CTL_MAX_LINE + 64];
@@ -111,6 +102,12 @@ static int member_arg(FILE *out, const struct serve_state *st, const struct ctl_
 		ctl_reply(out, CLI_EXIT_FAIL, msg, NULL, 0);
 	}
 	return idx;
+}
+
+/* field[n] is "force" */
+static bool forced(const struct ctl_request *rq, unsigned n)
+{
+	return rq->nfields > n && !strcmp(rq->field[n], "force");
 }
 
 /* A request that reached the engine was well formed: its refusal (the
@@ -124,144 +121,240 @@ static void reply_result(FILE *out, int rc, const char *err, const char *done)
 		ctl_reply(out, 0, NULL, done, strlen(done));
 }
 
-void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
+/* ---- the verbs: each a ctl_handler_fn, arg the serve_state ---- */
+
+static void verb_status(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	reply_report(out, arg, cli_status_human);
+}
+
+static void verb_status_json(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	reply_report(out, arg, cli_status_json);
+}
+
+static void verb_summary(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	reply_summary(out, arg);
+}
+
+static void verb_summary_json(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	reply_report(out, arg, cli_summary_json);
+}
+
+static void verb_export_is(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	const struct serve_state *st = arg;
+
+	if (rq->nfields == 2 && !strcmp(rq->field[1], st->export_name))
+		ctl_reply(out, 0, NULL, NULL, 0);
+	else
+		ctl_reply(out, CLI_EXIT_FAIL, "another export name", NULL, 0);
+}
+
+static void verb_owns(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	if (member_arg(out, arg, rq) >= 0)
+		ctl_reply(out, 0, NULL, NULL, 0);
+}
+
+static void verb_fail(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
+	int idx = member_arg(out, st, rq);
 
-	const char *cmd = rq->field[0];
-	if (!strcmp(cmd, "status")) {
-		reply_report(out, st, cli_status_human);
-	} else if (!strcmp(cmd, "status-json")) {
-		reply_report(out, st, cli_status_json);
-	} else if (!strcmp(cmd, "summary")) {
-		reply_summary(out, st);
-	} else if (!strcmp(cmd, "summary-json")) {
-		reply_report(out, st, cli_summary_json);
-	} else if (!strcmp(cmd, "export-is")) {
-		if (rq->nfields == 2 && !strcmp(rq->field[1], st->export_name))
-			ctl_reply(out, 0, NULL, NULL, 0);
-		else
-			ctl_reply(out, CLI_EXIT_FAIL, "another export name", NULL, 0);
-	} else if (!strcmp(cmd, "owns")) {
-		if (member_arg(out, st, rq) >= 0)
-			ctl_reply(out, 0, NULL, NULL, 0);
-	} else if (!strcmp(cmd, "fail")) {
-		int idx = member_arg(out, st, rq);
-		if (idx < 0)
-			return;
-		bool force = rq->nfields > 2 && !strcmp(rq->field[2], "force");
-		int rc = uraid_array_fail_member(st->array, (unsigned)idx,
-						 force ? URAID_FAIL_FORCE : 0, err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq->field[1],
+	if (idx < 0)
+		return;
+	int rc = uraid_array_fail_member(st->array, (unsigned)idx,
+					 forced(rq, 2) ? URAID_FAIL_FORCE : 0, err, sizeof(err));
+	snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq->field[1], st->export_name);
+	reply_result(out, rc, err, done);
+}
+
+static void verb_remove(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char err[512], done[CTL_MAX_LINE + 64];
+	int idx = member_arg(out, st, rq);
+
+	if (idx < 0)
+		return;
+	int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
+	snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq->field[1], st->export_name);
+	reply_result(out, rc, err, done);
+}
+
+static void verb_add(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char err[512], done[CTL_MAX_LINE + 64];
+	int rc = uraid_array_add_member(st->array, rq->field[1],
+					forced(rq, 2) ? URAID_ADD_FORCE : 0, err, sizeof(err));
+
+	if (rc == URAID_ADD_READDED)
+		snprintf(done, sizeof(done), "%s: re-added to '%s' in its old slot; only the "
+			 "chunks written since it left are rebuilt\n", rq->field[1],
 			 st->export_name);
-		reply_result(out, rc, err, done);
-	} else if (!strcmp(cmd, "remove")) {
-		int idx = member_arg(out, st, rq);
-		if (idx < 0)
-			return;
-		int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq->field[1],
+	else
+		snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq->field[1],
 			 st->export_name);
-		reply_result(out, rc, err, done);
-	} else if (!strcmp(cmd, "add")) {
-		if (rq->nfields < 2) {
-			ctl_reply(out, CLI_EXIT_USAGE, "which device? (give its path)", NULL, 0);
-			return;
-		}
-		bool force = rq->nfields > 2 && !strcmp(rq->field[2], "force");
-		int rc = uraid_array_add_member(st->array, rq->field[1], force ? URAID_ADD_FORCE : 0,
-						err, sizeof(err));
-		if (rc == URAID_ADD_READDED)
-			snprintf(done, sizeof(done), "%s: re-added to '%s' in its old slot; only the "
-				 "chunks written since it left are rebuilt\n", rq->field[1],
-				 st->export_name);
-		else
-			snprintf(done, sizeof(done), "%s: added to '%s' as a spare\n", rq->field[1],
-				 st->export_name);
-		reply_result(out, rc < 0 ? rc : 0, err, done);
-	} else if (!strcmp(cmd, "replace")) {
-		int idx = member_arg(out, st, rq);
-		if (idx < 0)
-			return;
-		if (rq->nfields < 3) {
-			ctl_reply(out, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
-			return;
-		}
-		bool force = rq->nfields > 3 && !strcmp(rq->field[3], "force");
-		int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq->field[2],
-						    force ? URAID_ADD_FORCE : 0, err, sizeof(err));
-		snprintf(done, sizeof(done), "%s: replacing %s in '%s'; it serves until the copy "
-			 "is done\n", rq->field[2], rq->field[1], st->export_name);
-		reply_result(out, rc, err, done);
-	} else if (!strcmp(cmd, "check") || !strcmp(cmd, "repair")) {
-		enum uraid_sync_kind kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK
-								   : URAID_SYNC_REPAIR;
-		/* with a range: START LENGTH in bytes (LENGTH 0: to the end) */
-		int rc = rq->nfields < 3
-			 ? uraid_array_sync_start(st->array, kind, err, sizeof(err))
-			 : uraid_array_sync_start_range(st->array, kind,
-							strtoull(rq->field[1], NULL, 10),
-							strtoull(rq->field[2], NULL, 10), err,
-							sizeof(err));
-		snprintf(done, sizeof(done), "'%s': %s started%s\n", st->export_name, cmd,
-			 rq->nfields < 3 ? "" : " on the range given");
-		reply_result(out, rc, err, done);
-	} else if (!strcmp(cmd, "sync-cancel")) {
-		int rc = uraid_array_sync_cancel(st->array);
-		snprintf(done, sizeof(done), "'%s': background work stopping\n", st->export_name);
-		reply_result(out, rc, "no background work is running", done);
-	} else if (!strcmp(cmd, "sync-status")) {
-		/* the running or last job, or (with a number) that job */
-		struct uraid_sync_status ss;
-		if (rq->nfields < 2) {
-			uraid_array_sync_status(st->array, &ss);
-		} else if (uraid_array_sync_job(st->array, strtoull(rq->field[1], NULL, 10),
-						&ss) != 0) {
-			ctl_reply(out, CLI_EXIT_FAIL, "no such background job (not started, or "
-				  "too long ago)", NULL, 0);
-			return;
-		}
-		/* kind running done total mismatches result array-positions job: for
-		   scripts and --wait (the last two added later: readers take them as
-		   optional) */
-		snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d %llu\n", (int)ss.kind,
-			 ss.running, (unsigned long long)ss.done_bytes,
-			 (unsigned long long)ss.total_bytes, (unsigned long long)ss.mismatch_sectors,
-			 ss.result, ss.array_positions, (unsigned long long)ss.job);
-		ctl_reply(out, 0, NULL, done, strlen(done));
-	} else if (!strcmp(cmd, "speed")) {
-		unsigned long lo = rq->nfields > 1 ? strtoul(rq->field[1], NULL, 10) : 0;
-		unsigned long hi = rq->nfields > 2 ? strtoul(rq->field[2], NULL, 10) : 0;
-		if (lo > UINT32_MAX || hi > UINT32_MAX || (lo && hi && lo > hi)) {
-			ctl_reply(out, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
-			return;
-		}
-		struct uraid_sync_status ss;
-		uraid_array_sync_status(st->array, &ss);
-		if (uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi) != 0) {
-			/* one limit given, against the other as it stands */
-			if (lo)
-				snprintf(err, sizeof(err), "minimum %lu KiB/s is above the maximum "
-					 "in effect, %u KiB/s; give --max too", lo, ss.max_kib_s);
-			else
-				snprintf(err, sizeof(err), "maximum %lu KiB/s is below the minimum "
-					 "in effect, %u KiB/s; give --min too", hi, ss.min_kib_s);
-			ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
-			return;
-		}
-		uraid_array_sync_status(st->array, &ss);
-		snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
-			 st->export_name, ss.min_kib_s, ss.max_kib_s);
-		ctl_reply(out, 0, NULL, done, strlen(done));
-	} else if (!strcmp(cmd, "stop")) {
-		snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, "
-			 "then marking the array clean)\n", st->export_name);
-		ctl_reply(out, 0, NULL, done, strlen(done));
-		fprintf(stderr, "uraid serve: stop requested on the control socket\n");
-		st->stop_requested = true;
-	} else {
-		snprintf(err, sizeof(err), "unknown control request '%.64s'", cmd);
-		ctl_reply(out, CLI_EXIT_USAGE, err, NULL, 0);
+	reply_result(out, rc < 0 ? rc : 0, err, done);
+}
+
+static void verb_replace(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char err[512], done[CTL_MAX_LINE + 64];
+	int idx = member_arg(out, st, rq);
+
+	if (idx < 0)
+		return;
+	if (rq->nfields < 3) {
+		ctl_reply(out, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
+		return;
 	}
+	int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq->field[2],
+					    forced(rq, 3) ? URAID_ADD_FORCE : 0, err, sizeof(err));
+	snprintf(done, sizeof(done), "%s: replacing %s in '%s'; it serves until the copy "
+		 "is done\n", rq->field[2], rq->field[1], st->export_name);
+	reply_result(out, rc, err, done);
+}
+
+/* check and repair: the whole array, or with a range START LENGTH in bytes
+ * (LENGTH 0: to the end) */
+static void sync_start(struct serve_state *st, enum uraid_sync_kind kind,
+		       const struct ctl_request *rq, FILE *out)
+{
+	char err[512], done[CTL_MAX_LINE + 64];
+	int rc = rq->nfields < 3
+		 ? uraid_array_sync_start(st->array, kind, err, sizeof(err))
+		 : uraid_array_sync_start_range(st->array, kind, strtoull(rq->field[1], NULL, 10),
+						strtoull(rq->field[2], NULL, 10), err,
+						sizeof(err));
+
+	snprintf(done, sizeof(done), "'%s': %s started%s\n", st->export_name, rq->field[0],
+		 rq->nfields < 3 ? "" : " on the range given");
+	reply_result(out, rc, err, done);
+}
+
+static void verb_check(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	sync_start(arg, URAID_SYNC_CHECK, rq, out);
+}
+
+static void verb_repair(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	sync_start(arg, URAID_SYNC_REPAIR, rq, out);
+}
+
+static void verb_sync_cancel(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char done[CTL_MAX_LINE + 64];
+	int rc = uraid_array_sync_cancel(st->array);
+
+	snprintf(done, sizeof(done), "'%s': background work stopping\n", st->export_name);
+	reply_result(out, rc, "no background work is running", done);
+}
+
+/* The running or last job, or (with a number) that job. */
+static void verb_sync_status(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	struct uraid_sync_status ss;
+	char done[CTL_MAX_LINE + 64];
+
+	if (rq->nfields < 2) {
+		uraid_array_sync_status(st->array, &ss);
+	} else if (uraid_array_sync_job(st->array, strtoull(rq->field[1], NULL, 10), &ss) != 0) {
+		ctl_reply(out, CLI_EXIT_FAIL, "no such background job (not started, or too long "
+			  "ago)", NULL, 0);
+		return;
+	}
+	/* kind running done total mismatches result array-positions job: for
+	   scripts and --wait (the last two added later: readers take them as
+	   optional) */
+	snprintf(done, sizeof(done), "%d %d %llu %llu %llu %d %d %llu\n", (int)ss.kind,
+		 ss.running, (unsigned long long)ss.done_bytes,
+		 (unsigned long long)ss.total_bytes, (unsigned long long)ss.mismatch_sectors,
+		 ss.result, ss.array_positions, (unsigned long long)ss.job);
+	ctl_reply(out, 0, NULL, done, strlen(done));
+}
+
+static void verb_speed(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char err[512], done[CTL_MAX_LINE + 64];
+	unsigned long lo = rq->nfields > 1 ? strtoul(rq->field[1], NULL, 10) : 0;
+	unsigned long hi = rq->nfields > 2 ? strtoul(rq->field[2], NULL, 10) : 0;
+	struct uraid_sync_status ss;
+
+	if (lo > UINT32_MAX || hi > UINT32_MAX || (lo && hi && lo > hi)) {
+		ctl_reply(out, CLI_EXIT_USAGE, "speed limits: MIN <= MAX, in KiB/s", NULL, 0);
+		return;
+	}
+	uraid_array_sync_status(st->array, &ss);
+	if (uraid_array_sync_speed(st->array, (uint32_t)lo, (uint32_t)hi) != 0) {
+		/* one limit given, against the other as it stands */
+		if (lo)
+			snprintf(err, sizeof(err), "minimum %lu KiB/s is above the maximum in "
+				 "effect, %u KiB/s; give --max too", lo, ss.max_kib_s);
+		else
+			snprintf(err, sizeof(err), "maximum %lu KiB/s is below the minimum in "
+				 "effect, %u KiB/s; give --min too", hi, ss.min_kib_s);
+		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
+		return;
+	}
+	uraid_array_sync_status(st->array, &ss);
+	snprintf(done, sizeof(done), "'%s': background work limits %u..%u KiB/s\n",
+		 st->export_name, ss.min_kib_s, ss.max_kib_s);
+	ctl_reply(out, 0, NULL, done, strlen(done));
+}
+
+static void verb_stop(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	char done[CTL_MAX_LINE + 64];
+
+	snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, then "
+		 "marking the array clean)\n", st->export_name);
+	ctl_reply(out, 0, NULL, done, strlen(done));
+	fprintf(stderr, "uraid serve: stop requested on the control socket\n");
+	st->stop_requested = true;
+}
+
+#define WHICH_MEMBER "which member? (give its path)"
+
+static const struct ctl_verb serve_verbs[] = {
+	{ "status", verb_status, NULL, 0, "the array's state, as uraid detail prints it" },
+	{ "status-json", verb_status_json, NULL, 0, "the same as one JSON object" },
+	{ "summary", verb_summary, NULL, 0, "one line for uraid status without arguments" },
+	{ "summary-json", verb_summary_json, NULL, 0, "that line's facts as JSON" },
+	{ "export-is", verb_export_is, NULL, 0, "NAME: ok if the export is NAME" },
+	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok if PATH is a member" },
+	{ "fail", verb_fail, WHICH_MEMBER, CTL_VERB_CHANGES, "PATH [force]: set a member faulty" },
+	{ "remove", verb_remove, WHICH_MEMBER, CTL_VERB_CHANGES,
+	  "PATH: take a faulty, spare or stale member out" },
+	{ "add", verb_add, "which device? (give its path)", CTL_VERB_CHANGES,
+	  "PATH [force]: add a spare, or re-add a member that left" },
+	{ "replace", verb_replace, WHICH_MEMBER, CTL_VERB_CHANGES,
+	  "PATH NEW [force]: copy a member to NEW, which then takes its place" },
+	{ "check", verb_check, NULL, CTL_VERB_CHANGES,
+	  "[START LENGTH]: compare the redundancy, count mismatches" },
+	{ "repair", verb_repair, NULL, CTL_VERB_CHANGES,
+	  "[START LENGTH]: compare the redundancy and rewrite mismatches" },
+	{ "sync-cancel", verb_sync_cancel, NULL, CTL_VERB_CHANGES, "stop the background work" },
+	{ "sync-status", verb_sync_status, NULL, 0,
+	  "[JOB]: the running or last background job (or JOB) as numbers" },
+	{ "speed", verb_speed, NULL, CTL_VERB_CHANGES,
+	  "[MIN [MAX]]: background work limits in KiB/s (0: unchanged)" },
+	{ "stop", verb_stop, NULL, CTL_VERB_CHANGES, "drain, mark the array clean and exit" },
+	{ NULL, NULL, NULL, 0, NULL }
+};
+
+void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	ctl_dispatch(serve_verbs, arg, rq, out);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/full_io.h"
 #include "common/private_file.h"
 
 #define DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -72,20 +73,6 @@ static uint32_t temp_suffix(void)
 	return (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 int uraid_file_replace_at(int dirfd, const char *show_dir, const char *name, const void *data,
 			  size_t len, mode_t mode, char *err, size_t errlen)
 {
@@ -105,7 +92,7 @@ int uraid_file_replace_at(int dirfd, const char *show_dir, const char *name, con
 	}
 	if (fd < 0)
 		return uraid_errf(err, errlen, -errno, "%s%s%s: %s", sd, sep, tmp, strerror(errno));
-	int rc = write_all(fd, data, len);
+	int rc = uraid_pwrite_full(fd, data, len, 0);
 	if (!rc && fchmod(fd, mode) < 0)        /* the mode asked for, not the umask's */
 		rc = -errno;
 	if (close(fd) < 0 && !rc)

@@ -24,6 +24,9 @@
 /* Clients served at once; more are answered "error 1 " CTL_BUSY. */
 #define CTL_MAX_CLIENTS 16
 #define CTL_BUSY        "the server is busy with other control clients; try again"
+/* The codes of error lines: exit statuses, as the protocol wants. */
+#define CTL_CODE_FAIL   1       /* the request failed or was refused */
+#define CTL_CODE_USAGE  2       /* the request is malformed or incomplete */
 
 /* A request as the server reads it. */
 struct ctl_request {
@@ -56,6 +59,29 @@ int ctl_server_fd(const struct ctl_server *cs);
 int ctl_server_timeout_ms(const struct ctl_server *cs);
 /* Accept, read, answer, send, drop the clients whose time is up: never waits. */
 void ctl_server_work(struct ctl_server *cs);
+
+/*
+ * The verbs a server answers, as a table that ctl_dispatch looks the
+ * request's first field up in (ctl_verbs.c); the table ends with a NULL
+ * name. A handler answers with one ctl_reply and may use the fields after
+ * the verb; what it needs from its server comes through arg.
+ */
+/* Changes the array or the server; the others only read (what a read-only
+ * client, such as a monitor, could be limited to). */
+#define CTL_VERB_CHANGES 1u
+struct ctl_verb {
+	const char *name;
+	ctl_handler_fn *fn;
+	/* Not NULL: field[1] (a path) is required; a request without it is
+	 * answered "error 2 <arg_missing>" and fn is not called. */
+	const char *arg_missing;
+	unsigned flags;                 /* CTL_VERB_* */
+	const char *help;               /* its fields and what it does, one line */
+};
+/* Answer rq with its verb's handler (arg passed on); an unknown verb is
+ * answered "error 2 unknown control request 'VERB'". */
+void ctl_dispatch(const struct ctl_verb *verbs, void *arg, const struct ctl_request *rq,
+		  FILE *out);
 
 /* Client side: send the fields, copy the body to out; returns the code
  * (0 for ok) and puts the error message in msg; -errno when the server

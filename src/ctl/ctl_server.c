@@ -15,9 +15,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "ctl/ctl.h"
 
 #define LISTENER UINT32_MAX             /* epoll data of the listening socket */
@@ -39,13 +39,6 @@ struct ctl_server {
 	void *arg;
 	struct ctl_client c[CTL_MAX_CLIENTS];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* What fits in the socket now; a short line to a fresh socket always does. */
 static void send_now(int fd, const char *s)
@@ -120,7 +113,7 @@ int ctl_server_fd(const struct ctl_server *cs)
 
 int ctl_server_timeout_ms(const struct ctl_server *cs)
 {
-	uint64_t now = now_ns(), first = UINT64_MAX;
+	uint64_t now = uraid_now_ns(), first = UINT64_MAX;
 	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++)
 		if (cs->c[i].fd >= 0 && cs->c[i].deadline_ns < first)
 			first = cs->c[i].deadline_ns;
@@ -164,7 +157,7 @@ static void accept_all(struct ctl_server *cs)
 		c->fd = fd;
 		c->answered = false;
 		c->in_len = c->out_len = c->out_off = 0;
-		c->deadline_ns = now_ns() + CTL_TIMEOUT_S * 1000000000ull;
+		c->deadline_ns = uraid_now_ns() + CTL_TIMEOUT_S * 1000000000ull;
 		send_now(fd, CTL_GREETING);
 	}
 }
@@ -184,7 +177,7 @@ static void answer(struct ctl_server *cs, struct ctl_client *c)
 		return;
 	}
 	if (ctl_parse_request(c->in, c->in_len, rq) != 0)
-		ctl_reply(f, 2, "malformed control request", NULL, 0);
+		ctl_reply(f, CTL_CODE_USAGE, "malformed control request", NULL, 0);
 	else
 		cs->fn(cs->arg, rq, f);
 	fclose(f);
@@ -245,7 +238,7 @@ void ctl_server_work(struct ctl_server *cs)
 		if (c->fd >= 0 && c->answered)
 			write_some(cs, c);
 	}
-	uint64_t now = now_ns();
+	uint64_t now = uraid_now_ns();
 	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++) {
 		struct ctl_client *c = &cs->c[i];
 		if (c->fd < 0 || c->deadline_ns > now)

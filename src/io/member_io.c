@@ -9,12 +9,11 @@
 #include <sys/ioctl.h>
 #include <sys/uio.h>
 
-#include <uraid/parity.h>
-
+#include "common/zero_block.h"
 #include "io/member_internal.h"
 
 /* ZEROES written (no hole punching): this much per write, the zero block's size */
-#define ZERO_WRITE_MAX (1u << 20)
+#define ZERO_WRITE_MAX ((uint32_t)URAID_ZERO_BLOCK_BYTES)
 
 #define MEMBER_IO(op_) ((struct member_io *)((char *)(op_) - offsetof(struct member_io, op)))
 
@@ -78,7 +77,7 @@ static void member_zeroes_write(struct member_io *mio)
 	if (n > ZERO_WRITE_MAX)
 		n = ZERO_WRITE_MAX;
 	mio->writing_zeroes = true;
-	reactor_write(mio->r, &mio->op, m->fd, (void *)uraid_parity_zero_block(n), n, off,
+	reactor_write(mio->r, &mio->op, m->fd, (void *)uraid_zero_block(n), n, off,
 		      mio->rw_flags);
 }
 

@@ -14,6 +14,7 @@
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
+#include "common/full_io.h"
 #include "io/member_internal.h"
 
 static void member_reset(struct member *m, const char *path)
@@ -173,26 +174,6 @@ void member_close(struct member *m)
 	pthread_mutex_destroy(&m->fault_lock);
 }
 
-/* pread/pwrite the whole range, continuing short transfers. */
-static int full_rw(int fd, bool write, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write ? pwrite(fd, (char *)buf + done, len - done, (off_t)(off + done))
-				  : pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;        /* end of device */
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * O_DIRECT needs buffer, offset and length aligned; when the caller's are not,
  * go through an aligned bounce buffer covering the enclosing blocks (reading
@@ -212,7 +193,8 @@ static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, u
 		return member_wall(m, write ? "metadata write" : "metadata read", false, off / 512,
 				   (len + 511) / 512);
 	if (!m->direct || (off % a == 0 && len % a == 0 && (uintptr_t)buf % 4096 == 0))
-		return full_rw(m->fd, write, buf, len, off);
+		return write ? uraid_pwrite_full(m->fd, buf, len, off)
+			     : uraid_pread_full(m->fd, buf, len, off);
 
 	start = off / a * a;
 	end = (off + len + a - 1) / a * a;
@@ -220,10 +202,10 @@ static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, u
 		return -ENOMEM;
 	rc = 0;
 	if (!write || start != off || end != off + len)
-		rc = full_rw(m->fd, false, bounce, end - start, start);
+		rc = uraid_pread_full(m->fd, bounce, end - start, start);
 	if (rc == 0 && write) {
 		memcpy((char *)bounce + (off - start), buf, len);
-		rc = full_rw(m->fd, true, bounce, end - start, start);
+		rc = uraid_pwrite_full(m->fd, bounce, end - start, start);
 	} else if (rc == 0) {
 		memcpy(buf, (char *)bounce + (off - start), len);
 	}

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "engine/core/host.h"
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 #include "nbd/wire.h"
 
 void nbd_conn_log(const struct nbd_conn *c, const char *what)

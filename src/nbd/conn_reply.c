@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 
 #define POOL_MAX_BYTES (16u << 20)     /* larger buffers come from the heap (rare) */
 

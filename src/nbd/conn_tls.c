@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 
 static void tls_fail(struct nbd_conn *c, const char *what, const char *why)
 {

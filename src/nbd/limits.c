@@ -21,21 +21,14 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "engine/core/host.h"
-#include "nbd/conn.h"
-
-uint64_t nbd_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "nbd/server_internal.h"
 
 bool nbd_log_allow(struct nbd_log_limit *l, unsigned burst, uint64_t *left_out)
 {
-	uint64_t now = nbd_now_ns();
+	uint64_t now = uraid_now_ns();
 	uint64_t w = atomic_load_explicit(&l->window_ns, memory_order_relaxed);
 
 	/* a new window: whoever moves it starts the count again (a line or
@@ -62,7 +55,7 @@ static void timer_done(struct io_op *op, int res);
 
 static void arm_timer(struct nbd_reactor *nr, uint64_t deadline_ns)
 {
-	uint64_t now = nbd_now_ns();
+	uint64_t now = uraid_now_ns();
 	uint64_t rel = deadline_ns > now ? deadline_ns - now : 1000000;
 
 	nr->timer_ts.tv_sec = (long long)(rel / 1000000000u);
@@ -78,7 +71,7 @@ static void timer_done(struct io_op *op, int res)
 	struct nbd_reactor *nr = (struct nbd_reactor *)((char *)op -
 							 offsetof(struct nbd_reactor, timer_op));
 	struct nbd_server *s = nr->s;
-	uint64_t now = nbd_now_ns();
+	uint64_t now = uraid_now_ns();
 
 	(void)res;
 	nr->timer_armed = false;

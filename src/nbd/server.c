@@ -12,9 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/errmsg.h"
 #include "engine/core/host.h"
-#include "nbd/conn.h"
+#include "nbd/server_internal.h"
 
 #define SERVER_POLL_NS (5 * 1000000L)
 #define ACCEPT_BACKOFF_NS (50 * 1000000L)   /* after accept failed for want of resources */
@@ -71,7 +72,7 @@ static void new_conn(struct nbd_server *s, int fd)
 	c->r = engine_reactor(s->e, c->ridx);
 	c->pool = engine_bufpool(s->e, c->ridx);
 	c->start_msg.fn = nbd_conn_start;
-	c->hs_deadline_ns = nbd_now_ns() + s->handshake_ns;
+	c->hs_deadline_ns = uraid_now_ns() + s->handshake_ns;
 	if (refuse) {
 		nbd_refusing_add(c);
 		nbd_hs_refuse(c->hs, s->refuse_msg);

@@ -19,16 +19,14 @@
 #include <isa-l/erasure_code.h>
 #include <isa-l/raid.h>
 
+#include "common/zero_block.h"
 #include "parity/parity_internal.h"
 
-/* Read-only zeros for the P/Q positions of DDF layouts (see parity.h), and
- * what zeroes are written from: page-aligned, as O_DIRECT wants a source. */
-#define ZERO_BLOCK_SIZE ((size_t)1 << 20)
-static const uint8_t zero_block[ZERO_BLOCK_SIZE] __attribute__((aligned(4096)));
-
+/* Read-only zeros for the P/Q positions of DDF layouts (see parity.h): the
+ * library's one zero block, which member I/O also writes zeroes from. */
 const void *uraid_parity_zero_block(size_t len)
 {
-	return len <= ZERO_BLOCK_SIZE ? zero_block : NULL;
+	return uraid_zero_block(len);
 }
 
 int parity_check_args(unsigned nslots, size_t len, void *const *data)

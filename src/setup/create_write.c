@@ -13,7 +13,7 @@
 
 #include "common/errmsg.h"
 #include "setup/create_plan.h"
-#include "io/devio.h"
+#include "common/full_io.h"
 
 static int write_or_report(const struct create_member *m, const void *buf, size_t len,
 			   uint64_t sector, const char *what, char *err, size_t errlen)

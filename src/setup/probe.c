@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include <uraid/create.h>
-#include "io/devio.h"
+#include "common/full_io.h"
 
 /* Bitmaps larger than this are not scanned for dirty bits (md's are < 1 MiB). */
 #define PROBE_BITMAP_MAX_BYTES (16u << 20)

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nbd/conn.h"
 #include "nbd/proto.h"
+#include "nbd/server_internal.h"
 #include "../support/check.h"
 
 /* ---- byte building ---- */

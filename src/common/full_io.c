@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
+/* Whole-buffer pread/pwrite (full_io.h). */
 #include <errno.h>
 #include <unistd.h>
 
-#include "io/devio.h"
+#include "common/full_io.h"
 
 int uraid_pread_full(int fd, void *buf, size_t len, uint64_t off)
 {

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The server's inside: the server (listening, the connection list) and one
- * client connection, a state machine driven by completions on the reactor
- * the connection lives on. Files: server.c (start, accept, stop),
- * listen.c (sockets), conn.c (receive: handshake, request parsing,
- * payloads), conn_reply.c (array requests and the reply queue), conn_tls.c
- * (the connection over TLS: STARTTLS, ciphertext to and from the reactor),
- * limits.c (handshake deadlines, request buffer memory).
+ * Private to the NBD server's files (nbd/server.h is its API): the server
+ * (listening, the connection list) and one client connection, a state
+ * machine driven by completions on the reactor the connection lives on.
+ * Files: server.c (start, accept, stop), listen.c (sockets), conn.c
+ * (receive: handshake, request parsing, payloads), conn_reply.c (array
+ * requests and the reply queue), conn_tls.c (the connection over TLS:
+ * STARTTLS, ciphertext to and from the reactor), limits.c (handshake
+ * deadlines, request buffer memory).
  */
-#ifndef URAID_NBD_CONN_H
-#define URAID_NBD_CONN_H
+#ifndef URAID_NBD_SERVER_INTERNAL_H
+#define URAID_NBD_SERVER_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -229,7 +230,6 @@ void nbd_conn_log(const struct nbd_conn *c, const char *what);
 uint8_t *nbd_conn_in_room(struct nbd_conn *c, size_t *len);
 
 /* limits.c */
-uint64_t nbd_now_ns(void);
 /* May a line limited by l be written now (any thread)? *left_out: how many
  * were not since the last one written, to say so. */
 bool nbd_log_allow(struct nbd_log_limit *l, unsigned burst, uint64_t *left_out);

@@ -19,6 +19,7 @@
 #include <uraid/parity.h>
 
 #include "engine/level/raid5_priv.h"
+#include "engine/md/member_state.h"
 
 int stripe_table_init(struct stripe_table *t, unsigned nbuckets)
 {
@@ -360,7 +361,7 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 	r5_bufs_put(pc);
 	for (unsigned s = 0; s < pc->n; s++)
 		if (pc->sflag[s] & SF_CORRECTED)
-			array_read_corrected(pc->a, s);
+			md_read_corrected(pc->a, s);
 	if (pc->locked) {
 		pc->locked = false;
 		stripe_unlock(&pc->priv->locks, &pc->lk);
@@ -491,7 +492,7 @@ static void sio_done(struct member_io *mio, int res)
 		r5_pin(c);              /* pc's request may be the array's last */
 	if (io->repl) {
 		if (res < 0)
-			array_fail_replacement(pc->a, s, res);
+			md_fail_replacement(pc->a, s, res);
 	} else if (mio->kind == MEMBER_READ) {
 		if (res < 0) {
 			pc->sflag[s] |= SF_BAD;
@@ -505,7 +506,7 @@ static void sio_done(struct member_io *mio, int res)
 		pc->sflag[s] &= (uint8_t)~SF_CORRECTED;
 		if (mio->kind == MEMBER_DISCARD)
 			pc->new_bad = true;
-		else if (!array_fail_slot(pc->a, s, res) && pc->op != OP_READ &&
+		else if (!md_fail_slot(pc->a, s, res) && pc->op != OP_READ &&
 			 pc->result == 0)
 			pc->result = -EIO;      /* a read's data is good all the same */
 	} else if (pc->sflag[s] & SF_BAD) {

@@ -9,6 +9,7 @@
 #include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/member_state.h"
+#include "engine/md/resync_state.h"
 
 /*
  * A resync that is needed runs whenever nothing else does and the array
@@ -20,10 +21,7 @@
  */
 static int resync_resume(struct array *a, char *err, size_t errlen)
 {
-	pthread_mutex_lock(&a->meta_lock);
-	bool want = a->resync_needed && !a->resync_held;
-	pthread_mutex_unlock(&a->meta_lock);
-	return want ? sync_start(a, URAID_SYNC_RESYNC, sync_resync_from(a), 0, err, errlen) : 0;
+	return md_resync_wanted(a) ? sync_start(a, URAID_SYNC_RESYNC, sync_resync_from(a), 0, err, errlen) : 0;
 }
 
 /* Registered only for arrays that can be written and have background work

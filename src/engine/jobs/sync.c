@@ -17,6 +17,7 @@
 #include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/member_state.h"
+#include "engine/md/resync_state.h"
 #include "engine/md/wib.h"
 
 #define A(ua) ((struct array *)(ua))
@@ -91,16 +92,6 @@ static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
 
 /* ---- the job's life ---- */
 
-/* Member m left (failed, or took its slot over): a job filling it stops. */
-void sync_target_gone(struct array *a, const struct member *m)
-{
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *j = atomic_load(&a->sync);
-	if (j && !atomic_load(&j->finished) && j->target == m)
-		atomic_store(&j->cancel, true);
-	pthread_mutex_unlock(&a->sync_lock);
-}
-
 /*
  * After assembly: members the superblocks show part-way through a rebuild
  * or a replacement are attached to their slots again before any write
@@ -121,25 +112,20 @@ void sync_attach_pending(struct array *a)
  * repair (it rewrote every redundancy from the data: md sets recovery_cp
  * to MaxSector after either), leaves none needed; a resync stopped part-way
  * leaves its position. A resync stopped on request is held (not resumed by
- * auto_recover.c) until another job ends. meta_lock held.
+ * auto_recover.c) until another job ends.
  */
 static void resync_end(struct sync_job *j, bool complete)
 {
-	struct array *a = j->a;
+	uint32_t how = 0;
 
-	if (a->flags & URAID_ASSEMBLE_READONLY)
-		return;
 	if (complete && (j->kind == URAID_SYNC_RESYNC ||
-			 (j->kind == URAID_SYNC_REPAIR && !j->partial))) {
-		a->resync_needed = false;
-		a->resync_checkpoint = UINT64_MAX;
-		wib_resync_done(a, UINT64_MAX);
-	} else if (j->kind == URAID_SYNC_RESYNC) {
-		a->resync_checkpoint = j->pos;
-	}
-	a->resync_held = j->kind == URAID_SYNC_RESYNC && !complete && j->result == -ECANCELED;
-	/* not active on disk: the superblocks say so now, not at the next clean marking */
-	meta_write_resync_offset(a);
+			 (j->kind == URAID_SYNC_REPAIR && !j->partial)))
+		how |= MD_RESYNC_WHOLE;
+	else if (j->kind == URAID_SYNC_RESYNC)
+		how |= MD_RESYNC_AT_POS;
+	if (j->kind == URAID_SYNC_RESYNC && !complete && j->result == -ECANCELED)
+		how |= MD_RESYNC_HELD;
+	md_resync_end(j->a, how, j->pos);
 }
 
 /* The outcome into sync_last and, for a resync or a repair, into the superblocks. */
@@ -159,9 +145,7 @@ static void job_end(struct sync_job *j)
 		else
 			md_replace_end(a, &rb, j->pos, how);
 	}
-	pthread_mutex_lock(&a->meta_lock);
 	resync_end(j, complete);
-	pthread_mutex_unlock(&a->meta_lock);
 
 	/*
 	 * A rebuild or a resync that failed is not retried at once (engine_tick
@@ -261,10 +245,7 @@ static void checkpoint_write(struct sync_job *j, uint64_t at)
 	if (j->kind == URAID_SYNC_RESYNC) {
 		/* on disk now if the array is not active there (an idle array's
 		   progress survives a kill), else with the next clean marking */
-		pthread_mutex_lock(&a->meta_lock);
-		a->resync_checkpoint = at;
-		meta_write_resync_offset(a);
-		pthread_mutex_unlock(&a->meta_lock);
+		md_resync_checkpoint(a, at);
 	} else {
 		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
 		   a replacement's too (a crash that leaves the array dirty restarts
@@ -387,9 +368,27 @@ static void skip_clean_units(struct sync_job *j)
 	}
 }
 
+/*
+ * The member a rebuild or a replace fills left that role (it failed, or a
+ * replacement became its slot's member being rebuilt: md/member_state.c
+ * changes the slot, and a job of the new kind goes on from there).
+ */
+static bool target_gone(const struct sync_job *j)
+{
+	const struct array_slot *sl;
+
+	if (j->kind != URAID_SYNC_RECOVER && j->kind != URAID_SYNC_REPLACE)
+		return false;
+	sl = &j->a->slot[j->target_slot];
+	return j->kind == URAID_SYNC_REPLACE ? atomic_load(&sl->repl) != j->target
+					      : atomic_load(&sl->m) != j->target;
+}
+
 /* No more units are handed out: a stop, an error, or the end. Job's lock held. */
 static bool job_stopping(struct sync_job *j)
 {
+	if (!atomic_load(&j->cancel) && target_gone(j))
+		atomic_store(&j->cancel, true);
 	if (atomic_load(&j->cancel) && !j->result)
 		j->result = -ECANCELED;
 	return j->result || j->next >= j->end;
@@ -580,7 +579,7 @@ static void job_free(struct sync_job *j)
 /* The job that ended is freed by whoever looks next (status, start, stop). */
 void sync_reap(struct array *a)
 {
-	/* under sync_lock: status and sync_target_gone look at the job under it */
+	/* under sync_lock: status and cancel look at the job under it */
 	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
 	if (j && atomic_load(&j->finished)) {
@@ -703,13 +702,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 /* Where a resync starts: the checkpoint of one that is needed, else 0. */
 uint64_t sync_resync_from(struct array *a)
 {
-	uint64_t from = 0;
-
-	pthread_mutex_lock(&a->meta_lock);
-	if (a->resync_needed && a->resync_checkpoint < sync_span(a, URAID_SYNC_RESYNC))
-		from = a->resync_checkpoint;
-	pthread_mutex_unlock(&a->meta_lock);
-	return from;
+	return md_resync_from(a, sync_span(a, URAID_SYNC_RESYNC));
 }
 
 int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, char *err,

@@ -148,9 +148,6 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res);
 int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held);
 void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held);
 
-/* Member m left its slot (failed, or a replacement took the slot over): a
- * job filling it stops (md/member_state.c). meta_lock held. */
-void sync_target_gone(struct array *a, const struct member *m);
 /* After assembly, before any write: members part-way through a rebuild or
  * a replacement back on their slots, and the automatic start of jobs
  * (auto_recover.c) from the engine's tick, for an array that can be written. */

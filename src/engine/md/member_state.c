@@ -9,7 +9,6 @@
 
 #include "common/errmsg.h"
 #include "engine/core/array.h"
-#include "engine/jobs/sync.h"
 #include "engine/md/member_state.h"
 
 static int member_index(const struct array *a, const struct member *m)
@@ -45,15 +44,16 @@ static void replacement_takes_over(struct array *a, unsigned slot)
 	a->slot[slot].dev_number = own->dev_number;
 	a->slot[slot].m = r;
 	a->slot[slot].state = URAID_MEMBER_REBUILDING;
-	/* the copy stops; a rebuild from the others goes on from `at` (auto_recover.c) */
-	sync_target_gone(a, r);
+	/* the copy stops (its job sees repl go); a rebuild from the others goes
+	   on from `at` (jobs/auto_recover.c) */
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: its slot %u lost its member: the rest is rebuilt onto it "
 		"from member sector %llu", r->path, slot, (unsigned long long)at);
 }
 
 /*
  * A spare that holds a slot (rebuilding it, or replacing its member) leaves
- * it: out of the data path, and a background job working on it stops.
+ * it: out of the data path, and a background job working on it stops (it
+ * sees the slot's m or repl change: jobs/sync.c target_gone).
  */
 static void leave_slot(struct array *a, unsigned idx)
 {
@@ -69,7 +69,6 @@ static void leave_slot(struct array *a, unsigned idx)
 			atomic_store(&a->slot[s].repl, NULL);
 	}
 	a->member_pending_slot[idx] = -1;
-	sync_target_gone(a, m);
 }
 
 /*

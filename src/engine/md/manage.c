@@ -116,21 +116,7 @@ int uraid_array_remove_member(struct uraid_array *ua, unsigned idx, char *err, s
 		rc = uraid_errf(err, errlen, rc, "cannot release %s: %s", m->path, strerror(-rc));
 		goto out;
 	}
-	int s = a->member_slot[idx];
-	if (st == URAID_MEMBER_FAULTY && s >= 0 && a->slot[s].m == m) {
-		a->slot[s].state = URAID_MEMBER_MISSING;
-		a->slot[s].m = NULL;
-	}
-	a->retired[a->nretired++] = m;
-	for (unsigned j = idx; j + 1 < a->nmembers; j++) {
-		a->members[j] = a->members[j + 1];
-		a->member_state[j] = a->member_state[j + 1];
-		a->member_slot[j] = a->member_slot[j + 1];
-		a->member_sb[j] = a->member_sb[j + 1];
-		a->member_pending_slot[j] = a->member_pending_slot[j + 1];
-	}
-	a->nmembers--;
-	a->members[a->nmembers] = NULL;
+	md_member_remove(a, idx);
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: removed from the array", m->path);
 	/* a stale member never counted: nothing on disk names it */
 	if (st != URAID_MEMBER_STALE) {
@@ -299,14 +285,7 @@ static int readd(struct array *a, struct member *m, const struct uraid_sb *o, in
 	sb.feature_map |= URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP;
 	sb.feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
 	sb.recovery_offset = 0;
-	unsigned k = a->nmembers;
-	m->data_offset = sb.data_offset;
-	a->members[k] = m;
-	a->member_state[k] = URAID_MEMBER_SPARE;
-	a->member_slot[k] = -1;
-	a->member_pending_slot[k] = slot;
-	a->member_sb[k] = sb;
-	a->nmembers++;
+	md_member_add(a, m, &sb, slot);
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: re-added to slot %d (device %u); only what the bitmap marks "
 		"is rebuilt", m->path, slot, sb.dev_number);
 	return 0;
@@ -384,14 +363,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	if (rc == 0)
 		rc = write_member_areas(a, m, &sb, like, err, errlen);
 	if (rc == 0) {
-		unsigned k = a->nmembers;
-		m->data_offset = sb.data_offset;
-		a->members[k] = m;
-		a->member_state[k] = URAID_MEMBER_SPARE;
-		a->member_slot[k] = -1;
-		a->member_pending_slot[k] = -1;
-		a->member_sb[k] = sb;
-		a->nmembers++;
+		md_member_add(a, m, &sb, -1);
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: added as a spare (device %u)", path, sb.dev_number);
 		rc = meta_record_change(a);
 		if (rc)
@@ -458,14 +430,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 		rc = uraid_errf(err, errlen, -EAGAIN, "%s changed state meanwhile; try again",
 				old->path);
 	if (!rc) {
-		/* md's want_replacement: the spare holds the slot as its replacement */
-		struct uraid_sb *own = &a->member_sb[idx];
-		own->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET;
-		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
-		own->recovery_offset = 0;
-		a->member_pending_slot[idx] = s;
-		atomic_store(&a->slot[s].repl_rebuilt, 0);
-		atomic_store(&a->slot[s].repl, a->members[idx]);
+		md_want_replacement(a, (unsigned)idx, s);
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: will replace %s in slot %d", path, old->path, s);
 		rc = meta_record_change(a);
 		if (rc)
@@ -475,7 +440,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		return rc;
-	/* now, or when the background work running ends (engine_tick) */
+	/* now, or when the background work running ends (jobs/auto_recover.c) */
 	char why[256];
 	if (uraid_array_sync_start(ua, URAID_SYNC_REPLACE, why, sizeof(why)) < 0 &&
 	    !atomic_load(&a->sync))

@@ -241,6 +241,55 @@ void md_read_corrected(struct array *a, unsigned slot)
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
+/* ---- joining and leaving ---- */
+
+void md_member_add(struct array *a, struct member *m, const struct uraid_sb *sb,
+		   int pending_slot)
+{
+	unsigned k = a->nmembers;
+
+	m->data_offset = sb->data_offset;
+	a->members[k] = m;
+	a->member_state[k] = URAID_MEMBER_SPARE;
+	a->member_slot[k] = -1;
+	a->member_pending_slot[k] = pending_slot;
+	a->member_sb[k] = *sb;
+	a->nmembers++;
+}
+
+void md_member_remove(struct array *a, unsigned idx)
+{
+	struct member *m = a->members[idx];
+	int s = a->member_slot[idx];
+
+	if (a->member_state[idx] == URAID_MEMBER_FAULTY && s >= 0 && a->slot[s].m == m) {
+		a->slot[s].state = URAID_MEMBER_MISSING;
+		a->slot[s].m = NULL;
+	}
+	a->retired[a->nretired++] = m;
+	for (unsigned j = idx; j + 1 < a->nmembers; j++) {
+		a->members[j] = a->members[j + 1];
+		a->member_state[j] = a->member_state[j + 1];
+		a->member_slot[j] = a->member_slot[j + 1];
+		a->member_sb[j] = a->member_sb[j + 1];
+		a->member_pending_slot[j] = a->member_pending_slot[j + 1];
+	}
+	a->nmembers--;
+	a->members[a->nmembers] = NULL;
+}
+
+void md_want_replacement(struct array *a, unsigned idx, int s)
+{
+	struct uraid_sb *own = &a->member_sb[idx];
+
+	own->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET;
+	own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
+	own->recovery_offset = 0;
+	a->member_pending_slot[idx] = s;
+	atomic_store(&a->slot[s].repl_rebuilt, 0);
+	atomic_store(&a->slot[s].repl, a->members[idx]);
+}
+
 /* ---- rebuild (recovery) and replacement: the roles the jobs change ---- */
 
 /*

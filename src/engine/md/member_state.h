@@ -29,6 +29,7 @@
 
 struct array;
 struct member;
+struct uraid_sb;
 
 /* Why a member fails; `where` in struct md_fail says which one. */
 enum md_fail_cause {
@@ -74,6 +75,19 @@ void md_fail_metadata(struct array *a, unsigned i, int err, const char *what);
 /* A read error was answered from redundancy and rewritten: counted as md
  * does (cnt_corrected_read, written at the next update). Takes meta_lock. */
 void md_read_corrected(struct array *a, unsigned slot);
+
+/* ---- joining and leaving (manage.c, meta_lock held) ---- */
+
+/* Member m joins as a spare with its own superblock sb: a new one
+ * (pending_slot -1), or a re-added one waiting for its old slot. */
+void md_member_add(struct array *a, struct member *m, const struct uraid_sb *sb,
+		   int pending_slot);
+/* Member idx (faulty, stale or a plain spare) leaves: its slot is empty,
+ * the member kept for close (a->retired), the ones after it move down. */
+void md_member_remove(struct array *a, unsigned idx);
+/* md's want_replacement: spare idx holds slot s as its replacement, its
+ * copy to be made from 0 (feature 0x10 and 0x2). */
+void md_want_replacement(struct array *a, unsigned idx, int s);
 
 /* ---- the roles the background jobs change (each takes meta_lock) ---- */
 

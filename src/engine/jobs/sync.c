@@ -517,7 +517,7 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 	u->res = res;
 	if (res) {
 		/* an error outranks a stop; a failed write to the new member, in
-		   any unit, fails it (recovery_end, replace_end) */
+		   any unit, fails it (md_recovery_end, md_replace_end) */
 		if (!j->result || j->result == -ECANCELED)
 			j->result = res;
 		if (!j->io_error)
@@ -593,7 +593,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 		     char *err, size_t errlen);
 
 /*
- * One start at a time: engine_tick (a rebuild or a replacement that waits)
+ * One start at a time: auto_recover.c (a rebuild or a replacement that waits)
  * and the control socket (check, repair, replace) may both try at once, and
  * each must see the other's job.
  */

@@ -13,10 +13,10 @@
  * copies an in-sync member, then takes its slot) at their start, at their
  * checkpoints and at their end; the state lives here, the runner there.
  *
- *   spare --recovery_begin--> rebuilding (pending slot, 0x2)
- *         --recovery_end(done)--> in sync
+ *   spare --md_recovery_begin--> rebuilding (pending slot, 0x2)
+ *         --md_recovery_end(done)--> in sync
  *   spare --uraid replace--> replacement (pending slot, 0x10)
- *         --replace_end(done)--> in sync; the member replaced: faulty
+ *         --md_replace_end(done)--> in sync; the member replaced: faulty
  *   in sync / spare --fail (I/O error, request, metadata)--> faulty
  *   faulty --uraid remove--> gone (manage.c)
  */

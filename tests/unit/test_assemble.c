@@ -19,6 +19,7 @@
 
 #include <uraid/create.h>
 #include "engine/core/array.h"
+#include "engine/md/member_state.h"
 #include "../support/check.h"
 #include "../support/run_cmd.h"
 
@@ -591,7 +592,7 @@ static void test_meta(void)
 		examine(s.p[i], "clean", e0);
 
 	/* a corrected read is counted, written at the next update */
-	array_read_corrected(a, 1);
+	md_read_corrected(a, 1);
 	pthread_mutex_lock(&a->meta_lock);
 	rc = meta_mark_active(a);
 	pthread_mutex_unlock(&a->meta_lock);
@@ -603,7 +604,7 @@ static void test_meta(void)
 	}
 
 	/* a member fails: 0xfffe in the others' roles, events+1, degraded */
-	bool ok = array_fail_slot(a, 2, -EIO);
+	bool ok = md_fail_slot(a, 2, -EIO);
 	CHECK(ok && atomic_load(&a->degraded) == 1 && a->slot[2].state == URAID_MEMBER_FAULTY,
 	      "fail slot 2");
 	for (unsigned i = 0; i < 4; i++) {
@@ -631,7 +632,7 @@ static void test_meta(void)
 		examine(s.p[i], "clean", e0 + 3);
 	}
 	/* a second failure kills RAID 5: reported, and recorded as md does */
-	ok = array_fail_slot(a, 0, -EIO);
+	ok = md_fail_slot(a, 0, -EIO);
 	CHECK(!ok && atomic_load(&a->degraded) == 2, "second failure is fatal");
 	free_array(a);
 
@@ -669,8 +670,8 @@ static void test_meta(void)
 	for (unsigned i = 0; i < 3; i++)
 		examine(r.p[i], "clean", e0);
 	/* the last copy of a RAID 1 is not failed (raid1_error) */
-	CHECK(array_fail_slot(a, 0, -EIO), "raid1 first failure survives");
-	CHECK(!array_fail_slot(a, 1, -EIO) && a->slot[1].state == URAID_MEMBER_IN_SYNC,
+	CHECK(md_fail_slot(a, 0, -EIO), "raid1 first failure survives");
+	CHECK(!md_fail_slot(a, 1, -EIO) && a->slot[1].state == URAID_MEMBER_IN_SYNC,
 	      "raid1 last copy kept");
 	free_array(a);
 	a = assemble(r.p, 3, 0, &rc);

@@ -41,6 +41,7 @@
 #include <uraid/parity.h>
 
 #include "engine/core/array.h"
+#include "engine/md/member_state.h"
 #include "engine/level/raid5_priv.h"
 #include "../support/check.h"
 
@@ -178,7 +179,7 @@ void array_piece_done(struct array_req *rq, int res)
 		array_req_done(rq);
 }
 
-bool array_fail_slot(struct array *a, unsigned slot, int err)
+bool md_fail_slot(struct array *a, unsigned slot, int err)
 {
 	unsigned nf = 0;
 
@@ -191,13 +192,13 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 	return nf <= max_fail;
 }
 
-void array_read_corrected(struct array *a, unsigned slot)
+void md_read_corrected(struct array *a, unsigned slot)
 {
 	n_corrected++;
 }
 
 /* No replacement runs in these tests: a write to one would be a bug. */
-void array_fail_replacement(struct array *a, unsigned slot, int err)
+void md_fail_replacement(struct array *a, unsigned slot, int err)
 {
 	(void)a;
 	(void)slot;
@@ -930,7 +931,7 @@ static void run_model(int scenario, unsigned rounds)
 			}
 		}
 		CHECK(nioq == 0, "queue drained");
-		CHECK(n_fail_refused == 0, "%s: array_fail_slot refused", ctx);
+		CHECK(n_fail_refused == 0, "%s: md_fail_slot refused", ctx);
 		if (failures > 20)
 			return;
 	}

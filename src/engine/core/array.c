@@ -17,6 +17,7 @@
 #include "engine/core/array.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
+#include "engine/md/member_state.h"
 #include "engine/md/wib.h"
 
 /* wstate values */
@@ -246,7 +247,7 @@ static void flush_member_done(struct mpiece *p, int res)
 	unsigned slot = p->slot;
 
 	mpiece_put(p);
-	if (res && array_fail_slot(rq->a, slot, res))
+	if (res && md_fail_slot(rq->a, slot, res))
 		res = 0;
 	array_piece_done(rq, res ? -EIO : 0);
 }
@@ -260,7 +261,7 @@ static void flush_extra_done(struct mpiece *p, int res)
 
 	mpiece_put(p);
 	if (res && repl)
-		array_fail_replacement(rq->a, slot, res);
+		md_fail_replacement(rq->a, slot, res);
 	array_piece_done(rq, 0);
 }
 
@@ -552,6 +553,14 @@ bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
 
 /* ---- lifecycle ---- */
 
+int array_tick_add(struct array *a, array_tick_fn *fn)
+{
+	if (a->nticks >= ARRAY_TICKS_MAX)
+		return -ENOSPC;
+	a->ticks[a->nticks++] = fn;
+	return 0;
+}
+
 static void array_free(struct array *a)
 {
 	if (a->ops && a->ops->fini)
@@ -609,6 +618,8 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		array_free(a);
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", name, strerror(-rc));
 	}
+	/* tick hooks in this order: clean marking, bitmap daemon (wib_init), jobs */
+	array_tick_add(a, array_idle_check);
 	if ((rc = wib_init(a, err, errlen))) {
 		array_free(a);
 		return rc;
@@ -654,6 +665,7 @@ int uraid_array_close(struct uraid_array *ua)
 			break;
 		}
 	}
+	a->nticks = 0;          /* its tick hooks go with it */
 	pthread_mutex_unlock(&e->lock);
 	sync_stop_wait(a);
 	drain(a);

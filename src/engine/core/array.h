@@ -5,8 +5,9 @@
  * manner of SPDK's raid module: a descriptor plus hooks; the request is cut
  * centrally and each piece handed to the level).
  *
- * Files (engine/): core/engine.c (engine, reactors, threads), md/assemble.c (members ->
- * array, md's rules), md/meta.c (superblock state changes), core/array.c (submit,
+ * Files (engine/): core/engine.c (engine, reactors, threads, tick hooks), md/assemble.c
+ * (members -> array, md's rules), md/meta.c (superblock updates), md/member_state.c
+ * (member failures and roles, meta_lock), core/array.c (submit,
  * split, complete, sync helpers, status), level/raid0.c (linear and RAID 0),
  * level/mirror.c (RAID 1 and 10), level/raid5.c + stripe.c (RAID 4/5/6).
  */
@@ -61,8 +62,15 @@ struct uraid_engine {
 	struct ulog log;                /* every message of the engine, its arrays and server */
 };
 
-/* Housekeeping after polls of reactor 0, at most every few ms (idle clean marking). */
+/*
+ * Housekeeping after polls of reactor 0, at most every few ms: each open
+ * array's tick hooks (array_tick_add), under the engine's lock.
+ */
 void engine_tick(struct uraid_engine *e);
+/* One of an array's housekeeping hooks (idle clean marking, the bitmap
+ * daemon, the automatic start of background jobs): now_ns is engine_now_ns. */
+typedef void array_tick_fn(struct array *a, uint64_t now_ns);
+#define ARRAY_TICKS_MAX 4
 uint64_t engine_now_ns(void);
 /* Free the reactor's cached member-I/O pieces (mio.c). */
 void mio_free_lists(struct engine_reactor *er);
@@ -126,7 +134,7 @@ struct array {
 	bool in_sync;
 	bool resync_needed;             /* assembled dirty, and not resynced or repaired since */
 	/* a resync stopped on request is not resumed by itself until another
-	   job ends or the array is assembled again (sync_auto_recover) */
+	   job ends or the array is assembled again (jobs/auto_recover.c) */
 	bool resync_held;
 	bool last_update_was_dirty;     /* md may step events back on clean */
 	/* assemble.c/meta.c: each member's own superblock as last read or
@@ -172,6 +180,10 @@ struct array {
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
+
+	/* engine_tick's hooks, in the order registered (array_tick_add) */
+	array_tick_fn *ticks[ARRAY_TICKS_MAX];
+	unsigned nticks;
 };
 
 /* ---- requests ---- */
@@ -196,8 +208,14 @@ struct array_req {
 /* Called by a level when one of its pieces of rq is done (res 0 or -errno). */
 void array_piece_done(struct array_req *rq, int res);
 
-/* Mark the array clean when writes have been quiet long enough (engine_tick). */
+/* Mark the array clean when writes have been quiet long enough (a tick hook). */
 void array_idle_check(struct array *a, uint64_t now_ns);
+/*
+ * Run fn on every engine tick while the array is open. Called during
+ * assembly, before the array joins its engine's list (engine_tick does not
+ * see it yet); the hooks go when it leaves the list at close. 0, or -ENOSPC.
+ */
+int array_tick_add(struct array *a, array_tick_fn *fn);
 
 /* ---- levels ---- */
 
@@ -263,20 +281,7 @@ static inline struct member *slot_repl_at(const struct array *a, unsigned slot,
 	return NULL;
 }
 
-/* A write to the slot's replacement failed: the replacement is failed and
- * the replace stops; the slot's own member goes on (md_error on the rrdev). */
-void array_fail_replacement(struct array *a, unsigned slot, int err);
-
-/*
- * A member's write failed: fail it as md does (role 0xfffe, events+1 in
- * every live superblock, bitmap header first). Returns true when the array
- * survives (the caller then completes the piece as success if redundancy
- * covered the write), false when the level cannot go on (EIO).
- */
-bool array_fail_slot(struct array *a, unsigned slot, int err);
-
-/* A read error was answered from redundancy and rewritten: count it as md does. */
-void array_read_corrected(struct array *a, unsigned slot);
+/* Member failures and corrected reads: md/member_state.h (md_fail_slot, ...). */
 
 /* Where the array's messages go: its engine's log (stderr for an array
  * built without an engine, as unit tests do). */
@@ -327,9 +332,6 @@ int meta_write_resync_offset(struct array *a);
 /* A change of the member set (fail, remove): events+1 and every superblock
  * rewritten, as md_update_sb with MD_SB_CHANGE_DEVS. meta_lock held. */
 int meta_record_change(struct array *a);
-/* A metadata write to member i failed: mark it faulty (the caller records
- * the change). meta_lock held. */
-void meta_fail_member(struct array *a, unsigned i, int err, const char *what);
 /* Does member i carry the bitmap (md writes it to every non-faulty member
  * that has a role, recovering ones too)? meta_lock held. */
 bool meta_bitmap_target(const struct array *a, unsigned i);

@@ -11,8 +11,6 @@
 
 #include "engine/core/array.h"
 #include "engine/core/host.h"
-#include "engine/jobs/sync.h"
-#include "engine/md/wib.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
@@ -170,11 +168,11 @@ void engine_tick(struct uraid_engine *e)
 		return;
 	e->next_tick_ns = now + ENGINE_TICK_NS;
 	pthread_mutex_lock(&e->lock);
-	for (struct array *a = e->arrays; a; a = a->next) {
-		array_idle_check(a, now);
-		wib_sweep(a, now);
-		sync_auto_recover(a);
-	}
+	/* the hooks each array registered at assembly (array_tick_add): idle
+	   clean marking, md's bitmap daemon, background jobs that start alone */
+	for (struct array *a = e->arrays; a; a = a->next)
+		for (unsigned i = 0; i < a->nticks; i++)
+			a->ticks[i](a, now);
 	pthread_mutex_unlock(&e->lock);
 }
 

@@ -14,7 +14,10 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/host.h"
+#include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
+#include "engine/md/member_state.h"
+#include "engine/md/resync_state.h"
 #include "engine/md/wib.h"
 
 #define A(ua) ((struct array *)(ua))
@@ -89,342 +92,40 @@ static uint32_t speed(const _Atomic uint32_t *v, uint32_t def)
 
 /* ---- the job's life ---- */
 
-/* ---- recovery: the spare's state in the superblocks (meta_lock held) ---- */
-
-static int member_index_of(const struct array *a, const struct member *m)
-{
-	for (unsigned i = 0; i < a->nmembers; i++)
-		if (a->members[i] == m)
-			return (int)i;
-	return -1;
-}
-
-/*
- * Choose what to rebuild: a spare already rebuilding a missing slot (from
- * its recovery_offset, as md resumes), else the first plain spare onto the
- * first missing slot. The spare then holds the slot in dev_roles with
- * feature 0x2 and recovery_offset, as md writes it. 0, or -ENOENT.
- */
-static int recovery_begin(struct sync_job *j)
-{
-	struct array *a = j->a;
-	int pick = -1, slot = -1;
-	uint64_t from = 0;
-
-	for (unsigned i = 0; i < a->nmembers && pick < 0; i++) {
-		int s = a->member_pending_slot[i];
-		if (a->member_state[i] == URAID_MEMBER_SPARE && s >= 0 && a->members[i]->fd >= 0 &&
-		    (!a->slot[s].m || (a->slot[s].m == a->members[i] &&
-				       a->slot[s].state == URAID_MEMBER_REBUILDING)) &&
-		    !(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT)) {
-			pick = (int)i;
-			slot = s;
-			if (a->member_sb[i].feature_map & URAID_FEATURE_RECOVERY_OFFSET)
-				from = a->member_sb[i].recovery_offset;
-		}
-	}
-	for (unsigned s = 0; s < a->geom.raid_disks && slot < 0; s++)
-		if (!slot_ok(a, s) && a->slot[s].state != URAID_MEMBER_REBUILDING)
-			slot = (int)s;
-	for (unsigned i = 0; i < a->nmembers && pick < 0 && slot >= 0; i++)
-		if (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] < 0 &&
-		    a->members[i]->fd >= 0 && a->member_sb[i].data_size >= a->geom.dev_sectors)
-			pick = (int)i;
-	if (pick < 0 || slot < 0)
-		return -ENOENT;
-	struct member *m = a->members[pick];
-	struct uraid_sb *own = &a->member_sb[pick];
-	/* a re-added member (0x80): only chunks the bitmap marks are rebuilt
-	   (every level with background work: RAID 1, 4, 5, 6, 10) */
-	j->bitmap_guided = (own->feature_map & URAID_FEATURE_RECOVERY_BITMAP) && a->wib;
-	if (!j->bitmap_guided)
-		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
-	from -= from % j->unit;
-	a->member_pending_slot[pick] = slot;
-	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
-	own->recovery_offset = from;
-	if (a->slot[slot].m == NULL || a->slot[slot].state != URAID_MEMBER_IN_SYNC) {
-		atomic_store(&a->slot[slot].rebuilt, from);
-		a->slot[slot].dev_number = own->dev_number;
-		a->slot[slot].state = URAID_MEMBER_REBUILDING;
-		a->slot[slot].m = m;
-	}
-	j->target_slot = slot;
-	j->target = m;
-	j->pos = from;
-	ulog(array_log(a), URAID_LOG_NOTICE, "%s: rebuilding slot %d onto it, from member sector %llu%s",
-		m->path, slot, (unsigned long long)from,
-		j->bitmap_guided ? ", where the bitmap marks writes" : "");
-	meta_record_change(a);
-	return 0;
-}
-
-/* Member i, rebuilt or copied whole, holds slot s from now on (its 0x2, 0x80, 0x10 go). */
-static void take_slot(struct array *a, unsigned i, int s)
-{
-	a->member_state[i] = URAID_MEMBER_IN_SYNC;
-	a->member_slot[i] = s;
-	a->member_pending_slot[i] = -1;
-	a->member_sb[i].feature_map &= ~(uint32_t)(URAID_FEATURE_RECOVERY_OFFSET |
-						   URAID_FEATURE_RECOVERY_BITMAP |
-						   URAID_FEATURE_REPLACEMENT);
-	a->member_sb[i].recovery_offset = 0;
-	a->slot[s].m = a->members[i];
-	a->slot[s].dev_number = a->member_sb[i].dev_number;
-}
-
-/* The rebuild stopped (where recovery_offset says) or finished (the slot is in sync). */
-static void recovery_end(struct sync_job *j, bool complete)
-{
-	struct array *a = j->a;
-	int i = member_index_of(a, j->target);
-	int s = j->target_slot;
-
-	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
-		return;         /* failed meanwhile (uraid fail): detached already */
-	if (complete) {
-		take_slot(a, (unsigned)i, s);
-		a->slot[s].state = URAID_MEMBER_IN_SYNC;
-	} else if (j->io_error && j->target_failed) {
-		a->member_sb[i].recovery_offset = j->pos;
-		a->slot[s].state = URAID_MEMBER_MISSING;
-		a->slot[s].m = NULL;
-		a->member_state[i] = URAID_MEMBER_FAULTY;
-		a->member_pending_slot[i] = -1;
-		ulog(array_log(a), URAID_LOG_ERR, "%s: write error during its rebuild; failed",
-			j->target->path);
-	} else {
-		/*
-		 * Stopped: the spare keeps its slot as REBUILDING, so that writes
-		 * to the rows it holds (below `rebuilt`) keep reaching it until a
-		 * rebuild goes on from recovery_offset (md keeps the rdev too).
-		 */
-		a->member_sb[i].recovery_offset = j->pos;
-	}
-	meta_recount_degraded(a);
-	if (!(a->flags & URAID_ASSEMBLE_READONLY))
-		meta_record_change(a);
-}
-
-void sync_target_gone(struct array *a, const struct member *m)
-{
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *j = atomic_load(&a->sync);
-	if (j && !atomic_load(&j->finished) && j->target == m)
-		atomic_store(&j->cancel, true);
-	pthread_mutex_unlock(&a->sync_lock);
-}
-
-/* ---- replacement (md's want_replacement, feature 0x10), meta_lock held ---- */
-
-/* The spare waiting to replace an in-sync slot's member, or -1. */
-static int pending_replacement(const struct array *a)
-{
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		int s = a->member_pending_slot[i];
-		if (a->member_state[i] == URAID_MEMBER_SPARE && s >= 0 && a->members[i]->fd >= 0 &&
-		    (a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) && slot_ok(a, (unsigned)s))
-			return (int)i;
-	}
-	return -1;
-}
-
-void sync_replacement_takes_over(struct array *a, unsigned slot)
-{
-	struct member *r = atomic_load(&a->slot[slot].repl);
-	int i = r ? member_index_of(a, r) : -1;
-
-	if (i < 0 || !level_is_parity(a->geom.level))
-		return;
-	uint64_t at = atomic_load(&a->slot[slot].repl_rebuilt);
-	atomic_store(&a->slot[slot].repl, NULL);
-	struct uraid_sb *own = &a->member_sb[i];
-	own->feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
-	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
-	own->recovery_offset = at;
-	atomic_store(&a->slot[slot].rebuilt, at);
-	a->slot[slot].dev_number = own->dev_number;
-	a->slot[slot].m = r;
-	a->slot[slot].state = URAID_MEMBER_REBUILDING;
-	/* the copy stops; a rebuild from the others goes on from `at` (engine_tick) */
-	sync_target_gone(a, r);
-	ulog(array_log(a), URAID_LOG_NOTICE, "%s: its slot %u lost its member: the rest is rebuilt onto it "
-		"from member sector %llu", r->path, slot, (unsigned long long)at);
-}
-
-/*
- * A resync or repair is about to rewrite redundancy on the slots' members
- * only: a replacement waiting with part of its copy made would keep the old
- * copy of what they rewrite, so its copy starts again from the beginning.
- * The superblocks say so before client writes stop reaching the rows it
- * held: after a crash in between, a restart must not take the old offset
- * for a copy that missed those writes. Under meta_lock.
- */
-static void replace_restart(struct array *a)
-{
-	bool any = false;
-
-	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
-		struct member *r = atomic_load(&a->slot[s].repl);
-		int i = r ? member_index_of(a, r) : -1;
-		if (i < 0 || !atomic_load(&a->slot[s].repl_rebuilt))
-			continue;
-		a->member_sb[i].recovery_offset = 0;
-		any = true;
-		ulog(array_log(a), URAID_LOG_NOTICE, "%s: its copy of slot %u starts again (redundancy is "
-			"rewritten)", r->path, s);
-	}
-	if (!any)
-		return;
-	meta_record_change(a);
-	for (unsigned s = 0; s < a->geom.raid_disks; s++)
-		if (atomic_load(&a->slot[s].repl))
-			atomic_store(&a->slot[s].repl_rebuilt, 0);
-}
-
-/* The replacement's copy starts (or goes on from its recovery_offset). 0 or -ENOENT. */
-static int replace_begin(struct sync_job *j)
-{
-	struct array *a = j->a;
-	int i = pending_replacement(a);
-
-	if (i < 0)
-		return -ENOENT;
-	struct uraid_sb *own = &a->member_sb[i];
-	int slot = a->member_pending_slot[i];
-	uint64_t from = own->feature_map & URAID_FEATURE_RECOVERY_OFFSET ? own->recovery_offset : 0;
-	from -= from % j->unit;
-	if (from > j->end)
-		from = j->end;
-	own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
-	own->recovery_offset = from;
-	atomic_store(&a->slot[slot].repl_rebuilt, from);
-	atomic_store(&a->slot[slot].repl, a->members[i]);
-	j->target_slot = slot;
-	j->target = a->members[i];
-	j->pos = from;
-	ulog(array_log(a), URAID_LOG_NOTICE, "%s: replacing %s in slot %d, from member sector %llu",
-		j->target->path, a->slot[slot].m->path, slot, (unsigned long long)from);
-	meta_record_change(a);
-	return 0;
-}
-
-/*
- * The copy is over: the replacement takes the slot and the member it
- * replaced is faulty (md marks it so; `uraid remove` takes it out). Stopped:
- * the replacement stays attached (writes keep reaching the rows it holds)
- * with its recovery_offset; failed: it is faulty and the slot keeps its member.
- */
-static void replace_end(struct sync_job *j, bool complete)
-{
-	struct array *a = j->a;
-	int i = member_index_of(a, j->target);
-	int s = j->target_slot;
-
-	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
-		return;
-	/* its member failed meanwhile and it became the slot's rebuild (RAID 4/5/6) */
-	if (level_is_parity(a->geom.level) && a->slot[s].m == j->target)
-		return;
-	if (complete && atomic_load(&a->slot[s].repl) == j->target) {
-		struct member *old = a->slot[s].m;
-		int o = member_index_of(a, old);
-		/* the slot's member first: a writer that still sees the old one
-		   also sees the replacement, and writes it too */
-		take_slot(a, (unsigned)i, s);
-		atomic_store(&a->slot[s].repl, NULL);
-		/*
-		 * The member replaced may have failed (or been removed) during the
-		 * copy. RAID 1/10 kept writing the replacement's copied part anyway
-		 * and copied the rest from the other mirrors, so it holds the slot
-		 * whole (md moves such a replacement into the slot too). RAID 4/5/6
-		 * skip a failed slot's writes, the replacement's with them: there
-		 * the slot stays as it was.
-		 */
-		if (!level_is_parity(a->geom.level))
-			a->slot[s].state = URAID_MEMBER_IN_SYNC;
-		if (o >= 0) {
-			a->member_state[o] = URAID_MEMBER_FAULTY;
-			a->member_slot[o] = -1;
-		}
-		ulog(array_log(a), URAID_LOG_NOTICE, "%s: replaced by %s in slot %d; it is faulty now "
-			"(uraid remove takes it out)", old ? old->path : "?", j->target->path, s);
-	} else if (j->io_error && j->target_failed) {
-		atomic_store(&a->slot[s].repl, NULL);
-		a->member_state[i] = URAID_MEMBER_FAULTY;
-		a->member_pending_slot[i] = -1;
-		ulog(array_log(a), URAID_LOG_ERR, "%s: write error while replacing slot %d; failed",
-			j->target->path, s);
-	} else {
-		a->member_sb[i].recovery_offset = j->pos;
-	}
-	meta_recount_degraded(a);
-	if (!(a->flags & URAID_ASSEMBLE_READONLY))
-		meta_record_change(a);
-}
-
 /*
  * After assembly: members the superblocks show part-way through a rebuild
- * or a replacement are attached to their slots again before any write, so
- * that the rows they already hold keep getting every change.
+ * or a replacement are attached to their slots again before any write
+ * (md/member_state.c), so that the rows they already hold keep getting
+ * every change; and the automatic start of jobs runs from the engine's tick.
  */
 void sync_attach_pending(struct array *a)
 {
 	if (a->flags & URAID_ASSEMBLE_READONLY || !level_of(a))
 		return;
-	pthread_mutex_lock(&a->meta_lock);
-	for (unsigned i = 0; i < a->nmembers; i++) {
-		int s = a->member_pending_slot[i];
-		const struct uraid_sb *own = &a->member_sb[i];
-		if (a->member_state[i] != URAID_MEMBER_SPARE || s < 0 || a->members[i]->fd < 0)
-			continue;
-		uint64_t from = own->feature_map & URAID_FEATURE_RECOVERY_OFFSET ? own->recovery_offset
-										 : 0;
-		from -= from % level_of(a)->unit_sectors(a);   /* where the job will start */
-		if ((own->feature_map & URAID_FEATURE_REPLACEMENT) && !a->slot[s].m) {
-			/* the member it was replacing is gone: it is the slot's rebuild
-			   now (md moves such a replacement into the slot too) */
-			a->member_sb[i].feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
-		}
-		if (a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) {
-			if (!slot_ok(a, (unsigned)s) || atomic_load(&a->slot[s].repl))
-				continue;
-			atomic_store(&a->slot[s].repl_rebuilt, from);
-			atomic_store(&a->slot[s].repl, a->members[i]);
-		} else if (!a->slot[s].m) {
-			atomic_store(&a->slot[s].rebuilt, from);
-			a->slot[s].dev_number = own->dev_number;
-			a->slot[s].state = URAID_MEMBER_REBUILDING;
-			a->slot[s].m = a->members[i];
-		}
-	}
-	pthread_mutex_unlock(&a->meta_lock);
+	md_attach_pending(a, level_of(a)->unit_sectors(a));
+	auto_recover_attach(a);
 }
+
 
 /*
  * Where a resync stands after job j: a completed resync, or a completed
  * repair (it rewrote every redundancy from the data: md sets recovery_cp
  * to MaxSector after either), leaves none needed; a resync stopped part-way
  * leaves its position. A resync stopped on request is held (not resumed by
- * sync_auto_recover) until another job ends. meta_lock held.
+ * auto_recover.c) until another job ends.
  */
 static void resync_end(struct sync_job *j, bool complete)
 {
-	struct array *a = j->a;
+	uint32_t how = 0;
 
-	if (a->flags & URAID_ASSEMBLE_READONLY)
-		return;
 	if (complete && (j->kind == URAID_SYNC_RESYNC ||
-			 (j->kind == URAID_SYNC_REPAIR && !j->partial))) {
-		a->resync_needed = false;
-		a->resync_checkpoint = UINT64_MAX;
-		wib_resync_done(a, UINT64_MAX);
-	} else if (j->kind == URAID_SYNC_RESYNC) {
-		a->resync_checkpoint = j->pos;
-	}
-	a->resync_held = j->kind == URAID_SYNC_RESYNC && !complete && j->result == -ECANCELED;
-	/* not active on disk: the superblocks say so now, not at the next clean marking */
-	meta_write_resync_offset(a);
+			 (j->kind == URAID_SYNC_REPAIR && !j->partial)))
+		how |= MD_RESYNC_WHOLE;
+	else if (j->kind == URAID_SYNC_RESYNC)
+		how |= MD_RESYNC_AT_POS;
+	if (j->kind == URAID_SYNC_RESYNC && !complete && j->result == -ECANCELED)
+		how |= MD_RESYNC_HELD;
+	md_resync_end(j->a, how, j->pos);
 }
 
 /* The outcome into sync_last and, for a resync or a repair, into the superblocks. */
@@ -433,13 +134,18 @@ static void job_end(struct sync_job *j)
 	struct array *a = j->a;
 	bool complete = j->result == 0 && j->pos >= j->end;
 
-	pthread_mutex_lock(&a->meta_lock);
-	if (j->kind == URAID_SYNC_RECOVER)
-		recovery_end(j, complete);
-	if (j->kind == URAID_SYNC_REPLACE)
-		replace_end(j, complete);
+	/* the target's role first (md/member_state.c), then resync_offset */
+	if (j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_REPLACE) {
+		struct md_rebuild rb = { .slot = j->target_slot, .target = j->target };
+		enum md_rebuild_end how = complete ? MD_REBUILD_DONE
+					: j->io_error && j->target_failed ? MD_REBUILD_TARGET_FAILED
+					: MD_REBUILD_STOPPED;
+		if (j->kind == URAID_SYNC_RECOVER)
+			md_recovery_end(a, &rb, j->pos, how);
+		else
+			md_replace_end(a, &rb, j->pos, how);
+	}
 	resync_end(j, complete);
-	pthread_mutex_unlock(&a->meta_lock);
 
 	/*
 	 * A rebuild or a resync that failed is not retried at once (engine_tick
@@ -536,23 +242,16 @@ static void checkpoint_write(struct sync_job *j, uint64_t at)
 {
 	struct array *a = j->a;
 
-	pthread_mutex_lock(&a->meta_lock);
 	if (j->kind == URAID_SYNC_RESYNC) {
 		/* on disk now if the array is not active there (an idle array's
 		   progress survives a kill), else with the next clean marking */
-		a->resync_checkpoint = at;
-		meta_write_resync_offset(a);
+		md_resync_checkpoint(a, at);
 	} else {
 		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
 		   a replacement's too (a crash that leaves the array dirty restarts
 		   its copy anyway: the resync rewrites redundancy) */
-		int i = member_index_of(a, j->target);
-		if (i >= 0) {
-			a->member_sb[i].recovery_offset = at;
-			meta_write_all(a);
-		}
+		md_rebuild_checkpoint(a, j->target, at);
 	}
-	pthread_mutex_unlock(&a->meta_lock);
 	pthread_mutex_lock(&j->lock);
 	j->checkpointing = false;
 	pthread_mutex_unlock(&j->lock);
@@ -669,9 +368,27 @@ static void skip_clean_units(struct sync_job *j)
 	}
 }
 
+/*
+ * The member a rebuild or a replace fills left that role (it failed, or a
+ * replacement became its slot's member being rebuilt: md/member_state.c
+ * changes the slot, and a job of the new kind goes on from there).
+ */
+static bool target_gone(const struct sync_job *j)
+{
+	const struct array_slot *sl;
+
+	if (j->kind != URAID_SYNC_RECOVER && j->kind != URAID_SYNC_REPLACE)
+		return false;
+	sl = &j->a->slot[j->target_slot];
+	return j->kind == URAID_SYNC_REPLACE ? atomic_load(&sl->repl) != j->target
+					      : atomic_load(&sl->m) != j->target;
+}
+
 /* No more units are handed out: a stop, an error, or the end. Job's lock held. */
 static bool job_stopping(struct sync_job *j)
 {
+	if (!atomic_load(&j->cancel) && target_gone(j))
+		atomic_store(&j->cancel, true);
 	if (atomic_load(&j->cancel) && !j->result)
 		j->result = -ECANCELED;
 	return j->result || j->next >= j->end;
@@ -800,7 +517,7 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 	u->res = res;
 	if (res) {
 		/* an error outranks a stop; a failed write to the new member, in
-		   any unit, fails it (recovery_end, replace_end) */
+		   any unit, fails it (md_recovery_end, md_replace_end) */
 		if (!j->result || j->result == -ECANCELED)
 			j->result = res;
 		if (!j->io_error)
@@ -860,9 +577,9 @@ static void job_free(struct sync_job *j)
 }
 
 /* The job that ended is freed by whoever looks next (status, start, stop). */
-static void reap(struct array *a)
+void sync_reap(struct array *a)
 {
-	/* under sync_lock: status and sync_target_gone look at the job under it */
+	/* under sync_lock: status and cancel look at the job under it */
 	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
 	if (j && atomic_load(&j->finished)) {
@@ -876,12 +593,12 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 		     char *err, size_t errlen);
 
 /*
- * One start at a time: engine_tick (a rebuild or a replacement that waits)
+ * One start at a time: auto_recover.c (a rebuild or a replacement that waits)
  * and the control socket (check, repair, replace) may both try at once, and
  * each must see the other's job.
  */
 /* A job over positions [from, to) (to 0: to the end), from rounded down to a unit. */
-static int start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
+int sync_start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
 		 char *err, size_t errlen)
 {
 	pthread_mutex_lock(&a->sync_start_lock);
@@ -907,7 +624,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	int rc = lv->can_run(a, kind, err, errlen);
 	if (rc)
 		return rc;
-	reap(a);
+	sync_reap(a);
 	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *running = atomic_load(&a->sync);
 	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
@@ -932,13 +649,18 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	j->partial = to && (j->pos > 0 || to < j->end);
 	if (to && to < j->end)
 		j->end = to;
-	/* the superblock side of the work, before it starts */
-	pthread_mutex_lock(&a->meta_lock);
-	rc = kind == URAID_SYNC_RECOVER ? recovery_begin(j)
-	   : kind == URAID_SYNC_REPLACE ? replace_begin(j) : 0;
+	/* the members' side of the work, before it starts (md/member_state.c) */
+	struct md_rebuild rb = { .slot = -1 };
+	rc = kind == URAID_SYNC_RECOVER ? md_recovery_begin(a, j->unit, &rb)
+	   : kind == URAID_SYNC_REPLACE ? md_replace_begin(a, j->unit, j->end, &rb) : 0;
 	if (kind == URAID_SYNC_RESYNC || kind == URAID_SYNC_REPAIR)
-		replace_restart(a);
-	pthread_mutex_unlock(&a->meta_lock);
+		md_replace_restart(a);
+	if (!rc && (kind == URAID_SYNC_RECOVER || kind == URAID_SYNC_REPLACE)) {
+		j->target_slot = rb.slot;
+		j->target = rb.target;
+		j->bitmap_guided = rb.bitmap_guided;
+		j->pos = rb.from;
+	}
 	if (rc) {
 		free(j);
 		return uraid_errf(err, errlen, rc, kind == URAID_SYNC_RECOVER
@@ -978,15 +700,9 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 }
 
 /* Where a resync starts: the checkpoint of one that is needed, else 0. */
-static uint64_t resync_from(struct array *a)
+uint64_t sync_resync_from(struct array *a)
 {
-	uint64_t from = 0;
-
-	pthread_mutex_lock(&a->meta_lock);
-	if (a->resync_needed && a->resync_checkpoint < sync_span(a, URAID_SYNC_RESYNC))
-		from = a->resync_checkpoint;
-	pthread_mutex_unlock(&a->meta_lock);
-	return from;
+	return md_resync_from(a, sync_span(a, URAID_SYNC_RESYNC));
 }
 
 int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, char *err,
@@ -997,7 +713,7 @@ int uraid_array_sync_start(struct uraid_array *ua, enum uraid_sync_kind kind, ch
 	if (kind != URAID_SYNC_RESYNC && kind != URAID_SYNC_CHECK && kind != URAID_SYNC_REPAIR &&
 	    kind != URAID_SYNC_REPLACE)
 		return uraid_errf(err, errlen, -EINVAL, "unknown kind of background work");
-	return start(a, kind, kind == URAID_SYNC_RESYNC ? resync_from(a) : 0, 0, err, errlen);
+	return sync_start(a, kind, kind == URAID_SYNC_RESYNC ? sync_resync_from(a) : 0, 0, err, errlen);
 }
 
 /*
@@ -1035,62 +751,7 @@ int uraid_array_sync_start_range(struct uraid_array *ua, enum uraid_sync_kind ki
 	if (!length || length > size - offset)
 		length = size - offset;
 	range_positions(a, offset, length, &from, &to);
-	return start(a, kind, from, to, err, errlen);
-}
-
-/*
- * A resync that is needed runs whenever nothing else does and the array
- * has its redundancy (md resumes one while recovery_cp < MaxSector): at
- * start, after a rebuild or a replacement, after a member failed under it
- * and was rebuilt. From the checkpoint. Not after a stop on request
- * (resync_held) until another job has ended: a stop is not undone at once.
- * meta_lock not held; 0 (started, or none wanted) or start()'s -errno.
- */
-static int resync_resume(struct array *a, char *err, size_t errlen)
-{
-	pthread_mutex_lock(&a->meta_lock);
-	bool want = a->resync_needed && !a->resync_held;
-	pthread_mutex_unlock(&a->meta_lock);
-	return want ? start(a, URAID_SYNC_RESYNC, resync_from(a), 0, err, errlen) : 0;
-}
-
-void sync_auto_recover(struct array *a)
-{
-	char err[256];
-
-	if (!(a->e->flags & URAID_ENGINE_THREADS) || (a->flags & URAID_ASSEMBLE_READONLY) ||
-	    !level_of(a) || engine_now_ns() < atomic_load(&a->sync_retry_ns))
-		return;
-	reap(a);
-	if (atomic_load(&a->sync))
-		return;
-	if (!atomic_load(&a->degraded)) {
-		/* redundancy first, as md does (-EBUSY: a job was started meanwhile) */
-		int rc = resync_resume(a, err, sizeof(err));
-		if (rc == -EBUSY || atomic_load(&a->sync))
-			return;
-		if (rc && a->sync_warned++ == 0)
-			ulog(array_log(a), URAID_LOG_ERR, "the array needs a resync, which cannot run: %s",
-				err);
-		/* a replacement waiting (uraid replace, or one a restart interrupted) */
-		pthread_mutex_lock(&a->meta_lock);
-		bool repl = pending_replacement(a) >= 0;
-		pthread_mutex_unlock(&a->meta_lock);
-		if (repl && start(a, URAID_SYNC_REPLACE, 0, 0, err, sizeof(err)) != 0 &&
-		    a->sync_warned++ == 0)
-			ulog(array_log(a), URAID_LOG_ERR, "a replacement is waiting but cannot start: %s", err);
-		return;
-	}
-	/* a spare and a missing slot? (recovery_begin decides, under the lock) */
-	bool spare = false;
-	pthread_mutex_lock(&a->meta_lock);
-	for (unsigned i = 0; i < a->nmembers && !spare; i++)
-		spare = a->member_state[i] == URAID_MEMBER_SPARE && a->members[i]->fd >= 0 &&
-			!(a->member_sb[i].feature_map & URAID_FEATURE_REPLACEMENT) &&
-			a->member_sb[i].data_size >= a->geom.dev_sectors;
-	pthread_mutex_unlock(&a->meta_lock);
-	if (spare && start(a, URAID_SYNC_RECOVER, 0, 0, err, sizeof(err)) != 0 && a->sync_warned++ == 0)
-		ulog(array_log(a), URAID_LOG_ERR, "a spare is there but the rebuild cannot start: %s", err);
+	return sync_start(a, kind, from, to, err, errlen);
 }
 
 int uraid_array_sync_cancel(struct uraid_array *ua)
@@ -1119,7 +780,7 @@ void sync_stop_wait(struct array *a)
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 	}
-	reap(a);
+	sync_reap(a);
 }
 
 int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st)

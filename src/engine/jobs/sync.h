@@ -148,21 +148,21 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res);
 int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held);
 void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held);
 
-/*
- * The member of a slot with a replacement failed (RAID 4/5/6, whose writes
- * skip a failed slot): the replacement becomes the slot's member being
- * rebuilt, from where its copy got, and a rebuild from the others finishes
- * it. Call after marking the slot faulty; meta_lock held.
- */
-void sync_replacement_takes_over(struct array *a, unsigned slot);
-/* Member m left (failed): a job rebuilding onto it stops. meta_lock held. */
-void sync_target_gone(struct array *a, const struct member *m);
-/* Members part-way through a rebuild or a replacement back on their slots
- * (after assembly, before any write). */
+/* After assembly, before any write: members part-way through a rebuild or
+ * a replacement back on their slots, and the automatic start of jobs
+ * (auto_recover.c) from the engine's tick, for an array that can be written. */
 void sync_attach_pending(struct array *a);
-/* Start a recovery when a slot is missing and a spare is there, or a
- * replacement that waits (engine_tick). */
-void sync_auto_recover(struct array *a);
+/*
+ * A job over positions [from, to) (to 0: to the end), from rounded down to
+ * a unit; one start at a time. 0, or -errno with the reason in err
+ * (-EBUSY: a job runs).
+ */
+int sync_start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
+	       char *err, size_t errlen);
+/* The job that ended is freed by whoever looks next (status, start, stop). */
+void sync_reap(struct array *a);
+/* Where a resync starts: the checkpoint of one that is needed, else 0. */
+uint64_t sync_resync_from(struct array *a);
 /* Cancel the running job and wait until it has stopped (close). */
 void sync_stop_wait(struct array *a);
 

@@ -39,6 +39,7 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/level/mirror.h"
+#include "engine/md/member_state.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/wib.h"
 
@@ -273,10 +274,10 @@ static void repaired(struct ms *s)
 				continue;
 			if (e->res) {
 				/* a copy that takes no writes is failed, and the job stops as md's does */
-				array_fail_slot(a, e->slot, e->res);
+				md_fail_slot(a, e->slot, e->res);
 				err = -EIO;
 			} else if (e->fix) {
-				array_read_corrected(a, e->slot);
+				md_read_corrected(a, e->slot);
 			}
 		}
 	}

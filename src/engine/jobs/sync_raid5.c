@@ -25,6 +25,7 @@
 #include "common/errmsg.h"
 #include "engine/core/host.h"
 #include "engine/level/raid5_priv.h"
+#include "engine/md/member_state.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/wib.h"
 
@@ -296,9 +297,9 @@ static void parity_written(struct r5_lane *l)
 	struct array *a = l->s->job->a;
 
 	if (l->rewrite_failed & 1u)
-		array_fail_slot(a, (unsigned)l->st.p_slot, l->io_error);
+		md_fail_slot(a, (unsigned)l->st.p_slot, l->io_error);
 	if (l->rewrite_failed & 2u)
-		array_fail_slot(a, (unsigned)l->st.q_slot, l->io_error);
+		md_fail_slot(a, (unsigned)l->st.q_slot, l->io_error);
 	lane_end(l, l->io_error);
 }
 

@@ -27,6 +27,7 @@
 
 #include "engine/core/mio.h"
 #include "engine/level/mirror.h"
+#include "engine/md/member_state.h"
 
 #define BALANCE_WINDOW_SECTORS 128
 #define EXCL_NONE 2          /* mgroup.excl: no exclusion counter held */
@@ -255,7 +256,7 @@ static void write_copy_done(struct mpiece *p, int res)
 			struct mirror_priv *mp = a->level_priv;
 			atomic_store(&mp->rebuild_bad, m);
 		}
-		array_fail_slot(a, slot, res);
+		md_fail_slot(a, slot, res);
 	}
 	mgroup_count(g, res);
 }
@@ -278,7 +279,7 @@ static void repl_copy_done(struct mpiece *p, int res)
 	mpiece_put(p);
 	/* only if m is still the replacement: a later one has nothing to do with it */
 	if (res && atomic_load(&a->slot[slot].repl) == m)
-		array_fail_replacement(a, slot, res);
+		md_fail_replacement(a, slot, res);
 	if (--g->pending == 0)
 		g->done(g);
 }
@@ -393,9 +394,9 @@ static void rewrite_done(struct mpiece *p, int res)
 	struct array *a = g->rq->a;
 
 	if (res)
-		array_fail_slot(a, p->slot, res);
+		md_fail_slot(a, p->slot, res);
 	else
-		array_read_corrected(a, p->slot);
+		md_read_corrected(a, p->slot);
 	mpiece_put(p);
 	mgroup_count(g, 0);   /* the read itself succeeded either way */
 }

@@ -25,6 +25,7 @@
 #include <uraid/parity.h>
 
 #include "engine/level/raid5_priv.h"
+#include "engine/md/member_state.h"
 
 /* ---- free lists ---- */
 
@@ -231,7 +232,7 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	 * A slot being replaced: the rows already copied get every change too
 	 * (the piece holds the row, so the copy is not at this row meanwhile).
 	 * The replacement is looked at before the slot's member: when the copy
-	 * completes, replace_end (sync.c) makes the replacement the slot's
+	 * completes, md_replace_end (md/member_state.c) makes the replacement the slot's
 	 * member first and only then clears `repl`, outside any row lock. A
 	 * writer that took the member first could take the old one, issue its
 	 * write there (done inline on memory members, which takes a while), and
@@ -276,7 +277,7 @@ static void sio_done(struct member_io *mio, int res)
 		r5_pin(c);              /* pc's request may be the array's last */
 	if (io->repl) {
 		if (res < 0)
-			array_fail_replacement(pc->a, s, res);
+			md_fail_replacement(pc->a, s, res);
 	} else if (mio->kind == MEMBER_READ) {
 		if (res < 0) {
 			pc->sflag[s] |= SF_BAD;
@@ -290,7 +291,7 @@ static void sio_done(struct member_io *mio, int res)
 		pc->sflag[s] &= (uint8_t)~SF_CORRECTED;
 		if (mio->kind == MEMBER_DISCARD)
 			pc->new_bad = true;
-		else if (!array_fail_slot(pc->a, s, res) && pc->op != OP_READ &&
+		else if (!md_fail_slot(pc->a, s, res) && pc->op != OP_READ &&
 			 pc->result == 0)
 			pc->result = -EIO;      /* a read's data is good all the same */
 	} else if (pc->sflag[s] & SF_BAD) {
@@ -456,7 +457,7 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 	r5_bufs_put(pc);
 	for (unsigned s = 0; s < pc->n; s++)
 		if (pc->sflag[s] & SF_CORRECTED)
-			array_read_corrected(pc->a, s);
+			md_read_corrected(pc->a, s);
 	if (pc->locked) {
 		pc->locked = false;
 		rowlock_release(&pc->priv->locks, &pc->lk);

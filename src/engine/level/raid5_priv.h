@@ -308,7 +308,7 @@ void r5_piece_finish(struct r5_piece *pc, int res);
 /*
  * Member I/O of slot s; pc->after_io runs when the last one of a round is
  * done. A failed read marks the slot SF_BAD and sets new_bad; a failed write
- * fails the member (array_fail_slot) and, if the array cannot go on, makes
+ * fails the member (md_fail_slot) and, if the array cannot go on, makes
  * the piece's result -EIO; a failed discard sets new_bad.
  */
 void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Management of a running array: find a member by path, fail it on request
- * (mdadm --fail), remove it (mdadm --remove), add a spare (mdadm --add). Both are superblock updates
- * as md makes them: events+1, the new roles in every live member.
+ * (mdadm --fail, through member_state.c), remove it (mdadm --remove), add a
+ * spare or re-add a former member (mdadm --add), replace one (mdadm
+ * --replace). Each is a superblock update as md makes it: events+1, the
+ * new roles in every live member.
  */
 #include <errno.h>
 #include <stdalign.h>
@@ -19,7 +21,7 @@
 
 #include "common/errmsg.h"
 #include "engine/core/array.h"
-#include "engine/jobs/sync.h"
+#include "engine/md/member_state.h"
 
 #define A(ua) ((struct array *)(ua))
 
@@ -62,113 +64,15 @@ static struct member *member_at(struct array *a, unsigned idx, char *err, size_t
 	return NULL;
 }
 
-/* Fail the in-sync member i of slot s; meta_lock held. */
-static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char *err,
-			size_t errlen)
-{
-	struct member *m = a->members[i];
-
-	a->slot[s].state = URAID_MEMBER_FAULTY;
-	bool survives = array_level_survives(a);
-	bool fatal_ok = level_is_parity(a->geom.level);   /* md's raid0/1/10 keep the last copy */
-	if (!survives && (!(flags & URAID_FAIL_FORCE) || !fatal_ok)) {
-		a->slot[s].state = URAID_MEMBER_IN_SYNC;
-		if (!fatal_ok)
-			return uraid_errf(err, errlen, -EBUSY,
-					  "%s holds the last working copy of slot %d; md does not "
-					  "fail it, and neither does uraid", m->path, s);
-		return uraid_errf(err, errlen, -EBUSY,
-				  "failing %s would leave the array without enough members "
-				  "(its data would be lost); add --force to fail it anyway", m->path);
-	}
-	a->member_state[i] = URAID_MEMBER_FAULTY;
-	sync_replacement_takes_over(a, (unsigned)s);
-	meta_recount_degraded(a);
-	ulog(array_log(a), URAID_LOG_NOTICE, "%s: failed on request, slot %d; array %s", m->path, s,
-		survives ? "continues degraded" : "has failed (too many members lost)");
-	int rc = meta_record_change(a);
-	if (rc && rc != -EROFS)
-		return uraid_errf(err, errlen, rc, "%s is failed, but the superblocks could not "
-				  "be updated: %s", m->path, strerror(-rc));
-	return 0;
-}
-
-/*
- * A spare that holds a slot (rebuilding it, or replacing its member) leaves
- * it: out of the data path, and a background job working on it stops.
- * meta_lock held.
- */
-static void detach_spare(struct array *a, unsigned idx)
-{
-	struct member *m = a->members[idx];
-	int s = a->member_pending_slot[idx];
-
-	if (s >= 0) {
-		if (a->slot[s].m == m) {
-			a->slot[s].state = URAID_MEMBER_MISSING;
-			a->slot[s].m = NULL;
-		}
-		if (atomic_load(&a->slot[s].repl) == m)
-			atomic_store(&a->slot[s].repl, NULL);
-	}
-	a->member_pending_slot[idx] = -1;
-	sync_target_gone(a, m);
-}
-
-void array_fail_replacement(struct array *a, unsigned slot, int err)
-{
-	pthread_mutex_lock(&a->meta_lock);
-	struct member *r = atomic_load(&a->slot[slot].repl);
-	for (unsigned i = 0; r && i < a->nmembers; i++) {
-		if (a->members[i] != r)
-			continue;
-		ulog(array_log(a), URAID_LOG_ERR, "%s: write error on the replacement for slot %u (%s); it is "
-			"failed and the replace stops", r->path, slot, strerror(-err));
-		detach_spare(a, i);
-		a->member_state[i] = URAID_MEMBER_FAULTY;
-		meta_record_change(a);
-	}
-	pthread_mutex_unlock(&a->meta_lock);
-}
-
+/* mdadm --fail: the member state machine decides (md/member_state.c). */
 int uraid_array_fail_member(struct uraid_array *ua, unsigned idx, uint32_t flags, char *err,
 			    size_t errlen)
 {
 	struct array *a = A(ua);
-	int rc = 0;
 
 	pthread_mutex_lock(&a->meta_lock);
-	struct member *m = member_at(a, idx, err, errlen);
-	if (!m) {
-		rc = -ENOENT;
-		goto out;
-	}
-	switch (a->member_state[idx]) {
-	case URAID_MEMBER_FAULTY:
-		break;                  /* already: nothing to change, as mdadm --fail */
-	case URAID_MEMBER_IN_SYNC: {
-		int s = a->member_slot[idx];
-		if (s < 0 || a->slot[s].m != m) {
-			rc = uraid_errf(err, errlen, -EINVAL, "%s has no slot", m->path);
-			break;
-		}
-		rc = fail_in_sync(a, idx, s, flags, err, errlen);
-		break;
-	}
-	case URAID_MEMBER_SPARE:
-		detach_spare(a, idx);
-		a->member_state[idx] = URAID_MEMBER_FAULTY;
-		ulog(array_log(a), URAID_LOG_NOTICE, "%s: spare failed on request", m->path);
-		rc = meta_record_change(a);
-		if (rc == -EROFS)
-			rc = 0;
-		break;
-	default:
-		rc = uraid_errf(err, errlen, -EINVAL, "%s is not part of the running array "
-				"(left out at assembly)", m->path);
-		break;
-	}
-out:
+	int rc = md_member_fail(a, &(struct md_fail){ .cause = MD_FAIL_REQUEST, .where = idx,
+						    .flags = flags, .msg = err, .msglen = errlen });
 	pthread_mutex_unlock(&a->meta_lock);
 	return rc;
 }
@@ -212,21 +116,7 @@ int uraid_array_remove_member(struct uraid_array *ua, unsigned idx, char *err, s
 		rc = uraid_errf(err, errlen, rc, "cannot release %s: %s", m->path, strerror(-rc));
 		goto out;
 	}
-	int s = a->member_slot[idx];
-	if (st == URAID_MEMBER_FAULTY && s >= 0 && a->slot[s].m == m) {
-		a->slot[s].state = URAID_MEMBER_MISSING;
-		a->slot[s].m = NULL;
-	}
-	a->retired[a->nretired++] = m;
-	for (unsigned j = idx; j + 1 < a->nmembers; j++) {
-		a->members[j] = a->members[j + 1];
-		a->member_state[j] = a->member_state[j + 1];
-		a->member_slot[j] = a->member_slot[j + 1];
-		a->member_sb[j] = a->member_sb[j + 1];
-		a->member_pending_slot[j] = a->member_pending_slot[j + 1];
-	}
-	a->nmembers--;
-	a->members[a->nmembers] = NULL;
+	md_member_remove(a, idx);
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: removed from the array", m->path);
 	/* a stale member never counted: nothing on disk names it */
 	if (st != URAID_MEMBER_STALE) {
@@ -395,14 +285,7 @@ static int readd(struct array *a, struct member *m, const struct uraid_sb *o, in
 	sb.feature_map |= URAID_FEATURE_RECOVERY_OFFSET | URAID_FEATURE_RECOVERY_BITMAP;
 	sb.feature_map &= ~(uint32_t)URAID_FEATURE_REPLACEMENT;
 	sb.recovery_offset = 0;
-	unsigned k = a->nmembers;
-	m->data_offset = sb.data_offset;
-	a->members[k] = m;
-	a->member_state[k] = URAID_MEMBER_SPARE;
-	a->member_slot[k] = -1;
-	a->member_pending_slot[k] = slot;
-	a->member_sb[k] = sb;
-	a->nmembers++;
+	md_member_add(a, m, &sb, slot);
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: re-added to slot %d (device %u); only what the bitmap marks "
 		"is rebuilt", m->path, slot, sb.dev_number);
 	return 0;
@@ -480,14 +363,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	if (rc == 0)
 		rc = write_member_areas(a, m, &sb, like, err, errlen);
 	if (rc == 0) {
-		unsigned k = a->nmembers;
-		m->data_offset = sb.data_offset;
-		a->members[k] = m;
-		a->member_state[k] = URAID_MEMBER_SPARE;
-		a->member_slot[k] = -1;
-		a->member_pending_slot[k] = -1;
-		a->member_sb[k] = sb;
-		a->nmembers++;
+		md_member_add(a, m, &sb, -1);
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: added as a spare (device %u)", path, sb.dev_number);
 		rc = meta_record_change(a);
 		if (rc)
@@ -554,14 +430,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 		rc = uraid_errf(err, errlen, -EAGAIN, "%s changed state meanwhile; try again",
 				old->path);
 	if (!rc) {
-		/* md's want_replacement: the spare holds the slot as its replacement */
-		struct uraid_sb *own = &a->member_sb[idx];
-		own->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET;
-		own->feature_map &= ~(uint32_t)URAID_FEATURE_RECOVERY_BITMAP;
-		own->recovery_offset = 0;
-		a->member_pending_slot[idx] = s;
-		atomic_store(&a->slot[s].repl_rebuilt, 0);
-		atomic_store(&a->slot[s].repl, a->members[idx]);
+		md_want_replacement(a, (unsigned)idx, s);
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: will replace %s in slot %d", path, old->path, s);
 		rc = meta_record_change(a);
 		if (rc)
@@ -571,7 +440,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		return rc;
-	/* now, or when the background work running ends (engine_tick) */
+	/* now, or when the background work running ends (jobs/auto_recover.c) */
 	char why[256];
 	if (uraid_array_sync_start(ua, URAID_SYNC_REPLACE, why, sizeof(why)) < 0 &&
 	    !atomic_load(&a->sync))

@@ -2,10 +2,11 @@
 /*
  * Superblock state changes as md makes them (reference/md-format.md §1.6-§1.9,
  * §1.12, §2.5; kernel md_update_sb, sync_sbs, super_1_sync,
- * md_bitmap_update_sb): clean <-> active, member failure, corrected reads.
- * Every update writes the bitmap header first, then the superblocks, each
- * synchronously; a member whose superblock cannot be written is failed and
- * the update repeated without it, as md does.
+ * md_bitmap_update_sb): clean <-> active, and the change of the member set
+ * (member_state.c says what changed). Every update writes the bitmap header
+ * first, then the superblocks, each synchronously; a member whose
+ * superblock cannot be written is failed (md_fail_metadata) and the update
+ * repeated without it, as md does.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +16,7 @@
 #include <time.h>
 
 #include "engine/core/array.h"
-#include "engine/jobs/sync.h"
+#include "engine/md/member_state.h"
 
 /* Feature bits that are the array's, not the member's (§1.9). */
 #define ARRAY_FEATURES                                                                   \
@@ -68,29 +69,6 @@ void meta_recount_degraded(struct array *a)
 	for (unsigned s = 0; s < a->geom.raid_disks; s++)
 		missing += !slot_ok(a, s);
 	atomic_store(&a->degraded, missing);
-}
-
-static int member_index(const struct array *a, const struct member *m)
-{
-	for (unsigned i = 0; i < a->nmembers; i++)
-		if (m && a->members[i] == m)
-			return (int)i;
-	return -1;
-}
-
-/* A metadata write to member i failed: it becomes faulty (md_error from the sb write). */
-void meta_fail_member(struct array *a, unsigned i, int err, const char *what)
-{
-	struct member *m = a->members[i];
-	int s = a->member_slot[i];
-
-	ulog(array_log(a), URAID_LOG_ERR, "%s: %s write failed: %s; marking the member faulty", m->path,
-		what, strerror(-err));
-	a->member_state[i] = URAID_MEMBER_FAULTY;
-	a->member_pending_slot[i] = -1;
-	if (s >= 0 && a->slot[s].m == m)
-		a->slot[s].state = URAID_MEMBER_FAULTY;
-	meta_recount_degraded(a);
 }
 
 /* The array superblock with member i's own fields, as super_1_sync writes it. */
@@ -172,7 +150,7 @@ static int write_bitmaps(struct array *a, int *failed)
 				: member_pwrite_sync(a->members[i], buf, URAID_BITMAP_HEADER_BYTES,
 						     (uint64_t)at);
 		if (rc) {
-			meta_fail_member(a, i, rc, "bitmap header");
+			md_fail_metadata(a, i, rc, "bitmap header");
 			*failed = 1;
 		}
 	}
@@ -223,7 +201,7 @@ static int meta_write(struct array *a, bool nospares)
 			size_t len = uraid_sb_write_bytes(sb.max_dev);
 			int rc = member_pwrite_sync(a->members[i], buf, len, sb.super_offset);
 			if (rc) {
-				meta_fail_member(a, i, rc, "superblock");
+				md_fail_metadata(a, i, rc, "superblock");
 				failed = 1;
 				continue;
 			}
@@ -321,57 +299,4 @@ int meta_write_resync_offset(struct array *a)
 	if ((a->flags & URAID_ASSEMBLE_READONLY) || !a->in_sync || a->sb.resync_offset == want)
 		return 0;
 	return meta_mark_clean(a);
-}
-
-bool array_fail_slot(struct array *a, unsigned slot, int err)
-{
-	bool ok;
-
-	pthread_mutex_lock(&a->meta_lock);
-	if (slot >= a->geom.raid_disks || !slot_ok(a, slot)) {
-		ok = array_level_survives(a);
-		pthread_mutex_unlock(&a->meta_lock);
-		return ok;
-	}
-	struct member *m = a->slot[slot].m;
-	int i = member_index(a, m);
-
-	a->slot[slot].state = URAID_MEMBER_FAULTY;
-	ok = array_level_survives(a);
-	/* md's rule: RAID 4/5/6 always record the failure; the others keep
-	   their last working copy rather than fail it (raid0/1/10 _error) */
-	if (!ok && !level_is_parity(a->geom.level)) {
-		a->slot[slot].state = URAID_MEMBER_IN_SYNC;
-		ulog(array_log(a), URAID_LOG_ERR, "%s: I/O error (%s) on the last working copy of slot %u; "
-			"not failing it", m->path, strerror(err < 0 ? -err : err), slot);
-		pthread_mutex_unlock(&a->meta_lock);
-		return false;
-	}
-	ulog(array_log(a), URAID_LOG_ERR, "%s: write error (%s), slot %u failed; array continues %s",
-		m->path, strerror(err < 0 ? -err : err), slot,
-		ok ? "degraded" : "no further (too many failed)");
-	if (i >= 0)
-		a->member_state[i] = URAID_MEMBER_FAULTY;   /* member_slot keeps the slot it had */
-	sync_replacement_takes_over(a, slot);
-	meta_recount_degraded(a);
-	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
-		meta_record_change(a);
-		ok = array_level_survives(a);
-	}
-	pthread_mutex_unlock(&a->meta_lock);
-	return ok;
-}
-
-void array_read_corrected(struct array *a, unsigned slot)
-{
-	pthread_mutex_lock(&a->meta_lock);
-	if (slot < a->geom.raid_disks) {
-		struct member *m = a->slot[slot].m;
-		int i = member_index(a, m);
-		if (i >= 0) {
-			a->member_sb[i].cnt_corrected_read++;   /* written at the next update */
-			atomic_fetch_add(&m->corrected_reads, 1);
-		}
-	}
-	pthread_mutex_unlock(&a->meta_lock);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "engine/core/array.h"
+#include "engine/md/member_state.h"
 #include "engine/md/wib.h"
 #include "common/errmsg.h"
 
@@ -112,7 +113,8 @@ int wib_init(struct array *a, char *err, size_t errlen)
 		set++;
 	}
 	atomic_store(&w->bits_set, set);
-	return 0;
+	/* md's bitmap daemon runs from the engine's tick while the array is open */
+	return array_tick_add(a, wib_sweep);
 }
 
 void wib_free(struct array *a)
@@ -195,7 +197,7 @@ static int flush_pages(struct array *a)
 			p = q;
 		}
 		if (rc) {
-			meta_fail_member(a, i, rc, "bitmap");
+			md_fail_metadata(a, i, rc, "bitmap");
 			failed++;
 		} else {
 			written++;

@@ -105,7 +105,7 @@ sweep "drives" drives:raid5:3 --array --level=5 --chunk=64K --member-size=16M --
     --rw=randwrite --iodepth=4 --runtime=0.1 "$work/d0" "$work/d1" "$work/d2"
 # RAID 0 from 1 drive: the 1-drive cell is skipped (as documented), not a failed create
 sweep "drives, raid0" drives:raid0:2 --array --level=0 --chunk=64K --member-size=16M \
-    --sweep=drives=1..2 --rw=randwrite --iodepth=4 --runtime=0.1 "$work/d0" "$work/d1"
+    --sweep=drives=1..2 --rw=randwrite --iodepth=4 --runtime=0.1 "$work/z0" "$work/z1"
 
 # the human table: one row per cell and the rating
 if "$URAID" bench --rw=randread --sweep=qd=1,2 --runtime=0.05 "$f" 2>/dev/null |

@@ -41,19 +41,10 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 	}
 }
 
+/* The level's background-job hooks; NULL: it has none (no redundancy). */
 static const struct sync_level *level_of(const struct array *a)
 {
-	switch (a->geom.level) {
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6:
-		return &sync_raid5_level;
-	case URAID_LEVEL_1:
-	case URAID_LEVEL_10:
-		return &sync_mirror_level;
-	default:
-		return NULL;
-	}
+	return a->level ? a->level->sync : NULL;
 }
 
 /*
@@ -64,7 +55,7 @@ static const struct sync_level *level_of(const struct array *a)
  */
 static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 {
-	return a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER &&
+	return a->level->info.sync_in_array_sectors && kind != URAID_SYNC_RECOVER &&
 	       kind != URAID_SYNC_REPLACE;
 }
 
@@ -234,7 +225,7 @@ void sync_replacement_takes_over(struct array *a, unsigned slot)
 	struct member *r = atomic_load(&a->slot[slot].repl);
 	int i = r ? member_index_of(a, r) : -1;
 
-	if (i < 0 || !level_is_parity(a->geom.level))
+	if (i < 0 || !a->level->writes_skip_failed_slot)
 		return;
 	uint64_t at = atomic_load(&a->slot[slot].repl_rebuilt);
 	atomic_store(&a->slot[slot].repl, NULL);
@@ -324,7 +315,7 @@ static void replace_end(struct sync_job *j, bool complete)
 	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
 		return;
 	/* its member failed meanwhile and it became the slot's rebuild (RAID 4/5/6) */
-	if (level_is_parity(a->geom.level) && a->slot[s].m == j->target)
+	if (a->level->writes_skip_failed_slot && a->slot[s].m == j->target)
 		return;
 	if (complete && atomic_load(&a->slot[s].repl) == j->target) {
 		struct member *old = a->slot[s].m;
@@ -341,7 +332,7 @@ static void replace_end(struct sync_job *j, bool complete)
 		 * skip a failed slot's writes, the replacement's with them: there
 		 * the slot stays as it was.
 		 */
-		if (!level_is_parity(a->geom.level))
+		if (!a->level->writes_skip_failed_slot)
 			a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (o >= 0) {
 			a->member_state[o] = URAID_MEMBER_FAULTY;
@@ -1011,7 +1002,7 @@ static void range_positions(const struct array *a, uint64_t off, uint64_t len, u
 	const struct uraid_geom *g = &a->geom;
 	uint64_t lo = off / 512, hi = (off + len + 511) / 512;
 
-	if (level_is_parity(g->level)) {
+	if (a->level->info.parity_members) {
 		uint64_t row = (uint64_t)g->data_disks * g->chunk_sectors;
 		lo = lo / row * g->chunk_sectors;
 		hi = (hi + row - 1) / row * g->chunk_sectors;

@@ -70,7 +70,7 @@ static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char
 
 	a->slot[s].state = URAID_MEMBER_FAULTY;
 	bool survives = array_level_survives(a);
-	bool fatal_ok = level_is_parity(a->geom.level);   /* md's raid0/1/10 keep the last copy */
+	bool fatal_ok = !a->level->keeps_last_copy;   /* md's raid0/1/10 keep it */
 	if (!survives && (!(flags & URAID_FAIL_FORCE) || !fatal_ok)) {
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (!fatal_ok)
@@ -511,8 +511,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	struct array *a = A(ua);
 	int rc;
 
-	if (a->geom.level != URAID_LEVEL_1 && a->geom.level != URAID_LEVEL_10 &&
-	    !level_is_parity(a->geom.level))
+	if (!a->level->info.redundant)
 		return uraid_errf(err, errlen, -EOPNOTSUPP, "a %s has no redundancy to keep its "
 				  "data while a member is replaced", uraid_level_name(a->geom.level));
 	/* the old member: in sync, with no replacement under way anywhere */

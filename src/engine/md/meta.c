@@ -340,7 +340,7 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 	ok = array_level_survives(a);
 	/* md's rule: RAID 4/5/6 always record the failure; the others keep
 	   their last working copy rather than fail it (raid0/1/10 _error) */
-	if (!ok && !level_is_parity(a->geom.level)) {
+	if (!ok && a->level->keeps_last_copy) {
 		a->slot[slot].state = URAID_MEMBER_IN_SYNC;
 		fprintf(stderr, "uraid: %s: I/O error (%s) on the last working copy of slot %u; "
 			"not failing it\n", m->path, strerror(err < 0 ? -err : err), slot);

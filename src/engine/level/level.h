@@ -59,7 +59,4 @@ const struct level *level_find(int md_level);
 bool level_survives(const struct level *lv, const struct uraid_geom *g, const bool *ok,
 		    unsigned missing, uint64_t *bad_chunk);
 
-extern const struct level level_linear, level_raid0, level_raid1, level_raid10, level_raid4,
-	level_raid5, level_raid6;
-
 #endif

@@ -8,6 +8,10 @@
 
 #include "engine/level/level.h"
 
+/* each defined in its own file */
+extern const struct level level_linear, level_raid0, level_raid1, level_raid4, level_raid5,
+	level_raid6, level_raid10;
+
 static const struct level *const levels[] = {
 	&level_linear,
 	&level_raid0,

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include <uraid/geom.h>
+#include <uraid/log.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -36,6 +37,10 @@ struct uraid_engine_opts {
 	unsigned reactors;          /* 0: one per online CPU */
 	unsigned ring_entries;      /* io_uring entries per reactor, 0: 256 */
 	uint32_t flags;             /* URAID_ENGINE_* */
+	/* every message of the engine, its arrays and its NBD server goes
+	   here (include/uraid/log.h); NULL: uraid_log_stderr with log_opaque */
+	uraid_log_fn log;
+	void *log_opaque;
 };
 
 int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine **e);

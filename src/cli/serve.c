@@ -515,18 +515,23 @@ static int run(struct serve_state *st, int sig_fd)
 {
 	char err[512];
 	int rc;
+	/* the library's messages, as the server's own: "uraid serve: ..." on stderr */
+	static const char log_prefix[] = "uraid serve";
+	const struct ulog log = { .fn = uraid_log_stderr, .opaque = (void *)log_prefix };
 	if (st->o->tls_mode != NBD_TLS_OFF) {
 		/* the keys are checked before any member is opened */
 		struct nbd_tls_opts to = { .psk_file = st->o->tls_psk,
 					   .cert_dir = st->o->tls_certificates,
-					   .flags = st->o->tls_verify_peer ? NBD_TLS_VERIFY_PEER : 0 };
+					   .flags = st->o->tls_verify_peer ? NBD_TLS_VERIFY_PEER : 0,
+					   .log = &log };
 		rc = nbd_tls_creds_load(&to, &st->tls, err, sizeof(err));
 		if (rc) {
 			fprintf(stderr, "uraid serve: %s\n", err);
 			return CLI_EXIT_FAIL;
 		}
 	}
-	struct uraid_engine_opts eo = { .reactors = st->o->threads, .flags = URAID_ENGINE_THREADS };
+	struct uraid_engine_opts eo = { .reactors = st->o->threads, .flags = URAID_ENGINE_THREADS,
+					.log = log.fn, .log_opaque = log.opaque };
 	rc = uraid_engine_create(&eo, &st->engine);
 	if (rc) {
 		fprintf(stderr, "uraid serve: cannot start the engine: %s\n", strerror(-rc));

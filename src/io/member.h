@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <uraid/engine.h>
+#include "common/log.h"
 #include "io/reactor.h"
 
 #define MEMBER_COUNTER_SETS 8
@@ -31,6 +32,8 @@ struct member_area {
 
 struct member {
 	char path[256];
+	/* where this member's messages go (the engine's log); NULL: stderr */
+	const struct ulog *log;
 	int fd;
 	bool direct;                /* opened with O_DIRECT */
 	bool blockdev;
@@ -81,7 +84,8 @@ struct member {
  * dio_align; data_offset starts at 0 (the caller sets it). 0 or -errno with
  * the reason in err; after a failure m->fd is -1 and member_close is a no-op.
  */
-int member_open(struct member *m, const char *path, unsigned flags, char *err, size_t errlen);
+int member_open(struct member *m, const char *path, unsigned flags, const struct ulog *log,
+		char *err, size_t errlen);
 /* A zeroed struct member on the heap, aligned as its counters want (free()
  * releases it); NULL when out of memory. */
 struct member *member_new(void);

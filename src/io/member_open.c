@@ -91,7 +91,8 @@ static uint32_t member_dio_align(int fd, bool blockdev)
 	return 512;
 }
 
-int member_open(struct member *m, const char *path, unsigned how, char *err, size_t errlen)
+int member_open(struct member *m, const char *path, unsigned how, const struct ulog *log,
+		char *err, size_t errlen)
 {
 	bool readonly = how & MEMBER_OPEN_READONLY, buffered = how & MEMBER_OPEN_BUFFERED;
 	bool unlocked = readonly && (how & MEMBER_OPEN_UNLOCKED);
@@ -101,6 +102,7 @@ int member_open(struct member *m, const char *path, unsigned how, char *err, siz
 	int fd, rc;
 
 	member_reset(m, path);
+	m->log = log;
 	pthread_mutex_init(&m->fault_lock, NULL);
 	if (strlen(path) >= sizeof(m->path))
 		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
@@ -119,8 +121,8 @@ int member_open(struct member *m, const char *path, unsigned how, char *err, siz
 	if (fd < 0 && errno == EINVAL && !buffered) {
 		fd = open(path, flags);
 		if (fd >= 0)
-			fprintf(stderr, "uraid: warning: %s: O_DIRECT refused by the file system, "
-				"using buffered I/O\n", path);
+			ulog(log, URAID_LOG_WARNING, "%s: O_DIRECT refused by the file system, "
+			     "using buffered I/O", path);
 	} else if (fd >= 0 && !buffered) {
 		m->direct = true;
 	}

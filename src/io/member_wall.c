@@ -34,9 +34,9 @@ int member_wall(struct member *m, const char *what, bool data, uint64_t sector, 
 				      m->area[i].start, m->area[i].end - 1);
 		if (m->nareas == 0)
 			snprintf(areas, sizeof(areas), " none");
-		fprintf(stderr, "uraid: BUG: %s outside member areas: member %s sector %" PRIu64
+		ulog(m->log, URAID_LOG_ERR, "BUG: %s outside member areas: member %s sector %" PRIu64
 			"%s len %" PRIu64 " sectors (data area %" PRIu64 "+%" PRIu64
-			", metadata%s); refused, please report this\n", what, m->path, sector,
+			", metadata%s); refused, please report this", what, m->path, sector,
 			data ? " (from data_offset)" : "", nsect, m->data_offset, m->data_len,
 			areas);
 	}

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/core/host.h"
 #include "nbd/conn.h"
 #include "nbd/wire.h"
 
@@ -26,10 +27,10 @@ void nbd_conn_log(const struct nbd_conn *c, const char *what)
 	if (!nbd_log_allow(&c->s->conn_log, NBD_LOG_CONN_BURST, &left_out))
 		return;
 	if (left_out)
-		fprintf(stderr, "uraid serve: %llu messages about connections left out (at most "
-			"%u every %llu s)\n", (unsigned long long)left_out, NBD_LOG_CONN_BURST,
+		ulog(engine_log(c->s->e), URAID_LOG_INFO, "%llu messages about connections left out (at most "
+			"%u every %llu s)", (unsigned long long)left_out, NBD_LOG_CONN_BURST,
 			NBD_LOG_WINDOW_NS / 1000000000ull);
-	fprintf(stderr, "uraid serve: connection %d: %s\n", c->fd, what);
+	ulog(engine_log(c->s->e), URAID_LOG_INFO, "connection %d: %s", c->fd, what);
 }
 
 /* The request whose payload is complete goes on: to the array or, when it

@@ -38,8 +38,8 @@ static bool over_limit(struct nbd_server *s)
 	atomic_fetch_add(&s->refused, 1);
 	uint64_t left_out;      /* the line carries the count: no need to say */
 	if (nbd_log_allow(&s->refusal_log, 1, &left_out)) {
-		fprintf(stderr, "uraid serve: %u connections open, the limit (--max-connections); "
-			"refusing new ones (%llu so far)\n", s->max_conns,
+		ulog(engine_log(s->e), URAID_LOG_ERR, "%u connections open, the limit (--max-connections); "
+			"refusing new ones (%llu so far)", s->max_conns,
 			(unsigned long long)atomic_load(&s->refused));
 	}
 	return true;
@@ -54,7 +54,7 @@ static void new_conn(struct nbd_server *s, int fd)
 	if (c && c->in)
 		c->hs = malloc(sizeof(*c->hs));
 	if (!c || !c->in || !c->hs || nbd_hs_init(c->hs, &s->ex) != 0) {
-		fprintf(stderr, "uraid serve: out of memory for a new connection; closing it\n");
+		ulog(engine_log(s->e), URAID_LOG_ERR, "out of memory for a new connection; closing it");
 		if (c) {
 			free(c->hs);
 			free(c->in);
@@ -109,7 +109,7 @@ static bool accept_backoff(struct nbd_listener *l, int res)
 	if (res != -EMFILE && res != -ENFILE && res != -ENOMEM && res != -ENOBUFS)
 		return false;
 	if (l->accept_errors++ == 0)
-		fprintf(stderr, "uraid serve: accept: %s; trying again every %ld ms\n",
+		ulog(engine_log(l->s->e), URAID_LOG_ERR, "accept: %s; trying again every %ld ms",
 			strerror(-res), ACCEPT_BACKOFF_NS / 1000000);
 	if (atomic_load(&l->s->stopping))
 		return false;
@@ -128,7 +128,7 @@ static void accept_done(struct io_op *op, int res)
 
 	if (res >= 0) {
 		if (l->accept_errors) {
-			fprintf(stderr, "uraid serve: accepting again (after %u failures)\n",
+			ulog(engine_log(s->e), URAID_LOG_NOTICE, "accepting again (after %u failures)",
 				l->accept_errors);
 			l->accept_errors = 0;
 		}
@@ -139,7 +139,7 @@ static void accept_done(struct io_op *op, int res)
 	} else if (accept_backoff(l, res)) {
 		return;
 	} else if (res != -ECANCELED && res != -EINTR && res != -ECONNABORTED) {
-		fprintf(stderr, "uraid serve: accept: %s\n", strerror(-res));
+		ulog(engine_log(s->e), URAID_LOG_ERR, "accept: %s", strerror(-res));
 	}
 	if (atomic_load(&s->stopping) || res == -ECANCELED || res == -EINVAL ||
 	    res == -EBADF) {
@@ -419,8 +419,8 @@ void nbd_server_stop(struct nbd_server *s, unsigned timeout_ms)
 	bool cut = false;
 	while (atomic_load(&s->nconns)) {
 		if (!cut && waited_ns >= (uint64_t)timeout_ms * 1000000u) {
-			fprintf(stderr, "uraid serve: %u connection(s) still busy after %u ms; "
-				"closing them\n", atomic_load(&s->nconns), timeout_ms);
+			ulog(engine_log(s->e), URAID_LOG_ERR, "%u connection(s) still busy after %u ms; "
+				"closing them", atomic_load(&s->nconns), timeout_ms);
 			post_all(s, s->cut_msgs, cut_conns);
 			cut = true;
 		}

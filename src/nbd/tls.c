@@ -17,6 +17,7 @@
 #include <gnutls/gnutls.h>
 
 #include "common/errmsg.h"
+#include "common/log.h"
 #include "nbd/tls.h"
 
 #define PSK_FILE_MAX   (1u << 20)       /* a key file larger than this is not one */
@@ -97,7 +98,8 @@ static bool parse_psk_line(char *line, struct psk_entry *e)
 	return true;
 }
 
-static int load_psk_file(struct nbd_tls_creds *cr, const char *path, char *err, size_t errlen)
+static int load_psk_file(struct nbd_tls_creds *cr, const char *path, const struct ulog *log,
+			 char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
 	struct stat st;
@@ -110,8 +112,8 @@ static int load_psk_file(struct nbd_tls_creds *cr, const char *path, char *err, 
 				  "file of USERNAME:HEXKEY lines, as psktool writes)", path);
 	}
 	if (st.st_mode & 077)
-		fprintf(stderr, "uraid serve: warning: --tls-psk=%s can be read by other users; "
-			"chmod 600 it\n", path);
+		ulog(log, URAID_LOG_WARNING, "--tls-psk=%s can be read by other users; "
+			"chmod 600 it", path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -173,7 +175,8 @@ static bool file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int load_x509(struct nbd_tls_creds *cr, const char *dir, char *err, size_t errlen)
+static int load_x509(struct nbd_tls_creds *cr, const char *dir, const struct ulog *log,
+		     char *err, size_t errlen)
 {
 	char ca[4096], cert[4096], key[4096], crl[4096];
 	struct stat st;
@@ -191,7 +194,7 @@ static int load_x509(struct nbd_tls_creds *cr, const char *dir, char *err, size_
 				  "directory needs server-cert.pem and server-key.pem)", dir,
 				  file_exists(cert) ? "server-key.pem" : "server-cert.pem");
 	if (stat(key, &st) == 0 && (st.st_mode & 077))
-		fprintf(stderr, "uraid serve: warning: %s can be read by other users; chmod 600 it\n",
+		ulog(log, URAID_LOG_WARNING, "%s can be read by other users; chmod 600 it",
 			key);
 	if (gnutls_certificate_allocate_credentials(&cr->x509) < 0)
 		return uraid_errf(err, errlen, -ENOMEM, "TLS: out of memory");
@@ -238,7 +241,7 @@ int nbd_tls_creds_load(const struct nbd_tls_opts *o, struct nbd_tls_creds **out,
 		goto fail;
 	}
 	if (o->psk_file) {
-		rc = load_psk_file(cr, o->psk_file, err, errlen);
+		rc = load_psk_file(cr, o->psk_file, o->log, err, errlen);
 		if (rc)
 			goto fail;
 		if (gnutls_psk_allocate_server_credentials(&cr->psk) < 0) {
@@ -249,7 +252,7 @@ int nbd_tls_creds_load(const struct nbd_tls_opts *o, struct nbd_tls_creds **out,
 		gnutls_psk_set_server_known_dh_params(cr->psk, GNUTLS_SEC_PARAM_MEDIUM);
 	}
 	if (o->cert_dir) {
-		rc = load_x509(cr, o->cert_dir, err, errlen);
+		rc = load_x509(cr, o->cert_dir, o->log, err, errlen);
 		if (rc)
 			goto fail;
 	}

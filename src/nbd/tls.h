@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/log.h"
+
 struct nbd_tls_creds;
 struct nbd_tls;
 
@@ -27,6 +29,7 @@ struct nbd_tls_opts {
 	const char *psk_file;           /* NULL, or USERNAME:HEXKEY lines */
 	const char *cert_dir;           /* NULL, or the x509 directory */
 	unsigned flags;                 /* NBD_TLS_VERIFY_PEER */
+	const struct ulog *log;         /* warnings (key files others can read); NULL: stderr */
 };
 
 /* Ciphertext buffers of a session: room for several records each way. */

@@ -80,13 +80,13 @@ static void test_open_errors(void)
 {
 	struct member m;
 	char err[256] = "";
-	int rc = member_open(&m, "/nonexistent/uraid-member", 0, err, sizeof(err));
+	int rc = member_open(&m, "/nonexistent/uraid-member", 0, NULL, err, sizeof(err));
 
 	CHECK(rc == -ENOENT, "open missing: %d", rc);
 	CHECK(strstr(err, "/nonexistent/uraid-member") != NULL, "error names the path: %s", err);
 	CHECK(m.fd == -1, "fd after failure %d", m.fd);
 	member_close(&m);               /* harmless after a failure */
-	rc = member_open(&m, "/dev/shm", 0, err, sizeof(err));
+	rc = member_open(&m, "/dev/shm", 0, NULL, err, sizeof(err));
 	CHECK(rc == -EINVAL, "open a directory: %d (%s)", rc, err);
 }
 
@@ -320,10 +320,10 @@ static void test_dir(const char *dir)
 	if (posix_memalign((void **)&a, 4096, 1 << 20) || posix_memalign((void **)&b, 4096, 1 << 20))
 		exit(1);
 
-	rc = member_open(&m, path, MEMBER_OPEN_BUFFERED, err, sizeof(err));
+	rc = member_open(&m, path, MEMBER_OPEN_BUFFERED, NULL, err, sizeof(err));
 	CHECK(rc == 0 && !m.direct, "%s: buffered open: %d %s", dir, rc, err);
 	member_close(&m);
-	rc = member_open(&m, path, 0, err, sizeof(err));
+	rc = member_open(&m, path, 0, NULL, err, sizeof(err));
 	CHECK(rc == 0, "%s: open: %s", dir, err);
 	if (rc) {
 		unlink(path);
@@ -356,7 +356,7 @@ static void test_dir(const char *dir)
 	member_close(&m);
 
 	/* read-only: writes fail with -EBADF */
-	rc = member_open(&m, path, MEMBER_OPEN_READONLY, err, sizeof(err));
+	rc = member_open(&m, path, MEMBER_OPEN_READONLY, NULL, err, sizeof(err));
 	CHECK(rc == 0, "%s: read-only open: %s", dir, err);
 	if (rc == 0) {
 		CHECK(member_pwrite_sync(&m, a, 4096, 0) == -EBADF, "%s: write read-only", dir);
@@ -427,7 +427,7 @@ static void test_blockdev(void)
 	}
 	if (posix_memalign((void **)&a, 4096, 65536) || posix_memalign((void **)&b, 4096, 65536))
 		exit(1);
-	rc = member_open(&m, dev, 0, err, sizeof(err));
+	rc = member_open(&m, dev, 0, NULL, err, sizeof(err));
 	CHECK(rc == 0, "%s: open: %s", dev, err);
 	if (rc) {
 		close(lfd);
@@ -437,7 +437,7 @@ static void test_blockdev(void)
 	       m.direct ? "O_DIRECT" : "buffered", m.dio_align, (unsigned long long)m.dev_sectors);
 	CHECK(m.blockdev && m.dio_align == 4096 && m.dev_sectors == FILE_BYTES / 512,
 	      "%s: blockdev %d align %u", dev, m.blockdev, m.dio_align);
-	rc = member_open(&m2, dev, 0, err, sizeof(err));
+	rc = member_open(&m2, dev, 0, NULL, err, sizeof(err));
 	CHECK(rc == -EBUSY, "%s: second exclusive open: %d %s", dev, rc, err);
 
 	/* 512-byte metadata on a 4096-byte device: read-modify-write */

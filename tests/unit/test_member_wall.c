@@ -82,7 +82,7 @@ static void test_dir(const char *dir)
 		CHECK(write(fd, buf, 1 << 20) == 1 << 20, "fill");
 	close(fd);
 
-	CHECK(member_open(&m, path, 0, err, sizeof(err)) == 0, "open %s: %s", path, err);
+	CHECK(member_open(&m, path, 0, NULL, err, sizeof(err)) == 0, "open %s: %s", path, err);
 	CHECK(reactor_init(&r, 0, 16) == 0, "reactor");
 	/* before the areas are set the wall is the device: the end is refused */
 	CHECK(member_pwrite_sync(&m, buf, 4096, FILE_BYTES / 512 - 4) == -EIO,

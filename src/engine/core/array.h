@@ -24,6 +24,7 @@
 #include <uraid/geom.h>
 #include <uraid/superblock.h>
 
+#include "common/log.h"
 #include "io/bufpool.h"
 #include "io/member.h"
 #include "io/reactor.h"
@@ -59,6 +60,7 @@ struct uraid_engine {
 	pthread_mutex_t lock;           /* the arrays list */
 	struct array *arrays;
 	uint64_t next_tick_ns;          /* reactor 0's thread only */
+	struct ulog log;                /* every message of the engine, its arrays and server */
 };
 
 /* Housekeeping after polls of reactor 0, at most every few ms (idle clean marking). */
@@ -273,6 +275,13 @@ bool array_fail_slot(struct array *a, unsigned slot, int err);
 
 /* A read error was answered from redundancy and rewritten: count it as md does. */
 void array_read_corrected(struct array *a, unsigned slot);
+
+/* Where the array's messages go: its engine's log (stderr for an array
+ * built without an engine, as unit tests do). */
+static inline const struct ulog *array_log(const struct array *a)
+{
+	return a->e ? &a->e->log : NULL;
+}
 
 /* Per-reactor buffers for levels (parity, read-modify-write). */
 static inline void *req_buf(struct array_req *rq, size_t len)

@@ -79,6 +79,7 @@ int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine *
 		return -ENOMEM;
 	}
 	e->flags = o->flags;
+	e->log = (struct ulog){ .fn = o->log, .opaque = o->log_opaque };
 	pthread_mutex_init(&e->lock, NULL);
 	int rc = 0;
 	unsigned i;
@@ -185,4 +186,9 @@ struct reactor *engine_reactor(struct uraid_engine *e, unsigned i)
 struct bufpool *engine_bufpool(struct uraid_engine *e, unsigned i)
 {
 	return &e->reactors[i].pool;
+}
+
+const struct ulog *engine_log(const struct uraid_engine *e)
+{
+	return &e->log;
 }

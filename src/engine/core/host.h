@@ -10,10 +10,13 @@
 
 #include <uraid/engine.h>
 
+#include "common/log.h"
 #include "io/bufpool.h"
 #include "io/reactor.h"
 
 struct reactor *engine_reactor(struct uraid_engine *e, unsigned i);
+/* Where the engine's messages go (uraid_engine_opts.log). Any thread. */
+const struct ulog *engine_log(const struct uraid_engine *e);
 /* The reactor's buffer pool: 4096-aligned buffers up to 16 MiB, its thread only. */
 struct bufpool *engine_bufpool(struct uraid_engine *e, unsigned i);
 

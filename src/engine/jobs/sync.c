@@ -143,7 +143,7 @@ static int recovery_begin(struct sync_job *j)
 	j->target_slot = slot;
 	j->target = m;
 	j->pos = from;
-	fprintf(stderr, "uraid: %s: rebuilding slot %d onto it, from member sector %llu%s\n",
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: rebuilding slot %d onto it, from member sector %llu%s",
 		m->path, slot, (unsigned long long)from,
 		j->bitmap_guided ? ", where the bitmap marks writes" : "");
 	meta_record_change(a);
@@ -182,7 +182,7 @@ static void recovery_end(struct sync_job *j, bool complete)
 		a->slot[s].m = NULL;
 		a->member_state[i] = URAID_MEMBER_FAULTY;
 		a->member_pending_slot[i] = -1;
-		fprintf(stderr, "uraid: %s: write error during its rebuild; failed\n",
+		ulog(array_log(a), URAID_LOG_ERR, "%s: write error during its rebuild; failed",
 			j->target->path);
 	} else {
 		/*
@@ -239,8 +239,8 @@ void sync_replacement_takes_over(struct array *a, unsigned slot)
 	a->slot[slot].state = URAID_MEMBER_REBUILDING;
 	/* the copy stops; a rebuild from the others goes on from `at` (engine_tick) */
 	sync_target_gone(a, r);
-	fprintf(stderr, "uraid: %s: its slot %u lost its member: the rest is rebuilt onto it "
-		"from member sector %llu\n", r->path, slot, (unsigned long long)at);
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: its slot %u lost its member: the rest is rebuilt onto it "
+		"from member sector %llu", r->path, slot, (unsigned long long)at);
 }
 
 /*
@@ -262,8 +262,8 @@ static void replace_restart(struct array *a)
 			continue;
 		a->member_sb[i].recovery_offset = 0;
 		any = true;
-		fprintf(stderr, "uraid: %s: its copy of slot %u starts again (redundancy is "
-			"rewritten)\n", r->path, s);
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: its copy of slot %u starts again (redundancy is "
+			"rewritten)", r->path, s);
 	}
 	if (!any)
 		return;
@@ -294,7 +294,7 @@ static int replace_begin(struct sync_job *j)
 	j->target_slot = slot;
 	j->target = a->members[i];
 	j->pos = from;
-	fprintf(stderr, "uraid: %s: replacing %s in slot %d, from member sector %llu\n",
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: replacing %s in slot %d, from member sector %llu",
 		j->target->path, a->slot[slot].m->path, slot, (unsigned long long)from);
 	meta_record_change(a);
 	return 0;
@@ -338,13 +338,13 @@ static void replace_end(struct sync_job *j, bool complete)
 			a->member_state[o] = URAID_MEMBER_FAULTY;
 			a->member_slot[o] = -1;
 		}
-		fprintf(stderr, "uraid: %s: replaced by %s in slot %d; it is faulty now "
-			"(uraid remove takes it out)\n", old ? old->path : "?", j->target->path, s);
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: replaced by %s in slot %d; it is faulty now "
+			"(uraid remove takes it out)", old ? old->path : "?", j->target->path, s);
 	} else if (j->io_error && j->target_failed) {
 		atomic_store(&a->slot[s].repl, NULL);
 		a->member_state[i] = URAID_MEMBER_FAULTY;
 		a->member_pending_slot[i] = -1;
-		fprintf(stderr, "uraid: %s: write error while replacing slot %d; failed\n",
+		ulog(array_log(a), URAID_LOG_ERR, "%s: write error while replacing slot %d; failed",
 			j->target->path, s);
 	} else {
 		a->member_sb[i].recovery_offset = j->pos;
@@ -455,13 +455,13 @@ static void job_end(struct sync_job *j)
 	pthread_mutex_unlock(&a->sync_lock);
 
 	if (j->kind == URAID_SYNC_CHECK || j->kind == URAID_SYNC_REPAIR)
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n",
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s %s: %llu of %llu MiB %s, mismatch_cnt %llu",
 			uraid_sync_kind_name(j->kind), complete ? "done" : st->result == -ECANCELED
 			? "stopped" : "failed", (unsigned long long)(st->done_bytes >> 20),
 			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind),
 			(unsigned long long)st->mismatch_sectors);
 	else
-		fprintf(stderr, "uraid: %s %s: %llu of %llu MiB %s\n", uraid_sync_kind_name(j->kind),
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s %s: %llu of %llu MiB %s", uraid_sync_kind_name(j->kind),
 			complete ? "done" : st->result == -ECANCELED ? "stopped" : "failed",
 			(unsigned long long)(st->done_bytes >> 20),
 			(unsigned long long)(st->total_bytes >> 20), positions_name(a, j->kind));
@@ -684,7 +684,7 @@ static void job_finish(struct sync_job *j)
 			   a unit that met a member failed meanwhile (uraid fail, or a
 			   write error elsewhere) ends with -EIO, which says less */
 			bool lost = atomic_load(&j->a->degraded) > j->degraded_at_start;
-			fprintf(stderr, "uraid: %s stopped at %s sector %llu: %s\n",
+			ulog(array_log(j->a), URAID_LOG_ERR, "%s stopped at %s sector %llu: %s",
 				uraid_sync_kind_name(j->kind),
 				in_array_sectors(j->a, j->kind) ? "array" : "member",
 				(unsigned long long)u->pos,
@@ -958,7 +958,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
-	fprintf(stderr, "uraid: %s started at %llu of %llu MiB %s\n", uraid_sync_kind_name(kind),
+	ulog(array_log(a), URAID_LOG_INFO, "%s started at %llu of %llu MiB %s", uraid_sync_kind_name(kind),
 		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11),
 		positions_name(a, kind));
 	/* j may be over (and freed by reap) once its last lane has run */
@@ -1061,7 +1061,7 @@ void sync_auto_recover(struct array *a)
 		if (rc == -EBUSY || atomic_load(&a->sync))
 			return;
 		if (rc && a->sync_warned++ == 0)
-			fprintf(stderr, "uraid: the array needs a resync, which cannot run: %s\n",
+			ulog(array_log(a), URAID_LOG_ERR, "the array needs a resync, which cannot run: %s",
 				err);
 		/* a replacement waiting (uraid replace, or one a restart interrupted) */
 		pthread_mutex_lock(&a->meta_lock);
@@ -1069,7 +1069,7 @@ void sync_auto_recover(struct array *a)
 		pthread_mutex_unlock(&a->meta_lock);
 		if (repl && start(a, URAID_SYNC_REPLACE, 0, 0, err, sizeof(err)) != 0 &&
 		    a->sync_warned++ == 0)
-			fprintf(stderr, "uraid: a replacement is waiting but cannot start: %s\n", err);
+			ulog(array_log(a), URAID_LOG_ERR, "a replacement is waiting but cannot start: %s", err);
 		return;
 	}
 	/* a spare and a missing slot? (recovery_begin decides, under the lock) */
@@ -1081,7 +1081,7 @@ void sync_auto_recover(struct array *a)
 			a->member_sb[i].data_size >= a->geom.dev_sectors;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (spare && start(a, URAID_SYNC_RECOVER, 0, 0, err, sizeof(err)) != 0 && a->sync_warned++ == 0)
-		fprintf(stderr, "uraid: a spare is there but the rebuild cannot start: %s\n", err);
+		ulog(array_log(a), URAID_LOG_ERR, "a spare is there but the rebuild cannot start: %s", err);
 }
 
 int uraid_array_sync_cancel(struct uraid_array *ua)

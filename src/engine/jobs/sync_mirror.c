@@ -465,7 +465,7 @@ static void recover_read(struct ms *s)
 		       ((int)locs[pc->next].slot == j->target_slot || !slot_ok(a, locs[pc->next].slot)))
 			pc->next++;
 		if (n <= 0 || pc->next >= (unsigned)n) {
-			fprintf(stderr, "uraid: recovery: no readable copy of array sector %llu\n",
+			ulog(array_log(a), URAID_LOG_ERR, "recovery: no readable copy of array sector %llu",
 				(unsigned long long)pc->asec);
 			s->err = -EIO;
 			break;

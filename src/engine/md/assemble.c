@@ -117,7 +117,8 @@ static void cands_close(struct cand *c, unsigned n)
 }
 
 /* Open one path and read its superblock; refusals name the path. */
-static int read_member(struct cand *c, const char *path, uint32_t flags, char *err, size_t errlen)
+static int read_member(struct cand *c, const char *path, uint32_t flags,
+		       const struct ulog *log, char *err, size_t errlen)
 {
 	struct uraid_probe *p;
 	int rc;
@@ -128,7 +129,7 @@ static int read_member(struct cand *c, const char *path, uint32_t flags, char *e
 	rc = member_open(c->m, path,
 			 (flags & URAID_ASSEMBLE_READONLY ? MEMBER_OPEN_READONLY : 0) |
 			 (flags & URAID_ASSEMBLE_BUFFERED ? MEMBER_OPEN_BUFFERED : 0) |
-			 (flags & URAID_ASSEMBLE_PEEK ? MEMBER_OPEN_UNLOCKED : 0), err, errlen);
+			 (flags & URAID_ASSEMBLE_PEEK ? MEMBER_OPEN_UNLOCKED : 0), log, err, errlen);
 	if (rc) {
 		free(c->m);
 		c->m = NULL;
@@ -526,8 +527,8 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 				    ", %u of %u slots missing): parity may not match the data; use "
 				    "force to start it anyway%s", fresh->m->path, fsb->set_name,
 				    fsb->resync_offset, missing, raid_disks, out);
-		fprintf(stderr, "uraid: warning: %s: starting dirty degraded array '%s' - data "
-			"corruption possible\n", fresh->m->path, fsb->set_name);
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array '%s' - data "
+			"corruption possible", fresh->m->path, fsb->set_name);
 	}
 
 	/* the bitmap of the freshest member */
@@ -563,14 +564,14 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		a->bitmap_found_sync = a->bitmap.sync_size;
 		if (uraid_bitmap_bits(a->bitmap_found_sync, a->bitmap.chunksize) <
 		    uraid_bitmap_bits(sync, a->bitmap.chunksize))
-			fprintf(stderr, "uraid: warning: %s: bitmap sync_size %" PRIu64 " covers less "
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: bitmap sync_size %" PRIu64 " covers less "
 				"than the array's %" PRIu64 " sectors: the chunks past it count as "
-				"dirty\n", fresh->m->path, a->bitmap_found_sync, sync);
+				"dirty", fresh->m->path, a->bitmap_found_sync, sync);
 		a->bitmap.sync_size = sync;
 		a->bitmap_stale = a->bitmap.events < fsb->events;
 		if (a->bitmap_stale)
-			fprintf(stderr, "uraid: warning: %s: bitmap is out of date (events %" PRIu64
-				" < %" PRIu64 "): every bit counts as dirty\n", fresh->m->path,
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: bitmap is out of date (events %" PRIu64
+				" < %" PRIu64 "): every bit counts as dirty", fresh->m->path,
 				a->bitmap.events, fsb->events);
 	}
 	a->resync_checkpoint = fsb->resync_offset;
@@ -615,7 +616,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			if (!c[i].m || c[i].state != order[pass])
 				continue;
 			if (c[i].note[0])
-				fprintf(stderr, "uraid: warning: %s: %s\n", c[i].m->path, c[i].note);
+				ulog(array_log(a), URAID_LOG_WARNING, "%s: %s", c[i].m->path, c[i].note);
 			c[i].m->data_offset = c[i].sb.data_offset;
 			a->members[k] = c[i].m;
 			a->member_state[k] = c[i].state;
@@ -663,7 +664,7 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 			if (rc)
 				break;
 		}
-		rc = read_member(&c[n], path, o->flags, err, errlen);
+		rc = read_member(&c[n], path, o->flags, array_log(a), err, errlen);
 		if (rc) {
 			n++;    /* close what was opened */
 			break;

@@ -84,7 +84,7 @@ static int fail_in_sync(struct array *a, unsigned i, int s, uint32_t flags, char
 	a->member_state[i] = URAID_MEMBER_FAULTY;
 	sync_replacement_takes_over(a, (unsigned)s);
 	meta_recount_degraded(a);
-	fprintf(stderr, "uraid: %s: failed on request, slot %d; array %s\n", m->path, s,
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: failed on request, slot %d; array %s", m->path, s,
 		survives ? "continues degraded" : "has failed (too many members lost)");
 	int rc = meta_record_change(a);
 	if (rc && rc != -EROFS)
@@ -122,8 +122,8 @@ void array_fail_replacement(struct array *a, unsigned slot, int err)
 	for (unsigned i = 0; r && i < a->nmembers; i++) {
 		if (a->members[i] != r)
 			continue;
-		fprintf(stderr, "uraid: %s: write error on the replacement for slot %u (%s); it is "
-			"failed and the replace stops\n", r->path, slot, strerror(-err));
+		ulog(array_log(a), URAID_LOG_ERR, "%s: write error on the replacement for slot %u (%s); it is "
+			"failed and the replace stops", r->path, slot, strerror(-err));
 		detach_spare(a, i);
 		a->member_state[i] = URAID_MEMBER_FAULTY;
 		meta_record_change(a);
@@ -158,7 +158,7 @@ int uraid_array_fail_member(struct uraid_array *ua, unsigned idx, uint32_t flags
 	case URAID_MEMBER_SPARE:
 		detach_spare(a, idx);
 		a->member_state[idx] = URAID_MEMBER_FAULTY;
-		fprintf(stderr, "uraid: %s: spare failed on request\n", m->path);
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: spare failed on request", m->path);
 		rc = meta_record_change(a);
 		if (rc == -EROFS)
 			rc = 0;
@@ -227,7 +227,7 @@ int uraid_array_remove_member(struct uraid_array *ua, unsigned idx, char *err, s
 	}
 	a->nmembers--;
 	a->members[a->nmembers] = NULL;
-	fprintf(stderr, "uraid: %s: removed from the array\n", m->path);
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: removed from the array", m->path);
 	/* a stale member never counted: nothing on disk names it */
 	if (st != URAID_MEMBER_STALE) {
 		rc = meta_record_change(a);
@@ -403,8 +403,8 @@ static int readd(struct array *a, struct member *m, const struct uraid_sb *o, in
 	a->member_pending_slot[k] = slot;
 	a->member_sb[k] = sb;
 	a->nmembers++;
-	fprintf(stderr, "uraid: %s: re-added to slot %d (device %u); only what the bitmap marks "
-		"is rebuilt\n", m->path, slot, sb.dev_number);
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: re-added to slot %d (device %u); only what the bitmap marks "
+		"is rebuilt", m->path, slot, sb.dev_number);
 	return 0;
 }
 
@@ -423,7 +423,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	if (!m)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	rc = member_open(m, path, a->flags & URAID_ASSEMBLE_BUFFERED ? MEMBER_OPEN_BUFFERED : 0,
-			 err, errlen);
+			 array_log(a), err, errlen);
 	if (rc) {
 		free(m);
 		return rc;
@@ -488,7 +488,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		a->member_pending_slot[k] = -1;
 		a->member_sb[k] = sb;
 		a->nmembers++;
-		fprintf(stderr, "uraid: %s: added as a spare (device %u)\n", path, sb.dev_number);
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: added as a spare (device %u)", path, sb.dev_number);
 		rc = meta_record_change(a);
 		if (rc)
 			uraid_errf(err, errlen, rc, "%s is added, but the superblocks could not be "
@@ -561,7 +561,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 		a->member_pending_slot[idx] = s;
 		atomic_store(&a->slot[s].repl_rebuilt, 0);
 		atomic_store(&a->slot[s].repl, a->members[idx]);
-		fprintf(stderr, "uraid: %s: will replace %s in slot %d\n", path, old->path, s);
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: will replace %s in slot %d", path, old->path, s);
 		rc = meta_record_change(a);
 		if (rc)
 			uraid_errf(err, errlen, rc, "the superblocks could not be written: %s",
@@ -574,6 +574,6 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	char why[256];
 	if (uraid_array_sync_start(ua, URAID_SYNC_REPLACE, why, sizeof(why)) < 0 &&
 	    !atomic_load(&a->sync))
-		fprintf(stderr, "uraid: the replacement waits: %s\n", why);
+		ulog(array_log(a), URAID_LOG_NOTICE, "the replacement waits: %s", why);
 	return 0;
 }

@@ -84,7 +84,7 @@ void meta_fail_member(struct array *a, unsigned i, int err, const char *what)
 	struct member *m = a->members[i];
 	int s = a->member_slot[i];
 
-	fprintf(stderr, "uraid: %s: %s write failed: %s; marking the member faulty\n", m->path,
+	ulog(array_log(a), URAID_LOG_ERR, "%s: %s write failed: %s; marking the member faulty", m->path,
 		what, strerror(-err));
 	a->member_state[i] = URAID_MEMBER_FAULTY;
 	a->member_pending_slot[i] = -1;
@@ -187,8 +187,8 @@ static int write_bitmaps(struct array *a, int *failed)
 static int events_bump(struct array *a)
 {
 	if (a->sb.events == UINT64_MAX) {
-		fprintf(stderr, "uraid: %s: events %" PRIu64 " is the counter's limit; the "
-			"superblocks are not updated\n", a->sb.set_name, a->sb.events);
+		ulog(array_log(a), URAID_LOG_ERR, "%s: events %" PRIu64 " is the counter's limit; the "
+			"superblocks are not updated", a->sb.set_name, a->sb.events);
 		return -EOVERFLOW;
 	}
 	a->sb.events++;
@@ -342,12 +342,12 @@ bool array_fail_slot(struct array *a, unsigned slot, int err)
 	   their last working copy rather than fail it (raid0/1/10 _error) */
 	if (!ok && a->level->keeps_last_copy) {
 		a->slot[slot].state = URAID_MEMBER_IN_SYNC;
-		fprintf(stderr, "uraid: %s: I/O error (%s) on the last working copy of slot %u; "
-			"not failing it\n", m->path, strerror(err < 0 ? -err : err), slot);
+		ulog(array_log(a), URAID_LOG_ERR, "%s: I/O error (%s) on the last working copy of slot %u; "
+			"not failing it", m->path, strerror(err < 0 ? -err : err), slot);
 		pthread_mutex_unlock(&a->meta_lock);
 		return false;
 	}
-	fprintf(stderr, "uraid: %s: write error (%s), slot %u failed; array continues %s\n",
+	ulog(array_log(a), URAID_LOG_ERR, "%s: write error (%s), slot %u failed; array continues %s",
 		m->path, strerror(err < 0 ? -err : err), slot,
 		ok ? "degraded" : "no further (too many failed)");
 	if (i >= 0)

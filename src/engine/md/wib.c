@@ -253,7 +253,7 @@ static void batch_flush(struct reactor *r, struct reactor_msg *m)
 				atomic_fetch_add(&w->bits_set, 1);
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
-		fprintf(stderr, "uraid: %s: the write-intent bitmap could be written to no member\n",
+		ulog(array_log(a), URAID_LOG_ERR, "%s: the write-intent bitmap could be written to no member",
 			a->sb.set_name);
 	while (list) {
 		struct wib_waiter *wt = list;

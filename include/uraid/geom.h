@@ -196,6 +196,10 @@ static inline uint64_t uraid_geom_array_sectors(const struct uraid_geom *g)
  */
 unsigned uraid_geom_max_failures(const struct uraid_geom *g);
 
+/* Copies of each array sector, as uraid_geom_map counts them (raid_disks for
+ * RAID 1, near x far for RAID 10, 1 for the others). */
+unsigned uraid_geom_copies(const struct uraid_geom *g);
+
 /*
  * Names, in mdadm's words. uraid_level_parse accepts "5", "raid5", "linear",
  * ...; uraid_layout_parse accepts the mdadm names valid for the level

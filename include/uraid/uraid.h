@@ -8,6 +8,7 @@
 #define URAID_URAID_H
 
 #include <uraid/geom.h>
+#include <uraid/level.h>
 #include <uraid/parity.h>
 #include <uraid/superblock.h>
 #include <uraid/bitmap.h>

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <uraid/geom.h>
+#include <uraid/level.h>
 
 #include "common/errmsg.h"
 #include "bench/sweep.h"
@@ -78,13 +79,11 @@ int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t e
 	return 0;
 }
 
+/* The fewest members the array cell's level takes: what uraid create accepts. */
 static unsigned level_min_members(int level)
 {
-	switch (level) {
-	case URAID_LEVEL_6: return 4;
-	case URAID_LEVEL_1: case URAID_LEVEL_4: case URAID_LEVEL_5: case URAID_LEVEL_10: return 2;
-	default: return 1;
-	}
+	const struct uraid_level_info *li = uraid_level_info(level);
+	return li ? li->create_min_members : 1;
 }
 
 static char *label_of(const struct bench_axes *ax, char *buf, size_t len, unsigned t,

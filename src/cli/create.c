@@ -8,6 +8,7 @@
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
+#include <uraid/level.h>
 
 #include "cli/cli.h"
 #include "cli/util.h"
@@ -117,7 +118,8 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 	if (r->spares)
 		printf(" + %u spare%s", r->spares, r->spares == 1 ? "" : "s");
 	printf(": ");
-	if (r->chunk_sectors && r->level != URAID_LEVEL_LINEAR)
+	const struct uraid_level_info *li = uraid_level_info(r->level);
+	if (r->chunk_sectors && li->chunk == URAID_CHUNK_STRIPE)
 		printf("chunk %s, ", cli_bytes(r->chunk_sectors * 512ull, a, sizeof(a)));
 	const char *layout = uraid_layout_name(r->level, r->layout, lay, sizeof(lay));
 	if (layout && *layout)
@@ -135,7 +137,7 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 	printf(" State: ");
 	if (r->missing)
 		printf("degraded, %u of %u members missing; ", r->missing, r->raid_disks);
-	if (r->level <= URAID_LEVEL_0)
+	if (!li->redundant)
 		printf("clean (no redundancy to compute).\n");
 	else if (r->clean && (o->flags & URAID_CREATE_ASSUME_CLEAN))
 		printf("clean, as --assume-clean says.\n");
@@ -326,8 +328,8 @@ int cmd_create(int argc, char **argv)
 		return usage_error("%s", "--raid-devices is required");
 	if (layout_name) {
 		/* levels without layouts: let the library say so in its words */
-		if (o.level != URAID_LEVEL_1 && o.level != URAID_LEVEL_LINEAR &&
-		    uraid_layout_parse(o.level, layout_name, &o.layout)) {
+		const struct uraid_level_info *li = uraid_level_info(o.level);
+		if (li && li->has_layouts && uraid_layout_parse(o.level, layout_name, &o.layout)) {
 			fprintf(stderr, "uraid create: layout '%s' does not exist for %s; "
 				"see 'uraid create --help'\n", layout_name, uraid_level_name(o.level));
 			return CLI_EXIT_USAGE;

@@ -16,6 +16,7 @@
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
+#include <uraid/level.h>
 
 #include "cli/cli.h"
 #include "cli/util.h"
@@ -58,7 +59,8 @@ static void unused_space(struct exam *e)
 {
 	const struct uraid_sb *sb = e->sb;
 	uint64_t so = sb->super_offset, doff = sb->data_offset;
-	uint64_t used = sb->level <= 0 ? sb->data_size : sb->size;
+	const struct uraid_level_info *li = uraid_level_info(sb->level);
+	uint64_t used = li && li->whole_members ? sb->data_size : sb->size;
 	bool has_bm = sb->feature_map & URAID_FEATURE_BITMAP_OFFSET;
 
 	e->space_before = e->space_after = 0;
@@ -89,7 +91,8 @@ static void unused_space(struct exam *e)
 /* Array size from this superblock: what md exports for levels 1, 4, 5, 6, 10. */
 static uint64_t array_sectors_of(const struct uraid_sb *sb)
 {
-	if (sb->level <= 0)
+	const struct uraid_level_info *li = uraid_level_info(sb->level);
+	if (!li || li->whole_members)
 		return 0;   /* RAID 0 and linear need every member's size */
 	struct uraid_geom *g = malloc(sizeof(*g));
 	char why[160];
@@ -107,6 +110,7 @@ static uint64_t array_sectors_of(const struct uraid_sb *sb)
 static void derive(struct exam *e)
 {
 	const struct uraid_sb *sb = e->sb;
+	const struct uraid_level_info *li = uraid_level_info(sb->level);
 	unsigned slots = sb->raid_disks < URAID_MAX_MEMBERS ? sb->raid_disks : URAID_MAX_MEMBERS;
 
 	e->array_sectors = array_sectors_of(sb);
@@ -116,13 +120,15 @@ static void derive(struct exam *e)
 		for (unsigned i = 0; i < sb->max_dev && i < URAID_SB_MAX_DEV; i++)
 			cnt += sb->dev_roles[i] == d;
 		e->array_state[d] = cnt == 1 ? 'A' : cnt == 0 ? '.' :
-				    cnt == 2 && sb->level > 0 ? 'R' : '?';
+				    cnt == 2 && li && li->redundant ? 'R' : '?';
 	}
 	e->array_state[slots] = 0;
-	/* mdadm prints a layout for RAID 5, 6, 10 and RAID 0 with the layout flag */
-	e->has_layout = sb->level == 5 || sb->level == 6 || sb->level == 10 ||
-			(sb->level == 0 && (sb->feature_map & URAID_FEATURE_RAID0_LAYOUT));
-	if (!uraid_layout_name(sb->level, sb->layout, e->layout, sizeof(e->layout)))
+	/* mdadm prints a layout for RAID 5, 6, 10 (uraid_layout_name gives a
+	   name) and RAID 0 with the layout flag (the level's layout_feature) */
+	bool named = uraid_layout_name(sb->level, sb->layout, e->layout, sizeof(e->layout));
+	e->has_layout = li && named &&
+			(!li->layout_feature || (sb->feature_map & li->layout_feature));
+	if (!named)
 		snprintf(e->layout, sizeof(e->layout), "-unknown-");
 }
 
@@ -202,9 +208,10 @@ static void print_human(const struct exam *e)
 	printf("         Events : %" PRIu64 "\n\n", sb->events);
 	if (e->has_layout)
 		printf("         Layout : %s\n", e->layout);
-	if (sb->level == 0 || sb->level >= 4)
+	const struct uraid_level_info *li = uraid_level_info(sb->level);
+	if (li && li->chunk == URAID_CHUNK_STRIPE)
 		printf("     Chunk Size : %uK\n", sb->chunksize / 2);
-	else if (sb->level == URAID_LEVEL_LINEAR)
+	else if (li && li->chunk == URAID_CHUNK_ROUNDING)
 		printf("       Rounding : %uK\n", sb->chunksize / 2);
 	printf("\n   Device Role : ");
 	if (role < URAID_ROLE_MAX)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Geometry entry points: validation common to every level, RAID 1 (which is
- * too small for a file of its own) and dispatch to the per-level files.
+ * too small for a file of its own) and the table of levels' layouts
+ * (struct geom_layout, one line per level) that the entry points go through.
  * Facts: reference/md-format.md §3.
  */
 #include <string.h>
@@ -26,6 +27,76 @@ static int raid1_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 	return 0;
 }
 
+static int raid1_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out,
+		     unsigned max_out)
+{
+	for (uint32_t i = 0; i < g->raid_disks; i++) {
+		out[i].slot = i;
+		out[i].sector = a;
+	}
+	return (int)g->raid_disks;
+}
+
+static int raid1_reverse(const struct uraid_geom *g, uint32_t slot, uint64_t sector,
+			 struct uraid_rloc *out)
+{
+	if (sector < g->dev_sectors) {
+		out->kind = URAID_CHUNK_DATA;
+		out->array_sector = sector;
+		out->copy = slot;
+	}
+	return 0;
+}
+
+/* No chunks: a piece may run to the array's end. */
+static uint64_t raid1_extent_left(const struct uraid_geom *g, uint64_t a)
+{
+	return g->array_sectors - a;
+}
+
+/* Every slot holds a copy. */
+static unsigned raid1_copies(const struct uraid_geom *g)
+{
+	return g->raid_disks;
+}
+
+static unsigned raid1_max_failures(const struct uraid_geom *g)
+{
+	return g->raid_disks - 1;
+}
+
+static const struct geom_layout geom_layout_raid1 = {
+	.init = raid1_init,
+	.map = raid1_map,
+	.reverse = raid1_reverse,
+	.extent_left = raid1_extent_left,
+	.max_failures = raid1_max_failures,
+	.copies = raid1_copies,
+};
+
+/* The levels geom knows, one line each. */
+static const struct {
+	int level;
+	const struct geom_layout *layout;
+} layouts[] = {
+	{ URAID_LEVEL_LINEAR, &geom_layout_linear },
+	{ URAID_LEVEL_0, &geom_layout_raid0 },
+	{ URAID_LEVEL_1, &geom_layout_raid1 },
+	{ URAID_LEVEL_4, &geom_layout_raid456 },
+	{ URAID_LEVEL_5, &geom_layout_raid456 },
+	{ URAID_LEVEL_6, &geom_layout_raid456 },
+	{ URAID_LEVEL_10, &geom_layout_raid10 },
+};
+
+static const struct geom_layout *layout_of(int level)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].level == level)
+			return layouts[i].layout;
+	return NULL;
+}
+
+
 int uraid_geom_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 		    char *err, size_t errlen)
 {
@@ -49,127 +120,66 @@ int uraid_geom_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 		return geom_fail(err, errlen, "%u members, at most %u are supported",
 				 p->raid_disks, URAID_MAX_MEMBERS);
 
-	switch (p->level) {
-	case URAID_LEVEL_LINEAR:
-		return geom_linear_init(g, p, err, errlen);
-	case URAID_LEVEL_0:
-		return geom_raid0_init(g, p, err, errlen);
-	case URAID_LEVEL_1:
-		return raid1_init(g, p, err, errlen);
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6:
-		return geom_r456_init(g, p, err, errlen);
-	case URAID_LEVEL_10:
-		return geom_r10_init(g, p, err, errlen);
-	default:
+	const struct geom_layout *l = layout_of(p->level);
+	if (!l)
 		return geom_fail(err, errlen, "level %d is not an md level uraid handles",
 				 p->level);
-	}
+	return l->init(g, p, err, errlen);
+}
+
+unsigned uraid_geom_copies(const struct uraid_geom *g)
+{
+	const struct geom_layout *l = layout_of(g->level);
+	return l && l->copies ? l->copies(g) : 1;
 }
 
 int uraid_geom_map(const struct uraid_geom *g, uint64_t array_sector,
 		   struct uraid_loc *out, unsigned max_out)
 {
-	if (array_sector >= g->array_sectors)
+	const struct geom_layout *l = layout_of(g->level);
+
+	if (array_sector >= g->array_sectors || !l)
 		return -EINVAL;
-	switch (g->level) {
-	case URAID_LEVEL_LINEAR:
-		if (max_out < 1)
-			return -ENOSPC;
-		return geom_linear_map(g, array_sector, out);
-	case URAID_LEVEL_0:
-		if (max_out < 1)
-			return -ENOSPC;
-		return geom_raid0_map(g, array_sector, out);
-	case URAID_LEVEL_1:
-		if (max_out < g->raid_disks)
-			return -ENOSPC;
-		for (uint32_t i = 0; i < g->raid_disks; i++) {
-			out[i].slot = i;
-			out[i].sector = array_sector;
-		}
-		return (int)g->raid_disks;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6:
-		if (max_out < 1)
-			return -ENOSPC;
-		return geom_r456_map(g, array_sector, out);
-	case URAID_LEVEL_10:
-		return geom_r10_map(g, array_sector, out, max_out);
-	default:
-		return -EINVAL;
-	}
+	if (max_out < uraid_geom_copies(g))
+		return -ENOSPC;
+	return l->map(g, array_sector, out, max_out);
 }
 
 int uraid_geom_reverse(const struct uraid_geom *g, uint32_t slot,
 		       uint64_t sector, struct uraid_rloc *out)
 {
+	const struct geom_layout *l = layout_of(g->level);
+
 	if (slot >= g->raid_disks)
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->kind = URAID_CHUNK_UNUSED;
-	switch (g->level) {
-	case URAID_LEVEL_LINEAR:
-		return geom_linear_reverse(g, slot, sector, out);
-	case URAID_LEVEL_0:
-		return geom_raid0_reverse(g, slot, sector, out);
-	case URAID_LEVEL_1:
-		if (sector < g->dev_sectors) {
-			out->kind = URAID_CHUNK_DATA;
-			out->array_sector = sector;
-			out->copy = slot;
-		}
-		return 0;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6:
-		return geom_r456_reverse(g, slot, sector, out);
-	case URAID_LEVEL_10:
-		return geom_r10_reverse(g, slot, sector, out);
-	default:
+	if (!l)
 		return -EINVAL;
-	}
+	return l->reverse(g, slot, sector, out);
 }
 
 uint64_t uraid_geom_chunk_left(const struct uraid_geom *g, uint64_t array_sector)
 {
+	const struct geom_layout *l = layout_of(g->level);
 	uint64_t left, to_end;
 
 	if (array_sector >= g->array_sectors)
 		return 0;
+	if (l && l->extent_left)
+		return l->extent_left(g, array_sector);
+	/*
+	 * RAID 0 zones start on chunk boundaries (members are rounded down to
+	 * the chunk), so A mod C is the offset in the chunk for every chunked
+	 * level, power of two or not.
+	 */
 	to_end = g->array_sectors - array_sector;
-	switch (g->level) {
-	case URAID_LEVEL_LINEAR:
-		return geom_linear_extent_left(g, array_sector);
-	case URAID_LEVEL_1:
-		return to_end;
-	default:
-		/*
-		 * RAID 0 zones start on chunk boundaries (members are rounded
-		 * down to the chunk), so A mod C is the offset in the chunk
-		 * for every chunked level, power of two or not.
-		 */
-		left = g->chunk_sectors - array_sector % g->chunk_sectors;
-		return left < to_end ? left : to_end;
-	}
+	left = g->chunk_sectors - array_sector % g->chunk_sectors;
+	return left < to_end ? left : to_end;
 }
 
 unsigned uraid_geom_max_failures(const struct uraid_geom *g)
 {
-	switch (g->level) {
-	case URAID_LEVEL_1:
-		return g->raid_disks - 1;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-		return 1;
-	case URAID_LEVEL_6:
-		return 2;
-	case URAID_LEVEL_10:
-		/* Guaranteed: every chunk has nc*fc copies on distinct members. */
-		return g->near_copies * g->far_copies - 1;
-	default:
-		return 0;
-	}
+	const struct geom_layout *l = layout_of(g->level);
+	return l ? l->max_failures(g) : 0;
 }

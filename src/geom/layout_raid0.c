@@ -52,7 +52,8 @@ static uint32_t linear_find(const struct uraid_geom *g, uint64_t a)
 	return lo;
 }
 
-int geom_linear_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out)
+int geom_linear_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out,
+		    unsigned max_out)
 {
 	uint32_t i = linear_find(g, a);
 
@@ -164,7 +165,8 @@ int geom_raid0_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 	return 0;
 }
 
-int geom_raid0_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out)
+int geom_raid0_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out,
+		   unsigned max_out)
 {
 	uint32_t lo = 0, hi = g->nr_zones - 1;
 	const struct uraid_raid0_zone *z;
@@ -219,3 +221,24 @@ int geom_raid0_reverse(const struct uraid_geom *g, uint32_t slot, uint64_t secto
 	out->array_sector = zs + (row * z->nb_dev + x) * c + (sector - z->dev_start) % c;
 	return 0;
 }
+
+/* Linear and RAID 0 have no redundancy: one copy, no failure survived. */
+static unsigned no_failure(const struct uraid_geom *g)
+{
+	return 0;
+}
+
+const struct geom_layout geom_layout_linear = {
+	.init = geom_linear_init,
+	.map = geom_linear_map,
+	.reverse = geom_linear_reverse,
+	.extent_left = geom_linear_extent_left,
+	.max_failures = no_failure,
+};
+
+const struct geom_layout geom_layout_raid0 = {
+	.init = geom_raid0_init,
+	.map = geom_raid0_map,
+	.reverse = geom_raid0_reverse,
+	.max_failures = no_failure,
+};

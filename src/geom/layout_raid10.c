@@ -179,3 +179,24 @@ int geom_r10_reverse(const struct uraid_geom *g, uint32_t slot, uint64_t sector,
 	out->copy = (uint32_t)(v % nc) * fc + (uint32_t)f;
 	return 0;
 }
+
+/* Every chunk has near x far copies on distinct members. */
+static unsigned r10_copies(const struct uraid_geom *g)
+{
+	return g->near_copies * g->far_copies;
+}
+
+/* Guaranteed: any copies-1 members may go (more, in the right places: the
+ * engine's RAID 10 descriptor checks which). */
+static unsigned r10_max_failures(const struct uraid_geom *g)
+{
+	return r10_copies(g) - 1;
+}
+
+const struct geom_layout geom_layout_raid10 = {
+	.init = geom_r10_init,
+	.map = geom_r10_map,
+	.reverse = geom_r10_reverse,
+	.max_failures = r10_max_failures,
+	.copies = r10_copies,
+};

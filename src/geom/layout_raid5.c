@@ -232,7 +232,8 @@ int geom_r456_init(struct uraid_geom *g, const struct uraid_geom_params *p,
 	return 0;
 }
 
-int geom_r456_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out)
+int geom_r456_map(const struct uraid_geom *g, uint64_t a, struct uraid_loc *out,
+		  unsigned max_out)
 {
 	unsigned sh = chunk_shift(g);
 	uint64_t chunk = a >> sh, stripe = chunk / g->data_disks;
@@ -321,3 +322,16 @@ int uraid_geom_stripe(const struct uraid_geom *g, uint64_t stripe,
 	}
 	return 0;
 }
+
+/* Parity covers as many failures as there are parity chunks in a row. */
+static unsigned r456_max_failures(const struct uraid_geom *g)
+{
+	return g->raid_disks - g->data_disks;
+}
+
+const struct geom_layout geom_layout_raid456 = {
+	.init = geom_r456_init,
+	.map = geom_r456_map,
+	.reverse = geom_r456_reverse,
+	.max_failures = r456_max_failures,
+};

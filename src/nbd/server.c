@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uraid/level.h>
+
 #include "common/clock.h"
 #include "common/errmsg.h"
 #include "engine/core/host.h"
@@ -282,15 +284,7 @@ static void cut_conns(struct reactor *r, struct reactor_msg *m)
 /* The preferred block size: a full stripe of data where the level has one. */
 static uint64_t stripe_width(const struct uraid_array_status *st)
 {
-	unsigned n = st->raid_disks;
-	switch (st->level) {
-	case URAID_LEVEL_0: return (uint64_t)st->chunk_bytes * n;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5: return n > 1 ? (uint64_t)st->chunk_bytes * (n - 1) : 0;
-	case URAID_LEVEL_6: return n > 2 ? (uint64_t)st->chunk_bytes * (n - 2) : 0;
-	case URAID_LEVEL_10: return st->chunk_bytes;
-	default: return 0;
-	}
+	return uraid_level_full_stripe(uraid_level_info(st->level), st->raid_disks, st->chunk_bytes);
 }
 
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <uraid/level.h>
+
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "setup/create_plan.h"
@@ -46,31 +48,25 @@ static int random_bytes(uint8_t *buf, size_t len)
 	return 0;
 }
 
-/* Smallest member count md accepts for the level (mdadm asks --force below). */
-static unsigned min_members(int level)
+/* The facts of the level asked for (check_shape refuses one uraid does not run). */
+static const struct uraid_level_info *info_of(const struct uraid_create_opts *o)
 {
-	switch (level) {
-	case URAID_LEVEL_6:
-		return 4;
-	case URAID_LEVEL_LINEAR:
-		return 1;
-	default:
-		return 2;
-	}
+	return uraid_level_info(o->level);
 }
 
 static int check_shape(const struct uraid_create_opts *o, char *err, size_t errlen)
 {
 	const char *lv = level_label(o->level);
+	const struct uraid_level_info *li = info_of(o);
 
-	if (!uraid_level_name(o->level))
+	if (!li)
 		return fail(err, errlen, -EINVAL, "unknown RAID level %d", o->level);
 	if (o->minor > 2)
 		return fail(err, errlen, -EINVAL, "metadata 1.%u does not exist (use 1.0, 1.1 or 1.2)",
 			    o->minor);
-	if (o->raid_disks < min_members(o->level))
+	if (o->raid_disks < li->create_min_members)
 		return fail(err, errlen, -EINVAL, "%s needs at least %u members, --raid-devices=%u given",
-			    lv, min_members(o->level), o->raid_disks);
+			    lv, li->create_min_members, o->raid_disks);
 	if (o->raid_disks + o->spare_devices > URAID_MAX_MEMBERS)
 		return fail(err, errlen, -EINVAL, "%u members are more than uraid supports (%u)",
 			    o->raid_disks + o->spare_devices, URAID_MAX_MEMBERS);
@@ -79,9 +75,9 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 			    "%u devices given, but --raid-devices=%u and --spare-devices=%u need %u",
 			    o->npaths, o->raid_disks, o->spare_devices,
 			    o->raid_disks + o->spare_devices);
-	if (o->spare_devices && o->level <= URAID_LEVEL_0)
+	if (o->spare_devices && !li->redundant)
 		return fail(err, errlen, -EINVAL, "%s has no redundancy, so spares are pointless", lv);
-	if (o->layout_given && (o->level == URAID_LEVEL_1 || o->level == URAID_LEVEL_LINEAR))
+	if (o->layout_given && !li->has_layouts)
 		return fail(err, errlen, -EINVAL, "%s has no layouts; leave out --layout", lv);
 	if (o->layout_given && !uraid_layout_valid(o->level, o->layout, o->raid_disks)) {
 		char name[64];
@@ -89,16 +85,15 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 		return fail(err, errlen, -EINVAL, "layout %s (0x%x) is not valid for %s with %u members",
 			    name, o->layout, lv, o->raid_disks);
 	}
-	if (o->chunk_kib && o->level == URAID_LEVEL_1)
-		return fail(err, errlen, -EINVAL, "raid1 has no chunks; leave out --chunk");
+	if (o->chunk_kib && li->chunk == URAID_CHUNK_NONE)
+		return fail(err, errlen, -EINVAL, "%s has no chunks; leave out --chunk", lv);
 	if (o->chunk_kib && (o->chunk_kib < 4 || o->chunk_kib % 4))
 		return fail(err, errlen, -EINVAL,
 			    "chunk %u KiB is not a multiple of 4 KiB (md's page size)", o->chunk_kib);
-	if (o->chunk_kib && (o->chunk_kib & (o->chunk_kib - 1)) && o->level != URAID_LEVEL_0 &&
-	    o->level != URAID_LEVEL_LINEAR)
+	if (o->chunk_kib && (o->chunk_kib & (o->chunk_kib - 1)) && li->chunk_pow2)
 		return fail(err, errlen, -EINVAL, "chunk %u KiB is not a power of two, which %s requires",
 			    o->chunk_kib, lv);
-	if (o->bitmap == URAID_BITMAP_INTERNAL && o->level <= URAID_LEVEL_0)
+	if (o->bitmap == URAID_BITMAP_INTERNAL && !li->redundant)
 		return fail(err, errlen, -EINVAL, "a write-intent bitmap is not meaningful for %s", lv);
 	if (o->bitmap_chunk_kib && (o->bitmap_chunk_kib < 4 ||
 				    (o->bitmap_chunk_kib & (o->bitmap_chunk_kib - 1))))
@@ -107,7 +102,7 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 			    o->bitmap_chunk_kib);
 	if (o->name && strlen(o->name) > 31)
 		return fail(err, errlen, -EINVAL, "array name '%s' is longer than 31 characters", o->name);
-	if (o->size_kib && o->level <= URAID_LEVEL_0)
+	if (o->size_kib && li->whole_members)
 		return fail(err, errlen, -EINVAL,
 			    "%s uses every member whole; --size applies to levels with redundancy", lv);
 	if (o->chunk_kib > (1u << 21))
@@ -197,7 +192,7 @@ static int open_members(const struct uraid_create_opts *o, struct create_plan *p
 				return fail(err, errlen, -EINVAL,
 					    "a spare cannot be 'missing' (device %u of %u)", i + 1,
 					    o->npaths);
-			if (o->level <= URAID_LEVEL_0)
+			if (!info_of(o)->redundant)
 				return fail(err, errlen, -EINVAL,
 					    "%s has no redundancy, so no member can be missing",
 					    level_label(o->level));
@@ -287,34 +282,33 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 				    (unsigned long long)o->size_kib);
 	}
 
-	if (o->level <= URAID_LEVEL_0) {
+	const struct uraid_level_info *li = info_of(o);
+	if (li->whole_members) {
 		r->size_sectors = 0;    /* md derives RAID 0 / linear sizes from data_size */
 		return 0;
 	}
 	uint64_t size = o->size_kib ? o->size_kib * KIB_SECTORS : min_avail;
 	if (chunk)
 		size -= size % chunk;
-	if (o->level == URAID_LEVEL_1 && !o->size_kib)
-		size &= ~(64ull * KIB_SECTORS - 1);  /* room for a later reshape to RAID 5 */
+	if (li->create_size_align_kib && !o->size_kib)
+		size &= ~(li->create_size_align_kib * KIB_SECTORS - 1);  /* e.g. RAID 1's */
 	if (size == 0)
 		return fail(err, errlen, -ENOSPC, "%s leaves no usable space per member",
 			    o->size_kib ? "--size" : min_path);
-	r->size_sectors = size;
-	if (o->level == URAID_LEVEL_10) {
-		/*
-		 * md's raid10 trims the per-member size to what its layout uses
-		 * (calc_sectors) and writes that back; writing it at once keeps
-		 * mdadm --examine's array size equal to the real one.
-		 */
-		struct uraid_geom_params gp = {
-			.level = o->level, .layout = r->layout, .raid_disks = o->raid_disks,
-			.chunk_sectors = chunk, .dev_sectors = size,
-		};
-		char why[200];
-		if (uraid_geom_init(&plan->geom, &gp, why, sizeof(why)))
-			return fail(err, errlen, -EINVAL, "%s", why);
-		r->size_sectors = plan->geom.dev_sectors;
-	}
+	/*
+	 * The per-member size is what the layout uses: md's raid10 trims
+	 * it (calc_sectors) and writes that back; writing it at once
+	 * keeps mdadm --examine's array size equal to the real one. (The
+	 * other levels use the size, chunk-rounded, as it is.)
+	 */
+	struct uraid_geom_params gp = {
+		.level = o->level, .layout = r->layout, .raid_disks = o->raid_disks,
+		.chunk_sectors = chunk, .dev_sectors = size,
+	};
+	char why[200];
+	if (uraid_geom_init(&plan->geom, &gp, why, sizeof(why)))
+		return fail(err, errlen, -EINVAL, "%s", why);
+	r->size_sectors = plan->geom.dev_sectors;
 	return 0;
 }
 
@@ -334,32 +328,27 @@ static int plan_geometry(const struct uraid_create_opts *o, struct create_plan *
 		.chunk_sectors = r->chunk_sectors,
 		.dev_sectors = r->size_sectors,
 		.member_sectors = member_sectors,
-		.raid0_layout_flag = o->level == URAID_LEVEL_0,
+		/* uraid create always sets the flag that makes md honour the layout word */
+		.raid0_layout_flag = info_of(o)->layout_feature != 0,
 	};
 	if (uraid_geom_init(&plan->geom, &gp, why, sizeof(why)))
 		return fail(err, errlen, -EINVAL, "%s", why);
 	r->array_sectors = uraid_geom_array_sectors(&plan->geom);
 
-	/* RAID 10 survives more than copies-1 losses in the right places: checked below. */
-	if (o->level != URAID_LEVEL_10 && r->missing > uraid_geom_max_failures(&plan->geom))
+	/* RAID 10 survives more than copies-1 losses in the right places */
+	bool present[URAID_MAX_MEMBERS];
+	uint64_t bad_chunk;
+	for (unsigned i = 0; i < o->raid_disks; i++)
+		present[i] = !plan->m[i].missing;
+	if (r->missing && !uraid_level_survives(&plan->geom, present, &bad_chunk)) {
+		if (bad_chunk != UINT64_MAX)
+			return fail(err, errlen, -EINVAL,
+				    "the missing members hold every copy of chunk %llu; "
+				    "%s cannot start without them", (unsigned long long)bad_chunk,
+				    level_label(o->level));
 		return fail(err, errlen, -EINVAL, "%s with %u members survives %u missing, not %u",
 			    level_label(o->level), o->raid_disks,
 			    uraid_geom_max_failures(&plan->geom), r->missing);
-	if (o->level == URAID_LEVEL_10 && r->missing) {
-		/* Copies repeat with a period of raid_disks chunks: check one period twice. */
-		struct uraid_loc loc[URAID_MAX_MEMBERS];
-		uint64_t chunks = r->array_sectors / r->chunk_sectors;
-		for (uint64_t c = 0; c < chunks && c < 2ull * o->raid_disks; c++) {
-			int n = uraid_geom_map(&plan->geom, c * r->chunk_sectors, loc,
-					       URAID_MAX_MEMBERS);
-			bool present = false;
-			for (int k = 0; k < n; k++)
-				present |= !plan->m[loc[k].slot].missing;
-			if (n > 0 && !present)
-				return fail(err, errlen, -EINVAL,
-					    "the missing members hold every copy of chunk %llu; "
-					    "raid10 cannot start without them", (unsigned long long)c);
-		}
 	}
 	return 0;
 }
@@ -394,11 +383,11 @@ static bool members_read_zero(const struct create_plan *plan, unsigned raid_disk
 static void plan_state(const struct uraid_create_opts *o, struct create_plan *plan)
 {
 	struct uraid_create_result *r = &plan->res;
-	bool parity = o->level == URAID_LEVEL_4 || o->level == URAID_LEVEL_5 ||
-		      o->level == URAID_LEVEL_6;
+	const struct uraid_level_info *li = info_of(o);
+	bool parity = li->parity_members > 0;
 
 	r->members_zero = members_read_zero(plan, o->raid_disks);
-	r->clean = (o->flags & URAID_CREATE_ASSUME_CLEAN) || o->level <= URAID_LEVEL_0 ||
+	r->clean = (o->flags & URAID_CREATE_ASSUME_CLEAN) || !li->redundant ||
 		   r->members_zero || (parity && r->missing);
 }
 
@@ -407,14 +396,15 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 {
 	struct uraid_create_result *r = &plan->res;
 	bool want = o->bitmap == URAID_BITMAP_INTERNAL ||
-		    (o->bitmap == URAID_BITMAP_DEFAULT && o->level >= URAID_LEVEL_1 &&
+		    (o->bitmap == URAID_BITMAP_DEFAULT && info_of(o)->redundant &&
 		     r->size_sectors / 2 > BITMAP_AUTO_KIB);
 	if (!want)
 		return 0;
 
 	uint64_t sync_size = r->size_sectors;
-	if (o->level == URAID_LEVEL_10) {
-		uint32_t copies = URAID_RAID10_NEAR(r->layout) * URAID_RAID10_FAR(r->layout);
+	if (info_of(o)->sync_in_array_sectors) {
+		/* the array's size, from plan_sizes' geometry */
+		uint32_t copies = uraid_geom_copies(&plan->geom);
 		/* mdadm: size (KiB) * raid_disks / copies, in sectors */
 		sync_size = r->size_sectors / 2 * o->raid_disks / copies * 2;
 	}
@@ -552,7 +542,7 @@ static int plan_superblocks(const struct uraid_create_opts *o, struct create_pla
 		sb->magic = URAID_SB_MAGIC;
 		sb->major_version = 1;
 		sb->feature_map = (r->bitmap ? URAID_FEATURE_BITMAP_OFFSET : 0) |
-				  (o->level == URAID_LEVEL_0 ? URAID_FEATURE_RAID0_LAYOUT : 0);
+				  info_of(o)->layout_feature;
 		memcpy(sb->set_uuid, r->uuid, 16);
 		memcpy(sb->set_name, r->set_name, sizeof(sb->set_name));
 		sb->ctime = sb->utime = now;
@@ -595,12 +585,17 @@ int create_plan_build(const struct uraid_create_opts *o, struct create_plan *pla
 	r->spares = o->spare_devices;
 	r->minor = o->minor;
 	r->layout = o->layout_given ? o->layout : uraid_layout_default(o->level);
-	if (o->level == URAID_LEVEL_1)
+	switch (info_of(o)->chunk) {
+	case URAID_CHUNK_NONE:
 		r->chunk_sectors = 0;
-	else if (o->level == URAID_LEVEL_LINEAR)
+		break;
+	case URAID_CHUNK_ROUNDING:
 		r->chunk_sectors = o->chunk_kib * 2;  /* rounding, none by default */
-	else
+		break;
+	case URAID_CHUNK_STRIPE:
 		r->chunk_sectors = (o->chunk_kib ? o->chunk_kib : DEFAULT_CHUNK_KIB) * 2;
+		break;
+	}
 	if (o->uuid)
 		memcpy(r->uuid, o->uuid, 16);
 	else if ((rc = random_bytes(r->uuid, 16)))

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uraid/level.h>
+
 #include "common/errmsg.h"
 #include "setup/create_plan.h"
 #include "common/full_io.h"
@@ -106,7 +108,8 @@ static int check_plan_areas(const struct create_plan *plan, char *err, size_t er
 			.dev_sectors = m->dev_sectors, .minor = plan->res.minor,
 			.bitmap = plan->res.bitmap, .bitmap_offset = m->sb.bitmap_offset,
 			.bitmap_sectors = plan->bitmap_sectors,
-			.data_used = plan->res.level <= URAID_LEVEL_0 ? m->sb.data_size : m->sb.size,
+			.data_used = uraid_level_info(plan->res.level)->whole_members ? m->sb.data_size
+										   : m->sb.size,
 		};
 		if (uraid_sb_check_areas(&m->sb, &p, &ar, why, sizeof(why)))
 			return uraid_errf(err, errlen, -EINVAL, "BUG: the layout planned for %s is "

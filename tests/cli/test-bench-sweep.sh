@@ -78,11 +78,15 @@ elif kind == "matrix":
                                                   d["workload"]["iodepth"], jobs, qd))
     need(len({(c["cell_bs_bytes"], c["cell_read_pct"]) for c in cells}) == 56, "cells repeat")
 elif kind == "drives":
-    need([c["label"] for c in cells] == ["jbod x1", "raid5 x1", "jbod x2", "raid5 x2",
-                                         "jbod x3", "raid5 x3"], "drive cells")
-    need("needs at least 2" in cells[1].get("skipped", ""), "raid5 x1 not skipped")
+    lv, ndrives = want_jobs_qd.split(":")           # drives:LEVEL:DRIVES
+    want = []
+    for n in range(1, int(ndrives) + 1):
+        want += ["jbod x%d" % n, "%s x%d" % (lv, n)]
+    need([c["label"] for c in cells] == want, "drive cells")
+    # below the level's minimum (2 for RAID 0 and 5, as uraid create) the cell is skipped
+    need("needs at least 2" in cells[1].get("skipped", ""), lv + " x1 not skipped")
     for c in ran:
-        want = "JBOD" if c["cell_config"] == "jbod" else "raid5, %d members" % c["cell_drives"]
+        want = "JBOD" if c["cell_config"] == "jbod" else "%s, %d members" % (lv, c["cell_drives"])
         need(want in c["target"]["description"], c["label"] + ": " + c["target"]["description"])
 if bad:
     print("FAIL %s: %s" % (name, "; ".join(bad))); sys.exit(1)
@@ -97,8 +101,11 @@ sweep "threads x qd" threads --rw=randread --sweep=threads=1,2 --sweep=qd=1,4 --
 # the matrix runs 2 workers at QD 32 (workloads.md) unless told otherwise
 sweep "matrix" matrix:2:4 --sweep=matrix --iodepth=4 --runtime=0.05 --force-write "$f"
 sweep "matrix, 1 worker" matrix:1:32 --sweep=matrix --numjobs=1 --runtime=0.05 --force-write "$f"
-sweep "drives" drives --array --level=5 --chunk=64K --member-size=16M --sweep=drives=1..3 \
+sweep "drives" drives:raid5:3 --array --level=5 --chunk=64K --member-size=16M --sweep=drives=1..3 \
     --rw=randwrite --iodepth=4 --runtime=0.1 "$work/d0" "$work/d1" "$work/d2"
+# RAID 0 from 1 drive: the 1-drive cell is skipped (as documented), not a failed create
+sweep "drives, raid0" drives:raid0:2 --array --level=0 --chunk=64K --member-size=16M \
+    --sweep=drives=1..2 --rw=randwrite --iodepth=4 --runtime=0.1 "$work/z0" "$work/z1"
 
 # the human table: one row per cell and the rating
 if "$URAID" bench --rw=randread --sweep=qd=1,2 --runtime=0.05 "$f" 2>/dev/null |

@@ -36,20 +36,6 @@ _Static_assert(sizeof(struct io_priv) <= sizeof(((struct uraid_io *)0)->priv),
 
 static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
 
-static const struct level_ops *ops_for_level(int level)
-{
-	switch (level) {
-	case URAID_LEVEL_LINEAR: return &level_linear_ops;
-	case URAID_LEVEL_0: return &level_raid0_ops;
-	case URAID_LEVEL_1: return &level_raid1_ops;
-	case URAID_LEVEL_10: return &level_raid10_ops;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6: return &level_raid5_ops;
-	default: return NULL;
-	}
-}
-
 /* ---- write gate ---- */
 
 /*
@@ -539,7 +525,7 @@ bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
 	struct array *a = A(ua);
 	const struct uraid_geom *g = &a->geom;
 
-	if (g->level == URAID_LEVEL_4 || g->level == URAID_LEVEL_5 || g->level == URAID_LEVEL_6) {
+	if (a->level->info.zeroes_whole_rows) {
 		/* a partial row is read, and its parity computed and written */
 		uint64_t row = (uint64_t)g->data_disks * g->chunk_sectors * 512;
 		if (off % row || len % row)
@@ -607,17 +593,13 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		array_free(a);
 		return rc;
 	}
-	a->ops = ops_for_level(a->geom.level);
-	if (!a->ops) {
+	/* assembly found the level's descriptor (it refuses levels without one) */
+	const struct level_ops *io = a->level->io;
+	if (io->init && (rc = io->init(a))) {
 		array_free(a);
-		return uraid_errf(err, errlen, -EINVAL, "level %d has no data path", a->geom.level);
+		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
-	if (a->ops->init && (rc = a->ops->init(a))) {
-		const char *name = a->ops->name;
-		a->ops = NULL;   /* nothing to undo */
-		array_free(a);
-		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", name, strerror(-rc));
-	}
+	a->ops = io;
 	/* tick hooks in this order: clean marking, bitmap daemon (wib_init), jobs */
 	array_tick_add(a, array_idle_check);
 	if ((rc = wib_init(a, err, errlen))) {

@@ -7,9 +7,10 @@
  *
  * Files (engine/): core/engine.c (engine, reactors, threads, tick hooks), md/assemble.c
  * (members -> array, md's rules), md/meta.c (superblock updates), md/member_state.c
- * (member failures and roles, meta_lock), core/array.c (submit,
- * split, complete, sync helpers, status), level/raid0.c (linear and RAID 0),
- * level/mirror.c (RAID 1 and 10), level/raid5.c + stripe.c (RAID 4/5/6).
+ * (member failures and roles, meta_lock), core/array.c (submit, split, complete,
+ * status), level/ (one descriptor per level, level.h and registry.c; their I/O in
+ * single_io.c for linear and RAID 0, mirror_io.c for RAID 1 and 10, raid5*.c for
+ * RAID 4/5/6).
  */
 #ifndef URAID_ENGINE_ARRAY_H
 #define URAID_ENGINE_ARRAY_H
@@ -28,6 +29,7 @@
 #include "io/bufpool.h"
 #include "io/member.h"
 #include "io/reactor.h"
+#include "engine/level/level.h"
 #include "engine/md/wib.h"
 
 struct array;
@@ -166,7 +168,9 @@ struct array {
 	/* request counters, one cache line per reactor so reactors never share one */
 	struct array_counters *counters;
 
-	const struct level_ops *ops;
+	/* what the level is and its hooks (level/level.h); set by assembly */
+	const struct level *level;
+	const struct level_ops *ops;    /* level->io once its init succeeded, else NULL */
 	void *level_priv;               /* e.g. the stripe lock table */
 
 	/* background work (sync.c): the running job, the last one's end state */
@@ -243,12 +247,6 @@ extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops
 	level_raid10_ops, level_raid5_ops;
 
 /* ---- shared helpers for levels ---- */
-
-/* RAID 4, 5 or 6 (levels with parity; RAID 10's number is larger than theirs). */
-static inline bool level_is_parity(int level)
-{
-	return level == URAID_LEVEL_4 || level == URAID_LEVEL_5 || level == URAID_LEVEL_6;
-}
 
 /* Is the slot's member usable for I/O? */
 static inline bool slot_ok(const struct array *a, unsigned slot)
@@ -355,7 +353,8 @@ void array_gate_leave(struct array *a, unsigned reactor);
  */
 int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
 		       bool slot_holder, char *err, size_t errlen);
-/* The bitmap's sync range: per-member sectors (RAID 1/4/5/6) or the array's (10). */
+/* The bitmap's sync range: per-member sectors (RAID 1/4/5/6), or the array's
+ * where the level counts it so (RAID 10: sync_in_array_sectors). */
 uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g);
 /* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
 bool array_level_survives(const struct array *a);

@@ -25,7 +25,7 @@ struct mgroup {
 	unsigned next_copy, ncopies;
 	unsigned nbad;
 	uint16_t bad_slot[MGROUP_MAX_BAD];
-	/* mirrored writes (mirror.c): which of the reactor's exclusion counters
+	/* mirrored writes (mirror_io.c): which of the reactor's exclusion counters
 	   the group holds, what it is (a write, a discard, write-zeroes) for when
 	   it resumes after waiting behind a background unit, and the message
 	   that resumes it on its own reactor (mirror.h) */

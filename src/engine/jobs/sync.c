@@ -44,19 +44,10 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 	}
 }
 
+/* The level's background-job hooks; NULL: it has none (no redundancy). */
 static const struct sync_level *level_of(const struct array *a)
 {
-	switch (a->geom.level) {
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-	case URAID_LEVEL_6:
-		return &sync_raid5_level;
-	case URAID_LEVEL_1:
-	case URAID_LEVEL_10:
-		return &sync_mirror_level;
-	default:
-		return NULL;
-	}
+	return a->level ? a->level->sync : NULL;
 }
 
 /*
@@ -67,7 +58,7 @@ static const struct sync_level *level_of(const struct array *a)
  */
 static bool in_array_sectors(const struct array *a, enum uraid_sync_kind kind)
 {
-	return a->geom.level == URAID_LEVEL_10 && kind != URAID_SYNC_RECOVER &&
+	return a->level->info.sync_in_array_sectors && kind != URAID_SYNC_RECOVER &&
 	       kind != URAID_SYNC_REPLACE;
 }
 
@@ -727,7 +718,7 @@ static void range_positions(const struct array *a, uint64_t off, uint64_t len, u
 	const struct uraid_geom *g = &a->geom;
 	uint64_t lo = off / 512, hi = (off + len + 511) / 512;
 
-	if (level_is_parity(g->level)) {
+	if (a->level->info.parity_members) {
 		uint64_t row = (uint64_t)g->data_disks * g->chunk_sectors;
 		lo = lo / row * g->chunk_sectors;
 		hi = (hi + row - 1) / row * g->chunk_sectors;

@@ -132,7 +132,8 @@ struct sync_job {
 	void *priv;                     /* the level's per-job state */
 };
 
-/* The levels' hooks (sync_raid5.c, sync_mirror.c: RAID 1 and 10). */
+/* The levels' hooks (sync_raid5.c: RAID 4/5/6, sync_mirror.c: RAID 1 and 10),
+ * named by their descriptors (level/level.h). */
 extern const struct sync_level sync_raid5_level;
 extern const struct sync_level sync_mirror_level;
 

@@ -163,9 +163,9 @@ static int m_job_init(struct sync_job *j)
 		return -ENOMEM;
 	j->priv = s;
 	s->job = j;
-	s->copies = g->level == URAID_LEVEL_1 ? g->raid_disks : g->near_copies * g->far_copies;
+	s->copies = uraid_geom_copies(g);
 	s->piece_max = j->unit;
-	if (g->level == URAID_LEVEL_10 && g->chunk_sectors < j->unit)
+	if (g->chunk_sectors && g->chunk_sectors < j->unit)     /* RAID 1 has no chunks */
 		s->piece_max = g->chunk_sectors;
 	/* units start on a multiple of the unit: whole pieces, one spare for safety */
 	s->npieces_max = j->unit / s->piece_max + (s->piece_max < j->unit);
@@ -544,7 +544,7 @@ static int plan(struct ms *s)
 	s->npc = 0;
 	for (uint64_t x = j->pos; x < end;) {
 		uint64_t len = s->piece_max;
-		if (g->level == URAID_LEVEL_10 && len > g->chunk_sectors - x % g->chunk_sectors)
+		if (g->chunk_sectors && len > g->chunk_sectors - x % g->chunk_sectors)
 			len = g->chunk_sectors - x % g->chunk_sectors;
 		if (len > end - x)
 			len = end - x;
@@ -554,7 +554,9 @@ static int plan(struct ms *s)
 		memset(pc, 0, sizeof(*pc));
 		pc->n = (uint32_t)len;
 		pc->asec = pc->tsec = x;
-		if (by_member(j) && g->level == URAID_LEVEL_10) {
+		/* a recovery walks member sectors; where they are not the array's
+		   (RAID 10, whose other jobs count array sectors) map them back */
+		if (by_member(j) && j->a->level->info.sync_in_array_sectors) {
 			struct uraid_rloc rl;
 			if (uraid_geom_reverse(g, (uint32_t)j->target_slot, x, &rl))
 				return -EINVAL;
@@ -625,7 +627,7 @@ static void m_bitmap_range(const struct array *a, uint64_t pos, uint64_t n, uint
 
 	*lo = pos;
 	*hi = pos + n;
-	if (g->level != URAID_LEVEL_10 || !j || !by_member(j) || j->target_slot < 0)
+	if (!a->level->info.sync_in_array_sectors || !j || !by_member(j) || j->target_slot < 0)
 		return;
 	if (n / c > 4096) {
 		*lo = 0;                        /* too long to map piece by piece: everything */

@@ -79,7 +79,7 @@ static int r5_can_run(const struct array *a, enum uraid_sync_kind kind, char *er
 		      size_t errlen)
 {
 	unsigned deg = atomic_load(&a->degraded);
-	unsigned npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
+	unsigned npar = a->level->info.parity_members;
 	if (kind == URAID_SYNC_REPLACE)
 		return 0;       /* copies from the member it replaces; rebuilds where that fails */
 	if (kind == URAID_SYNC_RECOVER)
@@ -136,7 +136,7 @@ static int r5_job_init(struct sync_job *j)
 	j->priv = s;
 	s->job = j;
 	s->n = a->geom.raid_disks;
-	s->npar = a->geom.level == URAID_LEVEL_6 ? 2 : 1;
+	s->npar = a->level->info.parity_members;
 	s->len = (size_t)a->geom.chunk_sectors * 512;
 	bool ok = posix_memalign((void **)&s->zero, 4096, s->len) == 0;
 	for (unsigned k = 0; ok && k < j->nlanes; k++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * RAID 1/10 (mirror.c) seen from background work (sync_mirror.c): the
+ * RAID 1/10 (mirror_io.c) seen from background work (sync_mirror.c): the
  * exclusion between one background unit and foreground writes.
  *
  * The unit publishes the array sectors it covers (its window). A write,

@@ -68,48 +68,6 @@ static const char *level_label(int level)
 
 /* ---- survival (shared with meta.c through array_level_survives) ---- */
 
-/*
- * Does every RAID 10 chunk keep a copy on an in-sync slot? Copies repeat with
- * a period of at most raid_disks chunks (far copies shifted within it); a few
- * periods are checked, as create_plan.c does for members created missing.
- */
-static bool raid10_covered(const struct uraid_geom *g, const bool *ok, uint64_t *bad_chunk)
-{
-	struct uraid_loc loc[URAID_MAX_MEMBERS];
-	uint64_t chunks = g->chunk_sectors ? g->array_sectors / g->chunk_sectors : 0;
-
-	for (uint64_t c = 0; c < chunks && c < 4ull * g->raid_disks; c++) {
-		int n = uraid_geom_map(g, c * g->chunk_sectors, loc, URAID_MAX_MEMBERS);
-		bool present = false;
-		for (int k = 0; k < n; k++)
-			present |= ok[loc[k].slot];
-		if (n > 0 && !present) {
-			if (bad_chunk)
-				*bad_chunk = c;
-			return false;
-		}
-	}
-	return true;
-}
-
-static bool survives(const struct uraid_geom *g, const bool *ok, unsigned missing,
-		     uint64_t *bad_chunk)
-{
-	switch (g->level) {
-	case URAID_LEVEL_1:
-		return missing < g->raid_disks;
-	case URAID_LEVEL_4:
-	case URAID_LEVEL_5:
-		return missing <= 1;
-	case URAID_LEVEL_6:
-		return missing <= 2;
-	case URAID_LEVEL_10:
-		return missing == 0 || raid10_covered(g, ok, bad_chunk);
-	default:        /* linear, RAID 0 */
-		return missing == 0;
-	}
-}
-
 bool array_level_survives(const struct array *a)
 {
 	bool ok[URAID_MAX_MEMBERS];
@@ -119,7 +77,7 @@ bool array_level_survives(const struct array *a)
 		ok[s] = slot_ok(a, s);
 		missing += !ok[s];
 	}
-	return survives(&a->geom, ok, missing, NULL);
+	return level_survives(a->level, &a->geom, ok, missing, NULL);
 }
 
 /*
@@ -238,7 +196,8 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL,
 			    "%s: its bad-block list is not empty (feature 0x8); uraid does not avoid "
 			    "recorded bad blocks yet", path);
-	if (!uraid_level_name(c->sb.level))
+	const struct level *lv = level_find(c->sb.level);
+	if (!lv)
 		return fail(err, errlen, -EINVAL, "%s: level %d is not one uraid runs", path,
 			    c->sb.level);
 	if (c->sb.raid_disks == 0 || c->sb.raid_disks > URAID_MAX_MEMBERS)
@@ -249,8 +208,7 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 			    "%s: chunksize %u sectors (%u KiB) exceeds md's limit of %u sectors (1 GiB); "
 			    "the superblock is damaged", path, c->sb.chunksize, c->sb.chunksize / 2,
 			    MD_MAX_CHUNK_SECTORS);
-	if (c->sb.level != URAID_LEVEL_1 && c->sb.level != URAID_LEVEL_LINEAR &&
-	    (c->sb.chunksize == 0 || c->sb.chunksize % 8))
+	if (lv->info.chunk == URAID_CHUNK_STRIPE && (c->sb.chunksize == 0 || c->sb.chunksize % 8))
 		return fail(err, errlen, -EINVAL,
 			    "%s: chunksize %u sectors is not a non-zero multiple of 4 KiB, as md "
 			    "needs for %s", path, c->sb.chunksize, level_label(c->sb.level));
@@ -393,9 +351,10 @@ static void left_out_list(const struct cand *c, unsigned n, char *buf, size_t le
 		memcpy(buf + len - 4, "...", 4);
 }
 
-static int check_sizes(const struct cand *c, const struct uraid_sb *asb, char *err, size_t errlen)
+static int check_sizes(const struct cand *c, const struct uraid_sb *asb, const struct level *lv,
+		       char *err, size_t errlen)
 {
-	if (asb->level <= URAID_LEVEL_0 || (c->state != URAID_MEMBER_IN_SYNC && c->pending < 0))
+	if (lv->info.whole_members || (c->state != URAID_MEMBER_IN_SYNC && c->pending < 0))
 		return 0;
 	if (c->sb.data_size < asb->size)
 		return fail(err, errlen, -EINVAL,
@@ -406,7 +365,9 @@ static int check_sizes(const struct cand *c, const struct uraid_sb *asb, char *e
 
 uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g)
 {
-	if (g->level == URAID_LEVEL_10 || g->level <= URAID_LEVEL_0)
+	const struct level *lv = level_find(g->level);
+	/* linear and RAID 0 (no bitmap in md) keep the array's range as before */
+	if (!lv || lv->info.sync_in_array_sectors || lv->info.whole_members)
 		return g->array_sectors;
 	return g->dev_sectors;
 }
@@ -414,10 +375,11 @@ uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g)
 int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
 		       bool slot_holder, char *err, size_t errlen)
 {
-	/* the data the array may touch: RAID 0 and linear use data_size, the
-	   others `size` (a spare only up to its own data_size until it takes a slot) */
+	/* the data the array may touch: levels using members whole (RAID 0,
+	   linear) data_size, the others `size` (a spare only up to its own
+	   data_size until it takes a slot) */
 	uint64_t used = a->sb.size;
-	if (a->geom.level <= URAID_LEVEL_0 || (!slot_holder && sb->data_size < used))
+	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used))
 		used = sb->data_size;
 	struct uraid_sb_area_params p = {
 		.dev_sectors = m->dev_sectors,
@@ -496,12 +458,14 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	}
 	const struct uraid_sb *fsb = &fresh->sb;
 	unsigned raid_disks = fsb->raid_disks;
+	const struct level *lv = level_find(fsb->level);   /* check_member found it */
+	a->level = lv;
 	for (unsigned i = 0; i < n; i++)
 		classify(&c[i], fresh);
 	if ((rc = assign_slots(c, n, by_slot, err, errlen)))
 		return rc;
 	for (unsigned i = 0; i < n; i++)
-		if ((rc = check_sizes(&c[i], fsb, err, errlen)))
+		if ((rc = check_sizes(&c[i], fsb, lv, err, errlen)))
 			return rc;
 
 	/* geometry */
@@ -524,7 +488,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		missing += !ok[s];
 	}
 	char why[200], out[400];
-	if (fsb->level <= URAID_LEVEL_0 && missing) {
+	if (!lv->info.redundant && missing) {
 		left_out_list(c, n, out, sizeof(out));
 		return fail(err, errlen, -EINVAL,
 			    "%s array '%s' cannot start: %u of its %u members missing, and it has "
@@ -535,9 +499,9 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		return fail(err, errlen, -EINVAL, "%s: %s", fresh->m->path, why);
 
 	uint64_t bad_chunk = 0;
-	if (!survives(&a->geom, ok, missing, &bad_chunk)) {
+	if (!level_survives(lv, &a->geom, ok, missing, &bad_chunk)) {
 		left_out_list(c, n, out, sizeof(out));
-		if (fsb->level == URAID_LEVEL_10)
+		if (bad_chunk != UINT64_MAX)
 			snprintf(why, sizeof(why), "the missing slots hold every copy of chunk %" PRIu64,
 				 bad_chunk);
 		else
@@ -548,8 +512,8 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	}
 
 	/* raid5_run: a dirty array that is also degraded does not start unforced */
-	bool parity = level_is_parity((int)fsb->level);
-	unsigned max_degraded = fsb->level == URAID_LEVEL_6 ? 2 : 1;
+	bool parity = lv->info.parity_members > 0;
+	unsigned max_degraded = lv->info.parity_members;
 	for (unsigned i = 0; i < n; i++)
 		if (c[i].pending >= 0 && !(c[i].sb.feature_map & URAID_FEATURE_REPLACEMENT) &&
 		    !by_slot[c[i].pending] &&

@@ -387,8 +387,7 @@ int uraid_array_replace_member(struct uraid_array *ua, unsigned old_idx, const c
 	struct array *a = A(ua);
 	int rc;
 
-	if (a->geom.level != URAID_LEVEL_1 && a->geom.level != URAID_LEVEL_10 &&
-	    !level_is_parity(a->geom.level))
+	if (!a->level->info.redundant)
 		return uraid_errf(err, errlen, -EOPNOTSUPP, "a %s has no redundancy to keep its "
 				  "data while a member is replaced", uraid_level_name(a->geom.level));
 	/* the old member: in sync, with no replacement under way anywhere */

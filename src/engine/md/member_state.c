@@ -32,7 +32,7 @@ static void replacement_takes_over(struct array *a, unsigned slot)
 	struct member *r = atomic_load(&a->slot[slot].repl);
 	int i = r ? member_index(a, r) : -1;
 
-	if (i < 0 || !level_is_parity(a->geom.level))
+	if (i < 0 || !a->level->writes_skip_failed_slot)
 		return;
 	uint64_t at = atomic_load(&a->slot[slot].repl_rebuilt);
 	atomic_store(&a->slot[slot].repl, NULL);
@@ -86,7 +86,7 @@ static int fail_slot_member(struct array *a, const struct md_fail *f, unsigned s
 
 	a->slot[s].state = URAID_MEMBER_FAULTY;
 	bool survives = array_level_survives(a);
-	bool fatal_ok = level_is_parity(a->geom.level);
+	bool fatal_ok = !a->level->keeps_last_copy;
 	if (!survives && (!fatal_ok || (request && !(f->flags & URAID_FAIL_FORCE)))) {
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (!request) {
@@ -524,7 +524,7 @@ void md_replace_end(struct array *a, const struct md_rebuild *rb, uint64_t pos,
 	if (i < 0 || a->member_state[i] == URAID_MEMBER_FAULTY)
 		goto out;
 	/* its member failed meanwhile and it became the slot's rebuild (RAID 4/5/6) */
-	if (level_is_parity(a->geom.level) && a->slot[s].m == rb->target)
+	if (a->level->writes_skip_failed_slot && a->slot[s].m == rb->target)
 		goto out;
 	if (how == MD_REBUILD_DONE && atomic_load(&a->slot[s].repl) == rb->target) {
 		struct member *old = a->slot[s].m;
@@ -541,7 +541,7 @@ void md_replace_end(struct array *a, const struct md_rebuild *rb, uint64_t pos,
 		 * skip a failed slot's writes, the replacement's with them: there
 		 * the slot stays as it was.
 		 */
-		if (!level_is_parity(a->geom.level))
+		if (!a->level->writes_skip_failed_slot)
 			a->slot[s].state = URAID_MEMBER_IN_SYNC;
 		if (o >= 0) {
 			a->member_state[o] = URAID_MEMBER_FAULTY;

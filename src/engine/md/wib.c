@@ -34,11 +34,6 @@ struct wib_batch {
 	bool posted;
 } __attribute__((aligned(64)));
 
-static bool level_has_bitmap(int level)
-{
-	return level == URAID_LEVEL_1 || level == URAID_LEVEL_10 || level_is_parity(level);
-}
-
 static int64_t area_sector(const struct array *a, unsigned i)
 {
 	return (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
@@ -51,7 +46,7 @@ int wib_init(struct array *a, char *err, size_t errlen)
 
 	a->wib = NULL;
 	/* read-only arrays load the bits too (status); they never write them */
-	if (!a->has_bitmap || a->bitmap_stale || !level_has_bitmap(a->geom.level))
+	if (!a->has_bitmap || a->bitmap_stale || !a->level->info.redundant)
 		return 0;
 	/* every in-sync member holds the same bits; md reads the first one's */
 	for (unsigned s = 0; s < a->geom.raid_disks && from < 0; s++)
@@ -136,7 +131,8 @@ void wib_range_of(const struct array *a, uint64_t sector, uint64_t n, uint64_t *
 {
 	const struct uraid_geom *g = &a->geom;
 
-	if (g->level == URAID_LEVEL_1 || g->level == URAID_LEVEL_10) {
+	/* RAID 1: member sectors are array sectors; RAID 10 counts the array's */
+	if (!a->level->info.parity_members) {
 		*lo = sector;
 		*hi = sector + n;
 		return;

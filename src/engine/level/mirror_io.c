@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * RAID 1 and RAID 10: every array sector has copies (all slots for RAID 1;
- * near/far/offset copies for RAID 10, from the geometry). A piece never
+ * The request path of RAID 1 and RAID 10 (descriptors: raid1.c, raid10.c):
+ * every array sector has copies (all slots for RAID 1; near/far/offset
+ * copies for RAID 10, from the geometry). A piece never
  * crosses a chunk, so each copy of it is one member I/O.
  *
  * Reads go to one in-sync copy, chosen by a hash of the 64 KiB window, so

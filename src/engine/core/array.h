@@ -6,7 +6,8 @@
  * centrally and each piece handed to the level).
  *
  * Files (engine/): core/engine.c (engine, reactors, threads), md/assemble.c (members ->
- * array, md's rules), md/meta.c (superblock state changes), core/array.c (submit,
+ * array, md's rules), md/meta.c (superblock state changes), md/meta_worker.c
+ * (the thread that writes them, off the reactors), core/array.c (submit,
  * split, complete, sync helpers, status), level/raid0.c (linear and RAID 0),
  * level/mirror.c (RAID 1 and 10), level/raid5.c + stripe.c (RAID 4/5/6).
  */

@@ -13,6 +13,9 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
 need strace fio python3
+# tracing may be forbidden (no ptrace in a container) or io_uring_enter unknown to strace
+strace -f -qq -o /dev/null -e trace=io_uring_enter,pwrite64,fdatasync true 2>/dev/null ||
+    { echo "strace cannot trace here"; exit 77; }
 work_dir nonblock
 # members in memory: on tmpfs when there is one, as the issue asks
 mem=/dev/shm

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The array's request path: hand-over to the right reactor, the write gate
- * that marks the array active before its first write (md's clean/active),
+ * that has the array marked active before its first write (md's
+ * clean/active; the metadata worker writes it while the writes wait),
  * cutting requests into pieces for the level, completion, and the
  * synchronous helpers; also assembly entry, status, close and fault
  * injection.
@@ -84,12 +85,12 @@ static uint64_t last_write_ns(const struct array *a)
 	return t;
 }
 
-static int gate_enter_write(struct array *a, struct array_counters *c)
+/* Mark the array active on disk unless it is; meta_lock taken, superblocks
+ * written (the metadata worker, or a background job's thread). 0 or -errno. */
+static int gate_mark_active(struct array *a)
 {
-	atomic_fetch_add(&c->writes_in_flight, 1);
-	if (atomic_load(&a->wstate) == WSTATE_ACTIVE)
-		return 0;
 	int rc = 0;
+
 	pthread_mutex_lock(&a->meta_lock);
 	if (atomic_load(&a->wstate) != WSTATE_ACTIVE) {
 		if (a->in_sync)
@@ -98,9 +99,32 @@ static int gate_enter_write(struct array *a, struct array_counters *c)
 			atomic_store(&a->wstate, WSTATE_ACTIVE);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
-	if (rc)
-		atomic_fetch_sub(&c->writes_in_flight, 1);
 	return rc;
+}
+
+/*
+ * A writer counts itself, then looks: true when the array is active and
+ * the write may go on; false when it must wait for gate_mark_active (it
+ * stays counted, so the idle cleaner leaves the array active meanwhile).
+ */
+static bool gate_enter_fast(struct array *a, struct array_counters *c)
+{
+	atomic_fetch_add(&c->writes_in_flight, 1);
+	return atomic_load(&a->wstate) == WSTATE_ACTIVE;
+}
+
+/* A write that waited and will not go on after all: uncounted (no stamp). */
+static void gate_enter_failed(struct array_counters *c)
+{
+	atomic_fetch_sub(&c->writes_in_flight, 1);
+}
+
+/* The gate batch's update, on the metadata worker: every waiter of the
+ * batch counted itself before it was queued. */
+static int gate_update(struct meta_batch *b, struct meta_wait *list)
+{
+	(void)list;
+	return gate_mark_active(b->owner);
 }
 
 /*
@@ -118,9 +142,22 @@ static void gate_leave_write(struct array_counters *c)
 	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
+/*
+ * Background writes (recovery, replacement, repair) enter here from their
+ * lane's reactor and wait for the marking where they stand: a reactor
+ * thread that blocks, left so until the jobs' steps can be resumed later
+ * as requests are (see req_start).
+ */
 int array_gate_enter(struct array *a, unsigned reactor)
 {
-	return gate_enter_write(a, &a->counters[reactor]);
+	struct array_counters *c = &a->counters[reactor];
+
+	if (gate_enter_fast(a, c))
+		return 0;
+	int rc = gate_mark_active(a);
+	if (rc)
+		gate_enter_failed(c);
+	return rc;
 }
 
 void array_gate_leave(struct array *a, unsigned reactor)
@@ -320,21 +357,61 @@ static void start_pieces(struct array_req *rq)
 
 static void req_issue(struct array_req *rq);
 
+/* A request that ends before it reaches the level (its error, or ENOMEM). */
+static void req_end_early(struct array_req *rq, int rc)
+{
+	struct uraid_io *io = rq->io;
+
+	atomic_fetch_sub(&rq->a->counters[rq->er->r.index].in_flight, 1);
+	req_put(rq);
+	io->done(io, rc);
+}
+
 /* The request's bits are on disk (or could not be written): it goes on. */
 static void req_wib_resume(struct wib_waiter *wt, int rc)
 {
 	struct array_req *rq = (struct array_req *)((char *)wt - offsetof(struct array_req, wib_wait));
-	struct array_counters *c = &rq->a->counters[rq->er->r.index];
-	struct uraid_io *io = rq->io;
 
 	if (rc) {
-		gate_leave_write(c);
-		atomic_fetch_sub(&c->in_flight, 1);
-		req_put(rq);
-		io->done(io, rc);
+		gate_leave_write(&rq->a->counters[rq->er->r.index]);
+		req_end_early(rq, rc);
 		return;
 	}
 	req_issue(rq);
+}
+
+/* A write past the gate (the array active on disk): its bitmap bits, then the level. */
+static void req_write_passed_gate(struct array_req *rq)
+{
+	uint64_t lo, hi;
+
+	/* the bitmap's bits are on disk before any member sees the write */
+	if (req_wib_range(rq, &lo, &hi)) {
+		rq->wib_wait.resume = req_wib_resume;
+		int rc = wib_start_write(rq->a, rq->er->r.index, lo, hi, &rq->wib_wait);
+		if (rc == WIB_WAIT)
+			return;
+		if (rc) {
+			gate_leave_write(&rq->a->counters[rq->er->r.index]);
+			req_end_early(rq, rc);
+			return;
+		}
+	}
+	req_issue(rq);
+}
+
+/* On the request's reactor: the array was marked active (0), or could not be. */
+static void req_gate_resume(struct meta_batch *b, struct meta_wait *wt, int rc)
+{
+	struct array_req *rq = (struct array_req *)((char *)wt - offsetof(struct array_req, gate_wait));
+
+	(void)b;
+	if (rc) {
+		gate_enter_failed(&rq->a->counters[rq->er->r.index]);
+		req_end_early(rq, rc);
+		return;
+	}
+	req_write_passed_gate(rq);
 }
 
 /* Runs on the request's reactor. */
@@ -353,26 +430,15 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 
-	if (is_write_op(io->op)) {
-		uint64_t lo, hi;
-		int rc = gate_enter_write(a, c);
-		/* the bitmap's bits are on disk before any member sees the write */
-		if (!rc && req_wib_range(rq, &lo, &hi)) {
-			rq->wib_wait.resume = req_wib_resume;
-			rc = wib_start_write(a, er->r.index, lo, hi, &rq->wib_wait);
-			if (rc == WIB_WAIT)
-				return;
-			if (rc)
-				gate_leave_write(c);
-		}
-		if (rc) {
-			atomic_fetch_sub(&c->in_flight, 1);
-			req_put(rq);
-			io->done(io, rc);
-			return;
-		}
+	if (!is_write_op(io->op)) {
+		req_issue(rq);
+	} else if (gate_enter_fast(a, c)) {
+		req_write_passed_gate(rq);
+	} else {
+		/* "active" on disk first: the metadata worker writes it, the
+		   request waits here without holding up the reactor */
+		meta_batch_wait(&a->gate[er->r.index], &rq->gate_wait);
 	}
-	req_issue(rq);
 }
 
 /* The request's member I/O (its bits on disk): bounce buffer, pieces. */
@@ -562,6 +628,7 @@ static void array_free(struct array *a)
 		free(a->retired[i]);
 	}
 	wib_free(a);
+	free(a->gate);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->sync_start_lock);
@@ -583,6 +650,14 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	memset(a->counters, 0, e->nreactors * sizeof(*a->counters));
+	a->gate = aligned_alloc(64, e->nreactors * sizeof(*a->gate));
+	if (!a->gate) {
+		free(a->counters);
+		free(a);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (unsigned i = 0; i < e->nreactors; i++)
+		meta_batch_init(&a->gate[i], e, &e->reactors[i].r, a, gate_update, req_gate_resume);
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);

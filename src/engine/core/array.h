@@ -6,9 +6,10 @@
  * centrally and each piece handed to the level).
  *
  * Files (engine/): core/engine.c (engine, reactors, threads, tick hooks), md/assemble.c
- * (members -> array, md's rules), md/meta.c (superblock updates), md/member_state.c
- * (member failures and roles, meta_lock), core/array.c (submit, split, complete,
- * status), level/ (one descriptor per level, level.h and registry.c; their I/O in
+ * (members -> array, md's rules), md/meta.c (superblock updates), md/meta_worker.c
+ * (the thread that writes them, off the reactors), md/member_state.c (member
+ * failures and roles, meta_lock), core/array.c (submit, split, complete, status),
+ * level/ (one descriptor per level, level.h and registry.c; their I/O in
  * single_io.c for linear and RAID 0, mirror_io.c for RAID 1 and 10, raid5*.c for
  * RAID 4/5/6).
  */
@@ -30,6 +31,7 @@
 #include "io/member.h"
 #include "io/reactor.h"
 #include "engine/level/level.h"
+#include "engine/md/meta_worker.h"
 #include "engine/md/wib.h"
 
 struct array;
@@ -60,13 +62,17 @@ struct uraid_engine {
 	struct engine_reactor *reactors;
 	pthread_mutex_t lock;           /* the arrays list */
 	struct array *arrays;
-	uint64_t next_tick_ns;          /* reactor 0's thread only */
+	uint64_t next_tick_ns;          /* the tick's thread only */
 	struct ulog log;                /* every message of the engine, its arrays and server */
+	/* URAID_ENGINE_THREADS: the thread that writes metadata and runs the
+	   tick, so that reactors never block on either (md/meta_worker.c) */
+	struct meta_worker *worker;
 };
 
 /*
- * Housekeeping after polls of reactor 0, at most every few ms: each open
- * array's tick hooks (array_tick_add), under the engine's lock.
+ * Housekeeping at most every few ms: each open array's tick hooks
+ * (array_tick_add), under the engine's lock; on the metadata worker, or after
+ * polls of reactor 0 when the caller drives the reactors.
  */
 void engine_tick(struct uraid_engine *e);
 /* One of an array's housekeeping hooks (idle clean marking, the bitmap
@@ -160,9 +166,11 @@ struct array {
 	uint64_t bitmap_sectors;
 	/* the bitmap's bits at run time (wib.c); NULL without one */
 	struct wib *wib;
-	/* write gate (array.c): ACTIVE lets writes through, CLEAN and MARKING
-	   send them through meta_lock to mark the array active first */
+	/* write gate (array.c): ACTIVE lets writes through; CLEAN and MARKING
+	   park them in their reactor's gate batch until the metadata worker has
+	   marked the array active (one batch per reactor) */
 	_Atomic int wstate;
+	struct meta_batch *gate;
 	_Atomic unsigned degraded;
 	unsigned idle_clean_ms;
 	/* request counters, one cache line per reactor so reactors never share one */
@@ -202,6 +210,7 @@ struct array_req {
 	struct uraid_io *io;
 	struct reactor_msg msg;         /* hand-over between reactors */
 	struct array_req *next;         /* free list / waiting lists */
+	struct meta_wait gate_wait;     /* waiting for the array to be marked active */
 	struct wib_waiter wib_wait;     /* waiting for the bitmap (wib.h) */
 	uint8_t *data;                  /* io->buf, or an aligned bounce buffer */
 	bool bounced;

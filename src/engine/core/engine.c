@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The engine: its reactors, the threads that run them when asked to, and the
- * housekeeping that marks idle arrays clean.
+ * The engine: its reactors, the threads that run them when asked to (and
+ * then the metadata worker, md/meta_worker.c, which writes superblocks and
+ * bitmap pages off the reactors), and the housekeeping that marks idle
+ * arrays clean.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +14,7 @@
 
 #include "engine/core/array.h"
 #include "engine/core/host.h"
+#include "engine/md/meta_worker.h"
 
 #define ENGINE_RING_ENTRIES 256
 #define ENGINE_POOL_CACHE (256u << 20)    /* per reactor, bytes of idle buffers kept */
@@ -27,13 +31,14 @@ uint64_t engine_now_ns(void)
 static void *reactor_thread(void *arg)
 {
 	struct engine_reactor *er = arg;
+	char name[16];
 
+	snprintf(name, sizeof(name), "uraid-r%u", er->r.index);
+	pthread_setname_np(pthread_self(), name);
 	reactor_claim(&er->r);
-	while (!atomic_load(&er->stop)) {
+	/* the tick is the metadata worker's: it writes superblocks */
+	while (!atomic_load(&er->stop))
 		reactor_poll(&er->r, ENGINE_THREAD_TICK_MS);
-		if (er->r.index == 0)
-			engine_tick(er->e);
-	}
 	/* let what is still queued finish before the ring goes away */
 	while (er->r.in_flight || er->r.overflow_head || er->r.deferred_head)
 		reactor_poll(&er->r, ENGINE_THREAD_TICK_MS);
@@ -102,6 +107,8 @@ int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine *
 		}
 		if (rc)
 			stop_threads(e, i);
+		else if ((rc = meta_worker_start(e, &e->worker)))
+			stop_threads(e, n);
 	}
 	if (rc) {
 		e->flags &= ~URAID_ENGINE_THREADS;
@@ -126,8 +133,10 @@ void uraid_engine_destroy(struct uraid_engine *e)
 {
 	if (!e)
 		return;
-	if (e->flags & URAID_ENGINE_THREADS)
+	if (e->flags & URAID_ENGINE_THREADS) {
+		meta_worker_stop(e->worker);    /* posts to the reactors: stopped first */
 		stop_threads(e, e->nreactors);
+	}
 	for (unsigned i = 0; i < e->nreactors; i++) {
 		struct engine_reactor *er = &e->reactors[i];
 		reactor_fini(&er->r);
@@ -154,7 +163,7 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
 	if (reactor >= e->nreactors)
 		return -EINVAL;
 	int n = reactor_poll_ns(&e->reactors[reactor].r, timeout_ns);
-	if (reactor == 0)
+	if (reactor == 0 && !e->worker)
 		engine_tick(e);
 	return n;
 }

@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * The write-intent bitmap at run time: see wib.h for the protocol. All
- * bitmap page writes, the header's included (meta.c), happen under
- * meta_lock, so the area in memory and the members' copies agree whenever
- * the lock is free; the data path only takes the lock to set a bit that is
- * not on disk yet.
+ * The write-intent bitmap at run time: see wib.h for the protocol. The
+ * area in memory changes and is written only under meta_lock (bitmap pages
+ * here, the header in meta.c), so it and the members' copies agree whenever
+ * the lock is free. The data path never takes the lock: a write whose bits
+ * are not on disk counts itself in their chunks and leaves the setting and
+ * writing of the bits to the metadata worker.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/core/array.h"
 #include "engine/md/member_state.h"
+#include "engine/md/meta_worker.h"
 #include "engine/md/wib.h"
 #include "common/errmsg.h"
 
@@ -25,14 +28,13 @@
 #define WIB_AGE       (3u << WIB_AGE_SHIFT)
 #define WIB_PAGE      4096u
 
-/* The writes of one reactor waiting for the next bitmap write. */
-struct wib_batch {
-	struct array *a;
-	struct reactor *r;
-	struct reactor_msg msg;         /* the flush, posted to r once per batch */
-	struct wib_waiter *head, *tail;
-	bool posted;
-} __attribute__((aligned(64)));
+static int batch_update(struct meta_batch *b, struct meta_wait *list);
+static void batch_resume(struct meta_batch *b, struct meta_wait *l, int rc);
+
+static inline struct wib_waiter *waiter_of(struct meta_wait *l)
+{
+	return (struct wib_waiter *)((char *)l - offsetof(struct wib_waiter, link));
+}
 
 static int64_t area_sector(const struct array *a, unsigned i)
 {
@@ -70,7 +72,8 @@ int wib_init(struct array *a, char *err, size_t errlen)
 	w->nbatch = a->e->nreactors;
 	w->batch = aligned_alloc(64, w->nbatch * sizeof(*w->batch));
 	for (unsigned i = 0; w->batch && i < w->nbatch; i++)
-		w->batch[i] = (struct wib_batch){ .a = a, .r = &a->e->reactors[i].r };
+		meta_batch_init(&w->batch[i], a->e, &a->e->reactors[i].r, a, batch_update,
+				batch_resume);
 	a->wib = w;
 	if (!w->chunk || !w->page_dirty || !w->area || !w->batch) {
 		wib_free(a);
@@ -222,49 +225,55 @@ static bool enter_fast(struct wib *w, uint64_t c)
 }
 
 /*
- * On the reactor, after the events that queued the writes: one bitmap write
- * for all of them. Each waiter's pages are marked again, as a flush by
- * another reactor may have taken them (page_dirty is cleared even when it
- * failed); a bit that a successful flush wrote is on disk already and needs
- * nothing more.
+ * On the metadata worker: one bitmap write for a reactor's waiting writes.
+ * Their bits not on disk yet are set in memory and their pages marked here
+ * (a flush for another batch may have taken pages already: page_dirty is
+ * cleared even when it failed); a bit that a successful flush wrote is on
+ * disk already and needs nothing more. meta_lock is taken here.
  */
-static void batch_flush(struct reactor *r, struct reactor_msg *m)
+static int batch_update(struct meta_batch *b, struct meta_wait *list)
 {
-	struct wib_batch *b = (struct wib_batch *)((char *)m - offsetof(struct wib_batch, msg));
-	struct array *a = b->a;
+	struct array *a = b->owner;
 	struct wib *w = a->wib;
-	struct wib_waiter *list = b->head;
 	bool any = false;
 	int rc = 0;
 
-	(void)r;
-	b->head = b->tail = NULL;
-	b->posted = false;
 	pthread_mutex_lock(&a->meta_lock);
-	for (struct wib_waiter *wt = list; wt; wt = wt->next)
+	for (struct meta_wait *l = list; l; l = l->next) {
+		struct wib_waiter *wt = waiter_of(l);
 		for (uint64_t c = wt->slow; c < wt->end; c++)
 			if (!(atomic_load(&w->chunk[c]) & WIB_ONDISK)) {
+				uraid_bitmap_set(w->area, c);
 				mark_page(w, c);
 				any = true;
 			}
+	}
 	if (any)
 		rc = flush_pages(a);
-	for (struct wib_waiter *wt = list; wt && rc == 0; wt = wt->next)
+	for (struct meta_wait *l = list; l && rc == 0; l = l->next) {
+		struct wib_waiter *wt = waiter_of(l);
 		for (uint64_t c = wt->slow; c < wt->end; c++)
 			if (!(atomic_fetch_or(&w->chunk[c], WIB_ONDISK) & WIB_ONDISK))
 				atomic_fetch_add(&w->bits_set, 1);
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (rc)
 		ulog(array_log(a), URAID_LOG_ERR, "%s: the write-intent bitmap could be written to no member",
 			a->sb.set_name);
-	while (list) {
-		struct wib_waiter *wt = list;
-		list = wt->next;        /* wt may be reused once resumed */
-		if (rc)
-			for (uint64_t c = wt->first; c < wt->end; c++)
-				atomic_fetch_sub(&w->chunk[c], 1);
-		wt->resume(wt, rc);
+	return rc;
+}
+
+/* On the write's reactor: its bits are on disk (0), or it gives its counts back. */
+static void batch_resume(struct meta_batch *b, struct meta_wait *l, int rc)
+{
+	struct wib_waiter *wt = waiter_of(l);
+
+	if (rc) {
+		struct wib *w = ((struct array *)b->owner)->wib;
+		for (uint64_t c = wt->first; c < wt->end; c++)
+			atomic_fetch_sub(&w->chunk[c], 1);
 	}
+	wt->resume(wt, rc);
 }
 
 int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
@@ -283,34 +292,19 @@ int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
 		return 0;
 
 	/*
-	 * Some bit is not on disk: set them in memory and wait for the batch's
-	 * write. Counted now; ONDISK only once the page is on the members, so
-	 * that writers on other reactors wait for it too (in their own batch).
+	 * Some bit is not on disk: count the write in each chunk now and wait
+	 * for the batch's update, which sets the bits and writes them. ONDISK
+	 * only once the page is on the members, so that writers on other
+	 * reactors wait for it too (in their own batch). A count keeps the
+	 * sweep from clearing the chunk meanwhile.
 	 */
 	wt->first = first;
 	wt->slow = c;
 	wt->end = end;
-	pthread_mutex_lock(&a->meta_lock);
-	for (; c < end; c++) {
-		if (enter_fast(w, c))
-			continue;
-		atomic_fetch_add(&w->chunk[c], 1);
-		uraid_bitmap_set(w->area, c);
-		mark_page(w, c);
-	}
-	pthread_mutex_unlock(&a->meta_lock);
-	struct wib_batch *b = &w->batch[ridx];
-	wt->next = NULL;
-	if (b->tail)
-		b->tail->next = wt;
-	else
-		b->head = wt;
-	b->tail = wt;
-	if (!b->posted) {
-		b->posted = true;
-		b->msg.fn = batch_flush;
-		reactor_post(b->r, &b->msg);
-	}
+	for (; c < end; c++)
+		if (!enter_fast(w, c))
+			atomic_fetch_add(&w->chunk[c], 1);
+	meta_batch_wait(&w->batch[ridx], &wt->link);
 	return WIB_WAIT;
 }
 
@@ -370,7 +364,8 @@ void wib_resync_done(struct array *a, uint64_t hi)
  * the second it is cleared. Nothing is cleared while the array misses a
  * member (the bits are what a returning member needs) or still has to
  * resync. Writers that race with a clearing lose their compare-and-swap
- * and take the slow path, which waits for this lock.
+ * and take the slow path: their bits are set again by an update that takes
+ * this lock after the sweep has let it go.
  */
 void wib_sweep(struct array *a, uint64_t now_ns)
 {

@@ -10,11 +10,13 @@
  * Per chunk one atomic word: the writes in flight, whether the bit is on
  * disk, whether the chunk still needs a resync, and its sweep age. A write
  * to a chunk whose bit is already on disk costs one compare-and-swap. The
- * first write to a clean chunk sets the bit in memory and waits: its
- * reactor writes the bitmap pages once for every write that came to wait
- * meanwhile (md's unplug), after it has run the events at hand, so a burst
- * of writes to new chunks costs one bitmap write per reactor. The pages are
- * written synchronously, under meta_lock, as the other metadata updates are.
+ * first write to a clean chunk counts itself in the chunk and waits in its
+ * reactor's batch (md/meta_worker.h): after the events at hand the reactor
+ * hands every write that came to wait meanwhile to the metadata worker
+ * (md's unplug), which sets their bits in memory and writes the pages,
+ * under meta_lock and synchronously as the other metadata updates are; the
+ * writes go on on their reactor. A burst of writes to new chunks costs one
+ * bitmap write per reactor, and no reactor blocks on it.
  *
  * Positions are sectors of the bitmap's sync range: member sectors from
  * data_offset for RAID 1/4/5/6, array sectors for RAID 10 (§2.3).
@@ -27,12 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/md/meta_worker.h"
+
 struct array;
-struct wib_batch;
 
 /* A write waiting for its bits to reach the members (in the caller's request). */
 struct wib_waiter {
-	struct wib_waiter *next;
+	struct meta_wait link;          /* in its reactor's batch */
 	uint64_t first, end;            /* its chunks, [first, end) */
 	uint64_t slow;                  /* from here on they were not on disk */
 	/* on the write's reactor: 0, or -errno when no member took the bitmap */
@@ -50,7 +53,7 @@ struct wib {
 	uint64_t next_sweep_ns;         /* engine_tick's thread only */
 	_Atomic uint64_t bits_set;      /* on disk now (status) */
 	_Atomic uint64_t flushes;       /* bitmap writes to the members (tests) */
-	struct wib_batch *batch;        /* per reactor: the writes waiting */
+	struct meta_batch *batch;       /* per reactor: the writes waiting */
 	unsigned nbatch;
 };
 

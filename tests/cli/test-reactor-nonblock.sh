@@ -1,0 +1,78 @@
+#!/bin/bash
+# No blocking metadata write on a reactor thread: `uraid serve` of a RAID 5
+# on tmpfs image files (without and with an internal bitmap) is traced with
+# strace while fio writes through NBD in bursts with idle gaps longer than
+# the idle clean delay (200 ms), so that every burst marks the array active
+# again (and, with the bitmap, dirties new bitmap chunks while the sweeps
+# clear old ones). The reactor threads are the ones that call io_uring_enter;
+# none of them may call pwrite64, pwritev, fdatasync or fsync: superblocks
+# and bitmap pages are the metadata worker's (src/engine/md/meta_worker.c).
+# Data writes to in-memory members are pwritev2 copies and are allowed.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need strace fio python3
+# tracing may be forbidden (no ptrace in a container) or io_uring_enter unknown to strace
+strace -f -qq -o /dev/null -e trace=io_uring_enter,pwrite64,fdatasync true 2>/dev/null ||
+    { echo "strace cannot trace here"; exit 77; }
+work_dir nonblock
+# members in memory: on tmpfs when there is one, as the issue asks
+mem=/dev/shm
+[ -d "$mem" ] && [ -w "$mem" ] || mem=$work
+mdir=$(mktemp -d "$mem/uraid-nonblock.XXXXXX") || exit 1
+trap '[ -n "${tpid:-}" ] && kill "$tpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work" "$mdir"' EXIT
+
+# run_case NAME CREATE-OPTIONS...: create, serve under strace, write with gaps, check
+run_case() {
+    local name=$1; shift
+    local m=("$mdir/$name.0" "$mdir/$name.1" "$mdir/$name.2")
+    truncate -s 40M "${m[@]}"
+    "$URAID" create --level=5 --raid-devices=3 --chunk=64 --name="$name" "$@" "${m[@]}" \
+        >/dev/null 2>"$work/$name.create" || { cat "$work/$name.create"; fails=$((fails + 1)); return; }
+    local trace=$work/$name.trace sock=$work/$name.sock
+    rm -f "$work/$name.pid"
+    strace -f -qq -o "$trace" \
+        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter \
+        "$URAID" serve --socket="$sock" --threads=2 --pid-file="$work/$name.pid" "${m[@]}" \
+        >>"$work/$name.out" 2>>"$work/$name.err" &
+    tpid=$!
+    for _ in $(seq 150); do [ -s "$work/$name.pid" ] && break; sleep 0.1; done
+    [ -s "$work/$name.pid" ] || { echo "serve did not start:"; cat "$work/$name.err"; fails=$((fails + 1)); return; }
+    # bursts of 4 random 4 KiB writes, 300 ms apart: the array goes clean in every gap
+    (cd "$work" && fio --name=gaps --ioengine=nbd --uri="nbd+unix:///?socket=$sock" \
+        --rw=randwrite --bs=4k --iodepth=1 --size=32M --thinktime=300ms --thinktime_blocks=4 \
+        --number_ios=40 --randseed=16 --output="$work/$name.fio" >/dev/null 2>&1)
+    check "$name: fio wrote with idle gaps" grep -q "err= 0" "$work/$name.fio"
+    "$URAID" stop "$name" >/dev/null || kill "$tpid"
+    wait "$tpid"
+    tpid=
+    check "$name: served and stopped" grep -q . "$trace"
+    python3 - "$trace" "$name" <<'EOF' || fails=$((fails + 1))
+import re, sys
+trace, name = sys.argv[1], sys.argv[2]
+line_re = re.compile(r'^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]')
+calls = []
+for line in open(trace):
+    m = line_re.match(line)
+    if m:
+        calls.append((int(m.group(1)), m.group(2), line.rstrip()))
+reactors = {t for t, c, _ in calls if c == 'io_uring_enter'}
+meta = [(t, c, l) for t, c, l in calls if c in ('pwrite64', 'pwritev', 'fdatasync', 'fsync')]
+bad = [(t, c, l) for t, c, l in meta if t in reactors]
+print(f"{name}: reactor threads {sorted(reactors)}; {len(meta)} metadata calls "
+      f"(pwrite64/pwritev/fdatasync/fsync), {len(bad)} of them on a reactor thread")
+for _, _, l in bad[:10]:
+    print("   ", l)
+# the gaps must have made metadata writes happen at all: clean <-> active each burst
+ok = len(reactors) >= 2 and len(meta) >= 20 and not bad
+print(("ok: " if ok else "FAIL: ") + f"{name}: no blocking metadata call on a reactor thread")
+sys.exit(0 if ok else 1)
+EOF
+}
+
+run_case plain --bitmap=none
+run_case bitmap --bitmap=internal --bitmap-chunk=1M --delay=1
+
+[ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
+[ $fails -eq 0 ]

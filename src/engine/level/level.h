@@ -8,7 +8,7 @@
  * A level is its descriptor file (linear.c, raid0.c, raid1.c, raid10.c,
  * raid456.c) plus one line in registry.c; its I/O may be shared with a
  * sibling (single_io.c: linear and RAID 0, mirror_io.c: RAID 1 and 10,
- * raid5.c + stripe.c: RAID 4/5/6), and its layout math is geom's
+ * raid5*.c: RAID 4/5/6), and its layout math is geom's
  * (src/geom/, one table entry per level).
  */
 #ifndef URAID_ENGINE_LEVEL_H

@@ -2,7 +2,7 @@
 /*
  * RAID 4, 5 and 6: data chunks striped with one (P) or two (P and Q) parity
  * chunks per row; they differ in where parity lives (geom's layouts) and how
- * many failures parity covers. I/O: raid5.c + stripe.c; background work:
+ * many failures parity covers. I/O: raid5.c and the raid5_*.c it lists; background work:
  * jobs/sync_raid5.c.
  */
 #include "engine/core/array.h"

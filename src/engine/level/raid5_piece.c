@@ -240,7 +240,7 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	 * replacement nor the slot's member from then on. Looked at in this
 	 * order, a writer that finds `repl` cleared (acquire) also finds the new
 	 * member in the slot, and one that finds it set writes it anyway (twice,
-	 * when it also finds it as the slot's member: the same data). mirror.c
+	 * when it also finds it as the slot's member: the same data). mirror_io.c
 	 * (write_issue) looks in this order too.
 	 */
 	struct member *r = kind != MEMBER_READ ? slot_repl_at(pc->a, s, pc->mbase) : NULL;

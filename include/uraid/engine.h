@@ -38,7 +38,8 @@ struct uraid_engine_opts {
 	unsigned ring_entries;      /* io_uring entries per reactor, 0: 256 */
 	uint32_t flags;             /* URAID_ENGINE_* */
 	/* every message of the engine, its arrays and its NBD server goes
-	   here (include/uraid/log.h); NULL: uraid_log_stderr with log_opaque */
+	   here (include/uraid/log.h), with log_opaque; NULL: "uraid: ..."
+	   lines on stderr (uraid_log_stderr) */
 	uraid_log_fn log;
 	void *log_opaque;
 };

@@ -17,7 +17,7 @@ void ulog(const struct ulog *l, enum uraid_log_level level, const char *fmt, ...
 	if (l && l->fn)
 		l->fn(l->opaque, level, msg);
 	else
-		uraid_log_stderr(l ? l->opaque : NULL, level, msg);
+		uraid_log_stderr(NULL, level, msg);   /* opaque belongs to fn, if any */
 }
 
 void uraid_log_stderr(void *opaque, enum uraid_log_level level, const char *msg)

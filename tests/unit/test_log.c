@@ -59,8 +59,11 @@ static void log_default(void *arg)
 	ulog(NULL, URAID_LOG_WARNING, "member %d looks odd", 3);
 	ulog(NULL, URAID_LOG_NOTICE, "plain %s", "notice");
 	static char prefix[] = "uraid serve";
-	const struct ulog l = { .opaque = prefix };
+	const struct ulog l = { .fn = uraid_log_stderr, .opaque = prefix };
 	ulog(&l, URAID_LOG_ERR, "with the caller's prefix");
+	/* an opaque without a function is the function's: not a prefix */
+	const struct ulog no_fn = { .opaque = (void *)"not a prefix" };
+	ulog(&no_fn, URAID_LOG_INFO, "default prefix");
 }
 
 /* Fail a member of a RAID 1 on request: the engine says so through its log. */
@@ -96,6 +99,7 @@ int main(void)
 	CHECK(strstr(out, "uraid: warning: member 3 looks odd\n") != NULL, "stderr: [%s]", out);
 	CHECK(strstr(out, "uraid: plain notice\n") != NULL, "stderr: [%s]", out);
 	CHECK(strstr(out, "uraid serve: with the caller's prefix\n") != NULL, "stderr: [%s]", out);
+	CHECK(strstr(out, "uraid: default prefix\n") != NULL, "stderr: [%s]", out);
 
 	struct captured c = { 0 };
 	out = stderr_of(fail_one, &c);

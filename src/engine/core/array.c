@@ -432,12 +432,17 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 
 	if (!is_write_op(io->op)) {
 		req_issue(rq);
-	} else if (gate_enter_fast(a, c)) {
-		req_write_passed_gate(rq);
 	} else {
-		/* "active" on disk first: the metadata worker writes it, the
-		   request waits here without holding up the reactor */
-		meta_batch_wait(&a->gate[er->r.index], &rq->gate_wait);
+		struct meta_batch *gate = &a->gate[er->r.index];
+		/* counted either way (the idle cleaner leaves the array active) */
+		bool active = gate_enter_fast(a, c);
+		if (active && meta_batch_idle(gate))
+			req_write_passed_gate(rq);
+		else
+			/* "active" on disk first: the metadata worker writes it, the
+			   request waits here without holding up the reactor; behind
+			   earlier writes that wait, even when it is active already */
+			meta_batch_wait(gate, &rq->gate_wait);
 	}
 }
 

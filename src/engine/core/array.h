@@ -11,7 +11,9 @@
  * failures and roles, meta_lock), core/array.c (submit, split, complete, status),
  * level/ (one descriptor per level, level.h and registry.c; their I/O in
  * single_io.c for linear and RAID 0, mirror_io.c for RAID 1 and 10, raid5*.c for
- * RAID 4/5/6).
+ * RAID 4/5/6), jobs/ (background work: sync.c runs it, sync_raid5.c and
+ * sync_mirror.c do the levels' steps, auto_recover.c starts jobs by itself).
+ * docs/architecture.md draws the whole.
  */
 #ifndef URAID_ENGINE_ARRAY_H
 #define URAID_ENGINE_ARRAY_H

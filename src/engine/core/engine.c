@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/core/array.h"
 #include "engine/core/host.h"
 #include "engine/md/meta_worker.h"
@@ -23,9 +24,7 @@
 
 uint64_t engine_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return uraid_now_ns();
 }
 
 static void *reactor_thread(void *arg)

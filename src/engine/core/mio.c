@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include <uraid/parity.h>
 
+#include "common/zero_block.h"
 #include "engine/core/mio.h"
 
 struct mpiece *mpiece_get(struct array_req *rq)
@@ -126,7 +126,7 @@ void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint6
 	/* A punched hole reads back zeroes (ZEROES writes them where the file
 	   system cannot punch); a block device's discard may not. */
 	bool write_zeroes = zeroes && m && m->blockdev;
-	uint32_t step = write_zeroes ? (1u << 20) / 512 : nsect;
+	uint32_t step = write_zeroes ? (uint32_t)(URAID_ZERO_BLOCK_BYTES / 512) : nsect;
 
 	for (uint32_t off = 0; off < nsect; off += step) {
 		uint32_t n = nsect - off < step ? nsect - off : step;
@@ -139,7 +139,7 @@ void mio_clear_range_on(struct mgroup *g, unsigned slot, struct member *m, uint6
 		g->pending++;
 		if (write_zeroes)
 			mpiece_submit_to(p, MEMBER_WRITE, slot, m, sector + off,
-					 (void *)uraid_parity_zero_block(n * 512u), n,
+					 (void *)uraid_zero_block(n * 512u), n,
 					 req_rw_flags(g->rq), done);
 		else
 			mpiece_submit_to(p, zeroes ? MEMBER_ZEROES : MEMBER_DISCARD, slot, m,

@@ -478,8 +478,7 @@ static void read_try(struct mgroup *g)
 static void mirror_read(struct array_req *rq, uint64_t sector, uint32_t nsect, uint8_t *buf)
 {
 	const struct uraid_geom *geo = &rq->a->geom;
-	unsigned copies = geo->level == URAID_LEVEL_1 ? geo->raid_disks
-						     : geo->near_copies * geo->far_copies;
+	unsigned copies = uraid_geom_copies(geo);
 	struct mgroup *g = mgroup_get(rq);
 
 	if (!g) {

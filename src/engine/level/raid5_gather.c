@@ -20,15 +20,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "engine/level/raid5_priv.h"
-
-static uint64_t clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 struct take_arg {
 	unsigned room;
@@ -288,5 +281,5 @@ void r5_gather_init(struct r5_priv *priv)
 			priv->cache[i].ends[j] = UINT64_MAX;
 	}
 	priv->hold_ns = R5_HOLD_NS;
-	priv->now = clock_ns;
+	priv->now = uraid_now_ns;
 }

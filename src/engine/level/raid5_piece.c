@@ -126,7 +126,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	pc->C = g->chunk_sectors;
 	pc->d = g->data_disks;
 	pc->n = g->raid_disks;
-	pc->npar = g->level == URAID_LEVEL_6 ? 2 : 1;
+	pc->npar = g->raid_disks - g->data_disks;   /* P, or P and Q */
 	pc->r0 = (uint32_t)(sector % rowlen);
 	pc->r1 = pc->r0 + nsect;
 	pc->mbase = stripe * pc->C;

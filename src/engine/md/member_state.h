@@ -54,7 +54,7 @@ struct md_fail {
 /*
  * Fail a member, as md_error does. meta_lock held. 0: failed, or nothing
  * to fail (failed already); -EBUSY: refused (the last working copy of a
- * RAID 0/1/10 slot, or without URAID_FAIL_FORCE on request, a failure the
+ * linear, RAID 0/1/10 slot, or without URAID_FAIL_FORCE on request, a failure the
  * array would not survive); -EINVAL: not a member that can fail (request);
  * on request also the superblock update's error. A METADATA failure is not
  * recorded here: the superblock update that failed repeats itself.

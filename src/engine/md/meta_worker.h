@@ -59,6 +59,18 @@ struct meta_batch {
 
 void meta_batch_init(struct meta_batch *b, struct uraid_engine *e, struct reactor *r,
 		     void *owner, meta_update_fn update, meta_resume_fn resume);
+/*
+ * On b->r's thread: is nothing of this reactor waiting for b or under way
+ * in it? A write that could go on at once must still wait behind earlier
+ * writes of its reactor that wait (the worker sets the state they wait for
+ * before they resume): writes of one reactor reach the level in the order
+ * they came, so that of two overlapping ones the later wins, as md's does.
+ */
+static inline bool meta_batch_idle(const struct meta_batch *b)
+{
+	return !b->busy && !b->head;
+}
+
 /* On b->r's thread: wt waits for b's next update; resumed from a later poll. */
 void meta_batch_wait(struct meta_batch *b, struct meta_wait *wt);
 

@@ -288,12 +288,15 @@ int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
 	for (c = first; c < end; c++)
 		if (!enter_fast(w, c))
 			break;
-	if (c == end)
+	/* all on disk, and no earlier write of this reactor waits for its
+	   bits (meta_batch_idle: it would be overtaken) */
+	if (c == end && meta_batch_idle(&w->batch[ridx]))
 		return 0;
 
 	/*
-	 * Some bit is not on disk: count the write in each chunk now and wait
-	 * for the batch's update, which sets the bits and writes them. ONDISK
+	 * Some bit is not on disk (or an earlier write waits): count the write
+	 * in each chunk not counted yet and wait for the batch's update, which
+	 * sets the bits and writes them. ONDISK
 	 * only once the page is on the members, so that writers on other
 	 * reactors wait for it too (in their own batch). A count keeps the
 	 * sweep from clearing the chunk meanwhile.

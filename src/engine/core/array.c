@@ -142,22 +142,43 @@ static void gate_leave_write(struct array_counters *c)
 	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
+/* On the metadata worker: the marking a background write waits for. */
+static int gate_call_run(struct meta_call *c)
+{
+	struct array_gate_wait *w = (struct array_gate_wait *)((char *)c -
+				    offsetof(struct array_gate_wait, call));
+	return gate_mark_active(w->a);
+}
+
+/* Back on the waiter's reactor. */
+static void gate_call_done(struct meta_call *c, int rc)
+{
+	struct array_gate_wait *w = (struct array_gate_wait *)((char *)c -
+				    offsetof(struct array_gate_wait, call));
+	if (rc)
+		gate_enter_failed(&w->a->counters[w->reactor]);
+	w->resume(w, rc);
+}
+
 /*
  * Background writes (recovery, replacement, repair) enter here from their
- * lane's reactor and wait for the marking where they stand: a reactor
- * thread that blocks, left so until the jobs' steps can be resumed later
- * as requests are (see req_start).
+ * lane's reactor. One that must wait parks its unit with the worker (the
+ * unit goes on from gate_call_done), as requests park in the gate batch:
+ * the reactor makes no superblock write and does not wait for meta_lock.
  */
-int array_gate_enter(struct array *a, unsigned reactor)
+bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait *w,
+		      void (*resume)(struct array_gate_wait *w, int rc))
 {
 	struct array_counters *c = &a->counters[reactor];
 
 	if (gate_enter_fast(a, c))
-		return 0;
-	int rc = gate_mark_active(a);
-	if (rc)
-		gate_enter_failed(c);
-	return rc;
+		return true;
+	w->a = a;
+	w->reactor = reactor;
+	w->resume = resume;
+	meta_call_submit(a->e, &w->call, &a->e->reactors[reactor].r, gate_call_run,
+			 gate_call_done);
+	return false;
 }
 
 void array_gate_leave(struct array *a, unsigned reactor)

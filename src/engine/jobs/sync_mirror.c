@@ -86,7 +86,8 @@ struct ms {
 	unsigned outstanding;
 	int err;
 	void (*after)(struct ms *s);
-	bool window_open, gate_held;
+	bool window_open;
+	struct sync_gate gate;          /* a repair's rewrites pass the write gate */
 	struct io_op timer_op;
 	struct __kernel_timespec ts;
 };
@@ -236,7 +237,7 @@ static void unit_end(struct ms *s, int res)
 {
 	struct sync_job *j = s->job;
 
-	sync_gate_leave(j, j->ridx, &s->gate_held);
+	sync_gate_leave(j, j->ridx, &s->gate.held);
 	if (s->window_open) {
 		mirror_window_close(j->a);
 		s->window_open = false;
@@ -284,6 +285,8 @@ static void repaired(struct ms *s)
 	unit_end(s, err);
 }
 
+static void rewrite_copies(struct sync_gate *g, int rc);
+
 static void compared(struct ms *s)
 {
 	struct sync_job *j = s->job;
@@ -322,7 +325,15 @@ static void compared(struct ms *s)
 		unit_end(s, 0);
 		return;
 	}
-	int rc = sync_gate_enter(j, j->ridx, &s->gate_held);
+	sync_gate_enter(j, j->ridx, &s->gate, rewrite_copies);
+}
+
+/* Past the write gate (rc 0): the copies that differ get the first good one's data. */
+static void rewrite_copies(struct sync_gate *g, int rc)
+{
+	struct ms *s = (struct ms *)((char *)g - offsetof(struct ms, gate));
+	struct array *a = s->job->a;
+
 	if (rc) {
 		unit_end(s, rc);
 		return;
@@ -579,7 +590,7 @@ static void m_unit(struct sync_job *j, struct sync_unit *u)
 	s->u = u;
 	s->n = u->n;
 	s->err = 0;
-	s->window_open = s->gate_held = false;
+	s->window_open = s->gate.held = false;
 	if (by_member(j) && (j->target_slot < 0 || !j->target)) {
 		unit_end(s, -EINVAL);
 		return;

@@ -48,7 +48,8 @@ struct r5_lane {
 	unsigned outstanding;
 	int io_error;
 	uint8_t rewrite_failed;         /* repair, resync: bit 0 P's rewrite failed, bit 1 Q's */
-	bool gate_held;
+	struct sync_gate gate;          /* parity rewrites pass the write gate */
+	bool rewrite_p, rewrite_q;      /* ... and rewrite these */
 	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's chunk was read */
 	void (*after_io)(struct r5_lane *l);
 	void *blocks[URAID_MAX_MEMBERS + 2];
@@ -202,7 +203,7 @@ static void lane_end(struct r5_lane *l, int res)
 	struct sync_job *j = l->s->job;
 	struct sync_unit *u = l->u;
 
-	sync_gate_leave(j, l->ridx, &l->gate_held);
+	sync_gate_leave(j, l->ridx, &l->gate.held);
 	sync_unit_done(j, u, res);
 }
 
@@ -304,11 +305,12 @@ static void parity_written(struct r5_lane *l)
 }
 
 /* Check, repair, resync: parity from the data, compared with what is on disk. */
+static void rewrite_parity(struct sync_gate *g, int rc);
+
 static void check_reads_done(struct r5_lane *l)
 {
 	struct r5_sync *s = l->s;
 	struct sync_job *j = s->job;
-	struct array *a = j->a;
 
 	if (l->io_error) {
 		lane_end(l, l->io_error);
@@ -329,16 +331,26 @@ static void check_reads_done(struct r5_lane *l)
 		lane_end(l, 0);
 		return;
 	}
-	int rc = sync_gate_enter(j, l->ridx, &l->gate_held);
+	l->rewrite_p = mp;
+	l->rewrite_q = mq;
+	sync_gate_enter(j, l->ridx, &l->gate, rewrite_parity);
+}
+
+/* Past the write gate (rc 0): the parity that differs is written. */
+static void rewrite_parity(struct sync_gate *g, int rc)
+{
+	struct r5_lane *l = (struct r5_lane *)((char *)g - offsetof(struct r5_lane, gate));
+	struct array *a = l->s->job->a;
+
 	if (rc) {
 		lane_end(l, rc);
 		return;
 	}
 	l->rewrite_failed = 0;
 	lane_hold(l, parity_written);
-	if (mp)
+	if (l->rewrite_p)
 		lane_submit(l, 0, MEMBER_WRITE, a->slot[l->st.p_slot].m, l->p_new);
-	if (mq)
+	if (l->rewrite_q)
 		lane_submit(l, 1, MEMBER_WRITE, a->slot[l->st.q_slot].m, l->q_new);
 	lane_release(l);
 }

@@ -285,15 +285,28 @@ void array_piece_done(struct array_req *rq, int res)
  * is failed like one that cannot write; the flush succeeds while the level
  * survives without it.
  */
+static void flush_member_failed(void *arg, bool survives)
+{
+	array_piece_done(arg, survives ? 0 : -EIO);
+}
+
 static void flush_member_done(struct mpiece *p, int res)
 {
 	struct array_req *rq = p->rq;
 	unsigned slot = p->slot;
 
 	mpiece_put(p);
-	if (res && md_fail_slot(rq->a, slot, res))
-		res = 0;
-	array_piece_done(rq, res ? -EIO : 0);
+	if (res) {
+		md_fail_slot_parked(rq->a, &rq->er->r, slot, res, flush_member_failed, rq);
+		return;
+	}
+	array_piece_done(rq, 0);
+}
+
+static void flush_extra_failed(void *arg, bool survives)
+{
+	(void)survives;
+	array_piece_done(arg, 0);
 }
 
 /* A member being rebuilt or a replacement: its failure is not the flush's. */
@@ -304,8 +317,10 @@ static void flush_extra_done(struct mpiece *p, int res)
 	bool repl = p->mio.m && p->mio.m == atomic_load(&rq->a->slot[slot].repl);
 
 	mpiece_put(p);
-	if (res && repl)
-		md_fail_replacement(rq->a, slot, res);
+	if (res && repl) {
+		md_fail_replacement_parked(rq->a, &rq->er->r, slot, res, flush_extra_failed, rq);
+		return;
+	}
 	array_piece_done(rq, 0);
 }
 

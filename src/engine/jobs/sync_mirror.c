@@ -87,6 +87,8 @@ struct ms {
 	int err;
 	void (*after)(struct ms *s);
 	bool window_open;
+	unsigned fail_at;               /* repaired_walk: the io entry to look at next */
+	int fail_err;
 	struct sync_gate gate;          /* a repair's rewrites pass the write gate */
 	struct io_op timer_op;
 	struct __kernel_timespec ts;
@@ -263,26 +265,40 @@ static uint64_t differing(const uint8_t *a, const uint8_t *b, uint64_t pos, uint
 
 /* -- resync, check, repair -- */
 
+/*
+ * The rewrites of the unit from io entry s->fail_at on: a copy that takes
+ * no writes is failed, and the job stops as md's does. Each failure is
+ * recorded by the metadata worker, one at a time; the walk goes on from
+ * the next entry when it is.
+ */
+static void repaired_walk(void *arg, bool survives)
+{
+	struct ms *s = arg;
+	struct array *a = s->job->a;
+
+	(void)survives;
+	for (unsigned i = s->fail_at; i < s->npc * s->copies; i++) {
+		unsigned p = i / s->copies, k = i % s->copies;
+		struct ms_io *e = &s->io[i];
+		if (k >= s->pc[p].ncopies || !e->write)
+			continue;
+		if (e->res) {
+			s->fail_err = -EIO;
+			s->fail_at = i + 1;
+			md_fail_slot_parked(a, s->job->r, e->slot, e->res, repaired_walk, s);
+			return;
+		}
+		if (e->fix)
+			md_read_corrected(a, e->slot);
+	}
+	unit_end(s, s->fail_err);
+}
+
 static void repaired(struct ms *s)
 {
-	struct array *a = s->job->a;
-	int err = 0;
-
-	for (unsigned p = 0; p < s->npc; p++) {
-		for (unsigned k = 0; k < s->pc[p].ncopies; k++) {
-			struct ms_io *e = &s->io[p * s->copies + k];
-			if (!e->write)
-				continue;
-			if (e->res) {
-				/* a copy that takes no writes is failed, and the job stops as md's does */
-				md_fail_slot(a, e->slot, e->res);
-				err = -EIO;
-			} else if (e->fix) {
-				md_read_corrected(a, e->slot);
-			}
-		}
-	}
-	unit_end(s, err);
+	s->fail_at = 0;
+	s->fail_err = 0;
+	repaired_walk(s, true);
 }
 
 static void rewrite_copies(struct sync_gate *g, int rc);

@@ -293,15 +293,27 @@ static void writes_done(struct r5_lane *l)
  * the wrong parity and give wrong data back after another member's failure.
  * The job then stops at this row (md_error interrupts md's too).
  */
-static void parity_written(struct r5_lane *l)
+static void parity_fail_next(void *arg, bool survives)
 {
+	struct r5_lane *l = arg;
 	struct array *a = l->s->job->a;
 
-	if (l->rewrite_failed & 1u)
-		md_fail_slot(a, (unsigned)l->st.p_slot, l->io_error);
-	if (l->rewrite_failed & 2u)
-		md_fail_slot(a, (unsigned)l->st.q_slot, l->io_error);
+	/* one member at a time, each recorded by the metadata worker before the row ends */
+	(void)survives;
+	for (unsigned b = 0; b < 2; b++) {
+		if (!(l->rewrite_failed & (1u << b)))
+			continue;
+		l->rewrite_failed &= (uint8_t)~(1u << b);
+		md_fail_slot_parked(a, l->r, (unsigned)(b ? l->st.q_slot : l->st.p_slot),
+				    l->io_error, parity_fail_next, l);
+		return;
+	}
 	lane_end(l, l->io_error);
+}
+
+static void parity_written(struct r5_lane *l)
+{
+	parity_fail_next(l, true);
 }
 
 /* Check, repair, resync: parity from the data, compared with what is on disk. */

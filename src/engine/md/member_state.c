@@ -5,6 +5,7 @@
  * them (md_error, raid*_error, md's spare_active, want_replacement).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/errmsg.h"
@@ -219,6 +220,75 @@ void md_fail_replacement(struct array *a, unsigned slot, int err)
 	pthread_mutex_lock(&a->meta_lock);
 	md_member_fail(a, &(struct md_fail){ .cause = MD_FAIL_REPLACEMENT, .where = slot, .err = err });
 	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/* A failure found in a completion, with the metadata worker. */
+struct fail_parked {
+	struct meta_call call;
+	struct array *a;
+	unsigned slot;
+	int err;
+	bool replacement;
+	bool survives;
+	void (*resume)(void *arg, bool survives);
+	void *arg;
+};
+
+static int fail_parked_run(struct meta_call *c)
+{
+	struct fail_parked *f = (struct fail_parked *)((char *)c - offsetof(struct fail_parked, call));
+
+	if (f->replacement) {
+		md_fail_replacement(f->a, f->slot, f->err);
+		f->survives = true;
+	} else {
+		f->survives = md_fail_slot(f->a, f->slot, f->err);
+	}
+	return 0;
+}
+
+static void fail_parked_done(struct meta_call *c, int rc)
+{
+	struct fail_parked *f = (struct fail_parked *)((char *)c - offsetof(struct fail_parked, call));
+	void (*resume)(void *arg, bool survives) = f->resume;
+	void *arg = f->arg;
+	bool survives = f->survives;
+
+	(void)rc;
+	free(f);
+	resume(arg, survives);
+}
+
+static void fail_park(struct array *a, struct reactor *r, unsigned slot, int err, bool repl,
+		      void (*resume)(void *arg, bool survives), void *arg)
+{
+	/* a failure is rare: allocated for it, not kept per I/O */
+	struct fail_parked *f = a->e->worker ? malloc(sizeof(*f)) : NULL;
+
+	if (!f) {
+		bool ok = true;
+		if (repl)
+			md_fail_replacement(a, slot, err);
+		else
+			ok = md_fail_slot(a, slot, err);
+		resume(arg, ok);
+		return;
+	}
+	*f = (struct fail_parked){ .a = a, .slot = slot, .err = err, .replacement = repl,
+				   .resume = resume, .arg = arg };
+	meta_call_submit(a->e, &f->call, r, fail_parked_run, fail_parked_done);
+}
+
+void md_fail_slot_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+			 void (*resume)(void *arg, bool survives), void *arg)
+{
+	fail_park(a, r, slot, err, false, resume, arg);
+}
+
+void md_fail_replacement_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+				void (*resume)(void *arg, bool survives), void *arg)
+{
+	fail_park(a, r, slot, err, true, resume, arg);
 }
 
 void md_fail_metadata(struct array *a, unsigned i, int err, const char *what)

@@ -12,10 +12,15 @@
 # parity of an idle (clean) array (its unit waits for the active marking),
 # then a rebuild onto a spare after `uraid fail`, under writes with gaps
 # (recovery_offset checkpoints, the rebuild's end): their superblock writes
-# are the metadata worker's too (src/engine/jobs/sync.c).
+# are the metadata worker's too (src/engine/jobs/sync.c). The last cases
+# fail a member in the middle of writes (tests/tools/engine_io, an engine
+# with its own threads, a write fault injected half-way): the failure found
+# in a completion is recorded by the worker while the piece waits parked
+# (src/engine/md/member_state.c, md_fail_slot_parked), RAID 1 and RAID 5.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
+ENGINE_IO=$(realpath "$BUILD/tests/tools/engine_io")
 . "$(dirname "$0")/lib/common.sh"
 need strace fio python3
 # tracing may be forbidden (no ptrace in a container) or io_uring_enter unknown to strace
@@ -126,6 +131,36 @@ jobs_case() {
 run_case plain --bitmap=none
 run_case bitmap --bitmap=internal --bitmap-chunk=1M --delay=1
 jobs_case
+
+# fail_case NAME LEVEL N: engine_io writes the array with a write fault on
+# slot 1 from half-way through, under strace
+fail_case() {
+    local name=$1 level=$2 n=$3 i
+    local m=()
+    for ((i = 0; i < n; i++)); do truncate -s 16M "$mdir/$name.$i"; m+=("$mdir/$name.$i"); done
+    "$URAID" create --level=$level --raid-devices=$n --chunk=64 --assume-clean --bitmap=none \
+        --name=$name "${m[@]}" >/dev/null 2>"$work/$name.create" ||
+        { cat "$work/$name.create"; fails=$((fails + 1)); return; }
+    local trace=$work/$name.trace
+    strace -f -qq -o "$trace" \
+        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter \
+        "$ENGINE_IO" write --threads --fail-mid=1 "${m[@]}" 2>"$work/$name.err"
+    local rc=$?
+    check "$name: the writes went on over the failure (rc $rc)" test $rc -eq 0 ||
+        tail -5 "$work/$name.err"
+    check "$name: slot 1 failed in the middle of the writes" \
+        grep -q "1 slot(s) degraded" "$work/$name.err"
+    check "$name: its superblock says so" \
+        bash -c "'$URAID' examine '${m[0]}' | grep -qi 'degraded\|faulty\|removed\|missing'"
+    check_trace "$name" "$trace" 2
+}
+
+if [ -x "$ENGINE_IO" ]; then
+    fail_case fail1 1 2
+    fail_case fail5 5 3
+else
+    echo "skip: $ENGINE_IO is not built (make build/tests/tools/engine_io)"
+fi
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 [ $fails -eq 0 ]

@@ -151,7 +151,7 @@ fail_case() {
     check "$name: slot 1 failed in the middle of the writes" \
         grep -q "1 slot(s) degraded" "$work/$name.err"
     check "$name: its superblock says so" \
-        bash -c "'$URAID' examine '${m[0]}' | grep -qi 'degraded\|faulty\|removed\|missing'"
+        bash -c "'$URAID' examine '${m[0]}' | grep -q 'Array State : A\\.'"
     check_trace "$name" "$trace" 2
 }
 

@@ -86,7 +86,7 @@ static uint64_t last_write_ns(const struct array *a)
 }
 
 /* Mark the array active on disk unless it is; meta_lock taken, superblocks
- * written (the metadata worker, or a background job's thread). 0 or -errno. */
+ * written (on the metadata worker). 0 or -errno. */
 static int gate_mark_active(struct array *a)
 {
 	int rc = 0;

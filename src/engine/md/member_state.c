@@ -297,18 +297,18 @@ void md_fail_metadata(struct array *a, unsigned i, int err, const char *what)
 					     .what = what });
 }
 
+/* No meta_lock: it runs on reactors. A member that leaves its slot is
+ * retired, not freed, before the array is, so m stays valid. */
 void md_read_corrected(struct array *a, unsigned slot)
 {
-	pthread_mutex_lock(&a->meta_lock);
-	if (slot < a->geom.raid_disks) {
-		struct member *m = a->slot[slot].m;
-		int i = member_index(a, m);
-		if (i >= 0) {
-			a->member_sb[i].cnt_corrected_read++;   /* written at the next update */
-			atomic_fetch_add(&m->corrected_reads, 1);
-		}
-	}
-	pthread_mutex_unlock(&a->meta_lock);
+	if (slot >= a->geom.raid_disks)
+		return;
+	struct member *m = atomic_load(&a->slot[slot].m);
+	if (!m)
+		return;
+	/* into member_sb's cnt_corrected_read at the next update (meta.c) */
+	atomic_fetch_add(&m->corrected_unrecorded, 1);
+	atomic_fetch_add(&m->corrected_reads, 1);
 }
 
 /* ---- joining and leaving ---- */

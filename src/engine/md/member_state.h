@@ -87,7 +87,7 @@ void md_fail_replacement(struct array *a, unsigned slot, int err);
 /* A metadata write to member i failed (meta.c, wib.c). meta_lock held. */
 void md_fail_metadata(struct array *a, unsigned i, int err, const char *what);
 /* A read error was answered from redundancy and rewritten: counted as md
- * does (cnt_corrected_read, written at the next update). Takes meta_lock. */
+ * does (cnt_corrected_read, written at the next update). Lock-free. */
 void md_read_corrected(struct array *a, unsigned slot);
 
 /* ---- joining and leaving (manage.c, meta_lock held) ---- */

@@ -138,7 +138,9 @@ fail_case() {
     local name=$1 level=$2 n=$3 i
     local m=()
     for ((i = 0; i < n; i++)); do truncate -s 16M "$mdir/$name.$i"; m+=("$mdir/$name.$i"); done
-    "$URAID" create --level=$level --raid-devices=$n --chunk=64 --assume-clean --bitmap=none \
+    local chunk=--chunk=64
+    [ $level = 1 ] && chunk=
+    "$URAID" create --level=$level --raid-devices=$n $chunk --assume-clean --bitmap=none \
         --name=$name "${m[@]}" >/dev/null 2>"$work/$name.create" ||
         { cat "$work/$name.create"; fails=$((fails + 1)); return; }
     local trace=$work/$name.trace

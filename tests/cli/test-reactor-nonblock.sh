@@ -20,7 +20,7 @@
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
-ENGINE_IO=$(realpath "$BUILD/tests/tools/engine_io")
+ENGINE_IO=$(realpath -m "$BUILD/tests/tools/engine_io")
 . "$(dirname "$0")/lib/common.sh"
 need strace fio python3
 # tracing may be forbidden (no ptrace in a container) or io_uring_enter unknown to strace

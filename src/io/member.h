@@ -48,6 +48,9 @@ struct member {
 	struct member_counters count[MEMBER_COUNTER_SETS];
 	/* errors (rare), updated from any reactor */
 	_Atomic uint64_t read_errors, write_errors, corrected_reads;
+	/* corrected reads not yet in the array's copy of this member's
+	   superblock (cnt_corrected_read): folded in by the next update */
+	_Atomic uint32_t corrected_unrecorded;
 	/* fault injection: the fault is replaced whole under fault_lock */
 	pthread_mutex_t fault_lock;
 	struct uraid_fault fault;

@@ -27,6 +27,7 @@ static void member_reset(struct member *m, const char *path)
 	atomic_init(&m->read_errors, 0);
 	atomic_init(&m->write_errors, 0);
 	atomic_init(&m->corrected_reads, 0);
+	atomic_init(&m->corrected_unrecorded, 0);
 	atomic_init(&m->wall_reported, false);
 	atomic_init(&m->has_fault, false);
 	atomic_init(&m->fault_rng, 0);

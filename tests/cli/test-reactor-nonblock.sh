@@ -8,9 +8,19 @@
 # none of them may call pwrite64, pwritev, fdatasync or fsync: superblocks
 # and bitmap pages are the metadata worker's (src/engine/md/meta_worker.c).
 # Data writes to in-memory members are pwritev2 copies and are allowed.
+# A third case runs background jobs under the trace: a repair that rewrites
+# parity of an idle (clean) array (its unit waits for the active marking),
+# then a rebuild onto a spare after `uraid fail`, under writes with gaps
+# (recovery_offset checkpoints, the rebuild's end): their superblock writes
+# are the metadata worker's too (src/engine/jobs/sync.c). The last cases
+# fail a member in the middle of writes (tests/tools/engine_io, an engine
+# with its own threads, a write fault injected half-way): the failure found
+# in a completion is recorded by the worker while the piece waits parked
+# (src/engine/md/member_state.c, md_fail_slot_parked), RAID 1 and RAID 5.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
+ENGINE_IO=$(realpath -m "$BUILD/tests/tools/engine_io")
 . "$(dirname "$0")/lib/common.sh"
 need strace fio python3
 # tracing may be forbidden (no ptrace in a container) or io_uring_enter unknown to strace
@@ -48,9 +58,14 @@ run_case() {
     wait "$tpid"
     tpid=
     check "$name: served and stopped" grep -q . "$trace"
-    python3 - "$trace" "$name" <<'EOF' || fails=$((fails + 1))
+    check_trace "$name" "$trace" 20
+}
+
+# check_trace NAME TRACE MIN: at least MIN metadata calls, none on a reactor thread
+check_trace() {
+    python3 - "$2" "$1" "$3" <<'EOF' || fails=$((fails + 1))
 import re, sys
-trace, name = sys.argv[1], sys.argv[2]
+trace, name, least = sys.argv[1], sys.argv[2], int(sys.argv[3])
 line_re = re.compile(r'^(\d+)\s+(?:<\.\.\. )?(\w+)[( ]')
 calls = []
 for line in open(trace):
@@ -65,14 +80,89 @@ print(f"{name}: reactor threads {sorted(reactors)}; {len(meta)} metadata calls "
 for _, _, l in bad[:10]:
     print("   ", l)
 # the gaps must have made metadata writes happen at all: clean <-> active each burst
-ok = len(reactors) >= 2 and len(meta) >= 20 and not bad
+ok = len(reactors) >= 2 and len(meta) >= least and not bad
 print(("ok: " if ok else "FAIL: ") + f"{name}: no blocking metadata call on a reactor thread")
 sys.exit(0 if ok else 1)
 EOF
 }
 
+# jobs_case: a repair of an idle array with a parity mismatch, then a rebuild
+# onto a spare under writes with gaps, all under strace
+jobs_case() {
+    local name=jobs i
+    local m=()
+    for i in 0 1 2 3; do truncate -s 24M "$mdir/$name.$i"; m+=("$mdir/$name.$i"); done
+    "$URAID" create --level=5 --raid-devices=3 --spare-devices=1 --chunk=64 --assume-clean \
+        --bitmap=none --name=$name "${m[@]}" >/dev/null 2>"$work/$name.create" ||
+        { cat "$work/$name.create"; fails=$((fails + 1)); return; }
+    # a mismatch for the repair to rewrite: junk over data of member 0
+    dd if=/dev/urandom of="${m[0]}" bs=64K count=4 seek=160 conv=notrunc status=none
+    local trace=$work/$name.trace sock=$work/$name.sock
+    rm -f "$work/$name.pid"
+    # slow enough for recovery_offset checkpoints (every 3 s) during the rebuild
+    strace -f -qq -o "$trace" \
+        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter \
+        "$URAID" serve --socket="$sock" --threads=2 --pid-file="$work/$name.pid" \
+        --speed-max=5000 "${m[@]}" >>"$work/$name.out" 2>>"$work/$name.err" &
+    tpid=$!
+    for _ in $(seq 150); do [ -s "$work/$name.pid" ] && break; sleep 0.1; done
+    [ -s "$work/$name.pid" ] || { echo "serve did not start:"; cat "$work/$name.err"; fails=$((fails + 1)); return; }
+    sleep 0.5       # idle: the array is clean, the repair's rewrite waits for the marking
+    local out
+    out=$("$URAID" repair --wait $name 2>&1)
+    check "$name: the repair rewrote the mismatch ($out)" \
+        grep -q "repair done.*mismatch_cnt [1-9]" "$work/$name.err"
+    "$URAID" fail "${m[1]}" >/dev/null
+    (cd "$work" && fio --name=gaps --ioengine=nbd --uri="nbd+unix:///?socket=$sock" \
+        --rw=randwrite --bs=4k --iodepth=1 --size=16M --thinktime=300ms --thinktime_blocks=4 \
+        --number_ios=40 --randseed=17 --output="$work/$name.fio" >/dev/null 2>&1)
+    check "$name: fio wrote during the rebuild" grep -q "err= 0" "$work/$name.fio"
+    for _ in $(seq 300); do grep -q "recovery done" "$work/$name.err" && break; sleep 0.1; done
+    check "$name: the rebuild onto the spare completed" grep -q "recovery done" "$work/$name.err"
+    out=$("$URAID" check --wait $name 2>&1)
+    check "$name: a check after it finds no mismatch ($out)" \
+        grep -q "check done.*mismatch_cnt 0" "$work/$name.err"
+    "$URAID" stop "$name" >/dev/null || kill "$tpid"
+    wait "$tpid"
+    tpid=
+    check_trace "$name" "$trace" 10
+}
+
 run_case plain --bitmap=none
 run_case bitmap --bitmap=internal --bitmap-chunk=1M --delay=1
+jobs_case
+
+# fail_case NAME LEVEL N: engine_io writes the array with a write fault on
+# slot 1 from half-way through, under strace
+fail_case() {
+    local name=$1 level=$2 n=$3 i
+    local m=()
+    for ((i = 0; i < n; i++)); do truncate -s 16M "$mdir/$name.$i"; m+=("$mdir/$name.$i"); done
+    local chunk=--chunk=64
+    [ $level = 1 ] && chunk=
+    "$URAID" create --level=$level --raid-devices=$n $chunk --assume-clean --bitmap=none \
+        --name=$name "${m[@]}" >/dev/null 2>"$work/$name.create" ||
+        { cat "$work/$name.create"; fails=$((fails + 1)); return; }
+    local trace=$work/$name.trace
+    strace -f -qq -o "$trace" \
+        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter \
+        "$ENGINE_IO" write --threads --fail-mid=1 "${m[@]}" 2>"$work/$name.err"
+    local rc=$?
+    check "$name: the writes went on over the failure (rc $rc)" test $rc -eq 0 ||
+        tail -5 "$work/$name.err"
+    check "$name: slot 1 failed in the middle of the writes" \
+        grep -q "1 slot(s) degraded" "$work/$name.err"
+    check "$name: its superblock says so" \
+        bash -c "'$URAID' examine '${m[0]}' | grep -q 'Array State : A\\.'"
+    check_trace "$name" "$trace" 2
+}
+
+if [ -x "$ENGINE_IO" ]; then
+    fail_case fail1 1 2
+    fail_case fail5 5 3
+else
+    echo "skip: $ENGINE_IO is not built (make build/tests/tools/engine_io)"
+fi
 
 [ $fails -eq 0 ] && echo "all passed" || echo "$fails failed"
 [ $fails -eq 0 ]

@@ -4,11 +4,15 @@
  * pattern.c) through uraid's engine, so Linux md can judge what the engine
  * wrote and the engine can be judged on what md wrote.
  *
- *   engine_io write [--seed=N] [--fail=SLOT]... MEMBER...
+ *   engine_io write [--seed=N] [--fail=SLOT]... [--threads] [--fail-mid=SLOT] MEMBER...
  *       assemble, fail the given slots (as pulled drives) before any I/O,
  *       write the whole array with the pattern in requests of varied sizes
  *       (512 B to 1 MiB, unaligned too), rewrite random ranges with the same
- *       pattern (read-modify-write on parity levels), flush, close
+ *       pattern (read-modify-write on parity levels), flush, close.
+ *       --threads: an engine that runs its own threads (two reactors and
+ *       the metadata worker) instead of one driven by this thread;
+ *       --fail-mid: writes to SLOT fail from half-way through the first pass
+ *       (a member failure found in a completion)
  *   engine_io read MEMBER...
  *       assemble read-only and write the array's content to stdout
  *   engine_io pattern [--seed=N] BYTES
@@ -16,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +40,10 @@ static uint64_t rng(uint64_t *s)
 }
 
 static struct uraid_array *open_array(struct uraid_engine **e, char **paths, int n,
-				      uint32_t flags)
+				      uint32_t flags, bool threads)
 {
-	struct uraid_engine_opts eo = { .reactors = 1 };
+	struct uraid_engine_opts eo = { .reactors = threads ? 2 : 1,
+					.flags = threads ? URAID_ENGINE_THREADS : 0 };
 	struct uraid_assemble_opts ao = { .paths = (const char *const *)paths,
 					  .npaths = (unsigned)n, .flags = flags };
 	struct uraid_array *a = NULL;
@@ -66,10 +72,11 @@ static int write_range(struct uraid_array *a, uint64_t seed, uint64_t sector, ui
 	return rc;
 }
 
-static int cmd_write(uint64_t seed, const int *fail, int nfail, char **paths, int n)
+static int cmd_write(uint64_t seed, const int *fail, int nfail, bool threads, int fail_mid,
+		     char **paths, int n)
 {
 	struct uraid_engine *e;
-	struct uraid_array *a = open_array(&e, paths, n, 0);
+	struct uraid_array *a = open_array(&e, paths, n, 0, threads);
 	if (!a)
 		return 1;
 	for (int f = 0; f < nfail; f++) {
@@ -88,6 +95,15 @@ static int cmd_write(uint64_t seed, const int *fail, int nfail, char **paths, in
 		uint64_t len = 1 + rng(&rs) % MAX_REQ_SECTORS;
 		if (len > sectors - s)
 			len = sectors - s;
+		if (fail_mid >= 0 && s >= sectors / 2) {
+			struct uraid_fault fl = { .kind = URAID_FAULT_WRITE, .last_sector = UINT64_MAX };
+			if (uraid_array_inject(a, (unsigned)fail_mid, &fl)) {
+				fprintf(stderr, "engine_io: no member in slot %d\n", fail_mid);
+				rc = 1;
+				break;
+			}
+			fail_mid = -1;
+		}
 		rc = write_range(a, seed, s, len, buf, rng(&rs) % 4 ? 0 : 8);
 		s += len;
 	}
@@ -113,7 +129,7 @@ static int cmd_write(uint64_t seed, const int *fail, int nfail, char **paths, in
 static int cmd_read(char **paths, int n)
 {
 	struct uraid_engine *e;
-	struct uraid_array *a = open_array(&e, paths, n, URAID_ASSEMBLE_READONLY);
+	struct uraid_array *a = open_array(&e, paths, n, URAID_ASSEMBLE_READONLY, false);
 	if (!a)
 		return 1;
 	uint64_t size = uraid_array_size(a);
@@ -150,7 +166,8 @@ static int cmd_pattern(uint64_t seed, uint64_t bytes)
 int main(int argc, char **argv)
 {
 	uint64_t seed = 1;
-	int fail[8], nfail = 0, i = 2;
+	int fail[8], nfail = 0, i = 2, fail_mid = -1;
+	bool threads = false;
 
 	if (argc < 3)
 		goto usage;
@@ -159,19 +176,24 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[i] + 7, NULL, 0);
 		else if (!strncmp(argv[i], "--fail=", 7) && nfail < 8)
 			fail[nfail++] = atoi(argv[i] + 7);
+		else if (!strncmp(argv[i], "--fail-mid=", 11))
+			fail_mid = atoi(argv[i] + 11);
+		else if (!strcmp(argv[i], "--threads"))
+			threads = true;
 		else
 			goto usage;
 	}
 	if (i >= argc)
 		goto usage;
 	if (!strcmp(argv[1], "write"))
-		return cmd_write(seed, fail, nfail, argv + i, argc - i);
+		return cmd_write(seed, fail, nfail, threads, fail_mid, argv + i, argc - i);
 	if (!strcmp(argv[1], "read"))
 		return cmd_read(argv + i, argc - i);
 	if (!strcmp(argv[1], "pattern"))
 		return cmd_pattern(seed, strtoull(argv[i], NULL, 0));
 usage:
-	fprintf(stderr, "usage: engine_io write [--seed=N] [--fail=SLOT]... MEMBER...\n"
+	fprintf(stderr, "usage: engine_io write [--seed=N] [--fail=SLOT]... [--threads] "
+			"[--fail-mid=SLOT] MEMBER...\n"
 			"       engine_io read MEMBER...\n"
 			"       engine_io pattern [--seed=N] BYTES\n");
 	return 2;

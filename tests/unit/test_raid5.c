@@ -206,6 +206,53 @@ void md_fail_replacement(struct array *a, unsigned slot, int err)
 	n_fail_refused++;
 }
 
+/* The metadata worker's part, as the engine parks it: recorded now, the
+ * piece resumes from a later message on its reactor. */
+struct parked_fail {
+	struct reactor_msg msg;
+	void (*resume)(void *arg, bool survives);
+	void *arg;
+	bool survives;
+};
+
+static void parked_fail_resume(struct reactor *r, struct reactor_msg *m)
+{
+	struct parked_fail *f = (struct parked_fail *)m;
+
+	(void)r;
+	f->resume(f->arg, f->survives);
+	free(f);
+}
+
+static void park_fail(struct reactor *r, bool survives, void (*resume)(void *arg, bool survives),
+		      void *arg)
+{
+	struct parked_fail *f = calloc(1, sizeof(*f));
+
+	if (!f) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	f->msg.fn = parked_fail_resume;
+	f->resume = resume;
+	f->arg = arg;
+	f->survives = survives;
+	reactor_post(r, &f->msg);
+}
+
+void md_fail_slot_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+			 void (*resume)(void *arg, bool survives), void *arg)
+{
+	park_fail(r, md_fail_slot(a, slot, err), resume, arg);
+}
+
+void md_fail_replacement_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+				void (*resume)(void *arg, bool survives), void *arg)
+{
+	md_fail_replacement(a, slot, err);
+	park_fail(r, true, resume, arg);
+}
+
 /* Run one queued member I/O against memory, chosen at random. */
 static bool run_one_io(void)
 {

@@ -86,7 +86,7 @@ static uint64_t last_write_ns(const struct array *a)
 }
 
 /* Mark the array active on disk unless it is; meta_lock taken, superblocks
- * written (the metadata worker, or a background job's thread). 0 or -errno. */
+ * written (on the metadata worker). 0 or -errno. */
 static int gate_mark_active(struct array *a)
 {
 	int rc = 0;
@@ -142,22 +142,43 @@ static void gate_leave_write(struct array_counters *c)
 	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
+/* On the metadata worker: the marking a background write waits for. */
+static int gate_call_run(struct meta_call *c)
+{
+	struct array_gate_wait *w = (struct array_gate_wait *)((char *)c -
+				    offsetof(struct array_gate_wait, call));
+	return gate_mark_active(w->a);
+}
+
+/* Back on the waiter's reactor. */
+static void gate_call_done(struct meta_call *c, int rc)
+{
+	struct array_gate_wait *w = (struct array_gate_wait *)((char *)c -
+				    offsetof(struct array_gate_wait, call));
+	if (rc)
+		gate_enter_failed(&w->a->counters[w->reactor]);
+	w->resume(w, rc);
+}
+
 /*
  * Background writes (recovery, replacement, repair) enter here from their
- * lane's reactor and wait for the marking where they stand: a reactor
- * thread that blocks, left so until the jobs' steps can be resumed later
- * as requests are (see req_start).
+ * lane's reactor. One that must wait parks its unit with the worker (the
+ * unit goes on from gate_call_done), as requests park in the gate batch:
+ * the reactor makes no superblock write and does not wait for meta_lock.
  */
-int array_gate_enter(struct array *a, unsigned reactor)
+bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait *w,
+		      void (*resume)(struct array_gate_wait *w, int rc))
 {
 	struct array_counters *c = &a->counters[reactor];
 
 	if (gate_enter_fast(a, c))
-		return 0;
-	int rc = gate_mark_active(a);
-	if (rc)
-		gate_enter_failed(c);
-	return rc;
+		return true;
+	w->a = a;
+	w->reactor = reactor;
+	w->resume = resume;
+	meta_call_submit(a->e, &w->call, &a->e->reactors[reactor].r, gate_call_run,
+			 gate_call_done);
+	return false;
 }
 
 void array_gate_leave(struct array *a, unsigned reactor)
@@ -264,15 +285,28 @@ void array_piece_done(struct array_req *rq, int res)
  * is failed like one that cannot write; the flush succeeds while the level
  * survives without it.
  */
+static void flush_member_failed(void *arg, bool survives)
+{
+	array_piece_done(arg, survives ? 0 : -EIO);
+}
+
 static void flush_member_done(struct mpiece *p, int res)
 {
 	struct array_req *rq = p->rq;
 	unsigned slot = p->slot;
 
 	mpiece_put(p);
-	if (res && md_fail_slot(rq->a, slot, res))
-		res = 0;
-	array_piece_done(rq, res ? -EIO : 0);
+	if (res) {
+		md_fail_slot_parked(rq->a, &rq->er->r, slot, res, flush_member_failed, rq);
+		return;
+	}
+	array_piece_done(rq, 0);
+}
+
+static void flush_extra_failed(void *arg, bool survives)
+{
+	(void)survives;
+	array_piece_done(arg, 0);
 }
 
 /* A member being rebuilt or a replacement: its failure is not the flush's. */
@@ -283,8 +317,10 @@ static void flush_extra_done(struct mpiece *p, int res)
 	bool repl = p->mio.m && p->mio.m == atomic_load(&rq->a->slot[slot].repl);
 
 	mpiece_put(p);
-	if (res && repl)
-		md_fail_replacement(rq->a, slot, res);
+	if (res && repl) {
+		md_fail_replacement_parked(rq->a, &rq->er->r, slot, res, flush_extra_failed, rq);
+		return;
+	}
 	array_piece_done(rq, 0);
 }
 

@@ -352,9 +352,22 @@ uint64_t array_foreground_in_flight(const struct array *a);
  * tell whether clients were active in between (a request can begin and end
  * between two looks at in_flight, e.g. a copy from a tmpfs member). */
 uint64_t array_foreground_started(const struct array *a);
-/* Background writes pass the write gate as requests do (the array is marked
- * active first); counted on the given reactor. 0 or -errno. */
-int array_gate_enter(struct array *a, unsigned reactor);
+/* A background write waiting at the write gate (embedded in the job's unit). */
+struct array_gate_wait {
+	struct meta_call call;
+	struct array *a;
+	unsigned reactor;
+	void (*resume)(struct array_gate_wait *w, int rc);
+};
+/*
+ * Background writes pass the write gate as requests do (the array is marked
+ * active first), counted on the given reactor, from that reactor's thread.
+ * true: they may go on now. false: the marking is left to the metadata
+ * worker and w->resume(w, rc) runs on the reactor later: rc 0, they are
+ * counted and go on; -errno, they are not counted.
+ */
+bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait *w,
+		      void (*resume)(struct array_gate_wait *w, int rc));
 void array_gate_leave(struct array *a, unsigned reactor);
 /*
  * Check member m's areas (its own superblock sb: data, bad-block log; the

@@ -119,9 +119,14 @@ static void resync_end(struct sync_job *j, bool complete)
 	md_resync_end(j->a, how, j->pos);
 }
 
-/* The outcome into sync_last and, for a resync or a repair, into the superblocks. */
-static void job_end(struct sync_job *j)
+/*
+ * The outcome into sync_last and, for a resync or a repair, into the
+ * superblocks; on the metadata worker (job_finish hands it over). j may be
+ * freed (sync_reap) once finished is set.
+ */
+static int job_end(struct meta_call *c)
 {
+	struct sync_job *j = (struct sync_job *)((char *)c - offsetof(struct sync_job, end_call));
 	struct array *a = j->a;
 	bool complete = j->result == 0 && j->pos >= j->end;
 
@@ -174,6 +179,7 @@ static void job_end(struct sync_job *j)
 	if (j->lv->job_fini)
 		j->lv->job_fini(j);
 	atomic_store(&j->finished, true);
+	return 0;
 }
 
 /* ---- the lanes: units handed out in order, committed in order ---- */
@@ -213,11 +219,12 @@ static void lane_pause(struct sync_lane *l, uint64_t ns)
 
 /*
  * Is a checkpoint due (the rebuilt or resynced part recorded every
- * SYNC_CHECKPOINT_NS)? Then *at is the position to record and the caller
- * writes it with checkpoint_write once the job's lock is let go: superblock
- * writes must not hold up the other lanes. One at a time. Job's lock held.
+ * SYNC_CHECKPOINT_NS)? Then j->checkpoint_at is the position to record and
+ * the caller hands checkpoint_write to the metadata worker once the job's
+ * lock is let go: superblock writes hold up neither the other lanes nor the
+ * reactor. One at a time. Job's lock held.
  */
-static bool checkpoint_due(struct sync_job *j, uint64_t now, uint64_t *at)
+static bool checkpoint_due(struct sync_job *j, uint64_t now)
 {
 	if ((j->kind != URAID_SYNC_RESYNC && j->kind != URAID_SYNC_RECOVER &&
 	     j->kind != URAID_SYNC_REPLACE) || j->checkpointing ||
@@ -225,27 +232,34 @@ static bool checkpoint_due(struct sync_job *j, uint64_t now, uint64_t *at)
 		return false;
 	j->last_checkpoint_ns = now;
 	j->checkpointing = true;
-	*at = j->pos;
+	j->checkpoint_at = j->pos;
 	return true;
 }
 
-static void checkpoint_write(struct sync_job *j, uint64_t at)
+/*
+ * On the metadata worker. The job does not end before it is over: the lane
+ * that handed it over still counted as busy then, so job_end is handed over
+ * after it, and the worker runs what it is given in order.
+ */
+static int checkpoint_write(struct meta_call *c)
 {
+	struct sync_job *j = (struct sync_job *)((char *)c - offsetof(struct sync_job, checkpoint));
 	struct array *a = j->a;
 
 	if (j->kind == URAID_SYNC_RESYNC) {
 		/* on disk now if the array is not active there (an idle array's
 		   progress survives a kill), else with the next clean marking */
-		md_resync_checkpoint(a, at);
+		md_resync_checkpoint(a, j->checkpoint_at);
 	} else {
 		/* the rebuilt part survives a crash: recovery_offset now (md_do_sync);
 		   a replacement's too (a crash that leaves the array dirty restarts
 		   its copy anyway: the resync rewrites redundancy) */
-		md_rebuild_checkpoint(a, j->target, at);
+		md_rebuild_checkpoint(a, j->target, j->checkpoint_at);
 	}
 	pthread_mutex_lock(&j->lock);
 	j->checkpointing = false;
 	pthread_mutex_unlock(&j->lock);
+	return 0;
 }
 
 /*
@@ -412,7 +426,8 @@ static void job_finish(struct sync_job *j)
 			j->lv->unit_release(j, u, false);
 		p += u->n;
 	}
-	job_end(j);
+	/* the superblocks' part, and sync_last, on the worker (job_end) */
+	meta_call_submit(j->a->e, &j->end_call, NULL, job_end, NULL);
 }
 
 /* Lanes that stopped for want of room in the window go on. Job's lock held. */
@@ -475,17 +490,32 @@ static void lane_run(struct sync_lane *l)
 	j->lv->unit(j, u);
 }
 
-int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held)
+/* On the unit's reactor: the array was marked active (0), or could not be. */
+static void gate_resumed(struct array_gate_wait *w, int rc)
 {
+	struct sync_gate *g = (struct sync_gate *)((char *)w - offsetof(struct sync_gate, wait));
+
+	g->held = rc == 0;
+	g->go(g, rc);
+}
+
+void sync_gate_enter(struct sync_job *j, unsigned ridx, struct sync_gate *g,
+		     void (*go)(struct sync_gate *g, int rc))
+{
+	g->j = j;
+	g->go = go;
+	g->held = false;
 	/* not for a resync, whose rewrites lie above the resync_offset on disk:
 	   a crash redoes them (md_do_sync's writes do not mark the array dirty
 	   either) */
-	*held = false;
-	if (j->kind == URAID_SYNC_RESYNC)
-		return 0;
-	int rc = array_gate_enter(j->a, ridx);
-	*held = rc == 0;
-	return rc;
+	if (j->kind == URAID_SYNC_RESYNC) {
+		go(g, 0);
+		return;
+	}
+	if (array_gate_enter(j->a, ridx, &g->wait, gate_resumed)) {
+		g->held = true;
+		go(g, 0);
+	}
 }
 
 void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held)
@@ -501,7 +531,6 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 
 	/* u's slot may be handed out again once the lock is let go */
 	bool skipped = u->skipped;
-	uint64_t at;
 
 	pthread_mutex_lock(&j->lock);
 	u->done = true;
@@ -521,11 +550,11 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 		j->window_bytes -= b < j->window_bytes ? b : j->window_bytes;
 	}
 	commit_units(j);
-	bool due = checkpoint_due(j, engine_now_ns(), &at);
+	bool due = checkpoint_due(j, engine_now_ns());
 	wake_idle_lanes(j, l);
 	pthread_mutex_unlock(&j->lock);
 	if (due)
-		checkpoint_write(j, at);
+		meta_call_submit(j->a->e, &j->checkpoint, NULL, checkpoint_write, NULL);
 	/*
 	 * A unit the level passed over ends inside the call that began it, so
 	 * going straight on nests one call deeper per unit: after a run of

@@ -26,6 +26,7 @@
 
 #include <uraid/engine.h>
 
+#include "engine/core/array.h"
 #include "io/member.h"
 #include "io/reactor.h"
 
@@ -120,7 +121,10 @@ struct sync_job {
 	uint64_t fg_started;            /* array_foreground_started at the last look */
 	bool was_busy;
 	uint64_t last_checkpoint_ns;
-	bool checkpointing;             /* a lane is writing a checkpoint */
+	bool checkpointing;             /* a checkpoint is with the metadata worker */
+	uint64_t checkpoint_at;         /* the position it records */
+	struct meta_call checkpoint;    /* the checkpoint's write, on the worker */
+	struct meta_call end_call;      /* job_end, on the worker after any checkpoint */
 	int io_error;                   /* the first unit's error (0: none) */
 	unsigned degraded_at_start;     /* more later: a member failed during the job */
 	bool partial;                   /* a check or repair of a range, not the whole */
@@ -141,12 +145,21 @@ extern const struct sync_level sync_mirror_level;
  * reactor, as the last thing it does with the unit. */
 void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res);
 
+/* A unit's pass through the write gate (embedded in the level's unit state). */
+struct sync_gate {
+	struct array_gate_wait wait;
+	struct sync_job *j;
+	void (*go)(struct sync_gate *g, int rc);
+	bool held;                      /* sync_gate_leave is owed */
+};
 /*
  * Before a unit rewrites redundancy, on reactor ridx: the array is marked
- * active first, except under a resync. 0 (*held: sync_gate_leave is owed)
- * or -errno. sync_gate_leave does nothing unless *held.
+ * active first, except under a resync. go(g, 0) (g->held) or go(g, -errno)
+ * then runs on ridx: at once, or from a later poll when the marking is left
+ * to the metadata worker. sync_gate_leave does nothing unless *held.
  */
-int sync_gate_enter(struct sync_job *j, unsigned ridx, bool *held);
+void sync_gate_enter(struct sync_job *j, unsigned ridx, struct sync_gate *g,
+		     void (*go)(struct sync_gate *g, int rc));
 void sync_gate_leave(struct sync_job *j, unsigned ridx, bool *held);
 
 /* After assembly, before any write: members part-way through a rebuild or

@@ -86,7 +86,10 @@ struct ms {
 	unsigned outstanding;
 	int err;
 	void (*after)(struct ms *s);
-	bool window_open, gate_held;
+	bool window_open;
+	unsigned fail_at;               /* repaired_walk: the io entry to look at next */
+	int fail_err;
+	struct sync_gate gate;          /* a repair's rewrites pass the write gate */
 	struct io_op timer_op;
 	struct __kernel_timespec ts;
 };
@@ -236,7 +239,7 @@ static void unit_end(struct ms *s, int res)
 {
 	struct sync_job *j = s->job;
 
-	sync_gate_leave(j, j->ridx, &s->gate_held);
+	sync_gate_leave(j, j->ridx, &s->gate.held);
 	if (s->window_open) {
 		mirror_window_close(j->a);
 		s->window_open = false;
@@ -262,27 +265,43 @@ static uint64_t differing(const uint8_t *a, const uint8_t *b, uint64_t pos, uint
 
 /* -- resync, check, repair -- */
 
+/*
+ * The rewrites of the unit from io entry s->fail_at on: a copy that takes
+ * no writes is failed, and the job stops as md's does. Each failure is
+ * recorded by the metadata worker, one at a time; the walk goes on from
+ * the next entry when it is.
+ */
+static void repaired_walk(void *arg, bool survives)
+{
+	struct ms *s = arg;
+	struct array *a = s->job->a;
+
+	(void)survives;
+	for (unsigned i = s->fail_at; i < s->npc * s->copies; i++) {
+		unsigned p = i / s->copies, k = i % s->copies;
+		struct ms_io *e = &s->io[i];
+		if (k >= s->pc[p].ncopies || !e->write)
+			continue;
+		if (e->res) {
+			s->fail_err = -EIO;
+			s->fail_at = i + 1;
+			md_fail_slot_parked(a, s->job->r, e->slot, e->res, repaired_walk, s);
+			return;
+		}
+		if (e->fix)
+			md_read_corrected(a, e->slot);
+	}
+	unit_end(s, s->fail_err);
+}
+
 static void repaired(struct ms *s)
 {
-	struct array *a = s->job->a;
-	int err = 0;
-
-	for (unsigned p = 0; p < s->npc; p++) {
-		for (unsigned k = 0; k < s->pc[p].ncopies; k++) {
-			struct ms_io *e = &s->io[p * s->copies + k];
-			if (!e->write)
-				continue;
-			if (e->res) {
-				/* a copy that takes no writes is failed, and the job stops as md's does */
-				md_fail_slot(a, e->slot, e->res);
-				err = -EIO;
-			} else if (e->fix) {
-				md_read_corrected(a, e->slot);
-			}
-		}
-	}
-	unit_end(s, err);
+	s->fail_at = 0;
+	s->fail_err = 0;
+	repaired_walk(s, true);
 }
+
+static void rewrite_copies(struct sync_gate *g, int rc);
 
 static void compared(struct ms *s)
 {
@@ -322,7 +341,15 @@ static void compared(struct ms *s)
 		unit_end(s, 0);
 		return;
 	}
-	int rc = sync_gate_enter(j, j->ridx, &s->gate_held);
+	sync_gate_enter(j, j->ridx, &s->gate, rewrite_copies);
+}
+
+/* Past the write gate (rc 0): the copies that differ get the first good one's data. */
+static void rewrite_copies(struct sync_gate *g, int rc)
+{
+	struct ms *s = (struct ms *)((char *)g - offsetof(struct ms, gate));
+	struct array *a = s->job->a;
+
 	if (rc) {
 		unit_end(s, rc);
 		return;
@@ -579,7 +606,7 @@ static void m_unit(struct sync_job *j, struct sync_unit *u)
 	s->u = u;
 	s->n = u->n;
 	s->err = 0;
-	s->window_open = s->gate_held = false;
+	s->window_open = s->gate.held = false;
 	if (by_member(j) && (j->target_slot < 0 || !j->target)) {
 		unit_end(s, -EINVAL);
 		return;

@@ -48,7 +48,8 @@ struct r5_lane {
 	unsigned outstanding;
 	int io_error;
 	uint8_t rewrite_failed;         /* repair, resync: bit 0 P's rewrite failed, bit 1 Q's */
-	bool gate_held;
+	struct sync_gate gate;          /* parity rewrites pass the write gate */
+	bool rewrite_p, rewrite_q;      /* ... and rewrite these */
 	bool have[URAID_MAX_MEMBERS];   /* recovery: the slot's chunk was read */
 	void (*after_io)(struct r5_lane *l);
 	void *blocks[URAID_MAX_MEMBERS + 2];
@@ -202,7 +203,7 @@ static void lane_end(struct r5_lane *l, int res)
 	struct sync_job *j = l->s->job;
 	struct sync_unit *u = l->u;
 
-	sync_gate_leave(j, l->ridx, &l->gate_held);
+	sync_gate_leave(j, l->ridx, &l->gate.held);
 	sync_unit_done(j, u, res);
 }
 
@@ -292,23 +293,36 @@ static void writes_done(struct r5_lane *l)
  * the wrong parity and give wrong data back after another member's failure.
  * The job then stops at this row (md_error interrupts md's too).
  */
-static void parity_written(struct r5_lane *l)
+static void parity_fail_next(void *arg, bool survives)
 {
+	struct r5_lane *l = arg;
 	struct array *a = l->s->job->a;
 
-	if (l->rewrite_failed & 1u)
-		md_fail_slot(a, (unsigned)l->st.p_slot, l->io_error);
-	if (l->rewrite_failed & 2u)
-		md_fail_slot(a, (unsigned)l->st.q_slot, l->io_error);
+	/* one member at a time, each recorded by the metadata worker before the row ends */
+	(void)survives;
+	for (unsigned b = 0; b < 2; b++) {
+		if (!(l->rewrite_failed & (1u << b)))
+			continue;
+		l->rewrite_failed &= (uint8_t)~(1u << b);
+		md_fail_slot_parked(a, l->r, (unsigned)(b ? l->st.q_slot : l->st.p_slot),
+				    l->io_error, parity_fail_next, l);
+		return;
+	}
 	lane_end(l, l->io_error);
 }
 
+static void parity_written(struct r5_lane *l)
+{
+	parity_fail_next(l, true);
+}
+
 /* Check, repair, resync: parity from the data, compared with what is on disk. */
+static void rewrite_parity(struct sync_gate *g, int rc);
+
 static void check_reads_done(struct r5_lane *l)
 {
 	struct r5_sync *s = l->s;
 	struct sync_job *j = s->job;
-	struct array *a = j->a;
 
 	if (l->io_error) {
 		lane_end(l, l->io_error);
@@ -329,16 +343,26 @@ static void check_reads_done(struct r5_lane *l)
 		lane_end(l, 0);
 		return;
 	}
-	int rc = sync_gate_enter(j, l->ridx, &l->gate_held);
+	l->rewrite_p = mp;
+	l->rewrite_q = mq;
+	sync_gate_enter(j, l->ridx, &l->gate, rewrite_parity);
+}
+
+/* Past the write gate (rc 0): the parity that differs is written. */
+static void rewrite_parity(struct sync_gate *g, int rc)
+{
+	struct r5_lane *l = (struct r5_lane *)((char *)g - offsetof(struct r5_lane, gate));
+	struct array *a = l->s->job->a;
+
 	if (rc) {
 		lane_end(l, rc);
 		return;
 	}
 	l->rewrite_failed = 0;
 	lane_hold(l, parity_written);
-	if (mp)
+	if (l->rewrite_p)
 		lane_submit(l, 0, MEMBER_WRITE, a->slot[l->st.p_slot].m, l->p_new);
-	if (mq)
+	if (l->rewrite_q)
 		lane_submit(l, 1, MEMBER_WRITE, a->slot[l->st.q_slot].m, l->q_new);
 	lane_release(l);
 }

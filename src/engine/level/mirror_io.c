@@ -242,6 +242,15 @@ static void group_finish(struct mgroup *g, int res)
 
 /* ---- writes ---- */
 
+/* The failed copy's member is recorded faulty (md/member_state.c): the
+ * group counts it as not written, and its verdict follows from the copies
+ * that were. */
+static void write_copy_failed(void *arg, bool survives)
+{
+	(void)survives;
+	mgroup_count(arg, -EIO);
+}
+
 static void write_copy_done(struct mpiece *p, int res)
 {
 	struct mgroup *g = p->grp;
@@ -257,7 +266,8 @@ static void write_copy_done(struct mpiece *p, int res)
 			struct mirror_priv *mp = a->level_priv;
 			atomic_store(&mp->rebuild_bad, m);
 		}
-		md_fail_slot(a, slot, res);
+		md_fail_slot_parked(a, &g->rq->er->r, slot, res, write_copy_failed, g);
+		return;
 	}
 	mgroup_count(g, res);
 }
@@ -268,6 +278,15 @@ static void write_copy_done(struct mpiece *p, int res)
  * write that reached only it has not reached the array. A failure fails the
  * replacement (the replace stops), never the slot.
  */
+static void repl_copy_counted(void *arg, bool survives)
+{
+	struct mgroup *g = arg;
+
+	(void)survives;
+	if (--g->pending == 0)
+		g->done(g);
+}
+
 static void repl_copy_done(struct mpiece *p, int res)
 {
 	struct mgroup *g = p->grp;
@@ -279,10 +298,11 @@ static void repl_copy_done(struct mpiece *p, int res)
 		res = 0;
 	mpiece_put(p);
 	/* only if m is still the replacement: a later one has nothing to do with it */
-	if (res && atomic_load(&a->slot[slot].repl) == m)
-		md_fail_replacement(a, slot, res);
-	if (--g->pending == 0)
-		g->done(g);
+	if (res && atomic_load(&a->slot[slot].repl) == m) {
+		md_fail_replacement_parked(a, &g->rq->er->r, slot, res, repl_copy_counted, g);
+		return;
+	}
+	repl_copy_counted(g, true);
 }
 
 static void write_group_done(struct mgroup *g)
@@ -389,17 +409,26 @@ static void mirror_write(struct array_req *rq, uint64_t sector, uint32_t nsect, 
 
 static void read_try(struct mgroup *g);
 
+static void rewrite_counted(void *arg, bool survives)
+{
+	(void)survives;
+	mgroup_count(arg, 0);   /* the read itself succeeded either way */
+}
+
 static void rewrite_done(struct mpiece *p, int res)
 {
 	struct mgroup *g = p->grp;
 	struct array *a = g->rq->a;
 
-	if (res)
-		md_fail_slot(a, p->slot, res);
-	else
-		md_read_corrected(a, p->slot);
+	unsigned slot = p->slot;
+
 	mpiece_put(p);
-	mgroup_count(g, 0);   /* the read itself succeeded either way */
+	if (res) {
+		md_fail_slot_parked(a, &g->rq->er->r, slot, res, rewrite_counted, g);
+		return;
+	}
+	md_read_corrected(a, slot);
+	mgroup_count(g, 0);
 }
 
 static void rewrite_group_done(struct mgroup *g)

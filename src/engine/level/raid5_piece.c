@@ -262,9 +262,13 @@ void r5_submit(struct r5_piece *pc, unsigned s, enum member_op kind, void *buf,
 	}
 }
 
-static void sio_done(struct member_io *mio, int res)
+/*
+ * A member I/O of the piece is over; for a failed write, the failure is on
+ * disk already (sio_done) and `survives` says whether the level goes on.
+ */
+static void sio_finish(struct r5_sio *io, int res, bool survives)
 {
-	struct r5_sio *io = (struct r5_sio *)mio;
+	struct member_io *mio = &io->mio;
 	struct r5_piece *pc = io->pc;
 	struct r5_cache *c = r5_cache_of(pc);
 	unsigned s = io->slot;
@@ -276,8 +280,7 @@ static void sio_done(struct member_io *mio, int res)
 	if (watched)
 		r5_pin(c);              /* pc's request may be the array's last */
 	if (io->repl) {
-		if (res < 0)
-			md_fail_replacement(pc->a, s, res);
+		/* the replacement was failed (sio_done): the replace stops */
 	} else if (mio->kind == MEMBER_READ) {
 		if (res < 0) {
 			pc->sflag[s] |= SF_BAD;
@@ -291,8 +294,7 @@ static void sio_done(struct member_io *mio, int res)
 		pc->sflag[s] &= (uint8_t)~SF_CORRECTED;
 		if (mio->kind == MEMBER_DISCARD)
 			pc->new_bad = true;
-		else if (!md_fail_slot(pc->a, s, res) && pc->op != OP_READ &&
-			 pc->result == 0)
+		else if (!survives && pc->op != OP_READ && pc->result == 0)
 			pc->result = -EIO;      /* a read's data is good all the same */
 	} else if (pc->sflag[s] & SF_BAD) {
 		pc->sflag[s] |= SF_CORRECTED;
@@ -308,6 +310,37 @@ static void sio_done(struct member_io *mio, int res)
 			c->watch(c, R5_EV_IO_DONE);
 		r5_unpin(c);
 	}
+}
+
+/* Back on the piece's reactor with the failure recorded. */
+static void sio_failure_recorded(void *arg, bool survives)
+{
+	struct r5_sio *io = arg;
+
+	sio_finish(io, io->fail_res, survives);
+}
+
+static void sio_done(struct member_io *mio, int res)
+{
+	struct r5_sio *io = (struct r5_sio *)mio;
+	struct r5_piece *pc = io->pc;
+
+	/*
+	 * A failed write (or any I/O of a replacement) fails the member, as md
+	 * does, before the piece hears of it: the piece waits, still counting
+	 * this I/O, while the metadata worker records the failure.
+	 */
+	if (res < 0 && (io->repl || (mio->kind != MEMBER_READ && mio->kind != MEMBER_DISCARD))) {
+		io->fail_res = res;
+		if (io->repl)
+			md_fail_replacement_parked(pc->a, &pc->rq->er->r, io->slot, res,
+						   sio_failure_recorded, io);
+		else
+			md_fail_slot_parked(pc->a, &pc->rq->er->r, io->slot, res,
+					    sio_failure_recorded, io);
+		return;
+	}
+	sio_finish(io, res, true);
 }
 
 /* ---- units: ranges, buffers, rebuild ---- */

@@ -122,6 +122,7 @@ struct r5_sio {
 	struct r5_piece *pc;
 	uint32_t slot;
 	bool repl;                      /* to the slot's replacement */
+	int fail_res;                   /* its error, while the failure is recorded */
 };
 
 struct r5_piece {

@@ -5,6 +5,7 @@
  * them (md_error, raid*_error, md's spare_active, want_replacement).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/errmsg.h"
@@ -221,24 +222,93 @@ void md_fail_replacement(struct array *a, unsigned slot, int err)
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
+/* A failure found in a completion, with the metadata worker. */
+struct fail_parked {
+	struct meta_call call;
+	struct array *a;
+	unsigned slot;
+	int err;
+	bool replacement;
+	bool survives;
+	void (*resume)(void *arg, bool survives);
+	void *arg;
+};
+
+static int fail_parked_run(struct meta_call *c)
+{
+	struct fail_parked *f = (struct fail_parked *)((char *)c - offsetof(struct fail_parked, call));
+
+	if (f->replacement) {
+		md_fail_replacement(f->a, f->slot, f->err);
+		f->survives = true;
+	} else {
+		f->survives = md_fail_slot(f->a, f->slot, f->err);
+	}
+	return 0;
+}
+
+static void fail_parked_done(struct meta_call *c, int rc)
+{
+	struct fail_parked *f = (struct fail_parked *)((char *)c - offsetof(struct fail_parked, call));
+	void (*resume)(void *arg, bool survives) = f->resume;
+	void *arg = f->arg;
+	bool survives = f->survives;
+
+	(void)rc;
+	free(f);
+	resume(arg, survives);
+}
+
+static void fail_park(struct array *a, struct reactor *r, unsigned slot, int err, bool repl,
+		      void (*resume)(void *arg, bool survives), void *arg)
+{
+	/* a failure is rare: allocated for it, not kept per I/O */
+	struct fail_parked *f = a->e->worker ? malloc(sizeof(*f)) : NULL;
+
+	if (!f) {
+		bool ok = true;
+		if (repl)
+			md_fail_replacement(a, slot, err);
+		else
+			ok = md_fail_slot(a, slot, err);
+		resume(arg, ok);
+		return;
+	}
+	*f = (struct fail_parked){ .a = a, .slot = slot, .err = err, .replacement = repl,
+				   .resume = resume, .arg = arg };
+	meta_call_submit(a->e, &f->call, r, fail_parked_run, fail_parked_done);
+}
+
+void md_fail_slot_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+			 void (*resume)(void *arg, bool survives), void *arg)
+{
+	fail_park(a, r, slot, err, false, resume, arg);
+}
+
+void md_fail_replacement_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+				void (*resume)(void *arg, bool survives), void *arg)
+{
+	fail_park(a, r, slot, err, true, resume, arg);
+}
+
 void md_fail_metadata(struct array *a, unsigned i, int err, const char *what)
 {
 	md_member_fail(a, &(struct md_fail){ .cause = MD_FAIL_METADATA, .where = i, .err = err,
 					     .what = what });
 }
 
+/* No meta_lock: it runs on reactors. A member that leaves its slot is
+ * retired, not freed, before the array is, so m stays valid. */
 void md_read_corrected(struct array *a, unsigned slot)
 {
-	pthread_mutex_lock(&a->meta_lock);
-	if (slot < a->geom.raid_disks) {
-		struct member *m = a->slot[slot].m;
-		int i = member_index(a, m);
-		if (i >= 0) {
-			a->member_sb[i].cnt_corrected_read++;   /* written at the next update */
-			atomic_fetch_add(&m->corrected_reads, 1);
-		}
-	}
-	pthread_mutex_unlock(&a->meta_lock);
+	if (slot >= a->geom.raid_disks)
+		return;
+	struct member *m = atomic_load(&a->slot[slot].m);
+	if (!m)
+		return;
+	/* into member_sb's cnt_corrected_read at the next update (meta.c) */
+	atomic_fetch_add(&m->corrected_unrecorded, 1);
+	atomic_fetch_add(&m->corrected_reads, 1);
 }
 
 /* ---- joining and leaving ---- */

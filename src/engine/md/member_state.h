@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 struct array;
+struct reactor;
 struct member;
 struct uraid_sb;
 
@@ -67,13 +68,26 @@ int md_member_fail(struct array *a, const struct md_fail *f);
  * false when the level cannot go on (EIO).
  */
 bool md_fail_slot(struct array *a, unsigned slot, int err);
+/*
+ * md_fail_slot / md_fail_replacement for a completion on reactor r that
+ * must not go on before the superblocks record the failure (md blocks the
+ * request until then), without blocking r: the failure is recorded on the
+ * metadata worker and resume(arg, survives) runs on r from a later poll
+ * (for a replacement, survives is true). The I/O's owner stays unfinished
+ * meanwhile (close drains it). An engine without a worker (caller-driven),
+ * or out of memory: recorded here and now, resume called at once.
+ */
+void md_fail_slot_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+			 void (*resume)(void *arg, bool survives), void *arg);
+void md_fail_replacement_parked(struct array *a, struct reactor *r, unsigned slot, int err,
+				void (*resume)(void *arg, bool survives), void *arg);
 /* A write to the slot's replacement failed: it is failed and the replace
  * stops; the slot's own member goes on (md_error on the rrdev). Takes meta_lock. */
 void md_fail_replacement(struct array *a, unsigned slot, int err);
 /* A metadata write to member i failed (meta.c, wib.c). meta_lock held. */
 void md_fail_metadata(struct array *a, unsigned i, int err, const char *what);
 /* A read error was answered from redundancy and rewritten: counted as md
- * does (cnt_corrected_read, written at the next update). Takes meta_lock. */
+ * does (cnt_corrected_read, written at the next update). Lock-free. */
 void md_read_corrected(struct array *a, unsigned slot);
 
 /* ---- joining and leaving (manage.c, meta_lock held) ---- */

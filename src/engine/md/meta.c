@@ -191,6 +191,10 @@ static int meta_write(struct array *a, bool nospares)
 
 		sync_roles(a);
 		a->sb.utime = (uint64_t)time(NULL);
+		/* reads corrected since the last update (md_read_corrected) */
+		for (unsigned i = 0; i < a->nmembers; i++)
+			a->member_sb[i].cnt_corrected_read +=
+				atomic_exchange(&a->members[i]->corrected_unrecorded, 0);
 		if (a->has_bitmap)
 			write_bitmaps(a, &failed);
 		for (unsigned i = 0; i < a->nmembers; i++) {

@@ -212,3 +212,39 @@ void meta_batch_wait(struct meta_batch *b, struct meta_wait *wt)
 		reactor_post(b->r, &b->kick);
 	}
 }
+
+/* ---- single calls ---- */
+
+/* On the worker: c may be freed by run when no reply is asked for. */
+static void call_run(struct meta_job *j)
+{
+	struct meta_call *c = (struct meta_call *)((char *)j - offsetof(struct meta_call, job));
+	struct reactor *r = c->r;
+
+	int rc = c->run(c);
+	if (r) {
+		c->rc = rc;
+		reactor_post(r, &c->reply);
+	}
+}
+
+static void call_reply(struct reactor *r, struct reactor_msg *m)
+{
+	struct meta_call *c = (struct meta_call *)((char *)m - offsetof(struct meta_call, reply));
+
+	(void)r;
+	c->done(c, c->rc);
+}
+
+void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reactor *r,
+		      int (*run)(struct meta_call *c), void (*done)(struct meta_call *c, int rc))
+{
+	c->e = e;
+	c->r = done ? r : NULL;
+	c->run = run;
+	c->done = done;
+	c->rc = 0;
+	c->reply.fn = call_reply;
+	c->job.run = call_run;
+	worker_submit(e, &c->job);
+}

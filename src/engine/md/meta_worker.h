@@ -75,6 +75,27 @@ static inline bool meta_batch_idle(const struct meta_batch *b)
 void meta_batch_wait(struct meta_batch *b, struct meta_wait *wt);
 
 /*
+ * One piece of metadata work that is not a batch: a background job's
+ * checkpoint, its end, its wait for the write gate. run goes to the worker
+ * (FIFO: work handed over earlier runs first); with a reactor r, done(c, rc)
+ * then runs on r from a later poll, else nothing more touches c after run
+ * returns (run may free it). The caller keeps c alive until then.
+ */
+struct meta_call {
+	struct meta_job job;
+	struct uraid_engine *e;
+	struct reactor *r;
+	int (*run)(struct meta_call *c);
+	void (*done)(struct meta_call *c, int rc);
+	int rc;
+	struct reactor_msg reply;
+};
+/* run (and then done on r, if r) as above; without a worker (a caller-driven
+ * engine) run goes on the calling thread at once, done still from r's poll. */
+void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reactor *r,
+		      int (*run)(struct meta_call *c), void (*done)(struct meta_call *c, int rc));
+
+/*
  * The worker of an engine that runs its own threads (URAID_ENGINE_THREADS):
  * it runs handed-over updates and, every few ms, engine_tick. 0 or -errno.
  * An engine driven by its caller has none (it starts no thread): updates run

@@ -116,7 +116,7 @@ static int write_csv_file(const struct bench_cli *c, const struct bench_outcome 
 	return CLI_EXIT_OK;
 }
 
-static int write_html_file(const struct bench_cli *c, const struct bench_outcome *o)
+static int write_html_file(const struct bench_cli *c, const struct bench_outcome *o, FILE *out)
 {
 	const struct bench_run_about about = {
 		.what = c->what, .version = URAID_VERSION, .argc = c->argc, .argv = c->argv,
@@ -128,7 +128,7 @@ static int write_html_file(const struct bench_cli *c, const struct bench_outcome
 		return CLI_EXIT_FAIL;
 	}
 	if (c->fmt == BENCH_FMT_HUMAN)
-		printf("report: %s\n", c->html_path);
+		fprintf(out, "report: %s\n", c->html_path);
 	return CLI_EXIT_OK;
 }
 
@@ -145,6 +145,7 @@ int cmd_bench(int argc, char **argv)
 	rc = bench_parse_args(argc, argv, &c);
 	if (rc) {
 		bench_trace_free(&c.trace);
+		bench_fio_free(&c.fio);
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	}
 	rc = bench_outcome_plan(&o, &c.plan, err, sizeof(err));
@@ -163,18 +164,30 @@ int cmd_bench(int argc, char **argv)
 		rc = rc == -EPERM || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 		goto out;
 	}
+	/* --output (fio's): the results into a file, as fio writes them */
+	FILE *out = c.out_path ? fopen(c.out_path, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
 	if (c.fmt == BENCH_FMT_JSON)
-		bench_print_json(stdout, &c, &o);
+		bench_print_json(out, &c, &o);
 	else if (c.fmt == BENCH_FMT_CSV)
-		bench_print_csv(stdout, &c, &o);
+		bench_print_csv(out, &c, &o);
 	else
-		bench_print_human(stdout, &c, &o);
+		bench_print_human(out, &c, &o);
 	if (c.csv_path)
 		rc = write_csv_file(&c, &o);
 	if (c.html_path && !rc)
-		rc = write_html_file(&c, &o);
+		rc = write_html_file(&c, &o, out);
+	if (out != stdout && fclose(out)) {
+		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));
+		rc = CLI_EXIT_FAIL;
+	}
 out:
 	bench_outcome_fini(&o);
 	bench_trace_free(&c.trace);
+	bench_fio_free(&c.fio);
 	return rc;
 }

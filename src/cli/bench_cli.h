@@ -20,6 +20,18 @@
 
 enum bench_fmt { BENCH_FMT_HUMAN, BENCH_FMT_JSON, BENCH_FMT_CSV };
 
+/* What a pasted fio command line says in words uraid bench has not (bench_fio.c). */
+struct bench_fio {
+	const char *name;           /* --name: fio's job name (one job per run) */
+	const char *ioengine;       /* --ioengine as given; NULL: not given */
+	bool sync_engine;           /* fio runs it one I/O at a time per job */
+	bool randrepeat_off;        /* --randrepeat=0: a seed from the clock unless --seed */
+	bool seed_given;            /* --seed or --randseed */
+	char *filenames;            /* --filename's copy, split in place */
+	const char *files[BENCH_MAX_TARGETS];
+	unsigned nfiles;
+};
+
 struct bench_cli {
 	struct bench_runplan plan;  /* what to run: workload, targets, sweep axes, rounds */
 	const char *rw;             /* --rw as given (default "read") */
@@ -35,6 +47,8 @@ struct bench_cli {
 	enum bench_fmt fmt;
 	const char *csv_path;       /* --csv */
 	const char *html_path;      /* --html */
+	const char *out_path;       /* --output: the results there instead of stdout */
+	struct bench_fio fio;
 	int argc;                   /* the command line, for the report's description */
 	char **argv;
 	bool sweep;                 /* --sweep given (plan.axes) */
@@ -45,6 +59,19 @@ struct bench_cli {
 
 /* Parse argv into c; -1: help or list printed (exit 0); else 0 or an exit status. */
 int bench_parse_args(int argc, char **argv, struct bench_cli *c);
+
+/* fio's yes/no option value: 1, 0, or -1 for neither (NULL, no value: 1). */
+int bench_fio_bool(const char *arg);
+/* --filename=NAME[:NAME]... ("\:" a colon in a name), --ioengine=E: 0 or -errno with err set. */
+int bench_fio_filename(struct bench_fio *f, const char *arg, char *err, size_t errlen);
+int bench_fio_engine(struct bench_fio *f, const char *arg, char *err, size_t errlen);
+/*
+ * After the options: --filename's targets against the DEVICE arguments, --size
+ * shared by several --filename targets as fio does, a sync engine's single I/O
+ * in flight, --randrepeat=0's seed; prints the engine note. 0 or -EINVAL.
+ */
+int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_t errlen);
+void bench_fio_free(struct bench_fio *f);
 
 void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
 void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);

@@ -144,17 +144,22 @@ enum {
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
 	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
 	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
+	/* fio's job options that uraid bench takes as they are or maps (bench_fio.c) */
+	OPT_NAME, OPT_FILENAME, OPT_IOENGINE, OPT_BUFFERED, OPT_TIME_BASED, OPT_GROUP_REPORTING,
+	OPT_THREAD, OPT_NORANDOMMAP, OPT_RANDREPEAT, OPT_RANDOM_DIST, OPT_OUTPUT,
 };
 
 static const struct option bench_opts[] = {
 	{ "rw", required_argument, NULL, OPT_RW },
 	{ "readwrite", required_argument, NULL, OPT_RW },
 	{ "bs", required_argument, NULL, OPT_BS },
+	{ "blocksize", required_argument, NULL, OPT_BS },
 	{ "bssplit", required_argument, NULL, OPT_BSSPLIT },
 	{ "rwmixread", required_argument, NULL, OPT_RWMIXREAD },
 	{ "rwmixwrite", required_argument, NULL, OPT_RWMIXWRITE },
 	{ "percentage_random", required_argument, NULL, OPT_PCTRANDOM },
 	{ "blockalign", required_argument, NULL, OPT_BLOCKALIGN },
+	{ "ba", required_argument, NULL, OPT_BLOCKALIGN },
 	{ "access", required_argument, NULL, OPT_ACCESS },
 	{ "access-file", required_argument, NULL, OPT_ACCESS_FILE },
 	{ "profile", required_argument, NULL, OPT_PROFILE },
@@ -162,13 +167,16 @@ static const struct option bench_opts[] = {
 	{ "iodepth", required_argument, NULL, OPT_IODEPTH },
 	{ "numjobs", required_argument, NULL, OPT_NUMJOBS },
 	{ "runtime", required_argument, NULL, OPT_RUNTIME },
+	{ "timeout", required_argument, NULL, OPT_RUNTIME },
 	{ "ramp_time", required_argument, NULL, OPT_RAMP },
 	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "offset", required_argument, NULL, OPT_OFFSET },
+	{ "fileoffset", required_argument, NULL, OPT_OFFSET },
 	{ "rate_iops", required_argument, NULL, OPT_RATE },
 	{ "seed", required_argument, NULL, OPT_SEED },
+	{ "randseed", required_argument, NULL, OPT_SEED },
 	{ "direct", required_argument, NULL, OPT_DIRECT },
-	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "verify", optional_argument, NULL, OPT_VERIFY },
 	{ "zero_buffers", no_argument, NULL, OPT_ZERO_BUFFERS },
 	{ "buffer_pattern", required_argument, NULL, OPT_BUFFER_PATTERN },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
@@ -185,6 +193,17 @@ static const struct option bench_opts[] = {
 	{ "output-format", required_argument, NULL, OPT_FORMAT },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "filename", required_argument, NULL, OPT_FILENAME },
+	{ "ioengine", required_argument, NULL, OPT_IOENGINE },
+	{ "buffered", optional_argument, NULL, OPT_BUFFERED },
+	{ "time_based", optional_argument, NULL, OPT_TIME_BASED },
+	{ "group_reporting", optional_argument, NULL, OPT_GROUP_REPORTING },
+	{ "thread", optional_argument, NULL, OPT_THREAD },
+	{ "norandommap", optional_argument, NULL, OPT_NORANDOMMAP },
+	{ "randrepeat", optional_argument, NULL, OPT_RANDREPEAT },
+	{ "random_distribution", required_argument, NULL, OPT_RANDOM_DIST },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -220,6 +239,8 @@ static int parse_seconds(const char *s, double *out)
 		return -EINVAL;
 	if (!strcmp(end, "m") || !strcmp(end, "min"))
 		v *= 60;
+	else if (!strcmp(end, "h"))
+		v *= 3600;
 	else if (!strcmp(end, "ms"))
 		v /= 1000;
 	else if (*end && strcmp(end, "s"))
@@ -359,6 +380,74 @@ static int check_out_dir(const char *path)
 	return access(slash == path ? "/" : dir, W_OK | X_OK);
 }
 
+/* fio's job options without a uraid name of their own (bench_fio.c maps them). */
+static int parse_fio(struct bench_cli *c, int opt)
+{
+	char err[240];
+	int yes = bench_fio_bool(optarg);
+
+	switch (opt) {
+	case OPT_NAME:
+		/* on fio's command line every --name starts one more job */
+		if (c->fio.name)
+			return usage_error("--name=%s: a second job; uraid bench runs one job (give "
+					   "--name once)", optarg);
+		c->fio.name = optarg;
+		break;
+	case OPT_FILENAME:
+		if (bench_fio_filename(&c->fio, optarg, err, sizeof(err)))
+			return usage_error("%s", err);
+		break;
+	case OPT_IOENGINE:
+		if (bench_fio_engine(&c->fio, optarg, err, sizeof(err)))
+			return usage_error("%s", err);
+		break;
+	case OPT_BUFFERED:
+		if (yes < 0)
+			return usage_error("--buffered=%s: 0 or 1", optarg);
+		if (yes)
+			c->plan.tg.flags |= BENCH_BUFFERED;
+		else
+			c->plan.tg.flags &= ~BENCH_BUFFERED;
+		break;
+	case OPT_TIME_BASED:
+		/* uraid bench always runs for --runtime; fio would stop after --size bytes */
+		if (yes != 1)
+			return usage_error("--time_based=%s: uraid bench always runs for --runtime "
+					   "(leave the option out or give it without a value)",
+					   optarg);
+		break;
+	case OPT_GROUP_REPORTING:
+		if (yes != 1)
+			return usage_error("--group_reporting=%s: uraid bench reports all workers "
+					   "together only", optarg);
+		break;
+	case OPT_THREAD:
+		if (yes < 0)       /* workers are threads either way: nothing measured changes */
+			return usage_error("--thread=%s: 0 or 1", optarg);
+		break;
+	case OPT_NORANDOMMAP:
+		if (yes != 1)
+			return usage_error("--norandommap=%s: uraid bench draws random offsets "
+					   "with replacement (fio's --norandommap); fio's random "
+					   "map is not supported", optarg);
+		break;
+	case OPT_RANDREPEAT:
+		if (yes < 0)
+			return usage_error("--randrepeat=%s: 0 or 1", optarg);
+		c->fio.randrepeat_off = !yes;
+		break;
+	case OPT_RANDOM_DIST:
+		if (strcmp(optarg, "random"))
+			return usage_error("--random_distribution=%s: uraid bench draws uniform "
+					   "random offsets only (random)", optarg);
+		break;
+	default:
+		return usage_error("%s", "unknown option");
+	}
+	return 0;
+}
+
 static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigned *pct_random)
 {
 	char err[240];
@@ -460,6 +549,7 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 	case OPT_SEED:
 		if (parse_uint(optarg, UINT64_MAX, &c->plan.wl.seed))
 			return usage_error("--seed=%s: a number", optarg);
+		c->fio.seed_given = true;
 		break;
 	case OPT_DIRECT:
 		if (strcmp(optarg, "0") && strcmp(optarg, "1"))
@@ -470,7 +560,14 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 			c->plan.tg.flags &= ~BENCH_BUFFERED;
 		break;
 	case OPT_VERIFY:
-		c->plan.wl.flags |= BENCH_VERIFY;
+		/* fio's --verify=crc32c is uraid's check; other digests are not */
+		if (!optarg || !strcmp(optarg, "crc32c") || !strcmp(optarg, "crc32c-intel"))
+			c->plan.wl.flags |= BENCH_VERIFY;
+		else if (!strcmp(optarg, "0") || !strcmp(optarg, "none"))
+			c->plan.wl.flags &= ~BENCH_VERIFY;
+		else
+			return usage_error("--verify=%s: uraid bench checks crc32c (--verify or "
+					   "--verify=crc32c; none or 0: no check)", optarg);
 		break;
 	case OPT_ZERO_BUFFERS:
 	case OPT_BUFFER_PATTERN:
@@ -534,14 +631,15 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		c->fmt = BENCH_FMT_JSON;
 		break;
 	case OPT_FORMAT:
-		if (!strcmp(optarg, "human"))
+		/* fio's names: normal, json, json+ (whose latency buckets uraid has not) */
+		if (!strcmp(optarg, "human") || !strcmp(optarg, "normal"))
 			c->fmt = BENCH_FMT_HUMAN;
-		else if (!strcmp(optarg, "json"))
+		else if (!strcmp(optarg, "json") || !strcmp(optarg, "json+"))
 			c->fmt = BENCH_FMT_JSON;
 		else if (!strcmp(optarg, "csv"))
 			c->fmt = BENCH_FMT_CSV;
 		else
-			return usage_error("--output-format=%s: human, json or csv", optarg);
+			return usage_error("--output-format=%s: human (normal), json or csv", optarg);
 		break;
 	case OPT_CSV:
 		c->csv_path = optarg;
@@ -552,10 +650,39 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 					   optarg);
 		c->html_path = optarg;
 		break;
+	case OPT_OUTPUT:
+		if (!*optarg || check_out_dir(optarg))
+			return usage_error("--output=%s: the folder does not exist or is not writable",
+					   optarg);
+		c->out_path = optarg;
+		break;
 	default:
-		return usage_error("%s", "unknown option");
+		return parse_fio(c, opt);
 	}
 	return 0;
+}
+
+/*
+ * getopt's complaint, as one line naming the option: one uraid bench does
+ * not know (fio has many more; refusing is better than running something
+ * else than what the pasted line asks), or a value missing or too many.
+ */
+static int bad_option(char **argv)
+{
+	char name[64];
+	const char *arg = argv[optind - 1];
+	bool has_value = strchr(arg, '=') != NULL;
+
+	if (optopt > 0 && optopt < 256 && strncmp(arg, "--", 2)) {
+		snprintf(name, sizeof(name), "-%c", optopt);
+		return usage_error(strchr("lcp", optopt) ? "%s: needs a value" :
+				   "%s: not an option of uraid bench", name);
+	}
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+	if (!optopt)
+		return usage_error("%s: not an option of uraid bench (it takes fio's common "
+				   "options, listed in its help)", name);
+	return usage_error(has_value ? "%s: takes no value" : "%s: needs a value", name);
 }
 
 int bench_parse_args(int argc, char **argv, struct bench_cli *c)
@@ -573,7 +700,10 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	c->argc = argc;
 	c->argv = argv;
 	optind = 1;
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "l:c:p:h", bench_opts, NULL)) != -1) {
+		if (opt == '?')
+			return bad_option(argv);
 		if (opt == 'h') {
 			bench_usage(stdout);
 			return -1;
@@ -610,8 +740,11 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 			 c->plan.wl.line[0].random_pct);
 	if ((rc = check_combinations(c)))
 		return rc;
-	if (optind >= argc)
-		return usage_error("%s", "no DEVICE given");
+	char err[240];
+	if (bench_fio_finish(c, (unsigned)(argc - optind), err, sizeof(err)))
+		return usage_error("%s", err);
+	if (optind >= argc && !c->fio.nfiles)
+		return usage_error("%s", "no DEVICE given (or --filename=NAME[:NAME]...)");
 	/* a raw target the run creates holds the whole range (rounded up to 4 KiB, the
 	   unit it is written in), not --size bytes of which --offset are never used */
 	if (c->plan.tg.kind == BENCH_RAW && c->plan.wl.size) {
@@ -619,8 +752,13 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 			return usage_error("%s", "--offset + --size is too large");
 		c->plan.tg.create_bytes = (c->plan.wl.offset + c->plan.wl.size + 4095) & ~4095ull;
 	}
-	c->plan.tg.paths = (const char *const *)argv + optind;
-	c->plan.tg.npaths = (unsigned)(argc - optind);
+	if (c->fio.nfiles) {
+		c->plan.tg.paths = c->fio.files;
+		c->plan.tg.npaths = c->fio.nfiles;
+	} else {
+		c->plan.tg.paths = (const char *const *)argv + optind;
+		c->plan.tg.npaths = (unsigned)(argc - optind);
+	}
 	/* the checks above leave at most one of these */
 	c->plan.kind = c->sweep ? BENCH_RUN_SWEEP : c->plan.steady_max ? BENCH_RUN_STEADY :
 		       c->replay_path ? BENCH_RUN_REPLAY : BENCH_RUN_SINGLE;

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid bench: what a pasted fio command line brings that uraid bench says
+ * otherwise: targets as fio's --filename list, fio's I/O engines mapped to
+ * the one uraid bench uses, fio's yes/no options, --randrepeat. The options
+ * uraid bench already has under fio's names are parsed in bench_opts.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "cli/bench_cli.h"
+
+/* fio's engines uraid bench maps to its own, and whether fio runs them one I/O at a time. */
+static const struct { const char *name; bool sync; } fio_engines[] = {
+	{ "io_uring", false }, { "libaio", false }, { "posixaio", false },
+	{ "sync", true }, { "psync", true }, { "vsync", true }, { "pvsync", true },
+	{ "pvsync2", true },
+};
+
+int bench_fio_bool(const char *arg)
+{
+	if (!arg || !strcmp(arg, "1") || !strcmp(arg, "true") || !strcmp(arg, "on"))
+		return 1;
+	if (!strcmp(arg, "0") || !strcmp(arg, "false") || !strcmp(arg, "off"))
+		return 0;
+	return -1;
+}
+
+/*
+ * fio's list: NAME[:NAME]..., a colon inside a name escaped as "\:" (fio's
+ * rule; any other backslash is part of the name). Split into f->files,
+ * pointing into a copy of arg.
+ */
+int bench_fio_filename(struct bench_fio *f, const char *arg, char *err, size_t errlen)
+{
+	if (f->filenames)
+		return uraid_errf(err, errlen, -EINVAL, "--filename given twice: give the "
+				  "targets once, as a colon-separated list");
+	f->filenames = strdup(arg);
+	if (!f->filenames)
+		return uraid_errf(err, errlen, -ENOMEM, "--filename: out of memory");
+
+	char *out = f->filenames, *start = f->filenames;
+	for (const char *in = arg;; in++) {
+		if (in[0] == '\\' && in[1] == ':') {
+			*out++ = ':';
+			in++;
+			continue;
+		}
+		if (*in && *in != ':') {
+			*out++ = *in;
+			continue;
+		}
+		*out++ = 0;
+		if (!*start)
+			return uraid_errf(err, errlen, -EINVAL, "--filename=%s: an empty name in "
+					  "the list", arg);
+		if (f->nfiles == BENCH_MAX_TARGETS)
+			return uraid_errf(err, errlen, -EINVAL, "--filename=%s: at most %d "
+					  "targets", arg, BENCH_MAX_TARGETS);
+		f->files[f->nfiles++] = start;
+		start = out;
+		if (!*in)
+			return 0;
+	}
+}
+
+int bench_fio_engine(struct bench_fio *f, const char *arg, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < sizeof(fio_engines) / sizeof(fio_engines[0]); i++) {
+		if (strcmp(arg, fio_engines[i].name))
+			continue;
+		f->ioengine = fio_engines[i].name;
+		f->sync_engine = fio_engines[i].sync;
+		return 0;
+	}
+	return uraid_errf(err, errlen, -EINVAL, "--ioengine=%s: not supported (uraid bench "
+			  "drives files and block devices; it takes io_uring, libaio, posixaio, "
+			  "sync, psync, vsync, pvsync and pvsync2)", arg);
+}
+
+/* The note when the engine asked for is not the one that runs (one line on stderr). */
+static void engine_note(const struct bench_cli *c, unsigned iodepth_asked)
+{
+	const struct bench_fio *f = &c->fio;
+	bool array = c->plan.tg.kind == BENCH_ARRAY;
+	char depth[96] = "";
+
+	if (!f->ioengine || (!array && !strcmp(f->ioengine, "io_uring")))
+		return;
+	if (f->sync_engine)
+		snprintf(depth, sizeof(depth), ", one I/O outstanding per worker as with %s%s",
+			 f->ioengine, iodepth_asked > 1 ? " (--iodepth has no effect, as in fio)"
+			 : "");
+	else
+		snprintf(depth, sizeof(depth), ", at the same queue depth");
+	fprintf(stderr, "uraid bench: note: --ioengine=%s: the I/O goes through %s%s\n",
+		f->ioengine, array ? "the array's reactors (liburaid)" : "io_uring", depth);
+}
+
+int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_t errlen)
+{
+	struct bench_fio *f = &c->fio;
+	unsigned iodepth_asked = c->plan.wl.iodepth;
+
+	if (f->nfiles && npositional)
+		return uraid_errf(err, errlen, -EINVAL, "give the targets as DEVICE arguments or "
+				  "as --filename, not both");
+	if (f->sync_engine && (c->plan.axes.nqd || c->plan.axes.matrix))
+		return uraid_errf(err, errlen, -EINVAL, "--ioengine=%s runs one I/O at a time: "
+				  "it does not combine with --sweep=qd or matrix", f->ioengine);
+	/* fio's size is the total of the job's files; uraid's --size is each target's */
+	if (f->nfiles > 1 && c->plan.wl.size) {
+		uint64_t each = c->plan.wl.size / f->nfiles;
+		each -= each % 512;
+		if (!each)
+			return uraid_errf(err, errlen, -EINVAL, "--size is shared by the %u "
+					  "--filename targets, as in fio: too small", f->nfiles);
+		c->plan.wl.size = each;
+	}
+	if (f->sync_engine)
+		c->plan.wl.iodepth = 1;
+	if (f->randrepeat_off && !f->seed_given) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		/* reported in the output (seed), so the run can still be repeated */
+		c->plan.wl.seed = ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec) ^
+				  ((uint64_t)getpid() << 32);
+	}
+	engine_note(c, iodepth_asked);
+	return 0;
+}
+
+void bench_fio_free(struct bench_fio *f)
+{
+	free(f->filenames);
+	f->filenames = NULL;
+	f->nfiles = 0;
+}

@@ -137,6 +137,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/include/uraid
 	install -m 0644 include/uraid/*.h $(DESTDIR)$(PREFIX)/include/uraid/
 	install -D -m 0644 docs/uraid.8 $(DESTDIR)$(PREFIX)/share/man/man8/uraid.8
+	install -D -m 0644 contrib/bash-completion/uraid $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uraid
 
 clean:
 	rm -rf $(BUILD) build-asan

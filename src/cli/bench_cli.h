@@ -27,6 +27,7 @@ struct bench_fio {
 	bool sync_engine;           /* fio runs it one I/O at a time per job */
 	bool randrepeat_off;        /* --randrepeat=0: a seed from the clock unless --seed */
 	bool seed_given;            /* --seed or --randseed */
+	bool readonly;              /* --readonly: refuse a workload that writes */
 	char *filenames;            /* --filename's copy, split in place */
 	const char *files[BENCH_MAX_TARGETS];
 	unsigned nfiles;

@@ -119,7 +119,7 @@ static void bench_usage(FILE *f)
 		"      --filename=DEVICE[:DEVICE]...\n"
 		"                          the targets instead of DEVICE arguments, as fio lists\n"
 		"                          them ('\\:' is a colon in a name); --size is then\n"
-		"                          shared by them, as fio does\n"
+		"                          shared by them, as fio does (raw targets)\n"
 		"      --ioengine=E        io_uring, libaio, posixaio: the same queue depth; sync,\n"
 		"                          psync, vsync, pvsync, pvsync2: one I/O outstanding per\n"
 		"                          worker, as fio; the I/O goes through io_uring (with\n"
@@ -128,7 +128,9 @@ static void bench_usage(FILE *f)
 		"      --buffered=0|1      --direct's opposite\n"
 		"      --time_based, --group_reporting, --thread, --norandommap, --randrepeat=1,\n"
 		"      --random_distribution=random  what uraid bench does anyway: accepted\n"
+		"      --fixedbufs, --registerfiles  (io_uring's) also what uraid bench does\n"
 		"      --randrepeat=0      a seed from the clock unless --seed (the output has it)\n"
+		"      --readonly          refuse a workload that writes, before anything runs\n"
 		"  -h, --help              this text\n"
 		"\n"
 		"Write data is random (incompressible) unless --zero_buffers or --buffer_pattern\n"
@@ -170,7 +172,8 @@ enum {
 	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
 	/* fio's job options that uraid bench takes as they are or maps (bench_fio.c) */
 	OPT_NAME, OPT_FILENAME, OPT_IOENGINE, OPT_BUFFERED, OPT_TIME_BASED, OPT_GROUP_REPORTING,
-	OPT_THREAD, OPT_NORANDOMMAP, OPT_RANDREPEAT, OPT_RANDOM_DIST, OPT_OUTPUT,
+	OPT_THREAD, OPT_NORANDOMMAP, OPT_RANDREPEAT, OPT_RANDOM_DIST, OPT_OUTPUT, OPT_READONLY,
+	OPT_FIXEDBUFS,
 };
 
 static const struct option bench_opts[] = {
@@ -228,6 +231,9 @@ static const struct option bench_opts[] = {
 	{ "norandommap", optional_argument, NULL, OPT_NORANDOMMAP },
 	{ "randrepeat", optional_argument, NULL, OPT_RANDREPEAT },
 	{ "random_distribution", required_argument, NULL, OPT_RANDOM_DIST },
+	{ "readonly", optional_argument, NULL, OPT_READONLY },
+	{ "fixedbufs", optional_argument, NULL, OPT_FIXEDBUFS },
+	{ "registerfiles", optional_argument, NULL, OPT_FIXEDBUFS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -460,6 +466,16 @@ static int parse_fio(struct bench_cli *c, int opt)
 		if (yes < 0)
 			return usage_error("--randrepeat=%s: 0 or 1", optarg);
 		c->fio.randrepeat_off = !yes;
+		break;
+	case OPT_READONLY:
+		if (yes < 0)
+			return usage_error("--readonly=%s: 0 or 1", optarg);
+		c->fio.readonly = yes;
+		break;
+	case OPT_FIXEDBUFS:
+		if (yes != 1)
+			return usage_error("%s", "--fixedbufs=0, --registerfiles=0: uraid bench "
+					   "always registers its buffers and targets with the ring");
 		break;
 	case OPT_RANDOM_DIST:
 		if (strcmp(optarg, "random"))

@@ -58,7 +58,8 @@ json_check "--ioengine=io_uring: no note" '
 assert err == "", err
 assert w["iodepth"] == 4
 ' --name=t --filename="$f" --ioengine=io_uring --iodepth=4 --time_based=1 \
-    --group_reporting=1 --thread --norandommap --randrepeat=1 --runtime=0.3 --output-format=json
+    --group_reporting=1 --thread --norandommap --randrepeat=1 --fixedbufs --registerfiles \
+    --readonly --runtime=0.3 --output-format=json
 
 # a synchronous engine keeps one I/O in flight, as in fio
 json_check "--ioengine=psync: QD 1 and a note" '
@@ -125,6 +126,8 @@ refuse "--group_reporting=0" --filename="$n" --group_reporting=0 --size=1M
 refuse "--norandommap=0" --filename="$n" --norandommap=0 --size=1M
 refuse "--random_distribution=zipf:1.2" --filename="$n" --random_distribution=zipf:1.2 --size=1M
 refuse "--verify=md5" --filename="$n" --verify=md5 --size=1M
+refuse "--readonly: this workload writes" --filename="$n" --readonly --rw=randrw --size=1M
+refuse "--fixedbufs=0" --filename="$n" --fixedbufs=0 --size=1M
 refuse "--ioengine=nbd: not supported" --filename="$n" --ioengine=nbd --size=1M
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
 refuse "--filename=$n::$f: an empty name" --filename="$n::$f" --size=1M

@@ -103,8 +103,7 @@ static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
 	progress_event(pg, BENCH_PROGRESS_TICK);
 }
 
-/* Does some cell of the plan write (or create an array)? */
-static bool plan_writes(const struct bench_runplan *p)
+bool bench_plan_writes(const struct bench_runplan *p)
 {
 	return p->axes.matrix || p->axes.ndrives || bench_workload_writes(&p->wl) ||
 	       (p->tg.flags & BENCH_CREATE);
@@ -121,7 +120,7 @@ static int prepare_once(const struct bench_runplan *p, struct bench_targets *tg,
 	bool created[BENCH_MAX_TARGETS];
 	struct bench_workload probe = p->wl;
 
-	if (plan_writes(p) && !p->wl.trace) {
+	if (bench_plan_writes(p) && !p->wl.trace) {
 		probe.nlines = 1;
 		probe.line[0].read_pct = 0;     /* some cell writes */
 	}

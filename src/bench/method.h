@@ -63,6 +63,12 @@ struct bench_outcome {
 	uint64_t wall_ns;
 };
 
+/*
+ * Does some cell of the plan write: the workload or the trace, a matrix
+ * sweep's cells, a drive-count sweep or creating an array (superblocks)?
+ */
+bool bench_plan_writes(const struct bench_runplan *p);
+
 /* "single", "sweep", "steady-state", "replay" (the JSON's "kind"). */
 const char *bench_run_kind_name(enum bench_run_kind k);
 

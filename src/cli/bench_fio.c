@@ -114,9 +114,11 @@ int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_
 	if (f->sync_engine && (c->plan.axes.nqd || c->plan.axes.matrix))
 		return uraid_errf(err, errlen, -EINVAL, "--ioengine=%s runs one I/O at a time: "
 				  "it does not combine with --sweep=qd or matrix", f->ioengine);
-	if (f->readonly && bench_workload_writes(&c->plan.wl))
-		return uraid_errf(err, errlen, -EINVAL, "--readonly: this workload writes "
-				  "(--rw, --rwmix*, --access, --profile or the trace)");
+	/* the plan is final here: the sweep, --level and the trace are known */
+	if (f->readonly && bench_plan_writes(&c->plan))
+		return uraid_errf(err, errlen, -EINVAL, "--readonly: this run writes (--rw, "
+				  "--rwmix*, --access, --profile, the trace, --sweep=matrix or "
+				  "drives=, or --level creating the array)");
 	/* fio's size is the total of the job's files; uraid's --size is each raw target's */
 	if (f->nfiles > 1 && c->plan.tg.kind == BENCH_RAW && c->plan.wl.size) {
 		uint64_t each = c->plan.wl.size / f->nfiles;

@@ -126,7 +126,7 @@ refuse "--group_reporting=0" --filename="$n" --group_reporting=0 --size=1M
 refuse "--norandommap=0" --filename="$n" --norandommap=0 --size=1M
 refuse "--random_distribution=zipf:1.2" --filename="$n" --random_distribution=zipf:1.2 --size=1M
 refuse "--verify=md5" --filename="$n" --verify=md5 --size=1M
-refuse "--readonly: this workload writes" --filename="$n" --readonly --rw=randrw --size=1M
+refuse "--readonly: this run writes" --filename="$n" --readonly --rw=randrw --size=1M
 refuse "--fixedbufs=0" --filename="$n" --fixedbufs=0 --size=1M
 refuse "--ioengine=nbd: not supported" --filename="$n" --ioengine=nbd --size=1M
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
@@ -138,6 +138,21 @@ refuse "--ioengine=sync runs one I/O at a time" --filename="$n" --ioengine=sync 
 refuse "--array: takes no value" --array=1 --filename="$n" --size=1M
 refuse "--bs: needs a value" --filename="$n" --size=1M --bs
 refuse "no DEVICE given (or --filename" --name=t --rw=read
+# --readonly sees every writer of the plan, not only --rw: creating an array
+# (its superblocks) and the matrix sweep (its cells write)
+m1=$work/m1.img m2=$work/m2.img
+truncate -s 8M "$m1" "$m2"
+refuse "--readonly: this run writes" --readonly --array --level=1 --force-write --rw=read \
+    --runtime=0.2 "$m1" "$m2"
+for m in "$m1" "$m2"; do
+    if cmp -s -n 8388608 "$m" /dev/zero; then ok "$(basename "$m"): no superblock written"
+    else bad "$m was written by a refused --readonly run"; fi
+done
+refuse "--readonly: this run writes" --readonly --sweep=matrix --filename="$n" --size=1M --runtime=0.1
+# getopt's prefix matching would take a fio option for a longer uraid one
+refuse "--rate: not an option" --filename="$n" --rate=1000000 --size=1M --runtime=0.2
+refuse "--mem: not an option" --filename="$n" --mem=malloc --size=1M
+refuse "--buf: not an option" --filename="$n" --buf=1 --size=1M
 [ ! -e "$n" ] || bad "a refused run created $n"
 
 if [ $fails -eq 0 ]; then echo "all passed"; else echo "$fails failed"; exit 1; fi

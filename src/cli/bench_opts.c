@@ -708,6 +708,12 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
  * not know (fio has many more; refusing is better than running something
  * else than what the pasted line asks), or a value missing or too many.
  */
+static int not_an_option(const char *name)
+{
+	return usage_error("%s: not an option of uraid bench (it takes fio's common options, "
+			   "listed in its help)", name);
+}
+
 static int bad_option(char **argv)
 {
 	char name[64];
@@ -721,9 +727,32 @@ static int bad_option(char **argv)
 	}
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
 	if (!optopt)
-		return usage_error("%s: not an option of uraid bench (it takes fio's common "
-				   "options, listed in its help)", name);
+		return not_an_option(name);
 	return usage_error(has_value ? "%s: takes no value" : "%s: needs a value", name);
+}
+
+/*
+ * getopt_long takes a prefix of a long option for the option: fio's --rate
+ * would run as --rate_iops, --mem as --member-size. A pasted line must run
+ * what it says, so the name typed must be the table's name exactly.
+ */
+static int check_exact_name(char **argv, int longindex)
+{
+	const struct option *o = &bench_opts[longindex];
+	const char *word = argv[optind - 1];
+
+	/* "--opt VALUE": the value is the last word taken, the option the one before */
+	if (o->has_arg == required_argument && optarg == argv[optind - 1] && optind >= 2)
+		word = argv[optind - 2];
+	if (strncmp(word, "--", 2))
+		return 0;
+	word += 2;
+	size_t len = strcspn(word, "=");
+	if (len == strlen(o->name) && !strncmp(word, o->name, len))
+		return 0;
+	char name[64];
+	snprintf(name, sizeof(name), "--%.*s", (int)len, word);
+	return not_an_option(name);
 }
 
 int bench_parse_args(int argc, char **argv, struct bench_cli *c)
@@ -742,9 +771,13 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	c->argv = argv;
 	optind = 1;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "l:c:p:h", bench_opts, NULL)) != -1) {
+	int longindex = -1;
+	while ((opt = getopt_long(argc, argv, "l:c:p:h", bench_opts, &longindex)) != -1) {
 		if (opt == '?')
 			return bad_option(argv);
+		if (longindex >= 0 && (rc = check_exact_name(argv, longindex)))
+			return rc;
+		longindex = -1;
 		if (opt == 'h') {
 			bench_usage(stdout);
 			return -1;

@@ -128,6 +128,10 @@ int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_
 					  "--filename targets, as in fio: too small", f->nfiles);
 		c->plan.wl.size = each;
 	}
+	/* fio runs one job across all its files (--iodepth shared), where uraid's
+	   default is a worker per raw target: that would be twice the load of fio's */
+	if (f->nfiles && !c->numjobs_given && !c->plan.axes.matrix)
+		c->plan.wl.workers = 1;
 	if (f->sync_engine)
 		c->plan.wl.iodepth = 1;
 	if (f->randrepeat_off && !f->seed_given) {

@@ -88,9 +88,12 @@ json_check "--filename list with \\: and a shared --size" '
 base = sys.argv[1].rsplit("/", 1)[0]
 assert d["paths"] == [base + "/x:y.img", base + "/z.img"], d["paths"]
 assert d["target"]["range_bytes"] == 1 << 20, d["target"]
-assert d["numjobs"] == 2, d["numjobs"]
+assert d["numjobs"] == 1, d["numjobs"]      # fio: one job across its files
 ' --name=two --filename="$work/x\\:y.img:$work/z.img" --size=2M --rw=randwrite \
     --runtime=0.3 --output-format=json
+json_check "--filename list with --numjobs=2: two workers" '
+assert d["numjobs"] == 2 and w["numjobs"] == 2, (d["numjobs"], w["numjobs"])
+' --filename="$work/x\\:y.img:$work/z.img" --numjobs=2 --runtime=0.2 --output-format=json
 for n in "x:y.img" z.img; do
     s=$(stat -c %s "$work/$n" 2>/dev/null)
     if [ "$s" = 1048576 ]; then ok "$n created at 1 MiB"; else bad "$n: size '$s', want 1048576"; fi

@@ -148,6 +148,7 @@ int cmd_bench(int argc, char **argv)
 		bench_fio_free(&c.fio);
 		return rc < 0 ? CLI_EXIT_OK : rc;
 	}
+	fputs(c.fio.notes, stderr);     /* only now: the command line is accepted */
 	rc = bench_outcome_plan(&o, &c.plan, err, sizeof(err));
 	if (rc == -EINVAL) {
 		fprintf(stderr, "uraid bench: %s; see 'uraid bench --help'\n", err);

@@ -27,7 +27,9 @@ struct bench_fio {
 	bool sync_engine;           /* fio runs it one I/O at a time per job */
 	bool randrepeat_off;        /* --randrepeat=0: a seed from the clock unless --seed */
 	bool seed_given;            /* --seed or --randseed */
-	bool readonly;              /* --readonly: refuse a workload that writes */
+	bool readonly;              /* --readonly: refuse a run that writes */
+	bool time_based;            /* --time_based given */
+	char notes[512];            /* note lines for stderr, printed once parsing succeeded */
 	char *filenames;            /* --filename's copy, split in place */
 	const char *files[BENCH_MAX_TARGETS];
 	unsigned nfiles;
@@ -69,7 +71,9 @@ int bench_fio_engine(struct bench_fio *f, const char *arg, char *err, size_t err
 /*
  * After the options: --filename's targets against the DEVICE arguments, --size
  * shared by several --filename targets as fio does, a sync engine's single I/O
- * in flight, --randrepeat=0's seed; prints the engine note. 0 or -EINVAL.
+ * in flight, --randrepeat=0's seed; the notes (another engine runs, --size
+ * without --time_based) go into f->notes for the caller to print once the
+ * whole command line is accepted. 0 or -EINVAL.
  */
 int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_t errlen);
 void bench_fio_free(struct bench_fio *f);

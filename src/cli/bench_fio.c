@@ -6,6 +6,7 @@
  * uraid bench already has under fio's names are parsed in bench_opts.c.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,10 +85,24 @@ int bench_fio_engine(struct bench_fio *f, const char *arg, char *err, size_t err
 			  "sync, psync, vsync, pvsync and pvsync2)", arg);
 }
 
-/* The note when the engine asked for is not the one that runs (one line on stderr). */
-static void engine_note(const struct bench_cli *c, unsigned iodepth_asked)
+/* One note line added to f->notes (what does not fit is left out). */
+static void __attribute__((format(printf, 2, 3))) add_note(struct bench_fio *f, const char *fmt,
+							    ...)
 {
-	const struct bench_fio *f = &c->fio;
+	size_t used = strlen(f->notes);
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(f->notes + used, sizeof(f->notes) - used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(f->notes) - used)
+		f->notes[used] = 0;
+}
+
+/* The note when the engine asked for is not the one that runs. */
+static void engine_note(struct bench_cli *c, unsigned iodepth_asked)
+{
+	struct bench_fio *f = &c->fio;
 	bool array = c->plan.tg.kind == BENCH_ARRAY;
 	char depth[96] = "";
 
@@ -99,8 +114,8 @@ static void engine_note(const struct bench_cli *c, unsigned iodepth_asked)
 			 : "");
 	else
 		snprintf(depth, sizeof(depth), ", at the same queue depth");
-	fprintf(stderr, "uraid bench: note: --ioengine=%s: the I/O goes through %s%s\n",
-		f->ioengine, array ? "the array's reactors (liburaid)" : "io_uring", depth);
+	add_note(f, "uraid bench: note: --ioengine=%s: the I/O goes through %s%s\n",
+		 f->ioengine, array ? "the array's reactors (liburaid)" : "io_uring", depth);
 }
 
 int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_t errlen)
@@ -142,6 +157,11 @@ int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_
 				  ((uint64_t)getpid() << 32);
 	}
 	engine_note(c, iodepth_asked);
+	/* a fio job with --size and without --time_based ends after --size bytes */
+	if ((f->name || f->nfiles) && c->plan.wl.size && !f->time_based && !c->plan.wl.trace)
+		add_note(f, "uraid bench: note: --size without --time_based: fio would stop "
+			 "after --size bytes; uraid bench runs for --runtime (%g s)\n",
+			 c->plan.wl.runtime_s);
 	return 0;
 }
 

@@ -448,6 +448,7 @@ static int parse_fio(struct bench_cli *c, int opt)
 			return usage_error("--time_based=%s: uraid bench always runs for --runtime "
 					   "(leave the option out or give it without a value)",
 					   optarg);
+		c->fio.time_based = true;
 		break;
 	case OPT_GROUP_REPORTING:
 		if (yes != 1)

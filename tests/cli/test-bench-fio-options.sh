@@ -99,6 +99,17 @@ for n in "x:y.img" z.img; do
     if [ "$s" = 1048576 ]; then ok "$n created at 1 MiB"; else bad "$n: size '$s', want 1048576"; fi
 done
 
+# a fio line with --size and no --time_based: fio would stop after --size
+# bytes, uraid bench runs for --runtime; one note says so
+json_check "--size without --time_based: a note" '
+lines = err.splitlines()
+assert len(lines) == 1 and "note" in lines[0] and "--time_based" in lines[0] \
+    and "--runtime" in lines[0], err
+' --name=t --filename="$f" --size=4M --runtime=0.2 --output-format=json
+json_check "--size with --time_based: no note" '
+assert err == "", err
+' --name=t --filename="$f" --size=4M --time_based --runtime=0.2 --output-format=json
+
 # --output-format=normal (fio's name) into --output=FILE; stdout stays empty
 if out=$(timeout 60 "$URAID" bench --filename="$f" --output-format=normal --runtime=0.2 \
         --output="$work/res.txt" 2>&1) && [ -z "$out" ] &&
@@ -141,6 +152,8 @@ refuse "--ioengine=sync runs one I/O at a time" --filename="$n" --ioengine=sync 
 refuse "--array: takes no value" --array=1 --filename="$n" --size=1M
 refuse "--bs: needs a value" --filename="$n" --size=1M --bs
 refuse "no DEVICE given (or --filename" --name=t --rw=read
+# the engine's note is not printed when the line is refused after all
+refuse "no DEVICE given (or --filename" --name=t --ioengine=libaio --rw=read
 # --readonly sees every writer of the plan, not only --rw: creating an array
 # (its superblocks) and the matrix sweep (its cells write)
 m1=$work/m1.img m2=$work/m2.img

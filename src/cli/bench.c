@@ -139,6 +139,7 @@ int cmd_bench(int argc, char **argv)
 	struct progress p = { .tty = isatty(STDERR_FILENO) };
 	const struct bench_progress_hook hook = { .fn = progress_hook, .arg = &p };
 	char err[400];
+	FILE *out = NULL;
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -159,17 +160,18 @@ int cmd_bench(int argc, char **argv)
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
+	/* --output (fio's): the results into a file, as fio writes them; opened
+	   before the run so that a path that cannot be written costs no run */
+	out = c.out_path ? fopen(c.out_path, "we") : stdout;
+	if (!out) {
+		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
 	rc = bench_outcome_run(&o, &c.plan, &hook, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uraid bench: %s\n", err);
 		rc = rc == -EPERM || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
-		goto out;
-	}
-	/* --output (fio's): the results into a file, as fio writes them */
-	FILE *out = c.out_path ? fopen(c.out_path, "we") : stdout;
-	if (!out) {
-		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));
-		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (c.fmt == BENCH_FMT_JSON)
@@ -182,11 +184,11 @@ int cmd_bench(int argc, char **argv)
 		rc = write_csv_file(&c, &o);
 	if (c.html_path && !rc)
 		rc = write_html_file(&c, &o, out);
-	if (out != stdout && fclose(out)) {
+out:
+	if (out && out != stdout && fclose(out) && !rc) {
 		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));
 		rc = CLI_EXIT_FAIL;
 	}
-out:
 	bench_outcome_fini(&o);
 	bench_trace_free(&c.trace);
 	bench_fio_free(&c.fio);

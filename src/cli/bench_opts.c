@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <uraid/geom.h>
 
@@ -412,6 +413,26 @@ static int check_out_dir(const char *path)
 	return access(slash == path ? "/" : dir, W_OK | X_OK);
 }
 
+/* An output file's path (OPTION=PATH), checked before the run; *path = PATH. */
+static int check_out_path(const char *option, const char *arg, const char **path)
+{
+	char msg[160];
+	struct stat st;
+
+	if (!*arg || check_out_dir(arg))
+		snprintf(msg, sizeof(msg), "%s=%s: the folder does not exist or is not writable",
+			 option, arg);
+	else if (!stat(arg, &st) && S_ISDIR(st.st_mode))
+		snprintf(msg, sizeof(msg), "%s=%s: a folder; give a file's path", option, arg);
+	else if (!stat(arg, &st) && access(arg, W_OK))
+		snprintf(msg, sizeof(msg), "%s=%s: not writable", option, arg);
+	else {
+		*path = arg;
+		return 0;
+	}
+	return usage_error("%s", msg);
+}
+
 /* fio's job options without a uraid name of their own (bench_fio.c maps them). */
 static int parse_fio(struct bench_cli *c, int opt)
 {
@@ -685,20 +706,11 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 			return usage_error("--output-format=%s: human (normal), json or csv", optarg);
 		break;
 	case OPT_CSV:
-		c->csv_path = optarg;
-		break;
+		return check_out_path("--csv", optarg, &c->csv_path);
 	case OPT_HTML:
-		if (!*optarg || check_out_dir(optarg))
-			return usage_error("--html=%s: the folder does not exist or is not writable",
-					   optarg);
-		c->html_path = optarg;
-		break;
+		return check_out_path("--html", optarg, &c->html_path);
 	case OPT_OUTPUT:
-		if (!*optarg || check_out_dir(optarg))
-			return usage_error("--output=%s: the folder does not exist or is not writable",
-					   optarg);
-		c->out_path = optarg;
-		break;
+		return check_out_path("--output", optarg, &c->out_path);
 	default:
 		return parse_fio(c, opt);
 	}

@@ -143,6 +143,8 @@ refuse "--verify=md5" --filename="$n" --verify=md5 --size=1M
 refuse "--readonly: this run writes" --filename="$n" --readonly --rw=randrw --size=1M
 refuse "--fixedbufs=0" --filename="$n" --fixedbufs=0 --size=1M
 refuse "--ioengine=nbd: not supported" --filename="$n" --ioengine=nbd --size=1M
+refuse "--output=$work: a folder" --filename="$n" --output="$work" --size=1M
+refuse "--output=$work/no/r.txt: the folder" --filename="$n" --output="$work/no/r.txt" --size=1M
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
 refuse "--filename=$n::$f: an empty name" --filename="$n::$f" --size=1M
 refuse "--filename given twice" --filename="$n" --filename="$f" --size=1M

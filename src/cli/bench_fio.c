@@ -118,6 +118,22 @@ static void engine_note(struct bench_cli *c, unsigned iodepth_asked)
 		 f->ioengine, array ? "the array's reactors (liburaid)" : "io_uring", depth);
 }
 
+/* The largest block any cell of the plan uses (0: a trace's, not known here). */
+static uint32_t largest_block(const struct bench_runplan *p)
+{
+	uint32_t max = 0;
+
+	if (p->wl.trace)
+		return 0;
+	for (unsigned i = 0; i < p->wl.nlines; i++)
+		if (p->wl.line[i].bytes > max)
+			max = p->wl.line[i].bytes;
+	for (unsigned i = 0; p->axes.matrix && i < BENCH_MATRIX_NBS; i++)
+		if (bench_matrix_bs[i] > max)
+			max = bench_matrix_bs[i];
+	return max;
+}
+
 int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_t errlen)
 {
 	struct bench_fio *f = &c->fio;
@@ -136,11 +152,16 @@ int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_
 				  "drives=, or --level creating the array)");
 	/* fio's size is the total of the job's files; uraid's --size is each raw target's */
 	if (f->nfiles > 1 && c->plan.tg.kind == BENCH_RAW && c->plan.wl.size) {
+		/* in 4 KiB units, the unit a created target is written in */
 		uint64_t each = c->plan.wl.size / f->nfiles;
-		each -= each % 512;
-		if (!each)
-			return uraid_errf(err, errlen, -EINVAL, "--size is shared by the %u "
-					  "--filename targets, as in fio: too small", f->nfiles);
+		uint32_t max_bs = largest_block(&c->plan);
+		each -= each % 4096;
+		if (each < max_bs || !each)
+			return uraid_errf(err, errlen, -EINVAL, "--size (%llu bytes) is shared by "
+					  "the %u --filename targets, as in fio: %llu each (in 4 KiB "
+					  "units) holds no block of %u bytes; give a larger --size",
+					  (unsigned long long)c->plan.wl.size, f->nfiles,
+					  (unsigned long long)each, max_bs);
 		c->plan.wl.size = each;
 	}
 	/* fio runs one job across all its files (--iodepth shared), where uraid's

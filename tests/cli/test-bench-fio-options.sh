@@ -110,6 +110,11 @@ json_check "--size with --time_based: no note" '
 assert err == "", err
 ' --name=t --filename="$f" --size=4M --time_based --runtime=0.2 --output-format=json
 
+# --size's share rounded down to 4 KiB: 10k over two targets is 4k each
+json_check "--size=10k over two targets: 4 KiB each" '
+assert d["target"]["range_bytes"] == 4096, d["target"]
+' --filename="$work/s1.img:$work/s2.img" --size=10k --runtime=0.2 --output-format=json
+
 # --output-format=normal (fio's name) into --output=FILE; stdout stays empty
 if out=$(timeout 60 "$URAID" bench --filename="$f" --output-format=normal --runtime=0.2 \
         --output="$work/res.txt" 2>&1) && [ -z "$out" ] &&
@@ -145,6 +150,8 @@ refuse "--fixedbufs=0" --filename="$n" --fixedbufs=0 --size=1M
 refuse "--ioengine=nbd: not supported" --filename="$n" --ioengine=nbd --size=1M
 refuse "--output=$work: a folder" --filename="$n" --output="$work" --size=1M
 refuse "--output=$work/no/r.txt: the folder" --filename="$n" --output="$work/no/r.txt" --size=1M
+refuse "is shared by the 2 --filename targets" --filename="$n:$work/new2.img" \
+    --size=8k --bs=8k
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
 refuse "--filename=$n::$f: an empty name" --filename="$n::$f" --size=1M
 refuse "--filename given twice" --filename="$n" --filename="$f" --size=1M
@@ -172,5 +179,6 @@ refuse "--rate: not an option" --filename="$n" --rate=1000000 --size=1M --runtim
 refuse "--mem: not an option" --filename="$n" --mem=malloc --size=1M
 refuse "--buf: not an option" --filename="$n" --buf=1 --size=1M
 [ ! -e "$n" ] || bad "a refused run created $n"
+[ ! -e "$work/new2.img" ] || bad "a refused run created $work/new2.img"
 
 if [ $fails -eq 0 ]; then echo "all passed"; else echo "$fails failed"; exit 1; fi

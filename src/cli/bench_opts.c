@@ -734,7 +734,14 @@ static int bad_option(char **argv)
 	const char *arg = argv[optind - 1];
 	bool has_value = strchr(arg, '=') != NULL;
 
-	if (optopt > 0 && optopt < 256 && strncmp(arg, "--", 2)) {
+	/*
+	 * optopt is the short option's letter, or a long option's value: the
+	 * long options whose value is a letter (--level...) say which by the
+	 * word, the last one taken; any other letter is a short option's, found
+	 * inside a cluster ("-xy") that need not be the last word taken.
+	 */
+	bool letter = optopt > 0 && optopt < 256;
+	if (letter && (!strchr("lcph", optopt) || strncmp(arg, "--", 2))) {
 		snprintf(name, sizeof(name), "-%c", optopt);
 		return usage_error(strchr("lcp", optopt) ? "%s: needs a value" :
 				   "%s: not an option of uraid bench", name);

@@ -160,6 +160,9 @@ refuse "--ioengine=sync runs one I/O at a time" --filename="$n" --ioengine=sync 
     --sweep=qd=1,2 --size=1M
 refuse "--array: takes no value" --array=1 --filename="$n" --size=1M
 refuse "--bs: needs a value" --filename="$n" --size=1M --bs
+refuse "-x: not an option" --bs=4k -xy --filename="$n" --size=1M
+refuse "-l: needs a value" --bs=4k --array --filename="$n" --size=1M -l
+refuse "--level: needs a value" --bs=4k --array --filename="$n" --size=1M --level
 refuse "no DEVICE given (or --filename" --name=t --rw=read
 # the engine's note is not printed when the line is refused after all
 refuse "no DEVICE given (or --filename" --name=t --ioengine=libaio --rw=read

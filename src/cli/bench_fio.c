@@ -104,7 +104,7 @@ static void engine_note(struct bench_cli *c, unsigned iodepth_asked)
 {
 	struct bench_fio *f = &c->fio;
 	bool array = c->plan.tg.kind == BENCH_ARRAY;
-	char depth[96] = "";
+	char depth[128] = "";
 
 	if (!f->ioengine || (!array && !strcmp(f->ioengine, "io_uring")))
 		return;
@@ -112,6 +112,10 @@ static void engine_note(struct bench_cli *c, unsigned iodepth_asked)
 		snprintf(depth, sizeof(depth), ", one I/O outstanding per worker as with %s%s",
 			 f->ioengine, iodepth_asked > 1 ? " (--iodepth has no effect, as in fio)"
 			 : "");
+	else if (!strcmp(f->ioengine, "libaio") && (c->plan.tg.flags & BENCH_BUFFERED))
+		/* the kernel's aio queues only O_DIRECT I/O: fio's libaio would wait on each */
+		snprintf(depth, sizeof(depth), ", at the same queue depth (fio's libaio "
+			 "with --direct=0 would be near-synchronous)");
 	else
 		snprintf(depth, sizeof(depth), ", at the same queue depth");
 	add_note(f, "uraid bench: note: --ioengine=%s: the I/O goes through %s%s\n",

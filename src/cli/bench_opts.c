@@ -66,7 +66,8 @@ static void bench_usage(FILE *f)
 		"                          I/O's scheduled start (no coordinated omission)\n"
 		"      --seed=N            seed of offsets, mix and data (default 1; fio's\n"
 		"                          --randseed)\n"
-		"      --direct=0|1        0: page-cache I/O (default 1: O_DIRECT)\n"
+		"      --direct=0|1        0: page-cache I/O (default 1: O_DIRECT; fio's default\n"
+		"                          is 0)\n"
 		"      --verify[=crc32c]   stamp every written block with a header (offset,\n"
 		"                          sequence number, seed) and its crc32c, check every block\n"
 		"                          read, and read back what was written at the end; a\n"
@@ -131,6 +132,7 @@ static void bench_usage(FILE *f)
 		"      --time_based, --group_reporting, --thread, --norandommap, --randrepeat=1,\n"
 		"      --random_distribution=random  what uraid bench does anyway: accepted\n"
 		"      --fixedbufs, --registerfiles  (io_uring's) also what uraid bench does\n"
+		"                          (raw targets, when the kernel allows)\n"
 		"      --randrepeat=0      a seed from the clock unless --seed (the output has it)\n"
 		"      --readonly          refuse a run that writes (the workload, --sweep=matrix\n"
 		"                          or drives=, --level), before anything runs\n"
@@ -499,7 +501,8 @@ static int parse_fio(struct bench_cli *c, int opt)
 	case OPT_FIXEDBUFS:
 		if (yes != 1)
 			return usage_error("%s", "--fixedbufs=0, --registerfiles=0: uraid bench "
-					   "always registers its buffers and targets with the ring");
+					   "registers its buffers and raw targets with the ring "
+					   "when the kernel allows");
 		break;
 	case OPT_RANDOM_DIST:
 		if (strcmp(optarg, "random"))
@@ -616,9 +619,9 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		c->fio.seed_given = true;
 		break;
 	case OPT_DIRECT:
-		if (strcmp(optarg, "0") && strcmp(optarg, "1"))
+		if (bench_fio_bool(optarg) < 0)   /* fio's spellings: 1, true, on... */
 			return usage_error("--direct=%s: 0 or 1", optarg);
-		if (!strcmp(optarg, "0"))
+		if (!bench_fio_bool(optarg))
 			c->plan.tg.flags |= BENCH_BUFFERED;
 		else
 			c->plan.tg.flags &= ~BENCH_BUFFERED;
@@ -835,6 +838,10 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 			 c->plan.wl.line[0].random_pct);
 	if ((rc = check_combinations(c)))
 		return rc;
+	/* "uraid bench fio --name=..." (the fio command pasted whole): fio is no target */
+	if (optind < argc && !strcmp(argv[optind], "fio") && access("fio", F_OK))
+		return usage_error("%s", "'fio' is not a target: drop the word fio and give fio's "
+				   "options after 'uraid bench'");
 	char err[240];
 	if (bench_fio_finish(c, (unsigned)(argc - optind), err, sizeof(err)))
 		return usage_error("%s", err);

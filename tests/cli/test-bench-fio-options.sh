@@ -61,6 +61,15 @@ assert w["iodepth"] == 4
     --group_reporting=1 --thread --norandommap --randrepeat=1 --fixedbufs --registerfiles \
     --readonly --runtime=0.3 --output-format=json
 
+# --direct takes fio's booleans; libaio without O_DIRECT: fio's would hardly queue
+json_check "--ioengine=libaio --direct=false: the note says near-synchronous" '
+lines = err.splitlines()
+assert len(lines) == 1 and "libaio" in lines[0] and "synchronous" in lines[0], err
+' --filename="$f" --ioengine=libaio --direct=false --iodepth=4 --runtime=0.2 --output-format=json
+json_check "--direct=true, --direct=on" '
+assert err == "", err
+' --filename="$f" --direct=true --direct=on --runtime=0.2 --output-format=json
+
 # a synchronous engine keeps one I/O in flight, as in fio
 json_check "--ioengine=psync: QD 1 and a note" '
 assert w["iodepth"] == 1 and d["iodepth"] == 1, (w["iodepth"], d["iodepth"])
@@ -152,6 +161,8 @@ refuse "--output=$work: a folder" --filename="$n" --output="$work" --size=1M
 refuse "--output=$work/no/r.txt: the folder" --filename="$n" --output="$work/no/r.txt" --size=1M
 refuse "is shared by the 2 --filename targets" --filename="$n:$work/new2.img" \
     --size=8k --bs=8k
+refuse "drop the word fio" fio --name=t --filename="$n" --size=1M
+refuse "--direct=2: 0 or 1" --filename="$n" --direct=2 --size=1M
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
 refuse "--filename=$n::$f: an empty name" --filename="$n::$f" --size=1M
 refuse "--filename given twice" --filename="$n" --filename="$f" --size=1M

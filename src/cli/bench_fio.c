@@ -62,8 +62,8 @@ int bench_fio_filename(struct bench_fio *f, const char *arg, char *err, size_t e
 			return uraid_errf(err, errlen, -EINVAL, "--filename=%s: an empty name in "
 					  "the list", arg);
 		if (f->nfiles == BENCH_MAX_TARGETS)
-			return uraid_errf(err, errlen, -EINVAL, "--filename=%s: at most %d "
-					  "targets", arg, BENCH_MAX_TARGETS);
+			return uraid_errf(err, errlen, -EINVAL, "--filename: at most %d "
+					  "targets in the list", BENCH_MAX_TARGETS);
 		f->files[f->nfiles++] = start;
 		start = out;
 		if (!*in)

@@ -91,6 +91,17 @@ json_check "--randrepeat=0: a seed from the clock" '
 assert w["seed"] != 1, w["seed"]
 ' --filename="$f" --randrepeat=0 --runtime=0.2 --output-format=json
 
+# --randrepeat=0 with --seed: the seed given, not the clock's
+json_check "--randrepeat=0 --seed=42 keeps the seed" '
+assert w["seed"] == 42, w["seed"]
+' --filename="$f" --randrepeat=0 --seed=42 --runtime=0.2 --output-format=json
+
+# a backslash not before a colon is part of the name (fio's rule)
+json_check "--filename: a backslash before no colon stays" '
+base = sys.argv[1].rsplit("/", 1)[0]
+assert d["paths"] == [base + "/b\\s.img"], d["paths"]
+' --filename="$work/b\\s.img" --size=1M --runtime=0.2 --output-format=json
+
 # a list of two new files, one with an escaped colon in its name: both created,
 # --size shared between them as fio does (2M in all: 1M each)
 json_check "--filename list with \\: and a shared --size" '
@@ -165,6 +176,11 @@ refuse "drop the word fio" fio --name=t --filename="$n" --size=1M
 refuse "--direct=2: 0 or 1" --filename="$n" --direct=2 --size=1M
 refuse "--output-format=terse" --filename="$n" --output-format=terse --size=1M
 refuse "--filename=$n::$f: an empty name" --filename="$n::$f" --size=1M
+refuse "an empty name" --filename="$n:" --size=1M
+refuse "an empty name" --filename=":$n" --size=1M
+many=$(for i in $(seq 0 64); do printf '%s/t%d.img:' "$work" "$i"; done)
+refuse "at most 64 targets" --filename="${many%:}" --size=1M
+[ ! -e "$work/t0.img" ] || bad "a refused run created $work/t0.img"
 refuse "--filename given twice" --filename="$n" --filename="$f" --size=1M
 refuse "DEVICE arguments or as --filename, not both" --filename="$n" --size=1M "$f"
 refuse "--ioengine=sync runs one I/O at a time" --filename="$n" --ioengine=sync \

@@ -80,9 +80,15 @@ int bench_fio_engine(struct bench_fio *f, const char *arg, char *err, size_t err
 		f->sync_engine = fio_engines[i].sync;
 		return 0;
 	}
+	/* the list from the table, so that an engine added there is named here */
+	char names[160] = "";
+	size_t n = sizeof(fio_engines) / sizeof(fio_engines[0]), used = 0;
+	for (size_t i = 0; i < n && used < sizeof(names); i++)
+		used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s",
+					 i == 0 ? "" : i + 1 == n ? " and " : ", ",
+					 fio_engines[i].name);
 	return uraid_errf(err, errlen, -EINVAL, "--ioengine=%s: not supported (uraid bench "
-			  "drives files and block devices; it takes io_uring, libaio, posixaio, "
-			  "sync, psync, vsync, pvsync and pvsync2)", arg);
+			  "drives files and block devices; it takes %s)", arg, names);
 }
 
 /* One note line added to f->notes (what does not fit is left out). */

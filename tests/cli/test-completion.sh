@@ -74,6 +74,10 @@ comp "$work/spare.img" uraid serve --socket "$work/s"
 comp "$work/dir" uraid serve --tls-certificates = "$work/"
 comp "$work/m1.img" uraid bench --filename = "$work/m0.img" : "$work/m1"
 comp "$work/m0.img $work/m1.img" uraid examine --json "$work/m"
+# bench's listed values
+comp "libaio" uraid bench --ioengine = li
+comp "json" uraid bench --output-format = j
+comp "randread randrw randwrite" uraid bench --rw = ran
 # an option whose value is optional (--buffered[=0|1]) takes no separate value word
 comp "--buffer_pattern= --buffered" uraid bench --buffe
 comp "$work/m0.img $work/m1.img" uraid bench --buffered "$work/m"

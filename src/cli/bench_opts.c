@@ -421,7 +421,7 @@ static int check_out_dir(const char *path)
 /* An output file's path (OPTION=PATH), checked before the run; *path = PATH. */
 static int check_out_path(const char *option, const char *arg, const char **path)
 {
-	char msg[160];
+	char msg[512];
 	struct stat st;
 
 	if (!*arg || check_out_dir(arg))

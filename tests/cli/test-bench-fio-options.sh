@@ -203,6 +203,19 @@ for m in "$m1" "$m2"; do
     if cmp -s -n 8388608 "$m" /dev/zero; then ok "$(basename "$m"): no superblock written"
     else bad "$m was written by a refused --readonly run"; fi
 done
+# ... while reading an existing array under --readonly leaves its members as they were
+if "$URAID" create --level=1 --raid-devices=2 --name=ro --run "$m1" "$m2" >/dev/null; then
+    sum1=$(md5sum "$m1" "$m2")
+    if timeout 60 "$URAID" bench --readonly --array --rw=randread --runtime=0.2 "$m1" "$m2" \
+        >/dev/null 2>"$work/err"; then
+        if [ "$(md5sum "$m1" "$m2")" = "$sum1" ]; then ok "--readonly --array: members unchanged"
+        else bad "--readonly --array changed the members"; fi
+    else
+        bad "--readonly --array on an existing array: $(cat "$work/err")"
+    fi
+else
+    bad "uraid create on $m1 $m2"
+fi
 refuse "--readonly: this run writes" --readonly --sweep=matrix --filename="$n" --size=1M --runtime=0.1
 # getopt's prefix matching would take a fio option for a longer uraid one
 refuse "--rate: not an option" --filename="$n" --rate=1000000 --size=1M --runtime=0.2

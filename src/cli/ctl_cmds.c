@@ -18,6 +18,8 @@
 #include <uraid/engine.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
+#include "cli/status_watch.h"
 #include "cli/util.h"
 #include "ctl/ctl.h"
 
@@ -238,15 +240,18 @@ static void status_usage(FILE *f)
 int cmd_status(int argc, char **argv)
 {
 	struct ctl_args ca;
+	struct status_watch_opts wo;
 	char ctl[CTL_MAX_LINE];
-	int rc = parse(argc, argv, "jc", status_usage, &ca);
-	if (rc >= 0)
+	int rc = status_watch_opts(&argc, argv, &wo);
+	if (rc >= 0 || (rc = parse(argc, argv, "jc", status_usage, &ca)) >= 0)
 		return rc;
 	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
 	if (argc - ca.first > 1) {
 		status_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (wo.interval_ms)
+		return status_watch(&wo, target, ca.json, resolve_target);
 	if (!target && ca.json) {
 		unsigned n = 0;
 		if (each_served("status", list_one_json, &n) < 0)
@@ -462,7 +467,9 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 	int kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK : !strcmp(cmd, "repair")
 		   ? URAID_SYNC_REPAIR : URAID_SYNC_REPLACE;
 	unsigned long long job = 0;
+	struct progress pg;
 
+	progress_begin(&pg, stderr);
 	for (unsigned idle = 0;; idle++) {
 		struct sync_line sl;
 		char msg[256];
@@ -470,6 +477,7 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			job = find_job(ctl, kind, after);
 		int rc = sync_status(ctl, job, &sl, msg, sizeof(msg));
 		if (rc) {
+			progress_end(&pg);
 			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd, msg);
 			return CLI_EXIT_FAIL;
 		}
@@ -478,11 +486,13 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			idle = 0;       /* counts the time nothing runs */
 		if (!sl.running && (replace ? sl.kind != URAID_SYNC_REPLACE : !job)) {
 			if (idle > 100) {
+				progress_end(&pg);
 				fprintf(stderr, "uraid %s: the %s has not started; see the "
 					"server's log\n", cmd, replace ? "copy" : cmd);
 				return CLI_EXIT_FAIL;
 			}
 		} else if (!sl.running) {
+			progress_end(&pg);
 			const char *how = sl.result == 0 ? "completed" : sl.result == -ECANCELED
 				? "stopped" : "failed";
 			if (!replace)
@@ -494,6 +504,8 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			return sl.result != 0 || (kind == URAID_SYNC_CHECK && sl.mism)
 			       ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 		}
+		progress_show(&pg, &(struct progress_sample){ sl.running, sl.kind, sl.job, sl.done,
+							      sl.total, sl.of_array });
 		struct timespec ts = { 0, 200 * 1000000L };
 		nanosleep(&ts, NULL);
 	}

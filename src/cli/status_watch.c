@@ -417,7 +417,7 @@ int status_watch(const struct status_watch_opts *wo, const char *target, bool js
 	char ctl[CTL_MAX_LINE];
 	const char *term = getenv("TERM");
 	struct watch w = { .o = wo, .tty = isatty(STDOUT_FILENO) && !(term && !strcmp(term, "dumb")) };
-	sigset_t mask, old;
+	sigset_t mask;
 	int rc;
 
 	if (json)
@@ -433,11 +433,11 @@ int status_watch(const struct status_watch_opts *wo, const char *target, bool js
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sig_fd < 0) {
 		fprintf(stderr, "uraid status: signalfd: %s\n", strerror(errno));
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sigprocmask(SIG_UNBLOCK, &mask, NULL);
 		return CLI_EXIT_FAIL;
 	}
 	if (w.tty)
@@ -448,7 +448,9 @@ int status_watch(const struct status_watch_opts *wo, const char *target, bool js
 		fflush(stdout);
 	}
 	close(sig_fd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* the signals stay blocked: the command ends now, and a second one
+	   (timeout(1) signals the command and then its whole group) must not
+	   kill it after the view has ended and chosen its exit status */
 	drop_snaps(w.prev, w.nprev);
 	drop_snaps(w.cur, w.ncur);
 	free(w.prev);

@@ -1,0 +1,146 @@
+#!/bin/bash
+# uraid status --watch: on a terminal (script(1) gives one) the view redraws
+# in place (cursor home, lines cleared, the rest of the screen cleared, the
+# cursor hidden and shown again), and while fio writes through NBD every
+# member shows writes per second above 0; not on a terminal it writes plain
+# blocks without escape codes, one per refresh; --count stops it; SIGINT
+# ends it with status 0 and the cursor back; a watched array that stops
+# ends it with one line and status 1; without ARRAY it shows every served
+# array. check --wait on a terminal draws a progress line (percent, rate,
+# ETA) redrawn with \r, and still exits with the check's result (1 with
+# mismatches, 0 after a repair); not on a terminal it prints the result only.
+# The seed of the junk is fixed and printed.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need script fio python3 timeout
+work_dir watch
+SEED=${SEED:-20261202}
+echo "seed $SEED, work in $work"
+export TERM=xterm               # script's terminal: any that knows ANSI
+# on_tty LOG COMMAND...: run COMMAND with a terminal as its stdout and
+# stderr, what it wrote in LOG; its exit status
+on_tty() {
+    local log=$1; shift
+    script -qec "$(printf '%q ' "$@")" /dev/null >"$log" 2>&1 </dev/null
+}
+
+# a RAID 5 of three 16 MiB members assembled as if clean, one MiB of random
+# data written into one member at 12 MiB (fio writes the array's first 4 MiB
+# only, member bytes below 4 MiB): a check finds mismatches
+m=()
+for i in 0 1 2; do
+    truncate -s 16M "$work/w.$i"
+    m+=("$work/w.$i")
+done
+"$URAID" create --level=5 --raid-devices=3 --chunk=64 --assume-clean --name=w "${m[@]}" >/dev/null
+randfile "$SEED" $((1 << 20)) "$work/junk"
+dd if="$work/junk" of="$work/w.0" bs=1M seek=12 conv=notrunc status=none
+serve_bg "$work" w "${m[@]}" || exit 1
+
+# ---- the view on a terminal while fio writes ----
+(cd "$work" && exec fio --name=w --ioengine=nbd --uri="nbd+unix:///?socket=$work/w.sock" \
+    --rw=randwrite --bs=4k --size=4M --rate_iops=300 --time_based --runtime=30 \
+    --randseed="$SEED" --output=/dev/null >/dev/null 2>&1) &
+fpid=$!
+for _ in $(seq 100); do
+    "$URAID" status --json w | grep -q '"connections": 1,' && break
+    sleep 0.1
+done
+on_tty "$work/tty.log" "$URAID" status w --watch=1 --count=3; rc=$?
+check "on a terminal: exit 0 after --count=3" test $rc -eq 0
+check "on a terminal: cursor home, lines cleared, rest cleared, cursor hidden then shown" \
+    python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read()
+assert t.startswith(b"\x1b[?25l") and t.rstrip().endswith(b"\x1b[?25h"), t[:20] + t[-20:]
+assert t.count(b"\x1b[H") == 3 and t.count(b"\x1b[J") == 3, (t.count(b"\x1b[H"), t.count(b"\x1b[J"))
+assert b"\x1b[K" in t' "$work/tty.log"
+# the member lines of the 2nd and 3rd views: w/s above 0 on every member
+check "on a terminal: every member writes (w/s > 0) in views 2 and 3" python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+views = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", v) for v in t.split("\x1b[H")[1:]]
+assert len(views) == 3, len(views)
+for n, v in enumerate(views[1:], 2):
+    rows = re.findall(r"^ +(\d) +in-sync +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +\S+", v, re.M)
+    print("view", n, rows)
+    assert len(rows) == 3 and all(float(r[2]) > 0 and float(r[4]) > 0 for r in rows), v
+first = views[0]
+assert re.search(r"^ +0 +in-sync +- +- +- +-", first, re.M), first   # no rate yet
+assert "connections 1 of" in views[2], views[2]' "$work/tty.log"
+
+# ---- not a terminal: plain blocks ----
+"$URAID" status --watch=0.5 --count=2 w >"$work/plain.log"; rc=$?
+check "not a terminal: exit 0, no escape codes" bash -c "[ $rc -eq 0 ] && ! grep -q \$'\\033' '$work/plain.log'"
+check "not a terminal: one block per refresh" \
+    test "$(grep -c '^uraid status: every 0.5 s, .* ([12] of 2)$' "$work/plain.log")" -eq 2
+check "not a terminal: members write in the second block" python3 -c '
+import re, sys
+t = open(sys.argv[1]).read().split("uraid status: every")[2]
+rows = re.findall(r"^ +\d +in-sync +[\d.]+ +([\d.]+) ", t, re.M)
+assert len(rows) == 3 and all(float(r) > 0 for r in rows), t' "$work/plain.log"
+kill $fpid 2>/dev/null; wait $fpid 2>/dev/null
+
+# ---- SIGINT ends it with status 0, the cursor shown again ----
+on_tty "$work/int.log" timeout --preserve-status -s INT 1.5 "$URAID" status --watch=0.5 w; rc=$?
+check "SIGINT: exit 0 ($rc), the cursor shown again" \
+    bash -c "[ $rc -eq 0 ] && tail -c 20 '$work/int.log' | grep -q \$'\\033\\[?25h'"
+
+# ---- check --wait: progress on a terminal, the check's result as exit status ----
+"$URAID" speed --max=6000 w >/dev/null      # a few seconds, to see the line move
+on_tty "$work/check.log" "$URAID" check --wait w; rc=$?
+tail -c 300 "$work/check.log" | cat -v; echo
+check "check --wait on a terminal: exit 1 (the MiB of junk: mismatches)" test $rc -eq 1
+check "check --wait on a terminal: a progress line redrawn with \\r, with rate and ETA" \
+    python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+lines = re.findall(r"\r(check +[\d.]+% \(\d+/\d+ MiB per member\)[^\r\x1b]*)\x1b\[K", t)
+assert len(lines) >= 3, lines
+assert any(re.search(r"[\d.]+ MiB/s, ETA \d+:\d\d$", l) for l in lines), lines
+assert re.search(r"\x1b\[Kcheck completed: \d+ of \d+ MiB per member, mismatch_cnt 2048\r", t), t[-200:]' \
+    "$work/check.log"
+"$URAID" speed --max=200000 w >/dev/null
+"$URAID" repair --wait w >"$work/repair.log"; rc=$?
+check "repair --wait, not on a terminal: exit 0, the result only, no escape codes" \
+    bash -c "[ $rc -eq 0 ] && ! grep -q \$'\\033' '$work/repair.log' && ! grep -q \$'\\r' '$work/repair.log' &&
+             [ \$(wc -l <'$work/repair.log') -eq 2 ]"
+on_tty "$work/check2.log" "$URAID" check --wait w; rc=$?
+check "check --wait on a terminal after the repair: exit 0" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'mismatch_cnt 0' '$work/check2.log'"
+
+# ---- without ARRAY: every served array ----
+for i in 0 1; do truncate -s 16M "$work/v.$i"; done
+"$URAID" create --level=1 --raid-devices=2 --name=v "$work/v.0" "$work/v.1" >/dev/null
+spid_w=$spid
+serve_bg "$work" v "$work/v.0" "$work/v.1" || exit 1
+spid_v=$spid
+"$URAID" status --watch=0.3 --count=2 >"$work/all.log"; rc=$?
+check "without ARRAY: both arrays in each block" \
+    bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^v  raid1 ' '$work/all.log') -eq 2 ] &&
+             [ \$(grep -c '^w  raid5 ' '$work/all.log') -eq 2 ]"
+spid=$spid_v
+stop_served v >/dev/null
+spid=$spid_w
+
+# ---- the watched array stops: one line, status 1, the terminal restored ----
+(sleep 1.5; "$URAID" stop w >/dev/null) &
+on_tty "$work/gone.log" "$URAID" status --watch=0.5 w; rc=$?
+wait "$spid"; spid=
+tail -c 300 "$work/gone.log" | cat -v
+check "the array stops: exit 1, one line saying so, the cursor shown again" \
+    bash -c "[ $rc -eq 1 ] && grep -c \"uraid status: 'w' is no longer served\" '$work/gone.log' |
+             grep -qx 1 && grep -q \$'\\033\\[?25h' '$work/gone.log'"
+
+# ---- refusals ----
+for bad in "--watch=0" "--watch=abc" "--count=2" "--watch --count=0" "--watch --json"; do
+    # shellcheck disable=SC2086
+    out=$("$URAID" status $bad 2>&1); rc=$?
+    check "refused: status $bad (exit 2, one line)" \
+        bash -c "[ $rc -eq 2 ] && [ \$(wc -l <<<\"\$0\") -eq 1 ] && grep -q '^uraid status: ' <<<\"\$0\"" "$out"
+done
+
+echo "$fails failed"
+[ $fails -eq 0 ]

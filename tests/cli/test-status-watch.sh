@@ -8,7 +8,8 @@
 # ends it with one line and status 1; without ARRAY it shows every served
 # array. check --wait on a terminal draws a progress line (percent, rate,
 # ETA) redrawn with \r, and still exits with the check's result (1 with
-# mismatches, 0 after a repair); not on a terminal it prints the result only.
+# mismatches, 0 after a repair); not on a terminal it prints the result only;
+# replace --wait draws the copy's progress.
 # The seed of the junk is fixed and printed.
 set -u
 BUILD=${BUILD:-build}
@@ -121,6 +122,17 @@ spid_v=$spid
 check "without ARRAY: both arrays in each block" \
     bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^v  raid1 ' '$work/all.log') -eq 2 ] &&
              [ \$(grep -c '^w  raid5 ' '$work/all.log') -eq 2 ]"
+# replace --wait on a terminal: the copy's progress line, then NEW holds the slot
+truncate -s 16M "$work/v.2"
+"$URAID" speed --max=6000 v >/dev/null
+on_tty "$work/replace.log" "$URAID" replace --wait "$work/v.0" "$work/v.2"; rc=$?
+tail -c 200 "$work/replace.log" | cat -v; echo
+check "replace --wait on a terminal: exit 0, a progress line, then the result" python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+assert sys.argv[2] == "0", sys.argv[2]
+assert len(re.findall(r"\rreplace +[\d.]+% \(\d+/\d+ MiB per member\)", t)) >= 2, t
+assert re.search(r"\x1b\[Kreplace completed: ", t), t[-200:]' "$work/replace.log" "$rc"
 spid=$spid_v
 stop_served v >/dev/null
 spid=$spid_w

@@ -227,14 +227,24 @@ static void status_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid status [--json] [ARRAY]\n"
+		"       uraid status --watch[=SECONDS] [--count=N] [ARRAY]\n"
 		"\n"
 		"Without ARRAY: one line for each array served on this machine. With ARRAY\n"
 		"(an export name, the export socket, or the control socket): its state,\n"
 		"members with their I/O counters, connections, and background work.\n"
 		"\n"
-		"  -j, --json   the state as one JSON object (sizes in bytes); without ARRAY,\n"
-		"               a JSON list of the served arrays, one object each\n"
-		"  -h, --help   this text\n");
+		"  -j, --json         the state as one JSON object (sizes in bytes); without\n"
+		"                     ARRAY, a JSON list of the served arrays, one object each\n"
+		"      --watch[=S]    a live view, refreshed every S seconds (default 2, from\n"
+		"                     0.1): per member reads and writes per second and MiB/s\n"
+		"                     over the last interval (the first view has none yet: -),\n"
+		"                     member states, background work with progress, rate and\n"
+		"                     time left, connections; of ARRAY, or of every served\n"
+		"                     array. On a terminal it redraws in place; otherwise one\n"
+		"                     plain block per refresh. Ends on Ctrl-C (exit 0), or\n"
+		"                     when ARRAY stops being served (one line, exit 1)\n"
+		"      --count=N      with --watch: stop after N views (exit 0)\n"
+		"  -h, --help         this text\n");
 }
 
 int cmd_status(int argc, char **argv)
@@ -401,7 +411,8 @@ static void sync_usage(FILE *f)
 		"--min while they are busy and up to --max when idle (md's speed_limit_min/max;\n"
 		"defaults 1000 and 200000 KiB/s per member). uraid status shows the progress.\n"
 		"\n"
-		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches\n"
+		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches;\n"
+		"                 on a terminal a line shows the progress, rate and time left\n"
 		"  -x, --cancel   stop the running check, repair or resync\n"
 		"  -r, --range=START-END  only the part of the array that holds these bytes\n"
 		"                 (K, M, G, T suffixes; END left out: to the end), widened to\n"
@@ -664,7 +675,8 @@ static void replace_usage(FILE *f)
 		"restart goes on where the copy stopped (recovery_offset), in uraid or md.\n"
 		"The array is found from OLD unless --control names it.\n"
 		"\n"
-		"  -w, --wait           wait until NEW holds the slot\n"
+		"  -w, --wait           wait until NEW holds the slot (on a terminal a line\n"
+		"                       shows the copy's progress, rate and time left)\n"
 		"  -f, --force          overwrite an md superblock on NEW\n"
 		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
 		"  -h, --help           this text\n");

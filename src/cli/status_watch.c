@@ -65,6 +65,14 @@ int status_watch_opts(int *argc, char **argv, struct status_watch_opts *wo)
 		} else if ((!strcmp(a, "-c") || !strcmp(a, "--control")) && i + 1 < *argc) {
 			argv[out++] = argv[i++];        /* its argument is not an option */
 		} else if (!strcmp(a, "--watch")) {
+			unsigned ms;
+			/* "--watch 5" would watch an array called 5: say how it is meant */
+			if (i + 1 < *argc && !parse_seconds(argv[i + 1], &ms)) {
+				snprintf(msg, sizeof(msg), "--watch %s: give the seconds as "
+					 "--watch=%s (an array named so goes first: uraid status "
+					 "%s --watch)", argv[i + 1], argv[i + 1], argv[i + 1]);
+				return bad(msg);
+			}
 			wo->interval_ms = STATUS_WATCH_DEFAULT_MS;
 			continue;
 		} else if (!strncmp(a, "--watch=", 8)) {

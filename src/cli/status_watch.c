@@ -331,18 +331,32 @@ static void show_tty(const struct watch *w)
 {
 	struct winsize ws = { 0 };
 	unsigned rows = 24, cols = 80;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col > 1) {
 		rows = ws.ws_row;
 		cols = ws.ws_col;
 	}
-	fputs("\033[H", stdout);
+	cols--;         /* a full line leaves the cursor past the edge, where
+			   clearing to the end of the line takes its last character */
 	const char *p = w->text, *end = w->text + w->text_len;
-	for (unsigned row = 0; p < end && row + 1 < rows; row++) {
+	unsigned lines = 0;
+	for (const char *q = p; q < end; q++)
+		lines += *q == '\n';
+	/* the last row stays free: a newline there would scroll the view */
+	unsigned shown = lines < rows ? lines : rows > 2 ? rows - 2 : 1;
+	fputs("\033[H", stdout);
+	for (unsigned row = 0; p < end && row < shown; row++) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		put_cut(p, len, cols);
 		fputs("\033[K\n", stdout);
 		p += len + (nl ? 1 : 0);
+	}
+	if (shown < lines) {
+		char more[96];
+		int n = snprintf(more, sizeof(more), "(%u more lines: a taller terminal shows them)",
+				 lines - shown);
+		put_cut(more, n > 0 ? (size_t)n : 0, cols);
+		fputs("\033[K\n", stdout);
 	}
 	fputs("\033[J", stdout);
 	fflush(stdout);

@@ -149,9 +149,10 @@ static void draw_member(FILE *f, const struct watch_member *m, const struct watc
 		  rate_per_s(pm->writes, m->writes, dt_ns, &wr) &&
 		  rate_per_s(pm->read_bytes, m->read_bytes, dt_ns, &rb) &&
 		  rate_per_s(pm->write_bytes, m->write_bytes, dt_ns, &wb);
-	char slot[16];
+	char slot[16] = "-";
 
-	snprintf(slot, sizeof(slot), m->slot >= 0 ? "%d" : "-", m->slot);
+	if (m->slot >= 0)
+		snprintf(slot, sizeof(slot), "%d", m->slot);
 	fprintf(f, "  %4s  %-10s", slot, m->state);
 	put_rate(f, "%9.1f", ok, r);
 	put_rate(f, "%9.1f", ok, wr);
@@ -177,8 +178,11 @@ static void draw_background(FILE *f, const struct watch_snap *s, const struct wa
 	}
 	/* the interval's own rate while the same job runs; else the server's */
 	bool same_job = p && p->bg.running && !strcmp(p->bg.kind, s->bg.kind);
-	bool known = (same_job && rate_per_s(p->bg.done, s->bg.done, s->t_ns - p->t_ns, &rate)) ||
-		     (s->bg.server_rate && (rate = (double)s->bg.server_rate, true));
+	bool known = same_job && rate_per_s(p->bg.done, s->bg.done, s->t_ns - p->t_ns, &rate);
+	if (!known && s->bg.server_rate) {
+		rate = (double)s->bg.server_rate;
+		known = true;
+	}
 	unsigned fill = (unsigned)(pct / 5);
 	for (unsigned i = 0; i < 20; i++)
 		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';

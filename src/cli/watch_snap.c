@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_read.h"
+#include "common/json_read.h"
 #include "cli/watch_snap.h"
 #include "common/clock.h"
 

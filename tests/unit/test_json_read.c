@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_json_read: the JSON reader of `uraid status --watch` (cli/json_read.h),
+ * test_json_read: the JSON reader of `uraid status --watch` (common/json_read.h),
  * which reads what another process sends: well-formed documents are read
  * back value by value, and malformed, hostile or oversized ones are refused
- * with the reason, never read past their end. The reader is a CLI file, not
- * part of liburaid, so this program compiles it in.
+ * with the reason, never read past their end.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_read.c"
+#include "common/json_read.h"
 #include "../support/check.h"
 
 static void test_values(void)
@@ -72,6 +71,26 @@ static void test_refusals(void)
 		{ "tru", -EINVAL },
 		{ "{} {}", -EINVAL },
 		{ "{\"a\": 1} x", -EINVAL },
+		/* JSON's number grammar exactly: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+		{ "+1", -EINVAL },
+		{ "007", -EINVAL },
+		{ "-01", -EINVAL },
+		{ ".5", -EINVAL },
+		{ "5.", -EINVAL },
+		{ "5.e3", -EINVAL },
+		{ "1e", -EINVAL },
+		{ "1e+", -EINVAL },
+		{ "--1", -EINVAL },
+		{ "[1-2]", -EINVAL },
+		{ "0x10", -EINVAL },
+		{ "1e999", -EINVAL },       /* not finite: refused */
+		{ "-1e999", -EINVAL },
+		{ "Infinity", -EINVAL },
+		{ "NaN", -EINVAL },
+		/* lone UTF-16 surrogates: not characters */
+		{ "\"\\ud800\"", -EINVAL },
+		{ "\"\\udc00\"", -EINVAL },
+		{ "\"\\ud800\\u0041\"", -EINVAL },
 	};
 	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		struct jr_doc d;
@@ -80,6 +99,39 @@ static void test_refusals(void)
 		CHECK(rc == t[i].rc && err[0], "'%s': %d (%s)", t[i].text, rc, err);
 		jr_free(&d);
 	}
+}
+
+/* A NUL byte is no part of a number (nor of any value) */
+static void test_nul(void)
+{
+	static const char text[] = { '[', '1', '\0', '2', ']' };
+	struct jr_doc d;
+	char err[128] = "";
+
+	CHECK(jr_parse(text, sizeof(text), &d, err, sizeof(err)) == -EINVAL, "NUL in a number: %s",
+	      err);
+	jr_free(&d);
+}
+
+/* Good numbers and a surrogate pair read back */
+static void test_numbers(void)
+{
+	static const struct { const char *text; double v; } t[] = {
+		{ "0", 0 }, { "-0", 0 }, { "10", 10 }, { "-12.5", -12.5 }, { "1e3", 1000 },
+		{ "1E+2", 100 }, { "2.5e-1", 0.25 }, { "0.125", 0.125 },
+	};
+	struct jr_doc d;
+	char err[128] = "";
+
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		CHECK(jr_parse(t[i].text, strlen(t[i].text), &d, err, sizeof(err)) == 0 &&
+		      jr_num(&d, 0, -99) == t[i].v, "'%s': %s", t[i].text, err);
+		jr_free(&d);
+	}
+	const char *pair = "\"\\ud83d\\ude00\"";       /* U+1F600 */
+	CHECK(jr_parse(pair, strlen(pair), &d, err, sizeof(err)) == 0 &&
+	      !strcmp(jr_str(&d, 0, "?"), "\xf0\x9f\x98\x80"), "surrogate pair: %s", err);
+	jr_free(&d);
 }
 
 /* The text's length is what counts, not a NUL: a document cut short is
@@ -124,6 +176,8 @@ int main(void)
 {
 	test_values();
 	test_refusals();
+	test_nul();
+	test_numbers();
 	test_bounds();
 	if (failures)
 		fprintf(stderr, "test_json_read: %d failure(s)\n", failures);

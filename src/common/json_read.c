@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* A small bounded JSON reader (see json_read.h): recursive descent. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/json_read.h"
+#include "common/json_read.h"
 
 struct jr_parser {
 	const char *p, *start, *end;
@@ -68,8 +69,9 @@ static int hex4(const char *p)
 
 /* A string at ps->p (the opening quote) decoded into the doc's strings;
  * each decoded string is no longer than its text, so the buffer, as long as
- * the whole text, always has room. UTF-16 surrogates are kept apart (each as
- * its own 3 bytes): the names read here are ASCII. */
+ * the whole text, always has room. A UTF-16 surrogate pair becomes one
+ * character (4 bytes of UTF-8, for its 12 of text); a lone surrogate is no
+ * character and is refused. */
 static int parse_string(struct jr_parser *ps, const char **out)
 {
 	char *o = ps->d->strings + ps->d->used;
@@ -95,17 +97,33 @@ static int parse_string(struct jr_parser *ps, const char **out)
 		case 'r': *o++ = '\r'; break;
 		case 't': *o++ = '\t'; break;
 		case 'u': {
-			int v = ps->end - ps->p >= 4 ? hex4(ps->p) : -1;
+			long v = ps->end - ps->p >= 4 ? hex4(ps->p) : -1;
 			if (v <= 0)     /* a NUL would cut the string short: refused too */
 				return fail(ps, -EINVAL, "a bad \\u escape");
 			ps->p += 4;
+			if (v >= 0xdc00 && v <= 0xdfff)
+				return fail(ps, -EINVAL, "a lone low surrogate");
+			if (v >= 0xd800 && v <= 0xdbff) {
+				/* a high surrogate: its low half must follow */
+				int lo = ps->end - ps->p >= 6 && ps->p[0] == '\\' && ps->p[1] == 'u'
+					 ? hex4(ps->p + 2) : -1;
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return fail(ps, -EINVAL, "a lone high surrogate");
+				ps->p += 6;
+				v = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+			}
 			if (v < 0x80) {
 				*o++ = (char)v;
 			} else if (v < 0x800) {
 				*o++ = (char)(0xc0 | v >> 6);
 				*o++ = (char)(0x80 | (v & 0x3f));
-			} else {
+			} else if (v < 0x10000) {
 				*o++ = (char)(0xe0 | v >> 12);
+				*o++ = (char)(0x80 | (v >> 6 & 0x3f));
+				*o++ = (char)(0x80 | (v & 0x3f));
+			} else {
+				*o++ = (char)(0xf0 | v >> 18);
+				*o++ = (char)(0x80 | (v >> 12 & 0x3f));
 				*o++ = (char)(0x80 | (v >> 6 & 0x3f));
 				*o++ = (char)(0x80 | (v & 0x3f));
 			}
@@ -124,23 +142,61 @@ static int parse_string(struct jr_parser *ps, const char **out)
 	return 0;
 }
 
+static bool is_digit(const char *p, const char *end)
+{
+	return p < end && *p >= '0' && *p <= '9';
+}
+
+/* The length of the number at p, by JSON's grammar exactly
+ * (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?); 0 when there is none. */
+static size_t number_len(const char *p, const char *end)
+{
+	const char *q = p;
+
+	if (q < end && *q == '-')
+		q++;
+	if (!is_digit(q, end))
+		return 0;
+	if (*q++ != '0')
+		while (is_digit(q, end))
+			q++;
+	if (q < end && *q == '.') {
+		if (!is_digit(++q, end))
+			return 0;
+		while (is_digit(q, end))
+			q++;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-'))
+			q++;
+		if (!is_digit(q, end))
+			return 0;
+		while (is_digit(q, end))
+			q++;
+	}
+	/* "007", "1.2.3": a digit or point right after is no separate value */
+	if (q < end && (is_digit(q, end) || *q == '.' || *q == 'e' || *q == 'E' ||
+			*q == '+' || *q == '-'))
+		return 0;
+	return (size_t)(q - p);
+}
+
 static int parse_number(struct jr_parser *ps, struct jr_node *n)
 {
 	char text[64], *end;
-	size_t len = 0;
+	size_t len = number_len(ps->p, ps->end);
 
-	while (ps->p + len < ps->end && len < sizeof(text) - 1 &&
-	       strchr("0123456789+-.eE", ps->p[len]))
-		len++;
+	if (!len)
+		return fail(ps, -EINVAL, "a bad value");
+	if (len >= sizeof(text))
+		return fail(ps, -EINVAL, "a number too long");
 	memcpy(text, ps->p, len);
 	text[len] = 0;
-	if (!len || (len == 1 && text[0] == '-'))
-		return fail(ps, -EINVAL, "a bad value");
-	errno = 0;
 	n->num = strtod(text, &end);
-	if (*end)
-		return fail(ps, -EINVAL, "a bad number");
-	if (text[0] >= '0' && text[0] <= '9' && !strpbrk(text, ".eE")) {
+	if (*end || !isfinite(n->num))
+		return fail(ps, -EINVAL, "a number out of range");
+	if (text[0] != '-' && !strpbrk(text, ".eE")) {
 		errno = 0;
 		n->u64 = strtoull(text, &end, 10);
 		n->is_u64 = !*end && errno != ERANGE;

@@ -6,8 +6,8 @@
  * depth have limits, and numbers are checked before use (a server is another
  * process, and what it sends is not trusted).
  */
-#ifndef URAID_CLI_JSON_READ_H
-#define URAID_CLI_JSON_READ_H
+#ifndef URAID_COMMON_JSON_READ_H
+#define URAID_COMMON_JSON_READ_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -35,8 +35,20 @@ void progress_show(struct progress *p, const struct progress_sample *s);
 /* Clear the line, before the result or a message is written. */
 void progress_end(struct progress *p);
 
-/* The line's text, without "\r" (for tests): "check  37.5%  (11/30 MiB per
- * member)  9.8 MiB/s, ETA 0:02"; the rate part only when rate_ok. */
+/* Standard output or error (fd) is a terminal that knows escape codes. */
+bool progress_terminal(int fd);
+
+/*
+ * A job's progress as text, the same in `uraid status`, its --watch view and
+ * the --wait line: "check [=======>............]  37.5% 9.8 MiB/s, ETA 0:02
+ * (11/30 MiB per member)" (the bar only with bar; "rate not measured yet"
+ * without rate_ok). Percent, rate and ETA come first: cut to a narrow
+ * terminal, the line loses the counts.
+ */
+void progress_format(char *buf, size_t len, const char *kind, uint64_t done, uint64_t total,
+		     bool of_array, bool bar, bool rate_ok, double rate);
+
+/* The --wait line's text, without "\r" (for tests). */
 void progress_text(char *buf, size_t len, const struct progress_sample *s, bool rate_ok,
 		   double rate);
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "cli/status_watch.h"
 #include "cli/util.h"
 #include "cli/watch_snap.h"
@@ -163,9 +164,7 @@ static void draw_member(FILE *f, const struct watch_member *m, const struct watc
 
 static void draw_background(FILE *f, const struct watch_snap *s, const struct watch_snap *p)
 {
-	const char *of = s->bg.per_member ? "per member" : "of the array";
 	double pct = s->bg.total ? 100.0 * (double)s->bg.done / (double)s->bg.total : 0;
-	char bar[21], eta[32], rate_text[64];
 	double rate = 0;
 
 	if (!s->bg.running) {
@@ -183,19 +182,25 @@ static void draw_background(FILE *f, const struct watch_snap *s, const struct wa
 		rate = (double)s->bg.server_rate;
 		known = true;
 	}
-	unsigned fill = (unsigned)(pct / 5);
-	for (unsigned i = 0; i < 20; i++)
-		bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
-	bar[20] = 0;
-	if (known)
-		snprintf(rate_text, sizeof(rate_text), "%.1f MiB/s, ETA %s", rate / MIB,
-			 rate_eta_text(rate_eta_s(s->bg.done, s->bg.total, rate), eta,
-				       sizeof(eta)));
-	else
-		snprintf(rate_text, sizeof(rate_text), "rate not measured yet");
-	fprintf(f, "  Background: %s [%s] %5.1f%% (%llu/%llu MiB %s) %s\n", s->bg.kind, bar, pct,
-		(unsigned long long)(s->bg.done >> 20), (unsigned long long)(s->bg.total >> 20),
-		of, rate_text);
+	char line[256];
+	progress_format(line, sizeof(line), s->bg.kind, s->bg.done, s->bg.total, !s->bg.per_member,
+			true, known, rate);
+	fprintf(f, "  Background: %s\n", line);
+}
+
+static void draw_slot(FILE *f, const struct watch_snap *s, const struct watch_snap *p, int slot,
+		      uint64_t dt)
+{
+	bool found = false;
+	for (unsigned i = 0; i < s->nmembers; i++) {
+		const struct watch_member *m = &s->members[i];
+		if (m->slot != slot)
+			continue;
+		draw_member(f, m, p ? watch_snap_member(p, m) : NULL, dt);
+		found = true;
+	}
+	if (!found && slot >= 0)
+		fprintf(f, "  %4d  %-10s%9s%9s%9s%9s  -\n", slot, "missing", "-", "-", "-", "-");
 }
 
 static void draw_array(FILE *f, const struct watch_snap *s, const struct watch_snap *p)
@@ -208,40 +213,91 @@ static void draw_array(FILE *f, const struct watch_snap *s, const struct watch_s
 		s->raid_devices >= s->degraded ? s->raid_devices - s->degraded : 0,
 		s->raid_devices, s->connections, s->max_connections,
 		(unsigned long long)s->in_flight);
+	if (s->stale) {
+		char when[16];
+		struct tm tm;
+		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&s->stale_since, &tm));
+		fprintf(f, "  not answering since %s (%s); the facts below are from before\n", when,
+			s->stale_reason);
+	}
 	draw_background(f, s, p);
 	fprintf(f, "  %4s  %-10s%9s%9s%9s%9s  %s\n", "Slot", "State", "r/s", "w/s", "rMiB/s",
 		"wMiB/s", "Device");
+	/* as `uraid status`: the slots in order (an empty one as missing), then spares */
+	for (unsigned slot = 0; slot < s->raid_devices && slot < 4096; slot++)
+		draw_slot(f, s, p, (int)slot, dt);
 	for (unsigned i = 0; i < s->nmembers; i++)
-		draw_member(f, &s->members[i], p ? watch_snap_member(p, s->members[i].path) : NULL,
-			    dt);
+		if (s->members[i].slot < 0 || (unsigned)s->members[i].slot >= s->raid_devices)
+			draw_member(f, &s->members[i], p ? watch_snap_member(p, &s->members[i]) : NULL,
+				    dt);
 }
 
 /* ---- polling ---- */
 
-static int add_snap(struct watch *w, const char *ctl, char *msg, size_t msglen)
+/* Room for one more poll in w->cur: its slot, or NULL (out of memory). */
+static struct watch_snap *next_snap(struct watch *w)
 {
 	if (w->ncur == w->capcur) {
 		unsigned cap = w->capcur ? w->capcur * 2 : 4;
 		struct watch_snap *n = realloc(w->cur, cap * sizeof(*n));
-		if (!n) {
-			snprintf(msg, msglen, "out of memory");
-			return -ENOMEM;
-		}
+		if (!n)
+			return NULL;
 		w->cur = n;
 		w->capcur = cap;
 	}
-	int rc = watch_snap_poll(ctl, &w->cur[w->ncur], msg, msglen);
-	if (rc == 0)
+	return &w->cur[w->ncur];
+}
+
+/* The server is not there any more (its socket gone or refusing), as
+ * against there but not answering in time (a timeout, a bad answer). */
+static bool gone(int rc)
+{
+	return rc == -ENOENT || rc == -ECONNREFUSED;
+}
+
+/*
+ * Poll ctl into w->cur. One that does not answer is carried forward from
+ * the poll before, marked stale with the reason (a new one: its name only).
+ * Returns the poll's code (0; > 0 the server's error; -errno).
+ */
+static int add_snap(struct watch *w, const char *ctl, char *msg, size_t msglen)
+{
+	struct watch_snap *s = next_snap(w);
+	if (!s) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	int rc = watch_snap_poll(ctl, s, msg, msglen);
+	if (rc == 0) {
 		w->ncur++;
-	else
-		watch_snap_free(&w->cur[w->ncur]);
+		return 0;
+	}
+	watch_snap_free(s);
+	if (gone(rc) || (rc > 0 && !strcmp(msg, CTL_BUSY)))
+		return rc;
+	const struct watch_snap *p = find_prev(w, ctl);
+	if (p ? watch_snap_copy(s, p) : 0)
+		return rc;
+	if (!p) {
+		memset(s, 0, sizeof(*s));
+		snprintf(s->ctl, sizeof(s->ctl), "%s", ctl);
+		snprintf(s->export_name, sizeof(s->export_name), "%s", ctl);
+		snprintf(s->level, sizeof(s->level), "?");
+		snprintf(s->state, sizeof(s->state), "?");
+		snprintf(s->bg.kind, sizeof(s->bg.kind), "none");
+	}
+	if (!s->stale)
+		s->stale_since = time(NULL);
+	s->stale = true;
+	snprintf(s->stale_reason, sizeof(s->stale_reason), "%s", msg);
+	w->ncur++;
 	return rc;
 }
 
 static int poll_one(const char *ctl, void *arg)
 {
 	char msg[256];
-	/* one that does not answer now (busy, gone since) is left out of this view */
+	/* one that does not answer now is shown as such (add_snap) */
 	add_snap(arg, ctl, msg, sizeof(msg));
 	return 0;
 }
@@ -263,7 +319,8 @@ static void drop_snaps(struct watch_snap *s, unsigned n)
 #define WATCH_SKIP (-1)
 
 /* The polls of this interval into w->cur: 0, WATCH_SKIP, or an exit status
- * (the one array watched is gone: reported). */
+ * (the one array watched is gone, or did not answer the first time:
+ * reported). */
 static int poll_all(struct watch *w)
 {
 	char msg[512];
@@ -274,10 +331,10 @@ static int poll_all(struct watch *w)
 		int rc = add_snap(w, w->ctl, msg, sizeof(msg));
 		if (rc > 0 && !strcmp(msg, CTL_BUSY))
 			return WATCH_SKIP;      /* the last view stays up */
-		if (rc) {
+		if (rc && (gone(rc) || !w->nprev)) {
 			const char *name = w->nprev ? w->prev[0].export_name : w->ctl;
 			fprintf(stderr, "uraid status: '%s' is %s: %s\n", name,
-				w->nprev ? "no longer served" : "not answering", msg);
+				w->nprev && gone(rc) ? "no longer served" : "not answering", msg);
 			return CLI_EXIT_FAIL;
 		}
 		return 0;
@@ -292,15 +349,19 @@ static int poll_all(struct watch *w)
 
 /* ---- drawing on the terminal or as plain lines ---- */
 
-static void build_frame(struct watch *w)
+/* The frame's text into w->text: false when there is no memory for it. */
+static bool build_frame(struct watch *w)
 {
+	free(w->text);
+	w->text = NULL;
+	w->text_len = 0;
 	FILE *f = open_memstream(&w->text, &w->text_len);
 	char when[64];
 	time_t now = time(NULL);
 	struct tm tm;
 
 	if (!f)
-		return;
+		return false;
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
 	fprintf(f, "uraid status: every %.1f s, %s", w->o->interval_ms / 1000.0, when);
 	if (w->o->count)
@@ -312,7 +373,7 @@ static void build_frame(struct watch *w)
 		fprintf(f, "\n");
 		draw_array(f, &w->cur[i], find_prev(w, w->cur[i].ctl));
 	}
-	fclose(f);
+	return fclose(f) == 0 && w->text;
 }
 
 /* Write one line of at most cols columns (cut at a character's start). */
@@ -366,18 +427,19 @@ static void show_tty(const struct watch *w)
 	fflush(stdout);
 }
 
+/* Draw this poll's view; the text stays in w->text for a redraw (a
+ * resized terminal, a continued job). */
 static void show(struct watch *w)
 {
-	build_frame(w);
-	if (w->tty) {
+	if (!build_frame(w)) {
+		fprintf(stderr, "uraid status: out of memory for the view\n");
+	} else if (w->tty) {
 		show_tty(w);
-	} else if (w->text) {
+	} else {
 		fwrite(w->text, 1, w->text_len, stdout);
 		fputs("\n", stdout);
 		fflush(stdout);
 	}
-	free(w->text);
-	w->text = NULL;
 	w->frames++;
 }
 
@@ -398,8 +460,59 @@ static void swap_polls(struct watch *w)
 	w->capcur = tcap;
 }
 
-/* Wait until deadline (monotonic ns) or a signal: false on a signal. */
-static bool wait_until(int sig_fd, uint64_t deadline)
+/* The signals that end the view; SIGTSTP and SIGWINCH come through the
+ * signal descriptor too (a stop puts the cursor back first; a resize redraws). */
+static const int end_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* A signal that ends the view while a poll waits on a server (up to the
+ * control socket's timeout): the cursor back, and out at once. Only
+ * async-signal-safe calls. */
+static void end_now_tty(int sig)
+{
+	static const char show_cursor[] = "\033[?25h";
+	ssize_t r = write(STDOUT_FILENO, show_cursor, sizeof(show_cursor) - 1);
+	(void)r;
+	_exit(CLI_EXIT_OK);
+}
+
+static void end_now(int sig)
+{
+	_exit(CLI_EXIT_OK);
+}
+
+/* Poll with the ending signals let through (their handler ends the
+ * command), so Ctrl-C works while a server keeps the poll waiting; a signal
+ * that came in while drawing is taken here too. */
+static int poll_interruptible(struct watch *w)
+{
+	sigset_t ends;
+	sigemptyset(&ends);
+	for (unsigned i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++)
+		sigaddset(&ends, end_signals[i]);
+	sigprocmask(SIG_UNBLOCK, &ends, NULL);
+	int rc = poll_all(w);
+	sigprocmask(SIG_BLOCK, &ends, NULL);
+	return rc;
+}
+
+/* Ctrl-Z: the cursor back while stopped, hidden and the view redrawn after. */
+static void stop_here(struct watch *w)
+{
+	if (w->tty) {
+		fputs("\033[?25h", stdout);
+		fflush(stdout);
+	}
+	raise(SIGSTOP);
+	if (w->tty) {
+		fputs("\033[?25l\033[2J", stdout);
+		if (w->text)
+			show_tty(w);
+	}
+}
+
+/* Wait until deadline (monotonic ns) or a signal that ends the view: false
+ * on one. A resize redraws at once; a stop stops. */
+static bool wait_until(struct watch *w, int sig_fd, uint64_t deadline)
 {
 	for (;;) {
 		uint64_t now = uraid_now_ns();
@@ -409,8 +522,19 @@ static bool wait_until(int sig_fd, uint64_t deadline)
 		int rc = poll(&p, 1, (int)((deadline - now + 999999) / 1000000));
 		if (rc < 0 && errno != EINTR)
 			return true;
-		if (rc > 0)
+		if (rc <= 0)
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sig_fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGWINCH) {
+			if (w->tty && w->text)
+				show_tty(w);
+		} else if (si.ssi_signo == SIGTSTP) {
+			stop_here(w);
+		} else {
 			return false;
+		}
 	}
 }
 
@@ -419,7 +543,7 @@ static int run(struct watch *w, int sig_fd)
 	uint64_t next = uraid_now_ns();
 
 	for (;;) {
-		int rc = poll_all(w);
+		int rc = poll_interruptible(w);
 		if (rc > 0)
 			return rc;
 		if (rc == 0) {
@@ -432,7 +556,7 @@ static int run(struct watch *w, int sig_fd)
 		/* a slow poll (a busy server) does not make the views come in a burst */
 		if (next < uraid_now_ns())
 			next = uraid_now_ns();
-		if (!wait_until(sig_fd, next))
+		if (!wait_until(w, sig_fd, next))
 			return CLI_EXIT_OK;
 	}
 }
@@ -441,24 +565,28 @@ int status_watch(const struct status_watch_opts *wo, const char *target, bool js
 		 status_resolve_fn *resolve)
 {
 	char ctl[CTL_MAX_LINE];
-	const char *term = getenv("TERM");
-	struct watch w = { .o = wo, .tty = isatty(STDOUT_FILENO) && !(term && !strcmp(term, "dumb")) };
+	struct watch w = { .o = wo, .tty = progress_terminal(STDOUT_FILENO) };
 	sigset_t mask;
 	int rc;
 
 	if (json)
 		return bad("--watch draws a view for people; scripts poll 'uraid status --json'");
+	/* while a poll (or finding the array) waits on a server, the signals
+	   that end the view end it at once, with status 0; while it draws and
+	   waits they come through a descriptor, so the terminal is put back
+	   however it ends */
+	sigemptyset(&mask);
+	for (unsigned i = 0; i < sizeof(end_signals) / sizeof(end_signals[0]); i++) {
+		sigaddset(&mask, end_signals[i]);
+		signal(end_signals[i], w.tty ? end_now_tty : end_now);
+	}
 	if (target) {
 		if ((rc = resolve("status", target, ctl, sizeof(ctl))) != 0)
 			return rc;
 		w.ctl = ctl;
 	}
-	/* the signals that end the view come through a descriptor, so the
-	   terminal is put back however it ends */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTSTP);
+	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sig_fd < 0) {
@@ -479,6 +607,7 @@ int status_watch(const struct status_watch_opts *wo, const char *target, bool js
 	   kill it after the view has ended and chosen its exit status */
 	drop_snaps(w.prev, w.nprev);
 	drop_snaps(w.cur, w.ncur);
+	free(w.text);
 	free(w.prev);
 	free(w.cur);
 	return rc;

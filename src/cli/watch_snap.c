@@ -12,9 +12,25 @@
 /* A counter that no array reaches: more members than md allows, say. */
 #define WATCH_MAX_MEMBERS 4096u
 
+/* A string from the server, for the terminal: control characters (C0,
+ * DEL, and C1 as UTF-8: U+0080..U+009F) become '?', so an answer cannot move
+ * the cursor, retitle the window or reprogram the terminal. */
 static void copy_str(char *dst, size_t len, const char *src)
 {
-	snprintf(dst, len, "%s", src ? src : "?");
+	size_t o = 0;
+
+	if (!src)
+		src = "?";
+	for (const unsigned char *p = (const unsigned char *)src; *p && o + 1 < len; p++) {
+		if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			dst[o++] = '?';
+			p++;
+		} else {
+			dst[o++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+		}
+	}
+	if (len)
+		dst[o] = 0;
 }
 
 /* A count the view prints as a small number: checked, else 0. */
@@ -136,10 +152,23 @@ void watch_snap_free(struct watch_snap *s)
 	s->nmembers = 0;
 }
 
-const struct watch_member *watch_snap_member(const struct watch_snap *s, const char *path)
+int watch_snap_copy(struct watch_snap *dst, const struct watch_snap *src)
+{
+	*dst = *src;
+	dst->members = calloc(src->nmembers ? src->nmembers : 1, sizeof(*dst->members));
+	if (!dst->members) {
+		dst->nmembers = 0;
+		return -ENOMEM;
+	}
+	memcpy(dst->members, src->members, src->nmembers * sizeof(*dst->members));
+	return 0;
+}
+
+const struct watch_member *watch_snap_member(const struct watch_snap *s,
+					     const struct watch_member *m)
 {
 	for (unsigned i = 0; i < s->nmembers; i++)
-		if (!strcmp(s->members[i].path, path))
+		if (s->members[i].slot == m->slot && !strcmp(s->members[i].path, m->path))
 			return &s->members[i];
 	return NULL;
 }

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ctl/ctl.h"
 
@@ -34,6 +35,11 @@ struct watch_snap {
 	} bg;
 	unsigned nmembers;
 	struct watch_member *members;
+	/* Not answering this time: the facts are the last answer's, carried
+	   forward (no rates), since when and why. */
+	bool stale;
+	time_t stale_since;
+	char stale_reason[160];
 };
 
 /*
@@ -43,7 +49,11 @@ struct watch_snap {
  */
 int watch_snap_poll(const char *ctl, struct watch_snap *s, char *msg, size_t msglen);
 void watch_snap_free(struct watch_snap *s);
-/* The member of s with path, or NULL. */
-const struct watch_member *watch_snap_member(const struct watch_snap *s, const char *path);
+/* *dst as a copy of src (its own members): 0 or -ENOMEM. */
+int watch_snap_copy(struct watch_snap *dst, const struct watch_snap *src);
+/* The member of s in the same slot with the same path (a spare: by path
+ * alone), or NULL. */
+const struct watch_member *watch_snap_member(const struct watch_snap *s,
+					     const struct watch_member *m);
 
 #endif

@@ -65,10 +65,16 @@ assert b"\x1b[K" in t
 t = t.decode()
 views = [re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", v) for v in t.split("\x1b[H")[1:]]
 assert len(views) == 3, len(views)
+# one interval may miss a member at this rate: summed over views 2 and 3
+wsum, msum = {}, {}
 for n, v in enumerate(views[1:], 2):
     rows = re.findall(r"^ +(\d) +in-sync +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) +\S+", v, re.M)
     print("view", n, rows)
-    assert len(rows) == 3 and all(float(r[2]) > 0 and float(r[4]) > 0 for r in rows), v
+    assert len(rows) == 3, v
+    for r in rows:
+        wsum[r[0]] = wsum.get(r[0], 0) + float(r[2])
+        msum[r[0]] = msum.get(r[0], 0) + float(r[4])
+assert len(wsum) == 3 and all(x > 0 for x in wsum.values()) and all(x > 0 for x in msum.values()), (wsum, msum)
 first = views[0]
 assert re.search(r"^ +0 +in-sync +- +- +- +-", first, re.M), first   # no rate yet
 assert "connections 1 of" in views[2], views[2]' "$work/tty.log"
@@ -99,9 +105,8 @@ check "check --wait on a terminal: a progress line redrawn with \\r, with rate a
     python3 -c '
 import re, sys
 t = open(sys.argv[1], "rb").read().decode()
-lines = re.findall(r"\r(check +[\d.]+% \(\d+/\d+ MiB per member\)[^\r\x1b]*)\x1b\[K", t)
-assert len(lines) >= 3, lines
-assert any(re.search(r"[\d.]+ MiB/s, ETA \d+:\d\d$", l) for l in lines), lines
+lines = re.findall(r"\r(check +[\d.]+%[^\r\x1b]* \(\d+/\d+ MiB per member\))\x1b\[K", t)
+assert any(re.search(r"[\d.]+ MiB/s, ETA \d+:\d\d", l) for l in lines), lines
 assert re.search(r"\x1b\[Kcheck completed: \d+ of \d+ MiB per member, mismatch_cnt 2048\r", t), t[-200:]' \
     "$work/check.log"
 "$URAID" speed --max=200000 w >/dev/null
@@ -132,14 +137,40 @@ check "replace --wait on a terminal: exit 0, a progress line, then the result" p
 import re, sys
 t = open(sys.argv[1], "rb").read().decode()
 assert sys.argv[2] == "0", sys.argv[2]
-assert len(re.findall(r"\rreplace +[\d.]+% \(\d+/\d+ MiB per member\)", t)) >= 2, t
+assert len(re.findall(r"\rreplace +[\d.]+%[^\r\x1b]* \(\d+/\d+ MiB per member\)", t)) >= 1, t
 assert re.search(r"\x1b\[Kreplace completed: ", t), t[-200:]' "$work/replace.log" "$rc"
 spid=$spid_v
 stop_served v >/dev/null
 spid=$spid_w
 
+# ---- a short terminal: the view cut to its height, a line saying how much ----
+on_tty "$work/short.log" bash -c "stty rows 8 cols 80; $(printf '%q' "$URAID") status w --watch=0.3 --count=1"
+check "8 rows: 6 lines of the view, then how many more" python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+v = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", t.split("\x1b[H")[1]).replace("\r", "")
+lines = v.rstrip("\n").split("\n")
+print(lines)
+assert len(lines) == 7 and re.match(r"\(\d+ more lines", lines[6]), lines
+assert all(len(l) <= 79 for l in lines), lines' "$work/short.log"
+
+# ---- a server that does not answer (stopped with SIGSTOP) ----
+# the view stays, saying since when; Ctrl-C while a poll waits ends it (0)
+on_tty "$work/stale.log" bash -c "(sleep 1; kill -STOP $spid) & $(printf '%q' "$URAID") status w --watch=1.5 --count=2"; rc=$?
+kill -CONT "$spid"
+tail -c 400 "$work/stale.log" | cat -v; echo
+check "not answering: exit 0 after 2 views, the second says since when" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'not answering since [0-9][0-9]:[0-9][0-9]:[0-9][0-9]' '$work/stale.log'"
+kill -STOP "$spid"
+on_tty "$work/int2.log" timeout --preserve-status -s INT 2 "$URAID" status --watch=0.5 w; rc=$?
+kill -CONT "$spid"
+check "SIGINT while the poll waits on a stopped server: exit 0 ($rc), cursor shown, no message" \
+    bash -c "[ $rc -eq 0 ] && grep -q \$'\\033\\[?25h' '$work/int2.log' && ! grep -q 'not answering' '$work/int2.log'"
+
 # ---- the watched array stops: one line, status 1, the terminal restored ----
-(sleep 1.5; "$URAID" stop w >/dev/null) &
+# stopped once the first view is up (script writes the log as it goes)
+(for _ in $(seq 200); do grep -q $'\033\[H' "$work/gone.log" 2>/dev/null && break; sleep 0.1; done
+ "$URAID" stop w >/dev/null) &
 on_tty "$work/gone.log" "$URAID" status --watch=0.5 w; rc=$?
 wait "$spid"; spid=
 tail -c 300 "$work/gone.log" | cat -v
@@ -148,6 +179,8 @@ check "the array stops: exit 1, one line saying so, the cursor shown again" \
              grep -qx 1 && grep -q \$'\\033\\[?25h' '$work/gone.log'"
 
 # ---- refusals ----
+out=$("$URAID" status --watch 5 2>&1); rc=$?
+check "--watch 5: exit 2, a hint to write --watch=5" bash -c "[ $rc -eq 2 ] && grep -q -- '--watch=5' <<<\"\$0\"" "$out"
 for bad in "--watch=0" "--watch=abc" "--count=2" "--watch --count=0" "--watch --json"; do
     # shellcheck disable=SC2086
     out=$("$URAID" status $bad 2>&1); rc=$?

@@ -242,7 +242,8 @@ static void status_usage(FILE *f)
 		"                     time left, connections; of ARRAY, or of every served\n"
 		"                     array. On a terminal it redraws in place; otherwise one\n"
 		"                     plain block per refresh. Ends on Ctrl-C (exit 0), or\n"
-		"                     when ARRAY stops being served (one line, exit 1)\n"
+		"                     when ARRAY stops being served (one line, exit 1); a\n"
+		"                     server not answering keeps its last view, marked so\n"
 		"      --count=N      with --watch: stop after N views (exit 0)\n"
 		"  -h, --help         this text\n");
 }

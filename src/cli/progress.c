@@ -48,16 +48,19 @@ void progress_format(char *buf, size_t len, const char *kind, uint64_t done, uin
 		n = (size_t)r < len ? (size_t)r : len;
 	if (n < len) {
 		if (rate_ok)
-			r = snprintf(buf + n, len - n, "%.1f MiB/s, ETA %s", rate / (1024.0 * 1024.0),
-				     rate_eta_text(rate_eta_s(done, total, rate), eta, sizeof(eta)));
+			r = snprintf(buf + n, len - n, "%.1f MiB/s, ETA %s",
+				     rate / (1024.0 * 1024.0),
+				     rate_eta_text(rate_eta_s(done, total, rate), eta,
+						   sizeof(eta)));
 		else
 			r = snprintf(buf + n, len - n, "rate not measured yet");
 		if (r > 0)
 			n += (size_t)r < len - n ? (size_t)r : len - n;
 	}
 	if (n < len)
-		snprintf(buf + n, len - n, " (%llu/%llu MiB %s)", (unsigned long long)(done >> 20),
-			 (unsigned long long)(total >> 20), of_array ? "of the array" : "per member");
+		snprintf(buf + n, len - n, " (%llu/%llu MiB %s)",
+			 (unsigned long long)(done >> 20), (unsigned long long)(total >> 20),
+			 of_array ? "of the array" : "per member");
 }
 
 void progress_text(char *buf, size_t len, const struct progress_sample *s, bool rate_ok,

@@ -205,21 +205,25 @@ static void draw_slot(FILE *f, const struct watch_snap *s, const struct watch_sn
 
 static void draw_array(FILE *f, const struct watch_snap *s, const struct watch_snap *p)
 {
-	char size[32];
+	char size[32], when[16] = "";
 	uint64_t dt = p ? s->t_ns - p->t_ns : 0;
+	struct tm tm;
 
+	if (s->stale)
+		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&s->stale_since, &tm));
+	if (s->no_facts) {
+		fprintf(f, "%s: not answering since %s (%s)\n", s->export_name, when,
+			s->stale_reason);
+		return;
+	}
 	fprintf(f, "%s  %s  %s  %s  %u/%u in sync  connections %u of %u  in flight %llu\n",
 		s->export_name, s->level, cli_bytes(s->array_bytes, size, sizeof(size)), s->state,
 		s->raid_devices >= s->degraded ? s->raid_devices - s->degraded : 0,
 		s->raid_devices, s->connections, s->max_connections,
 		(unsigned long long)s->in_flight);
-	if (s->stale) {
-		char when[16];
-		struct tm tm;
-		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&s->stale_since, &tm));
+	if (s->stale)
 		fprintf(f, "  not answering since %s (%s); the facts below are from before\n", when,
 			s->stale_reason);
-	}
 	draw_background(f, s, p);
 	fprintf(f, "  %4s  %-10s%9s%9s%9s%9s  %s\n", "Slot", "State", "r/s", "w/s", "rMiB/s",
 		"wMiB/s", "Device");
@@ -282,14 +286,13 @@ static int add_snap(struct watch *w, const char *ctl, char *msg, size_t msglen)
 		memset(s, 0, sizeof(*s));
 		snprintf(s->ctl, sizeof(s->ctl), "%s", ctl);
 		snprintf(s->export_name, sizeof(s->export_name), "%s", ctl);
-		snprintf(s->level, sizeof(s->level), "?");
-		snprintf(s->state, sizeof(s->state), "?");
-		snprintf(s->bg.kind, sizeof(s->bg.kind), "none");
+		s->no_facts = true;
 	}
 	if (!s->stale)
 		s->stale_since = time(NULL);
 	s->stale = true;
-	snprintf(s->stale_reason, sizeof(s->stale_reason), "%s", msg);
+	/* the reason may be the server's own words */
+	watch_snap_clean(s->stale_reason, sizeof(s->stale_reason), msg);
 	w->ncur++;
 	return rc;
 }
@@ -297,9 +300,10 @@ static int add_snap(struct watch *w, const char *ctl, char *msg, size_t msglen)
 static int poll_one(const char *ctl, void *arg)
 {
 	char msg[256];
-	/* one that does not answer now is shown as such (add_snap) */
-	add_snap(arg, ctl, msg, sizeof(msg));
-	return 0;
+	/* one that does not answer now is shown as such (add_snap); the entry
+	   of one that is gone is removed (ctl_for_each) */
+	int rc = add_snap(arg, ctl, msg, sizeof(msg));
+	return gone(rc) ? rc : 0;
 }
 
 static int by_name(const void *a, const void *b)

@@ -15,7 +15,7 @@
 /* A string from the server, for the terminal: control characters (C0,
  * DEL, and C1 as UTF-8: U+0080..U+009F) become '?', so an answer cannot move
  * the cursor, retitle the window or reprogram the terminal. */
-static void copy_str(char *dst, size_t len, const char *src)
+void watch_snap_clean(char *dst, size_t len, const char *src)
 {
 	size_t o = 0;
 
@@ -53,8 +53,10 @@ static int read_members(const struct jr_doc *d, int list, struct watch_snap *s)
 	for (int m = jr_first(d, list); m >= 0; m = jr_next(d, m)) {
 		struct watch_member *wm = &s->members[s->nmembers++];
 		uint64_t slot = jr_u64(d, jr_get(d, m, "slot"), UINT64_MAX);
-		copy_str(wm->path, sizeof(wm->path), jr_str(d, jr_get(d, m, "device"), NULL));
-		copy_str(wm->state, sizeof(wm->state), jr_str(d, jr_get(d, m, "state"), NULL));
+		watch_snap_clean(wm->path, sizeof(wm->path),
+				 jr_str(d, jr_get(d, m, "device"), NULL));
+		watch_snap_clean(wm->state, sizeof(wm->state),
+				 jr_str(d, jr_get(d, m, "state"), NULL));
 		wm->slot = slot < WATCH_MAX_MEMBERS ? (int)slot : -1;
 		wm->reads = jr_u64(d, jr_get(d, m, "reads"), 0);
 		wm->writes = jr_u64(d, jr_get(d, m, "writes"), 0);
@@ -71,8 +73,9 @@ static void read_background(const struct jr_doc *d, struct watch_snap *s)
 	int from = running >= 0 ? running : last;
 
 	s->bg.running = running >= 0;
-	copy_str(s->bg.kind, sizeof(s->bg.kind), jr_str(d, jr_get(d, from, "kind"), NULL));
-	copy_str(s->bg.result, sizeof(s->bg.result), jr_str(d, jr_get(d, last, "result"), NULL));
+	watch_snap_clean(s->bg.kind, sizeof(s->bg.kind), jr_str(d, jr_get(d, from, "kind"), NULL));
+	watch_snap_clean(s->bg.result, sizeof(s->bg.result),
+			 jr_str(d, jr_get(d, last, "result"), NULL));
 	s->bg.done = jr_u64(d, jr_get(d, from, "done_bytes"), 0);
 	s->bg.total = jr_u64(d, jr_get(d, from, "total_bytes"), 0);
 	if (s->bg.done > s->bg.total)
@@ -91,10 +94,10 @@ static int read_snap(const struct jr_doc *d, struct watch_snap *s, char *msg, si
 			 "(an older uraid serve?)", s->ctl);
 		return -EPROTO;
 	}
-	copy_str(s->export_name, sizeof(s->export_name),
+	watch_snap_clean(s->export_name, sizeof(s->export_name),
 		 jr_str(d, jr_get(d, srv, "export_name"), NULL));
-	copy_str(s->level, sizeof(s->level), jr_str(d, jr_get(d, 0, "level"), NULL));
-	copy_str(s->state, sizeof(s->state), jr_str(d, jr_get(d, 0, "state"), NULL));
+	watch_snap_clean(s->level, sizeof(s->level), jr_str(d, jr_get(d, 0, "level"), NULL));
+	watch_snap_clean(s->state, sizeof(s->state), jr_str(d, jr_get(d, 0, "state"), NULL));
 	s->array_bytes = jr_u64(d, jr_get(d, 0, "array_bytes"), 0);
 	s->in_flight = jr_u64(d, jr_get(d, 0, "in_flight"), 0);
 	s->raid_devices = small(d, jr_get(d, 0, "raid_devices"));

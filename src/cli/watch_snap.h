@@ -38,6 +38,7 @@ struct watch_snap {
 	/* Not answering this time: the facts are the last answer's, carried
 	   forward (no rates), since when and why. */
 	bool stale;
+	bool no_facts;                  /* stale, and never answered: the name only */
 	time_t stale_since;
 	char stale_reason[160];
 };
@@ -49,6 +50,9 @@ struct watch_snap {
  */
 int watch_snap_poll(const char *ctl, struct watch_snap *s, char *msg, size_t msglen);
 void watch_snap_free(struct watch_snap *s);
+/* src (NULL: "?") into dst for the terminal: control characters (C0, DEL,
+ * C1) as '?'. */
+void watch_snap_clean(char *dst, size_t len, const char *src);
 /* *dst as a copy of src (its own members): 0 or -ENOMEM. */
 int watch_snap_copy(struct watch_snap *dst, const struct watch_snap *src);
 /* The member of s in the same slot with the same path (a spare: by path

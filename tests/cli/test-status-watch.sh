@@ -9,7 +9,11 @@
 # array. check --wait on a terminal draws a progress line (percent, rate,
 # ETA) redrawn with \r, and still exits with the check's result (1 with
 # mismatches, 0 after a repair); not on a terminal it prints the result only;
-# replace --wait draws the copy's progress.
+# replace --wait draws the copy's progress. On 80 columns the background line
+# keeps percent, rate and ETA; on 8 rows the view is cut with a line saying
+# how much. A server stopped with SIGSTOP keeps its last view marked "not
+# answering since" (one array, and in the view of every array), and Ctrl-C
+# while a poll waits on it ends the view at once with status 0.
 # The seed of the junk is fixed and printed.
 set -u
 BUILD=${BUILD:-build}
@@ -118,6 +122,21 @@ on_tty "$work/check2.log" "$URAID" check --wait w; rc=$?
 check "check --wait on a terminal after the repair: exit 0" \
     bash -c "[ $rc -eq 0 ] && grep -q 'mismatch_cnt 0' '$work/check2.log'"
 
+# ---- 80 columns while a check runs: the background line keeps rate and ETA ----
+"$URAID" speed --max=5000 w >/dev/null
+"$URAID" check w >/dev/null
+on_tty "$work/narrow.log" bash -c "stty rows 40 cols 80; $(printf '%q' "$URAID") status w --watch=1 --count=2"
+"$URAID" check --cancel w >/dev/null
+"$URAID" speed --max=200000 w >/dev/null
+check "80 columns: the background line of view 2 has percent, rate and ETA" python3 -c '
+import re, sys
+t = open(sys.argv[1], "rb").read().decode()
+v = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", t.split("\x1b[H")[2]).replace("\r", "")
+bg = [l for l in v.split("\n") if l.startswith("  Background: ")]
+print(bg)
+assert len(bg) == 1 and len(bg[0]) <= 79, bg
+assert re.search(r"check \[[=>.]{20}\] +[\d.]+% [\d.]+ MiB/s, ETA \d+:\d\d", bg[0]), bg' "$work/narrow.log"
+
 # ---- without ARRAY: every served array ----
 for i in 0 1; do truncate -s 16M "$work/v.$i"; done
 "$URAID" create --level=1 --raid-devices=2 --name=v "$work/v.0" "$work/v.1" >/dev/null
@@ -128,6 +147,21 @@ spid_v=$spid
 check "without ARRAY: both arrays in each block" \
     bash -c "[ $rc -eq 0 ] && [ \$(grep -c '^v  raid1 ' '$work/all.log') -eq 2 ] &&
              [ \$(grep -c '^w  raid5 ' '$work/all.log') -eq 2 ]"
+# one of them not answering (its server stopped after the first view): the
+# second block still shows it, saying since when
+("$URAID" status --watch=1 --count=2 >"$work/all2.log") &
+wpid=$!
+for _ in $(seq 100); do grep -q '(1 of 2)' "$work/all2.log" && break; sleep 0.1; done
+kill -STOP "$spid_v"
+wait "$wpid"; rc=$?
+kill -CONT "$spid_v"
+check "without ARRAY, v not answering: exit 0, v still in block 2 with 'not answering since', w too" python3 -c '
+import re, sys
+assert sys.argv[2] == "0", sys.argv[2]
+b = open(sys.argv[1]).read().split("uraid status: every")[2]
+print(b)
+assert re.search(r"^v  raid1 .*\n  not answering since \d\d:\d\d:\d\d \(", b, re.M), b
+assert re.search(r"^w  raid5 ", b, re.M), b' "$work/all2.log" "$rc"
 # replace --wait on a terminal: the copy's progress line, then NEW holds the slot
 truncate -s 16M "$work/v.2"
 "$URAID" speed --max=10000 v >/dev/null

@@ -80,7 +80,8 @@ static void check_tree(const struct jr_doc *d)
 			fail("a string outside the strings", i);
 		if (n->type == JR_NUMBER && !isfinite(n->num))
 			fail("a number not finite", i);
-		if (n->type == JR_NUMBER && n->is_u64 && fabs((double)n->u64 - n->num) > n->num * 1e-15)
+		if (n->type == JR_NUMBER && n->is_u64 &&
+		    fabs((double)n->u64 - n->num) > n->num * 1e-15)
 			fail("a u64 that is not the number", i);
 	}
 	/* the lookups stay in range whatever they are asked */

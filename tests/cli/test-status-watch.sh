@@ -212,6 +212,47 @@ check "the array stops: exit 1, one line saying so, the cursor shown again" \
     bash -c "[ $rc -eq 1 ] && grep -c \"uraid status: 'w' is no longer served\" '$work/gone.log' |
              grep -qx 1 && grep -q \$'\\033\\[?25h' '$work/gone.log'"
 
+# ---- a hostile server: its strings reach the terminal without control characters ----
+# a fake control socket (python, stops by itself after 20 s) answers
+# status-json with an ESC (as \u001b and as U+009B) in the names
+cat >"$work/fake.py" <<'PY'
+import json, os, socket, sys
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX)
+s.bind(path); s.listen(4); s.settimeout(20)
+doc = {"server": {"export_name": "evil\u001b]0;owned\u0007\u001b[2J", "connections": 0,
+                  "max_connections": 1},
+       "level": "raid1\u009b2J", "state": "clean\u007f", "array_bytes": 1 << 20,
+       "raid_devices": 1, "degraded": 0, "in_flight": 0, "background": [],
+       "last_background": {"kind": "none"},
+       "members": [{"slot": 0, "device": "/dev/\u001b[31mred", "state": "in-sync",
+                    "reads": 1, "writes": 2, "read_bytes": 3, "write_bytes": 4}]}
+body = json.dumps(doc).encode()        # ensure_ascii: the escapes stay \uXXXX on the wire
+try:
+    while True:
+        c, _ = s.accept()
+        c.sendall(b"uraid-ctl 1\n"); c.recv(4096)
+        c.sendall(b"ok\n" + body); c.close()
+except socket.timeout:
+    pass
+finally:
+    os.unlink(path)
+PY
+python3 "$work/fake.py" "$work/fake.ctl" &
+fake=$!
+for _ in $(seq 50); do [ -S "$work/fake.ctl" ] && break; sleep 0.1; done
+on_tty "$work/evil.log" "$URAID" status --watch=0.2 --count=2 -c "$work/fake.ctl"; rc=$?
+kill "$fake" 2>/dev/null; wait "$fake" 2>/dev/null
+cat -v "$work/evil.log" | head -8
+check "a hostile server: exit 0, its ESC, BEL, DEL and CSI shown as '?', nothing else but the view's own codes" python3 -c '
+import re, sys
+assert sys.argv[2] == "0", sys.argv[2]
+t = open(sys.argv[1], "rb").read().decode()
+own = re.sub(r"\x1b\[(\?25[lh]|H|K|J)", "", t)
+assert "\x1b" not in own and "\x07" not in own and "\x7f" not in own and "\x9b" not in own, repr(own)
+assert "evil?]0;owned??[2J" in own and "raid1?2J" in own and "clean?" in own and "/dev/?[31mred" in own, own' \
+    "$work/evil.log" "$rc"
+
 # ---- refusals ----
 out=$("$URAID" status --watch 5 2>&1); rc=$?
 check "--watch 5: exit 2, a hint to write --watch=5" bash -c "[ $rc -eq 2 ] && grep -q -- '--watch=5' <<<\"\$0\"" "$out"

@@ -18,6 +18,8 @@
 #include <uraid/engine.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
+#include "cli/status_watch.h"
 #include "cli/util.h"
 #include "ctl/ctl.h"
 
@@ -225,28 +227,42 @@ static void status_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid status [--json] [ARRAY]\n"
+		"       uraid status --watch[=SECONDS] [--count=N] [ARRAY]\n"
 		"\n"
 		"Without ARRAY: one line for each array served on this machine. With ARRAY\n"
 		"(an export name, the export socket, or the control socket): its state,\n"
 		"members with their I/O counters, connections, and background work.\n"
 		"\n"
-		"  -j, --json   the state as one JSON object (sizes in bytes); without ARRAY,\n"
-		"               a JSON list of the served arrays, one object each\n"
-		"  -h, --help   this text\n");
+		"  -j, --json         the state as one JSON object (sizes in bytes); without\n"
+		"                     ARRAY, a JSON list of the served arrays, one object each\n"
+		"      --watch[=S]    a live view, refreshed every S seconds (default 2, from\n"
+		"                     0.1): per member reads and writes per second and MiB/s\n"
+		"                     over the last interval (the first view has none yet: -),\n"
+		"                     member states, background work with progress, rate and\n"
+		"                     time left, connections; of ARRAY, or of every served\n"
+		"                     array. On a terminal it redraws in place; otherwise one\n"
+		"                     plain block per refresh. Ends on Ctrl-C (exit 0), or\n"
+		"                     when ARRAY stops being served (one line, exit 1); a\n"
+		"                     server not answering keeps its last view, marked so\n"
+		"      --count=N      with --watch: stop after N views (exit 0)\n"
+		"  -h, --help         this text\n");
 }
 
 int cmd_status(int argc, char **argv)
 {
 	struct ctl_args ca;
+	struct status_watch_opts wo;
 	char ctl[CTL_MAX_LINE];
-	int rc = parse(argc, argv, "jc", status_usage, &ca);
-	if (rc >= 0)
+	int rc = status_watch_opts(&argc, argv, &wo);
+	if (rc >= 0 || (rc = parse(argc, argv, "jc", status_usage, &ca)) >= 0)
 		return rc;
 	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
 	if (argc - ca.first > 1) {
 		status_usage(stderr);
 		return CLI_EXIT_USAGE;
 	}
+	if (wo.interval_ms)
+		return status_watch(&wo, target, ca.json, resolve_target);
 	if (!target && ca.json) {
 		unsigned n = 0;
 		if (each_served("status", list_one_json, &n) < 0)
@@ -396,7 +412,8 @@ static void sync_usage(FILE *f)
 		"--min while they are busy and up to --max when idle (md's speed_limit_min/max;\n"
 		"defaults 1000 and 200000 KiB/s per member). uraid status shows the progress.\n"
 		"\n"
-		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches\n"
+		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches;\n"
+		"                 on a terminal a line shows the progress, rate and time left\n"
 		"  -x, --cancel   stop the running check, repair or resync\n"
 		"  -r, --range=START-END  only the part of the array that holds these bytes\n"
 		"                 (K, M, G, T suffixes; END left out: to the end), widened to\n"
@@ -462,7 +479,9 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 	int kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK : !strcmp(cmd, "repair")
 		   ? URAID_SYNC_REPAIR : URAID_SYNC_REPLACE;
 	unsigned long long job = 0;
+	struct progress pg;
 
+	progress_begin(&pg, stderr);
 	for (unsigned idle = 0;; idle++) {
 		struct sync_line sl;
 		char msg[256];
@@ -470,6 +489,7 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			job = find_job(ctl, kind, after);
 		int rc = sync_status(ctl, job, &sl, msg, sizeof(msg));
 		if (rc) {
+			progress_end(&pg);
 			fprintf(stderr, "uraid %s: lost the server while waiting: %s\n", cmd, msg);
 			return CLI_EXIT_FAIL;
 		}
@@ -478,11 +498,13 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			idle = 0;       /* counts the time nothing runs */
 		if (!sl.running && (replace ? sl.kind != URAID_SYNC_REPLACE : !job)) {
 			if (idle > 100) {
+				progress_end(&pg);
 				fprintf(stderr, "uraid %s: the %s has not started; see the "
 					"server's log\n", cmd, replace ? "copy" : cmd);
 				return CLI_EXIT_FAIL;
 			}
 		} else if (!sl.running) {
+			progress_end(&pg);
 			const char *how = sl.result == 0 ? "completed" : sl.result == -ECANCELED
 				? "stopped" : "failed";
 			if (!replace)
@@ -494,6 +516,8 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			return sl.result != 0 || (kind == URAID_SYNC_CHECK && sl.mism)
 			       ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 		}
+		progress_show(&pg, &(struct progress_sample){ sl.running, sl.kind, sl.job, sl.done,
+							      sl.total, sl.of_array });
 		struct timespec ts = { 0, 200 * 1000000L };
 		nanosleep(&ts, NULL);
 	}
@@ -652,7 +676,8 @@ static void replace_usage(FILE *f)
 		"restart goes on where the copy stopped (recovery_offset), in uraid or md.\n"
 		"The array is found from OLD unless --control names it.\n"
 		"\n"
-		"  -w, --wait           wait until NEW holds the slot\n"
+		"  -w, --wait           wait until NEW holds the slot (on a terminal a line\n"
+		"                       shows the copy's progress, rate and time left)\n"
 		"  -f, --force          overwrite an md superblock on NEW\n"
 		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
 		"  -h, --help           this text\n");

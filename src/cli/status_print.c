@@ -8,6 +8,7 @@
 #include <uraid/geom.h>
 #include <uraid/superblock.h>
 
+#include "cli/progress.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
 
@@ -51,22 +52,9 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
-/* Seconds left at the recent rate, rounded up (not "0 s" while work is
- * left); -1 before the first rate is measured. */
-static int64_t sync_eta_s(const struct uraid_sync_status *s)
-{
-	if (!s->rate_bytes_s)
-		return -1;
-	if (s->done_bytes >= s->total_bytes)
-		return 0;
-	return (int64_t)((s->total_bytes - s->done_bytes + s->rate_bytes_s - 1) / s->rate_bytes_s);
-}
-
-/* "resync  [=======>.............]  37.5% (384/1024 MiB per member) 120 MiB/s, 5 s left" */
+/* "resync [=======>.............]  37.5% 120.0 MiB/s, ETA 0:05 (384/1024 MiB per member)" */
 static void print_background(FILE *f, const struct uraid_sync_status *s)
 {
-	char rate[32], speed[64];
-	const char *of = s->array_positions ? "of the array" : "per member";
 
 	if (!s->running && s->kind == URAID_SYNC_NONE) {
 		fprintf(f, "     Background : none (limits %u..%u KiB/s)\n", s->min_kib_s,
@@ -75,22 +63,12 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 	}
 	double pct = s->total_bytes ? 100.0 * (double)s->done_bytes / (double)s->total_bytes : 0;
 	if (s->running) {
-		char bar[21];
-		unsigned fill = (unsigned)(pct / 5);
-		for (unsigned i = 0; i < 20; i++)
-			bar[i] = i < fill ? '=' : i == fill ? '>' : '.';
-		bar[20] = 0;
+		char line[256];
 		/* the rate is measured over a window: none yet just after a start */
-		if (s->rate_bytes_s)
-			snprintf(speed, sizeof(speed), "%s/s, %lld s left",
-				 cli_bytes(s->rate_bytes_s, rate, sizeof(rate)),
-				 (long long)sync_eta_s(s));
-		else
-			snprintf(speed, sizeof(speed), "rate not measured yet");
-		fprintf(f, "     Background : %s [%s] %5.1f%% (%llu/%llu MiB %s) %s\n",
-			uraid_sync_kind_name(s->kind), bar, pct,
-			(unsigned long long)(s->done_bytes >> 20),
-			(unsigned long long)(s->total_bytes >> 20), of, speed);
+		progress_format(line, sizeof(line), uraid_sync_kind_name(s->kind), s->done_bytes,
+				s->total_bytes, s->array_positions, true, s->rate_bytes_s != 0,
+				(double)s->rate_bytes_s);
+		fprintf(f, "     Background : %s\n", line);
 	} else {
 		fprintf(f, "     Background : none; last %s %s at %.1f%%\n", uraid_sync_kind_name(s->kind),
 			s->result == 0 ? "completed" : s->result == -ECANCELED ? "stopped" : "failed",
@@ -101,7 +79,8 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 	if (s->skipped_bytes)
 		fprintf(f, "    Bitmap Skip : %llu of %llu MiB %s clean by the bitmap\n",
 			(unsigned long long)(s->skipped_bytes >> 20),
-			(unsigned long long)(s->done_bytes >> 20), of);
+			(unsigned long long)(s->done_bytes >> 20),
+			s->array_positions ? "of the array" : "per member");
 	fprintf(f, "    Sync Limits : %u..%u KiB/s\n", s->min_kib_s, s->max_kib_s);
 }
 
@@ -117,7 +96,8 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 		json_bool(j, "per_member", !s->array_positions);
 		if (s->rate_bytes_s) {
 			json_u64(j, "rate_bytes_per_s", s->rate_bytes_s);
-			json_u64(j, "eta_s", (uint64_t)sync_eta_s(s));
+			json_u64(j, "eta_s", (uint64_t)rate_eta_s(s->done_bytes, s->total_bytes,
+								  (double)s->rate_bytes_s));
 		} else {
 			json_null(j, "rate_bytes_per_s");     /* not measured yet */
 			json_null(j, "eta_s");

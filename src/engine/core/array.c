@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/jobs/sync.h"
@@ -247,6 +248,17 @@ static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi
 	return true;
 }
 
+/* The request's time into its reactor's histogram: the one clock read of
+ * its end (its start was read in req_start). */
+static void req_count_latency(const struct array_req *rq, struct array_counters *c)
+{
+	enum uraid_io_op op = rq->io->op;
+	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
+				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
+							   : URAID_LATENCY_OTHER;
+	latency_note(&c->latency, k, uraid_now_ns() - rq->start_ns);
+}
+
 static void req_finish(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -267,6 +279,7 @@ static void req_finish(struct array_req *rq)
 	if (is_write_op(io->op))
 		gate_leave_write(c);
 	atomic_fetch_sub(&c->in_flight, 1);
+	req_count_latency(rq, c);
 	int res = rq->result;
 	req_put(rq);
 	io->done(io, res);
@@ -397,8 +410,10 @@ static void req_issue(struct array_req *rq);
 static void req_end_early(struct array_req *rq, int rc)
 {
 	struct uraid_io *io = rq->io;
+	struct array_counters *c = &rq->a->counters[rq->er->r.index];
 
-	atomic_fetch_sub(&rq->a->counters[rq->er->r.index].in_flight, 1);
+	atomic_fetch_sub(&c->in_flight, 1);
+	req_count_latency(rq, c);
 	req_put(rq);
 	io->done(io, rc);
 }
@@ -461,6 +476,7 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->a = a;
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
+	rq->start_ns = uraid_now_ns();
 	struct array_counters *c = &a->counters[er->r.index];
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
@@ -851,6 +867,18 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		ms->corrected_reads = atomic_load(&m->corrected_reads);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
+
+int uraid_array_latency(struct uraid_array *ua, struct uraid_latency_hist *h)
+{
+	struct array *a = A(ua);
+	const struct latency_counts *per[a->e->nreactors];
+
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		per[i] = &a->counters[i].latency;
+	memset(h, 0, sizeof(*h));
+	latency_sum(per, a->e->nreactors, h);
 	return 0;
 }
 

@@ -50,9 +50,25 @@ struct metrics_http {
 	struct http_client c[METRICS_HTTP_MAX_CLIENTS];
 };
 
+bool metrics_http_address_ok(const char *hostport)
+{
+	const char *colon = strrchr(hostport, ':');
+	if (!colon || colon == hostport || !colon[1] || strlen(colon + 1) > 5)
+		return false;
+	for (const char *d = colon + 1; *d; d++)
+		if (*d < '0' || *d > '9')
+			return false;
+	return atoi(colon + 1) <= 65535;
+}
+
 int metrics_http_listen(const char *hostport, char *err, size_t errlen)
 {
 	char e[512];
+	if (!metrics_http_address_ok(hostport)) {
+		snprintf(err, errlen, "--metrics=%s: expected HOST:PORT, PORT 0..65535 "
+			 "(e.g. 127.0.0.1:9617)", hostport);
+		return -EINVAL;
+	}
 	int fd = nbd_listen_tcp(hostport, e, sizeof(e));
 
 	if (fd < 0) {

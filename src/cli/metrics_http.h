@@ -16,6 +16,7 @@
 #ifndef URAID_CLI_METRICS_HTTP_H
 #define URAID_CLI_METRICS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -30,6 +31,9 @@ typedef int metrics_body_fn(void *arg, FILE *out);
 
 struct metrics_http;
 
+/* Is hostport of the form HOST:PORT or [V6]:PORT, PORT 0..65535? (The
+ * host is looked up only when listening.) */
+bool metrics_http_address_ok(const char *hostport);
 /* Listen on HOST:PORT, [V6]:PORT (port 0: a free one); the descriptor or
  * -errno with the reason in err. */
 int metrics_http_listen(const char *hostport, char *err, size_t errlen);

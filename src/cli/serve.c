@@ -190,7 +190,14 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case OPT_TLS_PSK: o->tls_psk = optarg; break;
 		case OPT_TLS_CERTIFICATES: o->tls_certificates = optarg; break;
 		case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
-		case OPT_METRICS: o->metrics = optarg; break;
+		case OPT_METRICS:
+			if (!metrics_http_address_ok(optarg)) {
+				fprintf(stderr, "uraid serve: --metrics=%s: expected HOST:PORT, PORT "
+					"0..65535 (e.g. 127.0.0.1:9617)\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->metrics = optarg;
+			break;
 		case OPT_TLS:
 			if (strcmp(optarg, "off") == 0) {
 				o->tls_mode = NBD_TLS_OFF;
@@ -351,6 +358,8 @@ static int open_listeners(struct serve_state *st, int *fd)
 		st->metrics_fd = metrics_http_listen(st->o->metrics, err, sizeof(err));
 		if (st->metrics_fd < 0) {
 			fprintf(stderr, "uraid serve: %s\n", err);
+			close(*fd);     /* nothing is served */
+			*fd = -1;
 			return st->metrics_fd;
 		}
 		if (!nbd_listen_loopback(st->metrics_fd))

@@ -28,6 +28,17 @@ port=$(sed -n 's|^uraid serve: metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics
 check "serve announces the metrics port it chose ($port)" test -n "$port"
 [ -n "$port" ] || { cat "$work/m.out" "$work/m.err"; exit 1; }
 
+# refusals: one line, nothing served
+n=("$work/e0" "$work/e1")
+truncate -s 16M "${n[@]}"
+"$URAID" create --level=1 --raid-devices=2 --name=e --run "${n[@]}" >/dev/null || exit 1
+out=$("$URAID" serve --socket="$work/e.sock" --metrics=127.0.0.1:70000 "${n[@]}" 2>&1); rc=$?
+check "--metrics with a port over 65535: one line, exit 2 ($out)" \
+    bash -c "[ $rc -eq 2 ] && [ \$(wc -l <<<\"\$0\") -eq 1 ] && grep -q 'PORT 0..65535' <<<\"\$0\"" "$out"
+out=$("$URAID" serve --socket="$work/e.sock" --metrics="127.0.0.1:$port" "${n[@]}" 2>&1); rc=$?
+check "--metrics on a port in use: exit 1, nothing served ($out)" \
+    bash -c "[ $rc -eq 1 ] && grep -q 'metrics=127.0.0.1:$port' <<<\"\$0\" && ! grep -q 'export' <<<\"\$0\" && [ ! -e '$work/e.sock' ]" "$out"
+
 # The HTTP client of the checks: http.py PORT CASE [ARGS]; exit 0 when the
 # server answered as the case wants, else the reason.
 cat >"$work/http.py" <<'PY'

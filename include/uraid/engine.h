@@ -196,9 +196,11 @@ uint64_t uraid_array_size(const struct uraid_array *a);
  * b < URAID_LATENCY_BUCKETS - 1 counts requests of at most 2^b microseconds
  * (and more than 2^(b-1)); the last bucket counts the longer ones. Each
  * reactor keeps its own counts (no shared cache line, no atomic
- * read-modify-write on the I/O path: a request costs two clock reads and
- * two increments); uraid_array_latency sums them. Counts only grow while
- * the array is open.
+ * read-modify-write on the I/O path, and no clock read of its own: a
+ * request's start and end are its reactor's poll time, read once per poll,
+ * so a request costs two increments and the resolution is one poll
+ * batch); uraid_array_latency sums them. Counts only grow while the array
+ * is open.
  */
 #define URAID_LATENCY_BUCKETS 28        /* 1 us .. 2^26 us (67 s), then longer */
 
@@ -214,8 +216,6 @@ struct uraid_latency_hist {
 	uint64_t sum_ns[URAID_LATENCY_KINDS];
 };
 
-/* The bucket a request of ns nanoseconds is counted in. */
-unsigned uraid_latency_bucket(uint64_t ns);
 /* Bucket b's upper bound in nanoseconds (UINT64_MAX for the last one). */
 uint64_t uraid_latency_bucket_le_ns(unsigned b);
 /* "read", "write", "other". */

@@ -131,15 +131,18 @@ static int gate_update(struct meta_batch *b, struct meta_wait *list)
 /*
  * The idle cleaner looks at last_write_ns only when no write is in flight,
  * so it is the time the reactor's count last fell to 0: stamped by the
- * write that takes it there (not by every write, which costs a clock read
- * per write under load). Only the reactor's own thread changes its count,
+ * write that takes it there, with the reactor's poll time (no clock read of
+ * its own; at most one poll batch old). Only the reactor's own thread changes its count,
  * so the load is exact; the stamp is stored before the count falls, so a
  * cleaner that sees 0 sees the stamp too.
  */
-static void gate_leave_write(struct array_counters *c)
+static void gate_leave_write(struct array *a, unsigned reactor)
 {
+	struct array_counters *c = &a->counters[reactor];
+
 	if (atomic_load_explicit(&c->writes_in_flight, memory_order_relaxed) == 1)
-		atomic_store_explicit(&c->last_write_ns, engine_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->last_write_ns, reactor_now_ns(&a->e->reactors[reactor].r),
+				      memory_order_relaxed);
 	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
@@ -184,7 +187,7 @@ bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait 
 
 void array_gate_leave(struct array *a, unsigned reactor)
 {
-	gate_leave_write(&a->counters[reactor]);
+	gate_leave_write(a, reactor);
 }
 
 void array_idle_check(struct array *a, uint64_t now_ns)
@@ -248,15 +251,18 @@ static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi
 	return true;
 }
 
-/* The request's time into its reactor's histogram: the one clock read of
- * its end (its start was read in req_start). */
+/* The request's time into its reactor's histogram. Both ends are the
+ * reactor's poll time (reactor_now_ns), not clock reads of their own: a
+ * request that starts and ends in one poll batch counts 0 (the first
+ * bucket), so the resolution is one poll batch. */
 static void req_count_latency(const struct array_req *rq, struct array_counters *c)
 {
 	enum uraid_io_op op = rq->io->op;
 	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
 				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
 							   : URAID_LATENCY_OTHER;
-	latency_note(&c->latency, k, uraid_now_ns() - rq->start_ns);
+	uint64_t end = reactor_now_ns(&rq->er->r);
+	latency_note(&c->latency, k, end > rq->start_ns ? end - rq->start_ns : 0);
 }
 
 static void req_finish(struct array_req *rq)
@@ -277,7 +283,7 @@ static void req_finish(struct array_req *rq)
 	if (req_wib_range(rq, &lo, &hi))
 		wib_end_write(a, lo, hi);
 	if (is_write_op(io->op))
-		gate_leave_write(c);
+		gate_leave_write(a, rq->er->r.index);
 	atomic_fetch_sub(&c->in_flight, 1);
 	req_count_latency(rq, c);
 	int res = rq->result;
@@ -424,7 +430,7 @@ static void req_wib_resume(struct wib_waiter *wt, int rc)
 	struct array_req *rq = (struct array_req *)((char *)wt - offsetof(struct array_req, wib_wait));
 
 	if (rc) {
-		gate_leave_write(&rq->a->counters[rq->er->r.index]);
+		gate_leave_write(rq->a, rq->er->r.index);
 		req_end_early(rq, rc);
 		return;
 	}
@@ -443,7 +449,7 @@ static void req_write_passed_gate(struct array_req *rq)
 		if (rc == WIB_WAIT)
 			return;
 		if (rc) {
-			gate_leave_write(&rq->a->counters[rq->er->r.index]);
+			gate_leave_write(rq->a, rq->er->r.index);
 			req_end_early(rq, rc);
 			return;
 		}
@@ -476,7 +482,7 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->a = a;
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
-	rq->start_ns = uraid_now_ns();
+	rq->start_ns = reactor_now_ns(&er->r);
 	struct array_counters *c = &a->counters[er->r.index];
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,

@@ -1,21 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Request latency buckets (latency.h): which bucket a time falls in, the
- * buckets' bounds, and the sum over reactors a reader asks for.
+ * Request latency buckets (latency.h): the buckets' bounds, and the sum
+ * over reactors a reader asks for.
  */
 #include "engine/core/latency.h"
-
-/*
- * Bucket b holds times t with 2^(b-1) us < t <= 2^b us (bucket 0: t <= 1 us):
- * the bound is inclusive, as Prometheus' "le" is. Whole microseconds
- * rounded up, then the position of the highest bit of (us - 1).
- */
-unsigned uraid_latency_bucket(uint64_t ns)
-{
-	uint64_t us = ns / 1000u + (ns % 1000u != 0);
-	unsigned b = us <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(us - 1);
-	return b < URAID_LATENCY_BUCKETS - 1 ? b : URAID_LATENCY_BUCKETS - 1;
-}
 
 uint64_t uraid_latency_bucket_le_ns(unsigned b)
 {

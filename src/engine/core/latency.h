@@ -19,6 +19,20 @@ struct latency_counts {
 	_Atomic uint64_t sum_ns[URAID_LATENCY_KINDS];
 };
 
+/*
+ * The bucket a request of ns nanoseconds is counted in (inline: it is on
+ * the I/O path). Bucket b holds times t with 2^(b-1) us < t <= 2^b us
+ * (bucket 0: t <= 1 us): the bound is inclusive, as Prometheus' "le" is.
+ * Whole microseconds rounded up, then the position of the highest bit of
+ * (us - 1).
+ */
+static inline unsigned uraid_latency_bucket(uint64_t ns)
+{
+	uint64_t us = ns / 1000u + (ns % 1000u != 0);
+	unsigned b = us <= 1 ? 0 : 64u - (unsigned)__builtin_clzll(us - 1);
+	return b < URAID_LATENCY_BUCKETS - 1 ? b : URAID_LATENCY_BUCKETS - 1;
+}
+
 /* On the owning reactor: one request of kind took ns. */
 static inline void latency_note(struct latency_counts *lc, enum uraid_latency_kind kind,
 				uint64_t ns)

@@ -13,7 +13,19 @@
 #include <string.h>
 
 #include "cli/metrics_all.h"
+#include "common/clock.h"
 #include "ctl/ctl.h"
+
+/*
+ * A scrape must not wait on one busy server (a status waits for its
+ * metadata lock) nor hang on one that stopped answering: servers are asked
+ * one after another, each within METRICS_ALL_SERVER_MS and all within
+ * METRICS_ALL_TOTAL_MS; those that miss it are left out of this scrape.
+ * An answer longer than METRICS_ALL_MAX_ANSWER is left out too.
+ */
+#define METRICS_ALL_TOTAL_MS    2000u
+#define METRICS_ALL_SERVER_MS   1000u
+#define METRICS_ALL_MAX_ANSWER  (4u << 20)
 
 struct family {
 	char *name, *help, *type;       /* the lines, without their newline; NULL: none */
@@ -128,6 +140,7 @@ int metrics_merge(FILE *out, const char *const *texts, unsigned n)
 struct gather {
 	char **texts;
 	unsigned n, cap;
+	uint64_t deadline_ns;           /* of the whole scrape */
 };
 
 /* One server: its `metrics` answer kept, when it gives one. */
@@ -137,10 +150,16 @@ static int ask(const char *ctl_path, void *arg)
 	static const char *const fields[] = { "metrics" };
 	char *text = NULL, msg[256];
 	size_t len = 0;
+	uint64_t now = uraid_now_ns(), deadline = now + METRICS_ALL_SERVER_MS * 1000000ull;
+	if (now >= g->deadline_ns)
+		return -ETIMEDOUT;      /* the scrape's time is up: left out */
+	if (deadline > g->deadline_ns)
+		deadline = g->deadline_ns;
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	int rc = ctl_call(ctl_path, fields, 1, f, msg, sizeof(msg));
+	int rc = ctl_call_limited(ctl_path, fields, 1, f, deadline, METRICS_ALL_MAX_ANSWER, msg,
+				  sizeof(msg));
 	if (fclose(f) != 0 && rc == 0)
 		rc = -ENOMEM;
 	if (rc == 0 && g->n == g->cap) {
@@ -154,7 +173,8 @@ static int ask(const char *ctl_path, void *arg)
 		}
 	}
 	if (rc != 0) {
-		/* gone (the registry drops it), busy, or too old to know the verb */
+		/* gone (the registry drops it), busy, late, too long an answer, or
+		   too old to know the verb */
 		free(text);
 		return rc < 0 ? rc : -EPROTO;
 	}
@@ -164,7 +184,7 @@ static int ask(const char *ctl_path, void *arg)
 
 int metrics_all_write(FILE *out, char *err, size_t errlen)
 {
-	struct gather g = { 0 };
+	struct gather g = { .deadline_ns = uraid_now_ns() + METRICS_ALL_TOTAL_MS * 1000000ull };
 	int rc = ctl_for_each(ask, &g, err, errlen);
 
 	if (rc >= 0) {

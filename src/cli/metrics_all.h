@@ -21,8 +21,10 @@
 int metrics_merge(FILE *out, const char *const *texts, unsigned n);
 
 /* Ask every registered server and write the merged text to out, ending
- * with uraid_served_arrays (how many answered). Returns that number, or
- * -errno when the run directory cannot be used (the reason in err). */
+ * with uraid_served_arrays (how many answered). Each server has 1 s and
+ * all of them 2 s to answer (at most 4 MiB each); a busy server's series
+ * are missing from that scrape. Returns how many answered, or -errno when
+ * the run directory cannot be used (the reason in err). */
 int metrics_all_write(FILE *out, char *err, size_t errlen);
 
 /* metrics_all_write as a metrics_body_fn (arg unused). */

@@ -3,7 +3,8 @@
  * Merging the metrics of several served arrays (src/cli/metrics_all.c):
  * each family's HELP and TYPE once, all its samples together after them
  * (a histogram's _bucket, _sum and _count included), every sample of every
- * answering server kept, a server that does not answer `metrics` left out.
+ * answering server kept, a server that does not answer `metrics` or does
+ * not answer in time left out, every call bounded in time and size.
  * The registry and the control client are stubbed here: three "servers"
  * answer from strings.
  */
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "cli/metrics_all.h"
+#include "common/clock.h"
 #include "ctl/ctl.h"
 #include "../support/check.h"
 
@@ -53,21 +55,32 @@ static const char text_b[] =
 
 int ctl_for_each(int (*fn)(const char *ctl_path, void *arg), void *arg, char *err, size_t errlen)
 {
-	static const char *const servers[] = { "a.ctl", "old.ctl", "b.ctl" };
+	static const char *const servers[] = { "a.ctl", "old.ctl", "late.ctl", "b.ctl" };
 	int answered = 0;
-	for (unsigned i = 0; i < 3; i++)
+	for (unsigned i = 0; i < 4; i++)
 		answered += fn(servers[i], arg) == 0;
 	return answered;
 }
 
-int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, FILE *out,
-	     char *msg, size_t msglen)
+int ctl_call_limited(const char *ctl_path, const char *const *fields, unsigned nfields,
+		     FILE *out, uint64_t deadline_ns, size_t max_body, char *msg, size_t msglen)
 {
 	if (nfields != 1 || strcmp(fields[0], "metrics"))
 		return -EINVAL;
+	/* every call is bounded: by a deadline at most a few seconds away and a size */
+	uint64_t now = uraid_now_ns();
+	CHECK(deadline_ns > now && deadline_ns - now <= 2000000000ull,
+	      "%s: a deadline within 2 s", ctl_path);
+	CHECK(max_body > 0 && max_body <= (64u << 20), "%s: an answer size limit", ctl_path);
 	if (!strcmp(ctl_path, "old.ctl")) {
 		snprintf(msg, msglen, "unknown control request 'metrics'");
 		return CTL_CODE_USAGE;
+	}
+	if (!strcmp(ctl_path, "late.ctl")) {
+		/* what the real client leaves in out when the time is up */
+		fputs("# HELP uraid_late_family Cut off.\nuraid_late", out);
+		snprintf(msg, msglen, "late.ctl: the server did not finish answering in time");
+		return -ETIMEDOUT;
 	}
 	fputs(!strcmp(ctl_path, "a.ctl") ? text_a : text_b, out);
 	return 0;

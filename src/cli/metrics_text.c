@@ -30,22 +30,70 @@ struct ctx {
 	char base[1200];
 };
 
-/* A label value as the format wants it: backslash, quote and newline escaped. */
-static void escaped(char *buf, size_t len, const char *s)
+/* The length of the valid UTF-8 sequence at s (1..4), or 0 when it is not
+ * one (a stray or overlong byte, a surrogate, past U+10FFFF, cut short). */
+static size_t utf8_len(const unsigned char *s)
 {
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;              /* overlong */
+	else if (c == 0xed)
+		hi = 0x9f;              /* surrogates */
+	else if (c == 0xf0)
+		lo = 0x90;              /* overlong */
+	else if (c == 0xf4)
+		hi = 0x8f;              /* past U+10FFFF */
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * A label value as the format wants it: backslash, quote and newline
+ * escaped, and valid UTF-8, which the format requires (a path or an export
+ * name may hold any bytes): each byte that does not start a valid sequence
+ * becomes U+FFFD, so that one odd name does not make the whole page
+ * unreadable. Cut at a whole character when buf is full.
+ */
+static void escaped(char *buf, size_t len, const char *str)
+{
+	static const char replacement[] = "\xef\xbf\xbd";       /* U+FFFD */
+	const unsigned char *s = (const unsigned char *)str;
 	size_t o = 0;
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '\\' || *s == '"') {
-			buf[o++] = '\\';
-			buf[o++] = *s;
-		} else if (*s == '\n') {
-			buf[o++] = '\\';
-			buf[o++] = 'n';
-		} else {
-			buf[o++] = *s;
-		}
+
+	while (*s) {
+		size_t n = utf8_len(s);
+		const char *out = (const char *)s;
+		size_t out_len = n, used = n ? n : 1;
+		if (*s == '\\' || *s == '"')
+			out = *s == '"' ? "\\\"" : "\\\\", out_len = 2;
+		else if (*s == '\n')
+			out = "\\n", out_len = 2;
+		else if (!n)
+			out = replacement, out_len = 3;
+		if (o + out_len >= len)
+			break;
+		memcpy(buf + o, out, out_len);
+		o += out_len;
+		s += used;
 	}
-	buf[o] = 0;
+	if (len)
+		buf[o] = 0;
 }
 
 static void family(struct ctx *c, const char *name, const char *type, const char *help)
@@ -64,6 +112,14 @@ static void sample_f(struct ctx *c, const char *name, const char *extra, double 
 {
 	fprintf(c->f, "%s{%s%s%s} %.9g\n", name, c->base, extra ? "," : "", extra ? extra : "",
 		v);
+}
+
+/* A count of nanoseconds as seconds, exactly (a double would round sums
+ * past 2^53 ns, 104 days): whole seconds, then nine digits. */
+static void sample_seconds(struct ctx *c, const char *name, const char *extra, uint64_t ns)
+{
+	fprintf(c->f, "%s{%s%s%s} %" PRIu64 ".%09" PRIu64 "\n", name, c->base, extra ? "," : "",
+		extra ? extra : "", ns / 1000000000u, ns % 1000000000u);
 }
 
 static void gauge(struct ctx *c, const char *name, const char *help, uint64_t v)
@@ -87,14 +143,16 @@ static void array_families(struct ctx *c, const struct uraid_array_status *as)
 	      as->raid_disks);
 	gauge(c, "uraid_array_degraded_slots", "Slots without an in-sync member.", as->degraded);
 	family(c, "uraid_array_state", "gauge",
-	       "1 where the array is in the state: clean (no write pending), active (writes "
-	       "pending or recent), resync_needed (redundancy not known good), read_only.");
+	       "1 where the array is in the state: clean (the superblocks say clean), active "
+	       "(not clean: the superblocks say dirty, as writes are pending or recent), "
+	       "resync_needed (redundancy not known good), read_only.");
 	sample(c, "uraid_array_state", "state=\"clean\"", as->clean);
 	sample(c, "uraid_array_state", "state=\"active\"", !as->clean);
 	sample(c, "uraid_array_state", "state=\"resync_needed\"", as->resync_needed);
 	sample(c, "uraid_array_state", "state=\"read_only\"", as->read_only);
 	family(c, "uraid_array_events_total", "counter",
-	       "The superblocks' event count (md's Events): grows at every change of state.");
+	       "The superblocks' event count (md's Events): kept on disk, so it goes on from "
+	       "its value there rather than from zero; grows at every change of state.");
 	sample(c, "uraid_array_events_total", NULL, as->events);
 	gauge(c, "uraid_array_in_flight_requests", "Requests being served now.", as->in_flight);
 	if (as->bitmap_chunk_bytes) {
@@ -138,7 +196,8 @@ static void sync_families(struct ctx *c, const struct uraid_sync_status *ss)
 	      "Recent rate of the running background job (per member); 0 when none runs.",
 	      ss->running ? ss->rate_bytes_s : 0);
 	gauge(c, "uraid_sync_mismatch_sectors",
-	      "Sectors the last check or repair found differing (md's mismatch_cnt).",
+	      "Sectors the last check or repair found differing: md's mismatch_cnt, in md's "
+	      "unit (512-byte sectors) so that it compares with md's.",
 	      ss->mismatch_sectors);
 	family(c, "uraid_sync_jobs_started_total", "counter",
 	       "Background jobs started since the array was assembled.");
@@ -250,7 +309,7 @@ static void latency_family(struct ctx *c, const struct uraid_latency_hist *h)
 			sample(c, "uraid_request_duration_seconds_bucket", extra, cum);
 		}
 		snprintf(extra, sizeof(extra), "kind=\"%s\"", kn);
-		sample_f(c, "uraid_request_duration_seconds_sum", extra, (double)h->sum_ns[k] / 1e9);
+		sample_seconds(c, "uraid_request_duration_seconds_sum", extra, h->sum_ns[k]);
 		sample(c, "uraid_request_duration_seconds_count", extra, cum);
 	}
 }

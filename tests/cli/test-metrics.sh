@@ -20,7 +20,10 @@ echo "work in $work"
 ppid_= hpid=
 trap 'for p in $spid $ppid_ $hpid $(jobs -p); do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 
-m=("$work/d0" "$work/d1" "$work/d2")
+# the first member's path has a quote, a backslash, a newline and a byte
+# that is not UTF-8: its label must be escaped and still valid UTF-8
+odd=$'d0"q\\b\nn\xff'
+m=("$work/$odd" "$work/d1" "$work/d2")
 truncate -s 16M "${m[@]}"
 "$URAID" create --level=5 --raid-devices=3 --name=m --run "${m[@]}" >/dev/null || exit 1
 serve_bg "$work" m --metrics=127.0.0.1:0 "${m[@]}" || exit 1
@@ -242,6 +245,19 @@ check "1 MiB written through the export (nbdcopy)" \
 check "a scrape after the writes" http get "$work/written.txt"
 check "the text follows Prometheus' format and conventions" \
     bash -c "python3 '$work/format.py' '$work/written.txt' >'$work/families.txt'"
+if command -v promtool >/dev/null; then
+    check "promtool check metrics accepts the scrape" \
+        bash -c "promtool check metrics <'$work/written.txt'"
+else
+    echo "promtool not installed (make deps installs Debian's package prometheus): not run"
+fi
+check "the odd member path's label: quote, backslash and newline escaped, the 0xff byte as U+FFFD" \
+    python3 -c '
+import sys
+t = open(sys.argv[1], "rb").read()
+want = b"member=\"" + sys.argv[2].encode() + b"/d0\\\"q\\\\b\\nn\xef\xbf\xbd\""
+assert want in t, want
+' "$work/written.txt" "$work"
 check "every family the man page lists is there ($(wc -l <"$work/families.txt") families)" \
     bash -c "for f in uraid_array_info uraid_array_size_bytes uraid_array_raid_disks \
         uraid_array_degraded_slots uraid_array_state uraid_array_events_total uraid_sync_action \

@@ -50,25 +50,24 @@ struct metrics_http {
 	struct http_client c[METRICS_HTTP_MAX_CLIENTS];
 };
 
-bool metrics_http_address_ok(const char *hostport)
+bool metrics_http_address_ok(const char *hostport, char *err, size_t errlen)
 {
 	const char *colon = strrchr(hostport, ':');
-	if (!colon || colon == hostport || !colon[1] || strlen(colon + 1) > 5)
-		return false;
-	for (const char *d = colon + 1; *d; d++)
-		if (*d < '0' || *d > '9')
-			return false;
-	return atoi(colon + 1) <= 65535;
+	bool ok = colon && colon != hostport && colon[1] && strlen(colon + 1) <= 5;
+	for (const char *d = colon ? colon + 1 : ""; ok && *d; d++)
+		ok = *d >= '0' && *d <= '9';
+	if (ok && atoi(colon + 1) <= 65535)
+		return true;
+	snprintf(err, errlen, "--metrics=%s: expected HOST:PORT, PORT 0..65535 "
+		 "(e.g. 127.0.0.1:9617)", hostport);
+	return false;
 }
 
 int metrics_http_listen(const char *hostport, char *err, size_t errlen)
 {
 	char e[512];
-	if (!metrics_http_address_ok(hostport)) {
-		snprintf(err, errlen, "--metrics=%s: expected HOST:PORT, PORT 0..65535 "
-			 "(e.g. 127.0.0.1:9617)", hostport);
+	if (!metrics_http_address_ok(hostport, err, errlen))
 		return -EINVAL;
-	}
 	int fd = nbd_listen_tcp(hostport, e, sizeof(e));
 
 	if (fd < 0) {
@@ -250,15 +249,28 @@ static bool tchar(char ch)
 	       (ch && strchr("!#$%&'*+-.^_`|~", ch));
 }
 
+int metrics_render(metrics_body_fn *fn, void *arg, char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	FILE *f = open_memstream(text, len);
+	int rc = f ? fn(arg, f) : -ENOMEM;
+	if (f && fclose(f) != 0 && rc == 0)
+		rc = -ENOMEM;
+	if (rc) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
+	}
+	return rc;
+}
+
 /* The answer to METHOD /metrics. */
 static void respond_metrics(struct metrics_http *h, struct http_client *c, bool head)
 {
-	char *body = NULL, *text = NULL;
-	size_t body_len = 0, text_len = 0;
-	FILE *f = open_memstream(&body, &body_len);
-	int rc = f ? h->fn(h->arg, f) : -ENOMEM;
-	if (f && fclose(f) != 0 && rc == 0)
-		rc = -ENOMEM;
+	char *body, *text = NULL;
+	size_t body_len, text_len = 0;
+	int rc = metrics_render(h->fn, h->arg, &body, &body_len);
 	FILE *t = rc == 0 ? open_memstream(&text, &text_len) : NULL;
 	if (!t) {
 		free(body);

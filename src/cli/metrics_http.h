@@ -31,9 +31,14 @@ typedef int metrics_body_fn(void *arg, FILE *out);
 
 struct metrics_http;
 
+/* fn's text in a buffer of its own (*text, *len; the caller frees it):
+ * 0, or fn's -errno, or -ENOMEM. */
+int metrics_render(metrics_body_fn *fn, void *arg, char **text, size_t *len);
+
 /* Is hostport of the form HOST:PORT or [V6]:PORT, PORT 0..65535? (The
- * host is looked up only when listening.) */
-bool metrics_http_address_ok(const char *hostport);
+ * host is looked up only when listening.) When not, the reason in err
+ * ("--metrics=...: expected ..."). */
+bool metrics_http_address_ok(const char *hostport, char *err, size_t errlen);
 /* Listen on HOST:PORT, [V6]:PORT (port 0: a free one); the descriptor or
  * -errno with the reason in err. */
 int metrics_http_listen(const char *hostport, char *err, size_t errlen);

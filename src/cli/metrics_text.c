@@ -19,9 +19,11 @@
 #include <uraid/geom.h>
 #include <uraid/superblock.h>
 
+#include "cli/metrics_http.h"
 #include "cli/metrics_text.h"
 #include "cli/serve.h"
 #include "cli/status_print.h"
+#include "common/clock.h"
 #include "nbd/server.h"
 
 /* The labels every sample of the array carries, escaped. */
@@ -343,10 +345,39 @@ int metrics_write(FILE *out, const struct metrics_source *src)
 	return ferror(out) ? -ENOMEM : 0;
 }
 
+static int write_source(void *src, FILE *out)
+{
+	return metrics_write(out, src);
+}
+
+int metrics_serve_page(struct serve_state *st, const char **page, size_t *len)
+{
+	uint64_t now = uraid_now_ns();
+
+	if (!st->metrics_page || now - st->metrics_page_ns >= METRICS_PAGE_CACHE_MS * 1000000ull) {
+		struct metrics_source src = { .array = st->array, .export_name = st->export_name,
+					      .server = st->server };
+		char *text;
+		size_t text_len;
+		int rc = metrics_render(write_source, &src, &text, &text_len);
+		if (rc)
+			return rc;
+		free(st->metrics_page);
+		st->metrics_page = text;
+		st->metrics_page_len = text_len;
+		st->metrics_page_ns = now;
+	}
+	*page = st->metrics_page;
+	*len = st->metrics_page_len;
+	return 0;
+}
+
 int metrics_serve_body(void *serve_state, FILE *out)
 {
-	struct serve_state *st = serve_state;
-	struct metrics_source src = { .array = st->array, .export_name = st->export_name,
-				      .server = st->server };
-	return metrics_write(out, &src);
+	const char *page;
+	size_t len;
+	int rc = metrics_serve_page(serve_state, &page, &len);
+	if (rc)
+		return rc;
+	return fwrite(page, 1, len, out) == len ? 0 : -ENOMEM;
 }

@@ -171,7 +171,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	char *end, why[512];
 	int c;
 
 	o->socket_mode = 0600;
@@ -191,9 +191,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case OPT_TLS_CERTIFICATES: o->tls_certificates = optarg; break;
 		case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
 		case OPT_METRICS:
-			if (!metrics_http_address_ok(optarg)) {
-				fprintf(stderr, "uraid serve: --metrics=%s: expected HOST:PORT, PORT "
-					"0..65535 (e.g. 127.0.0.1:9617)\n", optarg);
+			if (!metrics_http_address_ok(optarg, why, sizeof(why))) {
+				fprintf(stderr, "uraid serve: %s\n", why);
 				return CLI_EXIT_USAGE;
 			}
 			o->metrics = optarg;
@@ -664,6 +663,8 @@ static int run(struct serve_state *st, int sig_fd)
 		close(st->ctl_fd);
 	if (st->metrics_fd >= 0)
 		close(st->metrics_fd);
+	free(st->metrics_page);
+	st->metrics_page = NULL;
 	struct uraid_array_status *fin = malloc(sizeof(*fin));
 	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
 	free(fin);

@@ -45,6 +45,9 @@ struct serve_state {
 	char endpoint[600];
 	int ctl_fd;
 	int metrics_fd;                 /* --metrics' listening socket, -1: none */
+	char *metrics_page;             /* the last page rendered (metrics_serve_page) */
+	size_t metrics_page_len;
+	uint64_t metrics_page_ns;
 	uint64_t start_ns;
 	bool socket_created, control_created, registered, pid_file_written;
 	bool stop_requested;

@@ -330,18 +330,13 @@ static void verb_stop(void *arg, const struct ctl_request *rq, FILE *out)
  * gathers them from every server). */
 static void verb_metrics(void *arg, const struct ctl_request *rq, FILE *out)
 {
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
-	int rc = f ? metrics_serve_body(arg, f) : -ENOMEM;
+	const char *page;
+	size_t len;
 
-	if (f && fclose(f) != 0 && rc == 0)
-		rc = -ENOMEM;
-	if (rc)
+	if (metrics_serve_page(arg, &page, &len))
 		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
 	else
-		ctl_reply(out, 0, NULL, body, len);
-	free(body);
+		ctl_reply(out, 0, NULL, page, len);
 }
 
 #define WHICH_MEMBER "which member? (give its path)"

@@ -242,6 +242,7 @@ PY
 randfile 1 1048576 "$work/rand"
 check "1 MiB written through the export (nbdcopy)" \
     nbdcopy "$work/rand" "nbd+unix:///m?socket=$work/m.sock"
+sleep 1.2       # the page is read at most once a second: one that counts the writes
 check "a scrape after the writes" http get "$work/written.txt"
 check "the text follows Prometheus' format and conventions" \
     bash -c "python3 '$work/format.py' '$work/written.txt' >'$work/families.txt'"

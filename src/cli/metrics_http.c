@@ -29,6 +29,8 @@
 #define LISTENER UINT32_MAX             /* epoll data of the listening socket */
 #define LINGER_NS (1000000000ull)       /* reading what follows an answer */
 #define NS_PER_S 1000000000ull
+#define ACCEPTS_PER_CALL 64             /* then the loop's other work goes first */
+#define LISTEN_PAUSE_NS (100000000ull)  /* out of descriptors without a spare one */
 
 enum client_state { FREE, READING, SENDING, LINGERING };
 
@@ -45,6 +47,7 @@ struct http_client {
 struct metrics_http {
 	int listen_fd, ep, port;
 	int spare_fd;                   /* given up to refuse a client when out of descriptors */
+	uint64_t listen_paused_until_ns; /* 0: the listener is polled */
 	metrics_body_fn *fn;
 	void *arg;
 	struct http_client c[METRICS_HTTP_MAX_CLIENTS];
@@ -164,32 +167,76 @@ int metrics_http_timeout_ms(const struct metrics_http *h)
 	for (unsigned i = 0; i < METRICS_HTTP_MAX_CLIENTS; i++)
 		if (h->c[i].fd >= 0 && next_deadline(&h->c[i]) < first)
 			first = next_deadline(&h->c[i]);
+	if (h->listen_paused_until_ns && h->listen_paused_until_ns < first)
+		first = h->listen_paused_until_ns;
 	if (first == UINT64_MAX)
 		return -1;
 	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
 }
 
-/* An error answer with a one-line body; extra: more header lines ("X: y\r\n"). */
-static int error_text(char *buf, size_t len, int status, const char *reason, const char *extra)
+/* An error answer with a one-line body; extra: more header lines ("X: y\r\n").
+ * Its length, at most len - 1 (cut if buf is too small). */
+static size_t error_text(char *buf, size_t len, int status, const char *reason,
+			 const char *extra)
 {
-	return snprintf(buf, len, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-			"Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s\n", status, reason,
-			strlen(reason) + 1, extra, reason);
+	int n = snprintf(buf, len, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+			 "Content-Length: %zu\r\n%sConnection: close\r\n\r\n%s\n", status, reason,
+			 strlen(reason) + 1, extra, reason);
+	if (n < 0 || len == 0)
+		return 0;
+	return (size_t)n < len ? (size_t)n : len - 1;
+}
+
+/* Stop polling the listener for a moment (out of descriptors and no spare
+ * one to refuse a client with: it would stay readable, a busy loop). */
+static void pause_listener(struct metrics_http *h)
+{
+	epoll_ctl(h->ep, EPOLL_CTL_DEL, h->listen_fd, NULL);
+	h->listen_paused_until_ns = uraid_now_ns() + LISTEN_PAUSE_NS;
+}
+
+static void resume_listener(struct metrics_http *h)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LISTENER };
+	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, h->listen_fd, &ev) == 0 || errno == EEXIST)
+		h->listen_paused_until_ns = 0;
+	else
+		h->listen_paused_until_ns = uraid_now_ns() + LISTEN_PAUSE_NS;
+}
+
+/* A client turned away: its answer, then what it sent already read (unread
+ * bytes would make the close a reset, which may lose the answer). */
+static void refuse(int fd, const char *text, size_t len)
+{
+	char sink[1024];
+
+	send_now(fd, text, len);
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
+	close(fd);
 }
 
 static void accept_all(struct metrics_http *h)
 {
-	for (;;) {
+	for (unsigned n = 0; n < ACCEPTS_PER_CALL; n++) {
 		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && h->spare_fd >= 0) {
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* out of descriptors: the client would stay queued and the
 			   listener readable (a busy loop); the spare one lets it be
-			   accepted and closed, then is taken again */
+			   accepted and closed, then is taken again; without one the
+			   listener rests a moment */
+			if (h->spare_fd < 0) {
+				pause_listener(h);
+				return;
+			}
 			close(h->spare_fd);
 			fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd >= 0)
 				close(fd);
 			h->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (h->spare_fd < 0)
+				pause_listener(h);
 			return;
 		}
 		if (fd < 0)
@@ -203,10 +250,8 @@ static void accept_all(struct metrics_http *h)
 			ev.data.u32 = (uint32_t)(c - h->c);
 		if (!c || epoll_ctl(h->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			char t[256];
-			int n = error_text(t, sizeof(t), 503, "Service Unavailable",
-					   "Retry-After: 1\r\n");
-			send_now(fd, t, (size_t)n);
-			close(fd);
+			refuse(fd, t, error_text(t, sizeof(t), 503, "Service Unavailable",
+						 "Retry-After: 1\r\n"));
 			continue;
 		}
 		uint64_t now = uraid_now_ns();
@@ -238,8 +283,7 @@ static void respond_error(struct metrics_http *h, struct http_client *c, int sta
 		drop(h, c);
 		return;
 	}
-	int n = error_text(t, 512, status, reason, extra);
-	respond(h, c, t, (size_t)n);
+	respond(h, c, t, error_text(t, 512, status, reason, extra));
 }
 
 /* RFC 9110's token characters (a method is one). */
@@ -442,6 +486,8 @@ void metrics_http_work(struct metrics_http *h)
 			write_some(h, c);
 	}
 	uint64_t now = uraid_now_ns();
+	if (h->listen_paused_until_ns && h->listen_paused_until_ns <= now)
+		resume_listener(h);
 	for (unsigned i = 0; i < METRICS_HTTP_MAX_CLIENTS; i++) {
 		struct http_client *c = &h->c[i];
 		if (c->fd < 0)

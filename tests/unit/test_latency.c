@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The request latency histogram: which bucket a time goes in (the bounds
- * inclusive, as Prometheus' "le"), the sum over reactors, and requests of
+ * inclusive, as Prometheus' "le"), the reactor's once-per-poll clock that
+ * times requests, the sum over reactors, and requests of
  * each kind counted once on the reactor that ran them (a caller-driven
  * engine of two reactors, driven from this thread).
  *
@@ -18,6 +19,7 @@
 
 #include "engine/core/array.h"       /* the per-reactor counters */
 #include "engine/core/latency.h"
+#include "io/reactor.h"
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"
@@ -72,6 +74,52 @@ static void test_sum(uint64_t seed)
 	latency_sum(per, 3, &h);
 	CHECK(!memcmp(h.count, want, sizeof(want)), "summed buckets differ");
 	CHECK(!memcmp(h.sum_ns, want_sum, sizeof(want_sum)), "summed times differ");
+}
+
+/* ---- the reactor's poll clock (reactor_now_ns) ---- */
+
+struct clock_seen {
+	struct io_op op;
+	struct reactor *r;
+	bool in_poll;
+	uint64_t seen, poll_ns;
+	unsigned runs;
+};
+
+static void clock_cb(struct io_op *op, int res)
+{
+	struct clock_seen *c = (struct clock_seen *)op;
+	(void)res;
+	c->in_poll = c->r->in_poll;
+	c->seen = reactor_now_ns(c->r);
+	c->poll_ns = c->r->now_ns;
+	c->runs++;
+}
+
+/* Callbacks see the time the poll read (no clock read of their own, the
+ * same for every callback of a poll); outside a poll it is the clock. */
+static void test_poll_clock(void)
+{
+	struct reactor r;
+	struct clock_seen a = { .op.cb = clock_cb, .r = &r }, b = { .op.cb = clock_cb, .r = &r };
+
+	if (reactor_init(&r, 0, 64)) {
+		CHECK(0, "reactor_init");
+		return;
+	}
+	reactor_complete(&r, &a.op, 0);
+	reactor_complete(&r, &b.op, 0);
+	uint64_t before = uraid_now_ns();
+	reactor_poll(&r, 0);
+	uint64_t after = uraid_now_ns();
+	CHECK(a.runs == 1 && b.runs == 1, "callbacks ran %u, %u times", a.runs, b.runs);
+	CHECK(a.in_poll && b.in_poll, "callbacks run inside the poll");
+	CHECK(a.seen == a.poll_ns && b.seen == a.poll_ns, "both callbacks see the poll's time");
+	CHECK(a.seen >= before && a.seen <= after, "the poll's time is read during the poll");
+	CHECK(!r.in_poll, "not in a poll after it");
+	uint64_t outside = reactor_now_ns(&r);
+	CHECK(outside >= after, "outside a poll: the clock, not the last poll's time");
+	reactor_fini(&r);
 }
 
 static uint64_t total(const struct uraid_latency_hist *h, enum uraid_latency_kind k)
@@ -174,6 +222,7 @@ int main(int argc, char **argv)
 
 	printf("test_latency: seed %" PRIu64 " (rerun: %s %" PRIu64 ")\n", seed, argv[0], seed);
 	test_buckets();
+	test_poll_clock();
 	test_sum(seed);
 	test_array(seed);
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

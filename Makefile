@@ -58,6 +58,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(TEST_SUPPORT_LIB) $(BUILD)/liburaid.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(TEST_SUPPORT_LIB) $(BUILD)/liburaid.a $(LDLIBS)
 
+# A unit test of a CLI file (not in liburaid) links that object too.
+$(BUILD)/tests/test_metrics_merge: $(BUILD)/tests/unit/test_metrics_merge.o $(BUILD)/src/cli/metrics_all.o $(TEST_SUPPORT_LIB) $(BUILD)/liburaid.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/src/cli/metrics_all.o $(TEST_SUPPORT_LIB) $(BUILD)/liburaid.a $(LDLIBS)
+
 $(BUILD)/tests/fuzz_%: $(BUILD)/tests/fuzz/fuzz_%.o $(BUILD)/tests/fuzz/standalone.o $(BUILD)/liburaid.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -188,6 +188,41 @@ struct uraid_array_status {
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
 uint64_t uraid_array_size(const struct uraid_array *a);
 
+/* ---- request latency ---- */
+
+/*
+ * Completed requests by kind, in log2 buckets of their time on the engine
+ * (from reaching their reactor to the completion callback): bucket
+ * b < URAID_LATENCY_BUCKETS - 1 counts requests of at most 2^b microseconds
+ * (and more than 2^(b-1)); the last bucket counts the longer ones. Each
+ * reactor keeps its own counts (no shared cache line, no atomic
+ * read-modify-write on the I/O path, and no clock read of its own: a
+ * request's start and end are its reactor's poll time, read once per poll,
+ * so a request costs two increments and the resolution is one poll
+ * batch); uraid_array_latency sums them. Counts only grow while the array
+ * is open.
+ */
+#define URAID_LATENCY_BUCKETS 28        /* 1 us .. 2^26 us (67 s), then longer */
+
+enum uraid_latency_kind {
+	URAID_LATENCY_READ,
+	URAID_LATENCY_WRITE,
+	URAID_LATENCY_OTHER,            /* flush, discard, write zeroes */
+	URAID_LATENCY_KINDS
+};
+
+struct uraid_latency_hist {
+	uint64_t count[URAID_LATENCY_KINDS][URAID_LATENCY_BUCKETS];   /* not cumulative */
+	uint64_t sum_ns[URAID_LATENCY_KINDS];
+};
+
+/* Bucket b's upper bound in nanoseconds (UINT64_MAX for the last one). */
+uint64_t uraid_latency_bucket_le_ns(unsigned b);
+/* "read", "write", "other". */
+const char *uraid_latency_kind_name(enum uraid_latency_kind kind);
+/* The sums over every reactor of the array (any thread). 0. */
+int uraid_array_latency(struct uraid_array *a, struct uraid_latency_hist *h);
+
 /* ---- background work: resync, check, repair (md's sync_action) ---- */
 
 enum uraid_sync_kind {

@@ -24,6 +24,8 @@
 #include <uraid/geom.h>
 
 #include "cli/cli.h"
+#include "cli/metrics_http.h"
+#include "cli/metrics_text.h"
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
@@ -74,6 +76,10 @@ static void serve_usage(FILE *f)
 		"                           (default 1G, at least 64M); beyond it requests\n"
 		"                           wait; half is shared, half split so that each\n"
 		"                           client keeps a share whatever the others do\n"
+		"      --metrics=HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics\n"
+		"                           (port 0 picks a free one; no authentication:\n"
+		"                           anyone who can connect reads them; see METRICS\n"
+		"                           in uraid(8))\n"
 		"      --tls=off|on|require TLS for clients (NBD_OPT_STARTTLS): on offers it,\n"
 		"                           require refuses clients without it (default off)\n"
 		"      --tls-psk=FILE       pre-shared keys, USERNAME:HEXKEY lines as psktool\n"
@@ -95,7 +101,7 @@ static void serve_usage(FILE *f)
 
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
-       OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER };
+       OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -161,10 +167,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "tls-psk", required_argument, NULL, OPT_TLS_PSK },
 		{ "tls-certificates", required_argument, NULL, OPT_TLS_CERTIFICATES },
 		{ "tls-verify-peer", no_argument, NULL, OPT_TLS_VERIFY_PEER },
+		{ "metrics", required_argument, NULL, OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
+	char *end, why[512];
 	int c;
 
 	o->socket_mode = 0600;
@@ -183,6 +190,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case OPT_TLS_PSK: o->tls_psk = optarg; break;
 		case OPT_TLS_CERTIFICATES: o->tls_certificates = optarg; break;
 		case OPT_TLS_VERIFY_PEER: o->tls_verify_peer = true; break;
+		case OPT_METRICS:
+			if (!metrics_http_address_ok(optarg, why, sizeof(why))) {
+				fprintf(stderr, "uraid serve: %s\n", why);
+				return CLI_EXIT_USAGE;
+			}
+			o->metrics = optarg;
+			break;
 		case OPT_TLS:
 			if (strcmp(optarg, "off") == 0) {
 				o->tls_mode = NBD_TLS_OFF;
@@ -339,6 +353,19 @@ static int open_listeners(struct serve_state *st, int *fd)
 		return st->ctl_fd;
 	}
 	st->control_created = true;
+	if (st->o->metrics) {
+		st->metrics_fd = metrics_http_listen(st->o->metrics, err, sizeof(err));
+		if (st->metrics_fd < 0) {
+			fprintf(stderr, "uraid serve: %s\n", err);
+			close(*fd);     /* nothing is served */
+			*fd = -1;
+			return st->metrics_fd;
+		}
+		if (!nbd_listen_loopback(st->metrics_fd))
+			fprintf(stderr, "uraid serve: warning: --metrics=%s is reachable from other "
+				"hosts: anyone who can reach the port reads the metrics\n",
+				st->o->metrics);
+	}
 	return 0;
 }
 
@@ -361,6 +388,11 @@ static void announce(struct serve_state *st)
 	       lv ? lv : "?", as->name, cli_bytes(as->size_bytes, size, sizeof(size)), in_sync,
 	       as->raid_disks, cli_array_state(as), st->o->read_only ? ", read-only" : "",
 	       st->control_path);
+	if (st->metrics_fd >= 0) {
+		const char *colon = strrchr(st->o->metrics, ':');
+		printf("uraid serve: metrics on http://%.*s:%d/metrics\n",
+		       (int)(colon - st->o->metrics), st->o->metrics, nbd_listen_port(st->metrics_fd));
+	}
 	fflush(stdout);
 	free(as);
 }
@@ -392,15 +424,30 @@ static void signal_ready(struct serve_state *st)
 static void main_loop(struct serve_state *st, int sig_fd)
 {
 	struct ctl_server *cs;
+	struct metrics_http *mh = NULL;
 	int rc = ctl_server_create(st->ctl_fd, serve_ctl_handle, st, &cs);
 	if (rc) {
 		fprintf(stderr, "uraid serve: control socket: %s; stopping\n", strerror(-rc));
 		return;
 	}
+	if (st->metrics_fd >= 0) {
+		/* --metrics: the HTTP server, polled here as the control server is */
+		rc = metrics_http_create(st->metrics_fd, metrics_serve_body, st, &mh);
+		st->metrics_fd = -1;    /* taken over */
+		if (rc) {
+			fprintf(stderr, "uraid serve: --metrics: %s; stopping\n", strerror(-rc));
+			ctl_server_destroy(cs);
+			return;
+		}
+	}
 	while (!st->stop_requested) {
-		struct pollfd p[2] = { { .fd = sig_fd, .events = POLLIN },
-				       { .fd = ctl_server_fd(cs), .events = POLLIN } };
-		if (poll(p, 2, ctl_server_timeout_ms(cs)) < 0) {
+		struct pollfd p[3] = { { .fd = sig_fd, .events = POLLIN },
+				       { .fd = ctl_server_fd(cs), .events = POLLIN },
+				       { .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN } };
+		int timeout = ctl_server_timeout_ms(cs), mt = mh ? metrics_http_timeout_ms(mh) : -1;
+		if (mt >= 0 && (timeout < 0 || mt < timeout))
+			timeout = mt;
+		if (poll(p, 3, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
@@ -415,7 +462,10 @@ static void main_loop(struct serve_state *st, int sig_fd)
 			}
 		}
 		ctl_server_work(cs);
+		if (mh)
+			metrics_http_work(mh);
 	}
+	metrics_http_destroy(mh);
 	ctl_server_destroy(cs);
 }
 
@@ -611,6 +661,10 @@ static int run(struct serve_state *st, int sig_fd)
 	}
 	if (st->ctl_fd >= 0)
 		close(st->ctl_fd);
+	if (st->metrics_fd >= 0)
+		close(st->metrics_fd);
+	free(st->metrics_page);
+	st->metrics_page = NULL;
 	struct uraid_array_status *fin = malloc(sizeof(*fin));
 	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
 	free(fin);
@@ -637,7 +691,7 @@ int cmd_serve(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 
-	struct serve_state st = { .o = &o, .ctl_fd = -1 };
+	struct serve_state st = { .o = &o, .ctl_fd = -1, .metrics_fd = -1 };
 	raise_fd_limit();
 	if (o.socket)
 		snprintf(st.socket_path, sizeof(st.socket_path), "%s", o.socket);

@@ -16,6 +16,7 @@ struct serve_opts {
 	const char *const *members;
 	unsigned nmembers;
 	const char *socket, *listen, *control;
+	const char *metrics;            /* --metrics=HOST:PORT, NULL: none */
 	const char *name, *description;
 	const char *pid_file;
 	unsigned socket_mode;
@@ -43,6 +44,10 @@ struct serve_state {
 	char control_path[600];
 	char endpoint[600];
 	int ctl_fd;
+	int metrics_fd;                 /* --metrics' listening socket, -1: none */
+	char *metrics_page;             /* the last page rendered (metrics_serve_page) */
+	size_t metrics_page_len;
+	uint64_t metrics_page_ns;
 	uint64_t start_ns;
 	bool socket_created, control_created, registered, pid_file_written;
 	bool stop_requested;

@@ -14,6 +14,7 @@
 #include <uraid/geom.h>
 
 #include "cli/cli.h"
+#include "cli/metrics_text.h"
 #include "cli/serve.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
@@ -325,6 +326,19 @@ static void verb_stop(void *arg, const struct ctl_request *rq, FILE *out)
 	st->stop_requested = true;
 }
 
+/* The array's Prometheus metrics, as --metrics serves them (uraid monitor
+ * gathers them from every server). */
+static void verb_metrics(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	const char *page;
+	size_t len;
+
+	if (metrics_serve_page(arg, &page, &len))
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	else
+		ctl_reply(out, 0, NULL, page, len);
+}
+
 #define WHICH_MEMBER "which member? (give its path)"
 
 static const struct ctl_verb serve_verbs[] = {
@@ -332,6 +346,7 @@ static const struct ctl_verb serve_verbs[] = {
 	{ "status-json", verb_status_json, NULL, 0, "the same as one JSON object" },
 	{ "summary", verb_summary, NULL, 0, "one line for uraid status without arguments" },
 	{ "summary-json", verb_summary_json, NULL, 0, "that line's facts as JSON" },
+	{ "metrics", verb_metrics, NULL, 0, "the array's metrics in Prometheus' text format" },
 	{ "export-is", verb_export_is, NULL, 0, "NAME: ok if the export is NAME" },
 	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok if PATH is a member" },
 	{ "fail", verb_fail, WHICH_MEMBER, CTL_VERB_CHANGES, "PATH [force]: set a member faulty" },

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define CTL_MAX_LINE   4096
@@ -88,6 +89,12 @@ void ctl_dispatch(const struct ctl_verb *verbs, void *arg, const struct ctl_requ
  * cannot be reached (msg says why). */
 int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, FILE *out,
 	     char *msg, size_t msglen);
+/* The same within limits: done by deadline_ns (uraid_now_ns' clock; 0: each
+ * wait up to CTL_TIMEOUT_S, as ctl_call), connecting included, else
+ * -ETIMEDOUT; a body longer than max_body is cut off with -EMSGSIZE (out
+ * then holds at most max_body bytes of it). */
+int ctl_call_limited(const char *ctl_path, const char *const *fields, unsigned nfields,
+		     FILE *out, uint64_t deadline_ns, size_t max_body, char *msg, size_t msglen);
 
 /* ---- registry: one file per server, named by its pid, holding its sockets' paths ---- */
 

@@ -21,6 +21,8 @@
 #include "ctl/ctl.h"
 
 #define LISTENER UINT32_MAX             /* epoll data of the listening socket */
+#define ACCEPTS_PER_CALL 64             /* then the loop's other work goes first */
+#define LISTEN_PAUSE_NS (100000000ull)  /* out of descriptors without a spare one */
 
 struct ctl_client {
 	int fd;                         /* -1: a free slot */
@@ -35,6 +37,7 @@ struct ctl_client {
 struct ctl_server {
 	int listen_fd, ep;
 	int spare_fd;                   /* given up to answer a client when out of descriptors */
+	uint64_t listen_paused_until_ns; /* 0: the listener is polled */
 	ctl_handler_fn *fn;
 	void *arg;
 	struct ctl_client c[CTL_MAX_CLIENTS];
@@ -117,19 +120,43 @@ int ctl_server_timeout_ms(const struct ctl_server *cs)
 	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++)
 		if (cs->c[i].fd >= 0 && cs->c[i].deadline_ns < first)
 			first = cs->c[i].deadline_ns;
+	if (cs->listen_paused_until_ns && cs->listen_paused_until_ns < first)
+		first = cs->listen_paused_until_ns;
 	if (first == UINT64_MAX)
 		return -1;
 	return first <= now ? 0 : (int)((first - now + 999999) / 1000000);
 }
 
+/* Stop polling the listener for a moment (out of descriptors and no spare
+ * one to answer a client with: it would stay readable, a busy loop). */
+static void pause_listener(struct ctl_server *cs)
+{
+	epoll_ctl(cs->ep, EPOLL_CTL_DEL, cs->listen_fd, NULL);
+	cs->listen_paused_until_ns = uraid_now_ns() + LISTEN_PAUSE_NS;
+}
+
+static void resume_listener(struct ctl_server *cs)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = LISTENER };
+	if (epoll_ctl(cs->ep, EPOLL_CTL_ADD, cs->listen_fd, &ev) == 0 || errno == EEXIST)
+		cs->listen_paused_until_ns = 0;
+	else
+		cs->listen_paused_until_ns = uraid_now_ns() + LISTEN_PAUSE_NS;
+}
+
 static void accept_all(struct ctl_server *cs)
 {
-	for (;;) {
+	for (unsigned n = 0; n < ACCEPTS_PER_CALL; n++) {
 		int fd = accept4(cs->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE) && cs->spare_fd >= 0) {
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			/* out of descriptors: the client would wait in the queue and the
 			   listener stay readable (a busy loop); the spare one lets it
-			   be accepted and told, then is taken again */
+			   be accepted and told, then is taken again; without one the
+			   listener rests a moment */
+			if (cs->spare_fd < 0) {
+				pause_listener(cs);
+				return;
+			}
 			close(cs->spare_fd);
 			fd = accept4(cs->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (fd >= 0) {
@@ -138,6 +165,8 @@ static void accept_all(struct ctl_server *cs)
 				close(fd);
 			}
 			cs->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (cs->spare_fd < 0)
+				pause_listener(cs);
 			return;         /* level-triggered: the next poll takes the next one */
 		}
 		if (fd < 0)
@@ -239,6 +268,8 @@ void ctl_server_work(struct ctl_server *cs)
 			write_some(cs, c);
 	}
 	uint64_t now = uraid_now_ns();
+	if (cs->listen_paused_until_ns && cs->listen_paused_until_ns <= now)
+		resume_listener(cs);
 	for (unsigned i = 0; i < CTL_MAX_CLIENTS; i++) {
 		struct ctl_client *c = &cs->c[i];
 		if (c->fd < 0 || c->deadline_ns > now)

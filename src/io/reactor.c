@@ -449,9 +449,15 @@ int reactor_poll_ns(struct reactor *r, int64_t timeout_ns)
 	if (rc < 0)
 		return rc;
 
+	/* One clock read for every callback of this poll (reactor_now_ns);
+	   a callback that polls again nests, so restore rather than clear. */
+	bool outer_in_poll = r->in_poll;
+	r->now_ns = uraid_now_ns();
+	r->in_poll = true;
 	ran += reactor_reap(r);
 	ran += reactor_run_inbox(r);
 	ran += reactor_run_deferred(r);
+	r->in_poll = outer_in_poll;
 
 	/* Send what the callbacks queued now rather than at the next poll. */
 	reactor_drain_overflow(r);

@@ -28,6 +28,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "common/clock.h"
+
 struct reactor;
 
 /* Embed in the structure that waits for the result; res is as io_uring's cqe->res. */
@@ -68,6 +70,10 @@ struct reactor {
 	uint64_t in_flight;         /* operations issued and not completed, sockets' aside */
 	uint64_t sock_in_flight;    /* socket operations issued and not completed */
 	uint64_t max_in_flight;     /* the budget of in_flight */
+	/* The monotonic clock read once per poll, when its wait ends: what
+	   its callbacks see as now (reactor_now_ns). Polling thread only. */
+	uint64_t now_ns;
+	bool in_poll;               /* inside reactor_poll: now_ns is current */
 };
 
 /* Completion slots beyond the budget, for socket completions arriving at once. */
@@ -121,6 +127,17 @@ int reactor_poll_ns(struct reactor *r, int64_t timeout_ns);
 
 /* From any thread: run m->fn on r's thread at its next poll (wakes it). */
 void reactor_post(struct reactor *r, struct reactor_msg *m);
+
+/*
+ * On r's thread: the time for stamps on the I/O path. Inside a poll, the
+ * clock read when its wait ended (no clock read per call, so stale by at
+ * most the time the poll's callbacks take); outside one (a caller-driven
+ * engine's thread submitting between polls), the clock itself.
+ */
+static inline uint64_t reactor_now_ns(const struct reactor *r)
+{
+	return r->in_poll ? r->now_ns : uraid_now_ns();
+}
 
 /* Is the calling thread the one polling r? */
 bool reactor_is_current(const struct reactor *r);

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/jobs/sync.h"
@@ -130,15 +131,18 @@ static int gate_update(struct meta_batch *b, struct meta_wait *list)
 /*
  * The idle cleaner looks at last_write_ns only when no write is in flight,
  * so it is the time the reactor's count last fell to 0: stamped by the
- * write that takes it there (not by every write, which costs a clock read
- * per write under load). Only the reactor's own thread changes its count,
+ * write that takes it there, with the reactor's poll time (no clock read of
+ * its own; at most one poll batch old). Only the reactor's own thread changes its count,
  * so the load is exact; the stamp is stored before the count falls, so a
  * cleaner that sees 0 sees the stamp too.
  */
-static void gate_leave_write(struct array_counters *c)
+static void gate_leave_write(struct array *a, unsigned reactor)
 {
+	struct array_counters *c = &a->counters[reactor];
+
 	if (atomic_load_explicit(&c->writes_in_flight, memory_order_relaxed) == 1)
-		atomic_store_explicit(&c->last_write_ns, engine_now_ns(), memory_order_relaxed);
+		atomic_store_explicit(&c->last_write_ns, reactor_now_ns(&a->e->reactors[reactor].r),
+				      memory_order_relaxed);
 	atomic_fetch_sub(&c->writes_in_flight, 1);
 }
 
@@ -183,7 +187,7 @@ bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait 
 
 void array_gate_leave(struct array *a, unsigned reactor)
 {
-	gate_leave_write(&a->counters[reactor]);
+	gate_leave_write(a, reactor);
 }
 
 void array_idle_check(struct array *a, uint64_t now_ns)
@@ -247,6 +251,20 @@ static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi
 	return true;
 }
 
+/* The request's time into its reactor's histogram. Both ends are the
+ * reactor's poll time (reactor_now_ns), not clock reads of their own: a
+ * request that starts and ends in one poll batch counts 0 (the first
+ * bucket), so the resolution is one poll batch. */
+static void req_count_latency(const struct array_req *rq, struct array_counters *c)
+{
+	enum uraid_io_op op = rq->io->op;
+	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
+				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
+							   : URAID_LATENCY_OTHER;
+	uint64_t end = reactor_now_ns(&rq->er->r);
+	latency_note(&c->latency, k, end > rq->start_ns ? end - rq->start_ns : 0);
+}
+
 static void req_finish(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -265,8 +283,9 @@ static void req_finish(struct array_req *rq)
 	if (req_wib_range(rq, &lo, &hi))
 		wib_end_write(a, lo, hi);
 	if (is_write_op(io->op))
-		gate_leave_write(c);
+		gate_leave_write(a, rq->er->r.index);
 	atomic_fetch_sub(&c->in_flight, 1);
+	req_count_latency(rq, c);
 	int res = rq->result;
 	req_put(rq);
 	io->done(io, res);
@@ -397,8 +416,10 @@ static void req_issue(struct array_req *rq);
 static void req_end_early(struct array_req *rq, int rc)
 {
 	struct uraid_io *io = rq->io;
+	struct array_counters *c = &rq->a->counters[rq->er->r.index];
 
-	atomic_fetch_sub(&rq->a->counters[rq->er->r.index].in_flight, 1);
+	atomic_fetch_sub(&c->in_flight, 1);
+	req_count_latency(rq, c);
 	req_put(rq);
 	io->done(io, rc);
 }
@@ -409,7 +430,7 @@ static void req_wib_resume(struct wib_waiter *wt, int rc)
 	struct array_req *rq = (struct array_req *)((char *)wt - offsetof(struct array_req, wib_wait));
 
 	if (rc) {
-		gate_leave_write(&rq->a->counters[rq->er->r.index]);
+		gate_leave_write(rq->a, rq->er->r.index);
 		req_end_early(rq, rc);
 		return;
 	}
@@ -428,7 +449,7 @@ static void req_write_passed_gate(struct array_req *rq)
 		if (rc == WIB_WAIT)
 			return;
 		if (rc) {
-			gate_leave_write(&rq->a->counters[rq->er->r.index]);
+			gate_leave_write(rq->a, rq->er->r.index);
 			req_end_early(rq, rc);
 			return;
 		}
@@ -461,6 +482,7 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->a = a;
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
+	rq->start_ns = reactor_now_ns(&er->r);
 	struct array_counters *c = &a->counters[er->r.index];
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
@@ -851,6 +873,18 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		ms->corrected_reads = atomic_load(&m->corrected_reads);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	return 0;
+}
+
+int uraid_array_latency(struct uraid_array *ua, struct uraid_latency_hist *h)
+{
+	struct array *a = A(ua);
+	const struct latency_counts *per[a->e->nreactors];
+
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		per[i] = &a->counters[i].latency;
+	memset(h, 0, sizeof(*h));
+	latency_sum(per, a->e->nreactors, h);
 	return 0;
 }
 

@@ -9,6 +9,7 @@
  * (members -> array, md's rules), md/meta.c (superblock updates), md/meta_worker.c
  * (the thread that writes them, off the reactors), md/member_state.c (member
  * failures and roles, meta_lock), core/array.c (submit, split, complete, status),
+ * core/latency.c (the request latency histogram),
  * level/ (one descriptor per level, level.h and registry.c; their I/O in
  * single_io.c for linear and RAID 0, mirror_io.c for RAID 1 and 10, raid5*.c for
  * RAID 4/5/6), jobs/ (background work: sync.c runs it, sync_raid5.c and
@@ -32,6 +33,7 @@
 #include "io/bufpool.h"
 #include "io/member.h"
 #include "io/reactor.h"
+#include "engine/core/latency.h"
 #include "engine/level/level.h"
 #include "engine/md/meta_worker.h"
 #include "engine/md/wib.h"
@@ -93,6 +95,7 @@ struct array_counters {
 	_Atomic uint64_t writes_in_flight;
 	_Atomic uint64_t last_write_ns;     /* for idle clean marking */
 	_Atomic uint64_t started;           /* requests begun (written by its reactor only) */
+	struct latency_counts latency;      /* requests completed (latency.h) */
 } __attribute__((aligned(64)));
 
 /* One slot of the array. */
@@ -217,6 +220,7 @@ struct array_req {
 	uint8_t *data;                  /* io->buf, or an aligned bounce buffer */
 	bool bounced;
 	int pending;                    /* pieces not yet completed (+1 while splitting) */
+	uint64_t start_ns;              /* reached its reactor (the latency histogram) */
 	int result;                     /* first error */
 };
 

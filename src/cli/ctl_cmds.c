@@ -372,6 +372,27 @@ static const char *absolute(const char *path, char *buf)
 	return realpath(path, buf) ? buf : path;
 }
 
+int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
+{
+	char abs[PATH_MAX], *body = NULL;
+	const char *owns[2] = { "owns", absolute(path, abs) };
+	struct find_ctx fc = { .fields = owns, .nfields = 2 };
+
+	if (each_served(cmd, find_one, &fc) < 0)
+		return -1;
+	if (report_busy(cmd, &fc))
+		return -1;
+	snprintf(name, len, "?");
+	if (fc.matches) {
+		const char *fields[1] = { "members" };
+		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body &&
+		    !strncmp(body, "export\t", 7))
+			snprintf(name, len, "%.*s", (int)strcspn(body + 7, "\n"), body + 7);
+		free(body);
+	}
+	return (int)fc.matches;
+}
+
 /*
  * Is the first operand an ARRAY? An existing file that is no socket is a
  * member; a socket, or a word without '/' that is a served array's export

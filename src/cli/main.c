@@ -27,6 +27,8 @@ static const struct {
 	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
 	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
+	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
+	  "in an array" },
 };
 
 /* mdadm's mode options, typed as the command: the uraid verb to use. */
@@ -63,7 +65,7 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\n"
 		"Run 'uraid COMMAND --help' for a command's options; 'man uraid' for details.\n"

@@ -370,7 +370,9 @@ static int examine_one(const char *path, struct json *j)
 
 	if (j) {
 		json_obj_open(j, NULL);
-		json_u64(j, "version", CLI_JSON_VERSION);   /* in each: the document is a list */
+		/* in each element, the document being a list; "version" is the
+		   superblock's (mdadm's "Version : 1.2"), kept as it was */
+		json_u64(j, "json_version", CLI_JSON_VERSION);
 		json_str(j, "device", path);
 	}
 	if (reason[0]) {

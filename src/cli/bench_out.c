@@ -164,6 +164,7 @@ void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_out
 
 	json_begin(&j, f);
 	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);      /* docs/json.md */
 	json_str(&j, "kind", bench_run_kind_name(o->kind));
 	json_workload(&j, c, o->cells ? NULL : &o->res[0]);
 	json_arr_open(&j, "paths");

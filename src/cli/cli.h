@@ -3,6 +3,8 @@
 #ifndef URAID_CLI_H
 #define URAID_CLI_H
 
+#include <stddef.h>
+
 #define CLI_EXIT_OK    0
 #define CLI_EXIT_FAIL  1   /* the operation failed or found a problem */
 #define CLI_EXIT_USAGE 2   /* the command line is wrong */
@@ -21,5 +23,11 @@ int cmd_repair(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+int cmd_zero_superblock(int argc, char **argv);
+
+/* How many served arrays have the member at path (any spelling), the first
+ * one's export name in name; -1 after a message when the list of served
+ * arrays cannot be read (ctl_cmds.c). */
+int cli_served_owner(const char *cmd, const char *path, char *name, size_t len);
 
 #endif

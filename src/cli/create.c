@@ -53,7 +53,7 @@ static void create_usage(FILE *f)
 		"  -f, --force             overwrite members that belong to another array\n"
 		"      --uuid=UUID         array UUID (default random)\n"
 		"      --dry-run           check and print the summary, write nothing\n"
-		"      --json              print the result as JSON\n"
+		"      --json              what was made, as JSON (docs/json.md)\n"
 		"  -R, --run, -q, --quiet  accepted for mdadm compatibility (uraid never prompts)\n"
 		"  -h, --help              this text\n"
 		"\n"
@@ -96,6 +96,20 @@ static int parse_u32(const char *s, uint32_t *out)
 		return -EINVAL;
 	*out = (uint32_t)v;
 	return 0;
+}
+
+/* "/dev/md0", "/dev/md127", "/dev/md/NAME": what mdadm --create takes
+ * first. The kernel's md devices are never members of a uraid array. */
+static bool md_device_name(const char *path)
+{
+	if (!strncmp(path, "/dev/md/", 8))
+		return path[8] != 0;
+	if (strncmp(path, "/dev/md", 7) || !path[7])
+		return false;
+	for (const char *p = path + 7; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -157,6 +171,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_cre
 
 	json_begin(&j, stdout);
 	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
 	json_bool(&j, "written", !(o->flags & URAID_CREATE_DRY_RUN));
 	json_str(&j, "array_uuid", uraid_uuid_text(r->uuid, buf, sizeof(buf)));
 	json_str(&j, "name", r->set_name);
@@ -220,7 +235,8 @@ int cmd_create(int argc, char **argv)
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:n:x:c:p:e:b:d:N:z:fRqh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":l:n:x:c:p:e:b:d:N:z:fRqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (uraid_level_parse(optarg, &o.level))
@@ -318,8 +334,7 @@ int cmd_create(int argc, char **argv)
 			create_usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			fprintf(stderr, "uraid create: see 'uraid create --help'\n");
-			return CLI_EXIT_USAGE;
+			return cli_bad_option("create", argv);
 		}
 	}
 	if (!level_given)
@@ -340,6 +355,14 @@ int cmd_create(int argc, char **argv)
 	o.npaths = (unsigned)(argc - optind);
 	if (o.npaths == 0)
 		return usage_error("%s", "no devices given");
+	if (md_device_name(o.paths[0])) {
+		const char *name = strncmp(o.paths[0], "/dev/md/", 8) ? o.paths[0] + 5
+				   : o.paths[0] + 8;
+		fprintf(stderr, "uraid create: %s is an md device name (mdadm's first argument); "
+			"uraid makes no /dev/md device: name the array with --name=%s and list "
+			"only the members\n", o.paths[0], name);
+		return CLI_EXIT_USAGE;
+	}
 
 	struct uraid_create_result r;
 	char err[512];

@@ -2,9 +2,12 @@
 /*
  * uraid status | fail | remove | stop | check | repair | speed | add |
  * replace: commands for a running `uraid serve`, sent over its control
- * socket (ctl/ctl.h; the server's side is serve_ctl.c). The array is named
- * by its control socket, its export socket, or its export name; fail and
- * remove can also find it from the member's path alone.
+ * socket (ctl/ctl.h; the server's side is serve_ctl.c). One rule for all:
+ * ARRAY comes first where an array is named (as `mdadm /dev/md0 --fail`),
+ * ARRAY being an export name, the export socket or the control socket;
+ * fail, remove and replace also find the array from a member's path alone
+ * when exactly one served array has it. Every argument is checked before
+ * the first change is asked for.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +30,7 @@ struct find_ctx {
 	const char *const *fields;      /* the request that identifies the server */
 	unsigned nfields;
 	char found[CTL_MAX_LINE];
+	char body[CTL_MAX_LINE];        /* the first match's answer */
 	unsigned matches;
 	unsigned busy;                  /* servers that turned the question away */
 };
@@ -38,17 +42,19 @@ static int find_one(const char *ctl_path, void *arg)
 	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
-	int rc = ctl_call(ctl_path, fc->fields, fc->nfields, f, msg, sizeof(msg));
+	int rc = f ? ctl_call(ctl_path, fc->fields, fc->nfields, f, msg, sizeof(msg)) : -ENOMEM;
 	if (f)
 		fclose(f);
-	free(body);
 	if (rc > 0 && !strcmp(msg, CTL_BUSY))
 		fc->busy++;
 	if (rc == 0) {
-		if (!fc->matches)
+		if (!fc->matches) {
 			snprintf(fc->found, sizeof(fc->found), "%s", ctl_path);
+			snprintf(fc->body, sizeof(fc->body), "%.*s", (int)len, body ? body : "");
+		}
 		fc->matches++;
 	}
+	free(body);
 	return rc < 0 ? rc : 0;
 }
 
@@ -139,18 +145,46 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 	return CLI_EXIT_FAIL;
 }
 
-/* Send a request, print the body, turn the answer into an exit status. */
-static int call(const char *cmd, const char *ctl, const char *const *fields, unsigned n)
+/* Send a request, print the body (to `to`: stdout, or a buffer for JSON),
+ * turn the answer into an exit status. */
+static int call_to(const char *cmd, const char *ctl, const char *const *fields, unsigned n,
+		   FILE *to)
 {
 	char msg[CTL_MAX_LINE];
-	int rc = ctl_call(ctl, fields, n, stdout, msg, sizeof(msg));
-	fflush(stdout);
+	int rc = ctl_call(ctl, fields, n, to, msg, sizeof(msg));
+	fflush(to);
 	if (rc < 0) {
 		fprintf(stderr, "uraid %s: %s\n", cmd, msg);
 		return CLI_EXIT_FAIL;
 	}
 	if (rc > 0)
 		fprintf(stderr, "uraid %s: %s\n", cmd, msg);
+	return rc;
+}
+
+static int call(const char *cmd, const char *ctl, const char *const *fields, unsigned n)
+{
+	return call_to(cmd, ctl, fields, n, stdout);
+}
+
+/* A request whose answer is read, not shown: its body in *body (malloc'd,
+ * NUL-terminated), or an exit status after a message. */
+static int ask(const char *cmd, const char *ctl, const char *const *fields, unsigned n,
+	       char **body)
+{
+	size_t len = 0;
+	*body = NULL;
+	FILE *f = open_memstream(body, &len);
+	if (!f) {
+		fprintf(stderr, "uraid %s: out of memory\n", cmd);
+		return CLI_EXIT_FAIL;
+	}
+	int rc = call_to(cmd, ctl, fields, n, f);
+	fclose(f);
+	if (rc) {
+		free(*body);
+		*body = NULL;
+	}
 	return rc;
 }
 
@@ -187,37 +221,41 @@ static const struct option ctl_longopts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "control", required_argument, NULL, 'c' },
 	{ "force", no_argument, NULL, 'f' },
+	{ "test", no_argument, NULL, 't' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct ctl_args {
-	bool json, force;
+	bool json, force, test;
 	const char *control;
 	int first;                      /* index of the first operand */
 };
 
-static int parse(int argc, char **argv, const char *allowed, void (*usage)(FILE *),
-		 struct ctl_args *ca)
+/* The options in `allowed` (their short letters); -1 to go on, or the exit
+ * status (help printed, or one line about a wrong option). */
+static int parse(int argc, char **argv, const char *cmd, const char *allowed,
+		 void (*usage)(FILE *), struct ctl_args *ca)
 {
 	int c;
 	optind = 1;
+	opterr = 0;
 	memset(ca, 0, sizeof(*ca));
-	while ((c = getopt_long(argc, argv, "jc:fh", ctl_longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jc:fth", ctl_longopts, NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return CLI_EXIT_OK;
 		}
-		if (c == '?' || !strchr(allowed, c)) {
-			usage(stderr);
-			return CLI_EXIT_USAGE;
-		}
+		if (c == '?' || c == ':' || !strchr(allowed, c))
+			return cli_bad_option(cmd, argv);
 		if (c == 'j')
 			ca->json = true;
 		else if (c == 'c')
 			ca->control = optarg;
 		else if (c == 'f')
 			ca->force = true;
+		else if (c == 't')
+			ca->test = true;
 	}
 	ca->first = optind;
 	return -1;
@@ -226,26 +264,45 @@ static int parse(int argc, char **argv, const char *allowed, void (*usage)(FILE 
 static void status_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid status [--json] [ARRAY]\n"
+		"Usage: uraid status [--json] [--test] [ARRAY]\n"
 		"       uraid status --watch[=SECONDS] [--count=N] [ARRAY]\n"
 		"\n"
 		"Without ARRAY: one line for each array served on this machine. With ARRAY\n"
 		"(an export name, the export socket, or the control socket): its state,\n"
 		"members with their I/O counters, connections, and background work.\n"
 		"\n"
-		"  -j, --json         the state as one JSON object (sizes in bytes); without\n"
-		"                     ARRAY, a JSON list of the served arrays, one object each\n"
-		"      --watch[=S]    a live view, refreshed every S seconds (default 2, from\n"
-		"                     0.1): per member reads and writes per second and MiB/s\n"
-		"                     over the last interval (the first view has none yet: -),\n"
-		"                     member states, background work with progress, rate and\n"
-		"                     time left, connections; of ARRAY, or of every served\n"
-		"                     array. On a terminal it redraws in place; otherwise one\n"
-		"                     plain block per refresh. Ends on Ctrl-C (exit 0), or\n"
-		"                     when ARRAY stops being served (one line, exit 1); a\n"
-		"                     server not answering keeps its last view, marked so\n"
-		"      --count=N      with --watch: stop after N views (exit 0)\n"
-		"  -h, --help         this text\n");
+		"  -j, --json   the state as one JSON object (docs/json.md); without ARRAY,\n"
+		"               a JSON list of the served arrays, one object each\n"
+		"  -t, --test   exit status as mdadm --detail --test: 0 every slot in sync,\n"
+		"               1 degraded, 2 failed (more slots lost than the level survives),\n"
+		"               4 the array could not be reached\n"
+		"      --watch[=S]\n"
+		"               a live view, refreshed every S seconds (default 2, from 0.1):\n"
+		"               per member reads and writes per second and MiB/s over the\n"
+		"               last interval (the first view has none yet: -), member\n"
+		"               states, background work with progress, rate and time left,\n"
+		"               connections; of ARRAY, or of every served array. On a\n"
+		"               terminal it redraws in place; otherwise one plain block per\n"
+		"               refresh. Ends on Ctrl-C (exit 0), or when ARRAY stops being\n"
+		"               served (one line, exit 1); a server not answering keeps its\n"
+		"               last view, marked so\n"
+		"      --count=N\n"
+		"               with --watch: stop after N views (exit 0)\n"
+		"  -h, --help   this text\n");
+}
+
+/* --test: the served array's health as the exit status (4: not reached). */
+static int health(const char *cmd, const char *ctl)
+{
+	const char *fields[1] = { "health" };
+	char *body = NULL;
+	int code = 4;
+
+	if (ask(cmd, ctl, fields, 1, &body) == 0 && body && sscanf(body, "%d", &code) == 1 &&
+	    (code < 0 || code > 2))
+		code = 4;
+	free(body);
+	return code;
 }
 
 int cmd_status(int argc, char **argv)
@@ -254,23 +311,23 @@ int cmd_status(int argc, char **argv)
 	struct status_watch_opts wo;
 	char ctl[CTL_MAX_LINE];
 	int rc = status_watch_opts(&argc, argv, &wo);
-	if (rc >= 0 || (rc = parse(argc, argv, "jc", status_usage, &ca)) >= 0)
+	if (rc >= 0 || (rc = parse(argc, argv, "status", "jct", status_usage, &ca)) >= 0)
 		return rc;
 	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
 	if (argc - ca.first > 1) {
-		status_usage(stderr);
+		fprintf(stderr, "uraid status: one ARRAY at most; see 'uraid status --help'\n");
 		return CLI_EXIT_USAGE;
 	}
 	if (wo.interval_ms)
 		return status_watch(&wo, target, ca.json, resolve_target);
-	if (!target && ca.json) {
+	if (!target && ca.json && !ca.test) {
 		unsigned n = 0;
 		if (each_served("status", list_one_json, &n) < 0)
 			return CLI_EXIT_FAIL;
 		printf("%s\n", n ? "\n]" : "[]");
 		return CLI_EXIT_OK;
 	}
-	if (!target) {
+	if (!target && !ca.test) {
 		unsigned n = 0;
 		if (each_served("status", list_one, &n) < 0)
 			return CLI_EXIT_FAIL;
@@ -278,37 +335,52 @@ int cmd_status(int argc, char **argv)
 			printf("no array is being served on this machine\n");
 		return CLI_EXIT_OK;
 	}
+	/* --test without ARRAY: the only served array, as mdadm needs one */
 	if ((rc = resolve_target("status", target, ctl, sizeof(ctl))) != 0)
-		return rc;
+		return ca.test ? 4 : rc;
 	const char *fields[1] = { ca.json ? "status-json" : "status" };
-	return call("status", ctl, fields, 1);
+	rc = call("status", ctl, fields, 1);
+	if (!ca.test)
+		return rc;
+	return rc ? 4 : health("status", ctl);
 }
 
 static void fail_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid fail [--force] [--control=PATH] MEMBER...\n"
+		"Usage: uraid fail [--force] [--json] [ARRAY] MEMBER...\n"
+		"       uraid fail [--force] [--json] ARRAY detached\n"
 		"\n"
-		"Mark members of a served array faulty, as mdadm --fail does: the array goes\n"
-		"on degraded. Failing a member whose loss the array cannot survive is refused\n"
-		"unless --force (RAID 4/5/6; md never fails the last copy of RAID 0/1/10).\n"
-		"The array is found from the member unless --control names it.\n"
+		"Mark members of a served array faulty, as mdadm ARRAY --fail does: the array\n"
+		"goes on degraded. Failing a member whose loss the array cannot survive is\n"
+		"refused unless --force (RAID 4/5/6; md never fails the last copy of RAID\n"
+		"0/1/10). ARRAY (an export name, the export socket or the control socket) may\n"
+		"be left out when each MEMBER belongs to one served array only. 'detached'\n"
+		"stands for every member whose device or file is gone. Every MEMBER is checked\n"
+		"before the first is failed: a wrong one changes nothing.\n"
 		"\n"
 		"  -f, --force          fail it even though the array will fail\n"
-		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -j, --json           what changed, as JSON (docs/json.md)\n"
+		"  -c, --control=PATH   the same as ARRAY (older spelling)\n"
 		"  -h, --help           this text\n");
 }
 
 static void remove_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid remove [--control=PATH] MEMBER...\n"
+		"Usage: uraid remove [--json] [ARRAY] MEMBER...\n"
+		"       uraid remove [--json] ARRAY failed|detached\n"
 		"\n"
-		"Take faulty or spare members out of a served array, as mdadm --remove does:\n"
-		"the device is released and the other members' superblocks forget it. A member\n"
-		"still in sync is refused: fail it first.\n"
+		"Take faulty or spare members out of a served array, as mdadm ARRAY --remove\n"
+		"does: the device is released and the other members' superblocks forget it. A\n"
+		"member still in sync is refused: fail it first. ARRAY (an export name, the\n"
+		"export socket or the control socket) may be left out when each MEMBER belongs\n"
+		"to one served array only. 'failed' stands for every faulty member, 'detached'\n"
+		"for every member whose device or file is gone. Every MEMBER is checked before\n"
+		"the first is removed: a wrong one changes nothing.\n"
 		"\n"
-		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -j, --json           what changed, as JSON (docs/json.md)\n"
+		"  -c, --control=PATH   the same as ARRAY (older spelling)\n"
 		"  -h, --help           this text\n");
 }
 
@@ -318,44 +390,312 @@ static const char *absolute(const char *path, char *buf)
 	return realpath(path, buf) ? buf : path;
 }
 
-/* fail/remove: each member goes to the server that owns it. */
+int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
+{
+	char abs[PATH_MAX], *body = NULL;
+	const char *owns[2] = { "owns", absolute(path, abs) };
+	struct find_ctx fc = { .fields = owns, .nfields = 2 };
+
+	if (each_served(cmd, find_one, &fc) < 0)
+		return -1;
+	if (report_busy(cmd, &fc))
+		return -1;
+	snprintf(name, len, "?");
+	if (fc.matches) {
+		const char *fields[1] = { "members" };
+		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body &&
+		    !strncmp(body, "export\t", 7))
+			snprintf(name, len, "%.*s", (int)strcspn(body + 7, "\n"), body + 7);
+		free(body);
+	}
+	return (int)fc.matches;
+}
+
+/*
+ * Is the first operand an ARRAY? An existing file that is no socket is a
+ * member; a socket, or a word without '/' that is a served array's export
+ * name, is an array. 1 yes, 0 no, or an exit status (> 1 never: -1 for a
+ * failure already reported).
+ */
+static int names_array(const char *cmd, const char *op)
+{
+	struct stat st;
+	if (stat(op, &st) == 0)
+		return S_ISSOCK(st.st_mode);
+	if (strchr(op, '/'))
+		return 0;
+	const char *req[2] = { "export-is", op };
+	struct find_ctx fc = { .fields = req, .nfields = 2 };
+	if (each_served(cmd, find_one, &fc) < 0)
+		return -1;
+	return fc.matches > 0;
+}
+
+/* One member a verb acts on, resolved and checked before any change. */
+struct target_member {
+	char ctl[CTL_MAX_LINE];
+	char path[CTL_MAX_LINE];        /* as the server knows it: sent back as is */
+	char state[32];
+	char export_name[256];
+};
+
+struct target_list {
+	struct target_member *v;
+	unsigned n, cap;
+};
+
+/* Add one (once: the same member named twice is acted on once). */
+static int push_member(struct target_list *tl, const char *ctl, const char *path,
+		       const char *state)
+{
+	for (unsigned i = 0; i < tl->n; i++)
+		if (!strcmp(tl->v[i].ctl, ctl) && !strcmp(tl->v[i].path, path))
+			return 0;
+	if (tl->n == tl->cap) {
+		unsigned cap = tl->cap ? tl->cap * 2 : 8;
+		struct target_member *v = realloc(tl->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		tl->v = v;
+		tl->cap = cap;
+	}
+	struct target_member *t = &tl->v[tl->n++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->ctl, sizeof(t->ctl), "%s", ctl);
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	snprintf(t->state, sizeof(t->state), "%s", state);
+	return 0;
+}
+
+/* "STATE\tPATH\n" of an owns answer into its two fields (in place). */
+static bool split_owns(char *body, char **state, char **path)
+{
+	char *tab = strchr(body, '\t');
+	if (!tab)
+		return false;
+	*tab = 0;
+	*state = body;
+	*path = tab + 1;
+	(*path)[strcspn(*path, "\n")] = 0;
+	return **path != 0;
+}
+
+/* MEMBER on the array at ctl: 0, or an exit status after one line. */
+static int resolve_member_on(const char *cmd, const char *ctl, const char *arg,
+			     struct target_list *tl)
+{
+	char abs[PATH_MAX], *body = NULL, *state, *path;
+	const char *owns[2] = { "owns", absolute(arg, abs) };
+	int rc = ask(cmd, ctl, owns, 2, &body);
+	if (rc)
+		return rc;
+	if (!body || !split_owns(body, &state, &path)) {
+		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
+			"serve?); restart it with this version\n", cmd, arg);
+		free(body);
+		return CLI_EXIT_FAIL;
+	}
+	rc = push_member(tl, ctl, path, state) ? CLI_EXIT_FAIL : 0;
+	free(body);
+	return rc;
+}
+
+/* MEMBER alone: the one served array that has it. */
+static int resolve_member_anywhere(const char *cmd, const char *arg, struct target_list *tl)
+{
+	char abs[PATH_MAX], *state, *path;
+	const char *owns[2] = { "owns", absolute(arg, abs) };
+	struct find_ctx fc = { .fields = owns, .nfields = 2 };
+
+	if (each_served(cmd, find_one, &fc) < 0)
+		return CLI_EXIT_FAIL;
+	if (!fc.matches) {
+		if (!report_busy(cmd, &fc))
+			fprintf(stderr, "uraid %s: %s is not a member of any served array (nor an "
+				"array's name); see 'uraid status'\n", cmd, arg);
+		return CLI_EXIT_FAIL;
+	}
+	if (fc.matches > 1) {
+		fprintf(stderr, "uraid %s: %u served arrays have %s; name the array first "
+			"('uraid %s ARRAY %s')\n", cmd, fc.matches, arg, cmd, arg);
+		return CLI_EXIT_FAIL;
+	}
+	if (!split_owns(fc.body, &state, &path)) {
+		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
+			"serve?); restart it with this version\n", cmd, arg);
+		return CLI_EXIT_FAIL;
+	}
+	return push_member(tl, fc.found, path, state) ? CLI_EXIT_FAIL : 0;
+}
+
+/*
+ * The array's export name and, for a keyword ("failed": faulty members,
+ * "detached": members whose device is gone; NULL: none), its members. 0 or
+ * an exit status after a message.
+ */
+static int array_members(const char *cmd, const char *ctl, const char *keyword,
+			 char *export_name, size_t len, struct target_list *tl)
+{
+	const char *fields[1] = { "members" };
+	char *body = NULL;
+	int rc = ask(cmd, ctl, fields, 1, &body);
+	if (rc)
+		return rc;
+	for (char *line = body, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		char *f[5] = { 0 };
+		unsigned nf = 0;
+		for (char *p = line; p && nf < 5; nf++) {
+			f[nf] = p;
+			p = strchr(p, '\t');
+			if (p)
+				*p++ = 0;
+		}
+		if (nf == 2 && !strcmp(f[0], "export")) {
+			snprintf(export_name, len, "%s", f[1]);
+		} else if (nf == 4 && !strcmp(f[0], "member") && keyword) {
+			bool pick = !strcmp(keyword, "failed") ? !strcmp(f[1], "faulty")
+				    : !strcmp(f[2], "1");
+			if (pick && push_member(tl, ctl, f[3], f[1])) {
+				rc = CLI_EXIT_FAIL;
+				break;
+			}
+		}
+	}
+	free(body);
+	return rc;
+}
+
+static bool is_keyword(const char *cmd, const char *arg)
+{
+	return !strcmp(arg, "detached") || (!strcmp(cmd, "remove") && !strcmp(arg, "failed"));
+}
+
+/* The JSON of fail, remove and add: what changed. */
+static void json_changes(const char *cmd, const struct target_list *tl, const int *result,
+			 const char *const *how)
+{
+	struct json j;
+
+	json_begin(&j, stdout);
+	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
+	json_str(&j, "command", cmd);
+	json_arr_open(&j, "changes");
+	for (unsigned i = 0; i < tl->n; i++) {
+		json_obj_open(&j, NULL);
+		json_str(&j, "array", tl->v[i].export_name);
+		json_str(&j, "control", tl->v[i].ctl);
+		json_str(&j, "device", tl->v[i].path);
+		if (tl->v[i].state[0])
+			json_str(&j, "before", tl->v[i].state);
+		else
+			json_null(&j, "before");        /* a device added: none */
+		json_bool(&j, "done", result[i] == 0);
+		if (result[i] == 0)
+			json_str(&j, "after", how[i]);
+		else
+			json_null(&j, "after");
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/*
+ * fail/remove: [ARRAY] MEMBER... Every MEMBER is resolved (keywords
+ * expanded) and checked first; only then is anything asked to change.
+ */
 static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE *))
 {
 	struct ctl_args ca;
 	char ctl[CTL_MAX_LINE];
-	int rc = parse(argc, argv, !strcmp(cmd, "fail") ? "cf" : "c", usage, &ca);
+	bool fail = !strcmp(cmd, "fail");
+	int rc = parse(argc, argv, cmd, fail ? "cfj" : "cj", usage, &ca);
 	if (rc >= 0)
 		return rc;
-	if (ca.first >= argc) {
-		fprintf(stderr, "uraid %s: which member? run 'uraid %s --help'\n", cmd, cmd);
+	int first = ca.first;
+	const char *array = ca.control;
+	if (!array && first < argc && !is_keyword(cmd, argv[first])) {
+		int is = names_array(cmd, argv[first]);
+		if (is < 0)
+			return CLI_EXIT_FAIL;
+		if (is)
+			array = argv[first++];
+	}
+	if (first >= argc) {
+		fprintf(stderr, "uraid %s: which member%s%s? see 'uraid %s --help'\n", cmd,
+			array ? " of " : "", array ? array : "", cmd);
 		return CLI_EXIT_USAGE;
 	}
-	int status = CLI_EXIT_OK;
-	for (int i = ca.first; i < argc; i++) {
-		if (ca.control) {
-			if ((rc = resolve_target(cmd, ca.control, ctl, sizeof(ctl))) != 0)
-				return rc;
+	rc = array ? resolve_target(cmd, array, ctl, sizeof(ctl)) : 0;
+	if (rc)
+		return rc;
+
+	struct target_list tl = { 0 };
+	char name[256] = "";
+	for (int i = first; i < argc && !rc; i++) {
+		if (is_keyword(cmd, argv[i])) {
+			/* a keyword without ARRAY: the only served array */
+			if (!array && (rc = resolve_target(cmd, NULL, ctl, sizeof(ctl))) != 0)
+				break;
+			rc = array_members(cmd, ctl, argv[i], name, sizeof(name), &tl);
+		} else if (array) {
+			rc = resolve_member_on(cmd, ctl, argv[i], &tl);
 		} else {
-			char abs_owner[PATH_MAX];
-			const char *owns[2] = { "owns", absolute(argv[i], abs_owner) };
-			struct find_ctx fc = { .fields = owns, .nfields = 2 };
-			if (each_served(cmd, find_one, &fc) < 0)
-				return CLI_EXIT_FAIL;
-			if (!fc.matches) {
-				if (!report_busy(cmd, &fc))
-					fprintf(stderr, "uraid %s: %s is not a member of any served "
-						"array\n", cmd, argv[i]);
-				status = CLI_EXIT_FAIL;
-				continue;
-			}
-			snprintf(ctl, sizeof(ctl), "%s", fc.found);
+			rc = resolve_member_anywhere(cmd, argv[i], &tl);
 		}
-		char abs[PATH_MAX];
-		const char *fields[3] = { cmd, absolute(argv[i], abs), "force" };
-		rc = call(cmd, ctl, fields, ca.force ? 3 : 2);
-		if (rc)
-			status = rc;
 	}
+	/* each array's name, for the messages and the JSON */
+	for (unsigned i = 0; i < tl.n && !rc; i++) {
+		if (i && !strcmp(tl.v[i].ctl, tl.v[i - 1].ctl))
+			memcpy(tl.v[i].export_name, tl.v[i - 1].export_name,
+			       sizeof(tl.v[i].export_name));
+		else
+			rc = array_members(cmd, tl.v[i].ctl, NULL, tl.v[i].export_name,
+					   sizeof(tl.v[i].export_name), NULL);
+	}
+	/* md's rule, checked here so that nothing is removed before a refusal */
+	for (unsigned i = 0; i < tl.n && !rc && !fail; i++) {
+		if (!strcmp(tl.v[i].state, "in-sync")) {
+			fprintf(stderr, "uraid remove: %s is in sync in '%s'; fail it first "
+				"('uraid fail %s %s'), nothing was removed\n", tl.v[i].path,
+				tl.v[i].export_name, tl.v[i].export_name, tl.v[i].path);
+			rc = CLI_EXIT_FAIL;
+		}
+	}
+	if (rc) {
+		free(tl.v);
+		return rc;
+	}
+	if (!tl.n && !ca.json)
+		printf("%s: no member is %s\n", cmd, argv[first]);
+
+	int status = CLI_EXIT_OK;
+	int *result = calloc(tl.n + 1, sizeof(*result));
+	const char **how = calloc(tl.n + 1, sizeof(*how));
+	if (!result || !how) {
+		fprintf(stderr, "uraid %s: out of memory\n", cmd);
+		status = CLI_EXIT_FAIL;
+	}
+	for (unsigned i = 0; i < tl.n && result && how; i++) {
+		const char *fields[3] = { cmd, tl.v[i].path, "force" };
+		char *body = NULL;
+		result[i] = ca.json ? ask(cmd, tl.v[i].ctl, fields, ca.force ? 3 : 2, &body)
+			    : call(cmd, tl.v[i].ctl, fields, ca.force ? 3 : 2);
+		how[i] = fail ? "faulty" : "removed";
+		free(body);
+		if (result[i])
+			status = result[i];
+	}
+	if (ca.json && result && how)
+		json_changes(cmd, &tl, result, how);
+	free(result);
+	free(how);
+	free(tl.v);
 	return status;
 }
 
@@ -386,10 +726,14 @@ int cmd_stop(int argc, char **argv)
 {
 	struct ctl_args ca;
 	char ctl[CTL_MAX_LINE];
-	int rc = parse(argc, argv, "c", stop_usage, &ca);
+	int rc = parse(argc, argv, "stop", "c", stop_usage, &ca);
 	if (rc >= 0)
 		return rc;
 	const char *target = ca.control ? ca.control : (ca.first < argc ? argv[ca.first] : NULL);
+	if (argc - ca.first > (ca.control ? 0 : 1)) {
+		fprintf(stderr, "uraid stop: one ARRAY at most; see 'uraid stop --help'\n");
+		return CLI_EXIT_USAGE;
+	}
 	if ((rc = resolve_target("stop", target, ctl, sizeof(ctl))) != 0)
 		return rc;
 	const char *fields[1] = { "stop" };
@@ -399,9 +743,9 @@ int cmd_stop(int argc, char **argv)
 static void sync_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid check [--wait] [--range=START-END] [--cancel] ARRAY\n"
-		"       uraid repair [--wait] [--range=START-END] ARRAY\n"
-		"       uraid speed [--min=KIB/S] [--max=KIB/S] ARRAY\n"
+		"Usage: uraid check [--wait [--json]] [--range=START-END] [--cancel] [ARRAY]\n"
+		"       uraid repair [--wait [--json]] [--range=START-END] [ARRAY]\n"
+		"       uraid speed [--json] [--min=KIB/S] [--max=KIB/S] [ARRAY]\n"
 		"\n"
 		"Background work on a served RAID 1/4/5/6/10 array (md's sync_action). On\n"
 		"RAID 4/5/6 check reads every stripe, computes the parity from the data and\n"
@@ -411,6 +755,8 @@ static void sync_usage(FILE *f)
 		"differing copies from the first. Both run alongside the clients, at 3 %% over\n"
 		"--min while they are busy and up to --max when idle (md's speed_limit_min/max;\n"
 		"defaults 1000 and 200000 KiB/s per member). uraid status shows the progress.\n"
+		"ARRAY (an export name, the export socket or the control socket) may be left\n"
+		"out when only one array is served.\n"
 		"\n"
 		"  -w, --wait     wait for the end; exit 1 if it failed or (check) found mismatches;\n"
 		"                 on a terminal a line shows the progress, rate and time left\n"
@@ -420,6 +766,8 @@ static void sync_usage(FILE *f)
 		"                 whole stripe rows; a repair of a part does not end a resync\n"
 		"      --min=N    (speed) KiB/s per member held while clients are busy\n"
 		"      --max=N    (speed) KiB/s per member at most when the array is idle\n"
+		"  -j, --json     (check and repair with --wait, speed) the outcome as JSON\n"
+		"                 (docs/json.md)\n"
 		"  -h, --help     this text\n");
 }
 
@@ -466,6 +814,25 @@ static unsigned long long find_job(const char *ctl, int kind, unsigned long long
 	return 0;
 }
 
+/* The end of a job waited for, as JSON. */
+static void print_sync_json(const char *cmd, const char *how, const struct sync_line *sl)
+{
+	struct json j;
+
+	json_begin(&j, stdout);
+	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
+	json_str(&j, "command", cmd);
+	json_str(&j, "result", how);
+	json_u64(&j, "job", sl->job);
+	json_u64(&j, "done_bytes", sl->done);
+	json_u64(&j, "total_bytes", sl->total);
+	json_bool(&j, "per_member", !sl->of_array);
+	json_u64(&j, "mismatch_sectors", sl->mism);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
 /*
  * Poll until the work ends; the exit status says how it went. A check or a
  * repair follows its own job (the first of its kind numbered after `after`):
@@ -473,7 +840,7 @@ static unsigned long long find_job(const char *ctl, int kind, unsigned long long
  * waited for. A replacement may wait for other work to end first: its own
  * end counts.
  */
-static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
+static int wait_sync(const char *cmd, const char *ctl, unsigned long long after, bool json)
 {
 	bool replace = !strcmp(cmd, "replace");
 	int kind = !strcmp(cmd, "check") ? URAID_SYNC_CHECK : !strcmp(cmd, "repair")
@@ -507,7 +874,9 @@ static int wait_sync(const char *cmd, const char *ctl, unsigned long long after)
 			progress_end(&pg);
 			const char *how = sl.result == 0 ? "completed" : sl.result == -ECANCELED
 				? "stopped" : "failed";
-			if (!replace)
+			if (json)
+				print_sync_json(cmd, how, &sl);
+			else if (!replace)
 				printf("%s %s: %llu of %llu MiB %s, mismatch_cnt %llu\n", cmd,
 				       how, sl.done >> 20, sl.total >> 20, of, sl.mism);
 			else
@@ -529,6 +898,7 @@ static const struct option sync_longopts[] = {
 	{ "range", required_argument, NULL, 'r' },
 	{ "min", required_argument, NULL, 'm' },
 	{ "max", required_argument, NULL, 'M' },
+	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -551,24 +921,56 @@ static int parse_range(const char *arg, char *start, char *length, size_t n)
 	return 0;
 }
 
+/* speed --json: the limits in effect after the change, from the answer's
+ * "limits MIN..MAX KiB/s". */
+static int speed_json(const char *ctl, const char *const *fields)
+{
+	char *body = NULL;
+	unsigned lo, hi;
+	int rc = ask("speed", ctl, fields, 3, &body);
+	if (rc)
+		return rc;
+	const char *at = body ? strstr(body, "limits ") : NULL;
+	if (!at || sscanf(at, "limits %u..%u", &lo, &hi) != 2) {
+		fprintf(stderr, "uraid speed: the server's answer has no limits: %s", body ? body
+			: "(empty)\n");
+		free(body);
+		return CLI_EXIT_FAIL;
+	}
+	free(body);
+	struct json j;
+	json_begin(&j, stdout);
+	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
+	json_str(&j, "command", "speed");
+	json_str(&j, "control", ctl);
+	json_u64(&j, "min_kib_per_s", lo);
+	json_u64(&j, "max_kib_per_s", hi);
+	json_obj_close(&j);
+	json_end(&j);
+	return CLI_EXIT_OK;
+}
+
 static int sync_cmd(int argc, char **argv, const char *cmd)
 {
-	bool wait = false, cancel = false;
+	bool wait = false, cancel = false, json = false;
 	const char *lo = "0", *hi = "0", *range = NULL;
 	char r_start[32], r_len[32];
 	char ctl[CTL_MAX_LINE], *end;
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "wxr:h", sync_longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":wxr:jh", sync_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': wait = true; break;
 		case 'x': cancel = true; break;
 		case 'r': range = optarg; break;
 		case 'm': lo = optarg; break;
 		case 'M': hi = optarg; break;
+		case 'j': json = true; break;
 		case 'h': sync_usage(stdout); return CLI_EXIT_OK;
-		default: sync_usage(stderr); return CLI_EXIT_USAGE;
+		default: return cli_bad_option(cmd, argv);
 		}
 	}
 	bool speed = !strcmp(cmd, "speed");
@@ -577,19 +979,33 @@ static int sync_cmd(int argc, char **argv, const char *cmd)
 			"suffixes), END above START or left out\n", cmd, range);
 		return CLI_EXIT_USAGE;
 	}
-	if ((range && (speed || cancel)) || (cancel && strcmp(cmd, "check")) ||
-	    (speed && (wait || cancel)) ||
-	    (!speed && (strcmp(lo, "0") || strcmp(hi, "0"))) ||
-	    strtoul(lo, &end, 10) > 0xffffffffUL || *end || strtoul(hi, &end, 10) > 0xffffffffUL ||
-	    *end || argc - optind > 1) {
-		sync_usage(stderr);
+	const char *wrong = NULL;
+	if (range && (speed || cancel))
+		wrong = "--range goes with check and repair only, without --cancel";
+	else if (cancel && strcmp(cmd, "check"))
+		wrong = "--cancel goes with check only ('uraid check --cancel ARRAY')";
+	else if (speed && (wait || cancel))
+		wrong = "speed takes neither --wait nor --cancel";
+	else if (!speed && (strcmp(lo, "0") || strcmp(hi, "0")))
+		wrong = "--min and --max go with speed ('uraid speed --min=N ARRAY')";
+	else if (strtoul(lo, &end, 10) > 0xffffffffUL || *end ||
+		 strtoul(hi, &end, 10) > 0xffffffffUL || *end)
+		wrong = "--min and --max take a number of KiB/s";
+	else if (json && !speed && !wait)
+		wrong = "--json goes with --wait (the outcome is known at the end)";
+	else if (argc - optind > 1)
+		wrong = "one ARRAY at most";
+	if (wrong) {
+		fprintf(stderr, "uraid %s: %s; see 'uraid %s --help'\n", cmd, wrong, cmd);
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = resolve_target(cmd, optind < argc ? argv[optind] : NULL, ctl, sizeof(ctl))) != 0)
 		return rc;
 	if (speed) {
 		const char *fields[3] = { "speed", lo, hi };
-		return call(cmd, ctl, fields, 3);
+		if (!json)
+			return call(cmd, ctl, fields, 3);
+		return speed_json(ctl, fields);
 	}
 	/* the job number before it, to know ours (a server that gives none: 0) */
 	struct sync_line before;
@@ -597,10 +1013,13 @@ static int sync_cmd(int argc, char **argv, const char *cmd)
 	if (wait && sync_status(ctl, 0, &before, msg, sizeof(msg)) != 0)
 		before.job = 0;
 	const char *fields[3] = { cancel ? "sync-cancel" : cmd, r_start, r_len };
-	rc = call(cmd, ctl, fields, range ? 3 : 1);
+	char *body = NULL;
+	rc = json ? ask(cmd, ctl, fields, range ? 3 : 1, &body)
+		  : call(cmd, ctl, fields, range ? 3 : 1);
+	free(body);
 	if (rc || !wait)
 		return rc;
-	return wait_sync(cmd, ctl, before.job);
+	return wait_sync(cmd, ctl, before.job, json);
 }
 
 int cmd_check(int argc, char **argv)
@@ -621,65 +1040,130 @@ int cmd_speed(int argc, char **argv)
 static void add_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid add [--force] ARRAY DEVICE...\n"
+		"Usage: uraid add [--force] [--json] ARRAY DEVICE...\n"
 		"\n"
-		"Add devices to a served array as spares, as mdadm --add does: each gets a\n"
-		"superblock of the array (its own device number and UUID, the array's data\n"
+		"Add devices to a served array as spares, as mdadm ARRAY --add does: each gets\n"
+		"a superblock of the array (its own device number and UUID, the array's data\n"
 		"offset), and a missing slot is rebuilt onto it by itself (RAID 1/4/5/6/10).\n"
 		"ARRAY: the export name, the export socket or the control socket.\n"
 		"A former member of the array (failed and removed) whose slot is still empty\n"
 		"is re-added when the array has a write-intent bitmap and the member left\n"
 		"after the bitmap last let bits go: it takes its slot back and only the\n"
 		"chunks written since it left are rebuilt (mdadm --re-add). Any other device\n"
-		"that holds an md superblock is refused unless --force.\n"
+		"that holds an md superblock is refused unless --force. Every DEVICE is\n"
+		"checked (it exists, it is no member yet) before the first is added.\n"
 		"\n"
 		"  -f, --force   overwrite an md superblock on the device (a former member\n"
 		"                that cannot be re-added is then rebuilt in full)\n"
+		"  -j, --json    what changed, as JSON (docs/json.md)\n"
 		"  -h, --help    this text\n");
+}
+
+/* A device to add: it exists, and the array does not have it yet. */
+static int check_new_device(const char *cmd, const char *ctl, const char *dev)
+{
+	char abs[PATH_MAX], msg[CTL_MAX_LINE];
+	struct stat st;
+
+	if (stat(dev, &st) != 0) {
+		fprintf(stderr, "uraid %s: %s: %s; nothing was changed\n", cmd, dev, strerror(errno));
+		return CLI_EXIT_FAIL;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		fprintf(stderr, "uraid %s: %s is neither a block device nor a file; nothing was "
+			"changed\n", cmd, dev);
+		return CLI_EXIT_FAIL;
+	}
+	const char *owns[2] = { "owns", absolute(dev, abs) };
+	FILE *null = fopen("/dev/null", "w");
+	int rc = null ? ctl_call(ctl, owns, 2, null, msg, sizeof(msg)) : -ENOMEM;
+	if (null)
+		fclose(null);
+	if (rc == 0) {
+		fprintf(stderr, "uraid %s: %s is a member of the array already; nothing was "
+			"changed\n", cmd, dev);
+		return CLI_EXIT_FAIL;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "uraid %s: %s\n", cmd, msg);
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
 }
 
 int cmd_add(int argc, char **argv)
 {
 	struct ctl_args ca;
-	char ctl[CTL_MAX_LINE];
-	int rc = parse(argc, argv, "f", add_usage, &ca);
+	char ctl[CTL_MAX_LINE], abs[PATH_MAX];
+	int rc = parse(argc, argv, "add", "fj", add_usage, &ca);
 	if (rc >= 0)
 		return rc;
 	if (argc - ca.first < 2) {
-		fprintf(stderr, "uraid add: give the array and at least one device; run 'uraid add "
+		fprintf(stderr, "uraid add: give the array and at least one device; see 'uraid add "
 			"--help'\n");
 		return CLI_EXIT_USAGE;
 	}
 	if ((rc = resolve_target("add", argv[ca.first], ctl, sizeof(ctl))) != 0)
 		return rc;
-	int status = CLI_EXIT_OK;
+	for (int i = ca.first + 1; i < argc; i++)
+		if ((rc = check_new_device("add", ctl, argv[i])) != 0)
+			return rc;
+	struct target_list tl = { 0 };
+	char name[256] = "";
+	if ((rc = array_members("add", ctl, NULL, name, sizeof(name), NULL)) != 0)
+		return rc;
 	for (int i = ca.first + 1; i < argc; i++) {
-		char abs[PATH_MAX];
-		const char *fields[3] = { "add", absolute(argv[i], abs), "force" };
-		rc = call("add", ctl, fields, ca.force ? 3 : 2);
-		if (rc)
-			status = rc;
+		if (push_member(&tl, ctl, absolute(argv[i], abs), "")) {
+			free(tl.v);
+			fprintf(stderr, "uraid add: out of memory\n");
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(tl.v[tl.n - 1].export_name, sizeof(tl.v[0].export_name), "%s", name);
 	}
+	int status = CLI_EXIT_OK;
+	int *result = calloc(tl.n + 1, sizeof(*result));
+	const char **how = calloc(tl.n + 1, sizeof(*how));
+	for (unsigned i = 0; i < tl.n && result && how; i++) {
+		const char *fields[3] = { "add", tl.v[i].path, "force" };
+		char *body = NULL;
+		result[i] = ca.json ? ask("add", ctl, fields, ca.force ? 3 : 2, &body)
+			    : call("add", ctl, fields, ca.force ? 3 : 2);
+		/* the answer says which (serve_ctl.c verb_add) */
+		how[i] = body && strstr(body, "re-added") ? "re-added" : "spare";
+		free(body);
+		if (result[i])
+			status = result[i];
+	}
+	if (!result || !how) {
+		fprintf(stderr, "uraid add: out of memory\n");
+		status = CLI_EXIT_FAIL;
+	} else if (ca.json) {
+		json_changes("add", &tl, result, how);
+	}
+	free(result);
+	free(how);
+	free(tl.v);
 	return status;
 }
 
 static void replace_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid replace [--wait] [--force] [--control=PATH] OLD NEW\n"
+		"Usage: uraid replace [--wait] [--force] [ARRAY] OLD NEW\n"
 		"\n"
-		"Replace member OLD of a served RAID 1/4/5/6/10 array by NEW, as mdadm --replace\n"
-		"OLD --with NEW: NEW (a spare of the array, or a device added as one now)\n"
-		"gets a copy of OLD's slot in the background while OLD goes on serving, and\n"
-		"every write reaches both; then NEW holds the slot and OLD is marked faulty\n"
+		"Replace member OLD of a served RAID 1/4/5/6/10 array by NEW, as mdadm ARRAY\n"
+		"--replace OLD --with NEW: NEW (a spare of the array, or a device added as one\n"
+		"now) gets a copy of OLD's slot in the background while OLD goes on serving,\n"
+		"and every write reaches both; then NEW holds the slot and OLD is marked faulty\n"
 		"(uraid remove takes it out). The array keeps its redundancy all along. A\n"
 		"restart goes on where the copy stopped (recovery_offset), in uraid or md.\n"
-		"The array is found from OLD unless --control names it.\n"
+		"ARRAY (an export name, the export socket or the control socket) may be left\n"
+		"out when OLD belongs to one served array only.\n"
 		"\n"
 		"  -w, --wait           wait until NEW holds the slot (on a terminal a line\n"
 		"                       shows the copy's progress, rate and time left)\n"
 		"  -f, --force          overwrite an md superblock on NEW\n"
-		"  -c, --control=PATH   the served array's control socket (or export socket)\n"
+		"  -c, --control=PATH   the same as ARRAY (older spelling)\n"
 		"  -h, --help           this text\n");
 }
 
@@ -694,43 +1178,49 @@ int cmd_replace(int argc, char **argv)
 	};
 	bool wait = false, force = false;
 	const char *control = NULL;
-	char ctl[CTL_MAX_LINE], abs_old[PATH_MAX], abs_new[PATH_MAX];
+	char ctl[CTL_MAX_LINE], abs_new[PATH_MAX];
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "wfc:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":wfc:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'w': wait = true; break;
 		case 'f': force = true; break;
 		case 'c': control = optarg; break;
 		case 'h': replace_usage(stdout); return CLI_EXIT_OK;
-		default: replace_usage(stderr); return CLI_EXIT_USAGE;
+		default: return cli_bad_option("replace", argv);
 		}
 	}
-	if (argc - optind != 2) {
-		replace_usage(stderr);
+	int n = argc - optind;
+	if (n == 3 && !control)
+		control = argv[optind++];
+	else if (n != 2) {
+		fprintf(stderr, "uraid replace: give [ARRAY] OLD NEW; see 'uraid replace --help'\n");
 		return CLI_EXIT_USAGE;
 	}
-	const char *old = absolute(argv[optind], abs_old);
+	struct target_list tl = { 0 };
 	if (control) {
-		if ((rc = resolve_target("replace", control, ctl, sizeof(ctl))) != 0)
-			return rc;
-	} else {
-		const char *owns[2] = { "owns", old };
-		struct find_ctx fc = { .fields = owns, .nfields = 2 };
-		if (each_served("replace", find_one, &fc) < 0)
-			return CLI_EXIT_FAIL;
-		if (!fc.matches) {
-			if (!report_busy("replace", &fc))
-				fprintf(stderr, "uraid replace: %s is not a member of any served "
-					"array\n", argv[optind]);
-			return CLI_EXIT_FAIL;
-		}
-		snprintf(ctl, sizeof(ctl), "%s", fc.found);
+		if ((rc = resolve_target("replace", control, ctl, sizeof(ctl))) != 0 ||
+		    (rc = resolve_member_on("replace", ctl, argv[optind], &tl)) != 0)
+			goto out;
+	} else if ((rc = resolve_member_anywhere("replace", argv[optind], &tl)) != 0) {
+		goto out;
 	}
-	const char *fields[4] = { "replace", old, absolute(argv[optind + 1], abs_new), "force" };
+	snprintf(ctl, sizeof(ctl), "%s", tl.v[0].ctl);
+	struct stat st;
+	if (stat(argv[optind + 1], &st) != 0) {
+		fprintf(stderr, "uraid replace: %s: %s; nothing was changed\n", argv[optind + 1],
+			strerror(errno));
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	const char *fields[4] = { "replace", tl.v[0].path, absolute(argv[optind + 1], abs_new),
+				  "force" };
 	rc = call("replace", ctl, fields, force ? 4 : 3);
-	if (rc || !wait)
-		return rc;
-	return wait_sync("replace", ctl, 0);
+	if (!rc && wait)
+		rc = wait_sync("replace", ctl, 0, false);
+out:
+	free(tl.v);
+	return rc;
 }

@@ -4,6 +4,7 @@
  * would run it (read-only: nothing is written) and report its state, as
  * `mdadm --detail` does for a running array.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,31 +22,37 @@
 static void detail_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid detail [--json] MEMBER...\n"
+		"Usage: uraid detail [--json] [--test] MEMBER...\n"
 		"\n"
 		"Assemble the array the MEMBERs belong to, as uraid would run it, and print its\n"
 		"state: level, size, layout, clean or active, degraded slots, and each member's\n"
 		"role. Read-only: nothing is written. Members left out (another array, events\n"
 		"behind) are listed with the reason on stderr.\n"
 		"\n"
-		"  -j, --json   the same as one JSON object (sizes in bytes)\n"
+		"  -j, --json   the same as one JSON object (docs/json.md)\n"
+		"  -t, --test   exit status as mdadm --detail --test: 0 every slot in sync,\n"
+		"               1 degraded, 2 failed (more slots lost than the level survives),\n"
+		"               4 the array could not be assembled from the MEMBERs\n"
 		"  -h, --help   this text\n");
 }
 
 int cmd_detail(int argc, char **argv)
 {
-	bool json;
+	bool json, test;
 	int first;
-	int rc = cli_json_and_devices(argc, argv, "detail", detail_usage, &json, &first);
+	int rc = cli_json_test_and_devices(argc, argv, "detail", detail_usage, &json, &test,
+					   &first);
 	if (rc >= 0)
 		return rc;
+	/* --test: 4 when there is nothing to judge, as mdadm when it cannot look */
+	int failed = test ? 4 : CLI_EXIT_FAIL;
 
 	struct uraid_engine *e;
 	struct uraid_engine_opts eo = { .reactors = 1 };
 	rc = uraid_engine_create(&eo, &e);
 	if (rc) {
 		fprintf(stderr, "uraid detail: cannot start the engine: %s\n", strerror(-rc));
-		return CLI_EXIT_FAIL;
+		return failed;
 	}
 	/* read-only, and forced: show even an array md would not start; a look
 	   only: members a running server holds are read as they stand */
@@ -59,17 +66,27 @@ int cmd_detail(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "uraid detail: %s\n", err);
 		uraid_engine_destroy(e);
-		return CLI_EXIT_FAIL;
+		/* too few members to run (assemble.c's "cannot start"): mdadm's
+		   "failed", not an error looking */
+		if (test && rc == -EINVAL && strstr(err, "cannot start"))
+			return 2;
+		return failed;
 	}
 	struct uraid_array_status *st = malloc(sizeof(*st));
+	rc = CLI_EXIT_OK;
 	if (st && uraid_array_status(a, st) == 0) {
 		if (json)
 			cli_status_json(stdout, st, NULL);
 		else
 			cli_status_human(stdout, st, NULL);
+		if (test)
+			rc = cli_array_health(st);
+	} else {
+		fprintf(stderr, "uraid detail: out of memory\n");
+		rc = failed;
 	}
 	free(st);
 	uraid_array_close(a);
 	uraid_engine_destroy(e);
-	return CLI_EXIT_OK;
+	return rc;
 }

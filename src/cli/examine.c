@@ -30,7 +30,7 @@ static void examine_usage(FILE *f)
 		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"
 		"is reported with the check that failed; the exit status is then 1. Read-only.\n"
 		"\n"
-		"  -j, --json   one JSON array with an object per DEVICE (sizes in bytes)\n"
+		"  -j, --json   one JSON list with an object per DEVICE (docs/json.md)\n"
 		"  -h, --help   this text\n");
 }
 
@@ -370,6 +370,9 @@ static int examine_one(const char *path, struct json *j)
 
 	if (j) {
 		json_obj_open(j, NULL);
+		/* in each element, the document being a list; "version" is the
+		   superblock's (mdadm's "Version : 1.2"), kept as it was */
+		json_u64(j, "json_version", CLI_JSON_VERSION);
 		json_str(j, "device", path);
 	}
 	if (reason[0]) {

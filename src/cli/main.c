@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* uraid: entry point and subcommand dispatch. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,31 @@ static const struct {
 	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
 	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
+	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
+	  "in an array" },
+};
+
+/* mdadm's mode options, typed as the command: the uraid verb to use. */
+static const struct {
+	const char *mdadm[3];           /* long, short and a second long spelling */
+	const char *verb;               /* NULL: uraid has none */
+	const char *hint;
+} mdadm_modes[] = {
+	{ { "--create", "-C", NULL }, "create", "uraid create --level=L --raid-devices=N "
+	  "--name=NAME DEVICE..." },
+	{ { "--assemble", "-A", "--incremental" }, "serve", "uraid serve DEVICE... assembles "
+	  "the array and exports it over NBD" },
+	{ { "--detail", "-D", NULL }, "detail", "uraid detail MEMBER... (an array not served) "
+	  "or uraid status ARRAY (a served one)" },
+	{ { "--examine", "-E", "--query" }, "examine", "uraid examine DEVICE..." },
+	{ { "--manage", NULL, NULL }, "fail", "uraid fail|remove|add|replace ARRAY MEMBER..." },
+	{ { "--fail", "--remove", "--add" }, "fail", "uraid fail|remove|add ARRAY MEMBER... "
+	  "(ARRAY first, as mdadm /dev/md0 --fail)" },
+	{ { "--stop", "-S", NULL }, "stop", "uraid stop ARRAY" },
+	{ { "--monitor", "-F", "--follow" }, "monitor", "uraid monitor" },
+	{ { "--grow", "-G", NULL }, NULL, "uraid cannot reshape or resize arrays yet" },
+	{ { "--zero-superblock", NULL, NULL }, "zero-superblock", "uraid zero-superblock "
+	  "DEVICE..." },
 };
 
 static void usage(FILE *f)
@@ -39,11 +65,48 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\n"
 		"Run 'uraid COMMAND --help' for a command's options; 'man uraid' for details.\n"
 		"Options: --help, --version\n");
+}
+
+static bool have_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return true;
+	return false;
+}
+
+/* An mdadm spelling (a mode option, or an md device first): one line that
+ * says what to type instead; false when cmd is none of them. */
+static bool mdadm_hint(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(mdadm_modes) / sizeof(mdadm_modes[0]); i++) {
+		for (unsigned k = 0; k < 3; k++) {
+			const char *m = mdadm_modes[i].mdadm[k];
+			size_t n = m ? strlen(m) : 0;
+			/* "--create", "--create=..." (mdadm takes none, but be kind) */
+			if (!m || strncmp(cmd, m, n) || (cmd[n] && cmd[n] != '='))
+				continue;
+			const char *verb = mdadm_modes[i].verb;
+			if (verb && !have_command(verb))
+				fprintf(stderr, "uraid: '%s' is mdadm's; this uraid has no %s command "
+					"yet (see 'uraid --help')\n", cmd, verb);
+			else
+				fprintf(stderr, "uraid: '%s' is mdadm's spelling; %s\n", cmd,
+					mdadm_modes[i].hint);
+			return true;
+		}
+	}
+	if (!strncmp(cmd, "/dev/md", 7)) {
+		fprintf(stderr, "uraid: '%s' is an md device; uraid names an array by its export "
+			"name, after the verb: 'uraid fail|remove|add|status|stop ARRAY ...'\n", cmd);
+		return true;
+	}
+	return false;
 }
 
 int main(int argc, char **argv)
@@ -64,6 +127,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(cmd, commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
+	if (mdadm_hint(cmd))
+		return CLI_EXIT_USAGE;
 	fprintf(stderr, "uraid: unknown command '%s'; run 'uraid --help' for the list\n", cmd);
 	return CLI_EXIT_USAGE;
 }

@@ -5,10 +5,12 @@
  * at the end) that ctl_dispatch looks requests up in.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <uraid/geom.h>
@@ -154,10 +156,93 @@ static void verb_export_is(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_FAIL, "another export name", NULL, 0);
 }
 
+/* ok, with the member's state and its path as the server knows it
+ * ("STATE\tPATH\n"): clients check a request before sending it */
 static void verb_owns(void *arg, const struct ctl_request *rq, FILE *out)
 {
-	if (member_arg(out, arg, rq) >= 0)
-		ctl_reply(out, 0, NULL, NULL, 0);
+	const struct serve_state *st = arg;
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char line[CTL_MAX_LINE];
+	int n = 0;
+
+	int idx = member_arg(out, arg, rq);
+	if (idx < 0) {
+		free(as);
+		return;
+	}
+	if (as && uraid_array_status(st->array, as) == 0 && (unsigned)idx < as->nmembers) {
+		const struct uraid_member_status *m = &as->members[idx];
+		n = snprintf(line, sizeof(line), "%s\t%s\n", m->replacing ? "replacing"
+			     : cli_member_state_name(m->state), m->path);
+	}
+	free(as);
+	ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
+}
+
+/*
+ * mdadm's "detached": the member's device or file is gone from where it was
+ * opened (a pulled disk, a deleted image file). The server still holds it
+ * open, so the path is what tells: it no longer names anything, or a block
+ * device whose driver is gone.
+ */
+static bool member_detached(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) != 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ENXIO || errno == ENODEV;
+	if (!S_ISBLK(sb.st_mode))
+		return false;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENXIO || errno == ENODEV;
+	close(fd);
+	return false;
+}
+
+/* "export\tNAME\n", then "member\tSTATE\tDETACHED\tPATH\n" for each member
+ * (DETACHED 0 or 1): what the keywords failed and detached pick from */
+static void verb_members(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	const struct serve_state *st = arg;
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+
+	if (!as || !f || uraid_array_status(st->array, as) != 0) {
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	} else {
+		fprintf(f, "export\t%s\n", st->export_name);
+		for (unsigned i = 0; i < as->nmembers; i++) {
+			const struct uraid_member_status *m = &as->members[i];
+			fprintf(f, "member\t%s\t%d\t%s\n", m->replacing ? "replacing"
+				: cli_member_state_name(m->state), member_detached(m->path), m->path);
+		}
+		fflush(f);
+		ctl_reply(out, 0, NULL, body, len);
+	}
+	if (f)
+		fclose(f);
+	free(body);
+	free(as);
+}
+
+/* "CODE STATE\n", CODE as mdadm --detail --test: 0 ok, 1 degraded, 2 failed */
+static void verb_health(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	const struct serve_state *st = arg;
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char line[128];
+
+	if (!as || uraid_array_status(st->array, as) != 0) {
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	} else {
+		int n = snprintf(line, sizeof(line), "%d %s\n", cli_array_health(as),
+				 cli_array_state(as));
+		ctl_reply(out, 0, NULL, line, (size_t)n);
+	}
+	free(as);
 }
 
 static void verb_fail(void *arg, const struct ctl_request *rq, FILE *out)
@@ -348,7 +433,9 @@ static const struct ctl_verb serve_verbs[] = {
 	{ "summary-json", verb_summary_json, NULL, 0, "that line's facts as JSON" },
 	{ "metrics", verb_metrics, NULL, 0, "the array's metrics in Prometheus' text format" },
 	{ "export-is", verb_export_is, NULL, 0, "NAME: ok if the export is NAME" },
-	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok if PATH is a member" },
+	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok (STATE PATH) if PATH is a member" },
+	{ "members", verb_members, NULL, 0, "the export name, each member's state and path" },
+	{ "health", verb_health, NULL, 0, "0 ok, 1 degraded, 2 failed (mdadm --detail --test)" },
 	{ "fail", verb_fail, WHICH_MEMBER, CTL_VERB_CHANGES, "PATH [force]: set a member faulty" },
 	{ "remove", verb_remove, WHICH_MEMBER, CTL_VERB_CHANGES,
 	  "PATH: take a faulty, spare or stale member out" },

@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <uraid/geom.h>
+#include <uraid/level.h>
 #include <uraid/superblock.h>
 
 #include "cli/progress.h"
@@ -34,6 +36,37 @@ const char *cli_array_state(const struct uraid_array_status *st)
 	if (st->degraded)
 		return st->clean ? "clean, degraded" : "active, degraded";
 	return st->clean ? "clean" : "active";
+}
+
+int cli_array_health(const struct uraid_array_status *st)
+{
+	const struct uraid_level_info *li = uraid_level_info(st->level);
+	bool present[URAID_MAX_MEMBERS] = { false };
+
+	if (!st->degraded)
+		return 0;
+	if (!li || !li->redundant || st->degraded >= st->raid_disks ||
+	    st->raid_disks > URAID_MAX_MEMBERS)
+		return 2;
+	for (unsigned i = 0; i < st->nmembers; i++)
+		if (st->members[i].slot >= 0 && st->members[i].slot < (int)st->raid_disks &&
+		    st->members[i].state == URAID_MEMBER_IN_SYNC)
+			present[st->members[i].slot] = true;
+	/* which slots may be lost depends on the layout only (RAID 10's copies):
+	   any size that holds whole chunks will do for the question */
+	uint32_t chunk = st->chunk_bytes / 512;
+	struct uraid_geom_params gp = {
+		.level = st->level, .layout = st->layout, .raid_disks = st->raid_disks,
+		.chunk_sectors = chunk, .dev_sectors = (uint64_t)(chunk ? chunk : 8) * 1024,
+	};
+	struct uraid_geom *g = malloc(sizeof(*g));
+	char why[160];
+	int health = 2;
+	if (g && uraid_geom_init(g, &gp, why, sizeof(why)) == 0 &&
+	    uraid_level_survives(g, present, NULL))
+		health = 1;
+	free(g);
+	return health;
 }
 
 static void member_line(FILE *f, const char *slot, const struct uraid_member_status *m,
@@ -202,6 +235,7 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 
 	json_begin(&j, f);
 	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
 	if (srv) {
 		json_obj_open(&j, "server");
 		json_str(&j, "export_name", srv->export_name);
@@ -291,6 +325,7 @@ void cli_summary_json(FILE *f, const struct uraid_array_status *st,
 
 	json_begin(&j, f);
 	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
 	json_str(&j, "export_name", srv->export_name);
 	json_str(&j, "level", lv ? lv : "unknown");
 	json_u64(&j, "array_bytes", st->size_bytes);

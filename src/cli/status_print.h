@@ -36,6 +36,9 @@ struct cli_serve_info {
 const char *cli_member_state_name(enum uraid_member_state s);
 /* "clean", "active, degraded", ... */
 const char *cli_array_state(const struct uraid_array_status *st);
+/* mdadm --detail --test's answer: 0 every slot in sync, 1 degraded but
+ * running, 2 more slots lost than the level survives */
+int cli_array_health(const struct uraid_array_status *st);
 void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		      const struct cli_serve_info *srv);
 void cli_status_json(FILE *f, const struct uraid_array_status *st,

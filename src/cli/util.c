@@ -201,29 +201,51 @@ void json_end(struct json *j)
 	fputc('\n', j->f);
 }
 
-int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
-			 bool *json, int *first)
+int cli_bad_option(const char *cmd, char **argv)
+{
+	/* getopt_long has moved optind past the option it did not like (and
+	   past its missing value's place); optopt is set for short ones */
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+	if (!strncmp(arg, "--", 2) || !optopt)
+		fprintf(stderr, "uraid %s: option '%.*s' is unknown or lacks its value; see "
+			"'uraid %s --help'\n", cmd, (int)strcspn(arg, "="), arg, cmd);
+	else
+		fprintf(stderr, "uraid %s: option -%c is unknown or lacks its value; see 'uraid "
+			"%s --help'\n", cmd, optopt, cmd);
+	return CLI_EXIT_USAGE;
+}
+
+int cli_json_test_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+			      bool *json, bool *test, int *first)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "test", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c;
 
 	*json = false;
+	if (test)
+		*test = false;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, test ? "jth" : "jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			*json = true;
+			break;
+		case 't':
+			if (!test)
+				return cli_bad_option(cmd, argv);
+			*test = true;
 			break;
 		case 'h':
 			usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			fprintf(stderr, "uraid %s: see 'uraid %s --help'\n", cmd, cmd);
-			return CLI_EXIT_USAGE;
+			return cli_bad_option(cmd, argv);
 		}
 	}
 	if (optind >= argc) {
@@ -232,4 +254,10 @@ int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(F
 	}
 	*first = optind;
 	return -1;
+}
+
+int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+			 bool *json, int *first)
+{
+	return cli_json_test_and_devices(argc, argv, cmd, usage, json, NULL, first);
 }

@@ -24,12 +24,26 @@ const char *cli_mdadm_human(uint64_t bytes, char *buf, size_t len);
 const char *cli_time(uint64_t md_time, char *buf, size_t len);
 
 /*
+ * A wrong option, after getopt_long returned '?' or ':' (with opterr 0):
+ * one line naming it and pointing to `uraid CMD --help`. Returns
+ * CLI_EXIT_USAGE.
+ */
+int cli_bad_option(const char *cmd, char **argv);
+
+/*
  * Options of the subcommands that take only --json and --help before their
  * device list: sets *json and *first (index of the first device). Returns -1
  * to go on, or the exit status (help printed, or a usage error reported).
  */
 int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
 			 bool *json, int *first);
+/* The same with --test too (test NULL: not offered). */
+int cli_json_test_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
+			      bool *json, bool *test, int *first);
+
+/* The "version" key of every JSON document uraid prints (docs/json.md):
+ * raised when a key changes meaning or goes away, not when one is added. */
+#define CLI_JSON_VERSION 1
 
 /* A minimal streaming JSON writer, pretty-printed. */
 struct json {

@@ -1,0 +1,102 @@
+#!/bin/bash
+# uraid zero-superblock: erases the md superblock (only its 4 KiB: the rest
+# of the device is unchanged) so that examine finds nothing after; refuses a
+# member of a served array (untouched), a device without a superblock, and
+# a damaged superblock unless --force; a wrong DEVICE among good ones
+# changes nothing.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need python3 sha256sum
+work_dir zero-sb
+echo "work in $work"
+
+sum() { sha256sum "$1" | cut -d' ' -f1; }
+# outside PATH OFF LEN: sha256 of PATH with the LEN bytes at OFF left out
+outside() {
+    python3 -c 'import hashlib, sys
+d = open(sys.argv[1], "rb").read(); o, n = int(sys.argv[2]), int(sys.argv[3])
+print(hashlib.sha256(d[:o] + d[o + n:]).hexdigest())' "$@"
+}
+one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || { echo "$1"; return 1; }; }
+
+m=("$work/a.img" "$work/b.img" "$work/c.img")
+truncate -s 16M "${m[@]}"
+"$URAID" create --level=5 --raid-devices=3 --name=z --bitmap=internal "${m[@]}" >/dev/null || exit 1
+serve_bg "$work" z "${m[@]}" || exit 1
+
+# ---- a member of a served array is refused and untouched ----
+before=$(sum "${m[1]}")
+out=$("$URAID" zero-superblock "${m[1]}" 2>&1); rc=$?
+check "a served member is refused, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q \"served array 'z'\" <<<\"\$0\"" "$out"
+check "  in one line" one_line "$out"
+out=$("$URAID" zero-superblock --force "${m[1]}" 2>&1); rc=$?
+check "  even with --force, exit $rc" test $rc -ne 0
+check "  the member is untouched (checksum)" test "$(sum "${m[1]}")" = "$before"
+stop_served z || { echo "the server did not stop cleanly"; fails=$((fails + 1)); }
+
+# ---- no superblock: an error; one wrong device changes nothing ----
+truncate -s 4M "$work/plain.img"
+out=$("$URAID" zero-superblock "$work/plain.img" 2>&1); rc=$?
+check "no md superblock: exit $rc, one line ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'no md superblock' <<<\"\$0\"" "$out"
+before=$(sum "${m[0]}")
+out=$("$URAID" zero-superblock "${m[0]}" "$work/plain.img" 2>&1); rc=$?
+check "a good DEVICE then a bad one: exit $rc, the good one untouched" \
+    bash -c "[ $rc -ne 0 ] && [ '$(sum "${m[0]}")' = '$before' ]"
+out=$("$URAID" zero-superblock "$work/nothere.img" 2>&1); rc=$?
+check "a missing path: exit $rc, one line" bash -c "[ $rc -ne 0 ]" && one_line "$out"
+
+# ---- a member of a stopped array: only the superblock's 4 KiB change ----
+rest=$(outside "${m[0]}" 4096 4096)
+"$URAID" examine "${m[0]}" >/dev/null
+check "before: examine finds the 1.2 superblock" test $? -eq 0
+out=$("$URAID" zero-superblock "${m[0]}" 2>&1); rc=$?
+check "zero-superblock of a member of a stopped array: exit $rc ($out)" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'md 1.2 superblock erased' <<<\"\$0\"" "$out"
+out=$("$URAID" examine "${m[0]}" 2>&1); rc=$?
+check "examine then finds nothing (exit $rc: $out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'no md superblock' <<<\"\$0\"" "$out"
+check "every byte outside the superblock's 4 KiB is unchanged (bitmap, data)" \
+    test "$(outside "${m[0]}" 4096 4096)" = "$rest"
+check "the superblock's 4 KiB are zero" python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()[4096:8192]
+assert d == bytes(4096)' "${m[0]}"
+out=$("$URAID" zero-superblock "${m[0]}" 2>&1); rc=$?
+check "a second time: no superblock left, exit $rc" test $rc -ne 0
+
+# ---- metadata 1.0 (at the end) and 1.1 (at the start) ----
+for meta in 1.0 1.1; do
+    d=("$work/m$meta.0" "$work/m$meta.1")
+    truncate -s 8M "${d[@]}"
+    "$URAID" create --level=1 --raid-devices=2 --metadata=$meta --name=m "${d[@]}" >/dev/null
+    out=$("$URAID" zero-superblock "${d[@]}" 2>&1); rc=$?
+    check "metadata $meta: both erased, exit $rc" \
+        bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'md $meta superblock erased' <<<\"\$0\") -eq 2 ]" "$out"
+    check "  examine finds nothing on either" \
+        bash -c "! '$URAID' examine '${d[0]}' 2>/dev/null && ! '$URAID' examine '${d[1]}' 2>/dev/null"
+done
+
+# ---- a damaged superblock: only with --force ----
+python3 -c '
+import sys
+f = open(sys.argv[1], "r+b"); f.seek(4096 + 0x60); b = f.read(1); f.seek(4096 + 0x60)
+f.write(bytes([b[0] ^ 0xff]))' "${m[1]}"         # a byte of the checksummed part
+out=$("$URAID" zero-superblock "${m[1]}" 2>&1); rc=$?
+check "a damaged superblock without --force: refused, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'damaged' <<<\"\$0\"" "$out"
+out=$("$URAID" zero-superblock --force "${m[1]}" 2>&1); rc=$?
+check "  erased with --force, exit $rc ($out)" test $rc -eq 0
+check "  examine finds nothing" bash -c "! '$URAID' examine '${m[1]}' >/dev/null 2>&1"
+
+out=$("$URAID" zero-superblock --bogus "${m[2]}" 2>&1); rc=$?
+check "a wrong option: one line pointing to --help, exit $rc" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'zero-superblock --help' <<<\"\$0\"" "$out"
+out=$("$URAID" --zero-superblock "${m[2]}" 2>&1); rc=$?
+check "mdadm's --zero-superblock gets the verb to use ($out)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'uraid zero-superblock DEVICE' <<<\"\$0\"" "$out"
+
+[ $fails -eq 0 ]

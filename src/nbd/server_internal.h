@@ -32,12 +32,20 @@
 #define NBD_CONN_MAX_OPS    512u            /* requests in flight per connection */
 #define NBD_CONN_MAX_BYTES  (256ull << 20)  /* their buffers, per connection */
 #define NBD_CONN_SEND_IOV   64u             /* iovecs in one sendmsg (two per reply) */
+/* A BLOCK_STATUS request's buffer: the reply's payload (context id, 8 bytes
+ * per extent), then the engine's extents; reserved as READ data is. */
+#define NBD_BS_WIRE_BYTES   (4u + 8u * NBD_BS_MAX_EXTENTS)
+#define NBD_BS_EXT_AT       ((NBD_BS_WIRE_BYTES + 15u) & ~15u)
+#define NBD_BS_BUF_BYTES    (NBD_BS_EXT_AT + NBD_BS_MAX_EXTENTS * (uint32_t)sizeof(struct uraid_extent))
 
 struct nbd_conn;
 
 /* One request, from its header to the end of its reply. */
 struct nbd_op {
-	struct uraid_io io;
+	union {
+		struct uraid_io io;
+		struct uraid_alloc_query aq;    /* BLOCK_STATUS */
+	};
 	struct nbd_conn *c;
 	struct nbd_op *next;            /* free list / reply queue */
 	uint64_t cookie, offset;
@@ -50,6 +58,7 @@ struct nbd_op {
 	size_t buf_len;
 	uint32_t hdr_len, data_len, sent;   /* the reply: header bytes, data bytes, sent so far */
 	uint32_t budget;                /* buffer bytes reserved for it (limits.c) */
+	uint32_t bs_bytes;              /* BLOCK_STATUS: the reply's payload in buf */
 	uint8_t hdr[NBD_CHUNK_HEADER_BYTES + 6 + NBD_MAX_ERRMSG];
 };
 

@@ -181,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	while (left >= NBD_REQUEST_BYTES) {
 		struct nbd_request rq;
-		int v = nbd_request_parse(p, &ex, hs.tflags, &rq);
+		int v = nbd_request_parse(p, &ex, hs.tflags, hs.session, &rq);
 		check_request(&ex, hs.tflags, &rq, v, hs.session);
 		if (v == NBD_REQ_DISC || v == NBD_REQ_CLOSE)
 			break;

@@ -136,7 +136,7 @@ static int transmission(struct conn *c, const struct nbd_export *ex, struct nbd_
 	for (;;) {
 		if (read_exact(c, hdr, sizeof(hdr)) != 0)
 			return -1;   /* the client went away without NBD_CMD_DISC */
-		int v = nbd_request_parse(hdr, ex, hs->tflags, &rq);
+		int v = nbd_request_parse(hdr, ex, hs->tflags, hs->session, &rq);
 		if (v == NBD_REQ_DISC)
 			return 0;
 		if (v == NBD_REQ_CLOSE) {

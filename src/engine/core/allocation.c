@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The array's allocation: which byte ranges read back as zeroes because
+ * every place a read may take them from is a hole of a member file (what
+ * NBD's base:allocation context reports, so that nbdcopy and qemu-img skip
+ * them).
+ *
+ * The levels need no hook of their own: the geometry's forward map
+ * (uraid_geom_map) names the places a read may use (RAID 1/10 every copy,
+ * RAID 4/5/6 the data chunk only, never P or Q, linear and RAID 0 the one
+ * place), and uraid_geom_chunk_left how far they stay contiguous. The rule
+ * is then the same for every level: a range is a hole when at least one of
+ * its places is on an in-sync member and every such place is a hole. A
+ * RAID 4/5/6 data chunk whose member is failed or missing has no in-sync
+ * place (its data comes from parity): data. Members being rebuilt are not
+ * counted (reads go to them only where they hold the same bytes as the
+ * in-sync copies).
+ *
+ * lseek on a file is a blocking metadata call, so reactors never make it:
+ * uraid_array_allocation_submit hands the lookup to the metadata worker
+ * (md/meta_worker.c, FIFO with superblock updates) and the answer comes
+ * back on the asking reactor. The lookup takes meta_lock, so the member
+ * set cannot change under it, and does a bounded amount of work
+ * (ALLOC_MAX_STEPS chunks): a client that asks for a terabyte gets a prefix
+ * and asks again, and never holds the worker for long.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/core/array.h"
+
+#define ALLOC_MAX_STEPS 4096u   /* chunks looked at per lookup */
+
+static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The status of member m's data area from `sector` on: *len sectors (1 ..
+ * max) that are all a hole (returns true) or all data (false). Block
+ * devices and file systems without SEEK_DATA are data.
+ */
+static bool member_hole_run(const struct member *m, uint64_t sector, uint64_t max,
+			    uint64_t *len)
+{
+	*len = max;
+	if (m->blockdev || m->fd < 0)
+		return false;
+	off_t at = (off_t)((m->data_offset + sector) * 512);
+	off_t data = lseek(m->fd, at, SEEK_DATA);
+	if (data < 0)
+		return errno == ENXIO;  /* no data from here to the end of the file */
+	if (data >= at + 512) {
+		*len = min64(max, (uint64_t)(data - at) / 512);
+		return true;
+	}
+	off_t hole = lseek(m->fd, at, SEEK_HOLE);
+	if (hole > at)
+		*len = min64(max, ((uint64_t)(hole - at) + 511) / 512);
+	else if (hole == at)
+		*len = 1;       /* data starts inside this sector */
+	return false;
+}
+
+static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_extent *ext,
+		      unsigned max)
+{
+	const struct uraid_geom *g = &a->geom;
+	struct uraid_loc locs[URAID_MAX_MEMBERS];
+	uint64_t sec = off / 512, end = (off + len) / 512;
+	unsigned n = 0, steps = 0;
+
+	pthread_mutex_lock(&a->meta_lock);
+	while (sec < end && steps++ < ALLOC_MAX_STEPS) {
+		int copies = uraid_geom_map(g, sec, locs, URAID_MAX_MEMBERS);
+		uint64_t run = min64(uraid_geom_chunk_left(g, sec), end - sec);
+		if (copies <= 0 || run == 0)
+			break;          /* cannot happen inside the array; say what is known */
+		bool readable = false, hole = true;
+		uint64_t hole_len = run, data_len = run;
+		for (int c = 0; c < copies; c++) {
+			if (!slot_ok(a, locs[c].slot))
+				continue;
+			uint64_t l;
+			readable = true;
+			if (member_hole_run(atomic_load(&a->slot[locs[c].slot].m), locs[c].sector,
+					    run, &l)) {
+				hole_len = min64(hole_len, l);
+			} else {
+				hole = false;
+				data_len = min64(data_len, l);
+			}
+		}
+		hole = hole && readable;
+		uint64_t step = hole ? hole_len : data_len;
+		uint32_t flags = hole ? URAID_EXTENT_HOLE | URAID_EXTENT_ZERO : 0;
+		if (n && ext[n - 1].flags == flags) {
+			ext[n - 1].length += step * 512;
+		} else {
+			if (n == max)
+				break;
+			ext[n++] = (struct uraid_extent){ .length = step * 512, .flags = flags };
+		}
+		sec += step;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (n == 0) {
+		/* nothing looked at (a geometry that maps nothing): data, as the
+		   protocols allow */
+		ext[0] = (struct uraid_extent){ .length = min64(len, 512), .flags = 0 };
+		n = 1;
+	}
+	return (int)n;
+}
+
+static int check_range(struct array *a, uint64_t off, uint64_t len, const void *ext,
+		       unsigned max)
+{
+	uint64_t size = a->geom.array_sectors * 512;
+
+	if (!ext || max == 0 || len == 0 || (off | len) % 512 || off > size || len > size - off)
+		return -EINVAL;
+	return 0;
+}
+
+int uraid_array_allocation(struct uraid_array *ua, uint64_t off, uint64_t len,
+			   struct uraid_extent *ext, unsigned max)
+{
+	struct array *a = A(ua);
+	int rc = check_range(a, off, len, ext, max);
+
+	return rc ? rc : allocation(a, off, len, ext, max);
+}
+
+/* What the engine keeps in uraid_alloc_query.priv while the lookup runs. */
+struct alloc_priv {
+	struct meta_call call;
+	struct array *a;
+	unsigned reactor;
+};
+_Static_assert(sizeof(struct alloc_priv) <= sizeof(((struct uraid_alloc_query *)0)->priv),
+	       "uraid_alloc_query.priv too small");
+
+static struct uraid_alloc_query *query_of(struct meta_call *c)
+{
+	return (struct uraid_alloc_query *)((char *)c - offsetof(struct uraid_alloc_query, priv));
+}
+
+/* On the worker. */
+static int alloc_run(struct meta_call *c)
+{
+	struct uraid_alloc_query *q = query_of(c);
+	struct alloc_priv *p = (struct alloc_priv *)q->priv;
+
+	return allocation(p->a, q->offset, q->length, q->extents, q->max_extents);
+}
+
+/* On the asking reactor. */
+static void alloc_done(struct meta_call *c, int rc)
+{
+	struct uraid_alloc_query *q = query_of(c);
+	struct alloc_priv *p = (struct alloc_priv *)q->priv;
+
+	atomic_fetch_sub(&p->a->counters[p->reactor].in_flight, 1);
+	q->done(q, rc);
+}
+
+int uraid_array_allocation_submit(struct uraid_array *ua, unsigned reactor,
+				  struct uraid_alloc_query *q)
+{
+	struct array *a = A(ua);
+
+	if (!q || !q->done || reactor >= a->e->nreactors)
+		return -EINVAL;
+	int rc = check_range(a, q->offset, q->length, q->extents, q->max_extents);
+	if (rc)
+		return rc;
+	struct alloc_priv *p = (struct alloc_priv *)q->priv;
+	memset(p, 0, sizeof(*p));
+	p->a = a;
+	p->reactor = reactor;
+	/* counted as a request: uraid_array_close waits for it */
+	atomic_fetch_add(&a->counters[reactor].in_flight, 1);
+	meta_call_submit(a->e, &p->call, &a->e->reactors[reactor].r, alloc_run, alloc_done);
+	return 0;
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The array's allocation (uraid_array_allocation, NBD's base:allocation):
+ *  - the range mapping it relies on, per level: from an array sector, every
+ *    place uraid_geom_map names stays contiguous on its member for
+ *    uraid_geom_chunk_left sectors (sampled, every level and RAID 10 layout);
+ *  - on sparse member files (ext4 /tmp, 4 KiB aligned writes, so a member
+ *    block is written whole or not at all), after writes of seeded random
+ *    ranges, the extents are exactly: holes (HOLE|ZERO) outside what was
+ *    written, data inside, on every level;
+ *  - a failed member: RAID 1 keeps reporting holes (the other copy), RAID 5
+ *    reports data wherever the data chunk was on the failed member (it would
+ *    come from parity);
+ *  - max 1 gives one extent (a prefix), bad ranges are -EINVAL.
+ *
+ *   test_allocation [SEED]
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <uraid/uraid.h>
+#include <uraid/engine.h>
+
+#include "engine/core/array.h"       /* the assembled geometry */
+#include "../support/array_fixture.h"
+#include "../support/check.h"
+#include "../support/engine_op.h"
+
+#define MIB (1u << 20)
+#define MAXM 4
+#define CHUNK_KIB 64u
+#define MEMBER_MIB 6u
+#define BLK 4096u
+
+struct config {
+	const char *level, *layout;
+	unsigned n;
+	int fail_slot;                  /* -1: none; else fail it and check again */
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Every copy of sector s stays contiguous for chunk_left sectors. */
+static void check_mapping(const struct config *c, const struct uraid_geom *g, uint64_t *rs)
+{
+	struct uraid_loc a[URAID_MAX_MEMBERS], b[URAID_MAX_MEMBERS];
+
+	for (unsigned k = 0; k < 300; k++) {
+		uint64_t s = rnd(rs) % g->array_sectors;
+		uint64_t left = uraid_geom_chunk_left(g, s);
+		int n = uraid_geom_map(g, s, a, URAID_MAX_MEMBERS);
+		CHECK(n > 0 && left > 0 && left <= g->array_sectors - s,
+		      "raid%s %s: sector %" PRIu64 ": %d copies, %" PRIu64 " left", c->level,
+		      c->layout ? c->layout : "", s, n, left);
+		uint64_t probes[3] = { 1, left / 2, left - 1 };
+		for (unsigned p = 0; p < 3 && n > 0; p++) {
+			if (probes[p] == 0 || probes[p] >= left)
+				continue;
+			int m = uraid_geom_map(g, s + probes[p], b, URAID_MAX_MEMBERS);
+			bool same = m == n;
+			for (int i = 0; same && i < n; i++)
+				same = b[i].slot == a[i].slot && b[i].sector == a[i].sector + probes[p];
+			CHECK(same, "raid%s %s: sector %" PRIu64 " + %" PRIu64 " is not where the "
+			      "run from %" PRIu64 " says", c->level, c->layout ? c->layout : "", s,
+			      probes[p], s);
+		}
+	}
+}
+
+/* The extents of the whole array against written[] (one flag per BLK block). */
+static void check_extents(const struct config *c, struct uraid_array *ua, const bool *hole,
+			  uint64_t nblk, const char *when)
+{
+	struct uraid_extent ext[64];
+	uint64_t at = 0, size = nblk * BLK;
+	unsigned calls = 0;
+
+	while (at < size && calls++ < 10000) {
+		int n = uraid_array_allocation(ua, at, size - at, ext, 64);
+		if (n <= 0) {
+			CHECK(0, "raid%s %s: allocation at %" PRIu64 ": %d", c->level, when, at, n);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			bool h = ext[i].flags == (URAID_EXTENT_HOLE | URAID_EXTENT_ZERO);
+			CHECK(ext[i].length && ext[i].length % 512 == 0 &&
+			      (h || ext[i].flags == 0) && (i == 0 || ext[i].flags != ext[i - 1].flags),
+			      "raid%s %s: bad extent %" PRIu64 "+%" PRIu64 " flags %u", c->level, when,
+			      at, ext[i].length, ext[i].flags);
+			CHECK(at % BLK == 0 && ext[i].length % BLK == 0 && at + ext[i].length <= size,
+			      "raid%s %s: extent %" PRIu64 "+%" PRIu64 " not on %u-byte blocks",
+			      c->level, when, at, ext[i].length, BLK);
+			for (uint64_t b = at / BLK; b < (at + ext[i].length) / BLK && b < nblk; b++) {
+				if (hole[b] != h) {
+					CHECK(0, "raid%s %s: block at %" PRIu64 " reported %s, expected %s",
+					      c->level, when, b * BLK, h ? "hole" : "data",
+					      hole[b] ? "hole" : "data");
+					return;
+				}
+			}
+			at += ext[i].length;
+		}
+	}
+	CHECK(at == size, "raid%s %s: extents end at %" PRIu64 " of %" PRIu64, c->level, when,
+	      at, size);
+}
+
+static void run(const struct config *c, uint64_t seed)
+{
+	char paths[MAXM][96], dir[64], err[256];
+	const char *devs[MAXM];
+	struct uraid_engine *e = NULL;
+	struct uraid_array *ua = NULL;
+	bool *hole = NULL;
+	uint64_t rs = seed | 1;
+	uint8_t *buf = NULL;
+
+	snprintf(dir, sizeof(dir), "/tmp/uraid-alloc.%d", getpid());
+	mkdir(dir, 0700);
+	for (unsigned i = 0; i < c->n; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/m%u.img", dir, i);
+		devs[i] = paths[i];
+		if (fixture_make_file(paths[i], (uint64_t)MEMBER_MIB * MIB))
+			goto out;
+	}
+	struct uraid_engine_opts eo = { .reactors = 1 };
+	if (fixture_create_array(c->level, c->level, c->layout, c->n,
+				 strcmp(c->level, "1") ? CHUNK_KIB : 0, 2, devs) ||
+	    uraid_engine_create(&eo, &e)) {
+		CHECK(0, "raid%s: setup", c->level);
+		goto out;
+	}
+	struct uraid_assemble_opts ao = { .paths = devs, .npaths = c->n };
+	if (uraid_array_assemble(e, &ao, &ua, err, sizeof(err)) != 0) {
+		CHECK(0, "raid%s: assemble: %s", c->level, err);
+		goto out;
+	}
+	struct array *a = (struct array *)ua;
+	check_mapping(c, &a->geom, &rs);
+
+	uint64_t size = uraid_array_size(ua), nblk = size / BLK;
+	hole = malloc(nblk * sizeof(*hole));
+	buf = malloc(256 * 1024);
+	if (!hole || !buf)
+		goto out;
+	for (uint64_t b = 0; b < nblk; b++)
+		hole[b] = true;
+	check_extents(c, ua, hole, nblk, "fresh");
+
+	/* seeded ranges of 1..64 blocks, none at all in the last quarter */
+	for (unsigned k = 0; k < 12; k++) {
+		uint64_t len = 1 + rnd(&rs) % 64, b0 = rnd(&rs) % (nblk * 3 / 4 - len);
+		memset(buf, 0x5a ^ k, len * BLK);
+		CHECK(uraid_array_pwrite(ua, buf, len * BLK, b0 * BLK, 0) == 0,
+		      "raid%s: write %" PRIu64 "+%" PRIu64, c->level, b0 * BLK, len * BLK);
+		for (uint64_t b = b0; b < b0 + len; b++)
+			hole[b] = false;
+	}
+	check_extents(c, ua, hole, nblk, "after writes");
+
+	/* one extent when only one is asked for, no further than the first run */
+	struct uraid_extent one[2];
+	uint64_t b1 = 0;
+	while (b1 < nblk && hole[b1] == hole[0])
+		b1++;
+	CHECK(uraid_array_allocation(ua, 0, size, one, 1) == 1 && one[0].length <= b1 * BLK &&
+	      (one[0].flags != 0) == hole[0], "raid%s: max 1: %" PRIu64 " bytes flags %u, first "
+	      "run %" PRIu64, c->level, one[0].length, one[0].flags, b1 * BLK);
+	CHECK(uraid_array_allocation(ua, 0, 0, one, 1) == -EINVAL &&
+	      uraid_array_allocation(ua, 100, 512, one, 1) == -EINVAL &&
+	      uraid_array_allocation(ua, size - 512, 1024, one, 1) == -EINVAL &&
+	      uraid_array_allocation(ua, size, 512, one, 1) == -EINVAL &&
+	      uraid_array_allocation(ua, 0, 512, one, 0) == -EINVAL,
+	      "raid%s: bad ranges are not refused", c->level);
+
+	if (c->fail_slot >= 0) {
+		CHECK(uraid_array_fail_member(ua, (unsigned)c->fail_slot, 0, err, sizeof(err)) == 0,
+		      "raid%s: fail slot %d: %s", c->level, c->fail_slot, err);
+		/* data where the only readable place was on the failed member */
+		struct uraid_loc l[URAID_MAX_MEMBERS];
+		for (uint64_t b = 0; b < nblk; b++) {
+			int n = uraid_geom_map(&a->geom, b * (BLK / 512), l, URAID_MAX_MEMBERS);
+			bool other = false;
+			for (int i = 0; i < n; i++)
+				other |= l[i].slot != (uint32_t)c->fail_slot;
+			if (!other)
+				hole[b] = false;
+		}
+		check_extents(c, ua, hole, nblk, "degraded");
+	}
+out:
+	if (ua)
+		uraid_array_close(ua);
+	if (e)
+		uraid_engine_destroy(e);
+	for (unsigned i = 0; i < c->n; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+	free(hole);
+	free(buf);
+}
+
+static const struct config configs[] = {
+	{ "linear", NULL, 2, -1 }, { "0", NULL, 3, -1 }, { "1", NULL, 2, 1 },
+	{ "10", "n2", 4, 2 }, { "10", "f2", 4, -1 }, { "10", "o2", 3, -1 },
+	{ "5", "left-symmetric", 4, 1 }, { "5", "parity-first", 3, -1 }, { "4", NULL, 3, 0 },
+	{ "6", NULL, 4, -1 },
+};
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261202;
+
+	printf("test_allocation: seed %" PRIu64 " (rerun: %s %" PRIu64 ")\n", seed, argv[0], seed);
+	for (unsigned i = 0; i < sizeof(configs) / sizeof(configs[0]); i++)
+		run(&configs[i], seed + i);
+	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}

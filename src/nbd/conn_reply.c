@@ -102,8 +102,10 @@ static void op_done(struct uraid_io *io, int result)
 	nbd_conn_kick(c);
 }
 
+static void block_status_next(struct nbd_conn *c);
+
 /* BLOCK_STATUS answered: the extents become the reply's payload (on the
- * connection's reactor). */
+ * connection's reactor), and the next lookup of the connection starts. */
 static void block_status_done(struct uraid_alloc_query *q, int result)
 {
 	struct nbd_op *op = q->ctx;
@@ -111,6 +113,7 @@ static void block_status_done(struct uraid_alloc_query *q, int result)
 	const struct uraid_extent *ext = q->extents;
 	uint8_t *p = op->buf;
 
+	c->bs_busy = false;
 	c->in_engine--;
 	if (result < 0) {
 		op->error = result;
@@ -130,35 +133,60 @@ static void block_status_done(struct uraid_alloc_query *q, int result)
 		op->bs_bytes = 4 + 8 * (uint32_t)result;
 	}
 	nbd_op_reply(c, op);
+	block_status_next(c);
 	nbd_conn_kick(c);
 }
 
-/*
- * BLOCK_STATUS: the engine looks the allocation up off the reactor (lseek
- * on the members is a blocking call: the metadata worker makes it) and
- * block_status_done runs here later.
- */
+/* The waiting lookups of c, one at a time: the engine looks the allocation
+ * up off the reactor (lseek on the members is a blocking call: the metadata
+ * worker makes it) and block_status_done runs here later. */
+static void block_status_next(struct nbd_conn *c)
+{
+	while (!c->bs_busy && c->bs_head) {
+		struct nbd_op *op = c->bs_head;
+		c->bs_head = op->next;
+		if (!c->bs_head)
+			c->bs_tail = NULL;
+		if (c->dead) {
+			c->in_engine--;
+			nbd_op_reply(c, op);    /* nobody to tell: just freed */
+			continue;
+		}
+		if (!nbd_op_buf(c, op, NBD_BS_BUF_BYTES)) {
+			c->in_engine--;
+			op->error = -ENOMEM;
+			nbd_op_reply(c, op);
+			continue;
+		}
+		struct uraid_alloc_query *q = &op->aq;
+		q->offset = op->offset;
+		q->length = op->length;
+		q->extents = (struct uraid_extent *)((uint8_t *)op->buf + NBD_BS_EXT_AT);
+		q->max_extents = (op->flags & NBD_CMD_FLAG_REQ_ONE) ? 1 : NBD_BS_MAX_EXTENTS;
+		q->done = block_status_done;
+		q->ctx = op;
+		c->bs_busy = true;
+		int rc = uraid_array_allocation_submit(c->s->a, c->ridx, q);
+		if (rc) {
+			c->bs_busy = false;
+			c->in_engine--;
+			op->error = rc;
+			nbd_op_reply(c, op);
+		}
+	}
+}
+
+/* BLOCK_STATUS: behind the connection's earlier ones. */
 static void block_status_start(struct nbd_conn *c, struct nbd_op *op)
 {
-	if (!nbd_op_buf(c, op, NBD_BS_BUF_BYTES)) {
-		op->error = -ENOMEM;
-		nbd_op_reply(c, op);
-		return;
-	}
-	struct uraid_alloc_query *q = &op->aq;
-	q->offset = op->offset;
-	q->length = op->length;
-	q->extents = (struct uraid_extent *)((uint8_t *)op->buf + NBD_BS_EXT_AT);
-	q->max_extents = (op->flags & NBD_CMD_FLAG_REQ_ONE) ? 1 : NBD_BS_MAX_EXTENTS;
-	q->done = block_status_done;
-	q->ctx = op;
-	c->in_engine++;
-	int rc = uraid_array_allocation_submit(c->s->a, c->ridx, q);
-	if (rc) {
-		c->in_engine--;
-		op->error = rc;
-		nbd_op_reply(c, op);
-	}
+	c->in_engine++;         /* the connection lives until it is answered */
+	op->next = NULL;
+	if (c->bs_tail)
+		c->bs_tail->next = op;
+	else
+		c->bs_head = op;
+	c->bs_tail = op;
+	block_status_next(c);
 }
 
 void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)

@@ -117,6 +117,11 @@ struct nbd_conn {
 	unsigned nops;                  /* taken from the free list, not yet returned */
 	uint64_t op_bytes;              /* buffer bytes they have reserved */
 	unsigned in_engine;             /* submitted to the array, not completed */
+	/* BLOCK_STATUS: one lookup in flight (it runs on the engine's metadata
+	   worker, which many connections share), the others wait here in order;
+	   they count in in_engine */
+	bool bs_busy;
+	struct nbd_op *bs_head, *bs_tail;
 };
 
 /* A listening socket and its accept on reactor 0; when accept fails for

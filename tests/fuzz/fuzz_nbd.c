@@ -115,7 +115,8 @@ static void check_request(const struct nbd_export *ex, uint16_t tf, const struct
 			abort();
 		if ((rq->type == NBD_CMD_READ || rq->type == NBD_CMD_WRITE) && rq->length > ex->max_block)
 			abort();
-		if ((tf & NBD_FLAG_READ_ONLY) && rq->type != NBD_CMD_READ && rq->type != NBD_CMD_FLUSH)
+		if ((tf & NBD_FLAG_READ_ONLY) && rq->type != NBD_CMD_READ && rq->type != NBD_CMD_FLUSH &&
+		    rq->type != NBD_CMD_BLOCK_STATUS)
 			abort();
 		if ((rq->flags & NBD_CMD_FLAG_FUA) && !(tf & NBD_FLAG_SEND_FUA))
 			abort();

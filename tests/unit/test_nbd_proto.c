@@ -999,6 +999,7 @@ static void test_meta_context(uint64_t seed)
 	static const char *const other[] = { "x-foo:bar", "base:nope", "qemu:dirty-bitmap:a" };
 	static const char *const nons[] = { "base" };
 	static const char *const colon0[] = { ":allocation" };
+	uint64_t st0 = seed;
 	static const char *many[300];     /* 5.7 KB: kept, answered once */
 	for (unsigned i = 0; i < 300; i++)
 		many[i] = "base:allocation";
@@ -1078,6 +1079,33 @@ static void test_meta_context(uint64_t seed)
 			CHECK(n > 0 && reps[0].type == NBD_REP_ERR_INVALID,
 			      "SET before structured replies: %x", n > 0 ? reps[0].type : 0);
 	}
+
+	/* STARTTLS forgets the selection: it must be made again over TLS */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_ON);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st0);
+	CHECK(hs.status == NBD_HS_STARTTLS && (hs.session & NBD_SESSION_ALLOCATION),
+	      "before STARTTLS: status %d session %x", hs.status, hs.session);
+	CHECK(nbd_hs_tls_started(&hs) == 0 && !(hs.session & NBD_SESSION_ALLOCATION),
+	      "base:allocation survived STARTTLS");
+	in.n = 0;
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);   /* no structured yet */
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st0);
+	n = replies_of(&tls_out, 0, reps, 64);
+	CHECK(n == 7 && reps[0].type == NBD_REP_ERR_INVALID && reps[1].type == NBD_REP_ACK &&
+	      is_allocation_ctx(&reps[2], NBD_META_ID_ALLOCATION) && reps[3].type == NBD_REP_ACK,
+	      "over TLS: %d replies", n);
+	CHECK(hs.status == NBD_HS_TRANSMISSION && (hs.session & NBD_SESSION_ALLOCATION),
+	      "over TLS: selected again (session %x)", hs.session);
 
 	/* random bytes after a valid prefix: never a crash, never a context
 	   for a malformed option (the fragmentation modes must agree) */

@@ -21,8 +21,11 @@
  * (md/meta_worker.c, FIFO with superblock updates) and the answer comes
  * back on the asking reactor. The lookup takes meta_lock, so the member
  * set cannot change under it, and does a bounded amount of work
- * (ALLOC_MAX_STEPS chunks): a client that asks for a terabyte gets a prefix
- * and asks again, and never holds the worker for long.
+ * (ALLOC_MAX_STEPS chunks, ALLOC_MAX_SEEKS lseek calls): a client that asks
+ * for a terabyte gets a prefix and asks again, and never holds the worker
+ * (or meta_lock) for long. The NBD server keeps one lookup per connection
+ * in flight, so that many clients cannot queue much work ahead of a
+ * superblock update.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,7 +33,10 @@
 
 #include "engine/core/array.h"
 
-#define ALLOC_MAX_STEPS 4096u   /* chunks looked at per lookup */
+/* One lookup's work: at most this many chunks and lseek calls (a few ms at
+ * most on the worker, which also writes the superblocks) */
+#define ALLOC_MAX_STEPS 4096u
+#define ALLOC_MAX_SEEKS 1024u
 
 static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
 
@@ -45,12 +51,13 @@ static uint64_t min64(uint64_t a, uint64_t b)
  * devices and file systems without SEEK_DATA are data.
  */
 static bool member_hole_run(const struct member *m, uint64_t sector, uint64_t max,
-			    uint64_t *len)
+			    uint64_t *len, unsigned *seeks)
 {
 	*len = max;
 	if (m->blockdev || m->fd < 0)
 		return false;
 	off_t at = (off_t)((m->data_offset + sector) * 512);
+	*seeks += 2;
 	off_t data = lseek(m->fd, at, SEEK_DATA);
 	if (data < 0)
 		return errno == ENXIO;  /* no data from here to the end of the file */
@@ -72,10 +79,10 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 	const struct uraid_geom *g = &a->geom;
 	struct uraid_loc locs[URAID_MAX_MEMBERS];
 	uint64_t sec = off / 512, end = (off + len) / 512;
-	unsigned n = 0, steps = 0;
+	unsigned n = 0, steps = 0, seeks = 0;
 
 	pthread_mutex_lock(&a->meta_lock);
-	while (sec < end && steps++ < ALLOC_MAX_STEPS) {
+	while (sec < end && steps++ < ALLOC_MAX_STEPS && seeks < ALLOC_MAX_SEEKS) {
 		int copies = uraid_geom_map(g, sec, locs, URAID_MAX_MEMBERS);
 		uint64_t run = min64(uraid_geom_chunk_left(g, sec), end - sec);
 		if (copies <= 0 || run == 0)
@@ -88,7 +95,7 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 			uint64_t l;
 			readable = true;
 			if (member_hole_run(atomic_load(&a->slot[locs[c].slot].m), locs[c].sector,
-					    run, &l)) {
+					    run, &l, &seeks)) {
 				hole_len = min64(hole_len, l);
 			} else {
 				hole = false;

@@ -11,6 +11,8 @@
  *  - a failed member: RAID 1 keeps reporting holes (the other copy), RAID 5
  *    reports data wherever the data chunk was on the failed member (it would
  *    come from parity);
+ *  - a fresh array is one hole found in one lookup (what a lookup learns
+ *    of a member's holes answers the later chunks on it);
  *  - max 1 gives one extent (a prefix), bad ranges are -EINVAL.
  *
  *   test_allocation [SEED]
@@ -156,6 +158,13 @@ static void run(const struct config *c, uint64_t seed)
 	for (uint64_t b = 0; b < nblk; b++)
 		hole[b] = true;
 	check_extents(c, ua, hole, nblk, "fresh");
+	/* a hole is found once per member, not once per chunk: one lookup
+	   covers the whole fresh array */
+	struct uraid_extent all[4];
+	int na = uraid_array_allocation(ua, 0, size, all, 4);
+	CHECK(na == 1 && all[0].length == size && all[0].flags != 0, "raid%s: a fresh array "
+	      "in one lookup: %d extents, the first %" PRIu64 " of %" PRIu64 " bytes", c->level,
+	      na, na > 0 ? all[0].length : 0, size);
 
 	/* seeded ranges of 1..64 blocks, none at all in the last quarter */
 	for (unsigned k = 0; k < 12; k++) {

@@ -33,10 +33,10 @@
 
 #include "engine/core/array.h"
 
-/* One lookup's work: at most this many chunks and lseek calls (a few ms at
- * most on the worker, which also writes the superblocks) */
-#define ALLOC_MAX_STEPS 4096u
-#define ALLOC_MAX_SEEKS 1024u
+/* One lookup's work: at most this many chunks and lseek calls (about a
+ * millisecond on the worker, which also writes the superblocks) */
+#define ALLOC_MAX_STEPS 16384u
+#define ALLOC_MAX_SEEKS 128u
 
 static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
 
@@ -45,31 +45,55 @@ static uint64_t min64(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* What one lookup learnt of a member: sectors [from, to) from its data
+ * offset are all a hole, or all data (to 0: nothing yet). A hole or data
+ * run found once answers every chunk that falls in it with no more calls,
+ * so a large hole costs one lseek per member, not one per chunk. */
+struct seek_known {
+	uint64_t from, to;
+	bool hole;
+};
+
 /*
  * The status of member m's data area from `sector` on: *len sectors (1 ..
  * max) that are all a hole (returns true) or all data (false). Block
  * devices and file systems without SEEK_DATA are data.
  */
-static bool member_hole_run(const struct member *m, uint64_t sector, uint64_t max,
-			    uint64_t *len, unsigned *seeks)
+static bool member_hole_run(const struct member *m, struct seek_known *k, uint64_t sector,
+			    uint64_t max, uint64_t *len, unsigned *seeks)
 {
 	*len = max;
 	if (m->blockdev || m->fd < 0)
 		return false;
+	if (sector >= k->from && sector < k->to) {
+		*len = min64(max, k->to - sector);
+		return k->hole;
+	}
 	off_t at = (off_t)((m->data_offset + sector) * 512);
-	*seeks += 2;
+	(*seeks)++;
 	off_t data = lseek(m->fd, at, SEEK_DATA);
-	if (data < 0)
-		return errno == ENXIO;  /* no data from here to the end of the file */
-	if (data >= at + 512) {
-		*len = min64(max, (uint64_t)(data - at) / 512);
+	if (data < 0) {
+		if (errno != ENXIO)
+			return false;
+		/* no data from here to the end of the file */
+		*k = (struct seek_known){ .from = sector, .to = UINT64_MAX, .hole = true };
 		return true;
 	}
+	if (data >= at + 512) {
+		*k = (struct seek_known){ .from = sector, .to = sector + (uint64_t)(data - at) / 512,
+					  .hole = true };
+		*len = min64(max, k->to - sector);
+		return true;
+	}
+	(*seeks)++;
 	off_t hole = lseek(m->fd, at, SEEK_HOLE);
-	if (hole > at)
-		*len = min64(max, ((uint64_t)(hole - at) + 511) / 512);
-	else if (hole == at)
-		*len = 1;       /* data starts inside this sector */
+	if (hole < at)
+		return false;
+	/* data up to the hole, rounded up to a sector; data starting inside
+	   this sector (hole == at) makes the sector data */
+	uint64_t data_sectors = hole > at ? ((uint64_t)(hole - at) + 511) / 512 : 1;
+	*k = (struct seek_known){ .from = sector, .to = sector + data_sectors, .hole = false };
+	*len = min64(max, data_sectors);
 	return false;
 }
 
@@ -80,7 +104,9 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 	struct uraid_loc locs[URAID_MAX_MEMBERS];
 	uint64_t sec = off / 512, end = (off + len) / 512;
 	unsigned n = 0, steps = 0, seeks = 0;
+	struct seek_known known[URAID_MAX_MEMBERS];
 
+	memset(known, 0, sizeof(known[0]) * g->raid_disks);
 	pthread_mutex_lock(&a->meta_lock);
 	while (sec < end && steps++ < ALLOC_MAX_STEPS && seeks < ALLOC_MAX_SEEKS) {
 		int copies = uraid_geom_map(g, sec, locs, URAID_MAX_MEMBERS);
@@ -94,8 +120,8 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 				continue;
 			uint64_t l;
 			readable = true;
-			if (member_hole_run(atomic_load(&a->slot[locs[c].slot].m), locs[c].sector,
-					    run, &l, &seeks)) {
+			if (member_hole_run(atomic_load(&a->slot[locs[c].slot].m),
+					    &known[locs[c].slot], locs[c].sector, run, &l, &seeks)) {
 				hole_len = min64(hole_len, l);
 			} else {
 				hole = false;

@@ -50,7 +50,7 @@ maps() {
 run_level() {
     local name=$1 level=$2 n=$3; shift 3
     local m=() i
-    for ((i = 0; i < n; i++)); do truncate -s 12M "$work/$name$i.img"; m+=("$work/$name$i.img"); done
+    for ((i = 0; i < n; i++)); do truncate -s 8M "$work/$name$i.img"; m+=("$work/$name$i.img"); done
     "$URAID" create --level="$level" --raid-devices="$n" --name="$name" --assume-clean \
         --bitmap=none "$@" "${m[@]}" >/dev/null 2>"$work/$name.create" ||
         { cat "$work/$name.create"; fails=$((fails + 1)); return 1; }

@@ -13,6 +13,8 @@
  *    come from parity);
  *  - a fresh array is one hole found in one lookup (what a lookup learns
  *    of a member's holes answers the later chunks on it);
+ *  - members on a file system whose lseek is not trusted (seek_trusted,
+ *    from member_open's list) report data everywhere, holes or not;
  *  - max 1 gives one extent (a prefix), bad ranges are -EINVAL.
  *
  *   test_allocation [SEED]
@@ -176,6 +178,20 @@ static void run(const struct config *c, uint64_t seed)
 			hole[b] = false;
 	}
 	check_extents(c, ua, hole, nblk, "after writes");
+
+	/* members whose file system's lseek is not trusted: data everywhere */
+	bool *data = calloc(nblk, sizeof(*data));
+	if (!data)
+		goto out;
+	for (unsigned i = 0; i < c->n; i++)
+		CHECK(a->slot[i].m->seek_trusted, "raid%s: member %u on /tmp (ext4, tmpfs) is not "
+		      "seek_trusted", c->level, i);
+	for (unsigned i = 0; i < c->n; i++)
+		a->slot[i].m->seek_trusted = false;
+	check_extents(c, ua, data, nblk, "untrusted seek");
+	for (unsigned i = 0; i < c->n; i++)
+		a->slot[i].m->seek_trusted = true;
+	free(data);
 
 	/* one extent when only one is asked for, no further than the first run */
 	struct uraid_extent one[2];

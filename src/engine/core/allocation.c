@@ -57,13 +57,14 @@ struct seek_known {
 /*
  * The status of member m's data area from `sector` on: *len sectors (1 ..
  * max) that are all a hole (returns true) or all data (false). Block
- * devices and file systems without SEEK_DATA are data.
+ * devices, and files on a file system whose lseek answers are not trusted
+ * (member_open's list: a wrong hole is data a client skips), are data.
  */
 static bool member_hole_run(const struct member *m, struct seek_known *k, uint64_t sector,
 			    uint64_t max, uint64_t *len, unsigned *seeks)
 {
 	*len = max;
-	if (m->blockdev || m->fd < 0)
+	if (m->blockdev || m->fd < 0 || !m->seek_trusted)
 		return false;
 	if (sector >= k->from && sector < k->to) {
 		*len = min64(max, k->to - sector);

@@ -15,7 +15,11 @@
  *    of a member's holes answers the later chunks on it);
  *  - members on a file system whose lseek is not trusted (seek_trusted,
  *    from member_open's list) report data everywhere, holes or not;
- *  - max 1 gives one extent (a prefix), bad ranges are -EINVAL.
+ *  - max 1 gives one extent (a prefix), bad ranges are -EINVAL;
+ *  - uraid_array_allocation_submit: of 8 lookups submitted at once, one is
+ *    with the worker (here: run at once, the engine being caller-driven)
+ *    and 7 wait in the array's queue; polling the reactor answers all 8 in
+ *    order, each as the synchronous call does.
  *
  *   test_allocation [SEED]
  */
@@ -119,6 +123,64 @@ static void check_extents(const struct config *c, struct uraid_array *ua, const 
 	      at, size);
 }
 
+#define NASYNC 8
+struct async_lookup {
+	struct uraid_alloc_query q;
+	struct uraid_extent ext[16];
+	unsigned *order, index;
+	int result, seq;
+};
+
+static void async_done(struct uraid_alloc_query *q, int result)
+{
+	struct async_lookup *l = q->ctx;
+
+	l->result = result;
+	l->seq = (int)(*l->order)++;
+}
+
+/* Lookups through the queue: the cap, the order, the answers. */
+static void check_async(const struct config *c, struct uraid_engine *e, struct uraid_array *ua,
+			uint64_t size)
+{
+	struct array *a = (struct array *)ua;
+	struct async_lookup l[NASYNC];
+	unsigned order = 0;
+
+	for (unsigned i = 0; i < NASYNC; i++) {
+		uint64_t off = size / NASYNC * i / 4096 * 4096;
+		l[i] = (struct async_lookup){ .order = &order, .index = i, .result = -1, .seq = -1 };
+		l[i].q = (struct uraid_alloc_query){ .offset = off, .length = size - off,
+						     .extents = l[i].ext, .max_extents = 16,
+						     .done = async_done, .ctx = &l[i] };
+		CHECK(uraid_array_allocation_submit(ua, 0, &l[i].q) == 0, "raid%s: submit %u",
+		      c->level, i);
+	}
+	/* the first with the worker (done, its answer posted to the reactor),
+	   the others in the queue in the order given */
+	pthread_mutex_lock(&a->alloc_lock);
+	unsigned running = a->alloc_running;
+	bool queued = a->alloc_wait_head == &l[1].q && a->alloc_wait_tail == &l[NASYNC - 1].q;
+	pthread_mutex_unlock(&a->alloc_lock);
+	CHECK(running == 1 && queued && order == 0, "raid%s: %u lookups with the worker "
+	      "(expected 1), the rest %squeued, %u answered before a poll", c->level, running,
+	      queued ? "" : "not ", order);
+	for (unsigned k = 0; k < 1000 && order < NASYNC; k++)
+		uraid_engine_poll(e, 0, 10);
+	CHECK(a->alloc_running == 0 && !a->alloc_wait_head && !a->alloc_wait_tail,
+	      "raid%s: the queue is not empty after the answers", c->level);
+	for (unsigned i = 0; i < NASYNC; i++) {
+		struct uraid_extent want[16];
+		int n = uraid_array_allocation(ua, l[i].q.offset, l[i].q.length, want, 16);
+		bool same = l[i].result == n && l[i].seq == (int)i;
+		for (int j = 0; same && j < n; j++)
+			same = want[j].length == l[i].ext[j].length &&
+			       want[j].flags == l[i].ext[j].flags;
+		CHECK(same, "raid%s: lookup %u answered %d (%d expected), as number %d", c->level,
+		      i, l[i].result, n, l[i].seq);
+	}
+}
+
 static void run(const struct config *c, uint64_t seed)
 {
 	char paths[MAXM][96], dir[64], err[256];
@@ -192,6 +254,7 @@ static void run(const struct config *c, uint64_t seed)
 	for (unsigned i = 0; i < c->n; i++)
 		a->slot[i].m->seek_trusted = true;
 	free(data);
+	check_async(c, e, ua, size);
 
 	/* one extent when only one is asked for, no further than the first run */
 	struct uraid_extent one[2];

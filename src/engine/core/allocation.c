@@ -21,22 +21,30 @@
  * (md/meta_worker.c, FIFO with superblock updates) and the answer comes
  * back on the asking reactor. The lookup takes meta_lock, so the member
  * set cannot change under it, and does a bounded amount of work
- * (ALLOC_MAX_STEPS chunks, ALLOC_MAX_SEEKS lseek calls): a client that asks
- * for a terabyte gets a prefix and asks again, and never holds the worker
- * (or meta_lock) for long. The NBD server keeps one lookup per connection
- * in flight, so that many clients cannot queue much work ahead of a
- * superblock update.
+ * (ALLOC_MAX_STEPS chunks, ALLOC_MAX_SEEKS lseek calls, ALLOC_BUDGET_NS of
+ * time, the clock read every ALLOC_CLOCK_SEEKS calls): a client that asks
+ * for a terabyte, or whose members answer lseek slowly, gets a prefix and
+ * asks again, and never holds the worker (or meta_lock) for long. At most
+ * ALLOC_ON_WORKER lookups of an array are queued on the worker at a time
+ * (the others wait in the array's alloc_wait list and are handed over by
+ * the reactor that receives an answer), so that however many clients ask,
+ * a superblock or bitmap update waits behind that many lookups at most.
  */
 #include <errno.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "engine/core/array.h"
 
-/* One lookup's work: at most this many chunks and lseek calls (about a
- * millisecond on the worker, which also writes the superblocks) */
+/* One lookup's work: at most this many chunks and lseek calls, and about a
+ * millisecond on the worker, which also writes the superblocks */
 #define ALLOC_MAX_STEPS 16384u
 #define ALLOC_MAX_SEEKS 128u
+#define ALLOC_BUDGET_NS 1000000u
+#define ALLOC_CLOCK_SEEKS 16u
+/* An array's lookups queued on the metadata worker at a time */
+#define ALLOC_ON_WORKER 1u
 
 static inline struct array *A(struct uraid_array *ua) { return (struct array *)ua; }
 
@@ -104,12 +112,19 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 	const struct uraid_geom *g = &a->geom;
 	struct uraid_loc locs[URAID_MAX_MEMBERS];
 	uint64_t sec = off / 512, end = (off + len) / 512;
-	unsigned n = 0, steps = 0, seeks = 0;
+	unsigned n = 0, steps = 0, seeks = 0, clock_at = ALLOC_CLOCK_SEEKS;
 	struct seek_known known[URAID_MAX_MEMBERS];
+	uint64_t deadline = uraid_now_ns() + ALLOC_BUDGET_NS;
 
 	memset(known, 0, sizeof(known[0]) * g->raid_disks);
 	pthread_mutex_lock(&a->meta_lock);
 	while (sec < end && steps++ < ALLOC_MAX_STEPS && seeks < ALLOC_MAX_SEEKS) {
+		if (seeks >= clock_at) {
+			/* out of time: answer what is done (at least one step is) */
+			if (uraid_now_ns() >= deadline)
+				break;
+			clock_at = seeks + ALLOC_CLOCK_SEEKS;
+		}
 		int copies = uraid_geom_map(g, sec, locs, URAID_MAX_MEMBERS);
 		uint64_t run = min64(uraid_geom_chunk_left(g, sec), end - sec);
 		if (copies <= 0 || run == 0)
@@ -175,9 +190,15 @@ struct alloc_priv {
 	struct meta_call call;
 	struct array *a;
 	unsigned reactor;
+	struct uraid_alloc_query *next;     /* in a->alloc_wait */
 };
 _Static_assert(sizeof(struct alloc_priv) <= sizeof(((struct uraid_alloc_query *)0)->priv),
 	       "uraid_alloc_query.priv too small");
+
+static struct alloc_priv *priv_of(struct uraid_alloc_query *q)
+{
+	return (struct alloc_priv *)(void *)q->priv;
+}
 
 static struct uraid_alloc_query *query_of(struct meta_call *c)
 {
@@ -193,13 +214,38 @@ static int alloc_run(struct meta_call *c)
 	return allocation(p->a, q->offset, q->length, q->extents, q->max_extents);
 }
 
-/* On the asking reactor. */
+static void alloc_done(struct meta_call *c, int rc);
+
+static void alloc_to_worker(struct array *a, struct uraid_alloc_query *q)
+{
+	struct alloc_priv *p = (struct alloc_priv *)q->priv;
+
+	meta_call_submit(a->e, &p->call, &a->e->reactors[p->reactor].r, alloc_run, alloc_done);
+}
+
+/* On the asking reactor: the worker's slot goes to the first waiting
+ * lookup (of any reactor: its answer still goes to its own), then the
+ * answer to the caller, who may free q. */
 static void alloc_done(struct meta_call *c, int rc)
 {
 	struct uraid_alloc_query *q = query_of(c);
 	struct alloc_priv *p = (struct alloc_priv *)q->priv;
+	struct array *a = p->a;
+	unsigned reactor = p->reactor;
 
-	atomic_fetch_sub(&p->a->counters[p->reactor].in_flight, 1);
+	pthread_mutex_lock(&a->alloc_lock);
+	struct uraid_alloc_query *next = a->alloc_wait_head;
+	if (next) {
+		a->alloc_wait_head = priv_of(next)->next;
+		if (!a->alloc_wait_head)
+			a->alloc_wait_tail = NULL;
+	} else {
+		a->alloc_running--;
+	}
+	pthread_mutex_unlock(&a->alloc_lock);
+	if (next)
+		alloc_to_worker(a, next);
+	atomic_fetch_sub(&a->counters[reactor].in_flight, 1);
 	q->done(q, rc);
 }
 
@@ -219,6 +265,19 @@ int uraid_array_allocation_submit(struct uraid_array *ua, unsigned reactor,
 	p->reactor = reactor;
 	/* counted as a request: uraid_array_close waits for it */
 	atomic_fetch_add(&a->counters[reactor].in_flight, 1);
-	meta_call_submit(a->e, &p->call, &a->e->reactors[reactor].r, alloc_run, alloc_done);
+	pthread_mutex_lock(&a->alloc_lock);
+	bool now = a->alloc_running < ALLOC_ON_WORKER;
+	if (now) {
+		a->alloc_running++;
+	} else {
+		if (a->alloc_wait_tail)
+			priv_of(a->alloc_wait_tail)->next = q;
+		else
+			a->alloc_wait_head = q;
+		a->alloc_wait_tail = q;
+	}
+	pthread_mutex_unlock(&a->alloc_lock);
+	if (now)
+		alloc_to_worker(a, q);
 	return 0;
 }

@@ -1107,27 +1107,74 @@ static void test_meta_context(uint64_t seed)
 	CHECK(hs.status == NBD_HS_TRANSMISSION && (hs.session & NBD_SESSION_ALLOCATION),
 	      "over TLS: selected again (session %x)", hs.session);
 
-	/* random bytes after a valid prefix: never a crash, never a context
-	   for a malformed option (the fragmentation modes must agree) */
+	/* random bytes, or a valid query changed, after a valid prefix: never a
+	   crash, never a context for a malformed option (the fragmentation
+	   modes must agree) */
 	uint64_t st = seed;
+	unsigned contexts = 0;
 	for (int k = 0; k < 200; k++) {
 		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
 		opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
-		uint32_t len = (uint32_t)(rng_next(&st) % 64);
-		put(&in, NBD_OPTS_MAGIC, 8);
-		put(&in, k & 1 ? NBD_OPT_SET_META_CONTEXT : NBD_OPT_LIST_META_CONTEXT, 4);
-		put(&in, len, 4);
-		for (uint32_t i = 0; i < len; i++) {
+		/* odd k: random bytes; even k: a valid query for base:allocation,
+		   as is, with bytes added, one byte changed or cut short */
+		uint8_t body[64];
+		uint32_t len;
+		if (k & 1) {
+			len = (uint32_t)(rng_next(&st) % 64);
+			for (uint32_t i = 0; i < len; i++) {
+				uint64_t v = rng_next(&st);
+				/* mostly small numbers, so that lengths sometimes fit */
+				body[i] = (v & 3) ? (v >> 8) % 24 : (uint8_t)(v >> 8);
+			}
+		} else {
+			static const uint8_t valid[] = { 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 15,
+				'b', 'a', 's', 'e', ':', 'a', 'l', 'l', 'o', 'c', 'a', 't', 'i', 'o', 'n' };
+			len = sizeof(valid);
+			memcpy(body, valid, len);
 			uint64_t v = rng_next(&st);
-			/* mostly small numbers, so that lengths sometimes fit */
-			put(&in, (v & 3) ? (v >> 8) % 24 : (uint8_t)(v >> 8), 1);
+			switch ((k >> 1) % 4) {
+			case 1:
+				for (uint32_t i = 0, add = 1 + v % 8; i < add; i++)
+					body[len++] = (uint8_t)(rng_next(&st) >> 16);
+				break;
+			case 2:
+				body[(v >> 8) % len] ^= (uint8_t)(1 + (v >> 16) % 255);
+				break;
+			case 3:
+				len = (uint32_t)((v >> 8) % len);
+				break;
+			default:
+				break;
+			}
 		}
+		put(&in, NBD_OPTS_MAGIC, 8);
+		put(&in, (k >> 1) & 1 ? NBD_OPT_SET_META_CONTEXT : NBD_OPT_LIST_META_CONTEXT, 4);
+		put(&in, len, 4);
+		for (uint32_t i = 0; i < len; i++)
+			put(&in, body[i], 1);
 		opt_go(&in, NBD_OPT_GO, "", 0, NULL);
 		r = transcript("meta context random", &ex, &in, 0, seed + (uint64_t)k);
 		n = parse_replies(r, reps, 64, 0);
 		CHECK(r->status == NBD_HS_TRANSMISSION, "random %d: status %d", k, r->status);
 		CHECK(n >= 2 && n <= 7, "random %d: %d replies", k, n);
+		/* a context is only ever answered to an option that then
+		   succeeds: META_CONTEXT replies end with that option's ACK */
+		for (int i = 0; i < n; i++) {
+			if (reps[i].type != NBD_REP_META_CONTEXT)
+				continue;
+			contexts++;
+			int j = i + 1;
+			while (j < n && reps[j].type == NBD_REP_META_CONTEXT &&
+			       reps[j].opt == reps[i].opt)
+				j++;
+			CHECK(j < n && reps[j].type == NBD_REP_ACK && reps[j].opt == reps[i].opt,
+			      "random %d: META_CONTEXT reply %d (option %u) not followed by its "
+			      "ACK (%s)", k, i, reps[i].opt, j < n ? "another reply" : "none");
+		}
 	}
+	/* the 25 valid queries left as they are at least */
+	CHECK(contexts >= 25, "meta context random: %u contexts answered in 200 transcripts",
+	      contexts);
 }
 
 int main(int argc, char **argv)

@@ -8,9 +8,9 @@
  *    block is written whole or not at all), after writes of seeded random
  *    ranges, the extents are exactly: holes (HOLE|ZERO) outside what was
  *    written, data inside, on every level;
- *  - a failed member: RAID 1 keeps reporting holes (the other copy), RAID 5
- *    reports data wherever the data chunk was on the failed member (it would
- *    come from parity);
+ *  - a member being rebuilt (state set by hand), then failed: RAID 1 keeps
+ *    reporting holes (the other copy), RAID 4/5 reports data wherever the
+ *    data chunk was on that member (it would come from parity);
  *  - a fresh array is one hole found in one lookup (what a lookup learns
  *    of a member's holes answers the later chunks on it);
  *  - members on a file system whose lseek is not trusted (seek_trusted,
@@ -206,6 +206,21 @@ static void check_async(const struct config *c, struct uraid_engine *e, struct u
 	}
 }
 
+/* What reads see without slot s: data where every place was on it. */
+static void expect_without(struct array *a, const bool *hole, bool *out, uint64_t nblk,
+			   unsigned s)
+{
+	struct uraid_loc l[URAID_MAX_MEMBERS];
+
+	for (uint64_t b = 0; b < nblk; b++) {
+		int n = uraid_geom_map(&a->geom, b * (BLK / 512), l, URAID_MAX_MEMBERS);
+		bool other = false;
+		for (int i = 0; i < n; i++)
+			other |= l[i].slot != s;
+		out[b] = hole[b] && other;
+	}
+}
+
 static void run(const struct config *c, uint64_t seed)
 {
 	char paths[MAXM][96], dir[64], err[256];
@@ -297,18 +312,28 @@ static void run(const struct config *c, uint64_t seed)
 	      "raid%s: bad ranges are not refused", c->level);
 
 	if (c->fail_slot >= 0) {
+		/* the slot being rebuilt (its state set by hand, rebuilt 0: the
+		   member holds nothing of the slot yet): as if failed, reads of
+		   its data come from elsewhere, so its holes count for nothing */
+		struct array_slot *rs_slot = &a->slot[c->fail_slot];
+		bool *rebuilding = malloc(nblk * sizeof(*rebuilding));
+		if (!rebuilding)
+			goto out;
+		expect_without(a, hole, rebuilding, nblk, (unsigned)c->fail_slot);
+		pthread_mutex_lock(&a->meta_lock);
+		atomic_store(&rs_slot->rebuilt, 0);
+		atomic_store(&rs_slot->state, URAID_MEMBER_REBUILDING);
+		pthread_mutex_unlock(&a->meta_lock);
+		check_extents(c, ua, rebuilding, nblk, "slot rebuilding");
+		pthread_mutex_lock(&a->meta_lock);
+		atomic_store(&rs_slot->state, URAID_MEMBER_IN_SYNC);
+		pthread_mutex_unlock(&a->meta_lock);
+		free(rebuilding);
+
 		CHECK(uraid_array_fail_member(ua, (unsigned)c->fail_slot, 0, err, sizeof(err)) == 0,
 		      "raid%s: fail slot %d: %s", c->level, c->fail_slot, err);
 		/* data where the only readable place was on the failed member */
-		struct uraid_loc l[URAID_MAX_MEMBERS];
-		for (uint64_t b = 0; b < nblk; b++) {
-			int n = uraid_geom_map(&a->geom, b * (BLK / 512), l, URAID_MAX_MEMBERS);
-			bool other = false;
-			for (int i = 0; i < n; i++)
-				other |= l[i].slot != (uint32_t)c->fail_slot;
-			if (!other)
-				hole[b] = false;
-		}
+		expect_without(a, hole, hole, nblk, (unsigned)c->fail_slot);
 		check_extents(c, ua, hole, nblk, "degraded");
 	}
 out:

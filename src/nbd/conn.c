@@ -92,7 +92,7 @@ static uint32_t buffer_bytes(const struct nbd_request *rq)
 		return (rq->flags & NBD_CMD_FLAG_NO_HOLE) && !(rq->flags & NBD_CMD_FLAG_FAST_ZERO)
 		       ? rq->length : 0;
 	case NBD_CMD_BLOCK_STATUS:
-		return NBD_BS_BUF_BYTES;
+		return nbd_bs_buf_bytes(rq->flags);
 	default:
 		return 0;
 	}

@@ -152,7 +152,8 @@ static void block_status_next(struct nbd_conn *c)
 			nbd_op_reply(c, op);    /* nobody to tell: just freed */
 			continue;
 		}
-		if (!nbd_op_buf(c, op, NBD_BS_BUF_BYTES)) {
+		unsigned max = nbd_bs_max_extents(op->flags);
+		if (!nbd_op_buf(c, op, nbd_bs_buf_bytes(op->flags))) {
 			c->in_engine--;
 			op->error = -ENOMEM;
 			nbd_op_reply(c, op);
@@ -161,8 +162,8 @@ static void block_status_next(struct nbd_conn *c)
 		struct uraid_alloc_query *q = &op->aq;
 		q->offset = op->offset;
 		q->length = op->length;
-		q->extents = (struct uraid_extent *)((uint8_t *)op->buf + NBD_BS_EXT_AT);
-		q->max_extents = (op->flags & NBD_CMD_FLAG_REQ_ONE) ? 1 : NBD_BS_MAX_EXTENTS;
+		q->extents = (struct uraid_extent *)((uint8_t *)op->buf + nbd_bs_ext_at(max));
+		q->max_extents = max;
 		q->done = block_status_done;
 		q->ctx = op;
 		c->bs_busy = true;

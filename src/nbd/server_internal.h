@@ -33,10 +33,24 @@
 #define NBD_CONN_MAX_BYTES  (256ull << 20)  /* their buffers, per connection */
 #define NBD_CONN_SEND_IOV   64u             /* iovecs in one sendmsg (two per reply) */
 /* A BLOCK_STATUS request's buffer: the reply's payload (context id, 8 bytes
- * per extent), then the engine's extents; reserved as READ data is. */
-#define NBD_BS_WIRE_BYTES   (4u + 8u * NBD_BS_MAX_EXTENTS)
-#define NBD_BS_EXT_AT       ((NBD_BS_WIRE_BYTES + 15u) & ~15u)
-#define NBD_BS_BUF_BYTES    (NBD_BS_EXT_AT + NBD_BS_MAX_EXTENTS * (uint32_t)sizeof(struct uraid_extent))
+ * per extent), then the engine's extents; reserved as READ data is, for as
+ * many extents as the request may get (REQ_ONE: one). */
+static inline unsigned nbd_bs_max_extents(uint16_t cmd_flags)
+{
+	return (cmd_flags & NBD_CMD_FLAG_REQ_ONE) ? 1u : NBD_BS_MAX_EXTENTS;
+}
+
+static inline uint32_t nbd_bs_ext_at(unsigned max_extents)
+{
+	return (4u + 8u * max_extents + 15u) & ~15u;
+}
+
+static inline uint32_t nbd_bs_buf_bytes(uint16_t cmd_flags)
+{
+	unsigned n = nbd_bs_max_extents(cmd_flags);
+
+	return nbd_bs_ext_at(n) + n * (uint32_t)sizeof(struct uraid_extent);
+}
 
 struct nbd_conn;
 

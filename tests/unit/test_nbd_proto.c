@@ -740,6 +740,21 @@ static void test_export_flags(void)
 	CHECK(nbd_export_check(&e) == -EINVAL, "no name");
 }
 
+/* What a BLOCK_STATUS request reserves: room for the extents it may get
+ * (the reply's 8 bytes each and the engine's), one with REQ_ONE. */
+static void test_block_status_buffer(void)
+{
+	uint32_t one = nbd_bs_buf_bytes(NBD_CMD_FLAG_REQ_ONE), all = nbd_bs_buf_bytes(0);
+
+	CHECK(nbd_bs_max_extents(NBD_CMD_FLAG_REQ_ONE) == 1 &&
+	      one >= 4 + 8 + sizeof(struct uraid_extent) && one <= 64,
+	      "REQ_ONE reserves %u bytes", one);
+	CHECK(nbd_bs_max_extents(0) == NBD_BS_MAX_EXTENTS &&
+	      all >= 4 + (8 + sizeof(struct uraid_extent)) * NBD_BS_MAX_EXTENTS &&
+	      nbd_bs_ext_at(NBD_BS_MAX_EXTENTS) % 16 == 0 && nbd_bs_ext_at(1) % 16 == 0 &&
+	      nbd_bs_ext_at(1) >= 12, "%u extents: %u bytes", NBD_BS_MAX_EXTENTS, all);
+}
+
 static void test_requests(void)
 {
 	struct nbd_export ex = export_default();   /* 64 MiB, 512 .. 32 MiB */
@@ -1190,6 +1205,7 @@ int main(int argc, char **argv)
 	test_malformed(seed);
 	test_export_flags();
 	test_requests();
+	test_block_status_buffer();
 	test_errno();
 	test_replies();
 	test_mem_wait();

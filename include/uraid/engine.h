@@ -140,6 +140,51 @@ int uraid_array_write_zeroes(struct uraid_array *a, uint64_t off, uint64_t len);
  */
 bool uraid_array_zeroes_fast(struct uraid_array *a, uint64_t off, uint64_t len);
 
+/* ---- allocation (what NBD's base:allocation reports) ---- */
+
+#define URAID_EXTENT_HOLE 0x1u   /* no member holds blocks for it (a hole of every copy) */
+#define URAID_EXTENT_ZERO 0x2u   /* reads return zeroes */
+
+/* A run of array bytes with one status. */
+struct uraid_extent {
+	uint64_t length;            /* bytes, a nonzero multiple of 512 */
+	uint32_t flags;             /* URAID_EXTENT_*: HOLE and ZERO together, or 0 (data) */
+};
+
+/*
+ * Which bytes of [off, off + len) are holes: ranges a read is certain to
+ * return as zeroes because every place it may read them from is a hole of
+ * a member file (lseek SEEK_DATA/SEEK_HOLE): RAID 0 and linear the one
+ * copy; RAID 1/10 every in-sync copy; RAID 4/5/6 the data chunk on an
+ * in-sync member (a failed one's data comes from parity: reported as data).
+ * Block devices, files on a file system whose lseek answers are not
+ * trusted (only tmpfs, ext2/3/4, XFS, btrfs and F2FS are), and anything not
+ * known, are data. Fills ext[0..] in order from off, neighbours with
+ * different flags, and returns their count (at least 1), or -EINVAL
+ * (misaligned, empty, past the end, max 0). The extents may cover less
+ * than len (max reached, or a bounded amount of work or time spent): ask
+ * again from where they end. It makes blocking system
+ * calls: from a thread that is not a reactor.
+ */
+int uraid_array_allocation(struct uraid_array *a, uint64_t off, uint64_t len,
+			   struct uraid_extent *ext, unsigned max);
+
+/* The same, asked from a reactor: the lookup runs on the engine's metadata
+ * worker (on the calling thread for a caller-driven engine), one of the
+ * array's at a time (the others wait their turn in order), and done() runs
+ * on `reactor` with the count or -errno. The array stays busy (close waits)
+ * until then. 0, or -EINVAL as above (done is not called then). */
+struct uraid_alloc_query {
+	uint64_t offset, length;
+	struct uraid_extent *extents;
+	unsigned max_extents;
+	void (*done)(struct uraid_alloc_query *q, int result);
+	void *ctx;                  /* the caller's */
+	uint64_t priv[12];          /* the engine's */
+};
+int uraid_array_allocation_submit(struct uraid_array *a, unsigned reactor,
+				  struct uraid_alloc_query *q);
+
 /* ---- state ---- */
 
 enum uraid_member_state {

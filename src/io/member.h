@@ -38,6 +38,9 @@ struct member {
 	bool direct;                /* opened with O_DIRECT */
 	bool blockdev;
 	bool in_memory;             /* a file on tmpfs or ramfs: see member_submit */
+	/* a file on a file system whose SEEK_DATA/SEEK_HOLE answers are trusted
+	   (member_open's list); the allocation of any other member is data */
+	bool seek_trusted;
 	uint32_t dio_align;         /* O_DIRECT offset/length alignment in bytes (512, 4096):
 	                               member_submit READ/WRITE must respect it when direct */
 	uint64_t dev_sectors;

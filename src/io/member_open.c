@@ -44,36 +44,45 @@ struct member *member_new(void)
 	return m;
 }
 
-/* Is fd a file whose data lives in memory (tmpfs, ramfs)? */
-static bool member_in_memory(int fd)
-{
-	struct statfs sfs;
-
-	if (fstatfs(fd, &sfs) < 0)
-		return false;
-	return sfs.f_type == TMPFS_MAGIC || sfs.f_type == RAMFS_MAGIC;
-}
-
 /*
- * Is fd a file on a file system known to punch holes? (Others may too: the
- * first punch that goes through tells, member_submit.)
+ * What member_open learns of a file's file system, from one statfs switch:
+ * whether its data lives in memory (tmpfs, ramfs: see member_submit),
+ * whether it is known to punch holes (others may too: the first punch that
+ * goes through tells, member_submit), and whether its SEEK_DATA/SEEK_HOLE
+ * answers are trusted (allocation.c). Seek is trusted on the same local file
+ * systems that punch: FUSE, NFS 4.2, 9p and some ZFS versions have answered
+ * "hole" over data, and a wrong hole reported to an NBD client is data it
+ * skips, so every other file system reports data.
  */
-static bool member_fs_punches(int fd)
+static void member_fs_traits(struct member *m, int fd)
 {
 	struct statfs sfs;
+	bool known = false;
 
-	if (fstatfs(fd, &sfs) < 0)
-		return false;
+	m->in_memory = false;
+	m->seek_trusted = false;
+	atomic_store(&m->punches, false);
+	if (m->blockdev || fstatfs(fd, &sfs) < 0)
+		return;
 	switch ((unsigned long)sfs.f_type) {
 	case TMPFS_MAGIC:
+		m->in_memory = true;
+		known = true;
+		break;
+	case RAMFS_MAGIC:               /* no holes: every byte is data */
+		m->in_memory = true;
+		break;
 	case EXT4_SUPER_MAGIC:          /* ext2/3/4: the ext4 driver punches */
 	case XFS_SUPER_MAGIC:
 	case BTRFS_SUPER_MAGIC:
 	case F2FS_SUPER_MAGIC:
-		return true;
+		known = true;
+		break;
 	default:
-		return false;
+		break;
 	}
+	m->seek_trusted = known;
+	atomic_store(&m->punches, known);
 }
 
 /* Alignment O_DIRECT needs on this fd: logical block size or the file's DIO offset alignment. */
@@ -161,8 +170,7 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	struct member_area whole = { 0, m->dev_sectors };
 	member_set_areas(m, 0, m->dev_sectors, &whole, 1);
 	m->dio_align = member_dio_align(fd, m->blockdev);
-	m->in_memory = !m->blockdev && member_in_memory(fd);
-	atomic_store(&m->punches, !m->blockdev && member_fs_punches(fd));
+	member_fs_traits(m, fd);
 	return 0;
 }
 

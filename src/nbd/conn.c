@@ -80,7 +80,8 @@ static void reject(struct nbd_conn *c, struct nbd_op *op, int err)
 }
 
 /* Buffer bytes a valid request will take: READ data, WRITE payload, zeroes
- * written as data (NO_HOLE; with FAST_ZERO it is refused before any). */
+ * written as data (NO_HOLE; with FAST_ZERO it is refused before any), a
+ * BLOCK_STATUS reply's extents. */
 static uint32_t buffer_bytes(const struct nbd_request *rq)
 {
 	switch (rq->type) {
@@ -90,6 +91,8 @@ static uint32_t buffer_bytes(const struct nbd_request *rq)
 	case NBD_CMD_WRITE_ZEROES:
 		return (rq->flags & NBD_CMD_FLAG_NO_HOLE) && !(rq->flags & NBD_CMD_FLAG_FAST_ZERO)
 		       ? rq->length : 0;
+	case NBD_CMD_BLOCK_STATUS:
+		return nbd_bs_buf_bytes(rq->flags);
 	default:
 		return 0;
 	}
@@ -100,7 +103,7 @@ static uint32_t buffer_bytes(const struct nbd_request *rq)
 static bool parse_request(struct nbd_conn *c)
 {
 	struct nbd_request rq;
-	int v = nbd_request_parse(c->in + c->in_head, &c->s->ex, c->tflags, &rq);
+	int v = nbd_request_parse(c->in + c->in_head, &c->s->ex, c->tflags, c->session, &rq);
 	uint32_t need = v == NBD_REQ_OK ? buffer_bytes(&rq) : 0;
 
 	if (need && !nbd_mem_take(c, need))

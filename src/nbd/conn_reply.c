@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nbd/server_internal.h"
+#include "nbd/wire.h"
 
 #define POOL_MAX_BYTES (16u << 20)     /* larger buffers come from the heap (rare) */
 
@@ -101,6 +102,94 @@ static void op_done(struct uraid_io *io, int result)
 	nbd_conn_kick(c);
 }
 
+static void block_status_next(struct nbd_conn *c);
+
+/* BLOCK_STATUS answered: the extents become the reply's payload (on the
+ * connection's reactor), and the next lookup of the connection starts. */
+static void block_status_done(struct uraid_alloc_query *q, int result)
+{
+	struct nbd_op *op = q->ctx;
+	struct nbd_conn *c = op->c;
+	const struct uraid_extent *ext = q->extents;
+	uint8_t *p = op->buf;
+
+	c->bs_busy = false;
+	c->in_engine--;
+	if (result < 0) {
+		op->error = result;
+	} else {
+		/* the engine's extents cover at most the request (< 4 GiB), so
+		   each length fits in 32 bits; REQ_ONE asked for max 1 */
+		nbd_put32(p, NBD_META_ID_ALLOCATION);
+		for (int i = 0; i < result; i++) {
+			uint32_t f = 0;
+			if (ext[i].flags & URAID_EXTENT_HOLE)
+				f |= NBD_STATE_HOLE;
+			if (ext[i].flags & URAID_EXTENT_ZERO)
+				f |= NBD_STATE_ZERO;
+			nbd_put32(p + 4 + 8 * i, (uint32_t)ext[i].length);
+			nbd_put32(p + 8 + 8 * i, f);
+		}
+		op->bs_bytes = 4 + 8 * (uint32_t)result;
+	}
+	nbd_op_reply(c, op);
+	block_status_next(c);
+	nbd_conn_kick(c);
+}
+
+/* The waiting lookups of c, one at a time: the engine looks the allocation
+ * up off the reactor (lseek on the members is a blocking call: the metadata
+ * worker makes it) and block_status_done runs here later. */
+static void block_status_next(struct nbd_conn *c)
+{
+	while (!c->bs_busy && c->bs_head) {
+		struct nbd_op *op = c->bs_head;
+		c->bs_head = op->next;
+		if (!c->bs_head)
+			c->bs_tail = NULL;
+		if (c->dead) {
+			c->in_engine--;
+			nbd_op_reply(c, op);    /* nobody to tell: just freed */
+			continue;
+		}
+		unsigned max = nbd_bs_max_extents(op->flags);
+		if (!nbd_op_buf(c, op, nbd_bs_buf_bytes(op->flags))) {
+			c->in_engine--;
+			op->error = -ENOMEM;
+			nbd_op_reply(c, op);
+			continue;
+		}
+		struct uraid_alloc_query *q = &op->aq;
+		q->offset = op->offset;
+		q->length = op->length;
+		q->extents = (struct uraid_extent *)((uint8_t *)op->buf + nbd_bs_ext_at(max));
+		q->max_extents = max;
+		q->done = block_status_done;
+		q->ctx = op;
+		c->bs_busy = true;
+		int rc = uraid_array_allocation_submit(c->s->a, c->ridx, q);
+		if (rc) {
+			c->bs_busy = false;
+			c->in_engine--;
+			op->error = rc;
+			nbd_op_reply(c, op);
+		}
+	}
+}
+
+/* BLOCK_STATUS: behind the connection's earlier ones. */
+static void block_status_start(struct nbd_conn *c, struct nbd_op *op)
+{
+	c->in_engine++;         /* the connection lives until it is answered */
+	op->next = NULL;
+	if (c->bs_tail)
+		c->bs_tail->next = op;
+	else
+		c->bs_head = op;
+	c->bs_tail = op;
+	block_status_next(c);
+}
+
 void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 {
 	struct uraid_io *io = &op->io;
@@ -111,6 +200,9 @@ void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 	io->done = op_done;
 	io->ctx = op;
 	switch (op->type) {
+	case NBD_CMD_BLOCK_STATUS:
+		block_status_start(c, op);
+		return;
 	case NBD_CMD_READ:
 		io->op = URAID_IO_READ;
 		if (!nbd_op_buf(c, op, op->length))
@@ -187,6 +279,10 @@ void nbd_op_reply(struct nbd_conn *c, struct nbd_op *op)
 		op->hdr_len = (uint32_t)nbd_reply_read(op->hdr, sizeof(op->hdr), c->session,
 						       op->cookie, op->offset, op->length);
 		op->data_len = op->length;
+	} else if (op->type == NBD_CMD_BLOCK_STATUS) {
+		/* negotiated only with structured replies: one chunk, DONE */
+		op->hdr_len = (uint32_t)nbd_reply_block_status(op->hdr, op->cookie, op->bs_bytes);
+		op->data_len = op->bs_bytes;
 	} else {
 		/* structured replies are required only for READ: a simple reply will do */
 		op_buf_release(c, op);

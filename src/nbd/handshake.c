@@ -20,6 +20,17 @@
  *     ERR_UNKNOWN, too long to keep -> ERR_TOO_BIG; GO's ACK enters
  *     transmission with no padding
  *   STRUCTURED_REPLY: ACK (data -> ERR_INVALID)
+ *   LIST_META_CONTEXT / SET_META_CONTEXT: export name, query count, queries,
+ *     every length checked against the option's: anything that runs past
+ *     it, bytes left after the last query, a query without a namespace
+ *     ("ns:") -> ERR_INVALID; too long to keep -> ERR_TOO_BIG; unknown
+ *     export -> ERR_UNKNOWN. The one context is base:allocation, answered
+ *     once per option however often it is asked for: LIST with no query,
+ *     "base:" or "base:allocation" lists it (id 0); SET with
+ *     "base:allocation" selects it (id NBD_META_ID_ALLOCATION), other
+ *     queries are ignored. SET needs structured replies first
+ *     (ERR_INVALID) and forgets the earlier selection even when it fails;
+ *     STARTTLS forgets it too
  *   STARTTLS: data -> ERR_INVALID; TLS off -> ERR_POLICY; TLS already up ->
  *     ERR_INVALID; else ACK, and the caller switches to TLS (status
  *     NBD_HS_STARTTLS) before anything more is read; structured replies
@@ -35,7 +46,7 @@
  *     for a server without TLS. The cost is bounded by the caller: at most
  *     max_refusing such clients at a time, each within the handshake
  *     deadline.
- *   every other option (meta contexts, extended headers, ...): ERR_UNSUP;
+ *   every other option (extended headers, ...): ERR_UNSUP;
  *   while shutting down everything but ABORT: ERR_SHUTDOWN
  */
 #include <errno.h>
@@ -239,6 +250,88 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 	}
 }
 
+/* One query of a META_CONTEXT option: does it name base:allocation? */
+static int query_selects_allocation(const uint8_t *q, uint32_t len, int listing)
+{
+	static const char ctx[] = NBD_META_BASE_ALLOCATION;
+
+	if (len == sizeof(ctx) - 1 && memcmp(q, ctx, len) == 0)
+		return 1;
+	/* the namespace alone is a wildcard when listing, ignored when setting */
+	return listing && len == 5 && memcmp(q, "base:", 5) == 0;
+}
+
+/* NBD_OPT_LIST_META_CONTEXT and NBD_OPT_SET_META_CONTEXT: name length, name,
+ * query count, count x (length, query). Bytes from the network: every
+ * length is checked against what is left of the option before use. */
+static void opt_meta_context(struct nbd_handshake *hs, int oversize)
+{
+	const struct nbd_export *ex = hs->ex;
+	const uint8_t *d = hs->data;
+	uint32_t n = hs->opt_len;
+	int listing = hs->opt == NBD_OPT_LIST_META_CONTEXT;
+
+	if (!listing)
+		hs->session &= ~NBD_SESSION_ALLOCATION;   /* replaced, even by a failure */
+	if (oversize) {
+		reply_error(hs, NBD_REP_ERR_TOO_BIG, "option data too long");
+		return;
+	}
+	if (!listing && !(hs->session & NBD_SESSION_STRUCTURED)) {
+		reply_error(hs, NBD_REP_ERR_INVALID,
+			    "NBD_OPT_SET_META_CONTEXT before NBD_OPT_STRUCTURED_REPLY");
+		return;
+	}
+	uint32_t nlen = n >= 8 ? nbd_get32(d) : 0;
+	if (n < 8 || nlen > n - 8) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "malformed meta context option");
+		return;
+	}
+	uint32_t nq = nbd_get32(d + 4 + nlen);
+	uint32_t pos = 8 + nlen;
+	int want = listing && nq == 0;  /* no query: list every context */
+	/* each query takes 4 bytes at least: the loop ends by pos, not by nq */
+	for (uint32_t i = 0; i < nq; i++) {
+		if (n - pos < 4) {
+			reply_error(hs, NBD_REP_ERR_INVALID, "meta context queries run past the option");
+			return;
+		}
+		uint32_t qlen = nbd_get32(d + pos);
+		pos += 4;
+		if (qlen > n - pos) {
+			reply_error(hs, NBD_REP_ERR_INVALID, "meta context query runs past the option");
+			return;
+		}
+		const uint8_t *q = d + pos;
+		pos += qlen;
+		const uint8_t *colon = memchr(q, ':', qlen);
+		if (!colon || colon == q) {
+			reply_error(hs, NBD_REP_ERR_INVALID, "meta context query without a namespace");
+			return;
+		}
+		want |= query_selects_allocation(q, qlen, listing);
+	}
+	if (pos != n) {
+		reply_error(hs, NBD_REP_ERR_INVALID, "bytes after the meta context queries");
+		return;
+	}
+	if (!name_matches(ex, d + 4, nlen)) {
+		reply_error(hs, NBD_REP_ERR_UNKNOWN, "no export of that name");
+		return;
+	}
+	if (want) {
+		size_t clen = sizeof(NBD_META_BASE_ALLOCATION) - 1;
+		uint8_t *p = reply(hs, NBD_REP_META_CONTEXT, (uint32_t)(4 + clen));
+		if (!p)
+			return;
+		nbd_put32(p, listing ? 0 : NBD_META_ID_ALLOCATION);
+		memcpy(p + 4, NBD_META_BASE_ALLOCATION, clen);
+	}
+	reply_ack(hs);
+	if (!listing && want && hs->status == NBD_HS_NEGOTIATING)
+		hs->session |= NBD_SESSION_ALLOCATION;
+}
+
 static void opt_starttls(struct nbd_handshake *hs, int oversize)
 {
 	if (oversize || hs->opt_len) {
@@ -316,6 +409,10 @@ static void handle_option(struct nbd_handshake *hs, int oversize)
 		}
 		hs->session |= NBD_SESSION_STRUCTURED;
 		reply_ack(hs);
+		break;
+	case NBD_OPT_LIST_META_CONTEXT:
+	case NBD_OPT_SET_META_CONTEXT:
+		opt_meta_context(hs, oversize);
 		break;
 	case NBD_OPT_STARTTLS:
 		opt_starttls(hs, oversize);

@@ -167,6 +167,13 @@ size_t nbd_reply_read(uint8_t *out, size_t cap, unsigned session, uint64_t cooki
 	return nbd_chunk_data(out, cookie, NBD_REPLY_FLAG_DONE, offset, len);
 }
 
+size_t nbd_reply_block_status(uint8_t out[NBD_CHUNK_HEADER_BYTES], uint64_t cookie,
+			      uint32_t payload_len)
+{
+	return nbd_chunk_header(out, cookie, NBD_REPLY_FLAG_DONE, NBD_REPLY_TYPE_BLOCK_STATUS,
+				payload_len);
+}
+
 size_t nbd_reply_error(uint8_t *out, size_t cap, unsigned session, uint64_t cookie, int error,
 		       const char *msg)
 {

@@ -104,6 +104,15 @@
 #define NBD_REPLY_TYPE_ERROR       ((1u << 15) | 1)
 #define NBD_REPLY_TYPE_ERROR_OFFSET ((1u << 15) | 2)
 
+/* ---- metadata contexts ---- */
+#define NBD_META_BASE_ALLOCATION   "base:allocation"
+#define NBD_META_ID_ALLOCATION     1u   /* its id in replies to SET_META_CONTEXT */
+#define NBD_STATE_HOLE             (1u << 0)   /* base:allocation flags */
+#define NBD_STATE_ZERO             (1u << 1)
+/* Extents in one BLOCK_STATUS reply (the spec asks for at most 2^20); a
+ * client asks again from where they end. */
+#define NBD_BS_MAX_EXTENTS         512u
+
 /* ---- error values on the wire (not the host's errno numbers) ---- */
 #define NBD_EPERM                  1
 #define NBD_EIO                    5
@@ -172,6 +181,9 @@ int nbd_export_check(const struct nbd_export *ex);
 #define NBD_SESSION_STRUCTURED     (1u << 0)  /* NBD_OPT_STRUCTURED_REPLY acked */
 #define NBD_SESSION_BLOCK_SIZE     (1u << 1)  /* GO asked for NBD_INFO_BLOCK_SIZE */
 #define NBD_SESSION_NO_ZEROES      (1u << 2)  /* client set NBD_FLAG_C_NO_ZEROES */
+/* SET_META_CONTEXT selected base:allocation (structured replies were on):
+ * NBD_CMD_BLOCK_STATUS is accepted */
+#define NBD_SESSION_ALLOCATION     (1u << 3)
 
 /* The transmission flags for ex in a session (NBD_SESSION_*). A read-only
  * export advertises no FUA, TRIM or WRITE_ZEROES; SEND_DF only with
@@ -284,11 +296,13 @@ struct nbd_request {
 	int error;                 /* -errno for NBD_REQ_ERROR/NBD_REQ_CLOSE */
 };
 
-/* Decode and validate one request header against the export and the
- * transmission flags sent. Returns an enum nbd_req_verdict; rq is filled in
- * every case (cookie included, for the error reply). */
+/* Decode and validate one request header against the export, the
+ * transmission flags sent and what the session negotiated (NBD_SESSION_*:
+ * BLOCK_STATUS needs NBD_SESSION_ALLOCATION). Returns an enum
+ * nbd_req_verdict; rq is filled in every case (cookie included, for the
+ * error reply). */
 int nbd_request_parse(const uint8_t hdr[NBD_REQUEST_BYTES], const struct nbd_export *ex,
-		      uint16_t tflags, struct nbd_request *rq);
+		      uint16_t tflags, unsigned session, struct nbd_request *rq);
 
 /* ---- transmission: replies (return bytes written, 0 when cap is too small) ---- */
 
@@ -320,6 +334,12 @@ size_t nbd_chunk_error(uint8_t *out, size_t cap, uint64_t cookie, unsigned flags
  * The len bytes of data follow (none for len 0). */
 size_t nbd_reply_read(uint8_t *out, size_t cap, unsigned session, uint64_t cookie,
 		      uint64_t offset, uint32_t len);
+
+/* The header of a successful BLOCK_STATUS reply: one BLOCK_STATUS chunk
+ * marked DONE whose payload (the context id, then 8 bytes per extent) is
+ * payload_len bytes and follows. */
+size_t nbd_reply_block_status(uint8_t out[NBD_CHUNK_HEADER_BYTES], uint64_t cookie,
+			      uint32_t payload_len);
 
 /* The whole reply to a failed request (any command): a simple reply with the
  * error, or with structured replies an ERROR chunk marked DONE carrying msg. */

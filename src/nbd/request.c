@@ -15,7 +15,10 @@
  *   length over the maximum block size (READ, WRITE, WRITE_ZEROES without
  *   FAST_ZERO; TRIM has no maximum)             -> EINVAL (not EOVERFLOW: the
  *                                                  spec keeps that for DF reads)
- *   past the end: WRITE/WRITE_ZEROES -> ENOSPC, READ/TRIM -> EINVAL
+ *   past the end: WRITE/WRITE_ZEROES -> ENOSPC, READ/TRIM/BLOCK_STATUS -> EINVAL
+ *   BLOCK_STATUS without base:allocation selected -> EINVAL (spec: SHOULD);
+ *   its flag REQ_ONE only; its length has no maximum (a hint: the reply
+ *   may cover less)
  * A rejected WRITE's payload is still on the wire and must be discarded,
  * unless it is longer than NBD_DRAIN_MAX: then the connection closes.
  */
@@ -34,6 +37,8 @@ static int verdict_error(struct nbd_request *rq, int err)
 
 static unsigned allowed_flags(uint16_t type, uint16_t tflags)
 {
+	if (type == NBD_CMD_BLOCK_STATUS)
+		return NBD_CMD_FLAG_REQ_ONE;
 	unsigned ok = (tflags & NBD_FLAG_SEND_FUA) ? NBD_CMD_FLAG_FUA : 0;
 
 	if (type == NBD_CMD_READ && (tflags & NBD_FLAG_SEND_DF))
@@ -46,7 +51,7 @@ static unsigned allowed_flags(uint16_t type, uint16_t tflags)
 	return ok;
 }
 
-static int advertised(uint16_t type, uint16_t tflags)
+static int advertised(uint16_t type, uint16_t tflags, unsigned session)
 {
 	switch (type) {
 	case NBD_CMD_READ:
@@ -54,12 +59,13 @@ static int advertised(uint16_t type, uint16_t tflags)
 	case NBD_CMD_FLUSH:        return (tflags & NBD_FLAG_SEND_FLUSH) != 0;
 	case NBD_CMD_TRIM:         return (tflags & NBD_FLAG_SEND_TRIM) != 0;
 	case NBD_CMD_WRITE_ZEROES: return (tflags & NBD_FLAG_SEND_WRITE_ZEROES) != 0;
-	default:                   return 0;   /* CACHE, BLOCK_STATUS, RESIZE, unknown */
+	case NBD_CMD_BLOCK_STATUS: return (session & NBD_SESSION_ALLOCATION) != 0;
+	default:                   return 0;   /* CACHE, RESIZE, unknown */
 	}
 }
 
 int nbd_request_parse(const uint8_t hdr[NBD_REQUEST_BYTES], const struct nbd_export *ex,
-		      uint16_t tflags, struct nbd_request *rq)
+		      uint16_t tflags, unsigned session, struct nbd_request *rq)
 {
 	rq->flags = nbd_get16(hdr + 4);
 	rq->type = nbd_get16(hdr + 6);
@@ -80,14 +86,14 @@ int nbd_request_parse(const uint8_t hdr[NBD_REQUEST_BYTES], const struct nbd_exp
 	int writes = type == NBD_CMD_WRITE || type == NBD_CMD_TRIM || type == NBD_CMD_WRITE_ZEROES;
 	if (writes && (tflags & NBD_FLAG_READ_ONLY))
 		return verdict_error(rq, -EPERM);
-	if (!advertised(type, tflags))
+	if (!advertised(type, tflags, session))
 		return verdict_error(rq, -EINVAL);
 	if (rq->flags & ~allowed_flags(type, tflags))
 		return verdict_error(rq, -EINVAL);
 	if (type == NBD_CMD_FLUSH)
 		return rq->offset || rq->length ? verdict_error(rq, -EINVAL) : NBD_REQ_OK;
 
-	/* READ, WRITE, TRIM, WRITE_ZEROES: a range of the export */
+	/* READ, WRITE, TRIM, WRITE_ZEROES, BLOCK_STATUS: a range of the export */
 	if (rq->length == 0)
 		return verdict_error(rq, -EINVAL);
 	if ((rq->offset | rq->length) & (uint64_t)(ex->min_block - 1))

@@ -32,12 +32,34 @@
 #define NBD_CONN_MAX_OPS    512u            /* requests in flight per connection */
 #define NBD_CONN_MAX_BYTES  (256ull << 20)  /* their buffers, per connection */
 #define NBD_CONN_SEND_IOV   64u             /* iovecs in one sendmsg (two per reply) */
+/* A BLOCK_STATUS request's buffer: the reply's payload (context id, 8 bytes
+ * per extent), then the engine's extents; reserved as READ data is, for as
+ * many extents as the request may get (REQ_ONE: one). */
+static inline unsigned nbd_bs_max_extents(uint16_t cmd_flags)
+{
+	return (cmd_flags & NBD_CMD_FLAG_REQ_ONE) ? 1u : NBD_BS_MAX_EXTENTS;
+}
+
+static inline uint32_t nbd_bs_ext_at(unsigned max_extents)
+{
+	return (4u + 8u * max_extents + 15u) & ~15u;
+}
+
+static inline uint32_t nbd_bs_buf_bytes(uint16_t cmd_flags)
+{
+	unsigned n = nbd_bs_max_extents(cmd_flags);
+
+	return nbd_bs_ext_at(n) + n * (uint32_t)sizeof(struct uraid_extent);
+}
 
 struct nbd_conn;
 
 /* One request, from its header to the end of its reply. */
 struct nbd_op {
-	struct uraid_io io;
+	union {
+		struct uraid_io io;
+		struct uraid_alloc_query aq;    /* BLOCK_STATUS */
+	};
 	struct nbd_conn *c;
 	struct nbd_op *next;            /* free list / reply queue */
 	uint64_t cookie, offset;
@@ -50,6 +72,7 @@ struct nbd_op {
 	size_t buf_len;
 	uint32_t hdr_len, data_len, sent;   /* the reply: header bytes, data bytes, sent so far */
 	uint32_t budget;                /* buffer bytes reserved for it (limits.c) */
+	uint32_t bs_bytes;              /* BLOCK_STATUS: the reply's payload in buf */
 	uint8_t hdr[NBD_CHUNK_HEADER_BYTES + 6 + NBD_MAX_ERRMSG];
 };
 
@@ -108,6 +131,11 @@ struct nbd_conn {
 	unsigned nops;                  /* taken from the free list, not yet returned */
 	uint64_t op_bytes;              /* buffer bytes they have reserved */
 	unsigned in_engine;             /* submitted to the array, not completed */
+	/* BLOCK_STATUS: one lookup in flight (it runs on the engine's metadata
+	   worker, which many connections share), the others wait here in order;
+	   they count in in_engine */
+	bool bs_busy;
+	struct nbd_op *bs_head, *bs_tail;
 };
 
 /* A listening socket and its accept on reactor 0; when accept fails for

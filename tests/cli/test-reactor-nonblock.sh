@@ -8,6 +8,9 @@
 # none of them may call pwrite64, pwritev, fdatasync or fsync: superblocks
 # and bitmap pages are the metadata worker's (src/engine/md/meta_worker.c).
 # Data writes to in-memory members are pwritev2 copies and are allowed.
+# NBD block status (nbdinfo --map after the writes) looks for holes with
+# lseek(SEEK_DATA/SEEK_HOLE) on the members: the metadata worker's too
+# (src/engine/core/allocation.c), never a reactor's.
 # A third case runs background jobs under the trace: a repair that rewrites
 # parity of an idle (clean) array (its unit waits for the active marking),
 # then a rebuild onto a spare after `uraid fail`, under writes with gaps
@@ -43,7 +46,7 @@ run_case() {
     local trace=$work/$name.trace sock=$work/$name.sock
     rm -f "$work/$name.pid"
     strace -f -qq -o "$trace" \
-        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter \
+        -e trace=pwrite64,pwritev,pwritev2,fdatasync,fsync,write,io_uring_enter,lseek \
         "$URAID" serve --socket="$sock" --threads=2 --pid-file="$work/$name.pid" "${m[@]}" \
         >>"$work/$name.out" 2>>"$work/$name.err" &
     tpid=$!
@@ -54,10 +57,17 @@ run_case() {
         --rw=randwrite --bs=4k --iodepth=1 --size=32M --thinktime=300ms --thinktime_blocks=4 \
         --number_ios=40 --randseed=16 --output="$work/$name.fio" >/dev/null 2>&1)
     check "$name: fio wrote with idle gaps" grep -q "err= 0" "$work/$name.fio"
+    if command -v nbdinfo >/dev/null; then
+        nbdinfo --map "nbd+unix:///?socket=$sock" >"$work/$name.map" 2>&1
+        check "$name: nbdinfo --map shows holes and data" \
+            bash -c "grep -q hole '$work/$name.map' && grep -q data '$work/$name.map'"
+    fi
     "$URAID" stop "$name" >/dev/null || kill "$tpid"
     wait "$tpid"
     tpid=
     check "$name: served and stopped" grep -q . "$trace"
+    command -v nbdinfo >/dev/null &&
+        check "$name: block status looked for holes (lseek)" grep -q "lseek(" "$trace"
     check_trace "$name" "$trace" 20
 }
 
@@ -73,10 +83,11 @@ for line in open(trace):
     if m:
         calls.append((int(m.group(1)), m.group(2), line.rstrip()))
 reactors = {t for t, c, _ in calls if c == 'io_uring_enter'}
-meta = [(t, c, l) for t, c, l in calls if c in ('pwrite64', 'pwritev', 'fdatasync', 'fsync')]
+meta = [(t, c, l) for t, c, l in calls
+        if c in ('pwrite64', 'pwritev', 'fdatasync', 'fsync', 'lseek')]
 bad = [(t, c, l) for t, c, l in meta if t in reactors]
 print(f"{name}: reactor threads {sorted(reactors)}; {len(meta)} metadata calls "
-      f"(pwrite64/pwritev/fdatasync/fsync), {len(bad)} of them on a reactor thread")
+      f"(pwrite64/pwritev/fdatasync/fsync/lseek), {len(bad)} of them on a reactor thread")
 for _, _, l in bad[:10]:
     print("   ", l)
 # the gaps must have made metadata writes happen at all: clean <-> active each burst

@@ -88,6 +88,10 @@ check "nbdcopy writes random data through TLS" nbdcopy data.bin "$(psk_uri psk)"
 nbdcopy "$(psk_uri psk)" back.bin
 head -c $((8 << 20)) back.bin >back8.bin
 check "nbdcopy reads it back through TLS, byte for byte" cmp data.bin back8.bin
+nbdinfo --map "$(psk_uri psk)" >map.txt 2>&1
+check "nbdinfo --map through TLS (block status): data where nbdcopy wrote" \
+    awk 'NR == 1 { ok = $1 == 0 && $2 >= 8388608 && $4 == "data" } END { exit !ok }' map.txt ||
+    head -5 map.txt
 out=$(LIBNBD_DEBUG=1 nbdinfo "nbd+unix:///?socket=$work/psk.sock" 2>&1); rc=$?
 check "require: a plain client is refused" test $rc -ne 0
 check "require: libnbd saw the server's TLS-required message" grep -q "TLS is required" <<<"$out"

@@ -10,9 +10,13 @@
  *     and the export's size; EXPORT_NAME's answer is 10 or 134 bytes;
  *   - a chosen export is the canonical or default name, with the flags
  *     nbd_tflags gives for the negotiated session;
+ *   - a meta context reply names base:allocation (id 0 when listing), and
+ *     the session selects it only with structured replies;
  *   - a request accepted for execution lies inside the export, is aligned,
- *     within the maximum and uses only advertised commands and flags; a
- *     refused one carries EINVAL, EPERM or ENOSPC and a payload it may drain.
+ *     within the maximum and uses only advertised commands and flags
+ *     (BLOCK_STATUS only with base:allocation selected, REQ_ONE its only
+ *     flag); a refused one carries EINVAL, EPERM or ENOSPC and a payload it
+ *     may drain.
  *
  * Input: 3 configuration bytes (export flags, fragmentation and shutdown,
  * size), then the client's byte stream (handshake, then requests).
@@ -75,6 +79,11 @@ static void check_output(const struct nbd_export *ex, const uint8_t *o, size_t n
 		} else if (type == NBD_REP_SERVER) {
 			if (len < 4 || be(d, 4) != strlen(ex->name))
 				abort();
+		} else if (type == NBD_REP_META_CONTEXT) {
+			if (len != 4 + 15 || memcmp(d + 4, NBD_META_BASE_ALLOCATION, 15) != 0 ||
+			    (be(o + 8, 4) == NBD_OPT_LIST_META_CONTEXT ? be(d, 4) != 0
+			     : be(d, 4) != NBD_META_ID_ALLOCATION))
+				abort();
 		} else if (type & NBD_REP_FLAG_ERROR) {
 			if (type > NBD_REP_ERR_TOO_BIG || len > NBD_MAX_ERRMSG)
 				abort();
@@ -93,7 +102,12 @@ static void check_request(const struct nbd_export *ex, uint16_t tf, const struct
 	if (v == NBD_REQ_OK) {
 		int range = rq->type != NBD_CMD_FLUSH;
 		if (rq->type != NBD_CMD_READ && rq->type != NBD_CMD_WRITE && rq->type != NBD_CMD_FLUSH &&
-		    rq->type != NBD_CMD_TRIM && rq->type != NBD_CMD_WRITE_ZEROES)
+		    rq->type != NBD_CMD_TRIM && rq->type != NBD_CMD_WRITE_ZEROES &&
+		    rq->type != NBD_CMD_BLOCK_STATUS)
+			abort();
+		if (rq->type == NBD_CMD_BLOCK_STATUS &&
+		    (!(session & NBD_SESSION_ALLOCATION) || !(session & NBD_SESSION_STRUCTURED) ||
+		     (rq->flags & ~NBD_CMD_FLAG_REQ_ONE)))
 			abort();
 		if (range && (rq->length == 0 || rq->offset > ex->size ||
 			      rq->length > ex->size - rq->offset ||
@@ -101,7 +115,8 @@ static void check_request(const struct nbd_export *ex, uint16_t tf, const struct
 			abort();
 		if ((rq->type == NBD_CMD_READ || rq->type == NBD_CMD_WRITE) && rq->length > ex->max_block)
 			abort();
-		if ((tf & NBD_FLAG_READ_ONLY) && rq->type != NBD_CMD_READ && rq->type != NBD_CMD_FLUSH)
+		if ((tf & NBD_FLAG_READ_ONLY) && rq->type != NBD_CMD_READ && rq->type != NBD_CMD_FLUSH &&
+		    rq->type != NBD_CMD_BLOCK_STATUS)
 			abort();
 		if ((rq->flags & NBD_CMD_FLAG_FUA) && !(tf & NBD_FLAG_SEND_FUA))
 			abort();
@@ -175,13 +190,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (tls == NBD_TLS_REQUIRE && !hs.tls_active)
 		abort();        /* transmission without TLS when it is required */
+	if ((hs.session & NBD_SESSION_ALLOCATION) && !(hs.session & NBD_SESSION_STRUCTURED))
+		abort();
 	if (hs.tflags != nbd_tflags(&ex, hs.session) || hs.name_len > NBD_MAX_STRING ||
 	    (hs.name_len && strcmp(hs.name, ex.name) != 0))
 		abort();
 
 	while (left >= NBD_REQUEST_BYTES) {
 		struct nbd_request rq;
-		int v = nbd_request_parse(p, &ex, hs.tflags, &rq);
+		int v = nbd_request_parse(p, &ex, hs.tflags, hs.session, &rq);
 		check_request(&ex, hs.tflags, &rq, v, hs.session);
 		if (v == NBD_REQ_DISC || v == NBD_REQ_CLOSE)
 			break;
@@ -197,7 +214,7 @@ static const uint32_t values32[] = { 0, 0xffffffffu, 0x80000000u, 512, 4096, 1u 
 				     (1u << 25) + 512, 0x25609513u, 0x49484156u };
 
 const struct fuzz_target fuzz_target = {
-	.name = "fuzz_nbd", .seeds = 6, .max_input = MAX_INPUT, .hot_bytes = 0,
+	.name = "fuzz_nbd", .seeds = 7, .max_input = MAX_INPUT, .hot_bytes = 0,
 	.iterations = 200000, .values32 = values32,
 	.nvalues32 = sizeof(values32) / sizeof(values32[0]),
 };
@@ -279,6 +296,16 @@ size_t fuzz_seed(unsigned kind, uint8_t *buf, size_t cap)
 		break;
 	case 3:
 		go(&w, NBD_OPT_GO, "uraid", 0);
+		break;
+	case 6:
+		/* meta contexts: listed, selected, then BLOCK_STATUS requests */
+		opt(&w, NBD_OPT_STRUCTURED_REPLY, "", 0);
+		opt(&w, NBD_OPT_LIST_META_CONTEXT, "\0\0\0\0\0\0\0\1\0\0\0\5base:", 17);
+		opt(&w, NBD_OPT_SET_META_CONTEXT,
+		    "\0\0\0\5uraid\0\0\0\1\0\0\0\x0f" NBD_META_BASE_ALLOCATION, 32);
+		go(&w, NBD_OPT_GO, "", 1);
+		req(&w, 0, NBD_CMD_BLOCK_STATUS, 0, 1 << 20);
+		req(&w, NBD_CMD_FLAG_REQ_ONE, NBD_CMD_BLOCK_STATUS, 4096, 512);
 		break;
 	case 4:
 		put(&w, NBD_OPTS_MAGIC, 8);   /* malformed GO, then a good one */

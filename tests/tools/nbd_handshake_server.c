@@ -5,7 +5,8 @@
  * client) and serves READ of a fixed pattern computed from the offset (see
  * pattern_byte), so that real clients (nbdinfo, nbdcopy) can referee the
  * protocol code.
- * FLUSH succeeds, WRITE is drained and fails with EIO (nothing is stored);
+ * FLUSH succeeds, WRITE is drained and fails with EIO (nothing is stored),
+ * BLOCK_STATUS (base:allocation) says data for the whole range asked;
  * everything else is answered as nbd_request_parse decides.
  *
  *   nbd_handshake_server SOCKET [--size=BYTES] [--name=NAME] [--desc=TEXT]
@@ -136,7 +137,7 @@ static int transmission(struct conn *c, const struct nbd_export *ex, struct nbd_
 	for (;;) {
 		if (read_exact(c, hdr, sizeof(hdr)) != 0)
 			return -1;   /* the client went away without NBD_CMD_DISC */
-		int v = nbd_request_parse(hdr, ex, hs->tflags, &rq);
+		int v = nbd_request_parse(hdr, ex, hs->tflags, hs->session, &rq);
 		if (v == NBD_REQ_DISC)
 			return 0;
 		if (v == NBD_REQ_CLOSE) {
@@ -145,6 +146,19 @@ static int transmission(struct conn *c, const struct nbd_export *ex, struct nbd_
 		}
 		if (v == NBD_REQ_OK && rq.type == NBD_CMD_READ) {
 			if (serve_read(c, &rq, hs->session) != 0)
+				return -1;
+			continue;
+		}
+		if (v == NBD_REQ_OK && rq.type == NBD_CMD_BLOCK_STATUS) {
+			/* base:allocation: the pattern is data everywhere, one extent */
+			uint8_t bs[NBD_CHUNK_HEADER_BYTES + 12];
+			size_t h = nbd_reply_block_status(bs, rq.cookie, 12);
+			for (int i = 0; i < 4; i++) {
+				bs[h + i] = (uint8_t)(NBD_META_ID_ALLOCATION >> (24 - 8 * i));
+				bs[h + 4 + i] = (uint8_t)(rq.length >> (24 - 8 * i));
+				bs[h + 8 + i] = 0;
+			}
+			if (write_all(c->fd, bs, sizeof(bs)) != 0)
 				return -1;
 			continue;
 		}

@@ -374,16 +374,18 @@ static void test_other_options(uint64_t seed)
 	opt(&in, NBD_OPT_LIST, NULL, 0);   /* after ABORT: never read */
 	const struct run *r = transcript("other options", &ex, &in, 0, seed);
 	int n = parse_replies(r, reps, 32, 0);
-	CHECK(n == 12, "replies %d", n);
+	CHECK(n == 13, "replies %d", n);
 	CHECK(reps[0].type == NBD_REP_SERVER && reps[0].len == 4 + 5 + 8 &&
 	      get(reps[0].data, 4) == 5 && memcmp(reps[0].data + 4, "uraidan array", 13) == 0,
 	      "NBD_REP_SERVER");
+	/* LIST_META_CONTEXT with no query lists base:allocation; SET before
+	   structured replies is invalid */
 	uint32_t want[] = { NBD_REP_SERVER, NBD_REP_ACK, NBD_REP_ERR_INVALID, NBD_REP_ERR_POLICY,
+			    NBD_REP_META_CONTEXT, NBD_REP_ACK, NBD_REP_ERR_INVALID,
 			    NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP,
-			    NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP, NBD_REP_ERR_UNSUP,
-			    NBD_REP_ERR_INVALID, NBD_REP_ACK };
-	uint32_t opts[] = { 3, 3, 3, 5, 9, 10, 11, 4, 0x7fff1234, 42, 8, 2 };
-	for (int i = 0; i < 12 && i < n; i++)
+			    NBD_REP_ERR_UNSUP, NBD_REP_ERR_INVALID, NBD_REP_ACK };
+	uint32_t opts[] = { 3, 3, 3, 5, 9, 9, 10, 11, 4, 0x7fff1234, 42, 8, 2 };
+	for (int i = 0; i < 13 && i < n; i++)
 		CHECK(reps[i].type == want[i] && reps[i].opt == opts[i],
 		      "reply %d: opt %u type %x", i, reps[i].opt, reps[i].type);
 	CHECK(r->status == NBD_HS_ABORTED, "aborted");
@@ -738,6 +740,21 @@ static void test_export_flags(void)
 	CHECK(nbd_export_check(&e) == -EINVAL, "no name");
 }
 
+/* What a BLOCK_STATUS request reserves: room for the extents it may get
+ * (the reply's 8 bytes each and the engine's), one with REQ_ONE. */
+static void test_block_status_buffer(void)
+{
+	uint32_t one = nbd_bs_buf_bytes(NBD_CMD_FLAG_REQ_ONE), all = nbd_bs_buf_bytes(0);
+
+	CHECK(nbd_bs_max_extents(NBD_CMD_FLAG_REQ_ONE) == 1 &&
+	      one >= 4 + 8 + sizeof(struct uraid_extent) && one <= 64,
+	      "REQ_ONE reserves %u bytes", one);
+	CHECK(nbd_bs_max_extents(0) == NBD_BS_MAX_EXTENTS &&
+	      all >= 4 + (8 + sizeof(struct uraid_extent)) * NBD_BS_MAX_EXTENTS &&
+	      nbd_bs_ext_at(NBD_BS_MAX_EXTENTS) % 16 == 0 && nbd_bs_ext_at(1) % 16 == 0 &&
+	      nbd_bs_ext_at(1) >= 12, "%u extents: %u bytes", NBD_BS_MAX_EXTENTS, all);
+}
+
 static void test_requests(void)
 {
 	struct nbd_export ex = export_default();   /* 64 MiB, 512 .. 32 MiB */
@@ -802,6 +819,16 @@ static void test_requests(void)
 		{ "disc with junk", NULL, 0, 0xffff, NBD_CMD_DISC, 5, 7, 0, NBD_REQ_DISC, 0, 0 },
 		{ "cache", NULL, 0, 0, NBD_CMD_CACHE, 0, 512, 0, NBD_REQ_ERROR, -EINVAL, 0 },
 		{ "block status", NULL, 1, 0, NBD_CMD_BLOCK_STATUS, 0, 512, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		/* tflags 6: structured replies and base:allocation negotiated */
+		{ "block status selected", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, 0, 512, 0, NBD_REQ_OK, 0, 0 },
+		{ "block status req-one", NULL, 6, NBD_CMD_FLAG_REQ_ONE, NBD_CMD_BLOCK_STATUS, 512, 4096, 0, NBD_REQ_OK, 0, 0 },
+		{ "block status whole export (no max)", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, 0, 64u << 20, 0, NBD_REQ_OK, 0, 0 },
+		{ "block status past end", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, 512, 64u << 20, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		{ "block status fua", NULL, 6, NBD_CMD_FLAG_FUA, NBD_CMD_BLOCK_STATUS, 0, 512, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		{ "block status df", NULL, 6, NBD_CMD_FLAG_DF, NBD_CMD_BLOCK_STATUS, 0, 512, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		{ "block status length 0", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, 0, 0, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		{ "block status misaligned", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, 100, 512, 0, NBD_REQ_ERROR, -EINVAL, 0 },
+		{ "block status offset wraps", NULL, 6, 0, NBD_CMD_BLOCK_STATUS, ~511ull, 1024, 0, NBD_REQ_ERROR, -EINVAL, 0 },
 		{ "resize", NULL, 0, 0, NBD_CMD_RESIZE, 0, 0, 0, NBD_REQ_ERROR, -EINVAL, 0 },
 		{ "unknown command", NULL, 0, 0, 0x1234, 0, 0, 0, NBD_REQ_ERROR, -EINVAL, 0 },
 		{ "bad magic", NULL, 0, 0, NBD_CMD_READ, 0, 512, 0x25609514, NBD_REQ_CLOSE, -EPROTO, 0 },
@@ -822,8 +849,10 @@ static void test_requests(void)
 
 	for (size_t i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
 		const struct nbd_export *e = tab[i].tflags == 2 ? &ro : tab[i].tflags == 5 ? &small : &ex;
-		uint16_t t = tab[i].tflags == 1 ? tf_sr : tab[i].tflags == 2 ? tf_ro :
-			     tab[i].tflags == 3 ? tf_bare : tf;
+		uint16_t t = tab[i].tflags == 1 || tab[i].tflags == 6 ? tf_sr :
+			     tab[i].tflags == 2 ? tf_ro : tab[i].tflags == 3 ? tf_bare : tf;
+		unsigned sess = tab[i].tflags == 1 ? NBD_SESSION_STRUCTURED :
+				tab[i].tflags == 6 ? NBD_SESSION_STRUCTURED | NBD_SESSION_ALLOCATION : 0;
 		struct bytes *h = &in;
 		h->n = 0;
 		put(h, tab[i].magic ? tab[i].magic : NBD_REQUEST_MAGIC, 4);
@@ -833,7 +862,7 @@ static void test_requests(void)
 		put(h, tab[i].offset, 8);
 		put(h, tab[i].length, 4);
 		struct nbd_request rq;
-		int v = nbd_request_parse(h->b, e, t, &rq);
+		int v = nbd_request_parse(h->b, e, t, sess, &rq);
 		CHECK(v == tab[i].verdict && rq.error == tab[i].error &&
 		      (v == NBD_REQ_CLOSE || rq.payload == tab[i].payload),
 		      "%s: verdict %d error %d payload %u, want %d %d %u", tab[i].what, v, rq.error,
@@ -947,6 +976,222 @@ static void test_mem_wait(void)
 	      (unsigned long long)atomic_load(&nr.held_bytes));
 }
 
+/* ---- metadata contexts: bytes from the network, every length checked ---- */
+
+/* A META_CONTEXT option: name, count (as given, maybe a lie), the queries. */
+static void opt_meta(struct bytes *s, uint32_t o, const char *name, uint32_t count,
+		     const char *const *q, unsigned nq, uint32_t extra)
+{
+	uint32_t len = 4 + (uint32_t)strlen(name) + 4 + extra;
+	for (unsigned i = 0; i < nq; i++)
+		len += 4 + (uint32_t)strlen(q[i]);
+	put(s, NBD_OPTS_MAGIC, 8);
+	put(s, o, 4);
+	put(s, len, 4);
+	put(s, strlen(name), 4);
+	put_mem(s, name, strlen(name));
+	put(s, count, 4);
+	for (unsigned i = 0; i < nq; i++) {
+		put(s, strlen(q[i]), 4);
+		put_mem(s, q[i], strlen(q[i]));
+	}
+	for (uint32_t i = 0; i < extra; i++)
+		put(s, 0xa5, 1);
+}
+
+static bool is_allocation_ctx(const struct rep *r, uint32_t id)
+{
+	return r->type == NBD_REP_META_CONTEXT && r->len == 4 + 15 && get(r->data, 4) == id &&
+	       memcmp(r->data + 4, "base:allocation", 15) == 0;
+}
+
+static void test_meta_context(uint64_t seed)
+{
+	struct nbd_export ex = export_default();
+	struct rep reps[64];
+	static const char *const wild[] = { "base:" };
+	static const char *const alloc[] = { "base:allocation" };
+	static const char *const other[] = { "x-foo:bar", "base:nope", "qemu:dirty-bitmap:a" };
+	static const char *const nons[] = { "base" };
+	static const char *const colon0[] = { ":allocation" };
+	uint64_t st0 = seed;
+	static const char *many[300];     /* 5.7 KB: kept, answered once */
+	for (unsigned i = 0; i < 300; i++)
+		many[i] = "base:allocation";
+
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_meta(&in, NBD_OPT_LIST_META_CONTEXT, "uraid", 1, wild, 1, 0);          /* 1: ctx, ack */
+	opt_meta(&in, NBD_OPT_LIST_META_CONTEXT, "", 3, other, 3, 0);              /* 2: ack */
+	opt_meta(&in, NBD_OPT_LIST_META_CONTEXT, "", 300, many, 300, 0);           /* 3: once, ack */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "nope", 1, alloc, 1, 0);           /* 4: unknown */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "uraid", 1, NULL, 0, 0);           /* 5: no query bytes */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "uraid", 0xffffffffu, alloc, 1, 0);/* 6: count lies */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "uraid", 1, alloc, 1, 1);          /* 7: trailing byte */
+	opt_meta(&in, NBD_OPT_LIST_META_CONTEXT, "uraid", 1, nons, 1, 0);          /* 8: no namespace */
+	opt_meta(&in, NBD_OPT_LIST_META_CONTEXT, "uraid", 1, colon0, 1, 0);        /* 9: empty namespace */
+	/* 10: a query length past the option */
+	put(&in, NBD_OPTS_MAGIC, 8); put(&in, NBD_OPT_SET_META_CONTEXT, 4); put(&in, 12, 4);
+	put(&in, 0, 4); put(&in, 1, 4); put(&in, 0xfffffff0u, 4);
+	/* 11: a name length past the option */
+	put(&in, NBD_OPTS_MAGIC, 8); put(&in, NBD_OPT_LIST_META_CONTEXT, 4); put(&in, 8, 4);
+	put(&in, 0xfffffff9u, 4); put(&in, 0, 4);
+	/* 12: shorter than a name length and a count */
+	opt(&in, NBD_OPT_SET_META_CONTEXT, "\0\0\0\0\0\0\0", 7);
+	/* 13: too long to keep */
+	opt(&in, NBD_OPT_SET_META_CONTEXT, NULL, NBD_OPT_DATA_MAX + 1);
+	in.n += NBD_OPT_DATA_MAX + 1;
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, wild, 1, 0);               /* 14: ignored: ack */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "uraid", 2, other, 2, 0);         /* 15: ack */
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "uraid", 1, alloc, 1, 0);         /* 16: ctx 1, ack */
+	opt_go(&in, NBD_OPT_GO, "uraid", 0, NULL);
+	const struct run *r = transcript("meta contexts", &ex, &in, 0, seed);
+	int n = parse_replies(r, reps, 64, 0);
+	uint32_t want[] = { NBD_REP_ACK,
+			    NBD_REP_META_CONTEXT, NBD_REP_ACK,      /* 1 */
+			    NBD_REP_ACK,                            /* 2 */
+			    NBD_REP_META_CONTEXT, NBD_REP_ACK,      /* 3 */
+			    NBD_REP_ERR_UNKNOWN, NBD_REP_ERR_INVALID, NBD_REP_ERR_INVALID,
+			    NBD_REP_ERR_INVALID, NBD_REP_ERR_INVALID, NBD_REP_ERR_INVALID,
+			    NBD_REP_ERR_INVALID, NBD_REP_ERR_INVALID, NBD_REP_ERR_INVALID,
+			    NBD_REP_ERR_TOO_BIG,                    /* 13 */
+			    NBD_REP_ACK, NBD_REP_ACK,               /* 14, 15 */
+			    NBD_REP_META_CONTEXT, NBD_REP_ACK,      /* 16 */
+			    NBD_REP_INFO, NBD_REP_INFO, NBD_REP_ACK };
+	int nwant = (int)(sizeof(want) / sizeof(want[0]));
+	CHECK(n == nwant, "meta contexts: %d replies, want %d", n, nwant);
+	for (int i = 0; i < n && i < nwant; i++)
+		CHECK(reps[i].type == want[i], "meta contexts: reply %d type %x, want %x", i,
+		      reps[i].type, want[i]);
+	if (n == nwant) {
+		CHECK(is_allocation_ctx(&reps[1], 0) && is_allocation_ctx(&reps[4], 0),
+		      "listed context: id 0, base:allocation");
+		CHECK(is_allocation_ctx(&reps[18], NBD_META_ID_ALLOCATION), "selected context id");
+		for (int i = 6; i < 16; i++)
+			CHECK(reps[i].len > 0, "error %d carries a message", i);
+	}
+	CHECK(r->status == NBD_HS_TRANSMISSION && (r->session & NBD_SESSION_ALLOCATION),
+	      "base:allocation selected for transmission (session %x)", r->session);
+
+	/* a later SET replaces the selection, even when it fails; STARTTLS or a
+	   SET with no query forgets it; SET before structured replies: invalid */
+	const char *const *qs[] = { alloc, alloc, alloc };
+	for (int k = 0; k < 3; k++) {
+		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+		if (k != 2)
+			opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+		opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, qs[k], 1, 0);
+		if (k == 0)
+			opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 0, NULL, 0, 0);
+		if (k == 1)
+			opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, nons, 1, 0);
+		opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+		r = transcript("meta context replaced", &ex, &in, 0, seed);
+		CHECK(r->status == NBD_HS_TRANSMISSION && !(r->session & NBD_SESSION_ALLOCATION),
+		      "case %d: base:allocation still selected (session %x)", k, r->session);
+		n = parse_replies(r, reps, 64, 0);
+		if (k == 2)
+			CHECK(n > 0 && reps[0].type == NBD_REP_ERR_INVALID,
+			      "SET before structured replies: %x", n > 0 ? reps[0].type : 0);
+	}
+
+	/* STARTTLS forgets the selection: it must be made again over TLS */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);
+	opt(&in, NBD_OPT_STARTTLS, NULL, 0);
+	CHECK(nbd_hs_init(&hs, &ex) == 0, "init");
+	nbd_hs_set_tls(&hs, NBD_TLS_ON);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st0);
+	CHECK(hs.status == NBD_HS_STARTTLS && (hs.session & NBD_SESSION_ALLOCATION),
+	      "before STARTTLS: status %d session %x", hs.status, hs.session);
+	CHECK(nbd_hs_tls_started(&hs) == 0 && !(hs.session & NBD_SESSION_ALLOCATION),
+	      "base:allocation survived STARTTLS");
+	in.n = 0;
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);   /* no structured yet */
+	opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	opt_meta(&in, NBD_OPT_SET_META_CONTEXT, "", 1, alloc, 1, 0);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	tls_out.n = 0;
+	feed(&in, 0, &tls_out, &st0);
+	n = replies_of(&tls_out, 0, reps, 64);
+	CHECK(n == 7 && reps[0].type == NBD_REP_ERR_INVALID && reps[1].type == NBD_REP_ACK &&
+	      is_allocation_ctx(&reps[2], NBD_META_ID_ALLOCATION) && reps[3].type == NBD_REP_ACK,
+	      "over TLS: %d replies", n);
+	CHECK(hs.status == NBD_HS_TRANSMISSION && (hs.session & NBD_SESSION_ALLOCATION),
+	      "over TLS: selected again (session %x)", hs.session);
+
+	/* random bytes, or a valid query changed, after a valid prefix: never a
+	   crash, never a context for a malformed option (the fragmentation
+	   modes must agree) */
+	uint64_t st = seed;
+	unsigned contexts = 0;
+	for (int k = 0; k < 200; k++) {
+		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+		opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+		/* odd k: random bytes; even k: a valid query for base:allocation,
+		   as is, with bytes added, one byte changed or cut short */
+		uint8_t body[64];
+		uint32_t len;
+		if (k & 1) {
+			len = (uint32_t)(rng_next(&st) % 64);
+			for (uint32_t i = 0; i < len; i++) {
+				uint64_t v = rng_next(&st);
+				/* mostly small numbers, so that lengths sometimes fit */
+				body[i] = (v & 3) ? (v >> 8) % 24 : (uint8_t)(v >> 8);
+			}
+		} else {
+			static const uint8_t valid[] = { 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 15,
+				'b', 'a', 's', 'e', ':', 'a', 'l', 'l', 'o', 'c', 'a', 't', 'i', 'o', 'n' };
+			len = sizeof(valid);
+			memcpy(body, valid, len);
+			uint64_t v = rng_next(&st);
+			switch ((k >> 1) % 4) {
+			case 1:
+				for (uint32_t i = 0, add = 1 + v % 8; i < add; i++)
+					body[len++] = (uint8_t)(rng_next(&st) >> 16);
+				break;
+			case 2:
+				body[(v >> 8) % len] ^= (uint8_t)(1 + (v >> 16) % 255);
+				break;
+			case 3:
+				len = (uint32_t)((v >> 8) % len);
+				break;
+			default:
+				break;
+			}
+		}
+		put(&in, NBD_OPTS_MAGIC, 8);
+		put(&in, (k >> 1) & 1 ? NBD_OPT_SET_META_CONTEXT : NBD_OPT_LIST_META_CONTEXT, 4);
+		put(&in, len, 4);
+		for (uint32_t i = 0; i < len; i++)
+			put(&in, body[i], 1);
+		opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+		r = transcript("meta context random", &ex, &in, 0, seed + (uint64_t)k);
+		n = parse_replies(r, reps, 64, 0);
+		CHECK(r->status == NBD_HS_TRANSMISSION, "random %d: status %d", k, r->status);
+		CHECK(n >= 2 && n <= 7, "random %d: %d replies", k, n);
+		/* a context is only ever answered to an option that then
+		   succeeds: META_CONTEXT replies end with that option's ACK */
+		for (int i = 0; i < n; i++) {
+			if (reps[i].type != NBD_REP_META_CONTEXT)
+				continue;
+			contexts++;
+			int j = i + 1;
+			while (j < n && reps[j].type == NBD_REP_META_CONTEXT &&
+			       reps[j].opt == reps[i].opt)
+				j++;
+			CHECK(j < n && reps[j].type == NBD_REP_ACK && reps[j].opt == reps[i].opt,
+			      "random %d: META_CONTEXT reply %d (option %u) not followed by its "
+			      "ACK (%s)", k, i, reps[i].opt, j < n ? "another reply" : "none");
+		}
+	}
+	/* the 25 valid queries left as they are at least */
+	CHECK(contexts >= 25, "meta context random: %u contexts answered in 200 transcripts",
+	      contexts);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x6e6264;
@@ -955,10 +1200,12 @@ int main(int argc, char **argv)
 	test_greeting_and_export_name(seed);
 	test_info_go(seed);
 	test_other_options(seed);
+	test_meta_context(seed);
 	test_tls(seed);
 	test_malformed(seed);
 	test_export_flags();
 	test_requests();
+	test_block_status_buffer();
 	test_errno();
 	test_replies();
 	test_mem_wait();

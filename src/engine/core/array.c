@@ -692,6 +692,7 @@ static void array_free(struct array *a)
 	}
 	wib_free(a);
 	free(a->gate);
+	pthread_mutex_destroy(&a->alloc_lock);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->sync_start_lock);
@@ -722,6 +723,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	for (unsigned i = 0; i < e->nreactors; i++)
 		meta_batch_init(&a->gate[i], e, &e->reactors[i].r, a, gate_update, req_gate_resume);
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
+	pthread_mutex_init(&a->alloc_lock, NULL);
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->sync_start_lock, NULL);

@@ -133,6 +133,18 @@ struct array {
 	unsigned nretired;
 	int member_slot[URAID_MAX_MEMBERS];
 
+	/*
+	 * Allocation lookups (allocation.c): at most ALLOC_ON_WORKER of this
+	 * array's are queued on the metadata worker at a time, so superblock
+	 * and bitmap updates never wait behind many; the others wait here in
+	 * FIFO order and are handed to the worker as earlier ones finish.
+	 * alloc_lock guards the three, held for a list step only (reactors
+	 * take it).
+	 */
+	pthread_mutex_t alloc_lock;
+	unsigned alloc_running;
+	struct uraid_alloc_query *alloc_wait_head, *alloc_wait_tail;
+
 	/* the superblock as it will next be written (freshest member's) */
 	pthread_mutex_t meta_lock;      /* state changes and superblock writes */
 	struct uraid_sb sb;

@@ -15,6 +15,7 @@
 #include <uraid/superblock.h>
 
 #include "cli/cli.h"
+#include "cli/scan.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
 
@@ -34,6 +35,8 @@ static void detail_usage(FILE *f)
 
 int cmd_detail(int argc, char **argv)
 {
+	if (scan_requested(argc, argv))        /* scan.c */
+		return cmd_detail_scan(argc, argv);
 	bool json;
 	int first;
 	int rc = cli_json_and_devices(argc, argv, "detail", detail_usage, &json, &first);

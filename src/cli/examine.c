@@ -19,6 +19,7 @@
 #include <uraid/level.h>
 
 #include "cli/cli.h"
+#include "cli/scan.h"
 #include "cli/util.h"
 
 static void examine_usage(FILE *f)
@@ -405,6 +406,8 @@ static int examine_one(const char *path, struct json *j)
 
 int cmd_examine(int argc, char **argv)
 {
+	if (scan_requested(argc, argv))        /* scan.c */
+		return cmd_examine_scan(argc, argv);
 	bool json;
 	int first;
 	int rc = cli_json_and_devices(argc, argv, "examine", examine_usage, &json, &first);

@@ -26,6 +26,7 @@
 #include "cli/cli.h"
 #include "cli/serve.h"
 #include "cli/status_print.h"
+#include "cli/sd_notify.h"
 #include "cli/util.h"
 #include "ops/config.h"
 #include "common/clock.h"
@@ -428,6 +429,18 @@ static void announce(struct serve_state *st)
 	free(as);
 }
 
+/* Type=notify units: READY=1 once the export answers, with a STATUS line. */
+static void notify_systemd_ready(const struct serve_state *st)
+{
+	char msg[1000];
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=serving export '%.256s' on %.600s\nMAINPID=%ld",
+		 st->export_name, st->endpoint, (long)getpid());
+	int rc = cli_sd_notify(msg);
+	if (rc < 0)
+		fprintf(stderr, "uraid serve: cannot tell systemd (NOTIFY_SOCKET): %s\n",
+			strerror(-rc));
+}
+
 static void signal_ready(struct serve_state *st)
 {
 	if (st->o->pid_file) {
@@ -440,6 +453,7 @@ static void signal_ready(struct serve_state *st)
 		else
 			st->pid_file_written = true;
 	}
+	notify_systemd_ready(st);
 	if (st->o->ready_fd >= 0) {
 		if (write(st->o->ready_fd, "ready\n", 6) != 6)
 			fprintf(stderr, "uraid serve: --ready-fd: %s\n", strerror(errno));
@@ -668,6 +682,7 @@ static int run(struct serve_state *st, int sig_fd)
 			announce(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
+			cli_sd_notify("STOPPING=1\nSTATUS=stopping: finishing requests, flushing");
 			nbd_server_stop(st->server, STOP_TIMEOUT_MS);
 			nbd_server_destroy(st->server);
 			status = CLI_EXIT_OK;

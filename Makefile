@@ -131,12 +131,18 @@ bench: all
 	@BUILD=$(BUILD) scripts/bench.sh
 
 PREFIX ?= /usr/local
+# systemd finds units of /usr/local here too
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	install -D -m 0755 $(BUILD)/uraid $(DESTDIR)$(PREFIX)/sbin/uraid
 	install -D -m 0644 $(BUILD)/liburaid.a $(DESTDIR)$(PREFIX)/lib/liburaid.a
 	install -d $(DESTDIR)$(PREFIX)/include/uraid
 	install -m 0644 include/uraid/*.h $(DESTDIR)$(PREFIX)/include/uraid/
 	install -D -m 0644 docs/uraid.8 $(DESTDIR)$(PREFIX)/share/man/man8/uraid.8
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	for u in uraid@.service uraid-scan.service; do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/$$u.in >$(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; done
 
 clean:
 	rm -rf $(BUILD) build-asan

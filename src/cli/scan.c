@@ -71,6 +71,7 @@ static struct scan_array *array_for(struct scan_ctx *x, const struct uraid_sb *s
 	snprintf(a->name, sizeof(a->name), "%s", sb->set_name);
 	a->minor = minor;
 	a->level = sb->level;
+	a->raid_disks = sb->raid_disks;
 	a->events = sb->events;
 	return a;
 }
@@ -96,6 +97,7 @@ static int add_member(struct scan_ctx *x, const char *path, const struct uraid_s
 	if (sb->events > a->events) {
 		a->events = sb->events;
 		a->level = sb->level;
+		a->raid_disks = sb->raid_disks;
 		snprintf(a->name, sizeof(a->name), "%s", sb->set_name);
 	}
 	return 0;

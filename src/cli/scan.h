@@ -27,6 +27,7 @@ struct scan_array {
 	char name[33];                  /* the superblock's set_name */
 	int minor;                      /* metadata 1.minor */
 	int level;
+	unsigned raid_disks;
 	uint64_t events;                /* the freshest member's */
 	unsigned spares;                /* members whose own role is spare */
 	struct scan_member *members;

@@ -144,6 +144,25 @@ static const struct scan_array *choose(const struct scan_result *r, const struct
 	return found;
 }
 
+/* level= and num-devices= of the ARRAY line are checks, as in mdadm.conf. */
+static bool entry_agrees(const struct config_array *e, const struct scan_array *a,
+			 const char *path)
+{
+	if (e->level != -100 && e->level != a->level) {
+		fprintf(stderr, "uraid serve: array '%s' has level %d, but line %u of %s says "
+			"level=%d; correct the line or choose another array\n", a->name, a->level,
+			e->line, path, e->level);
+		return false;
+	}
+	if (e->num_devices >= 0 && (unsigned)e->num_devices != a->raid_disks) {
+		fprintf(stderr, "uraid serve: array '%s' has %u member slots, but line %u of %s "
+			"says num-devices=%d; correct the line or choose another array\n", a->name,
+			a->raid_disks, e->line, path, e->num_devices);
+		return false;
+	}
+	return true;
+}
+
 /* argv grows by one word; the words live until the process ends. */
 static int push(char ***v, int *n, const char *word)
 {
@@ -240,6 +259,10 @@ int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o
 		const struct config_array *e = w.entry ? w.entry
 						       : config_find_array(&cfg, a->uuid, a->name);
 		char u[40];
+		if (e && !entry_agrees(e, a, cfg.path)) {
+			scan_result_free(&r);
+			goto out;
+		}
 		if (o->verbose) {
 			fprintf(stderr, "uraid serve: array '%s' (UUID %s) found on", a->name,
 				uraid_uuid_text(a->uuid, u, sizeof(u)));

@@ -23,6 +23,7 @@ static void detail_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid detail [--json] MEMBER...\n"
+		"       uraid detail --scan    one ARRAY line per served array, as mdadm --detail --scan\n"
 		"\n"
 		"Assemble the array the MEMBERs belong to, as uraid would run it, and print its\n"
 		"state: level, size, layout, clean or active, degraded slots, and each member's\n"

@@ -26,6 +26,8 @@ static void examine_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid examine [--json] DEVICE...\n"
+		"       uraid examine --scan [DEVICE|GLOB...]  one ARRAY line per array found, as\n"
+		"                           mdadm --examine --scan (see 'uraid examine --scan --help')\n"
 		"\n"
 		"Print the md superblock (1.0, 1.1 or 1.2) of each DEVICE with the information\n"
 		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"

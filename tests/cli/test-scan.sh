@@ -115,5 +115,15 @@ serve_bg "$work" ga --scan --config="$conf" --array=gamma --run || exit 1
 check "--run starts it degraded" grep -q "4 of 5 members in sync" "$work/ga.out"
 check "with the 5 files found" test "$(members_of gamma | wc -w)" -eq 5
 check "gamma stops" stop_served gamma
+
+# ---- degraded before it stopped: starts without --run ----
+serve_bg "$work" be2 --array=beta --config="$conf" || exit 1
+check "beta: uraid fail + remove of beta.5" \
+    bash -c "'$URAID' fail '$d/beta.5.img' >/dev/null && '$URAID' remove '$d/beta.5.img' >/dev/null"
+check "beta stops" stop_served beta
+mv "$d/beta.5.img" "$work/beta.5.away"
+serve_bg "$work" be3 --array=beta --config="$conf" || exit 1
+check "an array degraded when it stopped starts without --run" grep -q "5 of 6 members in sync" "$work/be3.out"
+check "beta stops again" stop_served beta
 echo "$fails failed"
 [ $fails -eq 0 ]

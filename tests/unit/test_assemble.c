@@ -525,6 +525,38 @@ static void test_refusals(void)
 	free_array(a);
 }
 
+/* URAID_ASSEMBLE_COMPLETE: a member merely missing is refused; a slot the
+   superblocks record as faulty or removed is not. */
+static void test_forgotten(void)
+{
+	struct set s;
+	int rc;
+	mkarray(&s, "fg", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	const char *three[4] = { s.p[0], s.p[1], s.p[3], s.p[4] };     /* slot 2 left out */
+	refused("forgotten member", three, 4, URAID_ASSEMBLE_COMPLETE, "slot 2 (device number 2)",
+		"--run");
+	/* without the flag (the library's default, the kernel's way) it starts degraded */
+	struct array *a = assemble(three, 4, 0, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 1, "no flag: starts degraded: %s", err);
+	free_array(a);
+	/* the whole set passes with the flag */
+	a = assemble(s.p, 5, URAID_ASSEMBLE_COMPLETE, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 0, "complete set: %s", err);
+	free_array(a);
+	/* degraded when it stopped: the others record slot 2 as faulty, then removed */
+	static const uint16_t roles[] = { URAID_ROLE_FAULTY, URAID_ROLE_SPARE };
+	for (unsigned r = 0; r < 2; r++) {
+		uint16_t role = roles[r];
+		for (unsigned i = 0; i < 5; i++)
+			if (i != 2)
+				EDIT(s.p[i], sb->dev_roles[2] = role);
+		a = assemble(three, 4, URAID_ASSEMBLE_COMPLETE, &rc);
+		CHECK(a && atomic_load(&a->degraded) == 1, "slot recorded as 0x%x: starts: %s",
+		      role, err);
+		free_array(a);
+	}
+}
+
 /* ---- metadata updates ---- */
 
 static void check_members(const struct set *s, unsigned n, uint64_t events, uint64_t resync,
@@ -792,6 +824,7 @@ int main(void)
 	test_spares_and_roles();
 	test_events();
 	test_refusals();
+	test_forgotten();
 	test_meta();
 	test_areas();
 

@@ -194,6 +194,21 @@ int scan_devices(const char *cmd, const struct uraid_config *cfg, char *const *g
 	int rc;
 
 	memset(out, 0, sizeof(*out));
+	/* a device named on the command line (no glob) must be there to be read:
+	   a typing error is not skipped quietly as the candidates of a glob are */
+	for (unsigned i = 0; i < nglobs; i++) {
+		if (strpbrk(globs[i], "*?[") || !strcmp(globs[i], "partitions"))
+			continue;
+		int fd = open(globs[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0) {
+			int e = errno;
+			fprintf(stderr, "uraid %s: %s: cannot read: %s; give devices that can be "
+				"read (or a glob, whose unreadable matches are skipped)\n", cmd,
+				globs[i], strerror(e));
+			return -e;
+		}
+		close(fd);
+	}
 	x.probe = malloc(sizeof(*x.probe));
 	if (!x.probe) {
 		fprintf(stderr, "uraid %s: out of memory\n", cmd);

@@ -263,10 +263,6 @@ int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o
 			scan_result_free(&r);
 			goto out;
 		}
-		if (r.unreadable && !o->verbose)
-			fprintf(stderr, "uraid serve: note: %u candidate device%s could not be read "
-				"(-v names them); a member there counts as missing\n", r.unreadable,
-				r.unreadable == 1 ? "" : "s");
 		if (o->verbose) {
 			fprintf(stderr, "uraid serve: array '%s' (UUID %s) found on", a->name,
 				uraid_uuid_text(a->uuid, u, sizeof(u)));

@@ -84,6 +84,9 @@ printf 'DEVICE %s/*.img\nARRAY /dev/md/gamma name=x:gamma\n  colour=blue\n' "$d"
 out=$("$URAID" serve --scan --config="$work/bad.conf" --array=gamma 2>&1); rc=$?
 check "an unknown key fails ($rc)" test $rc -ne 0
 check "with its line ($out)" has "bad.conf:[23]: unknown key 'colour'" "$out"
+out=$("$URAID" serve --uuid="$ug" --config="$conf" "$d/gamma.0.img" "$d/nosuch.img" 2>&1); rc=$?
+check "a device named (not a glob) that cannot be read is refused ($rc)" test $rc -ne 0
+check "with its name ($out)" has "nosuch.img: cannot read" "$out"
 out=$("$URAID" serve --scan --config="$work/nonexistent.conf" 2>&1); rc=$?
 check "a missing --config file is an error ($out)" test $rc -ne 0
 out=$("$URAID" serve --scan --config="$conf" 2>&1); rc=$?

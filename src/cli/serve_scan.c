@@ -278,8 +278,10 @@ int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o
 		int rc = push(&v, &n, argv[0]);
 		if (!rc)
 			rc = push_entry_options(&v, &n, e, o);
+		/* the options given, less a "--" ending them: one is added below */
 		for (int i = 1; i < first && !rc; i++)
-			rc = push(&v, &n, argv[i]);
+			if (i != first - 1 || strcmp(argv[i], "--"))
+				rc = push(&v, &n, argv[i]);
 		if (!rc)
 			rc = push(&v, &n, "--");
 		for (unsigned i = 0; i < a->nmembers && !rc; i++)

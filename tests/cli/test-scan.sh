@@ -78,6 +78,9 @@ check "alpha stops" stop_served alpha-nbd
 serve_bg "$work" be --uuid="$ub" --config="$conf" --name=bexp "$d/beta.*.img" "$d/gamma.*.img" || exit 1
 check "serve --uuid with globs: beta's 6 files" test "$(members_of bexp)" = "$(expect beta)"
 check "beta stops" stop_served bexp
+serve_bg "$work" be1 --uuid="$ub" --config="$conf" --name=bexp -- "$d/beta.*.img" || exit 1
+check "serve --uuid -- GLOB: the '--' ends the options" test "$(members_of bexp)" = "$(expect beta)"
+check "beta stops" stop_served bexp
 
 # ---- refusals ----
 printf 'DEVICE %s/*.img\nARRAY /dev/md/gamma name=x:gamma\n  colour=blue\n' "$d" >"$work/bad.conf"

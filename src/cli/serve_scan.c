@@ -98,6 +98,9 @@ static bool array_wanted(const struct scan_array *a, const struct want *w,
 		return !memcmp(a->uuid, w->uuid, 16);
 	if (w->name)
 		return names_match(a->name, w->name);
+	/* an ARRAY line with devices= only: the one array on those devices */
+	if (w->entry)
+		return true;
 	/* plain --scan: an array the configuration names, or any without one */
 	return !cfg->narrays || config_find_array(cfg, a->uuid, a->name);
 }
@@ -109,6 +112,8 @@ static void what_wanted(const struct want *w, char *buf, size_t len)
 		snprintf(buf, len, "with UUID %s", uraid_uuid_text(w->uuid, u, sizeof(u)));
 	else if (w->name)
 		snprintf(buf, len, "named '%s'", w->name);
+	else if (w->entry)
+		snprintf(buf, len, "on the devices= of line %u", w->entry->line);
 	else
 		snprintf(buf, len, "%s", "named by an ARRAY line");
 }

@@ -489,8 +489,12 @@ const struct config_array *config_find_array(const struct uraid_config *cfg,
 			continue;
 		if (a->has_uuid && memcmp(a->uuid, uuid, 16))
 			continue;
-		if (a->name && name && strcmp(a->name, name))
-			continue;
+		if (a->name && name && strcmp(a->name, name)) {
+			/* "HOST:NAME" and "NAME" are one name; two hosts are not */
+			const char *ha = strchr(a->name, ':'), *hn = strchr(name, ':');
+			if ((ha && hn) || strcmp(ha ? ha + 1 : a->name, hn ? hn + 1 : name))
+				continue;
+		}
 		if (a->name && !name && !a->has_uuid)
 			continue;
 		return a;

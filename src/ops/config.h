@@ -82,8 +82,9 @@ extern const char *const config_serve_keys[];
 bool config_serve_key_has_value(const char *key);
 
 /* The first ARRAY entry that names this array: its uuid= equals uuid (when
- * the entry has one) and its name= equals name (when the entry has one and
- * name is not NULL); an entry with neither does not match. NULL: none. */
+ * the entry has one) and its name= equals name, with or without "HOST:"
+ * on either side (when the entry has one and name is not NULL); an entry
+ * with neither does not match. NULL: none. */
 const struct config_array *config_find_array(const struct uraid_config *cfg,
 					     const uint8_t uuid[16], const char *name);
 

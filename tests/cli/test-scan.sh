@@ -82,6 +82,24 @@ serve_bg "$work" be1 --uuid="$ub" --config="$conf" --name=bexp -- "$d/beta.*.img
 check "serve --uuid -- GLOB: the '--' ends the options" test "$(members_of bexp)" = "$(expect beta)"
 check "beta stops" stop_served bexp
 
+# ---- ARRAY lines that name an array by devices= only, or by name= without HOST: ----
+printf 'DEVICE %s/*.img\nARRAY /dev/md/bdev devices=%s/beta.*.img\nARRAY /dev/md/two devices=%s/beta.0.img,%s/gamma.0.img\n' \
+    "$d" "$d" "$d" "$d" >"$work/devs.conf"
+out=$("$URAID" serve --list-arrays --config="$work/devs.conf")
+check "--list-arrays: bdev two ($out)" test "$(echo $out)" = "bdev two"
+serve_bg "$work" bd --array=bdev --config="$work/devs.conf" --name=bdev || exit 1
+check "ARRAY with devices= only: the array found on them is served" \
+    test "$(members_of bdev)" = "$(expect beta)"
+check "bdev stops" stop_served bdev
+out=$("$URAID" serve --array=two --config="$work/devs.conf" 2>&1); rc=$?
+check "devices= holding two arrays is refused ($rc)" test $rc -ne 0
+check "naming them ($out)" has "more than one array on the devices= of line 3" "$out"
+printf 'DEVICE %s/*.img\nARRAY name=gamma\n' "$d" >"$work/short.conf"
+serve_bg "$work" gs --scan --config="$work/short.conf" --name=gshort || exit 1
+check "name=gamma (no HOST:) names the array called HOST:gamma" \
+    test "$(members_of gshort)" = "$(expect gamma)"
+check "gamma stops" stop_served gshort
+
 # ---- refusals ----
 printf 'DEVICE %s/*.img\nARRAY /dev/md/gamma name=x:gamma\n  colour=blue\n' "$d" >"$work/bad.conf"
 out=$("$URAID" serve --scan --config="$work/bad.conf" --array=gamma 2>&1); rc=$?

@@ -555,6 +555,38 @@ static void test_forgotten(void)
 		      role, err);
 		free_array(a);
 	}
+
+	/* a replacement: slot 2's member is device 4, device 2 its replacement still
+	   recovering; every device holding the role counts, whatever their order */
+	struct set r;
+	mkarray(&r, "fgr", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	for (unsigned i = 0; i < 5; i++)
+		EDIT(r.p[i], sb->dev_roles[4] = 2);
+	EDIT(r.p[2], (sb->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET,
+		      sb->recovery_offset = 8));
+	const char *no_orig[4] = { r.p[0], r.p[1], r.p[2], r.p[3] };
+	refused("replacement given, its original forgotten", no_orig, 4, URAID_ASSEMBLE_COMPLETE,
+		"slot 2 (device number 4)", "--run");
+	a = assemble(r.p, 5, URAID_ASSEMBLE_COMPLETE, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 0, "original and replacement: %s", err);
+	free_array(a);
+
+	/* a stale copy of slot 2 given: it is not the member, which is missing */
+	struct set t;
+	mkarray(&t, "fgs", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	struct uraid_sb sb2;
+	CHECK(read_sb(t.p[2], &sb2) == 0, "read %s", t.p[2]);
+	for (unsigned i = 0; i < 5; i++)
+		if (i != 2)
+			EDIT(t.p[i], sb->events = sb2.events + 2);
+	char want[120];
+	snprintf(want, sizeof(want), "slot 2 (device number 2 given but stale (events %" PRIu64
+		 " < %" PRIu64 "))", sb2.events, sb2.events + 2);
+	refused("stale copy given", t.p, 5, URAID_ASSEMBLE_COMPLETE, want, "--run");
+	a = assemble(t.p, 5, 0, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 1, "stale copy, no flag: starts degraded: %s",
+	      err);
+	free_array(a);
 }
 
 /* ---- metadata updates ---- */

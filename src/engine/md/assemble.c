@@ -355,9 +355,11 @@ static void left_out_list(const struct cand *c, unsigned n, char *buf, size_t le
 /*
  * URAID_ASSEMBLE_COMPLETE: a slot without a member that the freshest
  * superblock still gives to a device (dev_roles) was forgotten, not lost:
- * starting without it would leave it behind at the first write. md 1.x
- * superblocks keep no paths, so the refusal names the slot and the device
- * number the superblocks know it by.
+ * starting without it would leave it behind at the first write. Every
+ * device holding the slot's role counts (a replacement shares its slot's
+ * role), and a copy left out as STALE (events behind) is not the member:
+ * it hides the one that is missing. md 1.x superblocks keep no paths, so the
+ * refusal names the slot and the device number the superblocks know it by.
  */
 static int check_forgotten(const struct uraid_sb *fsb, struct cand *const *by_slot,
 			   const struct cand *c, unsigned n, const char *fresh_path, char *err,
@@ -373,20 +375,33 @@ static int check_forgotten(const struct uraid_sb *fsb, struct cand *const *by_sl
 		for (uint32_t d = 0; d < fsb->max_dev && d < URAID_SB_MAX_DEV; d++) {
 			if (fsb->dev_roles[d] != s)
 				continue;
-			/* given, but stale, faulty or still recovering: not forgotten */
+			/* given (faulty or still recovering counts; a stale copy does not) */
+			const struct cand *stale = NULL;
 			bool given = false;
-			for (unsigned i = 0; i < n; i++)
-				given |= c[i].sb.dev_number == d;
+			for (unsigned i = 0; i < n && !given; i++) {
+				if (c[i].sb.dev_number != d)
+					continue;
+				if (c[i].state == URAID_MEMBER_STALE)
+					stale = &c[i];
+				else
+					given = true;
+			}
 			if (given)
-				break;
+				continue;
 			if (used + 1 < sizeof(list)) {
-				int k = snprintf(list + used, sizeof(list) - used, "%sslot %u (device "
-						 "number %u)", forgotten ? ", " : "", s, d);
+				int k;
+				if (stale)
+					k = snprintf(list + used, sizeof(list) - used, "%sslot %u (device "
+						     "number %u given but stale (events %" PRIu64 " < %"
+						     PRIu64 "))", forgotten ? ", " : "", s, d,
+						     stale->sb.events, fsb->events);
+				else
+					k = snprintf(list + used, sizeof(list) - used, "%sslot %u (device "
+						     "number %u)", forgotten ? ", " : "", s, d);
 				if (k > 0)
 					used += (size_t)k;
 			}
 			forgotten++;
-			break;
 		}
 	}
 	if (!forgotten)

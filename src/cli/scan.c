@@ -260,7 +260,9 @@ int scan_load_config(const char *cmd, const char *path, struct uraid_config *cfg
 	if (rc) {
 		fprintf(stderr, "uraid %s: %s%s\n", cmd, err,
 			rc == -ENOENT ? "; give an existing file to --config" : "");
-		return rc == -ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
+		/* a file missing or wrong is the caller's to correct (uraid@.service
+		   does not retry exit 2); a read error may pass */
+		return rc == -ENOENT || rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 	}
 	return 0;
 }

@@ -103,7 +103,7 @@ check "gamma stops" stop_served gshort
 # ---- refusals ----
 printf 'DEVICE %s/*.img\nARRAY /dev/md/gamma name=x:gamma\n  colour=blue\n' "$d" >"$work/bad.conf"
 out=$("$URAID" serve --scan --config="$work/bad.conf" --array=gamma 2>&1); rc=$?
-check "an unknown key fails ($rc)" test $rc -ne 0
+check "an unknown key fails with exit 2, as a usage error ($rc)" test $rc -eq 2
 check "with its line ($out)" has "bad.conf:[23]: unknown key 'colour'" "$out"
 out=$("$URAID" serve --uuid="$ug" --config="$conf" "$d/gamma.0.img" "$d/nosuch.img" 2>&1); rc=$?
 check "a device named (not a glob) that cannot be read is refused ($rc)" test $rc -ne 0

@@ -54,5 +54,28 @@ CONF
 out=$("$BUILD/uraid" serve --list-arrays --config="$work/u.conf")
 check "--list-arrays names each ARRAY (export=, name, uuid): $(echo $out)" \
     test "$out" = "$(printf 'data-nbd\nlogs\n11111111:22222222:33333333:44444444')"
+
+# uraid@: exit 2 (a wrong command line or configuration) is not retried, and is
+# what serve exits with for those; other failures are retried a few times
+check "uraid@ retries on failure, not on exit 2" bash -c "grep -qx 'Restart=on-failure' '$units/uraid@.service' &&
+    grep -qx 'RestartPreventExitStatus=2' '$units/uraid@.service' && grep -q '^StartLimitBurst=' '$units/uraid@.service'"
+"$BUILD/uraid" serve --scan --config="$work/u.conf" --array=data --bogus >/dev/null 2>&1
+check "serve: an unknown option exits 2" test $? -eq 2
+printf 'ARRAY name=x\n  colour=blue\n' >"$work/bad.conf"
+"$BUILD/uraid" serve --scan --config="$work/bad.conf" --array=x >/dev/null 2>&1
+check "serve: a wrong configuration file exits 2" test $? -eq 2
+check "uraid@ does not wait for the deprecated udev-settle" bash -c "! grep -q udev-settle '$units'/*.service"
+
+# uraid-scan's ExecStart, run with a systemctl that cannot start logs: it tries
+# every name, names the one that failed and exits non-zero
+mkdir "$work/bin"
+printf '#!/bin/sh\necho "$*" >>"%s/started"\ncase "$*" in *logs*) exit 1;; esac\n' "$work" >"$work/bin/systemctl"
+chmod +x "$work/bin/systemctl"
+cmd=$(sed -n 's/^ExecStart=\/bin\/sh -c .\(.*\).$/\1/p' "$units/uraid-scan.service" | sed 's/\$\$/$/g' |
+    sed "s|serve --list-arrays|serve --list-arrays --config=$work/u.conf|")
+out=$(PATH=$work/bin:$PATH sh -c "$cmd" 2>&1); rc=$?
+check "uraid-scan: a failed start makes it fail ($rc)" test $rc -ne 0
+check "naming the unit ($out)" grep -q "cannot start uraid@logs.service" <<<"$out"
+check "after trying the others" test "$(wc -l <"$work/started")" -eq 3
 echo "$fails failed"
 [ $fails -eq 0 ]

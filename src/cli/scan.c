@@ -137,25 +137,31 @@ static int look_at(const char *path, void *arg)
 		return 1;
 	}
 	x->r->candidates++;
-	if (stat(path, &st) < 0) {
-		x->r->unreadable++;
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-		skipped(x, path, why);
-		return 0;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
-		skipped(x, path, "not a regular file or a block device");
-		return 0;
-	}
-	if (seen_before(x, &st)) {
-		skipped(x, path, "the same device as one read before");
-		return 0;
-	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* opened first, then looked at: what is read is what was checked (no
+	   swap between a stat and the open); O_NONBLOCK so that a FIFO's open
+	   does not wait for a writer, O_NOCTTY so that a terminal is not taken */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		x->r->unreadable++;
 		snprintf(why, sizeof(why), "cannot open: %s", strerror(errno));
 		skipped(x, path, why);
+		return 0;
+	}
+	if (fstat(fd, &st) < 0) {
+		x->r->unreadable++;
+		snprintf(why, sizeof(why), "cannot stat: %s", strerror(errno));
+		skipped(x, path, why);
+		close(fd);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		skipped(x, path, "not a regular file or a block device");
+		close(fd);
+		return 0;
+	}
+	if (seen_before(x, &st)) {
+		skipped(x, path, "the same device as one read before");
+		close(fd);
 		return 0;
 	}
 	struct uraid_probe *p = x->probe;
@@ -199,15 +205,20 @@ int scan_devices(const char *cmd, const struct uraid_config *cfg, char *const *g
 	for (unsigned i = 0; i < nglobs; i++) {
 		if (strpbrk(globs[i], "*?[") || !strcmp(globs[i], "partitions"))
 			continue;
-		int fd = open(globs[i], O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0) {
-			int e = errno;
+		/* stat, not open: opening a tape or a terminal can do something */
+		struct stat st;
+		int e = stat(globs[i], &st) < 0 ? errno : 0;
+		if (!e && !S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+			fprintf(stderr, "uraid %s: %s: not a regular file or a block device; give "
+				"the members' image files or disks\n", cmd, globs[i]);
+			return -EINVAL;
+		}
+		if (e) {
 			fprintf(stderr, "uraid %s: %s: cannot read: %s; give devices that can be "
 				"read (or a glob, whose unreadable matches are skipped)\n", cmd,
 				globs[i], strerror(e));
 			return -e;
 		}
-		close(fd);
 	}
 	x.probe = malloc(sizeof(*x.probe));
 	if (!x.probe) {

@@ -49,6 +49,9 @@ out=$("$URAID" examine --scan -v "$d/*.img" 2>&1 >/dev/null)
 check "-v names the skipped: blank, foreign, FIFO, link" bash -c \
     "grep -q 'blank.img: skipped: no md superblock' <<<'$out' && grep -q 'foreign.img: skipped' <<<'$out' &&
      grep -q 'fifo.img: skipped: not a regular' <<<'$out' && grep -q 'link-to-alpha.img: skipped: the same device' <<<'$out'"
+out=$(timeout 10 "$URAID" examine --scan "$d/fifo.img" "$d/alpha.0.img" 2>&1); rc=$?
+check "a FIFO named on the command line is refused, not waited on ($rc)" test $rc -eq 1
+check "as not a disk ($out)" has "fifo.img: not a regular file or a block device" "$out"
 out=$("$URAID" examine --scan "$d/blank.img" "$d/notes.img" 2>&1); rc=$?
 check "no array found: exit 1 with a line ($out)" test $rc -eq 1
 

@@ -81,6 +81,30 @@ static int add_member(struct scan_ctx *x, const char *path, const struct uraid_s
 	struct scan_array *a = array_for(x, sb, minor);
 	if (!a)
 		return -ENOMEM;
+	/* two paths to one disk (an image and its loop device, multipath) or a
+	   copy of a member: one device number is one member; the fresher stays */
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct scan_member *m = &a->members[i];
+		if (m->dev_number != sb->dev_number)
+			continue;
+		const char *kept = path, *dropped = m->path;
+		if (sb->events <= m->events) {
+			kept = m->path;
+			dropped = path;
+		}
+		if (x->verbose)
+			fprintf(stderr, "uraid %s: %s: skipped: device number %u of array '%s' "
+				"again, as %s (two paths to one disk, or a copy)\n", x->cmd, dropped,
+				sb->dev_number, a->name, kept);
+		if (kept != path)
+			return 0;
+		/* the older one goes; the fresher is added below */
+		if (m->role == URAID_ROLE_SPARE)
+			a->spares--;
+		free(m->path);
+		a->members[i] = a->members[--a->nmembers];
+		break;
+	}
 	struct scan_member *grown = realloc(a->members, (a->nmembers + 1) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
@@ -90,6 +114,7 @@ static int add_member(struct scan_ctx *x, const char *path, const struct uraid_s
 		return -ENOMEM;
 	a->nmembers++;
 	m->role = uraid_sb_role(sb);
+	m->dev_number = sb->dev_number;
 	m->events = sb->events;
 	if (m->role == URAID_ROLE_SPARE)
 		a->spares++;

@@ -19,6 +19,7 @@
 struct scan_member {
 	char *path;
 	uint16_t role;                  /* its own superblock's role (URAID_ROLE_*) */
+	uint32_t dev_number;            /* one member per device number and array */
 	uint64_t events;
 };
 

@@ -85,6 +85,14 @@ serve_bg "$work" be1 --uuid="$ub" --config="$conf" --name=bexp -- "$d/beta.*.img
 check "serve --uuid -- GLOB: the '--' ends the options" test "$(members_of bexp)" = "$(expect beta)"
 check "beta stops" stop_served bexp
 
+# ---- two paths to one member (a copy here; an image and its loop device alike) ----
+mkdir "$work/copy"
+cp "$d/beta.1.img" "$work/copy/beta-again.img"
+serve_bg "$work" bc -v --uuid="$ub" --config="$conf" --name=bcopy "$d/beta.*.img" "$work/copy/*.img" || exit 1
+check "one device number, two paths: 6 members, not 7" test "$(members_of bcopy)" = "$(expect beta)"
+check "-v says which path was dropped" grep -q "beta-again.img: skipped: device number 1 of array '[^']*beta' again, as $d/beta.1.img" "$work/bc.err"
+check "beta stops" stop_served bcopy
+
 # ---- ARRAY lines that name an array by devices= only, or by name= without HOST: ----
 printf 'DEVICE %s/*.img\nARRAY /dev/md/bdev devices=%s/beta.*.img\nARRAY /dev/md/two devices=%s/beta.0.img,%s/gamma.0.img\n' \
     "$d" "$d" "$d" "$d" >"$work/devs.conf"

@@ -66,6 +66,8 @@ done
 NOTIFY_SOCKET=relative "$URAID" serve --socket="$work/nt.sock" --threads=1 --pid-file="$work/nt.pid" \
     "${m[@]}" >"$work/nt.out" 2>"$work/nt.err" &
 spid=$!
+# the line may follow the pid file: wait for it (or for 10 s)
+for _ in $(seq 100); do grep -q "cannot tell systemd" "$work/nt.err" && break; sleep 0.1; done
 for _ in $(seq 100); do [ -s "$work/nt.pid" ] && break; sleep 0.1; done
 check "a bad NOTIFY_SOCKET is reported" grep -q "cannot tell systemd" "$work/nt.err"
 check "and serving goes on" stop_served nt

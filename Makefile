@@ -9,7 +9,7 @@ LDLIBS  ?=
 override LDLIBS += -lisal -luring -lgnutls -lm
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/nbd/*.c))
+LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/nbd/*.c src/ops/*.c))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/ctl/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))
@@ -136,6 +136,8 @@ bench: all
 	@BUILD=$(BUILD) scripts/bench.sh
 
 PREFIX ?= /usr/local
+# systemd finds units of /usr/local here too
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 install: all
 	install -D -m 0755 $(BUILD)/uraid $(DESTDIR)$(PREFIX)/sbin/uraid
 	install -D -m 0644 $(BUILD)/liburaid.a $(DESTDIR)$(PREFIX)/lib/liburaid.a
@@ -143,6 +145,10 @@ install: all
 	install -m 0644 include/uraid/*.h $(DESTDIR)$(PREFIX)/include/uraid/
 	install -D -m 0644 docs/uraid.8 $(DESTDIR)$(PREFIX)/share/man/man8/uraid.8
 	install -D -m 0644 contrib/bash-completion/uraid $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uraid
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	for u in uraid@.service uraid-scan.service; do \
+		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/$$u.in >$(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; done
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -6,6 +6,7 @@ PKGS="build-essential liburing-dev libisal-dev mdadm qemu-system-x86 qemu-utils
       busybox-static cpio xz-utils zstd kmod e2fsprogs util-linux python3 fio
       libnbd-bin nbdkit fuse3 chromium fonts-dejavu-core libgnutls28-dev gnutls-bin strace
       prometheus"
+PKGS="$PKGS systemd"    # systemd-analyze verify of the units (tests/cli/test-systemd-units.sh)
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

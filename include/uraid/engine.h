@@ -67,6 +67,17 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
 /* with READONLY: a look at members another process may be serving (uraid
    detail): they are neither locked nor opened exclusively */
 #define URAID_ASSEMBLE_PEEK      0x8u
+/*
+ * Refuse to start an array whose member is merely missing: the freshest
+ * superblock lists a device as active in a slot, but no member for that slot
+ * was given (forgotten, not found), as mdadm's incremental assembly waits
+ * without --run. A slot the superblocks already record as faulty or removed
+ * (an array that was degraded when it stopped) does not count. Without this
+ * flag the library starts what it is given, as the kernel's RUN_ARRAY does:
+ * the policy of waiting for members is the caller's (uraid serve sets it
+ * unless --run).
+ */
+#define URAID_ASSEMBLE_COMPLETE  0x10u
 
 struct uraid_assemble_opts {
 	const char *const *paths;   /* members, spares too, in any order */

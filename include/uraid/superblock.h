@@ -171,6 +171,9 @@ uint16_t uraid_sb_role(const struct uraid_sb *sb);
 
 /* md's text form of a UUID: "xxxxxxxx:xxxxxxxx:xxxxxxxx:xxxxxxxx" (len >= 36). */
 const char *uraid_uuid_text(const uint8_t *uuid, char *buf, size_t len);
+/* A UUID from text: 32 hex digits, with any ':', '-', '.' or ' ' between
+ * them (md's, mdadm's and RFC 4122's spellings); 0 or -EINVAL. */
+int uraid_uuid_parse(const char *text, uint8_t uuid[16]);
 
 /* ctime/utime: low 40 bits are seconds (§1.3). */
 static inline uint64_t uraid_sb_seconds(uint64_t t) { return t & 0xffffffffffull; }

@@ -16,6 +16,7 @@
 #include <uraid/superblock.h>
 
 #include "cli/cli.h"
+#include "cli/scan.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
 
@@ -23,6 +24,7 @@ static void detail_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid detail [--json] [--test] MEMBER...\n"
+		"       uraid detail --scan    one ARRAY line per served array, as mdadm --detail --scan\n"
 		"\n"
 		"Assemble the array the MEMBERs belong to, as uraid would run it, and print its\n"
 		"state: level, size, layout, clean or active, degraded slots, and each member's\n"
@@ -38,6 +40,8 @@ static void detail_usage(FILE *f)
 
 int cmd_detail(int argc, char **argv)
 {
+	if (scan_requested(argc, argv))        /* scan.c */
+		return cmd_detail_scan(argc, argv);
 	bool json, test;
 	int first;
 	int rc = cli_json_test_and_devices(argc, argv, "detail", detail_usage, &json, &test,

@@ -19,12 +19,15 @@
 #include <uraid/level.h>
 
 #include "cli/cli.h"
+#include "cli/scan.h"
 #include "cli/util.h"
 
 static void examine_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid examine [--json] DEVICE...\n"
+		"       uraid examine --scan [DEVICE|GLOB...]  one ARRAY line per array found, as\n"
+		"                           mdadm --examine --scan (see 'uraid examine --scan --help')\n"
 		"\n"
 		"Print the md superblock (1.0, 1.1 or 1.2) of each DEVICE with the information\n"
 		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"
@@ -408,6 +411,8 @@ static int examine_one(const char *path, struct json *j)
 
 int cmd_examine(int argc, char **argv)
 {
+	if (scan_requested(argc, argv))        /* scan.c */
+		return cmd_examine_scan(argc, argv);
 	bool json;
 	int first;
 	int rc = cli_json_and_devices(argc, argv, "examine", examine_usage, &json, &first);

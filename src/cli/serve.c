@@ -28,7 +28,9 @@
 #include "cli/metrics_text.h"
 #include "cli/serve.h"
 #include "cli/status_print.h"
+#include "cli/sd_notify.h"
 #include "cli/util.h"
+#include "ops/config.h"
 #include "common/clock.h"
 #include "common/private_file.h"
 #include "ctl/ctl.h"
@@ -42,11 +44,36 @@ static void serve_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid serve [OPTIONS] MEMBER...\n"
+		"       uraid serve [OPTIONS] --scan | --uuid=UUID | --array=NAME [DEVICE|GLOB...]\n"
+		"       uraid serve --list-arrays [--config=FILE]\n"
 		"\n"
 		"Assemble the array the MEMBERs belong to (spares too) and export it over NBD\n"
 		"until SIGTERM, SIGINT or `uraid stop`; then finish the requests in flight,\n"
 		"flush, mark the array clean and exit 0. Assembly follows md's rules and\n"
-		"refuses what md refuses, with the reason.\n"
+		"refuses what md refuses, with the reason. An array whose member is merely\n"
+		"missing (not given or not found, while the others list it as active) is not\n"
+		"started without --run; one degraded before it stopped starts as before.\n"
+		"\n"
+		"Finding the members (read-only; see CONFIGURATION FILE in uraid(8)):\n"
+		"      --scan               find them by superblock among the DEVICEs/GLOBs given,\n"
+		"                           else the ARRAY line's devices=, else the DEVICE\n"
+		"                           lines of the configuration file, else\n"
+		"                           /proc/partitions; the array: the one the options\n"
+		"                           below name, else the only one found that an ARRAY\n"
+		"                           line names (or the only one found, with no ARRAY line)\n"
+		"      --uuid=UUID          the array with this UUID (implies --scan)\n"
+		"      --array=NAME         the array of this md name (with or without HOST:), or\n"
+		"                           of the ARRAY line whose export=, name= or /dev/md/NAME\n"
+		"                           is NAME (implies --scan); --name stays the export name\n"
+		"      --config=FILE        the configuration file (default " URAID_CONFIG_DEFAULT "\n"
+		"                           when it exists); the ARRAY line's serve options apply\n"
+		"                           as if given here, options given here win (a flag\n"
+		"                           there, e.g. read-only, cannot be switched off here)\n"
+		"      --list-arrays        print the name of each configured ARRAY (the instance\n"
+		"                           names of uraid@.service) and exit\n"
+		"      --run                start even when a member is merely missing (the array\n"
+		"                           runs degraded; the member needs a rebuild later)\n"
+		"  -v, --verbose            say which candidates were skipped and which found\n"
 		"\n"
 		"  -s, --socket=PATH        listen on this Unix socket (mode 0600); default:\n"
 		"                           RUNDIR/NAME.sock (RUNDIR: /run/uraid for root)\n"
@@ -62,6 +89,8 @@ static void serve_usage(FILE *f)
 		"                           (default: the export socket's path + \".ctl\")\n"
 		"  -f, --force              start a dirty degraded RAID 4/5/6 (md's --force)\n"
 		"      --ready-fd=FD        write \"ready\\n\" to FD and close it once serving\n"
+		"                           (under systemd, Type=notify: READY=1 is sent to\n"
+		"                           $NOTIFY_SOCKET as well)\n"
 		"      --pid-file=PATH      write the pid there once serving (removed at exit)\n"
 		"      --speed-min=KIB/S    background work (resync, check, repair) holds this\n"
 		"                           rate per member while clients are busy (1000)\n"
@@ -102,7 +131,8 @@ static void serve_usage(FILE *f)
 
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
-       OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS };
+       OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
+       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -145,6 +175,24 @@ static int parse_limit(int c, const char *arg, struct serve_opts *o)
 	}
 }
 
+static int parse_args(int argc, char **argv, struct serve_opts *o);
+
+/*
+ * --scan and its kin: find the members (serve_scan.c), then parse the
+ * command line it makes (the ARRAY line's options, these, the members) from
+ * the start, so that every option is checked as if typed.
+ */
+static int parse_scanned(int argc, char **argv, struct serve_opts *o)
+{
+	int new_argc;
+	char **new_argv;
+	int rc = serve_scan_args(argc, argv, optind, o, &new_argc, &new_argv);
+	if (rc >= 0)
+		return rc;
+	*o = (struct serve_opts){ .scanned = true };
+	return parse_args(new_argc, new_argv, o);
+}
+
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	static const struct option longopts[] = {
@@ -169,6 +217,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "tls-certificates", required_argument, NULL, OPT_TLS_CERTIFICATES },
 		{ "tls-verify-peer", no_argument, NULL, OPT_TLS_VERIFY_PEER },
 		{ "metrics", required_argument, NULL, OPT_METRICS },
+		{ "scan", no_argument, NULL, OPT_SCAN },
+		{ "uuid", required_argument, NULL, OPT_UUID },
+		{ "array", required_argument, NULL, OPT_ARRAY },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "list-arrays", no_argument, NULL, OPT_LIST_ARRAYS },
+		{ "run", no_argument, NULL, OPT_RUN },
+		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,8 +232,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 
 	o->socket_mode = 0600;
 	o->ready_fd = -1;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:L:n:rt:c:fh", longopts, NULL)) != -1) {
+	optind = 0;     /* a full restart: parse_scanned parses a second command line */
+	while ((c = getopt_long(argc, argv, "s:L:n:rt:c:fvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket = optarg; break;
 		case 'L': o->listen = optarg; break;
@@ -198,6 +253,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			}
 			o->metrics = optarg;
 			break;
+		case OPT_SCAN: o->scan = true; break;
+		case OPT_UUID: o->uuid = optarg; break;
+		case OPT_ARRAY: o->array_name = optarg; break;
+		case OPT_CONFIG: o->config = optarg; break;
+		case OPT_LIST_ARRAYS: o->list_arrays = true; break;
+		case OPT_RUN: o->run = true; break;
+		case 'v': o->verbose = true; break;
 		case OPT_TLS:
 			if (strcmp(optarg, "off") == 0) {
 				o->tls_mode = NBD_TLS_OFF;
@@ -284,8 +346,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		fprintf(stderr, "uraid serve: --socket and --listen exclude each other; choose one\n");
 		return CLI_EXIT_USAGE;
 	}
+	if ((o->scan || o->uuid || o->array_name || o->list_arrays) && !o->scanned)
+		return parse_scanned(argc, argv, o);
 	if (optind >= argc) {
-		fprintf(stderr, "uraid serve: no members given; run 'uraid serve --help'\n");
+		fprintf(stderr, "uraid serve: no members given; give them, or --scan (run 'uraid "
+			"serve --help')\n");
 		return CLI_EXIT_USAGE;
 	}
 	o->members = (const char *const *)argv + optind;
@@ -398,6 +463,18 @@ static void announce(struct serve_state *st)
 	free(as);
 }
 
+/* Type=notify units: READY=1 once the export answers, with a STATUS line. */
+static void notify_systemd_ready(const struct serve_state *st)
+{
+	char msg[1000];
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=serving export '%.256s' on %.600s\nMAINPID=%ld",
+		 st->export_name, st->endpoint, (long)getpid());
+	int rc = cli_sd_notify(msg);
+	if (rc < 0)
+		fprintf(stderr, "uraid serve: cannot tell systemd (NOTIFY_SOCKET): %s\n",
+			strerror(-rc));
+}
+
 static void signal_ready(struct serve_state *st)
 {
 	if (st->o->pid_file) {
@@ -410,6 +487,7 @@ static void signal_ready(struct serve_state *st)
 		else
 			st->pid_file_written = true;
 	}
+	notify_systemd_ready(st);
 	if (st->o->ready_fd >= 0) {
 		if (write(st->o->ready_fd, "ready\n", 6) != 6)
 			fprintf(stderr, "uraid serve: --ready-fd: %s\n", strerror(errno));
@@ -592,7 +670,8 @@ static int run(struct serve_state *st, int sig_fd)
 	struct uraid_assemble_opts ao = {
 		.paths = st->o->members, .npaths = st->o->nmembers,
 		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
-			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0),
+			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
+			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
 	};
 	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
 	if (rc) {
@@ -655,6 +734,7 @@ static int run(struct serve_state *st, int sig_fd)
 			announce(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
+			cli_sd_notify("STOPPING=1\nSTATUS=stopping: finishing requests, flushing");
 			nbd_server_stop(st->server, STOP_TIMEOUT_MS);
 			nbd_server_destroy(st->server);
 			status = CLI_EXIT_OK;

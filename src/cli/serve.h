@@ -31,6 +31,12 @@ struct serve_opts {
 	unsigned tls_mode;              /* enum nbd_tls_mode */
 	const char *tls_psk, *tls_certificates;
 	bool tls_verify_peer;
+	/* finding the members (serve_scan.c) */
+	const char *config;             /* --config=FILE, NULL: the default */
+	const char *uuid, *array_name;  /* --uuid, --array */
+	bool scan, list_arrays, verbose;
+	bool scanned;                   /* the members are the ones found */
+	bool run;                       /* --run: start with a member merely missing */
 };
 
 struct serve_state {
@@ -52,6 +58,15 @@ struct serve_state {
 	bool socket_created, control_created, registered, pid_file_written;
 	bool stop_requested;
 };
+
+/*
+ * --scan, --uuid, --array, --list-arrays: argv[first..] are globs. Returns
+ * an exit status (done, or refused with the message printed), or -1 with
+ * the command line to parse instead in *new_argc and *new_argv: the ARRAY
+ * line's serve options, argv's options, "--" and the members found.
+ */
+int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o,
+		    int *new_argc, char ***new_argv);
 
 /* Answer one control request into out (serve_ctl.c; a ctl_handler_fn, arg
  * the serve_state). */

@@ -3,6 +3,7 @@
  * md superblock 1.x: location, checksum, decode, encode
  * (reference/md-format.md §1.2-§1.4). Validation is in sb_validate.c.
  */
+#include <ctype.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
@@ -179,6 +180,23 @@ uint16_t uraid_sb_role(const struct uraid_sb *sb)
 	if (sb->dev_number >= sb->max_dev || sb->dev_number >= URAID_SB_MAX_DEV)
 		return URAID_ROLE_SPARE;
 	return sb->dev_roles[sb->dev_number];
+}
+
+int uraid_uuid_parse(const char *text, uint8_t uuid[16])
+{
+	unsigned digits = 0;
+
+	for (const char *c = text; *c; c++) {
+		if (*c == ':' || *c == '-' || *c == '.' || *c == ' ')
+			continue;
+		int v = isdigit((unsigned char)*c) ? *c - '0'
+			: isxdigit((unsigned char)*c) ? (tolower((unsigned char)*c) - 'a' + 10) : -1;
+		if (v < 0 || digits == 32)
+			return -EINVAL;
+		uuid[digits / 2] = (uint8_t)(digits % 2 ? uuid[digits / 2] | v : v << 4);
+		digits++;
+	}
+	return digits == 32 ? 0 : -EINVAL;
 }
 
 const char *uraid_uuid_text(const uint8_t *uuid, char *buf, size_t len)

@@ -149,7 +149,8 @@ nbdcopy "$work/t.data" "nbd+unix:///?socket=$work/u.sock"
 "$URAID" replace "${m[2]}" "${m[5]}" >/dev/null
 sleep 1.5
 stop u
-serve u "${m[0]}" "${m[1]}" "${m[3]}" "${m[5]}"     # the old member left out
+# the old member left out on purpose (--run: it is still slot 2's active member)
+serve u --run "${m[0]}" "${m[1]}" "${m[3]}" "${m[5]}"
 for _ in $(seq 300); do grep -q "recovery done" "$work/u.err" && break; sleep 0.1; done
 check "restarted without the old member, the replacement is rebuilt into the slot" \
     bash -c "grep -q 'recovery done' '$work/u.err' && [ \"\$(member_state u .5)\" = 'in-sync 2' ]"

@@ -23,7 +23,8 @@ serve() {
     local name=$1 mode=$2; shift 2
     local ro=()
     [ "$mode" = RO ] && ro=(--read-only)
-    "$URAID" serve --socket="$tmp/$name.sock" --threads=1 "${ro[@]}" --pid-file="$tmp/$name.pid" \
+    # --run: the arrays with MISSING > 0 are started degraded on purpose
+    "$URAID" serve --socket="$tmp/$name.sock" --threads=1 --run "${ro[@]}" --pid-file="$tmp/$name.pid" \
         "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
     pids+=($!)
     for _ in $(seq 100); do [ -s "$tmp/$name.pid" ] && return 0; sleep 0.1; done

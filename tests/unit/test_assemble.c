@@ -525,6 +525,70 @@ static void test_refusals(void)
 	free_array(a);
 }
 
+/* URAID_ASSEMBLE_COMPLETE: a member merely missing is refused; a slot the
+   superblocks record as faulty or removed is not. */
+static void test_forgotten(void)
+{
+	struct set s;
+	int rc;
+	mkarray(&s, "fg", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	const char *three[4] = { s.p[0], s.p[1], s.p[3], s.p[4] };     /* slot 2 left out */
+	refused("forgotten member", three, 4, URAID_ASSEMBLE_COMPLETE, "slot 2 (device number 2)",
+		"--run");
+	/* without the flag (the library's default, the kernel's way) it starts degraded */
+	struct array *a = assemble(three, 4, 0, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 1, "no flag: starts degraded: %s", err);
+	free_array(a);
+	/* the whole set passes with the flag */
+	a = assemble(s.p, 5, URAID_ASSEMBLE_COMPLETE, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 0, "complete set: %s", err);
+	free_array(a);
+	/* degraded when it stopped: the others record slot 2 as faulty, then removed */
+	static const uint16_t roles[] = { URAID_ROLE_FAULTY, URAID_ROLE_SPARE };
+	for (unsigned r = 0; r < 2; r++) {
+		uint16_t role = roles[r];
+		for (unsigned i = 0; i < 5; i++)
+			if (i != 2)
+				EDIT(s.p[i], sb->dev_roles[2] = role);
+		a = assemble(three, 4, URAID_ASSEMBLE_COMPLETE, &rc);
+		CHECK(a && atomic_load(&a->degraded) == 1, "slot recorded as 0x%x: starts: %s",
+		      role, err);
+		free_array(a);
+	}
+
+	/* a replacement: slot 2's member is device 4, device 2 its replacement still
+	   recovering; every device holding the role counts, whatever their order */
+	struct set r;
+	mkarray(&r, "fgr", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	for (unsigned i = 0; i < 5; i++)
+		EDIT(r.p[i], sb->dev_roles[4] = 2);
+	EDIT(r.p[2], (sb->feature_map |= URAID_FEATURE_REPLACEMENT | URAID_FEATURE_RECOVERY_OFFSET,
+		      sb->recovery_offset = 8));
+	const char *no_orig[4] = { r.p[0], r.p[1], r.p[2], r.p[3] };
+	refused("replacement given, its original forgotten", no_orig, 4, URAID_ASSEMBLE_COMPLETE,
+		"slot 2 (device number 4)", "--run");
+	a = assemble(r.p, 5, URAID_ASSEMBLE_COMPLETE, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 0, "original and replacement: %s", err);
+	free_array(a);
+
+	/* a stale copy of slot 2 given: it is not the member, which is missing */
+	struct set t;
+	mkarray(&t, "fgs", URAID_LEVEL_5, 4, 1, 2, false, NULL);
+	struct uraid_sb sb2;
+	CHECK(read_sb(t.p[2], &sb2) == 0, "read %s", t.p[2]);
+	for (unsigned i = 0; i < 5; i++)
+		if (i != 2)
+			EDIT(t.p[i], sb->events = sb2.events + 2);
+	char want[120];
+	snprintf(want, sizeof(want), "slot 2 (device number 2 given but stale (events %" PRIu64
+		 " < %" PRIu64 "))", sb2.events, sb2.events + 2);
+	refused("stale copy given", t.p, 5, URAID_ASSEMBLE_COMPLETE, want, "--run");
+	a = assemble(t.p, 5, 0, &rc);
+	CHECK(a && atomic_load(&a->degraded) == 1, "stale copy, no flag: starts degraded: %s",
+	      err);
+	free_array(a);
+}
+
 /* ---- metadata updates ---- */
 
 static void check_members(const struct set *s, unsigned n, uint64_t events, uint64_t resync,
@@ -792,6 +856,7 @@ int main(void)
 	test_spares_and_roles();
 	test_events();
 	test_refusals();
+	test_forgotten();
 	test_meta();
 	test_areas();
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <uraid/create.h>
 #include "common/errmsg.h"
@@ -351,6 +352,73 @@ static void left_out_list(const struct cand *c, unsigned n, char *buf, size_t le
 		memcpy(buf + len - 4, "...", 4);
 }
 
+/*
+ * URAID_ASSEMBLE_COMPLETE: a slot without a member that the freshest
+ * superblock still gives to a device (dev_roles) was forgotten, not lost:
+ * starting without it would leave it behind at the first write. Every
+ * device holding the slot's role counts (a replacement shares its slot's
+ * role), and a copy left out as STALE (events behind) is not the member:
+ * it hides the one that is missing. md 1.x superblocks keep no paths, so the
+ * refusal names the slot and the device number the superblocks know it by.
+ */
+static int check_forgotten(const struct uraid_sb *fsb, struct cand *const *by_slot,
+			   const struct cand *c, unsigned n, const char *fresh_path, char *err,
+			   size_t errlen)
+{
+	char list[300] = "";
+	size_t used = 0;
+	unsigned forgotten = 0;
+
+	for (unsigned s = 0; s < fsb->raid_disks; s++) {
+		if (by_slot[s])
+			continue;
+		for (uint32_t d = 0; d < fsb->max_dev && d < URAID_SB_MAX_DEV; d++) {
+			if (fsb->dev_roles[d] != s)
+				continue;
+			/* given (faulty or still recovering counts; a stale copy does not) */
+			const struct cand *stale = NULL;
+			bool given = false;
+			for (unsigned i = 0; i < n && !given; i++) {
+				if (c[i].sb.dev_number != d)
+					continue;
+				if (c[i].state == URAID_MEMBER_STALE)
+					stale = &c[i];
+				else
+					given = true;
+			}
+			if (given)
+				continue;
+			if (used + 1 < sizeof(list)) {
+				int k;
+				if (stale)
+					k = snprintf(list + used, sizeof(list) - used, "%sslot %u (device "
+						     "number %u given but stale (events %" PRIu64 " < %"
+						     PRIu64 "))", forgotten ? ", " : "", s, d,
+						     stale->sb.events, fsb->events);
+				else
+					k = snprintf(list + used, sizeof(list) - used, "%sslot %u (device "
+						     "number %u)", forgotten ? ", " : "", s, d);
+				if (k > 0)
+					used += (size_t)k;
+			}
+			forgotten++;
+		}
+	}
+	if (!forgotten)
+		return 0;
+	char when[64] = "";
+	time_t t = (time_t)(fsb->utime & 0xffffffffffULL);
+	struct tm tm;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), " at %Y-%m-%d %H:%M:%S UTC", &tm);
+	return fail(err, errlen, -ENODEV,
+		    "array '%s' not started: %s missing, but %s's superblock (events %" PRIu64
+		    "%s) lists %s as an active member; give %s (uraid examine shows each device's "
+		    "Device Role), or start the array degraded anyway with --run (the missing "
+		    "member then needs a rebuild)", fsb->set_name, list, fresh_path, fsb->events,
+		    when, forgotten > 1 ? "them" : "it", forgotten > 1 ? "their members" : "its member");
+}
+
 static int check_sizes(const struct cand *c, const struct uraid_sb *asb, const struct level *lv,
 		       char *err, size_t errlen)
 {
@@ -510,6 +578,10 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		return fail(err, errlen, -EINVAL, "%s array '%s' cannot start: %s (freshest member "
 			    "%s)%s", level_label(fsb->level), fsb->set_name, why, fresh->m->path, out);
 	}
+
+	if ((o->flags & URAID_ASSEMBLE_COMPLETE) &&
+	    (rc = check_forgotten(fsb, by_slot, c, n, fresh->m->path, err, errlen)))
+		return rc;
 
 	/* raid5_run: a dirty array that is also degraded does not start unforced */
 	bool parity = lv->info.parity_members > 0;

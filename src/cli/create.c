@@ -71,22 +71,6 @@ enum {
 	OPT_JSON,
 };
 
-static int parse_uuid(const char *s, uint8_t *out)
-{
-	int n = 0;
-
-	for (; *s && n < 32; s++) {
-		if (*s == ':' || *s == '-' || *s == '.' || *s == ' ')
-			continue;
-		unsigned v;
-		if (sscanf(s, "%1x", &v) != 1)
-			return -EINVAL;
-		out[n / 2] = (uint8_t)(n % 2 ? out[n / 2] | v : v << 4);
-		n++;
-	}
-	return n == 32 && !*s ? 0 : -EINVAL;
-}
-
 static int parse_u32(const char *s, uint32_t *out)
 {
 	char *end;
@@ -317,7 +301,7 @@ int cmd_create(int argc, char **argv)
 			o.flags |= URAID_CREATE_FORCE;
 			break;
 		case OPT_UUID:
-			if (parse_uuid(optarg, uuid))
+			if (uraid_uuid_parse(optarg, uuid))
 				return usage_error("bad UUID '%s' (32 hex digits)", optarg);
 			o.uuid = uuid;
 			break;

@@ -20,8 +20,6 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join(sorted("%s:%s" % (m["device"].rsplit("/", 1)[-1], m["state"]) for m in d["members"])))'
 }
-# one_line TEXT: exactly one line
-one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || { echo "$1"; return 1; }; }
 
 m=("$work/d0.img" "$work/d1.img" "$work/d2.img")
 truncate -s 16M "${m[@]}"
@@ -72,7 +70,8 @@ c = d["changes"][0]
 assert c["done"] and c["before"] is None and c["after"] in ("spare", "re-added"), d
 ' "$out" || echo "$out"
 out=$("$URAID" add g "$work/nothere.img" 2>&1); rc=$?
-check "add ARRAY MISSING-FILE: exit $rc, one line" bash -c "[ $rc -ne 0 ]" && one_line "$out"
+check "add ARRAY MISSING-FILE: exit $rc" test $rc -ne 0
+check "  in one line" one_line "$out"
 out=$("$URAID" add g "${m[0]}" 2>&1); rc=$?
 check "add ARRAY MEMBER-ALREADY: refused, exit $rc ($out)" \
     bash -c "[ $rc -ne 0 ] && grep -q 'member of the array already' <<<\"\$0\"" "$out"
@@ -145,8 +144,8 @@ assert d["version"] == 1 and d["command"] == "check" and d["result"] == "complet
 assert d["mismatch_sectors"] == 0 and d["done_bytes"] == d["total_bytes"] > 0, d
 ' "$out"
 out=$("$URAID" check --json g 2>&1); rc=$?
-check "check --json without --wait: one-line usage error, exit $rc" \
-    bash -c "[ $rc -eq 2 ]" && one_line "$out"
+check "check --json without --wait: usage error, exit $rc" test $rc -eq 2
+check "  in one line" one_line "$out"
 stop_served g || { echo "the server did not stop cleanly"; fails=$((fails + 1)); }
 
 # ---- detail --test and --json ----
@@ -167,7 +166,6 @@ out=$("$URAID" examine --json "${m[0]}")
 check "examine --json: each element has json_version 1 (version: the superblock's)" python3 -c '
 import json, sys; d = json.loads(sys.argv[1]); assert d[0]["json_version"] == 1, d
 assert d[0]["version"] == "1.2", d' "$out"
-out=$("$URAID" create --json --dry-run --level=1 --raid-devices=2 "$work/x0" "$work/x1" 2>&1)
 truncate -s 8M "$work/x0" "$work/x1"
 out=$("$URAID" create --json --dry-run --level=1 --raid-devices=2 "$work/x0" "$work/x1" 2>&1)
 check "create --json has version 1" python3 -c '
@@ -177,17 +175,18 @@ import json, sys; d = json.loads(sys.argv[1]); assert d["version"] == 1 and not 
 for s in --create -C --assemble -A --detail -D --manage --examine -E --grow --monitor; do
     out=$("$URAID" $s /dev/md0 2>&1); rc=$?
     check "uraid $s: a one-line hint, exit 2 ($out)" \
-        bash -c "[ $rc -eq 2 ] && grep -q \"mdadm\" <<<\"\$0\" && ! grep -q 'unknown command' <<<\"\$0\"" "$out" &&
-        one_line "$out" >/dev/null
+        bash -c "[ $rc -eq 2 ] && grep -q \"mdadm\" <<<\"\$0\" && ! grep -q 'unknown command' <<<\"\$0\"" "$out"
+    check "  in one line" one_line "$out"
 done
 out=$("$URAID" create --level=1 --raid-devices=2 /dev/md0 "$work/x0" "$work/x1" 2>&1); rc=$?
 check "create /dev/md0 ...: explains --name, exit $rc ($out)" \
-    bash -c "[ $rc -eq 2 ] && grep -q -- '--name=md0' <<<\"\$0\"" "$out" && one_line "$out" >/dev/null
+    bash -c "[ $rc -eq 2 ] && grep -q -- '--name=md0' <<<\"\$0\"" "$out"
+check "  in one line" one_line "$out"
 for v in create examine detail status fail remove add replace stop check repair speed zero-superblock; do
     out=$("$URAID" $v --no-such-option x 2>&1); rc=$?
     check "$v --no-such-option: one line 'uraid $v: ...--help', exit $rc" \
-        bash -c "[ $rc -eq 2 ] && grep -q \"^uraid $v: .*uraid $v --help\" <<<\"\$0\"" "$out" &&
-        one_line "$out" >/dev/null
+        bash -c "[ $rc -eq 2 ] && grep -q \"^uraid $v: .*uraid $v --help\" <<<\"\$0\"" "$out"
+    check "  in one line" one_line "$out"
 done
 
 [ $fails -eq 0 ]

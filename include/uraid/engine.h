@@ -186,6 +186,14 @@ struct uraid_array_status {
 };
 
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
+
+/*
+ * Is member i (as in uraid_array_status's members) detached, its device or
+ * file gone: a file with no name left (deleted), a block device whose kernel
+ * device is gone? Asks the descriptor the array holds, opens nothing: a
+ * renamed file is not detached. 1, 0, or -errno (-ENOENT: no such member).
+ */
+int uraid_array_member_detached(struct uraid_array *a, unsigned i);
 uint64_t uraid_array_size(const struct uraid_array *a);
 
 /* ---- background work: resync, check, repair (md's sync_action) ---- */

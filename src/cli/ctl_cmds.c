@@ -384,10 +384,9 @@ int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
 		return -1;
 	snprintf(name, len, "?");
 	if (fc.matches) {
-		const char *fields[1] = { "members" };
-		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body &&
-		    !strncmp(body, "export\t", 7))
-			snprintf(name, len, "%.*s", (int)strcspn(body + 7, "\n"), body + 7);
+		const char *fields[1] = { "name" };
+		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body && *body)
+			snprintf(name, len, "%.*s", (int)strcspn(body, "\n"), body);
 		free(body);
 	}
 	return (int)fc.matches;
@@ -471,11 +470,11 @@ static int resolve_member_on(const char *cmd, const char *ctl, const char *arg,
 	int rc = ask(cmd, ctl, owns, 2, &body);
 	if (rc)
 		return rc;
+	/* an older server answers ok without the state: the state is unknown
+	   here, and the server enforces its rules itself */
 	if (!body || !split_owns(body, &state, &path)) {
-		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
-			"serve?); restart it with this version\n", cmd, arg);
-		free(body);
-		return CLI_EXIT_FAIL;
+		state = "unknown";
+		path = (char *)owns[1];
 	}
 	rc = push_member(tl, ctl, path, state) ? CLI_EXIT_FAIL : 0;
 	free(body);
@@ -503,9 +502,8 @@ static int resolve_member_anywhere(const char *cmd, const char *arg, struct targ
 		return CLI_EXIT_FAIL;
 	}
 	if (!split_owns(fc.body, &state, &path)) {
-		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
-			"serve?); restart it with this version\n", cmd, arg);
-		return CLI_EXIT_FAIL;
+		state = "unknown";      /* an older server: it enforces its rules itself */
+		path = (char *)owns[1];
 	}
 	return push_member(tl, fc.found, path, state) ? CLI_EXIT_FAIL : 0;
 }
@@ -518,11 +516,20 @@ static int resolve_member_anywhere(const char *cmd, const char *arg, struct targ
 static int array_members(const char *cmd, const char *ctl, const char *keyword,
 			 char *export_name, size_t len, struct target_list *tl)
 {
-	const char *fields[1] = { "members" };
+	/* the name alone is cheap; whether a device is gone is asked only for
+	   "detached" */
+	bool detached = keyword && !strcmp(keyword, "detached");
+	const char *fields[2] = { keyword ? "members" : "name", "detached" };
 	char *body = NULL;
-	int rc = ask(cmd, ctl, fields, 1, &body);
+	int rc = ask(cmd, ctl, fields, detached ? 2 : 1, &body);
 	if (rc)
 		return rc;
+	if (!keyword) {
+		snprintf(export_name, len, "%.*s", body ? (int)strcspn(body, "\n") : 0,
+			 body ? body : "");
+		free(body);
+		return 0;
+	}
 	for (char *line = body, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
@@ -537,7 +544,7 @@ static int array_members(const char *cmd, const char *ctl, const char *keyword,
 		}
 		if (nf == 2 && !strcmp(f[0], "export")) {
 			snprintf(export_name, len, "%s", f[1]);
-		} else if (nf == 4 && !strcmp(f[0], "member") && keyword) {
+		} else if (nf == 4 && !strcmp(f[0], "member")) {
 			bool pick = !strcmp(keyword, "failed") ? !strcmp(f[1], "faulty")
 				    : !strcmp(f[2], "1");
 			if (pick && push_member(tl, ctl, f[3], f[1])) {
@@ -640,11 +647,21 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			rc = array_members(cmd, tl.v[i].ctl, NULL, tl.v[i].export_name,
 					   sizeof(tl.v[i].export_name), NULL);
 	}
-	/* md's rule, checked here so that nothing is removed before a refusal */
+	/*
+	 * md's rule, checked here so that nothing is removed before a refusal:
+	 * only a faulty, spare or stale member leaves (a spare being rebuilt
+	 * into a slot shows as rebuilding or replacing, and is refused too).
+	 * "unknown" (an older server that does not say) is left to the server.
+	 * fail is not checked so: several members failed together may be more
+	 * than the array survives; as mdadm, the server fails them in turn and
+	 * refuses the first one the array cannot lose.
+	 */
 	for (unsigned i = 0; i < tl.n && !rc && !fail; i++) {
-		if (!strcmp(tl.v[i].state, "in-sync")) {
-			fprintf(stderr, "uraid remove: %s is in sync in '%s'; fail it first "
-				"('uraid fail %s %s'), nothing was removed\n", tl.v[i].path,
+		const char *s = tl.v[i].state;
+		if (strcmp(s, "faulty") && strcmp(s, "spare") && strcmp(s, "stale") &&
+		    strcmp(s, "unknown")) {
+			fprintf(stderr, "uraid remove: %s is %s in '%s'; fail it first "
+				"('uraid fail %s %s'), nothing was removed\n", tl.v[i].path, s,
 				tl.v[i].export_name, tl.v[i].export_name, tl.v[i].path);
 			rc = CLI_EXIT_FAIL;
 		}

@@ -99,14 +99,21 @@ for _ in $(seq 200); do
 done
 check "d2.img back in sync" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
 
-# ---- detached: the member's file is gone ----
+# ---- detached: the member's file is gone (a renamed one is not) ----
 mv "${m[2]}" "$work/moved.img"
+out=$("$URAID" fail g detached 2>&1); rc=$?
+check "fail ARRAY detached with d2.img renamed: none detached, exit $rc ($out)" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'no member is detached' <<<\"\$0\"" "$out"
+check "  every member still in sync" \
+    test "$(state g)" = "$before"
+mv "$work/moved.img" "${m[2]}"
+rm "${m[2]}"
 out=$("$URAID" remove g detached 2>&1); rc=$?
 check "remove ARRAY detached of an in-sync member: refused, exit $rc ($out)" \
     bash -c "[ $rc -ne 0 ] && grep -q 'fail it first' <<<\"\$0\"" "$out"
 out=$("$URAID" fail g detached 2>&1); rc=$?
 check "fail ARRAY detached: exit $rc ($out)" test $rc -eq 0
-check "  d2.img (gone) is faulty, the others in sync" \
+check "  d2.img (deleted) is faulty, the others in sync" \
     test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:faulty"
 out=$("$URAID" remove --json g detached 2>&1); rc=$?
 check "remove ARRAY detached: exit $rc, d2.img removed" python3 -c '
@@ -117,13 +124,19 @@ assert [c["device"].rsplit("/", 1)[-1] for c in d["changes"] if c["done"]] == ["
 out=$("$URAID" fail g detached 2>&1); rc=$?
 check "fail ARRAY detached with none: exit $rc, says so ($out)" \
     bash -c "[ $rc -eq 0 ] && grep -q 'no member is detached' <<<\"\$0\"" "$out"
-mv "$work/moved.img" "${m[2]}"
+truncate -s 16M "${m[2]}"
+"$URAID" speed --max=1000 g >/dev/null
 "$URAID" add --force g "${m[2]}" >/dev/null
+out=$("$URAID" remove g "${m[2]}" 2>&1); rc=$?
+check "remove ARRAY MEMBER-BEING-REBUILT: refused on the client, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'is rebuilding.*fail it first' <<<\"\$0\"" "$out"
+"$URAID" speed --max=200000 g >/dev/null
 for _ in $(seq 200); do
     [ "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync" ] && break
     sleep 0.1
 done
-check "d2.img back in sync" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
+check "d2.img (a new file) rebuilt into its slot" \
+    test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
 
 # ---- JSON: every report has a version ----
 check "status --json ARRAY has version 1" bash -c \

@@ -338,8 +338,12 @@ static void fail_usage(FILE *f)
 		"refused unless --force (RAID 4/5/6; md never fails the last copy of RAID\n"
 		"0/1/10). ARRAY (an export name, the export socket or the control socket) may\n"
 		"be left out when each MEMBER belongs to one served array only. 'detached'\n"
-		"stands for every member whose device or file is gone. Every MEMBER is checked\n"
-		"before the first is failed: a wrong one changes nothing.\n"
+		"stands for every member whose device or file is gone (deleted, or a block\n"
+		"device gone from the system; a renamed file is not). Every MEMBER is checked\n"
+		"before the first is failed: a wrong one changes nothing. Several members\n"
+		"failed together may be more than the array survives: as mdadm, they are\n"
+		"failed in turn, and from the first one it cannot lose on they are refused.\n"
+		"A file named 'detached' is written ./detached.\n"
 		"\n"
 		"  -f, --force          fail it even though the array will fail\n"
 		"  -j, --json           what changed, as JSON (docs/json.md)\n"
@@ -353,13 +357,14 @@ static void remove_usage(FILE *f)
 		"Usage: uraid remove [--json] [ARRAY] MEMBER...\n"
 		"       uraid remove [--json] ARRAY failed|detached\n"
 		"\n"
-		"Take faulty or spare members out of a served array, as mdadm ARRAY --remove\n"
-		"does: the device is released and the other members' superblocks forget it. A\n"
-		"member still in sync is refused: fail it first. ARRAY (an export name, the\n"
+		"Take faulty, spare or stale members out of a served array, as mdadm ARRAY\n"
+		"--remove does: the device is released and the other members' superblocks\n"
+		"forget it. A member in sync or being rebuilt is refused: fail it first. ARRAY (an export name, the\n"
 		"export socket or the control socket) may be left out when each MEMBER belongs\n"
 		"to one served array only. 'failed' stands for every faulty member, 'detached'\n"
 		"for every member whose device or file is gone. Every MEMBER is checked before\n"
-		"the first is removed: a wrong one changes nothing.\n"
+		"the first is removed: a wrong one changes nothing. A file named 'failed' or\n"
+		"'detached' is written ./failed, ./detached.\n"
 		"\n"
 		"  -j, --json           what changed, as JSON (docs/json.md)\n"
 		"  -c, --control=PATH   the same as ARRAY (older spelling)\n"
@@ -393,22 +398,29 @@ int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
 }
 
 /*
- * Is the first operand an ARRAY? An existing file that is no socket is a
- * member; a socket, or a word without '/' that is a served array's export
- * name, is an array. 1 yes, 0 no, or an exit status (> 1 never: -1 for a
- * failure already reported).
+ * Is the first operand an ARRAY? A socket, or a word without '/' that is a
+ * served array's export name, is an array; another path is a member. A word
+ * that is both a file here and an export name is refused as ambiguous. 1
+ * yes, 0 no, or -1 for a failure already reported.
  */
 static int names_array(const char *cmd, const char *op)
 {
 	struct stat st;
-	if (stat(op, &st) == 0)
-		return S_ISSOCK(st.st_mode);
+	bool is_file = stat(op, &st) == 0;
+	if (is_file && S_ISSOCK(st.st_mode))
+		return 1;
 	if (strchr(op, '/'))
 		return 0;
 	const char *req[2] = { "export-is", op };
 	struct find_ctx fc = { .fields = req, .nfields = 2 };
 	if (each_served(cmd, find_one, &fc) < 0)
 		return -1;
+	if (is_file && fc.matches) {
+		fprintf(stderr, "uraid %s: '%s' is both a file here and a served array's name; "
+			"write ./%s for the file, or name the array by its socket (see 'uraid "
+			"status'); nothing was changed\n", cmd, op, op);
+		return -1;
+	}
 	return fc.matches > 0;
 }
 

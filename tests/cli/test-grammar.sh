@@ -43,6 +43,13 @@ out=$(cd "$work" && "$URAID" remove g d1.img 2>&1); rc=$?
 check "remove ARRAY IN-SYNC-MEMBER: refused before anything, exit $rc ($out)" test $rc -ne 0
 check "  nothing changed" test "$(state g)" = "$before"
 
+touch "$work/g"
+out=$(cd "$work" && "$URAID" fail g d1.img 2>&1); rc=$?
+check "fail NAME MEMBER with a file NAME here too: ambiguous, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'both a file here and a served array' <<<\"\$0\"" "$out"
+check "  nothing changed" test "$(state g)" = "$before"
+rm "$work/g"
+
 # ---- ARRAY first, as mdadm /dev/md0 --fail ----
 out=$(cd "$work" && "$URAID" fail g d1.img 2>&1); rc=$?
 check "fail ARRAY MEMBER: exit $rc ($out)" test $rc -eq 0

@@ -1078,6 +1078,12 @@ static int check_new_device(const char *cmd, const char *ctl, const char *dev)
 		return CLI_EXIT_FAIL;
 	}
 	const char *owns[2] = { "owns", absolute(dev, abs) };
+	if (strpbrk(owns[1], "\t\n")) {
+		fprintf(stderr, "uraid %s: the path '%s' holds a tab or a newline, which the "
+			"control socket cannot carry; rename it or give a symlink to it; nothing was "
+			"changed\n", cmd, owns[1]);
+		return CLI_EXIT_FAIL;
+	}
 	FILE *null = fopen("/dev/null", "w");
 	int rc = null ? ctl_call(ctl, owns, 2, null, msg, sizeof(msg)) : -ENOMEM;
 	if (null)

@@ -145,6 +145,18 @@ done
 check "d2.img (a new file) rebuilt into its slot" \
     test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
 
+# ---- a path the control socket cannot carry: refused at serve and add ----
+tabbed=$(printf '%s/t\tab.img' "$work")
+truncate -s 16M "$tabbed"
+out=$("$URAID" add g "$tabbed" 2>&1); rc=$?
+check "add ARRAY PATH-WITH-A-TAB: refused, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'tab or a newline' <<<\"\$0\"" "$out"
+check "  nothing changed" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
+out=$("$URAID" serve --socket="$work/t.sock" "$tabbed" 2>&1); rc=$?
+check "serve PATH-WITH-A-TAB: refused, exit $rc ($out)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'tab or a newline' <<<\"\$0\"" "$out"
+rm -f "$tabbed"
+
 # ---- JSON: every report has a version ----
 check "status --json ARRAY has version 1" bash -c \
     "'$URAID' status --json g | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"version\"] == 1'"

@@ -81,7 +81,8 @@ struct uraid_assemble_opts {
  * more than one event behind are stale (left out); unknown features or a
  * reshape are refused; a dirty RAID 4/5/6 that is also degraded is refused
  * without URAID_ASSEMBLE_FORCE. Refusals name the member and the reason in
- * err. Nothing is written until the first write request.
+ * err; too few members for the level to run is -ENODEV (mdadm's "failed"),
+ * other refusals -EINVAL. Nothing is written until the first write request.
  */
 int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
 			 struct uraid_array **a, char *err, size_t errlen);

@@ -532,16 +532,28 @@ static int array_members(const char *cmd, const char *ctl, const char *keyword,
 	   "detached" */
 	bool detached = keyword && !strcmp(keyword, "detached");
 	const char *fields[2] = { keyword ? "members" : "name", "detached" };
-	char *body = NULL;
-	int rc = ask(cmd, ctl, fields, detached ? 2 : 1, &body);
-	if (rc)
-		return rc;
+	char *body = NULL, msg[CTL_MAX_LINE];
+	size_t blen = 0;
+	int rc;
 	if (!keyword) {
-		snprintf(export_name, len, "%.*s", body ? (int)strcspn(body, "\n") : 0,
-			 body ? body : "");
+		/* an older server without "name" refuses it: the name is unknown */
+		FILE *f = open_memstream(&body, &blen);
+		rc = f ? ctl_call(ctl, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
+		if (f)
+			fclose(f);
+		if (rc < 0) {
+			fprintf(stderr, "uraid %s: %s\n", cmd, f ? msg : "out of memory");
+			free(body);
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(export_name, len, "%.*s", rc == 0 && body ? (int)strcspn(body, "\n") : 1,
+			 rc == 0 && body ? body : "?");
 		free(body);
 		return 0;
 	}
+	rc = ask(cmd, ctl, fields, detached ? 2 : 1, &body);
+	if (rc)
+		return rc;
 	for (char *line = body, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)

@@ -157,6 +157,41 @@ check "serve PATH-WITH-A-TAB: refused, exit $rc ($out)" \
     bash -c "[ $rc -eq 2 ] && grep -q 'tab or a newline' <<<\"\$0\"" "$out"
 rm -f "$tabbed"
 
+# ---- an older server (owns answers ok without a state, no name verb) ----
+# a stand-in on a Unix socket that logs each request and stops by itself
+truncate -s 1M "$work/old.img"
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(30)
+log = open(sys.argv[2], "a")
+try:
+    while True:
+        c, _ = s.accept()
+        c.sendall(b"uraid-ctl 1\n")
+        line = b""
+        while not line.endswith(b"\n"):
+            b = c.recv(4096)
+            if not b: break
+            line += b
+        f = line.decode().rstrip("\n").split("\t")
+        log.write("\t".join(f) + "\n"); log.flush()
+        if f[0] in ("owns", "fail", "remove"): c.sendall(b"ok\n")
+        else: c.sendall(("error 2 unknown control request \x27%s\x27\n" % f[0]).encode())
+        c.close()
+except socket.timeout:
+    pass
+' "$work/old.ctl" "$work/old.log" &
+oldpid=$!
+for _ in $(seq 50); do [ -S "$work/old.ctl" ] && break; sleep 0.1; done
+out=$("$URAID" fail "$work/old.ctl" "$work/old.img" 2>&1); rc=$?
+check "fail ARRAY MEMBER against an older server: exit $rc ($out)" test $rc -eq 0
+out=$("$URAID" remove "$work/old.ctl" "$work/old.img" 2>&1); rc=$?
+check "remove ARRAY MEMBER against an older server: exit $rc ($out)" test $rc -eq 0
+reached() { grep -qxF "fail"$'\t'"$work/old.img" "$work/old.log" &&
+            grep -qxF "remove"$'\t'"$work/old.img" "$work/old.log"; }
+check "  both reached the server, which enforces its rules" reached || cat -A "$work/old.log"
+kill "$oldpid" 2>/dev/null; wait "$oldpid" 2>/dev/null
+
 # ---- JSON: every report has a version ----
 check "status --json ARRAY has version 1" bash -c \
     "'$URAID' status --json g | python3 -c 'import json,sys; assert json.load(sys.stdin)[\"version\"] == 1'"

@@ -138,6 +138,37 @@ out=$("$URAID" zero-superblock --force "${m[1]}" 2>&1); rc=$?
 check "  erased with --force, exit $rc ($out)" test $rc -eq 0
 check "  examine finds nothing" bash -c "! '$URAID' examine '${m[1]}' >/dev/null 2>&1"
 
+# ---- a superblock place that cannot be read: an error, even with --force ----
+# (an LD_PRELOAD shim fails every read of the 1.2 place with EIO)
+if command -v cc >/dev/null; then
+    cat >"$work/eio.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t, off_t))dlsym(RTLD_NEXT, "pread");
+	if (off == 4096) {
+		errno = EIO;
+		return -1;
+	}
+	return real(fd, buf, n, off);
+}
+ssize_t pread64(int fd, void *buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
+C
+    cc -shared -fPIC -o "$work/eio.so" "$work/eio.c" -ldl
+    before=$(sum "${m[2]}")
+    out=$(LD_PRELOAD="$work/eio.so" "$URAID" zero-superblock --force "${m[2]}" 2>&1); rc=$?
+    check "a read error at the 1.2 place with --force: refused, exit $rc ($out)" \
+        bash -c "[ $rc -ne 0 ] && grep -q 'read error' <<<\"\$0\"" "$out"
+    check "  nothing written (checksum)" test "$(sum "${m[2]}")" = "$before"
+else
+    echo "no cc: the read-error case is not run"
+fi
+
 out=$("$URAID" zero-superblock --bogus "${m[2]}" 2>&1); rc=$?
 check "a wrong option: one line pointing to --help, exit $rc" \
     bash -c "[ $rc -eq 2 ] && grep -q 'zero-superblock --help' <<<\"\$0\"" "$out"

@@ -14,8 +14,9 @@
  * A damaged superblock (magic present, the rest invalid) is erased with
  * --force only, one logical block; a location that cannot be read is an
  * error and nothing is written.
- * As mdadm: a device without an md superblock is an error, a damaged one is
- * erased only with --force. Unlike mdadm --force, a member of a served
+ *
+ * As mdadm: a device without an md superblock is an error. Unlike mdadm
+ * --force, a member of a served
  * array is always refused: its server rewrites the superblock at the next
  * update anyway, and the member is still in use (fail and remove it, or
  * stop the array, first). Every DEVICE is checked before the first is

@@ -92,7 +92,8 @@ struct uraid_assemble_opts {
  * more than one event behind are stale (left out); unknown features or a
  * reshape are refused; a dirty RAID 4/5/6 that is also degraded is refused
  * without URAID_ASSEMBLE_FORCE. Refusals name the member and the reason in
- * err. Nothing is written until the first write request.
+ * err; too few members for the level to run is -ENODEV (mdadm's "failed"),
+ * other refusals -EINVAL. Nothing is written until the first write request.
  */
 int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
 			 struct uraid_array **a, char *err, size_t errlen);
@@ -242,6 +243,14 @@ struct uraid_array_status {
 };
 
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
+
+/*
+ * Is member i (as in uraid_array_status's members) detached, its device or
+ * file gone: a file with no name left (deleted), a block device whose kernel
+ * device is gone? Asks the descriptor the array holds, opens nothing: a
+ * renamed file is not detached. 1, 0, or -errno (-ENOENT: no such member).
+ */
+int uraid_array_member_detached(struct uraid_array *a, unsigned i);
 uint64_t uraid_array_size(const struct uraid_array *a);
 
 /* ---- request latency ---- */

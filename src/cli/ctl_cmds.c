@@ -356,8 +356,12 @@ static void fail_usage(FILE *f)
 		"refused unless --force (RAID 4/5/6; md never fails the last copy of RAID\n"
 		"0/1/10). ARRAY (an export name, the export socket or the control socket) may\n"
 		"be left out when each MEMBER belongs to one served array only. 'detached'\n"
-		"stands for every member whose device or file is gone. Every MEMBER is checked\n"
-		"before the first is failed: a wrong one changes nothing.\n"
+		"stands for every member whose device or file is gone (deleted, or a block\n"
+		"device gone from the system; a renamed file is not). Every MEMBER is checked\n"
+		"before the first is failed: a wrong one changes nothing. Several members\n"
+		"failed together may be more than the array survives: as mdadm, they are\n"
+		"failed in turn, and from the first one it cannot lose on they are refused.\n"
+		"A file named 'detached' is written ./detached.\n"
 		"\n"
 		"  -f, --force          fail it even though the array will fail\n"
 		"  -j, --json           what changed, as JSON (docs/json.md)\n"
@@ -371,13 +375,14 @@ static void remove_usage(FILE *f)
 		"Usage: uraid remove [--json] [ARRAY] MEMBER...\n"
 		"       uraid remove [--json] ARRAY failed|detached\n"
 		"\n"
-		"Take faulty or spare members out of a served array, as mdadm ARRAY --remove\n"
-		"does: the device is released and the other members' superblocks forget it. A\n"
-		"member still in sync is refused: fail it first. ARRAY (an export name, the\n"
+		"Take faulty, spare or stale members out of a served array, as mdadm ARRAY\n"
+		"--remove does: the device is released and the other members' superblocks\n"
+		"forget it. A member in sync or being rebuilt is refused: fail it first. ARRAY (an export name, the\n"
 		"export socket or the control socket) may be left out when each MEMBER belongs\n"
 		"to one served array only. 'failed' stands for every faulty member, 'detached'\n"
 		"for every member whose device or file is gone. Every MEMBER is checked before\n"
-		"the first is removed: a wrong one changes nothing.\n"
+		"the first is removed: a wrong one changes nothing. A file named 'failed' or\n"
+		"'detached' is written ./failed, ./detached.\n"
 		"\n"
 		"  -j, --json           what changed, as JSON (docs/json.md)\n"
 		"  -c, --control=PATH   the same as ARRAY (older spelling)\n"
@@ -402,32 +407,38 @@ int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
 		return -1;
 	snprintf(name, len, "?");
 	if (fc.matches) {
-		const char *fields[1] = { "members" };
-		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body &&
-		    !strncmp(body, "export\t", 7))
-			snprintf(name, len, "%.*s", (int)strcspn(body + 7, "\n"), body + 7);
+		const char *fields[1] = { "name" };
+		if (ask(cmd, fc.found, fields, 1, &body) == 0 && body && *body)
+			snprintf(name, len, "%.*s", (int)strcspn(body, "\n"), body);
 		free(body);
 	}
 	return (int)fc.matches;
 }
 
 /*
- * Is the first operand an ARRAY? An existing file that is no socket is a
- * member; a socket, or a word without '/' that is a served array's export
- * name, is an array. 1 yes, 0 no, or an exit status (> 1 never: -1 for a
- * failure already reported).
+ * Is the first operand an ARRAY? A socket, or a word without '/' that is a
+ * served array's export name, is an array; another path is a member. A word
+ * that is both a file here and an export name is refused as ambiguous. 1
+ * yes, 0 no, or -1 for a failure already reported.
  */
 static int names_array(const char *cmd, const char *op)
 {
 	struct stat st;
-	if (stat(op, &st) == 0)
-		return S_ISSOCK(st.st_mode);
+	bool is_file = stat(op, &st) == 0;
+	if (is_file && S_ISSOCK(st.st_mode))
+		return 1;
 	if (strchr(op, '/'))
 		return 0;
 	const char *req[2] = { "export-is", op };
 	struct find_ctx fc = { .fields = req, .nfields = 2 };
 	if (each_served(cmd, find_one, &fc) < 0)
 		return -1;
+	if (is_file && fc.matches) {
+		fprintf(stderr, "uraid %s: '%s' is both a file here and a served array's name; "
+			"write ./%s for the file, or name the array by its socket (see 'uraid "
+			"status'); nothing was changed\n", cmd, op, op);
+		return -1;
+	}
 	return fc.matches > 0;
 }
 
@@ -489,11 +500,11 @@ static int resolve_member_on(const char *cmd, const char *ctl, const char *arg,
 	int rc = ask(cmd, ctl, owns, 2, &body);
 	if (rc)
 		return rc;
+	/* an older server answers ok without the state: the state is unknown
+	   here, and the server enforces its rules itself */
 	if (!body || !split_owns(body, &state, &path)) {
-		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
-			"serve?); restart it with this version\n", cmd, arg);
-		free(body);
-		return CLI_EXIT_FAIL;
+		state = "unknown";
+		path = (char *)owns[1];
 	}
 	rc = push_member(tl, ctl, path, state) ? CLI_EXIT_FAIL : 0;
 	free(body);
@@ -521,9 +532,8 @@ static int resolve_member_anywhere(const char *cmd, const char *arg, struct targ
 		return CLI_EXIT_FAIL;
 	}
 	if (!split_owns(fc.body, &state, &path)) {
-		fprintf(stderr, "uraid %s: the server gave no state for %s (an older uraid "
-			"serve?); restart it with this version\n", cmd, arg);
-		return CLI_EXIT_FAIL;
+		state = "unknown";      /* an older server: it enforces its rules itself */
+		path = (char *)owns[1];
 	}
 	return push_member(tl, fc.found, path, state) ? CLI_EXIT_FAIL : 0;
 }
@@ -536,9 +546,30 @@ static int resolve_member_anywhere(const char *cmd, const char *arg, struct targ
 static int array_members(const char *cmd, const char *ctl, const char *keyword,
 			 char *export_name, size_t len, struct target_list *tl)
 {
-	const char *fields[1] = { "members" };
-	char *body = NULL;
-	int rc = ask(cmd, ctl, fields, 1, &body);
+	/* the name alone is cheap; whether a device is gone is asked only for
+	   "detached" */
+	bool detached = keyword && !strcmp(keyword, "detached");
+	const char *fields[2] = { keyword ? "members" : "name", "detached" };
+	char *body = NULL, msg[CTL_MAX_LINE];
+	size_t blen = 0;
+	int rc;
+	if (!keyword) {
+		/* an older server without "name" refuses it: the name is unknown */
+		FILE *f = open_memstream(&body, &blen);
+		rc = f ? ctl_call(ctl, fields, 1, f, msg, sizeof(msg)) : -ENOMEM;
+		if (f)
+			fclose(f);
+		if (rc < 0) {
+			fprintf(stderr, "uraid %s: %s\n", cmd, f ? msg : "out of memory");
+			free(body);
+			return CLI_EXIT_FAIL;
+		}
+		snprintf(export_name, len, "%.*s", rc == 0 && body ? (int)strcspn(body, "\n") : 1,
+			 rc == 0 && body ? body : "?");
+		free(body);
+		return 0;
+	}
+	rc = ask(cmd, ctl, fields, detached ? 2 : 1, &body);
 	if (rc)
 		return rc;
 	for (char *line = body, *next; line && *line; line = next) {
@@ -555,7 +586,7 @@ static int array_members(const char *cmd, const char *ctl, const char *keyword,
 		}
 		if (nf == 2 && !strcmp(f[0], "export")) {
 			snprintf(export_name, len, "%s", f[1]);
-		} else if (nf == 4 && !strcmp(f[0], "member") && keyword) {
+		} else if (nf == 4 && !strcmp(f[0], "member")) {
 			bool pick = !strcmp(keyword, "failed") ? !strcmp(f[1], "faulty")
 				    : !strcmp(f[2], "1");
 			if (pick && push_member(tl, ctl, f[3], f[1])) {
@@ -658,11 +689,21 @@ static int member_cmd(int argc, char **argv, const char *cmd, void (*usage)(FILE
 			rc = array_members(cmd, tl.v[i].ctl, NULL, tl.v[i].export_name,
 					   sizeof(tl.v[i].export_name), NULL);
 	}
-	/* md's rule, checked here so that nothing is removed before a refusal */
+	/*
+	 * md's rule, checked here so that nothing is removed before a refusal:
+	 * only a faulty, spare or stale member leaves (a spare being rebuilt
+	 * into a slot shows as rebuilding or replacing, and is refused too).
+	 * "unknown" (an older server that does not say) is left to the server.
+	 * fail is not checked so: several members failed together may be more
+	 * than the array survives; as mdadm, the server fails them in turn and
+	 * refuses the first one the array cannot lose.
+	 */
 	for (unsigned i = 0; i < tl.n && !rc && !fail; i++) {
-		if (!strcmp(tl.v[i].state, "in-sync")) {
-			fprintf(stderr, "uraid remove: %s is in sync in '%s'; fail it first "
-				"('uraid fail %s %s'), nothing was removed\n", tl.v[i].path,
+		const char *s = tl.v[i].state;
+		if (strcmp(s, "faulty") && strcmp(s, "spare") && strcmp(s, "stale") &&
+		    strcmp(s, "unknown")) {
+			fprintf(stderr, "uraid remove: %s is %s in '%s'; fail it first "
+				"('uraid fail %s %s'), nothing was removed\n", tl.v[i].path, s,
 				tl.v[i].export_name, tl.v[i].export_name, tl.v[i].path);
 			rc = CLI_EXIT_FAIL;
 		}
@@ -1075,6 +1116,12 @@ static int check_new_device(const char *cmd, const char *ctl, const char *dev)
 		return CLI_EXIT_FAIL;
 	}
 	const char *owns[2] = { "owns", absolute(dev, abs) };
+	if (strpbrk(owns[1], "\t\n")) {
+		fprintf(stderr, "uraid %s: the path '%s' holds a tab or a newline, which the "
+			"control socket cannot carry; rename it or give a symlink to it; nothing was "
+			"changed\n", cmd, owns[1]);
+		return CLI_EXIT_FAIL;
+	}
 	FILE *null = fopen("/dev/null", "w");
 	int rc = null ? ctl_call(ctl, owns, 2, null, msg, sizeof(msg)) : -ENOMEM;
 	if (null)

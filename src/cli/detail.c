@@ -70,9 +70,8 @@ int cmd_detail(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "uraid detail: %s\n", err);
 		uraid_engine_destroy(e);
-		/* too few members to run (assemble.c's "cannot start"): mdadm's
-		   "failed", not an error looking */
-		if (test && rc == -EINVAL && strstr(err, "cannot start"))
+		/* too few members to run: mdadm's "failed", not an error looking */
+		if (test && rc == -ENODEV)
 			return 2;
 		return failed;
 	}

@@ -355,6 +355,15 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	}
 	o->members = (const char *const *)argv + optind;
 	o->nmembers = (unsigned)(argc - optind);
+	/* the control protocol's answers are lines of tab-separated fields:
+	   a member path must fit in one field */
+	for (unsigned i = 0; i < o->nmembers; i++)
+		if (strpbrk(o->members[i], "\t\n")) {
+			fprintf(stderr, "uraid serve: the member path '%s' holds a tab or a newline, "
+				"which the control socket cannot carry; rename it or give a symlink "
+				"to it\n", o->members[i]);
+			return CLI_EXIT_USAGE;
+		}
 	return -1;
 }
 

@@ -179,45 +179,43 @@ static void verb_owns(void *arg, const struct ctl_request *rq, FILE *out)
 	ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
 }
 
-/*
- * mdadm's "detached": the member's device or file is gone from where it was
- * opened (a pulled disk, a deleted image file). The server still holds it
- * open, so the path is what tells: it no longer names anything, or a block
- * device whose driver is gone.
- */
-static bool member_detached(const char *path)
+/* the export name alone: cheap, for clients that only want to name the array */
+static void verb_name(void *arg, const struct ctl_request *rq, FILE *out)
 {
-	struct stat sb;
+	const struct serve_state *st = arg;
+	char line[300];
+	int n = snprintf(line, sizeof(line), "%s\n", st->export_name);
 
-	if (stat(path, &sb) != 0)
-		return errno == ENOENT || errno == ENOTDIR || errno == ENXIO || errno == ENODEV;
-	if (!S_ISBLK(sb.st_mode))
-		return false;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENXIO || errno == ENODEV;
-	close(fd);
-	return false;
+	ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
 }
 
-/* "export\tNAME\n", then "member\tSTATE\tDETACHED\tPATH\n" for each member
- * (DETACHED 0 or 1): what the keywords failed and detached pick from */
+/*
+ * "export\tNAME\n", then "member\tSTATE\tDETACHED\tPATH\n" for each member:
+ * what the keywords failed and detached pick from. DETACHED (mdadm's: the
+ * member's device or file is gone) is 0 or 1 when the request asks for it
+ * ("members detached"; see uraid_array_member_detached), else "-".
+ */
 static void verb_members(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	const struct serve_state *st = arg;
 	struct uraid_array_status *as = malloc(sizeof(*as));
-	char *body = NULL;
+	bool want_detached = rq->nfields == 2 && !strcmp(rq->field[1], "detached");
+	char *body = NULL, msg[128];
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
+	int rc = -ENOMEM;
 
-	if (!as || !f || uraid_array_status(st->array, as) != 0) {
-		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	if (!as || !f || (rc = uraid_array_status(st->array, as)) != 0) {
+		snprintf(msg, sizeof(msg), "cannot read the array's status: %s", strerror(-rc));
+		ctl_reply(out, CLI_EXIT_FAIL, msg, NULL, 0);
 	} else {
 		fprintf(f, "export\t%s\n", st->export_name);
 		for (unsigned i = 0; i < as->nmembers; i++) {
 			const struct uraid_member_status *m = &as->members[i];
-			fprintf(f, "member\t%s\t%d\t%s\n", m->replacing ? "replacing"
-				: cli_member_state_name(m->state), member_detached(m->path), m->path);
+			int d = want_detached ? uraid_array_member_detached(st->array, i) : -1;
+			fprintf(f, "member\t%s\t%s\t%s\n", m->replacing ? "replacing"
+				: cli_member_state_name(m->state), d < 0 ? "-" : d ? "1" : "0",
+				m->path);
 		}
 		fflush(f);
 		ctl_reply(out, 0, NULL, body, len);
@@ -234,9 +232,11 @@ static void verb_health(void *arg, const struct ctl_request *rq, FILE *out)
 	const struct serve_state *st = arg;
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	char line[128];
+	int rc = -ENOMEM;
 
-	if (!as || uraid_array_status(st->array, as) != 0) {
-		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+	if (!as || (rc = uraid_array_status(st->array, as)) != 0) {
+		snprintf(line, sizeof(line), "cannot read the array's status: %s", strerror(-rc));
+		ctl_reply(out, CLI_EXIT_FAIL, line, NULL, 0);
 	} else {
 		int n = snprintf(line, sizeof(line), "%d %s\n", cli_array_health(as),
 				 cli_array_state(as));
@@ -434,7 +434,9 @@ static const struct ctl_verb serve_verbs[] = {
 	{ "metrics", verb_metrics, NULL, 0, "the array's metrics in Prometheus' text format" },
 	{ "export-is", verb_export_is, NULL, 0, "NAME: ok if the export is NAME" },
 	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok (STATE PATH) if PATH is a member" },
-	{ "members", verb_members, NULL, 0, "the export name, each member's state and path" },
+	{ "name", verb_name, NULL, 0, "the export name" },
+	{ "members", verb_members, NULL, 0, "[detached]: the export name, each member's state "
+	  "(and whether its device is gone) and path" },
 	{ "health", verb_health, NULL, 0, "0 ok, 1 degraded, 2 failed (mdadm --detail --test)" },
 	{ "fail", verb_fail, WHICH_MEMBER, CTL_VERB_CHANGES, "PATH [force]: set a member faulty" },
 	{ "remove", verb_remove, WHICH_MEMBER, CTL_VERB_CHANGES,

@@ -20,8 +20,6 @@ import json, sys
 d = json.load(sys.stdin)
 print(" ".join(sorted("%s:%s" % (m["device"].rsplit("/", 1)[-1], m["state"]) for m in d["members"])))'
 }
-# one_line TEXT: exactly one line
-one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || { echo "$1"; return 1; }; }
 
 m=("$work/d0.img" "$work/d1.img" "$work/d2.img")
 truncate -s 16M "${m[@]}"
@@ -44,6 +42,13 @@ check "  and d1.img is still in sync" test "$(state g)" = "$before"
 out=$(cd "$work" && "$URAID" remove g d1.img 2>&1); rc=$?
 check "remove ARRAY IN-SYNC-MEMBER: refused before anything, exit $rc ($out)" test $rc -ne 0
 check "  nothing changed" test "$(state g)" = "$before"
+
+touch "$work/g"
+out=$(cd "$work" && "$URAID" fail g d1.img 2>&1); rc=$?
+check "fail NAME MEMBER with a file NAME here too: ambiguous, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'both a file here and a served array' <<<\"\$0\"" "$out"
+check "  nothing changed" test "$(state g)" = "$before"
+rm "$work/g"
 
 # ---- ARRAY first, as mdadm /dev/md0 --fail ----
 out=$(cd "$work" && "$URAID" fail g d1.img 2>&1); rc=$?
@@ -72,7 +77,8 @@ c = d["changes"][0]
 assert c["done"] and c["before"] is None and c["after"] in ("spare", "re-added"), d
 ' "$out" || echo "$out"
 out=$("$URAID" add g "$work/nothere.img" 2>&1); rc=$?
-check "add ARRAY MISSING-FILE: exit $rc, one line" bash -c "[ $rc -ne 0 ]" && one_line "$out"
+check "add ARRAY MISSING-FILE: exit $rc" test $rc -ne 0
+check "  in one line" one_line "$out"
 out=$("$URAID" add g "${m[0]}" 2>&1); rc=$?
 check "add ARRAY MEMBER-ALREADY: refused, exit $rc ($out)" \
     bash -c "[ $rc -ne 0 ] && grep -q 'member of the array already' <<<\"\$0\"" "$out"
@@ -100,14 +106,21 @@ for _ in $(seq 200); do
 done
 check "d2.img back in sync" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
 
-# ---- detached: the member's file is gone ----
+# ---- detached: the member's file is gone (a renamed one is not) ----
 mv "${m[2]}" "$work/moved.img"
+out=$("$URAID" fail g detached 2>&1); rc=$?
+check "fail ARRAY detached with d2.img renamed: none detached, exit $rc ($out)" \
+    bash -c "[ $rc -eq 0 ] && grep -q 'no member is detached' <<<\"\$0\"" "$out"
+check "  every member still in sync" \
+    test "$(state g)" = "$before"
+mv "$work/moved.img" "${m[2]}"
+rm "${m[2]}"
 out=$("$URAID" remove g detached 2>&1); rc=$?
 check "remove ARRAY detached of an in-sync member: refused, exit $rc ($out)" \
     bash -c "[ $rc -ne 0 ] && grep -q 'fail it first' <<<\"\$0\"" "$out"
 out=$("$URAID" fail g detached 2>&1); rc=$?
 check "fail ARRAY detached: exit $rc ($out)" test $rc -eq 0
-check "  d2.img (gone) is faulty, the others in sync" \
+check "  d2.img (deleted) is faulty, the others in sync" \
     test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:faulty"
 out=$("$URAID" remove --json g detached 2>&1); rc=$?
 check "remove ARRAY detached: exit $rc, d2.img removed" python3 -c '
@@ -118,13 +131,66 @@ assert [c["device"].rsplit("/", 1)[-1] for c in d["changes"] if c["done"]] == ["
 out=$("$URAID" fail g detached 2>&1); rc=$?
 check "fail ARRAY detached with none: exit $rc, says so ($out)" \
     bash -c "[ $rc -eq 0 ] && grep -q 'no member is detached' <<<\"\$0\"" "$out"
-mv "$work/moved.img" "${m[2]}"
+truncate -s 16M "${m[2]}"
+"$URAID" speed --max=1000 g >/dev/null
 "$URAID" add --force g "${m[2]}" >/dev/null
+out=$("$URAID" remove g "${m[2]}" 2>&1); rc=$?
+check "remove ARRAY MEMBER-BEING-REBUILT: refused on the client, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'is rebuilding.*fail it first' <<<\"\$0\"" "$out"
+"$URAID" speed --max=200000 g >/dev/null
 for _ in $(seq 200); do
     [ "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync" ] && break
     sleep 0.1
 done
-check "d2.img back in sync" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
+check "d2.img (a new file) rebuilt into its slot" \
+    test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
+
+# ---- a path the control socket cannot carry: refused at serve and add ----
+tabbed=$(printf '%s/t\tab.img' "$work")
+truncate -s 16M "$tabbed"
+out=$("$URAID" add g "$tabbed" 2>&1); rc=$?
+check "add ARRAY PATH-WITH-A-TAB: refused, exit $rc ($out)" \
+    bash -c "[ $rc -ne 0 ] && grep -q 'tab or a newline' <<<\"\$0\"" "$out"
+check "  nothing changed" test "$(state g)" = "d0.img:in-sync d1.img:in-sync d2.img:in-sync"
+out=$("$URAID" serve --socket="$work/t.sock" "$tabbed" 2>&1); rc=$?
+check "serve PATH-WITH-A-TAB: refused, exit $rc ($out)" \
+    bash -c "[ $rc -eq 2 ] && grep -q 'tab or a newline' <<<\"\$0\"" "$out"
+rm -f "$tabbed"
+
+# ---- an older server (owns answers ok without a state, no name verb) ----
+# a stand-in on a Unix socket that logs each request and stops by itself
+truncate -s 1M "$work/old.img"
+python3 -c '
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4); s.settimeout(30)
+log = open(sys.argv[2], "a")
+try:
+    while True:
+        c, _ = s.accept()
+        c.sendall(b"uraid-ctl 1\n")
+        line = b""
+        while not line.endswith(b"\n"):
+            b = c.recv(4096)
+            if not b: break
+            line += b
+        f = line.decode().rstrip("\n").split("\t")
+        log.write("\t".join(f) + "\n"); log.flush()
+        if f[0] in ("owns", "fail", "remove"): c.sendall(b"ok\n")
+        else: c.sendall(("error 2 unknown control request \x27%s\x27\n" % f[0]).encode())
+        c.close()
+except socket.timeout:
+    pass
+' "$work/old.ctl" "$work/old.log" &
+oldpid=$!
+for _ in $(seq 50); do [ -S "$work/old.ctl" ] && break; sleep 0.1; done
+out=$("$URAID" fail "$work/old.ctl" "$work/old.img" 2>&1); rc=$?
+check "fail ARRAY MEMBER against an older server: exit $rc ($out)" test $rc -eq 0
+out=$("$URAID" remove "$work/old.ctl" "$work/old.img" 2>&1); rc=$?
+check "remove ARRAY MEMBER against an older server: exit $rc ($out)" test $rc -eq 0
+reached() { grep -qxF "fail"$'\t'"$work/old.img" "$work/old.log" &&
+            grep -qxF "remove"$'\t'"$work/old.img" "$work/old.log"; }
+check "  both reached the server, which enforces its rules" reached || cat -A "$work/old.log"
+kill "$oldpid" 2>/dev/null; wait "$oldpid" 2>/dev/null
 
 # ---- JSON: every report has a version ----
 check "status --json ARRAY has version 1" bash -c \
@@ -145,8 +211,8 @@ assert d["version"] == 1 and d["command"] == "check" and d["result"] == "complet
 assert d["mismatch_sectors"] == 0 and d["done_bytes"] == d["total_bytes"] > 0, d
 ' "$out"
 out=$("$URAID" check --json g 2>&1); rc=$?
-check "check --json without --wait: one-line usage error, exit $rc" \
-    bash -c "[ $rc -eq 2 ]" && one_line "$out"
+check "check --json without --wait: usage error, exit $rc" test $rc -eq 2
+check "  in one line" one_line "$out"
 stop_served g || { echo "the server did not stop cleanly"; fails=$((fails + 1)); }
 
 # ---- detail --test and --json ----
@@ -167,7 +233,6 @@ out=$("$URAID" examine --json "${m[0]}")
 check "examine --json: each element has json_version 1 (version: the superblock's)" python3 -c '
 import json, sys; d = json.loads(sys.argv[1]); assert d[0]["json_version"] == 1, d
 assert d[0]["version"] == "1.2", d' "$out"
-out=$("$URAID" create --json --dry-run --level=1 --raid-devices=2 "$work/x0" "$work/x1" 2>&1)
 truncate -s 8M "$work/x0" "$work/x1"
 out=$("$URAID" create --json --dry-run --level=1 --raid-devices=2 "$work/x0" "$work/x1" 2>&1)
 check "create --json has version 1" python3 -c '
@@ -177,17 +242,18 @@ import json, sys; d = json.loads(sys.argv[1]); assert d["version"] == 1 and not 
 for s in --create -C --assemble -A --detail -D --manage --examine -E --grow --monitor; do
     out=$("$URAID" $s /dev/md0 2>&1); rc=$?
     check "uraid $s: a one-line hint, exit 2 ($out)" \
-        bash -c "[ $rc -eq 2 ] && grep -q \"mdadm\" <<<\"\$0\" && ! grep -q 'unknown command' <<<\"\$0\"" "$out" &&
-        one_line "$out" >/dev/null
+        bash -c "[ $rc -eq 2 ] && grep -q \"mdadm\" <<<\"\$0\" && ! grep -q 'unknown command' <<<\"\$0\"" "$out"
+    check "  in one line" one_line "$out"
 done
 out=$("$URAID" create --level=1 --raid-devices=2 /dev/md0 "$work/x0" "$work/x1" 2>&1); rc=$?
 check "create /dev/md0 ...: explains --name, exit $rc ($out)" \
-    bash -c "[ $rc -eq 2 ] && grep -q -- '--name=md0' <<<\"\$0\"" "$out" && one_line "$out" >/dev/null
+    bash -c "[ $rc -eq 2 ] && grep -q -- '--name=md0' <<<\"\$0\"" "$out"
+check "  in one line" one_line "$out"
 for v in create examine detail status fail remove add replace stop check repair speed zero-superblock; do
     out=$("$URAID" $v --no-such-option x 2>&1); rc=$?
     check "$v --no-such-option: one line 'uraid $v: ...--help', exit $rc" \
-        bash -c "[ $rc -eq 2 ] && grep -q \"^uraid $v: .*uraid $v --help\" <<<\"\$0\"" "$out" &&
-        one_line "$out" >/dev/null
+        bash -c "[ $rc -eq 2 ] && grep -q \"^uraid $v: .*uraid $v --help\" <<<\"\$0\"" "$out"
+    check "  in one line" one_line "$out"
 done
 
 [ $fails -eq 0 ]

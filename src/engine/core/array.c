@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -888,6 +890,32 @@ int uraid_array_latency(struct uraid_array *ua, struct uraid_latency_hist *h)
 	memset(h, 0, sizeof(*h));
 	latency_sum(per, a->e->nreactors, h);
 	return 0;
+}
+
+int uraid_array_member_detached(struct uraid_array *ua, unsigned i)
+{
+	struct array *a = A(ua);
+	struct stat st;
+	char sys[64];
+	int rc;
+
+	pthread_mutex_lock(&a->meta_lock);
+	struct member *m = i < a->nmembers ? a->members[i] : NULL;
+	if (!m || m->fd < 0)
+		rc = -ENOENT;
+	else if (fstat(m->fd, &st) != 0)
+		rc = -errno;
+	else if (S_ISBLK(st.st_mode)) {
+		/* the kernel's entry for the device goes when its driver lets go */
+		snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(st.st_rdev),
+			 minor(st.st_rdev));
+		rc = access(sys, F_OK) != 0 && errno == ENOENT &&
+		     access("/sys/dev/block", F_OK) == 0;      /* no sysfs: cannot tell */
+	} else {
+		rc = st.st_nlink == 0;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
 }
 
 int uraid_array_inject(struct uraid_array *ua, unsigned slot, const struct uraid_fault *f)

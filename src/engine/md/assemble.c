@@ -558,7 +558,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	char why[200], out[400];
 	if (!lv->info.redundant && missing) {
 		left_out_list(c, n, out, sizeof(out));
-		return fail(err, errlen, -EINVAL,
+		return fail(err, errlen, -ENODEV,
 			    "%s array '%s' cannot start: %u of its %u members missing, and it has "
 			    "no redundancy (freshest member %s)%s", level_label(fsb->level),
 			    fsb->set_name, missing, raid_disks, fresh->m->path, out);
@@ -575,7 +575,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		else
 			snprintf(why, sizeof(why), "%u of %u slots missing, it survives %u",
 				 missing, raid_disks, uraid_geom_max_failures(&a->geom));
-		return fail(err, errlen, -EINVAL, "%s array '%s' cannot start: %s (freshest member "
+		return fail(err, errlen, -ENODEV, "%s array '%s' cannot start: %s (freshest member "
 			    "%s)%s", level_label(fsb->level), fsb->set_name, why, fresh->m->path, out);
 	}
 

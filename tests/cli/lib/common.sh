@@ -11,6 +11,8 @@
 #   work_dir NAME           a fresh /tmp/uraid-NAME.* in $work (also the run
 #                           directory's home), removed at exit after the
 #                           server in $spid is stopped
+#   one_line TEXT           TEXT is exactly one line (else prints it, returns 1;
+#                           use it as check's COMMAND so that it counts)
 #   randfile SEED BYTES F   BYTES pseudo-random bytes from SEED into F
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
@@ -55,6 +57,8 @@ work_dir() {
     spid=
     trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 }
+
+one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || { echo "$1"; return 1; }; }
 
 randfile() {
     python3 -c 'import random, sys

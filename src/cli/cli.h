@@ -21,5 +21,6 @@ int cmd_repair(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+int cmd_monitor(int argc, char **argv);
 
 #endif

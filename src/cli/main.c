@@ -26,6 +26,7 @@ static const struct {
 	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
 	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
+	{ "monitor", cmd_monitor, "report failed members, rebuilds and spares of served arrays" },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid monitor: watch the served arrays of this machine and tell people
+ * what happens to them, as mdadm --monitor does.
+ *
+ * The servers push events as they happen (serve_events.c) to the monitor's
+ * datagram socket in the run directory (monitor_proto.h); the monitor asks
+ * each server for its state at its start, after each event and every
+ * --delay seconds, when it also notices servers that went away without a
+ * word. Nothing is polled faster than --delay.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/monitor.h"
+#include "cli/monitor_proto.h"
+#include "common/private_file.h"
+
+#define DELAY_DEFAULT_S 60
+#define DELAY_MAX_S     86400
+/* Datagrams read in one go before the loop looks at signals again. */
+#define EVENTS_PER_ROUND 64
+
+static void monitor_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid monitor [OPTIONS] [--scan] [ARRAY...]\n"
+		"\n"
+		"Watch every array served on this machine (or the ARRAYs named: export names\n"
+		"or md names) and report what happens to them, as mdadm --monitor does. The\n"
+		"servers push events as they happen; the monitor also looks at every array\n"
+		"each --delay seconds (servers that went away without a word).\n"
+		"\n"
+		"Events: Fail, FailSpare, SpareActive, DegradedArray, NewArray,\n"
+		"DeviceDisappeared, RebuildStarted, Rebuild20/40/60/80, RebuildFinished,\n"
+		"SparesMissing, TestMessage, MoveSpare (see uraid(8), MONITOR).\n"
+		"\n"
+		"  -s, --scan               watch every served array (the default)\n"
+		"  -p, --program=CMD        run CMD EVENT ARRAY [MEMBER] for each event (no shell;\n"
+		"                           ARRAY is the export name; output to the log; killed\n"
+		"                           after %d s); default: PROGRAM of the config file\n"
+		"  -m, --mail=ADDR          mail Fail, FailSpare, DegradedArray, SparesMissing and\n"
+		"                           TestMessage events to ADDR through sendmail -t;\n"
+		"                           default: MAILADDR (and MAILFROM) of the config file\n"
+		"      --sendmail=PATH      the sendmail to use (default $URAID_SENDMAIL, else\n"
+		"                           /usr/sbin/sendmail)\n"
+		"      --no-syslog          report on stderr instead of syslog (facility daemon,\n"
+		"                           tag uraid)\n"
+		"  -1, --oneshot            look once: report DegradedArray and SparesMissing for\n"
+		"                           the arrays as they are, move spares, and exit\n"
+		"  -t, --test               report a TestMessage for each array at the start\n"
+		"  -d, --delay=SECONDS      look at every array this often (default %d)\n"
+		"  -f, --daemonise          run in the background; print its pid\n"
+		"  -i, --pid-file=FILE      write the monitor's pid there (removed at exit)\n"
+		"  -c, --config=FILE        the configuration file (default %s, if any):\n"
+		"                           MAILADDR, MAILFROM, PROGRAM, ARRAY spares= and\n"
+		"                           spare-group=\n"
+		"  -h, --help               this text\n"
+		"\n"
+		"Spare groups: arrays whose ARRAY lines have the same spare-group= share spares:\n"
+		"a degraded array without a spare gets one of another array of its group (not\n"
+		"degraded), moved with uraid remove and uraid add (MoveSpare).\n",
+		MONITOR_CHILD_TIMEOUT_S, DELAY_DEFAULT_S, URAID_CONFIG_DEFAULT);
+}
+
+enum { OPT_SENDMAIL = 256, OPT_NO_SYSLOG };
+
+struct monitor_opts {
+	const char *program, *mailaddr, *config;
+};
+
+static bool header_safe(const char *s)
+{
+	return !strpbrk(s, "\r\n");
+}
+
+static int parse_args(int argc, char **argv, struct monitor *m, struct monitor_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "scan", no_argument, NULL, 's' },
+		{ "program", required_argument, NULL, 'p' },
+		{ "alert", required_argument, NULL, 'p' },      /* mdadm's other name */
+		{ "mail", required_argument, NULL, 'm' },
+		{ "sendmail", required_argument, NULL, OPT_SENDMAIL },
+		{ "no-syslog", no_argument, NULL, OPT_NO_SYSLOG },
+		{ "oneshot", no_argument, NULL, '1' },
+		{ "test", no_argument, NULL, 't' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "daemonise", no_argument, NULL, 'f' },
+		{ "daemonize", no_argument, NULL, 'f' },
+		{ "pid-file", required_argument, NULL, 'i' },
+		{ "config", required_argument, NULL, 'c' },
+		/*
+		 * METRICS: `--metrics=HOST:PORT` goes here (serving every watched
+		 * array's Prometheus metrics, written elsewhere and wired at the
+		 * merge): parse it into struct monitor, start the listener in
+		 * cmd_monitor after the socket is bound, and add its descriptor to
+		 * the poll in watch() (see METRICS there).
+		 */
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	m->use_syslog = true;
+	m->delay_s = DELAY_DEFAULT_S;
+	m->sendmail = getenv("URAID_SENDMAIL");
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "sp:m:1td:fi:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': break;
+		case 'p': o->program = optarg; break;
+		case 'm': o->mailaddr = optarg; break;
+		case OPT_SENDMAIL: m->sendmail = optarg; break;
+		case OPT_NO_SYSLOG: m->use_syslog = false; break;
+		case '1': m->oneshot = true; break;
+		case 't': m->test = true; break;
+		case 'f': m->daemonise = true; break;
+		case 'i': m->pid_file = optarg; break;
+		case 'c': o->config = optarg; break;
+		case 'd': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || v == 0 || v > DELAY_MAX_S) {
+				fprintf(stderr, "uraid monitor: --delay=%s: expected seconds, 1..%u\n",
+					optarg, DELAY_MAX_S);
+				return CLI_EXIT_USAGE;
+			}
+			m->delay_s = (unsigned)v;
+			break;
+		}
+		case 'h':
+			monitor_usage(stdout);
+			return CLI_EXIT_OK;
+		default:
+			fprintf(stderr, "uraid monitor: see 'uraid monitor --help'\n");
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (m->oneshot && m->daemonise) {
+		fprintf(stderr, "uraid monitor: --oneshot and --daemonise exclude each other; "
+			"choose one\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (m->sendmail && !*m->sendmail)
+		m->sendmail = NULL;
+	m->names = argv + optind;
+	m->nnames = (unsigned)(argc - optind);
+	return -1;
+}
+
+/* The configuration file, and what it gives that the command line did not. */
+static int load_config(struct monitor *m, const struct monitor_opts *o)
+{
+	char err[1200];
+	int rc = config_load(o->config ? o->config : URAID_CONFIG_DEFAULT, &m->cfg, err,
+			     sizeof(err));
+	if (rc == -ENOENT && !o->config) {
+		memset(&m->cfg, 0, sizeof(m->cfg));     /* none: fine */
+	} else if (rc) {
+		fprintf(stderr, "uraid monitor: %s\n", err);
+		return CLI_EXIT_FAIL;
+	}
+	m->program = o->program ? o->program : m->cfg.program;
+	m->mailaddr = o->mailaddr ? o->mailaddr : m->cfg.mailaddr;
+	m->mailfrom = m->cfg.mailfrom;
+	if ((m->mailaddr && !header_safe(m->mailaddr)) ||
+	    (m->mailfrom && !header_safe(m->mailfrom))) {
+		fprintf(stderr, "uraid monitor: a mail address holds a line break; give one "
+			"address on one line\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (m->program && !*m->program)
+		m->program = NULL;
+	return 0;
+}
+
+/* The monitor's datagram socket: RUNDIR/monitors/PID.sock, mode 0600. */
+static int open_socket(char *path, size_t len)
+{
+	char dir[600], err[700];
+	int dfd = monitor_dir_open(true, dir, sizeof(dir), err, sizeof(err));
+	if (dfd < 0) {
+		fprintf(stderr, "uraid monitor: %s\n", err);
+		return dfd;
+	}
+	close(dfd);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%ld.sock", dir, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(sa.sun_path) || (size_t)n >= len) {
+		fprintf(stderr, "uraid monitor: %s: the run directory's path is too long for a "
+			"socket; set URAID_RUN_DIR to a shorter one\n", dir);
+		return -ENAMETOOLONG;
+	}
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		fprintf(stderr, "uraid monitor: socket: %s\n", strerror(errno));
+		return -errno;
+	}
+	unlink(sa.sun_path);            /* a monitor of this pid that died */
+	mode_t old = umask(0177);
+	int rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (rc < 0) {
+		rc = -errno;
+		fprintf(stderr, "uraid monitor: %s: %s\n", sa.sun_path, strerror(-rc));
+		close(fd);
+		return rc;
+	}
+	snprintf(path, len, "%s", sa.sun_path);
+	return fd;
+}
+
+static void handle_event(struct monitor *m, const struct monitor_event *ev)
+{
+	struct mon_array *a = monitor_find(m, ev->control);
+	if (!a) {
+		/* a server this monitor has not seen: the registry says whether it is
+		   one (and reports it as NewArray) */
+		monitor_scan(m, false);
+		a = monitor_find(m, ev->control);
+		if (!a || ev->event == monitor_event_known("NewArray"))
+			return;
+	} else if (strcmp(ev->event, "NewArray") == 0) {
+		return;                 /* seen already */
+	}
+	if (strcmp(ev->event, "DeviceDisappeared") == 0) {
+		monitor_report(m, ev->event, a->export_name, NULL, NULL);
+		monitor_drop(m, a);
+		return;
+	}
+	monitor_report(m, ev->event, a->export_name, ev->member, a->control);
+	if (monitor_query(m, a->control, a) == 0)
+		monitor_spare_groups(m);
+}
+
+/* Read what the servers sent; false when the socket failed. */
+static bool read_events(struct monitor *m, int fd)
+{
+	char buf[MONITOR_MSG_MAX + 1];
+	for (int i = 0; i < EVENTS_PER_ROUND; i++) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		struct monitor_event ev;
+		if ((size_t)n > MONITOR_MSG_MAX || monitor_event_parse(buf, (size_t)n, &ev)) {
+			monitor_log(m, LOG_WARNING, "a datagram that is no event was ignored");
+			continue;
+		}
+		handle_event(m, &ev);
+	}
+	return true;
+}
+
+/* Until SIGTERM, SIGINT or SIGHUP. */
+static int watch(struct monitor *m, int fd, int sig_fd)
+{
+	for (;;) {
+		/* METRICS: the listener's descriptor joins this poll (see parse_args) */
+		struct pollfd p[2] = { { .fd = sig_fd, .events = POLLIN },
+				       { .fd = fd, .events = POLLIN } };
+		int rc = poll(p, 2, (int)m->delay_s * 1000);
+		if (rc < 0 && errno != EINTR) {
+			monitor_log(m, LOG_ERR, "poll: %s; stopping", strerror(errno));
+			return CLI_EXIT_FAIL;
+		}
+		if (rc > 0 && (p[0].revents & POLLIN))
+			return CLI_EXIT_OK;
+		if (rc > 0 && (p[1].revents & POLLIN)) {
+			if (!read_events(m, fd)) {
+				monitor_log(m, LOG_ERR, "its socket: %s; stopping", strerror(errno));
+				return CLI_EXIT_FAIL;
+			}
+			continue;
+		}
+		if (rc == 0) {
+			monitor_scan(m, false);
+			monitor_spare_groups(m);
+		}
+	}
+}
+
+static int daemonise(const struct monitor *m)
+{
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "uraid monitor: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		printf("%ld\n", (long)pid);
+		fflush(stdout);
+		_exit(CLI_EXIT_OK);
+	}
+	setsid();
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		if (m->use_syslog)
+			dup2(null, 2);  /* --no-syslog: the reports stay on stderr */
+		if (null > 2)
+			close(null);
+	}
+	return 0;
+}
+
+static void write_pid_file(struct monitor *m)
+{
+	char pid[32], err[700];
+	int n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (uraid_file_replace(m->pid_file, pid, (size_t)n, 0644, err, sizeof(err)))
+		monitor_log(m, LOG_ERR, "cannot write the pid file: %s", err);
+	else
+		m->pid_file_written = true;
+}
+
+int cmd_monitor(int argc, char **argv)
+{
+	struct monitor m = { 0 };
+	struct monitor_opts o = { 0 };
+	int rc = parse_args(argc, argv, &m, &o);
+	if (rc >= 0)
+		return rc;
+	if ((rc = load_config(&m, &o)))
+		return rc;
+	if (gethostname(m.host, sizeof(m.host)) < 0)
+		snprintf(m.host, sizeof(m.host), "localhost");
+	m.host[sizeof(m.host) - 1] = 0;
+	if (m.use_syslog)
+		openlog("uraid", LOG_PID, LOG_DAEMON);
+
+	if (m.oneshot) {
+		monitor_scan(&m, true);
+		monitor_spare_groups(&m);
+		free(m.arrays);
+		config_free(&m.cfg);
+		return CLI_EXIT_OK;
+	}
+
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (m.daemonise && daemonise(&m))
+		return CLI_EXIT_FAIL;
+	int sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	char sock_path[108];
+	/* bound before the first look: no event falls in between */
+	int fd = sig_fd < 0 ? -1 : open_socket(sock_path, sizeof(sock_path));
+	if (fd < 0) {
+		if (sig_fd < 0)
+			fprintf(stderr, "uraid monitor: signalfd: %s\n", strerror(errno));
+		else
+			close(sig_fd);
+		config_free(&m.cfg);
+		return CLI_EXIT_FAIL;
+	}
+	if (m.pid_file)
+		write_pid_file(&m);
+	monitor_scan(&m, true);
+	monitor_spare_groups(&m);
+	int status = watch(&m, fd, sig_fd);
+
+	close(fd);
+	unlink(sock_path);
+	close(sig_fd);
+	if (m.pid_file_written) {
+		char text[32];
+		if (uraid_file_read_at(AT_FDCWD, m.pid_file, text, sizeof(text)) > 0 &&
+		    strtol(text, NULL, 10) == (long)getpid())
+			unlink(m.pid_file);
+	}
+	free(m.arrays);
+	config_free(&m.cfg);
+	return status;
+}

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What uraid monitor knows of each served array: asked of its server
+ * ("monitor-state", monitor_proto.h) at the start, after each event and
+ * every --delay; the events mdadm reports for an array it first sees; and
+ * spare groups, which move a spare from one array to a degraded other
+ * through the servers' own `remove` and `add`.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <uraid/superblock.h>
+
+#include "cli/monitor.h"
+#include "cli/monitor_proto.h"
+#include "ctl/ctl.h"
+
+/* The answer's limit: a line per member and one for the array. */
+#define STATE_MAX_BYTES (64 * 1024)
+
+static int split_tabs(char *line, char **field, int max)
+{
+	int n = 0;
+	for (char *p = line; n < max;) {
+		field[n++] = p;
+		p = strchr(p, '\t');
+		if (!p)
+			break;
+		*p++ = 0;
+	}
+	return n;
+}
+
+static int parse_uint(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+	if (!*s || *end || v > max)
+		return -EPROTO;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The answer's lines into a; every field checked. */
+static int parse_state(char *text, struct mon_array *a)
+{
+	bool have_array = false;
+	char *save = NULL;
+
+	a->nmembers = 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *f[10];
+		int n = split_tabs(line, f, 10);
+		unsigned running, slot_plus;
+		if (n == 9 && strcmp(f[0], "array") == 0) {
+			if (strlen(f[1]) >= sizeof(a->export_name) || strlen(f[3]) >= sizeof(a->name) ||
+			    strlen(f[7]) >= sizeof(a->job) ||
+			    parse_uint(f[4], URAID_MAX_MEMBERS, &a->raid_disks) ||
+			    parse_uint(f[5], URAID_MAX_MEMBERS, &a->degraded) ||
+			    parse_uint(f[8], 1, &running))
+				return -EPROTO;
+			strcpy(a->export_name, f[1]);
+			a->has_uuid = uraid_uuid_parse(f[2], a->uuid) == 0;
+			strcpy(a->name, f[3]);
+			strcpy(a->job, f[7]);
+			a->running = running;
+			have_array = true;
+		} else if (n == 4 && strcmp(f[0], "member") == 0) {
+			if (a->nmembers >= URAID_MAX_MEMBERS)
+				return -EPROTO;
+			struct mon_member *mm = &a->members[a->nmembers];
+			/* the slot, -1 for none */
+			bool none = strcmp(f[3], "-1") == 0;
+			if (strlen(f[1]) >= sizeof(mm->path) || !*f[1] ||
+			    strlen(f[2]) >= sizeof(mm->state) ||
+			    (!none && parse_uint(f[3], URAID_MAX_MEMBERS, &slot_plus)))
+				return -EPROTO;
+			strcpy(mm->path, f[1]);
+			strcpy(mm->state, f[2]);
+			mm->slot = none ? -1 : (int)slot_plus;
+			a->nmembers++;
+		} else {
+			return -EPROTO;
+		}
+	}
+	return have_array ? 0 : -EPROTO;
+}
+
+int monitor_query(struct monitor *m, const char *control, struct mon_array *a)
+{
+	const char *fields[] = { MONITOR_STATE_VERB };
+	char msg[512], *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	if (!out)
+		return -ENOMEM;
+	int rc = ctl_call(control, fields, 1, out, msg, sizeof(msg));
+	fclose(out);
+	if (rc == 0 && len > STATE_MAX_BYTES)
+		rc = -EPROTO;
+	if (rc == 0) {
+		if (a->control != control)
+			snprintf(a->control, sizeof(a->control), "%s", control);
+		rc = parse_state(text, a);
+		if (rc)
+			monitor_log(m, LOG_ERR, "%s: an answer uraid monitor does not understand "
+				    "(a server of another version?)", control);
+	} else if (rc > 0) {
+		monitor_log(m, LOG_ERR, "%s: %s", control, msg);
+	}
+	free(text);
+	return rc;
+}
+
+unsigned monitor_count(const struct mon_array *a, const char *state)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		n += strcmp(a->members[i].state, state) == 0;
+	return n;
+}
+
+struct mon_array *monitor_find(struct monitor *m, const char *control)
+{
+	for (unsigned i = 0; i < m->narrays; i++)
+		if (strcmp(m->arrays[i].control, control) == 0)
+			return &m->arrays[i];
+	return NULL;
+}
+
+void monitor_drop(struct monitor *m, struct mon_array *a)
+{
+	unsigned i = (unsigned)(a - m->arrays);
+	memmove(&m->arrays[i], &m->arrays[i + 1], (m->narrays - i - 1) * sizeof(*a));
+	m->narrays--;
+}
+
+/* Is a among the ARRAY arguments (all are when none was given)? By its
+ * export name, or its md name with or without mdadm's "host:". */
+static bool wanted(const struct monitor *m, const struct mon_array *a)
+{
+	const char *colon = strchr(a->name, ':');
+	if (!m->nnames)
+		return true;
+	for (unsigned i = 0; i < m->nnames; i++)
+		if (!strcmp(m->names[i], a->export_name) || !strcmp(m->names[i], a->name) ||
+		    (colon && !strcmp(m->names[i], colon + 1)))
+			return true;
+	return false;
+}
+
+/* What mdadm reports of an array it sees for the first time. */
+static void first_seen(struct monitor *m, struct mon_array *a, bool initial)
+{
+	a->conf = config_find_array(&m->cfg, a->uuid, a->name);
+	if (!initial)
+		monitor_report(m, "NewArray", a->export_name, NULL, a->control);
+	if (m->test)
+		monitor_report(m, "TestMessage", a->export_name, NULL, a->control);
+	if (a->degraded)
+		monitor_report(m, "DegradedArray", a->export_name, NULL, a->control);
+	if (a->conf && a->conf->spares >= 0 &&
+	    monitor_count(a, "spare") < (unsigned)a->conf->spares)
+		monitor_report(m, "SparesMissing", a->export_name, NULL, a->control);
+}
+
+struct scan_ctx {
+	struct monitor *m;
+	bool initial;
+};
+
+static int scan_one(const char *control, void *arg)
+{
+	struct scan_ctx *sc = arg;
+	struct monitor *m = sc->m;
+	struct mon_array *known = monitor_find(m, control);
+	struct mon_array *a = malloc(sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	memset(a, 0, sizeof(*a));
+	int rc = monitor_query(m, control, a);
+	if (rc == 0 && known) {
+		a->conf = known->conf;
+		*known = *a;
+		known->seen = true;
+	} else if (rc == 0 && wanted(m, a)) {
+		if (m->narrays == m->cap) {
+			unsigned cap = m->cap ? 2 * m->cap : 8;
+			struct mon_array *n = realloc(m->arrays, cap * sizeof(*n));
+			if (!n) {
+				free(a);
+				return -ENOMEM;
+			}
+			m->arrays = n;
+			m->cap = cap;
+		}
+		a->seen = true;
+		m->arrays[m->narrays++] = *a;
+		first_seen(m, &m->arrays[m->narrays - 1], sc->initial);
+	}
+	free(a);
+	return rc < 0 ? rc : 0;
+}
+
+void monitor_scan(struct monitor *m, bool initial)
+{
+	struct scan_ctx sc = { m, initial };
+	char err[600];
+
+	for (unsigned i = 0; i < m->narrays; i++)
+		m->arrays[i].seen = false;
+	if (ctl_for_each(scan_one, &sc, err, sizeof(err)) < 0) {
+		monitor_log(m, LOG_ERR, "%s", err);
+		return;         /* nothing is known to be gone */
+	}
+	for (unsigned i = 0; i < m->narrays;) {
+		struct mon_array *a = &m->arrays[i];
+		if (a->seen) {
+			i++;
+			continue;
+		}
+		monitor_report(m, "DeviceDisappeared", a->export_name, NULL, NULL);
+		monitor_drop(m, a);
+	}
+}
+
+/* ---- spare groups ---- */
+
+/* A spare free to go: not being rebuilt onto, not a replacement. */
+static const struct mon_member *free_spare(const struct mon_array *a)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (strcmp(a->members[i].state, "spare") == 0)
+			return &a->members[i];
+	return NULL;
+}
+
+static int call(struct monitor *m, const char *control, const char *verb, const char *path,
+		bool force)
+{
+	const char *fields[] = { verb, path, "force" };
+	char msg[512];
+	FILE *out = fopen("/dev/null", "w");
+	int rc = ctl_call(control, fields, force ? 3 : 2, out, msg, sizeof(msg));
+	if (out)
+		fclose(out);
+	if (rc)
+		monitor_log(m, LOG_ERR, "spare group: %s %s: %s", verb, path,
+			    rc < 0 ? strerror(-rc) : msg);
+	return rc;
+}
+
+/* Move a spare of from (in the same group) to to; true when it moved. */
+static bool move_spare(struct monitor *m, struct mon_array *to, struct mon_array *from)
+{
+	const struct mon_member *sp = free_spare(from);
+	char path[sizeof(sp->path)];
+	if (!sp)
+		return false;
+	snprintf(path, sizeof(path), "%s", sp->path);
+	if (call(m, from->control, "remove", path, false))
+		return false;
+	/* its superblock names the other array: overwritten, as mdadm does */
+	if (call(m, to->control, "add", path, true)) {
+		if (call(m, from->control, "add", path, true) == 0)
+			monitor_log(m, LOG_ERR, "spare group: %s went back to %s", path,
+				    from->export_name);
+		monitor_query(m, from->control, from);
+		return false;
+	}
+	monitor_log(m, LOG_INFO, "spare group %s: %s moved from %s to %s",
+		    to->conf->spare_group, path, from->export_name, to->export_name);
+	monitor_report(m, "MoveSpare", to->export_name, from->export_name, to->control);
+	monitor_query(m, from->control, from);
+	monitor_query(m, to->control, to);
+	return true;
+}
+
+void monitor_spare_groups(struct monitor *m)
+{
+	for (unsigned i = 0; i < m->narrays; i++) {
+		struct mon_array *to = &m->arrays[i];
+		/* degraded, with no spare of its own and nothing being rebuilt */
+		if (!to->conf || !to->conf->spare_group || !to->degraded ||
+		    monitor_count(to, "spare") || monitor_count(to, "rebuilding") ||
+		    monitor_count(to, "replacing"))
+			continue;
+		for (unsigned j = 0; j < m->narrays; j++) {
+			struct mon_array *from = &m->arrays[j];
+			if (j == i || !from->conf || !from->conf->spare_group ||
+			    strcmp(from->conf->spare_group, to->conf->spare_group) != 0 ||
+			    from->degraded)
+				continue;
+			if (move_spare(m, to, from))
+				break;
+		}
+	}
+}

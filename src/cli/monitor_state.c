@@ -55,17 +55,17 @@ static int parse_state(char *text, struct mon_array *a)
 		char *f[10];
 		int n = split_tabs(line, f, 10);
 		unsigned running, slot_plus;
-		if (n == 9 && strcmp(f[0], "array") == 0) {
+		if (n == 8 && strcmp(f[0], "array") == 0) {
 			if (strlen(f[1]) >= sizeof(a->export_name) || strlen(f[3]) >= sizeof(a->name) ||
-			    strlen(f[7]) >= sizeof(a->job) ||
+			    strlen(f[6]) >= sizeof(a->job) ||
 			    parse_uint(f[4], URAID_MAX_MEMBERS, &a->raid_disks) ||
 			    parse_uint(f[5], URAID_MAX_MEMBERS, &a->degraded) ||
-			    parse_uint(f[8], 1, &running))
+			    parse_uint(f[7], 1, &running))
 				return -EPROTO;
 			strcpy(a->export_name, f[1]);
 			a->has_uuid = uraid_uuid_parse(f[2], a->uuid) == 0;
 			strcpy(a->name, f[3]);
-			strcpy(a->job, f[7]);
+			strcpy(a->job, f[6]);
 			a->running = running;
 			have_array = true;
 		} else if (n == 4 && strcmp(f[0], "member") == 0) {
@@ -155,7 +155,11 @@ static bool wanted(const struct monitor *m, const struct mon_array *a)
 /* What mdadm reports of an array it sees for the first time. */
 static void first_seen(struct monitor *m, struct mon_array *a, bool initial)
 {
+	/* name= as written in the superblock, or without mdadm's "host:" */
+	const char *colon = strchr(a->name, ':');
 	a->conf = config_find_array(&m->cfg, a->uuid, a->name);
+	if (!a->conf && colon)
+		a->conf = config_find_array(&m->cfg, a->uuid, colon + 1);
 	if (!initial)
 		monitor_report(m, "NewArray", a->export_name, NULL, a->control);
 	if (m->test)

@@ -143,7 +143,7 @@ static bool was_spare(const struct ev_member *m)
 }
 
 static void compare(struct serve_state *st, const struct ev_snapshot *old,
-		    const struct ev_snapshot *now)
+		    struct ev_snapshot *now)
 {
 	static const char *const rebuild_step[] = { NULL, "Rebuild20", "Rebuild40", "Rebuild60",
 						    "Rebuild80" };
@@ -158,8 +158,15 @@ static void compare(struct serve_state *st, const struct ev_snapshot *old,
 		send_event(st, "RebuildFinished", NULL);
 	for (unsigned i = 0; i < now->nmembers; i++) {
 		const struct ev_member *o = find(old, now->m[i].path);
-		if (o && was_spare(o) && now->m[i].state == URAID_MEMBER_IN_SYNC &&
-		    !now->m[i].replacing)
+		if (!o || !was_spare(o) || now->m[i].state != URAID_MEMBER_IN_SYNC ||
+		    now->m[i].replacing)
+			continue;
+		/* the engine moves the spare into its slot just before its job
+		   counts as ended: kept as it was until then, so that
+		   RebuildFinished comes first, as in mdadm */
+		if (now->running && !new_job)
+			now->m[i] = *o;
+		else
 			send_event(st, "SpareActive", now->m[i].path);
 	}
 	if (new_job && now->job) {

@@ -6,7 +6,8 @@
 # with the configured From and mdadm's subject; --oneshot on the array left
 # degraded reports DegradedArray (mailed too) and exits; a spare added then
 # is rebuilt onto, reported the same way; the server stopping is reported
-# as DeviceDisappeared; --daemonise with --pid-file. Bounded waits (30 s).
+# as DeviceDisappeared; --daemonise with --pid-file; datagrams that are no
+# event are ignored. Bounded waits (30 s).
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -103,6 +104,19 @@ check "RebuildStarted is not mailed (mdadm mails Fail, FailSpare, DegradedArray,
     bash -c "! grep -l '^Subject: Rebuild' $work/mail.[0-9]*"
 check "the status says the spare holds slot 1" \
     bash -c "'$URAID' status data | grep -E 'in-sync.*${d[2]}'"
+
+# datagrams that are no event, or name a server that is not listed, change nothing
+python3 - "$URAID_RUN_DIR/monitors/$mpid.sock" "$work" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for d in [b"garbage", b"uraid-event 1\tBogus\tdata\t\t/x.ctl\n", b"uraid-event 1\t" + b"A" * 5000,
+          b"uraid-event 1\tFail\tdata\t\0\t/x.ctl\n",
+          ("uraid-event 1\tFail\tghost\t/dev/sdz\t%s/nothing.ctl\n" % sys.argv[2]).encode()]:
+    s.sendto(d, sys.argv[1])
+PY
+check "malformed datagrams are logged and ignored" wait_for "$work/monitor.err" 'no event was ignored'
+check "... and an event of a server that is not listed is not reported" \
+    bash -c "! grep -qE 'Bogus|ghost' $work/events $work/monitor.err"
 
 # degraded, no spare: --oneshot reports DegradedArray (and SparesMissing:
 # the config wants one spare) and exits

@@ -60,7 +60,8 @@ static void monitor_usage(FILE *f)
 		"      --no-syslog          report on stderr instead of syslog (facility daemon,\n"
 		"                           tag uraid)\n"
 		"  -1, --oneshot            look once: report DegradedArray and SparesMissing for\n"
-		"                           the arrays as they are, move spares, and exit\n"
+		"                           the arrays as they are, move spares, and exit (1 when\n"
+		"                           an ARRAY named is not served)\n"
 		"  -t, --test               report a TestMessage for each array at the start\n"
 		"  -d, --delay=SECONDS      look at every array this often (default %d)\n"
 		"  -f, --daemonise          run in the background; print its pid\n"
@@ -293,6 +294,27 @@ static int watch(struct monitor *m, int fd, int sig_fd)
 	}
 }
 
+/* ARRAY arguments that name no served array: told once, at the start. */
+static unsigned names_not_served(struct monitor *m)
+{
+	unsigned missing = 0;
+	for (unsigned i = 0; i < m->nnames; i++) {
+		bool found = false;
+		for (unsigned j = 0; j < m->narrays && !found; j++) {
+			const char *name = m->arrays[j].name, *colon = strchr(name, ':');
+			found = !strcmp(m->names[i], m->arrays[j].export_name) ||
+				!strcmp(m->names[i], name) || (colon && !strcmp(m->names[i], colon + 1));
+		}
+		if (!found) {
+			fprintf(stderr, "uraid monitor: '%s' is not served now%s (uraid status lists "
+				"the served arrays)\n", m->names[i],
+				m->oneshot ? "" : "; it is watched once it is");
+			missing++;
+		}
+	}
+	return missing;
+}
+
 static int daemonise(const struct monitor *m)
 {
 	pid_t pid = fork();
@@ -342,13 +364,15 @@ int cmd_monitor(int argc, char **argv)
 	m.host[sizeof(m.host) - 1] = 0;
 	if (m.use_syslog)
 		openlog("uraid", LOG_PID, LOG_DAEMON);
+	signal(SIGPIPE, SIG_IGN);       /* a sendmail or server that went away */
 
 	if (m.oneshot) {
 		monitor_scan(&m, true);
 		monitor_spare_groups(&m);
+		rc = names_not_served(&m) ? CLI_EXIT_FAIL : CLI_EXIT_OK;
 		free(m.arrays);
 		config_free(&m.cfg);
-		return CLI_EXIT_OK;
+		return rc;
 	}
 
 	sigset_t set;
@@ -357,7 +381,6 @@ int cmd_monitor(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);
 	if (m.daemonise && daemonise(&m))
 		return CLI_EXIT_FAIL;
 	int sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -375,6 +398,7 @@ int cmd_monitor(int argc, char **argv)
 	if (m.pid_file)
 		write_pid_file(&m);
 	monitor_scan(&m, true);
+	names_not_served(&m);
 	monitor_spare_groups(&m);
 	int status = watch(&m, fd, sig_fd);
 

@@ -121,6 +121,7 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);  /* the monitor blocks some */
+		signal(SIGPIPE, SIG_DFL);               /* and ignores this one */
 		setpgid(0, 0);                          /* killed with what it starts */
 		int null = open("/dev/null", O_RDONLY);
 		dup2(input ? in[0] : null, 0);

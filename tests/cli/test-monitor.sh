@@ -165,5 +165,9 @@ check "--delay=0 is refused with one line" bash -c "[ $rc -eq 2 ] && [ \$(wc -l 
 "$URAID" monitor --config="$work/missing.conf" --oneshot 2>"$work/err"; rc=$?
 check "a --config that does not exist is an error" bash -c "[ $rc -ne 0 ] && grep -q missing.conf $work/err"
 
+"$URAID" monitor --oneshot --no-syslog nosuch 2>"$work/err"; rc=$?
+check "--oneshot with an ARRAY that is not served: exit 1, one line naming it" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <$work/err) -eq 1 ] && grep -q \"'nosuch' is not served\" $work/err"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

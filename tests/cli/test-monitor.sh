@@ -4,8 +4,9 @@
 # uraid fail -> Fail, RebuildStarted, [Rebuild20..80,] RebuildFinished,
 # SpareActive); mail goes through a fake sendmail for Fail and TestMessage
 # with the configured From and mdadm's subject; --oneshot on the array left
-# degraded reports DegradedArray (mailed too) and exits; a spare added then
-# is rebuilt onto, reported the same way; the server stopping is reported
+# degraded reports DegradedArray (mailed too) and exits (to syslog too); a
+# spare added then fails while rebuilt onto (FailSpare, mailed), the next
+# one is rebuilt onto, reported as the first; the server stopping is reported
 # as DeviceDisappeared; --daemonise with --pid-file; datagrams that are no
 # event are ignored. Bounded waits (30 s).
 set -u
@@ -63,7 +64,7 @@ mail_with() {   # mail_with SUBJECT: a mail with that subject, its file name (30
     return 1
 }
 
-d=("$work/d0" "$work/d1" "$work/d2" "$work/d3")
+d=("$work/d0" "$work/d1" "$work/d2" "$work/d3" "$work/d4")
 truncate -s 40M "${d[@]}"
 "$URAID" create --level=1 --raid-devices=2 --name=data --run "${d[0]}" "${d[1]}" >/dev/null
 # slow enough for the progress events to be seen (40 MiB at 8 MiB/s)
@@ -138,7 +139,17 @@ check "--oneshot logged it on stderr" grep -q "DegradedArray event on data" "$wo
 # another spare: rebuilt onto, reported again
 "$URAID" remove "${d[0]}" >/dev/null
 "$URAID" add data "${d[3]}" >/dev/null
-check "add another spare: rebuilt, SpareActive" wait_for "$work/events" "^SpareActive data ${d[3]}\$"
+check "add another spare: its rebuild starts (a second RebuildStarted)" \
+    bash -c "for i in \$(seq 300); do [ \$(grep -c '^RebuildStarted data$' $work/events) -ge 2 ] && exit 0; sleep 0.1; done; exit 1"
+"$URAID" fail "${d[3]}" >/dev/null
+check "the spare failed while rebuilt onto: FailSpare" wait_for "$work/events" "^FailSpare data ${d[3]}\$"
+check "... mailed" test -n "$(mail_with 'FailSpare event on data:.*')"
+"$URAID" remove "${d[3]}" >/dev/null
+"$URAID" add data "${d[4]}" >/dev/null
+check "another spare: rebuilt, SpareActive" wait_for "$work/events" "^SpareActive data ${d[4]}\$"
+check "no SpareActive for the spare that failed" bash -c "! grep -q '^SpareActive data ${d[3]}$' $work/events"
+timeout 30 "$URAID" monitor --oneshot --config="$work/uraid.conf" 2>"$work/err"
+check "--oneshot to syslog: exit 0, nothing on stderr" bash -c "[ $? -eq 0 ] && [ ! -s $work/err ]"
 
 # a second monitor in the background: --daemonise prints its pid, --pid-file
 dpid=$("$URAID" monitor --daemonise --no-syslog --pid-file="$work/mon.pid" \

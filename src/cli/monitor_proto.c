@@ -97,6 +97,12 @@ int monitor_dir_open(bool create, char *buf, size_t len, char *err, size_t errle
 				      err, errlen);
 }
 
+static bool is_socket(int dfd, const char *name)
+{
+	struct stat sb;
+	return fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sb.st_mode);
+}
+
 int monitor_broadcast(const char *msg, size_t len)
 {
 	char dir[600];
@@ -112,7 +118,8 @@ int monitor_broadcast(const char *msg, size_t len)
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	for (struct dirent *de; fd >= 0 && (de = readdir(d));) {
 		size_t nl = strlen(de->d_name);
-		if (de->d_type != DT_SOCK || nl < 6 || strcmp(de->d_name + nl - 5, ".sock") != 0)
+		if ((de->d_type != DT_SOCK && de->d_type != DT_UNKNOWN) || nl < 6 ||
+		    strcmp(de->d_name + nl - 5, ".sock") != 0)
 			continue;
 		struct sockaddr_un sa = { .sun_family = AF_UNIX };
 		int n = snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", dir, de->d_name);
@@ -121,7 +128,7 @@ int monitor_broadcast(const char *msg, size_t len)
 		if (sendto(fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa,
 			   sizeof(sa)) == (ssize_t)len)
 			sent++;
-		else if (errno == ECONNREFUSED)
+		else if (errno == ECONNREFUSED && is_socket(dirfd(d), de->d_name))
 			unlinkat(dirfd(d), de->d_name, 0);      /* its monitor is gone */
 		/* EAGAIN (its queue is full) and the rest: that monitor misses it */
 	}

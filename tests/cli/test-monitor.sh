@@ -141,8 +141,17 @@ check "--oneshot logged it on stderr" grep -q "DegradedArray event on data" "$wo
 "$URAID" add data "${d[3]}" >/dev/null
 check "add another spare: its rebuild starts (a second RebuildStarted)" \
     bash -c "for i in \$(seq 300); do [ \$(grep -c '^RebuildStarted data$' $work/events) -ge 2 ] && exit 0; sleep 0.1; done; exit 1"
+# a monitor killed without cleaning up leaves its socket: a later event (a
+# progress one, or the FailSpare below) removes it
+"$URAID" monitor --no-syslog 2>/dev/null &
+kpid=$!
+for _ in $(seq 100); do [ -S "$URAID_RUN_DIR/monitors/$kpid.sock" ] && break; sleep 0.1; done
+kill -KILL "$kpid"
+wait "$kpid" 2>/dev/null
 "$URAID" fail "${d[3]}" >/dev/null
 check "the spare failed while rebuilt onto: FailSpare" wait_for "$work/events" "^FailSpare data ${d[3]}\$"
+check "... and the server removed the dead monitor's socket" \
+    bash -c "for i in \$(seq 100); do [ -e $URAID_RUN_DIR/monitors/$kpid.sock ] || exit 0; sleep 0.1; done; exit 1"
 check "... mailed" test -n "$(mail_with 'FailSpare event on data:.*')"
 "$URAID" remove "${d[3]}" >/dev/null
 "$URAID" add data "${d[4]}" >/dev/null

@@ -39,10 +39,11 @@ static void monitor_usage(FILE *f)
 	fprintf(f,
 		"Usage: uraid monitor [OPTIONS] [--scan] [ARRAY...]\n"
 		"\n"
-		"Watch every array served on this machine (or the ARRAYs named: export names\n"
-		"or md names) and report what happens to them, as mdadm --monitor does. The\n"
-		"servers push events as they happen; the monitor also looks at every array\n"
-		"each --delay seconds (servers that went away without a word).\n"
+		"Watch every array served on this machine (or the ARRAYs named: export names,\n"
+		"md names, or the config file's /dev/md/... names) and report what happens to\n"
+		"them, as mdadm --monitor does. The servers push events as they happen; the\n"
+		"monitor also looks at every array each --delay seconds (servers that went\n"
+		"away without a word).\n"
 		"\n"
 		"Events: Fail, FailSpare, SpareActive, DegradedArray, NewArray,\n"
 		"DeviceDisappeared, RebuildStarted, Rebuild20/40/60/80, RebuildFinished,\n"
@@ -300,11 +301,8 @@ static unsigned names_not_served(struct monitor *m)
 	unsigned missing = 0;
 	for (unsigned i = 0; i < m->nnames; i++) {
 		bool found = false;
-		for (unsigned j = 0; j < m->narrays && !found; j++) {
-			const char *name = m->arrays[j].name, *colon = strchr(name, ':');
-			found = !strcmp(m->names[i], m->arrays[j].export_name) ||
-				!strcmp(m->names[i], name) || (colon && !strcmp(m->names[i], colon + 1));
-		}
+		for (unsigned j = 0; j < m->narrays && !found; j++)
+			found = monitor_names(&m->arrays[j], m->names[i]);
 		if (!found) {
 			fprintf(stderr, "uraid monitor: '%s' is not served now%s (uraid status lists "
 				"the served arrays)\n", m->names[i],

@@ -67,6 +67,9 @@ unsigned monitor_count(const struct mon_array *a, const char *state);
  * sees), gone ones reported DeviceDisappeared and dropped. */
 void monitor_scan(struct monitor *m, bool initial);
 struct mon_array *monitor_find(struct monitor *m, const char *control);
+/* Does the ARRAY argument arg name a: its export name, its md name (with or
+ * without "host:"), or the device name of its ARRAY line (/dev/md/data)? */
+bool monitor_names(const struct mon_array *a, const char *arg);
 void monitor_drop(struct monitor *m, struct mon_array *a);
 /* Spare groups: move a spare to a degraded array of the same group that
  * has none (MoveSpare). */

@@ -138,16 +138,29 @@ void monitor_drop(struct monitor *m, struct mon_array *a)
 	m->narrays--;
 }
 
-/* Is a among the ARRAY arguments (all are when none was given)? By its
- * export name, or its md name with or without mdadm's "host:". */
-static bool wanted(const struct monitor *m, const struct mon_array *a)
+/* Its ARRAY line: name= as written in the superblock, or without mdadm's "host:". */
+static const struct config_array *find_conf(const struct monitor *m, const struct mon_array *a)
 {
 	const char *colon = strchr(a->name, ':');
+	const struct config_array *c = config_find_array(&m->cfg, a->uuid, a->name);
+	return c || !colon ? c : config_find_array(&m->cfg, a->uuid, colon + 1);
+}
+
+bool monitor_names(const struct mon_array *a, const char *arg)
+{
+	const char *colon = strchr(a->name, ':');
+	return !strcmp(arg, a->export_name) || !strcmp(arg, a->name) ||
+	       (colon && !strcmp(arg, colon + 1)) ||
+	       (a->conf && a->conf->devname && !strcmp(arg, a->conf->devname));
+}
+
+/* Is a among the ARRAY arguments (all are when none was given)? */
+static bool wanted(const struct monitor *m, const struct mon_array *a)
+{
 	if (!m->nnames)
 		return true;
 	for (unsigned i = 0; i < m->nnames; i++)
-		if (!strcmp(m->names[i], a->export_name) || !strcmp(m->names[i], a->name) ||
-		    (colon && !strcmp(m->names[i], colon + 1)))
+		if (monitor_names(a, m->names[i]))
 			return true;
 	return false;
 }
@@ -155,11 +168,6 @@ static bool wanted(const struct monitor *m, const struct mon_array *a)
 /* What mdadm reports of an array it sees for the first time. */
 static void first_seen(struct monitor *m, struct mon_array *a, bool initial)
 {
-	/* name= as written in the superblock, or without mdadm's "host:" */
-	const char *colon = strchr(a->name, ':');
-	a->conf = config_find_array(&m->cfg, a->uuid, a->name);
-	if (!a->conf && colon)
-		a->conf = config_find_array(&m->cfg, a->uuid, colon + 1);
 	if (!initial)
 		monitor_report(m, "NewArray", a->export_name, NULL, a->control);
 	if (m->test)
@@ -190,7 +198,7 @@ static int scan_one(const char *control, void *arg)
 		a->conf = known->conf;
 		*known = *a;
 		known->seen = true;
-	} else if (rc == 0 && wanted(m, a)) {
+	} else if (rc == 0 && (a->conf = find_conf(m, a), wanted(m, a))) {
 		if (m->narrays == m->cap) {
 			unsigned cap = m->cap ? 2 * m->cap : 8;
 			struct mon_array *n = realloc(m->arrays, cap * sizeof(*n));

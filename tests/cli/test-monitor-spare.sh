@@ -74,8 +74,8 @@ check "b's Fail is reported" wait_for "$work/events" "^Fail b $work/b1\$"
 sed "s|$work/events|$work/oneshot.events|" "$work/recorder" >"$work/recorder2"
 chmod +x "$work/recorder2"
 "$URAID" monitor --oneshot --no-syslog --config="$work/uraid.conf" \
-    --program="$work/recorder2" 2>"$work/oneshot.err"
-check "--oneshot: exit 0" test $? -eq 0
+    --program="$work/recorder2" /dev/md/b a 2>"$work/oneshot.err"
+check "--oneshot /dev/md/b a (b by its ARRAY line's name): exit 0" test $? -eq 0
 check "--oneshot: DegradedArray and SparesMissing (spares=1) for b, nothing else" \
     test "$(sort "$work/oneshot.events" | tr '\n' ';')" = "DegradedArray b;SparesMissing b;"
 check "no spare was moved: a's and b's members are as they were" \

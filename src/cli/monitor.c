@@ -27,12 +27,11 @@
 #include "cli/cli.h"
 #include "cli/monitor.h"
 #include "cli/monitor_proto.h"
+#include "common/clock.h"
 #include "common/private_file.h"
 
 #define DELAY_DEFAULT_S 60
 #define DELAY_MAX_S     86400
-/* Datagrams read in one go before the loop looks at signals again. */
-#define EVENTS_PER_ROUND 64
 
 static void monitor_usage(FILE *f)
 {
@@ -244,54 +243,80 @@ static void handle_event(struct monitor *m, const struct monitor_event *ev)
 		monitor_drop(m, a);
 		return;
 	}
-	monitor_report(m, ev->event, a->export_name, ev->member, a->control);
-	if (monitor_query(m, a->control, a) == 0)
+	bool already;
+	monitor_note_event(a, ev->event, ev->member, &already);
+	if (!already) {
+		/* a copy: reporting may drain the socket, and the queue may move */
+		char name[sizeof(a->export_name)], control[sizeof(a->control)];
+		snprintf(name, sizeof(name), "%s", a->export_name);
+		snprintf(control, sizeof(control), "%s", a->control);
+		monitor_report(m, ev->event, name, ev->member, control);
+		a = monitor_find(m, control);
+	}
+	if (a && monitor_refresh(m, a) == 0)
 		monitor_spare_groups(m);
 }
 
-/* Read what the servers sent; false when the socket failed. */
-static bool read_events(struct monitor *m, int fd)
+void monitor_drain(struct monitor *m)
 {
 	char buf[MONITOR_MSG_MAX + 1];
-	for (int i = 0; i < EVENTS_PER_ROUND; i++) {
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	while (m->sock_fd >= 0 && m->qlen < MONITOR_QUEUE_MAX) {
+		ssize_t n = recv(m->sock_fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
 		if (n < 0)
-			return errno == EAGAIN || errno == EINTR;
-		struct monitor_event ev;
-		if ((size_t)n > MONITOR_MSG_MAX || monitor_event_parse(buf, (size_t)n, &ev)) {
+			return;         /* EAGAIN; another error shows in watch's poll */
+		struct monitor_event *ev = &m->queue[(m->qhead + m->qlen) % MONITOR_QUEUE_MAX];
+		if ((size_t)n > MONITOR_MSG_MAX || monitor_event_parse(buf, (size_t)n, ev)) {
 			monitor_log(m, LOG_WARNING, "a datagram that is no event was ignored");
 			continue;
 		}
-		handle_event(m, &ev);
+		m->qlen++;
 	}
+}
+
+/* The oldest event received, handled; false when there is none. */
+static bool handle_next(struct monitor *m)
+{
+	if (!m->qlen)
+		return false;
+	struct monitor_event ev = m->queue[m->qhead];
+	m->qhead = (m->qhead + 1) % MONITOR_QUEUE_MAX;
+	m->qlen--;
+	handle_event(m, &ev);
 	return true;
 }
 
-/* Until SIGTERM, SIGINT or SIGHUP. */
-static int watch(struct monitor *m, int fd, int sig_fd)
+/* Until SIGTERM, SIGINT or SIGHUP. Every array is looked at each --delay
+ * seconds, by the clock: events coming all the time do not put it off. */
+static int watch(struct monitor *m, int sig_fd)
 {
+	uint64_t delay_ns = (uint64_t)m->delay_s * 1000000000ull;
+	uint64_t next_scan = uraid_now_ns() + delay_ns;
 	for (;;) {
+		uint64_t now = uraid_now_ns();
+		if (now >= next_scan) {
+			monitor_scan(m, false);
+			monitor_spare_groups(m);
+			next_scan = uraid_now_ns() + delay_ns;
+			continue;
+		}
 		/* METRICS: the listener's descriptor joins this poll (see parse_args) */
 		struct pollfd p[2] = { { .fd = sig_fd, .events = POLLIN },
-				       { .fd = fd, .events = POLLIN } };
-		int rc = poll(p, 2, (int)m->delay_s * 1000);
+				       { .fd = m->sock_fd, .events = POLLIN } };
+		/* events waiting: only a look at the signals */
+		int timeout = m->qlen ? 0 : (int)((next_scan - now + 999999) / 1000000);
+		int rc = poll(p, 2, timeout);
 		if (rc < 0 && errno != EINTR) {
 			monitor_log(m, LOG_ERR, "poll: %s; stopping", strerror(errno));
 			return CLI_EXIT_FAIL;
 		}
 		if (rc > 0 && (p[0].revents & POLLIN))
 			return CLI_EXIT_OK;
-		if (rc > 0 && (p[1].revents & POLLIN)) {
-			if (!read_events(m, fd)) {
-				monitor_log(m, LOG_ERR, "its socket: %s; stopping", strerror(errno));
-				return CLI_EXIT_FAIL;
-			}
-			continue;
+		if (rc > 0 && (p[1].revents & (POLLERR | POLLNVAL))) {
+			monitor_log(m, LOG_ERR, "its socket failed; stopping");
+			return CLI_EXIT_FAIL;
 		}
-		if (rc == 0) {
-			monitor_scan(m, false);
-			monitor_spare_groups(m);
-		}
+		monitor_drain(m);
+		handle_next(m);
 	}
 }
 
@@ -350,7 +375,7 @@ static void write_pid_file(struct monitor *m)
 
 int cmd_monitor(int argc, char **argv)
 {
-	struct monitor m = { 0 };
+	struct monitor m = { .sock_fd = -1 };
 	struct monitor_opts o = { 0 };
 	int rc = parse_args(argc, argv, &m, &o);
 	if (rc >= 0)
@@ -393,12 +418,23 @@ int cmd_monitor(int argc, char **argv)
 		config_free(&m.cfg);
 		return CLI_EXIT_FAIL;
 	}
+	m.sock_fd = fd;
+	m.queue = calloc(MONITOR_QUEUE_MAX, sizeof(*m.queue));
+	if (!m.queue) {
+		fprintf(stderr, "uraid monitor: out of memory\n");
+		close(fd);
+		unlink(sock_path);
+		close(sig_fd);
+		config_free(&m.cfg);
+		return CLI_EXIT_FAIL;
+	}
 	if (m.pid_file)
 		write_pid_file(&m);
 	monitor_scan(&m, true);
 	names_not_served(&m);
 	monitor_spare_groups(&m);
-	int status = watch(&m, fd, sig_fd);
+	int status = watch(&m, sig_fd);
+	free(m.queue);
 
 	close(fd);
 	unlink(sock_path);

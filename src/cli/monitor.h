@@ -13,6 +13,7 @@
 
 #include <uraid/geom.h>
 
+#include "cli/monitor_proto.h"
 #include "ops/config.h"
 
 struct mon_member {
@@ -51,14 +52,34 @@ struct monitor {
 	struct mon_array *arrays;
 	unsigned narrays, cap;
 	bool pid_file_written;
+	/* the events received and not yet handled (monitor_drain) */
+	int sock_fd;                    /* -1: none (--oneshot) */
+	struct monitor_event *queue;
+	unsigned qhead, qlen;
 };
 
 #define MONITOR_CHILD_TIMEOUT_S 30      /* the program's and sendmail's time */
 
+/* The events waiting in the socket, read into the queue (at most
+ * MONITOR_QUEUE_MAX; the rest wait in the socket, and what the socket
+ * cannot hold is made up for by monitor_refresh). Called before and while
+ * a child runs, so that the socket's short queue does not overflow. */
+#define MONITOR_QUEUE_MAX 256
+void monitor_drain(struct monitor *m);
+
 /* ---- monitor_state.c ---- */
-/* Ask the server at control for its state into a (a->control set); 0 or
- * the ctl_call error (-errno when it cannot be reached). */
+/* Ask the server at control for its state into a (a->control set; a->conf
+ * and a->seen kept; a untouched on failure); 0 or the ctl_call error
+ * (-errno when it cannot be reached). */
 int monitor_query(struct monitor *m, const char *control, struct mon_array *a);
+/* Ask a's server again; what changed since and was not reported is
+ * reported (a lost event made up for); a is kept as it was when the
+ * server cannot answer. 0 or monitor_query's error. */
+int monitor_refresh(struct monitor *m, struct mon_array *a);
+/* A datagram's event about to be reported: a updated as the event says;
+ * *already when a's state says it was reported (by monitor_refresh). */
+void monitor_note_event(struct mon_array *a, const char *event, const char *member,
+			bool *already);
 /* Members of a in the given state. */
 unsigned monitor_count(const struct mon_array *a, const char *state);
 /* Look at every served array (the registry): new ones are added (and

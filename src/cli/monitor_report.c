@@ -102,6 +102,7 @@ static void log_output(struct monitor *m, const char *what, char *buf, size_t *l
 static int run_child(struct monitor *m, char *const argv[], const char *input, size_t inlen)
 {
 	int out[2], in[2] = { -1, -1 };
+	monitor_drain(m);       /* the socket's queue is short; a child may take long */
 	if (pipe2(out, O_CLOEXEC) < 0 || (input && pipe2(in, O_CLOEXEC) < 0)) {
 		monitor_log(m, LOG_ERR, "%s: pipe: %s", argv[0], strerror(errno));
 		return -1;
@@ -163,8 +164,10 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 		if (!open_out) {
 			struct timespec ts = { 0, 20000000 };
 			nanosleep(&ts, NULL);
+			monitor_drain(m);
 			continue;
 		}
+		monitor_drain(m);
 		struct pollfd p = { .fd = out[0], .events = POLLIN };
 		if (poll(&p, 1, 100) > 0) {
 			ssize_t n = read(out[0], buf + len, sizeof(buf) - 1 - len);

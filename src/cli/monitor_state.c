@@ -89,21 +89,25 @@ static int parse_state(char *text, struct mon_array *a)
 	return have_array ? 0 : -EPROTO;
 }
 
-int monitor_query(struct monitor *m, const char *control, struct mon_array *a)
+/* Ask the server at control; its answer parsed into *out (a new copy). */
+static int query(struct monitor *m, const char *control, struct mon_array **out)
 {
 	const char *fields[] = { MONITOR_STATE_VERB };
 	char msg[512], *text = NULL;
 	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
-	if (!out)
+	*out = NULL;
+	FILE *f = open_memstream(&text, &len);
+	if (!f)
 		return -ENOMEM;
-	int rc = ctl_call(control, fields, 1, out, msg, sizeof(msg));
-	fclose(out);
+	int rc = ctl_call(control, fields, 1, f, msg, sizeof(msg));
+	fclose(f);
 	if (rc == 0 && len > STATE_MAX_BYTES)
 		rc = -EPROTO;
+	struct mon_array *a = rc == 0 ? calloc(1, sizeof(*a)) : NULL;
+	if (rc == 0 && !a)
+		rc = -ENOMEM;
 	if (rc == 0) {
-		if (a->control != control)
-			snprintf(a->control, sizeof(a->control), "%s", control);
+		snprintf(a->control, sizeof(a->control), "%s", control);
 		rc = parse_state(text, a);
 		if (rc)
 			monitor_log(m, LOG_ERR, "%s: an answer uraid monitor does not understand "
@@ -112,7 +116,111 @@ int monitor_query(struct monitor *m, const char *control, struct mon_array *a)
 		monitor_log(m, LOG_ERR, "%s: %s", control, msg);
 	}
 	free(text);
+	if (rc)
+		free(a);
+	else
+		*out = a;
 	return rc;
+}
+
+/* A spare, one being rebuilt onto, or a replacement: FailSpare, SpareActive. */
+static bool spare_like(const char *state)
+{
+	return !strcmp(state, "spare") || !strcmp(state, "rebuilding") ||
+	       !strcmp(state, "replacing");
+}
+
+static const struct mon_member *member_at(const struct mon_array *a, const char *path)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (strcmp(a->members[i].path, path) == 0)
+			return &a->members[i];
+	return NULL;
+}
+
+/*
+ * What changed from known to now and was not reported yet (a datagram that
+ * was lost: a monitor's queue is short), reported as mdadm does from its
+ * own comparisons: the job first, then member by member (by path). A spare
+ * in sync while its job still runs is kept as known had it, as the server
+ * does (serve_events.c), so that RebuildFinished comes before SpareActive.
+ */
+static void report_changes(struct monitor *m, const struct mon_array *known,
+			   struct mon_array *now)
+{
+	bool same_job = known->running && now->running && !strcmp(known->job, now->job);
+	if (known->running && !same_job)
+		monitor_report(m, "RebuildFinished", now->export_name, NULL, now->control);
+	if (now->running && !same_job)
+		monitor_report(m, "RebuildStarted", now->export_name, NULL, now->control);
+	for (unsigned i = 0; i < now->nmembers; i++) {
+		struct mon_member *n = &now->members[i];
+		const struct mon_member *o = member_at(known, n->path);
+		if (!o)
+			continue;
+		if (strcmp(o->state, "faulty") && !strcmp(n->state, "faulty")) {
+			monitor_report(m, spare_like(o->state) ? "FailSpare" : "Fail",
+				       now->export_name, n->path, now->control);
+		} else if (spare_like(o->state) && !strcmp(n->state, "in-sync")) {
+			if (same_job)
+				snprintf(n->state, sizeof(n->state), "%s", o->state);
+			else
+				monitor_report(m, "SpareActive", now->export_name, n->path,
+					       now->control);
+		}
+	}
+}
+
+int monitor_refresh(struct monitor *m, struct mon_array *a)
+{
+	struct mon_array *now;
+	int rc = query(m, a->control, &now);
+	if (rc)
+		return rc;
+	report_changes(m, a, now);
+	now->conf = a->conf;
+	now->seen = a->seen;
+	*a = *now;
+	free(now);
+	return 0;
+}
+
+int monitor_query(struct monitor *m, const char *control, struct mon_array *a)
+{
+	struct mon_array *now;
+	int rc = query(m, control, &now);
+	if (rc)
+		return rc;
+	now->conf = a->conf;
+	now->seen = a->seen;
+	*a = *now;
+	free(now);
+	return 0;
+}
+
+void monitor_note_event(struct mon_array *a, const char *event, const char *member,
+			bool *already)
+{
+	struct mon_member *mm = NULL;
+	for (unsigned i = 0; member && i < a->nmembers && !mm; i++)
+		if (strcmp(a->members[i].path, member) == 0)
+			mm = &a->members[i];
+	*already = false;
+	if (!strcmp(event, "Fail") || !strcmp(event, "FailSpare")) {
+		*already = mm && !strcmp(mm->state, "faulty");
+		if (mm)
+			snprintf(mm->state, sizeof(mm->state), "faulty");
+	} else if (!strcmp(event, "SpareActive")) {
+		*already = mm && !strcmp(mm->state, "in-sync");
+		if (mm)
+			snprintf(mm->state, sizeof(mm->state), "in-sync");
+	} else if (!strcmp(event, "RebuildStarted")) {
+		*already = a->running;
+		a->running = true;
+	} else if (!strcmp(event, "RebuildFinished")) {
+		*already = !a->running;
+		a->running = false;
+	}
 }
 
 unsigned monitor_count(const struct mon_array *a, const char *state)
@@ -184,21 +292,29 @@ struct scan_ctx {
 	bool initial;
 };
 
+/* The server's registry entry is removed when this says it is gone. */
+static bool gone(int rc)
+{
+	return rc == -ECONNREFUSED || rc == -ENOENT;
+}
+
 static int scan_one(const char *control, void *arg)
 {
 	struct scan_ctx *sc = arg;
 	struct monitor *m = sc->m;
 	struct mon_array *known = monitor_find(m, control);
-	struct mon_array *a = malloc(sizeof(*a));
+	if (known) {
+		int rc = monitor_refresh(m, known);
+		/* only a server that is gone is gone: one that is busy, slow or
+		   says something strange keeps its array and what was known */
+		known->seen = !gone(rc);
+		return gone(rc) ? rc : 0;
+	}
+	struct mon_array *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	memset(a, 0, sizeof(*a));
 	int rc = monitor_query(m, control, a);
-	if (rc == 0 && known) {
-		a->conf = known->conf;
-		*known = *a;
-		known->seen = true;
-	} else if (rc == 0 && (a->conf = find_conf(m, a), wanted(m, a))) {
+	if (rc == 0 && (a->conf = find_conf(m, a), wanted(m, a))) {
 		if (m->narrays == m->cap) {
 			unsigned cap = m->cap ? 2 * m->cap : 8;
 			struct mon_array *n = realloc(m->arrays, cap * sizeof(*n));
@@ -214,7 +330,7 @@ static int scan_one(const char *control, void *arg)
 		first_seen(m, &m->arrays[m->narrays - 1], sc->initial);
 	}
 	free(a);
-	return rc < 0 ? rc : 0;
+	return gone(rc) ? rc : 0;
 }
 
 void monitor_scan(struct monitor *m, bool initial)
@@ -280,14 +396,14 @@ static bool move_spare(struct monitor *m, struct mon_array *to, struct mon_array
 		if (call(m, from->control, "add", path, true) == 0)
 			monitor_log(m, LOG_ERR, "spare group: %s went back to %s", path,
 				    from->export_name);
-		monitor_query(m, from->control, from);
+		monitor_refresh(m, from);
 		return false;
 	}
 	monitor_log(m, LOG_INFO, "spare group %s: %s moved from %s to %s",
 		    to->conf->spare_group, path, from->export_name, to->export_name);
 	monitor_report(m, "MoveSpare", to->export_name, from->export_name, to->control);
-	monitor_query(m, from->control, from);
-	monitor_query(m, to->control, to);
+	monitor_refresh(m, from);
+	monitor_refresh(m, to);
 	return true;
 }
 

@@ -1,0 +1,70 @@
+#!/bin/bash
+# uraid monitor makes up for events it never received: its socket's queue
+# is filled (the monitor stopped with SIGSTOP) so that the server's Fail
+# datagram is dropped; once the monitor runs again, comparing the array's
+# state with what it knew reports the Fail, once. Bounded waits (30 s).
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need python3
+work_dir monitor-lost
+echo "work in $work"
+mpid=
+trap 'for p in $mpid $spid; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+
+cat >"$work/recorder" <<EOF
+#!/bin/sh
+echo "\$*" >>"$work/events"
+EOF
+chmod +x "$work/recorder"
+wait_for() {   # wait_for FILE PATTERN: until a line of FILE matches, 30 s at most
+    for _ in $(seq 300); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    echo "  waited 30 s for '$2' in $1; it holds:"; sed 's/^/    /' "$1" 2>/dev/null
+    return 1
+}
+
+d=("$work/d0" "$work/d1")
+truncate -s 16M "${d[@]}"
+"$URAID" create --level=1 --raid-devices=2 --name=data --run "${d[@]}" >/dev/null
+serve_bg "$work" data "${d[@]}" || exit 1
+ctl=$(head -n1 "$URAID_RUN_DIR/$spid")
+"$URAID" monitor --no-syslog --test --program="$work/recorder" 2>"$work/monitor.err" &
+mpid=$!
+check "the monitor runs (TestMessage)" wait_for "$work/events" '^TestMessage data$'
+
+kill -STOP "$mpid"
+# NewArray of a server already known changes nothing; sent until the queue is full
+python3 - "$URAID_RUN_DIR/monitors/$mpid.sock" "$ctl" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.setblocking(False)
+n = 0
+try:
+    while n < 10000:
+        s.sendto(("uraid-event 1\tNewArray\tdata\t\t%s\n" % sys.argv[2]).encode(), sys.argv[1])
+        n += 1
+except BlockingIOError:
+    pass
+print("  the monitor's queue took %d datagrams" % n)
+sys.exit(0 if n < 10000 else 1)
+PY
+check "the monitor's socket queue is full" test $? -eq 0
+"$URAID" fail "${d[1]}" >/dev/null
+kill -CONT "$mpid"
+check "the lost Fail is reported all the same" wait_for "$work/events" "^Fail data ${d[1]}\$"
+# a marker: once handled, the events before it are handled too
+python3 - "$URAID_RUN_DIR/monitors/$mpid.sock" "$ctl" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.sendto(("uraid-event 1\tRebuild20\tdata\t\t%s\n" % sys.argv[2]).encode(), sys.argv[1])
+PY
+check "... (the marker event is handled)" wait_for "$work/events" '^Rebuild20 data$'
+check "... once" test "$(grep -c "^Fail data" "$work/events")" -eq 1
+check "no DeviceDisappeared" bash -c "! grep -q DeviceDisappeared $work/events"
+
+kill "$mpid"
+wait "$mpid"
+mpid=
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -32,29 +32,100 @@ const char *monitor_event_known(const char *name)
 	return NULL;
 }
 
-static bool field_ok(const char *s)
+int monitor_field_escape(const char *in, char *out, size_t len)
 {
-	return strpbrk(s, "\t\n") == NULL;
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+		char e[5];
+		if (*p == '\\')
+			snprintf(e, sizeof(e), "\\\\");
+		else if (*p == '\t')
+			snprintf(e, sizeof(e), "\\t");
+		else if (*p == '\n')
+			snprintf(e, sizeof(e), "\\n");
+		else if (*p == '\r')
+			snprintf(e, sizeof(e), "\\r");
+		else if (*p < 0x20 || *p == 0x7f)
+			snprintf(e, sizeof(e), "\\x%02x", *p);
+		else
+			e[0] = (char)*p, e[1] = 0;
+		size_t el = strlen(e);
+		if (n + el >= len)
+			return -ENAMETOOLONG;
+		memcpy(out + n, e, el);
+		n += el;
+	}
+	if (n >= len)
+		return -ENAMETOOLONG;
+	out[n] = 0;
+	return 0;
+}
+
+static int hex_digit(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 :
+	       c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int monitor_field_unescape(const char *in, size_t inlen, char *out, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < inlen; i++) {
+		char c = in[i];
+		if (c == '\t' || c == '\n' || c == 0)
+			return -EPROTO;
+		if (c == '\\') {
+			if (++i >= inlen)
+				return -EPROTO;
+			switch (in[i]) {
+			case '\\': c = '\\'; break;
+			case 't': c = '\t'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 'x': {
+				int hi = i + 2 < inlen ? hex_digit(in[i + 1]) : -1;
+				int lo = hi >= 0 ? hex_digit(in[i + 2]) : -1;
+				if (lo < 0 || (hi == 0 && lo == 0))
+					return -EPROTO;
+				c = (char)(hi * 16 + lo);
+				i += 2;
+				break;
+			}
+			default:
+				return -EPROTO;
+			}
+		}
+		if (n + 1 >= len)
+			return -EPROTO;
+		out[n++] = c;
+	}
+	if (n >= len)
+		return -EPROTO;
+	out[n] = 0;
+	return 0;
 }
 
 int monitor_event_format(const struct monitor_event *ev, char *buf, size_t len)
 {
-	if (!field_ok(ev->array) || !field_ok(ev->member) || !field_ok(ev->control))
-		return -EINVAL;
-	int n = snprintf(buf, len, MONITOR_MSG_MAGIC "\t%s\t%s\t%s\t%s\n", ev->event, ev->array,
-			 ev->member, ev->control);
+	char array[2 * sizeof(ev->array)], member[2 * sizeof(ev->member)],
+	     control[2 * sizeof(ev->control)];
+	if (monitor_field_escape(ev->array, array, sizeof(array)) ||
+	    monitor_field_escape(ev->member, member, sizeof(member)) ||
+	    monitor_field_escape(ev->control, control, sizeof(control)))
+		return -ENAMETOOLONG;
+	int n = snprintf(buf, len, MONITOR_MSG_MAGIC "\t%s\t%s\t%s\t%s\n", ev->event, array,
+			 member, control);
 	return n < 0 || (size_t)n >= len || n > MONITOR_MSG_MAX ? -ENAMETOOLONG : n;
 }
 
-/* Copy the field at *p (up to a tab or the end) into out; the next field after. */
+/* The field at *p (up to a tab, or the newline for the last), unescaped
+ * into out; *p moves to the next field. */
 static int take_field(const char **p, const char *end, char *out, size_t outlen, bool last)
 {
 	const char *f = *p;
 	const char *stop = memchr(f, last ? '\n' : '\t', (size_t)(end - f));
-	if (!stop || (size_t)(stop - f) >= outlen || memchr(f, '\t', (size_t)(stop - f)))
+	if (!stop || monitor_field_unescape(f, (size_t)(stop - f), out, outlen))
 		return -EPROTO;
-	memcpy(out, f, (size_t)(stop - f));
-	out[stop - f] = 0;
 	*p = stop + 1;
 	return 0;
 }

@@ -13,7 +13,9 @@
  *
  * EVENT one of monitor_event_names, ARRAY the export name, MEMBER a member's
  * path or empty, CONTROL the server's control socket (who sent it, and
- * whom to ask for more). No field holds a tab, a newline or a NUL.
+ * whom to ask for more). Fields are escaped (monitor_field_escape): a
+ * backslash, tab, newline or carriage return as \\, \t, \n, \r, other
+ * control characters as \xHH; a name with a tab is still told.
  *
  * A monitor learns the state at its start, and after each event, from the
  * control verb "monitor-state" (serve_events.c), whose body is lines of
@@ -22,8 +24,9 @@
  *   array TAB EXPORT TAB UUID TAB NAME TAB RAID_DISKS TAB DEGRADED TAB JOB TAB RUNNING
  *   member TAB PATH TAB STATE TAB SLOT
  *
- * JOB the background work's kind (uraid_sync_kind_name), RUNNING 0 or 1,
- * STATE as `uraid status` names member states, SLOT -1 for none.
+ * its fields escaped as the datagram's; JOB the background work's kind
+ * (uraid_sync_kind_name), RUNNING 0 or 1, STATE as `uraid status` names
+ * member states, SLOT -1 for none.
  */
 #ifndef URAID_CLI_MONITOR_PROTO_H
 #define URAID_CLI_MONITOR_PROTO_H
@@ -48,8 +51,12 @@ struct monitor_event {
 	char control[1024];
 };
 
-/* The datagram for ev into buf; its length, or -ENAMETOOLONG / -EINVAL
- * (a field with a tab or newline). */
+/* A field escaped (see above) into out; 0 or -ENAMETOOLONG. */
+int monitor_field_escape(const char *in, char *out, size_t len);
+/* inlen bytes of an escaped field into out (NUL-terminated); 0 or -EPROTO
+ * (a bad escape, a raw tab/newline/NUL, \x00, too long). */
+int monitor_field_unescape(const char *in, size_t inlen, char *out, size_t len);
+/* The datagram for ev into buf; its length, or -ENAMETOOLONG. */
 int monitor_event_format(const struct monitor_event *ev, char *buf, size_t len);
 /* Parse a datagram (len bytes, not NUL-terminated); 0 or -EPROTO. */
 int monitor_event_parse(const char *buf, size_t len, struct monitor_event *ev);

@@ -212,17 +212,32 @@ static void append_status(FILE *mail, const char *control)
 	free(text);
 }
 
+/* s with each control character as '?', cut to fit out. */
+static const char *header_text(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+	for (; *s && n + 1 < len; s++, n++)
+		out[n] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	out[n] = 0;
+	return out;
+}
+
 static void send_mail(struct monitor *m, const char *event, const char *array,
 		      const char *member, const char *control)
 {
-	char *text = NULL;
+	char *text = NULL, h[1200];
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	if (!f)
 		return;
-	fprintf(f, "From: %s\n", m->mailfrom ? m->mailfrom : "uraid monitor <root>");
-	fprintf(f, "To: %s\n", m->mailaddr);
-	fprintf(f, "Subject: %s event on %s:%s\n", event, array, m->host);
+	/* no control character in a header: a name with a newline would add
+	   headers (sendmail -t reads the recipients from them) */
+	fprintf(f, "From: %s\n", header_text(m->mailfrom ? m->mailfrom : "uraid monitor <root>",
+					      h, sizeof(h)));
+	fprintf(f, "To: %s\n", header_text(m->mailaddr, h, sizeof(h)));
+	char subject[1200];
+	snprintf(subject, sizeof(subject), "%s event on %s:%s", event, array, m->host);
+	fprintf(f, "Subject: %s\n", header_text(subject, h, sizeof(h)));
 	fprintf(f, "Auto-Submitted: auto-generated\n\n");
 	fprintf(f, "uraid monitor on %s noticed a %s event on the array %s.\n", m->host, event,
 		array);

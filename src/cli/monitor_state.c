@@ -44,6 +44,11 @@ static int parse_uint(const char *s, unsigned max, unsigned *out)
 	return 0;
 }
 
+static int unescape(const char *field, char *out, size_t len)
+{
+	return monitor_field_unescape(field, strlen(field), out, len);
+}
+
 /* The answer's lines into a; every field checked. */
 static int parse_state(char *text, struct mon_array *a)
 {
@@ -56,15 +61,14 @@ static int parse_state(char *text, struct mon_array *a)
 		int n = split_tabs(line, f, 10);
 		unsigned running, slot_plus;
 		if (n == 8 && strcmp(f[0], "array") == 0) {
-			if (strlen(f[1]) >= sizeof(a->export_name) || strlen(f[3]) >= sizeof(a->name) ||
+			if (unescape(f[1], a->export_name, sizeof(a->export_name)) ||
+			    unescape(f[3], a->name, sizeof(a->name)) ||
 			    strlen(f[6]) >= sizeof(a->job) ||
 			    parse_uint(f[4], URAID_MAX_MEMBERS, &a->raid_disks) ||
 			    parse_uint(f[5], URAID_MAX_MEMBERS, &a->degraded) ||
 			    parse_uint(f[7], 1, &running))
 				return -EPROTO;
-			strcpy(a->export_name, f[1]);
 			a->has_uuid = uraid_uuid_parse(f[2], a->uuid) == 0;
-			strcpy(a->name, f[3]);
 			strcpy(a->job, f[6]);
 			a->running = running;
 			have_array = true;
@@ -74,11 +78,10 @@ static int parse_state(char *text, struct mon_array *a)
 			struct mon_member *mm = &a->members[a->nmembers];
 			/* the slot, -1 for none */
 			bool none = strcmp(f[3], "-1") == 0;
-			if (strlen(f[1]) >= sizeof(mm->path) || !*f[1] ||
+			if (unescape(f[1], mm->path, sizeof(mm->path)) || !*mm->path ||
 			    strlen(f[2]) >= sizeof(mm->state) ||
 			    (!none && parse_uint(f[3], URAID_MAX_MEMBERS, &slot_plus)))
 				return -EPROTO;
-			strcpy(mm->path, f[1]);
 			strcpy(mm->state, f[2]);
 			mm->slot = none ? -1 : (int)slot_plus;
 			a->nmembers++;

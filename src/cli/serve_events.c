@@ -126,6 +126,10 @@ static void send_event(struct serve_state *st, const char *event, const char *me
 	int n = monitor_event_format(&me, msg, sizeof(msg));
 	if (n > 0)
 		monitor_broadcast(msg, (size_t)n);
+	else    /* names too long for a datagram: the monitors' next look finds it */
+		fprintf(stderr, "uraid serve: the %s event of %s%s%s could not be told to the "
+			"monitors: %s\n", event, st->export_name, member ? ", member " : "",
+			member ? member : "", strerror(-n));
 }
 
 static const struct ev_member *find(const struct ev_snapshot *s, const char *path)
@@ -233,15 +237,27 @@ void serve_events_verb_state(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_FAIL, "cannot read the array's state", NULL, 0);
 		return;
 	}
+	/* escaped (monitor_proto.h): a name with a tab or newline is still told */
+	char *e1 = malloc(2048), *e2 = malloc(2048);
+	if (!e1 || !e2 || monitor_field_escape(st->export_name, e1, 2048) ||
+	    monitor_field_escape(as->name, e2, 2048)) {
+		free(e1);
+		free(e2);
+		free(as);
+		ctl_reply(out, CLI_EXIT_FAIL, "cannot tell the array's names", NULL, 0);
+		return;
+	}
 	ctl_reply(out, 0, NULL, NULL, 0);
-	fprintf(out, "array\t%s\t%s\t%s\t%u\t%u\t%s\t%d\n", st->export_name,
-		uraid_uuid_text(as->uuid, uuid, sizeof(uuid)), as->name, as->raid_disks,
+	fprintf(out, "array\t%s\t%s\t%s\t%u\t%u\t%s\t%d\n", e1,
+		uraid_uuid_text(as->uuid, uuid, sizeof(uuid)), e2, as->raid_disks,
 		as->degraded, uraid_sync_kind_name(ss.kind), ss.running ? 1 : 0);
 	for (unsigned i = 0; i < as->nmembers; i++) {
 		const struct uraid_member_status *m = &as->members[i];
-		if (*m->path && !strpbrk(m->path, "\t\n"))
-			fprintf(out, "member\t%s\t%s\t%d\n", m->path,
+		if (*m->path && monitor_field_escape(m->path, e1, 2048) == 0)
+			fprintf(out, "member\t%s\t%s\t%d\n", e1,
 				m->replacing ? "replacing" : cli_member_state_name(m->state), m->slot);
 	}
+	free(e1);
+	free(e2);
 	free(as);
 }

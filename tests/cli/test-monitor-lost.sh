@@ -2,7 +2,10 @@
 # uraid monitor makes up for events it never received: its socket's queue
 # is filled (the monitor stopped with SIGSTOP) so that the server's Fail
 # datagram is dropped; once the monitor runs again, comparing the array's
-# state with what it knew reports the Fail, once. Bounded waits (30 s).
+# state with what it knew reports the Fail, once. The member's path holds
+# control characters (escaped in the datagram and in monitor-state): named
+# as it is in the program's argument.
+# Bounded waits (30 s).
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -13,25 +16,35 @@ echo "work in $work"
 mpid=
 trap 'for p in $mpid $spid; do kill -CONT "$p" 2>/dev/null; kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"' EXIT
 
+# the program keeps its arguments as EVENT|ARRAY|MEMBER records, NUL-ended
 cat >"$work/recorder" <<EOF
 #!/bin/sh
-echo "\$*" >>"$work/events"
+printf '%s|%s|%s\\0' "\$1" "\$2" "\$3" >>"$work/events"
 EOF
 chmod +x "$work/recorder"
-wait_for() {   # wait_for FILE PATTERN: until a line of FILE matches, 30 s at most
-    for _ in $(seq 300); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-    echo "  waited 30 s for '$2' in $1; it holds:"; sed 's/^/    /' "$1" 2>/dev/null
+count() {   # count FILE RECORD: how many times FILE has it
+    python3 -c '
+import sys
+try: print(open(sys.argv[1], newline="").read().split("\0").count(sys.argv[2]))
+except OSError: print(0)' "$@"
+}
+wait_for() {   # wait_for FILE RECORD: until FILE has it, 30 s at most
+    for _ in $(seq 300); do [ "$(count "$1" "$2")" -gt 0 ] && return 0; sleep 0.1; done
+    echo "  waited 30 s for '$2' in $1; it holds:"; cat -A "$1" 2>/dev/null | sed 's/^/    /'
     return 1
 }
 
-d=("$work/d0" "$work/d1")
+# (uraid fail cannot name a path with a tab or newline: a carriage return
+# and a \x01 are what is escaped here)
+d=("$work/d0" "$work/d1$(printf '\r')x$(printf '\001')y")
 truncate -s 16M "${d[@]}"
 "$URAID" create --level=1 --raid-devices=2 --name=data --run "${d[@]}" >/dev/null
 serve_bg "$work" data "${d[@]}" || exit 1
 ctl=$(head -n1 "$URAID_RUN_DIR/$spid")
-"$URAID" monitor --no-syslog --test --program="$work/recorder" 2>"$work/monitor.err" &
+"$URAID" monitor --no-syslog --test --program="$work/recorder" \
+    2>"$work/monitor.err" &
 mpid=$!
-check "the monitor runs (TestMessage)" wait_for "$work/events" '^TestMessage data$'
+check "the monitor runs (TestMessage)" wait_for "$work/events" 'TestMessage|data|'
 
 kill -STOP "$mpid"
 # NewArray of a server already known changes nothing; sent until the queue is full
@@ -50,19 +63,19 @@ print("  the monitor's queue took %d datagrams" % n)
 sys.exit(0 if n < 10000 else 1)
 PY
 check "the monitor's socket queue is full" test $? -eq 0
-"$URAID" fail "${d[1]}" >/dev/null
+"$URAID" fail --control="$ctl" "${d[1]}" >/dev/null
 kill -CONT "$mpid"
-check "the lost Fail is reported all the same" wait_for "$work/events" "^Fail data ${d[1]}\$"
-# a marker: once handled, the events before it are handled too
+check "the lost Fail is reported all the same, the path as it is" \
+    wait_for "$work/events" "Fail|data|${d[1]}"
+# a marker: once it is handled, the events before it are handled too
 python3 - "$URAID_RUN_DIR/monitors/$mpid.sock" "$ctl" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.sendto(("uraid-event 1\tRebuild20\tdata\t\t%s\n" % sys.argv[2]).encode(), sys.argv[1])
 PY
-check "... (the marker event is handled)" wait_for "$work/events" '^Rebuild20 data$'
-check "... once" test "$(grep -c "^Fail data" "$work/events")" -eq 1
-check "no DeviceDisappeared" bash -c "! grep -q DeviceDisappeared $work/events"
-
+check "... (the marker event is handled)" wait_for "$work/events" 'Rebuild20|data|'
+check "... once" test "$(count "$work/events" "Fail|data|${d[1]}")" -eq 1
+check "no DeviceDisappeared" test "$(count "$work/events" "DeviceDisappeared|data|")" -eq 0
 kill "$mpid"
 wait "$mpid"
 mpid=

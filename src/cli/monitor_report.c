@@ -128,6 +128,7 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 		dup2(input ? in[0] : null, 0);
 		dup2(out[1], 1);
 		dup2(out[1], 2);
+		close_range(3, ~0U, 0);                 /* the monitor's own, not inherited */
 		if (strchr(argv[0], '/'))
 			execv(argv[0], argv);
 		else
@@ -155,10 +156,12 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 		if (uraid_now_ns() > deadline) {
 			monitor_log(m, LOG_ERR, "%s: still running after %d s; killed", argv[0],
 				    MONITOR_CHILD_TIMEOUT_S);
-			kill(-pid, SIGKILL);
-			kill(pid, SIGKILL);
-			if (!exited)
+			/* a pid reaped is free for another process: not killed */
+			if (!exited) {
+				kill(-pid, SIGKILL);
+				kill(pid, SIGKILL);
 				waitpid(pid, &status, 0);
+			}
 			break;
 		}
 		if (!open_out) {
@@ -248,7 +251,18 @@ static void send_mail(struct monitor *m, const char *event, const char *array,
 	append_status(f, control);
 	fclose(f);
 	const char *sendmail = m->sendmail ? m->sendmail : "/usr/sbin/sendmail";
-	char *argv[] = { (char *)sendmail, (char *)"-t", NULL };
+	/* -t: recipients from the headers; -i: a line of one dot is no end;
+	   -f: the envelope sender, MAILFROM's address */
+	char from[512] = "";
+	if (m->mailfrom) {
+		const char *lt = strrchr(m->mailfrom, '<'), *gt = lt ? strchr(lt, '>') : NULL;
+		if (lt && gt)
+			snprintf(from, sizeof(from), "%.*s", (int)(gt - lt - 1), lt + 1);
+		else
+			snprintf(from, sizeof(from), "%s", m->mailfrom);
+	}
+	char *argv[] = { (char *)sendmail, (char *)"-t", (char *)"-i",
+			 *from ? (char *)"-f" : NULL, from, NULL };
 	if (run_child(m, argv, text, len))
 		monitor_log(m, LOG_ERR, "the mail about %s on %s could not be handed to %s", event,
 			    array, sendmail);

@@ -2,7 +2,7 @@
 # uraid monitor makes up for events it never received: its socket's queue
 # is filled (the monitor stopped with SIGSTOP) so that the server's Fail
 # datagram is dropped; once the monitor runs again, comparing the array's
-# state with what it knew reports the Fail, once. The member's path holds
+# state with what it knew (its look each --delay=2) reports the Fail, once. The member's path holds
 # control characters (escaped in the datagram and in monitor-state): named
 # as it is in the program's argument.
 # Bounded waits (30 s).
@@ -41,7 +41,7 @@ truncate -s 16M "${d[@]}"
 "$URAID" create --level=1 --raid-devices=2 --name=data --run "${d[@]}" >/dev/null
 serve_bg "$work" data "${d[@]}" || exit 1
 ctl=$(head -n1 "$URAID_RUN_DIR/$spid")
-"$URAID" monitor --no-syslog --test --program="$work/recorder" \
+"$URAID" monitor --no-syslog --test --delay=2 --program="$work/recorder" \
     2>"$work/monitor.err" &
 mpid=$!
 check "the monitor runs (TestMessage)" wait_for "$work/events" 'TestMessage|data|'

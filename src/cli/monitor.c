@@ -53,7 +53,7 @@ static void monitor_usage(FILE *f)
 		"                           ARRAY is the export name; output to the log; killed\n"
 		"                           after %d s); default: PROGRAM of the config file\n"
 		"  -m, --mail=ADDR          mail Fail, FailSpare, DegradedArray, SparesMissing and\n"
-		"                           TestMessage events to ADDR through sendmail -t;\n"
+		"                           TestMessage events to ADDR (sendmail -t -i);\n"
 		"                           default: MAILADDR (and MAILFROM) of the config file\n"
 		"      --sendmail=PATH      the sendmail to use (default $URAID_SENDMAIL, else\n"
 		"                           /usr/sbin/sendmail)\n"

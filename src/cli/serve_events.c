@@ -7,8 +7,13 @@
  * waiting). serve's main thread reads the eventfd, takes the array's status
  * and compares it with the snapshot it kept, member by member (by path) and
  * job by job (by number, so that a job that started and ended between two
- * looks is still reported), in the order mdadm reports them: failures,
- * the end of a job, spares that came in sync, a job that started, progress.
+ * looks is still reported). Of what one look finds, the order is:
+ * failures, the end of a job, spares that came in sync, a job that
+ * started, progress. mdadm reports an array's events first (DegradedArray,
+ * SparesMissing, RebuildStarted, RebuildNN, RebuildFinished) and then each
+ * device's (Fail, FailSpare, SpareActive); here a failure and the job that
+ * follows it are nearly always found by different looks, so the order
+ * seen is mdadm's; RebuildFinished before SpareActive is kept.
  */
 #include <errno.h>
 #include <stdint.h>

@@ -2,10 +2,10 @@
 # uraid monitor makes up for events it never received: its socket's queue
 # is filled (the monitor stopped with SIGSTOP) so that the server's Fail
 # datagram is dropped; once the monitor runs again, comparing the array's
-# state with what it knew (its look each --delay=2) reports the Fail, once. The member's path holds
-# control characters (escaped in the datagram and in monitor-state): named
-# as it is in the program's argument.
-# Bounded waits (30 s).
+# state with what it knew (its look each --delay=2) reports the Fail, once.
+# The member's path holds control characters (escaped in the datagram and
+# in monitor-state): named as it is in the program's argument. Bounded
+# waits (30 s).
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")

@@ -64,7 +64,8 @@ static void monitor_usage(FILE *f)
 		"                           an ARRAY named is not served)\n"
 		"  -t, --test               report a TestMessage for each array at the start\n"
 		"  -d, --delay=SECONDS      look at every array this often (default %d)\n"
-		"  -f, --daemonise          run in the background; print its pid\n"
+		"  -f, --daemonise          run in the background; print its pid once it listens\n"
+		"                           (exit 1 if it could not start)\n"
 		"  -i, --pid-file=FILE      write the monitor's pid there (removed at exit)\n"
 		"  -c, --config=FILE        the configuration file (default, if there is one:\n"
 		"                           %s): MAILADDR, MAILFROM, PROGRAM,\n"
@@ -338,19 +339,49 @@ static unsigned names_not_served(struct monitor *m)
 	return missing;
 }
 
+/*
+ * Into the background: the parent waits until the child says it is ready
+ * (a byte on a pipe, monitor_ready) and exits 0 printing its pid, or 1 when
+ * the child failed first (the pipe closed). Returns, in the child, the
+ * pipe's end to report on, or -1 (fork failed).
+ */
 static int daemonise(const struct monitor *m)
 {
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		fprintf(stderr, "uraid monitor: pipe: %s\n", strerror(errno));
+		return -1;
+	}
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "uraid monitor: fork: %s\n", strerror(errno));
+		close(ready[0]);
+		close(ready[1]);
 		return -1;
 	}
 	if (pid > 0) {
+		char c;
+		close(ready[1]);
+		ssize_t n;
+		while ((n = read(ready[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			_exit(CLI_EXIT_FAIL);   /* the child said why on stderr */
 		printf("%ld\n", (long)pid);
 		fflush(stdout);
 		_exit(CLI_EXIT_OK);
 	}
+	close(ready[0]);
 	setsid();
+	if (chdir("/") < 0) {
+	}                       /* not holding a directory busy; "/" is there */
+	return ready[1];
+}
+
+/* The daemon is ready: its parent exits 0; stdin, stdout (and stderr
+ * unless --no-syslog) go to /dev/null. */
+static void daemon_ready(const struct monitor *m, int ready_fd)
+{
 	int null = open("/dev/null", O_RDWR);
 	if (null >= 0) {
 		dup2(null, 0);
@@ -360,7 +391,9 @@ static int daemonise(const struct monitor *m)
 		if (null > 2)
 			close(null);
 	}
-	return 0;
+	if (write(ready_fd, "", 1) < 0) {
+	}                       /* the parent is gone: nothing to tell */
+	close(ready_fd);
 }
 
 static void write_pid_file(struct monitor *m)
@@ -404,7 +437,22 @@ int cmd_monitor(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	if (m.daemonise && daemonise(&m))
+	char pid_path[4096];
+	if (m.pid_file && m.daemonise && m.pid_file[0] != '/') {
+		/* the daemon works in "/": the path made absolute first */
+		char cwd[3000];
+		if (!getcwd(cwd, sizeof(cwd)) ||
+		    snprintf(pid_path, sizeof(pid_path), "%s/%s", cwd, m.pid_file) >=
+		    (int)sizeof(pid_path)) {
+			fprintf(stderr, "uraid monitor: --pid-file=%s: give an absolute path\n",
+				m.pid_file);
+			config_free(&m.cfg);
+			return CLI_EXIT_USAGE;
+		}
+		m.pid_file = pid_path;
+	}
+	int ready_fd = -1;
+	if (m.daemonise && (ready_fd = daemonise(&m)) < 0)
 		return CLI_EXIT_FAIL;
 	int sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
 	char sock_path[108];
@@ -430,6 +478,8 @@ int cmd_monitor(int argc, char **argv)
 	}
 	if (m.pid_file)
 		write_pid_file(&m);
+	if (ready_fd >= 0)
+		daemon_ready(&m, ready_fd);
 	monitor_scan(&m, true);
 	names_not_served(&m);
 	monitor_spare_groups(&m);

@@ -173,11 +173,13 @@ timeout 30 "$URAID" monitor --oneshot --config="$work/uraid.conf" 2>"$work/err"
 check "--oneshot to syslog: exit 0, nothing on stderr" bash -c "[ $? -eq 0 ] && [ ! -s $work/err ]"
 
 # a second monitor in the background: --daemonise prints its pid, --pid-file
-dpid=$("$URAID" monitor --daemonise --no-syslog --pid-file="$work/mon.pid" \
+dpid=$(cd "$work" && "$URAID" monitor --daemonise --no-syslog --pid-file=mon.pid \
     --program="$work/recorder2" --config="$work/uraid.conf" 2>>"$work/daemon.err")
 mpids+=("$dpid")
 check "--daemonise prints the pid that --pid-file holds" \
     bash -c "for i in \$(seq 100); do [ \"\$(cat $work/mon.pid 2>/dev/null)\" = '$dpid' ] && exit 0; sleep 0.1; done; exit 1"
+check "... (a relative path, from where it started); its directory is /" \
+    test "$(readlink /proc/$dpid/cwd)" = /
 check "the daemon has its own session" bash -c "[ \"\$(ps -o sid= -p $dpid | tr -d ' ')\" = '$dpid' ]"
 
 stop_served data
@@ -197,6 +199,10 @@ check "--delay=0 is refused with one line" bash -c "[ $rc -eq 2 ] && [ \$(wc -l 
 "$URAID" monitor --config="$work/missing.conf" --oneshot 2>"$work/err"; rc=$?
 check "a --config that does not exist is an error" bash -c "[ $rc -ne 0 ] && grep -q missing.conf $work/err"
 
+: >"$work/not-a-dir"
+out=$(URAID_RUN_DIR="$work/not-a-dir" "$URAID" monitor --daemonise 2>"$work/err"); rc=$?
+check "--daemonise that cannot start: exit 1, no pid, the reason on stderr" \
+    bash -c "[ $rc -eq 1 ] && [ -z '$out' ] && [ -s $work/err ]"
 "$URAID" monitor --oneshot --no-syslog nosuch 2>"$work/err"; rc=$?
 check "--oneshot with an ARRAY that is not served: exit 1, one line naming it" \
     bash -c "[ $rc -eq 1 ] && [ \$(wc -l <$work/err) -eq 1 ] && grep -q \"'nosuch' is not served\" $work/err"

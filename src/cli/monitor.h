@@ -38,6 +38,8 @@ struct mon_array {
 	bool seen;                      /* answered in the current scan */
 };
 
+#define MONITOR_FAILED_MOVES_MAX 16
+
 struct monitor {
 	/* options and the configuration file */
 	const char *program, *mailaddr, *mailfrom, *sendmail;
@@ -52,6 +54,13 @@ struct monitor {
 	struct mon_array *arrays;
 	unsigned narrays, cap;
 	bool pid_file_written;
+	/* spare group moves that failed (spare's path, the array's control):
+	   not tried again */
+	struct {
+		char path[256];
+		char to[1024];
+	} failed_moves[MONITOR_FAILED_MOVES_MAX];
+	unsigned nfailed_moves, failed_moves_next;
 	/* the events received and not yet handled (monitor_drain) */
 	int sock_fd;                    /* -1: none (--oneshot) */
 	struct monitor_event *queue;

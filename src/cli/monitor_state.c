@@ -7,10 +7,13 @@
  * through the servers' own `remove` and `add`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <uraid/superblock.h>
 
@@ -360,15 +363,6 @@ void monitor_scan(struct monitor *m, bool initial)
 
 /* ---- spare groups ---- */
 
-/* A spare free to go: not being rebuilt onto, not a replacement. */
-static const struct mon_member *free_spare(const struct mon_array *a)
-{
-	for (unsigned i = 0; i < a->nmembers; i++)
-		if (strcmp(a->members[i].state, "spare") == 0)
-			return &a->members[i];
-	return NULL;
-}
-
 static int call(struct monitor *m, const char *control, const char *verb, const char *path,
 		bool force)
 {
@@ -384,21 +378,50 @@ static int call(struct monitor *m, const char *control, const char *verb, const 
 	return rc;
 }
 
+/* Did moving the spare at path to to fail before (too small, say)? */
+static bool tried(const struct monitor *m, const char *path, const char *to)
+{
+	for (unsigned i = 0; i < m->nfailed_moves; i++)
+		if (!strcmp(m->failed_moves[i].path, path) && !strcmp(m->failed_moves[i].to, to))
+			return true;
+	return false;
+}
+
+static void remember_failed(struct monitor *m, const char *path, const char *to)
+{
+	unsigned i = m->nfailed_moves < MONITOR_FAILED_MOVES_MAX ? m->nfailed_moves++
+		     : (unsigned)(m->failed_moves_next++ % MONITOR_FAILED_MOVES_MAX);
+	snprintf(m->failed_moves[i].path, sizeof(m->failed_moves[i].path), "%s", path);
+	snprintf(m->failed_moves[i].to, sizeof(m->failed_moves[i].to), "%s", to);
+}
+
 /* Move a spare of from (in the same group) to to; true when it moved. */
 static bool move_spare(struct monitor *m, struct mon_array *to, struct mon_array *from)
 {
-	const struct mon_member *sp = free_spare(from);
+	/* as it is now: another monitor, or a person, may have used it */
+	if (monitor_refresh(m, from))
+		return false;
+	const struct mon_member *sp = NULL;
+	for (unsigned i = 0; i < from->nmembers && !sp; i++)
+		if (!strcmp(from->members[i].state, "spare") &&
+		    !tried(m, from->members[i].path, to->control))
+			sp = &from->members[i];
 	char path[sizeof(sp->path)];
-	if (!sp)
+	if (!sp || from->degraded)
 		return false;
 	snprintf(path, sizeof(path), "%s", sp->path);
 	if (call(m, from->control, "remove", path, false))
 		return false;
 	/* its superblock names the other array: overwritten, as mdadm does */
 	if (call(m, to->control, "add", path, true)) {
+		remember_failed(m, path, to->control);
 		if (call(m, from->control, "add", path, true) == 0)
 			monitor_log(m, LOG_ERR, "spare group: %s went back to %s", path,
 				    from->export_name);
+		else
+			monitor_log(m, LOG_CRIT, "spare group: %s was removed from %s and is in no "
+				    "array now; give it back with: uraid add --force %s %s", path,
+				    from->export_name, from->export_name, path);
 		monitor_refresh(m, from);
 		return false;
 	}
@@ -410,8 +433,38 @@ static bool move_spare(struct monitor *m, struct mon_array *to, struct mon_array
 	return true;
 }
 
+/* Held while spares are moved, so that two monitors do not both move one:
+ * a descriptor, or -1 (no lock: nothing is moved). */
+static int lock_moves(struct monitor *m)
+{
+	char dir[600], err[700], path[700];
+	int dfd = monitor_dir_open(true, dir, sizeof(dir), err, sizeof(err));
+	if (dfd < 0) {
+		monitor_log(m, LOG_ERR, "spare group: %s", err);
+		return -1;
+	}
+	int fd = openat(dfd, "spare-groups.lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	close(dfd);
+	snprintf(path, sizeof(path), "%s/spare-groups.lock", dir);
+	if (fd < 0 || flock(fd, LOCK_EX) < 0) {
+		monitor_log(m, LOG_ERR, "spare group: %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 void monitor_spare_groups(struct monitor *m)
 {
+	bool any = false;
+	for (unsigned i = 0; i < m->narrays && !any; i++)
+		any = m->arrays[i].conf && m->arrays[i].conf->spare_group;
+	if (!any)
+		return;
+	int lock = lock_moves(m);
+	if (lock < 0)
+		return;
 	for (unsigned i = 0; i < m->narrays; i++) {
 		struct mon_array *to = &m->arrays[i];
 		/* degraded, with no spare of its own and nothing being rebuilt */
@@ -429,4 +482,5 @@ void monitor_spare_groups(struct monitor *m)
 				break;
 		}
 	}
+	close(lock);            /* the lock goes with it */
 }

@@ -408,7 +408,7 @@ static void write_pid_file(struct monitor *m)
 
 int cmd_monitor(int argc, char **argv)
 {
-	struct monitor m = { .sock_fd = -1 };
+	struct monitor m = { .sock_fd = -1, .sig_fd = -1 };
 	struct monitor_opts o = { 0 };
 	int rc = parse_args(argc, argv, &m, &o);
 	if (rc >= 0)
@@ -467,6 +467,7 @@ int cmd_monitor(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	m.sock_fd = fd;
+	m.sig_fd = sig_fd;
 	m.queue = calloc(MONITOR_QUEUE_MAX, sizeof(*m.queue));
 	if (!m.queue) {
 		fprintf(stderr, "uraid monitor: out of memory\n");

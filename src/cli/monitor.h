@@ -63,6 +63,7 @@ struct monitor {
 	unsigned nfailed_moves, failed_moves_next;
 	/* the events received and not yet handled (monitor_drain) */
 	int sock_fd;                    /* -1: none (--oneshot) */
+	int sig_fd;                     /* SIGTERM and co. (-1: none): children stop early */
 	struct monitor_event *queue;
 	unsigned qhead, qlen;
 };

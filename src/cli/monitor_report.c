@@ -99,8 +99,17 @@ static void log_output(struct monitor *m, const char *what, char *buf, size_t *l
  * stdin (NULL: /dev/null), its output logged line by line; killed when it
  * runs past MONITOR_CHILD_TIMEOUT_S. 0 when it exited 0.
  */
+/* A signal to stop is waiting (left unread for the main loop)? */
+static bool stopping(const struct monitor *m)
+{
+	struct pollfd p = { .fd = m->sig_fd, .events = POLLIN };
+	return m->sig_fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 static int run_child(struct monitor *m, char *const argv[], const char *input, size_t inlen)
 {
+	if (stopping(m))
+		return -1;      /* the monitor stops: nothing more is started */
 	int out[2], in[2] = { -1, -1 };
 	monitor_drain(m);       /* the socket's queue is short; a child may take long */
 	if (pipe2(out, O_CLOEXEC) < 0 || (input && pipe2(in, O_CLOEXEC) < 0)) {
@@ -153,9 +162,13 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 	while (!exited || open_out) {
 		if (!exited && waitpid(pid, &status, WNOHANG) == pid)
 			exited = true;
-		if (uraid_now_ns() > deadline) {
-			monitor_log(m, LOG_ERR, "%s: still running after %d s; killed", argv[0],
-				    MONITOR_CHILD_TIMEOUT_S);
+		bool stop = stopping(m);
+		if (stop || uraid_now_ns() > deadline) {
+			if (stop)
+				monitor_log(m, LOG_ERR, "%s: killed, the monitor stops", argv[0]);
+			else
+				monitor_log(m, LOG_ERR, "%s: still running after %d s; killed",
+					    argv[0], MONITOR_CHILD_TIMEOUT_S);
 			/* a pid reaped is free for another process: not killed */
 			if (!exited) {
 				kill(-pid, SIGKILL);

@@ -4,8 +4,8 @@
 # datagram is dropped; once the monitor runs again, comparing the array's
 # state with what it knew (its look each --delay=2) reports the Fail, once.
 # The member's path holds control characters (escaped in the datagram and
-# in monitor-state): named as it is in the program's argument. Bounded
-# waits (30 s).
+# in monitor-state): named as it is in the program's argument. SIGTERM
+# while the program runs stops the monitor at once. Bounded waits (30 s).
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -78,6 +78,20 @@ check "... once" test "$(count "$work/events" "Fail|data|${d[1]}")" -eq 1
 check "no DeviceDisappeared" test "$(count "$work/events" "DeviceDisappeared|data|")" -eq 0
 kill "$mpid"
 wait "$mpid"
+mpid=
+
+# SIGTERM while the program runs (it would for 30 s): the monitor stops now
+printf '#!/bin/sh\necho started >>%s/slow\nexec sleep 60\n' "$work" >"$work/slow-program"
+chmod +x "$work/slow-program"
+"$URAID" monitor --no-syslog --test --program="$work/slow-program" 2>"$work/slow.err" &
+mpid=$!
+for _ in $(seq 100); do [ -s "$work/slow" ] && break; sleep 0.1; done
+kill "$mpid"
+for _ in $(seq 100); do kill -0 "$mpid" 2>/dev/null || break; sleep 0.1; done
+check "SIGTERM while the program runs: the monitor stops within 10 s" \
+    bash -c "[ -s $work/slow ] && ! kill -0 $mpid 2>/dev/null"
+wait "$mpid"
+check "... exit 0" test $? -eq 0
 mpid=
 echo "$fails failed"
 [ $fails -eq 0 ]

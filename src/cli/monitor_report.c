@@ -23,8 +23,7 @@
 #include "common/clock.h"
 #include "ctl/ctl.h"
 
-/* A mail's body keeps at most this much of the array's status, so that the
- * whole message fits a pipe's buffer and the write never waits. */
+/* A mail's body keeps at most this much of the array's status. */
 #define MAIL_STATUS_MAX (32 * 1024)
 
 struct event_kind {
@@ -146,13 +145,13 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 		_exit(127);
 	}
 	close(out[1]);
+	/* the input is written as the child reads it, in the loop below */
+	size_t written = 0;
+	int to_child = -1;
 	if (input) {
 		close(in[0]);
-		/* less than a pipe's buffer (MAIL_STATUS_MAX): never waits */
-		fcntl(in[1], F_SETFL, O_NONBLOCK);
-		if (write(in[1], input, inlen) != (ssize_t)inlen)
-			monitor_log(m, LOG_ERR, "%s: could not hand over the whole message", argv[0]);
-		close(in[1]);
+		to_child = in[1];
+		fcntl(to_child, F_SETFL, O_NONBLOCK);
 	}
 	char buf[1024];
 	size_t len = 0;
@@ -177,15 +176,33 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 			}
 			break;
 		}
-		if (!open_out) {
+		if (!open_out && to_child < 0) {
 			struct timespec ts = { 0, 20000000 };
 			nanosleep(&ts, NULL);
 			monitor_drain(m);
 			continue;
 		}
 		monitor_drain(m);
-		struct pollfd p = { .fd = out[0], .events = POLLIN };
-		if (poll(&p, 1, 100) > 0) {
+		if (to_child >= 0 && (written == inlen || exited)) {
+			if (written < inlen)
+				monitor_log(m, LOG_ERR, "%s: exited before it read the whole message",
+					    argv[0]);
+			close(to_child);        /* the end of its input */
+			to_child = -1;
+		}
+		struct pollfd p[2] = { { .fd = open_out ? out[0] : -1, .events = POLLIN },
+				       { .fd = to_child, .events = POLLOUT } };
+		if (poll(p, 2, 100) > 0 && to_child >= 0 && (p[1].revents & (POLLOUT | POLLERR))) {
+			ssize_t n = write(to_child, input + written, inlen - written);
+			if (n > 0) {
+				written += (size_t)n;
+			} else if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				monitor_log(m, LOG_ERR, "%s: writing the message: %s", argv[0],
+					    strerror(errno));
+				written = inlen;
+			}
+		}
+		if (p[0].revents) {
 			ssize_t n = read(out[0], buf + len, sizeof(buf) - 1 - len);
 			if (n <= 0) {
 				open_out = false;
@@ -193,12 +210,14 @@ static int run_child(struct monitor *m, char *const argv[], const char *input, s
 				len += (size_t)n;
 				log_output(m, argv[0], buf, &len, len == sizeof(buf) - 1);
 			}
-		} else if (exited) {
+		} else if (exited && open_out) {
 			open_out = false;       /* gone; a child of its own may hold the pipe */
 		}
 	}
 	log_output(m, argv[0], buf, &len, true);
 	close(out[0]);
+	if (to_child >= 0)
+		close(to_child);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status))

@@ -42,6 +42,20 @@ struct uraid_engine_opts {
 	   lines on stderr (uraid_log_stderr) */
 	uraid_log_fn log;
 	void *log_opaque;
+	/*
+	 * Called when a member of an array changes state (fails, becomes a
+	 * spare's rebuild target, comes in sync, is added or removed) or a
+	 * background job starts or ends, so that a server can tell monitors
+	 * at once (uraid serve writes to an eventfd). It runs on whichever
+	 * engine thread made the change (the metadata worker, the caller of
+	 * a management function; a reactor only on a caller-driven engine),
+	 * possibly under the array's locks: it must return at once, never
+	 * block and never call back into the engine. It carries no detail:
+	 * the callee asks uraid_array_status and uraid_array_sync_status.
+	 * NULL: none.
+	 */
+	void (*changed)(void *opaque);
+	void *changed_opaque;
 };
 
 int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine **e);

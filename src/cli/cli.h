@@ -29,5 +29,6 @@ int cmd_zero_superblock(int argc, char **argv);
  * one's export name in name; -1 after a message when the list of served
  * arrays cannot be read (ctl_cmds.c). */
 int cli_served_owner(const char *cmd, const char *path, char *name, size_t len);
+int cmd_monitor(int argc, char **argv);
 
 #endif

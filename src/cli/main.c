@@ -29,6 +29,7 @@ static const struct {
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
 	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
 	  "in an array" },
+	{ "monitor", cmd_monitor, "report failed members, rebuilds and spares of served arrays" },
 };
 
 /* mdadm's mode options, typed as the command: the uraid verb to use. */

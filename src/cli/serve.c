@@ -27,6 +27,7 @@
 #include "cli/metrics_http.h"
 #include "cli/metrics_text.h"
 #include "cli/serve.h"
+#include "cli/serve_events.h"
 #include "cli/status_print.h"
 #include "cli/sd_notify.h"
 #include "cli/util.h"
@@ -529,13 +530,17 @@ static void main_loop(struct serve_state *st, int sig_fd)
 		}
 	}
 	while (!st->stop_requested) {
-		struct pollfd p[3] = { { .fd = sig_fd, .events = POLLIN },
+		struct pollfd p[4] = { { .fd = sig_fd, .events = POLLIN },
 				       { .fd = ctl_server_fd(cs), .events = POLLIN },
-				       { .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN } };
+				       { .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN },
+				       { .fd = serve_events_fd(st->events), .events = POLLIN } };
 		int timeout = ctl_server_timeout_ms(cs), mt = mh ? metrics_http_timeout_ms(mh) : -1;
+		int ev_timeout = serve_events_timeout_ms(st->events);
 		if (mt >= 0 && (timeout < 0 || mt < timeout))
 			timeout = mt;
-		if (poll(p, 3, timeout) < 0) {
+		if (ev_timeout >= 0 && (timeout < 0 || ev_timeout < timeout))
+			timeout = ev_timeout;
+		if (poll(p, 4, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
@@ -552,6 +557,7 @@ static void main_loop(struct serve_state *st, int sig_fd)
 		ctl_server_work(cs);
 		if (mh)
 			metrics_http_work(mh);
+		serve_events_work(st->events, st);
 	}
 	metrics_http_destroy(mh);
 	ctl_server_destroy(cs);
@@ -671,6 +677,8 @@ static int run(struct serve_state *st, int sig_fd)
 	}
 	struct uraid_engine_opts eo = { .reactors = st->o->threads, .flags = URAID_ENGINE_THREADS,
 					.log = log.fn, .log_opaque = log.opaque };
+	if (!(st->events = serve_events_create(&eo)))
+		fprintf(stderr, "uraid serve: no events for uraid monitor: %s\n", strerror(errno));
 	rc = uraid_engine_create(&eo, &st->engine);
 	if (rc) {
 		fprintf(stderr, "uraid serve: cannot start the engine: %s\n", strerror(-rc));
@@ -740,6 +748,7 @@ static int run(struct serve_state *st, int sig_fd)
 				st->registered = true;
 			else
 				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
+			serve_events_start(st->events, st);
 			announce(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
@@ -770,6 +779,8 @@ static int run(struct serve_state *st, int sig_fd)
 				: "marked clean");
 	}
 	uraid_engine_destroy(st->engine);
+	if (status == CLI_EXIT_OK)
+		serve_events_stop(st->events, st);
 	cleanup_files(st);
 	return status;
 }
@@ -803,6 +814,7 @@ int cmd_serve(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	int status = run(&st, sig_fd);
+	serve_events_destroy(st.events);        /* after the engine: its callback is gone */
 	nbd_tls_creds_free(st.tls);
 	close(sig_fd);
 	return status;

@@ -11,6 +11,7 @@
 
 struct nbd_server;
 struct nbd_tls_creds;
+struct serve_events;
 
 struct serve_opts {
 	const char *const *members;
@@ -45,6 +46,7 @@ struct serve_state {
 	struct uraid_array *array;
 	struct nbd_server *server;
 	struct nbd_tls_creds *tls;
+	struct serve_events *events;    /* tells uraid monitor (serve_events.c) */
 	char export_name[256];
 	char socket_path[512];
 	char control_path[600];

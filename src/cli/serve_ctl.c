@@ -18,6 +18,8 @@
 #include "cli/cli.h"
 #include "cli/metrics_text.h"
 #include "cli/serve.h"
+#include "cli/serve_events.h"
+#include "cli/monitor_proto.h"
 #include "cli/status_print.h"
 #include "cli/util.h"
 #include "common/clock.h"
@@ -454,6 +456,8 @@ static const struct ctl_verb serve_verbs[] = {
 	  "[JOB]: the running or last background job (or JOB) as numbers" },
 	{ "speed", verb_speed, NULL, CTL_VERB_CHANGES,
 	  "[MIN [MAX]]: background work limits in KiB/s (0: unchanged)" },
+	{ MONITOR_STATE_VERB, serve_events_verb_state, NULL, 0,
+	  "what uraid monitor watches, as tab-separated lines" },
 	{ "stop", verb_stop, NULL, CTL_VERB_CHANGES, "drain, mark the array clean and exit" },
 	{ NULL, NULL, NULL, 0, NULL }
 };

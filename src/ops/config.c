@@ -278,6 +278,23 @@ static int device_line(struct parser *p, char **words, unsigned n)
 	return 0;
 }
 
+/* Where the line's comment starts (len: none): a '#' that starts a word,
+ * outside quotes; "a#b" and "'#'" are words. */
+static size_t comment_start(const char *s, size_t len)
+{
+	char quote = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (quote) {
+			quote = s[i] == quote ? 0 : quote;
+		} else if (s[i] == '"' || s[i] == '\'') {
+			quote = s[i];
+		} else if (s[i] == '#' && (i == 0 || isspace((unsigned char)s[i - 1]))) {
+			return i;
+		}
+	}
+	return len;
+}
+
 /* One logical line (continuations joined), split into words (quotes as
  * mdadm allows them: "..." or '...' around a word with spaces). */
 static int logical_line(struct parser *p, char *text)
@@ -324,11 +341,14 @@ static int logical_line(struct parser *p, char *text)
 		return array_line(p, rest, nrest);
 	if (keyword_is(kw, "MAILADDR") || keyword_is(kw, "MAILFROM") ||
 	    keyword_is(kw, "PROGRAM")) {
-		if (nrest != 1 && !keyword_is(kw, "PROGRAM") && !keyword_is(kw, "MAILFROM"))
+		if (nrest != 1 && keyword_is(kw, "MAILADDR"))
 			return fail(p, "%s wants one address", kw);
+		if (nrest > 1 && keyword_is(kw, "PROGRAM"))
+			return fail(p, "PROGRAM wants one program's path (it is run without a shell, "
+				    "as EVENT ARRAY [MEMBER]); put other arguments in a script");
 		if (!nrest)
 			return fail(p, "%s wants a value", kw);
-		/* PROGRAM and MAILFROM keep their words, joined by spaces. */
+		/* MAILFROM keeps its words ("RAID <raid@example.org>"), joined by spaces */
 		char joined[1024] = "";
 		for (unsigned i = 0; i < nrest; i++) {
 			size_t len = strlen(joined);
@@ -338,6 +358,8 @@ static int logical_line(struct parser *p, char *text)
 		}
 		char **dst = keyword_is(kw, "MAILADDR") ? &cfg->mailaddr
 			     : keyword_is(kw, "MAILFROM") ? &cfg->mailfrom : &cfg->program;
+		if (*dst)
+			return 0;       /* given twice: the first wins, as in mdadm */
 		return set_string(dst, joined);
 	}
 	if (keyword_is(kw, "HOMEHOST") || keyword_is(kw, "CREATE") || keyword_is(kw, "AUTO") ||
@@ -370,8 +392,7 @@ int config_parse(const char *name, const char *text, struct uraid_config *cfg, c
 		size_t len = eol ? (size_t)(eol - s) : strlen(s);
 		bool at_end = !eol && !len;
 		line_no++;
-		const char *hash = memchr(s, '#', len);
-		size_t keep = hash ? (size_t)(hash - s) : len;
+		size_t keep = comment_start(s, len);
 		bool blank = true;
 		for (size_t i = 0; i < keep; i++)
 			if (!isspace((unsigned char)s[i]))

@@ -9,8 +9,10 @@
  *   MAILADDR root                              the monitor's mail recipient
  *   PROGRAM /usr/local/sbin/raid-event         the monitor's program
  *
- * As in mdadm.conf: '#' starts a comment, a line that starts with white
- * space continues the one before, keywords are case-insensitive. ARRAY takes
+ * As in mdadm.conf: '#' at the start of a word (outside quotes) starts a
+ * comment, a line that starts with white space continues the one before,
+ * keywords are case-insensitive. PROGRAM is one path (run without a
+ * shell); MAILADDR, MAILFROM or PROGRAM given twice: the first counts. ARRAY takes
  * an optional device name first, then key=value words: mdadm's (uuid, name,
  * devices, spares, spare-group, level, num-devices, metadata) and uraid
  * serve's options by their long names (socket, listen, export, threads, ...,
@@ -65,7 +67,8 @@ struct uraid_config {
 /*
  * Read the file at path into cfg (zeroed first). Returns 0, -ENOENT when it
  * does not exist (err says so), or another -errno with one line in err that
- * names the file and line ("FILE:LINE: unknown key 'x' in ARRAY; ...").
+ * names the file and line ("FILE:LINE: unknown key 'x' in ARRAY; ..."); for
+ * a line continued on others, LINE is where it starts.
  * On an error cfg holds nothing to free.
  */
 int config_load(const char *path, struct uraid_config *cfg, char *err, size_t errlen);

@@ -30,7 +30,9 @@ static void test_good(void)
 		"\tread-only threads=2\n"
 		"array name=other devices=/tmp/a.img,/tmp/b.img spares=1 level=raid5 "
 		"num-devices=3 export=\"my export\" tls-verify-peer=no\n"
-		"PROGRAM /usr/local/bin/raid-event --verbose\n";
+		"PROGRAM /usr/local/bin/raid#event\n"
+		"PROGRAM /second/wins/not\n"
+		"MAILADDR second@example.org\n";
 	struct uraid_config cfg;
 	char err[256] = "";
 	int rc = config_parse("t.conf", text, &cfg, err, sizeof(err));
@@ -38,7 +40,8 @@ static void test_good(void)
 	if (rc)
 		return;
 	CHECK(cfg.mailaddr && !strcmp(cfg.mailaddr, "root"), "mailaddr");
-	CHECK(cfg.program && !strcmp(cfg.program, "/usr/local/bin/raid-event --verbose"),
+	/* '#' inside a word is no comment; a second PROGRAM or MAILADDR: the first wins */
+	CHECK(cfg.program && !strcmp(cfg.program, "/usr/local/bin/raid#event"),
 	      "program '%s'", cfg.program ? cfg.program : "");
 	CHECK(cfg.any_device_line && cfg.partitions, "partitions");
 	CHECK(cfg.ndevice_globs == 1 && !strcmp(cfg.device_globs[0], "/dev/sd[bc]1"), "globs");
@@ -80,6 +83,8 @@ static void test_bad(void)
 		{ "\n\nARRAY name=x colour=red\n", "t.conf:3: unknown key 'colour'" },
 		{ "ARRAY /dev/md0\n", "t.conf:1: ARRAY needs uuid=" },
 		{ "MAILADDR a b\n", "t.conf:1: MAILADDR wants one address" },
+		{ "\nPROGRAM /bin/x --verbose\n", "t.conf:2: PROGRAM wants one program's path" },
+		{ "ARRAY name=\"x #y\" colour=red\n", "t.conf:1: unknown key 'colour'" },
 		{ "FROBNICATE x\n", "t.conf:1: unknown keyword 'FROBNICATE'" },
 		{ "ARRAY name=x spares=-1\n", "t.conf:1: spares=" },
 		{ "ARRAY name=x level=raid7\n", "t.conf:1: level=" },

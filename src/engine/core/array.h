@@ -68,6 +68,9 @@ struct uraid_engine {
 	struct array *arrays;
 	uint64_t next_tick_ns;          /* the tick's thread only */
 	struct ulog log;                /* every message of the engine, its arrays and server */
+	/* uraid_engine_opts.changed: a member's state or a job changed */
+	void (*changed)(void *opaque);
+	void *changed_opaque;
 	/* URAID_ENGINE_THREADS: the thread that writes metadata and runs the
 	   tick, so that reactors never block on either (md/meta_worker.c) */
 	struct meta_worker *worker;

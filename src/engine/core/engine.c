@@ -82,6 +82,8 @@ int uraid_engine_create(const struct uraid_engine_opts *o, struct uraid_engine *
 	}
 	e->flags = o->flags;
 	e->log = (struct ulog){ .fn = o->log, .opaque = o->log_opaque };
+	e->changed = o->changed;
+	e->changed_opaque = o->changed_opaque;
 	pthread_mutex_init(&e->lock, NULL);
 	int rc = 0;
 	unsigned i;

@@ -179,6 +179,7 @@ static int job_end(struct meta_call *c)
 	if (j->lv->job_fini)
 		j->lv->job_fini(j);
 	atomic_store(&j->finished, true);
+	md_notify_change(a);    /* j is not touched after finished */
 	return 0;
 }
 
@@ -709,6 +710,7 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	a->sync_last.running = true;
 	pthread_mutex_unlock(&a->sync_lock);
 	atomic_store(&a->sync, j);
+	md_notify_change(a);
 	ulog(array_log(a), URAID_LOG_INFO, "%s started at %llu of %llu MiB %s", uraid_sync_kind_name(kind),
 		(unsigned long long)(j->pos >> 11), (unsigned long long)(j->end >> 11),
 		positions_name(a, kind));

@@ -20,6 +20,12 @@ static int member_index(const struct array *a, const struct member *m)
 	return -1;
 }
 
+void md_notify_change(struct array *a)
+{
+	if (a->e->changed)
+		a->e->changed(a->e->changed_opaque);
+}
+
 /* ---- failing ---- */
 
 /*
@@ -152,7 +158,7 @@ static int fail_on_request(struct array *a, const struct md_fail *f)
 	}
 }
 
-int md_member_fail(struct array *a, const struct md_fail *f)
+static int member_fail(struct array *a, const struct md_fail *f)
 {
 	struct member *m;
 	int i, s;
@@ -204,6 +210,14 @@ int md_member_fail(struct array *a, const struct md_fail *f)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+int md_member_fail(struct array *a, const struct md_fail *f)
+{
+	int rc = member_fail(a, f);
+	if (rc == 0)
+		md_notify_change(a);    /* also when nothing changed: cheap, and rare */
+	return rc;
 }
 
 bool md_fail_slot(struct array *a, unsigned slot, int err)
@@ -325,6 +339,7 @@ void md_member_add(struct array *a, struct member *m, const struct uraid_sb *sb,
 	a->member_pending_slot[k] = pending_slot;
 	a->member_sb[k] = *sb;
 	a->nmembers++;
+	md_notify_change(a);
 }
 
 void md_member_remove(struct array *a, unsigned idx)
@@ -346,6 +361,7 @@ void md_member_remove(struct array *a, unsigned idx)
 	}
 	a->nmembers--;
 	a->members[a->nmembers] = NULL;
+	md_notify_change(a);
 }
 
 void md_want_replacement(struct array *a, unsigned idx, int s)
@@ -358,6 +374,7 @@ void md_want_replacement(struct array *a, unsigned idx, int s)
 	a->member_pending_slot[idx] = s;
 	atomic_store(&a->slot[s].repl_rebuilt, 0);
 	atomic_store(&a->slot[s].repl, a->members[idx]);
+	md_notify_change(a);
 }
 
 /* ---- rebuild (recovery) and replacement: the roles the jobs change ---- */
@@ -418,6 +435,7 @@ static int recovery_begin(struct array *a, uint32_t unit, struct md_rebuild *rb)
 		m->path, slot, (unsigned long long)from,
 		rb->bitmap_guided ? ", where the bitmap marks writes" : "");
 	meta_record_change(a);
+	md_notify_change(a);
 	return 0;
 }
 
@@ -480,6 +498,7 @@ void md_recovery_end(struct array *a, const struct md_rebuild *rb, uint64_t pos,
 	if (!(a->flags & URAID_ASSEMBLE_READONLY))
 		meta_record_change(a);
 out:
+	md_notify_change(a);
 	pthread_mutex_unlock(&a->meta_lock);
 }
 
@@ -574,6 +593,7 @@ int md_replace_begin(struct array *a, uint32_t unit, uint64_t end, struct md_reb
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: replacing %s in slot %d, from member sector %llu",
 		rb->target->path, a->slot[slot].m->path, slot, (unsigned long long)from);
 	meta_record_change(a);
+	md_notify_change(a);
 	pthread_mutex_unlock(&a->meta_lock);
 	return 0;
 }
@@ -629,6 +649,7 @@ void md_replace_end(struct array *a, const struct md_rebuild *rb, uint64_t pos,
 	if (!(a->flags & URAID_ASSEMBLE_READONLY))
 		meta_record_change(a);
 out:
+	md_notify_change(a);
 	pthread_mutex_unlock(&a->meta_lock);
 }
 

@@ -150,4 +150,12 @@ void md_attach_pending(struct array *a, uint32_t unit);
 bool md_replace_waiting(struct array *a);
 bool md_spare_waiting(struct array *a);
 
+/*
+ * Tell the engine's owner that a member's state or a background job
+ * changed (uraid_engine_opts.changed): a cheap call that never blocks, made
+ * after every change this file makes and at a job's start and end
+ * (jobs/sync.c). Any lock may be held.
+ */
+void md_notify_change(struct array *a);
+
 #endif

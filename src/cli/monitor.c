@@ -29,6 +29,7 @@
 #include "cli/metrics_http.h"
 #include "cli/monitor.h"
 #include "cli/monitor_proto.h"
+#include "cli/util.h"
 #include "common/clock.h"
 #include "common/private_file.h"
 #include "nbd/server.h"
@@ -123,6 +124,7 @@ static int parse_args(int argc, char **argv, struct monitor *m, struct monitor_o
 	m->delay_s = DELAY_DEFAULT_S;
 	m->sendmail = getenv("URAID_SENDMAIL");
 	optind = 1;
+	opterr = 0;     /* a wrong option: one line (cli_bad_option) */
 	while ((c = getopt_long(argc, argv, "sp:m:1td:fi:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': break;
@@ -158,8 +160,7 @@ static int parse_args(int argc, char **argv, struct monitor *m, struct monitor_o
 			monitor_usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			fprintf(stderr, "uraid monitor: see 'uraid monitor --help'\n");
-			return CLI_EXIT_USAGE;
+			return cli_bad_option("monitor", argv);
 		}
 	}
 	if (m->oneshot && m->metrics) {

@@ -234,6 +234,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	o->socket_mode = 0600;
 	o->ready_fd = -1;
 	optind = 0;     /* a full restart: parse_scanned parses a second command line */
+	opterr = 0;     /* a wrong option: one line (cli_bad_option), not getopt's and the usage */
 	while ((c = getopt_long(argc, argv, "s:L:n:rt:c:fvh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': o->socket = optarg; break;
@@ -324,8 +325,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			serve_usage(stdout);
 			return CLI_EXIT_OK;
 		default:
-			serve_usage(stderr);
-			return CLI_EXIT_USAGE;
+			return cli_bad_option("serve", argv);
 		}
 	}
 	if (o->speed_min && o->speed_max && o->speed_min > o->speed_max) {

@@ -20,7 +20,7 @@ static const struct {
 	{ "serve", cmd_serve, "assemble an array and export it over NBD until stopped" },
 	{ "status", cmd_status, "list served arrays, or show one's state (--json)" },
 	{ "fail", cmd_fail, "mark a member of a served array faulty" },
-	{ "remove", cmd_remove, "take a faulty or spare member out of a served array" },
+	{ "remove", cmd_remove, "take faulty, spare or stale members out of a served array" },
 	{ "add", cmd_add, "add spares to a served array (a missing slot is rebuilt)" },
 	{ "replace", cmd_replace, "copy a member onto a new device while it serves, then swap" },
 	{ "stop", cmd_stop, "stop serving an array: drain, flush, mark clean" },
@@ -66,7 +66,7 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f,
 		"\n"
 		"Run 'uraid COMMAND --help' for a command's options; 'man uraid' for details.\n"

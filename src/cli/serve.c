@@ -356,6 +356,14 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 	}
 	o->members = (const char *const *)argv + optind;
 	o->nmembers = (unsigned)(argc - optind);
+	/* the export name goes into the control answers (tab-separated lines)
+	   and onto terminals: no control characters */
+	for (const char *p = o->name; p && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			fprintf(stderr, "uraid serve: --name holds a control character (a tab, a "
+				"newline, ...); choose a name without\n");
+			return CLI_EXIT_USAGE;
+		}
 	/* the control protocol's answers are lines of tab-separated fields:
 	   a member path must fit in one field */
 	for (unsigned i = 0; i < o->nmembers; i++)
@@ -716,6 +724,11 @@ static int run(struct serve_state *st, int sig_fd)
 		const char *colon = strchr(as->name, ':');
 		snprintf(st->export_name, sizeof(st->export_name), "%s",
 			 st->o->name ? st->o->name : colon ? colon + 1 : as->name);
+		/* a name from the superblock (any bytes a disk holds): control
+		   characters become '_' (--name is checked when parsed) */
+		for (char *c = st->export_name; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '_';
 	}
 	free(as);
 

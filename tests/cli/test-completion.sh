@@ -49,6 +49,8 @@ comp "--version" uraid --ver
 comp "create" "$URAID" cre                       # called by its path
 verbs=$("$URAID" --help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p' | sort | tr '\n' ' ')
 comp "${verbs% }" uraid ""
+comp "zero-superblock" uraid zero                # the longest name, and the newest verbs
+comp "monitor" uraid mon
 
 # a command's options; those taking a value end in "="
 comp "--level=" uraid create --lev

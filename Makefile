@@ -146,7 +146,7 @@ install: all
 	install -D -m 0644 docs/uraid.8 $(DESTDIR)$(PREFIX)/share/man/man8/uraid.8
 	install -D -m 0644 contrib/bash-completion/uraid $(DESTDIR)$(PREFIX)/share/bash-completion/completions/uraid
 	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
-	for u in uraid@.service uraid-scan.service; do \
+	for u in uraid@.service uraid-scan.service uraid-monitor.service; do \
 		sed 's|@SBINDIR@|$(PREFIX)/sbin|g' systemd/$$u.in >$(DESTDIR)$(SYSTEMDUNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/$$u || exit 1; done
 

@@ -25,7 +25,8 @@ fi
 make -s -C "$root_dir" install BUILD="$BUILD" DESTDIR="$work/root" PREFIX=/usr/local >/dev/null ||
     { echo "FAIL: make install"; exit 1; }
 units=$work/root/usr/local/lib/systemd/system
-check "both units installed" test -f "$units/uraid@.service" -a -f "$units/uraid-scan.service"
+check "the three units installed" test -f "$units/uraid@.service" -a -f "$units/uraid-scan.service" \
+    -a -f "$units/uraid-monitor.service"
 check "ExecStart names the installed uraid" grep -q "^ExecStart=/usr/local/sbin/uraid serve --scan --array=%I" \
     "$units/uraid@.service"
 check "uraid@ is Type=notify" grep -q "^Type=notify" "$units/uraid@.service"
@@ -33,7 +34,8 @@ sed -i "s|/usr/local/sbin/uraid|$work/root/usr/local/sbin/uraid|g" "$units"/*.se
 man_opt=()
 command -v man >/dev/null || man_opt=(--man=no)
 out=$(cd "$units" && MANPATH=$work/root/usr/local/share/man \
-    systemd-analyze verify "${man_opt[@]}" ./uraid@.service ./uraid-scan.service 2>&1); rc=$?
+    systemd-analyze verify "${man_opt[@]}" ./uraid@.service ./uraid-scan.service \
+        ./uraid-monitor.service 2>&1); rc=$?
 echo "$out"
 check "systemd-analyze verify passes" test $rc -eq 0
 check "and says nothing" test -z "$out"

@@ -22,7 +22,8 @@ static int member_index(const struct array *a, const struct member *m)
 
 void md_notify_change(struct array *a)
 {
-	if (a->e->changed)
+	/* an array opened without an engine (the offline tools, unit tests) has no one to tell */
+	if (a->e && a->e->changed)
 		a->e->changed(a->e->changed_opaque);
 }
 

@@ -68,6 +68,10 @@ struct bench_workload {
 	uint32_t align;             /* default alignment of random I/O; 0: each line's size */
 	uint64_t offset;            /* the range used in each target starts here (bytes) */
 	uint64_t size;              /* its length; 0: to the end of the target */
+	/* stop once this many times the range has been issued (each worker its
+	   share; runtime_s still bounds the run); 0: time only. A sequential
+	   fill of twice the range (SNIA PTS preconditioning) is passes 2. */
+	unsigned passes;
 	unsigned workers;           /* 0: one per raw target; 1 for an array */
 	unsigned iodepth;           /* outstanding I/Os per worker (>= 1) */
 	double runtime_s;           /* measured time (replay: the longest it may take) */

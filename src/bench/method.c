@@ -22,6 +22,7 @@ const char *bench_run_kind_name(enum bench_run_kind k)
 	case BENCH_RUN_SWEEP: return "sweep";
 	case BENCH_RUN_STEADY: return "steady-state";
 	case BENCH_RUN_REPLAY: return "replay";
+	case BENCH_RUN_COMPARE: return "compare";
 	default: return "single";
 	}
 }
@@ -40,7 +41,19 @@ int bench_outcome_plan(struct bench_outcome *o, const struct bench_runplan *p, c
 
 	o->kind = p->kind;
 	o->ncells = o->nalloc = 1;
-	if (p->kind == BENCH_RUN_SWEEP) {
+	if (p->precondition && (p->kind == BENCH_RUN_STEADY || p->kind == BENCH_RUN_REPLAY))
+		return uraid_errf(err, errlen, -EINVAL, "--precondition runs before a measured run: "
+				  "not with %s", p->kind == BENCH_RUN_STEADY ? "--steady-state, which "
+				  "is its second half" : "--replay");
+	if (p->precondition && p->kind == BENCH_RUN_SWEEP && p->axes.ndrives)
+		return uraid_errf(err, errlen, -EINVAL, "--precondition with --sweep=drives: each "
+				  "cell is another array (use --compare=members=...)");
+	if (p->kind == BENCH_RUN_COMPARE) {
+		rc = bench_compare_plan(&p->cmp, &p->tg, &o->cells, &o->ncells, err, errlen);
+		if (rc)
+			return rc;
+		o->nalloc = o->ncells;
+	} else if (p->kind == BENCH_RUN_SWEEP) {
 		rc = bench_plan(&p->axes, p->tg.level, p->tg.npaths, &o->cells, &o->ncells, err,
 				errlen);
 		if (rc)
@@ -56,7 +69,9 @@ int bench_outcome_plan(struct bench_outcome *o, const struct bench_runplan *p, c
 	}
 	o->res = calloc(o->nalloc, sizeof(*o->res));
 	o->ran = calloc(o->nalloc, sizeof(*o->ran));
-	if (!o->res || !o->ran)
+	if (p->precondition)
+		o->pre = calloc(o->nalloc, sizeof(*o->pre));
+	if (!o->res || !o->ran || (p->precondition && !o->pre))
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	return 0;
 }
@@ -67,6 +82,7 @@ void bench_outcome_fini(struct bench_outcome *o)
 		bench_result_fini(&o->res[i]);
 	free(o->res);
 	free(o->ran);
+	free(o->pre);
 	free(o->cells);
 	memset(o, 0, sizeof(*o));
 }
@@ -106,7 +122,8 @@ static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
 bool bench_plan_writes(const struct bench_runplan *p)
 {
 	return p->axes.matrix || p->axes.ndrives || bench_workload_writes(&p->wl) ||
-	       (p->tg.flags & BENCH_CREATE);
+	       (p->tg.flags & BENCH_CREATE) || p->kind == BENCH_RUN_COMPARE || p->precondition ||
+	       (p->kind == BENCH_RUN_SWEEP && p->axes.nrwmix);
 }
 
 /*
@@ -148,6 +165,76 @@ static void rate_qd_sweep(struct bench_outcome *o)
 	o->rating = bench_xbit_rating(qd, iops, n, &o->rating_complete);
 }
 
+/*
+ * SNIA PTS preconditioning into o->pre[slot]: a sequential fill of twice
+ * the range in 128 KiB writes, whatever the workload, then rounds of wl
+ * until the steady-state rule holds (or precondition_max rounds). tg loses
+ * BENCH_CREATE after the fill: the runs after it use the array it filled.
+ */
+static int precondition(struct bench_outcome *o, unsigned slot, const struct bench_runplan *p,
+			const struct bench_workload *wl, struct bench_targets *tg,
+			struct progress *pg, unsigned cell, const char *cell_label, char *err,
+			size_t errlen)
+{
+	struct bench_hooks hk = { .tick = progress_tick, .arg = pg };
+	struct bench_precond *pc = &o->pre[slot];
+	unsigned max = p->precondition_max ? p->precondition_max : BENCH_SS_MAX_ROUNDS;
+	struct bench_workload fill = *wl;
+	struct bench_result res;
+	char label[128];
+	uint64_t t0 = mono_ns();
+	int rc;
+
+	fill.nlines = 1;
+	fill.line[0] = (struct bench_access){ .bytes = BENCH_PRECOND_BS, .weight = 100 };
+	fill.align = 0;
+	fill.workers = 0;               /* one per raw target, one for an array */
+	fill.iodepth = BENCH_PRECOND_IODEPTH;
+	fill.runtime_s = BENCH_PRECOND_FILL_MAX_S;
+	fill.ramp_s = 0;
+	fill.rate_iops = 0;
+	fill.flags &= ~BENCH_VERIFY;
+	fill.trace = NULL;
+	fill.data = BENCH_DATA_RANDOM;
+	fill.passes = BENCH_PRECOND_PASSES;
+	snprintf(label, sizeof(label), "%s%sprecondition: sequential fill", cell_label,
+		 cell_label[0] ? ", " : "");
+	progress_cell(pg, cell, label);
+	rc = bench_run_hooked(&fill, tg, &hk, &res, err, errlen);
+	if (rc)
+		return rc;
+	pc->fill_bytes = bench_total_bytes(&res);
+	pc->fill_range_bytes = res.target_bytes;
+	bench_result_fini(&res);
+	pc->fill_ns = mono_ns() - t0;
+	tg->flags &= ~BENCH_CREATE;
+
+	double *iops = calloc(max, sizeof(*iops));
+	if (!iops)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	struct bench_workload round = *wl;
+	round.ramp_s = 0;
+	t0 = mono_ns();
+	for (unsigned i = 0; i < max; i++) {
+		snprintf(label, sizeof(label), "%s%sprecondition: round %u", cell_label,
+			 cell_label[0] ? ", " : "", i + 1);
+		progress_cell(pg, cell, label);
+		rc = bench_run_hooked(&round, tg, &hk, &res, err, errlen);
+		if (rc)
+			break;
+		iops[i] = bench_iops(&res);
+		bench_result_fini(&res);
+		pc->rounds = i + 1;
+		if (bench_steady_check(iops, i + 1, &pc->ss))
+			break;
+	}
+	free(iops);
+	pc->reached = pc->ss.reached;
+	pc->steady_ns = mono_ns() - t0;
+	pc->done = rc == 0;
+	return rc;
+}
+
 static int run_cells(struct bench_outcome *o, const struct bench_runplan *p,
 		     struct progress *pg, char *err, size_t errlen)
 {
@@ -159,13 +246,28 @@ static int run_cells(struct bench_outcome *o, const struct bench_runplan *p,
 	progress_event(pg, BENCH_PROGRESS_BEGIN);
 	int rc = prepare_once(p, &tg0, err, errlen);
 
+	/* a sweep's targets stay the same: preconditioned once, with the base workload */
+	if (!rc && p->precondition && p->kind == BENCH_RUN_SWEEP)
+		rc = precondition(o, 0, p, &p->wl, &tg0, pg, 1, "", err, errlen);
 	for (unsigned i = 0; !rc && i < o->ncells; i++) {
-		const struct bench_cell *cl = &o->cells[i];
+		struct bench_cell *cl = &o->cells[i];
 		struct bench_workload wl;
 		struct bench_targets tg;
 		if (cl->skip[0])
 			continue;
-		bench_cell_apply(cl, &p->wl, &tg0, &wl, &tg);
+		if (cl->compare) {
+			/* planned makeable: a refusal here would be a bug of the plan */
+			if (bench_compare_apply(&p->cmp, cl, &p->wl, &tg0, &wl, &tg, cl->skip,
+						sizeof(cl->skip)))
+				continue;
+		} else {
+			bench_cell_apply(cl, &p->wl, &tg0, &wl, &tg);
+		}
+		if (p->precondition && cl->compare) {
+			rc = precondition(o, i, p, &wl, &tg, pg, i + 1, cl->label, err, errlen);
+			if (rc)
+				break;
+		}
 		progress_cell(pg, i + 1, cl->label);
 		rc = bench_run_hooked(&wl, &tg, &hk, &o->res[i], err, errlen);
 		o->ran[i] = rc == 0;
@@ -221,6 +323,8 @@ static int run_single(struct bench_outcome *o, const struct bench_runplan *p,
 		      struct progress *pg, char *err, size_t errlen)
 {
 	struct bench_hooks hk = { .tick = progress_tick, .arg = pg };
+	struct bench_targets tg = p->tg;
+	int rc = 0;
 
 	pg->p.cell = pg->p.ncells = 1;
 	pg->p.label = p->kind == BENCH_RUN_REPLAY ? "replay" : "run";
@@ -228,7 +332,14 @@ static int run_single(struct bench_outcome *o, const struct bench_runplan *p,
 	pg->p.cell_s = p->wl.runtime_s > 0 ? p->wl.ramp_s + p->wl.runtime_s : 0;
 	pg->p.single = true;
 	progress_event(pg, BENCH_PROGRESS_BEGIN);
-	int rc = bench_run_hooked(&p->wl, &p->tg, &hk, &o->res[0], err, errlen);
+	if (p->precondition) {
+		rc = prepare_once(p, &tg, err, errlen);
+		if (!rc)
+			rc = precondition(o, 0, p, &p->wl, &tg, pg, 1, "", err, errlen);
+		pg->p.label = "run";
+	}
+	if (!rc)
+		rc = bench_run_hooked(&p->wl, &tg, &hk, &o->res[0], err, errlen);
 	progress_event(pg, BENCH_PROGRESS_END);
 	o->ran[0] = rc == 0;
 	return rc;
@@ -242,7 +353,7 @@ int bench_outcome_run(struct bench_outcome *o, const struct bench_runplan *p,
 	int rc;
 
 	o->started = time(NULL);
-	if (p->kind == BENCH_RUN_SWEEP)
+	if (p->kind == BENCH_RUN_SWEEP || p->kind == BENCH_RUN_COMPARE)
 		rc = run_cells(o, p, &pg, err, errlen);
 	else if (p->kind == BENCH_RUN_STEADY)
 		rc = run_steady(o, p, &pg, err, errlen);

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "bench/bench.h"
+#include "bench/compare.h"
 #include "bench/sweep.h"
 
 enum bench_run_kind {
@@ -32,6 +33,7 @@ enum bench_run_kind {
 	BENCH_RUN_SWEEP,            /* a cell per point of axes */
 	BENCH_RUN_STEADY,           /* rounds until steady (at most steady_max) */
 	BENCH_RUN_REPLAY,           /* wl.trace once */
+	BENCH_RUN_COMPARE,          /* the workload once per configuration of cmp */
 };
 
 /* What to run. */
@@ -41,6 +43,33 @@ struct bench_runplan {
 	struct bench_targets tg;    /* the base targets */
 	struct bench_axes axes;     /* BENCH_RUN_SWEEP */
 	unsigned steady_max;        /* BENCH_RUN_STEADY: at most this many rounds (>= window) */
+	struct bench_compare cmp;   /* BENCH_RUN_COMPARE */
+	/*
+	 * SNIA PTS preconditioning before the measured runs: a sequential fill
+	 * of twice the range in BENCH_PRECOND_BS writes (workload-independent),
+	 * then rounds of the workload until steady (the rule of
+	 * bench_steady_check, at most precondition_max rounds). Once before a
+	 * single run or a sweep (with the base workload), before each
+	 * configuration of a comparison (each is a new array).
+	 */
+	bool precondition;
+	unsigned precondition_max;  /* 0: BENCH_SS_MAX_ROUNDS */
+};
+
+#define BENCH_PRECOND_BS      (128u << 10)
+#define BENCH_PRECOND_IODEPTH 16
+#define BENCH_PRECOND_PASSES  2
+#define BENCH_PRECOND_FILL_MAX_S 86400.0    /* a fill that takes longer is cut there */
+
+/* What preconditioning did before one measured run (or a configuration's). */
+struct bench_precond {
+	bool done;
+	uint64_t fill_ns, fill_bytes;       /* the sequential fill */
+	uint64_t fill_range_bytes;          /* the range it covered (per target) */
+	uint64_t steady_ns;                 /* the workload rounds */
+	unsigned rounds;
+	bool reached;
+	struct bench_steady ss;
 };
 
 /* What was run: one result per cell. */
@@ -51,6 +80,9 @@ struct bench_outcome {
 	struct bench_cell *cells;   /* NULL for a single run or a replay */
 	struct bench_result *res;   /* ncells */
 	bool *ran;                  /* ncells: false when skipped or not reached (error) */
+	/* with p->precondition: [0] before a single run or a sweep, [i] before
+	   configuration i of a comparison (nalloc entries) */
+	struct bench_precond *pre;
 	/* queue-depth sweep */
 	bool has_rating, rating_complete;
 	double rating;
@@ -69,7 +101,7 @@ struct bench_outcome {
  */
 bool bench_plan_writes(const struct bench_runplan *p);
 
-/* "single", "sweep", "steady-state", "replay" (the JSON's "kind"). */
+/* "single", "sweep", "steady-state", "replay", "compare" (the JSON's "kind"). */
 const char *bench_run_kind_name(enum bench_run_kind k);
 
 /* Was cell i run to the end and measured (not skipped, no error before it)? */
@@ -87,7 +119,8 @@ static inline const char *bench_cell_why_not(const struct bench_outcome *o, unsi
 /* Progress of bench_outcome_run, for a progress line. */
 enum bench_progress_event {
 	BENCH_PROGRESS_BEGIN,       /* before anything (preparing the targets included) */
-	BENCH_PROGRESS_CELL,        /* a cell starts (not for a single run or a replay) */
+	BENCH_PROGRESS_CELL,        /* a cell starts (not for a single run or a replay), or
+	                               a preconditioning phase (label "precondition: ...") */
 	BENCH_PROGRESS_TICK,        /* about every 100 ms of a cell's run */
 	BENCH_PROGRESS_END,         /* after the last cell, or the error */
 };

@@ -274,8 +274,11 @@ static int worker_ranges(struct bench_run *r, struct bench_worker *w, unsigned i
 			w->rstart[i] += part * rank;
 			w->rlen[i] = rank + 1 == sharing ? r->range_len[t] - part * rank : part;
 			w->seq_next[i] = w->rstart[i];
+			w->issue_limit += (uint64_t)r->wl->passes * w->rlen[i];
 			continue;
 		}
+		if (r->wl->passes)      /* its share of the passes over the whole range */
+			w->issue_limit += r->wl->passes * (r->range_len[t] / sharing);
 		uint64_t off = part * rank;
 		if (off + r->max_bs > r->range_len[t])
 			off = 0;
@@ -466,7 +469,7 @@ static int run_workers(struct bench_run *r, const struct bench_hooks *hk,
 	}
 	sleep_until(r, r->t_ramp_end, false, hk);
 	getrusage(RUSAGE_SELF, &u0);
-	sleep_until(r, r->t_end, wl->trace != NULL, hk);
+	sleep_until(r, r->t_end, wl->trace != NULL || wl->passes, hk);
 	getrusage(RUSAGE_SELF, &u1);
 	for (unsigned i = 0; i < r->nworkers; i++)
 		if (r->workers[i].started)
@@ -479,14 +482,15 @@ static int run_workers(struct bench_run *r, const struct bench_hooks *hk,
 		if (w->error)
 			return uraid_errf(err, errlen, w->error, "%s", w->errmsg);
 	}
-	if (wl->trace) {        /* the window ends when the last action completed */
+	if (wl->trace || wl->passes) {  /* the window ends when the last I/O completed */
 		window_end = 0;
 		for (unsigned i = 0; i < r->nworkers; i++)
 			if (r->workers[i].main_end_ns > window_end)
 				window_end = r->workers[i].main_end_ns;
 		if (window_end > r->t_end)
 			window_end = r->t_end;
-		res->replay_skipped = wl->trace->skipped;
+		if (wl->trace)
+			res->replay_skipped = wl->trace->skipped;
 	}
 	rc = merge(r, res, window_end, err, errlen);
 	if (rc)

@@ -49,10 +49,120 @@ static int parse_list(const char *s, bool doubling, unsigned max, unsigned *v, u
 	return *n ? 0 : -EINVAL;
 }
 
+/* A size: a number with an optional k/K or m/M suffix (binary), a multiple of 512. */
+static int parse_bs(const char *s, const char **end, uint32_t *out)
+{
+	char *e;
+	unsigned long long v = strtoull(s, &e, 10);
+
+	if (e == s || *s == '-')
+		return -EINVAL;
+	if (*e == 'k' || *e == 'K')
+		v <<= 10, e++;
+	else if (*e == 'm' || *e == 'M')
+		v <<= 20, e++;
+	if (!v || v % 512 || v > BENCH_MAX_BS)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	*end = e;
+	return 0;
+}
+
+/* "512..1M" (every power of two from A, doubling, up to B) or "4k,64k". */
+static int parse_bs_list(const char *s, uint32_t *v, unsigned *n)
+{
+	const char *e;
+	uint32_t a, b;
+
+	*n = 0;
+	if (strstr(s, "..")) {
+		if (parse_bs(s, &e, &a) || strncmp(e, "..", 2) || parse_bs(e + 2, &e, &b) || *e ||
+		    b < a)
+			return -EINVAL;
+		for (uint64_t x = a; x <= b; x *= 2) {
+			if (*n == BENCH_SWEEP_MAX)
+				return -E2BIG;
+			v[(*n)++] = (uint32_t)x;
+		}
+		return 0;
+	}
+	for (const char *p = s; *p;) {
+		if (parse_bs(p, &e, &a) || (*e && *e != ','))
+			return -EINVAL;
+		if (*n == BENCH_SWEEP_MAX)
+			return -E2BIG;
+		v[(*n)++] = a;
+		p = *e ? e + 1 : e;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
+/* A percentage 0..100 at s; *end after it. */
+static int parse_pct(const char *s, const char **end, unsigned *out)
+{
+	char *e;
+	unsigned long v = strtoul(s, &e, 10);
+
+	if (e == s || *s == '-' || *s == '+' || v > 100)
+		return -EINVAL;
+	*out = (unsigned)v;
+	*end = e;
+	return 0;
+}
+
+/* "100..0:10" (A to B in steps of S, up or down; S defaults to 10) or "100,70,0". */
+static int parse_pct_list(const char *s, unsigned *v, unsigned *n)
+{
+	const char *e;
+	unsigned a, b, step = 10;
+
+	*n = 0;
+	if (strstr(s, "..")) {
+		if (parse_pct(s, &e, &a) || strncmp(e, "..", 2) || parse_pct(e + 2, &e, &b))
+			return -EINVAL;
+		if (*e == ':' && (parse_pct(e + 1, &e, &step) || !step))
+			return -EINVAL;
+		if (*e)
+			return -EINVAL;
+		/* both ends are cells even when the step does not land on B */
+		for (int x = (int)a;; x += a <= b ? (int)step : -(int)step) {
+			bool past = a <= b ? x >= (int)b : x <= (int)b;
+			if (*n == BENCH_SWEEP_MAX)
+				return -E2BIG;
+			v[(*n)++] = past ? b : (unsigned)x;
+			if (past)
+				break;
+		}
+		return 0;
+	}
+	for (const char *p = s; *p;) {
+		if (parse_pct(p, &e, &a) || (*e && *e != ','))
+			return -EINVAL;
+		if (*n == BENCH_SWEEP_MAX)
+			return -E2BIG;
+		v[(*n)++] = a;
+		p = *e ? e + 1 : e;
+	}
+	return *n ? 0 : -EINVAL;
+}
+
 int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen)
 {
 	if (!strcmp(arg, "matrix")) {
 		ax->matrix = true;
+		return 0;
+	}
+	if (!strncmp(arg, "bs=", 3)) {
+		if (parse_bs_list(arg + 3, ax->bs, &ax->nbs))
+			return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want block sizes, "
+					  "multiples of 512 up to 16M, as 4k,64k or 512..1M (powers "
+					  "of two; at most %d values)", arg, BENCH_SWEEP_MAX);
+		return 0;
+	}
+	if (!strncmp(arg, "rwmixread=", 10)) {
+		if (parse_pct_list(arg + 10, ax->rwmix, &ax->nrwmix))
+			return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want read shares 0..100 "
+					  "as 100,70,0 or 100..0:10 (from..to:step)", arg);
 		return 0;
 	}
 	const char *eq = strchr(arg, '=');
@@ -69,7 +179,7 @@ int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t e
 		doubling = false;
 	} else {
 		return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want qd=LIST, threads=LIST, "
-				  "matrix or drives=LIST", arg);
+				  "matrix, drives=LIST, rwmixread=LIST or bs=LIST", arg);
 	}
 	int rc = parse_list(eq + 1, doubling, max, v, n);
 	if (rc)
@@ -101,12 +211,14 @@ static char *label_of(const struct bench_axes *ax, char *buf, size_t len, unsign
 int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 	       struct bench_cell **cells, unsigned *ncells, char *err, size_t errlen)
 {
-	unsigned kinds = (ax->nqd || ax->nthreads) + ax->matrix + (ax->ndrives > 0);
+	unsigned kinds = (ax->nqd || ax->nthreads) + ax->matrix + (ax->ndrives > 0) +
+			 (ax->nbs || ax->nrwmix);
 	if (kinds > 1)
-		return uraid_errf(err, errlen, -EINVAL, "--sweep: qd/threads, matrix and drives "
-				  "do not combine");
+		return uraid_errf(err, errlen, -EINVAL, "--sweep: qd/threads, matrix, drives and "
+				  "bs/rwmixread do not combine");
 	unsigned n = ax->matrix ? BENCH_MATRIX_NBS * BENCH_MATRIX_NMIX
 		     : ax->ndrives ? 2 * ax->ndrives
+		     : ax->nbs || ax->nrwmix ? (ax->nbs ? ax->nbs : 1) * (ax->nrwmix ? ax->nrwmix : 1)
 		     : (ax->nthreads ? ax->nthreads : 1) * (ax->nqd ? ax->nqd : 1);
 	struct bench_cell *c = calloc(n, sizeof(*c));
 	if (!c)
@@ -117,6 +229,7 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 			for (unsigned m = 0; m < BENCH_MATRIX_NMIX; m++, k++) {
 				c[k].bs = bench_matrix_bs[b];
 				c[k].read_pct = (int)bench_matrix_read_pct[m];
+				c[k].matrix = true;
 				snprintf(c[k].label, sizeof(c[k].label), "bs=%u read=%u%%", c[k].bs,
 					 (unsigned)c[k].read_pct);
 			}
@@ -141,6 +254,22 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 						 level_min_members(level));
 			}
 		}
+	} else if (ax->nbs || ax->nrwmix) {
+		unsigned nb = ax->nbs ? ax->nbs : 1, nm = ax->nrwmix ? ax->nrwmix : 1;
+		for (unsigned b = 0; b < nb; b++)
+			for (unsigned m = 0; m < nm; m++, k++) {
+				char sz[24] = "";
+				c[k].bs = ax->nbs ? ax->bs[b] : 0;
+				c[k].read_pct = ax->nrwmix ? (int)ax->rwmix[m] : -1;
+				if (c[k].bs)
+					bench_size_words(sz, sizeof(sz), c[k].bs);
+				snprintf(c[k].label, sizeof(c[k].label), "%s%s%s", c[k].bs ? "bs=" : "",
+					 sz, c[k].bs && ax->nrwmix ? " " : "");
+				if (ax->nrwmix)
+					snprintf(c[k].label + strlen(c[k].label),
+						 sizeof(c[k].label) - strlen(c[k].label), "read=%d%%",
+						 c[k].read_pct);
+			}
 	} else {
 		unsigned nt = ax->nthreads ? ax->nthreads : 1, nq = ax->nqd ? ax->nqd : 1;
 		for (unsigned t = 0; t < nt; t++)
@@ -166,7 +295,19 @@ void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *w
 		wl->iodepth = c->qd;
 	if (c->threads)
 		wl->workers = c->threads;
-	if (c->bs) {
+	if (!c->matrix) {
+		/* every line gets the cell's size or read share; the rest stays */
+		for (unsigned i = 0; i < wl->nlines; i++) {
+			if (c->bs) {
+				wl->line[i].bytes = c->bs;
+				wl->line[i].align = 0;
+			}
+			if (c->read_pct >= 0)
+				wl->line[i].read_pct = (uint32_t)c->read_pct;
+		}
+		if (c->bs)
+			wl->align = 0;
+	} else if (c->bs) {
 		/* one line: the cell's size and mix, the base workload's random share */
 		struct bench_access l = wl0->line[0];
 		l.bytes = c->bs;
@@ -188,6 +329,17 @@ void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *w
 			tg->flags |= BENCH_CREATE;
 		}
 	}
+}
+
+char *bench_size_words(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes >= (1u << 20) && !(bytes % (1u << 20)))
+		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
+	else if (bytes >= 1024 && !(bytes % 1024))
+		snprintf(buf, len, "%lluk", (unsigned long long)(bytes >> 10));
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	return buf;
 }
 
 double bench_xbit_rating(const unsigned *qd, const double *iops, unsigned n, bool *complete)

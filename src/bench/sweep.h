@@ -18,18 +18,28 @@
 
 #define BENCH_SWEEP_MAX 64          /* values of one axis */
 
-/* The axes asked for (--sweep may be given for qd and threads together). */
+/*
+ * The axes asked for (--sweep may be given for qd and threads together, and
+ * for bs and rwmixread together: every pair).
+ */
 struct bench_axes {
-	unsigned nqd, nthreads, ndrives;
+	unsigned nqd, nthreads, ndrives, nbs, nrwmix;
 	unsigned qd[BENCH_SWEEP_MAX], threads[BENCH_SWEEP_MAX], drives[BENCH_SWEEP_MAX];
+	uint32_t bs[BENCH_SWEEP_MAX];       /* bytes */
+	unsigned rwmix[BENCH_SWEEP_MAX];    /* read share in %, 0..100 */
 	bool matrix;
 };
+
+#define BENCH_COMPARE_MAX_KEYS 4    /* --compare options (compare.h) */
 
 /* One cell: what differs from the base workload and targets (0: unchanged). */
 struct bench_cell {
 	unsigned qd, threads;
-	uint32_t bs;                /* matrix: block size */
-	int read_pct;               /* matrix: read share; -1 unchanged */
+	uint32_t bs;                /* matrix, bs sweep: block size */
+	int read_pct;               /* matrix, rwmixread sweep: read share; -1 unchanged */
+	bool matrix;                /* a matrix cell: one access line of bs and read_pct */
+	bool compare;               /* a configuration of --compare: its values in cmp */
+	uint8_t cmp[BENCH_COMPARE_MAX_KEYS];    /* index of the value of each compare axis */
 	unsigned drives;            /* drives sweep: members used */
 	bool jbod;                  /* drives sweep: the raw baseline of those members */
 	char label[64];             /* "qd=4", "threads=2 qd=8", "bs=4k read=65%", "raid5 x3" */
@@ -47,7 +57,10 @@ extern const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX];
 
 /*
  * Add one --sweep argument to ax: "qd=1,2,4", "qd=1..256" (powers of two),
- * "threads=1..32", "matrix", "drives=1..N" or "drives=2,4"; 0 or -EINVAL.
+ * "threads=1..32", "matrix", "drives=1..N" or "drives=2,4",
+ * "rwmixread=100..0:10" (A to B in steps, either way; default step 10) or
+ * "rwmixread=100,70,0", "bs=512..1M" (powers of two; K/M suffixes) or
+ * "bs=4k,64k"; 0 or -EINVAL.
  */
 int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen);
 
@@ -58,10 +71,18 @@ int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t e
 int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 	       struct bench_cell **cells, unsigned *ncells, char *err, size_t errlen);
 
-/* The cell's workload and targets from the base ones. */
+/*
+ * The cell's workload and targets from the base ones. A bs or rwmixread
+ * cell sets the size or read share of every access line; a matrix cell
+ * makes one line (the base's first line's random share). A compare cell's
+ * configuration is compare.h's (bench_compare_apply), not set here.
+ */
 void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *wl0,
 		      const struct bench_targets *tg0, struct bench_workload *wl,
 		      struct bench_targets *tg);
+
+/* bytes as a size word the options take: "512", "4k", "1M". */
+char *bench_size_words(char *buf, size_t len, uint64_t bytes);
 
 /*
  * X-bit labs' rating: the sum over QD in {1,2,4,8,16,32} of IOPS(QD)/QD,

@@ -244,6 +244,8 @@ static int fill(struct bench_worker *w, uint64_t now)
 		uint64_t start = now;
 		if (w->interval_ns && w->next_intended > now)
 			break;
+		if (w->issue_limit && w->issued >= w->issue_limit)
+			break;
 		struct bench_slot *s = &w->slots[w->free_head];
 		w->free_head = s->next_free;
 		gen_next(w, s);
@@ -260,6 +262,7 @@ static int fill(struct bench_worker *w, uint64_t now)
 			w->next_intended += w->interval_ns;
 		}
 		s->readback = 0;
+		w->issued += s->len;
 		int rc = submit(w, s, start);
 		if (rc < 0)
 			return rc;
@@ -373,7 +376,8 @@ void *bench_worker_main(void *arg)
 									memory_order_relaxed);
 		if (!stopping) {
 			int rc = replay ? fill_trace(w, now, &timeout) : fill(w, now);
-			if (rc < 0 || (replay && w->trace_pos == r->wl->trace->nops))
+			if (rc < 0 || (replay && w->trace_pos == r->wl->trace->nops) ||
+			    (w->issue_limit && w->issued >= w->issue_limit))
 				stopping = true;
 		}
 		if (stopping && !w->in_flight)

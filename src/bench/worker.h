@@ -71,6 +71,8 @@ struct bench_worker {
 	                                           its own part, else the run's range) */
 	uint64_t rlen[BENCH_MAX_TARGETS];
 	uint64_t seq_next[BENCH_MAX_TARGETS];   /* sequential position per target */
+	uint64_t issue_limit;       /* wl->passes: bytes this worker issues; 0: no limit */
+	uint64_t issued;            /* bytes issued so far (with issue_limit) */
 	unsigned next_target;
 	uint64_t interval_ns;       /* rate: time between intended starts; 0: none */
 	uint64_t next_intended;

@@ -55,6 +55,7 @@ struct bench_cli {
 	int argc;                   /* the command line, for the report's description */
 	char **argv;
 	bool sweep;                 /* --sweep given (plan.axes) */
+	bool compare;               /* --compare given (plan.cmp) */
 	const char *replay_path;
 	struct bench_trace trace;
 	char what[96];              /* the workload in a few words, for headings */

@@ -85,6 +85,23 @@ static void bench_usage(FILE *f)
 		"                          unless --numjobs, --iodepth); drives=1..N: with\n"
 		"                          --array --level, the array on the first 1..N DEVICEs and\n"
 		"                          the JBOD baseline of the same DEVICEs\n"
+		"                          rwmixread=100..0:10: the read share from..to:step (or\n"
+		"                          100,70,0) in every access line; bs=512..1M: block\n"
+		"                          sizes, doubling (or 4k,64k); bs= and rwmixread= together:\n"
+		"                          every pair\n"
+		"      --compare=KEY=V1,V2,...\n"
+		"                          the workload on several arrays made of the same DEVICEs\n"
+		"                          (implies --array; each created anew, as --level does):\n"
+		"                          level=0,1,4,5,6,10; members=2,4 (the first N DEVICEs);\n"
+		"                          chunk=64K,512K; layout=left-symmetric,... Several\n"
+		"                          --compare: every combination. A configuration the\n"
+		"                          DEVICEs cannot make, or that repeats one (the chunk of\n"
+		"                          RAID 1), is skipped with the reason\n"
+		"      --precondition[=MAX]  before measuring (SNIA PTS): write the range twice\n"
+		"                          sequentially in 128 KiB writes, then run the workload in\n"
+		"                          rounds of --runtime until steady (as --steady-state, at\n"
+		"                          most MAX rounds, 25); once before a run or a sweep,\n"
+		"                          before each configuration of --compare; writes\n"
 		"      --steady-state[=MAX]  rounds of --runtime each until the last 5 rounds' IOPS\n"
 		"                          lie within 20 %% of their mean and their fitted line\n"
 		"                          moves by at most 10 %% (SNIA PTS), at most MAX (25)\n"
@@ -177,6 +194,7 @@ enum {
 	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
 	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+	OPT_COMPARE, OPT_PRECONDITION,
 	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
 	/* fio's job options that uraid bench takes as they are or maps (bench_fio.c) */
 	OPT_NAME, OPT_FILENAME, OPT_IOENGINE, OPT_BUFFERED, OPT_TIME_BASED, OPT_GROUP_REPORTING,
@@ -216,6 +234,8 @@ static const struct option bench_opts[] = {
 	{ "buffer_pattern", required_argument, NULL, OPT_BUFFER_PATTERN },
 	{ "sweep", required_argument, NULL, OPT_SWEEP },
 	{ "steady-state", optional_argument, NULL, OPT_STEADY },
+	{ "compare", required_argument, NULL, OPT_COMPARE },
+	{ "precondition", optional_argument, NULL, OPT_PRECONDITION },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "replay-timed", no_argument, NULL, OPT_REPLAY_TIMED },
 	{ "array", no_argument, NULL, OPT_ARRAY },
@@ -387,6 +407,15 @@ static int check_combinations(struct bench_cli *c)
 	}
 	if (c->sweep && c->plan.steady_max)
 		return usage_error("%s", "--sweep and --steady-state do not combine");
+	if (c->compare && (c->sweep || c->plan.steady_max || c->replay_path))
+		return usage_error("%s", "--compare runs the workload once per configuration: not "
+				   "with --sweep, --steady-state or --replay");
+	if (c->plan.precondition && (c->plan.steady_max || c->replay_path))
+		return usage_error("%s", "--precondition ends in steady state before a measured "
+				   "run: not with --steady-state or --replay");
+	if (c->plan.precondition && c->plan.axes.ndrives)
+		return usage_error("%s", "--precondition with --sweep=drives: each cell is another "
+				   "array (use --compare=members=... instead)");
 	if (c->replay_path && (c->sweep || c->plan.steady_max || c->profile || c->nacc ||
 			       (c->plan.wl.flags & BENCH_VERIFY) || c->plan.wl.rate_iops))
 		return usage_error("%s", "--replay does not combine with --sweep, --steady-state, "
@@ -658,6 +687,18 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 			return usage_error("%s", err);
 		c->sweep = true;
 		break;
+	case OPT_COMPARE:
+		if (bench_compare_parse(optarg, &c->plan.cmp, err, sizeof(err)))
+			return usage_error("%s", err);
+		c->compare = true;
+		break;
+	case OPT_PRECONDITION:
+		c->plan.precondition = true;
+		if (optarg && (parse_uint(optarg, 1000, &v) || v < BENCH_SS_WINDOW))
+			return usage_error("--precondition=%s: at most this many rounds of the "
+					   "workload, 5..1000", optarg);
+		c->plan.precondition_max = optarg ? (unsigned)v : 0;
+		break;
 	case OPT_STEADY:
 		c->plan.steady_max = BENCH_SS_MAX_ROUNDS;
 		if (optarg && (parse_uint(optarg, 1000, &v) || v < BENCH_SS_WINDOW))
@@ -829,6 +870,8 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	} else if ((rc = build_lines(c, rwmix_read, pct_random))) {
 		return rc;
 	}
+	if (c->compare)      /* the DEVICEs are the members of every configuration */
+		c->plan.tg.kind = BENCH_ARRAY;
 	if (c->plan.axes.matrix && !c->random_given)
 		c->plan.wl.line[0].random_pct = 100;     /* the matrix is random unless told */
 	/* the review method runs the matrix with two workers at QD 32 (workloads.md section 1) */
@@ -841,6 +884,10 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 			 c->plan.wl.line[0].random_pct);
 	if ((rc = check_combinations(c)))
 		return rc;
+	/* the checks above leave at most one of these (bench_fio_finish asks whether it writes) */
+	c->plan.kind = c->compare ? BENCH_RUN_COMPARE : c->sweep ? BENCH_RUN_SWEEP :
+		       c->plan.steady_max ? BENCH_RUN_STEADY : c->replay_path ? BENCH_RUN_REPLAY :
+		       BENCH_RUN_SINGLE;
 	/* "uraid bench fio --name=..." (the fio command pasted whole): fio is no target */
 	if (optind < argc && !strcmp(argv[optind], "fio") && access("fio", F_OK))
 		return usage_error("%s", "'fio' is not a target: drop the word fio and give fio's "
@@ -864,8 +911,5 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 		c->plan.tg.paths = (const char *const *)argv + optind;
 		c->plan.tg.npaths = (unsigned)(argc - optind);
 	}
-	/* the checks above leave at most one of these */
-	c->plan.kind = c->sweep ? BENCH_RUN_SWEEP : c->plan.steady_max ? BENCH_RUN_STEADY :
-		       c->replay_path ? BENCH_RUN_REPLAY : BENCH_RUN_SINGLE;
 	return 0;
 }

@@ -44,11 +44,16 @@ static const char *kind_words(const struct bench_runplan *p, const struct bench_
 			 o->ss_reached ? "reached" : "not reached", o->ss_rounds, p->wl.runtime_s);
 	else if (p->kind == BENCH_RUN_REPLAY)
 		snprintf(buf, len, "replay of a fio iolog");
+	else if (p->kind == BENCH_RUN_COMPARE)
+		snprintf(buf, len, "a comparison of %u configurations, %.3g s each%s", o->ncells,
+			 p->wl.runtime_s, p->wl.ramp_s > 0 ? " after its ramp" : "");
 	else if (!o->cells)
 		snprintf(buf, len, "a single run");
 	else
 		snprintf(buf, len, "a sweep of %u cells (%s), %.3g s each%s", o->ncells,
-			 ax->matrix ? "block size × read/write mix" : ax->ndrives ?
+			 ax->matrix ? "block size × read/write mix" : ax->nbs && ax->nrwmix ?
+			 "block size × read share" : ax->nbs ? "block size" : ax->nrwmix ?
+			 "read share" : ax->ndrives ?
 			 "drive count, the level against JBOD" : ax->nqd && ax->nthreads ?
 			 "threads × queue depth" : ax->nqd ? "queue depth" : "threads",
 			 p->wl.runtime_s, p->wl.ramp_s > 0 ? " after its ramp" : "");
@@ -92,7 +97,10 @@ static int add_description(struct bench_report *r, const struct bench_runplan *p
 	}
 	for (unsigned i = 0; i < p->tg.npaths; i++)
 		append(tg, sizeof(tg), ", ", p->tg.paths[i]);
-	if (p->axes.ndrives)
+	if (p->kind == BENCH_RUN_COMPARE)
+		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": each configuration an array "
+			 "created anew on them, driven in process");
+	else if (p->axes.ndrives)
 		snprintf(tg + strlen(tg), sizeof(tg) - strlen(tg), ": %s on the first N of them, "
 			 "each against the JBOD of the same N", uraid_level_name(p->tg.level) ?
 			 uraid_level_name(p->tg.level) : "the array");
@@ -115,6 +123,11 @@ static int add_description(struct bench_report *r, const struct bench_runplan *p
 	TRY(bench_report_add_info(r, "targets", tg, err, errlen));
 	TRY(bench_report_add_info(r, "workload", wl, err, errlen));
 	TRY(bench_report_add_info(r, "run", kind_words(p, o, run, sizeof(run)), err, errlen));
+	if (o->pre)
+		TRY(bench_report_add_info(r, "precondition", "SNIA PTS: a sequential fill of twice "
+					  "the range in 128 KiB writes, then the workload in rounds "
+					  "until steady, before each measured configuration (or once "
+					  "before the run)", err, errlen));
 #undef TRY
 	return rc;
 }
@@ -293,6 +306,8 @@ int bench_report_run_write(const struct bench_runplan *p, const struct bench_out
 	if (!rc)
 		rc = o->cells ? figures_cells(r, p, o, err, errlen)
 			      : figures_single(r, p, &o->res[0], err, errlen);
+	if (!rc)
+		rc = bench_report_add_compare_charts(r, p, o, about->what, err, errlen);
 	if (!rc)
 		rc = bench_report_add_run_charts(r, p, o, about->what, err, errlen);
 	if (!rc)

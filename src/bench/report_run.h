@@ -46,4 +46,13 @@ int bench_report_add_run_charts(struct bench_report *r, const struct bench_runpl
 				const struct bench_outcome *o, const char *what, char *err,
 				size_t errlen);
 
+/*
+ * report_compare.c: the charts of --compare (a bar per configuration, a
+ * chart per measure) and of the read-share and block-size sweeps; nothing
+ * for other runs.
+ */
+int bench_report_add_compare_charts(struct bench_report *r, const struct bench_runplan *p,
+				    const struct bench_outcome *o, const char *what, char *err,
+				    size_t errlen);
+
 #endif

@@ -882,6 +882,11 @@ int bench_parse_args(int argc, char **argv, struct bench_cli *c)
 	if (c->plan.axes.matrix)     /* the cells set size and mix: --rw and --bs say nothing */
 		snprintf(c->what, sizeof(c->what), "block size × read/write mix, %u %% random",
 			 c->plan.wl.line[0].random_pct);
+	/* a swept block size or read share is the cells', not what --bs or --rwmixread said */
+	if ((c->plan.axes.nbs || c->plan.axes.nrwmix) && !c->replay_path)
+		snprintf(c->what, sizeof(c->what), "%s, %s swept", c->profile ? c->profile :
+			 c->nacc ? "access lines" : c->rw, c->plan.axes.nbs && c->plan.axes.nrwmix ?
+			 "block size and read share" : c->plan.axes.nbs ? "block size" : "read share");
 	if ((rc = check_combinations(c)))
 		return rc;
 	/* the checks above leave at most one of these (bench_fio_finish asks whether it writes) */

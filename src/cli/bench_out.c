@@ -10,6 +10,7 @@
 
 #include <uraid/geom.h>
 
+#include "bench/host.h"
 #include "cli/bench_cli.h"
 #include "cli/util.h"
 
@@ -141,16 +142,41 @@ static void json_result(struct json *j, const struct bench_cli *c, const struct 
 	json_series(j, r);
 }
 
-static void json_cell_keys(struct json *j, const struct bench_cell *cl)
+/* What preconditioning did before a measured run (SNIA PTS). */
+static void json_precondition(struct json *j, const struct bench_precond *pc)
+{
+	json_obj_open(j, "precondition");
+	json_bool(j, "done", pc->done);
+	json_u64(j, "fill_bs_bytes", BENCH_PRECOND_BS);
+	json_u64(j, "fill_range_bytes", pc->fill_range_bytes);
+	json_u64(j, "fill_bytes", pc->fill_bytes);
+	json_u64(j, "fill_ns", pc->fill_ns);
+	json_u64(j, "rounds", pc->rounds);
+	json_bool(j, "steady_reached", pc->reached);
+	json_u64(j, "window_mean_iops", (uint64_t)(pc->ss.avg + 0.5));
+	json_u64(j, "steady_ns", pc->steady_ns);
+	json_obj_close(j);
+}
+
+static void json_cell_keys(struct json *j, const struct bench_cli *c,
+			   const struct bench_cell *cl)
 {
 	json_str(j, "label", cl->label);
 	if (cl->qd)
 		json_u64(j, "cell_iodepth", cl->qd);
 	if (cl->threads)
 		json_u64(j, "cell_numjobs", cl->threads);
-	if (cl->bs) {
+	if (cl->bs)
 		json_u64(j, "cell_bs_bytes", cl->bs);
+	if (cl->read_pct >= 0)
 		json_u64(j, "cell_read_pct", (uint64_t)cl->read_pct);
+	if (cl->compare) {
+		/* the configuration: one key per --compare axis, its value as given */
+		const struct bench_compare *cmp = &c->plan.cmp;
+		json_obj_open(j, "config");
+		for (unsigned a = 0; a < cmp->naxes; a++)
+			json_str(j, cmp->axis[a].key->name, cmp->axis[a].val[cl->cmp[a]].text);
+		json_obj_close(j);
 	}
 	if (cl->drives) {
 		json_u64(j, "cell_drives", cl->drives);
@@ -161,23 +187,37 @@ static void json_cell_keys(struct json *j, const struct bench_cell *cl)
 void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
 {
 	struct json j;
+	struct bench_host h;
+	char when[32];
 
+	bench_host_read(&h);
 	json_begin(&j, f);
 	json_obj_open(&j, NULL);
 	json_u64(&j, "version", CLI_JSON_VERSION);      /* docs/json.md */
+	json_str(&j, "timestamp", bench_utc_iso8601(o->started, when, sizeof(when)));
+	json_obj_open(&j, "host");
+	json_str(&j, "hostname", h.hostname);
+	json_str(&j, "kernel", h.kernel);
+	json_str(&j, "cpu_model", h.cpu_model);
+	json_u64(&j, "cores", h.cores);
+	json_obj_close(&j);
 	json_str(&j, "kind", bench_run_kind_name(o->kind));
 	json_workload(&j, c, o->cells ? NULL : &o->res[0]);
 	json_arr_open(&j, "paths");
 	for (unsigned i = 0; i < c->plan.tg.npaths; i++)
 		json_str(&j, NULL, c->plan.tg.paths[i]);
 	json_arr_close(&j);
+	if (o->pre && o->kind != BENCH_RUN_COMPARE)
+		json_precondition(&j, &o->pre[0]);
 	if (!o->cells) {
 		json_result(&j, c, &o->res[0]);
 	} else {
 		json_arr_open(&j, "cells");
 		for (unsigned i = 0; i < o->ncells; i++) {
 			json_obj_open(&j, NULL);
-			json_cell_keys(&j, &o->cells[i]);
+			json_cell_keys(&j, c, &o->cells[i]);
+			if (o->pre && o->kind == BENCH_RUN_COMPARE && o->pre[i].done)
+				json_precondition(&j, &o->pre[i]);
 			if (o->cells[i].skip[0])
 				json_str(&j, "skipped", o->cells[i].skip);
 			else if (bench_cell_measured(o, i))
@@ -295,8 +335,54 @@ static void human_cells(FILE *f, const struct bench_cli *c, const struct bench_o
 			BENCH_SS_SLOPE_PCT);
 }
 
+/* One line per preconditioning: the fill and the rounds, each with its duration. */
+static void human_precondition(FILE *f, const char *who, const struct bench_precond *pc)
+{
+	char range[32];
+
+	if (!pc->done)
+		return;
+	cli_bytes(pc->fill_range_bytes, range, sizeof(range));
+	fprintf(f, "precondition%s%s: sequential fill %.2f x %s in 128 KiB writes, %.1f s; "
+		"workload %u round%s, %.1f s, steady state %s\n", who[0] ? " " : "", who,
+		pc->fill_range_bytes ? (double)pc->fill_bytes / (double)pc->fill_range_bytes : 0,
+		range, pc->fill_ns / 1e9, pc->rounds, pc->rounds == 1 ? "" : "s",
+		pc->steady_ns / 1e9, pc->reached ? "reached" : "NOT reached");
+}
+
+/* --compare: a row per configuration, the read/write split beside the totals. */
+static void human_compare(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
+{
+	fprintf(f, "%s (compare) on %u DEVICE%s\n", c->what, c->plan.tg.npaths,
+		c->plan.tg.npaths == 1 ? "" : "s");
+	for (unsigned i = 0; o->pre && i < o->ncells; i++)
+		human_precondition(f, o->cells[i].label, &o->pre[i]);
+	fprintf(f, "%-28s %10s %9s %9s %9s %10s %10s %7s\n", "configuration", "IOPS", "MiB/s",
+		"mean µs", "p99 µs", "read IOPS", "write IOPS", "CPU %");
+	for (unsigned i = 0; i < o->ncells; i++) {
+		const struct bench_cell *cl = &o->cells[i];
+		const struct bench_result *r = &o->res[i];
+		if (!bench_cell_measured(o, i)) {
+			fprintf(f, "%-28s skipped: %s\n", cl->label, bench_cell_why_not(o, i));
+			continue;
+		}
+		fprintf(f, "%-28s %10.0f %9.2f %9.1f %9.1f %10.0f %10.0f %7.1f\n", cl->label,
+			bench_iops(r), bench_mib_s(r), hist_mean(&r->lat) / 1e3,
+			hist_percentile(&r->lat, bench_pcts[BENCH_PCT_P99]) / 1e3,
+			bench_per_s(r->dir[0].ios, r->runtime_ns),
+			bench_per_s(r->dir[1].ios, r->runtime_ns),
+			bench_pct_of(r->cpu_user_ns + r->cpu_sys_ns, r->runtime_ns));
+	}
+}
+
 void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_outcome *o)
 {
+	if (o->kind == BENCH_RUN_COMPARE) {
+		human_compare(f, c, o);
+		return;
+	}
+	if (o->pre)
+		human_precondition(f, "", &o->pre[0]);
 	if (!o->cells)
 		human_single(f, c, &o->res[0]);
 	else
@@ -319,9 +405,10 @@ static void csv_cell(FILE *f, const struct bench_cell *cl)
 		fprintf(f, "%u", cl->threads);
 	fputc(',', f);
 	if (cl->bs)
-		fprintf(f, "%u,%d", cl->bs, cl->read_pct);
-	else
-		fputc(',', f);
+		fprintf(f, "%u", cl->bs);
+	fputc(',', f);
+	if (cl->read_pct >= 0)
+		fprintf(f, "%d", cl->read_pct);
 	fputc(',', f);
 	if (cl->drives)
 		fprintf(f, "%u,%s", cl->drives, cl->jbod ? "jbod" : "array");

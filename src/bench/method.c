@@ -109,6 +109,14 @@ static void progress_cell(struct progress *pg, unsigned cell, const char *label)
 	progress_event(pg, BENCH_PROGRESS_CELL);
 }
 
+static void progress_phase(struct progress *pg, unsigned cell, const char *label)
+{
+	pg->p.cell = cell;
+	pg->p.label = label;
+	pg->p.elapsed_ns = pg->p.total_ns = 0;
+	progress_event(pg, BENCH_PROGRESS_PHASE);
+}
+
 /* bench_run_hooked's tick, passed on. */
 static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
 {
@@ -199,7 +207,7 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 	fill.passes = BENCH_PRECOND_PASSES;
 	snprintf(label, sizeof(label), "%s%sprecondition: sequential fill", cell_label,
 		 cell_label[0] ? ", " : "");
-	progress_cell(pg, cell, label);
+	progress_phase(pg, cell, label);
 	rc = bench_run_hooked(&fill, tg, &hk, &res, err, errlen);
 	if (rc)
 		return rc;
@@ -218,7 +226,7 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 	for (unsigned i = 0; i < max; i++) {
 		snprintf(label, sizeof(label), "%s%sprecondition: round %u", cell_label,
 			 cell_label[0] ? ", " : "", i + 1);
-		progress_cell(pg, cell, label);
+		progress_phase(pg, cell, label);
 		rc = bench_run_hooked(&round, tg, &hk, &res, err, errlen);
 		if (rc)
 			break;

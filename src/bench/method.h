@@ -119,8 +119,9 @@ static inline const char *bench_cell_why_not(const struct bench_outcome *o, unsi
 /* Progress of bench_outcome_run, for a progress line. */
 enum bench_progress_event {
 	BENCH_PROGRESS_BEGIN,       /* before anything (preparing the targets included) */
-	BENCH_PROGRESS_CELL,        /* a cell starts (not for a single run or a replay), or
-	                               a preconditioning phase (label "precondition: ...") */
+	BENCH_PROGRESS_CELL,        /* a cell starts (not for a single run or a replay) */
+	BENCH_PROGRESS_PHASE,       /* --precondition: a phase before cell (or the run) starts,
+	                               label "precondition: ..." */
 	BENCH_PROGRESS_TICK,        /* about every 100 ms of a cell's run */
 	BENCH_PROGRESS_END,         /* after the last cell, or the error */
 };

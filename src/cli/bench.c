@@ -80,6 +80,7 @@ static void progress_hook(void *arg, const struct bench_progress *ev)
 		p->t_start = p->cell_start = mono_ns();
 		break;
 	case BENCH_PROGRESS_CELL:
+	case BENCH_PROGRESS_PHASE:      /* shown as a cell is: its label says which phase */
 		p->cell = ev->cell;
 		p->label = ev->label;
 		p->cell_start = mono_ns();

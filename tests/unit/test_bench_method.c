@@ -7,7 +7,11 @@
  * at their maximum; a single run is one cell without a struct bench_cell; an
  * impossible plan is -EINVAL and writing over a file that exists without
  * BENCH_FORCE_WRITE is -EPERM before any cell runs. Progress arrives as
- * BEGIN, a CELL per cell run, TICKs, END.
+ * BEGIN, a CELL per cell run, TICKs, END. A comparison of RAID 5 and 6 on 3
+ * and 4 members runs three arrays and skips RAID 6 on 3 with the reason;
+ * with preconditioning each configuration is first written twice over
+ * (exactly: 2 x its range) and run in rounds, the phases announced before
+ * its cell.
  *
  *   test_bench_method
  */
@@ -25,7 +29,7 @@
 #define CELL_S 0.05
 
 struct events {
-	unsigned begin, cell, end, order_bad;
+	unsigned begin, cell, end, order_bad, phase, fills;
 	unsigned last_cell, ncells;
 	bool single;
 	char labels[8][64];
@@ -52,6 +56,12 @@ static void on_progress(void *arg, const struct bench_progress *p)
 		break;
 	case BENCH_PROGRESS_TICK:
 		e->order_bad += !e->begin;
+		break;
+	case BENCH_PROGRESS_PHASE:
+		/* before its cell: the cell's number is the next one */
+		e->order_bad += !e->begin || p->cell <= e->last_cell;
+		e->phase++;
+		e->fills += strstr(p->label, "sequential fill") != NULL;
 		break;
 	case BENCH_PROGRESS_END:
 		e->end++;
@@ -205,11 +215,57 @@ static void check_single(const char *const *paths)
 	bench_outcome_fini(&o);
 }
 
+static void check_compare(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 4);
+	struct bench_outcome o;
+	struct events e;
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_COMPARE;
+	p.tg.create_bytes = 8u << 20;
+	p.wl.line[0].read_pct = 50;
+	p.precondition = true;
+	p.precondition_max = BENCH_SS_WINDOW;
+	CHECK(!bench_compare_parse("level=5,6", &p.cmp, err, sizeof(err)) &&
+	      !bench_compare_parse("members=3,4", &p.cmp, err, sizeof(err)), "%s", err);
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "compare: %d %s", rc, err);
+	CHECK(o.kind == BENCH_RUN_COMPARE && !strcmp(bench_run_kind_name(o.kind), "compare") &&
+	      o.ncells == 4 && o.pre, "kind %d, %u cells", o.kind, o.ncells);
+	if (!rc && o.ncells == 4) {
+		static const char *const desc[4] = { "raid5, 3 members", "raid5, 4 members", NULL,
+						     "raid6, 4 members" };
+		for (unsigned i = 0; i < 4; i++) {
+			if (!desc[i]) {
+				CHECK(!bench_cell_measured(&o, i) && !o.pre[i].done &&
+				      strstr(bench_cell_why_not(&o, i), "raid6 needs at least 4"),
+				      "raid6 x3: '%s'", bench_cell_why_not(&o, i));
+				continue;
+			}
+			CHECK(bench_cell_measured(&o, i) && !strncmp(o.res[i].target_desc, desc[i],
+								     strlen(desc[i])),
+			      "cell %s ran on '%s'", o.cells[i].label, o.res[i].target_desc);
+			const struct bench_precond *pc = &o.pre[i];
+			CHECK(pc->done && pc->fill_range_bytes &&
+			      pc->fill_bytes == 2 * pc->fill_range_bytes &&
+			      pc->rounds >= 1 && pc->rounds <= BENCH_SS_WINDOW && pc->fill_ns &&
+			      pc->steady_ns, "cell %s: fill %llu of range %llu, %u rounds",
+			      o.cells[i].label, (unsigned long long)pc->fill_bytes,
+			      (unsigned long long)pc->fill_range_bytes, pc->rounds);
+		}
+	}
+	CHECK(e.cell == 3 && e.fills == 3 && e.phase >= 6 && !e.order_bad,
+	      "events: %u cells, %u fills, %u phases, %u out of order", e.cell, e.fills, e.phase,
+	      e.order_bad);
+	bench_outcome_fini(&o);
+}
+
 int main(void)
 {
 	char dir[] = "/dev/shm/test_bench_method.XXXXXX", dir2[] = "/tmp/test_bench_method.XXXXXX";
 	char *d = access("/dev/shm", W_OK) ? mkdtemp(dir2) : mkdtemp(dir);
-	char a[4096], b[4096];
+	char a[4096], b[4096], c[4096], dd[4096];
 
 	if (!d) {
 		perror("mkdtemp");
@@ -217,7 +273,9 @@ int main(void)
 	}
 	snprintf(a, sizeof(a), "%s/a.img", d);
 	snprintf(b, sizeof(b), "%s/b.img", d);
-	const char *const one[1] = { a }, *const two[2] = { a, b };
+	snprintf(c, sizeof(c), "%s/c.img", d);
+	snprintf(dd, sizeof(dd), "%s/d.img", d);
+	const char *const one[1] = { a }, *const two[2] = { a, b }, *const four[4] = { a, b, c, dd };
 
 	check_qd_sweep(one);
 	check_single(one);
@@ -226,10 +284,15 @@ int main(void)
 	check_drives_sweep(two);
 	unlink(a);
 	unlink(b);
+	check_compare(four);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	unlink(dd);
 	rmdir(d);
 	if (failures)
 		printf("%d failures\n", failures);
 	else
-		printf("ok: sweeps, steady state, single run, refusals\n");
+		printf("ok: sweeps, steady state, single run, refusals, compare with precondition\n");
 	return failures ? 1 : 0;
 }

@@ -7,6 +7,11 @@
  * converge, a 20 % spread or a steady climb does not, and random series are
  * judged exactly as a direct computation of the rule judges them. The
  * progress line's time left counts the current cell's rest and the cells after it.
+ * The read-share and block-size sweeps parse and expand into the cells asked
+ * for and set every access line; --compare's axes form their cross product,
+ * and the configurations the members cannot make (RAID 6 on 3, a layout of
+ * another level) or that repeat one (RAID 1's chunk) are skipped with the
+ * reason.
  *
  *   test_bench_sweep [SEED]
  */
@@ -16,6 +21,7 @@
 
 #include <uraid/geom.h>
 
+#include "bench/compare.h"
 #include "bench/sweep.h"
 #include "../support/check.h"
 
@@ -146,6 +152,167 @@ static void check_eta(void)
 	CHECK((e = bench_eta_s(1, 1, 5, 1)) == 4, "1 s into a single run of 5: %.1f s, not 4", e);
 }
 
+static void check_mix_and_bs(void)
+{
+	struct bench_axes ax;
+	struct bench_cell *c = NULL;
+	unsigned n = 0;
+	char err[200];
+
+	memset(&ax, 0, sizeof(ax));
+	CHECK(!bench_axes_parse("rwmixread=100..0:10", &ax, err, sizeof(err)) && ax.nrwmix == 11,
+	      "rwmixread=100..0:10: %u values (%s)", ax.nrwmix, err);
+	for (unsigned i = 0; i < ax.nrwmix; i++)
+		CHECK(ax.rwmix[i] == 100 - 10 * i, "rwmix[%u] = %u", i, ax.rwmix[i]);
+	CHECK(!bench_axes_parse("rwmixread=0..100:30", &ax, err, sizeof(err)) && ax.nrwmix == 5 &&
+	      ax.rwmix[0] == 0 && ax.rwmix[3] == 90 && ax.rwmix[4] == 100,
+	      "0..100:30 ends on 100: %u values", ax.nrwmix);
+	CHECK(!bench_axes_parse("rwmixread=70,30", &ax, err, sizeof(err)) && ax.nrwmix == 2 &&
+	      ax.rwmix[1] == 30, "rwmixread list");
+	CHECK(!bench_axes_parse("bs=512..1M", &ax, err, sizeof(err)) && ax.nbs == 12 &&
+	      ax.bs[0] == 512 && ax.bs[3] == 4096 && ax.bs[11] == 1048576, "bs=512..1M: %u", ax.nbs);
+	CHECK(!bench_axes_parse("bs=4k,64k", &ax, err, sizeof(err)) && ax.nbs == 2 &&
+	      ax.bs[1] == 65536, "bs list");
+	static const char *const bad[] = { "rwmixread=", "rwmixread=101", "rwmixread=100..0:0",
+					   "rwmixread=-1", "rwmixread=50..", "bs=1000", "bs=4k..1k",
+					   "bs=32M", "bs=", "bs=4q", "rwmixread=10,,20" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bench_axes b;
+		memset(&b, 0, sizeof(b));
+		CHECK(bench_axes_parse(bad[i], &b, err, sizeof(err)) == -22, "'%s' accepted", bad[i]);
+	}
+
+	/* bs x rwmixread: every pair, block size the slow axis */
+	CHECK(!bench_plan(&ax, 0, 1, &c, &n, err, sizeof(err)) && n == 4, "bs x mix: %u", n);
+	CHECK(c && c[0].bs == 4096 && c[0].read_pct == 70 && c[3].bs == 65536 &&
+	      c[3].read_pct == 30 && !c[0].matrix && !strcmp(c[1].label, "bs=4k read=30%"),
+	      "bs x mix cells: '%s'", c ? c[1].label : "");
+	/* a cell sets every access line's size and read share, the rest stays */
+	struct bench_workload wl0, wl;
+	struct bench_targets tg0 = { 0 }, tg;
+	memset(&wl0, 0, sizeof(wl0));
+	wl0.nlines = 2;
+	wl0.line[0] = (struct bench_access){ .bytes = 8192, .weight = 60, .read_pct = 100,
+					     .random_pct = 100 };
+	wl0.line[1] = (struct bench_access){ .bytes = 512, .weight = 40, .read_pct = 0,
+					     .random_pct = 0, .align = 512 };
+	bench_cell_apply(&c[1], &wl0, &tg0, &wl, &tg);
+	CHECK(wl.nlines == 2 && wl.line[0].bytes == 4096 && wl.line[1].bytes == 4096 &&
+	      wl.line[0].read_pct == 30 && wl.line[1].read_pct == 30 && wl.line[1].align == 0 &&
+	      wl.line[0].weight == 60 && wl.line[1].random_pct == 0, "bs/mix cell applied");
+	free(c);
+
+	struct bench_axes mix;
+	memset(&mix, 0, sizeof(mix));
+	bench_axes_parse("rwmixread=100..0:50", &mix, err, sizeof(err));
+	CHECK(!bench_plan(&mix, 0, 1, &c, &n, err, sizeof(err)) && n == 3 && c[2].bs == 0 &&
+	      c[2].read_pct == 0 && !strcmp(c[1].label, "read=50%"), "mix alone: %u", n);
+	bench_cell_apply(&c[1], &wl0, &tg0, &wl, &tg);
+	CHECK(wl.line[0].bytes == 8192 && wl.line[1].bytes == 512 && wl.line[1].read_pct == 50,
+	      "mix cell keeps sizes");
+	free(c);
+	CHECK(!bench_axes_parse("qd=1,2", &mix, err, sizeof(err)) &&
+	      bench_plan(&mix, 0, 1, &c, &n, err, sizeof(err)) == -22, "qd with rwmixread planned");
+
+	/* the matrix still makes one line */
+	memset(&mix, 0, sizeof(mix));
+	bench_axes_parse("matrix", &mix, err, sizeof(err));
+	if (!bench_plan(&mix, 0, 1, &c, &n, err, sizeof(err))) {
+		bench_cell_apply(&c[9], &wl0, &tg0, &wl, &tg);
+		CHECK(c[9].matrix && wl.nlines == 1 && wl.line[0].bytes == c[9].bs &&
+		      wl.line[0].read_pct == (uint32_t)c[9].read_pct && wl.line[0].random_pct == 100,
+		      "matrix cell");
+		free(c);
+	}
+}
+
+static const char *const members4[] = { "a", "b", "c", "d" };
+
+static void check_compare(void)
+{
+	struct bench_compare cmp;
+	struct bench_cell *c = NULL;
+	unsigned n = 0;
+	char err[200];
+	struct bench_targets tg0 = { .kind = BENCH_ARRAY, .paths = members4, .npaths = 3 };
+
+	memset(&cmp, 0, sizeof(cmp));
+	/* given chunk first: the axes still apply in the table's order, level first */
+	CHECK(!bench_compare_parse("chunk=64K,128k", &cmp, err, sizeof(err)), "chunk: %s", err);
+	CHECK(!bench_compare_parse("level=0,1,5,6", &cmp, err, sizeof(err)), "level: %s", err);
+	CHECK(cmp.naxes == 2 && !strcmp(cmp.axis[0].key->name, "level") &&
+	      cmp.axis[1].val[1].num == 128 && !strcmp(cmp.axis[1].val[0].text, "64k"),
+	      "axes in table order");
+	CHECK(!bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) && n == 8,
+	      "4 levels x 2 chunks: %u (%s)", n, err);
+	static const char *const label[8] = {
+		"raid0 chunk=64k", "raid0 chunk=128k", "raid1 chunk=64k", "raid1 chunk=128k",
+		"raid5 chunk=64k", "raid5 chunk=128k", "raid6 chunk=64k", "raid6 chunk=128k",
+	};
+	for (unsigned i = 0; c && i < n; i++) {
+		CHECK(c[i].compare && !strcmp(c[i].label, label[i]), "cell %u '%s'", i, c[i].label);
+		bool want_skip = i == 3 || i >= 6;
+		CHECK(!!c[i].skip[0] == want_skip, "cell %s skip '%s'", c[i].label, c[i].skip);
+	}
+	if (c && n == 8) {
+		CHECK(strstr(c[3].skip, "same array as 'raid1 chunk=64k'") &&
+		      strstr(c[3].skip, "chunk"), "RAID 1's second chunk: '%s'", c[3].skip);
+		CHECK(strstr(c[6].skip, "raid6 needs at least 4 members"), "RAID 6 on 3: '%s'",
+		      c[6].skip);
+		struct bench_workload wl0 = { 0 }, wl;
+		struct bench_targets tg;
+		char why[96];
+		CHECK(!bench_compare_apply(&cmp, &c[5], &wl0, &tg0, &wl, &tg, why, sizeof(why)) &&
+		      tg.level == URAID_LEVEL_5 && tg.chunk_kib == 128 && tg.npaths == 3 &&
+		      tg.kind == BENCH_ARRAY && (tg.flags & BENCH_CREATE), "raid5 chunk=128k set up");
+		CHECK(!bench_compare_apply(&cmp, &c[2], &wl0, &tg0, &wl, &tg, why, sizeof(why)) &&
+		      tg.level == URAID_LEVEL_1 && tg.chunk_kib == 0, "raid1: no chunk");
+	}
+	free(c);
+
+	/* members and layouts, with the level from --level */
+	memset(&cmp, 0, sizeof(cmp));
+	tg0.npaths = 4;
+	tg0.flags = BENCH_CREATE;
+	tg0.level = URAID_LEVEL_10;
+	CHECK(!bench_compare_parse("members=2,3,4", &cmp, err, sizeof(err)) &&
+	      !bench_compare_parse("layout=n2,f2,left-symmetric", &cmp, err, sizeof(err)),
+	      "members, layout: %s", err);
+	CHECK(!bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) && n == 9, "3 x 3: %u", n);
+	for (unsigned i = 0; c && i < n; i++) {
+		bool lsym = i % 3 == 2;
+		CHECK(!!c[i].skip[0] == lsym, "cell %s skip '%s'", c[i].label, c[i].skip);
+	}
+	if (c && n == 9)
+		CHECK(!strcmp(c[2].skip, "left-symmetric is not a raid10 layout") &&
+		      !strcmp(c[4].label, "members=3 layout=f2"), "'%s' '%s'", c[2].skip, c[4].label);
+	free(c);
+
+	/* what is refused, before any run */
+	CHECK(bench_compare_parse("members=5", &cmp, err, sizeof(err)) == -22, "members twice");
+	memset(&cmp, 0, sizeof(cmp));
+	bench_compare_parse("members=5", &cmp, err, sizeof(err));
+	CHECK(bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) == -22 &&
+	      strstr(err, "only 4 DEVICEs"), "5 of 4 members: %s", err);
+	memset(&cmp, 0, sizeof(cmp));
+	bench_compare_parse("chunk=64k", &cmp, err, sizeof(err));
+	tg0.flags = 0;
+	CHECK(bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) == -22 &&
+	      strstr(err, "level"), "no level: %s", err);
+	static const char *const bad[] = { "level=7", "level=", "level=5,5", "chunk=6k",
+					   "chunk=0", "members=0", "members=x", "colour=red",
+					   "level", "layout=" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct bench_compare b;
+		memset(&b, 0, sizeof(b));
+		CHECK(bench_compare_parse(bad[i], &b, err, sizeof(err)) == -22, "'%s' accepted",
+		      bad[i]);
+	}
+	for (unsigned i = 0; bench_compare_key_at(i); i++)
+		CHECK(bench_compare_key_at(i)->parse && bench_compare_key_at(i)->apply,
+		      "key %u has a parser and an apply", i);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20240609;
@@ -155,6 +322,8 @@ int main(int argc, char **argv)
 	check_rating();
 	check_steady(seed);
 	check_eta();
+	check_mix_and_bs();
+	check_compare();
 	if (failures)
 		fprintf(stderr, "%d failures (seed %" PRIu64 ")\n", failures, seed);
 	return failures ? 1 : 0;

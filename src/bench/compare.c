@@ -73,6 +73,8 @@ static int parse_chunk(const char *s, size_t len, struct bench_compare_value *v,
 
 	snprintf(word, sizeof(word), "%.*s", (int)len, s);
 	unsigned long long kib = strtoull(word, &e, 10);
+	if (kib > (1u << 21))           /* before a suffix can wrap it */
+		kib = 0;
 	if (e != word && word[0] != '-' && (*e == 'm' || *e == 'M') && !e[1])
 		kib <<= 10;
 	else if (e != word && word[0] != '-' && (*e == 'k' || *e == 'K') && !e[1])

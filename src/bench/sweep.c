@@ -55,7 +55,7 @@ static int parse_bs(const char *s, const char **end, uint32_t *out)
 	char *e;
 	unsigned long long v = strtoull(s, &e, 10);
 
-	if (e == s || *s == '-')
+	if (e == s || *s == '-' || v > BENCH_MAX_BS)     /* before a suffix can wrap it */
 		return -EINVAL;
 	if (*e == 'k' || *e == 'K')
 		v <<= 10, e++;

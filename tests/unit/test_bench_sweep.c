@@ -175,7 +175,8 @@ static void check_mix_and_bs(void)
 	      ax.bs[1] == 65536, "bs list");
 	static const char *const bad[] = { "rwmixread=", "rwmixread=101", "rwmixread=100..0:0",
 					   "rwmixread=-1", "rwmixread=50..", "bs=1000", "bs=4k..1k",
-					   "bs=32M", "bs=", "bs=4q", "rwmixread=10,,20" };
+					   "bs=32M", "bs=", "bs=4q", "rwmixread=10,,20",
+					   "bs=18014398509481984k" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bench_axes b;
 		memset(&b, 0, sizeof(b));
@@ -301,7 +302,7 @@ static void check_compare(void)
 	      strstr(err, "level"), "no level: %s", err);
 	static const char *const bad[] = { "level=7", "level=", "level=5,5", "chunk=6k",
 					   "chunk=0", "members=0", "members=x", "colour=red",
-					   "level", "layout=" };
+					   "level", "layout=", "chunk=18014398509481984M" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bench_compare b;
 		memset(&b, 0, sizeof(b));

@@ -366,13 +366,22 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 	double *x = grab(&s, n), *rd = grab(&s, n), *wr = grab(&s, n), *tot = grab(&s, n),
 	       *lat = grab(&s, n), t0 = 0;
 	bool reads = false, writes = false;
-	size_t k = 0;
+	size_t k = 0, nmarks = 0;
+	/* where each cell begins on the time axis, named as in the table */
+	struct svg_mark *marks = o->cells ? calloc(o->ncells + 1, sizeof(*marks)) : NULL;
+
+	if (o->cells && !marks) {
+		free(s.buf);
+		return uraid_errf(err, errlen, -ENOMEM, "report: time series: out of memory");
+	}
 
 	for (unsigned i = 0; i < o->ncells; i++) {
 		const struct bench_result *res = &o->res[i];
 
 		if (!bench_cell_measured(o, i))
 			continue;
+		if (marks && res->nseries && nmarks + 1 < SVG_MAX_MARKS)
+			marks[nmarks++] = (struct svg_mark){ .x = t0, .label = o->cells[i].label };
 		for (unsigned j = 0; j < res->nseries; j++, k++) {
 			const struct bench_second *sec = &res->series[j];
 			uint64_t ios = sec->ios[0] + sec->ios[1];
@@ -388,6 +397,8 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 		}
 		t0 += res->runtime_ns / 1e9;
 	}
+	if (nmarks)      /* where the last cell ends */
+		marks[nmarks++] = (struct svg_mark){ .x = t0, .label = "" };
 	bool one = !o->cells;
 	struct bench_sweep cfg[3];
 	size_t ncfg = 0;
@@ -395,7 +406,7 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 
 	snprintf(sub, sizeof(sub), "%s%s", what, one ? "" : p->kind == BENCH_RUN_STEADY ?
 		 ", the rounds end to end" : ", the cells end to end in the order run");
-	if (one && reads && writes) {
+	if (reads && writes) {
 		cfg[ncfg++] = (struct bench_sweep){ .name = "read", .n = n, .x = x, .iops = rd };
 		cfg[ncfg++] = (struct bench_sweep){ .name = "write", .n = n, .x = x, .iops = wr };
 	}
@@ -403,10 +414,12 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 					    .iops = tot, .lat_mean_ns = lat };
 	rc = bench_report_add_heading(r, "Time series", err, errlen);
 	if (!rc)
-		rc = bench_report_add_timeseries(r, sub, BENCH_IOPS, cfg, ncfg, err, errlen);
+		rc = bench_report_add_timeseries_cells(r, sub, BENCH_IOPS, cfg, ncfg, marks,
+						       nmarks, err, errlen);
 	if (!rc)
-		rc = bench_report_add_timeseries(r, sub, BENCH_LAT_MEAN, &cfg[ncfg - 1], 1, err,
-						 errlen);
+		rc = bench_report_add_timeseries_cells(r, sub, BENCH_LAT_MEAN, &cfg[ncfg - 1], 1,
+						       marks, nmarks, err, errlen);
+	free(marks);
 	free(s.buf);
 	return rc;
 }

@@ -131,7 +131,7 @@ int bench_report_add_workload(struct bench_report *r, const struct bench_runplan
 		uint32_t align = l->align ? l->align : w->align ? w->align : l->bytes;
 
 		snprintf(n, sizeof(n), "%u", i + 1);
-		snprintf(share, sizeof(share), "%u %%", l->weight);
+		snprintf(share, sizeof(share), "%u %%", w->nlines > 1 ? l->weight : 100);
 		size_str(bs, sizeof(bs), l->bytes);
 		snprintf(rd, sizeof(rd), "%u %%", l->read_pct);
 		if (ax->matrix) {

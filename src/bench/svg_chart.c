@@ -378,6 +378,12 @@ static void line_chart(struct svg_out *o, const struct svg_chart *c)
 
 	frame_fit(&f, c);
 	extent(c, true, c->x.scale, &lo, &hi);
+	/* the axis shows every cell whole, up to the end of the last one */
+	for (size_t i = 0; i < c->nmarks; i++)
+		if (isfinite(c->marks[i].x) && (c->x.scale == SVG_LINEAR || c->marks[i].x > 0)) {
+			lo = fmin(lo, c->marks[i].x);
+			hi = fmax(hi, c->marks[i].x);
+		}
 	xm.p0 = f.x0;
 	xm.p1 = f.x1;
 	svg_map_fit(&xm, &c->x, lo, hi, false, 8);

@@ -60,12 +60,16 @@ static void polygon(struct svg_out *o, unsigned k, double x, double y, double r,
 const char *svg_marker_open(struct svg_out *o, const char *cls, unsigned shape, double x,
 			    double y, double r, const char *col)
 {
+	static const char *const names[SVG_NSHAPES] = { "circle", "square", "triangle", "diamond",
+							"triangle-down", "pentagon", "cross" };
+
 	if (shape % SVG_NSHAPES == 0) {
-		svg_printf(o, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\"",
-			   cls, x, y, r, col);
+		svg_printf(o, "<circle class=\"%s\" data-shape=\"circle\" cx=\"%.1f\" cy=\"%.1f\" "
+			   "r=\"%.1f\" fill=\"%s\"", cls, x, y, r, col);
 		return "circle";
 	}
-	svg_printf(o, "<path class=\"%s\" fill=\"%s\"", cls, col);
+	svg_printf(o, "<path class=\"%s\" data-shape=\"%s\" fill=\"%s\"", cls,
+		   names[shape % SVG_NSHAPES], col);
 	switch (shape % SVG_NSHAPES) {
 	case 1:                         /* square, the same area as the circle roughly */
 		polygon(o, 4, x, y, r * 1.25, M_PI / 4);

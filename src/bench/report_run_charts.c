@@ -132,8 +132,12 @@ static int drives_section(struct bench_report *r, const struct bench_runplan *p,
 
 	if ((rc = scratch_init(&s, (size_t)n * 8, err, errlen)))
 		return rc;
-	if (p->tg.chunk_kib)
-		snprintf(chunk, sizeof(chunk), ", chunk %u KiB", p->tg.chunk_kib);
+	if (p->tg.chunk_kib) {
+		char sz[24];
+
+		svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, p->tg.chunk_kib * 1024.0, 0);
+		snprintf(chunk, sizeof(chunk), ", chunk %s", sz);
+	}
 	snprintf(name, sizeof(name), "%s%s", uraid_level_name(p->tg.level) ?
 		 uraid_level_name(p->tg.level) : "array", chunk);
 	for (unsigned k = 0; k < 2; k++) {
@@ -283,9 +287,12 @@ static const char *pct_name(const struct bench_runplan *p, const struct bench_ou
 
 	if (p->axes.matrix) {
 		/* 56 bars per group say nothing: the 4 KiB cells, one per mix */
+		char sz[24];
+
 		if (cl->bs != 4096)
 			return NULL;
-		snprintf(buf, len, "4 KiB, %d/%d R/W", cl->read_pct, 100 - cl->read_pct);
+		svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, cl->bs, 0);
+		snprintf(buf, len, "%s, %d/%d R/W", sz, cl->read_pct, 100 - cl->read_pct);
 		return buf;
 	}
 	if (p->kind == BENCH_RUN_STEADY && i + BENCH_SS_WINDOW < o->ncells)

@@ -91,8 +91,10 @@ int bench_report_add_workload(struct bench_report *r, const struct bench_runplan
 		snprintf(v, sizeof(v), "swept: %s (per worker)", sw);
 	}
 	TRY(pair(r, "queue depth", v, err, errlen));
-	if (p->kind == BENCH_RUN_REPLAY)
+	if (p->kind == BENCH_RUN_REPLAY && w->runtime_s > 0)
 		snprintf(v, sizeof(v), "the trace's length (at most %.3g s)", w->runtime_s);
+	else if (p->kind == BENCH_RUN_REPLAY)
+		snprintf(v, sizeof(v), "the trace's length");
 	else if (w->ramp_s > 0)
 		snprintf(v, sizeof(v), "%.3g s measured after a %.3g s ramp", w->runtime_s,
 			 w->ramp_s);

@@ -210,8 +210,11 @@ static int copy_chart(struct bench_report *r, struct svg_chart *d, const struct 
 			return -ENOMEM;
 		for (size_t i = 0; i < c->nmarks; i++) {
 			mk[i].x = c->marks[i].x;
-			if (!(mk[i].label = br_strdup(r, c->marks[i].label ? c->marks[i].label : "")))
+			if (!(mk[i].label = br_strdup(r, c->marks[i].label ? c->marks[i].label : "")) ||
+			    (c->marks[i].group && !(mk[i].group = br_strdup(r, c->marks[i].group))))
 				return -ENOMEM;
+			if (!c->marks[i].group)
+				mk[i].group = NULL;
 		}
 		d->marks = mk;
 	}

@@ -24,7 +24,6 @@ static const char CSS[] =
 	"gap:16px;margin:18px 0 6px;align-items:start}\n"
 	".card{background:#fff;border:1px solid #dfe2e6;border-radius:6px;padding:12px 18px}\n"
 	".card h2{font-size:15px;border:0;margin:0 0 8px;padding:0;color:#444}\n"
-
 	"table.info{border-collapse:collapse}\n"
 	"table.info th{text-align:left;color:#666;font-weight:normal;padding:2px 18px 2px 0;"
 	"vertical-align:top;white-space:nowrap}\n"

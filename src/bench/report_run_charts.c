@@ -374,6 +374,10 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 	       *lat = grab(&s, n), t0 = 0;
 	bool reads = false, writes = false;
 	size_t k = 0, nmarks = 0;
+	/* the matrix's 56 cells: named by block size above the plot, each cell on hover */
+	char groups[BENCH_MATRIX_NBS][24];
+	unsigned ngroups = 0;
+	uint32_t group_bs = 0;
 	/* where each cell begins on the time axis, named as in the table */
 	struct svg_mark *marks = o->cells ? calloc(o->ncells + 1, sizeof(*marks)) : NULL;
 
@@ -387,14 +391,25 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 
 		if (!bench_cell_measured(o, i))
 			continue;
-		if (marks && res->nseries && nmarks + 1 < SVG_MAX_MARKS)
-			marks[nmarks++] = (struct svg_mark){ .x = t0, .label = o->cells[i].label };
+		if (marks && res->nseries && nmarks + 1 < SVG_MAX_MARKS) {
+			const struct bench_cell *cl = &o->cells[i];
+
+			marks[nmarks] = (struct svg_mark){ .x = t0, .label = cl->label };
+			if (p->axes.matrix && cl->bs != group_bs && ngroups < BENCH_MATRIX_NBS) {
+				group_bs = cl->bs;
+				svg_format(groups[ngroups], sizeof(groups[0]), SVG_UNIT_BYTES,
+					   cl->bs, 0);
+				marks[nmarks].group = groups[ngroups++];
+			}
+			nmarks++;
+		}
 		for (unsigned j = 0; j < res->nseries; j++, k++) {
 			const struct bench_second *sec = &res->series[j];
 			uint64_t ios = sec->ios[0] + sec->ios[1];
 
-			/* a second without a duration is a gap, not a zero */
-			x[k] = t0 + j;
+			/* a second without a duration is a gap, not a zero; each point sits in the
+			   middle of its window, so within its cell's span, not on a boundary */
+			x[k] = t0 + j + (sec->dur_ns ? sec->dur_ns / 2e9 : 0.5);
 			rd[k] = sec->dur_ns ? bench_per_s(sec->ios[0], sec->dur_ns) : NAN;
 			wr[k] = sec->dur_ns ? bench_per_s(sec->ios[1], sec->dur_ns) : NAN;
 			tot[k] = sec->dur_ns ? bench_per_s(ios, sec->dur_ns) : NAN;
@@ -412,7 +427,7 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 	char sub[200];
 
 	snprintf(sub, sizeof(sub), "%s%s", what, one ? "" : p->kind == BENCH_RUN_STEADY ?
-		 ", the rounds end to end" : ", the cells end to end in the order run");
+		 ", the rounds end to end" : p->axes.matrix ? ", cells by block size" : ", the cells end to end in the order run");
 	if (reads && writes) {
 		cfg[ncfg++] = (struct bench_sweep){ .name = "read", .n = n, .x = x, .iops = rd };
 		cfg[ncfg++] = (struct bench_sweep){ .name = "write", .n = n, .x = x, .iops = wr };

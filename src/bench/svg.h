@@ -102,12 +102,17 @@ enum svg_palette {
 	SVG_PAL_READWRITE,          /* dark blue (all reads) to orange (all writes), plasma: mixes */
 };
 
-/* A vertical line across a line chart at x, named above the plot: where a cell begins
-   in a time series of several cells. The span up to the next mark is the cell's; a
-   mark without a label (NULL or "") only ends the span before it. */
+/*
+ * A vertical line across a line chart at x, named above the plot: where a cell begins
+ * in a time series of several cells. The span up to the next mark is the cell's; a
+ * mark without a label (NULL or "") only ends the span before it. When marks have
+ * groups (the 56 cells of the matrix by block size), a group's name is written once
+ * above its first cell, and the cells' labels are only their spans' tooltips.
+ */
 struct svg_mark {
 	double x;
 	const char *label;
+	const char *group;          /* non-NULL: a group of cells begins here */
 };
 #define SVG_MAX_MARKS 1000
 

@@ -103,12 +103,22 @@ static double label_width(const char *s)
 	return svg_text_width(s ? s : "", MARK_FONT);
 }
 
+static bool grouped(const struct svg_chart *c)
+{
+	for (size_t i = 0; i < c->nmarks; i++)
+		if (c->marks[i].group)
+			return true;
+	return false;
+}
+
 double svg_marks_room(const struct svg_chart *c)
 {
 	double w = 0;
 
 	if (c->kind != SVG_LINE || !c->nmarks || !c->marks)
 		return 0;
+	if (grouped(c))
+		return MARK_FONT + 12;  /* one line of group names */
 	for (size_t i = 0; i < c->nmarks; i++)
 		w = fmax(w, label_width(c->marks[i].label));
 	return fmin(w, MARK_ROOM_MAX) + 10;
@@ -138,6 +148,8 @@ void svg_marks_write(struct svg_out *o, const struct svg_chart *c, const struct 
 		     double y0, double y1)
 {
 	double room = svg_marks_room(c), last = -INFINITY;
+	bool groups = room && grouped(c);
+	unsigned ngroup = 0;
 	char lab[96];
 
 	if (!room)
@@ -158,17 +170,41 @@ void svg_marks_write(struct svg_out *o, const struct svg_chart *c, const struct 
 		end = i + 1 < c->nmarks ? svg_map_px(xm, c->marks[i + 1].x) : xm->p1;
 		if (isnan(end) || end < px)
 			end = xm->p1;
-		/* the cell's span: every other one shaded, its name on hover anywhere in it */
+		ngroup += m->group != NULL;
+		/* the cell's span: every other one (or every other group's) shaded, its name
+		   on hover anywhere in it */
 		svg_printf(o, "<rect class=\"span\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			   "height=\"%.1f\" fill=\"#1f3f66\" fill-opacity=\"%s\"><title>", px, y0,
-			   end - px, y1 - y0, i % 2 ? "0.055" : "0");
+			   end - px, y1 - y0, (groups ? ngroup + 1 : i) % 2 ? "0.055" : "0");
 		svg_escape(o, m->label);
 		svg_puts(o, "</title></rect>\n");
+		/* within a group, cells are parted by fainter lines */
 		svg_printf(o, "<line class=\"mark\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-			   "stroke=\"#7a8594\" stroke-dasharray=\"3 3\" data-at=\"%.9g\" data-label=\"",
-			   px, y0 - room + 2, px, y1, m->x);
+			   "stroke=\"%s\" stroke-dasharray=\"3 3\" data-at=\"%.9g\" data-label=\"",
+			   px, groups && !m->group ? y0 : y0 - room + 2, px, y1,
+			   groups && !m->group ? "#c3cad4" : "#7a8594", m->x);
 		svg_escape(o, m->label);
 		svg_puts(o, "\"/>\n");
+		if (groups) {
+			double gend = xm->p1;
+
+			if (!m->group)
+				continue;
+			/* the group's name, left-aligned over its span, cut to fit it */
+			for (size_t k = i + 1; k < c->nmarks; k++)
+				if (c->marks[k].group || !c->marks[k].label || !*c->marks[k].label) {
+					double e = svg_map_px(xm, c->marks[k].x);
+
+					gend = isnan(e) ? gend : e;
+					break;
+				}
+			fit_label(lab, sizeof(lab), m->group, gend - px - 6);
+			svg_printf(o, "<text class=\"mark-label\" x=\"%.1f\" y=\"%.1f\" "
+				   "font-size=\"%.0f\" fill=\"#444\">", px + 3, y0 - 6, MARK_FONT);
+			svg_escape(o, lab);
+			svg_puts(o, "</text>\n");
+			continue;
+		}
 		/* labels read upwards beside their line; one that would touch the last is left
 		   out (the span's tooltip still names the cell) */
 		if (px - last < MARK_FONT + 2)

@@ -125,6 +125,7 @@ for s in re.findall(r"<svg\b.*?</svg>", doc, re.S):
     series[None] = [(float(l.get("data-at")), l.get("data-label")) for l in root.iter("line")
                     if l.get("class") == "mark"]
     series[0] = root.get("data-kind")
+    series[1] = [t.text for t in root.iter("text") if t.get("class") == "mark-label"]
     for g in root.iter("g"):
         if g.get("class") == "series":
             series[g.get("data-series")] = [(el.get("data-x"), float(el.get("data-y")))
@@ -134,7 +135,7 @@ for s in re.findall(r"<svg\b.*?</svg>", doc, re.S):
 def chart(title, i=0):
     c = charts.get(title, [])
     need(len(c) > i, "no chart %r (charts: %s)" % (title, sorted(charts)))
-    return {k: v for k, v in c[i].items() if k not in (None, 0)} if len(c) > i else {}
+    return {k: v for k, v in c[i].items() if k not in (None, 0, 1)} if len(c) > i else {}
 
 def marks(title):
     """The cell boundaries of chart title: [(x, label)]."""
@@ -188,7 +189,7 @@ def check_series(results, one):
     t0, tot, lt, rd, wr = 0.0, {}, {}, {}, {}
     for r in results:
         for s in r["series"]:
-            x = round(t0 + s["t_s"], 6)
+            x = round(t0 + s["t_s"] + s["duration_ns"] / 2e9, 6)     # the middle of its window
             ios = s["read_ios"] + s["write_ios"]
             tot[x] = ios * 1e9 / s["duration_ns"]
             rd[x] = s["read_ios"] * 1e9 / s["duration_ns"]
@@ -296,6 +297,9 @@ elif kind == "matrix":
     need(all(c["label"] == "bs=%s read=%d%%" % (size(c["cell_bs_bytes"]), c["cell_read_pct"])
              for c in cells), "matrix labels %s" % [c["label"] for c in cells[:3]])
     need("1 MiB" in chart("IOPS by read/write mix and block size"), "no 1 MiB in the radar's legend")
+    # 56 cells in the time series: named by block size once each, every cell on hover
+    groups = charts.get("IOPS over time", [{}])[0].get(1)
+    need(groups == [size(b) for b in sizes], "time series groups %s" % groups)
     for m in mixes:
         mn = "%d/%d R/W" % (m, 100 - m)
         cs = [c for c in ran if c["cell_read_pct"] == m]

@@ -108,9 +108,9 @@ static int build(struct bench_report *r, const struct data *d, char *err, size_t
 					     { 236e3, 41e3, 1390, 1050 },
 					     { 276e3, 128e3, 1220, 790 } };
 	/* the phases of the rebuild run, as cells of a time series */
-	static const struct svg_mark phases[4] = { { 1, "before the rebuild" },
-						   { 600, "rebuilding" },
-						   { 2100, "after the rebuild" }, { 2701, NULL } };
+	static const struct svg_mark phases[4] = {
+		{ .x = 1, .label = "before the rebuild" }, { .x = 600, .label = "rebuilding" },
+		{ .x = 2100, .label = "after the rebuild" }, { .x = 2701 } };
 	struct svg_series cs[NCFG];
 	struct svg_chart corner = { .kind = SVG_BAR, .title = "4 KiB random, side by side",
 				    .subtitle = "2 workers, QD 32 each", .y = { .label = "IOPS",

@@ -21,11 +21,12 @@ static void size_str(char *buf, size_t len, double bytes)
 static void list_u(char *buf, size_t len, const unsigned *v, unsigned n)
 {
 	size_t used = 0;
+	unsigned i;
 
 	buf[0] = '\0';
-	for (unsigned i = 0; i < n && used + 16 < len; i++)
+	for (i = 0; i < n && used + 16 < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, "%s%u", i ? ", " : "", v[i]);
-	if (used + 16 >= len)
+	if (i < n)
 		snprintf(buf + used, len - used, ", ...");
 }
 

@@ -2,8 +2,9 @@
 /*
  * The report of a run (report_run.h) as one self-contained HTML file
  * (report.h): what was run where (host, date, kernel, version, command,
- * targets, workload), the key figures, the charts that fit it
- * (report_run_charts.c) and a table of every cell.
+ * targets, workload), the key figures (each direction's too for a mixed
+ * run), the workload as run and the results tables (report_run_tables.c) and
+ * the charts that fit it (report_run_charts.c).
  */
 #include <errno.h>
 #include <math.h>

@@ -203,6 +203,21 @@ static int copy_chart(struct bench_report *r, struct svg_chart *d, const struct 
 		return -ENOMEM;
 	if (c->ncat && !(d->cat = dup_strings(r, c->cat, c->ncat)))
 		return -ENOMEM;
+	if (c->nmarks) {
+		struct svg_mark *mk = br_alloc(r, c->nmarks * sizeof(*mk));
+
+		if (!mk)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->nmarks; i++) {
+			mk[i].x = c->marks[i].x;
+			if (!(mk[i].label = br_strdup(r, c->marks[i].label ? c->marks[i].label : "")) ||
+			    (c->marks[i].group && !(mk[i].group = br_strdup(r, c->marks[i].group))))
+				return -ENOMEM;
+			if (!c->marks[i].group)
+				mk[i].group = NULL;
+		}
+		d->marks = mk;
+	}
 	ser = br_alloc(r, c->nseries * sizeof(*ser));
 	if (!ser)
 		return -ENOMEM;

@@ -94,6 +94,13 @@ int bench_report_add_timeseries(struct bench_report *r, const char *workload,
 				enum bench_measure m, const struct bench_sweep *cfg, size_t ncfg,
 				char *err, size_t errlen);
 
+/* The same over several cells end to end: marks[i] is where cell i begins (x in seconds)
+   and its name, drawn as a boundary with the name above the plot. */
+int bench_report_add_timeseries_cells(struct bench_report *r, const char *workload,
+				      enum bench_measure m, const struct bench_sweep *cfg,
+				      size_t ncfg, const struct svg_mark *marks, size_t nmarks,
+				      char *err, size_t errlen);
+
 /* The block size × read/write mix matrix of one configuration. */
 struct bench_matrix {
 	const char *name;           /* the configuration */
@@ -112,7 +119,7 @@ struct bench_latency {
 	const char *name;           /* the configuration */
 	double ns[BENCH_NPCT];      /* at bench_pcts */
 };
-/* Latency percentiles as grouped bars (log scale), a bar per configuration. */
+/* Latency percentiles as points joined by lines (log scale), a series per configuration. */
 int bench_report_add_percentiles(struct bench_report *r, const char *workload,
 				 const struct bench_latency *cfg, size_t ncfg, char *err,
 				 size_t errlen);

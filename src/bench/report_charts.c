@@ -235,6 +235,14 @@ int bench_report_add_timeseries(struct bench_report *r, const char *workload,
 				enum bench_measure m, const struct bench_sweep *cfg, size_t ncfg,
 				char *err, size_t errlen)
 {
+	return bench_report_add_timeseries_cells(r, workload, m, cfg, ncfg, NULL, 0, err, errlen);
+}
+
+int bench_report_add_timeseries_cells(struct bench_report *r, const char *workload,
+				      enum bench_measure m, const struct bench_sweep *cfg,
+				      size_t ncfg, const struct svg_mark *marks, size_t nmarks,
+				      char *err, size_t errlen)
+{
 	struct bench_sweep ds[SVG_MAX_SERIES];
 	double *buf[SVG_MAX_SERIES][2];
 	char title[96], note[128] = "";
@@ -242,6 +250,7 @@ int bench_report_add_timeseries(struct bench_report *r, const char *workload,
 		.kind = SVG_LINE, .title = title, .subtitle = workload,
 		.x = { .label = "time", .scale = SVG_LINEAR, .unit = SVG_UNIT_SECONDS },
 		.y = measure_axis(m),
+		.marks = marks, .nmarks = marks ? nmarks : 0,
 	};
 	size_t k = 1;
 	int rc;
@@ -289,7 +298,7 @@ int bench_report_add_percentiles(struct bench_report *r, const char *workload,
 {
 	struct svg_series ser[SVG_MAX_SERIES];
 	struct svg_chart c = {
-		.kind = SVG_BAR, .title = "Latency percentiles", .subtitle = workload,
+		.kind = SVG_POINTS, .title = "Latency percentiles", .subtitle = workload,
 		.x = { .label = "percentile" },
 		.y = { .label = "latency", .scale = SVG_LOG10, .unit = SVG_UNIT_NS },
 		.ncat = BENCH_NPCT, .cat = bench_pct_names, .series = ser, .nseries = ncfg,

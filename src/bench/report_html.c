@@ -16,14 +16,14 @@ static const char CSS[] =
 	"*{box-sizing:border-box}\n"
 	"body{margin:0;background:#f3f4f6;color:#1d1d1f;"
 	"font:14px/1.45 'DejaVu Sans',Verdana,Arial,sans-serif}\n"
-	"main{max-width:1620px;margin:0 auto;padding:20px 20px 48px}\n"
+	"main{max-width:1480px;margin:0 auto;padding:20px 20px 48px}\n"
 	"header h1{font-size:25px;margin:0 0 2px}\n"
 	"header p{color:#666;margin:0}\n"
-	".top{display:flex;flex-wrap:wrap;gap:18px;margin:18px 0 6px;align-items:flex-start}\n"
+	/* cards in a grid that fills the width: two columns on a desktop, one on a phone */
+	".top{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,440px),1fr));"
+	"gap:16px;margin:18px 0 6px;align-items:start}\n"
 	".card{background:#fff;border:1px solid #dfe2e6;border-radius:6px;padding:12px 18px}\n"
 	".card h2{font-size:15px;border:0;margin:0 0 8px;padding:0;color:#444}\n"
-	".run{flex:1 1 420px;max-width:760px}\n"
-	".figures{flex:2 1 520px}\n"
 	"table.info{border-collapse:collapse}\n"
 	"table.info th{text-align:left;color:#666;font-weight:normal;padding:2px 18px 2px 0;"
 	"vertical-align:top;white-space:nowrap}\n"
@@ -35,18 +35,21 @@ static const char CSS[] =
 	"nav{margin:14px 0 0;color:#666;font-size:13px}\n"
 	"nav a{color:#2b5b8f;text-decoration:none;margin-right:14px;white-space:nowrap}\n"
 	"h2{font-size:19px;margin:32px 0 12px;padding-bottom:5px;border-bottom:2px solid #d5dae1}\n"
-	".charts{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}\n"
+	".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,520px),1fr));"
+	"gap:16px;align-items:start}\n"
 	"figure{margin:0;background:#fff;border:1px solid #dfe2e6;border-radius:6px;padding:4px;"
-	"max-width:100%}\n"
-	"figure svg{display:block;max-width:100%;height:auto}\n"
+	"min-width:0}\n"
+	"figure svg{display:block;width:100%;max-width:760px;height:auto;margin:0 auto}\n"
 	"figcaption{color:#555;font-size:12.5px;padding:2px 12px 8px}\n"
-	".table{margin:18px 0}\n"
+	".tables{display:flex;flex-wrap:wrap;gap:0 28px;align-items:flex-start}\n"
+	".table{margin:18px 0;max-width:100%;overflow-x:auto}\n"
 	".table h3{font-size:15px;margin:0 0 8px}\n"
 	"table.data{border-collapse:collapse;background:#fff;border:1px solid #dfe2e6;"
 	"font-variant-numeric:tabular-nums}\n"
 	"table.data th,table.data td{padding:5px 14px;border-bottom:1px solid #eceef1;"
 	"text-align:right;white-space:nowrap}\n"
 	"table.data th:first-child,table.data td:first-child{text-align:left}\n"
+	"table.kv td,table.kv th{text-align:left;white-space:normal}\n"
 	"table.data thead th{background:#eef1f5;border-bottom:2px solid #cfd6df}\n"
 	"table.data tbody tr:nth-child(even){background:#fafbfc}\n"
 	"footer{margin-top:36px;color:#888;font-size:12px}\n"
@@ -117,7 +120,9 @@ static void table(struct svg_out *o, const struct br_section *s)
 	svg_puts(o, "<section class=\"table\">\n");
 	if (s->text && *s->text)
 		text_el(o, "<h3>", s->text, "</h3>\n");
-	svg_puts(o, "<table class=\"data\">\n<thead><tr>");
+	/* two columns are settings and their values, read left to right */
+	svg_puts(o, s->ncols == 2 ? "<table class=\"data kv\">\n<thead><tr>"
+		 : "<table class=\"data\">\n<thead><tr>");
 	for (size_t c = 0; c < s->ncols; c++)
 		text_el(o, "<th>", s->header[c], "</th>");
 	svg_puts(o, "</tr></thead>\n<tbody>\n");
@@ -132,7 +137,7 @@ static void table(struct svg_out *o, const struct br_section *s)
 
 int bench_report_write(const struct bench_report *r, struct svg_out *o, char *err, size_t errlen)
 {
-	bool in_charts = false;
+	bool in_charts = false, in_tables = false;
 	unsigned k = 0;
 	int rc;
 
@@ -145,12 +150,20 @@ int bench_report_write(const struct bench_report *r, struct svg_out *o, char *er
 			svg_puts(o, "</div>\n");
 			in_charts = false;
 		}
+		/* consecutive tables too: side by side when they fit */
+		if (in_tables && s->kind != BR_TABLE) {
+			svg_puts(o, "</div>\n");
+			in_tables = false;
+		}
 		switch (s->kind) {
 		case BR_HEADING:
 			svg_printf(o, "<h2 id=\"s%u\">", k);
 			text_el(o, "", s->text, "</h2>\n");
 			break;
 		case BR_TABLE:
+			if (!in_tables)
+				svg_puts(o, "<div class=\"tables\">\n");
+			in_tables = true;
 			table(o, s);
 			break;
 		case BR_CHART:
@@ -161,17 +174,13 @@ int bench_report_write(const struct bench_report *r, struct svg_out *o, char *er
 			rc = svg_chart_write(o, &s->chart, err, errlen);
 			if (rc)
 				return rc;
-			/* as wide as the chart: a long caption must not widen the figure */
-			if (s->text) {
-				svg_printf(o, "<figcaption style=\"max-width:%upx\">",
-					   s->chart.width ? s->chart.width : SVG_WIDTH);
-				text_el(o, "", s->text, "</figcaption>\n");
-			}
+			if (s->text)
+				text_el(o, "<figcaption>", s->text, "</figcaption>\n");
 			svg_puts(o, "</figure>\n");
 			break;
 		}
 	}
-	if (in_charts)
+	if (in_charts || in_tables)
 		svg_puts(o, "</div>\n");
 	svg_puts(o, "<footer>Written by uraid bench. Charts are inline SVG; hover a point for "
 		 "its value.</footer>\n</main>\n</body>\n</html>\n");

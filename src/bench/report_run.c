@@ -2,8 +2,9 @@
 /*
  * The report of a run (report_run.h) as one self-contained HTML file
  * (report.h): what was run where (host, date, kernel, version, command,
- * targets, workload), the key figures, the charts that fit it
- * (report_run_charts.c) and a table of every cell.
+ * targets, workload), the key figures (each direction's too for a mixed
+ * run), the workload as run and the results tables (report_run_tables.c) and
+ * the charts that fit it (report_run_charts.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -207,6 +208,21 @@ static int figures_single(struct bench_report *r, const struct bench_runplan *p,
 				    errlen));
 	TRY(bench_report_add_figure(r, "mean latency", f_mean(res), SVG_UNIT_NS, NULL, err,
 				    errlen));
+	/* a mixed run: each direction on its own too */
+	for (unsigned d = 0; d < 2 && res->dir[0].ios && res->dir[1].ios; d++) {
+		const char *dn = d ? "write" : "read";
+		char l[64];
+
+		snprintf(l, sizeof(l), "%s IOPS", dn);
+		TRY(bench_report_add_figure(r, l, bench_per_s(res->dir[d].ios, res->runtime_ns),
+					    SVG_UNIT_SI, "IOPS", err, errlen));
+		snprintf(l, sizeof(l), "%s throughput", dn);
+		TRY(bench_report_add_figure(r, l, bench_per_s(res->dir[d].bytes, res->runtime_ns) /
+					    (1 << 20), SVG_UNIT_PLAIN, "MiB/s", err, errlen));
+		snprintf(l, sizeof(l), "%s mean latency", dn);
+		TRY(bench_report_add_figure(r, l, (double)hist_mean(&res->dir[d].lat), SVG_UNIT_NS,
+					    NULL, err, errlen));
+	}
 	TRY(bench_report_add_figure(r, "99th percentile latency",
 				    (double)hist_percentile(&res->lat, bench_pcts[BENCH_PCT_P99]),
 				    SVG_UNIT_NS, NULL, err, errlen));
@@ -228,68 +244,6 @@ static int figures_single(struct bench_report *r, const struct bench_runplan *p,
 	return rc;
 }
 
-static int row_of(struct bench_report *r, const char *name, uint64_t ios, uint64_t bytes,
-		  const struct hist *h, uint64_t ns, char *err, size_t errlen)
-{
-	char v[6][32];
-	const char *row[7] = { name, v[0], v[1], v[2], v[3], v[4], v[5] };
-
-	snprintf(v[0], sizeof(v[0]), "%.0f", bench_per_s(ios, ns));
-	snprintf(v[1], sizeof(v[1]), "%.2f", bench_per_s(bytes, ns) / (1 << 20));
-	if (h->count) {
-		snprintf(v[2], sizeof(v[2]), "%.1f", hist_mean(h) / 1e3);
-		snprintf(v[3], sizeof(v[3]), "%.1f",
-			 hist_percentile(h, bench_pcts[BENCH_PCT_P99]) / 1e3);
-		snprintf(v[4], sizeof(v[4]), "%.1f",
-			 hist_percentile(h, bench_pcts[BENCH_PCT_P99_9]) / 1e3);
-		snprintf(v[5], sizeof(v[5]), "%.1f", h->max / 1e3);
-	} else {
-		for (int k = 2; k < 6; k++)
-			snprintf(v[k], sizeof(v[k]), "–");
-	}
-	return bench_report_add_row(r, row, err, errlen);
-}
-
-/* Every cell (or direction of a single run) as the human table has it. */
-static int add_results_table(struct bench_report *r, const struct bench_outcome *o, char *err,
-			     size_t errlen)
-{
-	static const char *const hdr[7] = { "cell", "IOPS", "MiB/s", "mean µs", "p99 µs",
-					    "p99.9 µs", "max µs" };
-	int rc = bench_report_add_heading(r, "Results", err, errlen);
-
-	if (!rc)
-		rc = bench_report_add_table(r, o->cells ? "Every cell" : "Per direction", 7, hdr,
-					    err, errlen);
-	if (!o->cells) {
-		const struct bench_result *res = &o->res[0];
-		if (!rc && res->dir[0].ios)
-			rc = row_of(r, "read", res->dir[0].ios, res->dir[0].bytes, &res->dir[0].lat,
-				    res->runtime_ns, err, errlen);
-		if (!rc && res->dir[1].ios)
-			rc = row_of(r, "write", res->dir[1].ios, res->dir[1].bytes, &res->dir[1].lat,
-				    res->runtime_ns, err, errlen);
-		if (!rc)
-			rc = row_of(r, "total", bench_total_ios(res), bench_total_bytes(res), &res->lat,
-				    res->runtime_ns, err, errlen);
-		return rc;
-	}
-	for (unsigned i = 0; i < o->ncells && !rc; i++) {
-		const struct bench_cell *cl = &o->cells[i];
-		if (!bench_cell_measured(o, i)) {
-			char why[128];
-			const char *row[7] = { cl->label, why, "", "", "", "", "" };
-			snprintf(why, sizeof(why), "skipped: %s", bench_cell_why_not(o, i));
-			rc = bench_report_add_row(r, row, err, errlen);
-			continue;
-		}
-		rc = row_of(r, cl->label, bench_total_ios(&o->res[i]),
-			    bench_total_bytes(&o->res[i]), &o->res[i].lat,
-			    o->res[i].runtime_ns, err, errlen);
-	}
-	return rc;
-}
-
 int bench_report_run_write(const struct bench_runplan *p, const struct bench_outcome *o,
 			   const struct bench_run_about *about, const char *path, char *err,
 			   size_t errlen)
@@ -307,11 +261,13 @@ int bench_report_run_write(const struct bench_runplan *p, const struct bench_out
 		rc = o->cells ? figures_cells(r, p, o, err, errlen)
 			      : figures_single(r, p, &o->res[0], err, errlen);
 	if (!rc)
+		rc = bench_report_add_workload(r, p, o, about->what, err, errlen);
+	if (!rc)
 		rc = bench_report_add_compare_charts(r, p, o, about->what, err, errlen);
 	if (!rc)
 		rc = bench_report_add_run_charts(r, p, o, about->what, err, errlen);
 	if (!rc)
-		rc = add_results_table(r, o, err, errlen);
+		rc = bench_report_add_results(r, o, err, errlen);
 	if (!rc)
 		rc = bench_report_write_html(r, path, err, errlen);
 	bench_report_free(r);

@@ -55,4 +55,15 @@ int bench_report_add_compare_charts(struct bench_report *r, const struct bench_r
 				    const struct bench_outcome *o, const char *what, char *err,
 				    size_t errlen);
 
+/*
+ * report_run_tables.c: the workload as run (what each worker does and its access
+ * specification; what is the run's description, "profile database"), and the results
+ * of every cell with CPU % (reads and writes apart when a cell mixes them).
+ */
+int bench_report_add_workload(struct bench_report *r, const struct bench_runplan *p,
+			      const struct bench_outcome *o, const char *what, char *err,
+			      size_t errlen);
+int bench_report_add_results(struct bench_report *r, const struct bench_outcome *o, char *err,
+			     size_t errlen);
+
 #endif

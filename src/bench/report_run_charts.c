@@ -132,8 +132,12 @@ static int drives_section(struct bench_report *r, const struct bench_runplan *p,
 
 	if ((rc = scratch_init(&s, (size_t)n * 8, err, errlen)))
 		return rc;
-	if (p->tg.chunk_kib)
-		snprintf(chunk, sizeof(chunk), ", chunk %u KiB", p->tg.chunk_kib);
+	if (p->tg.chunk_kib) {
+		char sz[24];
+
+		svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, p->tg.chunk_kib * 1024.0, 0);
+		snprintf(chunk, sizeof(chunk), ", chunk %s", sz);
+	}
 	snprintf(name, sizeof(name), "%s%s", uraid_level_name(p->tg.level) ?
 		 uraid_level_name(p->tg.level) : "array", chunk);
 	for (unsigned k = 0; k < 2; k++) {
@@ -283,9 +287,12 @@ static const char *pct_name(const struct bench_runplan *p, const struct bench_ou
 
 	if (p->axes.matrix) {
 		/* 56 bars per group say nothing: the 4 KiB cells, one per mix */
+		char sz[24];
+
 		if (cl->bs != 4096)
 			return NULL;
-		snprintf(buf, len, "4 KiB, %d/%d R/W", cl->read_pct, 100 - cl->read_pct);
+		svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, cl->bs, 0);
+		snprintf(buf, len, "%s, %d/%d R/W", sz, cl->read_pct, 100 - cl->read_pct);
 		return buf;
 	}
 	if (p->kind == BENCH_RUN_STEADY && i + BENCH_SS_WINDOW < o->ncells)
@@ -366,19 +373,43 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 	double *x = grab(&s, n), *rd = grab(&s, n), *wr = grab(&s, n), *tot = grab(&s, n),
 	       *lat = grab(&s, n), t0 = 0;
 	bool reads = false, writes = false;
-	size_t k = 0;
+	size_t k = 0, nmarks = 0;
+	/* the matrix's 56 cells: named by block size above the plot, each cell on hover */
+	char groups[BENCH_MATRIX_NBS][24];
+	unsigned ngroups = 0;
+	uint32_t group_bs = 0;
+	/* where each cell begins on the time axis, named as in the table */
+	struct svg_mark *marks = o->cells ? calloc(o->ncells + 1, sizeof(*marks)) : NULL;
+
+	if (o->cells && !marks) {
+		free(s.buf);
+		return uraid_errf(err, errlen, -ENOMEM, "report: time series: out of memory");
+	}
 
 	for (unsigned i = 0; i < o->ncells; i++) {
 		const struct bench_result *res = &o->res[i];
 
 		if (!bench_cell_measured(o, i))
 			continue;
+		if (marks && res->nseries && nmarks + 1 < SVG_MAX_MARKS) {
+			const struct bench_cell *cl = &o->cells[i];
+
+			marks[nmarks] = (struct svg_mark){ .x = t0, .label = cl->label };
+			if (p->axes.matrix && cl->bs != group_bs && ngroups < BENCH_MATRIX_NBS) {
+				group_bs = cl->bs;
+				svg_format(groups[ngroups], sizeof(groups[0]), SVG_UNIT_BYTES,
+					   cl->bs, 0);
+				marks[nmarks].group = groups[ngroups++];
+			}
+			nmarks++;
+		}
 		for (unsigned j = 0; j < res->nseries; j++, k++) {
 			const struct bench_second *sec = &res->series[j];
 			uint64_t ios = sec->ios[0] + sec->ios[1];
 
-			/* a second without a duration is a gap, not a zero */
-			x[k] = t0 + j;
+			/* a second without a duration is a gap, not a zero; each point sits in the
+			   middle of its window, so within its cell's span, not on a boundary */
+			x[k] = t0 + j + (sec->dur_ns ? sec->dur_ns / 2e9 : 0.5);
 			rd[k] = sec->dur_ns ? bench_per_s(sec->ios[0], sec->dur_ns) : NAN;
 			wr[k] = sec->dur_ns ? bench_per_s(sec->ios[1], sec->dur_ns) : NAN;
 			tot[k] = sec->dur_ns ? bench_per_s(ios, sec->dur_ns) : NAN;
@@ -388,14 +419,16 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 		}
 		t0 += res->runtime_ns / 1e9;
 	}
+	if (nmarks)      /* where the last cell ends */
+		marks[nmarks++] = (struct svg_mark){ .x = t0, .label = "" };
 	bool one = !o->cells;
 	struct bench_sweep cfg[3];
 	size_t ncfg = 0;
 	char sub[200];
 
 	snprintf(sub, sizeof(sub), "%s%s", what, one ? "" : p->kind == BENCH_RUN_STEADY ?
-		 ", the rounds end to end" : ", the cells end to end in the order run");
-	if (one && reads && writes) {
+		 ", the rounds end to end" : p->axes.matrix ? ", cells by block size" : ", the cells end to end in the order run");
+	if (reads && writes) {
 		cfg[ncfg++] = (struct bench_sweep){ .name = "read", .n = n, .x = x, .iops = rd };
 		cfg[ncfg++] = (struct bench_sweep){ .name = "write", .n = n, .x = x, .iops = wr };
 	}
@@ -403,10 +436,12 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 					    .iops = tot, .lat_mean_ns = lat };
 	rc = bench_report_add_heading(r, "Time series", err, errlen);
 	if (!rc)
-		rc = bench_report_add_timeseries(r, sub, BENCH_IOPS, cfg, ncfg, err, errlen);
+		rc = bench_report_add_timeseries_cells(r, sub, BENCH_IOPS, cfg, ncfg, marks,
+						       nmarks, err, errlen);
 	if (!rc)
-		rc = bench_report_add_timeseries(r, sub, BENCH_LAT_MEAN, &cfg[ncfg - 1], 1, err,
-						 errlen);
+		rc = bench_report_add_timeseries_cells(r, sub, BENCH_LAT_MEAN, &cfg[ncfg - 1], 1,
+						       marks, nmarks, err, errlen);
+	free(marks);
 	free(s.buf);
 	return rc;
 }

@@ -17,6 +17,7 @@
 
 #include "common/errmsg.h"
 #include "bench/data.h"
+#include "bench/svg.h"
 #include "bench/trace.h"
 #include "bench/verify.h"
 #include "bench/worker.h"
@@ -392,9 +393,13 @@ static void describe(struct bench_run *r, struct bench_result *res)
 	const char *lv = uraid_level_name(st->level);
 	int n = snprintf(res->target_desc, sizeof(res->target_desc), "%s, %u members",
 			 lv ? lv : "array", st->raid_disks);
-	if (st->chunk_bytes && n > 0 && (size_t)n < sizeof(res->target_desc))
+	if (st->chunk_bytes && n > 0 && (size_t)n < sizeof(res->target_desc)) {
+		char chunk[32];
+
+		svg_format(chunk, sizeof(chunk), SVG_UNIT_BYTES, st->chunk_bytes, 0);
 		n += snprintf(res->target_desc + n, sizeof(res->target_desc) - (size_t)n,
-			      ", chunk %u KiB", st->chunk_bytes / 1024);
+			      ", chunk %s", chunk);
+	}
 	if (st->degraded && n > 0 && (size_t)n < sizeof(res->target_desc))
 		snprintf(res->target_desc + n, sizeof(res->target_desc) - (size_t)n,
 			 ", degraded (%u missing)", st->degraded);

@@ -44,8 +44,13 @@ void svg_escape(struct svg_out *o, const char *s);
 
 enum svg_kind {
 	SVG_LINE,                   /* x/y points per series */
-	SVG_BAR,                    /* categories along x, one bar per series in each */
+	SVG_BAR,                    /* categories along x, one bar per series in each (a linear
+	                               y axis: a bar's length is its value) */
 	SVG_RADAR,                  /* one spoke per category, a closed polygon per series */
+	SVG_POINTS,                 /* categories along x, a marker per series in each, the
+	                               markers of a series joined by a thin line: values that
+	                               span decades (percentiles), where a bar's length on a
+	                               log axis would mean nothing */
 };
 
 enum svg_scale {
@@ -85,11 +90,31 @@ struct svg_series {
 	unsigned flags;             /* SVG_DASHED, SVG_NO_MARKERS */
 };
 
+/*
+ * Palettes. A ramp (sequential, read/write) keeps the series' order in the
+ * colour, but neighbours differ little in hue, so on a ramp every series
+ * also gets its own marker shape and every other one a dotted line; the
+ * categorical palette does the same past its 10 colours.
+ */
 enum svg_palette {
 	SVG_PAL_CATEGORY,           /* distinct hues: configurations */
-	SVG_PAL_SEQUENTIAL,         /* dark to light along the series: block sizes */
-	SVG_PAL_READWRITE,          /* blue (all reads) to red (all writes): mixes */
+	SVG_PAL_SEQUENTIAL,         /* dark to light along the series (viridis): block sizes */
+	SVG_PAL_READWRITE,          /* dark blue (all reads) to orange (all writes), plasma: mixes */
 };
+
+/*
+ * A vertical line across a line chart at x, named above the plot: where a cell begins
+ * in a time series of several cells. The span up to the next mark is the cell's; a
+ * mark without a label (NULL or "") only ends the span before it. When marks have
+ * groups (the 56 cells of the matrix by block size), a group's name is written once
+ * above its first cell, and the cells' labels are only their spans' tooltips.
+ */
+struct svg_mark {
+	double x;
+	const char *label;
+	const char *group;          /* non-NULL: a group of cells begins here */
+};
+#define SVG_MAX_MARKS 1000
 
 struct svg_chart {
 	enum svg_kind kind;
@@ -103,6 +128,8 @@ struct svg_chart {
 	const struct svg_series *series;
 	enum svg_palette palette;
 	unsigned width;             /* 0: SVG_WIDTH; the height follows from the legend */
+	size_t nmarks;              /* SVG_LINE: marks in increasing x (SVG_MAX_MARKS) */
+	const struct svg_mark *marks;
 };
 
 /* 0 when c can be drawn, else -EINVAL with the reason (svg_chart_write checks too). */

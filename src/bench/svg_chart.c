@@ -62,7 +62,8 @@ void svg_open(struct svg_out *o, const struct svg_chart *c, double w, double h)
 {
 	svg_printf(o, "<svg class=\"chart\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
 		   "role=\"img\" font-family=\"%s\" data-kind=\"%s\">\n", w, h, w, h, FONT,
-		   c->kind == SVG_LINE ? "line" : c->kind == SVG_BAR ? "bar" : "radar");
+		   c->kind == SVG_LINE ? "line" : c->kind == SVG_BAR ? "bar" :
+		   c->kind == SVG_POINTS ? "points" : "radar");
 	svg_puts(o, "<title>");
 	svg_escape(o, c->title ? c->title : "chart");
 	svg_puts(o, "</title>\n");
@@ -128,13 +129,19 @@ void svg_legend_write(struct svg_out *o, const struct svg_legend *l, const struc
 		svg_puts(o, "<g class=\"legend-item\" data-series=\"");
 		svg_escape(o, s->name);
 		svg_puts(o, "\">");
-		if (c->kind == SVG_LINE) {
+		if (c->kind != SVG_BAR) {
+			const char *dash = svg_series_dash(c, i);
+
 			svg_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-				   "stroke-width=\"2.2\"%s/>", x, cy, x + 22, cy, col,
-				   s->flags & SVG_DASHED ? " stroke-dasharray=\"5 3\"" : "");
-			if (!(s->flags & SVG_NO_MARKERS))
-				svg_printf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>",
-					   x + 11, cy, col);
+				   "stroke-width=\"2.2\"", x, cy, x + 22, cy, col);
+			if (dash)
+				svg_printf(o, " stroke-dasharray=\"%s\"", dash);
+			svg_puts(o, "/>");
+			if (!(s->flags & SVG_NO_MARKERS)) {
+				const char *tag = svg_marker_open(o, "key", svg_series_shape(c, i),
+								  x + 11, cy, 3.6, col);
+				svg_printf(o, " stroke=\"#fff\" stroke-width=\"0.8\"></%s>", tag);
+			}
 		} else {
 			svg_printf(o, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"11\" rx=\"2\" "
 				   "fill=\"%s\"/>", x + 3, cy - 5.5, col);
@@ -152,6 +159,10 @@ int svg_chart_check(const struct svg_chart *c, char *err, size_t errlen)
 {
 	if (!c->nseries)
 		return 0;
+	if (c->nmarks && (c->kind != SVG_LINE || !c->marks || c->nmarks > SVG_MAX_MARKS))
+		return uraid_errf(err, errlen, -EINVAL, "chart \"%s\": %zu marks (a line chart "
+				  "takes at most %u)", c->title ? c->title : "", c->nmarks,
+				  SVG_MAX_MARKS);
 	if (!c->series || c->nseries > SVG_MAX_SERIES)
 		return uraid_errf(err, errlen, -EINVAL, "chart \"%s\": %zu series (at most %u)",
 				  c->title ? c->title : "", c->nseries, SVG_MAX_SERIES);
@@ -160,7 +171,8 @@ int svg_chart_check(const struct svg_chart *c, char *err, size_t errlen)
 		return uraid_errf(err, errlen, -EINVAL,
 				  "chart \"%s\": %zu categories (a %s chart needs %u to %u)",
 				  c->title ? c->title : "", c->ncat,
-				  c->kind == SVG_RADAR ? "radar" : "bar", c->kind == SVG_RADAR ? 3 : 1,
+				  c->kind == SVG_RADAR ? "radar" : c->kind == SVG_BAR ? "bar" : "points",
+				  c->kind == SVG_RADAR ? 3 : 1,
 				  SVG_MAX_CATEGORIES);
 	for (size_t i = 0; i < c->nseries; i++) {
 		const struct svg_series *s = &c->series[i];
@@ -252,9 +264,11 @@ static void y_axis(struct svg_out *o, const struct svg_map *y, const struct svg_
 	svg_puts(o, "</g>\n");
 }
 
-static void point(struct svg_out *o, const struct svg_chart *c, const struct svg_series *s,
-		  double x, double y, const char *xs, const char *col, double px, double py)
+static void point(struct svg_out *o, const struct svg_chart *c, size_t i, double x, double y,
+		  const char *xs, const char *col, double px, double py)
 {
+	const struct svg_series *s = &c->series[i];
+	const char *tag;
 	char ys[48];
 
 	if (s->flags & SVG_NO_MARKERS) {     /* kept for readers of the data, nothing to hover */
@@ -263,20 +277,21 @@ static void point(struct svg_out *o, const struct svg_chart *c, const struct svg
 		return;
 	}
 	svg_format(ys, sizeof(ys), c->y.unit, y, 0);
-	svg_printf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3.2\" fill=\"%s\" "
-		   "data-x=\"%.9g\" data-y=\"%.9g\"><title>", px, py, col, x, y);
+	tag = svg_marker_open(o, "pt", svg_series_shape(c, i), px, py, 3.4, col);
+	svg_printf(o, " data-x=\"%.9g\" data-y=\"%.9g\"><title>", x, y);
 	svg_escape(o, s->name);
 	svg_puts(o, ": ");
 	svg_escape(o, xs);
 	svg_puts(o, ", ");
 	svg_escape(o, ys);
-	svg_puts(o, "</title></circle>\n");
+	svg_printf(o, "</title></%s>\n", tag);
 }
 
 static void line_series(struct svg_out *o, const struct svg_chart *c, size_t i,
 			const struct svg_map *xm, const struct svg_map *ym)
 {
 	const struct svg_series *s = &c->series[i];
+	const char *dash = svg_series_dash(c, i);
 	bool pen = false;
 	char col[8], xs[48];
 
@@ -284,8 +299,10 @@ static void line_series(struct svg_out *o, const struct svg_chart *c, size_t i,
 	svg_puts(o, "<g class=\"series\" data-series=\"");
 	svg_escape(o, s->name);
 	svg_printf(o, "\" data-color=\"%s\">\n<path fill=\"none\" stroke=\"%s\" stroke-width=\"2.2\" "
-		   "stroke-linejoin=\"round\"%s d=\"", col, col,
-		   s->flags & SVG_DASHED ? " stroke-dasharray=\"6 4\"" : "");
+		   "stroke-linejoin=\"round\"", col, col);
+	if (dash)
+		svg_printf(o, " stroke-dasharray=\"%s\"", dash);
+	svg_puts(o, " d=\"");
 	for (size_t k = 0; k < s->n; k++) {
 		double px = svg_map_px(xm, s->x[k]), py = svg_map_px(ym, s->y[k]);
 
@@ -303,7 +320,7 @@ static void line_series(struct svg_out *o, const struct svg_chart *c, size_t i,
 		if (isnan(px) || isnan(py))
 			continue;
 		svg_format(xs, sizeof(xs), c->x.unit, s->x[k], 0);
-		point(o, c, s, s->x[k], s->y[k], xs, col, px, py);
+		point(o, c, i, s->x[k], s->y[k], xs, col, px, py);
 	}
 	svg_puts(o, "</g>\n");
 }
@@ -319,7 +336,7 @@ static void frame_fit(struct frame *f, const struct svg_chart *c)
 	double lo, hi, left;
 
 	f->w = c->width ? c->width : SVG_WIDTH;
-	f->top = c->subtitle ? 60 : 44;
+	f->top = (c->subtitle ? 60 : 44) + svg_marks_room(c);
 	f->y0 = f->top;
 	f->y1 = f->top + PLOT_H;
 	extent(c, false, c->y.scale, &lo, &hi);
@@ -361,6 +378,12 @@ static void line_chart(struct svg_out *o, const struct svg_chart *c)
 
 	frame_fit(&f, c);
 	extent(c, true, c->x.scale, &lo, &hi);
+	/* the axis shows every cell whole, up to the end of the last one */
+	for (size_t i = 0; i < c->nmarks; i++)
+		if (isfinite(c->marks[i].x) && (c->x.scale == SVG_LINEAR || c->marks[i].x > 0)) {
+			lo = fmin(lo, c->marks[i].x);
+			hi = fmax(hi, c->marks[i].x);
+		}
 	xm.p0 = f.x0;
 	xm.p1 = f.x1;
 	svg_map_fit(&xm, &c->x, lo, hi, false, 8);
@@ -401,12 +424,55 @@ static void line_chart(struct svg_out *o, const struct svg_chart *c)
 		svg_puts(o, "</g>\n");
 	}
 	svg_puts(o, "</g>\n");
+	svg_marks_write(o, c, &xm, f.y0, f.y1);
 	for (size_t i = 0; i < c->nseries; i++)
 		line_series(o, c, i, &xm, &f.y);
 	svg_legend_write(o, &leg, c);
 	svg_puts(o, "</svg>\n");
 }
 
+/* A series of a points chart: a marker at each category's centre, joined by a thin line. */
+static void points_series(struct svg_out *o, const struct svg_chart *c, size_t i,
+			  const struct frame *f, double band)
+{
+	const struct svg_series *s = &c->series[i];
+	const char *dash = svg_series_dash(c, i), *tag;
+	bool pen = false;
+	char col[8];
+
+	svg_series_color(c, i, col);
+	svg_puts(o, "<g class=\"series\" data-series=\"");
+	svg_escape(o, s->name);
+	svg_printf(o, "\" data-color=\"%s\">\n<path fill=\"none\" stroke=\"%s\" "
+		   "stroke-width=\"1.5\" stroke-opacity=\"0.75\"", col, col);
+	if (dash)
+		svg_printf(o, " stroke-dasharray=\"%s\"", dash);
+	svg_puts(o, " d=\"");
+	for (size_t k = 0; k < c->ncat; k++) {
+		double py = svg_map_px(&f->y, s->y[k]);
+
+		if (isnan(py)) {
+			pen = false;
+			continue;
+		}
+		svg_printf(o, "%s%.1f %.1f", pen ? " L" : " M", f->x0 + band * ((double)k + 0.5), py);
+		pen = true;
+	}
+	svg_puts(o, "\"/>\n");
+	for (size_t k = 0; k < c->ncat; k++) {
+		double py = svg_map_px(&f->y, s->y[k]);
+
+		if (isnan(py))
+			continue;
+		tag = svg_marker_open(o, "pt", svg_series_shape(c, i),
+				      f->x0 + band * ((double)k + 0.5), py, 4, col);
+		svg_puts(o, " stroke=\"#fff\" stroke-width=\"0.8\" data-x=\"");
+		svg_point_end(o, c, s, k, tag);
+	}
+	svg_puts(o, "</g>\n");
+}
+
+/* Bars or points over categories: the same frame and x axis. */
 static void bar_chart(struct svg_out *o, const struct svg_chart *c)
 {
 	struct frame f;
@@ -437,12 +503,22 @@ static void bar_chart(struct svg_out *o, const struct svg_chart *c)
 	for (size_t k = 0; k < c->ncat; k++) {
 		double cx = f.x0 + band * ((double)k + 0.5);
 
+		if (c->kind == SVG_POINTS)
+			svg_printf(o, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+				   "stroke=\"#ececec\"/>\n", cx, f.y0, cx, f.y1);
 		x_label(o, cx, f.y1, tilt, c->cat[k]);
 	}
 	if (c->x.label)
 		text(o, (f.x0 + f.x1) / 2, f.y1 + below + 16, "middle", SVG_FONT_LABEL, "#333",
 		     c->x.label);
 	svg_puts(o, "</g>\n");
+	if (c->kind == SVG_POINTS) {
+		for (size_t i = 0; i < c->nseries; i++)
+			points_series(o, c, i, &f, band);
+		svg_legend_write(o, &leg, c);
+		svg_puts(o, "</svg>\n");
+		return;
+	}
 	/* bars grow from the axis' bottom: 0 on a linear axis, the lowest decade on a log one */
 	base = f.y1;
 	for (size_t i = 0; i < c->nseries; i++) {
@@ -481,6 +557,7 @@ int svg_chart_write(struct svg_out *o, const struct svg_chart *c, char *err, siz
 		line_chart(o, c);
 		break;
 	case SVG_BAR:
+	case SVG_POINTS:
 		bar_chart(o, c);
 		break;
 	case SVG_RADAR:

@@ -44,6 +44,24 @@ void svg_color(enum svg_palette p, int i, size_t n, char *buf);
 /* "#rrggbb" of series i of the chart (its color index, palette and flags). */
 void svg_series_color(const struct svg_chart *c, size_t i, char *buf);
 
+/* svg_marker.c: what tells series apart besides their colour. */
+#define SVG_NSHAPES 7               /* circle, square, triangle, diamond, ... */
+/* Marker shape of series i: its own on a ramp palette (or past the categorical colours). */
+unsigned svg_series_shape(const struct svg_chart *c, size_t i);
+/* stroke-dasharray of series i ("6 4" for SVG_DASHED, dotted for every other series
+   on a ramp), or NULL for a solid line. */
+const char *svg_series_dash(const struct svg_chart *c, size_t i);
+/* "<circle" or "<path" of a marker of radius r at (x, y) in col, with class cls, left
+   open for the caller's attributes; returns the tag name to close it with. */
+const char *svg_marker_open(struct svg_out *o, const char *cls, unsigned shape, double x,
+			    double y, double r, const char *col);
+/* Room above a line chart's plot for its marks' labels (0 without marks). */
+double svg_marks_room(const struct svg_chart *c);
+/* Cell spans (shaded every other one, the label as a tooltip), the boundaries and their
+   labels above the plot (y0, its top; y1, its bottom), thinned so that none overlap. */
+void svg_marks_write(struct svg_out *o, const struct svg_chart *c, const struct svg_map *xm,
+		     double y0, double y1);
+
 /* Legend below the plot: rows of swatch + name within width w. */
 struct svg_legend {
 	double x, y, w;             /* top-left and width */

@@ -103,13 +103,16 @@ static void series(struct svg_out *o, const struct radar *g, const struct svg_ch
 		   size_t i, const char *col)
 {
 	const struct svg_series *s = &c->series[i];
+	const char *dash = svg_series_dash(c, i), *tag;
 	double x, y;
 
 	svg_puts(o, "<g class=\"series\" data-series=\"");
 	svg_escape(o, s->name);
 	svg_printf(o, "\" data-color=\"%s\">\n<polygon fill=\"%s\" fill-opacity=\"0.035\" "
-		   "stroke=\"%s\" stroke-width=\"2\" stroke-linejoin=\"round\"%s points=\"",
-		   col, col, col, s->flags & SVG_DASHED ? " stroke-dasharray=\"6 4\"" : "");
+		   "stroke=\"%s\" stroke-width=\"2\" stroke-linejoin=\"round\"", col, col, col);
+	if (dash)
+		svg_printf(o, " stroke-dasharray=\"%s\"", dash);
+	svg_puts(o, " points=\"");
 	for (size_t k = 0; k < g->n; k++) {
 		if (!isfinite(s->y[k]))
 			continue;
@@ -121,9 +124,9 @@ static void series(struct svg_out *o, const struct radar *g, const struct svg_ch
 		if (!isfinite(s->y[k]))
 			continue;
 		spoke(g, k, dist(g, s->y[k]), &x, &y);
-		svg_printf(o, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\" data-x=\"",
-			   x, y, col);
-		svg_point_end(o, c, s, k, "circle");
+		tag = svg_marker_open(o, "pt", svg_series_shape(c, i), x, y, 3.4, col);
+		svg_puts(o, " stroke=\"#fff\" stroke-width=\"0.8\" data-x=\"");
+		svg_point_end(o, c, s, k, tag);
 	}
 	svg_puts(o, "</g>\n");
 }

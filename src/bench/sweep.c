@@ -10,6 +10,7 @@
 
 #include "common/errmsg.h"
 #include "bench/sweep.h"
+#include "bench/svg.h"
 
 const uint32_t bench_matrix_bs[BENCH_MATRIX_NBS] = {
 	512, 4096, 8192, 16384, 32768, 65536, 131072, 1048576,
@@ -230,7 +231,11 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 				c[k].bs = bench_matrix_bs[b];
 				c[k].read_pct = (int)bench_matrix_read_pct[m];
 				c[k].matrix = true;
-				snprintf(c[k].label, sizeof(c[k].label), "bs=%u read=%u%%", c[k].bs,
+				char bs[32];
+
+				/* the size as every chart, legend and table writes it: "4 KiB" */
+				svg_format(bs, sizeof(bs), SVG_UNIT_BYTES, c[k].bs, 0);
+				snprintf(c[k].label, sizeof(c[k].label), "bs=%s read=%u%%", bs,
 					 (unsigned)c[k].read_pct);
 			}
 	} else if (ax->ndrives) {

@@ -12,6 +12,7 @@
 #include <uraid/geom.h>
 
 #include "bench/data.h"
+#include "bench/svg.h"
 #include "cli/bench_cli.h"
 #include "cli/cli.h"
 #include "cli/util.h"
@@ -383,7 +384,7 @@ static int build_lines(struct bench_cli *c, unsigned rwmix_read, unsigned pct_ra
 	}
 	char bs[32];
 	if (c->nbs == 1)
-		cli_bytes(c->bs[0].bytes, bs, sizeof(bs));
+		svg_format(bs, sizeof(bs), SVG_UNIT_BYTES, c->bs[0].bytes, 0);  /* as the report */
 	else
 		snprintf(bs, sizeof(bs), "bssplit of %u sizes", c->nbs);
 	snprintf(c->what, sizeof(c->what), "%s, %s", c->rw, bs);

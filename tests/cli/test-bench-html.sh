@@ -56,12 +56,15 @@ class Page(HTMLParser):
         super().__init__()
         self.stack, self.cur, self.info, self.figs, self.rows = [], None, {}, [], []
         self.buf, self.key, self.row, self.in_info, self.in_data, self.fig = "", None, None, False, False, None
+        self.tables, self.h3 = {}, ""       # data tables by their title: [header, row, ...]
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
         cls = a.get("class") or ""
         if tag == "table":
-            self.in_info, self.in_data = cls == "info", cls == "data"
-        if tag in ("th", "td", "div"):
+            self.in_info, self.in_data = cls == "info", cls.split()[:1] == ["data"]
+            if self.in_data:
+                self.tables[self.h3] = []
+        if tag in ("th", "td", "div", "h3"):
             self.buf = ""
         if tag == "tr" and self.in_data:
             self.row = []
@@ -77,8 +80,10 @@ class Page(HTMLParser):
         elif tag in ("th", "td") and self.row is not None:
             self.row.append(self.buf.strip())
         elif tag == "tr" and self.row is not None:
-            self.rows.append(self.row)
+            self.tables[self.h3].append(self.row)
             self.row = None
+        elif tag == "h3":
+            self.h3 = self.buf.strip()
         elif tag == "table":
             self.in_info = self.in_data = False
         elif tag == "div" and self.cur:
@@ -91,6 +96,14 @@ class Page(HTMLParser):
         self.buf += data
 p = Page()
 p.feed(doc)
+def table(start):
+    """Rows (header first) of the table whose title starts with start."""
+    for t, rows in p.tables.items():
+        if t.startswith(start):
+            return rows
+    bad.append("no table %r (tables: %s)" % (start, sorted(p.tables)))
+    return [[]]
+p.rows = table("Every cell" if d.get("cells") else "Per direction")
 for k in ("host", "date", "kernel", "uraid", "command", "targets", "workload", "run"):
     need(p.info.get(k), "run description without %r" % k)
 need(p.info.get("uraid") == version, "version %r, uraid --version says %r" % (p.info.get("uraid"), version))
@@ -109,6 +122,10 @@ for s in re.findall(r"<svg\b.*?</svg>", doc, re.S):
         bad.append("svg not well-formed: %s" % e)
         continue
     series = {}
+    series[None] = [(float(l.get("data-at")), l.get("data-label")) for l in root.iter("line")
+                    if l.get("class") == "mark"]
+    series[0] = root.get("data-kind")
+    series[1] = [t.text for t in root.iter("text") if t.get("class") == "mark-label"]
     for g in root.iter("g"):
         if g.get("class") == "series":
             series[g.get("data-series")] = [(el.get("data-x"), float(el.get("data-y")))
@@ -118,7 +135,16 @@ for s in re.findall(r"<svg\b.*?</svg>", doc, re.S):
 def chart(title, i=0):
     c = charts.get(title, [])
     need(len(c) > i, "no chart %r (charts: %s)" % (title, sorted(charts)))
-    return c[i] if len(c) > i else {}
+    return {k: v for k, v in c[i].items() if k not in (None, 0, 1)} if len(c) > i else {}
+
+def marks(title):
+    """The cell boundaries of chart title: [(x, label)]."""
+    c = charts.get(title, [])
+    return c[0][None] if c else []
+
+def kind_of(title):
+    c = charts.get(title, [])
+    return c[0][0] if c else None
 
 def close(got, want, absol):
     return abs(got - want) <= absol + 1e-8 * abs(want)
@@ -163,7 +189,7 @@ def check_series(results, one):
     t0, tot, lt, rd, wr = 0.0, {}, {}, {}, {}
     for r in results:
         for s in r["series"]:
-            x = round(t0 + s["t_s"], 6)
+            x = round(t0 + s["t_s"] + s["duration_ns"] / 2e9, 6)     # the middle of its window
             ios = s["read_ios"] + s["write_ios"]
             tot[x] = ios * 1e9 / s["duration_ns"]
             rd[x] = s["read_ios"] * 1e9 / s["duration_ns"]
@@ -172,6 +198,18 @@ def check_series(results, one):
         t0 += r["runtime_ns"] / 1e9
     def rnd(dct): return {round(k, 6): v for k, v in dct.items()}
     sname = "total" if one else "all cells"
+    if not one:
+        # every cell begins where the one before it ended, named as in the table
+        t, want = 0.0, []
+        for r in results:
+            if r["series"]:
+                want.append((round(t, 6), r["label"]))
+            t += r["runtime_ns"] / 1e9
+        for title in ("IOPS over time", "Mean latency over time"):
+            got = [(round(x, 6), l) for x, l in marks(title)]
+            need(got == want, "%s: cell boundaries %s, JSON %s" % (title, got[:4], want[:4]))
+    else:
+        need(not marks("IOPS over time"), "a single run has no cell boundaries")
     ser = chart("IOPS over time").get(sname, [])
     got = {round(float(x), 6): y for x, y in ser}
     need(set(got) == set(tot), "IOPS over time: x %s, JSON %s" % (sorted(got), sorted(tot)))
@@ -189,6 +227,7 @@ def check_series(results, one):
                  "%s IOPS over time differ from the JSON" % sn)
 
 def check_table(cells):
+    need(p.rows[0][-1:] == ["CPU %"], "results table header %s: no CPU %% column" % p.rows[:1])
     rows = [r for r in p.rows if r and r[0] != "cell"]
     need([r[0] for r in rows] == [c["label"] for c in cells], "table rows %s" % [r[0] for r in rows])
     for r, c in zip(rows, cells):
@@ -196,6 +235,43 @@ def check_table(cells):
             need(r[1].startswith("skipped"), c["label"] + ": not shown as skipped")
         else:
             need(abs(float(r[1]) - iops(c)) <= 1, "%s: table IOPS %s, JSON %d" % (c["label"], r[1], iops(c)))
+            cpu = (c["cpu"]["user_ns"] + c["cpu"]["sys_ns"]) * 100.0 / c["runtime_ns"]
+            need(abs(float(r[-1]) - cpu) <= 0.051, "%s: CPU %s %%, JSON %.2f" % (c["label"], r[-1], cpu))
+    # reads and writes apart, when some cell does both
+    mixed = [c for c in cells if "skipped" not in c and c["read"]["ios"] and c["write"]["ios"]]
+    need(bool(mixed) == any(t.startswith("Reads and writes apart") for t in p.tables),
+         "a read/write table where %d cells mix" % len(mixed))
+    if mixed:
+        split = {r[0]: r for r in table("Reads and writes apart")[1:]}
+        for c in mixed:
+            r = split.get(c["label"], [""] * 9)
+            need(r[1:2] and abs(float(r[1]) - c["read"]["iops"]) <= 1 and
+                 abs(float(r[5]) - c["write"]["iops"]) <= 1,
+                 "%s: read/write IOPS %s, JSON %d/%d" % (c["label"], r[1:2] + r[5:6],
+                                                        c["read"]["iops"], c["write"]["iops"]))
+
+def size(b):
+    """A size as every label, legend and table of the report writes it."""
+    for div, unit in ((MIB, "MiB"), (1024.0, "KiB"), (1.0, "B")):
+        if b >= div or unit == "B":
+            return ("%.3g" % (b / div)).rstrip("0").rstrip(".") + " " + unit
+
+# ---- the workload as run: its access specification, line by line ----
+acc = table("Access specification")
+if "access" in d["workload"]:
+    need(acc[0][:5] == ["line", "share of I/Os", "block size", "reads", "random"], "access header %s" % acc[0])
+    need(len(acc) - 1 == len(d["workload"]["access"]), "access rows %s" % acc[1:])
+    for r, a in zip(acc[1:], d["workload"]["access"]):
+        bs = size(a["bs_bytes"]) if kind != "matrix" else "swept: 512 B … 1 MiB"
+        need(r[1:5] == ["%d %%" % a["pct"], bs, "%d %%" % a["read_pct"] if kind != "matrix"
+                        else "swept: 100 … 0 %", "%d %%" % a["random_pct"]],
+             "access line %s, JSON %s" % (r, a))
+wk = {r[0]: r[1] for r in table("What each worker does")[1:]}
+need(wk.get("workload") == d["workload"]["description"], "workload %r" % wk.get("workload"))
+need(wk.get("queue depth", "").startswith("swept" if kind in ("qd", "threads") else "%d" % d["workload"]["iodepth"]),
+     "queue depth %r" % wk.get("queue depth"))
+need("workers" in wk and "runtime" in wk, "workers and runtime %s" % wk)
+need(kind_of("Latency percentiles") == "points", "percentiles drawn as %s, not points" % kind_of("Latency percentiles"))
 
 cells = d.get("cells", [])
 ran = [c for c in cells if "skipped" not in c]
@@ -216,8 +292,14 @@ if kind in ("qd", "threads"):
 elif kind == "matrix":
     mixes = sorted({c["cell_read_pct"] for c in cells}, reverse=True)
     sizes = sorted({c["cell_bs_bytes"] for c in cells})
-    def sz(b): return "%d B" % b if b < 1024 else "%d KiB" % (b // 1024) if b < MIB else "%d MiB" % (b // MIB)
+    sz = size
     need(len(mixes) == 7 and len(sizes) == 8, "matrix axes")
+    need(all(c["label"] == "bs=%s read=%d%%" % (size(c["cell_bs_bytes"]), c["cell_read_pct"])
+             for c in cells), "matrix labels %s" % [c["label"] for c in cells[:3]])
+    need("1 MiB" in chart("IOPS by read/write mix and block size"), "no 1 MiB in the radar's legend")
+    # 56 cells in the time series: named by block size once each, every cell on hover
+    groups = charts.get("IOPS over time", [{}])[0].get(1)
+    need(groups == [size(b) for b in sizes], "time series groups %s" % groups)
     for m in mixes:
         mn = "%d/%d R/W" % (m, 100 - m)
         cs = [c for c in ran if c["cell_read_pct"] == m]
@@ -268,6 +350,14 @@ elif kind == "single":
                 match("Latency percentiles", dn, dict(zip(PCT, (d[dn]["lat_ns"][k] for k in PKEY))),
                       numeric_x=False)
     need(near3(fig_value("IOPS"), d["total"]["iops"]), "IOPS figure")
+    if d["read"]["ios"] and d["write"]["ios"]:
+        need(near3(fig_value("read IOPS"), d["read"]["iops"]), "read IOPS figure")
+        need(near3(fig_value("write IOPS"), d["write"]["iops"]), "write IOPS figure")
+        per = {r[0]: r for r in p.rows[1:]}
+        need(set(per) == {"read", "write", "total"}, "per direction rows %s" % sorted(per))
+        cpu = (d["cpu"]["user_ns"] + d["cpu"]["sys_ns"]) * 100.0 / d["runtime_ns"]
+        need(per.get("total", [""])[-1:] and abs(float(per["total"][-1]) - cpu) <= 0.051,
+             "total CPU %s, JSON %.2f" % (per.get("total"), cpu))
     need(near3(fig_value("99th percentile latency"), d["total"]["lat_ns"]["p99"]), "p99 figure")
 
 if kind in ("qd", "threads", "drives", "steady"):

@@ -72,7 +72,7 @@ for pat, what in ((r"https?:", "a URL"), (r"//", "'//'"), (r"<script", "a script
 
 # 3. Every SVG is well-formed XML; read back the series it plots.
 svgs = re.findall(r"<svg\b.*?</svg>", doc, re.S)
-charts = []
+charts, roots = [], []
 for i, s in enumerate(svgs):
     try:
         root = ET.fromstring(s)
@@ -87,6 +87,7 @@ for i, s in enumerate(svgs):
             need(all(el.get("data-y") is not None for el in pts), "%s: point without data-y" % title)
             series[g.get("data-series")] = pts
     charts.append((title, root.get("data-kind"), series))
+    roots.append(root)
 
 # title, kind, {series: points}, in the order the sample adds them
 cfg = ["raid0, 4 members", "raid5, 4 members", "raid10, 4 members"]
@@ -101,7 +102,7 @@ want = [
     ("MiB/s vs block size by read/write mix", "line", {m: 8 for m in mixes}),
     ("IOPS by read/write mix and block size", "radar", {s: 7 for s in sizes}),
     ("MiB/s by read/write mix and block size", "radar", {s: 7 for s in sizes}),
-    ("Latency percentiles", "bar", {c: 6 for c in cfg}),
+    ("Latency percentiles", "points", {c: 6 for c in cfg}),
     ("IOPS over time", "line", {c: 120 for c in cfg}),
     ("IOPS over time", "line", {"raid5, 4 members, rebuilding": 900}),
     ("4 KiB random, side by side", "bar", {c: 2 for c in cfg}),
@@ -129,6 +130,40 @@ need(all(a <= b for a, b in zip(ys, ys[1:])) and ys and ys[0] < ys[-1],
 need([float(x) for x in values(2, "raid5", "data-x")] == [3, 4, 5, 6, 7, 8],
      "raid5 drive counts are not 3 .. 8 (NaN points must be left out)")
 need(len(re.findall(r"<figure\b", doc)) == len(want), "a chart without its <figure>")
+
+# 4. Series are told apart by more than colour: on the ramps (mixes, block sizes) each
+#    series has its own marker shape and neighbours differ in their dashes too.
+def look(root, name):
+    """(marker shape, dash pattern) of series name."""
+    for g in root.iter("g"):
+        if g.get("class") == "series" and g.get("data-series") == name:
+            pt = [el for el in g if el.get("class") == "pt"][0]
+            line = [el for el in g if el.tag in ("path", "polygon") and el.get("class") != "pt"][0]
+            return pt.get("data-shape"), line.get("stroke-dasharray")
+    return None
+for ci, names in ((4, mixes), (6, sizes)):
+    if ci < len(roots):
+        looks = [look(roots[ci], n) for n in names]
+        need(None not in looks, "%s: a series without markers" % charts[ci][0])
+        shapes = [l[0] for l in looks if l]
+        need(len(set(shapes[:7])) == 7, "%s: marker shapes %s repeat" % (charts[ci][0], shapes))
+        need(all(a[1] != b[1] for a, b in zip(looks, looks[1:]) if a and b),
+             "%s: neighbours share a dash pattern" % charts[ci][0])
+        legend = [el for el in roots[ci].iter() if el.get("class") == "key"]
+        need(len(legend) == len(names), "%s: %d legend markers for %d series" %
+             (charts[ci][0], len(legend), len(names)))
+
+# 5. Cells of a time series are marked where they begin and named; the last span ends
+#    at the end mark.
+if len(roots) > 10:
+    marks = [(float(l.get("data-at")), l.get("data-label")) for l in roots[10].iter("line")
+             if l.get("class") == "mark"]
+    need(marks == [(1, "before the rebuild"), (600, "rebuilding"), (2100, "after the rebuild")],
+         "rebuild phases marked %s" % marks)
+    labels = [t.text for t in roots[10].iter("text") if t.get("class") == "mark-label"]
+    need(labels == ["before the rebuild", "rebuilding", "after the rebuild"], "phase labels %s" % labels)
+    need(sum(1 for l in roots[10].iter("line") if l.get("class") == "mark-end") == 1, "no end mark")
+    need(not any(l.get("class") == "mark" for l in roots[9].iter("line")), "marks on a chart without cells")
 
 if bad:
     print("FAIL report: " + "\n  ".join(b for b in bad if b))

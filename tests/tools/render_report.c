@@ -107,6 +107,10 @@ static int build(struct bench_report *r, const struct data *d, char *err, size_t
 	static const double cv[NCFG][4] = { { 302e3, 262e3, 1710, 1580 },
 					     { 236e3, 41e3, 1390, 1050 },
 					     { 276e3, 128e3, 1220, 790 } };
+	/* the phases of the rebuild run, as cells of a time series */
+	static const struct svg_mark phases[4] = {
+		{ .x = 1, .label = "before the rebuild" }, { .x = 600, .label = "rebuilding" },
+		{ .x = 2100, .label = "after the rebuild" }, { .x = 2701 } };
 	struct svg_series cs[NCFG];
 	struct svg_chart corner = { .kind = SVG_BAR, .title = "4 KiB random, side by side",
 				    .subtitle = "2 workers, QD 32 each", .y = { .label = "IOPS",
@@ -166,8 +170,8 @@ static int build(struct bench_report *r, const struct data *d, char *err, size_t
 	TRY(bench_report_add_heading(r, "Time series", err, len));
 	TRY(bench_report_add_timeseries(r, "4 KiB random write, QD 32", BENCH_IOPS, ts, NCFG,
 					err, len));
-	TRY(bench_report_add_timeseries(r, "4 KiB random read under rebuild", BENCH_IOPS, &rb, 1,
-					err, len));
+	TRY(bench_report_add_timeseries_cells(r, "4 KiB random read under rebuild", BENCH_IOPS,
+					      &rb, 1, phases, 4, err, len));
 	TRY(bench_report_add_heading(r, "Configurations side by side", err, len));
 	TRY(bench_report_add_chart(r, &corner, NULL, err, len));
 	TRY(bench_report_add_table(r, "Four corners", 5, hdr, err, len));

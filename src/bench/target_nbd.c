@@ -129,7 +129,7 @@ static int nbd_done(void *user_data, int *error)
 	struct bench_worker *w = s->w;
 
 	w->nbd_completed++;
-	bench_complete(w, s, *error ? -*error : 0);
+	bench_complete_at(w, s, *error ? -*error : 0, w->nbd_now);
 	return 1;       /* retire the command: nothing polls it by cookie */
 }
 
@@ -192,6 +192,8 @@ static int nbd_wait(struct bench_worker *w, int64_t timeout_ns)
 		int rc = ppoll(pfd, n, tsp, NULL);
 		if (rc < 0 && errno != EINTR)
 			return -errno;
+		/* the replies read below had all arrived by now: one clock read for them */
+		w->nbd_now = bench_now_ns();
 		for (unsigned i = 0; rc > 0 && i < n; i++) {
 			short ev = pfd[i].revents;
 			if ((ev & (POLLIN | POLLHUP | POLLERR)) && nbd_aio_notify_read(hs[i]) == -1)

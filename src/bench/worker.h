@@ -68,6 +68,7 @@ struct bench_worker {
 	                                               target it drives (by target index) */
 	bool nbd_can_flush[BENCH_MAX_TARGETS];
 	uint64_t nbd_completed;     /* commands completed (nbd_wait's progress) */
+	uint64_t nbd_now;           /* when the replies being read had arrived */
 	/* generator */
 	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
@@ -136,6 +137,13 @@ extern const struct bench_backend bench_nbd_backend;
 uint64_t bench_now_ns(void);
 /* Called by a backend when slot s has completed with res (0 / bytes or -errno). */
 void bench_complete(struct bench_worker *w, struct bench_slot *s, int res);
+/*
+ * The same with the completion time read by the caller: a backend that reaps
+ * a batch reads the clock once for it (each of those I/Os had completed by
+ * then; a read per I/O would cost ~100 ns each on a VM's clock and date the
+ * later ones of the batch by the time spent on the earlier ones).
+ */
+void bench_complete_at(struct bench_worker *w, struct bench_slot *s, int res, uint64_t now);
 /* The worker thread. */
 void *bench_worker_main(void *arg);
 

@@ -569,12 +569,11 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 	free(r->workers);
 	for (unsigned t = 0; t < BENCH_MAX_TARGETS; t++)
 		free(r->vexp[t]);
-	if (r->nbd)
-		;       /* each worker closed its own connections */
-	else if (tg->kind == BENCH_RAW)
-		bench_raw_close(r);
-	else
+	/* NBD: each worker closed its own connections (worker_free) */
+	if (tg->kind == BENCH_ARRAY)
 		bench_array_close(r);
+	else if (!r->nbd)
+		bench_raw_close(r);
 	free(r);
 	return rc;
 }

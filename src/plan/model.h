@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The planner's performance model (docs/planner.md explains it):
+ *
+ * 1. I/O arithmetic: what one client I/O becomes at the members for a
+ *    level, its layout, member count and chunk: how many member reads and
+ *    writes, of what size, in how many phases (a read-modify-write reads,
+ *    then writes), and on which members (each member's share, counted from
+ *    the geometry in geom/, so every layout spreads as md spreads it).
+ * 2. Queueing: the client's outstanding I/Os become outstanding member I/Os
+ *    through the level's fan-out; each member at that queue depth delivers
+ *    what its drive's IOPS-vs-QD curve says.
+ * 3. Limits: the busiest member, the host's CPU (per client I/O, per member
+ *    I/O, parity bytes at the measured ISA-L rate) and a link.
+ * The array's IOPS is the lowest of those; its mean latency follows from
+ * Little's law over the client's outstanding I/Os.
+ *
+ * Level facts come from the level descriptors (uraid/level.h) and the
+ * geometry (uraid/geom.h); nothing here switches on the level number.
+ */
+#ifndef URAID_PLAN_MODEL_H
+#define URAID_PLAN_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uraid/geom.h>
+#include <uraid/level.h>
+
+#include "bench/bench.h"
+#include "plan/drive.h"
+
+/* What the client does: access lines as the bench takes them, and its queue. */
+struct plan_workload {
+	char name[64];              /* a profile's name, or "custom" */
+	unsigned nlines;
+	struct bench_access line[BENCH_MAX_LINES];
+	unsigned iodepth;           /* per job, or per drive with qd_per_drive */
+	unsigned numjobs;           /* client threads (>= 1) */
+	bool qd_per_drive;          /* iodepth is per member: total = iodepth x members */
+};
+
+/* The client's outstanding I/Os for an array of `members`. */
+unsigned plan_workload_qd(const struct plan_workload *w, unsigned members);
+
+/* The host and what lies between it and the drives; 0 means "not counted". */
+struct plan_host {
+	unsigned cores;             /* threads issuing I/O (>= 1) */
+	double cpu_us_per_io;       /* per client I/O (the engine's own work) */
+	double cpu_us_per_member_read, cpu_us_per_member_write;
+	double parity_mib_s;        /* source bytes per second of P(+Q) on one core */
+	double link_mib_s;          /* member traffic, both directions together */
+	double link_iops;           /* member I/Os per second */
+};
+
+/* One array to predict. */
+struct plan_candidate {
+	int level;
+	uint32_t layout;
+	unsigned members;           /* raid disks */
+	unsigned spares;            /* hot spares beside them */
+	uint32_t chunk_bytes;       /* 0 for levels without chunks */
+};
+
+/*
+ * The shape of a candidate, from the geometry: each member's share of data
+ * copies and of parity, the data chunks of a row, copies, failures always
+ * survived, usable bytes.
+ */
+struct plan_shape {
+	const struct uraid_level_info *info;
+	unsigned n;                 /* members */
+	unsigned data_per_row;      /* data chunks of a stripe row (1 for mirrors) */
+	unsigned parity;            /* parity chunks of a row */
+	unsigned copies;
+	unsigned max_failures;
+	uint32_t chunk_bytes;
+	uint64_t usable_bytes;
+	uint64_t member_used_bytes;
+	double copy_share[URAID_MAX_MEMBERS];   /* of data copies; sums to 1 */
+	double parity_share[URAID_MAX_MEMBERS]; /* of parity chunks; sums to 1 (0 without) */
+};
+
+/*
+ * The shape of c over members of member_bytes each (the smallest of the
+ * pool's for levels that use equal sizes; RAID 0 and linear whole members:
+ * member_bytes[i] each). 0 or -EINVAL with the reason (a layout not valid
+ * for the count, too few members).
+ */
+int plan_shape_init(struct plan_shape *s, const struct plan_candidate *c,
+		    const uint64_t *member_bytes, char *err, size_t errlen);
+
+/* One client I/O at the members (expected counts: may be fractional). */
+struct plan_member_io {
+	double reads, writes;       /* member I/Os */
+	double read_bytes, write_bytes;
+	double parity_src_bytes;    /* bytes run through P(+Q) */
+	unsigned phases;            /* 1, or 2 when it reads before it writes */
+	bool rmw;                   /* a partial row chose read-modify-write */
+	/* per member: expected member reads and writes of this client I/O */
+	double slot_reads[URAID_MAX_MEMBERS], slot_writes[URAID_MAX_MEMBERS];
+};
+
+/*
+ * What one client I/O of `bytes` (aligned to itself) does on shape s: a
+ * read, a random write, or a write of a sequential stream (gathered into
+ * full rows where the level has rows).
+ */
+void plan_member_io(const struct plan_shape *s, uint32_t bytes, bool is_read, bool sequential,
+		    struct plan_member_io *io);
+
+struct plan_perf {
+	double iops, mib_s, mean_us, p99_us;
+	double qd;                  /* the client's outstanding I/Os */
+	double member_qd;           /* outstanding I/Os on the busiest member */
+	double member_ios;          /* member I/Os per client I/O */
+	double member_bytes_per_byte;
+	const char *bound;          /* what limits it: "drives", "latency", "host CPU",
+	                               "parity", "link" */
+};
+
+/*
+ * Predict w on shape s whose member i is the drive slot_drive[i]. 0, or
+ * -EINVAL when the workload is empty.
+ */
+int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slot_drive,
+		 const struct plan_workload *w, const struct plan_host *h, struct plan_perf *out);
+
+/*
+ * The host's P+Q rate on one core, measured now with ISA-L (d data buffers
+ * of 64 KiB, about 20 ms): MiB of source data per second; 0 on failure.
+ */
+double plan_measure_parity_mib_s(unsigned d);
+
+#endif

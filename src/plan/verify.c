@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Predicted against measured: the candidates built on real members and run
+ * through bench_run (the benchmark's library, in this process).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/errmsg.h"
+#include "plan/verify.h"
+
+/* tmpfs refuses O_DIRECT: such a member is measured through the page cache,
+ * which is what the engine does with it too. */
+static uint32_t direct_flag(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == EINVAL ? BENCH_BUFFERED : 0;
+}
+
+static int run_raw(const struct plan_verify_opts *o, uint32_t bytes, unsigned read_pct,
+		   unsigned random_pct, unsigned qd, struct bench_result *res, char *err,
+		   size_t errlen)
+{
+	struct bench_workload w = {
+		.nlines = 1, .workers = 1, .iodepth = qd, .runtime_s = o->runtime_s,
+		.ramp_s = o->ramp_s, .seed = o->seed,
+	};
+	w.line[0] = (struct bench_access){ .bytes = bytes, .weight = 100, .read_pct = read_pct,
+					   .random_pct = random_pct };
+	struct bench_targets t = {
+		.kind = BENCH_RAW, .paths = o->paths, .npaths = 1,
+		.flags = (o->flags & BENCH_FORCE_WRITE) | direct_flag(o->paths[0]),
+	};
+	return bench_run(&w, &t, res, err, errlen);
+}
+
+int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive *d,
+			     char *err, size_t errlen)
+{
+	static const unsigned qds[] = { 1, 4, 16, 32 };
+	struct stat st;
+	memset(d, 0, sizeof(*d));
+	d->afr = d->ure = d->price = -1;
+	d->measured = true;
+	snprintf(d->name, sizeof(d->name), "quick: %s", o->paths[0]);
+	if (stat(o->paths[0], &st))
+		return uraid_errf(err, errlen, -errno, "%s: %s", o->paths[0], strerror(errno));
+	d->capacity_bytes = (uint64_t)st.st_size;
+	for (int rd = 1; rd >= 0; rd--) {
+		struct plan_curve *c = rd ? &d->rand_read : &d->rand_write;
+		for (unsigned i = 0; i < sizeof(qds) / sizeof(qds[0]); i++) {
+			struct bench_result r;
+			int rc = run_raw(o, 4096, rd ? 100 : 0, 100, qds[i], &r, err, errlen);
+			if (rc)
+				return rc;
+			struct plan_curve_pt *p = &c->pt[c->n++];
+			p->qd = qds[i];
+			p->iops = bench_iops(&r);
+			p->mean_us = hist_mean(&r.lat) / 1e3;
+			p->p99_us = hist_percentile(&r.lat, 99) / 1e3;
+			bench_result_fini(&r);
+			if (p->iops <= 0 || p->mean_us <= 0)
+				return uraid_errf(err, errlen, -EIO, "%s: the characterisation measured "
+						  "nothing at QD %u", o->paths[0], qds[i]);
+		}
+		struct bench_result r;
+		int rc = run_raw(o, 1u << 20, rd ? 100 : 0, 0, 4, &r, err, errlen);
+		if (rc)
+			return rc;
+		*(rd ? &d->seq_read_mib_s : &d->seq_write_mib_s) = bench_mib_s(&r);
+		bench_result_fini(&r);
+	}
+	return 0;
+}
+
+int plan_verify_one(const struct plan_verify_opts *o, const struct plan_workload *w,
+		    struct plan_answer *a, char *err, size_t errlen)
+{
+	if (a->c.members > o->npaths)
+		return uraid_errf(err, errlen, -EINVAL, "%u members needed to verify it, %u given",
+				  a->c.members, o->npaths);
+	unsigned workers = w->numjobs ? w->numjobs : 1;
+	unsigned qd = plan_workload_qd(w, a->c.members);
+	struct bench_workload bw = {
+		.nlines = w->nlines, .workers = workers,
+		.iodepth = qd / workers ? qd / workers : 1,
+		.runtime_s = o->runtime_s, .ramp_s = o->ramp_s, .seed = o->seed,
+	};
+	memcpy(bw.line, w->line, sizeof(bw.line));
+	struct bench_targets t = {
+		.kind = BENCH_ARRAY, .paths = o->paths, .npaths = a->c.members,
+		.flags = BENCH_CREATE | (o->flags & BENCH_FORCE_WRITE),
+		.level = a->c.level, .layout_given = true, .layout = a->c.layout,
+		.chunk_kib = a->c.chunk_bytes / 1024,
+	};
+	struct bench_result r;
+	int rc = bench_run(&bw, &t, &r, err, errlen);
+	if (rc)
+		return rc;
+	a->verified = true;
+	a->m_iops = bench_iops(&r);
+	a->m_mib_s = bench_mib_s(&r);
+	a->m_mean_us = hist_mean(&r.lat) / 1e3;
+	a->m_p99_us = hist_percentile(&r.lat, 99) / 1e3;
+	bench_result_fini(&r);
+	return 0;
+}

@@ -66,10 +66,11 @@ static void plan_usage(FILE *f)
 		"  --chunks=LIST          chunk sizes (default 64K,512K)\n"
 		"  --spares=N             hot spares to consider, 0 or 1 (default 1)\n"
 		"  --max-members=N        members at most (default: every drive)\n"
+		"  --members=N            exactly N members\n"
 		"Host (0 or absent: not counted):\n"
 		"  --cores=N              threads issuing I/O (default: --numjobs)\n"
 		"  --cpu-per-io=US        CPU per client I/O\n"
-		"  --cpu-per-member-io=US CPU per member I/O (--verify on files: measured)\n"
+		"  --cpu-per-member-io=US CPU per member I/O\n"
 		"  --parity-mib-s=N       P+Q rate of one core (default: measured now with ISA-L)\n"
 		"  --link-mib-s=N, --link-iops=N   a link's limit on member traffic\n"
 		"Output:\n"
@@ -82,14 +83,15 @@ static void plan_usage(FILE *f)
 		"  --force-write          allow writing to existing MEMBERs (needed)\n"
 		"  --runtime=S --ramp=S   of each measurement (default 2 and 0.5)\n"
 		"  --seed=N               of the workload (default 1)\n"
-		"Without --drive or --drive-model, --verify measures MEMBER 1 quickly (4 KiB\n"
-		"random read and write at QD 1..32, 1 MiB sequential) and plans with that.\n");
+		"Without --drive or --drive-model, --verify measures MEMBER 1 quickly as uraid\n"
+		"drives it (a linear array of it alone: 4 KiB random read and write at QD 1..32,\n"
+		"1 MiB sequential) and plans with that.\n");
 }
 
 enum {
 	O_DRIVE = 256, O_DRIVE_MODEL, O_DRIVES, O_CAPACITY, O_FAILURES, O_REBUILD, O_YEARS,
 	O_REPLACE, O_MIN_IOPS, O_PROFILE, O_ACCESS, O_BS, O_RW, O_MIX, O_IODEPTH, O_NUMJOBS,
-	O_QDPD, O_LEVEL, O_CHUNKS, O_SPARES, O_MAXM, O_CORES, O_CPU_IO, O_CPU_MIO, O_PARITY,
+	O_QDPD, O_LEVEL, O_CHUNKS, O_SPARES, O_MAXM, O_MEMBERS, O_CORES, O_CPU_IO, O_CPU_MIO, O_PARITY,
 	O_LINK_BW, O_LINK_IOPS, O_TOP, O_JSON, O_HTML, O_VERIFY, O_FORCE, O_RUNTIME, O_RAMP,
 	O_SEED,
 };
@@ -116,6 +118,7 @@ static const struct option plan_opts[] = {
 	{ "chunks", required_argument, NULL, O_CHUNKS },
 	{ "spares", required_argument, NULL, O_SPARES },
 	{ "max-members", required_argument, NULL, O_MAXM },
+	{ "members", required_argument, NULL, O_MEMBERS },
 	{ "cores", required_argument, NULL, O_CORES },
 	{ "cpu-per-io", required_argument, NULL, O_CPU_IO },
 	{ "cpu-per-member-io", required_argument, NULL, O_CPU_MIO },
@@ -316,7 +319,7 @@ int cmd_plan(int argc, char **argv)
 					.nchunks = 2, .chunk_bytes = { 64u << 10, 512u << 10 },
 					.max_spares = 1 };
 	unsigned counts_pending = 0;    /* the last model still counts 1 unless --drives */
-	bool have_model = false;
+	bool have_model = false, quick = false;
 	double v;
 	uint64_t sz;
 	opterr = 0;
@@ -436,6 +439,11 @@ int cmd_plan(int argc, char **argv)
 				BAD("--max-members=%s: a count from 1 to %d", optarg, PLAN_MAX_POOL);
 			o->space.max_members = (unsigned)v;
 			break;
+		case O_MEMBERS:
+			if (!num_arg(optarg, 1, PLAN_MAX_POOL, &v) || v != floor(v))
+				BAD("--members=%s: a count from 1 to %d", optarg, PLAN_MAX_POOL);
+			o->space.min_members = o->space.max_members = (unsigned)v;
+			break;
 		case O_CORES:
 			if (!num_arg(optarg, 1, 4096, &v) || v != floor(v))
 				BAD("--cores=%s: a count from 1 to 4096", optarg);
@@ -531,6 +539,7 @@ int cmd_plan(int argc, char **argv)
 		have_model = true;
 		counts_pending = 1;
 		r->drive_source = "measured now on the first MEMBER (quick characterisation)";
+		quick = true;
 	} else {
 		r->drive_source = r->models[0].measured ? "drive model file" : "data sheet";
 	}
@@ -545,8 +554,7 @@ int cmd_plan(int argc, char **argv)
 		r->model_count[i] = c;
 	}
 
-	/* the host: cores issuing I/O, parity measured now, and for --verify on
-	   files the members' own CPU cost (they share this host's CPUs) */
+	/* the host: cores issuing I/O, parity measured now */
 	if (!o->cores_given)
 		r->host.cores = r->wl.numjobs;
 	if (!o->parity_given) {
@@ -555,16 +563,17 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (o->cpu_mio_given) {
 		r->host.cpu_us_per_member_read = r->host.cpu_us_per_member_write = o->cpu_mio;
-	} else if (o->verify) {
-		struct stat st;
-		if (!stat(members[0], &st) && S_ISREG(st.st_mode)) {
-			struct plan_drive_at a;
-			const struct plan_drive *d = r->pool.drive[0];
-			plan_curve_at(&d->rand_read, d->rand_read.pt[d->rand_read.n - 1].qd, &a);
-			r->host.cpu_us_per_member_read = 1e6 / a.iops;
-			plan_curve_at(&d->rand_write, d->rand_write.pt[d->rand_write.n - 1].qd, &a);
-			r->host.cpu_us_per_member_write = 1e6 / a.iops;
-		}
+	} else if (quick) {
+		/* members measured now are files on this host: the CPU is their
+		   limit as much as the medium, and every member I/O of an array is
+		   taken to cost what one request of the one-member linear array cost
+		   the measuring thread at its deepest queue (docs/planner.md) */
+		struct plan_drive_at a;
+		const struct plan_drive *d = &r->models[0];
+		plan_curve_at(&d->rand_read, d->rand_read.pt[d->rand_read.n - 1].qd, &a);
+		r->host.cpu_us_per_member_read = 1e6 / a.iops;
+		plan_curve_at(&d->rand_write, d->rand_write.pt[d->rand_write.n - 1].qd, &a);
+		r->host.cpu_us_per_member_write = 1e6 / a.iops;
 	}
 
 	/* an impossible capacity is refused before the search */

@@ -23,9 +23,10 @@ struct plan_verify_opts {
 };
 
 /*
- * Measure a characterisation of paths[0] (4 KiB random read and write at
- * QD 1, 4, 16 and 32, 1 MiB sequential read and write; one worker each)
- * into d, named "quick: PATH". 0 or -errno with the reason.
+ * Measure a characterisation of paths[0] as the engine drives it (a
+ * linear array of that one member, built on it: 4 KiB random read and
+ * write at QD 1, 4, 16 and 32, 1 MiB sequential read and write; one worker
+ * each) into d, named "quick: PATH". 0 or -errno with the reason.
  */
 int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive *d,
 			     char *err, size_t errlen);

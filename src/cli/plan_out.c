@@ -57,8 +57,8 @@ static void describe(FILE *f, const struct plan_run *r)
 			cli_bytes(r->models[i].capacity_bytes, b, sizeof(b)));
 	fprintf(f, "\nneed: %s usable, %u failure%s, %.1f years; rebuild at most %.0f MiB/s; "
 		"host: %u core%s, parity %.0f MiB/s%s\n",
-		cli_bytes(r->need.capacity_bytes, b, sizeof(b)), r->need.failures,
-		r->need.failures == 1 ? "" : "s", r->need.years, r->need.rebuild_mib_s,
+		r->need.capacity_bytes ? cli_bytes(r->need.capacity_bytes, b, sizeof(b)) : "any",
+		r->need.failures, r->need.failures == 1 ? "" : "s", r->need.years, r->need.rebuild_mib_s,
 		r->host.cores, r->host.cores == 1 ? "" : "s", r->host.parity_mib_s,
 		r->parity_measured ? " (measured now)" : "");
 }
@@ -299,6 +299,44 @@ static double m_p99(const struct plan_answer *a) { return a->m_p99_us * 1e3; }
 static double p_loss(const struct plan_answer *a) { return a->loss_known ? 100 * a->loss_prob : NAN; }
 static double p_cap(const struct plan_answer *a) { return (double)a->usable_bytes; }
 
+/* The best-ranked candidate of each level side by side: the top rows are
+   often variants of one level, and the question is also "which level". */
+static int best_per_level(struct bench_report *rep, const struct plan_run *r, char *err,
+			  size_t errlen)
+{
+	char names[PLAN_MAX_LEVELS * 2][80];
+	const char *cat[PLAN_MAX_LEVELS * 2];
+	double iops[PLAN_MAX_LEVELS * 2], lat[PLAN_MAX_LEVELS * 2];
+	int seen[PLAN_MAX_LEVELS * 2];
+	unsigned n = 0;
+	for (unsigned i = 0; i < r->nans && n < PLAN_MAX_LEVELS * 2; i++) {
+		bool dup = false;
+		for (unsigned k = 0; k < n && !dup; k++)
+			dup = seen[k] == r->ans[i].c.level;
+		if (dup)
+			continue;
+		seen[n] = r->ans[i].c.level;
+		cat[n] = plan_cand_name(&r->ans[i], names[n], sizeof(names[n]));
+		iops[n] = r->ans[i].perf.iops;
+		lat[n] = r->ans[i].perf.mean_us * 1e3;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	struct svg_series s = { .name = "predicted IOPS", .n = n, .y = iops, .color = -1 };
+	struct svg_chart c = {
+		.kind = SVG_BAR, .title = "The best of each level", .subtitle = "IOPS",
+		.x = { .label = "candidate" }, .y = { .label = "IOPS", .unit = SVG_UNIT_SI },
+		.ncat = n, .cat = cat, .nseries = 1, .series = &s, .palette = SVG_PAL_CATEGORY,
+	};
+	int rc = bench_report_add_chart(rep, &c, NULL, err, errlen);
+	struct svg_series sl = { .name = "predicted mean latency", .n = n, .y = lat, .color = -1 };
+	c.subtitle = "mean latency";
+	c.y = (struct svg_axis){ .label = "latency", .unit = SVG_UNIT_NS };
+	c.series = &sl;
+	return rc ? rc : bench_report_add_chart(rep, &c, NULL, err, errlen);
+}
+
 int plan_write_html(const struct plan_run *r, const char *path, char *err, size_t errlen)
 {
 	struct bench_report *rep;
@@ -333,7 +371,8 @@ int plan_write_html(const struct plan_run *r, const char *path, char *err, size_
 	if (!rc)
 		rc = bench_report_add_info(rep, "drives", line, err, errlen);
 	snprintf(line, sizeof(line), "%s usable, survive %u failure%s, %.1f years, rebuild at "
-		 "most %.0f MiB/s per member", cli_bytes(r->need.capacity_bytes, b, sizeof(b)),
+		 "most %.0f MiB/s per member", r->need.capacity_bytes ?
+		 cli_bytes(r->need.capacity_bytes, b, sizeof(b)) : "any",
 		 r->need.failures, r->need.failures == 1 ? "" : "s", r->need.years,
 		 r->need.rebuild_mib_s);
 	if (!rc)
@@ -358,6 +397,8 @@ int plan_write_html(const struct plan_run *r, const char *path, char *err, size_
 	if (!rc && n)
 		rc = bar_chart(rep, r, n, "p99 latency", "latency", SVG_UNIT_NS, p_p99, m_p99,
 			       cat, err, errlen);
+	if (!rc)
+		rc = best_per_level(rep, r, err, errlen);
 	if (!rc && n)
 		rc = bench_report_add_heading(rep, "Capacity and reliability", err, errlen);
 	if (!rc && n)

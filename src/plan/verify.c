@@ -4,16 +4,14 @@
  * through bench_run (the benchmark's library, in this process).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/errmsg.h"
 #include "plan/verify.h"
 
-static int run_raw(const struct plan_verify_opts *o, uint32_t bytes, unsigned read_pct,
+static int run_member(const struct plan_verify_opts *o, uint32_t bytes, unsigned read_pct,
 		   unsigned random_pct, unsigned qd, struct bench_result *res, char *err,
 		   size_t errlen)
 {
@@ -50,7 +48,7 @@ int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive
 		struct plan_curve *c = rd ? &d->rand_read : &d->rand_write;
 		for (unsigned i = 0; i < sizeof(qds) / sizeof(qds[0]); i++) {
 			struct bench_result r;
-			int rc = run_raw(o, 4096, rd ? 100 : 0, 100, qds[i], &r, err, errlen);
+			int rc = run_member(o, 4096, rd ? 100 : 0, 100, qds[i], &r, err, errlen);
 			if (rc)
 				return rc;
 			struct plan_curve_pt *p = &c->pt[c->n++];
@@ -64,7 +62,7 @@ int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive
 						  "nothing at QD %u", o->paths[0], qds[i]);
 		}
 		struct bench_result r;
-		int rc = run_raw(o, 1u << 20, rd ? 100 : 0, 0, 4, &r, err, errlen);
+		int rc = run_member(o, 1u << 20, rd ? 100 : 0, 0, 4, &r, err, errlen);
 		if (rc)
 			return rc;
 		*(rd ? &d->seq_read_mib_s : &d->seq_write_mib_s) = bench_mib_s(&r);

@@ -295,6 +295,31 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Members measured now share this host's CPU with everything else on it:
+ * measure the host's cost per member I/O again right before candidate i and
+ * predict it anew with that (its rank stays), so that a machine whose load
+ * changes during the run moves the prediction and the measurement together.
+ */
+static int requote(struct plan_run *r, const struct plan_verify_opts *vo, unsigned i,
+		   char *err, size_t errlen)
+{
+	bool reads = false, writes = false;
+	for (unsigned l = 0; l < r->wl.nlines; l++) {
+		reads = reads || r->wl.line[l].read_pct > 0;
+		writes = writes || r->wl.line[l].read_pct < 100;
+	}
+	int rc = plan_verify_host_cost(vo, reads ? &r->host.cpu_us_per_member_read : NULL,
+				       writes ? &r->host.cpu_us_per_member_write : NULL, err, errlen);
+	if (rc)
+		return rc;
+	struct plan_answer a;
+	rc = plan_evaluate(&r->pool, &r->need, &r->wl, &r->host, &r->ans[i].c, &a, err, errlen);
+	if (!rc)
+		r->ans[i].perf = a.perf;
+	return rc;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	struct plan_run *r = calloc(1, sizeof(*r));
@@ -602,6 +627,11 @@ int cmd_plan(int argc, char **argv)
 				say("%s: %u members, %u given: not verified", name,
 				    r->ans[i].c.members, nmembers);
 				continue;
+			}
+			if (quick && !o->cpu_mio_given && requote(r, &vo, i, err, sizeof(err))) {
+				fprintf(stderr, "uraid plan: %s\n", err);
+				rc = CLI_EXIT_FAIL;
+				goto out;
 			}
 			say("verifying %u/%u: %s, %.1f s (seed %llu)", i + 1, nv, name, o->runtime,
 			    (unsigned long long)o->seed);

@@ -71,6 +71,26 @@ int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive
 	return 0;
 }
 
+int plan_verify_host_cost(const struct plan_verify_opts *o, double *read_us, double *write_us,
+			  char *err, size_t errlen)
+{
+	for (int rd = 1; rd >= 0; rd--) {
+		double *out = rd ? read_us : write_us;
+		if (!out)
+			continue;
+		struct bench_result r;
+		int rc = run_member(o, 4096, rd ? 100 : 0, 100, 32, &r, err, errlen);
+		if (rc)
+			return rc;
+		double iops = bench_iops(&r);
+		bench_result_fini(&r);
+		if (iops <= 0)
+			return uraid_errf(err, errlen, -EIO, "%s: measured nothing", o->paths[0]);
+		*out = 1e6 / iops;
+	}
+	return 0;
+}
+
 int plan_verify_one(const struct plan_verify_opts *o, const struct plan_workload *w,
 		    struct plan_answer *a, char *err, size_t errlen)
 {

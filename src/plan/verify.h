@@ -31,6 +31,16 @@ struct plan_verify_opts {
 int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive *d,
 			     char *err, size_t errlen);
 
+/*
+ * The host's cost of one member I/O now, as the characterisation takes it
+ * (1 / IOPS of the one-member linear array at QD 32, one worker), for reads
+ * when read_us is not NULL and writes when write_us is not NULL: measured
+ * again right before each candidate, so that the load of a shared machine
+ * moves a prediction and its measurement together.
+ */
+int plan_verify_host_cost(const struct plan_verify_opts *o, double *read_us, double *write_us,
+			  char *err, size_t errlen);
+
 /* Build a's candidate on the first a->c.members paths (no spare: a spare
  * does not change what the array does) and run w on it; fills a->m_*. */
 int plan_verify_one(const struct plan_verify_opts *o, const struct plan_workload *w,

@@ -13,7 +13,8 @@ for wl in 4k-random-read 4k-random-write database; do
     # shellcheck disable=SC2086
     if ! "$URAID" plan --verify=7 --force-write --level=0,5,6,10 --members=4 --chunks=512K \
             --spares=0 --failures=0 --profile="$wl" --iodepth=32 --runtime="$RT" \
-            --ramp="$RAMP" --seed=1 --json $D4 >"$dir/plan.json" 2>>"$log"; then
+            --ramp="$RAMP" --seed=1 --json $D4 >"$dir/plan.json" 2>"$dir/plan.err"; then
+        cat "$dir/plan.err" >>"$log"     # its progress lines only when it failed
         echo "uraid plan --verify failed for $wl (see $log)" >&2
         continue
     fi

@@ -123,5 +123,20 @@ for x in m:
     assert abs(e - 100 * (p - mi) / mi) < 1e-3, x
 PY
 
+# --verify without a drive: member 1 is measured first (short runs here)
+"$URAID" plan --level=0 --members=4 --chunks=64K --profile=4k-random-write --iodepth=4 \
+    --verify=1 --force-write --runtime=0.3 --ramp=0 --json \
+    "$work/m0" "$work/m1" "$work/m2" "$work/m3" >"$work/q.json" 2>"$work/q.err"
+check "quick characterisation: exit 0" [ $? -eq 0 ] || cat "$work/q.err"
+check "quick characterisation: said so, and used" python3 - "$work/q.json" "$work/q.err" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["drives"][0]["name"].startswith("quick: ") and d["drives"][0]["measured"], d["drives"]
+assert d["host"]["cpu_ns_per_member_write"] > 0, d["host"]
+c = d["candidates"][0]
+assert c["level"] == "raid0" and c["measured"]["iops"] > 0, c
+assert "measuring" in open(sys.argv[2]).read()
+PY
+
 echo "$fails failed"
 [ $fails -eq 0 ]

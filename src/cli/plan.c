@@ -441,8 +441,8 @@ int cmd_plan(int argc, char **argv)
 				r->wl.numjobs = (unsigned)v;
 			else
 				r->wl.iodepth = (unsigned)v;
-			if (opt == O_QDPD)
-				r->wl.qd_per_drive = true;
+			if (opt != O_NUMJOBS)
+				r->wl.qd_per_drive = opt == O_QDPD;     /* the last one given */
 			break;
 		case O_LEVEL:
 			if ((rc = parse_levels(optarg, &o->space)))

@@ -42,8 +42,12 @@ static void plan_usage(FILE *f)
 		"  --drive=SHEET          a data sheet: read_iops=N,write_iops=N,read_mib_s=N,\n"
 		"                         write_mib_s=N,capacity=SIZE[,afr=F,ure=F,read_lat_us=N,\n"
 		"                         write_lat_us=N,price=N,name=S] (afr 0.01 or 1%%)\n"
-		"  --drive-model=FILE     a drive model JSON (uraid bench --characterise)\n"
-		"  --drives=N             how many of the drive given just before (default 1;\n"
+		"  --drive-model=FILE[,afr=F,ure=F,price=N,name=S]\n"
+		"                         a drive model JSON (uraid bench --characterise; a list\n"
+		"                         of several devices is a mixed pool, one of each), with\n"
+		"                         what a measurement cannot give from the data sheet\n"
+		"  --drives=N             how many of the drive given just before (of each, after\n"
+		"                         a list; default 1;\n"
 		"                         with MEMBERs and no --drives: one per MEMBER)\n"
 		"Need:\n"
 		"  --capacity=SIZE        usable capacity wanted (K/M/G/T binary)\n"
@@ -71,7 +75,8 @@ static void plan_usage(FILE *f)
 		"  --cores=N              threads issuing I/O (default: --numjobs)\n"
 		"  --cpu-per-io=US        CPU per client I/O\n"
 		"  --cpu-per-member-io=US CPU per member I/O\n"
-		"  --parity-mib-s=N       P+Q rate of one core (default: measured now with ISA-L)\n"
+		"  --parity-mib-s=N       parity rate of one CPU, any level (default: XOR and P+Q\n"
+		"                         measured now with ISA-L for each data count)\n"
 		"  --link-mib-s=N, --link-iops=N   a link's limit on member traffic\n"
 		"Output:\n"
 		"  --top=N                rows of the table (default 10; JSON has all)\n"
@@ -82,6 +87,8 @@ static void plan_usage(FILE *f)
 		"                         with the benchmark: predicted against measured, error %%\n"
 		"  --force-write          allow writing to existing MEMBERs (needed)\n"
 		"  --runtime=S --ramp=S   of each measurement (default 2 and 0.5)\n"
+		"  --rounds=N             measure each candidate N times (default 1), the host's\n"
+		"                         CPU share measured again before each; medians shown\n"
 		"  --seed=N               of the workload (default 1)\n"
 		"Without --drive or --drive-model, --verify measures MEMBER 1 quickly as uraid\n"
 		"drives it (a linear array of it alone: 4 KiB random read and write at QD 1..32,\n"
@@ -93,7 +100,7 @@ enum {
 	O_REPLACE, O_MIN_IOPS, O_PROFILE, O_ACCESS, O_BS, O_RW, O_MIX, O_IODEPTH, O_NUMJOBS,
 	O_QDPD, O_LEVEL, O_CHUNKS, O_SPARES, O_MAXM, O_MEMBERS, O_CORES, O_CPU_IO, O_CPU_MIO, O_PARITY,
 	O_LINK_BW, O_LINK_IOPS, O_TOP, O_JSON, O_HTML, O_VERIFY, O_FORCE, O_RUNTIME, O_RAMP,
-	O_SEED,
+	O_SEED, O_ROUNDS,
 };
 
 static const struct option plan_opts[] = {
@@ -133,6 +140,7 @@ static const struct option plan_opts[] = {
 	{ "runtime", required_argument, NULL, O_RUNTIME },
 	{ "ramp", required_argument, NULL, O_RAMP },
 	{ "seed", required_argument, NULL, O_SEED },
+	{ "rounds", required_argument, NULL, O_ROUNDS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -171,6 +179,7 @@ struct plan_opts_in {
 	unsigned verify;
 	double runtime, ramp;
 	uint64_t seed;
+	unsigned rounds;
 	double cpu_mio;
 	bool cores_given, parity_given, cpu_mio_given;
 	struct plan_space space;
@@ -283,6 +292,14 @@ static unsigned pool_add(struct plan_run *r, unsigned model, unsigned count)
 	return r->pool.n;
 }
 
+/* count drives of each model from first to the last one read (a file may
+   hold several: a characterisation of several devices) */
+static void pool_add_group(struct plan_run *r, unsigned first, unsigned count)
+{
+	for (unsigned m = first; m < r->nmodels; m++)
+		pool_add(r, m, count);
+}
+
 /* The progress of --verify, on stderr (the table or JSON stays clean). */
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
@@ -295,29 +312,76 @@ static void say(const char *fmt, ...)
 	va_end(ap);
 }
 
-/*
- * Members measured now share this host's CPU with everything else on it:
- * measure the host's cost per member I/O again right before candidate i and
- * predict it anew with that (its rank stays), so that a machine whose load
- * changes during the run moves the prediction and the measurement together.
- */
-static int requote(struct plan_run *r, const struct plan_verify_opts *vo, unsigned i,
-		   char *err, size_t errlen)
+static bool workload_writes(const struct plan_workload *w)
 {
-	bool reads = false, writes = false;
-	for (unsigned l = 0; l < r->wl.nlines; l++) {
-		reads = reads || r->wl.line[l].read_pct > 0;
-		writes = writes || r->wl.line[l].read_pct < 100;
+	for (unsigned l = 0; l < w->nlines; l++)
+		if (w->line[l].read_pct < 100)
+			return true;
+	return false;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * Verify candidate i in `rounds` rounds. Members measured now share this
+ * host's CPU with everything else on it: when the host's costs were
+ * measured now, each round measures the CPU share again and predicts the
+ * candidate at that share right before measuring it, so that a load that
+ * moves during the run moves both alike; the answer keeps the planner's own
+ * prediction (its rank and reason) and gets the medians beside it.
+ */
+static int verify_candidate(struct plan_run *r, const struct plan_verify_opts *vo, unsigned i,
+			    unsigned rounds, bool requote, char *err, size_t errlen)
+{
+	struct plan_answer *a = &r->ans[i];
+	double iops[PLAN_MAX_ROUNDS], mib[PLAN_MAX_ROUNDS], mean[PLAN_MAX_ROUNDS];
+	double p99[PLAN_MAX_ROUNDS], cpu[PLAN_MAX_ROUNDS], now[PLAN_MAX_ROUNDS];
+	double ratio[PLAN_MAX_ROUNDS];
+	for (unsigned k = 0; k < rounds; k++) {
+		now[k] = a->perf.iops;
+		if (requote) {
+			struct plan_host h = r->host;
+			struct plan_answer q;
+			int rc = plan_verify_share(vo, workload_writes(&r->wl), &h.cpu_share, err,
+						   errlen);
+			if (!rc)
+				rc = plan_evaluate(&r->pool, &r->need, &r->wl, &h, &a->c, &q, err,
+						   errlen);
+			if (rc)
+				return rc;
+			now[k] = q.perf.iops;
+		}
+		struct plan_measured m;
+		int rc = plan_verify_one(vo, &r->wl, a, &m, err, errlen);
+		if (rc)
+			return rc;
+		iops[k] = m.iops;
+		mib[k] = m.mib_s;
+		mean[k] = m.mean_us;
+		p99[k] = m.p99_us;
+		cpu[k] = m.cpu_us;
+		ratio[k] = m.iops > 0 ? now[k] / m.iops : 0;
 	}
-	int rc = plan_verify_host_cost(vo, reads ? &r->host.cpu_us_per_member_read : NULL,
-				       writes ? &r->host.cpu_us_per_member_write : NULL, err, errlen);
-	if (rc)
-		return rc;
-	struct plan_answer a;
-	rc = plan_evaluate(&r->pool, &r->need, &r->wl, &r->host, &r->ans[i].c, &a, err, errlen);
-	if (!rc)
-		r->ans[i].perf = a.perf;
-	return rc;
+	a->verified = true;
+	a->rounds = rounds;
+	a->m_iops = median(iops, rounds);
+	a->m_mib_s = median(mib, rounds);
+	a->m_mean_us = median(mean, rounds);
+	a->m_p99_us = median(p99, rounds);
+	a->m_cpu_us = median(cpu, rounds);
+	a->now_iops = median(now, rounds);
+	a->ratio = median(ratio, rounds);
+	return 0;
 }
 
 int cmd_plan(int argc, char **argv)
@@ -340,10 +404,12 @@ int cmd_plan(int argc, char **argv)
 	o->runtime = 2;
 	o->ramp = 0.5;
 	o->seed = 1;
+	o->rounds = 1;
 	o->space = (struct plan_space){ .nlevels = 6, .level = { 0, 1, 4, 5, 6, 10 },
 					.nchunks = 2, .chunk_bytes = { 64u << 10, 512u << 10 },
 					.max_spares = 1 };
 	unsigned counts_pending = 0;    /* the last model still counts 1 unless --drives */
+	unsigned group_start = 0;       /* the models the last --drive(-model) read */
 	bool have_model = false, quick = false;
 	double v;
 	uint64_t sz;
@@ -357,29 +423,34 @@ int cmd_plan(int argc, char **argv)
 			rc = CLI_EXIT_OK;
 			goto out;
 		case O_DRIVE:
-		case O_DRIVE_MODEL:
+		case O_DRIVE_MODEL: {
+			unsigned got = 0;
 			if (r->nmodels == PLAN_MAX_DRIVE_MODELS)
 				BAD("at most %d drive models", PLAN_MAX_DRIVE_MODELS);
 			if (have_model && counts_pending)
-				pool_add(r, r->nmodels - 1, 1);
+				pool_add_group(r, group_start, 1);
 			if ((opt == O_DRIVE ? plan_drive_parse_sheet(optarg, &r->models[r->nmodels],
 								   err, sizeof(err))
-			     : plan_drive_load(optarg, &r->models[r->nmodels], err, sizeof(err))))
+			     : plan_drive_load_spec(optarg, &r->models[r->nmodels],
+						    PLAN_MAX_DRIVE_MODELS - r->nmodels, &got, err,
+						    sizeof(err))))
 				BAD("%s", err);
-			r->nmodels++;
+			group_start = r->nmodels;
+			r->nmodels += opt == O_DRIVE ? 1 : got;
 			have_model = true;
 			counts_pending = 1;
 			break;
+		}
 		case O_DRIVES:
 			if (!have_model || !counts_pending)
 				BAD("--drives=%s: give it after the --drive or --drive-model it counts",
 				    optarg);
 			if (!num_arg(optarg, 1, PLAN_MAX_POOL, &v) || v != floor(v))
 				BAD("--drives=%s: a count from 1 to %d", optarg, PLAN_MAX_POOL);
-			if (r->pool.n + (unsigned)v > PLAN_MAX_POOL)
+			/* after a file of several models: that many of each */
+			if (r->pool.n + (unsigned)v * (r->nmodels - group_start) > PLAN_MAX_POOL)
 				BAD("at most %d drives in a pool", PLAN_MAX_POOL);
-			pool_add(r, r->nmodels - 1, (unsigned)v);
-			r->model_count[r->nmodels - 1] = (unsigned)v;
+			pool_add_group(r, group_start, (unsigned)v);
 			counts_pending = 0;
 			o->drives_given = true;
 			break;
@@ -518,6 +589,11 @@ int cmd_plan(int argc, char **argv)
 				    optarg);
 			*(opt == O_RAMP ? &o->ramp : &o->runtime) = v;
 			break;
+		case O_ROUNDS:
+			if (!num_arg(optarg, 1, PLAN_MAX_ROUNDS, &v) || v != floor(v))
+				BAD("--rounds=%s: a count from 1 to %d", optarg, PLAN_MAX_ROUNDS);
+			o->rounds = (unsigned)v;
+			break;
 		case O_SEED:
 			if (!num_arg(optarg, 0, 1e15, &v) || v != floor(v))
 				BAD("--seed=%s: a whole number", optarg);
@@ -568,8 +644,11 @@ int cmd_plan(int argc, char **argv)
 	} else {
 		r->drive_source = r->models[0].measured ? "drive model file" : "data sheet";
 	}
-	if (counts_pending)
-		pool_add(r, r->nmodels - 1, o->verify && !o->drives_given ? nmembers : 1);
+	if (counts_pending && quick)
+		pool_add(r, 0, nmembers);
+	else if (counts_pending)
+		pool_add_group(r, group_start, o->verify && !o->drives_given &&
+			       r->nmodels - group_start == 1 ? nmembers : 1);
 	if (o->verify && !o->drives_given)
 		r->pool.n = r->pool.n < nmembers ? r->pool.n : nmembers;
 	for (unsigned i = 0; i < r->nmodels; i++) {
@@ -583,22 +662,33 @@ int cmd_plan(int argc, char **argv)
 	if (!o->cores_given)
 		r->host.cores = r->wl.numjobs;
 	if (!o->parity_given) {
-		r->host.parity_mib_s = plan_measure_parity_mib_s(4);
+		if (plan_host_measure_parity(&r->host, r->pool.n)) {
+			fprintf(stderr, "uraid plan: the parity functions failed on this host\n");
+			rc = CLI_EXIT_FAIL;
+			goto out;
+		}
 		r->parity_measured = true;
 	}
+	bool host_measured = false;
 	if (o->cpu_mio_given) {
 		r->host.cpu_us_per_member_read = r->host.cpu_us_per_member_write = o->cpu_mio;
 	} else if (quick) {
 		/* members measured now are files on this host: the CPU is their
-		   limit as much as the medium, and every member I/O of an array is
-		   taken to cost what one request of the one-member linear array cost
-		   the measuring thread at its deepest queue (docs/planner.md) */
-		struct plan_drive_at a;
-		const struct plan_drive *d = &r->models[0];
-		plan_curve_at(&d->rand_read, d->rand_read.pt[d->rand_read.n - 1].qd, &a);
-		r->host.cpu_us_per_member_read = 1e6 / a.iops;
-		plan_curve_at(&d->rand_write, d->rand_write.pt[d->rand_write.n - 1].qd, &a);
-		r->host.cpu_us_per_member_write = 1e6 / a.iops;
+		   limit as much as the medium; its costs per client I/O, per member
+		   I/O and per parity write measured in CPU time (docs/planner.md) */
+		double given_io = r->host.cpu_us_per_io;
+		say("measuring the host's CPU per client I/O, per member I/O and per parity "
+		    "write (linear x1, RAID 1 x2, RAID 5 x3)");
+		if (plan_verify_host_costs(&vo, workload_writes(&r->wl), &r->host, &r->host_note,
+					   err, sizeof(err))) {
+			fprintf(stderr, "uraid plan: %s\n", err);
+			rc = CLI_EXIT_FAIL;
+			goto out;
+		}
+		if (given_io > 0)
+			r->host.cpu_us_per_io = given_io;
+		host_measured = true;
+		r->host_measured = true;
 	}
 
 	/* an impossible capacity is refused before the search */
@@ -628,14 +718,10 @@ int cmd_plan(int argc, char **argv)
 				    r->ans[i].c.members, nmembers);
 				continue;
 			}
-			if (quick && !o->cpu_mio_given && requote(r, &vo, i, err, sizeof(err))) {
-				fprintf(stderr, "uraid plan: %s\n", err);
-				rc = CLI_EXIT_FAIL;
-				goto out;
-			}
-			say("verifying %u/%u: %s, %.1f s (seed %llu)", i + 1, nv, name, o->runtime,
+			say("verifying %u/%u: %s, %u round%s of %.1f s (seed %llu)", i + 1, nv, name,
+			    o->rounds, o->rounds == 1 ? "" : "s", o->runtime,
 			    (unsigned long long)o->seed);
-			if (plan_verify_one(&vo, &r->wl, &r->ans[i], err, sizeof(err))) {
+			if (verify_candidate(r, &vo, i, o->rounds, host_measured, err, sizeof(err))) {
 				fprintf(stderr, "uraid plan: %s: %s\n", name, err);
 				rc = CLI_EXIT_FAIL;
 				goto out;

@@ -7,6 +7,9 @@
 #include <stdio.h>
 
 #include "plan/search.h"
+#include "plan/verify.h"
+
+#define PLAN_MAX_ROUNDS 15
 
 /* Everything the answer is printed from. */
 struct plan_run {
@@ -14,7 +17,9 @@ struct plan_run {
 	struct plan_need need;
 	struct plan_workload wl;
 	struct plan_host host;
-	bool parity_measured;       /* host.parity_mib_s was measured now (not given) */
+	bool parity_measured;       /* host.parity_rate was measured now (no --parity-mib-s) */
+	bool host_measured;         /* host CPU costs measured now on the MEMBERs */
+	struct plan_host_note host_note;
 	const char *drive_source;   /* how the drives were given, one line */
 	struct plan_answer *ans;
 	unsigned nans;

@@ -56,11 +56,17 @@ static void describe(FILE *f, const struct plan_run *r)
 		fprintf(f, "%s %u x %s %s", i ? "," : "", r->model_count[i], r->models[i].name,
 			cli_bytes(r->models[i].capacity_bytes, b, sizeof(b)));
 	fprintf(f, "\nneed: %s usable, %u failure%s, %.1f years; rebuild at most %.0f MiB/s; "
-		"host: %u core%s, parity %.0f MiB/s%s\n",
+		"host: %u core%s, parity (d=4) XOR %.0f, P+Q %.0f MiB/s per CPU%s\n",
 		r->need.capacity_bytes ? cli_bytes(r->need.capacity_bytes, b, sizeof(b)) : "any",
 		r->need.failures, r->need.failures == 1 ? "" : "s", r->need.years, r->need.rebuild_mib_s,
-		r->host.cores, r->host.cores == 1 ? "" : "s", r->host.parity_mib_s,
-		r->parity_measured ? " (measured now)" : "");
+		r->host.cores, r->host.cores == 1 ? "" : "s", plan_host_parity_mib_s(&r->host, 4, 1),
+		plan_host_parity_mib_s(&r->host, 4, 2), r->parity_measured ? " (measured now)" : "");
+	if (r->host_measured)
+		fprintf(f, "host CPU measured now: %.2f us per client I/O, %.2f per member read, "
+			"%.2f per member write, %.2f per parity write; CPU share %.2f\n",
+			r->host.cpu_us_per_io, r->host.cpu_us_per_member_read,
+			r->host.cpu_us_per_member_write, r->host.cpu_us_per_parity_write,
+			r->host.cpu_share);
 }
 
 void plan_print_table(FILE *f, const struct plan_run *r)
@@ -75,7 +81,8 @@ void plan_print_table(FILE *f, const struct plan_run *r)
 	if (priced)
 		fprintf(f, " %9s", "cost/TB");
 	if (r->verified)
-		fprintf(f, " %10s %7s %9s %7s", "meas_IOPS", "err", "meas_mean", "err");
+		fprintf(f, " %10s %10s %6s %8s %8s %9s %7s", "now_IOPS", "meas_IOPS", "ratio",
+			"cpu_us", "meas_cpu", "meas_mean", "err");
 	fprintf(f, "  why\n");
 	unsigned rows = r->top > r->verified ? r->top : r->verified;
 	for (unsigned i = 0; i < r->nans && i < rows; i++) {
@@ -99,31 +106,18 @@ void plan_print_table(FILE *f, const struct plan_run *r)
 		}
 		if (r->verified) {
 			if (a->verified)
-				fprintf(f, " %10.0f %+6.1f%% %9.1f %+6.1f%%", a->m_iops,
-					err_pct(a->perf.iops, a->m_iops), a->m_mean_us,
+				fprintf(f, " %10.0f %10.0f %6.2f %8.2f %8.2f %9.1f %+6.1f%%",
+					a->now_iops, a->m_iops, a->ratio, a->perf.cpu_us,
+					a->m_cpu_us, a->m_mean_us,
 					err_pct(a->perf.mean_us, a->m_mean_us));
 			else
-				fprintf(f, " %10s %7s %9s %7s", "-", "", "-", "");
+				fprintf(f, " %10s %10s %6s %8s %8s %9s %7s", "-", "-", "", "-", "-",
+					"-", "");
 		}
 		fprintf(f, "  %s\n", a->reason);
 	}
 	if (r->nans > rows)
 		fprintf(f, "(%u more: --top=N shows them, --json has all)\n", r->nans - rows);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
 }
 
 /* A number, or null when it is not finite. */
@@ -139,7 +133,7 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 {
 	const struct plan_workload *w = &r->wl;
 	fprintf(f, "{\n  \"version\": %d,\n  \"workload\": {\"name\": ", CLI_JSON_VERSION);
-	jstr(f, w->name);
+	cli_json_escape(f, w->name);
 	fprintf(f, ", \"iodepth\": %u, \"numjobs\": %u, \"qd_per_drive\": %s, \"lines\": [",
 		w->iodepth, w->numjobs, w->qd_per_drive ? "true" : "false");
 	for (unsigned i = 0; i < w->nlines; i++)
@@ -150,7 +144,7 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 	for (unsigned i = 0; i < r->nmodels; i++) {
 		const struct plan_drive *d = &r->models[i];
 		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		jstr(f, d->name);
+		cli_json_escape(f, d->name);
 		fprintf(f, ", \"count\": %u, \"measured\": %s, \"capacity_bytes\": %llu, "
 			"\"seq_read_mib_s\": ", r->model_count[i], d->measured ? "true" : "false",
 			(unsigned long long)d->capacity_bytes);
@@ -181,9 +175,24 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 	jnum(f, r->host.cpu_us_per_member_read * 1e3);
 	fputs(", \"cpu_ns_per_member_write\": ", f);
 	jnum(f, r->host.cpu_us_per_member_write * 1e3);
+	fputs(", \"cpu_ns_per_parity_write\": ", f);
+	jnum(f, r->host.cpu_us_per_parity_write * 1e3);
+	fputs(", \"cpu_share\": ", f);
+	jnum(f, r->host.cpu_share > 0 ? r->host.cpu_share : 1);
+	fprintf(f, ", \"cpu_measured\": %s", r->host_measured ? "true" : "false");
 	fputs(", \"parity_bytes_per_s\": ", f);
-	jnum(f, r->host.parity_mib_s * 1048576);
-	fprintf(f, ", \"parity_measured\": %s, \"link_bytes_per_s\": ",
+	jnum(f, r->host.parity_mib_s > 0 ? r->host.parity_mib_s * 1048576 : NAN);
+	fputs(", \"parity_rates\": [", f);
+	for (unsigned d = 1, n = 0; d < PLAN_HOST_MAX_D; d++) {
+		if (!(r->host.parity_rate[0][d] > 0 || r->host.parity_rate[1][d] > 0))
+			continue;
+		fprintf(f, "%s{\"data\": %u, \"xor_bytes_per_s\": ", n++ ? ", " : "", d);
+		jnum(f, r->host.parity_rate[0][d] > 0 ? r->host.parity_rate[0][d] * 1048576 : NAN);
+		fputs(", \"pq_bytes_per_s\": ", f);
+		jnum(f, r->host.parity_rate[1][d] > 0 ? r->host.parity_rate[1][d] * 1048576 : NAN);
+		fputc('}', f);
+	}
+	fprintf(f, "], \"parity_measured\": %s, \"link_bytes_per_s\": ",
 		r->parity_measured ? "true" : "false");
 	jnum(f, r->host.link_mib_s ? r->host.link_mib_s * 1048576 : NAN);
 	fputs(", \"link_iops\": ", f);
@@ -194,12 +203,12 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 		const struct uraid_level_info *info = uraid_level_info(a->c.level);
 		char name[80];
 		fprintf(f, "%s\n    {\"rank\": %u, \"name\": ", i ? "," : "", i + 1);
-		jstr(f, plan_cand_name(a, name, sizeof(name)));
+		cli_json_escape(f, plan_cand_name(a, name, sizeof(name)));
 		fprintf(f, ", \"level\": ");
-		jstr(f, info ? info->name : "?");
+		cli_json_escape(f, info ? info->name : "?");
 		fputs(", \"layout\": ", f);
 		if (a->layout_name[0])
-			jstr(f, a->layout_name);
+			cli_json_escape(f, a->layout_name);
 		else
 			fputs("null", f);
 		fprintf(f, ", \"members\": %u, \"spares\": %u, \"chunk_bytes\": ", a->c.members,
@@ -226,8 +235,10 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 		jnum(f, a->perf.member_bytes_per_byte);
 		fputs(", \"member_qd\": ", f);
 		jnum(f, a->perf.member_qd);
+		fputs(", \"cpu_ns_per_io\": ", f);
+		jnum(f, a->perf.cpu_us * 1e3);
 		fputs(", \"bound\": ", f);
-		jstr(f, a->perf.bound);
+		cli_json_escape(f, a->perf.bound);
 		fputs("},\n     \"rebuild_s\": ", f);
 		jnum(f, a->rebuild_s ? a->rebuild_s : NAN);
 		fputs(", \"loss_probability\": ", f);
@@ -237,7 +248,7 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 		fputs(", \"cost_per_tb\": ", f);
 		jnum(f, a->cost_known ? a->cost_per_tb : NAN);
 		fputs(", \"reason\": ", f);
-		jstr(f, a->reason);
+		cli_json_escape(f, a->reason);
 		fputs(",\n     \"measured\": ", f);
 		if (a->verified) {
 			fputs("{\"iops\": ", f);
@@ -248,8 +259,14 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 			jnum(f, a->m_mean_us * 1e3);
 			fputs(", \"lat_p99_ns\": ", f);
 			jnum(f, a->m_p99_us * 1e3);
+			fputs(", \"cpu_ns_per_io\": ", f);
+			jnum(f, a->m_cpu_us * 1e3);
+			fprintf(f, ", \"rounds\": %u, \"predicted_now_iops\": ", a->rounds);
+			jnum(f, a->now_iops);
+			fputs(", \"ratio\": ", f);
+			jnum(f, a->ratio);
 			fputs(", \"iops_error_pct\": ", f);
-			jnum(f, err_pct(a->perf.iops, a->m_iops));
+			jnum(f, err_pct(a->now_iops, a->m_iops));
 			fputs(", \"lat_mean_error_pct\": ", f);
 			jnum(f, err_pct(a->perf.mean_us, a->m_mean_us));
 			fputc('}', f);
@@ -377,9 +394,10 @@ int plan_write_html(const struct plan_run *r, const char *path, char *err, size_
 		 r->need.rebuild_mib_s);
 	if (!rc)
 		rc = bench_report_add_info(rep, "need", line, err, errlen);
-	snprintf(line, sizeof(line), "%u core%s; P+Q %.0f MiB/s per core%s; model: "
-		 "docs/planner.md", r->host.cores, r->host.cores == 1 ? "" : "s",
-		 r->host.parity_mib_s, r->parity_measured ? " (measured at plan time)" : "");
+	snprintf(line, sizeof(line), "%u core%s; parity (4 data chunks) XOR %.0f, P+Q %.0f MiB/s "
+		 "per CPU%s; model: docs/planner.md", r->host.cores, r->host.cores == 1 ? "" : "s",
+		 plan_host_parity_mib_s(&r->host, 4, 1), plan_host_parity_mib_s(&r->host, 4, 2),
+		 r->parity_measured ? " (measured at plan time)" : "");
 	if (!rc)
 		rc = bench_report_add_info(rep, "host", line, err, errlen);
 	if (!rc && n)
@@ -408,8 +426,8 @@ int plan_write_html(const struct plan_run *r, const char *path, char *err, size_
 		rc = bar_chart(rep, r, n, "Chance of losing data over the service life", "%",
 			       SVG_UNIT_PLAIN, p_loss, NULL, cat, err, errlen);
 	static const char *const hdr[] = { "#", "candidate", "usable", "IOPS", "MiB/s",
-		"mean µs", "p99 µs", "bound", "rebuild", "loss %", "measured IOPS", "error %",
-		"why" };
+		"mean µs", "p99 µs", "bound", "rebuild", "loss %", "measured IOPS",
+		"error % (at its load)", "why" };
 	if (!rc)
 		rc = bench_report_add_table(rep, "Candidates, ranked", 13, hdr, err, errlen);
 	for (unsigned i = 0; !rc && i < n; i++) {
@@ -426,7 +444,7 @@ int plan_write_html(const struct plan_run *r, const char *path, char *err, size_
 		human_s(a->rebuild_s ? a->rebuild_s : NAN, c[8], 192);
 		snprintf(c[9], 192, a->loss_known ? "%.2g" : "-", 100 * a->loss_prob);
 		snprintf(c[10], 192, a->verified ? "%.0f" : "-", a->m_iops);
-		snprintf(c[11], 192, a->verified ? "%+.1f" : "-", err_pct(a->perf.iops, a->m_iops));
+		snprintf(c[11], 192, a->verified ? "%+.1f" : "-", err_pct(a->now_iops, a->m_iops));
 		snprintf(c[12], 192, "%s", a->reason);
 		const char *cells[13];
 		for (unsigned k = 0; k < 13; k++)

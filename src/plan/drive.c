@@ -202,10 +202,10 @@ static int json_num(const struct jr_doc *doc, int obj, const char *key, double l
 	return 0;
 }
 
-static int json_curve(const struct jr_doc *doc, const char *key, struct plan_curve *c,
-		      char *err, size_t errlen)
+static int json_curve(const struct jr_doc *doc, int obj, const char *key,
+		      struct plan_curve *c, char *err, size_t errlen)
 {
-	int arr = jr_get(doc, 0, key);
+	int arr = jr_get(doc, obj, key);
 	if (arr < 0 || doc->node[arr].type != JR_ARRAY)
 		return uraid_errf(err, errlen, -EINVAL, "drive model: \"%s\" is missing or not "
 				  "a list", key);
@@ -241,10 +241,10 @@ static int json_curve(const struct jr_doc *doc, const char *key, struct plan_cur
 }
 
 /* The best MiB/s of a list of {bs, mib_s}. */
-static int json_seq(const struct jr_doc *doc, const char *key, double *best, char *err,
-		    size_t errlen)
+static int json_seq(const struct jr_doc *doc, int obj, const char *key, double *best,
+		    char *err, size_t errlen)
 {
-	int arr = jr_get(doc, 0, key);
+	int arr = jr_get(doc, obj, key);
 	if (arr < 0 || doc->node[arr].type != JR_ARRAY)
 		return uraid_errf(err, errlen, -EINVAL, "drive model: \"%s\" is missing or not "
 				  "a list", key);
@@ -268,57 +268,161 @@ static int json_seq(const struct jr_doc *doc, const char *key, double *best, cha
 }
 
 /* afr or ure: a number, or null for "not known". */
-static int json_opt(const struct jr_doc *doc, const char *key, double hi, double *out,
-		    char *err, size_t errlen)
+static int json_opt(const struct jr_doc *doc, int obj, const char *key, double hi, double *out,
+		    const char *where, char *err, size_t errlen)
 {
-	int n = jr_get(doc, 0, key);
+	int n = jr_get(doc, obj, key);
 	*out = -1;
 	if (n < 0 || doc->node[n].type == JR_NULL)
 		return 0;
-	return json_num(doc, 0, key, 0, hi, out, "top level", err, errlen);
+	return json_num(doc, obj, key, 0, hi, out, where, err, errlen);
 }
 
-int plan_drive_parse_json(const char *text, size_t len, struct plan_drive *d, char *err,
-			  size_t errlen)
+/* One drive model object (node obj); where names it in errors. */
+static int json_model(const struct jr_doc *doc, int obj, const char *where, struct plan_drive *d,
+		      char *err, size_t errlen)
 {
-	struct jr_doc doc;
+	char sub[200];
+	double cap = 0;
+	int rc = 0;
 	drive_defaults(d);
 	d->measured = true;
+	if (doc->node[obj].type != JR_OBJECT ||
+	    jr_u64(doc, jr_get(doc, obj, "uraid_drive_model"), 0) != 1)
+		rc = uraid_errf(sub, sizeof(sub), -EINVAL, "not a uraid drive model "
+				"(\"uraid_drive_model\": 1 is missing)");
+	if (!rc)
+		rc = json_num(doc, obj, "capacity_bytes", 1 << 20, 1e18, &cap, "top level", sub,
+			      sizeof(sub));
+	if (!rc)
+		rc = json_curve(doc, obj, "random_read_4k", &d->rand_read, sub, sizeof(sub));
+	if (!rc)
+		rc = json_curve(doc, obj, "random_write_4k", &d->rand_write, sub, sizeof(sub));
+	if (!rc)
+		rc = json_seq(doc, obj, "seq_read", &d->seq_read_mib_s, sub, sizeof(sub));
+	if (!rc)
+		rc = json_seq(doc, obj, "seq_write", &d->seq_write_mib_s, sub, sizeof(sub));
+	if (!rc)
+		rc = json_opt(doc, obj, "afr", 1, &d->afr, "top level", sub, sizeof(sub));
+	if (!rc)
+		rc = json_opt(doc, obj, "ure", 1e-3, &d->ure, "top level", sub, sizeof(sub));
+	if (rc) {
+		/* "drive model: X" from the helpers; an array names its element */
+		const char *tail = strncmp(sub, "drive model: ", 13) ? sub : sub + 13;
+		return uraid_errf(err, errlen, rc, "drive model%s: %s", where, tail);
+	}
+	d->capacity_bytes = (uint64_t)cap;
+	snprintf(d->name, sizeof(d->name), "%s",
+		 jr_str(doc, jr_get(doc, obj, "name"), "measured"));
+	return 0;
+}
+
+int plan_drive_parse_json(const char *text, size_t len, struct plan_drive *out, unsigned max,
+			  unsigned *nout, char *err, size_t errlen)
+{
+	struct jr_doc doc;
+	*nout = 0;
 	int rc = jr_parse(text, len, &doc, err, errlen);
 	if (rc) {
 		jr_free(&doc);
 		return rc;
 	}
-	double cap = 0;
-	if (doc.node[0].type != JR_OBJECT ||
-	    jr_u64(&doc, jr_get(&doc, 0, "uraid_drive_model"), 0) != 1)
-		rc = uraid_errf(err, errlen, -EINVAL, "drive model: not a uraid drive model "
-				"(\"uraid_drive_model\": 1 is missing)");
-	if (!rc)
-		rc = json_num(&doc, 0, "capacity_bytes", 1 << 20, 1e18, &cap, "top level", err,
-			      errlen);
-	if (!rc)
-		rc = json_curve(&doc, "random_read_4k", &d->rand_read, err, errlen);
-	if (!rc)
-		rc = json_curve(&doc, "random_write_4k", &d->rand_write, err, errlen);
-	if (!rc)
-		rc = json_seq(&doc, "seq_read", &d->seq_read_mib_s, err, errlen);
-	if (!rc)
-		rc = json_seq(&doc, "seq_write", &d->seq_write_mib_s, err, errlen);
-	if (!rc)
-		rc = json_opt(&doc, "afr", 1, &d->afr, err, errlen);
-	if (!rc)
-		rc = json_opt(&doc, "ure", 1e-3, &d->ure, err, errlen);
-	if (!rc) {
-		d->capacity_bytes = (uint64_t)cap;
-		snprintf(d->name, sizeof(d->name), "%s",
-			 jr_str(&doc, jr_get(&doc, 0, "name"), "measured"));
+	if (doc.node[0].type == JR_ARRAY) {
+		/* bench --characterise of several devices: one model per device */
+		for (int e = jr_first(&doc, 0); e >= 0 && !rc; e = jr_next(&doc, e)) {
+			char where[32];
+			snprintf(where, sizeof(where), " [%u]", *nout);
+			if (*nout == max)
+				rc = uraid_errf(err, errlen, -EINVAL, "drive model: more than %u "
+						"drives in the list", max);
+			else
+				rc = json_model(&doc, e, where, &out[*nout], err, errlen);
+			if (!rc)
+				(*nout)++;
+		}
+		if (!rc && !*nout)
+			rc = uraid_errf(err, errlen, -EINVAL, "drive model: an empty list");
+	} else {
+		rc = json_model(&doc, 0, "", &out[0], err, errlen);
+		if (!rc)
+			*nout = 1;
 	}
+	if (rc)
+		*nout = 0;
 	jr_free(&doc);
 	return rc;
 }
 
-int plan_drive_load(const char *path, struct plan_drive *d, char *err, size_t errlen)
+/* The keys a data sheet adds to a measured model (a measurement cannot give them). */
+static int model_extras(char *s, struct plan_drive *d, unsigned n, char *err, size_t errlen)
+{
+	char *save = NULL;
+	for (char *kv = strtok_r(s, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		char *v = strchr(kv, '=');
+		double x = 0;
+		int rc = 0;
+		if (!v)
+			return uraid_errf(err, errlen, -EINVAL, "--drive-model: '%s' is not "
+					  "KEY=VALUE (keys: afr, ure, price, name)", kv);
+		*v++ = 0;
+		if (!strcmp(kv, "afr"))
+			rc = num_in(kv, v, 0, 1, &x, err, errlen);
+		else if (!strcmp(kv, "ure"))
+			rc = num_in(kv, v, 0, 1e-3, &x, err, errlen);
+		else if (!strcmp(kv, "price"))
+			rc = num_in(kv, v, 0, 1e12, &x, err, errlen);
+		else if (strcmp(kv, "name"))
+			return uraid_errf(err, errlen, -EINVAL, "--drive-model: unknown key '%s' "
+					  "(keys after the file: afr, ure, price, name)", kv);
+		if (rc)
+			return rc;
+		for (unsigned i = 0; i < n; i++) {
+			if (!strcmp(kv, "afr"))
+				d[i].afr = x;
+			else if (!strcmp(kv, "ure"))
+				d[i].ure = x;
+			else if (!strcmp(kv, "price"))
+				d[i].price = x;
+			else
+				snprintf(d[i].name, sizeof(d[i].name), "%s", v);
+		}
+	}
+	return 0;
+}
+
+/* Where the file name of "FILE,afr=..." ends: at the first ",KEY=" of a known key. */
+static size_t model_path_len(const char *spec)
+{
+	static const char *const keys[] = { "afr=", "ure=", "price=", "name=" };
+	for (const char *c = strchr(spec, ','); c; c = strchr(c + 1, ','))
+		for (unsigned k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (!strncmp(c + 1, keys[k], strlen(keys[k])))
+				return (size_t)(c - spec);
+	return strlen(spec);
+}
+
+int plan_drive_load_spec(const char *spec, struct plan_drive *out, unsigned max,
+			 unsigned *nout, char *err, size_t errlen)
+{
+	char path[4096], extras[512];
+	size_t plen = model_path_len(spec);
+	*nout = 0;
+	if (plen >= sizeof(path) || strlen(spec + plen) >= sizeof(extras))
+		return uraid_errf(err, errlen, -EINVAL, "--drive-model: too long");
+	memcpy(path, spec, plen);
+	path[plen] = 0;
+	snprintf(extras, sizeof(extras), "%s", spec[plen] ? spec + plen + 1 : "");
+	unsigned n = 0;
+	int rc = plan_drive_load(path, out, max, &n, err, errlen);
+	if (!rc)
+		rc = model_extras(extras, out, n, err, errlen);
+	if (!rc)
+		*nout = n;
+	return rc;
+}
+
+int plan_drive_load(const char *path, struct plan_drive *d, unsigned max, unsigned *nout,
+		    char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -341,7 +445,7 @@ int plan_drive_load(const char *path, struct plan_drive *d, char *err, size_t er
 				"(1 MiB)", path);
 	else {
 		char sub[200];
-		rc = plan_drive_parse_json(buf, (size_t)n, d, sub, sizeof(sub));
+		rc = plan_drive_parse_json(buf, (size_t)n, d, max, nout, sub, sizeof(sub));
 		if (rc)
 			uraid_errf(err, errlen, rc, "%s: %s", path, sub);
 	}

@@ -63,11 +63,22 @@ int plan_drive_parse_sheet(const char *s, struct plan_drive *d, char *err, size_
 
 /*
  * A drive model JSON document of len bytes (schema "uraid_drive_model": 1;
- * docs/planner.md). Every number is checked. 0 or -EINVAL with the reason.
+ * docs/planner.md): one model object, or a list of them (what
+ * `uraid bench --characterise` writes for several devices: one per device,
+ * in order). Up to max models into out[], *nout of them. Every number is
+ * checked. 0 or -EINVAL with the reason (an element's index in a list).
  */
-int plan_drive_parse_json(const char *text, size_t len, struct plan_drive *d, char *err,
-			  size_t errlen);
+int plan_drive_parse_json(const char *text, size_t len, struct plan_drive *out, unsigned max,
+			  unsigned *nout, char *err, size_t errlen);
 /* The same from a file (at most 1 MiB). */
-int plan_drive_load(const char *path, struct plan_drive *d, char *err, size_t errlen);
+int plan_drive_load(const char *path, struct plan_drive *out, unsigned max, unsigned *nout,
+		    char *err, size_t errlen);
+/*
+ * --drive-model's argument: "FILE[,afr=F,ure=F,price=N,name=S]", the keys a
+ * data sheet gives and a measurement cannot, applied to every model of the
+ * file (the file name ends at the first ",KEY=" of those keys).
+ */
+int plan_drive_load_spec(const char *spec, struct plan_drive *out, unsigned max,
+			 unsigned *nout, char *err, size_t errlen);
 
 #endif

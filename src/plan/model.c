@@ -275,6 +275,10 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		cpu_us += subs[k].prob * (io->reads * h->cpu_us_per_member_read +
 					  io->writes * h->cpu_us_per_member_write);
 		par_bytes += subs[k].prob * io->parity_src_bytes;
+		/* a parity level's write does work of its own besides its member
+		   I/Os and its arithmetic (measured: docs/planner.md, "Host") */
+		if (!subs[k].rd && s->parity)
+			cpu_us += subs[k].prob * h->cpu_us_per_parity_write;
 	}
 	double qmax = 0;
 	for (unsigned i = 0; i < s->n; i++) {
@@ -330,11 +334,14 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 			x = 1 / busy[i];
 			out->bound = "drives";
 		}
-	double par_us = h->parity_mib_s > 0 ? par_bytes / (h->parity_mib_s * 1048576.0) * 1e6 : 0;
+	/* the candidate's own parity: XOR or P+Q over its data chunks */
+	double rate = s->parity ? plan_host_parity_mib_s(h, s->data_per_row, s->parity) : 0;
+	double par_us = rate > 0 ? par_bytes / (rate * 1048576.0) * 1e6 : 0;
 	double host_us = h->cpu_us_per_io + cpu_us + par_us;
-	unsigned cores = h->cores ? h->cores : 1;
-	if (host_us > 0 && cores * 1e6 / host_us < x) {
-		x = cores * 1e6 / host_us;
+	double cpus = (h->cores ? h->cores : 1) * (h->cpu_share > 0 ? h->cpu_share : 1);
+	out->cpu_us = host_us;
+	if (host_us > 0 && cpus * 1e6 / host_us < x) {
+		x = cpus * 1e6 / host_us;
 		out->bound = par_us > host_us / 2 ? "parity" : "host CPU";
 	}
 	if (h->link_mib_s > 0 && member_bytes > 0 && h->link_mib_s * 1048576.0 / member_bytes < x) {

@@ -44,15 +44,34 @@ struct plan_workload {
 /* The client's outstanding I/Os for an array of `members`. */
 unsigned plan_workload_qd(const struct plan_workload *w, unsigned members);
 
-/* The host and what lies between it and the drives; 0 means "not counted". */
+#define PLAN_HOST_MAX_D 65     /* parity rates measured for data counts 1..64 */
+
+/*
+ * The host and what lies between it and the drives; 0 means "not counted".
+ * Every CPU figure is CPU time (user + system) of the process, per
+ * operation; cpu_share turns them into time: each issuing thread gets that
+ * many CPUs' worth of the machine (measured; 0 means one whole CPU).
+ */
 struct plan_host {
 	unsigned cores;             /* threads issuing I/O (>= 1) */
-	double cpu_us_per_io;       /* per client I/O (the engine's own work) */
+	double cpu_share;           /* CPUs each issuing thread's I/O path gets; 0: 1 */
+	double cpu_us_per_io;       /* per client I/O (the benchmark's and engine's own work) */
 	double cpu_us_per_member_read, cpu_us_per_member_write;
-	double parity_mib_s;        /* source bytes per second of P(+Q) on one core */
+	double cpu_us_per_parity_write; /* per client write on a parity level, beyond its
+	                               member I/Os and its parity arithmetic (planning, row
+	                               lock, the row's gather and completion rounds) */
+	double parity_mib_s;        /* given: one rate for every d and level; 0: the table */
+	double parity_rate[2][PLAN_HOST_MAX_D]; /* measured CPU MiB/s of source data:
+	                               [0] XOR, [1] P+Q, by data count d; 0: not measured */
 	double link_mib_s;          /* member traffic, both directions together */
 	double link_iops;           /* member I/Os per second */
 };
+
+/* Measure h->parity_rate for data counts up to max_d (about 6 ms of CPU per
+ * count measured; others interpolated). 0, or -1 when ISA-L failed. */
+int plan_host_measure_parity(struct plan_host *h, unsigned max_d);
+/* The parity rate for d data chunks and nparity (1: XOR, 2: P+Q). */
+double plan_host_parity_mib_s(const struct plan_host *h, unsigned d, unsigned nparity);
 
 /* One array to predict. */
 struct plan_candidate {
@@ -116,6 +135,7 @@ struct plan_perf {
 	double member_qd;           /* outstanding I/Os on the busiest member */
 	double member_ios;          /* member I/Os per client I/O */
 	double member_bytes_per_byte;
+	double cpu_us;              /* host CPU time per client I/O (all terms) */
 	const char *bound;          /* what limits it: "drives", "latency", "host CPU",
 	                               "parity", "link" */
 };
@@ -128,9 +148,10 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		 const struct plan_workload *w, const struct plan_host *h, struct plan_perf *out);
 
 /*
- * The host's P+Q rate on one core, measured now with ISA-L (d data buffers
- * of 64 KiB, about 20 ms): MiB of source data per second; 0 on failure.
+ * The host's parity rate in this thread's CPU time, measured now with ISA-L
+ * (nparity 1: XOR, 2: P+Q; d data buffers of 64 KiB; the median of three
+ * bursts of 2 ms CPU): MiB of source data per CPU second; 0 on failure.
  */
-double plan_measure_parity_mib_s(unsigned d);
+double plan_measure_parity_mib_s(unsigned d, unsigned nparity);
 
 #endif

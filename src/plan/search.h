@@ -59,9 +59,14 @@ struct plan_answer {
 	double cost_per_tb;         /* price of members and spares per usable TB (10^12) */
 	bool fits;
 	char reason[160];
-	/* --verify */
+	/* --verify: medians over its rounds (re-measure the host, predict at
+	   that load, measure), the planner's own prediction above unchanged */
 	bool verified;
+	unsigned rounds;
 	double m_iops, m_mib_s, m_mean_us, m_p99_us;
+	double m_cpu_us;            /* measured process CPU per client I/O */
+	double now_iops;            /* predicted at the load of each round */
+	double ratio;               /* median of (predicted at this load / measured) */
 };
 
 /*

@@ -46,12 +46,14 @@ static void test_member_io(void)
 	struct plan_member_io io;
 	struct plan_shape *s;
 
-	/* RAID 5, 4 members: a 4 KiB write reads old data and parity, writes both */
+	/* RAID 5, 4 members: a 4 KiB write costs 2 reads either way (its chunk and
+	   the parity, or the row's 2 other chunks): on the tie the engine
+	   reconstructs, reading the 2 other chunks, and writes data and parity */
 	s = shape(5, NULL, 4, 64 << 10, GIB);
 	CHECK(s, "raid5 x4");
 	plan_member_io(s, 4096, false, false, &io);
-	CHECK(io.reads == 2 && io.writes == 2, "raid5 x4 small write: %g reads %g writes",
-	      io.reads, io.writes);
+	CHECK(io.reads == 2 && io.writes == 2 && !io.rmw, "raid5 x4 small write: %g reads %g "
+	      "writes, rmw %d", io.reads, io.writes, io.rmw);
 	CHECK(io.phases == 2, "raid5 reads then writes: %u phases", io.phases);
 	/* RAID 5, 3 members: the other chunk of the row is one read (reconstruct) */
 	s = shape(5, NULL, 3, 64 << 10, GIB);
@@ -202,6 +204,37 @@ static void test_queueing(void)
 	CHECK(!plan_predict(s, fslot, &w, &h, &p), "predict");
 	CHECK(NEAR(p.iops, 25000, 1e-9) && !strcmp(p.bound, "host CPU"), "host-bound raid5: "
 	      "%g IOPS (%s), want 25000", p.iops, p.bound);
+
+	/* every CPU term in CPU time, one share factor: 5 µs per client I/O,
+	   10 per member I/O (4 of them), 30 per parity write, the XOR of a
+	   reconstruct-write (3 chunks of 4 KiB, 12288 bytes, at the XOR rate
+	   for 3 data chunks, 3000 MiB/s: 3.90625 µs) and half a CPU: by hand
+	   5 + 40 + 30 + 3.90625 = 78.90625 µs, 0.5e6 / that IOPS */
+	h.cpu_us_per_io = 5;
+	h.cpu_us_per_parity_write = 30;
+	h.cpu_share = 0.5;
+	h.parity_rate[0][3] = 3000;     /* XOR, 3 data chunks */
+	h.parity_rate[1][3] = 1e-9;     /* P+Q must not be used for RAID 5 */
+	h.parity_rate[0][4] = 1e-9;     /* nor another data count */
+	CHECK(!plan_predict(s, fslot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 78.90625, 1e-9) && NEAR(p.iops, 0.5e6 / 78.90625, 1e-9),
+	      "raid5 cpu %g us (want 78.90625), %g IOPS", p.cpu_us, p.iops);
+	/* RAID 0 writes pay no parity work: 5 + 10 */
+	struct plan_shape *s0 = shape(0, NULL, 4, 64 << 10, GIB);
+	CHECK(!plan_predict(s0, fslot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 15, 1e-9), "raid0 cpu %g us, want 15", p.cpu_us);
+	/* reads on RAID 5 pay no parity work either */
+	w.line[0].read_pct = 100;
+	s = shape(5, NULL, 4, 64 << 10, GIB);
+	CHECK(!plan_predict(s, fslot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 15, 1e-9), "raid5 read cpu %g us, want 15", p.cpu_us);
+	/* an unmeasured data count between two measured: linear in d */
+	struct plan_host t = { 0 };
+	t.parity_rate[1][4] = 100;
+	t.parity_rate[1][8] = 300;
+	CHECK(NEAR(plan_host_parity_mib_s(&t, 6, 2), 200, 1e-9) &&
+	      plan_host_parity_mib_s(&t, 6, 1) == 0, "interpolated P+Q %g",
+	      plan_host_parity_mib_s(&t, 6, 2));
 }
 
 static void test_reliability(void)
@@ -288,7 +321,9 @@ static void test_parsers(void)
 		"\"mixed_70_30_4k\": [], \"seq_read\": [{\"bs\":131072,\"mib_s\":100},"
 		"{\"bs\":1048576,\"mib_s\":150}], \"seq_write\": [{\"bs\":131072,\"mib_s\":90}], "
 		"\"afr\": null, \"ure\": 1e-15}";
-	CHECK(!plan_drive_parse_json(good, strlen(good), &d, err, sizeof(err)), "%s", err);
+	unsigned nd = 0;
+	CHECK(!plan_drive_parse_json(good, strlen(good), &d, 1, &nd, err, sizeof(err)) && nd == 1,
+	      "%s", err);
 	CHECK(d.rand_read.n == 2 && d.seq_read_mib_s == 150 && d.afr < 0 && d.ure == 1e-15,
 	      "json: %u points, %g MiB/s, afr %g", d.rand_read.n, d.seq_read_mib_s, d.afr);
 	plan_curve_at(&d.rand_read, 2, &at);
@@ -309,8 +344,28 @@ static void test_parsers(void)
 		"{\"uraid_drive_model\": 1",
 	};
 	for (unsigned i = 0; i < sizeof(bad_json) / sizeof(bad_json[0]); i++)
-		CHECK(plan_drive_parse_json(bad_json[i], strlen(bad_json[i]), &d, err, sizeof(err)) < 0,
-		      "accepted json %u", i);
+		CHECK(plan_drive_parse_json(bad_json[i], strlen(bad_json[i]), &d, 1, &nd, err,
+					    sizeof(err)) < 0 && nd == 0, "accepted json %u", i);
+
+	/* bench --characterise of several devices: a list, one model per device */
+	size_t gl = strlen(good);
+	char *list = malloc(2 * gl + 8);
+	struct plan_drive two[3];
+	CHECK(list, "malloc");
+	if (!list)
+		return;
+	snprintf(list, 2 * gl + 8, "[%s, %s]", good, good);
+	memcpy(strstr(list + gl, "\"ssd\""), "\"hdd\"", 5);
+	CHECK(!plan_drive_parse_json(list, strlen(list), two, 3, &nd, err, sizeof(err)) &&
+	      nd == 2 && !strcmp(two[0].name, "ssd") && !strcmp(two[1].name, "hdd") &&
+	      two[1].rand_read.n == 2, "list: %u models (%s)", nd, err);
+	CHECK(plan_drive_parse_json(list, strlen(list), two, 1, &nd, err, sizeof(err)) < 0 &&
+	      nd == 0, "a list longer than the room accepted");
+	snprintf(list, 2 * gl + 8, "[%s, {\"uraid_drive_model\": 1}]", good);
+	CHECK(plan_drive_parse_json(list, strlen(list), two, 3, &nd, err, sizeof(err)) < 0 &&
+	      strstr(err, "[1]"), "a bad element not named: %s", err);
+	CHECK(plan_drive_parse_json("[]", 2, two, 3, &nd, err, sizeof(err)) < 0, "empty list");
+	free(list);
 }
 
 int main(void)

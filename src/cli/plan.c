@@ -615,6 +615,11 @@ int cmd_plan(int argc, char **argv)
 		    "--force-write");
 	if (nmembers > PLAN_MAX_POOL)
 		BAD("at most %d MEMBERs", PLAN_MAX_POOL);
+	/* --verify runs what is predicted: the outstanding I/Os shared evenly */
+	if (o->verify && r->wl.qd_per_drive && r->wl.iodepth % r->wl.numjobs)
+		BAD("--qd-per-drive=%u with --numjobs=%u: the outstanding I/Os do not divide "
+		    "among the jobs; give a multiple of %u", r->wl.iodepth, r->wl.numjobs,
+		    r->wl.numjobs);
 	if ((rc = build_workload(o, &r->wl)))
 		goto out;
 	rc = CLI_EXIT_USAGE;

@@ -70,6 +70,42 @@ assert [m["count"] for m in d["drives"]] == [2, 2], d["drives"]
 assert all(x["loss_probability"] is None for x in d["candidates"])
 ' "$out"
 
+# bench --characterise of two devices writes a list, one model per device
+# (the shape of its docs/json.md: keys in that order, qd 1..32, afr/ure null)
+python3 - "$work/two.json" <<'PY2'
+import json, sys
+def pts(base):
+    return [{"qd": q, "iops": base * min(q, 8) + 0.5, "mean_us": 100.0 * q / min(q, 8),
+             "p99_us": 300.0 * q / min(q, 8)} for q in (1, 2, 4, 8, 16, 32)]
+def model(name, base):
+    return {"uraid_drive_model": 1, "name": name, "path": "/dev/" + name,
+            "capacity_bytes": 1 << 34, "host": "h", "timestamp": "2026-12-02T04:00:00Z",
+            "runtime_s": 2.0, "random_read_4k": pts(base), "random_write_4k": pts(base / 2),
+            "mixed_70_30_4k": [pts(base)[0], pts(base)[5]],
+            "seq_read": [{"bs": 131072, "mib_s": 400.0}, {"bs": 1048576, "mib_s": 500.0}],
+            "seq_write": [{"bs": 131072, "mib_s": 300.0}, {"bs": 1048576, "mib_s": 350.0}],
+            "afr": None, "ure": None}
+json.dump([model("sda", 10000.0), model("sdb", 20000.0)], open(sys.argv[1], "w"), indent=2)
+PY2
+out=$("$URAID" plan --drive-model="$work/two.json,afr=1%,ure=1e-15,price=200" --json 2>&1)
+check "list of models: exit 0" [ $? -eq 0 ]
+check "list of models: a mixed pool of one each, the data sheet's AFR, URE and price used" \
+    python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert [(m["name"], m["count"]) for m in d["drives"]] == [("sda", 1), ("sdb", 1)], d["drives"]
+c = d["candidates"]
+assert any(x["loss_probability"] is not None and x["loss_probability"] > 0 for x in c), c[0]
+assert all(x["cost_per_tb"] is not None for x in c), c[0]
+' "$out"
+out=$("$URAID" plan --drive-model="$work/two.json" --drives=3 --json 2>&1)
+check "list of models: --drives counts each" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert [m["count"] for m in d["drives"]] == [3, 3], d["drives"]
+assert all(x["loss_probability"] is None for x in d["candidates"])
+' "$out"
+
 # refusals: one line, exit 2
 refuse() {
     local want=$1; shift
@@ -97,6 +133,12 @@ refuse "only taken with --verify" --drive="$SSD" --drives=4 "$work/m0"
 refuse "after the --drive" --drives=3
 refuse "--help" --drive="$SSD" --bogus
 refuse "not a uraid drive model" --drive-model=<(echo '{"x": 1}')
+refuse "drive model [1]" --drive-model=<(echo '[{"uraid_drive_model": 1, "capacity_bytes": 1073741824, "random_read_4k": [{"qd":1,"iops":1,"mean_us":1}], "random_write_4k": [{"qd":1,"iops":1,"mean_us":1}], "seq_read": [{"bs":131072,"mib_s":1}], "seq_write": [{"bs":131072,"mib_s":1}]}, {"x": 1}]')
+refuse "unknown key 'speed'" --drive-model="$work/two.json,afr=1%,speed=9"
+refuse "afr=7" --drive-model="$work/two.json,afr=7"
+refuse "do not divide" --drive="$SSD" --drives=4 --level=0 --members=4 --iodepth=3 \
+    --numjobs=2 --qd-per-drive=3 --verify=1 --force-write "$work/d0" "$work/d1" "$work/d2" \
+    "$work/d3"
 check "refusals wrote nothing" [ ! -e "$work/m0" ]
 
 # the report
@@ -120,21 +162,36 @@ for x in m:
     assert x["measured"]["iops"] > 0 and x["measured"]["lat_mean_ns"] > 0, x
     e = x["measured"]["iops_error_pct"]
     p, mi = x["predicted"]["iops"], x["measured"]["iops"]
+    # a data sheet's host is not re-measured: predicted at its load = predicted
+    assert x["measured"]["predicted_now_iops"] == p and x["measured"]["rounds"] == 1, x
     assert abs(e - 100 * (p - mi) / mi) < 1e-3, x
+    assert abs(x["measured"]["ratio"] / (p / mi) - 1) < 1e-4, x
+    assert x["measured"]["cpu_ns_per_io"] > 0, x
 PY
 
 # --verify without a drive: member 1 is measured first (short runs here)
-"$URAID" plan --level=0 --members=4 --chunks=64K --profile=4k-random-write --iodepth=4 \
-    --verify=1 --force-write --runtime=0.3 --ramp=0 --json \
+"$URAID" plan --level=0,5 --members=4 --chunks=64K --profile=4k-random-write --iodepth=4 \
+    --verify=1 --rounds=3 --force-write --runtime=0.3 --ramp=0 --json \
     "$work/m0" "$work/m1" "$work/m2" "$work/m3" >"$work/q.json" 2>"$work/q.err"
 check "quick characterisation: exit 0" [ $? -eq 0 ] || cat "$work/q.err"
 check "quick characterisation: said so, and used" python3 - "$work/q.json" "$work/q.err" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["drives"][0]["name"].startswith("quick: ") and d["drives"][0]["measured"], d["drives"]
-assert d["host"]["cpu_ns_per_member_write"] > 0, d["host"]
-c = d["candidates"][0]
-assert c["level"] == "raid0" and c["measured"]["iops"] > 0, c
+h = d["host"]
+assert h["cpu_measured"] and h["cpu_ns_per_member_write"] > 0 and h["cpu_share"] > 0, h
+assert h["cpu_ns_per_io"] >= 0 and h["cpu_ns_per_parity_write"] >= 0, h
+assert [r["data"] for r in h["parity_rates"]][:4] == [1, 2, 3, 4], h["parity_rates"]
+c = [x for x in d["candidates"] if x["measured"]][0]
+m = c["measured"]
+assert m["iops"] > 0 and m["rounds"] == 3 and m["cpu_ns_per_io"] > 0, c
+assert m["predicted_now_iops"] > 0 and abs(m["iops_error_pct"] - 100 * (
+    m["predicted_now_iops"] - m["iops"]) / m["iops"]) < 1e-3, m
+r5 = [x for x in d["candidates"] if x["level"] == "raid5"][0]
+r0 = [x for x in d["candidates"] if x["level"] == "raid0"][0]
+# a RAID 5 write charges its parity-path work and 4 member I/Os: more CPU
+assert r5["predicted"]["cpu_ns_per_io"] > r0["predicted"]["cpu_ns_per_io"] + \
+    h["cpu_ns_per_parity_write"] - 1e-6, (r5["predicted"], r0["predicted"])
 assert "measuring" in open(sys.argv[2]).read()
 PY
 

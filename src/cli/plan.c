@@ -709,9 +709,14 @@ int cmd_plan(int argc, char **argv)
 			    cli_bytes((uint64_t)raw, b, sizeof(b)));
 		}
 	}
-	if (plan_search(&r->pool, &r->need, &r->wl, &r->host, &o->space, &r->ans, &r->nans, err,
-			sizeof(err)))
+	unsigned dropped = 0;
+	char drop_why[160];
+	if (plan_search(&r->pool, &r->need, &r->wl, &r->host, &o->space, &r->ans, &r->nans,
+			&dropped, drop_why, sizeof(drop_why), err, sizeof(err)))
 		BAD("%s", err);
+	if (dropped)
+		say("%u candidate%s left out: cannot be built (the first: %s)", dropped,
+		    dropped == 1 ? "" : "s", drop_why);
 
 	if (o->verify) {
 		unsigned nv = o->verify < r->nans ? o->verify : r->nans;

@@ -97,28 +97,71 @@ int plan_evaluate(const struct plan_pool *pool, const struct plan_need *need,
 	return 0;
 }
 
-/* The order of the answer: see the file's comment; arg: was an IOPS asked for? */
-static int by_fit(const void *pa, const void *pb, void *arg)
+/* Whether a (in the fitting part, when an IOPS figure was asked for) is ranked
+   by its known cost rather than by its IOPS. */
+static bool by_cost(const struct plan_answer *a, bool min_iops_given)
 {
-	const struct plan_answer *a = pa, *b = pb;
-	bool min_iops_given = *(const bool *)arg;
-	if (a->fits != b->fits)
-		return a->fits ? -1 : 1;
-	/* cost first only when the IOPS asked for is met by both */
-	if (min_iops_given && a->fits && a->cost_known && b->cost_known &&
-	    a->cost_per_tb != b->cost_per_tb)
+	return min_iops_given && a->fits && a->cost_known;
+}
+
+/* After the IOPS: the cheaper, then the safer, then the fewer drives. */
+static int tie_break(const struct plan_answer *a, const struct plan_answer *b)
+{
+	if (a->cost_known != b->cost_known)
+		return a->cost_known ? -1 : 1;
+	if (a->cost_known && a->cost_per_tb != b->cost_per_tb)
 		return a->cost_per_tb < b->cost_per_tb ? -1 : 1;
-	/* IOPS within 2 % of each other are the same performance: the model is
-	   not that precise, and the cheaper or safer of two equals should win */
-	if (fabs(a->perf.iops - b->perf.iops) > 0.02 * fmax(a->perf.iops, b->perf.iops))
-		return a->perf.iops > b->perf.iops ? -1 : 1;
-	if (a->cost_known && b->cost_known && a->cost_per_tb != b->cost_per_tb)
-		return a->cost_per_tb < b->cost_per_tb ? -1 : 1;
-	/* then the safer, then the fewer drives */
-	if (a->loss_known && b->loss_known && a->loss_prob != b->loss_prob)
+	if (a->loss_known != b->loss_known)
+		return a->loss_known ? -1 : 1;
+	if (a->loss_known && a->loss_prob != b->loss_prob)
 		return a->loss_prob < b->loss_prob ? -1 : 1;
 	unsigned da = a->c.members + a->c.spares, db = b->c.members + b->c.spares;
 	return da < db ? -1 : da > db;
+}
+
+/*
+ * The strict order of the answer (a total order, so qsort_r's result does
+ * not depend on the input order): fits first; among those that fit when an
+ * IOPS figure was asked for, the priced ones by cost; then by IOPS, higher
+ * first; then tie_break. arg: was an IOPS asked for?
+ */
+static int by_fit(const void *pa, const void *pb, void *arg)
+{
+	const struct plan_answer *a = pa, *b = pb;
+	bool mi = *(const bool *)arg;
+	if (a->fits != b->fits)
+		return a->fits ? -1 : 1;
+	if (by_cost(a, mi) != by_cost(b, mi))
+		return by_cost(a, mi) ? -1 : 1;
+	if (by_cost(a, mi) && a->cost_per_tb != b->cost_per_tb)
+		return a->cost_per_tb < b->cost_per_tb ? -1 : 1;
+	if (a->perf.iops != b->perf.iops)
+		return a->perf.iops > b->perf.iops ? -1 : 1;
+	return tie_break(a, b);
+}
+
+static int by_tie_break(const void *pa, const void *pb)
+{
+	return tie_break(pa, pb);
+}
+
+/*
+ * IOPS within 2 % are the same performance (the model is not that precise,
+ * and the cheaper or safer of two equals should win): after the strict
+ * sort, each run of answers ranked by IOPS whose IOPS lie within 2 % of the
+ * run's first is one group, ordered within by tie_break alone.
+ */
+static void group_equals(struct plan_answer *v, size_t n, bool mi)
+{
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		while (j < n && !by_cost(&v[i], mi) && v[j].fits == v[i].fits && !by_cost(&v[j], mi) &&
+		       v[j].perf.iops >= 0.98 * v[i].perf.iops)
+			j++;
+		if (j - i > 1)
+			qsort(v + i, j - i, sizeof(*v), by_tie_break);
+		i = j;
+	}
 }
 
 /* The layouts worth comparing for a level: the default, and RAID 10's
@@ -142,13 +185,15 @@ static unsigned layouts_of(int level, unsigned members, uint32_t *out)
 int plan_search(const struct plan_pool *pool, const struct plan_need *need,
 		const struct plan_workload *w, const struct plan_host *h,
 		const struct plan_space *sp, struct plan_answer **out, unsigned *nout,
-		char *err, size_t errlen)
+		unsigned *ndropped, char *drop_why, size_t drop_len, char *err, size_t errlen)
 {
 	size_t cap = 64, n = 0;
 	struct plan_answer *v = malloc(cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	int rc = 0;
+	unsigned dropped = 0;           /* candidates that could not be built, and why */
+	char first_drop[160] = "";
 	for (unsigned li = 0; li < sp->nlevels && !rc; li++) {
 		const struct uraid_level_info *info = uraid_level_info(sp->level[li]);
 		if (!info)
@@ -180,22 +225,36 @@ int plan_search(const struct plan_pool *pool, const struct plan_need *need,
 							cap *= 2;
 						}
 						char why[160];
-						if (plan_evaluate(pool, need, w, h, &c, &v[n], why,
-								  sizeof(why)) == 0)
+						int erc = plan_evaluate(pool, need, w, h, &c, &v[n], why,
+									sizeof(why));
+						if (erc == -ENOMEM)
+							rc = erc;
+						else if (erc == 0)
 							n++;
+						else if (dropped++ == 0)
+							snprintf(first_drop, sizeof(first_drop), "%s",
+								 why);
 					}
 		}
 	}
-	if (!rc && !n)
+	if (!rc && !n && dropped)
+		rc = uraid_errf(err, errlen, -EINVAL, "no candidate can be built from %u drive%s: "
+				"%s", pool->n, pool->n == 1 ? "" : "s", first_drop);
+	else if (!rc && !n)
 		rc = uraid_errf(err, errlen, -EINVAL, "no candidate can be built from %u drive%s "
-				"(RAID 1 and 0 need 2, RAID 4/5 3, RAID 6 4)", pool->n,
+				"with the levels and member counts asked for (RAID 0, 1, 4, 5 and 10 "
+				"need 2 members, RAID 6 needs 4)", pool->n,
 				pool->n == 1 ? "" : "s");
+	*ndropped = dropped;
+	if (dropped)
+		snprintf(drop_why, drop_len, "%s", first_drop);
 	if (rc) {
 		free(v);
 		return rc;
 	}
 	bool min_iops_given = need->min_iops > 0;
 	qsort_r(v, n, sizeof(*v), by_fit, &min_iops_given);
+	group_equals(v, n, min_iops_given);
 	/* the reason of those that fit, now that the order is known */
 	for (size_t i = 0; i < n; i++) {
 		struct plan_answer *a = &v[i];

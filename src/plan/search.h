@@ -71,13 +71,15 @@ struct plan_answer {
 
 /*
  * Predict every candidate of space on pool for the need and workload, rank
- * them (*out, *nout: free() it). 0, or -EINVAL with the reason (nothing
- * can be built from the pool), -ENOMEM.
+ * them (*out, *nout: free() it). Candidates that cannot be built (a layout
+ * the geometry refuses for that count, say) are left out: *ndropped of
+ * them, the first one's reason in drop_why. 0, or -EINVAL with the reason
+ * (nothing can be built from the pool), -ENOMEM.
  */
 int plan_search(const struct plan_pool *pool, const struct plan_need *need,
 		const struct plan_workload *w, const struct plan_host *h,
 		const struct plan_space *sp, struct plan_answer **out, unsigned *nout,
-		char *err, size_t errlen);
+		unsigned *ndropped, char *drop_why, size_t drop_len, char *err, size_t errlen);
 
 /* One candidate, predicted (used by plan_search and --verify's re-prediction). */
 int plan_evaluate(const struct plan_pool *pool, const struct plan_need *need,

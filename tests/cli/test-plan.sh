@@ -127,6 +127,7 @@ refuse "unknown key 'speed'" --drive="$SSD,speed=9"
 refuse "not KEY=VALUE" --drive="read_iops"
 refuse "read_iops=-1" --drive="read_iops=-1,write_iops=1,read_mib_s=1,write_mib_s=1,capacity=1G"
 refuse "no drives" --profile=database
+refuse "RAID 6 needs 4" --drive="$SSD" --drives=3 --level=6
 refuse "no such profile" --drive="$SSD" --drives=4 --profile=nope
 refuse "--force-write" --drive="$SSD" --verify=1 "$work/m0"
 refuse "only taken with --verify" --drive="$SSD" --drives=4 "$work/m0"

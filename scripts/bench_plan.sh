@@ -35,6 +35,9 @@ print("host %-15s CPU us: %.2f per client I/O, %.2f per member read, %.2f per me
       "%.2f per parity write; CPU share %.2f" % (sys.argv[2], h["cpu_ns_per_io"] / 1e3,
       h["cpu_ns_per_member_read"] / 1e3, h["cpu_ns_per_member_write"] / 1e3,
       h["cpu_ns_per_parity_write"] / 1e3, h["cpu_share"]))
+runs = h.get("cpu_runs_ns_per_io") or {}
+print("host %-15s CPU us per client I/O of the runs: %s" % (sys.argv[2], ", ".join(
+      "%s %.2f" % (k, v / 1e3) for k, v in runs.items() if v is not None)))
 for c in d["candidates"]:
     m = c["measured"]
     if not m:

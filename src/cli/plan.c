@@ -244,45 +244,51 @@ static int build_workload(struct plan_opts_in *o, struct plan_workload *w)
 	return 0;
 }
 
-static int parse_levels(const char *s, struct plan_space *sp)
+/* One item of --level or --chunks into sp; 0 or the usage exit status. */
+typedef int (*list_item_fn)(const char *item, struct plan_space *sp);
+
+static int level_item(const char *t, struct plan_space *sp)
 {
-	char buf[128];
-	if (strlen(s) >= sizeof(buf))
-		return refuse("--level: too long");
-	strcpy(buf, s);
-	sp->nlevels = 0;
-	char *save = NULL;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		int lv;
-		const struct uraid_level_info *info;
-		if (uraid_level_parse(t, &lv) || !(info = uraid_level_info(lv)) ||
-		    lv == URAID_LEVEL_LINEAR)
-			return refuse("--level: '%s' is not a level the planner knows (0, 1, 4, 5, "
-				      "6, 10)", t);
-		if (sp->nlevels == PLAN_MAX_LEVELS)
-			return refuse("--level: at most %d levels", PLAN_MAX_LEVELS);
-		sp->level[sp->nlevels++] = lv;
-	}
-	return sp->nlevels ? 0 : refuse("--level: no level given");
+	int lv;
+	const struct uraid_level_info *info;
+	if (uraid_level_parse(t, &lv) || !(info = uraid_level_info(lv)) ||
+	    lv == URAID_LEVEL_LINEAR)
+		return refuse("--level: '%s' is not a level the planner knows (0, 1, 4, 5, 6, 10)",
+			      t);
+	if (sp->nlevels == PLAN_MAX_LEVELS)
+		return refuse("--level: at most %d levels", PLAN_MAX_LEVELS);
+	sp->level[sp->nlevels++] = lv;
+	return 0;
 }
 
-static int parse_chunks(const char *s, struct plan_space *sp)
+static int chunk_item(const char *t, struct plan_space *sp)
+{
+	uint64_t b;
+	if (cli_parse_size(t, 1024, &b) || b < 4096 || b > (1u << 30) || (b & (b - 1)))
+		return refuse("--chunks: '%s' is not a power of two from 4K to 1G", t);
+	if (sp->nchunks == PLAN_MAX_CHUNKS)
+		return refuse("--chunks: at most %d sizes", PLAN_MAX_CHUNKS);
+	sp->chunk_bytes[sp->nchunks++] = (uint32_t)b;
+	return 0;
+}
+
+/* A comma-separated list of option opt, each item through one(); *count is
+   the list's length in sp (reset first, checked non-empty after). */
+static int parse_list(const char *s, const char *opt, list_item_fn one, unsigned *count,
+		      struct plan_space *sp)
 {
 	char buf[128];
 	if (strlen(s) >= sizeof(buf))
-		return refuse("--chunks: too long");
+		return refuse("--%s: too long", opt);
 	strcpy(buf, s);
-	sp->nchunks = 0;
+	*count = 0;
 	char *save = NULL;
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		uint64_t b;
-		if (cli_parse_size(t, 1024, &b) || b < 4096 || b > (1u << 30) || (b & (b - 1)))
-			return refuse("--chunks: '%s' is not a power of two from 4K to 1G", t);
-		if (sp->nchunks == PLAN_MAX_CHUNKS)
-			return refuse("--chunks: at most %d sizes", PLAN_MAX_CHUNKS);
-		sp->chunk_bytes[sp->nchunks++] = (uint32_t)b;
+		int rc = one(t, sp);
+		if (rc)
+			return rc;
 	}
-	return sp->nchunks ? 0 : refuse("--chunks: no size given");
+	return *count ? 0 : refuse("--%s: none given", opt);
 }
 
 static unsigned pool_add(struct plan_run *r, unsigned model, unsigned count)
@@ -516,12 +522,14 @@ int cmd_plan(int argc, char **argv)
 				r->wl.qd_per_drive = opt == O_QDPD;     /* the last one given */
 			break;
 		case O_LEVEL:
-			if ((rc = parse_levels(optarg, &o->space)))
+			if ((rc = parse_list(optarg, "level", level_item, &o->space.nlevels,
+					     &o->space)))
 				goto out;
 			rc = CLI_EXIT_USAGE;
 			break;
 		case O_CHUNKS:
-			if ((rc = parse_chunks(optarg, &o->space)))
+			if ((rc = parse_list(optarg, "chunks", chunk_item, &o->space.nchunks,
+					     &o->space)))
 				goto out;
 			rc = CLI_EXIT_USAGE;
 			break;

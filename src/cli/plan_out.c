@@ -180,6 +180,19 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 	fputs(", \"cpu_share\": ", f);
 	jnum(f, r->host.cpu_share > 0 ? r->host.cpu_share : 1);
 	fprintf(f, ", \"cpu_measured\": %s", r->host_measured ? "true" : "false");
+	if (r->host_measured) {
+		/* the runs the CPU figures come from (docs/planner.md, --verify) */
+		const struct plan_host_note *n = &r->host_note;
+		fputs(", \"cpu_runs_ns_per_io\": {\"linear_read\": ", f);
+		jnum(f, n->linear_read_us * 1e3);
+		fputs(", \"linear_write\": ", f);
+		jnum(f, n->linear_write_us * 1e3);
+		fputs(", \"raid1_x2_write\": ", f);
+		jnum(f, n->raid1_write_us ? n->raid1_write_us * 1e3 : NAN);
+		fputs(", \"raid5_x3_write\": ", f);
+		jnum(f, n->raid5_write_us ? n->raid5_write_us * 1e3 : NAN);
+		fputc('}', f);
+	}
 	fputs(", \"parity_bytes_per_s\": ", f);
 	jnum(f, r->host.parity_mib_s > 0 ? r->host.parity_mib_s * 1048576 : NAN);
 	fputs(", \"parity_rates\": [", f);

@@ -170,6 +170,31 @@ static void test_capacity(void)
 	CHECK(NEAR(a.cost_per_tb, 250 / (3.0 * GIB / 1e12), 1e-9), "cost %g", a.cost_per_tb);
 	/* 1 GiB at 100 MiB/s: 10.24 s */
 	CHECK(NEAR(a.rebuild_s, 10.24, 1e-9), "rebuild %g s", a.rebuild_s);
+
+	/* the ranking: the fitting part first; each answer's IOPS at most 1/0.98
+	   of any earlier one's (groups of equals within 2 % of their head);
+	   within a group the cheaper first */
+	struct plan_space sp = { .nlevels = 6, .level = { 0, 1, 4, 5, 6, 10 }, .nchunks = 2,
+				 .chunk_bytes = { 64u << 10, 512u << 10 }, .max_spares = 1 };
+	struct plan_answer *v = NULL;
+	unsigned nv = 0, dropped = 0;
+	char why[160];
+	w.iodepth = 32;
+	CHECK(!plan_search(&pool, &need, &w, &h, &sp, &v, &nv, &dropped, why, sizeof(why), err,
+			   sizeof(err)) && nv > 10, "search: %u (%s)", nv, err);
+	for (unsigned i = 1; v && i < nv; i++) {
+		CHECK(v[i - 1].fits || !v[i].fits, "unfit %u before fit %u", i - 1, i);
+		if (v[i].fits != v[i - 1].fits)
+			continue;
+		for (unsigned k = 0; k < i; k++)
+			if (v[k].fits == v[i].fits)
+				CHECK(v[i].perf.iops <= v[k].perf.iops / 0.98 * (1 + 1e-12),
+				      "#%u %g IOPS after #%u %g", i, v[i].perf.iops, k, v[k].perf.iops);
+		if (v[i].perf.iops > v[i - 1].perf.iops)      /* in one group: a tie-break */
+			CHECK(v[i].cost_per_tb >= v[i - 1].cost_per_tb, "#%u cheaper than #%u in "
+			      "its group", i, i - 1);
+	}
+	free(v);
 }
 
 static void test_queueing(void)

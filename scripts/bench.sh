@@ -967,5 +967,7 @@ line "resync after a crash during 4 x 1 MiB writes" "$t_bm" "full resync (create
     "(MiB per member resynced: $(( ${b_bm:-0} >> 20 )) after the crash, $(( ${b_full:-0} >> 20 )) in full)"
 fi
 
+. "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
+
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

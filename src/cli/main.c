@@ -17,6 +17,7 @@ static const struct {
 	{ "examine", cmd_examine, "print the md superblock of each member (--json for scripts)" },
 	{ "detail", cmd_detail, "assemble read-only and show the array's state and members" },
 	{ "bench", cmd_bench, "measure IOPS, MiB/s and latency of files, devices, NBD exports or an array" },
+	{ "plan", cmd_plan, "predict what each RAID layout does for a workload (--verify: measure)" },
 	{ "serve", cmd_serve, "assemble an array and export it over NBD until stopped" },
 	{ "status", cmd_status, "list served arrays, or show one's state (--json)" },
 	{ "fail", cmd_fail, "mark a member of a served array faulty" },

@@ -317,6 +317,19 @@ static void resume_end_eio(struct reactor *r, struct reactor_msg *m)
 	array_req_end(rq_of_msg(m), -EIO);
 }
 
+static void end_deferred(struct io_op *op, int res)
+{
+	array_req_end((struct array_req *)((char *)op - offsetof(struct array_req, wc_op)), res);
+}
+
+/* A request the cache answered ends at its reactor's next poll: callers of
+ * uraid_array_submit never see done() run inside it. */
+static void end_later(struct array_req *rq, int res)
+{
+	rq->wc_op.cb = end_deferred;
+	reactor_complete(&rq->er->r, &rq->wc_op, res);
+}
+
 /* Pages a write of [lo, hi) needs that it does not hold yet. */
 static uint32_t pages_missing(const struct wcache *c, uint64_t lo, uint64_t hi)
 {
@@ -578,7 +591,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		taken = take_read(c, rq);
 		pthread_mutex_unlock(&c->lock);
 		if (taken)
-			array_req_end(rq, 0);
+			end_later(rq, 0);
 		return taken;
 	case URAID_IO_FLUSH:
 		rq->wc_epoch = c->cur_epoch;
@@ -589,7 +602,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			c->destage_failed = false;
 			pthread_mutex_unlock(&c->lock);
 			if (failed)
-				array_req_end(rq, -EIO);
+				end_later(rq, -EIO);
 			return failed;
 		}
 		rq->wc_next = c->flush_wait;
@@ -604,7 +617,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			if (!c->space_head && absorb(c, rq)) {
 				run = c->pressure;
 				pthread_mutex_unlock(&c->lock);
-				array_req_end(rq, 0);
+				end_later(rq, 0);
 				if (run)
 					wc_destage_run(c, rq->er);
 				return true;

@@ -440,6 +440,90 @@ static void test_close_drains(struct t *t, uint64_t *rs)
 	free(rd);
 }
 
+/* A page with two dirty runs (sectors 0 and 4): a flush destages the first
+   run while it is rewritten; the second run, written before the flush, must
+   be on the members once the flush returns (the page's epoch must not move
+   on while part of what was dirty at the copy was not carried). */
+static void test_partial_epoch(struct t *t, uint64_t *rs)
+{
+	uint8_t *v = aligned_alloc(4096, 3 * 512);
+	rng_fill(rs, v, 3 * 512);
+	uint64_t base = 64 * 4096;
+	struct op ops[3];
+	set_op(&ops[0], URAID_IO_WRITE, base, 512, v, 0);
+	set_op(&ops[1], URAID_IO_WRITE, base + 2048, 512, v + 512, 0);
+	run_batch(t, ops, 2);
+	set_op(&ops[0], URAID_IO_FLUSH, 0, 0, NULL, 0);
+	set_op(&ops[1], URAID_IO_WRITE, base, 512, v + 1024, 0);
+	run_batch(t, ops, 2);
+	CHECK(members_hold(t, v + 512, 512, base + 2048),
+	      "partial epoch: FLUSH returned, a sector written before it is not on the members");
+	set_op(&ops[0], URAID_IO_FLUSH, 0, 0, NULL, 0);
+	run_batch(t, ops, 1);
+	CHECK(members_hold(t, v + 1024, 512, base), "partial epoch: the rewrite is not on the members");
+	free(v);
+}
+
+/* W1 cached and acknowledged; then a large write T (written through) over
+   it and a read R of the same page in one burst: R returns W1 or T, never
+   the bytes from before W1 (the cached copy stays until T has landed). */
+static void test_stale_read(struct t *t, uint64_t *rs)
+{
+	enum { TL = 1u << 20 };
+	uint8_t *old = aligned_alloc(4096, 4096), *w1 = aligned_alloc(4096, 4096);
+	uint8_t *tb = aligned_alloc(4096, TL), *rd = aligned_alloc(4096, 4096);
+	unsigned stale = 0, mixed = 0;
+	for (unsigned r = 0; r < 60; r++) {
+		uint64_t base = (rng_next(rs) % (t->size / TL)) * TL;
+		rng_fill(rs, old, 4096);
+		rng_fill(rs, w1, 4096);
+		rng_fill(rs, tb, TL);
+		struct op ops[3];
+		set_op(&ops[0], URAID_IO_WRITE, base + 8192, 4096, old, URAID_IO_FUA);
+		run_batch(t, ops, 1);
+		set_op(&ops[0], URAID_IO_WRITE, base + 8192, 4096, w1, 0);
+		run_batch(t, ops, 1);
+		set_op(&ops[0], URAID_IO_WRITE, base, TL, tb, 0);
+		set_op(&ops[1], URAID_IO_READ, base + 8192, 4096, rd, 0);
+		run_batch(t, ops, 2);
+		if (!memcmp(rd, old, 4096))
+			stale++;
+		else if (memcmp(rd, w1, 4096) && memcmp(rd, tb + 8192, 4096))
+			mixed++;
+	}
+	CHECK(stale == 0, "stale read: %u of 60 reads returned bytes older than an acknowledged write",
+	      stale);
+	CHECK(mixed == 0, "stale read: %u of 60 reads returned neither W1 nor T", mixed);
+	free(old); free(w1); free(tb); free(rd);
+}
+
+/* The array fails (2 of 4 RAID 5 members) with a cached write A: every flush
+   after it fails (not only the first), A is not read back as if it were on
+   the members, and later writes are not acknowledged from the cache. */
+static void test_fatal(struct t *t, uint64_t *rs)
+{
+	uint8_t *v = aligned_alloc(4096, 8192), *rd = aligned_alloc(4096, 4096);
+	rng_fill(rs, v, 8192);
+	char err[200];
+	CHECK(uraid_array_set_write_cache(t->a, URAID_WRITE_BACK) == 0, "fatal: set write-back");
+	CHECK(uraid_array_pwrite(t->a, v, 4096, 40960, 0) == 0, "fatal: cached write A");
+	CHECK(uraid_array_fail_member(t->a, 0, URAID_FAIL_FORCE, err, sizeof(err)) == 0,
+	      "fatal: fail member 0: %s", err);
+	CHECK(uraid_array_fail_member(t->a, 1, URAID_FAIL_FORCE, err, sizeof(err)) == 0,
+	      "fatal: fail member 1: %s", err);
+	for (unsigned i = 0; i < 4; i++) {
+		int f = uraid_array_flush(t->a);
+		CHECK(f != 0, "fatal round %u: FLUSH succeeded after A was lost", i);
+		memset(rd, 0, 4096);
+		int r = uraid_array_pread(t->a, rd, 4096, 40960);
+		CHECK(r != 0 || memcmp(rd, v, 4096), "fatal round %u: A read back though it is on no member", i);
+		int w = uraid_array_pwrite(t->a, v + 4096, 4096, 40960 * (i + 2), 0);
+		CHECK(w != 0, "fatal round %u: a write acknowledged on a failed array", i);
+	}
+	free(v);
+	free(rd);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261202;
@@ -458,6 +542,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "test_wcache: setup failed\n");
 			return 1;
 		}
+		test_stale_read(&t, &rs);
+		test_partial_epoch(&t, &rs);
 		test_flush(&t, &rs);
 		test_rewrite_during_destage(&t, &rs);
 		test_full_cache_order(&t, &rs);
@@ -465,6 +551,8 @@ int main(int argc, char **argv)
 		test_read_overlay(&t, &rs);
 		test_switch(&t, &rs);
 		test_close_drains(&t, &rs);
+		if (l == 0)
+			test_fatal(&t, &rs);   /* last: the array is lost after it */
 		teardown(&t);
 		printf("%s raid%s\n", failures == before ? "ok  " : "FAIL", levels[l]);
 	}

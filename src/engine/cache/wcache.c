@@ -11,18 +11,24 @@
  *   order, and later writes wait behind it, so an overlapping later write
  *   never lands before an earlier one; the destage completion that frees
  *   room copies it in and completes it on its reactor.
- * - FUA, large writes, writes in write-through, DISCARD, WRITE_ZEROES: go
- *   to the members ("through"). They wait for destages in flight on their
- *   range (an older copy must not land after them) and for member reads
- *   that will overlay pages of it; then their range's cached sectors are
- *   dropped and they go on. From arrival to completion no destage starts
- *   on their range (a newer copy must not land before them).
+ * - FUA, large writes, writes in write-through or on an array that has
+ *   failed, DISCARD, WRITE_ZEROES: go to the members ("through"). They wait
+ *   for destages in flight on their range (an older copy must not land
+ *   after them) and for member reads that will overlay pages of it, then go
+ *   on. From arrival to completion no destage starts on their range (a
+ *   newer copy must not land before them), and reads of it that would need
+ *   the cached pages wait for them to end (they would pin pages it waits
+ *   for). The range's cached sectors stay until the op has landed (till
+ *   then they are the only copy of what was acknowledged before it): its
+ *   success drops them; on failure the dirty ones stay dirty.
  * - READ: served from the pages when they hold every sector; else read from
  *   the members and overlaid with the pages at the end. The pages it
  *   overlaps are pinned meanwhile (not freed nor reused), so bytes destaged
  *   during the read still come from the page, never older member bytes.
- * - FLUSH: takes the current epoch and opens a new one; it goes on to the
- *   members' flush once no page is dirty in its epoch or an older one.
+ * - FLUSH: takes the current epoch and opens a new one (waiting for a free
+ *   slot in the ring of epochs); it goes on to the members' flush once no
+ *   page is dirty in its epoch or an older one, and fails when data of its
+ *   epoch or an older one was lost (a destage the array could not write).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -318,6 +324,22 @@ static void resume_end_eio(struct reactor *r, struct reactor_msg *m)
 	array_req_end(rq_of_msg(m), -EIO);
 }
 
+/* A request that waited (a read behind an op written through) starts over. */
+static void resume_retake(struct reactor *r, struct reactor_msg *m)
+{
+	(void)r;
+	struct array_req *rq = rq_of_msg(m);
+	struct wcache *c = atomic_load_explicit(&rq->a->wc, memory_order_acquire);
+	if (!wcache_take(c, rq))
+		array_req_route(rq);
+}
+
+/* Does a flush of epoch e cover data that was lost? */
+static bool flush_fails(const struct wcache *c, uint64_t e)
+{
+	return c->lost_epoch && e >= c->lost_epoch;
+}
+
 static void end_deferred(struct io_op *op, int res)
 {
 	array_req_end((struct array_req *)((char *)op - offsetof(struct array_req, wc_op)), res);
@@ -419,16 +441,13 @@ static bool range_busy(struct wcache *c, uint64_t lo, uint64_t hi)
 	return any;
 }
 
-static void drop_sectors(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg);
-
 void wc_after_change(struct wcache *c)
 {
-	/* ops written through whose range is quiet now: their cached copy goes */
+	/* ops written through whose range is quiet now go on */
 	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
 		if (!(t->wc_marks & WC_MARK_WAITING) || range_busy(c, t->wc_lo, t->wc_hi))
 			continue;
 		t->wc_marks &= (uint8_t)~WC_MARK_WAITING;
-		for_pages(c, t->wc_lo, t->wc_hi, drop_sectors, NULL);
 		wc_post(t, resume_route);
 	}
 	wake_writers(c);
@@ -439,9 +458,7 @@ void wc_after_change(struct wcache *c)
 			continue;
 		}
 		*pp = rq->wc_next;
-		bool failed = c->destage_failed;
-		c->destage_failed = false;
-		wc_post(rq, failed ? resume_end_eio : resume_route);
+		wc_post(rq, flush_fails(c, rq->wc_epoch) ? resume_end_eio : resume_route);
 	}
 	if (c->pressure && c->ndirty <= c->low_water)
 		c->pressure = false;
@@ -477,6 +494,18 @@ static void drop_sectors(struct wcache *c, struct wc_page *p, uint8_t mask, void
 	wc_page_free_if_empty(c, p);
 }
 
+/* An op written through failed: what the members hold in its range is not
+ * known, the clean copies go; the dirty ones stay (they go again). */
+static void drop_clean_sectors(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)arg;
+	if (!(p->valid & mask & (uint8_t)~p->dirty))
+		return;
+	p->valid &= (uint8_t)~(mask & (uint8_t)~p->dirty);
+	p->gen++;
+	wc_page_free_if_empty(c, p);
+}
+
 /* FUA, large, through-policy writes, discards, zeroes: see the top. */
 static bool take_through(struct wcache *c, struct array_req *rq)
 {
@@ -490,19 +519,15 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	if (c->through_list)
 		c->through_list->wc_prev = rq;
 	c->through_list = rq;
-	if (c->nfree == c->npages)
+	if (c->nfree == c->npages || !range_busy(c, rq->wc_lo, rq->wc_hi))
 		return false;
-	if (!range_busy(c, rq->wc_lo, rq->wc_hi)) {
-		for_pages(c, rq->wc_lo, rq->wc_hi, drop_sectors, NULL);
-		wc_after_change(c);
-		return false;
-	}
 	/*
 	 * A destage in flight on the range (its older copy must land first),
-	 * or a member read that will overlay pages of it (dropping them now
-	 * could let it return bytes older than what was acknowledged before
-	 * it): wc_after_change drops the range and lets the op go once both
-	 * are done. Meanwhile no destage starts on the range.
+	 * or a member read that will overlay pages of it (the op's drop of the
+	 * range at its end could let that read return bytes older than what
+	 * was acknowledged before it): wc_after_change lets the op go once
+	 * both are done. Meanwhile no destage starts on the range and no read
+	 * pins pages of it (take_read).
 	 */
 	rq->wc_marks |= WC_MARK_WAITING;
 	return true;
@@ -584,6 +609,14 @@ static bool take_read(struct wcache *c, struct array_req *rq)
 		c->st.read_hit_bytes += io->length;
 		return true;
 	}
+	if (w.present && wc_range_blocked(c, lo, hi)) {
+		/* an op written through is in flight on the range: the read waits
+		   for it (a pin here could hold it back forever, and the op's end
+		   drops the pages this read would overlay) */
+		rq->wc_next = c->read_wait;
+		c->read_wait = rq;
+		return true;
+	}
 	c->st.read_misses++;
 	if (w.present) {
 		for_pages(c, lo, hi, read_pin, &w);
@@ -596,15 +629,17 @@ static bool take_read(struct wcache *c, struct array_req *rq)
 bool wcache_take(struct wcache *c, struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
-	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
 	bool taken = false, run = false;
 
 	pthread_mutex_lock(&c->lock);
+	/* under the lock: the switch to through stores it under the lock too */
+	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
 	switch (io->op) {
 	case URAID_IO_READ:
 		taken = take_read(c, rq);
+		bool waits = taken && c->read_wait == rq;
 		pthread_mutex_unlock(&c->lock);
-		if (taken)
+		if (taken && !waits)
 			end_later(rq, 0);
 		return taken;
 	case URAID_IO_FLUSH:
@@ -612,8 +647,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		if (c->cur_epoch + 1 - c->oldest_epoch < WC_EPOCHS)
 			c->cur_epoch++;
 		if (epoch_clean(c, rq->wc_epoch)) {
-			bool failed = c->destage_failed;
-			c->destage_failed = false;
+			bool failed = flush_fails(c, rq->wc_epoch);
 			pthread_mutex_unlock(&c->lock);
 			if (failed)
 				end_later(rq, -EIO);
@@ -626,8 +660,10 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		return true;
 	case URAID_IO_WRITE:
 		c->last_write_ns = reactor_now_ns(&rq->er->r);
+		/* an array that has failed: the writes fail as without a cache */
 		if (back && !(io->flags & URAID_IO_FUA) && io->length < WC_BYPASS_BYTES &&
-		    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8) {
+		    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
+		    !(atomic_load(&c->a->degraded) && !array_level_survives(c->a))) {
 			if (!c->space_head && absorb(c, rq)) {
 				run = c->pressure;
 				pthread_mutex_unlock(&c->lock);
@@ -678,12 +714,33 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 			c->through_list = rq->wc_next;
 		if (rq->wc_next)
 			rq->wc_next->wc_prev = rq->wc_prev;
+		/* landed: the cached sectors of the range are older than it */
+		for_pages(c, rq->wc_lo, rq->wc_hi, ok ? drop_sectors : drop_clean_sectors, NULL);
+		/* reads that waited for it: start over (another op may hold them) */
+		for (struct array_req **pp = &c->read_wait; *pp;) {
+			struct array_req *r = *pp;
+			uint64_t lo = r->io->offset / 512, hi = lo + r->io->length / 512;
+			if (wc_range_blocked(c, lo, hi)) {
+				pp = &r->wc_next;
+				continue;
+			}
+			*pp = r->wc_next;
+			wc_post(r, resume_retake);
+		}
+		wc_after_change(c);
 		kick = c->ndirty && wc_want_destage(c);
 	}
 	rq->wc_marks = 0;
 	pthread_mutex_unlock(&c->lock);
 	if (kick)
 		wc_destage_run(c, rq->er);
+}
+
+void wcache_set_policy(struct wcache *c, uint32_t policy)
+{
+	pthread_mutex_lock(&c->lock);
+	atomic_store(&c->policy, policy);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st)

@@ -67,7 +67,8 @@ struct wc_destage {
 	uint32_t npages;
 	uint32_t page[WC_DESTAGE_MAX_PAGES];
 	uint32_t gen[WC_DESTAGE_MAX_PAGES];
-	uint8_t mask[WC_DESTAGE_MAX_PAGES];
+	uint8_t mask[WC_DESTAGE_MAX_PAGES];      /* sectors carried */
+	uint8_t dirty0[WC_DESTAGE_MAX_PAGES];    /* sectors dirty at the copy */
 	struct wc_destage *next_free;
 };
 
@@ -99,11 +100,17 @@ struct wcache {
 	/* flush epochs: a flush waits until no page dirty in its epoch or before */
 	uint64_t cur_epoch, oldest_epoch;
 	uint32_t epoch_dirty[WC_EPOCHS];
-	bool destage_failed;         /* reported by the next flush, then cleared */
+	/* the oldest epoch holding data lost (a destage the array could not
+	   write): every flush of that epoch or later fails; 0: none */
+	uint64_t lost_epoch;
+	bool backoff;                /* a destage hit -ENOMEM/-EAGAIN: retry at the tick */
 
 	/* requests waiting (array_req lists through wc_next) */
 	struct array_req *space_head, *space_tail;   /* writes: no room (FIFO) */
 	struct array_req *flush_wait;                /* flushes: older dirty data */
+	/* reads overlapping an op written through that is in flight: they
+	   wait for it to end (they would otherwise pin pages it waits for) */
+	struct array_req *read_wait;
 	/* ops written through, in flight (wc_prev/wc_next); WC_MARK_WAITING:
 	   still waiting for destages in flight on their range */
 	struct array_req *through_list;
@@ -116,6 +123,9 @@ struct wcache {
 	bool *running;               /* per reactor, its thread only: in wcache_destage_run */
 	_Atomic bool kick_posted;
 	struct reactor_msg kick_msg;
+	/* destage_done and kick_msg running (they use the cache after the
+	   request that brought them is counted done): the drain waits for 0 */
+	_Atomic uint32_t busy;
 
 	struct uraid_write_cache_status st;   /* counters (policy, sizes filled at status) */
 };
@@ -132,11 +142,15 @@ void wcache_destroy(struct wcache *c);
  */
 bool wcache_take(struct wcache *c, struct array_req *rq);
 /* A request the cache marked ends (req_finish, or ended early): overlay
- * pinned pages onto a read's data, let a written-through range go. */
+ * pinned pages onto a read's data; a written-through op that succeeded
+ * drops its range's cached sectors (failed: the dirty ones stay). */
 void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok);
 
 /* Every dirty page destaged (close, switch to through): any thread but a reactor's. */
 int wcache_drain(struct wcache *c);
+/* Under the lock: a write deciding its path sees the old policy or the new
+ * one, and the drain that follows a switch to through sees its writes. */
+void wcache_set_policy(struct wcache *c, uint32_t policy);
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st);
 /* The tick hook (array_tick_add). */
 void wcache_tick(struct array *a, uint64_t now_ns);

@@ -30,7 +30,7 @@
 
 bool wc_want_destage(const struct wcache *c)
 {
-	return c->ndirty && (atomic_load(&c->draining) || c->flush_wait || c->space_head ||
+	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->space_head ||
 			     c->pressure || c->idle_kick ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }
@@ -133,6 +133,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		p->inflight = true;
 		p->redirtied = false;
 		d->gen[i] = p->gen;
+		d->dirty0[i] = p->dirty;
 	}
 	d->er = er;
 	memset(&d->io, 0, sizeof(d->io));
@@ -165,29 +166,46 @@ void wc_destage_run(struct wcache *c, struct engine_reactor *er)
 	c->running[r] = false;
 }
 
+/* The level could not write page p (the array cannot survive): its bytes
+ * are gone. Neither dirty nor valid any more (a read must not return what
+ * no member holds); the flushes of its epoch and later will fail. */
+static void page_lost(struct wcache *c, struct wc_page *p)
+{
+	if (p->state == WC_PG_DIRTY && (!c->lost_epoch || p->epoch < c->lost_epoch))
+		c->lost_epoch = p->epoch;
+	wc_make_clean(c, p);
+	p->valid = 0;
+	p->gen++;
+}
+
 static void destage_done(struct uraid_io *io, int res)
 {
 	struct wc_destage *d = io->ctx;
 	struct wcache *c = d->c;
 	struct engine_reactor *er = d->er;
+	/* no request memory, a queue full: nothing was lost, try again later */
+	bool transient = res == -ENOMEM || res == -EAGAIN;
 
+	atomic_fetch_add(&c->busy, 1);
 	pthread_mutex_lock(&c->lock);
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		p->inflight = false;
-		if (res) {
-			/* the level could not write it (the array cannot survive):
-			   dropped, and the next flush reports it */
-			wc_make_clean(c, p);
+		if (transient) {
+			/* stays dirty, in its epoch */
+		} else if (res) {
+			page_lost(c, p);
 		} else if (p->gen == d->gen[i]) {
 			uint8_t left = p->dirty & (uint8_t)~d->mask[i];
 			c->dirty_sectors -= (uint64_t)__builtin_popcount(p->dirty & d->mask[i]);
 			p->dirty = left;
 			if (!left)
 				wc_make_clean(c, p);
-		} else if (p->state == WC_PG_DIRTY && p->redirtied) {
-			/* what the destage carried is on the members; what is left
-			   is as old as the first write after its copy */
+		} else if (p->state == WC_PG_DIRTY && p->redirtied &&
+			   !(d->dirty0[i] & (uint8_t)~d->mask[i])) {
+			/* everything dirty at the copy is on the members; what is
+			   left is as old as the first write after the copy. (A run
+			   the destage did not carry keeps the page in its epoch.) */
 			c->epoch_dirty[p->epoch % WC_EPOCHS]--;
 			p->epoch = p->redirty_epoch;
 			c->epoch_dirty[p->epoch % WC_EPOCHS]++;
@@ -195,8 +213,9 @@ static void destage_done(struct uraid_io *io, int res)
 		p->redirtied = false;
 		wc_page_free_if_empty(c, p);
 	}
-	if (res) {
-		c->destage_failed = true;
+	if (transient) {
+		c->backoff = true;
+	} else if (res) {
 		c->st.destage_errors++;
 	} else {
 		c->st.destage_writes++;
@@ -210,6 +229,7 @@ static void destage_done(struct uraid_io *io, int res)
 	wc_after_change(c);
 	pthread_mutex_unlock(&c->lock);
 	wc_destage_run(c, er);
+	atomic_fetch_sub(&c->busy, 1);
 }
 
 /* ---- kick, tick, drain ---- */
@@ -217,8 +237,10 @@ static void destage_done(struct uraid_io *io, int res)
 static void kick_msg(struct reactor *r, struct reactor_msg *m)
 {
 	struct wcache *c = (struct wcache *)((char *)m - offsetof(struct wcache, kick_msg));
+	atomic_fetch_add(&c->busy, 1);       /* before kick_posted clears: the drain waits */
 	atomic_store(&c->kick_posted, false);
 	wc_destage_run(c, &c->a->e->reactors[r->index]);
+	atomic_fetch_sub(&c->busy, 1);
 }
 
 /* Have reactor 0 look for destage work (from any thread). */
@@ -236,6 +258,7 @@ void wcache_tick(struct array *a, uint64_t now_ns)
 	if (!c)
 		return;
 	pthread_mutex_lock(&c->lock);
+	c->backoff = false;
 	if (c->ndirty && !c->idle_kick && now_ns > c->last_write_ns &&
 	    now_ns - c->last_write_ns >= WC_IDLE_NS)
 		c->idle_kick = true;
@@ -254,8 +277,12 @@ int wcache_drain(struct wcache *c)
 	atomic_store(&c->draining, true);
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
+		c->backoff = false;          /* no tick while closing: retry here */
 		bool done = !c->ndirty && !c->destages_in_flight;
 		pthread_mutex_unlock(&c->lock);
+		/* nothing left that could still touch the cache (close frees it):
+		   a destage completion or a kick still running or queued */
+		done = done && !atomic_load(&c->busy) && !atomic_load(&c->kick_posted);
 		if (done)
 			break;
 		wc_kick(c);
@@ -269,7 +296,7 @@ int wcache_drain(struct wcache *c)
 	}
 	atomic_store(&c->draining, false);
 	pthread_mutex_lock(&c->lock);
-	int rc = c->destage_failed ? -EIO : 0;
+	int rc = c->lost_epoch ? -EIO : 0;
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

@@ -520,7 +520,6 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
 	rq->start_ns = reactor_now_ns(&er->r);
-	rq->wc_internal = internal;
 	struct array_counters *c = &a->counters[er->r.index];
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
@@ -891,10 +890,10 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 		if (!wc && (rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc)) == 0)
 			atomic_store_explicit(&a->wc, wc, memory_order_release);
 		else if (wc)
-			atomic_store(&wc->policy, URAID_WRITE_BACK);
+			wcache_set_policy(wc, URAID_WRITE_BACK);
 	} else if (wc) {
 		/* writes from now on go through; what is dirty goes to the members */
-		atomic_store(&wc->policy, URAID_WRITE_THROUGH);
+		wcache_set_policy(wc, URAID_WRITE_THROUGH);
 		rc = wcache_drain(wc);
 	}
 	pthread_mutex_unlock(&a->wc_set_lock);

@@ -245,7 +245,6 @@ struct array_req {
 	int result;                     /* first error */
 	/* the write-back cache's (wcache.c): internal (a destage write, not
 	   cached again), what it marked, its waiting lists and their message */
-	bool wc_internal;
 	uint8_t wc_marks;               /* WC_MARK_* */
 	uint64_t wc_birth;              /* PINNED: pages born up to here are pinned */
 	uint64_t wc_lo, wc_hi;          /* THROUGH: array sectors [lo, hi) */

@@ -113,7 +113,7 @@ static void serve_usage(FILE *f)
 		"                           honoured, but a crash or power loss loses what was\n"
 		"                           written since the client's last completed flush\n"
 		"      --cache-size=SIZE    memory of the write-back cache (default 64M;\n"
-		"                           1M .. 64G), allocated at start\n"
+		"                           1M .. 64G, at most half the RAM), allocated at start\n"
 		"      --metrics=HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics\n"
 		"                           (port 0 picks a free one; no authentication:\n"
 		"                           anyone who can connect reads them; see METRICS\n"
@@ -289,6 +289,15 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			    bytes > (64ull << 30)) {
 				fprintf(stderr, "uraid serve: --cache-size=%s: expected a size from 1M "
 					"to 64G (e.g. 256M)\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			/* the cache is allocated and touched at start: more than
+			   half the memory would push everything else out */
+			long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGE_SIZE);
+			if (pages > 0 && psz > 0 && bytes > (uint64_t)pages * (uint64_t)psz / 2) {
+				fprintf(stderr, "uraid serve: --cache-size=%s: more than half of this "
+					"machine's memory (%" PRIu64 "M); choose a smaller size\n",
+					optarg, (uint64_t)pages * (uint64_t)psz >> 20);
 				return CLI_EXIT_USAGE;
 			}
 			o->cache_bytes = bytes;

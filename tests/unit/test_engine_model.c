@@ -446,6 +446,10 @@ static void run_config(const struct config *c, uint64_t seed, const int *fail, u
 		run_ops(&m, &rs, nops, fail, nfail, nfail ? (during ? nops / 2 : 0) : UINT32_MAX);
 	}
 	verify_all(&m, "after the run");
+	/* write-back: a FLUSH with no write after it leaves nothing dirty (all
+	   acknowledged before it is on the members) */
+	int frc = m.wback_kib ? uraid_array_flush(m.a) : 0;
+	CHECK(frc == 0, "%s: flush after the run: %s", m.name, strerror(-frc));
 	struct uraid_array_status *st = malloc(sizeof(*st));
 	uraid_array_status(m.a, st);
 	if (m.wback_kib) {
@@ -454,6 +458,8 @@ static void run_config(const struct config *c, uint64_t seed, const int *fail, u
 		CHECK(w->policy == URAID_WRITE_BACK && w->writes_cached > 0,
 		      "%s: write-back cache not used (%" PRIu64 " writes cached)", m.name,
 		      w->writes_cached);
+		CHECK(w->dirty_bytes == 0, "%s: %" PRIu64 " bytes dirty after a FLUSH with no write after it",
+		      m.name, w->dirty_bytes);
 		if (getenv("URAID_MODEL_VERBOSE"))
 			printf("  %s: cached %" PRIu64 " (hits %" PRIu64 ", waited %" PRIu64
 			       "), through %" PRIu64 ", read hits %" PRIu64 " misses %" PRIu64

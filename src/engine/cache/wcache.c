@@ -103,7 +103,8 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 	if (i != head(c, L_FREE)) {
 		c->nfree--;
 	} else {
-		/* the least recently cleaned page nobody pins */
+		/* the page cleaned longest ago that nobody pins (FIFO, not LRU:
+		   reads of a clean page do not move it) */
 		for (i = c->pg[head(c, L_CLEAN)].next; i != head(c, L_CLEAN); i = c->pg[i].next)
 			if (!c->pg[i].pins && !c->pg[i].inflight &&
 			    (c->pg[i].pgno < keep0 || c->pg[i].pgno >= keep1))

@@ -49,7 +49,7 @@ struct wc_page {
 	uint64_t epoch;              /* DIRTY: counted in epoch_dirty[epoch % WC_EPOCHS] */
 	uint64_t redirty_epoch;      /* first write after the destage snapshot */
 	uint32_t hnext;              /* hash chain: index + 1, 0 = end */
-	uint32_t prev, next;         /* free, clean (LRU) or dirty list */
+	uint32_t prev, next;         /* free, clean (FIFO by cleaning) or dirty list */
 	uint32_t gen;                /* bumped by every change of its bytes or bits */
 	uint32_t pins;               /* member reads in flight that will overlay it */
 	uint8_t valid, dirty;        /* per 512-byte sector */

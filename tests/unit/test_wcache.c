@@ -497,6 +497,28 @@ static void test_stale_read(struct t *t, uint64_t *rs)
 	free(old); free(w1); free(tb); free(rd);
 }
 
+/* More flushes at once than the ring of epochs holds (1024), between writes:
+   the flushes beyond it wait for a slot; all complete, and the members hold
+   the write before them. */
+static void test_epoch_ring(struct t *t, uint64_t *rs)
+{
+	enum { F = 1100 };
+	uint8_t *v = aligned_alloc(4096, 8192);
+	struct op *ops = calloc(F + 2, sizeof(*ops));
+	rng_fill(rs, v, 8192);
+	uint64_t off = (rng_next(rs) % (t->size / 4096)) * 4096;
+	set_op(&ops[0], URAID_IO_WRITE, off, 4096, v, 0);
+	for (unsigned i = 1; i <= F; i++)
+		set_op(&ops[i], URAID_IO_FLUSH, 0, 0, NULL, 0);
+	set_op(&ops[F + 1], URAID_IO_WRITE, off, 4096, v + 4096, 0);
+	run_batch(t, ops, F + 2);
+	set_op(&ops[0], URAID_IO_FLUSH, 0, 0, NULL, 0);
+	run_batch(t, ops, 1);
+	CHECK(members_hold(t, v + 4096, 4096, off), "epoch ring: the last write is not on the members");
+	free(ops);
+	free(v);
+}
+
 /* The array fails (2 of 4 RAID 5 members) with a cached write A: every flush
    after it fails (not only the first), A is not read back as if it were on
    the members, and later writes are not acknowledged from the cache. */
@@ -544,6 +566,7 @@ int main(int argc, char **argv)
 		}
 		test_stale_read(&t, &rs);
 		test_partial_epoch(&t, &rs);
+		test_epoch_ring(&t, &rs);
 		test_flush(&t, &rs);
 		test_rewrite_during_destage(&t, &rs);
 		test_full_cache_order(&t, &rs);

@@ -452,6 +452,18 @@ void wc_after_change(struct wcache *c)
 		wc_post(t, resume_route);
 	}
 	wake_writers(c);
+	/* flushes that found the ring of epochs full: in order, as slots free */
+	wc_epoch_advance(c);
+	while (c->epoch_head && c->cur_epoch + 1 - c->oldest_epoch < WC_EPOCHS) {
+		struct array_req *rq = c->epoch_head;
+		c->epoch_head = rq->wc_next;
+		if (!c->epoch_head)
+			c->epoch_tail = NULL;
+		/* its epoch now, so that the next one waiting sees the slot taken */
+		rq->wc_epoch = c->cur_epoch++;
+		rq->wc_marks |= WC_MARK_EPOCH;
+		wc_post(rq, resume_retake);
+	}
 	for (struct array_req **pp = &c->flush_wait; *pp;) {
 		struct array_req *rq = *pp;
 		if (!epoch_clean(c, rq->wc_epoch)) {
@@ -644,9 +656,27 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			end_later(rq, 0);
 		return taken;
 	case URAID_IO_FLUSH:
-		rq->wc_epoch = c->cur_epoch;
-		if (c->cur_epoch + 1 - c->oldest_epoch < WC_EPOCHS)
-			c->cur_epoch++;
+		if (rq->wc_marks & WC_MARK_EPOCH) {
+			/* it waited for a slot; wc_after_change gave it its epoch */
+			rq->wc_marks &= (uint8_t)~WC_MARK_EPOCH;
+		} else {
+			wc_epoch_advance(c);
+			if (c->epoch_head || c->cur_epoch + 1 - c->oldest_epoch >= WC_EPOCHS) {
+				/* the ring is full: reusing the open epoch would make
+				   this flush wait for writes after it too; it waits
+				   for the oldest epoch to be clean instead */
+				rq->wc_next = NULL;
+				if (c->epoch_tail)
+					c->epoch_tail->wc_next = rq;
+				else
+					c->epoch_head = rq;
+				c->epoch_tail = rq;
+				pthread_mutex_unlock(&c->lock);
+				wc_destage_run(c, rq->er);
+				return true;
+			}
+			rq->wc_epoch = c->cur_epoch++;
+		}
 		if (epoch_clean(c, rq->wc_epoch)) {
 			bool failed = flush_fails(c, rq->wc_epoch);
 			pthread_mutex_unlock(&c->lock);

@@ -108,6 +108,7 @@ struct wcache {
 	/* requests waiting (array_req lists through wc_next) */
 	struct array_req *space_head, *space_tail;   /* writes: no room (FIFO) */
 	struct array_req *flush_wait;                /* flushes: older dirty data */
+	struct array_req *epoch_head, *epoch_tail;   /* flushes: no free epoch (FIFO) */
 	/* reads overlapping an op written through that is in flight: they
 	   wait for it to end (they would otherwise pin pages it waits for) */
 	struct array_req *read_wait;

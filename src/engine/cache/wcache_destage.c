@@ -30,7 +30,7 @@
 
 bool wc_want_destage(const struct wcache *c)
 {
-	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->space_head ||
+	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
 			     c->pressure || c->idle_kick ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }

@@ -257,6 +257,7 @@ struct array_req {
 #define WC_MARK_PINNED  0x1u    /* a read from the members overlaid at its end */
 #define WC_MARK_THROUGH 0x2u    /* written through; its range holds destages back */
 #define WC_MARK_WAITING 0x4u    /* THROUGH, waiting for destages on its range */
+#define WC_MARK_EPOCH   0x8u    /* a flush given its epoch while it waited for a slot */
 
 /* For the cache (engine/cache/): go on past the cache (write gate, bitmap,
  * level), or end a request that never reached the level, on its reactor. */

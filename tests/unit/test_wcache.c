@@ -440,6 +440,45 @@ static void test_close_drains(struct t *t, uint64_t *rs)
 	free(rd);
 }
 
+/* Close right after cached writes on an engine whose two reactors run in
+ * their own threads: destage completions and the drain's kicks still run
+ * on them while close frees the cache (a use after free under check-asan
+ * if the drain does not wait for them); the members hold the writes. The
+ * array is open again on the test's engine afterwards. */
+static void test_close_threads(struct t *t, uint64_t *rs)
+{
+	enum { ROUNDS = 8, W = 48 };
+	uint8_t *d = aligned_alloc(4096, W * 4096ull);
+	struct uraid_engine *mine = t->e, *threads = NULL;
+	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+
+	if (t->a)
+		uraid_array_close(t->a);
+	t->a = NULL;
+	CHECK(uraid_engine_create(&eo, &threads) == 0, "close threads: engine");
+	t->e = threads;
+	for (unsigned r = 0; threads && r < ROUNDS; r++) {
+		if (assemble(t, URAID_WRITE_BACK, 1u << 20)) {
+			CHECK(0, "close threads: assemble");
+			break;
+		}
+		uint64_t base = (rng_next(rs) % (t->size / (W * 4096ull))) * (W * 4096ull);
+		rng_fill(rs, d, W * 4096ull);
+		for (unsigned i = 0; i < W; i++)
+			CHECK(uraid_array_pwrite(t->a, d + i * 4096ull, 4096, base + i * 4096ull, 0) == 0,
+			      "close threads: write");
+		CHECK(uraid_array_close(t->a) == 0, "close threads: close failed");
+		t->a = NULL;
+		CHECK(members_hold(t, d, W * 4096ull, base),
+		      "close threads round %u: members do not hold the cached writes", r);
+	}
+	if (threads)
+		uraid_engine_destroy(threads);
+	t->e = mine;
+	CHECK(assemble(t, URAID_WRITE_BACK, 1u << 20) == 0, "close threads: assemble again");
+	free(d);
+}
+
 /* A page with two dirty runs (sectors 0 and 4): a flush destages the first
    run while it is rewritten; the second run, written before the flush, must
    be on the members once the flush returns (the page's epoch must not move
@@ -574,6 +613,7 @@ int main(int argc, char **argv)
 		test_read_overlay(&t, &rs);
 		test_switch(&t, &rs);
 		test_close_drains(&t, &rs);
+		test_close_threads(&t, &rs);
 		if (l == 0)
 			test_fatal(&t, &rs);   /* last: the array is lost after it */
 		teardown(&t);

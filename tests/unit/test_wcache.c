@@ -411,6 +411,13 @@ static void test_switch(struct t *t, uint64_t *rs)
 	CHECK(w.policy == URAID_WRITE_THROUGH && w.dirty_bytes == 0,
 	      "switch: %" PRIu64 " dirty bytes after the switch to through", w.dirty_bytes);
 	CHECK(members_hold(t, d, 65536, base), "switch: members do not hold the data");
+	/* nothing held once through (reads then skip the cache's lock) */
+	CHECK(w.cached_bytes == 0, "switch: %" PRIu64 " bytes still cached after the switch to through",
+	      w.cached_bytes);
+	uint8_t *rd = aligned_alloc(4096, 65536);
+	CHECK(uraid_array_pread(t->a, rd, 65536, base) == 0 && !memcmp(rd, d, 65536),
+	      "switch: read after the switch to through");
+	free(rd);
 	CHECK(uraid_array_set_write_cache(t->a, URAID_WRITE_BACK) == 0, "switch: back");
 	CHECK(uraid_array_set_write_cache(t->a, 7) == -EINVAL, "switch: bad policy accepted");
 	free(d);

@@ -644,6 +644,17 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 	struct uraid_io *io = rq->io;
 	bool taken = false, run = false;
 
+	/*
+	 * A read with the policy through and no page in use has nothing to
+	 * find here: no lock on that path. (A page can only come from a write
+	 * cached after a switch to back, concurrent with this read: either
+	 * order is right for it. Writes still take the lock: their range must
+	 * hold destages back.)
+	 */
+	if (io->op == URAID_IO_READ &&
+	    atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK &&
+	    __atomic_load_n(&c->nfree, __ATOMIC_RELAXED) == c->npages)
+		return false;
 	pthread_mutex_lock(&c->lock);
 	/* under the lock: the switch to through stores it under the lock too */
 	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
@@ -765,6 +776,21 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 	pthread_mutex_unlock(&c->lock);
 	if (kick)
 		wc_destage_run(c, rq->er);
+}
+
+void wcache_drop_clean(struct wcache *c)
+{
+	pthread_mutex_lock(&c->lock);
+	for (uint32_t i = c->pg[head(c, L_CLEAN)].next, nx; i != head(c, L_CLEAN); i = nx) {
+		nx = c->pg[i].next;
+		struct wc_page *p = &c->pg[i];
+		if (p->pins || p->inflight)
+			continue;
+		p->valid = 0;
+		p->gen++;
+		wc_page_free_if_empty(c, p);
+	}
+	pthread_mutex_unlock(&c->lock);
 }
 
 void wcache_set_policy(struct wcache *c, uint32_t policy)

@@ -149,6 +149,9 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok);
 
 /* Every dirty page destaged (close, switch to through): any thread but a reactor's. */
 int wcache_drain(struct wcache *c);
+/* Free the clean pages nobody uses (after the switch to through: reads
+ * then skip the cache's lock while it stays empty). */
+void wcache_drop_clean(struct wcache *c);
 /* Under the lock: a write deciding its path sees the old policy or the new
  * one, and the drain that follows a switch to through sees its writes. */
 void wcache_set_policy(struct wcache *c, uint32_t policy);

@@ -895,6 +895,8 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 		/* writes from now on go through; what is dirty goes to the members */
 		wcache_set_policy(wc, URAID_WRITE_THROUGH);
 		rc = wcache_drain(wc);
+		if (rc == 0)
+			wcache_drop_clean(wc);
 	}
 	pthread_mutex_unlock(&a->wc_set_lock);
 	return rc;

@@ -492,7 +492,7 @@ static void test_close_threads(struct t *t, uint64_t *rs)
    on while part of what was dirty at the copy was not carried). */
 static void test_partial_epoch(struct t *t, uint64_t *rs)
 {
-	uint8_t *v = aligned_alloc(4096, 3 * 512);
+	uint8_t *v = aligned_alloc(4096, 4096);   /* 3 sectors used */
 	rng_fill(rs, v, 3 * 512);
 	uint64_t base = 64 * 4096;
 	struct op ops[3];

@@ -108,6 +108,10 @@ struct bench_targets {
 	bool layout_given;
 	uint32_t layout;
 	uint32_t chunk_kib;         /* 0: mdadm's default */
+	/* BENCH_ARRAY: the array's write policy (zero-initialised: through) and
+	   its write-back cache size (0: the engine's default) */
+	uint32_t write_cache;       /* URAID_WRITE_THROUGH or URAID_WRITE_BACK */
+	uint64_t cache_bytes;
 };
 
 struct bench_dir {

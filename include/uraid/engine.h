@@ -98,7 +98,22 @@ struct uraid_assemble_opts {
 	unsigned npaths;
 	uint32_t flags;             /* URAID_ASSEMBLE_* */
 	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
+	/*
+	 * Write policy (URAID_WRITE_*). Write-back acknowledges a write once it
+	 * is in the array's cache memory and writes it to the members later:
+	 * a crash or power loss loses what was acknowledged since the last
+	 * completed FLUSH (never anything before it); FLUSH and FUA writes are
+	 * honoured as a disk's volatile write cache does. Ignored (through)
+	 * for READONLY arrays.
+	 */
+	uint32_t write_cache;
+	/* the cache's memory, allocated at assembly when write-back (or at the
+	   first switch to it): 0 is 64 MiB; 1 MiB .. 64 GiB, else -EINVAL */
+	uint64_t cache_bytes;
 };
+
+#define URAID_WRITE_THROUGH 0u     /* every write reaches the members before it completes */
+#define URAID_WRITE_BACK    1u     /* writes complete in memory; destaged later */
 
 /*
  * Assemble as md does (reference/md-format.md §1.7, §1.9, §1.14): one
@@ -112,8 +127,18 @@ struct uraid_assemble_opts {
 int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
 			 struct uraid_array **a, char *err, size_t errlen);
 
-/* Wait for in-flight I/O, flush the members, mark the array clean, free it. */
+/* Wait for in-flight I/O, destage the write-back cache, flush the members,
+ * mark the array clean, free it. */
 int uraid_array_close(struct uraid_array *a);
+
+/*
+ * Change the write policy at run time (URAID_WRITE_BACK or _THROUGH). To
+ * write-back: the cache is set up (uraid_assemble_opts.cache_bytes) if it was
+ * not; to write-through: every dirty byte is destaged before this returns
+ * (it blocks: not from a reactor's thread). 0, -EINVAL, -EROFS (read-only
+ * array), -ENOMEM.
+ */
+int uraid_array_set_write_cache(struct uraid_array *a, uint32_t policy);
 
 /* ---- I/O ---- */
 
@@ -233,6 +258,25 @@ struct uraid_member_status {
 	uint64_t read_errors, write_errors, corrected_reads;
 };
 
+/* The write-back cache (all zero but policy while write-through and no
+   cache was ever set up). */
+struct uraid_write_cache_status {
+	uint32_t policy;            /* URAID_WRITE_THROUGH or URAID_WRITE_BACK */
+	uint64_t size_bytes;        /* the cache's memory (0: none) */
+	uint64_t dirty_bytes;       /* acknowledged, not yet on the members */
+	uint64_t cached_bytes;      /* held in the cache, dirty or not */
+	uint64_t read_hits;         /* reads served from the cache whole */
+	uint64_t read_misses;       /* reads that went to the members (overlaid) */
+	uint64_t read_hit_bytes;
+	uint64_t writes_cached;     /* writes acknowledged from the cache */
+	uint64_t write_hits;        /* of those: on pages already dirty (overwrites absorbed) */
+	uint64_t writes_through;    /* FUA, large and non-cached writes, discards, zeroes */
+	uint64_t write_waits;       /* writes that waited for room (destage behind) */
+	uint64_t destage_writes;    /* write requests the cache sent to the members */
+	uint64_t destaged_bytes;
+	uint64_t destage_errors;    /* destage writes that failed (data lost; next FLUSH fails) */
+};
+
 struct uraid_array_status {
 	uint8_t uuid[16];
 	char name[33];
@@ -252,6 +296,7 @@ struct uraid_array_status {
 	uint64_t bitmap_bits, bitmap_dirty_bits;
 	bool bitmap_stale;          /* every bit counts as set (a full resync) */
 	uint64_t bitmap_events_cleared;
+	struct uraid_write_cache_status write_cache;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };

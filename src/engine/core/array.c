@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/errmsg.h"
 #include "engine/core/array.h"
+#include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
 #include "engine/md/member_state.h"
@@ -272,6 +273,8 @@ static void req_finish(struct array_req *rq)
 	struct uraid_io *io = rq->io;
 	struct array *a = rq->a;
 
+	if (rq->wc_marks)
+		wcache_req_end(atomic_load(&a->wc), rq, rq->result == 0);
 	if (rq->bounced) {
 		if (io->op == URAID_IO_READ && rq->result == 0)
 			memcpy(io->buf, rq->data, io->length);
@@ -420,6 +423,8 @@ static void req_end_early(struct array_req *rq, int rc)
 	struct uraid_io *io = rq->io;
 	struct array_counters *c = &rq->a->counters[rq->er->r.index];
 
+	if (rq->wc_marks)
+		wcache_req_end(atomic_load(&rq->a->wc), rq, false);
 	atomic_fetch_sub(&c->in_flight, 1);
 	req_count_latency(rq, c);
 	req_put(rq);
@@ -473,26 +478,17 @@ static void req_gate_resume(struct meta_batch *b, struct meta_wait *wt, int rc)
 	req_write_passed_gate(rq);
 }
 
-/* Runs on the request's reactor. */
-static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+/* Past the cache: reads and flushes to the level, writes through the gate. */
+void array_req_route(struct array_req *rq)
 {
-	struct array_req *rq = req_get(er);
-	if (!rq) {
-		io->done(io, -ENOMEM);
-		return;
-	}
-	rq->a = a;
-	rq->io = io;
-	rq->pending = 1;   /* held while splitting */
-	rq->start_ns = reactor_now_ns(&er->r);
-	struct array_counters *c = &a->counters[er->r.index];
-	atomic_fetch_add(&c->in_flight, 1);
-	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
-			      memory_order_relaxed);
+	struct array *a = rq->a;
+	struct engine_reactor *er = rq->er;
+	struct uraid_io *io = rq->io;
 
 	if (!is_write_op(io->op)) {
 		req_issue(rq);
 	} else {
+		struct array_counters *c = &a->counters[er->r.index];
 		struct meta_batch *gate = &a->gate[er->r.index];
 		/* counted either way (the idle cleaner leaves the array active) */
 		bool active = gate_enter_fast(a, c);
@@ -504,6 +500,42 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 			   earlier writes that wait, even when it is active already */
 			meta_batch_wait(gate, &rq->gate_wait);
 	}
+}
+
+void array_req_end(struct array_req *rq, int res)
+{
+	req_end_early(rq, res);
+}
+
+/* Runs on the request's reactor. */
+static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io,
+		      bool internal)
+{
+	struct array_req *rq = req_get(er);
+	if (!rq) {
+		io->done(io, -ENOMEM);
+		return;
+	}
+	rq->a = a;
+	rq->io = io;
+	rq->pending = 1;   /* held while splitting */
+	rq->start_ns = reactor_now_ns(&er->r);
+	rq->wc_internal = internal;
+	struct array_counters *c = &a->counters[er->r.index];
+	atomic_fetch_add(&c->in_flight, 1);
+	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+
+	/* the write-back cache may answer it, hold it or mark it */
+	struct wcache *wc = atomic_load_explicit(&a->wc, memory_order_acquire);
+	if (wc && !internal && wcache_take(wc, rq))
+		return;
+	array_req_route(rq);
+}
+
+void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+{
+	req_start(a, er, io, true);
 }
 
 /* The request's member I/O (its bits on disk): bounce buffer, pieces. */
@@ -539,7 +571,7 @@ static void handover(struct reactor *r, struct reactor_msg *m)
 	struct io_priv *ip = (struct io_priv *)m;
 	struct uraid_io *io = (struct uraid_io *)((char *)ip - offsetof(struct uraid_io, priv));
 	struct array *a = ip->a;
-	req_start(a, &a->e->reactors[r->index], io);
+	req_start(a, &a->e->reactors[r->index], io, false);
 }
 
 int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io *io)
@@ -561,7 +593,7 @@ int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io
 
 	struct engine_reactor *er = &a->e->reactors[reactor];
 	if (reactor_is_current(&er->r)) {
-		req_start(a, er, io);
+		req_start(a, er, io, false);
 		return 0;
 	}
 	struct io_priv *ip = (struct io_priv *)io->priv;
@@ -693,6 +725,9 @@ static void array_free(struct array *a)
 		free(a->retired[i]);
 	}
 	wib_free(a);
+	if (atomic_load(&a->wc))
+		wcache_destroy(atomic_load(&a->wc));
+	pthread_mutex_destroy(&a->wc_set_lock);
 	free(a->gate);
 	pthread_mutex_destroy(&a->alloc_lock);
 	pthread_mutex_destroy(&a->meta_lock);
@@ -729,7 +764,14 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->sync_start_lock, NULL);
+	pthread_mutex_init(&a->wc_set_lock, NULL);
 
+	if (o->write_cache > URAID_WRITE_BACK) {
+		array_free(a);
+		return uraid_errf(err, errlen, -EINVAL, "unknown write policy %u (0: through, 1: back)",
+				  o->write_cache);
+	}
+	a->wc_bytes = o->cache_bytes;
 	int rc = assemble_members(a, o, err, errlen);
 	if (rc) {
 		array_free(a);
@@ -749,6 +791,21 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return rc;
 	}
 	sync_attach_pending(a);
+	if (o->write_cache == URAID_WRITE_BACK && !(a->flags & URAID_ASSEMBLE_READONLY)) {
+		struct wcache *wc;
+		if ((rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc))) {
+			array_free(a);
+			return uraid_errf(err, errlen, rc, rc == -EINVAL
+					  ? "cache size %llu out of range (1 MiB .. 64 GiB)"
+					  : "cannot allocate the write-back cache of %llu bytes",
+					  (unsigned long long)(a->wc_bytes ? a->wc_bytes : WC_DEFAULT_BYTES));
+		}
+		atomic_store(&a->wc, wc);
+	}
+	if ((rc = array_tick_add(a, wcache_tick))) {
+		array_free(a);
+		return uraid_errf(err, errlen, rc, "too many tick hooks");
+	}
 	atomic_store(&a->wstate, a->in_sync ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)
 		atomic_store(&a->counters[i].last_write_ns, engine_now_ns());
@@ -793,6 +850,12 @@ int uraid_array_close(struct uraid_array *ua)
 	pthread_mutex_unlock(&e->lock);
 	sync_stop_wait(a);
 	drain(a);
+	/* what the cache holds reaches the members before the array is clean */
+	struct wcache *wc = atomic_load(&a->wc);
+	if (wc) {
+		rc = wcache_drain(wc);
+		drain(a);
+	}
 
 	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
 		for (unsigned s = 0; s < a->geom.raid_disks; s++)
@@ -806,6 +869,31 @@ int uraid_array_close(struct uraid_array *ua)
 		pthread_mutex_unlock(&a->meta_lock);
 	}
 	array_free(a);
+	return rc;
+}
+
+int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
+{
+	struct array *a = A(ua);
+	int rc = 0;
+
+	if (policy > URAID_WRITE_BACK)
+		return -EINVAL;
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return policy == URAID_WRITE_BACK ? -EROFS : 0;
+	pthread_mutex_lock(&a->wc_set_lock);
+	struct wcache *wc = atomic_load(&a->wc);
+	if (policy == URAID_WRITE_BACK) {
+		if (!wc && (rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc)) == 0)
+			atomic_store_explicit(&a->wc, wc, memory_order_release);
+		else if (wc)
+			atomic_store(&wc->policy, URAID_WRITE_BACK);
+	} else if (wc) {
+		/* writes from now on go through; what is dirty goes to the members */
+		atomic_store(&wc->policy, URAID_WRITE_THROUGH);
+		rc = wcache_drain(wc);
+	}
+	pthread_mutex_unlock(&a->wc_set_lock);
 	return rc;
 }
 
@@ -843,6 +931,9 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
 	st->events = a->sb.events;
 	st->in_flight = sum_in_flight(a);
+	struct wcache *wc = atomic_load(&a->wc);
+	if (wc)
+		wcache_status(wc, &st->write_cache);
 	st->nmembers = a->nmembers;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct uraid_member_status *ms = &st->members[i];

@@ -85,7 +85,7 @@ void engine_tick(struct uraid_engine *e);
 /* One of an array's housekeeping hooks (idle clean marking, the bitmap
  * daemon, the automatic start of background jobs): now_ns is engine_now_ns. */
 typedef void array_tick_fn(struct array *a, uint64_t now_ns);
-#define ARRAY_TICKS_MAX 4
+#define ARRAY_TICKS_MAX 6
 uint64_t engine_now_ns(void);
 /* Free the reactor's cached member-I/O pieces (mio.c). */
 void mio_free_lists(struct engine_reactor *er);
@@ -213,6 +213,12 @@ struct array {
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
 
+	/* the write-back cache (engine/cache/wcache.h): NULL until write-back is
+	   first asked for; then it stays until close, policy in it */
+	struct wcache *_Atomic wc;
+	uint64_t wc_bytes;              /* uraid_assemble_opts.cache_bytes */
+	pthread_mutex_t wc_set_lock;    /* uraid_array_set_write_cache, one at a time */
+
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
 	unsigned nticks;
@@ -237,7 +243,27 @@ struct array_req {
 	int pending;                    /* pieces not yet completed (+1 while splitting) */
 	uint64_t start_ns;              /* reached its reactor (the latency histogram) */
 	int result;                     /* first error */
+	/* the write-back cache's (wcache.c): internal (a destage write, not
+	   cached again), what it marked, its waiting lists and their message */
+	bool wc_internal;
+	uint8_t wc_marks;               /* WC_MARK_* */
+	uint64_t wc_birth;              /* PINNED: pages born up to here are pinned */
+	uint64_t wc_lo, wc_hi;          /* THROUGH: array sectors [lo, hi) */
+	uint64_t wc_epoch;              /* a waiting flush's epoch */
+	struct array_req *wc_next, *wc_prev;
+	struct reactor_msg wc_msg;
 };
+
+#define WC_MARK_PINNED  0x1u    /* a read from the members overlaid at its end */
+#define WC_MARK_THROUGH 0x2u    /* written through; its range holds destages back */
+#define WC_MARK_WAITING 0x4u    /* THROUGH, waiting for destages on its range */
+
+/* For the cache (engine/cache/): go on past the cache (write gate, bitmap,
+ * level), or end a request that never reached the level, on its reactor. */
+void array_req_route(struct array_req *rq);
+void array_req_end(struct array_req *rq, int res);
+/* Start an internal request (a destage write) on er, from er's thread. */
+void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 
 /* Called by a level when one of its pieces of rq is done (res 0 or -errno). */
 void array_piece_done(struct array_req *rq, int res);

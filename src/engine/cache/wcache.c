@@ -1,0 +1,669 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The write-back cache's pages and its request hooks (wcache.h says where
+ * it sits). What each kind of request does here:
+ *
+ * - WRITE (write-back, not FUA, small enough): copied into pages under the
+ *   lock and acknowledged. A page keeps per-sector valid and dirty bits, a
+ *   generation bumped by every change (a destage in flight that sees it
+ *   changed leaves the page dirty) and the flush epoch it became dirty in.
+ *   No room (no free page, no clean one to take): the write waits in FIFO
+ *   order, and later writes wait behind it, so an overlapping later write
+ *   never lands before an earlier one; the destage completion that frees
+ *   room copies it in and completes it on its reactor.
+ * - FUA, large writes, writes in write-through, DISCARD, WRITE_ZEROES: go
+ *   to the members ("through"). Their range's cached sectors are dropped at
+ *   arrival; they wait for destages in flight on their range (an older copy
+ *   must not land after them), and while they are in flight no destage
+ *   starts on their range (a newer copy must not land before them).
+ * - READ: served from the pages when they hold every sector; else read from
+ *   the members and overlaid with the pages at the end. The pages it
+ *   overlaps are pinned meanwhile (not freed nor reused), so bytes destaged
+ *   during the read still come from the page, never older member bytes.
+ * - FLUSH: takes the current epoch and opens a new one; it goes on to the
+ *   members' flush once no page is dirty in its epoch or an older one.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/cache/wcache.h"
+#include "engine/core/array.h"
+
+#define WC_BYPASS_BYTES (512u << 10)   /* writes this large go through */
+
+enum { L_FREE, L_CLEAN, L_DIRTY };     /* list heads at pg[npages + L_*] */
+
+static inline uint32_t head(const struct wcache *c, unsigned l) { return c->npages + l; }
+
+static void list_del(struct wcache *c, uint32_t i)
+{
+	struct wc_page *p = &c->pg[i];
+	c->pg[p->prev].next = p->next;
+	c->pg[p->next].prev = p->prev;
+}
+
+static void list_add_tail(struct wcache *c, unsigned l, uint32_t i)
+{
+	uint32_t h = head(c, l);
+	struct wc_page *p = &c->pg[i];
+	p->prev = c->pg[h].prev;
+	p->next = h;
+	c->pg[p->prev].next = i;
+	c->pg[h].prev = i;
+}
+
+static inline uint32_t pidx(const struct wcache *c, const struct wc_page *p)
+{
+	return (uint32_t)(p - c->pg);
+}
+
+static inline uint8_t *page_data(const struct wcache *c, const struct wc_page *p)
+{
+	return c->data + (size_t)pidx(c, p) * WC_PAGE_BYTES;
+}
+
+static inline uint32_t hash_of(const struct wcache *c, uint64_t pgno)
+{
+	return (uint32_t)((pgno * 0x9e3779b97f4a7c15ull) >> 32) & c->hmask;
+}
+
+static struct wc_page *lookup(const struct wcache *c, uint64_t pgno)
+{
+	for (uint32_t i = c->bucket[hash_of(c, pgno)]; i; i = c->pg[i - 1].hnext)
+		if (c->pg[i - 1].pgno == pgno)
+			return &c->pg[i - 1];
+	return NULL;
+}
+
+static void hash_del(struct wcache *c, struct wc_page *p)
+{
+	uint32_t *pp = &c->bucket[hash_of(c, p->pgno)];
+	uint32_t me = pidx(c, p) + 1;
+	while (*pp != me)
+		pp = &c->pg[*pp - 1].hnext;
+	*pp = p->hnext;
+}
+
+static inline int popcount8(uint8_t v) { return __builtin_popcount(v); }
+
+/* A free or clean, unpinned page for pgno (its old contents dropped), not
+ * one of pages [keep0, keep1) (the write's own); NULL: none. */
+static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep0,
+				  uint64_t keep1)
+{
+	uint32_t i = c->pg[head(c, L_FREE)].next;
+	if (i != head(c, L_FREE)) {
+		c->nfree--;
+	} else {
+		/* the least recently cleaned page nobody pins */
+		for (i = c->pg[head(c, L_CLEAN)].next; i != head(c, L_CLEAN); i = c->pg[i].next)
+			if (!c->pg[i].pins && !c->pg[i].inflight &&
+			    (c->pg[i].pgno < keep0 || c->pg[i].pgno >= keep1))
+				break;
+		if (i == head(c, L_CLEAN))
+			return NULL;
+		hash_del(c, &c->pg[i]);
+		c->nclean--;
+	}
+	list_del(c, i);
+	struct wc_page *p = &c->pg[i];
+	p->pgno = pgno;
+	p->birth = ++c->alloc_seq;
+	p->valid = p->dirty = 0;
+	p->gen++;
+	p->pins = 0;
+	p->inflight = p->redirtied = false;
+	p->state = WC_PG_CLEAN;
+	uint32_t b = hash_of(c, pgno);
+	p->hnext = c->bucket[b];
+	c->bucket[b] = i + 1;
+	list_add_tail(c, L_CLEAN, i);
+	c->nclean++;
+	return p;
+}
+
+void wc_page_free_if_empty(struct wcache *c, struct wc_page *p)
+{
+	if (p->valid || p->pins || p->inflight || p->state != WC_PG_CLEAN)
+		return;
+	uint32_t i = pidx(c, p);
+	hash_del(c, p);
+	list_del(c, i);
+	c->nclean--;
+	p->state = WC_PG_FREE;
+	list_add_tail(c, L_FREE, i);
+	c->nfree++;
+}
+
+void wc_epoch_advance(struct wcache *c)
+{
+	while (c->oldest_epoch < c->cur_epoch && !c->epoch_dirty[c->oldest_epoch % WC_EPOCHS])
+		c->oldest_epoch++;
+}
+
+/* No page dirty in epoch e or before? */
+static bool epoch_clean(struct wcache *c, uint64_t e)
+{
+	wc_epoch_advance(c);
+	return c->oldest_epoch > e || (c->oldest_epoch == e && !c->epoch_dirty[e % WC_EPOCHS]);
+}
+
+static void page_set_dirty(struct wcache *c, struct wc_page *p, uint8_t mask)
+{
+	c->dirty_sectors += (uint64_t)popcount8(mask & ~p->dirty);
+	p->valid |= mask;
+	p->dirty |= mask;
+	p->gen++;
+	if (p->state != WC_PG_DIRTY) {
+		uint32_t i = pidx(c, p);
+		list_del(c, i);
+		c->nclean--;
+		list_add_tail(c, L_DIRTY, i);
+		c->ndirty++;
+		p->state = WC_PG_DIRTY;
+		p->epoch = c->cur_epoch;
+		c->epoch_dirty[p->epoch % WC_EPOCHS]++;
+	} else if (p->inflight && !p->redirtied) {
+		p->redirtied = true;
+		p->redirty_epoch = c->cur_epoch;
+	}
+}
+
+void wc_make_clean(struct wcache *c, struct wc_page *p)
+{
+	if (p->state != WC_PG_DIRTY)
+		return;
+	c->dirty_sectors -= (uint64_t)popcount8(p->dirty);
+	p->dirty = 0;
+	p->redirtied = false;
+	c->epoch_dirty[p->epoch % WC_EPOCHS]--;
+	uint32_t i = pidx(c, p);
+	list_del(c, i);
+	c->ndirty--;
+	list_add_tail(c, L_CLEAN, i);
+	c->nclean++;
+	p->state = WC_PG_CLEAN;
+}
+
+/* Sector mask of page pgno inside array sectors [lo, hi). */
+static uint8_t range_mask(uint64_t pgno, uint64_t lo, uint64_t hi)
+{
+	uint64_t first = pgno * WC_PAGE_SECTORS, s0 = lo > first ? lo - first : 0;
+	uint64_t s1 = hi < first + WC_PAGE_SECTORS ? hi - first : WC_PAGE_SECTORS;
+	return (uint8_t)(((1u << s1) - 1) & ~((1u << s0) - 1));
+}
+
+/*
+ * Call fn on every page holding part of sectors [lo, hi): by hash lookups
+ * for a range shorter than the cache, else over the lists (a long discard).
+ */
+static void for_pages(struct wcache *c, uint64_t lo, uint64_t hi,
+		      void (*fn)(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg),
+		      void *arg)
+{
+	uint64_t p0 = lo / WC_PAGE_SECTORS, p1 = (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS;
+	if (p1 - p0 <= (uint64_t)c->npages - c->nfree) {
+		for (uint64_t n = p0; n < p1; n++) {
+			struct wc_page *p = lookup(c, n);
+			if (p)
+				fn(c, p, range_mask(n, lo, hi), arg);
+		}
+		return;
+	}
+	for (unsigned l = L_CLEAN; l <= L_DIRTY; l++) {
+		for (uint32_t i = c->pg[head(c, l)].next, nx; i != head(c, l); i = nx) {
+			nx = c->pg[i].next;     /* fn may move the page */
+			struct wc_page *p = &c->pg[i];
+			if (p->pgno >= p0 && p->pgno < p1)
+				fn(c, p, range_mask(p->pgno, lo, hi), arg);
+		}
+	}
+}
+
+/* ---- creation ---- */
+
+int wcache_create(struct array *a, uint64_t bytes, uint32_t policy, struct wcache **out)
+{
+	if (!bytes)
+		bytes = WC_DEFAULT_BYTES;
+	if (bytes < WC_MIN_BYTES || bytes > WC_MAX_BYTES)
+		return -EINVAL;
+	struct wcache *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->a = a;
+	c->npages = (uint32_t)(bytes / WC_PAGE_BYTES);
+	c->bytes = (uint64_t)c->npages * WC_PAGE_BYTES;
+	uint32_t nb = 1;
+	while (nb < c->npages * 2u)
+		nb <<= 1;
+	c->hmask = nb - 1;
+	c->data = aligned_alloc(WC_PAGE_BYTES, c->bytes);
+	c->pg = calloc(c->npages + 3u, sizeof(*c->pg));
+	c->bucket = calloc(nb, sizeof(*c->bucket));
+	c->slots = calloc(WC_DESTAGE_SLOTS, sizeof(*c->slots));
+	c->sweep = calloc(c->npages, sizeof(*c->sweep));
+	c->running = calloc(a->e->nreactors, sizeof(*c->running));
+	if (!c->data || !c->pg || !c->bucket || !c->slots || !c->sweep || !c->running) {
+		wcache_destroy(c);
+		return -ENOMEM;
+	}
+	/* the memory is touched now, not on the first writes */
+	memset(c->data, 0, c->bytes);
+	pthread_mutex_init(&c->lock, NULL);
+	for (unsigned l = 0; l < 3; l++) {
+		c->pg[head(c, l)].next = c->pg[head(c, l)].prev = head(c, l);
+	}
+	for (uint32_t i = 0; i < c->npages; i++)
+		list_add_tail(c, L_FREE, i);
+	c->nfree = c->npages;
+	c->high_water = c->npages / 4 * 3;
+	c->low_water = c->npages / 2;
+	c->cur_epoch = c->oldest_epoch = 1;
+	for (unsigned i = 0; i < WC_DESTAGE_SLOTS; i++) {
+		c->slots[i].c = c;
+		c->slots[i].next_free = c->free_slots;
+		c->free_slots = &c->slots[i];
+	}
+	atomic_store(&c->policy, policy);
+	*out = c;
+	return 0;
+}
+
+void wcache_destroy(struct wcache *c)
+{
+	if (!c)
+		return;
+	if (c->pg)
+		pthread_mutex_destroy(&c->lock);
+	free(c->data);
+	free(c->pg);
+	free(c->bucket);
+	free(c->slots);
+	free(c->sweep);
+	free(c->running);
+	free(c);
+}
+
+/* ---- waking what waits ---- */
+
+void wc_post(struct array_req *rq, void (*fn)(struct reactor *r, struct reactor_msg *m))
+{
+	rq->wc_msg.fn = fn;
+	reactor_post(&rq->er->r, &rq->wc_msg);
+}
+
+static struct array_req *rq_of_msg(struct reactor_msg *m)
+{
+	return (struct array_req *)((char *)m - offsetof(struct array_req, wc_msg));
+}
+
+static void resume_route(struct reactor *r, struct reactor_msg *m)
+{
+	(void)r;
+	array_req_route(rq_of_msg(m));
+}
+
+static void resume_end_ok(struct reactor *r, struct reactor_msg *m)
+{
+	(void)r;
+	array_req_end(rq_of_msg(m), 0);
+}
+
+static void resume_end_eio(struct reactor *r, struct reactor_msg *m)
+{
+	(void)r;
+	array_req_end(rq_of_msg(m), -EIO);
+}
+
+/* Pages a write of [lo, hi) needs that it does not hold yet. */
+static uint32_t pages_missing(const struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	uint32_t n = 0;
+	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++)
+		if (!lookup(c, pg))
+			n++;
+	return n;
+}
+
+/*
+ * Copy a write into the pages (lock held); false, nothing changed, when
+ * there is no room. Room is checked first: a write is all in or not at all.
+ */
+static bool absorb(struct wcache *c, struct array_req *rq)
+{
+	const struct uraid_io *io = rq->io;
+	uint64_t lo = io->offset / 512, hi = lo + io->length / 512;
+	uint32_t need = pages_missing(c, lo, hi);
+
+	if (need > c->nfree + c->nclean)
+		return false;
+	/* pinned or in-flight clean pages cannot be taken: allocate first, undo on failure */
+	struct wc_page *got[WC_BYPASS_BYTES / WC_PAGE_BYTES + 2];
+	uint32_t ngot = 0;
+	bool hit = need == 0;
+	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+		if (lookup(c, pg))
+			continue;
+		struct wc_page *p = page_alloc(c, pg, lo / WC_PAGE_SECTORS,
+					       (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS);
+		if (!p) {
+			while (ngot)
+				wc_page_free_if_empty(c, got[--ngot]);
+			return false;
+		}
+		got[ngot++] = p;
+	}
+	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+		struct wc_page *p = lookup(c, pg);
+		uint8_t m = range_mask(pg, lo, hi);
+		if ((p->dirty & m) != m)
+			hit = false;
+		uint64_t first = pg * WC_PAGE_SECTORS;
+		for (unsigned s = 0; s < WC_PAGE_SECTORS; s++)
+			if (m & (1u << s))
+				memcpy(page_data(c, p) + s * 512,
+				       (const uint8_t *)io->buf + (first + s - lo) * 512, 512);
+		page_set_dirty(c, p, m);
+	}
+	c->st.writes_cached++;
+	if (hit)
+		c->st.write_hits++;
+	if (c->ndirty > c->high_water)
+		c->pressure = true;
+	c->idle_kick = false;
+	return true;
+}
+
+/* Writes waiting for room, in order, as far as they fit now (lock held). */
+static void wake_writers(struct wcache *c)
+{
+	while (c->space_head && absorb(c, c->space_head)) {
+		struct array_req *rq = c->space_head;
+		c->space_head = rq->wc_next;
+		if (!c->space_head)
+			c->space_tail = NULL;
+		wc_post(rq, resume_end_ok);
+	}
+}
+
+static void find_inflight(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	if (p->inflight)
+		*(bool *)arg = true;
+}
+
+static bool range_has_inflight(struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	bool any = false;
+	for_pages(c, lo, hi, find_inflight, &any);
+	return any;
+}
+
+void wc_after_change(struct wcache *c)
+{
+	wake_writers(c);
+	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
+		if (!(t->wc_marks & WC_MARK_WAITING) || range_has_inflight(c, t->wc_lo, t->wc_hi))
+			continue;
+		t->wc_marks &= (uint8_t)~WC_MARK_WAITING;
+		wc_post(t, resume_route);
+	}
+	for (struct array_req **pp = &c->flush_wait; *pp;) {
+		struct array_req *rq = *pp;
+		if (!epoch_clean(c, rq->wc_epoch)) {
+			pp = &rq->wc_next;
+			continue;
+		}
+		*pp = rq->wc_next;
+		bool failed = c->destage_failed;
+		c->destage_failed = false;
+		wc_post(rq, failed ? resume_end_eio : resume_route);
+	}
+	if (c->pressure && c->ndirty <= c->low_water)
+		c->pressure = false;
+}
+
+bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next)
+		if (lo < t->wc_hi && t->wc_lo < hi)
+			return true;
+	return false;
+}
+
+/* ---- the request hooks ---- */
+
+static void drop_sectors(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)arg;
+	if (!(p->valid & mask))
+		return;
+	uint8_t was = p->dirty;
+	p->valid &= (uint8_t)~mask;
+	p->dirty &= (uint8_t)~mask;
+	p->gen++;
+	if (p->state == WC_PG_DIRTY) {
+		c->dirty_sectors -= (uint64_t)popcount8(was & mask);
+		if (!p->dirty) {
+			p->dirty = 0;
+			/* counted dirty_sectors already; wc_make_clean counts 0 more */
+			wc_make_clean(c, p);
+		}
+	}
+	wc_page_free_if_empty(c, p);
+}
+
+/* FUA, large, through-policy writes, discards, zeroes: see the top. */
+static bool take_through(struct wcache *c, struct array_req *rq)
+{
+	const struct uraid_io *io = rq->io;
+
+	rq->wc_lo = io->offset / 512;
+	rq->wc_hi = rq->wc_lo + io->length / 512;
+	rq->wc_marks |= WC_MARK_THROUGH;
+	rq->wc_prev = NULL;
+	rq->wc_next = c->through_list;
+	if (c->through_list)
+		c->through_list->wc_prev = rq;
+	c->through_list = rq;
+	if (c->nfree == c->npages)
+		return false;
+	for_pages(c, rq->wc_lo, rq->wc_hi, drop_sectors, NULL);
+	wc_after_change(c);
+	if (!range_has_inflight(c, rq->wc_lo, rq->wc_hi))
+		return false;
+	/* wc_after_change lets it go when the last of them completes */
+	rq->wc_marks |= WC_MARK_WAITING;
+	return true;
+}
+
+struct read_walk {
+	uint8_t *dst;          /* NULL: only look */
+	uint64_t lo;
+	uint64_t birth;        /* unpin pages born up to here */
+	bool all;              /* every sector valid */
+	uint32_t present;
+};
+
+static void read_look(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	struct read_walk *w = arg;
+	(void)c;
+	if ((p->valid & mask) != mask)
+		w->all = false;
+	if (p->valid & mask)
+		w->present++;
+}
+
+static void read_copy(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	struct read_walk *w = arg;
+	uint8_t m = p->valid & mask;
+	uint64_t first = p->pgno * WC_PAGE_SECTORS;
+	if (w->dst)
+		for (unsigned s = 0; s < WC_PAGE_SECTORS; s++)
+			if (m & (1u << s))
+				memcpy(w->dst + (first + s - w->lo) * 512, page_data(c, p) + s * 512, 512);
+}
+
+static void read_pin(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	(void)arg;
+	p->pins++;
+}
+
+static void read_unpin(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	struct read_walk *w = arg;
+	read_copy(c, p, mask, arg);
+	if (p->birth <= w->birth && p->pins) {
+		p->pins--;
+		wc_page_free_if_empty(c, p);
+	}
+}
+
+static void range_count_pages(struct wcache *c, uint64_t lo, uint64_t hi, struct read_walk *w)
+{
+	w->all = true;
+	w->present = 0;
+	for_pages(c, lo, hi, read_look, w);
+	/* pages not in the cache at all: not all there */
+	uint64_t pages = (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS - lo / WC_PAGE_SECTORS;
+	if (w->present < pages)
+		w->all = false;
+}
+
+static bool take_read(struct wcache *c, struct array_req *rq)
+{
+	struct uraid_io *io = rq->io;
+	uint64_t lo = io->offset / 512, hi = lo + io->length / 512;
+	struct read_walk w = { .lo = lo };
+
+	if (!io->length || c->nfree == c->npages) {
+		c->st.read_misses++;
+		return false;
+	}
+	range_count_pages(c, lo, hi, &w);
+	if (w.all) {
+		w.dst = io->buf;
+		for_pages(c, lo, hi, read_copy, &w);
+		c->st.read_hits++;
+		c->st.read_hit_bytes += io->length;
+		return true;
+	}
+	c->st.read_misses++;
+	if (w.present) {
+		for_pages(c, lo, hi, read_pin, &w);
+		rq->wc_birth = c->alloc_seq;
+		rq->wc_marks |= WC_MARK_PINNED;
+	}
+	return false;
+}
+
+bool wcache_take(struct wcache *c, struct array_req *rq)
+{
+	struct uraid_io *io = rq->io;
+	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
+	bool taken = false, run = false;
+
+	pthread_mutex_lock(&c->lock);
+	switch (io->op) {
+	case URAID_IO_READ:
+		taken = take_read(c, rq);
+		pthread_mutex_unlock(&c->lock);
+		if (taken)
+			array_req_end(rq, 0);
+		return taken;
+	case URAID_IO_FLUSH:
+		rq->wc_epoch = c->cur_epoch;
+		if (c->cur_epoch + 1 - c->oldest_epoch < WC_EPOCHS)
+			c->cur_epoch++;
+		if (epoch_clean(c, rq->wc_epoch)) {
+			bool failed = c->destage_failed;
+			c->destage_failed = false;
+			pthread_mutex_unlock(&c->lock);
+			if (failed)
+				array_req_end(rq, -EIO);
+			return failed;
+		}
+		rq->wc_next = c->flush_wait;
+		c->flush_wait = rq;
+		pthread_mutex_unlock(&c->lock);
+		wc_destage_run(c, rq->er);
+		return true;
+	case URAID_IO_WRITE:
+		c->last_write_ns = reactor_now_ns(&rq->er->r);
+		if (back && !(io->flags & URAID_IO_FUA) && io->length < WC_BYPASS_BYTES &&
+		    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8) {
+			if (!c->space_head && absorb(c, rq)) {
+				run = c->pressure;
+				pthread_mutex_unlock(&c->lock);
+				array_req_end(rq, 0);
+				if (run)
+					wc_destage_run(c, rq->er);
+				return true;
+			}
+			/* no room: in line behind the writes already waiting */
+			c->st.write_waits++;
+			rq->wc_next = NULL;
+			if (c->space_tail)
+				c->space_tail->wc_next = rq;
+			else
+				c->space_head = rq;
+			c->space_tail = rq;
+			pthread_mutex_unlock(&c->lock);
+			wc_destage_run(c, rq->er);
+			return true;
+		}
+		/* written through */
+		__attribute__((fallthrough));
+	default:
+		c->st.writes_through++;
+		taken = take_through(c, rq);
+		pthread_mutex_unlock(&c->lock);
+		return taken;
+	}
+}
+
+void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
+{
+	struct uraid_io *io = rq->io;
+	bool kick = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (rq->wc_marks & WC_MARK_PINNED) {
+		struct read_walk w = { .dst = ok ? rq->data : NULL, .lo = io->offset / 512,
+				       .birth = rq->wc_birth };
+		for_pages(c, w.lo, w.lo + io->length / 512, read_unpin, &w);
+	}
+	if (rq->wc_marks & WC_MARK_THROUGH) {
+		if (rq->wc_prev)
+			rq->wc_prev->wc_next = rq->wc_next;
+		else
+			c->through_list = rq->wc_next;
+		if (rq->wc_next)
+			rq->wc_next->wc_prev = rq->wc_prev;
+		kick = c->ndirty && wc_want_destage(c);
+	}
+	rq->wc_marks = 0;
+	pthread_mutex_unlock(&c->lock);
+	if (kick)
+		wc_destage_run(c, rq->er);
+}
+
+void wcache_status(struct wcache *c, struct uraid_write_cache_status *st)
+{
+	pthread_mutex_lock(&c->lock);
+	*st = c->st;
+	st->policy = atomic_load(&c->policy);
+	st->size_bytes = c->bytes;
+	st->dirty_bytes = c->dirty_sectors * 512;
+	st->cached_bytes = (uint64_t)(c->npages - c->nfree) * WC_PAGE_BYTES;
+	pthread_mutex_unlock(&c->lock);
+}

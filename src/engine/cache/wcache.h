@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The write-back cache of one array (a disk's volatile write cache): it sits
+ * between the request core and the levels. Writes are copied into 4 KiB
+ * pages and acknowledged; the pages are destaged later as ordinary write
+ * requests (write gate, bitmap bits, level), gathered in offset order. Reads
+ * are served from the pages when they cover them, else read from the
+ * members and overlaid with the pages (pinned meanwhile). FLUSH waits until
+ * everything written before it is destaged, then flushes the members.
+ *
+ * Files: wcache.c (pages, the request hooks: write, read, flush, the ops
+ * written through), wcache_destage.c (choosing, issuing and completing
+ * destage writes; the kick, the tick and the drain).
+ *
+ * Locking: one mutex per cache (`lock`) guards every field below unless
+ * said otherwise; it is held for lookups and copies, never across I/O or a
+ * callback into the request core. Memory is allocated at creation only.
+ */
+#ifndef URAID_ENGINE_WCACHE_H
+#define URAID_ENGINE_WCACHE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uraid/engine.h>
+
+#include "io/reactor.h"
+
+struct array;
+struct array_req;
+struct engine_reactor;
+
+#define WC_PAGE_BYTES 4096u
+#define WC_PAGE_SECTORS 8u
+#define WC_EPOCHS 1024u              /* flush epochs tracked at once (a ring) */
+#define WC_DESTAGE_SLOTS 64u         /* destage writes in flight at most */
+#define WC_DESTAGE_MAX_PAGES 256u    /* one destage write: at most 1 MiB */
+#define WC_DEFAULT_BYTES (64ull << 20)
+#define WC_MIN_BYTES (1ull << 20)
+#define WC_MAX_BYTES (64ull << 30)
+
+enum wc_page_state { WC_PG_FREE, WC_PG_CLEAN, WC_PG_DIRTY };
+
+struct wc_page {
+	uint64_t pgno;               /* array offset / 4096 */
+	uint64_t birth;              /* allocation sequence (a read's pins, wcache.c) */
+	uint64_t epoch;              /* DIRTY: counted in epoch_dirty[epoch % WC_EPOCHS] */
+	uint64_t redirty_epoch;      /* first write after the destage snapshot */
+	uint32_t hnext;              /* hash chain: index + 1, 0 = end */
+	uint32_t prev, next;         /* free, clean (LRU) or dirty list */
+	uint32_t gen;                /* bumped by every change of its bytes or bits */
+	uint32_t pins;               /* member reads in flight that will overlay it */
+	uint8_t valid, dirty;        /* per 512-byte sector */
+	uint8_t state;               /* enum wc_page_state */
+	bool inflight;               /* a destage write carries it */
+	bool redirtied;              /* written since that destage's snapshot */
+};
+
+/* One destage write: the pages it carries and their generation at the copy. */
+struct wc_destage {
+	struct wcache *c;
+	struct uraid_io io;
+	struct engine_reactor *er;
+	uint8_t *buf;
+	uint32_t npages;
+	uint32_t page[WC_DESTAGE_MAX_PAGES];
+	uint32_t gen[WC_DESTAGE_MAX_PAGES];
+	uint8_t mask[WC_DESTAGE_MAX_PAGES];
+	struct wc_destage *next_free;
+};
+
+/* A dirty page as the destage sweep sees it (sorted by pgno). */
+struct wc_sweep_ent {
+	uint64_t pgno;
+	uint32_t idx;
+};
+
+struct wcache {
+	struct array *a;
+	pthread_mutex_t lock;
+	_Atomic uint32_t policy;     /* URAID_WRITE_BACK or URAID_WRITE_THROUGH */
+	uint64_t bytes;
+	uint32_t npages;
+	uint8_t *data;               /* npages * 4096 */
+	struct wc_page *pg;          /* npages + 3 (the list heads) */
+	uint32_t *bucket;            /* hash: index + 1 */
+	uint32_t hmask;
+	uint32_t nfree, nclean, ndirty;
+	uint64_t dirty_sectors;
+	uint64_t alloc_seq;
+	uint32_t high_water, low_water;   /* dirty pages */
+	bool pressure;               /* above high water until back under low */
+	bool idle_kick;              /* the tick saw writes quiet: destage all */
+	_Atomic bool draining;       /* close or the switch to through: destage all */
+	uint64_t last_write_ns;      /* engine_now_ns of the last cached write (tick) */
+
+	/* flush epochs: a flush waits until no page dirty in its epoch or before */
+	uint64_t cur_epoch, oldest_epoch;
+	uint32_t epoch_dirty[WC_EPOCHS];
+	bool destage_failed;         /* reported by the next flush, then cleared */
+
+	/* requests waiting (array_req lists through wc_next) */
+	struct array_req *space_head, *space_tail;   /* writes: no room (FIFO) */
+	struct array_req *flush_wait;                /* flushes: older dirty data */
+	/* ops written through, in flight (wc_prev/wc_next); WC_MARK_WAITING:
+	   still waiting for destages in flight on their range */
+	struct array_req *through_list;
+
+	/* destage */
+	struct wc_destage *slots, *free_slots;
+	uint32_t destages_in_flight;
+	struct wc_sweep_ent *sweep;
+	uint32_t sweep_n, sweep_pos;
+	bool *running;               /* per reactor, its thread only: in wcache_destage_run */
+	_Atomic bool kick_posted;
+	struct reactor_msg kick_msg;
+
+	struct uraid_write_cache_status st;   /* counters (policy, sizes filled at status) */
+};
+
+/* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of
+ * range) or -ENOMEM. Not yet attached (a->wc). */
+int wcache_create(struct array *a, uint64_t bytes, uint32_t policy, struct wcache **out);
+void wcache_destroy(struct wcache *c);
+
+/*
+ * The request hook, on the request's reactor, before the write gate: true
+ * when the cache took the request (it completes or resumes it later through
+ * array_req_route / array_req_end); false: it goes on as usual now.
+ */
+bool wcache_take(struct wcache *c, struct array_req *rq);
+/* A request the cache marked ends (req_finish, or ended early): overlay
+ * pinned pages onto a read's data, let a written-through range go. */
+void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok);
+
+/* Every dirty page destaged (close, switch to through): any thread but a reactor's. */
+int wcache_drain(struct wcache *c);
+void wcache_status(struct wcache *c, struct uraid_write_cache_status *st);
+/* The tick hook (array_tick_add). */
+void wcache_tick(struct array *a, uint64_t now_ns);
+
+/* ---- between wcache.c and wcache_destage.c (lock held where said) ---- */
+void wc_destage_run(struct wcache *c, struct engine_reactor *er);
+void wc_kick(struct wcache *c);
+bool wc_want_destage(const struct wcache *c);     /* lock held */
+void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
+void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
+void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
+bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
+void wc_epoch_advance(struct wcache *c);           /* lock held */
+void wc_post(struct array_req *rq, void (*fn)(struct reactor *r, struct reactor_msg *m));
+
+#endif

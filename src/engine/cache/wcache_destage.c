@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Destaging the write-back cache: dirty pages go to the members as ordinary
+ * write requests of the array (array_submit_internal: the write gate marks
+ * the array active, the bitmap bits go to disk, then the level), so md's
+ * order (active and bitmap before data) holds for them as for any write.
+ *
+ * Which pages: a sweep in offset order (the dirty pages not in flight,
+ * sorted when the previous sweep is used up), contiguous pages gathered into
+ * one write of up to 1 MiB (the core cuts it at stripe rows: whole rows go
+ * as full-stripe writes). A page's bytes are copied into the write's buffer
+ * under the lock, with its generation: if the page changes meanwhile it
+ * stays dirty and goes again.
+ *
+ * When: while a flush waits, a write waits for room, dirty pages are above
+ * the high-water mark (until back under the low one), the writes have been
+ * quiet for a while (the tick), the array closes or goes write-through.
+ * Destage writes run on the reactor that found them needed; up to
+ * WC_DESTAGE_SLOTS at a time, each completion starting the next.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/cache/wcache.h"
+#include "engine/core/array.h"
+
+#define WC_IDLE_NS (50ull * 1000000)     /* writes quiet this long: destage all */
+
+bool wc_want_destage(const struct wcache *c)
+{
+	return c->ndirty && (atomic_load(&c->draining) || c->flush_wait || c->space_head ||
+			     c->pressure || c->idle_kick ||
+			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
+}
+
+static int sweep_cmp(const void *x, const void *y)
+{
+	const struct wc_sweep_ent *a = x, *b = y;
+	return a->pgno < b->pgno ? -1 : a->pgno > b->pgno;
+}
+
+/* The dirty pages not in flight, in offset order (lock held). */
+static void sweep_rebuild(struct wcache *c)
+{
+	uint32_t h = c->npages + 2, n = 0;      /* the dirty list's head */
+	for (uint32_t i = c->pg[h].next; i != h; i = c->pg[i].next)
+		if (!c->pg[i].inflight)
+			c->sweep[n++] = (struct wc_sweep_ent){ .pgno = c->pg[i].pgno, .idx = i };
+	qsort(c->sweep, n, sizeof(*c->sweep), sweep_cmp);
+	c->sweep_n = n;
+	c->sweep_pos = 0;
+}
+
+/* The sectors of page p one destage write takes: the whole page when all of
+ * it is valid, else the valid run around its first dirty sector. */
+static uint8_t page_run(const struct wc_page *p, unsigned *lo, unsigned *hi)
+{
+	if (p->valid == 0xff) {
+		*lo = 0;
+		*hi = WC_PAGE_SECTORS;
+		return 0xff;
+	}
+	unsigned s = (unsigned)__builtin_ctz(p->dirty), e = s + 1;
+	while (s > 0 && (p->valid & (1u << (s - 1))))
+		s--;
+	while (e < WC_PAGE_SECTORS && (p->valid & (1u << e)))
+		e++;
+	*lo = s;
+	*hi = e;
+	return (uint8_t)(((1u << e) - 1) & ~((1u << s) - 1));
+}
+
+static void destage_done(struct uraid_io *io, int res);
+
+/* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
+static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
+{
+	if (!c->free_slots)
+		return NULL;
+	if (c->sweep_pos >= c->sweep_n)
+		sweep_rebuild(c);
+	struct wc_destage *d = c->free_slots;
+	uint64_t start = 0, next = 0;
+	unsigned lo[WC_DESTAGE_MAX_PAGES], hi[WC_DESTAGE_MAX_PAGES];
+	d->npages = 0;
+
+	while (c->sweep_pos < c->sweep_n && d->npages < WC_DESTAGE_MAX_PAGES) {
+		const struct wc_sweep_ent *ent = &c->sweep[c->sweep_pos];
+		struct wc_page *p = &c->pg[ent->idx];
+		if (p->pgno != ent->pgno || p->state != WC_PG_DIRTY || p->inflight) {
+			c->sweep_pos++;          /* cleaned, dropped or reused since the sort */
+			continue;
+		}
+		unsigned l, h;
+		uint8_t mask = page_run(p, &l, &h);
+		uint64_t s0 = p->pgno * WC_PAGE_SECTORS + l, s1 = p->pgno * WC_PAGE_SECTORS + h;
+		if (d->npages && s0 != next)
+			break;
+		if (wc_range_blocked(c, s0, s1)) {
+			/* a written-through op holds the range: the next sweep retries */
+			if (d->npages)
+				break;
+			c->sweep_pos++;
+			continue;
+		}
+		if (!d->npages)
+			start = s0;
+		lo[d->npages] = l;
+		hi[d->npages] = h;
+		d->page[d->npages] = ent->idx;
+		d->mask[d->npages] = mask;
+		d->npages++;
+		next = s1;
+		c->sweep_pos++;
+		if (h != WC_PAGE_SECTORS)
+			break;              /* the run ends inside this page */
+	}
+	if (!d->npages)
+		return NULL;
+	size_t len = (size_t)(next - start) * 512;
+	d->buf = bufpool_get(&er->pool, len);
+	if (!d->buf)
+		return NULL;            /* out of memory: the pages stay dirty, retried later */
+	c->free_slots = d->next_free;
+	size_t at = 0;
+	for (uint32_t i = 0; i < d->npages; i++) {
+		struct wc_page *p = &c->pg[d->page[i]];
+		size_t n = (size_t)(hi[i] - lo[i]) * 512;
+		memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512, n);
+		at += n;
+		p->inflight = true;
+		p->redirtied = false;
+		d->gen[i] = p->gen;
+	}
+	d->er = er;
+	memset(&d->io, 0, sizeof(d->io));
+	d->io.op = URAID_IO_WRITE;
+	d->io.offset = start * 512;
+	d->io.length = len;
+	d->io.buf = d->buf;
+	d->io.done = destage_done;
+	d->io.ctx = d;
+	c->destages_in_flight++;
+	return d;
+}
+
+void wc_destage_run(struct wcache *c, struct engine_reactor *er)
+{
+	unsigned r = er->r.index;
+
+	/* a destage completing inline (tmpfs members) is picked up by this loop */
+	if (c->running[r])
+		return;
+	c->running[r] = true;
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		struct wc_destage *d = wc_want_destage(c) ? build_one(c, er) : NULL;
+		pthread_mutex_unlock(&c->lock);
+		if (!d)
+			break;
+		array_submit_internal(c->a, er, &d->io);
+	}
+	c->running[r] = false;
+}
+
+static void destage_done(struct uraid_io *io, int res)
+{
+	struct wc_destage *d = io->ctx;
+	struct wcache *c = d->c;
+	struct engine_reactor *er = d->er;
+
+	pthread_mutex_lock(&c->lock);
+	for (uint32_t i = 0; i < d->npages; i++) {
+		struct wc_page *p = &c->pg[d->page[i]];
+		p->inflight = false;
+		if (res) {
+			/* the level could not write it (the array cannot survive):
+			   dropped, and the next flush reports it */
+			wc_make_clean(c, p);
+		} else if (p->gen == d->gen[i]) {
+			uint8_t left = p->dirty & (uint8_t)~d->mask[i];
+			c->dirty_sectors -= (uint64_t)__builtin_popcount(p->dirty & d->mask[i]);
+			p->dirty = left;
+			if (!left)
+				wc_make_clean(c, p);
+		} else if (p->state == WC_PG_DIRTY && p->redirtied) {
+			/* what the destage carried is on the members; what is left
+			   is as old as the first write after its copy */
+			c->epoch_dirty[p->epoch % WC_EPOCHS]--;
+			p->epoch = p->redirty_epoch;
+			c->epoch_dirty[p->epoch % WC_EPOCHS]++;
+		}
+		p->redirtied = false;
+		wc_page_free_if_empty(c, p);
+	}
+	if (res) {
+		c->destage_failed = true;
+		c->st.destage_errors++;
+	} else {
+		c->st.destage_writes++;
+		c->st.destaged_bytes += io->length;
+	}
+	bufpool_put(&er->pool, d->buf, io->length);
+	d->next_free = c->free_slots;
+	c->free_slots = d;
+	c->destages_in_flight--;
+	wc_epoch_advance(c);
+	wc_after_change(c);
+	pthread_mutex_unlock(&c->lock);
+	wc_destage_run(c, er);
+}
+
+/* ---- kick, tick, drain ---- */
+
+static void kick_msg(struct reactor *r, struct reactor_msg *m)
+{
+	struct wcache *c = (struct wcache *)((char *)m - offsetof(struct wcache, kick_msg));
+	atomic_store(&c->kick_posted, false);
+	wc_destage_run(c, &c->a->e->reactors[r->index]);
+}
+
+/* Have reactor 0 look for destage work (from any thread). */
+void wc_kick(struct wcache *c)
+{
+	if (atomic_exchange(&c->kick_posted, true))
+		return;
+	c->kick_msg.fn = kick_msg;
+	reactor_post(&c->a->e->reactors[0].r, &c->kick_msg);
+}
+
+void wcache_tick(struct array *a, uint64_t now_ns)
+{
+	struct wcache *c = atomic_load_explicit(&a->wc, memory_order_acquire);
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (c->ndirty && !c->idle_kick && now_ns > c->last_write_ns &&
+	    now_ns - c->last_write_ns >= WC_IDLE_NS)
+		c->idle_kick = true;
+	if (!c->ndirty)
+		c->idle_kick = false;
+	bool kick = wc_want_destage(c) && c->destages_in_flight == 0;
+	pthread_mutex_unlock(&c->lock);
+	if (kick)
+		wc_kick(c);
+}
+
+int wcache_drain(struct wcache *c)
+{
+	struct uraid_engine *e = c->a->e;
+
+	atomic_store(&c->draining, true);
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		bool done = !c->ndirty && !c->destages_in_flight;
+		pthread_mutex_unlock(&c->lock);
+		if (done)
+			break;
+		wc_kick(c);
+		if (e->flags & URAID_ENGINE_THREADS) {
+			struct timespec ts = { 0, 200000 };
+			nanosleep(&ts, NULL);
+		} else {
+			for (unsigned i = 0; i < e->nreactors; i++)
+				uraid_engine_poll(e, i, 1);
+		}
+	}
+	atomic_store(&c->draining, false);
+	pthread_mutex_lock(&c->lock);
+	int rc = c->destage_failed ? -EIO : 0;
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}

@@ -106,6 +106,14 @@ static void serve_usage(FILE *f)
 		"                           (default 1G, at least 64M); beyond it requests\n"
 		"                           wait; half is shared, half split so that each\n"
 		"                           client keeps a share whatever the others do\n"
+		"      --write-cache=through|back  write policy (default through). back\n"
+		"                           acknowledges writes once they are in uraid's\n"
+		"                           memory and writes them to the members later, as a\n"
+		"                           disk's volatile write cache: FLUSH and FUA are\n"
+		"                           honoured, but a crash or power loss loses what was\n"
+		"                           written since the client's last completed flush\n"
+		"      --cache-size=SIZE    memory of the write-back cache (default 64M;\n"
+		"                           1M .. 64G), allocated at start\n"
 		"      --metrics=HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics\n"
 		"                           (port 0 picks a free one; no authentication:\n"
 		"                           anyone who can connect reads them; see METRICS\n"
@@ -133,7 +141,8 @@ static void serve_usage(FILE *f)
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
-       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN };
+       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE,
+       OPT_CACHE_SIZE };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -224,6 +233,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "list-arrays", no_argument, NULL, OPT_LIST_ARRAYS },
 		{ "run", no_argument, NULL, OPT_RUN },
+		{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
+		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -261,6 +272,28 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		case OPT_CONFIG: o->config = optarg; break;
 		case OPT_LIST_ARRAYS: o->list_arrays = true; break;
 		case OPT_RUN: o->run = true; break;
+		case OPT_WRITE_CACHE:
+			if (!strcmp(optarg, "through")) {
+				o->write_cache = URAID_WRITE_THROUGH;
+			} else if (!strcmp(optarg, "back")) {
+				o->write_cache = URAID_WRITE_BACK;
+			} else {
+				fprintf(stderr, "uraid serve: --write-cache=%s: expected through or "
+					"back\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case OPT_CACHE_SIZE: {
+			uint64_t bytes;
+			if (cli_parse_size(optarg, 1, &bytes) != 0 || bytes < (1ull << 20) ||
+			    bytes > (64ull << 30)) {
+				fprintf(stderr, "uraid serve: --cache-size=%s: expected a size from 1M "
+					"to 64G (e.g. 256M)\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->cache_bytes = bytes;
+			break;
+		}
 		case 'v': o->verbose = true; break;
 		case OPT_TLS:
 			if (strcmp(optarg, "off") == 0) {
@@ -697,6 +730,8 @@ static int run(struct serve_state *st, int sig_fd)
 		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
 			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
 			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
+		.write_cache = st->o->write_cache,
+		.cache_bytes = st->o->cache_bytes,
 	};
 	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
 	if (rc) {

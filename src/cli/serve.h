@@ -26,6 +26,8 @@ struct serve_opts {
 	unsigned max_connections;       /* 0: the defaults (nbd/server.h) */
 	unsigned handshake_timeout_s;
 	uint64_t max_buffer_bytes;
+	uint32_t write_cache;           /* --write-cache: URAID_WRITE_* */
+	uint64_t cache_bytes;           /* --cache-size, 0: the library's default */
 	int ready_fd;
 	bool read_only, force;
 	/* TLS, in nbdkit's words */

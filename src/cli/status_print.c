@@ -203,6 +203,22 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 			" dirty%s\n", cli_bytes(st->bitmap_chunk_bytes, b1, sizeof(b1)),
 			st->bitmap_dirty_bits, st->bitmap_bits,
 			st->bitmap_stale ? " (out of date: every bit counts)" : "");
+	const struct uraid_write_cache_status *w = &st->write_cache;
+	if (w->size_bytes) {
+		char wb2[32], wb3[32];
+		fprintf(f, "    Write Cache : %s, %s, %s dirty\n",
+			w->policy == URAID_WRITE_BACK ? "write-back" : "write-through (cache idle)",
+			cli_bytes(w->size_bytes, b1, sizeof(b1)),
+			cli_bytes(w->dirty_bytes, wb2, sizeof(wb2)));
+		fprintf(f, "   Cache Counts : reads %" PRIu64 " hit, %" PRIu64 " missed; writes %"
+			PRIu64 " cached (%" PRIu64 " overwrites), %" PRIu64 " through, %" PRIu64
+			" waited; destaged %s in %" PRIu64 " writes%s\n", w->read_hits,
+			w->read_misses, w->writes_cached, w->write_hits, w->writes_through,
+			w->write_waits, cli_bytes(w->destaged_bytes, wb3, sizeof(wb3)),
+			w->destage_writes, w->destage_errors ? ", ERRORS" : "");
+	} else if (srv) {
+		fprintf(f, "    Write Cache : write-through\n");
+	}
 	if (srv) {
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
 		print_background(f, &srv->sync);
@@ -286,6 +302,23 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	} else {
 		json_null(&j, "bitmap");
 	}
+	const struct uraid_write_cache_status *w = &st->write_cache;
+	json_obj_open(&j, "write_cache");
+	json_str(&j, "policy", w->policy == URAID_WRITE_BACK ? "back" : "through");
+	json_u64(&j, "size_bytes", w->size_bytes);
+	json_u64(&j, "dirty_bytes", w->dirty_bytes);
+	json_u64(&j, "cached_bytes", w->cached_bytes);
+	json_u64(&j, "read_hits", w->read_hits);
+	json_u64(&j, "read_misses", w->read_misses);
+	json_u64(&j, "read_hit_bytes", w->read_hit_bytes);
+	json_u64(&j, "writes_cached", w->writes_cached);
+	json_u64(&j, "write_hits", w->write_hits);
+	json_u64(&j, "writes_through", w->writes_through);
+	json_u64(&j, "write_waits", w->write_waits);
+	json_u64(&j, "destage_writes", w->destage_writes);
+	json_u64(&j, "destaged_bytes", w->destaged_bytes);
+	json_u64(&j, "destage_errors", w->destage_errors);
+	json_obj_close(&j);
 	if (srv) {
 		json_u64(&j, "in_flight", st->in_flight);
 		json_background(&j, &srv->sync);

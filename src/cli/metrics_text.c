@@ -164,39 +164,6 @@ static void array_families(struct ctx *c, const struct uraid_array_status *as)
 		      "Bits of the write-intent bitmap set on disk (chunks a resync would redo).",
 		      as->bitmap_dirty_bits);
 	}
-	const struct uraid_write_cache_status *w = &as->write_cache;
-	gauge(c, "uraid_array_write_cache_back",
-	      "1 while the write policy is write-back, 0 write-through.",
-	      w->policy == URAID_WRITE_BACK);
-	if (w->size_bytes) {
-		gauge(c, "uraid_array_write_cache_size_bytes", "Memory of the write-back cache.",
-		      w->size_bytes);
-		gauge(c, "uraid_array_write_cache_dirty_bytes",
-		      "Bytes acknowledged to clients and not yet on the members.", w->dirty_bytes);
-		family(c, "uraid_array_write_cache_reads_total", "counter",
-		       "Reads by where they were answered: hit (the cache whole), miss (members).");
-		sample(c, "uraid_array_write_cache_reads_total", "result=\"hit\"", w->read_hits);
-		sample(c, "uraid_array_write_cache_reads_total", "result=\"miss\"", w->read_misses);
-		family(c, "uraid_array_write_cache_writes_total", "counter",
-		       "Writes by path: cached (acknowledged from memory), hit (of those, on "
-		       "pages already dirty), through (to the members first), waited (for room).");
-		sample(c, "uraid_array_write_cache_writes_total", "path=\"cached\"",
-		       w->writes_cached);
-		sample(c, "uraid_array_write_cache_writes_total", "path=\"hit\"", w->write_hits);
-		sample(c, "uraid_array_write_cache_writes_total", "path=\"through\"",
-		       w->writes_through);
-		sample(c, "uraid_array_write_cache_writes_total", "path=\"waited\"",
-		       w->write_waits);
-		family(c, "uraid_array_write_cache_destage_writes_total", "counter",
-		       "Writes the cache sent to the members.");
-		sample(c, "uraid_array_write_cache_destage_writes_total", NULL, w->destage_writes);
-		family(c, "uraid_array_write_cache_destaged_bytes_total", "counter",
-		       "Bytes the cache wrote to the members.");
-		sample(c, "uraid_array_write_cache_destaged_bytes_total", NULL, w->destaged_bytes);
-		family(c, "uraid_array_write_cache_destage_errors_total", "counter",
-		       "Destage writes that failed (their data is lost; the next flush fails).");
-		sample(c, "uraid_array_write_cache_destage_errors_total", NULL, w->destage_errors);
-	}
 }
 
 /*

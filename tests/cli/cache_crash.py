@@ -17,7 +17,8 @@ write-back cache across a crash of the server.
 
 What is asserted, per 4 KiB block of the export:
   - a block no phase-B write touched holds exactly its content at the FLUSH
-    (the last phase-A data written to it, or zeroes if none was);
+    (the last phase-A data written to it, or what it held before phase A,
+    read back first);
   - a block a phase-B write touched holds its content at the FLUSH or the
     data of one of the phase-B writes that covered it (sent, acknowledged or
     not): whole, never a mix within the block, never an older phase-A
@@ -132,7 +133,8 @@ def write(sock_path, seed, d):
     assert tflags & TFLAG_SEND_FLUSH and tflags & TFLAG_SEND_FUA, \
         "the export does not advertise FLUSH and FUA (flags %#x)" % tflags
     size -= size % BLOCK
-    image = bytearray(size)
+    # what the export holds before (an earlier seed's data, or zeroes)
+    image = read_all(s, size)
     p = Pipe(s)
     n = 0
     for _ in range(PHASE_A_WRITES):
@@ -257,7 +259,9 @@ def verify(sock_path, seed, d):
     for line in bad[:10]:
         print("  " + line)
     if bad:
-        print("verify: %d bad blocks" % len(bad))
+        print("verify: %d bad blocks (what was read: %s)" % (len(bad), os.path.join(d, "read.img")))
+        with open(os.path.join(d, "read.img"), "wb") as f:
+            f.write(got)
         sys.exit(1)
 
 

@@ -11,7 +11,8 @@
 # finds 0 mismatches, and the array stops clean. RAID 1 (two), 5 (four),
 # 6 (five), 10 (near 2, four), CACHE_SEEDS seeds each (printed);
 # WRITE_CACHE=through runs the same against the write-through path;
-# CACHE_LEVELS="5 6" runs some levels only.
+# CACHE_LEVELS="5 6" runs some levels only; CACHE_KEEP=1 keeps the work
+# directory.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -19,6 +20,9 @@ URAID=$(realpath "$BUILD/uraid")
 need python3
 here=$(realpath "$(dirname "$0")")
 work_dir cache-crash
+# CACHE_KEEP=1: the work directory is left for a look at a failure (the
+# client's logs, the flushed image, what was read)
+[ -n "${CACHE_KEEP:-}" ] && trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null; echo "kept $work"' EXIT
 SEEDS=${CACHE_SEEDS:-2}
 BASE=${SEED:-20261202}
 POLICY=${WRITE_CACHE:-back}

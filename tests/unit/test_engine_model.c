@@ -450,10 +450,10 @@ static void run_config(const struct config *c, uint64_t seed, const int *fail, u
 	uraid_array_status(m.a, st);
 	if (m.wback_kib) {
 		const struct uraid_write_cache_status *w = &st->write_cache;
-		/* the cache took part: writes held, destaged, reads answered */
-		CHECK(w->policy == URAID_WRITE_BACK && w->writes_cached > 0 && w->destage_writes > 0,
-		      "%s: write-back cache not used (%" PRIu64 " cached, %" PRIu64 " destaged)",
-		      m.name, w->writes_cached, w->destage_writes);
+		/* the cache took part (how much it destaged by now depends on timing) */
+		CHECK(w->policy == URAID_WRITE_BACK && w->writes_cached > 0,
+		      "%s: write-back cache not used (%" PRIu64 " writes cached)", m.name,
+		      w->writes_cached);
 		if (getenv("URAID_MODEL_VERBOSE"))
 			printf("  %s: cached %" PRIu64 " (hits %" PRIu64 ", waited %" PRIu64
 			       "), through %" PRIu64 ", read hits %" PRIu64 " misses %" PRIu64

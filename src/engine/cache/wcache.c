@@ -12,10 +12,11 @@
  *   never lands before an earlier one; the destage completion that frees
  *   room copies it in and completes it on its reactor.
  * - FUA, large writes, writes in write-through, DISCARD, WRITE_ZEROES: go
- *   to the members ("through"). Their range's cached sectors are dropped at
- *   arrival; they wait for destages in flight on their range (an older copy
- *   must not land after them), and while they are in flight no destage
- *   starts on their range (a newer copy must not land before them).
+ *   to the members ("through"). They wait for destages in flight on their
+ *   range (an older copy must not land after them) and for member reads
+ *   that will overlay pages of it; then their range's cached sectors are
+ *   dropped and they go on. From arrival to completion no destage starts
+ *   on their range (a newer copy must not land before them).
  * - READ: served from the pages when they hold every sector; else read from
  *   the members and overlaid with the pages at the end. The pages it
  *   overlaps are pinned meanwhile (not freed nor reused), so bytes destaged
@@ -317,6 +318,19 @@ static void resume_end_eio(struct reactor *r, struct reactor_msg *m)
 	array_req_end(rq_of_msg(m), -EIO);
 }
 
+static void end_deferred(struct io_op *op, int res)
+{
+	array_req_end((struct array_req *)((char *)op - offsetof(struct array_req, wc_op)), res);
+}
+
+/* A request the cache answered ends at its reactor's next poll: callers of
+ * uraid_array_submit never see done() run inside it. */
+static void end_later(struct array_req *rq, int res)
+{
+	rq->wc_op.cb = end_deferred;
+	reactor_complete(&rq->er->r, &rq->wc_op, res);
+}
+
 /* Pages a write of [lo, hi) needs that it does not hold yet. */
 static uint32_t pages_missing(const struct wcache *c, uint64_t lo, uint64_t hi)
 {
@@ -388,30 +402,36 @@ static void wake_writers(struct wcache *c)
 	}
 }
 
-static void find_inflight(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+static void find_busy(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
 {
 	(void)c;
 	(void)mask;
-	if (p->inflight)
+	if (p->inflight || p->pins)
 		*(bool *)arg = true;
 }
 
-static bool range_has_inflight(struct wcache *c, uint64_t lo, uint64_t hi)
+/* Is a destage in flight on a page of the range, or a member read that will
+ * overlay one (its bytes must stay until then)? */
+static bool range_busy(struct wcache *c, uint64_t lo, uint64_t hi)
 {
 	bool any = false;
-	for_pages(c, lo, hi, find_inflight, &any);
+	for_pages(c, lo, hi, find_busy, &any);
 	return any;
 }
 
+static void drop_sectors(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg);
+
 void wc_after_change(struct wcache *c)
 {
-	wake_writers(c);
+	/* ops written through whose range is quiet now: their cached copy goes */
 	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
-		if (!(t->wc_marks & WC_MARK_WAITING) || range_has_inflight(c, t->wc_lo, t->wc_hi))
+		if (!(t->wc_marks & WC_MARK_WAITING) || range_busy(c, t->wc_lo, t->wc_hi))
 			continue;
 		t->wc_marks &= (uint8_t)~WC_MARK_WAITING;
+		for_pages(c, t->wc_lo, t->wc_hi, drop_sectors, NULL);
 		wc_post(t, resume_route);
 	}
+	wake_writers(c);
 	for (struct array_req **pp = &c->flush_wait; *pp;) {
 		struct array_req *rq = *pp;
 		if (!epoch_clean(c, rq->wc_epoch)) {
@@ -472,11 +492,18 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	c->through_list = rq;
 	if (c->nfree == c->npages)
 		return false;
-	for_pages(c, rq->wc_lo, rq->wc_hi, drop_sectors, NULL);
-	wc_after_change(c);
-	if (!range_has_inflight(c, rq->wc_lo, rq->wc_hi))
+	if (!range_busy(c, rq->wc_lo, rq->wc_hi)) {
+		for_pages(c, rq->wc_lo, rq->wc_hi, drop_sectors, NULL);
+		wc_after_change(c);
 		return false;
-	/* wc_after_change lets it go when the last of them completes */
+	}
+	/*
+	 * A destage in flight on the range (its older copy must land first),
+	 * or a member read that will overlay pages of it (dropping them now
+	 * could let it return bytes older than what was acknowledged before
+	 * it): wc_after_change drops the range and lets the op go once both
+	 * are done. Meanwhile no destage starts on the range.
+	 */
 	rq->wc_marks |= WC_MARK_WAITING;
 	return true;
 }
@@ -578,7 +605,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		taken = take_read(c, rq);
 		pthread_mutex_unlock(&c->lock);
 		if (taken)
-			array_req_end(rq, 0);
+			end_later(rq, 0);
 		return taken;
 	case URAID_IO_FLUSH:
 		rq->wc_epoch = c->cur_epoch;
@@ -589,7 +616,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			c->destage_failed = false;
 			pthread_mutex_unlock(&c->lock);
 			if (failed)
-				array_req_end(rq, -EIO);
+				end_later(rq, -EIO);
 			return failed;
 		}
 		rq->wc_next = c->flush_wait;
@@ -604,7 +631,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			if (!c->space_head && absorb(c, rq)) {
 				run = c->pressure;
 				pthread_mutex_unlock(&c->lock);
-				array_req_end(rq, 0);
+				end_later(rq, 0);
 				if (run)
 					wc_destage_run(c, rq->er);
 				return true;
@@ -641,6 +668,8 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 		struct read_walk w = { .dst = ok ? rq->data : NULL, .lo = io->offset / 512,
 				       .birth = rq->wc_birth };
 		for_pages(c, w.lo, w.lo + io->length / 512, read_unpin, &w);
+		/* an op written through may wait for these pins */
+		wc_after_change(c);
 	}
 	if (rq->wc_marks & WC_MARK_THROUGH) {
 		if (rq->wc_prev)

@@ -771,6 +771,11 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, -EINVAL, "unknown write policy %u (0: through, 1: back)",
 				  o->write_cache);
 	}
+	if (o->cache_bytes && (o->cache_bytes < WC_MIN_BYTES || o->cache_bytes > WC_MAX_BYTES)) {
+		array_free(a);
+		return uraid_errf(err, errlen, -EINVAL, "cache size %llu out of range (1 MiB .. 64 GiB)",
+				  (unsigned long long)o->cache_bytes);
+	}
 	a->wc_bytes = o->cache_bytes;
 	int rc = assemble_members(a, o, err, errlen);
 	if (rc) {
@@ -795,9 +800,8 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		struct wcache *wc;
 		if ((rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc))) {
 			array_free(a);
-			return uraid_errf(err, errlen, rc, rc == -EINVAL
-					  ? "cache size %llu out of range (1 MiB .. 64 GiB)"
-					  : "cannot allocate the write-back cache of %llu bytes",
+			return uraid_errf(err, errlen, rc, "cannot allocate the write-back cache "
+					  "of %llu bytes",
 					  (unsigned long long)(a->wc_bytes ? a->wc_bytes : WC_DEFAULT_BYTES));
 		}
 		atomic_store(&a->wc, wc);

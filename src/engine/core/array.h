@@ -252,6 +252,7 @@ struct array_req {
 	uint64_t wc_epoch;              /* a waiting flush's epoch */
 	struct array_req *wc_next, *wc_prev;
 	struct reactor_msg wc_msg;
+	struct io_op wc_op;             /* completed at the next poll, not inside submit */
 };
 
 #define WC_MARK_PINNED  0x1u    /* a read from the members overlaid at its end */

@@ -3,8 +3,9 @@
  * One served array's metrics in Prometheus' text format (metrics_text.h),
  * from what the engine and the NBD server count already: the array's
  * status, its write cache, its background work, its members' counters, the
- * NBD server's usage and the engine's request latency histogram. Each family is written
- * whole (HELP, TYPE, its samples), as the format wants; every sample
+ * NBD server's usage and the engine's request latency histogram. Each
+ * family is written whole (HELP, TYPE, its samples), as the format wants;
+ * every sample
  * carries array="EXPORT" and uuid="UUID", so that the families of several
  * arrays can be merged (metrics_all.c). Names follow Prometheus' habits:
  * uraid_ prefix, the unit as a suffix, counters ending in _total.

@@ -6,8 +6,9 @@
  * NBD server's usage and the engine's request latency histogram. Each
  * family is written whole (HELP, TYPE, its samples), as the format wants;
  * every sample carries array="EXPORT" and uuid="UUID", so that the
- * families of several arrays can be merged (metrics_all.c). Names follow Prometheus' habits:
- * uraid_ prefix, the unit as a suffix, counters ending in _total.
+ * families of several arrays can be merged (metrics_all.c). Names follow
+ * Prometheus' habits: uraid_ prefix, the unit as a suffix, counters ending
+ * in _total.
  */
 #include <errno.h>
 #include <inttypes.h>

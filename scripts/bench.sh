@@ -26,8 +26,10 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync;
-# rebuild includes its bound, tests/tools/rebuild_bound.c).
+# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,cache;
+# rebuild includes its bound, tests/tools/rebuild_bound.c). The write cache
+# block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
+# scripts/bench_cache.sh.
 # What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
 # rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
 # on 2 idle CPUs; 13 minutes were measured at a load average of 10.
@@ -968,6 +970,7 @@ line "resync after a crash during 4 x 1 MiB writes" "$t_bm" "full resync (create
 fi
 
 . "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
+. "$(dirname "${BASH_SOURCE[0]}")/bench_cache.sh"
 
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

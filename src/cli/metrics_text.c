@@ -2,12 +2,13 @@
 /*
  * One served array's metrics in Prometheus' text format (metrics_text.h),
  * from what the engine and the NBD server count already: the array's
- * status, its background work, its members' counters, the NBD server's
- * usage and the engine's request latency histogram. Each family is written
- * whole (HELP, TYPE, its samples), as the format wants; every sample
- * carries array="EXPORT" and uuid="UUID", so that the families of several
- * arrays can be merged (metrics_all.c). Names follow Prometheus' habits:
- * uraid_ prefix, the unit as a suffix, counters ending in _total.
+ * status, its write cache, its background work, its members' counters, the
+ * NBD server's usage and the engine's request latency histogram. Each
+ * family is written whole (HELP, TYPE, its samples), as the format wants;
+ * every sample carries array="EXPORT" and uuid="UUID", so that the
+ * families of several arrays can be merged (metrics_all.c). Names follow
+ * Prometheus' habits: uraid_ prefix, the unit as a suffix, counters ending
+ * in _total.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -164,38 +165,55 @@ static void array_families(struct ctx *c, const struct uraid_array_status *as)
 		      "Bits of the write-intent bitmap set on disk (chunks a resync would redo).",
 		      as->bitmap_dirty_bits);
 	}
-	const struct uraid_write_cache_status *w = &as->write_cache;
-	gauge(c, "uraid_array_write_cache_back",
-	      "1 while the write policy is write-back, 0 write-through.",
-	      w->policy == URAID_WRITE_BACK);
-	/* always there (0 without a cache), so that every family always exists */
-	gauge(c, "uraid_array_write_cache_size_bytes", "Memory of the write-back cache.",
+}
+
+/*
+ * The write cache (issue 19): its policy, memory, dirty bytes and what it
+ * absorbed and destaged. Present for every array, all zero but the policy
+ * while it is write-through and no cache was ever set up, so that a
+ * dashboard's queries do not change with the policy.
+ */
+static void write_cache_families(struct ctx *c, const struct uraid_write_cache_status *w)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+#define W(n, f, h) { "uraid_write_cache_" n, h, offsetof(struct uraid_write_cache_status, f) }
+		W("read_hits_total", read_hits, "Reads served from the write cache whole."),
+		W("read_misses_total", read_misses,
+		  "Reads that went to the members (dirty cached data laid over them)."),
+		W("read_hit_bytes_total", read_hit_bytes, "Bytes read from the write cache."),
+		W("writes_cached_total", writes_cached, "Writes acknowledged from the write cache."),
+		W("write_hits_total", write_hits,
+		  "Cached writes onto data already dirty in the cache (overwrites absorbed)."),
+		W("writes_through_total", writes_through,
+		  "Writes sent through to the members (FUA, large writes, discards, zeroes)."),
+		W("write_waits_total", write_waits,
+		  "Writes that waited for room in the cache (destaging behind)."),
+		W("destage_writes_total", destage_writes, "Writes the cache sent to the members."),
+		W("destaged_bytes_total", destaged_bytes, "Bytes the cache wrote to the members."),
+		W("destage_errors_total", destage_errors,
+		  "Destage writes that failed (their data is lost; the next FLUSH fails)."),
+#undef W
+	};
+
+	family(c, "uraid_write_cache_policy", "gauge",
+	       "1 for the write policy in force, 0 for the other, label policy: through or back.");
+	sample(c, "uraid_write_cache_policy", "policy=\"through\"",
+	       w->policy != URAID_WRITE_BACK);
+	sample(c, "uraid_write_cache_policy", "policy=\"back\"", w->policy == URAID_WRITE_BACK);
+	gauge(c, "uraid_write_cache_size_bytes", "Memory of the write cache (0: none).",
 	      w->size_bytes);
-	gauge(c, "uraid_array_write_cache_dirty_bytes",
+	gauge(c, "uraid_write_cache_dirty_bytes",
 	      "Bytes acknowledged to clients and not yet on the members.", w->dirty_bytes);
-	family(c, "uraid_array_write_cache_reads_total", "counter",
-	       "Reads by where they were answered: hit (the cache whole), miss (members).");
-	sample(c, "uraid_array_write_cache_reads_total", "result=\"hit\"", w->read_hits);
-	sample(c, "uraid_array_write_cache_reads_total", "result=\"miss\"", w->read_misses);
-	family(c, "uraid_array_write_cache_writes_total", "counter",
-	       "Writes by path: cached (acknowledged from memory), hit (of those, on "
-	       "pages already dirty), through (to the members first), waited (for room).");
-	sample(c, "uraid_array_write_cache_writes_total", "path=\"cached\"",
-	       w->writes_cached);
-	sample(c, "uraid_array_write_cache_writes_total", "path=\"hit\"", w->write_hits);
-	sample(c, "uraid_array_write_cache_writes_total", "path=\"through\"",
-	       w->writes_through);
-	sample(c, "uraid_array_write_cache_writes_total", "path=\"waited\"",
-	       w->write_waits);
-	family(c, "uraid_array_write_cache_destage_writes_total", "counter",
-	       "Writes the cache sent to the members.");
-	sample(c, "uraid_array_write_cache_destage_writes_total", NULL, w->destage_writes);
-	family(c, "uraid_array_write_cache_destaged_bytes_total", "counter",
-	       "Bytes the cache wrote to the members.");
-	sample(c, "uraid_array_write_cache_destaged_bytes_total", NULL, w->destaged_bytes);
-	family(c, "uraid_array_write_cache_destage_errors_total", "counter",
-	       "Destage writes that failed (their data is lost; the next flush fails).");
-	sample(c, "uraid_array_write_cache_destage_errors_total", NULL, w->destage_errors);
+	gauge(c, "uraid_write_cache_cached_bytes", "Bytes held in the write cache, dirty or not.",
+	      w->cached_bytes);
+	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+		family(c, counters[i].name, "counter", counters[i].help);
+		sample(c, counters[i].name, NULL,
+		       *(const uint64_t *)((const char *)w + counters[i].off));
+	}
 }
 
 static void sync_families(struct ctx *c, const struct uraid_sync_status *ss)
@@ -367,6 +385,7 @@ int metrics_write(FILE *out, const struct metrics_source *src)
 	snprintf(c.base, sizeof(c.base), "array=\"%s\",uuid=\"%s\"", name,
 		 uraid_uuid_text(as->uuid, uuid, sizeof(uuid)));
 	array_families(&c, as);
+	write_cache_families(&c, &as->write_cache);
 	sync_families(&c, &ss);
 	member_families(&c, as);
 	if (src->server)

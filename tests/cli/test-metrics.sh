@@ -9,7 +9,9 @@
 # metrics; a member path with a quote, a backslash, a newline and a byte that
 # is not UTF-8), the families against the man page's list both ways, the
 # control verb `metrics` answers the same
-# families, and a real Prometheus scrapes the server: a member's write
+# families, an array served write-back shows its write cache's families
+# (writes counted as cached, their bytes dirty or destaged, none dirty after
+# a FLUSH), and a real Prometheus scrapes the server: a member's write
 # counter grows after writes through the export, and the degraded-slot gauge
 # reads 1 after `uraid fail`.
 set -u
@@ -338,6 +340,53 @@ check "monitor --metrics and the server's own page list the same families" \
 kill "$mpid"; wait "$mpid" 2>/dev/null
 check "monitor --metrics with --oneshot is refused in one line" \
     bash -c "! '$URAID' monitor --oneshot --metrics=127.0.0.1:0 2>'$work/mon1.err' && [ \$(wc -l <'$work/mon1.err') = 1 ]"
+
+# ---- the write cache's families on a write-back array ----
+# 64 distinct 4 KiB blocks written without a flush: each is counted as a
+# cached write and its bytes are dirty or destaged; after a FLUSH none is
+# dirty and all were destaged
+wc=("$work/w0" "$work/w1" "$work/w2")
+truncate -s 16M "${wc[@]}"
+"$URAID" create --level=5 --raid-devices=3 --name=wc --run --assume-clean "${wc[@]}" >/dev/null || exit 1
+mpid_=$spid
+serve_bg "$work" wc --write-cache=back --cache-size=8M --metrics=127.0.0.1:0 "${wc[@]}" || exit 1
+wspid=$spid spid=$mpid_
+wport=$(sed -n 's|^uraid serve: metrics on http://127\.0\.0\.1:\([0-9]*\)/metrics$|\1|p' "$work/wc.out")
+cat >"$work/wc.py" <<'PY'
+import os, sys
+sys.path.insert(0, sys.argv[1])
+from nbd_wire import CMD_FLUSH, CMD_WRITE, connect, go, reply, request
+s = connect(sys.argv[2])
+go(s)
+if sys.argv[3] == "write":
+    for i in range(64):
+        request(s, CMD_WRITE, i * 8192, 4096, i + 1, payload=os.urandom(4096))
+        assert reply(s)[0] == 0, "write %d" % i
+else:
+    request(s, CMD_FLUSH, 0, 0, 1)
+    assert reply(s)[0] == 0, "flush"
+PY
+# wc_metric NAME [LABELS]: its value on a fresh scrape of the write-back array
+wc_scrape() { sleep 1.2; python3 "$work/http.py" "$wport" get "$work/wc.txt"; }
+wc_metric() { sed -n "s/^$1{array=\"wc\",uuid=\"[^\"]*\"${2:+,$2}} //p" "$work/wc.txt"; }
+check "64 writes of 4 KiB through the write-back export, no flush" \
+    python3 "$work/wc.py" "$(dirname "$0")/lib" "$work/wc.sock" write
+wc_scrape
+check "its page follows Prometheus' format too" \
+    bash -c "python3 '$work/format.py' '$work/wc.txt' | diff - '$work/families.txt'"
+d=$(wc_metric uraid_write_cache_dirty_bytes) s=$(wc_metric uraid_write_cache_destaged_bytes_total)
+check "policy back 1, through 0; size 8 MiB ($(wc_metric uraid_write_cache_size_bytes))" \
+    test "$(wc_metric uraid_write_cache_policy 'policy="back"')$(wc_metric uraid_write_cache_policy 'policy="through"')$(wc_metric uraid_write_cache_size_bytes)" = 108388608
+check "64 cached writes counted ($(wc_metric uraid_write_cache_writes_cached_total)); their 256 KiB dirty or destaged (dirty $d, destaged $s)" \
+    bash -c "[ '$(wc_metric uraid_write_cache_writes_cached_total)' -ge 64 ] && [ $((${d:-0} + ${s:-0})) -ge 262144 ]"
+check "a FLUSH through the export" python3 "$work/wc.py" "$(dirname "$0")/lib" "$work/wc.sock" flush
+wc_scrape
+d=$(wc_metric uraid_write_cache_dirty_bytes) s=$(wc_metric uraid_write_cache_destaged_bytes_total)
+check "after it: no dirty bytes ($d), 256 KiB destaged at least ($s), no destage errors" \
+    bash -c "[ '$d' = 0 ] && [ '${s:-0}' -ge 262144 ] && [ '$(wc_metric uraid_write_cache_destage_errors_total)' = 0 ]"
+check "the write-through array says policy through" \
+    grep -q '^uraid_write_cache_policy{array="m",[^}]*policy="through"} 1$' "$work/written.txt"
+"$URAID" stop wc >/dev/null; wait "$wspid"
 
 # ---- a real Prometheus scrapes it ----
 if [ ! -x "$PROMETHEUS" ]; then

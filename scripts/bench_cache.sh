@@ -1,0 +1,66 @@
+# shellcheck shell=bash
+# The write cache block of make bench (issue 19), sourced by scripts/bench.sh
+# (its helpers: want, serve, unserve, fio_nbd_once, line, wait_sock). Run it
+# alone with BENCH_ONLY=cache make bench; leave it out with BENCH_CACHE=0.
+#
+# RAID 5 x4 over the bench's tmpfs members, served by `uraid serve` (2
+# threads) and driven by fio's nbd engine, one connection: the same array
+# served write-through, then write-back (--cache-size=$BENCH_CACHE_SIZE,
+# 64M by default), in turn, BENCH_REPEAT rounds, the best run of each (a
+# shared machine only ever lowers a throughput). Each server is stopped with
+# `uraid stop`, which drains the cache, before the other starts. Three
+# workloads:
+#   - 4 KiB random write, QD 32, over a working set of half the cache (it
+#     fits): write-back >= 3 x write-through;
+#   - the same over 4 x the cache (it cannot help): >= 1.0 x;
+#   - 1 MiB sequential write, QD 8, over the whole array: >= 1.0 x.
+# The in-process `uraid bench` has no write policy option, so this block
+# measures through the NBD export, as a client sees the cache.
+
+if want CACHE; then
+CACHE_SIZE=${BENCH_CACHE_SIZE:-64M}
+cache_mib=$(( $(numfmt --from=iec "$CACHE_SIZE") / 1048576 ))
+echo "== write cache: RAID 5 x4 (chunk 512 KiB) served write-back (--cache-size=$CACHE_SIZE) vs write-through, fio nbd 1 connection, best of $REPEAT rounds of ${RT} s after ${RAMP} s ramp, the two in turn (issue 19)"
+# shellcheck disable=SC2086
+"$URAID" create --level=5 --raid-devices=4 --assume-clean --force --run --name=wc $D4 \
+    >/dev/null 2>>"$log"
+# cache_run POLICY METRIC fio-args...: serve the array with POLICY, one fio
+# run, stop it (the drain is not timed); prints the figure (0 on failure)
+cache_run() {
+    local policy=$1 metric=$2 v=0 opts=(--write-cache="$1")
+    shift 2
+    [ "$policy" = back ] && opts+=(--cache-size="$CACHE_SIZE")
+    # shellcheck disable=SC2086
+    if serve wc "${opts[@]}" $D4 >&2; then
+        v=$(fio_nbd_once "$metric" "$dir/wc.sock" "$@")
+        unserve wc
+    fi
+    echo "${v:-0}"
+}
+# cache_pair LABEL METRIC TARGET fio-args...: both policies REPEAT times in
+# turn (which one goes first alternates), one line: write-back vs through
+cache_pair() {
+    local label=$1 metric=$2 target=$3 i t b bt=0 bb=0 ts=() bs=()
+    shift 3
+    for i in $(seq "$REPEAT"); do
+        if (( i % 2 )); then
+            t=$(cache_run through "$metric" "$@"); b=$(cache_run back "$metric" "$@")
+        else
+            b=$(cache_run back "$metric" "$@"); t=$(cache_run through "$metric" "$@")
+        fi
+        ts+=("$t") bs+=("$b")
+        [ "$t" -gt "$bt" ] && bt=$t
+        [ "$b" -gt "$bb" ] && bb=$b
+    done
+    line "RAID 5 x4 $label, write-back" "$bb" "write-through" "$bt" "$metric" "$target" \
+        "(runs: back $(fmt_runs "$metric" "${bs[@]}"), through $(fmt_runs "$metric" "${ts[@]}"))"
+}
+fmt_runs() { local m=$1; shift; local v; for v; do printf '%s ' "$(fmt_value "$m" "$v")"; done | sed 's/ $//'; }
+fits=$(( cache_mib / 2 ))
+over=$(( cache_mib * 4 ))
+cache_pair "4 KiB randwrite QD32, ${fits} MiB (fits)" iops 3 \
+    --rw=randwrite --bs=4k --iodepth=32 --offset=0 --size="${fits}M" --norandommap
+cache_pair "4 KiB randwrite QD32, ${over} MiB (4x cache)" iops 1.0 \
+    --rw=randwrite --bs=4k --iodepth=32 --offset=0 --size="${over}M" --norandommap
+cache_pair "1 MiB seq write QD8" bw 1.0 --rw=write --bs=1M --iodepth=8
+fi

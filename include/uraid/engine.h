@@ -93,11 +93,25 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
  */
 #define URAID_ASSEMBLE_COMPLETE  0x10u
 
+/*
+ * The stripe cache of RAID 4/5/6, as md's stripe_cache_size: a number of
+ * stripe heads, each one 4 KiB page per member (memory: size x 4 KiB x
+ * members, allocated when the size is set). It bounds the stripe rows
+ * being written (or rebuilt for a read) at once: a write that finds every
+ * head taken waits for one. Other levels have none: they keep the value
+ * and ignore it (uraid_stripe_cache_status.used is false).
+ */
+#define URAID_STRIPE_CACHE_MIN     17u
+#define URAID_STRIPE_CACHE_DEFAULT 256u
+#define URAID_STRIPE_CACHE_MAX     32768u
+
 struct uraid_assemble_opts {
 	const char *const *paths;   /* members, spares too, in any order */
 	unsigned npaths;
 	uint32_t flags;             /* URAID_ASSEMBLE_* */
 	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
+	/* stripe heads, URAID_STRIPE_CACHE_MIN..MAX; 0: the default (256) */
+	unsigned stripe_cache;
 };
 
 /*
@@ -233,6 +247,15 @@ struct uraid_member_status {
 	uint64_t read_errors, write_errors, corrected_reads;
 };
 
+struct uraid_stripe_cache_status {
+	bool used;                  /* false: the level has no stripes (size kept, ignored) */
+	uint32_t size;              /* stripe heads (md's stripe_cache_size) */
+	uint64_t memory_bytes;      /* size x 4 KiB x members (0 when not used) */
+	uint32_t in_use;            /* heads held by rows in work now */
+	uint32_t peak;              /* most held at once, since assembly or the last resize */
+	uint64_t waits;             /* writes that found no head free and waited */
+};
+
 struct uraid_array_status {
 	uint8_t uuid[16];
 	char name[33];
@@ -252,11 +275,21 @@ struct uraid_array_status {
 	uint64_t bitmap_bits, bitmap_dirty_bits;
 	bool bitmap_stale;          /* every bit counts as set (a full resync) */
 	uint64_t bitmap_events_cleared;
+	struct uraid_stripe_cache_status stripe_cache;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };
 
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
+
+/*
+ * Set the stripe cache's size at run time (any thread but a reactor's):
+ * heads are allocated now; fewer are freed as rows in work let them go.
+ * -EINVAL outside URAID_STRIPE_CACHE_MIN..MAX, -ENOMEM; nothing changed then.
+ * A level without stripes keeps the value and ignores it.
+ */
+int uraid_array_set_stripe_cache(struct uraid_array *a, unsigned size);
+int uraid_array_stripe_cache(struct uraid_array *a, struct uraid_stripe_cache_status *st);
 
 /*
  * Is member i (as in uraid_array_status's members) detached, its device or

@@ -11,6 +11,7 @@
  * back the same data.
  *
  *   test_engine_model [SEED [FILTER]]    FILTER: substring of the config name
+ *   URAID_MODEL_STRIPE_CACHE=N            stripe cache size (RAID 4/5/6) of every run
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,6 +109,9 @@ static int assemble(struct model *m)
 		p[k++] = m->paths[i];
 	/* a short safe-mode delay keeps the clean-marking check quick */
 	struct uraid_assemble_opts ao = { .paths = p, .npaths = k, .idle_clean_ms = 20 };
+	/* URAID_MODEL_STRIPE_CACHE=N: the runs at another stripe cache size (17..32768) */
+	if (getenv("URAID_MODEL_STRIPE_CACHE"))
+		ao.stripe_cache = (unsigned)strtoul(getenv("URAID_MODEL_STRIPE_CACHE"), NULL, 10);
 	int rc = uraid_array_assemble(m->e, &ao, &m->a, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "%s: assemble: %s\n", m->name, err);

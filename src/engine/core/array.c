@@ -725,6 +725,13 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	for (unsigned i = 0; i < e->nreactors; i++)
 		meta_batch_init(&a->gate[i], e, &e->reactors[i].r, a, gate_update, req_gate_resume);
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
+	if (o->stripe_cache && !array_stripe_cache_valid(o->stripe_cache)) {
+		array_free(a);
+		return uraid_errf(err, errlen, -EINVAL, "stripe cache of %u stripe heads: give "
+				  "%u..%u", o->stripe_cache, URAID_STRIPE_CACHE_MIN,
+				  URAID_STRIPE_CACHE_MAX);
+	}
+	a->stripe_cache = o->stripe_cache ? o->stripe_cache : URAID_STRIPE_CACHE_DEFAULT;
 	pthread_mutex_init(&a->alloc_lock, NULL);
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
@@ -841,6 +848,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 				      : a->bitmap_stale ? st->bitmap_bits : 0;
 	}
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
+	array_stripe_cache_status(a, &st->stripe_cache);
 	st->events = a->sb.events;
 	st->in_flight = sum_in_flight(a);
 	st->nmembers = a->nmembers;

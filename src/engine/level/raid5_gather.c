@@ -59,6 +59,11 @@ static bool gather(struct r5_piece *ld)
 		struct r5_piece *pc = r5_piece_of_waiter(w);
 
 		pc->gnext = NULL;
+		/* the leader does the work: its stripe head serves the group */
+		if (pc->hw.head) {
+			r5_head_put(&ld->priv->heads, pc->hw.head);
+			pc->hw.head = NULL;
+		}
 		ld->gtail->gnext = pc;
 		ld->gtail = pc;
 		ld->gcount++;

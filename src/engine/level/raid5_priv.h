@@ -13,12 +13,14 @@
  *   raid5_piece.c    one piece's life: free lists, row lock, member I/O,
  *                    unit buffers, rebuild, completion (its group's too)
  *   raid5_rowlock.c  the row-lock table (generic, raid5_rowlock.h)
+ *   raid5_heads.c    the stripe cache: the bounded pool of stripe heads
  *
  * Each section below names the file that defines it.
  */
 #ifndef URAID_ENGINE_RAID5_PRIV_H
 #define URAID_ENGINE_RAID5_PRIV_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,10 +74,11 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
 /*
- * Units up to this size (small random writes) use buffers the piece keeps
- * across uses, one per slot, rather than the reactor's pool: a pool put
- * writes its free-list link into a buffer that another CPU's io-wq worker
- * has just filled or read, a cache miss on every buffer of every write.
+ * Units up to this size (small random writes) use the pages of the piece's
+ * stripe head (raid5_heads.c), one per slot, rather than the reactor's
+ * pool: a pool put writes its free-list link into a buffer that another
+ * CPU's io-wq worker has just filled or read, a cache miss on every buffer
+ * of every write. It is also md's page: a head is 4 KiB per member.
  */
 #define R5_KEEP_BYTES 4096u
 
@@ -100,6 +103,52 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 #define R5_GATHER_MAX 128u
 #define R5_HOLD_NS 5000000ull
 #define R5_SEQ_STREAMS 4
+
+/* ---- the stripe cache (raid5_heads.c) ---- */
+
+/*
+ * One stripe head: a 4 KiB page per member (md's stripe_head), the unit
+ * buffers of a small unit. A piece holds one while its row is in work.
+ */
+struct r5_head {
+	struct r5_head *next;           /* free list */
+	uint8_t *page[];                /* slot -> R5_KEEP_BYTES, 4096-aligned */
+};
+
+/* A piece waiting for a head: msg runs on r once w->head is set. */
+struct r5_head_wait {
+	struct r5_head_wait *next;
+	struct r5_head *head;
+	struct reactor *r;
+	struct reactor_msg msg;
+};
+
+/* The pool (one per array, shared by its reactors under mu). */
+struct r5_heads {
+	pthread_mutex_t mu;
+	struct r5_head *free;
+	unsigned n;                     /* pages per head: the members */
+	unsigned size;                  /* at most this many in use */
+	unsigned allocated;             /* free + in use (above size while shrinking) */
+	unsigned in_use, peak;          /* peak: since assembly or the last resize */
+	uint64_t waits;                 /* pieces that found none free */
+	struct r5_head_wait *wait_head, *wait_tail;
+};
+
+/* size heads of n pages; 0 or -ENOMEM. */
+int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size);
+/* Every head must have come back. */
+void r5_heads_fini(struct r5_heads *hs);
+/* New size: more heads allocated now (any thread but a reactor's; 0 or
+ * -ENOMEM, nothing changed), fewer freed as they come back. */
+int r5_heads_resize(struct r5_heads *hs, unsigned size);
+/* true: w->head is set. false: w is queued; w->msg.fn (set before) runs on
+ * w->r once w->head is set. */
+bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w);
+/* Give a head back (any reactor); the first waiter gets it. */
+void r5_head_put(struct r5_heads *hs, struct r5_head *h);
+void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,
+		    uint64_t *waits);
 
 /* ---- one piece (raid5_piece.c): a stripe row's worth of one request ---- */
 
@@ -163,7 +212,7 @@ struct r5_piece {
 	int16_t *didx;                  /* slot -> data index; -1 P, -2 Q */
 	uint8_t *sflag;                 /* slot -> SF_* */
 	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
-	uint8_t **keep;                 /* slot -> R5_KEEP_BYTES buffer the piece keeps, or NULL */
+	struct r5_head_wait hw;         /* its stripe head (hw.head), or waiting for one */
 	unsigned nbufs;                 /* slots with an sbuf (0: r5_bufs_put has nothing to do) */
 	uint8_t *wr, *dl;               /* data index -> written, lost */
 	uint8_t **src;                  /* data index -> new data over the unit (writes) */
@@ -219,6 +268,7 @@ struct r5_cache {
 struct r5_priv {
 	struct array *a;
 	struct rowlock_table locks;     /* rows of pieces and of sync_raid5.c's units */
+	struct r5_heads heads;          /* the stripe cache (raid5_heads.c) */
 	void *zero;                     /* R5_SEG_SECTORS of zeroes, read only */
 	unsigned nreactors;
 	struct r5_cache *cache;

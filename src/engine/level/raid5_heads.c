@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RAID 4/5/6 stripe cache (md's stripe_cache_size): a bounded pool of
+ * stripe heads, each one 4 KiB page per member, all allocated when the
+ * size is set (at assembly, or by uraid_array_set_stripe_cache from a
+ * control thread), none on the I/O path.
+ *
+ * A piece takes a head before it asks for its row's lock (r5_piece_lock,
+ * raid5_piece.c): writes, write-zeroes, discards and the reads that must
+ * rebuild a chunk; healthy reads go straight to the members and take none,
+ * as md's chunk-aligned reads bypass its cache. So at most `size` rows are
+ * in work (held or queued for their lock) at once. A piece that finds no
+ * free head waits here, in FIFO order, and resumes on its own reactor when
+ * one comes back; a piece gathered into another's group gives its head
+ * back at once (raid5_gather.c), the leader doing the work. The head's
+ * pages are the unit buffers of small units (up to R5_KEEP_BYTES: the
+ * old data and parity of a 4 KiB read-modify-write); larger units take
+ * theirs from the reactor's buffer pool.
+ *
+ * Shared by every reactor of the array: one mutex, held for a list step.
+ * A holder of a head never waits for another one, and a holder of a row
+ * never waits for a head, so a full cache only delays.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/level/raid5_priv.h"
+
+static struct r5_head *head_alloc(unsigned n)
+{
+	struct r5_head *h = malloc(sizeof(*h) + n * sizeof(h->page[0]));
+	uint8_t *pages;
+
+	if (!h)
+		return NULL;
+	pages = aligned_alloc(4096, (size_t)n * R5_KEEP_BYTES);
+	if (!pages) {
+		free(h);
+		return NULL;
+	}
+	h->next = NULL;
+	for (unsigned s = 0; s < n; s++)
+		h->page[s] = pages + (size_t)s * R5_KEEP_BYTES;
+	return h;
+}
+
+static void head_free(struct r5_head *h)
+{
+	if (h) {
+		free(h->page[0]);
+		free(h);
+	}
+}
+
+/* Allocate `count` heads chained through ->next; NULL (none kept) on ENOMEM. */
+static struct r5_head *heads_alloc(unsigned n, unsigned count)
+{
+	struct r5_head *list = NULL;
+
+	for (unsigned i = 0; i < count; i++) {
+		struct r5_head *h = head_alloc(n);
+
+		if (!h) {
+			while (list) {
+				h = list->next;
+				head_free(list);
+				list = h;
+			}
+			return NULL;
+		}
+		h->next = list;
+		list = h;
+	}
+	return list;
+}
+
+int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
+{
+	memset(hs, 0, sizeof(*hs));
+	hs->n = pages_per_head;
+	if (pthread_mutex_init(&hs->mu, NULL))
+		return -ENOMEM;
+	hs->free = heads_alloc(pages_per_head, size);
+	if (!hs->free && size) {
+		pthread_mutex_destroy(&hs->mu);
+		return -ENOMEM;
+	}
+	hs->size = hs->allocated = size;
+	return 0;
+}
+
+void r5_heads_fini(struct r5_heads *hs)
+{
+	while (hs->free) {
+		struct r5_head *h = hs->free;
+
+		hs->free = h->next;
+		head_free(h);
+	}
+	pthread_mutex_destroy(&hs->mu);
+}
+
+/* Under hs->mu: hand free heads to the waiters, first come first served;
+ * returns the waiters served (chained through ->next) to wake outside. */
+static struct r5_head_wait *serve_waiters(struct r5_heads *hs)
+{
+	struct r5_head_wait *served = NULL, **tail = &served;
+
+	while (hs->wait_head && hs->free && hs->in_use < hs->size) {
+		struct r5_head_wait *w = hs->wait_head;
+
+		hs->wait_head = w->next;
+		if (!hs->wait_head)
+			hs->wait_tail = NULL;
+		w->head = hs->free;
+		hs->free = w->head->next;
+		w->head->next = NULL;
+		if (++hs->in_use > hs->peak)
+			hs->peak = hs->in_use;
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+	}
+	return served;
+}
+
+static void wake(struct r5_head_wait *w)
+{
+	while (w) {
+		struct r5_head_wait *next = w->next;
+
+		reactor_post(w->r, &w->msg);
+		w = next;
+	}
+}
+
+int r5_heads_resize(struct r5_heads *hs, unsigned size)
+{
+	struct r5_head *more = NULL, *drop = NULL;
+	struct r5_head_wait *served;
+
+	pthread_mutex_lock(&hs->mu);
+	unsigned have = hs->allocated;
+	pthread_mutex_unlock(&hs->mu);
+	/* allocated outside the mutex: the reactors go on meanwhile */
+	if (size > have && !(more = heads_alloc(hs->n, size - have)))
+		return -ENOMEM;
+	pthread_mutex_lock(&hs->mu);
+	while (more) {
+		struct r5_head *h = more;
+
+		more = h->next;
+		h->next = hs->free;
+		hs->free = h;
+		hs->allocated++;
+	}
+	hs->size = size;
+	/* shrink: free heads go now, heads in use when they come back */
+	while (hs->allocated > size && hs->free) {
+		struct r5_head *h = hs->free;
+
+		hs->free = h->next;
+		h->next = drop;
+		drop = h;
+		hs->allocated--;
+	}
+	hs->peak = hs->in_use;
+	served = serve_waiters(hs);
+	pthread_mutex_unlock(&hs->mu);
+	while (drop) {
+		struct r5_head *h = drop;
+
+		drop = h->next;
+		head_free(h);
+	}
+	wake(served);
+	return 0;
+}
+
+bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&hs->mu);
+	if (!hs->wait_head && hs->free && hs->in_use < hs->size) {
+		w->head = hs->free;
+		hs->free = w->head->next;
+		w->head->next = NULL;
+		if (++hs->in_use > hs->peak)
+			hs->peak = hs->in_use;
+		got = true;
+	} else {
+		w->head = NULL;
+		w->next = NULL;
+		if (hs->wait_tail)
+			hs->wait_tail->next = w;
+		else
+			hs->wait_head = w;
+		hs->wait_tail = w;
+		hs->waits++;
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return got;
+}
+
+void r5_head_put(struct r5_heads *hs, struct r5_head *h)
+{
+	struct r5_head_wait *served;
+	bool drop;
+
+	pthread_mutex_lock(&hs->mu);
+	hs->in_use--;
+	drop = hs->allocated > hs->size;        /* the cache was made smaller */
+	if (drop) {
+		hs->allocated--;
+	} else {
+		h->next = hs->free;
+		hs->free = h;
+	}
+	served = serve_waiters(hs);
+	pthread_mutex_unlock(&hs->mu);
+	if (drop)
+		head_free(h);
+	wake(served);
+}
+
+void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,
+		    uint64_t *waits)
+{
+	pthread_mutex_lock(&hs->mu);
+	*size = hs->size;
+	*in_use = hs->in_use;
+	*peak = hs->peak;
+	*waits = hs->waits;
+	pthread_mutex_unlock(&hs->mu);
+}

@@ -41,6 +41,15 @@ int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(F
 int cli_json_test_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
 			      bool *json, bool *test, int *first);
 
+/*
+ * A stripe cache size as serve and tune take it: a bare number is stripe
+ * heads (md's stripe_cache_size), one with a suffix (K, M, G) the memory,
+ * of which a head takes 4 KiB on each of `members` (0: check the syntax
+ * only). 0, or -EINVAL with one line in err.
+ */
+int cli_parse_stripe_cache(const char *text, unsigned members, unsigned *heads, char *err,
+			   size_t errlen);
+
 /* The "version" key of every JSON document uraid prints (docs/json.md):
  * raised when a key changes meaning or goes away, not when one is added. */
 #define CLI_JSON_VERSION 1

@@ -695,6 +695,7 @@ static void array_free(struct array *a)
 	wib_free(a);
 	free(a->gate);
 	pthread_mutex_destroy(&a->alloc_lock);
+	pthread_mutex_destroy(&a->stripe_cache_lock);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->sync_start_lock);
@@ -733,6 +734,7 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	a->stripe_cache = o->stripe_cache ? o->stripe_cache : URAID_STRIPE_CACHE_DEFAULT;
 	pthread_mutex_init(&a->alloc_lock, NULL);
+	pthread_mutex_init(&a->stripe_cache_lock, NULL);
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->sync_start_lock, NULL);

@@ -196,6 +196,7 @@ struct array {
 	/* the stripe cache's size asked for (stripe heads; 0: the default); a
 	   level without stripes keeps it and ignores it */
 	_Atomic unsigned stripe_cache;
+	pthread_mutex_t stripe_cache_lock;      /* one resize at a time */
 	/* request counters, one cache line per reactor so reactors never share one */
 	struct array_counters *counters;
 

@@ -24,11 +24,15 @@ int uraid_array_set_stripe_cache(struct uraid_array *ua, unsigned size)
 
 	if (!array_stripe_cache_valid(size))
 		return -EINVAL;
+	/* one resize at a time (the level's pool counts on it) */
+	pthread_mutex_lock(&a->stripe_cache_lock);
 	if (a->ops && a->ops->stripe_cache_set)
 		rc = a->ops->stripe_cache_set(a, size);
+	if (rc == 0)
+		atomic_store(&a->stripe_cache, size);
+	pthread_mutex_unlock(&a->stripe_cache_lock);
 	if (rc)
 		return rc;
-	atomic_store(&a->stripe_cache, size);
 	ulog(array_log(a), URAID_LOG_INFO, "stripe cache: %u stripe heads", size);
 	return 0;
 }

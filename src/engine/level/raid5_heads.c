@@ -5,6 +5,10 @@
  * size is set (at assembly, or by uraid_array_set_stripe_cache from a
  * control thread), none on the I/O path.
  *
+ * Heads come in slabs (one per growth), kept until the array closes; a
+ * smaller size gives the pages of the heads beyond it back to the system
+ * (madvise) and keeps them as spares for a later growth.
+ *
  * A piece takes a head before it asks for its row's lock (r5_piece_lock,
  * raid5_piece.c): writes, write-zeroes, discards and the reads that must
  * rebuild a chunk; healthy reads go straight to the members and take none,
@@ -24,55 +28,46 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine/level/raid5_priv.h"
 
-static struct r5_head *head_alloc(unsigned n)
+/*
+ * A slab of count heads of n pages each: one allocation for the pages (a
+ * large one: thousands of 4096-aligned small allocations take glibc
+ * seconds), touched now so that no page fault is left for the I/O path,
+ * and one for the heads, chained through ->next. NULL on ENOMEM.
+ */
+static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 {
-	struct r5_head *h = malloc(sizeof(*h) + n * sizeof(h->page[0]));
-	uint8_t *pages;
+	struct r5_head_slab *sl = calloc(1, sizeof(*sl));
 
-	if (!h)
+	if (!sl)
 		return NULL;
-	pages = aligned_alloc(4096, (size_t)n * R5_KEEP_BYTES);
-	if (!pages) {
-		free(h);
+	sl->heads = calloc(count, sizeof(*sl->heads));
+	sl->pages = aligned_alloc(4096, (size_t)count * n * R5_KEEP_BYTES);
+	if (!sl->heads || !sl->pages) {
+		free(sl->heads);
+		free(sl->pages);
+		free(sl);
 		return NULL;
 	}
-	h->next = NULL;
-	for (unsigned s = 0; s < n; s++)
-		h->page[s] = pages + (size_t)s * R5_KEEP_BYTES;
-	return h;
-}
-
-static void head_free(struct r5_head *h)
-{
-	if (h) {
-		free(h->page[0]);
-		free(h);
-	}
-}
-
-/* Allocate `count` heads chained through ->next; NULL (none kept) on ENOMEM. */
-static struct r5_head *heads_alloc(unsigned n, unsigned count)
-{
-	struct r5_head *list = NULL;
-
+	memset(sl->pages, 0, (size_t)count * n * R5_KEEP_BYTES);
 	for (unsigned i = 0; i < count; i++) {
-		struct r5_head *h = head_alloc(n);
-
-		if (!h) {
-			while (list) {
-				h = list->next;
-				head_free(list);
-				list = h;
-			}
-			return NULL;
-		}
-		h->next = list;
-		list = h;
+		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
+		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
 	}
-	return list;
+	return sl;
+}
+
+/* A head beyond the size: its pages go back to the system, it waits as a spare. */
+static void head_retire(struct r5_heads *hs, struct r5_head *h)
+{
+	madvise(h->pages, (size_t)hs->n * R5_KEEP_BYTES, MADV_DONTNEED);
+	h->next = hs->spare;
+	hs->spare = h;
+	hs->spares++;
+	hs->allocated--;
 }
 
 int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
@@ -81,10 +76,15 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 	hs->n = pages_per_head;
 	if (pthread_mutex_init(&hs->mu, NULL))
 		return -ENOMEM;
-	hs->free = heads_alloc(pages_per_head, size);
-	if (!hs->free && size) {
-		pthread_mutex_destroy(&hs->mu);
-		return -ENOMEM;
+	if (size) {
+		struct r5_head_slab *sl = slab_alloc(pages_per_head, size);
+
+		if (!sl) {
+			pthread_mutex_destroy(&hs->mu);
+			return -ENOMEM;
+		}
+		hs->slabs = sl;
+		hs->free = sl->heads;
 	}
 	hs->size = hs->allocated = size;
 	return 0;
@@ -92,11 +92,13 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 
 void r5_heads_fini(struct r5_heads *hs)
 {
-	while (hs->free) {
-		struct r5_head *h = hs->free;
+	while (hs->slabs) {
+		struct r5_head_slab *sl = hs->slabs;
 
-		hs->free = h->next;
-		head_free(h);
+		hs->slabs = sl->next;
+		free(sl->pages);
+		free(sl->heads);
+		free(sl);
 	}
 	pthread_mutex_destroy(&hs->mu);
 }
@@ -137,20 +139,32 @@ static void wake(struct r5_head_wait *w)
 
 int r5_heads_resize(struct r5_heads *hs, unsigned size)
 {
-	struct r5_head *more = NULL, *drop = NULL;
+	struct r5_head_slab *sl = NULL;
 	struct r5_head_wait *served;
 
+	/* resizes come one at a time (the control thread); reactors only take
+	   and give heads, so the count read here holds until the lock below */
 	pthread_mutex_lock(&hs->mu);
-	unsigned have = hs->allocated;
+	unsigned have = hs->allocated + hs->spares;
 	pthread_mutex_unlock(&hs->mu);
-	/* allocated outside the mutex: the reactors go on meanwhile */
-	if (size > have && !(more = heads_alloc(hs->n, size - have)))
+	if (size > have && !(sl = slab_alloc(hs->n, size - have)))
 		return -ENOMEM;
 	pthread_mutex_lock(&hs->mu);
-	while (more) {
-		struct r5_head *h = more;
+	if (sl) {
+		sl->next = hs->slabs;
+		hs->slabs = sl;
+		for (unsigned i = 0; i < size - have; i++) {
+			sl->heads[i].next = hs->spare;
+			hs->spare = &sl->heads[i];
+			hs->spares++;
+		}
+	}
+	/* grow from the spares (their pages come back on first touch) */
+	while (hs->allocated < size && hs->spare) {
+		struct r5_head *h = hs->spare;
 
-		more = h->next;
+		hs->spare = h->next;
+		hs->spares--;
 		h->next = hs->free;
 		hs->free = h;
 		hs->allocated++;
@@ -161,19 +175,11 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 		struct r5_head *h = hs->free;
 
 		hs->free = h->next;
-		h->next = drop;
-		drop = h;
-		hs->allocated--;
+		head_retire(hs, h);
 	}
 	hs->peak = hs->in_use;
 	served = serve_waiters(hs);
 	pthread_mutex_unlock(&hs->mu);
-	while (drop) {
-		struct r5_head *h = drop;
-
-		drop = h->next;
-		head_free(h);
-	}
 	wake(served);
 	return 0;
 }
@@ -207,21 +213,17 @@ bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w)
 void r5_head_put(struct r5_heads *hs, struct r5_head *h)
 {
 	struct r5_head_wait *served;
-	bool drop;
 
 	pthread_mutex_lock(&hs->mu);
 	hs->in_use--;
-	drop = hs->allocated > hs->size;        /* the cache was made smaller */
-	if (drop) {
-		hs->allocated--;
+	if (hs->allocated > hs->size) {
+		head_retire(hs, h);     /* the cache was made smaller */
 	} else {
 		h->next = hs->free;
 		hs->free = h;
 	}
 	served = serve_waiters(hs);
 	pthread_mutex_unlock(&hs->mu);
-	if (drop)
-		head_free(h);
 	wake(served);
 }
 

@@ -406,7 +406,7 @@ bool r5_need_buf(struct r5_piece *pc, unsigned s)
 	if (pc->sbuf[s])
 		return true;
 	if (pc->ulen <= R5_KEEP_BYTES && pc->hw.head) {
-		pc->sbuf[s] = pc->hw.head->page[s];
+		pc->sbuf[s] = r5_head_page(pc->hw.head, s);
 	} else {
 		pc->sbuf[s] = req_buf(pc->rq, pc->ulen);
 	}
@@ -422,7 +422,7 @@ void r5_bufs_put(struct r5_piece *pc)
 	pc->nbufs = 0;
 	for (unsigned s = 0; s < pc->n; s++) {
 		if (pc->sbuf[s]) {
-			if (!pc->hw.head || pc->sbuf[s] != pc->hw.head->page[s])
+			if (!pc->hw.head || pc->sbuf[s] != r5_head_page(pc->hw.head, s))
 				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
 			pc->sbuf[s] = NULL;
 		}

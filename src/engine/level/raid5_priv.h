@@ -111,8 +111,21 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
  * buffers of a small unit. A piece holds one while its row is in work.
  */
 struct r5_head {
-	struct r5_head *next;           /* free list */
-	uint8_t *page[];                /* slot -> R5_KEEP_BYTES, 4096-aligned */
+	struct r5_head *next;           /* free or spare list */
+	uint8_t *pages;                 /* slot s: pages + s * R5_KEEP_BYTES */
+};
+
+/* Slot s's page of head h. */
+static inline uint8_t *r5_head_page(const struct r5_head *h, unsigned s)
+{
+	return h->pages + (size_t)s * R5_KEEP_BYTES;
+}
+
+/* Heads allocated together (one resize's growth): freed at fini. */
+struct r5_head_slab {
+	struct r5_head_slab *next;
+	struct r5_head *heads;
+	uint8_t *pages;
 };
 
 /* A piece waiting for a head: msg runs on r once w->head is set. */
@@ -127,9 +140,14 @@ struct r5_head_wait {
 struct r5_heads {
 	pthread_mutex_t mu;
 	struct r5_head *free;
+	/* heads beyond the size after a shrink: pages given back to the
+	   system (madvise), kept for the next growth */
+	struct r5_head *spare;
+	struct r5_head_slab *slabs;
 	unsigned n;                     /* pages per head: the members */
 	unsigned size;                  /* at most this many in use */
 	unsigned allocated;             /* free + in use (above size while shrinking) */
+	unsigned spares;
 	unsigned in_use, peak;          /* peak: since assembly or the last resize */
 	uint64_t waits;                 /* pieces that found none free */
 	struct r5_head_wait *wait_head, *wait_tail;
@@ -140,7 +158,8 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size);
 /* Every head must have come back. */
 void r5_heads_fini(struct r5_heads *hs);
 /* New size: more heads allocated now (any thread but a reactor's; 0 or
- * -ENOMEM, nothing changed), fewer freed as they come back. */
+ * -ENOMEM, nothing changed); fewer: the pages of the heads beyond it are
+ * given back to the system, of those in use as they come back. */
 int r5_heads_resize(struct r5_heads *hs, unsigned size);
 /* true: w->head is set. false: w is queued; w->msg.fn (set before) runs on
  * w->r once w->head is set. */

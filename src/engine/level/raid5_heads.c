@@ -33,26 +33,29 @@
 #include "engine/level/raid5_priv.h"
 
 /*
- * A slab of count heads of n pages each: one allocation for the pages (a
- * large one: thousands of 4096-aligned small allocations take glibc
- * seconds), touched now so that no page fault is left for the I/O path,
- * and one for the heads, chained through ->next. NULL on ENOMEM.
+ * A slab of count heads of n pages each: one mapping for the pages
+ * (thousands of 4096-aligned small allocations take glibc seconds),
+ * populated now so that no page fault is left for the I/O path, and one
+ * allocation for the heads, chained through ->next. NULL on ENOMEM.
  */
 static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 {
 	struct r5_head_slab *sl = calloc(1, sizeof(*sl));
+	size_t bytes = (size_t)count * n * R5_KEEP_BYTES;
 
 	if (!sl)
 		return NULL;
+	sl->bytes = bytes;
 	sl->heads = calloc(count, sizeof(*sl->heads));
-	sl->pages = aligned_alloc(4096, (size_t)count * n * R5_KEEP_BYTES);
-	if (!sl->heads || !sl->pages) {
+	sl->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!sl->heads || sl->pages == MAP_FAILED) {
 		free(sl->heads);
-		free(sl->pages);
+		if (sl->pages != MAP_FAILED)
+			munmap(sl->pages, bytes);
 		free(sl);
 		return NULL;
 	}
-	memset(sl->pages, 0, (size_t)count * n * R5_KEEP_BYTES);
 	for (unsigned i = 0; i < count; i++) {
 		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
 		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
@@ -96,7 +99,7 @@ void r5_heads_fini(struct r5_heads *hs)
 		struct r5_head_slab *sl = hs->slabs;
 
 		hs->slabs = sl->next;
-		free(sl->pages);
+		munmap(sl->pages, sl->bytes);
 		free(sl->heads);
 		free(sl);
 	}
@@ -159,15 +162,36 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 			hs->spares++;
 		}
 	}
-	/* grow from the spares (their pages come back on first touch) */
-	while (hs->allocated < size && hs->spare) {
+	/* grow from the spares: taken out, their pages (given back at a
+	   shrink) populated again outside the lock where the kernel can
+	   (Linux 5.14), then made free */
+	struct r5_head *back = NULL;
+	unsigned nback = 0;
+
+	while (hs->allocated + nback < size && hs->spare) {
 		struct r5_head *h = hs->spare;
 
 		hs->spare = h->next;
 		hs->spares--;
-		h->next = hs->free;
-		hs->free = h;
-		hs->allocated++;
+		h->next = back;
+		back = h;
+		nback++;
+	}
+	if (back) {
+		pthread_mutex_unlock(&hs->mu);
+#ifdef MADV_POPULATE_WRITE
+		for (struct r5_head *h = back; h; h = h->next)
+			madvise(h->pages, (size_t)hs->n * R5_KEEP_BYTES, MADV_POPULATE_WRITE);
+#endif
+		pthread_mutex_lock(&hs->mu);
+		while (back) {
+			struct r5_head *h = back;
+
+			back = h->next;
+			h->next = hs->free;
+			hs->free = h;
+			hs->allocated++;
+		}
 	}
 	hs->size = size;
 	/* shrink: free heads go now, heads in use when they come back */

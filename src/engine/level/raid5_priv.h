@@ -125,7 +125,8 @@ static inline uint8_t *r5_head_page(const struct r5_head *h, unsigned s)
 struct r5_head_slab {
 	struct r5_head_slab *next;
 	struct r5_head *heads;
-	uint8_t *pages;
+	uint8_t *pages;                 /* mapped: bytes long */
+	size_t bytes;
 };
 
 /* A piece waiting for a head: msg runs on r once w->head is set. */

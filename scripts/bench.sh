@@ -26,7 +26,8 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync;
+# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,
+# stripecache (scripts/bench_stripecache.sh; BENCH_STRIPECACHE=0 leaves it out);
 # rebuild includes its bound, tests/tools/rebuild_bound.c).
 # What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
 # rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
@@ -955,6 +956,9 @@ t_bm=$idle_secs b_bm=$idle_bytes
 line "resync after a crash during 4 x 1 MiB writes" "$t_bm" "full resync (created dirty)" "$t_full" s "" \
     "(MiB per member resynced: $(( ${b_bm:-0} >> 20 )) after the crash, $(( ${b_full:-0} >> 20 )) in full)"
 fi
+
+# the stripe cache's tuning curve (its own file)
+. "$(dirname "$0")/bench_stripecache.sh"
 
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

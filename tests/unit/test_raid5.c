@@ -17,7 +17,8 @@
  *    with read errors (repaired from redundancy); finally every row's
  *    parity is checked, and the whole array read back with every further
  *    loss the level survives. Some requests continue the previous one on
- *    the same reactor, so rows are gathered and held as in a stream;
+ *    the same reactor, so rows are gathered and held as in a stream; every
+ *    other array has a stripe cache of 2 heads, so pieces wait for them;
  * 4. gathering: sequential 128 KiB writes covering whole rows are written
  *    with no member read (healthy and degraded, RAID 4/5/6), also when the
  *    stream's requests alternate between the reactors; requests that
@@ -673,6 +674,8 @@ static unsigned nfailed(void)
 	return nf;
 }
 
+static bool model_tiny_heads;   /* part 3: every other array with 2 stripe heads */
+
 static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigned rows)
 {
 	struct uraid_geom_params p = { .level = level, .layout = layout, .raid_disks = n,
@@ -711,12 +714,21 @@ static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigne
 	ref = calloc(asz, 512);
 	A->ops = &level_raid5_ops;
 	CHECK(A->ops->init(A) == 0, "init");
+	/* every other array with a stripe cache of 2 heads (below what the API
+	   allows: the fewest that still lets rows be worked on side by side),
+	   so that pieces wait for heads between gathering, holds and random
+	   completions; the smallest the API allows, 17, is rarely reached here */
+	static unsigned setups;
+	if (model_tiny_heads && setups++ % 2)
+		CHECK(r5_heads_resize(&((struct r5_priv *)A->level_priv)->heads, 2) == 0, "2 heads");
 	((struct r5_priv *)A->level_priv)->now = fake_now;
 	fake_ns = 0;
 	return 0;
 }
 
 static struct r5_counters total_cnt;
+static uint64_t head_waits;     /* pieces that waited for a stripe head */
+static unsigned head_peak;
 
 /* The gathering counters of the array, summed over reactors. */
 static struct r5_counters gcount(void)
@@ -753,6 +765,10 @@ static void teardown(void)
 	total_cnt.holds += c.holds;
 	total_cnt.hold_timeouts += c.hold_timeouts;
 	total_cnt.hold_idle += c.hold_idle;
+	head_waits += priv->heads.waits;
+	head_peak = priv->heads.peak > head_peak ? priv->heads.peak : head_peak;
+	CHECK(priv->heads.peak <= priv->heads.size, "%u stripe heads in use at once, %u allowed",
+	      priv->heads.peak, priv->heads.size);
 	bufs_out -= kept_bufs();        /* fini frees them itself */
 	A->ops->fini(A);
 	for (unsigned s = 0; s < nslots; s++) {
@@ -1020,7 +1036,10 @@ static void test_model(void)
 			for (unsigned n = level == 6 ? 4 : 3; n <= (level == 6 ? 7u : 6u); n++)
 				for (unsigned ci = 0; ci < 2; ci++)
 					for (int sc = 0; sc < 3; sc++) {
-						if (setup(level, ls[li], n, chunks[ci], 8) < 0) {
+						model_tiny_heads = true;
+						int rc_setup = setup(level, ls[li], n, chunks[ci], 8);
+						model_tiny_heads = false;
+						if (rc_setup < 0) {
 							CHECK(0, "geometry %d/%u/%u", level, ls[li], n);
 							continue;
 						}
@@ -1054,6 +1073,9 @@ static void test_model(void)
 	printf("model: %lu groups of %lu pieces, %lu holds (%lu ended idle)\n",
 	       (unsigned long)total_cnt.groups, (unsigned long)total_cnt.grouped,
 	       (unsigned long)total_cnt.holds, (unsigned long)total_cnt.hold_idle);
+	printf("model: %" PRIu64 " waits for a stripe head, at most %u in use\n", head_waits,
+	       head_peak);
+	CHECK(head_waits > 0, "waits for stripe heads were exercised");
 	CHECK(total_cnt.groups > 0 && total_cnt.holds > 0, "gathering was exercised");
 	CHECK(n_fail_calls > 0, "write errors were exercised");
 	CHECK(n_corrected > corrected0, "read errors were exercised");

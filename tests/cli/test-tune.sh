@@ -4,8 +4,8 @@
 # limits, md's names of those too), and `uraid status` (human and JSON)
 # follows; a bad setting is one line, exit 2, and nothing changes, not even
 # the good settings given with it; the stripe cache is resized while fio
-# writes and verifies through NBD (the writers wait and go on, the data
-# reads back); serve --stripe-cache is checked; RAID 1 keeps the size and
+# writes and verifies through NBD (writers that wait go on, the data reads
+# back, every head comes back); serve --stripe-cache is checked; RAID 1 keeps the size and
 # says it does not use it.
 set -u
 BUILD=${BUILD:-build}
@@ -101,7 +101,8 @@ for i in $(seq 40); do
 done
 wait $fpid; rc=$?
 check "fio writes and verifies while the size changes (rc $rc)" test $rc -eq 0 || cat "$work/fio.out"
-check "  some writes waited for a head" test "$(status_json stripe_cache.waits)" -gt 0
+# how many waited depends on the machine's timing (test_stripe_cache makes them wait for sure)
+echo "writes that waited for a stripe head: $(status_json stripe_cache.waits)"
 check "  every head came back" test "$(status_json stripe_cache.in_use)" = 0
 check "server stops cleanly" stop_served tn
 

@@ -25,7 +25,9 @@
  *    straddle rows are merged per row; overlapping pieces of one group (the
  *    last one wins) and FUA for the whole group; a hold that times out, one
  *    that ends when the reactor goes idle, one that another reactor's write
- *    joins, one that ends when another reactor queues a write-zeroes.
+ *    joins, one that ends when another reactor queues a write-zeroes;
+ * 5. the stripe cache's pool resized under load: shrunk while heads are in
+ *    use, grown while more come back; every head of the new size usable.
  *
  * Usage: test_raid5 [SEED]. Exit 0 pass, 1 fail. Environment: R5_DEBUG=1
  * checks parity after every round and prints the round's requests, read
@@ -609,14 +611,14 @@ static unsigned nslots;
 static unsigned long n_ops, n_runs;
 static uint64_t fake_ns;
 
-/* Small-unit buffers kept out of the pool: none now (the stripe heads'
- * pages, raid5_heads.c, are allocated apart from it). Every head is back. */
-static long kept_bufs(void)
+/* Every stripe head came back and nothing waits for one (the heads' pages,
+ * raid5_heads.c, are apart from the buffer pool that bufs_out counts). */
+static void check_heads_back(const char *what)
 {
 	struct r5_priv *priv = A->level_priv;
 
-	CHECK(priv->heads.in_use == 0 && !priv->heads.wait_head, "stripe heads left in use");
-	return 0;
+	CHECK(priv->heads.in_use == 0 && !priv->heads.wait_head,
+	      "%s: %u stripe heads left in use", what, priv->heads.in_use);
 }
 
 /* The level's clock in these tests: only the tests move it. */
@@ -769,7 +771,7 @@ static void teardown(void)
 	head_peak = priv->heads.peak > head_peak ? priv->heads.peak : head_peak;
 	CHECK(priv->heads.peak <= priv->heads.size, "%u stripe heads in use at once, %u allowed",
 	      priv->heads.peak, priv->heads.size);
-	bufs_out -= kept_bufs();        /* fini frees them itself */
+	check_heads_back("teardown");
 	A->ops->fini(A);
 	for (unsigned s = 0; s < nslots; s++) {
 		free(mem[s]);
@@ -1017,7 +1019,8 @@ static void run_model(int scenario, unsigned rounds)
 		}
 		A->slot[s].state = URAID_MEMBER_IN_SYNC;
 	}
-	CHECK(bufs_out == kept_bufs(), "%s: %ld buffers not returned", ctx, bufs_out - kept_bufs());
+	CHECK(bufs_out == 0, "%s: %ld buffers not returned", ctx, bufs_out);
+	check_heads_back(ctx);
 }
 
 static void test_model(void)
@@ -1349,6 +1352,77 @@ static void test_gather(void)
 	       "straddling requests, holds ended or extended four ways\n", NREACT);
 }
 
+/*
+ * 5. The stripe cache's pool (raid5_heads.c) resized under load: 100 heads
+ *    in use; shrunk to 17 (40 come back and are retired: 60 allocated);
+ *    grown to 80 while 43 more come back in the window where the resize
+ *    populates the spares' pages outside the lock. Each must be kept for
+ *    the new size, not retired against the old: allocated == size == 80
+ *    after, and 80 heads can be taken at once.
+ */
+static struct r5_head *grow_held[100];
+static unsigned grow_nheld, grow_put_in_window;
+
+static void populate_and_put(struct r5_heads *hs, uint8_t *pages, size_t bytes)
+{
+	r5_heads_populate(hs, pages, bytes);
+	while (grow_put_in_window && grow_nheld) {
+		r5_head_put(hs, grow_held[--grow_nheld]);
+		grow_put_in_window--;
+	}
+}
+
+static unsigned list_len(const struct r5_head *h)
+{
+	unsigned k = 0;
+
+	for (; h; h = h->next)
+		k++;
+	return k;
+}
+
+static void test_heads_resize(void)
+{
+	struct r5_heads hs;
+	struct r5_head_wait w;
+
+	printf("stripe heads: shrink under load, heads given back during a grow\n");
+	CHECK(r5_heads_init(&hs, 4, 100) == 0, "init");
+	hs.populate = populate_and_put;
+	for (grow_nheld = 0; grow_nheld < 100; grow_nheld++) {
+		CHECK(r5_head_get(&hs, &w), "head %u of 100 not free", grow_nheld);
+		grow_held[grow_nheld] = w.head;
+		memset(w.head->pages, 0xa5, 4 * R5_KEEP_BYTES);
+	}
+	CHECK(r5_heads_resize(&hs, 17) == 0, "shrink to 17");
+	CHECK(hs.allocated == 100 && hs.size == 17, "shrink: allocated %u size %u",
+	      hs.allocated, hs.size);
+	for (unsigned i = 0; i < 40; i++)
+		r5_head_put(&hs, grow_held[--grow_nheld]);
+	CHECK(hs.allocated == 60 && hs.spares == 40 && hs.in_use == 60,
+	      "after 40 back: allocated %u spares %u in use %u", hs.allocated, hs.spares, hs.in_use);
+	grow_put_in_window = 43;
+	CHECK(r5_heads_resize(&hs, 80) == 0, "grow to 80");
+	CHECK(grow_put_in_window == 0, "the window gave %u heads too few back", grow_put_in_window);
+	CHECK(hs.size == 80 && hs.allocated == 80, "grow: size %u allocated %u (status "
+	      "would say 80)", hs.size, hs.allocated);
+	CHECK(hs.in_use == 17 && list_len(hs.free) == 63 && hs.spares == 20,
+	      "grow: in use %u free %u spares %u", hs.in_use, list_len(hs.free), hs.spares);
+	/* all 80 usable at once; grown heads' pages writable */
+	while (grow_nheld < 80 && hs.free) {
+		CHECK(r5_head_get(&hs, &w), "head %u of 80 not free", grow_nheld);
+		grow_held[grow_nheld++] = w.head;
+		memset(w.head->pages, 0x5a, 4 * R5_KEEP_BYTES);
+	}
+	CHECK(grow_nheld == 80 && hs.in_use == 80, "only %u heads usable of 80", grow_nheld);
+	while (grow_nheld)
+		r5_head_put(&hs, grow_held[--grow_nheld]);
+	CHECK(hs.in_use == 0 && hs.allocated == 80 && list_len(hs.free) == 80,
+	      "all back: in use %u allocated %u free %u", hs.in_use, hs.allocated,
+	      list_len(hs.free));
+	r5_heads_fini(&hs);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1)
@@ -1363,6 +1437,7 @@ int main(int argc, char **argv)
 	test_lock_threads();
 	test_model();
 	test_gather();
+	test_heads_resize();
 	if (failures)
 		printf("%d failures (seed %" PRIu64 ")\n", failures, seed);
 	else

@@ -73,10 +73,27 @@ static void head_retire(struct r5_heads *hs, struct r5_head *h)
 	hs->allocated--;
 }
 
+/*
+ * Fault pages in now, on the control thread, so that the I/O path takes no
+ * page fault on them: MADV_POPULATE_WRITE where the headers and the kernel
+ * have it (Linux 5.14), else a write to every page.
+ */
+void r5_heads_populate(struct r5_heads *hs, uint8_t *pages, size_t bytes)
+{
+	(void)hs;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(pages, bytes, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (size_t o = 0; o < bytes; o += R5_KEEP_BYTES)
+		((volatile uint8_t *)pages)[o] = 0;
+}
+
 int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 {
 	memset(hs, 0, sizeof(*hs));
 	hs->n = pages_per_head;
+	hs->populate = r5_heads_populate;
 	if (pthread_mutex_init(&hs->mu, NULL))
 		return -ENOMEM;
 	if (size) {
@@ -162,9 +179,13 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 			hs->spares++;
 		}
 	}
+	/* The new size first: a head given back while the lock is dropped
+	   below must be kept if the new size wants it, not retired against
+	   the old one (nothing would top the cache up again after). */
+	hs->size = size;
 	/* grow from the spares: taken out, their pages (given back at a
-	   shrink) populated again outside the lock where the kernel can
-	   (Linux 5.14), then made free */
+	   shrink) populated again outside the lock, then made free; while
+	   out, allocated + nback <= size, so r5_head_put retires nothing */
 	struct r5_head *back = NULL;
 	unsigned nback = 0;
 
@@ -179,10 +200,8 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 	}
 	if (back) {
 		pthread_mutex_unlock(&hs->mu);
-#ifdef MADV_POPULATE_WRITE
 		for (struct r5_head *h = back; h; h = h->next)
-			madvise(h->pages, (size_t)hs->n * R5_KEEP_BYTES, MADV_POPULATE_WRITE);
-#endif
+			hs->populate(hs, h->pages, (size_t)hs->n * R5_KEEP_BYTES);
 		pthread_mutex_lock(&hs->mu);
 		while (back) {
 			struct r5_head *h = back;
@@ -193,7 +212,6 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 			hs->allocated++;
 		}
 	}
-	hs->size = size;
 	/* shrink: free heads go now, heads in use when they come back */
 	while (hs->allocated > size && hs->free) {
 		struct r5_head *h = hs->free;

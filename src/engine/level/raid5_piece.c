@@ -90,12 +90,6 @@ static void piece_put(struct r5_piece *pc)
 	c->free = pc;
 }
 
-void r5_piece_free(struct r5_piece *pc, unsigned n)
-{
-	(void)n;
-	free(pc);
-}
-
 void r5_pieces_free_all(struct r5_priv *priv)
 {
 	for (unsigned i = 0; i < priv->nreactors; i++) {
@@ -103,7 +97,7 @@ void r5_pieces_free_all(struct r5_priv *priv)
 			struct r5_piece *pc = priv->cache[i].free;
 
 			priv->cache[i].free = pc->next;
-			r5_piece_free(pc, priv->a->geom.raid_disks);
+			free(pc);       /* one allocation (piece_alloc); its buffers are the heads' and the pool's */
 		}
 	}
 }

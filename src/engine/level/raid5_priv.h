@@ -152,10 +152,15 @@ struct r5_heads {
 	unsigned in_use, peak;          /* peak: since assembly or the last resize */
 	uint64_t waits;                 /* pieces that found none free */
 	struct r5_head_wait *wait_head, *wait_tail;
+	/* faults in a grown head's pages, outside mu (r5_heads_populate;
+	   tests put one around it that gives heads back meanwhile) */
+	void (*populate)(struct r5_heads *hs, uint8_t *pages, size_t bytes);
 };
 
 /* size heads of n pages; 0 or -ENOMEM. */
 int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size);
+/* Fault pages in now (MADV_POPULATE_WRITE, else a write per page). */
+void r5_heads_populate(struct r5_heads *hs, uint8_t *pages, size_t bytes);
 /* Every head must have come back. */
 void r5_heads_fini(struct r5_heads *hs);
 /* New size: more heads allocated now (any thread but a reactor's; 0 or
@@ -357,8 +362,6 @@ static inline bool r5_lost(const struct r5_piece *pc, unsigned s)
 
 /* A piece from the reactor's free list (allocated on first need); NULL: ENOMEM. */
 struct r5_piece *r5_piece_get(struct array_req *rq);
-/* Free a piece of an array of n slots, with the buffers it keeps. */
-void r5_piece_free(struct r5_piece *pc, unsigned n);
 /* Free every reactor's free pieces (the level's fini; none may be in use). */
 void r5_pieces_free_all(struct r5_priv *priv);
 /* Fill pc for one piece of rq; 0 or -EINVAL. */

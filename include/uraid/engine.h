@@ -289,6 +289,14 @@ int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
  * A level without stripes keeps the value and ignores it.
  */
 int uraid_array_set_stripe_cache(struct uraid_array *a, unsigned size);
+/*
+ * The most memory one array's stripe cache may take: half of this
+ * machine's physical memory (sysconf). A size that needs more (size x
+ * 4 KiB x members) is refused, -E2BIG at run time and an error at
+ * assembly, nothing changed: its pages are populated up front, and more
+ * than that would put the machine in the OOM killer's hands.
+ */
+uint64_t uraid_stripe_cache_memory_limit(void);
 int uraid_array_stripe_cache(struct uraid_array *a, struct uraid_stripe_cache_status *st);
 
 /*

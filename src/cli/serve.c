@@ -728,11 +728,7 @@ static int run(struct serve_state *st, int sig_fd)
 		return CLI_EXIT_FAIL;
 	}
 	if (heads_later) {
-		struct uraid_array_status *as0 = malloc(sizeof(*as0));
-		rc = !as0 || uraid_array_status(st->array, as0) ? -ENOMEM
-		     : cli_parse_stripe_cache(st->o->stripe_cache, as0->raid_disks, &heads, err,
-					      sizeof(err));
-		free(as0);
+		rc = cli_array_stripe_cache(st->array, st->o->stripe_cache, &heads, err, sizeof(err));
 		if (rc == 0 && (rc = uraid_array_set_stripe_cache(st->array, heads)) != 0)
 			snprintf(err, sizeof(err), "%s", strerror(-rc));
 		if (rc) {

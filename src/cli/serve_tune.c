@@ -68,14 +68,9 @@ static const uint64_t *plan_value(const struct tune_plan *p, const char *name)
 static int stripe_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
 			size_t n)
 {
-	struct uraid_array_status *as = malloc(sizeof(*as));
 	unsigned heads = 0;
-	int rc = !as || uraid_array_status(a, as) ? -ENOMEM
-		 : cli_parse_stripe_cache(text, as->raid_disks, &heads, err, n);
+	int rc = cli_array_stripe_cache(a, text, &heads, err, n);
 
-	if (rc == -ENOMEM)
-		snprintf(err, n, "out of memory");
-	free(as);
 	*v = heads;
 	return rc;
 }

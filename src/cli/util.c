@@ -300,3 +300,30 @@ int cli_parse_stripe_cache(const char *text, unsigned members, unsigned *heads, 
 	*heads = (unsigned)v;
 	return 0;
 }
+
+int cli_array_stripe_cache(struct uraid_array *a, const char *text, unsigned *heads, char *err,
+			   size_t errlen)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));   /* large: not on the stack */
+	int rc;
+
+	if (!as || uraid_array_status(a, as)) {
+		free(as);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = cli_parse_stripe_cache(text, as->raid_disks, heads, err, errlen);
+	uint64_t need = rc ? 0 : (uint64_t)*heads * 4096u * as->raid_disks;
+	uint64_t limit = uraid_stripe_cache_memory_limit();
+	if (as->stripe_cache.used && need > limit) {
+		char n[32], l[32];
+
+		snprintf(err, errlen, "%u stripe heads need %s (4 KiB x %u members each), more "
+			 "than the limit of %s (half of this machine's memory): give fewer",
+			 *heads, cli_bytes(need, n, sizeof(n)), as->raid_disks,
+			 cli_bytes(limit, l, sizeof(l)));
+		rc = -E2BIG;
+	}
+	free(as);
+	return rc;
+}

@@ -49,6 +49,14 @@ int cli_json_test_and_devices(int argc, char **argv, const char *cmd, void (*usa
  */
 int cli_parse_stripe_cache(const char *text, unsigned members, unsigned *heads, char *err,
 			   size_t errlen);
+/*
+ * The same for a served array (its member count for a size in memory),
+ * also refusing a size that needs more than uraid_stripe_cache_memory_limit()
+ * on a level that uses it. 0, -EINVAL / -E2BIG with one line in err, -ENOMEM.
+ */
+struct uraid_array;
+int cli_array_stripe_cache(struct uraid_array *a, const char *text, unsigned *heads, char *err,
+			   size_t errlen);
 
 /* The "version" key of every JSON document uraid prints (docs/json.md):
  * raised when a key changes meaning or goes away, not when one is added. */

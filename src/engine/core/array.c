@@ -8,6 +8,7 @@
  * injection.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -746,6 +747,16 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	/* assembly found the level's descriptor (it refuses levels without one) */
 	const struct level_ops *io = a->level->io;
+	if (io->stripe_cache_set && !array_stripe_cache_fits(a->stripe_cache, a->geom.raid_disks)) {
+		unsigned size = a->stripe_cache, members = a->geom.raid_disks;
+
+		array_free(a);
+		return uraid_errf(err, errlen, -E2BIG, "stripe cache of %u stripe heads needs "
+				  "%" PRIu64 " MiB (4 KiB x %u members each), more than half of "
+				  "this machine's memory (%" PRIu64 " MiB): give fewer", size,
+				  (uint64_t)size * 4096u * members >> 20, members,
+				  uraid_stripe_cache_memory_limit() >> 19);
+	}
 	if (io->init && (rc = io->init(a))) {
 		array_free(a);
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));

@@ -340,6 +340,8 @@ static inline void req_buf_put(struct array_req *rq, void *buf, size_t len)
 
 /* Within URAID_STRIPE_CACHE_MIN..MAX? */
 bool array_stripe_cache_valid(unsigned size);
+/* size x 4 KiB x members within uraid_stripe_cache_memory_limit()? */
+bool array_stripe_cache_fits(unsigned size, unsigned members);
 /* Its state, from the level (RAID 4/5/6) or the value kept (others). */
 void array_stripe_cache_status(struct array *a, struct uraid_stripe_cache_status *st);
 

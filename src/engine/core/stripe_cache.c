@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/core/array.h"
 
@@ -17,6 +18,20 @@ bool array_stripe_cache_valid(unsigned size)
 	return size >= URAID_STRIPE_CACHE_MIN && size <= URAID_STRIPE_CACHE_MAX;
 }
 
+uint64_t uraid_stripe_cache_memory_limit(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return UINT64_MAX;      /* unknown: only the count's range applies */
+	return (uint64_t)pages * (uint64_t)page / 2;
+}
+
+bool array_stripe_cache_fits(unsigned size, unsigned members)
+{
+	return (uint64_t)size * 4096u * members <= uraid_stripe_cache_memory_limit();
+}
+
 int uraid_array_set_stripe_cache(struct uraid_array *ua, unsigned size)
 {
 	struct array *a = A(ua);
@@ -24,6 +39,8 @@ int uraid_array_set_stripe_cache(struct uraid_array *ua, unsigned size)
 
 	if (!array_stripe_cache_valid(size))
 		return -EINVAL;
+	if (a->ops && a->ops->stripe_cache_set && !array_stripe_cache_fits(size, a->geom.raid_disks))
+		return -E2BIG;
 	/* one resize at a time (the level's pool counts on it) */
 	pthread_mutex_lock(&a->stripe_cache_lock);
 	if (a->ops && a->ops->stripe_cache_set)

@@ -96,9 +96,10 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
 /*
  * The stripe cache of RAID 4/5/6, as md's stripe_cache_size: a number of
  * stripe heads, each one 4 KiB page per member (memory: size x 4 KiB x
- * members, allocated when the size is set). It bounds the stripe rows
- * being written (or rebuilt for a read) at once: a write that finds every
- * head taken waits for one. Other levels have none: they keep the value
+ * members, allocated when the size is set). It bounds the row pieces in
+ * work at once (written, or rebuilt for a read), one head each whatever
+ * its size: a request that finds every head taken waits for one. It keeps
+ * no data between writes. Other levels have none: they keep the value
  * and ignore it (uraid_stripe_cache_status.used is false).
  */
 #define URAID_STRIPE_CACHE_MIN     17u
@@ -253,7 +254,7 @@ struct uraid_stripe_cache_status {
 	uint64_t memory_bytes;      /* size x 4 KiB x members (0 when not used) */
 	uint32_t in_use;            /* heads held by rows in work now */
 	uint32_t peak;              /* most held at once, since assembly or the last resize */
-	uint64_t waits;             /* writes that found no head free and waited */
+	uint64_t waits;             /* requests (writes, rebuilding reads) that waited for a head */
 };
 
 struct uraid_array_status {

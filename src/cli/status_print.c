@@ -168,7 +168,7 @@ void cli_stripe_cache_human(FILE *f, const struct uraid_stripe_cache_status *sc,
 		return;
 	}
 	fprintf(f, "%u stripe heads, %s (4 KiB x %u members each); %u in use, peak %u, %"
-		PRIu64 " waits\n", sc->size, cli_bytes(sc->memory_bytes, b, sizeof(b)), members,
+		PRIu64 " requests waited\n", sc->size, cli_bytes(sc->memory_bytes, b, sizeof(b)), members,
 		sc->in_use, sc->peak, sc->waits);
 }
 

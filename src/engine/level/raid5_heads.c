@@ -16,7 +16,12 @@
  * in work (held or queued for their lock) at once. A piece that finds no
  * free head waits here, in FIFO order, and resumes on its own reactor when
  * one comes back; a piece gathered into another's group gives its head
- * back at once (raid5_gather.c), the leader doing the work. The head's
+ * back at once (raid5_gather.c), the leader doing the work. It still took
+ * one first: it can join a group only once it queues for the row, which
+ * comes after the head, so with a small cache a leader holding its row
+ * (R5_HOLD_NS) makes the next sequential writes wait for heads they give
+ * back at once. Known, left as is: skipping the head would need the
+ * gathering decision before the row lock, outside the row's order. The head's
  * pages are the unit buffers of small units (up to R5_KEEP_BYTES: the
  * old data and parity of a 4 KiB read-modify-write); larger units take
  * theirs from the reactor's buffer pool.

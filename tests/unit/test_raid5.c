@@ -1220,12 +1220,15 @@ static void gather_straddle(int level, unsigned n)
  * the next write, continuing it, holds the next row. how 0: the clock passes
  * the limit; 1: the reactor goes idle; 2: another reactor queues a write on
  * the row, which joins the group (the hold goes on, then ends idle); 3:
- * another reactor queues a write-zeroes on the row, which no group takes.
+ * another reactor queues a write-zeroes on the row, which no group takes;
+ * 4: with a stripe cache of 2 heads (both taken: the full row's and the
+ * held one's), another reactor's write of a third row waits for a head,
+ * and the hold ends at the next event rather than keep it waiting.
  */
 static void gather_hold_end(int how)
 {
 	static const char *const names[] = { "hold timeout", "hold idle", "hold other reactor",
-					     "hold other reactor's zeroes" };
+					     "hold other reactor's zeroes", "hold head waiter" };
 	struct mreq ms[3];
 	struct r5_counters c;
 	struct r5_priv *priv;
@@ -1234,6 +1237,8 @@ static void gather_hold_end(int how)
 	setup(5, 2, 4, 16, 4);
 	priv = A->level_priv;
 	ctx = names[how];
+	if (how == 4)
+		CHECK(r5_heads_resize(&priv->heads, 2) == 0, "%s: 2 heads", ctx);
 	gw(&ms[0], 0, rowlen, 0, false);
 	gw(&ms[1], rowlen, 8, 0, false);
 	start(&ms[0]);
@@ -1248,6 +1253,16 @@ static void gather_hold_end(int how)
 		fake_ns += 1;
 		run_one_io();
 		CHECK(cache0()->held == NULL, "%s: the hold ended at the limit", ctx);
+	} else if (how == 4) {
+		gw(&ms[2], 2 * rowlen, 8, 1, false);
+		start(&ms[2]);
+		nm = 3;
+		CHECK(priv->heads.wait_head != NULL && priv->heads.in_use == 2,
+		      "%s: the third row's write waits for a head (%u in use)", ctx,
+		      priv->heads.in_use);
+		CHECK(cache0()->held != NULL, "%s: still held", ctx);
+		run_one_io();           /* an event on reactor 0 */
+		CHECK(cache0()->held == NULL, "%s: the hold ended for the head's waiter", ctx);
 	} else if (how >= 2) {
 		gw(&ms[2], rowlen + 8, 8, 1, false);
 		if (how == 3) {
@@ -1268,8 +1283,10 @@ static void gather_hold_end(int how)
 	run_all();
 	gw_check(ms, nm);
 	c = gcount();
-	CHECK(c.holds == 1 && c.hold_timeouts == (how == 0) &&
-	      c.hold_idle == (how == 1 || how == 2),
+	/* 4: the third row's write, once it has a head, starts its row with
+	   a short hold of its own, which ends idle */
+	CHECK(c.holds == 1u + (how == 4) && c.hold_timeouts == (how == 0) &&
+	      c.hold_idle == (how == 1 || how == 2 || how == 4),
 	      "%s: holds %" PRIu64 " timeouts %" PRIu64 " idle %" PRIu64, ctx, c.holds,
 	      c.hold_timeouts, c.hold_idle);
 	CHECK(c.groups == (how == 2) && c.grouped == (how == 2 ? 2u : 0u),
@@ -1347,9 +1364,10 @@ static void test_gather(void)
 	gather_hold_end(1);
 	gather_hold_end(2);
 	gather_hold_end(3);
+	gather_hold_end(4);
 	gather_cross_stream();
 	printf("gathering: streams (on one reactor and spread over %u, also mid-row), overlaps, "
-	       "straddling requests, holds ended or extended four ways\n", NREACT);
+	       "straddling requests, holds ended or extended five ways\n", NREACT);
 }
 
 /*

@@ -19,9 +19,12 @@
  * back at once (raid5_gather.c), the leader doing the work. It still took
  * one first: it can join a group only once it queues for the row, which
  * comes after the head, so with a small cache a leader holding its row
- * (R5_HOLD_NS) makes the next sequential writes wait for heads they give
- * back at once. Known, left as is: skipping the head would need the
- * gathering decision before the row lock, outside the row's order. The head's
+ * (R5_HOLD_NS) would make the next sequential writes wait for heads they
+ * give back at once. So a held leader lets its row go at its reactor's
+ * next event once requests wait for a head (keep_holding, raid5_gather.c),
+ * and none starts a hold then. Skipping the head altogether would need
+ * the gathering decision before the row lock, outside the row's order:
+ * not done. The head's
  * pages are the unit buffers of small units (up to R5_KEEP_BYTES: the
  * old data and parity of a 4 KiB read-modify-write); larger units take
  * theirs from the reactor's buffer pool.

@@ -60,6 +60,8 @@ check "  4M is 256 heads of 4 members" grep -q "^stripe-cache *256 stripe heads,
 check "  speed-min" grep -q "^speed-min *2000 KiB/s" <<<"$out"
 check "  speed-max" grep -q "^speed-max *9000 KiB/s" <<<"$out"
 check "status shows the new size" grep -q "Stripe Cache : 256 stripe heads" <<<"$("$URAID" status tn)"
+check "  and counts requests that waited (rebuilding reads too), not writes" \
+    grep -q "Stripe Cache : 256 stripe heads.* requests waited$" <<<"$("$URAID" status tn)"
 check "status --json: stripe_cache.size" test "$(status_json stripe_cache.size)" = 256
 check "status --json: stripe_cache.used" test "$(status_json stripe_cache.used)" = True
 check "status --json: background limits" test "$(status_json sync_limits.min_kib_per_s)" = 2000
@@ -102,7 +104,7 @@ done
 wait $fpid; rc=$?
 check "fio writes and verifies while the size changes (rc $rc)" test $rc -eq 0 || cat "$work/fio.out"
 # how many waited depends on the machine's timing (test_stripe_cache makes them wait for sure)
-echo "writes that waited for a stripe head: $(status_json stripe_cache.waits)"
+echo "requests that waited for a stripe head: $(status_json stripe_cache.waits)"
 check "  every head came back" test "$(status_json stripe_cache.in_use)" = 0
 check "server stops cleanly" stop_served tn
 

@@ -229,6 +229,13 @@ static void run_level(const char *level, unsigned n, uint64_t seed)
 	/* 4. refusals change nothing */
 	CHECK(uraid_array_set_stripe_cache(r.a, URAID_STRIPE_CACHE_MIN - 1) == -EINVAL, "16");
 	CHECK(uraid_array_set_stripe_cache(r.a, URAID_STRIPE_CACHE_MAX + 1) == -EINVAL, "32769");
+	/* the memory bound: half of physical memory (not reachable here with
+	   a few members; its value is what the man page says) */
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	CHECK(pages > 0 && page > 0 &&
+	      uraid_stripe_cache_memory_limit() == (uint64_t)pages * (uint64_t)page / 2,
+	      "memory limit %" PRIu64 " is not half of %ld pages of %ld",
+	      uraid_stripe_cache_memory_limit(), pages, page);
 	CHECK(sc(&r).size == URAID_STRIPE_CACHE_MIN, "size changed by a refusal");
 	CHECK(uraid_array_close(r.a) == 0, "close");
 	CHECK(rig_assemble(&r, URAID_STRIPE_CACHE_MIN - 1, err, sizeof(err)) == -EINVAL,

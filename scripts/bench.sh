@@ -26,10 +26,11 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,cache;
-# rebuild includes its bound, tests/tools/rebuild_bound.c). The write cache
-# block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
-# scripts/bench_cache.sh.
+# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,cache,
+# stripecache,plan; rebuild includes its bound, tests/tools/rebuild_bound.c). The
+# write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
+# scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
+# scripts/bench_stripecache.sh; the planner's in scripts/bench_plan.sh.
 # What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
 # rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
 # on 2 idle CPUs; 13 minutes were measured at a load average of 10.
@@ -971,6 +972,8 @@ fi
 
 . "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
 . "$(dirname "${BASH_SOURCE[0]}")/bench_cache.sh"
+# the stripe cache's tuning curve (its own file)
+. "$(dirname "$0")/bench_stripecache.sh"
 
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

@@ -93,6 +93,19 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
  */
 #define URAID_ASSEMBLE_COMPLETE  0x10u
 
+/*
+ * The stripe cache of RAID 4/5/6, as md's stripe_cache_size: a number of
+ * stripe heads, each one 4 KiB page per member (memory: size x 4 KiB x
+ * members, allocated when the size is set). It bounds the row pieces in
+ * work at once (written, or rebuilt for a read), one head each whatever
+ * its size: a request that finds every head taken waits for one. It keeps
+ * no data between writes. Other levels have none: they keep the value
+ * and ignore it (uraid_stripe_cache_status.used is false).
+ */
+#define URAID_STRIPE_CACHE_MIN     17u
+#define URAID_STRIPE_CACHE_DEFAULT 256u
+#define URAID_STRIPE_CACHE_MAX     32768u
+
 struct uraid_assemble_opts {
 	const char *const *paths;   /* members, spares too, in any order */
 	unsigned npaths;
@@ -110,6 +123,8 @@ struct uraid_assemble_opts {
 	/* the cache's memory, allocated at assembly when write-back (or at the
 	   first switch to it): 0 is 64 MiB; 1 MiB .. 64 GiB, else -EINVAL */
 	uint64_t cache_bytes;
+	/* stripe heads, URAID_STRIPE_CACHE_MIN..MAX; 0: the default (256) */
+	unsigned stripe_cache;
 };
 
 #define URAID_WRITE_THROUGH 0u     /* every write reaches the members before it completes */
@@ -277,6 +292,16 @@ struct uraid_write_cache_status {
 	uint64_t destage_errors;    /* destage writes that failed (data lost; next FLUSH fails) */
 };
 
+/* The stripe cache of RAID 4/5/6 (tune: uraid_array_set_stripe_cache). */
+struct uraid_stripe_cache_status {
+	bool used;                  /* false: the level has no stripes (size kept, ignored) */
+	uint32_t size;              /* stripe heads (md's stripe_cache_size) */
+	uint64_t memory_bytes;      /* size x 4 KiB x members (0 when not used) */
+	uint32_t in_use;            /* heads held by rows in work now */
+	uint32_t peak;              /* most held at once, since assembly or the last resize */
+	uint64_t waits;             /* requests (writes, rebuilding reads) that waited for a head */
+};
+
 struct uraid_array_status {
 	uint8_t uuid[16];
 	char name[33];
@@ -297,11 +322,29 @@ struct uraid_array_status {
 	bool bitmap_stale;          /* every bit counts as set (a full resync) */
 	uint64_t bitmap_events_cleared;
 	struct uraid_write_cache_status write_cache;
+	struct uraid_stripe_cache_status stripe_cache;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };
 
 int uraid_array_status(struct uraid_array *a, struct uraid_array_status *st);
+
+/*
+ * Set the stripe cache's size at run time (any thread but a reactor's):
+ * heads are allocated now; fewer are freed as rows in work let them go.
+ * -EINVAL outside URAID_STRIPE_CACHE_MIN..MAX, -ENOMEM; nothing changed then.
+ * A level without stripes keeps the value and ignores it.
+ */
+int uraid_array_set_stripe_cache(struct uraid_array *a, unsigned size);
+/*
+ * The most memory one array's stripe cache may take: half of this
+ * machine's physical memory (sysconf). A size that needs more (size x
+ * 4 KiB x members) is refused, -E2BIG at run time and an error at
+ * assembly, nothing changed: its pages are populated up front, and more
+ * than that would put the machine in the OOM killer's hands.
+ */
+uint64_t uraid_stripe_cache_memory_limit(void);
+int uraid_array_stripe_cache(struct uraid_array *a, struct uraid_stripe_cache_status *st);
 
 /*
  * Is member i (as in uraid_array_status's members) detached, its device or

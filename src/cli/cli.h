@@ -24,6 +24,7 @@ int cmd_speed(int argc, char **argv);
 int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
 int cmd_zero_superblock(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 /* How many served arrays have the member at path (any spelling), the first
  * one's export name in name; -1 after a message when the list of served
@@ -31,5 +32,12 @@ int cmd_zero_superblock(int argc, char **argv);
 int cli_served_owner(const char *cmd, const char *path, char *name, size_t len);
 int cmd_monitor(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+
+/* For the commands of a served array outside ctl_cmds.c: the control socket
+ * of TARGET (an export name, the export or control socket; NULL: the only
+ * served array) in ctl, and a request whose answer's body goes to stdout.
+ * Both return 0 or an exit status after one line on stderr. */
+int cli_ctl_target(const char *cmd, const char *target, char *ctl, size_t len);
+int cli_ctl_call(const char *cmd, const char *ctl, const char *const *fields, unsigned n);
 
 #endif

@@ -167,6 +167,16 @@ static int call(const char *cmd, const char *ctl, const char *const *fields, uns
 	return call_to(cmd, ctl, fields, n, stdout);
 }
 
+int cli_ctl_target(const char *cmd, const char *target, char *ctl, size_t len)
+{
+	return resolve_target(cmd, target, ctl, len);
+}
+
+int cli_ctl_call(const char *cmd, const char *ctl, const char *const *fields, unsigned n)
+{
+	return call(cmd, ctl, fields, n);
+}
+
 /* A request whose answer is read, not shown: its body in *body (malloc'd,
  * NUL-terminated), or an exit status after a message. */
 static int ask(const char *cmd, const char *ctl, const char *const *fields, unsigned n,

@@ -28,6 +28,8 @@ static const struct {
 	{ "check", cmd_check, "count parity mismatches of a served array in the background" },
 	{ "repair", cmd_repair, "rewrite parity that does not match, in the background" },
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
+	{ "tune", cmd_tune, "show or change a served array's run-time settings (stripe cache, "
+	  "speed limits)" },
 	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
 	  "in an array" },
 	{ "monitor", cmd_monitor, "report failed members, rebuilds and spares of served arrays" },

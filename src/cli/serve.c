@@ -5,6 +5,7 @@
  * The reactors serve the clients; this thread only waits for signals and
  * answers the control socket (serve_ctl.c).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -96,6 +97,12 @@ static void serve_usage(FILE *f)
 		"      --speed-min=KIB/S    background work (resync, check, repair) holds this\n"
 		"                           rate per member while clients are busy (1000)\n"
 		"      --speed-max=KIB/S    and goes up to this one when they are not (200000)\n"
+		"      --stripe-cache=SIZE  RAID 4/5/6: stripe heads, each 4 KiB per member\n"
+		"                           (md's stripe_cache_size, 17..32768, default 256),\n"
+		"                           or the memory with a suffix (K, M, G). It bounds\n"
+		"                           the row pieces in work at once (a head each,\n"
+		"                           more wait) and keeps no data between writes;\n"
+		"                           uraid tune changes it; other levels ignore it\n"
 		"      --max-connections=N  clients served at once (default 64); the next are\n"
 		"                           greeted and refused with the reason; fewer when\n"
 		"                           the open file limit (ulimit -n) has no room\n"
@@ -142,7 +149,7 @@ enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_S
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
        OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE,
-       OPT_CACHE_SIZE };
+       OPT_CACHE_SIZE, OPT_STRIPE_CACHE };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -235,6 +242,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "run", no_argument, NULL, OPT_RUN },
 		{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
+		{ "stripe-cache", required_argument, NULL, OPT_STRIPE_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -301,6 +309,15 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 				return CLI_EXIT_USAGE;
 			}
 			o->cache_bytes = bytes;
+			break;
+		}
+		case OPT_STRIPE_CACHE: {
+			unsigned heads;
+			if (cli_parse_stripe_cache(optarg, 0, &heads, why, sizeof(why))) {
+				fprintf(stderr, "uraid serve: --stripe-cache=%s: %s\n", optarg, why);
+				return CLI_EXIT_USAGE;
+			}
+			o->stripe_cache = optarg;
 			break;
 		}
 		case 'v': o->verbose = true; break;
@@ -742,11 +759,29 @@ static int run(struct serve_state *st, int sig_fd)
 		.write_cache = st->o->write_cache,
 		.cache_bytes = st->o->cache_bytes,
 	};
+	/* stripe heads given as such go to assembly; memory needs the members' count */
+	unsigned heads = 0;
+	bool heads_later = st->o->stripe_cache &&
+			   cli_parse_stripe_cache(st->o->stripe_cache, 0, &heads, err, sizeof(err)) == 0 &&
+			   !isdigit((unsigned char)st->o->stripe_cache[strlen(st->o->stripe_cache) - 1]);
+	ao.stripe_cache = heads_later ? 0 : heads;
 	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uraid serve: %s\n", err);
 		uraid_engine_destroy(st->engine);
 		return CLI_EXIT_FAIL;
+	}
+	if (heads_later) {
+		rc = cli_array_stripe_cache(st->array, st->o->stripe_cache, &heads, err, sizeof(err));
+		if (rc == 0 && (rc = uraid_array_set_stripe_cache(st->array, heads)) != 0)
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+		if (rc) {
+			fprintf(stderr, "uraid serve: --stripe-cache=%s: %s\n", st->o->stripe_cache,
+				err);
+			uraid_array_close(st->array);
+			uraid_engine_destroy(st->engine);
+			return rc == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+		}
 	}
 	if (uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max)) {
 		/* one given, against the other's default */

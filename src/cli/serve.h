@@ -23,6 +23,7 @@ struct serve_opts {
 	unsigned socket_mode;
 	unsigned threads;
 	uint32_t speed_min, speed_max;  /* KiB/s, 0: md's defaults */
+	const char *stripe_cache;       /* --stripe-cache (checked), NULL: the default */
 	unsigned max_connections;       /* 0: the defaults (nbd/server.h) */
 	unsigned handshake_timeout_s;
 	uint64_t max_buffer_bytes;
@@ -76,5 +77,7 @@ int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o
  * the serve_state). */
 struct ctl_request;
 void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
+/* The "tune" verb: show or change the run-time settings (serve_tune.c). */
+void serve_tune_verb(void *arg, const struct ctl_request *rq, FILE *out);
 
 #endif

@@ -456,6 +456,8 @@ static const struct ctl_verb serve_verbs[] = {
 	  "[JOB]: the running or last background job (or JOB) as numbers" },
 	{ "speed", verb_speed, NULL, CTL_VERB_CHANGES,
 	  "[MIN [MAX]]: background work limits in KiB/s (0: unchanged)" },
+	{ "tune", serve_tune_verb, NULL, CTL_VERB_CHANGES,
+	  "text|json [NAME=VALUE ...]: change run-time settings, then show them all" },
 	{ MONITOR_STATE_VERB, serve_events_verb_state, NULL, 0,
 	  "what uraid monitor watches, as tab-separated lines" },
 	{ "stop", verb_stop, NULL, CTL_VERB_CHANGES, "drain, mark the array clean and exit" },

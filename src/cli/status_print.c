@@ -156,6 +156,35 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 	json_obj_close(j);
 }
 
+void cli_stripe_cache_human(FILE *f, const struct uraid_stripe_cache_status *sc,
+			    unsigned members, int level)
+{
+	char b[32];
+	const char *lv = uraid_level_name(level);
+
+	if (!sc->used) {
+		fprintf(f, "%u stripe heads (not used: %s has no stripes)\n", sc->size,
+			lv ? lv : "this level");
+		return;
+	}
+	fprintf(f, "%u stripe heads, %s (4 KiB x %u members each); %u in use, peak %u, %"
+		PRIu64 " requests waited\n", sc->size, cli_bytes(sc->memory_bytes, b, sizeof(b)), members,
+		sc->in_use, sc->peak, sc->waits);
+}
+
+void cli_stripe_cache_json(struct json *j, const struct uraid_stripe_cache_status *sc)
+{
+	json_obj_open(j, "stripe_cache");
+	json_bool(j, "used", sc->used);
+	json_u64(j, "size", sc->size);
+	json_str(j, "unit", "stripe heads");
+	json_u64(j, "memory_bytes", sc->memory_bytes);
+	json_u64(j, "in_use", sc->in_use);
+	json_u64(j, "peak", sc->peak);
+	json_u64(j, "waits", sc->waits);
+	json_obj_close(j);
+}
+
 void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		      const struct cli_serve_info *srv)
 {
@@ -220,6 +249,8 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		fprintf(f, "    Write Cache : write-through\n");
 	}
 	if (srv) {
+		fprintf(f, "   Stripe Cache : ");
+		cli_stripe_cache_human(f, &st->stripe_cache, st->raid_disks, st->level);
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
 		print_background(f, &srv->sync);
 	}
@@ -320,6 +351,7 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_u64(&j, "destage_errors", w->destage_errors);
 	json_obj_close(&j);
 	if (srv) {
+		cli_stripe_cache_json(&j, &st->stripe_cache);
 		json_u64(&j, "in_flight", st->in_flight);
 		json_background(&j, &srv->sync);
 	}

@@ -39,6 +39,12 @@ const char *cli_array_state(const struct uraid_array_status *st);
 /* mdadm --detail --test's answer: 0 every slot in sync, 1 degraded but
  * running, 2 more slots lost than the level survives */
 int cli_array_health(const struct uraid_array_status *st);
+/* The stripe cache (RAID 4/5/6; other levels keep the size and ignore it):
+ * the rest of a line after its label, and status-json's "stripe_cache". */
+struct json;
+void cli_stripe_cache_human(FILE *f, const struct uraid_stripe_cache_status *sc,
+			    unsigned members, int level);
+void cli_stripe_cache_json(struct json *j, const struct uraid_stripe_cache_status *sc);
 void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		      const struct cli_serve_info *srv);
 void cli_status_json(FILE *f, const struct uraid_array_status *st,

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <uraid/engine.h>
+
 #include "cli/cli.h"
 #include "cli/util.h"
 
@@ -260,4 +262,68 @@ int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(F
 			 bool *json, int *first)
 {
 	return cli_json_test_and_devices(argc, argv, cmd, usage, json, NULL, first);
+}
+
+int cli_parse_stripe_cache(const char *text, unsigned members, unsigned *heads, char *err,
+			   size_t errlen)
+{
+	uint64_t v;
+	bool bytes = text && *text && !isdigit((unsigned char)text[strlen(text) - 1]);
+
+	if (cli_parse_size(text, 1, &v) || (bytes && v == 0)) {
+		snprintf(err, errlen, "give stripe heads (%u..%u, md's stripe_cache_size) or "
+			 "memory with a suffix (K, M, G)", URAID_STRIPE_CACHE_MIN,
+			 URAID_STRIPE_CACHE_MAX);
+		return -EINVAL;
+	}
+	/* memory: a head is 4 KiB on every member (members 0: syntax only) */
+	if (bytes && members)
+		v /= (uint64_t)4096 * members;
+	else if (bytes)
+		v = URAID_STRIPE_CACHE_DEFAULT;
+	if (v < URAID_STRIPE_CACHE_MIN || v > URAID_STRIPE_CACHE_MAX) {
+		char lo[32], hi[32];
+		uint64_t head = (uint64_t)4096 * members;
+
+		if (bytes)
+			snprintf(err, errlen, "that makes %llu stripe heads of 4 KiB x %u members; "
+				 "give %s..%s (%u..%u heads)", (unsigned long long)v,
+				 members, cli_bytes(head * URAID_STRIPE_CACHE_MIN, lo, sizeof(lo)),
+				 cli_bytes(head * URAID_STRIPE_CACHE_MAX, hi, sizeof(hi)),
+				 URAID_STRIPE_CACHE_MIN, URAID_STRIPE_CACHE_MAX);
+		else
+			snprintf(err, errlen, "give %u..%u stripe heads (md's stripe_cache_size), "
+				 "or memory with a suffix (K, M, G)", URAID_STRIPE_CACHE_MIN,
+				 URAID_STRIPE_CACHE_MAX);
+		return -EINVAL;
+	}
+	*heads = (unsigned)v;
+	return 0;
+}
+
+int cli_array_stripe_cache(struct uraid_array *a, const char *text, unsigned *heads, char *err,
+			   size_t errlen)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));   /* large: not on the stack */
+	int rc;
+
+	if (!as || uraid_array_status(a, as)) {
+		free(as);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = cli_parse_stripe_cache(text, as->raid_disks, heads, err, errlen);
+	uint64_t need = rc ? 0 : (uint64_t)*heads * 4096u * as->raid_disks;
+	uint64_t limit = uraid_stripe_cache_memory_limit();
+	if (as->stripe_cache.used && need > limit) {
+		char n[32], l[32];
+
+		snprintf(err, errlen, "%u stripe heads need %s (4 KiB x %u members each), more "
+			 "than the limit of %s (half of this machine's memory): give fewer",
+			 *heads, cli_bytes(need, n, sizeof(n)), as->raid_disks,
+			 cli_bytes(limit, l, sizeof(l)));
+		rc = -E2BIG;
+	}
+	free(as);
+	return rc;
 }

@@ -41,6 +41,23 @@ int cli_json_and_devices(int argc, char **argv, const char *cmd, void (*usage)(F
 int cli_json_test_and_devices(int argc, char **argv, const char *cmd, void (*usage)(FILE *f),
 			      bool *json, bool *test, int *first);
 
+/*
+ * A stripe cache size as serve and tune take it: a bare number is stripe
+ * heads (md's stripe_cache_size), one with a suffix (K, M, G) the memory,
+ * of which a head takes 4 KiB on each of `members` (0: check the syntax
+ * only). 0, or -EINVAL with one line in err.
+ */
+int cli_parse_stripe_cache(const char *text, unsigned members, unsigned *heads, char *err,
+			   size_t errlen);
+/*
+ * The same for a served array (its member count for a size in memory),
+ * also refusing a size that needs more than uraid_stripe_cache_memory_limit()
+ * on a level that uses it. 0, -EINVAL / -E2BIG with one line in err, -ENOMEM.
+ */
+struct uraid_array;
+int cli_array_stripe_cache(struct uraid_array *a, const char *text, unsigned *heads, char *err,
+			   size_t errlen);
+
 /* The "version" key of every JSON document uraid prints (docs/json.md):
  * raised when a key changes meaning or goes away, not when one is added. */
 #define CLI_JSON_VERSION 1

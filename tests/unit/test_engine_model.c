@@ -13,6 +13,7 @@
  * during the run, with members failing under it.
  *
  *   test_engine_model [SEED [FILTER]]    FILTER: substring of the config name
+ *   URAID_MODEL_STRIPE_CACHE=N            stripe cache size (RAID 4/5/6) of every run
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -115,6 +116,9 @@ static int assemble(struct model *m)
 					  .write_cache = m->wback_kib ? URAID_WRITE_BACK
 								      : URAID_WRITE_THROUGH,
 					  .cache_bytes = (uint64_t)m->wback_kib << 10 };
+	/* URAID_MODEL_STRIPE_CACHE=N: the runs at another stripe cache size (17..32768) */
+	if (getenv("URAID_MODEL_STRIPE_CACHE"))
+		ao.stripe_cache = (unsigned)strtoul(getenv("URAID_MODEL_STRIPE_CACHE"), NULL, 10);
 	int rc = uraid_array_assemble(m->e, &ao, &m->a, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "%s: assemble: %s\n", m->name, err);

@@ -17,14 +17,17 @@
  *    with read errors (repaired from redundancy); finally every row's
  *    parity is checked, and the whole array read back with every further
  *    loss the level survives. Some requests continue the previous one on
- *    the same reactor, so rows are gathered and held as in a stream;
+ *    the same reactor, so rows are gathered and held as in a stream; every
+ *    other array has a stripe cache of 2 heads, so pieces wait for them;
  * 4. gathering: sequential 128 KiB writes covering whole rows are written
  *    with no member read (healthy and degraded, RAID 4/5/6), also when the
  *    stream's requests alternate between the reactors; requests that
  *    straddle rows are merged per row; overlapping pieces of one group (the
  *    last one wins) and FUA for the whole group; a hold that times out, one
  *    that ends when the reactor goes idle, one that another reactor's write
- *    joins, one that ends when another reactor queues a write-zeroes.
+ *    joins, one that ends when another reactor queues a write-zeroes;
+ * 5. the stripe cache's pool resized under load: shrunk while heads are in
+ *    use, grown while more come back; every head of the new size usable.
  *
  * Usage: test_raid5 [SEED]. Exit 0 pass, 1 fail. Environment: R5_DEBUG=1
  * checks parity after every round and prints the round's requests, read
@@ -608,17 +611,14 @@ static unsigned nslots;
 static unsigned long n_ops, n_runs;
 static uint64_t fake_ns;
 
-/* Small-unit buffers the free pieces keep for reuse (freed by fini, not put). */
-static long kept_bufs(void)
+/* Every stripe head came back and nothing waits for one (the heads' pages,
+ * raid5_heads.c, are apart from the buffer pool that bufs_out counts). */
+static void check_heads_back(const char *what)
 {
 	struct r5_priv *priv = A->level_priv;
-	long n = 0;
 
-	for (unsigned i = 0; i < priv->nreactors; i++)
-		for (struct r5_piece *pc = priv->cache[i].free; pc; pc = pc->next)
-			for (unsigned s = 0; s < A->geom.raid_disks; s++)
-				n += pc->keep[s] != NULL;
-	return n;
+	CHECK(priv->heads.in_use == 0 && !priv->heads.wait_head,
+	      "%s: %u stripe heads left in use", what, priv->heads.in_use);
 }
 
 /* The level's clock in these tests: only the tests move it. */
@@ -676,6 +676,8 @@ static unsigned nfailed(void)
 	return nf;
 }
 
+static bool model_tiny_heads;   /* part 3: every other array with 2 stripe heads */
+
 static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigned rows)
 {
 	struct uraid_geom_params p = { .level = level, .layout = layout, .raid_disks = n,
@@ -714,12 +716,21 @@ static int setup(int level, uint32_t layout, unsigned n, uint32_t chunk, unsigne
 	ref = calloc(asz, 512);
 	A->ops = &level_raid5_ops;
 	CHECK(A->ops->init(A) == 0, "init");
+	/* every other array with a stripe cache of 2 heads (below what the API
+	   allows: the fewest that still lets rows be worked on side by side),
+	   so that pieces wait for heads between gathering, holds and random
+	   completions; the smallest the API allows, 17, is rarely reached here */
+	static unsigned setups;
+	if (model_tiny_heads && setups++ % 2)
+		CHECK(r5_heads_resize(&((struct r5_priv *)A->level_priv)->heads, 2) == 0, "2 heads");
 	((struct r5_priv *)A->level_priv)->now = fake_now;
 	fake_ns = 0;
 	return 0;
 }
 
 static struct r5_counters total_cnt;
+static uint64_t head_waits;     /* pieces that waited for a stripe head */
+static unsigned head_peak;
 
 /* The gathering counters of the array, summed over reactors. */
 static struct r5_counters gcount(void)
@@ -756,7 +767,11 @@ static void teardown(void)
 	total_cnt.holds += c.holds;
 	total_cnt.hold_timeouts += c.hold_timeouts;
 	total_cnt.hold_idle += c.hold_idle;
-	bufs_out -= kept_bufs();        /* fini frees them itself */
+	head_waits += priv->heads.waits;
+	head_peak = priv->heads.peak > head_peak ? priv->heads.peak : head_peak;
+	CHECK(priv->heads.peak <= priv->heads.size, "%u stripe heads in use at once, %u allowed",
+	      priv->heads.peak, priv->heads.size);
+	check_heads_back("teardown");
 	A->ops->fini(A);
 	for (unsigned s = 0; s < nslots; s++) {
 		free(mem[s]);
@@ -1004,7 +1019,8 @@ static void run_model(int scenario, unsigned rounds)
 		}
 		A->slot[s].state = URAID_MEMBER_IN_SYNC;
 	}
-	CHECK(bufs_out == kept_bufs(), "%s: %ld buffers not returned", ctx, bufs_out - kept_bufs());
+	CHECK(bufs_out == 0, "%s: %ld buffers not returned", ctx, bufs_out);
+	check_heads_back(ctx);
 }
 
 static void test_model(void)
@@ -1023,7 +1039,10 @@ static void test_model(void)
 			for (unsigned n = level == 6 ? 4 : 3; n <= (level == 6 ? 7u : 6u); n++)
 				for (unsigned ci = 0; ci < 2; ci++)
 					for (int sc = 0; sc < 3; sc++) {
-						if (setup(level, ls[li], n, chunks[ci], 8) < 0) {
+						model_tiny_heads = true;
+						int rc_setup = setup(level, ls[li], n, chunks[ci], 8);
+						model_tiny_heads = false;
+						if (rc_setup < 0) {
 							CHECK(0, "geometry %d/%u/%u", level, ls[li], n);
 							continue;
 						}
@@ -1057,6 +1076,9 @@ static void test_model(void)
 	printf("model: %lu groups of %lu pieces, %lu holds (%lu ended idle)\n",
 	       (unsigned long)total_cnt.groups, (unsigned long)total_cnt.grouped,
 	       (unsigned long)total_cnt.holds, (unsigned long)total_cnt.hold_idle);
+	printf("model: %" PRIu64 " waits for a stripe head, at most %u in use\n", head_waits,
+	       head_peak);
+	CHECK(head_waits > 0, "waits for stripe heads were exercised");
 	CHECK(total_cnt.groups > 0 && total_cnt.holds > 0, "gathering was exercised");
 	CHECK(n_fail_calls > 0, "write errors were exercised");
 	CHECK(n_corrected > corrected0, "read errors were exercised");
@@ -1198,12 +1220,15 @@ static void gather_straddle(int level, unsigned n)
  * the next write, continuing it, holds the next row. how 0: the clock passes
  * the limit; 1: the reactor goes idle; 2: another reactor queues a write on
  * the row, which joins the group (the hold goes on, then ends idle); 3:
- * another reactor queues a write-zeroes on the row, which no group takes.
+ * another reactor queues a write-zeroes on the row, which no group takes;
+ * 4: with a stripe cache of 2 heads (both taken: the full row's and the
+ * held one's), another reactor's write of a third row waits for a head,
+ * and the hold ends at the next event rather than keep it waiting.
  */
 static void gather_hold_end(int how)
 {
 	static const char *const names[] = { "hold timeout", "hold idle", "hold other reactor",
-					     "hold other reactor's zeroes" };
+					     "hold other reactor's zeroes", "hold head waiter" };
 	struct mreq ms[3];
 	struct r5_counters c;
 	struct r5_priv *priv;
@@ -1212,6 +1237,8 @@ static void gather_hold_end(int how)
 	setup(5, 2, 4, 16, 4);
 	priv = A->level_priv;
 	ctx = names[how];
+	if (how == 4)
+		CHECK(r5_heads_resize(&priv->heads, 2) == 0, "%s: 2 heads", ctx);
 	gw(&ms[0], 0, rowlen, 0, false);
 	gw(&ms[1], rowlen, 8, 0, false);
 	start(&ms[0]);
@@ -1226,6 +1253,16 @@ static void gather_hold_end(int how)
 		fake_ns += 1;
 		run_one_io();
 		CHECK(cache0()->held == NULL, "%s: the hold ended at the limit", ctx);
+	} else if (how == 4) {
+		gw(&ms[2], 2 * rowlen, 8, 1, false);
+		start(&ms[2]);
+		nm = 3;
+		CHECK(priv->heads.wait_head != NULL && priv->heads.in_use == 2,
+		      "%s: the third row's write waits for a head (%u in use)", ctx,
+		      priv->heads.in_use);
+		CHECK(cache0()->held != NULL, "%s: still held", ctx);
+		run_one_io();           /* an event on reactor 0 */
+		CHECK(cache0()->held == NULL, "%s: the hold ended for the head's waiter", ctx);
 	} else if (how >= 2) {
 		gw(&ms[2], rowlen + 8, 8, 1, false);
 		if (how == 3) {
@@ -1246,8 +1283,10 @@ static void gather_hold_end(int how)
 	run_all();
 	gw_check(ms, nm);
 	c = gcount();
-	CHECK(c.holds == 1 && c.hold_timeouts == (how == 0) &&
-	      c.hold_idle == (how == 1 || how == 2),
+	/* 4: the third row's write, once it has a head, starts its row with
+	   a short hold of its own, which ends idle */
+	CHECK(c.holds == 1u + (how == 4) && c.hold_timeouts == (how == 0) &&
+	      c.hold_idle == (how == 1 || how == 2 || how == 4),
 	      "%s: holds %" PRIu64 " timeouts %" PRIu64 " idle %" PRIu64, ctx, c.holds,
 	      c.hold_timeouts, c.hold_idle);
 	CHECK(c.groups == (how == 2) && c.grouped == (how == 2 ? 2u : 0u),
@@ -1325,9 +1364,81 @@ static void test_gather(void)
 	gather_hold_end(1);
 	gather_hold_end(2);
 	gather_hold_end(3);
+	gather_hold_end(4);
 	gather_cross_stream();
 	printf("gathering: streams (on one reactor and spread over %u, also mid-row), overlaps, "
-	       "straddling requests, holds ended or extended four ways\n", NREACT);
+	       "straddling requests, holds ended or extended five ways\n", NREACT);
+}
+
+/*
+ * 5. The stripe cache's pool (raid5_heads.c) resized under load: 100 heads
+ *    in use; shrunk to 17 (40 come back and are retired: 60 allocated);
+ *    grown to 80 while 43 more come back in the window where the resize
+ *    populates the spares' pages outside the lock. Each must be kept for
+ *    the new size, not retired against the old: allocated == size == 80
+ *    after, and 80 heads can be taken at once.
+ */
+static struct r5_head *grow_held[100];
+static unsigned grow_nheld, grow_put_in_window;
+
+static void populate_and_put(struct r5_heads *hs, uint8_t *pages, size_t bytes)
+{
+	r5_heads_populate(hs, pages, bytes);
+	while (grow_put_in_window && grow_nheld) {
+		r5_head_put(hs, grow_held[--grow_nheld]);
+		grow_put_in_window--;
+	}
+}
+
+static unsigned list_len(const struct r5_head *h)
+{
+	unsigned k = 0;
+
+	for (; h; h = h->next)
+		k++;
+	return k;
+}
+
+static void test_heads_resize(void)
+{
+	struct r5_heads hs;
+	struct r5_head_wait w;
+
+	printf("stripe heads: shrink under load, heads given back during a grow\n");
+	CHECK(r5_heads_init(&hs, 4, 100) == 0, "init");
+	hs.populate = populate_and_put;
+	for (grow_nheld = 0; grow_nheld < 100; grow_nheld++) {
+		CHECK(r5_head_get(&hs, &w), "head %u of 100 not free", grow_nheld);
+		grow_held[grow_nheld] = w.head;
+		memset(w.head->pages, 0xa5, 4 * R5_KEEP_BYTES);
+	}
+	CHECK(r5_heads_resize(&hs, 17) == 0, "shrink to 17");
+	CHECK(hs.allocated == 100 && hs.size == 17, "shrink: allocated %u size %u",
+	      hs.allocated, hs.size);
+	for (unsigned i = 0; i < 40; i++)
+		r5_head_put(&hs, grow_held[--grow_nheld]);
+	CHECK(hs.allocated == 60 && hs.spares == 40 && hs.in_use == 60,
+	      "after 40 back: allocated %u spares %u in use %u", hs.allocated, hs.spares, hs.in_use);
+	grow_put_in_window = 43;
+	CHECK(r5_heads_resize(&hs, 80) == 0, "grow to 80");
+	CHECK(grow_put_in_window == 0, "the window gave %u heads too few back", grow_put_in_window);
+	CHECK(hs.size == 80 && hs.allocated == 80, "grow: size %u allocated %u (status "
+	      "would say 80)", hs.size, hs.allocated);
+	CHECK(hs.in_use == 17 && list_len(hs.free) == 63 && hs.spares == 20,
+	      "grow: in use %u free %u spares %u", hs.in_use, list_len(hs.free), hs.spares);
+	/* all 80 usable at once; grown heads' pages writable */
+	while (grow_nheld < 80 && hs.free) {
+		CHECK(r5_head_get(&hs, &w), "head %u of 80 not free", grow_nheld);
+		grow_held[grow_nheld++] = w.head;
+		memset(w.head->pages, 0x5a, 4 * R5_KEEP_BYTES);
+	}
+	CHECK(grow_nheld == 80 && hs.in_use == 80, "only %u heads usable of 80", grow_nheld);
+	while (grow_nheld)
+		r5_head_put(&hs, grow_held[--grow_nheld]);
+	CHECK(hs.in_use == 0 && hs.allocated == 80 && list_len(hs.free) == 80,
+	      "all back: in use %u allocated %u free %u", hs.in_use, hs.allocated,
+	      list_len(hs.free));
+	r5_heads_fini(&hs);
 }
 
 int main(int argc, char **argv)
@@ -1344,6 +1455,7 @@ int main(int argc, char **argv)
 	test_lock_threads();
 	test_model();
 	test_gather();
+	test_heads_resize();
 	if (failures)
 		printf("%d failures (seed %" PRIu64 ")\n", failures, seed);
 	else

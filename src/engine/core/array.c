@@ -8,6 +8,7 @@
  * injection.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -729,6 +730,7 @@ static void array_free(struct array *a)
 	pthread_mutex_destroy(&a->wc_set_lock);
 	free(a->gate);
 	pthread_mutex_destroy(&a->alloc_lock);
+	pthread_mutex_destroy(&a->stripe_cache_lock);
 	pthread_mutex_destroy(&a->meta_lock);
 	pthread_mutex_destroy(&a->sync_lock);
 	pthread_mutex_destroy(&a->sync_start_lock);
@@ -759,7 +761,15 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	for (unsigned i = 0; i < e->nreactors; i++)
 		meta_batch_init(&a->gate[i], e, &e->reactors[i].r, a, gate_update, req_gate_resume);
 	a->idle_clean_ms = o->idle_clean_ms ? o->idle_clean_ms : IDLE_CLEAN_MS_DEFAULT;
+	if (o->stripe_cache && !array_stripe_cache_valid(o->stripe_cache)) {
+		array_free(a);
+		return uraid_errf(err, errlen, -EINVAL, "stripe cache of %u stripe heads: give "
+				  "%u..%u", o->stripe_cache, URAID_STRIPE_CACHE_MIN,
+				  URAID_STRIPE_CACHE_MAX);
+	}
+	a->stripe_cache = o->stripe_cache ? o->stripe_cache : URAID_STRIPE_CACHE_DEFAULT;
 	pthread_mutex_init(&a->alloc_lock, NULL);
+	pthread_mutex_init(&a->stripe_cache_lock, NULL);
 	pthread_mutex_init(&a->meta_lock, NULL);
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->sync_start_lock, NULL);
@@ -783,6 +793,16 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	/* assembly found the level's descriptor (it refuses levels without one) */
 	const struct level_ops *io = a->level->io;
+	if (io->stripe_cache_set && !array_stripe_cache_fits(a->stripe_cache, a->geom.raid_disks)) {
+		unsigned size = a->stripe_cache, members = a->geom.raid_disks;
+
+		array_free(a);
+		return uraid_errf(err, errlen, -E2BIG, "stripe cache of %u stripe heads needs "
+				  "%" PRIu64 " MiB (4 KiB x %u members each), more than half of "
+				  "this machine's memory (%" PRIu64 " MiB): give fewer", size,
+				  (uint64_t)size * 4096u * members >> 20, members,
+				  uraid_stripe_cache_memory_limit() >> 19);
+	}
 	if (io->init && (rc = io->init(a))) {
 		array_free(a);
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
@@ -934,6 +954,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 				      : a->bitmap_stale ? st->bitmap_bits : 0;
 	}
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
+	array_stripe_cache_status(a, &st->stripe_cache);
 	st->events = a->sb.events;
 	st->in_flight = sum_in_flight(a);
 	struct wcache *wc = atomic_load(&a->wc);

@@ -193,6 +193,10 @@ struct array {
 	struct meta_batch *gate;
 	_Atomic unsigned degraded;
 	unsigned idle_clean_ms;
+	/* the stripe cache's size asked for (stripe heads; 0: the default); a
+	   level without stripes keeps it and ignores it */
+	_Atomic unsigned stripe_cache;
+	pthread_mutex_t stripe_cache_lock;      /* one resize at a time */
 	/* request counters, one cache line per reactor so reactors never share one */
 	struct array_counters *counters;
 
@@ -298,6 +302,10 @@ struct level_ops {
 	void (*discard)(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zeroes);
 	/* the largest piece: a chunk, or a stripe row of data */
 	uint64_t (*piece_sectors)(const struct array *a, uint64_t sector);
+	/* the stripe cache (RAID 4/5/6; NULL: the level has none): resize it
+	   (0 or -ENOMEM, nothing changed), and its state (used set) */
+	int (*stripe_cache_set)(struct array *a, unsigned size);
+	void (*stripe_cache_get)(struct array *a, struct uraid_stripe_cache_status *st);
 };
 
 extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops,
@@ -354,6 +362,15 @@ static inline void req_buf_put(struct array_req *rq, void *buf, size_t len)
 {
 	bufpool_put(&rq->er->pool, buf, len);
 }
+
+/* ---- the stripe cache (stripe_cache.c) ---- */
+
+/* Within URAID_STRIPE_CACHE_MIN..MAX? */
+bool array_stripe_cache_valid(unsigned size);
+/* size x 4 KiB x members within uraid_stripe_cache_memory_limit()? */
+bool array_stripe_cache_fits(unsigned size, unsigned members);
+/* Its state, from the level (RAID 4/5/6) or the value kept (others). */
+void array_stripe_cache_status(struct array *a, struct uraid_stripe_cache_status *st);
 
 /* ---- assembly and metadata (assemble.c, meta.c) ---- */
 

@@ -39,7 +39,10 @@
  * need a rebuild hold the row as writes do (raid5_read.c).
  *
  * Per-piece state comes from a free list per reactor (allocated on first
- * need, reused after), buffers from the reactor's pool.
+ * need, reused after); the rows in work are bounded by the stripe cache
+ * (raid5_heads.c: a head per piece that takes a row lock, its 4 KiB pages
+ * the buffers of small units), larger units' buffers come from the
+ * reactor's pool.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -65,6 +68,7 @@ static void r5_fini(struct array *a)
 	if (!priv)
 		return;
 	r5_pieces_free_all(priv);
+	r5_heads_fini(&priv->heads);
 	free(priv->cache);
 	free(priv->zero);
 	rowlock_table_fini(&priv->locks);
@@ -93,6 +97,14 @@ static int r5_init(struct array *a)
 		free(priv);
 		return -ENOMEM;
 	}
+	if (r5_heads_init(&priv->heads, a->geom.raid_disks,
+			  a->stripe_cache ? a->stripe_cache : URAID_STRIPE_CACHE_DEFAULT) < 0) {
+		rowlock_table_fini(&priv->locks);
+		free(priv->cache);
+		free(priv->zero);
+		free(priv);
+		return -ENOMEM;
+	}
 	memset(priv->zero, 0, R5_SEG_SECTORS * 512);
 	memset(priv->cache, 0, sizeof(*priv->cache) * nr);
 	for (unsigned i = 0; i < nr; i++)
@@ -103,6 +115,29 @@ static int r5_init(struct array *a)
 	return 0;
 }
 
+/* The stripe cache's size (uraid_array_set_stripe_cache; range checked there). */
+static int r5_stripe_cache_set(struct array *a, unsigned size)
+{
+	struct r5_priv *priv = a->level_priv;
+
+	return r5_heads_resize(&priv->heads, size);
+}
+
+static void r5_stripe_cache_get(struct array *a, struct uraid_stripe_cache_status *st)
+{
+	struct r5_priv *priv = a->level_priv;
+	unsigned size, in_use, peak;
+	uint64_t waits;
+
+	r5_heads_stats(&priv->heads, &size, &in_use, &peak, &waits);
+	st->used = true;
+	st->size = size;
+	st->in_use = in_use;
+	st->peak = peak;
+	st->waits = waits;
+	st->memory_bytes = (uint64_t)size * R5_KEEP_BYTES * a->geom.raid_disks;
+}
+
 const struct level_ops level_raid5_ops = {
 	.name = "raid456",
 	.init = r5_init,
@@ -111,5 +146,7 @@ const struct level_ops level_raid5_ops = {
 	.write = r5_write,
 	.discard = r5_discard,
 	.piece_sectors = r5_piece_sectors,
+	.stripe_cache_set = r5_stripe_cache_set,
+	.stripe_cache_get = r5_stripe_cache_get,
 };
 

@@ -59,6 +59,11 @@ static bool gather(struct r5_piece *ld)
 		struct r5_piece *pc = r5_piece_of_waiter(w);
 
 		pc->gnext = NULL;
+		/* the leader does the work: its stripe head serves the group */
+		if (pc->hw.head) {
+			r5_head_put(&ld->priv->heads, pc->hw.head);
+			pc->hw.head = NULL;
+		}
 		ld->gtail->gnext = pc;
 		ld->gtail = pc;
 		ld->gcount++;
@@ -114,6 +119,13 @@ static bool keep_holding(struct r5_piece *ld, bool more, enum hold_why why, uint
 	struct r5_cache *c = r5_cache_of(ld);
 
 	if (more || ld->gcount >= R5_GATHER_MAX || group_done(ld))
+		return false;
+	/* requests wait for a stripe head (raid5_heads.c) while this one
+	   keeps its own on an unstarted row: the row goes now, the cache's
+	   bound must not turn into the hold's wait. A hint read without the
+	   pool's lock: a waiter queued after it is seen at the next event or
+	   the time limit. */
+	if (__atomic_load_n(&ld->priv->heads.wait_head, __ATOMIC_RELAXED))
 		return false;
 	if (why == HOLD_START) {
 		if (ld->seq && c->mio_out > 0) {

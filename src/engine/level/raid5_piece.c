@@ -15,7 +15,10 @@
  * path's after_io), and r5_piece_finish at the end.
  *
  * Per-piece state comes from a free list per reactor (allocated on first
- * need, reused after), buffers from the reactor's pool.
+ * need, reused after); the rows in work are bounded by the stripe cache
+ * (raid5_heads.c: a head per piece that takes a row lock, its 4 KiB pages
+ * the buffers of small units), larger units' buffers come from the
+ * reactor's pool.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -39,7 +42,6 @@ static struct r5_piece *piece_alloc(unsigned n)
 	size_t off = align8(sizeof(struct r5_piece));
 	size_t o_sio = off;
 	size_t o_sbuf = (off += align8(n * sizeof(struct r5_sio)));
-	size_t o_keep = (off += align8(n * sizeof(uint8_t *)));
 	size_t o_blocks = (off += align8(n * sizeof(uint8_t *)));
 	size_t o_didx = (off += align8((n + 2) * sizeof(void *)));
 	size_t o_sflag = (off += align8(n * sizeof(int16_t)));
@@ -53,7 +55,6 @@ static struct r5_piece *piece_alloc(unsigned n)
 		return NULL;
 	pc->sio = (struct r5_sio *)(p + o_sio);
 	pc->sbuf = (uint8_t **)(p + o_sbuf);
-	pc->keep = (uint8_t **)(p + o_keep);
 	pc->blocks = (void **)(p + o_blocks);
 	pc->didx = (int16_t *)(p + o_didx);
 	pc->sflag = p + o_sflag;
@@ -89,13 +90,6 @@ static void piece_put(struct r5_piece *pc)
 	c->free = pc;
 }
 
-void r5_piece_free(struct r5_piece *pc, unsigned n)
-{
-	for (unsigned s = 0; s < n; s++)
-		free(pc->keep[s]);      /* posix_memalign'd by the pool: free() takes them */
-	free(pc);
-}
-
 void r5_pieces_free_all(struct r5_priv *priv)
 {
 	for (unsigned i = 0; i < priv->nreactors; i++) {
@@ -103,7 +97,7 @@ void r5_pieces_free_all(struct r5_priv *priv)
 			struct r5_piece *pc = priv->cache[i].free;
 
 			priv->cache[i].free = pc->next;
-			r5_piece_free(pc, priv->a->geom.raid_disks);
+			free(pc);       /* one allocation (piece_alloc); its buffers are the heads' and the pool's */
 		}
 	}
 }
@@ -145,6 +139,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	memset(pc->sflag, 0, pc->n);
 	memset(pc->sbuf, 0, pc->n * sizeof(*pc->sbuf));
 	pc->nbufs = 0;
+	pc->hw.head = NULL;
 	if (pc->r1 > rowlen || nsect == 0)
 		return -EINVAL;
 	if (uraid_geom_stripe(g, stripe, &pc->st) < 0)
@@ -170,10 +165,38 @@ static void lock_granted(struct reactor *r, struct reactor_msg *m)
 	pc->after_lock(pc);
 }
 
-/* Take the row's lock, then run next (at once, or on this reactor later). */
+static void piece_lock_row(struct r5_piece *pc);
+
+/* Back on the piece's reactor with a stripe head: now the row. */
+static void head_granted(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *pc = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, hw.msg));
+
+	(void)r;
+	piece_lock_row(pc);
+}
+
+/*
+ * A stripe head first (raid5_heads.c: the stripe cache bounds the rows in
+ * work; wait for one when none is free), then the row's lock, then next
+ * (at once, or on this reactor later).
+ */
 void r5_piece_lock(struct r5_piece *pc, void (*next)(struct r5_piece *pc))
 {
 	pc->after_lock = next;
+	if (!pc->hw.head) {
+		pc->hw.r = &pc->rq->er->r;
+		pc->hw.msg.fn = head_granted;
+		if (!r5_head_get(&pc->priv->heads, &pc->hw))
+			return;         /* head_granted goes on */
+	}
+	piece_lock_row(pc);
+}
+
+static void piece_lock_row(struct r5_piece *pc)
+{
+	void (*next)(struct r5_piece *pc) = pc->after_lock;
+
 	pc->lk.msg.fn = lock_granted;   /* also what marks a piece's waiter */
 	if (rowlock_acquire(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
 		pc->locked = true;
@@ -376,10 +399,8 @@ bool r5_need_buf(struct r5_piece *pc, unsigned s)
 {
 	if (pc->sbuf[s])
 		return true;
-	if (pc->ulen <= R5_KEEP_BYTES) {
-		if (!pc->keep[s])
-			pc->keep[s] = req_buf(pc->rq, R5_KEEP_BYTES);
-		pc->sbuf[s] = pc->keep[s];
+	if (pc->ulen <= R5_KEEP_BYTES && pc->hw.head) {
+		pc->sbuf[s] = r5_head_page(pc->hw.head, s);
 	} else {
 		pc->sbuf[s] = req_buf(pc->rq, pc->ulen);
 	}
@@ -395,7 +416,7 @@ void r5_bufs_put(struct r5_piece *pc)
 	pc->nbufs = 0;
 	for (unsigned s = 0; s < pc->n; s++) {
 		if (pc->sbuf[s]) {
-			if (pc->sbuf[s] != pc->keep[s])
+			if (!pc->hw.head || pc->sbuf[s] != r5_head_page(pc->hw.head, s))
 				req_buf_put(pc->rq, pc->sbuf[s], pc->ulen);
 			pc->sbuf[s] = NULL;
 		}
@@ -494,6 +515,10 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 	if (pc->locked) {
 		pc->locked = false;
 		rowlock_release(&pc->priv->locks, &pc->lk);
+	}
+	if (pc->hw.head) {
+		r5_head_put(&pc->priv->heads, pc->hw.head);
+		pc->hw.head = NULL;
 	}
 	pc->gnext = NULL;
 	piece_put(pc);

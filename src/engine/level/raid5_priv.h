@@ -13,12 +13,14 @@
  *   raid5_piece.c    one piece's life: free lists, row lock, member I/O,
  *                    unit buffers, rebuild, completion (its group's too)
  *   raid5_rowlock.c  the row-lock table (generic, raid5_rowlock.h)
+ *   raid5_heads.c    the stripe cache: the bounded pool of stripe heads
  *
  * Each section below names the file that defines it.
  */
 #ifndef URAID_ENGINE_RAID5_PRIV_H
 #define URAID_ENGINE_RAID5_PRIV_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,10 +74,11 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 /* Largest unit in sectors (parity buffers; the zero block covers it). */
 #define R5_SEG_SECTORS 2048u
 /*
- * Units up to this size (small random writes) use buffers the piece keeps
- * across uses, one per slot, rather than the reactor's pool: a pool put
- * writes its free-list link into a buffer that another CPU's io-wq worker
- * has just filled or read, a cache miss on every buffer of every write.
+ * Units up to this size (small random writes) use the pages of the piece's
+ * stripe head (raid5_heads.c), one per slot, rather than the reactor's
+ * pool: a pool put writes its free-list link into a buffer that another
+ * CPU's io-wq worker has just filled or read, a cache miss on every buffer
+ * of every write. It is also md's page: a head is 4 KiB per member.
  */
 #define R5_KEEP_BYTES 4096u
 
@@ -100,6 +103,77 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 #define R5_GATHER_MAX 128u
 #define R5_HOLD_NS 5000000ull
 #define R5_SEQ_STREAMS 4
+
+/* ---- the stripe cache (raid5_heads.c) ---- */
+
+/*
+ * One stripe head: a 4 KiB page per member (md's stripe_head), the unit
+ * buffers of a small unit. A piece holds one while its row is in work.
+ */
+struct r5_head {
+	struct r5_head *next;           /* free or spare list */
+	uint8_t *pages;                 /* slot s: pages + s * R5_KEEP_BYTES */
+};
+
+/* Slot s's page of head h. */
+static inline uint8_t *r5_head_page(const struct r5_head *h, unsigned s)
+{
+	return h->pages + (size_t)s * R5_KEEP_BYTES;
+}
+
+/* Heads allocated together (one resize's growth): freed at fini. */
+struct r5_head_slab {
+	struct r5_head_slab *next;
+	struct r5_head *heads;
+	uint8_t *pages;                 /* mapped: bytes long */
+	size_t bytes;
+};
+
+/* A piece waiting for a head: msg runs on r once w->head is set. */
+struct r5_head_wait {
+	struct r5_head_wait *next;
+	struct r5_head *head;
+	struct reactor *r;
+	struct reactor_msg msg;
+};
+
+/* The pool (one per array, shared by its reactors under mu). */
+struct r5_heads {
+	pthread_mutex_t mu;
+	struct r5_head *free;
+	/* heads beyond the size after a shrink: pages given back to the
+	   system (madvise), kept for the next growth */
+	struct r5_head *spare;
+	struct r5_head_slab *slabs;
+	unsigned n;                     /* pages per head: the members */
+	unsigned size;                  /* at most this many in use */
+	unsigned allocated;             /* free + in use (above size while shrinking) */
+	unsigned spares;
+	unsigned in_use, peak;          /* peak: since assembly or the last resize */
+	uint64_t waits;                 /* pieces that found none free */
+	struct r5_head_wait *wait_head, *wait_tail;
+	/* faults in a grown head's pages, outside mu (r5_heads_populate;
+	   tests put one around it that gives heads back meanwhile) */
+	void (*populate)(struct r5_heads *hs, uint8_t *pages, size_t bytes);
+};
+
+/* size heads of n pages; 0 or -ENOMEM. */
+int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size);
+/* Fault pages in now (MADV_POPULATE_WRITE, else a write per page). */
+void r5_heads_populate(struct r5_heads *hs, uint8_t *pages, size_t bytes);
+/* Every head must have come back. */
+void r5_heads_fini(struct r5_heads *hs);
+/* New size: more heads allocated now (any thread but a reactor's; 0 or
+ * -ENOMEM, nothing changed); fewer: the pages of the heads beyond it are
+ * given back to the system, of those in use as they come back. */
+int r5_heads_resize(struct r5_heads *hs, unsigned size);
+/* true: w->head is set. false: w is queued; w->msg.fn (set before) runs on
+ * w->r once w->head is set. */
+bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w);
+/* Give a head back (any reactor); the first waiter gets it. */
+void r5_head_put(struct r5_heads *hs, struct r5_head *h);
+void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,
+		    uint64_t *waits);
 
 /* ---- one piece (raid5_piece.c): a stripe row's worth of one request ---- */
 
@@ -163,7 +237,7 @@ struct r5_piece {
 	int16_t *didx;                  /* slot -> data index; -1 P, -2 Q */
 	uint8_t *sflag;                 /* slot -> SF_* */
 	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
-	uint8_t **keep;                 /* slot -> R5_KEEP_BYTES buffer the piece keeps, or NULL */
+	struct r5_head_wait hw;         /* its stripe head (hw.head), or waiting for one */
 	unsigned nbufs;                 /* slots with an sbuf (0: r5_bufs_put has nothing to do) */
 	uint8_t *wr, *dl;               /* data index -> written, lost */
 	uint8_t **src;                  /* data index -> new data over the unit (writes) */
@@ -219,6 +293,7 @@ struct r5_cache {
 struct r5_priv {
 	struct array *a;
 	struct rowlock_table locks;     /* rows of pieces and of sync_raid5.c's units */
+	struct r5_heads heads;          /* the stripe cache (raid5_heads.c) */
 	void *zero;                     /* R5_SEG_SECTORS of zeroes, read only */
 	unsigned nreactors;
 	struct r5_cache *cache;
@@ -287,8 +362,6 @@ static inline bool r5_lost(const struct r5_piece *pc, unsigned s)
 
 /* A piece from the reactor's free list (allocated on first need); NULL: ENOMEM. */
 struct r5_piece *r5_piece_get(struct array_req *rq);
-/* Free a piece of an array of n slots, with the buffers it keeps. */
-void r5_piece_free(struct r5_piece *pc, unsigned n);
 /* Free every reactor's free pieces (the level's fini; none may be in use). */
 void r5_pieces_free_all(struct r5_priv *priv);
 /* Fill pc for one piece of rq; 0 or -EINVAL. */

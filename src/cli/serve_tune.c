@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run-time settings of a served array: the control verb behind `uraid
+ * tune` (ctl_cmds.c sends it, serve_ctl.c's table routes it here).
+ *
+ * Each setting is one entry of `settings` below: its name (as serve's
+ * option, so `serve --NAME=V` and `tune --NAME=V` mean the same), how its
+ * VALUE is read, what must hold against the other settings given, how it is
+ * applied, and how it prints (a human line, a JSON key). A request is
+ * applied only when every setting in it reads and checks: one refusal
+ * changes nothing. Settings apply in table order, so a setter that can
+ * still fail (out of memory) goes first, before those that cannot.
+ *
+ * Request: "tune" FORMAT [SETTINGS], FORMAT "text" or "json", SETTINGS
+ * "NAME=VALUE NAME=VALUE ..." (space-separated). Answer: the settings in
+ * effect afterwards, as lines "NAME  VALUE..." or one JSON object.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uraid/engine.h>
+
+#include "cli/cli.h"
+#include "cli/serve.h"
+#include "cli/status_print.h"
+#include "cli/util.h"
+#include "ctl/ctl.h"
+
+#define TUNE_MAX 16                     /* settings in the table, at most */
+
+struct tune_plan;
+
+struct tune_setting {
+	const char *name;
+	/* VALUE into *v: 0, or -EINVAL with one line in err (the array to
+	   read the geometry from, not to change) */
+	int (*parse)(struct uraid_array *a, const char *text, uint64_t *v, char *err, size_t n);
+	/* against the other settings given and those in effect (NULL: none) */
+	int (*check)(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n);
+	/* 0, or -errno with err (only a setter listed before any that cannot fail may) */
+	int (*apply)(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n);
+	void (*show)(struct uraid_array *a, FILE *f);      /* the line's rest */
+	void (*show_json)(struct uraid_array *a, struct json *j);
+};
+
+struct tune_plan {
+	bool given[TUNE_MAX];
+	uint64_t value[TUNE_MAX];
+};
+
+static const struct tune_setting settings[];
+static int setting_index(const char *name);
+
+/* The value given for the setting called name, or NULL. */
+static const uint64_t *plan_value(const struct tune_plan *p, const char *name)
+{
+	int i = setting_index(name);
+
+	return i >= 0 && p->given[i] ? &p->value[i] : NULL;
+}
+
+/* ---- stripe-cache ---- */
+
+static int stripe_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
+			size_t n)
+{
+	unsigned heads = 0;
+	int rc = cli_array_stripe_cache(a, text, &heads, err, n);
+
+	*v = heads;
+	return rc;
+}
+
+static int stripe_apply(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	int rc = uraid_array_set_stripe_cache(a, (unsigned)*plan_value(p, "stripe-cache"));
+
+	if (rc)
+		snprintf(err, n, "stripe cache: %s; nothing changed", strerror(-rc));
+	return rc;
+}
+
+static void stripe_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0)
+		cli_stripe_cache_human(f, &as->stripe_cache, as->raid_disks, as->level);
+	else
+		fprintf(f, "?\n");
+	free(as);
+}
+
+static void stripe_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_stripe_cache_status sc;
+
+	uraid_array_stripe_cache(a, &sc);
+	cli_stripe_cache_json(j, &sc);
+}
+
+/* ---- speed-min, speed-max (md's speed_limit_min/max, per member) ---- */
+
+static int speed_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
+		       size_t n)
+{
+	char *end;
+	unsigned long long k;
+
+	(void)a;
+	errno = 0;
+	k = isdigit((unsigned char)*text) ? strtoull(text, &end, 10) : 0;
+	if (!isdigit((unsigned char)*text) || errno || *end || k == 0 || k > UINT32_MAX) {
+		snprintf(err, n, "'%s': give KiB/s per member, 1..%u", text, UINT32_MAX);
+		return -EINVAL;
+	}
+	*v = k;
+	return 0;
+}
+
+/* Both limits as they will be: the ones given, else those in effect. */
+static void speeds_after(struct uraid_array *a, const struct tune_plan *p, uint64_t *lo,
+			 uint64_t *hi)
+{
+	struct uraid_sync_status ss;
+	const uint64_t *min = plan_value(p, "speed-min"), *max = plan_value(p, "speed-max");
+
+	uraid_array_sync_status(a, &ss);
+	*lo = min ? *min : ss.min_kib_s;
+	*hi = max ? *max : ss.max_kib_s;
+}
+
+static int speed_check(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	uint64_t lo, hi;
+
+	speeds_after(a, p, &lo, &hi);
+	if (lo > hi) {
+		snprintf(err, n, "speed-min %" PRIu64 " KiB/s would be above speed-max %" PRIu64
+			 " KiB/s; give both", lo, hi);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int speed_apply(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	uint64_t lo, hi;
+	int rc;
+
+	speeds_after(a, p, &lo, &hi);
+	rc = uraid_array_sync_speed(a, (uint32_t)lo, (uint32_t)hi);
+	if (rc)
+		snprintf(err, n, "speed limits: %s", strerror(-rc));
+	return rc;
+}
+
+static void speed_min_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_sync_status ss;
+
+	uraid_array_sync_status(a, &ss);
+	fprintf(f, "%u KiB/s per member (background work while clients are busy)\n",
+		ss.min_kib_s);
+}
+
+static void speed_max_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_sync_status ss;
+
+	uraid_array_sync_status(a, &ss);
+	fprintf(f, "%u KiB/s per member (background work when clients are not)\n",
+		ss.max_kib_s);
+}
+
+static void speed_min_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_sync_status ss;
+
+	uraid_array_sync_status(a, &ss);
+	json_u64(j, "speed_min_kib_per_s", ss.min_kib_s);
+}
+
+static void speed_max_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_sync_status ss;
+
+	uraid_array_sync_status(a, &ss);
+	json_u64(j, "speed_max_kib_per_s", ss.max_kib_s);
+}
+
+/* ---- the table ---- */
+
+static const struct tune_setting settings[] = {
+	/* can fail (memory): first */
+	{ "stripe-cache", stripe_parse, NULL, stripe_apply, stripe_show, stripe_json },
+	{ "speed-min", speed_parse, speed_check, speed_apply, speed_min_show, speed_min_json },
+	{ "speed-max", speed_parse, speed_check, speed_apply, speed_max_show, speed_max_json },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+/* md's names of the speed limits, taken as ours */
+static const char *const aliases[][2] = {
+	{ "speed-limit-min", "speed-min" },
+	{ "speed-limit-max", "speed-max" },
+};
+
+static int setting_index(const char *name)
+{
+	for (size_t k = 0; k < sizeof(aliases) / sizeof(aliases[0]); k++)
+		if (!strcmp(name, aliases[k][0]))
+			name = aliases[k][1];
+	for (int i = 0; settings[i].name; i++)
+		if (!strcmp(settings[i].name, name))
+			return i;
+	return -1;
+}
+
+static void show_all(struct uraid_array *a, const char *export_name, bool json, FILE *f)
+{
+	if (!json) {
+		for (int i = 0; settings[i].name; i++) {
+			fprintf(f, "%-14s ", settings[i].name);
+			settings[i].show(a, f);
+		}
+		return;
+	}
+	struct json j;
+	json_begin(&j, f);
+	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
+	json_str(&j, "command", "tune");
+	json_str(&j, "array", export_name);
+	json_obj_open(&j, "settings");
+	for (int i = 0; settings[i].name; i++)
+		settings[i].show_json(a, &j);
+	json_obj_close(&j);
+	json_obj_close(&j);
+	json_end(&j);
+}
+
+/* Read every NAME=VALUE of list into p; 0, or an error line in err. */
+static int read_settings(struct uraid_array *a, char *list, struct tune_plan *p, char *err,
+			 size_t n)
+{
+	char why[400];
+
+	for (char *save = NULL, *tok = strtok_r(list, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
+		if (!eq || eq == tok || !eq[1]) {
+			snprintf(err, n, "'%s': settings are --NAME=VALUE", tok);
+			return -EINVAL;
+		}
+		*eq = 0;
+		int i = setting_index(tok);
+		if (i < 0) {
+			snprintf(err, n, "no setting --%s (uraid tune --help lists them)", tok);
+			return -EINVAL;
+		}
+		if (p->given[i]) {
+			snprintf(err, n, "--%s given twice", settings[i].name);
+			return -EINVAL;
+		}
+		if (settings[i].parse(a, eq + 1, &p->value[i], why, sizeof(why))) {
+			snprintf(err, n, "--%s=%s: %s", tok, eq + 1, why);
+			return -EINVAL;
+		}
+		p->given[i] = true;
+	}
+	for (int i = 0; settings[i].name; i++)
+		if (p->given[i] && settings[i].check && settings[i].check(a, p, err, n))
+			return -EINVAL;
+	return 0;
+}
+
+void serve_tune_verb(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	struct serve_state *st = arg;
+	struct tune_plan p = { 0 };
+	char err[512], list[CTL_MAX_LINE];
+	bool json = rq->nfields > 1 && !strcmp(rq->field[1], "json");
+	bool any = false;
+
+	snprintf(list, sizeof(list), "%s", rq->nfields > 2 ? rq->field[2] : "");
+	if (read_settings(st->array, list, &p, err, sizeof(err))) {
+		ctl_reply(out, CLI_EXIT_USAGE, err, NULL, 0);
+		return;
+	}
+	for (int i = 0; settings[i].name; i++) {
+		if (!p.given[i])
+			continue;
+		if (settings[i].apply(st->array, &p, err, sizeof(err))) {
+			ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
+			return;
+		}
+		any = true;
+	}
+	if (any)
+		fprintf(stderr, "uraid serve: settings changed on the control socket: %s\n",
+			rq->field[2]);
+
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	if (!f) {
+		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
+		return;
+	}
+	show_all(st->array, st->export_name, json, f);
+	fclose(f);
+	ctl_reply(out, 0, NULL, body, len);
+	free(body);
+}

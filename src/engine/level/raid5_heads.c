@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The RAID 4/5/6 stripe cache (md's stripe_cache_size): a bounded pool of
+ * stripe heads, each one 4 KiB page per member, all allocated when the
+ * size is set (at assembly, or by uraid_array_set_stripe_cache from a
+ * control thread), none on the I/O path.
+ *
+ * Heads come in slabs (one per growth), kept until the array closes; a
+ * smaller size gives the pages of the heads beyond it back to the system
+ * (madvise) and keeps them as spares for a later growth.
+ *
+ * A piece takes a head before it asks for its row's lock (r5_piece_lock,
+ * raid5_piece.c): writes, write-zeroes, discards and the reads that must
+ * rebuild a chunk; healthy reads go straight to the members and take none,
+ * as md's chunk-aligned reads bypass its cache. So at most `size` rows are
+ * in work (held or queued for their lock) at once. A piece that finds no
+ * free head waits here, in FIFO order, and resumes on its own reactor when
+ * one comes back; a piece gathered into another's group gives its head
+ * back at once (raid5_gather.c), the leader doing the work. It still took
+ * one first: it can join a group only once it queues for the row, which
+ * comes after the head, so with a small cache a leader holding its row
+ * (R5_HOLD_NS) would make the next sequential writes wait for heads they
+ * give back at once. So a held leader lets its row go at its reactor's
+ * next event once requests wait for a head (keep_holding, raid5_gather.c),
+ * and none starts a hold then. Skipping the head altogether would need
+ * the gathering decision before the row lock, outside the row's order:
+ * not done. The head's
+ * pages are the unit buffers of small units (up to R5_KEEP_BYTES: the
+ * old data and parity of a 4 KiB read-modify-write); larger units take
+ * theirs from the reactor's buffer pool.
+ *
+ * Shared by every reactor of the array: one mutex, held for a list step.
+ * A holder of a head never waits for another one, and a holder of a row
+ * never waits for a head, so a full cache only delays.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "engine/level/raid5_priv.h"
+
+/*
+ * A slab of count heads of n pages each: one mapping for the pages
+ * (thousands of 4096-aligned small allocations take glibc seconds),
+ * populated now so that no page fault is left for the I/O path, and one
+ * allocation for the heads, chained through ->next. NULL on ENOMEM.
+ */
+static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
+{
+	struct r5_head_slab *sl = calloc(1, sizeof(*sl));
+	size_t bytes = (size_t)count * n * R5_KEEP_BYTES;
+
+	if (!sl)
+		return NULL;
+	sl->bytes = bytes;
+	sl->heads = calloc(count, sizeof(*sl->heads));
+	sl->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (!sl->heads || sl->pages == MAP_FAILED) {
+		free(sl->heads);
+		if (sl->pages != MAP_FAILED)
+			munmap(sl->pages, bytes);
+		free(sl);
+		return NULL;
+	}
+	for (unsigned i = 0; i < count; i++) {
+		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
+		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
+	}
+	return sl;
+}
+
+/* A head beyond the size: its pages go back to the system, it waits as a spare. */
+static void head_retire(struct r5_heads *hs, struct r5_head *h)
+{
+	madvise(h->pages, (size_t)hs->n * R5_KEEP_BYTES, MADV_DONTNEED);
+	h->next = hs->spare;
+	hs->spare = h;
+	hs->spares++;
+	hs->allocated--;
+}
+
+/*
+ * Fault pages in now, on the control thread, so that the I/O path takes no
+ * page fault on them: MADV_POPULATE_WRITE where the headers and the kernel
+ * have it (Linux 5.14), else a write to every page.
+ */
+void r5_heads_populate(struct r5_heads *hs, uint8_t *pages, size_t bytes)
+{
+	(void)hs;
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(pages, bytes, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (size_t o = 0; o < bytes; o += R5_KEEP_BYTES)
+		((volatile uint8_t *)pages)[o] = 0;
+}
+
+int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
+{
+	memset(hs, 0, sizeof(*hs));
+	hs->n = pages_per_head;
+	hs->populate = r5_heads_populate;
+	if (pthread_mutex_init(&hs->mu, NULL))
+		return -ENOMEM;
+	if (size) {
+		struct r5_head_slab *sl = slab_alloc(pages_per_head, size);
+
+		if (!sl) {
+			pthread_mutex_destroy(&hs->mu);
+			return -ENOMEM;
+		}
+		hs->slabs = sl;
+		hs->free = sl->heads;
+	}
+	hs->size = hs->allocated = size;
+	return 0;
+}
+
+void r5_heads_fini(struct r5_heads *hs)
+{
+	while (hs->slabs) {
+		struct r5_head_slab *sl = hs->slabs;
+
+		hs->slabs = sl->next;
+		munmap(sl->pages, sl->bytes);
+		free(sl->heads);
+		free(sl);
+	}
+	pthread_mutex_destroy(&hs->mu);
+}
+
+/* Under hs->mu: hand free heads to the waiters, first come first served;
+ * returns the waiters served (chained through ->next) to wake outside. */
+static struct r5_head_wait *serve_waiters(struct r5_heads *hs)
+{
+	struct r5_head_wait *served = NULL, **tail = &served;
+
+	while (hs->wait_head && hs->free && hs->in_use < hs->size) {
+		struct r5_head_wait *w = hs->wait_head;
+
+		hs->wait_head = w->next;
+		if (!hs->wait_head)
+			hs->wait_tail = NULL;
+		w->head = hs->free;
+		hs->free = w->head->next;
+		w->head->next = NULL;
+		if (++hs->in_use > hs->peak)
+			hs->peak = hs->in_use;
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+	}
+	return served;
+}
+
+static void wake(struct r5_head_wait *w)
+{
+	while (w) {
+		struct r5_head_wait *next = w->next;
+
+		reactor_post(w->r, &w->msg);
+		w = next;
+	}
+}
+
+int r5_heads_resize(struct r5_heads *hs, unsigned size)
+{
+	struct r5_head_slab *sl = NULL;
+	struct r5_head_wait *served;
+
+	/* resizes come one at a time (the control thread); reactors only take
+	   and give heads, so the count read here holds until the lock below */
+	pthread_mutex_lock(&hs->mu);
+	unsigned have = hs->allocated + hs->spares;
+	pthread_mutex_unlock(&hs->mu);
+	if (size > have && !(sl = slab_alloc(hs->n, size - have)))
+		return -ENOMEM;
+	pthread_mutex_lock(&hs->mu);
+	if (sl) {
+		sl->next = hs->slabs;
+		hs->slabs = sl;
+		for (unsigned i = 0; i < size - have; i++) {
+			sl->heads[i].next = hs->spare;
+			hs->spare = &sl->heads[i];
+			hs->spares++;
+		}
+	}
+	/* The new size first: a head given back while the lock is dropped
+	   below must be kept if the new size wants it, not retired against
+	   the old one (nothing would top the cache up again after). */
+	hs->size = size;
+	/* grow from the spares: taken out, their pages (given back at a
+	   shrink) populated again outside the lock, then made free; while
+	   out, allocated + nback <= size, so r5_head_put retires nothing */
+	struct r5_head *back = NULL;
+	unsigned nback = 0;
+
+	while (hs->allocated + nback < size && hs->spare) {
+		struct r5_head *h = hs->spare;
+
+		hs->spare = h->next;
+		hs->spares--;
+		h->next = back;
+		back = h;
+		nback++;
+	}
+	if (back) {
+		pthread_mutex_unlock(&hs->mu);
+		for (struct r5_head *h = back; h; h = h->next)
+			hs->populate(hs, h->pages, (size_t)hs->n * R5_KEEP_BYTES);
+		pthread_mutex_lock(&hs->mu);
+		while (back) {
+			struct r5_head *h = back;
+
+			back = h->next;
+			h->next = hs->free;
+			hs->free = h;
+			hs->allocated++;
+		}
+	}
+	/* shrink: free heads go now, heads in use when they come back */
+	while (hs->allocated > size && hs->free) {
+		struct r5_head *h = hs->free;
+
+		hs->free = h->next;
+		head_retire(hs, h);
+	}
+	hs->peak = hs->in_use;
+	served = serve_waiters(hs);
+	pthread_mutex_unlock(&hs->mu);
+	wake(served);
+	return 0;
+}
+
+bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w)
+{
+	bool got = false;
+
+	pthread_mutex_lock(&hs->mu);
+	if (!hs->wait_head && hs->free && hs->in_use < hs->size) {
+		w->head = hs->free;
+		hs->free = w->head->next;
+		w->head->next = NULL;
+		if (++hs->in_use > hs->peak)
+			hs->peak = hs->in_use;
+		got = true;
+	} else {
+		w->head = NULL;
+		w->next = NULL;
+		if (hs->wait_tail)
+			hs->wait_tail->next = w;
+		else
+			hs->wait_head = w;
+		hs->wait_tail = w;
+		hs->waits++;
+	}
+	pthread_mutex_unlock(&hs->mu);
+	return got;
+}
+
+void r5_head_put(struct r5_heads *hs, struct r5_head *h)
+{
+	struct r5_head_wait *served;
+
+	pthread_mutex_lock(&hs->mu);
+	hs->in_use--;
+	if (hs->allocated > hs->size) {
+		head_retire(hs, h);     /* the cache was made smaller */
+	} else {
+		h->next = hs->free;
+		hs->free = h;
+	}
+	served = serve_waiters(hs);
+	pthread_mutex_unlock(&hs->mu);
+	wake(served);
+}
+
+void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,
+		    uint64_t *waits)
+{
+	pthread_mutex_lock(&hs->mu);
+	*size = hs->size;
+	*in_use = hs->in_use;
+	*peak = hs->peak;
+	*waits = hs->waits;
+	pthread_mutex_unlock(&hs->mu);
+}

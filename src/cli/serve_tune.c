@@ -103,6 +103,64 @@ static void stripe_json(struct uraid_array *a, struct json *j)
 	cli_stripe_cache_json(j, &sc);
 }
 
+/* ---- write-cache (through | back) ---- */
+
+static int wcache_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
+			size_t n)
+{
+	(void)a;
+	if (!strcmp(text, "through"))
+		*v = URAID_WRITE_THROUGH;
+	else if (!strcmp(text, "back"))
+		*v = URAID_WRITE_BACK;
+	else {
+		snprintf(err, n, "expected through or back");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* To write-through, every dirty byte is destaged first: this waits for it
+   (the control thread's, not a reactor's). */
+static int wcache_apply(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	int rc = uraid_array_set_write_cache(a, (uint32_t)*plan_value(p, "write-cache"));
+
+	if (rc)
+		snprintf(err, n, "write cache: %s", rc == -EROFS ? "the array is served read-only"
+								 : strerror(-rc));
+	return rc;
+}
+
+static void wcache_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0) {
+		const struct uraid_write_cache_status *w = &as->write_cache;
+		char size[32], dirty[32];
+		if (w->policy == URAID_WRITE_BACK)
+			fprintf(f, "back (%s, %s dirty)\n",
+				cli_bytes(w->size_bytes, size, sizeof(size)),
+				cli_bytes(w->dirty_bytes, dirty, sizeof(dirty)));
+		else
+			fprintf(f, "through\n");
+	} else {
+		fprintf(f, "?\n");
+	}
+	free(as);
+}
+
+static void wcache_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0)
+		json_str(j, "write_cache", as->write_cache.policy == URAID_WRITE_BACK ? "back"
+										: "through");
+	free(as);
+}
+
 /* ---- speed-min, speed-max (md's speed_limit_min/max, per member) ---- */
 
 static int speed_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
@@ -198,6 +256,8 @@ static void speed_max_json(struct uraid_array *a, struct json *j)
 static const struct tune_setting settings[] = {
 	/* can fail (memory): first */
 	{ "stripe-cache", stripe_parse, NULL, stripe_apply, stripe_show, stripe_json },
+	/* can fail (memory when turned on, a destage error when turned off) */
+	{ "write-cache", wcache_parse, NULL, wcache_apply, wcache_show, wcache_json },
 	{ "speed-min", speed_parse, speed_check, speed_apply, speed_min_show, speed_min_json },
 	{ "speed-max", speed_parse, speed_check, speed_apply, speed_max_show, speed_max_json },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },

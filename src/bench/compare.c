@@ -13,6 +13,7 @@
 #include <uraid/level.h>
 
 #include "bench/compare.h"
+#include "bench/svg.h"
 #include "common/errmsg.h"
 
 /* ---- the keys ---- */
@@ -94,14 +95,35 @@ static int apply_chunk(const struct bench_compare_value *v, struct bench_workloa
 {
 	const struct uraid_level_info *li = uraid_level_info(tg->level);
 
-	(void)wl;
+	(void)wl; (void)why; (void)whylen;
 	if (li && li->chunk == URAID_CHUNK_NONE)
 		return 0;       /* does not apply (applies() says so): no chunk set */
-	if (li && li->chunk_pow2 && (v->num & (v->num - 1))) {
-		snprintf(why, whylen, "%s takes a power-of-two chunk, not %s", li->name, v->text);
+	tg->chunk_kib = (uint32_t)v->num;      /* checked by chunk_fits() with the base's */
+	return 0;
+}
+
+/*
+ * Does a chunk of kib KiB fit level li? The one check for a chunk from
+ * the chunk axis and for --chunk given for every configuration, made while
+ * planning so that a configuration it rules out is skipped before anything
+ * is written (the rules are the create plan's: setup/create_plan.c).
+ */
+static int chunk_fits(const struct uraid_level_info *li, uint32_t kib, char *why,
+		      size_t whylen)
+{
+	char sz[32];
+
+	if (!kib || li->chunk == URAID_CHUNK_NONE)
+		return 0;
+	svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, (double)kib * 1024, 0);
+	if (kib % 4 || kib > (1u << 21)) {
+		snprintf(why, whylen, "a chunk of %s is not a multiple of 4 KiB up to 2 GiB", sz);
 		return 1;
 	}
-	tg->chunk_kib = (uint32_t)v->num;
+	if (li->chunk_pow2 && (kib & (kib - 1))) {
+		snprintf(why, whylen, "%s takes a power-of-two chunk, not %s", li->name, sz);
+		return 1;
+	}
 	return 0;
 }
 
@@ -257,6 +279,8 @@ int bench_compare_apply(const struct bench_compare *cmp, const struct bench_cell
 	/* what --chunk and --layout gave for the base does not bind a level without them */
 	if (li->chunk == URAID_CHUNK_NONE)
 		tg->chunk_kib = 0;
+	if (chunk_fits(li, tg->chunk_kib, why, whylen))
+		return 1;
 	if (!li->has_layouts)
 		tg->layout_given = false;
 	return 0;
@@ -363,6 +387,16 @@ int bench_compare_plan(const struct bench_compare *cmp, const struct bench_targe
 		}
 	}
 	free(norm);
+	/* nothing to run: refuse before the members are created or written */
+	unsigned k = 0;
+	while (k < n && c[k].skip[0])
+		k++;
+	if (k == n) {
+		int rc = uraid_errf(err, errlen, -EINVAL, "--compare: no configuration can be "
+				    "made ('%s': %s)", c[0].label, c[0].skip);
+		free(c);
+		return rc;
+	}
 	*cells = c;
 	*ncells = n;
 	return 0;

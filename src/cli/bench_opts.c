@@ -400,6 +400,15 @@ static int check_combinations(struct bench_cli *c)
 		return usage_error("%s", "--member-size needs --array (raw targets that do not "
 				   "exist are created at --size)");
 	if (c->layout) {
+		/* a layout name belongs to one level: with several, each needs its own */
+		for (unsigned a = 0; a < c->plan.cmp.naxes; a++)
+			if (!strcmp(c->plan.cmp.axis[a].key->name, "level")) {
+				char msg[256];
+				snprintf(msg, sizeof(msg), "--layout=%.64s with --compare=level=...: "
+					 "a layout belongs to one level; give it as "
+					 "--compare=layout=%.64s", c->layout, c->layout);
+				return usage_error("%s", msg);
+			}
 		if (!(c->plan.tg.flags & BENCH_CREATE))
 			return usage_error("%s", "--layout needs --level");
 		if (uraid_layout_parse(c->plan.tg.level, c->layout, &c->plan.tg.layout))

@@ -136,7 +136,9 @@ fi
 for args in "--compare=level=7" "--compare=level=5,5" "--compare=colour=red" \
             "--compare=members=9" "--compare=chunk=64k" "--compare=level=5 --sweep=qd=1,2" \
             "--compare=level=5 --steady-state" "--precondition --steady-state" \
-            "--sweep=rwmixread=101" "--sweep=bs=1000" "--sweep=bs=4k --sweep=qd=1,2"; do
+            "--sweep=rwmixread=101" "--sweep=bs=1000" "--sweep=bs=4k --sweep=qd=1,2" \
+            "--level=5 --layout=left-symmetric --compare=level=5,10" \
+            "--level=5 --chunk=12k --compare=level=5,10" "--compare=level=5,10 --compare=chunk=12k"; do
     rm -f $m
     # shellcheck disable=SC2086
     "$URAID" bench $args --rw=randread --member-size=4M --runtime=0.1 $m >"$work/out" 2>"$work/err"
@@ -144,6 +146,16 @@ for args in "--compare=level=7" "--compare=level=5,5" "--compare=colour=red" \
     [ "$rc" = 2 ] && [ "$(wc -l <"$work/err")" = 1 ] && [ ! -s "$work/out" ] &&
         [ ! -e "$work/m0" ] || fail "$args: exit $rc, stderr $(cat "$work/err")"
 done
+# --chunk that one level cannot take skips that configuration only, with the reason
+rm -f $m
+if ! "$URAID" bench --level=5 --chunk=12k --compare=level=0,5 --member-size=4M --rw=randread \
+        --runtime=0.1 $m >"$work/out" 2>"$work/err"; then
+    fail "--chunk=12k on raid0 and raid5: $(tail -1 "$work/err")"
+else
+    grep -q "^raid0  *[0-9]" "$work/out" || fail "raid0 with a 12 KiB chunk did not run: $(cat "$work/out")"
+    grep -q "^raid5 .*skipped: raid5 takes a power-of-two chunk, not 12 KiB" "$work/out" ||
+        fail "raid5 with a 12 KiB chunk: $(grep raid5 "$work/out")"
+fi
 # members that exist are not written without --force-write
 "$URAID" bench --compare=level=0 --member-size=4M --runtime=0.1 $m >/dev/null 2>&1
 "$URAID" bench --compare=level=0 --runtime=0.1 $m >"$work/out" 2>"$work/err"

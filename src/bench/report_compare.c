@@ -151,11 +151,12 @@ static int rwmix_section(struct bench_report *r, const struct bench_runplan *p,
 				      err, errlen);
 	for (int k = 0; k < 4 && !rc; k++) {
 		for (size_t l = 0; l < nl; l++) {
-			char sz[24];
-			snprintf(names[l], sizeof(names[l]), "%s", ax->nbs ?
-				 bench_size_words(sz, sizeof(sz), ax->bs[l]) : "all I/O");
-			if (ax->nbs)
-				snprintf(names[l], sizeof(names[l]), "bs=%s", sz);
+			char sz[32];
+			snprintf(names[l], sizeof(names[l]), "all I/O");
+			if (ax->nbs) {
+				svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, ax->bs[l], 0);
+				snprintf(names[l], sizeof(names[l]), "bs=%.24s", sz);
+			}
 			ser[l] = (struct svg_series){ .name = names[l], .n = nm, .x = x + l * nm,
 						      .y = y + (size_t)k * nl * nm + l * nm,
 						      .color = -1 };

@@ -40,9 +40,11 @@ struct bench_cell {
 	bool matrix;                /* a matrix cell: one access line of bs and read_pct */
 	bool compare;               /* a configuration of --compare: its values in cmp */
 	uint8_t cmp[BENCH_COMPARE_MAX_KEYS];    /* index of the value of each compare axis */
+	uint8_t cmp_unused;         /* bit a: axis a does not apply to this configuration (a
+				       chunk on RAID 1): left out of its label and config */
 	unsigned drives;            /* drives sweep: members used */
 	bool jbod;                  /* drives sweep: the raw baseline of those members */
-	char label[64];             /* "qd=4", "threads=2 qd=8", "bs=4k read=65%", "raid5 x3" */
+	char label[64];             /* "qd=4", "threads=2 qd=8", "bs=4 KiB read=65%", "raid5 x3" */
 	char skip[96];              /* non-empty: not run, and why */
 };
 
@@ -80,9 +82,6 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *wl0,
 		      const struct bench_targets *tg0, struct bench_workload *wl,
 		      struct bench_targets *tg);
-
-/* bytes as a size word the options take: "512", "4k", "1M". */
-char *bench_size_words(char *buf, size_t len, uint64_t bytes);
 
 /*
  * X-bit labs' rating: the sum over QD in {1,2,4,8,16,32} of IOPS(QD)/QD,

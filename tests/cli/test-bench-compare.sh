@@ -21,9 +21,12 @@ m="$work/m0 $work/m1 $work/m2"
 
 # 1. level x chunk on 3 members: 6 configurations, RAID 6 skipped twice
 if ! "$URAID" bench --json --compare=level=0,5,6 --compare=chunk=64K,128K --member-size=8M \
-        --rw=randrw --runtime=0.1 $m >"$work/c.json" 2>"$work/err"; then
+        --rw=randrw --runtime=0.1 --csv="$work/c.csv" $m >"$work/c.json" 2>"$work/err"; then
     fail "compare: $(tail -1 "$work/err")"
 else
+    # the CSV keeps each configuration: key=value pairs in cell_config
+    grep -q "^raid5 chunk=128 KiB,,,,,,level=raid5;chunk=128 KiB,total," "$work/c.csv" ||
+        fail "CSV cell_config: $(grep -m1 'raid5 chunk=128' "$work/c.csv")"
     python3 - "$work/c.json" <<'PY' || fails=$((fails + 1))
 import json, re, sys
 d = json.load(open(sys.argv[1]))
@@ -36,8 +39,9 @@ h = d["host"]
 need(h["hostname"] and h["kernel"].startswith("Linux") and h["cpu_model"] and h["cores"] >= 1, "host %r" % h)
 cells = d["cells"]
 labels = [c["label"] for c in cells]
-need(labels == ["raid0 chunk=64k", "raid0 chunk=128k", "raid5 chunk=64k", "raid5 chunk=128k",
-                "raid6 chunk=64k", "raid6 chunk=128k"], "labels %r" % labels)
+need(labels == ["raid0 chunk=64 KiB", "raid0 chunk=128 KiB", "raid5 chunk=64 KiB",
+                "raid5 chunk=128 KiB", "raid6 chunk=64 KiB", "raid6 chunk=128 KiB"],
+     "labels %r" % labels)
 for c in cells:
     lv, ch = c["config"]["level"], c["config"]["chunk"]
     need(c["label"] == "%s chunk=%s" % (lv, ch), c["label"] + ": config %r" % c["config"])
@@ -47,7 +51,7 @@ for c in cells:
         continue
     need("skipped" not in c and c["runtime_ns"] > 0, c["label"] + ": not run")
     desc = c["target"]["description"]
-    need(desc.startswith(lv + ", 3 members") and ("chunk %s KiB" % ch[:-1]) in desc,
+    need(desc.startswith(lv + ", 3 members") and ("chunk %s" % ch) in desc,
          c["label"] + ": ran on " + desc)
     t = c["total"]
     need(t["ios"] == c["read"]["ios"] + c["write"]["ios"], c["label"] + ": read + write")
@@ -62,12 +66,12 @@ if ! "$URAID" bench --compare=level=1,5 --compare=chunk=64K,128K --precondition=
         --member-size=4M --rw=randwrite --runtime=0.1 $m >"$work/p.txt" 2>"$work/err"; then
     fail "precondition: $(tail -1 "$work/err")"
 else
-    grep -q "^precondition raid1 chunk=64k: sequential fill 2.00 x .* in 128 KiB writes, [0-9.]* s; workload [1-5] rounds\?, [0-9.]* s" "$work/p.txt" ||
+    grep -q "^precondition raid1: sequential fill 2.00 x .* in 128 KiB writes, [0-9.]* s; workload [1-5] rounds\?, [0-9.]* s" "$work/p.txt" ||
         fail "precondition phase line: $(cat "$work/p.txt")"
-    grep -q "^raid1 chunk=128k *skipped: the same array as 'raid1 chunk=64k' (raid1 has no chunk)" "$work/p.txt" ||
-        fail "raid1's second chunk: $(grep 'raid1 chunk=128k' "$work/p.txt")"
+    grep -q "^raid1 chunk=128 KiB *skipped: the same array as 'raid1' (raid1 has no chunk)" "$work/p.txt" ||
+        fail "raid1's second chunk: $(grep 'raid1 chunk=128 KiB' "$work/p.txt")"
     grep -q "precondition: sequential fill" "$work/err" || fail "no fill phase on stderr"
-    [ "$(grep -c '^raid[15] chunk=[0-9]*k  *[0-9]' "$work/p.txt")" = 3 ] || fail "3 rows run: $(cat "$work/p.txt")"
+    [ "$(grep -Ec '^raid(1|5 chunk=[0-9]+ KiB)  +[0-9]' "$work/p.txt")" = 3 ] || fail "3 rows run: $(cat "$work/p.txt")"
 fi
 if ! "$URAID" bench --json --compare=level=5 --precondition=5 --force-write \
         --rw=randrw --runtime=0.1 $m >"$work/p.json" 2>"$work/err"; then

@@ -212,7 +212,8 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 	if (rc)
 		return rc;
 	pc->fill_bytes = bench_total_bytes(&res);
-	pc->fill_range_bytes = res.target_bytes;
+	pc->fill_range_bytes = res.range_bytes_total;
+	pc->fill_targets = res.ntargets;
 	bench_result_fini(&res);
 	pc->fill_ns = mono_ns() - t0;
 	tg->flags &= ~BENCH_CREATE;

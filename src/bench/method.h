@@ -65,7 +65,8 @@ struct bench_runplan {
 struct bench_precond {
 	bool done;
 	uint64_t fill_ns, fill_bytes;       /* the sequential fill */
-	uint64_t fill_range_bytes;          /* the range it covered (per target) */
+	uint64_t fill_range_bytes;          /* the range it covered, all targets together */
+	unsigned fill_targets;              /* over that many targets (raw ones, or 1 array) */
 	uint64_t steady_ns;                 /* the workload rounds */
 	unsigned rounds;
 	bool reached;

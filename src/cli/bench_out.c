@@ -149,6 +149,7 @@ static void json_precondition(struct json *j, const struct bench_precond *pc)
 	json_bool(j, "done", pc->done);
 	json_u64(j, "fill_bs_bytes", BENCH_PRECOND_BS);
 	json_u64(j, "fill_range_bytes", pc->fill_range_bytes);
+	json_u64(j, "fill_targets", pc->fill_targets);
 	json_u64(j, "fill_bytes", pc->fill_bytes);
 	json_u64(j, "fill_ns", pc->fill_ns);
 	json_u64(j, "rounds", pc->rounds);
@@ -344,10 +345,13 @@ static void human_precondition(FILE *f, const char *who, const struct bench_prec
 	if (!pc->done)
 		return;
 	cli_bytes(pc->fill_range_bytes, range, sizeof(range));
-	fprintf(f, "precondition%s%s: sequential fill %.2f x %s in 128 KiB writes, %.1f s; "
+	char targets[32] = "";
+	if (pc->fill_targets > 1)
+		snprintf(targets, sizeof(targets), " over %u targets", pc->fill_targets);
+	fprintf(f, "precondition%s%s: sequential fill %.2f x %s%s in 128 KiB writes, %.1f s; "
 		"workload %u round%s, %.1f s, steady state %s\n", who[0] ? " " : "", who,
 		pc->fill_range_bytes ? (double)pc->fill_bytes / (double)pc->fill_range_bytes : 0,
-		range, pc->fill_ns / 1e9, pc->rounds, pc->rounds == 1 ? "" : "s",
+		range, targets, pc->fill_ns / 1e9, pc->rounds, pc->rounds == 1 ? "" : "s",
 		pc->steady_ns / 1e9, pc->reached ? "reached" : "NOT reached");
 }
 

@@ -11,7 +11,9 @@
  * and 4 members runs three arrays and skips RAID 6 on 3 with the reason;
  * with preconditioning each configuration is first written twice over
  * (exactly: 2 x its range) and run in rounds, the phases announced before
- * its cell.
+ * its cell. Preconditioning two raw files fills both ranges twice (and says
+ * so: range and target count); preconditioning a sweep fills the array once
+ * and every cell runs on that array (its set UUID unchanged).
  *
  *   test_bench_method
  */
@@ -33,7 +35,22 @@ struct events {
 	unsigned last_cell, ncells;
 	bool single;
 	char labels[8][64];
+	/* set: at each cell, the md set UUID of this member (a 1.2 superblock) */
+	const char *member;
+	unsigned char uuid[8][16];
 };
+
+/* The set UUID of the 1.2 superblock at 4 KiB of path (zeros when unreadable). */
+static void read_set_uuid(const char *path, unsigned char *uuid)
+{
+	FILE *f = fopen(path, "rb");
+
+	memset(uuid, 0, 16);
+	if (f && !fseek(f, 4096 + 16, SEEK_SET) && fread(uuid, 1, 16, f) != 16)
+		memset(uuid, 0, 16);
+	if (f)
+		fclose(f);
+}
 
 static void on_progress(void *arg, const struct bench_progress *p)
 {
@@ -52,6 +69,8 @@ static void on_progress(void *arg, const struct bench_progress *p)
 		e->last_cell = p->cell;
 		if (e->cell < 8)
 			snprintf(e->labels[e->cell], sizeof(e->labels[0]), "%s", p->label);
+		if (e->member && e->cell < 8)
+			read_set_uuid(e->member, e->uuid[e->cell]);
 		e->cell++;
 		break;
 	case BENCH_PROGRESS_TICK:
@@ -93,8 +112,11 @@ static int run(const struct bench_runplan *p, struct bench_outcome *o, struct ev
 {
 	struct bench_progress_hook hook = { .fn = on_progress, .arg = e };
 
+	const char *member = e->member;
+
 	memset(o, 0, sizeof(*o));
 	memset(e, 0, sizeof(*e));
+	e->member = member;
 	int rc = bench_outcome_plan(o, p, err, errlen);
 	return rc ? rc : bench_outcome_run(o, p, &hook, err, errlen);
 }
@@ -261,6 +283,67 @@ static void check_compare(const char *const *paths)
 	bench_outcome_fini(&o);
 }
 
+/*
+ * --precondition with a sweep fills the array once; every cell assembles
+ * that array: the set UUID the fill's create wrote is the one each cell
+ * starts on and the one left at the end (a cell that created the array
+ * again would give it a new one).
+ */
+static void check_sweep_precondition(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 2);
+	struct bench_outcome o;
+	struct events e = { .member = paths[0] };
+	char err[400] = "";
+	unsigned char end_uuid[16], zero[16] = { 0 };
+
+	p.kind = BENCH_RUN_SWEEP;
+	p.tg.kind = BENCH_ARRAY;
+	p.tg.flags = BENCH_CREATE;
+	p.tg.level = URAID_LEVEL_1;
+	p.tg.create_bytes = 8u << 20;
+	p.precondition = true;
+	p.precondition_max = BENCH_SS_WINDOW;
+	CHECK(!bench_axes_parse("qd=1,2,4", &p.axes, err, sizeof(err)), "%s", err);
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "sweep with precondition: %d %s", rc, err);
+	CHECK(e.fills == 1 && e.cell == 3 && o.pre && o.pre[0].done && o.pre[0].fill_targets == 1,
+	      "one fill (%u), 3 cells (%u)", e.fills, e.cell);
+	read_set_uuid(paths[0], end_uuid);
+	CHECK(memcmp(end_uuid, zero, 16), "no superblock on %s", paths[0]);
+	for (unsigned i = 0; i < e.cell && i < 8; i++)
+		CHECK(!memcmp(e.uuid[i], end_uuid, 16), "cell %u ran on another array than the "
+		      "filled one (set UUID changed)", i + 1);
+	bench_outcome_fini(&o);
+}
+
+/*
+ * Preconditioning two raw targets: the fill covers both ranges, twice
+ * (the range it reports is both together, so the ratio is 2, not 4).
+ */
+static void check_raw_precondition(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 2);
+	struct bench_outcome o;
+	struct events e = { 0 };
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_SINGLE;
+	p.tg.create_bytes = 4u << 20;   /* two raw files of 4 MiB, used whole */
+	p.precondition = true;
+	p.precondition_max = BENCH_SS_WINDOW;
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "raw precondition: %d %s", rc, err);
+	if (!rc && o.pre) {
+		const struct bench_precond *pc = &o.pre[0];
+		CHECK(pc->done && pc->fill_targets == 2 && pc->fill_range_bytes == 2 * (4u << 20) &&
+		      pc->fill_bytes == 2 * pc->fill_range_bytes,
+		      "fill %llu over %u targets, range %llu", (unsigned long long)pc->fill_bytes,
+		      pc->fill_targets, (unsigned long long)pc->fill_range_bytes);
+	}
+	bench_outcome_fini(&o);
+}
+
 int main(void)
 {
 	char dir[] = "/dev/shm/test_bench_method.XXXXXX", dir2[] = "/tmp/test_bench_method.XXXXXX";
@@ -282,6 +365,12 @@ int main(void)
 	check_steady(one);
 	unlink(a);
 	check_drives_sweep(two);
+	unlink(a);
+	unlink(b);
+	check_raw_precondition(two);
+	unlink(a);
+	unlink(b);
+	check_sweep_precondition(two);
 	unlink(a);
 	unlink(b);
 	check_compare(four);

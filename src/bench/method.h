@@ -133,6 +133,8 @@ struct bench_progress {
 	const char *label;          /* the cell's ("run" or "replay" for one run) */
 	double cell_s;              /* planned length of a cell in seconds; 0: unknown */
 	bool single;                /* one run or a replay: no cells to count */
+	bool precondition;          /* phases of preconditioning come: their length depends
+				       on the target's speed, so cell_s leaves them out */
 	uint64_t elapsed_ns, total_ns;      /* TICK: of the cell's run (total 0: unknown) */
 };
 

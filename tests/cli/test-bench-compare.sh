@@ -71,6 +71,8 @@ else
     grep -q "^raid1 chunk=128 KiB *skipped: the same array as 'raid1' (raid1 has no chunk)" "$work/p.txt" ||
         fail "raid1's second chunk: $(grep 'raid1 chunk=128 KiB' "$work/p.txt")"
     grep -q "precondition: sequential fill" "$work/err" || fail "no fill phase on stderr"
+    # the fill's length is not known ahead: the ETA says it leaves it out
+    grep -q "ETA [0-9]* s + preconditioning" "$work/err" || fail "ETA without a word on the fill: $(head -2 "$work/err")"
     [ "$(grep -Ec '^raid(1|5 chunk=[0-9]+ KiB)  +[0-9]' "$work/p.txt")" = 3 ] || fail "3 rows run: $(cat "$work/p.txt")"
 fi
 if ! "$URAID" bench --json --compare=level=5 --precondition=5 --force-write \

@@ -344,6 +344,20 @@ static void check_raw_precondition(const char *const *paths)
 	bench_outcome_fini(&o);
 }
 
+/* A read-share sweep writes when one of its shares is below 100 %. */
+static void check_rwmix_writes(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 1);
+	char err[200];
+
+	p.kind = BENCH_RUN_SWEEP;
+	CHECK(!bench_axes_parse("rwmixread=100", &p.axes, err, sizeof(err)) &&
+	      !bench_plan_writes(&p), "rwmixread=100 of a read workload counted as writing");
+	memset(&p.axes, 0, sizeof(p.axes));
+	CHECK(!bench_axes_parse("rwmixread=100,70", &p.axes, err, sizeof(err)) &&
+	      bench_plan_writes(&p), "rwmixread=100,70 not counted as writing");
+}
+
 int main(void)
 {
 	char dir[] = "/dev/shm/test_bench_method.XXXXXX", dir2[] = "/tmp/test_bench_method.XXXXXX";
@@ -360,6 +374,7 @@ int main(void)
 	snprintf(dd, sizeof(dd), "%s/d.img", d);
 	const char *const one[1] = { a }, *const two[2] = { a, b }, *const four[4] = { a, b, c, dd };
 
+	check_rwmix_writes(one);
 	check_qd_sweep(one);
 	check_single(one);
 	check_steady(one);

@@ -63,7 +63,8 @@ fi
 # 2. RAID 1 and 5 preconditioned; RAID 1's second chunk is the same array
 rm -f $m
 if ! "$URAID" bench --compare=level=1,5 --compare=chunk=64K,128K --precondition=5 \
-        --member-size=4M --rw=randwrite --runtime=0.1 $m >"$work/p.txt" 2>"$work/err"; then
+        --member-size=4M --rw=randwrite --runtime=0.1 --html="$work/p.html" $m >"$work/p.txt" \
+        2>"$work/err"; then
     fail "precondition: $(tail -1 "$work/err")"
 else
     grep -q "^precondition raid1: sequential fill 2.00 x .* in 128 KiB writes, [0-9.]* s; workload [1-5] rounds\?, [0-9.]* s" "$work/p.txt" ||
@@ -71,6 +72,11 @@ else
     grep -q "^raid1 chunk=128 KiB *skipped: the same array as 'raid1' (raid1 has no chunk)" "$work/p.txt" ||
         fail "raid1's second chunk: $(grep 'raid1 chunk=128 KiB' "$work/p.txt")"
     grep -q "precondition: sequential fill" "$work/err" || fail "no fill phase on stderr"
+    # the report says what each preconditioning did
+    for cfg in "raid1" "raid5 chunk=64 KiB" "raid5 chunk=128 KiB"; do
+        grep -q "preconditioned $cfg<.*fill 2.00 × [0-9.]* MiB in [0-9.]* s; [1-5] rounds\? of the workload in [0-9.]* s, steady state" "$work/p.html" ||
+            fail "report: no precondition line for $cfg: $(grep -o 'preconditioned[^/]*' "$work/p.html" | head -3)"
+    done
     # the fill's length is not known ahead: the ETA says it leaves it out
     grep -q "ETA [0-9]* s + preconditioning" "$work/err" || fail "ETA without a word on the fill: $(head -2 "$work/err")"
     [ "$(grep -Ec '^raid(1|5 chunk=[0-9]+ KiB)  +[0-9]' "$work/p.txt")" = 3 ] || fail "3 rows run: $(cat "$work/p.txt")"
@@ -131,11 +137,16 @@ if ! "$URAID" bench --compare=level=0,5 --member-size=4M --rw=randrw --runtime=0
         --html="$work/r.html" $m >/dev/null 2>"$work/err"; then
     fail "report: $(tail -1 "$work/err")"
 else
-    for t in "IOPS per configuration" "MiB/s per configuration" "Latency per configuration" \
-             "CPU per configuration"; do
+    for t in "IOPS per configuration" "MiB/s per configuration" "Mean latency per configuration" \
+             "p99 latency per configuration" "CPU per configuration"; do
         grep -q "$t" "$work/r.html" || fail "report: no '$t'"
     done
     grep -q 'data-series="read IOPS"' "$work/r.html" || fail "report: no read IOPS bars"
+    # the results table: CPU, and reads and writes apart for a mixed workload
+    grep -q "<th>CPU %</th>" "$work/r.html" || fail "report: no CPU column"
+    grep -q "Reads and writes apart" "$work/r.html" || fail "report: no read/write table"
+    grep -q "the configurations end to end in the order run, each marked" "$work/r.html" ||
+        fail "report: time series of a comparison not said to be marked per configuration"
 fi
 
 # 5. refusals: one line, exit 2, nothing created

@@ -11,7 +11,8 @@
  * and 4 members runs three arrays and skips RAID 6 on 3 with the reason;
  * with preconditioning each configuration is first written twice over
  * (exactly: 2 x its range) and run in rounds, the phases announced before
- * its cell. Preconditioning two raw files fills both ranges twice (and says
+ * its cell. A report of 70 configurations says its charts show 64.
+ * Preconditioning two raw files fills both ranges twice (and says
  * so: range and target count); preconditioning a sweep fills the array once
  * and every cell runs on that array (its set UUID unchanged).
  *
@@ -26,6 +27,7 @@
 #include <uraid/geom.h>
 
 #include "bench/method.h"
+#include "bench/report_run.h"
 #include "../support/check.h"
 
 #define CELL_S 0.05
@@ -344,6 +346,60 @@ static void check_raw_precondition(const char *const *paths)
 	bench_outcome_fini(&o);
 }
 
+/*
+ * The compare charts have room for SVG_MAX_CATEGORIES configurations: a
+ * comparison of more (made up here, none run) says in the chart's note how
+ * many it leaves out.
+ */
+static void check_many_configs(const char *dir)
+{
+	enum { N = SVG_MAX_CATEGORIES + 6 };
+	struct bench_runplan p;
+	struct bench_outcome o;
+	struct bench_report *r = NULL;
+	char err[400] = "", path[4096], html[1 << 16];
+
+	memset(&p, 0, sizeof(p));
+	memset(&o, 0, sizeof(o));
+	p.kind = o.kind = BENCH_RUN_COMPARE;
+	o.ncells = o.nalloc = N;
+	o.cells = calloc(N, sizeof(*o.cells));
+	o.res = calloc(N, sizeof(*o.res));
+	o.ran = calloc(N, sizeof(*o.ran));
+	if (!o.cells || !o.res || !o.ran) {
+		CHECK(0, "out of memory");
+		bench_outcome_fini(&o);
+		return;
+	}
+	for (unsigned i = 0; i < N; i++) {
+		o.cells[i].compare = true;
+		o.cells[i].read_pct = -1;
+		snprintf(o.cells[i].label, sizeof(o.cells[i].label), "config %u", i);
+		o.res[i].runtime_ns = 100000000;
+		o.res[i].dir[0].ios = 100 + i;
+		o.ran[i] = true;
+	}
+	snprintf(path, sizeof(path), "%s/many.html", dir);
+	int rc = bench_report_new(&r, "many", err, sizeof(err));
+	if (!rc)
+		rc = bench_report_add_compare_charts(r, &p, &o, "made up", err, sizeof(err));
+	if (!rc)
+		rc = bench_report_write_html(r, path, err, sizeof(err));
+	CHECK(!rc, "report of %d configurations: %s", N, err);
+	FILE *f = fopen(path, "r");
+	size_t len = f ? fread(html, 1, sizeof(html) - 1, f) : 0;
+	html[len] = 0;
+	if (f)
+		fclose(f);
+	char want[96];
+	snprintf(want, sizeof(want), "the first %d of the %d configurations run", SVG_MAX_CATEGORIES,
+		 N);
+	CHECK(strstr(html, want), "no note '%s' in the report (%zu bytes)", want, len);
+	unlink(path);
+	bench_report_free(r);
+	bench_outcome_fini(&o);
+}
+
 /* A read-share sweep writes when one of its shares is below 100 %. */
 static void check_rwmix_writes(const char *const *paths)
 {
@@ -375,6 +431,7 @@ int main(void)
 	const char *const one[1] = { a }, *const two[2] = { a, b }, *const four[4] = { a, b, c, dd };
 
 	check_rwmix_writes(one);
+	check_many_configs(d);
 	check_qd_sweep(one);
 	check_single(one);
 	check_steady(one);

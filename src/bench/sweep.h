@@ -61,8 +61,9 @@ extern const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX];
  * Add one --sweep argument to ax: "qd=1,2,4", "qd=1..256" (powers of two),
  * "threads=1..32", "matrix", "drives=1..N" or "drives=2,4",
  * "rwmixread=100..0:10" (A to B in steps, either way; default step 10) or
- * "rwmixread=100,70,0", "bs=512..1M" (powers of two; K/M suffixes) or
- * "bs=4k,64k"; 0 or -EINVAL.
+ * "rwmixread=100,70,0", "bs=512..1M" (A a power of two, doubled up to B;
+ * sizes as --bs takes them: common/size_parse.h) or "bs=4k,64k"; 0 or
+ * -EINVAL.
  */
 int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen);
 

@@ -6,10 +6,10 @@ CFLAGS  ?= -O2 -g
 # Flags the code needs, kept apart so that `make CFLAGS=...` only changes the rest.
 override CFLAGS += -std=gnu11 -Wall -Wextra -Wshadow -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -Isrc
 LDLIBS  ?=
-override LDLIBS += -lisal -luring -lgnutls -lm
+override LDLIBS += -lisal -luring -lgnutls -lnbd -lm
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/nbd/*.c src/ops/*.c))
+LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/plan/*.c src/nbd/*.c src/ops/*.c))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/ctl/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))

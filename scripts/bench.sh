@@ -178,7 +178,8 @@ jbod_note() { echo "(JBOD: io_uring 2x32 $(fmt_value "$1" "$2"), psync 2 jobs $(
 
 # line LABEL VALUE REF-LABEL REF-VALUE UNIT(iops|bw|s|us) [TARGET [NOTE]]: one
 # figure; TARGET "10%" (within +-10 %), a number (ratio at least that),
-# "<=" and a number (ratio at most that: a cost, such as CPU time) or ""
+# "<=" and a number (ratio at most that: a cost, such as CPU time), "A..B"
+# (ratio from A to B: the fidelity block's) or ""
 line() {
     python3 - "$@" <<'PY'
 import sys
@@ -191,7 +192,10 @@ fmt = {"iops": lambda x: "%9.0f IOPS" % x,
        "us": lambda x: "%9.2f us  " % x}.get(unit, lambda x: "%7.0f MiB/s" % (x / 2**20))
 ratio = v / r if r else 0
 t = ""
-if target == "10%":
+if target is not None and ".." in target:
+    lo, hi = (float(x) for x in target.split(".."))
+    t = "  (target %s to %s: %s)" % (lo, hi, "met" if lo <= ratio <= hi else "NOT MET")
+elif target == "10%":
     t = "  (target within +-10 %%: %s)" % ("met" if 0.9 <= ratio <= 1.1 else "NOT MET")
 elif target is not None and target.startswith("<="):
     t = "  (target <= %s: %s)" % (target[2:], "met" if ratio <= float(target[2:]) else "NOT MET")
@@ -274,7 +278,7 @@ fidelity() {
         ls+=("$a"); ds+=("$c"); us+=("$b")
     done
     lm=$(median "${ls[@]}"); dm=$(median "${ds[@]}"); um=$(median "${us[@]}")
-    line "uraid bench $label" "$um" "fio $label, lightest" "$lm" "$metric" 10% \
+    line "uraid bench $label" "$um" "fio $label, lightest" "$lm" "$metric" 0.9..1.3 \
         "(fio with its defaults $(fmt_value "$metric" "$dm"), ratio $(fdiv2 "$um" "$dm"); runs: fio $(spread "$lm" "${ls[@]}"), uraid $(spread "$um" "${us[@]}"))"
 }
 # fmt_value METRIC V: as line prints it; fdiv2 A B: A / B with 2 decimals
@@ -283,7 +287,7 @@ fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 
 if want FIDELITY; then
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, batches of the queue depth) on the same tmpfs file, 1 worker, $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, batches of the queue depth) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0
@@ -291,11 +295,18 @@ for qd in 1 32; do
     for rw in randread randwrite; do
         fidelity "4 KiB $rw QD$qd" iops "$f" --rw=$rw --bs=4k --iodepth=$qd
     done
+    fidelity "4 KiB randrw 70/30 QD$qd" iops "$f" --rw=randrw --rwmixread=70 --bs=4k --iodepth=$qd
+    # two workers (fio: two jobs) on the same file and CPU, pure and mixed
+    fidelity "4 KiB randread 2 jobs QD$qd" iops "$f" --rw=randread --bs=4k --iodepth=$qd --numjobs=2
+    fidelity "4 KiB randrw 70/30 2 jobs QD$qd" iops "$f" --rw=randrw --rwmixread=70 --bs=4k \
+        --iodepth=$qd --numjobs=2
 done
 for rw in read write; do
     fidelity "128 KiB seq $rw QD8" bw "$f" --rw=$rw --bs=128k --iodepth=8
 done
 pin=()
+# the latency-bound target (nbdkit's delay filter) through NBD: its own file
+. "$(dirname "${BASH_SOURCE[0]}")/bench_fidelity_nbd.sh"
 run_t=$RT ramp_t=$RAMP
 fi
 
@@ -955,6 +966,8 @@ t_bm=$idle_secs b_bm=$idle_bytes
 line "resync after a crash during 4 x 1 MiB writes" "$t_bm" "full resync (created dirty)" "$t_full" s "" \
     "(MiB per member resynced: $(( ${b_bm:-0} >> 20 )) after the crash, $(( ${b_full:-0} >> 20 )) in full)"
 fi
+
+. "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
 
 [ -s "$log" ] && { echo "messages:"; cat "$log"; }
 exit 0

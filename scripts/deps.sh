@@ -4,7 +4,7 @@
 set -e
 PKGS="build-essential liburing-dev libisal-dev mdadm qemu-system-x86 qemu-utils
       busybox-static cpio xz-utils zstd kmod e2fsprogs util-linux python3 fio
-      libnbd-bin nbdkit fuse3 chromium fonts-dejavu-core libgnutls28-dev gnutls-bin strace
+      libnbd-bin libnbd-dev nbdkit fuse3 chromium fonts-dejavu-core libgnutls28-dev gnutls-bin strace
       prometheus"
 PKGS="$PKGS systemd"    # systemd-analyze verify of the units (tests/cli/test-systemd-units.sh)
 missing=""

@@ -2,7 +2,8 @@
 /*
  * The workload generator of `uraid bench`: workers × outstanding I/Os on a
  * set of raw targets (files or block devices, each driven with O_DIRECT
- * through the worker's own io_uring: JBOD) or on one array assembled from
+ * through the worker's own io_uring: JBOD; or NBD exports named by URI,
+ * each worker with its own connection through libnbd) or on one array assembled from
  * member paths and driven in process through liburaid (one worker per
  * reactor; each worker thread drives its reactor, so there is no hand-off).
  *
@@ -229,6 +230,12 @@ const struct bench_profile *bench_profile_at(unsigned i);
 /* The workers a run of w on t uses: w->workers, else one per raw target, one for
  * an array or a replay. */
 unsigned bench_workers(const struct bench_workload *w, const struct bench_targets *t);
+
+/*
+ * Is the path an NBD URI (nbd://, nbds://, nbd+unix://, ...)? Raw targets
+ * that are all URIs are NBD exports, driven through libnbd (target_nbd.c).
+ */
+bool bench_is_nbd_uri(const char *path);
 
 /* Does the workload write (access lines or trace)? */
 bool bench_workload_writes(const struct bench_workload *w);

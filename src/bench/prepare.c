@@ -48,6 +48,8 @@ int bench_prepare_paths(const struct bench_targets *t, bool fill_random, bool *c
 	for (unsigned i = 0; i < t->npaths && !rc; i++) {
 		struct stat st;
 		created[i] = false;
+		if (bench_is_nbd_uri(t->paths[i]))
+			continue;       /* an export: the server has it */
 		if (!stat(t->paths[i], &st))
 			continue;
 		if (errno != ENOENT)

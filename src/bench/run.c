@@ -75,6 +75,15 @@ static int check_workload(const struct bench_workload *w, const struct bench_tar
 	if (!t->npaths || t->npaths > BENCH_MAX_TARGETS)
 		return uraid_errf(err, errlen, -EINVAL, "between 1 and %d targets",
 				  BENCH_MAX_TARGETS);
+	unsigned nuri = 0;
+	for (unsigned i = 0; i < t->npaths; i++)
+		nuri += bench_is_nbd_uri(t->paths[i]);
+	if (nuri && t->kind == BENCH_ARRAY)
+		return uraid_errf(err, errlen, -EINVAL, "--array takes files or block devices, "
+				  "not NBD URIs");
+	if (nuri && nuri != t->npaths)
+		return uraid_errf(err, errlen, -EINVAL, "give NBD URIs or files and devices, "
+				  "not both in one run");
 	if (w->workers > BENCH_MAX_WORKERS)
 		return uraid_errf(err, errlen, -EINVAL, "at most %d workers", BENCH_MAX_WORKERS);
 	return 0;
@@ -108,11 +117,15 @@ int bench_check_write_permission(const struct bench_workload *w, const struct be
 
 	if (!writes || (t->flags & BENCH_FORCE_WRITE))
 		return 0;
-	for (unsigned i = 0; i < t->npaths; i++)
+	for (unsigned i = 0; i < t->npaths; i++) {
+		if (bench_is_nbd_uri(t->paths[i]))
+			return uraid_errf(err, errlen, -EPERM, "%s: writing to the export destroys "
+					  "its data; add --force-write", t->paths[i]);
 		if (!stat(t->paths[i], &st))
 			return uraid_errf(err, errlen, -EPERM, "%s exists and was not created by this "
 					  "run: writing to it destroys its data; add --force-write",
 					  t->paths[i]);
+	}
 	return 0;
 }
 
@@ -337,6 +350,8 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 		if (!w->interval_ns)
 			w->interval_ns = 1;
 	}
+	if (r->nbd)
+		return bench_nbd_worker_init(w, err, errlen);
 	if (r->tg->kind == BENCH_RAW)
 		return bench_raw_worker_init(w, err, errlen);
 	return 0;
@@ -345,6 +360,7 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 static void worker_free(struct bench_worker *w)
 {
 	bench_raw_worker_fini(w);
+	bench_nbd_worker_fini(w);
 	free(w->bufs);
 	free(w->slots);
 	free(w->stats);
@@ -388,6 +404,11 @@ static void describe(struct bench_run *r, struct bench_result *res)
 	res->range_bytes_total = 0;
 	for (unsigned i = 0; i < r->ntargets; i++)
 		res->range_bytes_total += r->range_len[i];
+	if (r->nbd) {
+		snprintf(res->target_desc, sizeof(res->target_desc), "%u NBD export%s",
+			 t->npaths, t->npaths == 1 ? "" : "s");
+		return;
+	}
 	if (t->kind == BENCH_RAW) {
 		snprintf(res->target_desc, sizeof(res->target_desc), "%u raw target%s (JBOD)",
 			 t->npaths, t->npaths == 1 ? "" : "s");
@@ -538,14 +559,17 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	r->wl = wl;
 	r->tg = tg;
-	r->be = tg->kind == BENCH_RAW ? &bench_raw_backend : &bench_array_backend;
+	r->nbd = tg->kind == BENCH_RAW && bench_is_nbd_uri(tg->paths[0]);
+	r->be = r->nbd ? &bench_nbd_backend : tg->kind == BENCH_RAW ? &bench_raw_backend
+							      : &bench_array_backend;
 	r->nworkers = bench_workers(wl, tg);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->main_done, 0);
 	rc = set_constants(r, err, errlen);
 	if (!rc)
-		rc = tg->kind == BENCH_RAW ? bench_raw_open(r, err, errlen)
-					   : bench_array_open(r, err, errlen);
+		rc = r->nbd ? bench_nbd_open(r, err, errlen)
+		     : tg->kind == BENCH_RAW ? bench_raw_open(r, err, errlen)
+					     : bench_array_open(r, err, errlen);
 	if (!rc && wl->trace)
 		rc = check_trace_fits(r, err, errlen);
 	if (!rc)
@@ -563,10 +587,11 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 	free(r->workers);
 	for (unsigned t = 0; t < BENCH_MAX_TARGETS; t++)
 		free(r->vexp[t]);
-	if (tg->kind == BENCH_RAW)
-		bench_raw_close(r);
-	else
+	/* NBD: each worker closed its own connections (worker_free) */
+	if (tg->kind == BENCH_ARRAY)
 		bench_array_close(r);
+	else if (!r->nbd)
+		bench_raw_close(r);
 	free(r);
 	return rc;
 }

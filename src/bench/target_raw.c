@@ -182,13 +182,14 @@ static int raw_wait(struct bench_worker *w, int64_t timeout_ns)
 		return rc;
 
 	unsigned head, n = 0;
+	uint64_t now = bench_now_ns();  /* once for the batch (bench_complete_at) */
 	io_uring_for_each_cqe(&w->ring, head, cqe) {
 		struct bench_slot *s = io_uring_cqe_get_data(cqe);
 		int res = cqe->res;
 		if (res >= 0 && (uint32_t)res != s->len && !s->flush)
 			res = -EIO;     /* short transfer: past the end of the target */
 		n++;
-		bench_complete(w, s, res < 0 ? res : 0);
+		bench_complete_at(w, s, res < 0 ? res : 0, now);
 	}
 	io_uring_cq_advance(&w->ring, n);
 	return 0;

@@ -149,8 +149,12 @@ static uint64_t busy_in_window(const struct bench_run *r, uint64_t from, uint64_
 
 void bench_complete(struct bench_worker *w, struct bench_slot *s, int res)
 {
+	bench_complete_at(w, s, res, bench_now_ns());
+}
+
+void bench_complete_at(struct bench_worker *w, struct bench_slot *s, int res, uint64_t now)
+{
 	const struct bench_run *r = w->run;
-	uint64_t now = bench_now_ns();
 
 	w->in_flight--;
 	s->busy = 0;

@@ -16,6 +16,7 @@
 #include "bench/gen.h"
 
 struct bench_worker;
+struct nbd_handle;
 
 /* One outstanding I/O of a worker. */
 struct bench_slot {
@@ -63,6 +64,11 @@ struct bench_worker {
 	bool ring_disabled;         /* enabled by the worker thread (raw_start) */
 	bool fixed_files;           /* the targets registered with the ring */
 	bool fixed_bufs;            /* bufs registered with the ring (buffer 0) */
+	struct nbd_handle *nbd[BENCH_MAX_TARGETS];  /* NBD backend: own connection per
+	                                               target it drives (by target index) */
+	bool nbd_can_flush[BENCH_MAX_TARGETS];
+	uint64_t nbd_completed;     /* commands completed (nbd_wait's progress) */
+	uint64_t nbd_now;           /* when the replies being read had arrived */
 	/* generator */
 	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
@@ -103,7 +109,8 @@ struct bench_run {
 	const struct bench_backend *be;
 	unsigned nworkers;
 	struct bench_worker *workers;
-	/* raw targets */
+	/* raw targets (or NBD exports: nbd set, fds unused) */
+	bool nbd;
 	unsigned ntargets;
 	int fds[BENCH_MAX_TARGETS];
 	uint64_t range_start[BENCH_MAX_TARGETS], range_len[BENCH_MAX_TARGETS];
@@ -127,10 +134,18 @@ struct bench_run {
 
 extern const struct bench_backend bench_raw_backend;
 extern const struct bench_backend bench_array_backend;
+extern const struct bench_backend bench_nbd_backend;
 
 uint64_t bench_now_ns(void);
 /* Called by a backend when slot s has completed with res (0 / bytes or -errno). */
 void bench_complete(struct bench_worker *w, struct bench_slot *s, int res);
+/*
+ * The same with the completion time read by the caller: a backend that reaps
+ * a batch reads the clock once for it (each of those I/Os had completed by
+ * then; a read per I/O would cost ~100 ns each on a VM's clock and date the
+ * later ones of the batch by the time spent on the earlier ones).
+ */
+void bench_complete_at(struct bench_worker *w, struct bench_slot *s, int res, uint64_t now);
 /* The worker thread. */
 void *bench_worker_main(void *arg);
 
@@ -141,6 +156,10 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen);
 void bench_raw_worker_fini(struct bench_worker *w);
 int bench_array_open(struct bench_run *r, char *err, size_t errlen);
 void bench_array_close(struct bench_run *r);
+/* NBD exports (target_nbd.c): size and read-only probe; each worker's connections. */
+int bench_nbd_open(struct bench_run *r, char *err, size_t errlen);
+int bench_nbd_worker_init(struct bench_worker *w, char *err, size_t errlen);
+void bench_nbd_worker_fini(struct bench_worker *w);
 /* Cut a target's size down to the range the workload uses (range_start/len[i]). */
 int bench_set_range(struct bench_run *r, unsigned i, uint64_t bytes, const char *name,
 		    char *err, size_t errlen);

@@ -146,6 +146,8 @@ int cmd_bench(int argc, char **argv)
 	FILE *out = NULL;
 	int rc;
 
+	if (bench_wants_characterise(argc, argv))
+		return cmd_bench_characterise(argc, argv);
 	memset(&c, 0, sizeof(c));
 	rc = bench_parse_args(argc, argv, &c);
 	if (rc) {

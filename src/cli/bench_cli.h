@@ -83,4 +83,8 @@ void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_ou
 void bench_print_json(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
 void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outcome *o);
 
+/* uraid bench --characterise DEVICE... (bench_characterise.c): the drive model. */
+bool bench_wants_characterise(int argc, char **argv);
+int cmd_bench_characterise(int argc, char **argv);
+
 #endif

@@ -110,7 +110,8 @@ static void json_series(struct json *j, const struct bench_result *r)
 static void json_result(struct json *j, const struct bench_cli *c, const struct bench_result *r)
 {
 	json_obj_open(j, "target");
-	json_str(j, "kind", r->ntargets && strstr(r->target_desc, "JBOD") ? "raw" : "array");
+	json_str(j, "kind", r->ntargets && strstr(r->target_desc, "JBOD") ? "raw" :
+			    r->ntargets && strstr(r->target_desc, "NBD export") ? "nbd" : "array");
 	json_str(j, "description", r->target_desc);
 	json_u64(j, "range_bytes", r->target_bytes);
 	json_u64(j, "degraded", r->degraded);

@@ -30,5 +30,6 @@ int cmd_zero_superblock(int argc, char **argv);
  * arrays cannot be read (ctl_cmds.c). */
 int cli_served_owner(const char *cmd, const char *path, char *name, size_t len);
 int cmd_monitor(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 
 #endif

@@ -78,7 +78,7 @@ static void json_indent(struct json *j)
 		fputs("  ", j->f);
 }
 
-static void json_escape(FILE *f, const char *s)
+void cli_json_escape(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -102,7 +102,7 @@ static void json_key(struct json *j, const char *key)
 	j->need_comma[j->depth] = true;
 	json_indent(j);
 	if (key) {
-		json_escape(j->f, key);
+		cli_json_escape(j->f, key);
 		fputs(": ", j->f);
 	}
 }
@@ -140,7 +140,7 @@ void json_arr_close(struct json *j) { json_close(j, ']'); }
 void json_str(struct json *j, const char *key, const char *val)
 {
 	json_key(j, key);
-	json_escape(j->f, val);
+	cli_json_escape(j->f, val);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t val)

@@ -51,6 +51,8 @@ struct json {
 	int depth;
 	bool need_comma[32];
 };
+/* s as a JSON string, quoted and escaped (control characters as \\u00XX). */
+void cli_json_escape(FILE *f, const char *s);
 void json_begin(struct json *j, FILE *f);
 void json_obj_open(struct json *j, const char *key);    /* key NULL inside arrays */
 void json_obj_close(struct json *j);

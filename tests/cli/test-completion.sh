@@ -58,6 +58,7 @@ comp "--raid-devices=" uraid create --raid
 comp "--read-only" uraid serve --read-
 comp "--ioengine=" uraid bench --ioe
 comp "--filename=" uraid bench --filen
+comp "--characterise" uraid bench --charac
 comp "--json" uraid status --j
 # values the help lists, with and without the "="
 comp "internal none" uraid create --bitmap =

@@ -1,0 +1,98 @@
+# shellcheck shell=bash
+# Sourced by scripts/bench.sh inside its fidelity block (BENCH_ONLY=fidelity).
+# Fidelity on a latency-bound target: an nbdkit memory export behind nbdkit's
+# delay filter (BENCH_FID_NBD_DELAY, default 1ms: the delay filter of nbdkit
+# 1.32 takes whole milliseconds) on a Unix socket, measured by uraid bench's
+# NBD target and by fio's nbd engine (both libnbd, asynchronous, one
+# connection per worker). Here the server's delay, not either tool's CPU
+# time, sets the figures, so the two must read the same: IOPS, mean latency
+# and p99 latency each within +-5 % (fio with --lat_percentiles=1, so that
+# its p99 is of the whole latency, submission to completion, as uraid's;
+# latency of the reads where the workload reads, else of the writes).
+# Each side runs FID_REPEAT times alternately; the medians are compared.
+# Uses bench.sh's dir, log, run_t, ramp_t, FID_REPEAT, median, nbd_pids.
+FID_NBD_DELAY=${BENCH_FID_NBD_DELAY:-1ms}
+
+# nbd_lat_fio URI ARGS... -> "IOPS MEAN_US P99_US"
+nbd_lat_fio() {
+    local uri=$1 out=$dir/fid-nbd.json
+    shift
+    if ! fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
+            --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --lat_percentiles=1 \
+            --output-format=json --output="$out" "$@" >>"$log" 2>&1; then
+        echo "fio failed: fio nbd $* (see $log)" >&2; echo "0 0 0"; return
+    fi
+    python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+d = j["read"] if j["read"]["io_bytes"] else j["write"]
+print("%.0f %.2f %.2f" % (j["read"]["iops"] + j["write"]["iops"], d["lat_ns"]["mean"] / 1e3,
+                          d["lat_ns"]["percentile"]["99.000000"] / 1e3))' "$out"
+}
+
+# nbd_lat_ub URI ARGS... -> "IOPS MEAN_US P99_US"
+nbd_lat_ub() {
+    local uri=$1
+    shift
+    if ! "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" "$@" \
+            "$uri" >"$dir/fid-nbd-ub.json" 2>>"$log"; then
+        echo "uraid bench failed: uraid bench $* $uri (see $log)" >&2; echo "0 0 0"; return
+    fi
+    python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+d = j["read"] if j["read"]["ios"] else j["write"]
+print("%d %.2f %.2f" % (j["total"]["iops"], d["lat_ns"]["mean"] / 1e3, d["lat_ns"]["p99"] / 1e3))' \
+        "$dir/fid-nbd-ub.json"
+}
+
+# fid_nbd LABEL URI ARGS...: the three lines (IOPS, mean, p99) of one workload
+fid_nbd() {
+    local label=$1 uri=$2 i a b
+    shift 2
+    local xi=() xm=() xp=() ui=() um=() up=() c
+    for i in $(seq "$FID_REPEAT"); do
+        if (( i % 2 )); then
+            read -r a b c < <(nbd_lat_fio "$uri" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
+            read -r a b c < <(nbd_lat_ub "$uri" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
+        else
+            read -r a b c < <(nbd_lat_ub "$uri" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
+            read -r a b c < <(nbd_lat_fio "$uri" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
+        fi
+    done
+    python3 - "$label" "$(median "${ui[@]}")" "$(median "${xi[@]}")" \
+        "$(printf '%s\n' "${um[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+        "$(printf '%s\n' "${xm[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+        "$(printf '%s\n' "${up[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" \
+        "$(printf '%s\n' "${xp[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')" <<'PY'
+import sys
+label = sys.argv[1]
+v = [float(x) for x in sys.argv[2:8]]
+for name, u, f, unit in (("IOPS", v[0], v[1], "IOPS"), ("mean latency", v[2], v[3], "us"),
+                         ("p99 latency", v[4], v[5], "us")):
+    r = u / f if f else 0
+    met = "met" if 0.95 <= r <= 1.05 else "NOT MET"
+    fmt = "%9.0f %s" if unit == "IOPS" else "%9.1f %s  "
+    print("%-46s %s | %-40s %s | ratio %5.2f  (target within +-5 %%: %s)"
+          % ("uraid bench nbd " + label + " " + name, fmt % (u, unit), "fio nbd " + label,
+             fmt % (f, unit), r, met))
+PY
+}
+
+if ! command -v nbdkit >/dev/null || ! nbdkit --dump-plugin memory >/dev/null 2>&1 ||
+        ! nbdkit --filter=delay memory --help >/dev/null 2>&1; then
+    echo "uraid bench nbd (latency-bound): skipped: nbdkit with the memory plugin and the delay filter is missing"
+else
+    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, not pinned, medians of $FID_REPEAT interleaved runs of $run_t s after $(dur "$ramp_t")"
+    nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
+        rdelay="$FID_NBD_DELAY" wdelay="$FID_NBD_DELAY" >>"$log" 2>&1 & nbd_pids+=($!)
+    for _ in $(seq 100); do [ -S "$dir/fid-delay.sock" ] && break; sleep 0.1; done
+    furi="nbd+unix:///?socket=$dir/fid-delay.sock"
+    for qd in 1 16; do
+        fid_nbd "4 KiB randread QD$qd" "$furi" --rw=randread --bs=4k --iodepth=$qd
+        fid_nbd "4 KiB randwrite QD$qd" "$furi" --rw=randwrite --bs=4k --iodepth=$qd
+    done
+    fid_nbd "4 KiB randrw 70/30 2 jobs x QD4" "$furi" --rw=randrw --rwmixread=70 --bs=4k --iodepth=4 \
+        --numjobs=2
+    kill "${nbd_pids[-1]}" 2>/dev/null
+fi

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What this host's CPU does for parity: XOR (RAID 4/5) and P+Q (RAID 6)
+ * over d data buffers, timed in the calling thread's CPU time with the
+ * library's ISA-L functions at plan time (docs/planner.md, "Host"). CPU
+ * time, not wall time: on a loaded machine the wall clock counts other
+ * processes' turns, and the planner converts CPU time to IOPS with one
+ * share factor for every term alike.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <uraid/parity.h>
+
+#include "plan/model.h"
+
+#define PAR_LEN (64u << 10)
+#define BURST_CPU_NS 2000000ull   /* one burst: 2 ms of this thread's CPU */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int gen(unsigned nparity, unsigned d, void **buf)
+{
+	return nparity == 1 ? uraid_parity_gen_p(d, PAR_LEN, buf, buf[d])
+			    : uraid_parity_gen_pq(d, PAR_LEN, buf, buf[d], buf[d + 1]);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double plan_measure_parity_mib_s(unsigned d, unsigned nparity)
+{
+	if (d < 1 || (nparity != 1 && nparity != 2) || d > URAID_PARITY_MAX_SLOTS - 2)
+		return 0;
+	void **buf = calloc(d + 2, sizeof(void *));
+	double rate = 0;
+	if (!buf)
+		return 0;
+	unsigned got = 0;
+	for (; got < d + 2; got++) {
+		if (posix_memalign(&buf[got], 64, PAR_LEN))
+			goto out;
+		memset(buf[got], (int)(got * 37 + 1), PAR_LEN);
+	}
+	/* warm the caches once, then the median of three bursts */
+	if (gen(nparity, d, buf))
+		goto out;
+	double r3[3];
+	for (int b = 0; b < 3; b++) {
+		uint64_t t0 = thread_cpu_ns(), t1 = t0, rounds = 0;
+		while (t1 - t0 < BURST_CPU_NS) {
+			if (gen(nparity, d, buf))
+				goto out;
+			rounds++;
+			t1 = thread_cpu_ns();
+		}
+		r3[b] = (double)rounds * d * PAR_LEN / ((double)(t1 - t0) * 1e-9) / 1048576.0;
+	}
+	qsort(r3, 3, sizeof(r3[0]), cmp_double);
+	rate = r3[1];
+out:
+	for (unsigned i = 0; i < got; i++)
+		free(buf[i]);
+	free(buf);
+	return rate;
+}
+
+/* The data counts measured: others are interpolated between neighbours. */
+static const unsigned measured_d[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 };
+#define NMEASURED (sizeof(measured_d) / sizeof(measured_d[0]))
+
+int plan_host_measure_parity(struct plan_host *h, unsigned max_d)
+{
+	for (unsigned p = 1; p <= 2; p++)
+		for (unsigned i = 0; i < NMEASURED; i++) {
+			unsigned d = measured_d[i];
+			if (d > max_d && (i == 0 || measured_d[i - 1] >= max_d))
+				break;
+			double r = plan_measure_parity_mib_s(d, p);
+			if (r <= 0)
+				return -1;
+			h->parity_rate[p - 1][d] = r;
+		}
+	return 0;
+}
+
+double plan_host_parity_mib_s(const struct plan_host *h, unsigned d, unsigned nparity)
+{
+	if (h->parity_mib_s > 0)
+		return h->parity_mib_s;
+	if (nparity < 1 || nparity > 2 || d < 1)
+		return 0;
+	const double *t = h->parity_rate[nparity - 1];
+	if (d < PLAN_HOST_MAX_D && t[d] > 0)
+		return t[d];
+	/* between the nearest measured counts below and above, linear in d */
+	unsigned lo = 0, hi = 0;
+	for (unsigned i = 0; i < NMEASURED; i++) {
+		unsigned m = measured_d[i];
+		if (m < d && t[m] > 0)
+			lo = m;
+		if (m > d && t[m] > 0 && !hi)
+			hi = m;
+	}
+	if (lo && hi)
+		return t[lo] + (t[hi] - t[lo]) * (double)(d - lo) / (double)(hi - lo);
+	return lo ? t[lo] : hi ? t[hi] : 0;
+}

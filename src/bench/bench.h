@@ -137,6 +137,7 @@ struct bench_result {
 	                               (replay: the one worker; else the sum over workers) */
 	unsigned workers, iodepth, ntargets;
 	uint64_t target_bytes;      /* size of the range used in the (first) target */
+	uint64_t range_bytes_total; /* the ranges used in all targets together */
 	char target_desc[160];      /* "raid5 4 members, chunk 512 KiB" or "2 files" */
 	unsigned degraded;          /* array slots without a member */
 	uint64_t verified_blocks;   /* --verify: blocks whose header and checksum were checked */

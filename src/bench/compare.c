@@ -13,7 +13,9 @@
 #include <uraid/level.h>
 
 #include "bench/compare.h"
+#include "bench/svg.h"
 #include "common/errmsg.h"
+#include "common/size_parse.h"
 
 /* ---- the keys ---- */
 
@@ -65,27 +67,20 @@ static int apply_members(const struct bench_compare_value *v, struct bench_workl
 	return 0;
 }
 
-/* As --chunk: K/M suffixes, a plain number in KiB, a multiple of 4 KiB. */
+/* As --chunk (the same parser): a plain number is KiB, a multiple of 4 KiB. */
 static int parse_chunk(const char *s, size_t len, struct bench_compare_value *v, char *err,
 		       size_t errlen)
 {
-	char word[24], *e;
+	char word[24];
+	uint64_t bytes;
 
 	snprintf(word, sizeof(word), "%.*s", (int)len, s);
-	unsigned long long kib = strtoull(word, &e, 10);
-	if (kib > (1u << 21))           /* before a suffix can wrap it */
-		kib = 0;
-	if (e != word && word[0] != '-' && (*e == 'm' || *e == 'M') && !e[1])
-		kib <<= 10;
-	else if (e != word && word[0] != '-' && (*e == 'k' || *e == 'K') && !e[1])
-		;
-	else if (e == word || word[0] == '-' || *e)
-		kib = 0;
-	if (len >= sizeof(word) || !kib || kib % 4 || kib > (1u << 21))
+	if (len >= sizeof(word) || size_parse(word, 1024, &bytes) || bytes < 4096 ||
+	    bytes % 4096 || bytes > (1ull << 31))
 		return uraid_errf(err, errlen, -EINVAL, "--compare chunk=%s: a multiple of 4K up "
 				  "to 2G (64K, 512K, 1M; a plain number is KiB)", word);
-	v->num = kib;
-	bench_size_words(v->text, sizeof(v->text), kib << 10);
+	v->num = bytes >> 10;
+	svg_format(v->text, sizeof(v->text), SVG_UNIT_BYTES, (double)bytes, 0);
 	return 0;
 }
 
@@ -94,14 +89,35 @@ static int apply_chunk(const struct bench_compare_value *v, struct bench_workloa
 {
 	const struct uraid_level_info *li = uraid_level_info(tg->level);
 
-	(void)wl;
+	(void)wl; (void)why; (void)whylen;
 	if (li && li->chunk == URAID_CHUNK_NONE)
 		return 0;       /* does not apply (applies() says so): no chunk set */
-	if (li && li->chunk_pow2 && (v->num & (v->num - 1))) {
-		snprintf(why, whylen, "%s takes a power-of-two chunk, not %s", li->name, v->text);
+	tg->chunk_kib = (uint32_t)v->num;      /* checked by chunk_fits() with the base's */
+	return 0;
+}
+
+/*
+ * Does a chunk of kib KiB fit level li? The one check for a chunk from
+ * the chunk axis and for --chunk given for every configuration, made while
+ * planning so that a configuration it rules out is skipped before anything
+ * is written (the rules are the create plan's: setup/create_plan.c).
+ */
+static int chunk_fits(const struct uraid_level_info *li, uint32_t kib, char *why,
+		      size_t whylen)
+{
+	char sz[32];
+
+	if (!kib || li->chunk == URAID_CHUNK_NONE)
+		return 0;
+	svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, (double)kib * 1024, 0);
+	if (kib % 4 || kib > (1u << 21)) {
+		snprintf(why, whylen, "a chunk of %s is not a multiple of 4 KiB up to 2 GiB", sz);
 		return 1;
 	}
-	tg->chunk_kib = (uint32_t)v->num;
+	if (li->chunk_pow2 && (kib & (kib - 1))) {
+		snprintf(why, whylen, "%s takes a power-of-two chunk, not %s", li->name, sz);
+		return 1;
+	}
 	return 0;
 }
 
@@ -257,6 +273,8 @@ int bench_compare_apply(const struct bench_compare *cmp, const struct bench_cell
 	/* what --chunk and --layout gave for the base does not bind a level without them */
 	if (li->chunk == URAID_CHUNK_NONE)
 		tg->chunk_kib = 0;
+	if (chunk_fits(li, tg->chunk_kib, why, whylen))
+		return 1;
 	if (!li->has_layouts)
 		tg->layout_given = false;
 	return 0;
@@ -272,6 +290,7 @@ static bool same_config(const struct bench_compare *cmp, const struct bench_cell
 	return true;
 }
 
+/* The label of c: its values, without the axes marked in c->cmp_unused. */
 static void label_of(const struct bench_compare *cmp, struct bench_cell *c)
 {
 	size_t n = 0;
@@ -279,6 +298,8 @@ static void label_of(const struct bench_compare *cmp, struct bench_cell *c)
 	c->label[0] = 0;
 	for (unsigned a = 0; a < cmp->naxes && n < sizeof(c->label); a++) {
 		const struct bench_compare_axis *ax = &cmp->axis[a];
+		if (c->cmp_unused & (1u << a))
+			continue;
 		const char *v = ax->val[c->cmp[a]].text;
 		/* a level speaks for itself: "raid5", not "level=raid5" */
 		if (!strcmp(ax->key->name, "level"))
@@ -348,6 +369,7 @@ int bench_compare_plan(const struct bench_compare *cmp, const struct bench_targe
 					sizeof(c[k].skip)))
 			continue;
 		normalise(cmp, &c[k], &tg, &norm[k]);
+		bool same = false;
 		for (unsigned j = 0; j < k; j++) {
 			if (c[j].skip[0] || !same_config(cmp, &norm[j], &norm[k]))
 				continue;
@@ -359,11 +381,44 @@ int bench_compare_plan(const struct bench_compare *cmp, const struct bench_targe
 			snprintf(c[k].skip, sizeof(c[k].skip), "the same array as '%.40s' (%s has "
 				 "no %s)", c[j].label, uraid_level_name(tg.level) ?
 				 uraid_level_name(tg.level) : "it", key);
+			same = true;
 			break;
 		}
+		if (same)
+			continue;       /* its full label says which value made no difference */
+		for (unsigned a = 0; a < cmp->naxes; a++)
+			if (cmp->axis[a].key->applies && !cmp->axis[a].key->applies(&tg))
+				c[k].cmp_unused |= (uint8_t)(1u << a);
+		label_of(cmp, &c[k]);
 	}
 	free(norm);
+	/* nothing to run: refuse before the members are created or written */
+	unsigned k = 0;
+	while (k < n && c[k].skip[0])
+		k++;
+	if (k == n) {
+		int rc = uraid_errf(err, errlen, -EINVAL, "--compare: no configuration can be "
+				    "made ('%s': %s)", c[0].label, c[0].skip);
+		free(c);
+		return rc;
+	}
 	*cells = c;
 	*ncells = n;
 	return 0;
+}
+
+size_t bench_compare_config(const struct bench_compare *cmp, const struct bench_cell *c,
+			    char *buf, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (unsigned a = 0; a < cmp->naxes && n < len; a++) {
+		if (c->cmp_unused & (1u << a))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s=%s", n ? ";" : "",
+				      cmp->axis[a].key->name, cmp->axis[a].val[c->cmp[a]].text);
+	}
+	return n;
 }

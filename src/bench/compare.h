@@ -90,4 +90,11 @@ int bench_compare_apply(const struct bench_compare *cmp, const struct bench_cell
 			struct bench_workload *wl, struct bench_targets *tg, char *why,
 			size_t whylen);
 
+/*
+ * c's configuration as "level=raid5;chunk=64 KiB" (the CSV's cell_config):
+ * the axes that apply to it, values as in its label. The length written.
+ */
+size_t bench_compare_config(const struct bench_compare *cmp, const struct bench_cell *c,
+			    char *buf, size_t len);
+
 #endif

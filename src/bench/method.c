@@ -127,11 +127,22 @@ static void progress_tick(void *arg, uint64_t elapsed_ns, uint64_t total_ns)
 	progress_event(pg, BENCH_PROGRESS_TICK);
 }
 
+/* Does a read-share sweep have a cell that writes (a share below 100 %)? */
+static bool rwmix_writes(const struct bench_runplan *p)
+{
+	for (unsigned i = 0; p->kind == BENCH_RUN_SWEEP && i < p->axes.nrwmix; i++)
+		if (p->axes.rwmix[i] < 100)
+			return true;
+	return false;
+}
+
 bool bench_plan_writes(const struct bench_runplan *p)
 {
+	/* (the workload's own writes count even when every swept share is 100 %:
+	   on the safe side) */
 	return p->axes.matrix || p->axes.ndrives || bench_workload_writes(&p->wl) ||
 	       (p->tg.flags & BENCH_CREATE) || p->kind == BENCH_RUN_COMPARE || p->precondition ||
-	       (p->kind == BENCH_RUN_SWEEP && p->axes.nrwmix);
+	       rwmix_writes(p);
 }
 
 /*
@@ -212,7 +223,8 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 	if (rc)
 		return rc;
 	pc->fill_bytes = bench_total_bytes(&res);
-	pc->fill_range_bytes = res.target_bytes;
+	pc->fill_range_bytes = res.range_bytes_total;
+	pc->fill_targets = res.ntargets;
 	bench_result_fini(&res);
 	pc->fill_ns = mono_ns() - t0;
 	tg->flags &= ~BENCH_CREATE;
@@ -358,6 +370,8 @@ int bench_outcome_run(struct bench_outcome *o, const struct bench_runplan *p,
 {
 	struct progress pg = { .hook = hook };
 	uint64_t t0 = mono_ns();
+
+	pg.p.precondition = p->precondition;
 	int rc;
 
 	o->started = time(NULL);

@@ -65,7 +65,8 @@ struct bench_runplan {
 struct bench_precond {
 	bool done;
 	uint64_t fill_ns, fill_bytes;       /* the sequential fill */
-	uint64_t fill_range_bytes;          /* the range it covered (per target) */
+	uint64_t fill_range_bytes;          /* the range it covered, all targets together */
+	unsigned fill_targets;              /* over that many targets (raw ones, or 1 array) */
 	uint64_t steady_ns;                 /* the workload rounds */
 	unsigned rounds;
 	bool reached;
@@ -132,6 +133,8 @@ struct bench_progress {
 	const char *label;          /* the cell's ("run" or "replay" for one run) */
 	double cell_s;              /* planned length of a cell in seconds; 0: unknown */
 	bool single;                /* one run or a replay: no cells to count */
+	bool precondition;          /* phases of preconditioning come: their length depends
+				       on the target's speed, so cell_s leaves them out */
 	uint64_t elapsed_ns, total_ns;      /* TICK: of the cell's run (total 0: unknown) */
 };
 

@@ -55,11 +55,18 @@ static int compare_section(struct bench_report *r, const struct bench_outcome *o
 	unsigned skipped = 0;
 	int rc;
 
-	for (unsigned i = 0; i < o->ncells; i++)
+	unsigned charted = 0;
+	for (unsigned i = 0; i < o->ncells; i++) {
 		skipped += !bench_cell_measured(o, i);
+		charted += bench_cell_charted(o, i);
+	}
 	if (skipped)
 		snprintf(note, sizeof(note), "%u configuration%s not run (the table says why).",
 			 skipped, skipped == 1 ? "" : "s");
+	if (charted > n)        /* the chart has room for MAX_BARS: say what it leaves out */
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sThe charts show "
+			 "the first %zu of the %u configurations run; the table has all.",
+			 note[0] ? " " : "", n, charted);
 	rc = bench_report_add_heading(r, "Configurations side by side", err, errlen);
 	if (rc || !n)
 		return rc;
@@ -84,8 +91,11 @@ static int compare_section(struct bench_report *r, const struct bench_outcome *o
 		{ .name = "read MiB/s", .n = n, .y = v[2], .color = -1 },
 		{ .name = "write MiB/s", .n = n, .y = v[3], .color = -1 },
 	};
-	const struct svg_series lat[2] = {
+	/* mean and p99 apart: on one linear axis the tail flattens the means */
+	const struct svg_series lat_mean[1] = {
 		{ .name = "mean", .n = n, .y = v[4], .color = -1 },
+	};
+	const struct svg_series lat_p99[1] = {
 		{ .name = "p99", .n = n, .y = v[5], .color = -1 },
 	};
 	const struct svg_series cpu[1] = {
@@ -97,8 +107,11 @@ static int compare_section(struct bench_report *r, const struct bench_outcome *o
 		rc = bar_chart(r, "MiB/s per configuration", what, cat, n, mib, 2, SVG_UNIT_PLAIN,
 			       "MiB/s", NULL, err, errlen);
 	if (!rc)
-		rc = bar_chart(r, "Latency per configuration", what, cat, n, lat, 2, SVG_UNIT_NS,
-			       "latency (reads and writes)", NULL, err, errlen);
+		rc = bar_chart(r, "Mean latency per configuration", what, cat, n, lat_mean, 1,
+			       SVG_UNIT_NS, "mean latency (reads and writes)", NULL, err, errlen);
+	if (!rc)
+		rc = bar_chart(r, "p99 latency per configuration", what, cat, n, lat_p99, 1,
+			       SVG_UNIT_NS, "p99 latency (reads and writes)", NULL, err, errlen);
 	if (!rc)
 		rc = bar_chart(r, "CPU per configuration", what, cat, n, cpu, 1, SVG_UNIT_PCT,
 			       "% of one CPU", "User and system time of the whole process during "
@@ -151,11 +164,12 @@ static int rwmix_section(struct bench_report *r, const struct bench_runplan *p,
 				      err, errlen);
 	for (int k = 0; k < 4 && !rc; k++) {
 		for (size_t l = 0; l < nl; l++) {
-			char sz[24];
-			snprintf(names[l], sizeof(names[l]), "%s", ax->nbs ?
-				 bench_size_words(sz, sizeof(sz), ax->bs[l]) : "all I/O");
-			if (ax->nbs)
-				snprintf(names[l], sizeof(names[l]), "bs=%s", sz);
+			char sz[32];
+			snprintf(names[l], sizeof(names[l]), "all I/O");
+			if (ax->nbs) {
+				svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, ax->bs[l], 0);
+				snprintf(names[l], sizeof(names[l]), "bs=%.24s", sz);
+			}
 			ser[l] = (struct svg_series){ .name = names[l], .n = nm, .x = x + l * nm,
 						      .y = y + (size_t)k * nl * nm + l * nm,
 						      .color = -1 };

@@ -61,6 +61,44 @@ static const char *kind_words(const struct bench_runplan *p, const struct bench_
 	return buf;
 }
 
+/*
+ * What one preconditioning did: "fill 2.00 x 16 MiB in 3.2 s; 7 rounds in
+ * 0.7 s, steady state reached".
+ */
+static const char *precond_words(const struct bench_precond *pc, char *buf, size_t len)
+{
+	char range[32];
+
+	svg_format(range, sizeof(range), SVG_UNIT_BYTES, (double)pc->fill_range_bytes, 0);
+	snprintf(buf, len, "fill %.2f × %s%s in %.1f s; %u round%s of the workload in %.1f s, "
+		 "steady state %s", pc->fill_range_bytes ? (double)pc->fill_bytes /
+		 (double)pc->fill_range_bytes : 0, range, pc->fill_targets > 1 ?
+		 " (the raw targets together)" : "", pc->fill_ns / 1e9, pc->rounds,
+		 pc->rounds == 1 ? "" : "s", pc->steady_ns / 1e9,
+		 pc->reached ? "reached" : "NOT reached");
+	return buf;
+}
+
+/* A line per preconditioning: once (a run, a sweep), or per configuration. */
+static int add_preconditions(struct bench_report *r, const struct bench_runplan *p,
+			     const struct bench_outcome *o, char *err, size_t errlen)
+{
+	char key[96], words[256];
+	int rc = 0;
+
+	if (p->kind != BENCH_RUN_COMPARE)
+		return o->pre[0].done ? bench_report_add_info(r, "preconditioned",
+			precond_words(&o->pre[0], words, sizeof(words)), err, errlen) : 0;
+	for (unsigned i = 0; !rc && i < o->ncells; i++) {
+		if (!o->pre[i].done)
+			continue;
+		snprintf(key, sizeof(key), "preconditioned %s", o->cells[i].label);
+		rc = bench_report_add_info(r, key, precond_words(&o->pre[i], words, sizeof(words)),
+					   err, errlen);
+	}
+	return rc;
+}
+
 static int add_description(struct bench_report *r, const struct bench_runplan *p,
 			   const struct bench_outcome *o, const struct bench_run_about *about,
 			   char *err, size_t errlen)
@@ -129,6 +167,8 @@ static int add_description(struct bench_report *r, const struct bench_runplan *p
 					  "the range in 128 KiB writes, then the workload in rounds "
 					  "until steady, before each measured configuration (or once "
 					  "before the run)", err, errlen));
+	if (o->pre)
+		TRY(add_preconditions(r, p, o, err, errlen));
 #undef TRY
 	return rc;
 }

@@ -427,12 +427,15 @@ static int series_section(struct bench_report *r, const struct bench_runplan *p,
 	char sub[200];
 
 	snprintf(sub, sizeof(sub), "%s%s", what, one ? "" : p->kind == BENCH_RUN_STEADY ?
-		 ", the rounds end to end" : p->axes.matrix ? ", cells by block size" : ", the cells end to end in the order run");
+		 ", the rounds end to end" : p->axes.matrix ? ", cells by block size" :
+		 p->kind == BENCH_RUN_COMPARE ? ", the configurations end to end in the order "
+		 "run, each marked where it begins" : ", the cells end to end in the order run");
 	if (reads && writes) {
 		cfg[ncfg++] = (struct bench_sweep){ .name = "read", .n = n, .x = x, .iops = rd };
 		cfg[ncfg++] = (struct bench_sweep){ .name = "write", .n = n, .x = x, .iops = wr };
 	}
-	cfg[ncfg++] = (struct bench_sweep){ .name = one ? "total" : "all cells", .n = n, .x = x,
+	cfg[ncfg++] = (struct bench_sweep){ .name = one ? "total" : p->kind == BENCH_RUN_COMPARE ?
+					    "all configurations" : "all cells", .n = n, .x = x,
 					    .iops = tot, .lat_mean_ns = lat };
 	rc = bench_report_add_heading(r, "Time series", err, errlen);
 	if (!rc)

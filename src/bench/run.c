@@ -247,10 +247,16 @@ static uint64_t rng_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* Seconds of time series a worker keeps: the window, or an hour for an open-ended replay. */
+/*
+ * Seconds of time series a worker keeps: the window, or an hour for an
+ * open-ended replay or a run that ends after its passes (a precondition's
+ * fill: its runtime is only a cap, a day).
+ */
 static unsigned series_len(const struct bench_workload *wl)
 {
 	double s = wl->runtime_s > 0 ? wl->runtime_s : 3600;
+	if (wl->passes && s > 3600)
+		s = 3600;
 	return (unsigned)s + 2;
 }
 
@@ -395,6 +401,9 @@ static void describe(struct bench_run *r, struct bench_result *res)
 
 	res->ntargets = r->ntargets;
 	res->target_bytes = r->range_len[0];
+	res->range_bytes_total = 0;
+	for (unsigned i = 0; i < r->ntargets; i++)
+		res->range_bytes_total += r->range_len[i];
 	if (r->nbd) {
 		snprintf(res->target_desc, sizeof(res->target_desc), "%u NBD export%s",
 			 t->npaths, t->npaths == 1 ? "" : "s");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Sweep planning, the X-bit rating and the steady-state rule (see sweep.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <uraid/level.h>
 
 #include "common/errmsg.h"
+#include "common/size_parse.h"
 #include "bench/sweep.h"
 #include "bench/svg.h"
 
@@ -17,96 +19,113 @@ const uint32_t bench_matrix_bs[BENCH_MATRIX_NBS] = {
 };
 const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX] = { 100, 95, 65, 50, 35, 5, 0 };
 
-/* "1,2,4" or "A..B" (A, 2A, 4A ... up to B; for drives every number A..B). */
-static int parse_list(const char *s, bool doubling, unsigned max, unsigned *v, unsigned *n)
+/* One value of a list at s: *end after it. */
+typedef int (*list_item_fn)(const char *s, const char **end, uint64_t *v, uint64_t max);
+
+/* "V1,V2,...": each value by item (at most BENCH_SWEEP_MAX), in v[], *n of them. */
+static int walk_list(const char *s, list_item_fn item, uint64_t max, uint64_t *v, unsigned *n)
 {
-	const char *dots = strstr(s, "..");
-	char *e;
+	const char *e;
 
 	*n = 0;
-	if (dots) {
-		unsigned long a = strtoul(s, &e, 10);
-		if (e != dots || !a)
-			return -EINVAL;
-		unsigned long b = strtoul(dots + 2, &e, 10);
-		if (*e || e == dots + 2 || b < a || b > max)
-			return -EINVAL;
-		for (unsigned long x = a; x <= b; x = doubling ? x * 2 : x + 1) {
-			if (*n == BENCH_SWEEP_MAX)
-				return -E2BIG;
-			v[(*n)++] = (unsigned)x;
-		}
-		return 0;
-	}
 	for (const char *p = s; *p;) {
-		unsigned long x = strtoul(p, &e, 10);
-		if (e == p || !x || x > max || (*e && *e != ','))
+		uint64_t x;
+		if (item(p, &e, &x, max) || (*e && *e != ','))
 			return -EINVAL;
 		if (*n == BENCH_SWEEP_MAX)
 			return -E2BIG;
-		v[(*n)++] = (unsigned)x;
+		v[(*n)++] = x;
 		p = *e ? e + 1 : e;
 	}
 	return *n ? 0 : -EINVAL;
 }
 
-/* A size: a number with an optional k/K or m/M suffix (binary), a multiple of 512. */
-static int parse_bs(const char *s, const char **end, uint32_t *out)
+/* "A..B": A, then A doubled (or plus one) while it is at most B. */
+static int walk_range(uint64_t a, uint64_t b, bool doubling, uint64_t *v, unsigned *n)
+{
+	*n = 0;
+	for (uint64_t x = a; x <= b; x = doubling ? x * 2 : x + 1) {
+		if (*n == BENCH_SWEEP_MAX)
+			return -E2BIG;
+		v[(*n)++] = x;
+	}
+	return 0;
+}
+
+/* A count 1..max. */
+static int parse_count(const char *s, const char **end, uint64_t *out, uint64_t max)
 {
 	char *e;
-	unsigned long long v = strtoull(s, &e, 10);
+	unsigned long x = strtoul(s, &e, 10);
 
-	if (e == s || *s == '-' || v > BENCH_MAX_BS)     /* before a suffix can wrap it */
+	if (e == s || !isdigit((unsigned char)*s) || !x || x > max)
 		return -EINVAL;
-	if (*e == 'k' || *e == 'K')
-		v <<= 10, e++;
-	else if (*e == 'm' || *e == 'M')
-		v <<= 20, e++;
-	if (!v || v % 512 || v > BENCH_MAX_BS)
-		return -EINVAL;
-	*out = (uint32_t)v;
+	*out = x;
 	*end = e;
 	return 0;
 }
 
-/* "512..1M" (every power of two from A, doubling, up to B) or "4k,64k". */
-static int parse_bs_list(const char *s, uint32_t *v, unsigned *n)
+/* "1,2,4" or "A..B" (A, 2A, 4A ... up to B; for drives every number A..B). */
+static int parse_list(const char *s, bool doubling, unsigned max, unsigned *v, unsigned *n)
 {
+	const char *dots = strstr(s, "..");
+	uint64_t tmp[BENCH_SWEEP_MAX], a, b;
 	const char *e;
-	uint32_t a, b;
+	int rc;
 
-	*n = 0;
-	if (strstr(s, "..")) {
-		if (parse_bs(s, &e, &a) || strncmp(e, "..", 2) || parse_bs(e + 2, &e, &b) || *e ||
-		    b < a)
+	if (dots) {
+		if (parse_count(s, &e, &a, max) || e != dots || parse_count(dots + 2, &e, &b, max) ||
+		    *e || b < a)
 			return -EINVAL;
-		for (uint64_t x = a; x <= b; x *= 2) {
-			if (*n == BENCH_SWEEP_MAX)
-				return -E2BIG;
-			v[(*n)++] = (uint32_t)x;
-		}
-		return 0;
+		rc = walk_range(a, b, doubling, tmp, n);
+	} else {
+		rc = walk_list(s, parse_count, max, tmp, n);
 	}
-	for (const char *p = s; *p;) {
-		if (parse_bs(p, &e, &a) || (*e && *e != ','))
-			return -EINVAL;
-		if (*n == BENCH_SWEEP_MAX)
-			return -E2BIG;
-		v[(*n)++] = a;
-		p = *e ? e + 1 : e;
-	}
-	return *n ? 0 : -EINVAL;
+	for (unsigned i = 0; !rc && i < *n; i++)
+		v[i] = (unsigned)tmp[i];
+	return rc;
 }
 
-/* A percentage 0..100 at s; *end after it. */
-static int parse_pct(const char *s, const char **end, unsigned *out)
+/* A block size as --bs takes it (the same parser): a multiple of 512 up to max. */
+static int parse_bs(const char *s, const char **end, uint64_t *out, uint64_t max)
+{
+	uint64_t v;
+
+	if (size_parse_prefix(s, 1, &v, end) || !v || v % 512 || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* "512..1M" (A, a power of two, doubling up to B) or "4k,64k". */
+static int parse_bs_list(const char *s, uint32_t *v, unsigned *n)
+{
+	uint64_t tmp[BENCH_SWEEP_MAX], a, b;
+	const char *e;
+	int rc;
+
+	if (strstr(s, "..")) {
+		if (parse_bs(s, &e, &a, BENCH_MAX_BS) || strncmp(e, "..", 2) ||
+		    parse_bs(e + 2, &e, &b, BENCH_MAX_BS) || *e || b < a || (a & (a - 1)))
+			return -EINVAL;
+		rc = walk_range(a, b, true, tmp, n);
+	} else {
+		rc = walk_list(s, parse_bs, BENCH_MAX_BS, tmp, n);
+	}
+	for (unsigned i = 0; !rc && i < *n; i++)
+		v[i] = (uint32_t)tmp[i];
+	return rc;
+}
+
+/* A percentage 0..max (100) at s; *end after it. */
+static int parse_pct(const char *s, const char **end, uint64_t *out, uint64_t max)
 {
 	char *e;
 	unsigned long v = strtoul(s, &e, 10);
 
-	if (e == s || *s == '-' || *s == '+' || v > 100)
+	if (e == s || !isdigit((unsigned char)*s) || v > max)
 		return -EINVAL;
-	*out = (unsigned)v;
+	*out = v;
 	*end = e;
 	return 0;
 }
@@ -114,14 +133,15 @@ static int parse_pct(const char *s, const char **end, unsigned *out)
 /* "100..0:10" (A to B in steps of S, up or down; S defaults to 10) or "100,70,0". */
 static int parse_pct_list(const char *s, unsigned *v, unsigned *n)
 {
+	uint64_t tmp[BENCH_SWEEP_MAX], a, b, step = 10;
 	const char *e;
-	unsigned a, b, step = 10;
+	int rc = 0;
 
 	*n = 0;
 	if (strstr(s, "..")) {
-		if (parse_pct(s, &e, &a) || strncmp(e, "..", 2) || parse_pct(e + 2, &e, &b))
+		if (parse_pct(s, &e, &a, 100) || strncmp(e, "..", 2) || parse_pct(e + 2, &e, &b, 100))
 			return -EINVAL;
-		if (*e == ':' && (parse_pct(e + 1, &e, &step) || !step))
+		if (*e == ':' && (parse_pct(e + 1, &e, &step, 100) || !step))
 			return -EINVAL;
 		if (*e)
 			return -EINVAL;
@@ -130,21 +150,16 @@ static int parse_pct_list(const char *s, unsigned *v, unsigned *n)
 			bool past = a <= b ? x >= (int)b : x <= (int)b;
 			if (*n == BENCH_SWEEP_MAX)
 				return -E2BIG;
-			v[(*n)++] = past ? b : (unsigned)x;
+			tmp[(*n)++] = past ? b : (unsigned)x;
 			if (past)
 				break;
 		}
-		return 0;
+	} else {
+		rc = walk_list(s, parse_pct, 100, tmp, n);
 	}
-	for (const char *p = s; *p;) {
-		if (parse_pct(p, &e, &a) || (*e && *e != ','))
-			return -EINVAL;
-		if (*n == BENCH_SWEEP_MAX)
-			return -E2BIG;
-		v[(*n)++] = a;
-		p = *e ? e + 1 : e;
-	}
-	return *n ? 0 : -EINVAL;
+	for (unsigned i = 0; !rc && i < *n; i++)
+		v[i] = (unsigned)tmp[i];
+	return rc;
 }
 
 int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen)
@@ -156,8 +171,8 @@ int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t e
 	if (!strncmp(arg, "bs=", 3)) {
 		if (parse_bs_list(arg + 3, ax->bs, &ax->nbs))
 			return uraid_errf(err, errlen, -EINVAL, "--sweep=%s: want block sizes, "
-					  "multiples of 512 up to 16M, as 4k,64k or 512..1M (powers "
-					  "of two; at most %d values)", arg, BENCH_SWEEP_MAX);
+					  "multiples of 512 up to 16M, as 4k,64k or 512..1M (A a "
+					  "power of two, doubled up to B; at most %d values)", arg, BENCH_SWEEP_MAX);
 		return 0;
 	}
 	if (!strncmp(arg, "rwmixread=", 10)) {
@@ -263,11 +278,11 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 		unsigned nb = ax->nbs ? ax->nbs : 1, nm = ax->nrwmix ? ax->nrwmix : 1;
 		for (unsigned b = 0; b < nb; b++)
 			for (unsigned m = 0; m < nm; m++, k++) {
-				char sz[24] = "";
+				char sz[32] = "";
 				c[k].bs = ax->nbs ? ax->bs[b] : 0;
 				c[k].read_pct = ax->nrwmix ? (int)ax->rwmix[m] : -1;
 				if (c[k].bs)
-					bench_size_words(sz, sizeof(sz), c[k].bs);
+					svg_format(sz, sizeof(sz), SVG_UNIT_BYTES, c[k].bs, 0);
 				snprintf(c[k].label, sizeof(c[k].label), "%s%s%s", c[k].bs ? "bs=" : "",
 					 sz, c[k].bs && ax->nrwmix ? " " : "");
 				if (ax->nrwmix)
@@ -334,17 +349,6 @@ void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *w
 			tg->flags |= BENCH_CREATE;
 		}
 	}
-}
-
-char *bench_size_words(char *buf, size_t len, uint64_t bytes)
-{
-	if (bytes >= (1u << 20) && !(bytes % (1u << 20)))
-		snprintf(buf, len, "%lluM", (unsigned long long)(bytes >> 20));
-	else if (bytes >= 1024 && !(bytes % 1024))
-		snprintf(buf, len, "%lluk", (unsigned long long)(bytes >> 10));
-	else
-		snprintf(buf, len, "%llu", (unsigned long long)bytes);
-	return buf;
 }
 
 double bench_xbit_rating(const unsigned *qd, const double *iops, unsigned n, bool *complete)

@@ -40,9 +40,11 @@ struct bench_cell {
 	bool matrix;                /* a matrix cell: one access line of bs and read_pct */
 	bool compare;               /* a configuration of --compare: its values in cmp */
 	uint8_t cmp[BENCH_COMPARE_MAX_KEYS];    /* index of the value of each compare axis */
+	uint8_t cmp_unused;         /* bit a: axis a does not apply to this configuration (a
+				       chunk on RAID 1): left out of its label and config */
 	unsigned drives;            /* drives sweep: members used */
 	bool jbod;                  /* drives sweep: the raw baseline of those members */
-	char label[64];             /* "qd=4", "threads=2 qd=8", "bs=4k read=65%", "raid5 x3" */
+	char label[64];             /* "qd=4", "threads=2 qd=8", "bs=4 KiB read=65%", "raid5 x3" */
 	char skip[96];              /* non-empty: not run, and why */
 };
 
@@ -59,8 +61,9 @@ extern const unsigned bench_matrix_read_pct[BENCH_MATRIX_NMIX];
  * Add one --sweep argument to ax: "qd=1,2,4", "qd=1..256" (powers of two),
  * "threads=1..32", "matrix", "drives=1..N" or "drives=2,4",
  * "rwmixread=100..0:10" (A to B in steps, either way; default step 10) or
- * "rwmixread=100,70,0", "bs=512..1M" (powers of two; K/M suffixes) or
- * "bs=4k,64k"; 0 or -EINVAL.
+ * "rwmixread=100,70,0", "bs=512..1M" (A a power of two, doubled up to B;
+ * sizes as --bs takes them: common/size_parse.h) or "bs=4k,64k"; 0 or
+ * -EINVAL.
  */
 int bench_axes_parse(const char *arg, struct bench_axes *ax, char *err, size_t errlen);
 
@@ -80,9 +83,6 @@ int bench_plan(const struct bench_axes *ax, int level, unsigned npaths,
 void bench_cell_apply(const struct bench_cell *c, const struct bench_workload *wl0,
 		      const struct bench_targets *tg0, struct bench_workload *wl,
 		      struct bench_targets *tg);
-
-/* bytes as a size word the options take: "512", "4k", "1M". */
-char *bench_size_words(char *buf, size_t len, uint64_t bytes);
 
 /*
  * X-bit labs' rating: the sum over QD in {1,2,4,8,16,32} of IOPS(QD)/QD,

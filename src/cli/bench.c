@@ -33,6 +33,7 @@ struct progress {
 	uint64_t t_start, cell_start;
 	double cell_s;              /* planned length of one cell; 0: unknown (a replay) */
 	bool single;                /* one run: no cell count, quiet at first */
+	bool precondition;          /* the ETA leaves out the preconditioning phases */
 	bool tty, shown;
 	uint64_t last_sec;          /* of the last refresh on a terminal */
 };
@@ -51,8 +52,9 @@ static void progress_print(struct progress *p, bool newline)
 	char eta[48] = "";
 
 	if (p->cell_s > 0)
-		snprintf(eta, sizeof(eta), ", ETA %.0f s",
-			 bench_eta_s(p->cell, p->ncells, p->cell_s, in_cell));
+		snprintf(eta, sizeof(eta), ", ETA %.0f s%s",
+			 bench_eta_s(p->cell, p->ncells, p->cell_s, in_cell),
+			 p->precondition ? " + preconditioning" : "");
 	if (p->single)
 		fprintf(stderr, "%suraid bench: %s, elapsed %.0f s%s%s", p->tty ? "\r\033[K" : "",
 			p->label, elapsed, eta, newline ? "\n" : "");
@@ -77,6 +79,7 @@ static void progress_hook(void *arg, const struct bench_progress *ev)
 		p->label = ev->label;
 		p->cell_s = ev->cell_s;
 		p->single = ev->single;
+		p->precondition = ev->precondition;
 		p->t_start = p->cell_start = mono_ns();
 		break;
 	case BENCH_PROGRESS_CELL:

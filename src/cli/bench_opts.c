@@ -105,7 +105,8 @@ static void bench_usage(FILE *f)
 		"                          chunk=64K,512K; layout=left-symmetric,... Several\n"
 		"                          --compare: every combination. A configuration the\n"
 		"                          DEVICEs cannot make, or that repeats one (the chunk of\n"
-		"                          RAID 1), is skipped with the reason\n"
+		"                          RAID 1), is skipped with the reason. With level=, give\n"
+		"                          the layout as layout=, not --layout\n"
 		"      --precondition[=MAX]  before measuring (SNIA PTS): write the range twice\n"
 		"                          sequentially in 128 KiB writes, then run the workload in\n"
 		"                          rounds of --runtime until steady (as --steady-state, at\n"
@@ -423,6 +424,15 @@ static int check_combinations(struct bench_cli *c)
 		return usage_error("%s", "--member-size needs --array (raw targets that do not "
 				   "exist are created at --size)");
 	if (c->layout) {
+		/* a layout name belongs to one level: with several, each needs its own */
+		for (unsigned a = 0; a < c->plan.cmp.naxes; a++)
+			if (!strcmp(c->plan.cmp.axis[a].key->name, "level")) {
+				char msg[256];
+				snprintf(msg, sizeof(msg), "--layout=%.64s with --compare=level=...: "
+					 "a layout belongs to one level; give it as "
+					 "--compare=layout=%.64s", c->layout, c->layout);
+				return usage_error("%s", msg);
+			}
 		if (!(c->plan.tg.flags & BENCH_CREATE))
 			return usage_error("%s", "--layout needs --level");
 		if (uraid_layout_parse(c->plan.tg.level, c->layout, &c->plan.tg.layout))

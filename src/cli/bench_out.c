@@ -150,6 +150,7 @@ static void json_precondition(struct json *j, const struct bench_precond *pc)
 	json_bool(j, "done", pc->done);
 	json_u64(j, "fill_bs_bytes", BENCH_PRECOND_BS);
 	json_u64(j, "fill_range_bytes", pc->fill_range_bytes);
+	json_u64(j, "fill_targets", pc->fill_targets);
 	json_u64(j, "fill_bytes", pc->fill_bytes);
 	json_u64(j, "fill_ns", pc->fill_ns);
 	json_u64(j, "rounds", pc->rounds);
@@ -172,11 +173,12 @@ static void json_cell_keys(struct json *j, const struct bench_cli *c,
 	if (cl->read_pct >= 0)
 		json_u64(j, "cell_read_pct", (uint64_t)cl->read_pct);
 	if (cl->compare) {
-		/* the configuration: one key per --compare axis, its value as given */
+		/* the configuration: one key per --compare axis that applies, as labelled */
 		const struct bench_compare *cmp = &c->plan.cmp;
 		json_obj_open(j, "config");
 		for (unsigned a = 0; a < cmp->naxes; a++)
-			json_str(j, cmp->axis[a].key->name, cmp->axis[a].val[cl->cmp[a]].text);
+			if (!(cl->cmp_unused & (1u << a)))
+				json_str(j, cmp->axis[a].key->name, cmp->axis[a].val[cl->cmp[a]].text);
 		json_obj_close(j);
 	}
 	if (cl->drives) {
@@ -344,10 +346,13 @@ static void human_precondition(FILE *f, const char *who, const struct bench_prec
 	if (!pc->done)
 		return;
 	cli_bytes(pc->fill_range_bytes, range, sizeof(range));
-	fprintf(f, "precondition%s%s: sequential fill %.2f x %s in 128 KiB writes, %.1f s; "
+	char targets[32] = "";
+	if (pc->fill_targets > 1)
+		snprintf(targets, sizeof(targets), " over %u targets", pc->fill_targets);
+	fprintf(f, "precondition%s%s: sequential fill %.2f x %s%s in 128 KiB writes, %.1f s; "
 		"workload %u round%s, %.1f s, steady state %s\n", who[0] ? " " : "", who,
 		pc->fill_range_bytes ? (double)pc->fill_bytes / (double)pc->fill_range_bytes : 0,
-		range, pc->fill_ns / 1e9, pc->rounds, pc->rounds == 1 ? "" : "s",
+		range, targets, pc->fill_ns / 1e9, pc->rounds, pc->rounds == 1 ? "" : "s",
 		pc->steady_ns / 1e9, pc->reached ? "reached" : "NOT reached");
 }
 
@@ -392,7 +397,7 @@ void bench_print_human(FILE *f, const struct bench_cli *c, const struct bench_ou
 
 /* ---- CSV ---- */
 
-static void csv_cell(FILE *f, const struct bench_cell *cl)
+static void csv_cell(FILE *f, const struct bench_compare *cmp, const struct bench_cell *cl)
 {
 	if (!cl) {
 		fputs(",,,,,,,", f);       /* the 7 cell columns, empty */
@@ -413,16 +418,20 @@ static void csv_cell(FILE *f, const struct bench_cell *cl)
 	fputc(',', f);
 	if (cl->drives)
 		fprintf(f, "%u,%s", cl->drives, cl->jbod ? "jbod" : "array");
-	else
+	else if (cl->compare) {
+		char conf[160];
+		bench_compare_config(cmp, cl, conf, sizeof(conf));
+		fprintf(f, ",%s", conf);
+	} else
 		fputc(',', f);
 	fputc(',', f);
 }
 
 /* One row of the window; cpu (the run's, on the total row) or NULL: its columns empty. */
-static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint64_t ios,
+static void csv_dir(FILE *f, const struct bench_compare *cmp, const struct bench_cell *cl, const char *row, uint64_t ios,
 		    uint64_t bytes, const struct hist *h, uint64_t ns, const struct bench_result *cpu)
 {
-	csv_cell(f, cl);
+	csv_cell(f, cmp, cl);
 	fprintf(f, "%s,,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%" PRIu64, row, ns, ios,
 		bench_per_s(ios, ns), bench_per_s(bytes, ns), h->count ? h->min : 0, hist_mean(h));
 	for (size_t i = 0; i < BENCH_NPCT; i++)
@@ -434,16 +443,17 @@ static void csv_dir(FILE *f, const struct bench_cell *cl, const char *row, uint6
 		fputs(",,\n", f);
 }
 
-static void csv_result(FILE *f, const struct bench_cell *cl, const struct bench_result *r)
+static void csv_result(FILE *f, const struct bench_compare *cmp, const struct bench_cell *cl,
+		       const struct bench_result *r)
 {
-	csv_dir(f, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns, NULL);
-	csv_dir(f, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns, NULL);
+	csv_dir(f, cmp, cl, "read", r->dir[0].ios, r->dir[0].bytes, &r->dir[0].lat, r->runtime_ns, NULL);
+	csv_dir(f, cmp, cl, "write", r->dir[1].ios, r->dir[1].bytes, &r->dir[1].lat, r->runtime_ns, NULL);
 	/* CPU time is the process's, not a direction's: on the total row only */
-	csv_dir(f, cl, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns, r);
+	csv_dir(f, cmp, cl, "total", bench_total_ios(r), bench_total_bytes(r), &r->lat, r->runtime_ns, r);
 	for (unsigned k = 0; k < r->nseries; k++) {
 		const struct bench_second *s = &r->series[k];
 		uint64_t ios = s->ios[0] + s->ios[1];
-		csv_cell(f, cl);
+		csv_cell(f, cmp, cl);
 		fprintf(f, "second,%u,%" PRIu64 ",%" PRIu64 ",%.0f,%.0f,,%" PRIu64 ",,,,,,,,,\n", k,
 			s->dur_ns, ios, bench_per_s(ios, s->dur_ns),
 			bench_per_s(s->bytes[0] + s->bytes[1], s->dur_ns), ios ? s->lat_sum_ns / ios : 0);
@@ -461,7 +471,6 @@ void bench_print_csv(FILE *f, const struct bench_cli *c, const struct bench_outc
 	for (unsigned i = 0; i < o->ncells; i++) {
 		if (!bench_cell_measured(o, i))
 			continue;
-		csv_result(f, o->cells ? &o->cells[i] : NULL, &o->res[i]);
+		csv_result(f, &c->plan.cmp, o->cells ? &o->cells[i] : NULL, &o->res[i]);
 	}
-	(void)c;
 }

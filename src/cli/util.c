@@ -11,40 +11,11 @@
 
 #include "cli/cli.h"
 #include "cli/util.h"
+#include "common/size_parse.h"
 
 int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes)
 {
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	uint64_t unit = default_unit;
-	if (*end) {
-		switch (toupper((unsigned char)*end)) {
-		case 'B': unit = 1; break;
-		case 'K': unit = 1ull << 10; break;
-		case 'M': unit = 1ull << 20; break;
-		case 'G': unit = 1ull << 30; break;
-		case 'T': unit = 1ull << 40; break;
-		default: return -EINVAL;
-		}
-		end++;
-		/* accept "K", "KiB", "KB" (all binary, as mdadm) */
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if ((*end == 'B' || *end == 'b') && unit != 1)
-			end++;
-		if (*end)
-			return -EINVAL;
-	}
-	if (v > UINT64_MAX / unit)
-		return -EINVAL;
-	*bytes = v * unit;
-	return 0;
+	return size_parse(s, default_unit, bytes);
 }
 
 const char *cli_bytes(uint64_t bytes, char *buf, size_t len)

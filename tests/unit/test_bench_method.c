@@ -11,7 +11,10 @@
  * and 4 members runs three arrays and skips RAID 6 on 3 with the reason;
  * with preconditioning each configuration is first written twice over
  * (exactly: 2 x its range) and run in rounds, the phases announced before
- * its cell.
+ * its cell. A report of 70 configurations says its charts show 64.
+ * Preconditioning two raw files fills both ranges twice (and says
+ * so: range and target count); preconditioning a sweep fills the array once
+ * and every cell runs on that array (its set UUID unchanged).
  *
  *   test_bench_method
  */
@@ -24,6 +27,7 @@
 #include <uraid/geom.h>
 
 #include "bench/method.h"
+#include "bench/report_run.h"
 #include "../support/check.h"
 
 #define CELL_S 0.05
@@ -33,7 +37,22 @@ struct events {
 	unsigned last_cell, ncells;
 	bool single;
 	char labels[8][64];
+	/* set: at each cell, the md set UUID of this member (a 1.2 superblock) */
+	const char *member;
+	unsigned char uuid[8][16];
 };
+
+/* The set UUID of the 1.2 superblock at 4 KiB of path (zeros when unreadable). */
+static void read_set_uuid(const char *path, unsigned char *uuid)
+{
+	FILE *f = fopen(path, "rb");
+
+	memset(uuid, 0, 16);
+	if (f && !fseek(f, 4096 + 16, SEEK_SET) && fread(uuid, 1, 16, f) != 16)
+		memset(uuid, 0, 16);
+	if (f)
+		fclose(f);
+}
 
 static void on_progress(void *arg, const struct bench_progress *p)
 {
@@ -52,6 +71,8 @@ static void on_progress(void *arg, const struct bench_progress *p)
 		e->last_cell = p->cell;
 		if (e->cell < 8)
 			snprintf(e->labels[e->cell], sizeof(e->labels[0]), "%s", p->label);
+		if (e->member && e->cell < 8)
+			read_set_uuid(e->member, e->uuid[e->cell]);
 		e->cell++;
 		break;
 	case BENCH_PROGRESS_TICK:
@@ -93,8 +114,11 @@ static int run(const struct bench_runplan *p, struct bench_outcome *o, struct ev
 {
 	struct bench_progress_hook hook = { .fn = on_progress, .arg = e };
 
+	const char *member = e->member;
+
 	memset(o, 0, sizeof(*o));
 	memset(e, 0, sizeof(*e));
+	e->member = member;
 	int rc = bench_outcome_plan(o, p, err, errlen);
 	return rc ? rc : bench_outcome_run(o, p, &hook, err, errlen);
 }
@@ -261,6 +285,135 @@ static void check_compare(const char *const *paths)
 	bench_outcome_fini(&o);
 }
 
+/*
+ * --precondition with a sweep fills the array once; every cell assembles
+ * that array: the set UUID the fill's create wrote is the one each cell
+ * starts on and the one left at the end (a cell that created the array
+ * again would give it a new one).
+ */
+static void check_sweep_precondition(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 2);
+	struct bench_outcome o;
+	struct events e = { .member = paths[0] };
+	char err[400] = "";
+	unsigned char end_uuid[16], zero[16] = { 0 };
+
+	p.kind = BENCH_RUN_SWEEP;
+	p.tg.kind = BENCH_ARRAY;
+	p.tg.flags = BENCH_CREATE;
+	p.tg.level = URAID_LEVEL_1;
+	p.tg.create_bytes = 8u << 20;
+	p.precondition = true;
+	p.precondition_max = BENCH_SS_WINDOW;
+	CHECK(!bench_axes_parse("qd=1,2,4", &p.axes, err, sizeof(err)), "%s", err);
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "sweep with precondition: %d %s", rc, err);
+	CHECK(e.fills == 1 && e.cell == 3 && o.pre && o.pre[0].done && o.pre[0].fill_targets == 1,
+	      "one fill (%u), 3 cells (%u)", e.fills, e.cell);
+	read_set_uuid(paths[0], end_uuid);
+	CHECK(memcmp(end_uuid, zero, 16), "no superblock on %s", paths[0]);
+	for (unsigned i = 0; i < e.cell && i < 8; i++)
+		CHECK(!memcmp(e.uuid[i], end_uuid, 16), "cell %u ran on another array than the "
+		      "filled one (set UUID changed)", i + 1);
+	bench_outcome_fini(&o);
+}
+
+/*
+ * Preconditioning two raw targets: the fill covers both ranges, twice
+ * (the range it reports is both together, so the ratio is 2, not 4).
+ */
+static void check_raw_precondition(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 2);
+	struct bench_outcome o;
+	struct events e = { 0 };
+	char err[400] = "";
+
+	p.kind = BENCH_RUN_SINGLE;
+	p.tg.create_bytes = 4u << 20;   /* two raw files of 4 MiB, used whole */
+	p.precondition = true;
+	p.precondition_max = BENCH_SS_WINDOW;
+	int rc = run(&p, &o, &e, err, sizeof(err));
+	CHECK(!rc, "raw precondition: %d %s", rc, err);
+	if (!rc && o.pre) {
+		const struct bench_precond *pc = &o.pre[0];
+		CHECK(pc->done && pc->fill_targets == 2 && pc->fill_range_bytes == 2 * (4u << 20) &&
+		      pc->fill_bytes == 2 * pc->fill_range_bytes,
+		      "fill %llu over %u targets, range %llu", (unsigned long long)pc->fill_bytes,
+		      pc->fill_targets, (unsigned long long)pc->fill_range_bytes);
+	}
+	bench_outcome_fini(&o);
+}
+
+/*
+ * The compare charts have room for SVG_MAX_CATEGORIES configurations: a
+ * comparison of more (made up here, none run) says in the chart's note how
+ * many it leaves out.
+ */
+static void check_many_configs(const char *dir)
+{
+	enum { N = SVG_MAX_CATEGORIES + 6 };
+	struct bench_runplan p;
+	struct bench_outcome o;
+	struct bench_report *r = NULL;
+	char err[400] = "", path[4096], html[1 << 16];
+
+	memset(&p, 0, sizeof(p));
+	memset(&o, 0, sizeof(o));
+	p.kind = o.kind = BENCH_RUN_COMPARE;
+	o.ncells = o.nalloc = N;
+	o.cells = calloc(N, sizeof(*o.cells));
+	o.res = calloc(N, sizeof(*o.res));
+	o.ran = calloc(N, sizeof(*o.ran));
+	if (!o.cells || !o.res || !o.ran) {
+		CHECK(0, "out of memory");
+		bench_outcome_fini(&o);
+		return;
+	}
+	for (unsigned i = 0; i < N; i++) {
+		o.cells[i].compare = true;
+		o.cells[i].read_pct = -1;
+		snprintf(o.cells[i].label, sizeof(o.cells[i].label), "config %u", i);
+		o.res[i].runtime_ns = 100000000;
+		o.res[i].dir[0].ios = 100 + i;
+		o.ran[i] = true;
+	}
+	snprintf(path, sizeof(path), "%s/many.html", dir);
+	int rc = bench_report_new(&r, "many", err, sizeof(err));
+	if (!rc)
+		rc = bench_report_add_compare_charts(r, &p, &o, "made up", err, sizeof(err));
+	if (!rc)
+		rc = bench_report_write_html(r, path, err, sizeof(err));
+	CHECK(!rc, "report of %d configurations: %s", N, err);
+	FILE *f = fopen(path, "r");
+	size_t len = f ? fread(html, 1, sizeof(html) - 1, f) : 0;
+	html[len] = 0;
+	if (f)
+		fclose(f);
+	char want[96];
+	snprintf(want, sizeof(want), "the first %d of the %d configurations run", SVG_MAX_CATEGORIES,
+		 N);
+	CHECK(strstr(html, want), "no note '%s' in the report (%zu bytes)", want, len);
+	unlink(path);
+	bench_report_free(r);
+	bench_outcome_fini(&o);
+}
+
+/* A read-share sweep writes when one of its shares is below 100 %. */
+static void check_rwmix_writes(const char *const *paths)
+{
+	struct bench_runplan p = base_plan(paths, 1);
+	char err[200];
+
+	p.kind = BENCH_RUN_SWEEP;
+	CHECK(!bench_axes_parse("rwmixread=100", &p.axes, err, sizeof(err)) &&
+	      !bench_plan_writes(&p), "rwmixread=100 of a read workload counted as writing");
+	memset(&p.axes, 0, sizeof(p.axes));
+	CHECK(!bench_axes_parse("rwmixread=100,70", &p.axes, err, sizeof(err)) &&
+	      bench_plan_writes(&p), "rwmixread=100,70 not counted as writing");
+}
+
 int main(void)
 {
 	char dir[] = "/dev/shm/test_bench_method.XXXXXX", dir2[] = "/tmp/test_bench_method.XXXXXX";
@@ -277,11 +430,19 @@ int main(void)
 	snprintf(dd, sizeof(dd), "%s/d.img", d);
 	const char *const one[1] = { a }, *const two[2] = { a, b }, *const four[4] = { a, b, c, dd };
 
+	check_rwmix_writes(one);
+	check_many_configs(d);
 	check_qd_sweep(one);
 	check_single(one);
 	check_steady(one);
 	unlink(a);
 	check_drives_sweep(two);
+	unlink(a);
+	unlink(b);
+	check_raw_precondition(two);
+	unlink(a);
+	unlink(b);
+	check_sweep_precondition(two);
 	unlink(a);
 	unlink(b);
 	check_compare(four);

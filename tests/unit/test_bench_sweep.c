@@ -171,10 +171,15 @@ static void check_mix_and_bs(void)
 	      ax.rwmix[1] == 30, "rwmixread list");
 	CHECK(!bench_axes_parse("bs=512..1M", &ax, err, sizeof(err)) && ax.nbs == 12 &&
 	      ax.bs[0] == 512 && ax.bs[3] == 4096 && ax.bs[11] == 1048576, "bs=512..1M: %u", ax.nbs);
+	/* the --bs parser: "KiB", "KB" and a B suffix as --bs takes them */
+	CHECK(!bench_axes_parse("bs=4KiB,8KB,1024B", &ax, err, sizeof(err)) && ax.nbs == 3 &&
+	      ax.bs[0] == 4096 && ax.bs[1] == 8192 && ax.bs[2] == 1024, "bs=4KiB,8KB,1024B");
+	memset(&ax, 0, sizeof(ax));
+	CHECK(!bench_axes_parse("rwmixread=70,30", &ax, err, sizeof(err)), "rwmixread again");
 	CHECK(!bench_axes_parse("bs=4k,64k", &ax, err, sizeof(err)) && ax.nbs == 2 &&
 	      ax.bs[1] == 65536, "bs list");
 	static const char *const bad[] = { "rwmixread=", "rwmixread=101", "rwmixread=100..0:0",
-					   "rwmixread=-1", "rwmixread=50..", "bs=1000", "bs=4k..1k",
+					   "rwmixread=-1", "rwmixread=50..", "bs=1000", "bs=4k..1k", "bs=3k..12k",
 					   "bs=32M", "bs=", "bs=4q", "rwmixread=10,,20",
 					   "bs=18014398509481984k" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -186,7 +191,7 @@ static void check_mix_and_bs(void)
 	/* bs x rwmixread: every pair, block size the slow axis */
 	CHECK(!bench_plan(&ax, 0, 1, &c, &n, err, sizeof(err)) && n == 4, "bs x mix: %u", n);
 	CHECK(c && c[0].bs == 4096 && c[0].read_pct == 70 && c[3].bs == 65536 &&
-	      c[3].read_pct == 30 && !c[0].matrix && !strcmp(c[1].label, "bs=4k read=30%"),
+	      c[3].read_pct == 30 && !c[0].matrix && !strcmp(c[1].label, "bs=4 KiB read=30%"),
 	      "bs x mix cells: '%s'", c ? c[1].label : "");
 	/* a cell sets every access line's size and read share, the rest stays */
 	struct bench_workload wl0, wl;
@@ -242,13 +247,15 @@ static void check_compare(void)
 	CHECK(!bench_compare_parse("chunk=64K,128k", &cmp, err, sizeof(err)), "chunk: %s", err);
 	CHECK(!bench_compare_parse("level=0,1,5,6", &cmp, err, sizeof(err)), "level: %s", err);
 	CHECK(cmp.naxes == 2 && !strcmp(cmp.axis[0].key->name, "level") &&
-	      cmp.axis[1].val[1].num == 128 && !strcmp(cmp.axis[1].val[0].text, "64k"),
+	      cmp.axis[1].val[1].num == 128 && !strcmp(cmp.axis[1].val[0].text, "64 KiB"),
 	      "axes in table order");
 	CHECK(!bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) && n == 8,
 	      "4 levels x 2 chunks: %u (%s)", n, err);
 	static const char *const label[8] = {
-		"raid0 chunk=64k", "raid0 chunk=128k", "raid1 chunk=64k", "raid1 chunk=128k",
-		"raid5 chunk=64k", "raid5 chunk=128k", "raid6 chunk=64k", "raid6 chunk=128k",
+		/* RAID 1 has no chunk: left out of its label, kept in its duplicate's */
+		"raid0 chunk=64 KiB", "raid0 chunk=128 KiB", "raid1", "raid1 chunk=128 KiB",
+		"raid5 chunk=64 KiB", "raid5 chunk=128 KiB", "raid6 chunk=64 KiB",
+		"raid6 chunk=128 KiB",
 	};
 	for (unsigned i = 0; c && i < n; i++) {
 		CHECK(c[i].compare && !strcmp(c[i].label, label[i]), "cell %u '%s'", i, c[i].label);
@@ -256,7 +263,7 @@ static void check_compare(void)
 		CHECK(!!c[i].skip[0] == want_skip, "cell %s skip '%s'", c[i].label, c[i].skip);
 	}
 	if (c && n == 8) {
-		CHECK(strstr(c[3].skip, "same array as 'raid1 chunk=64k'") &&
+		CHECK(strstr(c[3].skip, "same array as 'raid1'") &&
 		      strstr(c[3].skip, "chunk"), "RAID 1's second chunk: '%s'", c[3].skip);
 		CHECK(strstr(c[6].skip, "raid6 needs at least 4 members"), "RAID 6 on 3: '%s'",
 		      c[6].skip);
@@ -302,13 +309,58 @@ static void check_compare(void)
 	      strstr(err, "level"), "no level: %s", err);
 	static const char *const bad[] = { "level=7", "level=", "level=5,5", "chunk=6k",
 					   "chunk=0", "members=0", "members=x", "colour=red",
-					   "level", "layout=", "chunk=18014398509481984M" };
+					   "level", "layout=", "chunk=18014398509481984M", "chunk=4G",
+					   "chunk=64q" };
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bench_compare b;
 		memset(&b, 0, sizeof(b));
 		CHECK(bench_compare_parse(bad[i], &b, err, sizeof(err)) == -22, "'%s' accepted",
 		      bad[i]);
 	}
+	/* --compare chunk= takes what --chunk takes: a plain number is KiB, KiB/MB suffixes */
+	memset(&cmp, 0, sizeof(cmp));
+	CHECK(!bench_compare_parse("chunk=64,128KiB,1MB", &cmp, err, sizeof(err)) &&
+	      cmp.axis[0].val[0].num == 64 && cmp.axis[0].val[1].num == 128 &&
+	      cmp.axis[0].val[2].num == 1024 && !strcmp(cmp.axis[0].val[2].text, "1 MiB"),
+	      "chunk=64,128KiB,1MB: %s", err);
+
+	/* a base --chunk one level cannot take skips that configuration, before any write */
+	memset(&cmp, 0, sizeof(cmp));
+	CHECK(!bench_compare_parse("level=0,5,10,1", &cmp, err, sizeof(err)), "levels: %s", err);
+	tg0.flags = 0;
+	tg0.npaths = 4;
+	tg0.chunk_kib = 12;
+	CHECK(!bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) && n == 4,
+	      "levels with a 12 KiB chunk: %s", err);
+	if (c && n == 4) {
+		CHECK(!c[0].skip[0] && !c[3].skip[0], "raid0, raid1 run: '%s' '%s'", c[0].skip,
+		      c[3].skip);
+		CHECK(!strcmp(c[1].skip, "raid5 takes a power-of-two chunk, not 12 KiB") &&
+		      !strcmp(c[2].skip, "raid10 takes a power-of-two chunk, not 12 KiB"),
+		      "'%s' '%s'", c[1].skip, c[2].skip);
+	}
+	free(c);
+	memset(&cmp, 0, sizeof(cmp));
+	CHECK(!bench_compare_parse("level=5,10", &cmp, err, sizeof(err)), "levels: %s", err);
+	CHECK(bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) == -22 &&
+	      strstr(err, "no configuration can be made"), "nothing to run refused: %s", err);
+	tg0.chunk_kib = 0;
+
+	/* the configuration words of the CSV: only the axes that apply */
+	memset(&cmp, 0, sizeof(cmp));
+	CHECK(!bench_compare_parse("level=1,5", &cmp, err, sizeof(err)) &&
+	      !bench_compare_parse("chunk=64k", &cmp, err, sizeof(err)), "level x chunk: %s", err);
+	CHECK(!bench_compare_plan(&cmp, &tg0, &c, &n, err, sizeof(err)) && n == 2, "2: %s", err);
+	if (c && n == 2) {
+		char conf[96];
+		bench_compare_config(&cmp, &c[0], conf, sizeof(conf));
+		CHECK(!strcmp(conf, "level=raid1") && !strcmp(c[0].label, "raid1"), "raid1: '%s'",
+		      conf);
+		bench_compare_config(&cmp, &c[1], conf, sizeof(conf));
+		CHECK(!strcmp(conf, "level=raid5;chunk=64 KiB"), "raid5: '%s'", conf);
+	}
+	free(c);
+
 	for (unsigned i = 0; bench_compare_key_at(i); i++)
 		CHECK(bench_compare_key_at(i)->parse && bench_compare_key_at(i)->apply,
 		      "key %u has a parser and an apply", i);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <uraid/engine.h>
 #include <uraid/geom.h>
 #include <uraid/level.h>
 
@@ -168,6 +169,30 @@ static bool layout_applies(const struct bench_targets *tg)
 	return li && li->has_layouts;
 }
 
+/* The write policy of the array (the engine's write-back cache at its
+   default size, or none). */
+static int parse_write_cache(const char *s, size_t len, struct bench_compare_value *v,
+			     char *err, size_t errlen)
+{
+	if (len == 7 && !strncmp(s, "through", 7))
+		v->num = URAID_WRITE_THROUGH;
+	else if (len == 4 && !strncmp(s, "back", 4))
+		v->num = URAID_WRITE_BACK;
+	else
+		return uraid_errf(err, errlen, -EINVAL, "--compare write-cache=%.*s: through or "
+				  "back", (int)len, s);
+	snprintf(v->text, sizeof(v->text), "%s", v->num == URAID_WRITE_BACK ? "back" : "through");
+	return 0;
+}
+
+static int apply_write_cache(const struct bench_compare_value *v, struct bench_workload *wl,
+			     struct bench_targets *tg, char *why, size_t whylen)
+{
+	(void)wl; (void)why; (void)whylen;
+	tg->write_cache = (uint32_t)v->num;
+	return 0;
+}
+
 /*
  * The keys, in the order their values are applied (a layout is read for
  * the level set before it). A new key (write-cache=through,back,
@@ -179,6 +204,7 @@ static const struct bench_compare_key keys[] = {
 	{ "members", "counts up to the DEVICEs given", parse_members, apply_members, NULL },
 	{ "chunk", "sizes, multiples of 4K", parse_chunk, apply_chunk, chunk_applies },
 	{ "layout", "the levels' layout names", parse_layout, apply_layout, layout_applies },
+	{ "write-cache", "through, back", parse_write_cache, apply_write_cache, NULL },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 

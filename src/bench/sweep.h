@@ -30,7 +30,7 @@ struct bench_axes {
 	bool matrix;
 };
 
-#define BENCH_COMPARE_MAX_KEYS 4    /* --compare options (compare.h) */
+#define BENCH_COMPARE_MAX_KEYS 6    /* --compare options (compare.h) */
 
 /* One cell: what differs from the base workload and targets (0: unchanged). */
 struct bench_cell {

@@ -96,6 +96,21 @@ if not ok:
     print("FAIL precondition json: %r" % p); sys.exit(1)
 PY
 fi
+# the write policy as a key: both configurations run, the same workload,
+# and write-back absorbs writes (its cache counted them in the cell's config)
+if ! "$URAID" bench --json --compare=write-cache=through,back --level=5 --force-write \
+        --rw=randwrite --size=4M --runtime=0.1 $m >"$work/w.json" 2>"$work/err"; then
+    fail "write-cache compare: $(tail -1 "$work/err")"
+else
+    python3 - "$work/w.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+pol = [c.get("config", {}).get("write-cache") for c in cells]
+ios = [c.get("total", {}).get("write", {}).get("ios", c.get("total", {}).get("ios", 0)) for c in cells]
+if pol != ["through", "back"] or not all(ios):
+    print("FAIL write-cache compare: policies %r, I/Os %r" % (pol, ios)); sys.exit(1)
+PY
+fi
 # a single run: the phase before it, once
 if ! "$URAID" bench --json --precondition=5 --rw=randread --size=4M --runtime=0.1 \
         "$work/r0" >"$work/s.json" 2>"$work/err"; then

@@ -98,7 +98,15 @@ struct uraid_assemble_opts {
 	unsigned npaths;
 	uint32_t flags;             /* URAID_ASSEMBLE_* */
 	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
+	/* read-ahead window per sequential stream, in bytes: 0 the default
+	   (two stripe rows, or two chunks where a piece is a chunk, within
+	   256 KiB .. 4 MiB), URAID_READ_AHEAD_OFF none; rounded down to 4 KiB */
+	uint64_t read_ahead_bytes;
 };
+
+#define URAID_READ_AHEAD_OFF UINT64_MAX
+#define URAID_READ_AHEAD_MAX (64ull << 20)      /* per stream */
+#define URAID_READ_AHEAD_STREAMS 8              /* streams with a window at a time */
 
 /*
  * Assemble as md does (reference/md-format.md §1.7, §1.9, §1.14): one
@@ -233,6 +241,33 @@ struct uraid_member_status {
 	uint64_t read_errors, write_errors, corrected_reads;
 };
 
+/*
+ * Read-ahead (engine/cache/readahead.c): sequential read streams are
+ * detected and whole stripe rows (or chunks) ahead of them are read into
+ * buffers set aside at assembly; reads they cover are copied from there.
+ * Counters only grow while the array is open (a change of window resets
+ * none of them).
+ */
+struct uraid_read_ahead_status {
+	uint64_t window_bytes;      /* per stream; 0: off */
+	uint64_t unit_bytes;        /* what one prefetch reads: a stripe row or chunk */
+	unsigned streams_max;       /* streams that can hold a window at once */
+	unsigned streams;           /* sequential streams holding a window now */
+	uint64_t memory_bytes;      /* buffers set aside */
+	uint64_t prefetched_bytes;  /* read ahead from the members */
+	uint64_t served_bytes;      /* of the client reads, copied from read-ahead */
+	uint64_t served_reads;      /* client reads answered whole from read-ahead */
+	uint64_t wasted_bytes;      /* prefetched, then dropped unread (a write, eviction) */
+};
+
+/*
+ * Change the read-ahead window per stream at run time (bytes, rounded down
+ * to 4 KiB; 0 or URAID_READ_AHEAD_OFF: off). New buffers are allocated here
+ * (not on the I/O path) and what was read ahead is dropped. Any thread but
+ * a reactor's. 0, -EINVAL (above URAID_READ_AHEAD_MAX), -ENOMEM.
+ */
+int uraid_array_set_read_ahead(struct uraid_array *a, uint64_t bytes);
+
 struct uraid_array_status {
 	uint8_t uuid[16];
 	char name[33];
@@ -252,6 +287,7 @@ struct uraid_array_status {
 	uint64_t bitmap_bits, bitmap_dirty_bits;
 	bool bitmap_stale;          /* every bit counts as set (a full resync) */
 	uint64_t bitmap_events_cleared;
+	struct uraid_read_ahead_status read_ahead;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };

@@ -18,6 +18,7 @@
 
 #include "common/clock.h"
 #include "common/errmsg.h"
+#include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
@@ -260,6 +261,8 @@ static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi
 static void req_count_latency(const struct array_req *rq, struct array_counters *c)
 {
 	enum uraid_io_op op = rq->io->op;
+	if (rq->io->flags & ARRAY_IO_INTERNAL)
+		return;         /* a prefetch of read-ahead's is no client's request */
 	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
 				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
 							   : URAID_LATENCY_OTHER;
@@ -284,6 +287,9 @@ static void req_finish(struct array_req *rq)
 	uint64_t lo, hi;
 	if (req_wib_range(rq, &lo, &hi))
 		wib_end_write(a, lo, hi);
+	/* read-ahead: a prefetch issued while the write ran may hold old data */
+	if (is_write_op(io->op))
+		ra_invalidate(a, io->offset, io->length);
 	if (is_write_op(io->op))
 		gate_leave_write(a, rq->er->r.index);
 	atomic_fetch_sub(&c->in_flight, 1);
@@ -489,6 +495,9 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+	/* read-ahead: no prefetched copy of the range outlives the write's start */
+	if (is_write_op(io->op))
+		ra_invalidate(a, io->offset, io->length);
 
 	if (!is_write_op(io->op)) {
 		req_issue(rq);
@@ -506,8 +515,17 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	}
 }
 
-/* The request's member I/O (its bits on disk): bounce buffer, pieces. */
+/* The request's member I/O (its bits on disk), or read-ahead's answer. */
 static void req_issue(struct array_req *rq)
+{
+	/* read-ahead answers the read, or has it wait for a prefetch (cache/readahead.h) */
+	if (rq->io->op == URAID_IO_READ && !(rq->io->flags & ARRAY_IO_INTERNAL) && ra_read(rq))
+		return;
+	array_req_to_level(rq);
+}
+
+/* The request's member I/O: bounce buffer, pieces. */
+void array_req_to_level(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
 
@@ -532,6 +550,12 @@ static void req_issue(struct array_req *rq)
 	else
 		start_pieces(rq);
 	array_piece_done(rq, 0);
+}
+
+void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+{
+	io->flags |= ARRAY_IO_INTERNAL;
+	req_start(a, er, io);
 }
 
 static void handover(struct reactor *r, struct reactor_msg *m)
@@ -680,6 +704,7 @@ int array_tick_add(struct array *a, array_tick_fn *fn)
 
 static void array_free(struct array *a)
 {
+	ra_fini(a);
 	if (a->ops && a->ops->fini)
 		a->ops->fini(a);
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -742,6 +767,10 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
+	if ((rc = ra_init(a, o->read_ahead_bytes, err, errlen))) {
+		array_free(a);
+		return rc;
+	}
 	/* tick hooks in this order: clean marking, bitmap daemon (wib_init), jobs */
 	array_tick_add(a, array_idle_check);
 	if ((rc = wib_init(a, err, errlen))) {
@@ -840,6 +869,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		st->bitmap_dirty_bits = a->wib ? atomic_load(&a->wib->bits_set)
 				      : a->bitmap_stale ? st->bitmap_bits : 0;
 	}
+	ra_status(a, &st->read_ahead);
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
 	st->events = a->sb.events;
 	st->in_flight = sum_in_flight(a);

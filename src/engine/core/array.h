@@ -40,6 +40,7 @@
 
 struct array;
 struct array_req;
+struct readahead;
 struct wib;
 
 /* ---- engine ---- */
@@ -213,6 +214,9 @@ struct array {
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
 
+	/* read-ahead of sequential streams (cache/readahead.c) */
+	struct readahead *ra;
+
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
 	unsigned nticks;
@@ -238,6 +242,17 @@ struct array_req {
 	uint64_t start_ns;              /* reached its reactor (the latency histogram) */
 	int result;                     /* first error */
 };
+
+/* uraid_io.flags inside the engine: the array's own read (read-ahead's
+ * prefetch), not a client's */
+#define ARRAY_IO_INTERNAL 0x80000000u
+
+/* The array's own read (read-ahead's prefetch), from reactor er's thread:
+ * the request path of a client read, but not offered to read-ahead nor
+ * counted in the latency histogram; io->done runs on er. */
+void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* A client read that read-ahead did not answer after all: on to the level. */
+void array_req_to_level(struct array_req *rq);
 
 /* Called by a level when one of its pieces of rq is done (res 0 or -errno). */
 void array_piece_done(struct array_req *rq, int res);

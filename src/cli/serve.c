@@ -96,6 +96,11 @@ static void serve_usage(FILE *f)
 		"      --speed-min=KIB/S    background work (resync, check, repair) holds this\n"
 		"                           rate per member while clients are busy (1000)\n"
 		"      --speed-max=KIB/S    and goes up to this one when they are not (200000)\n"
+		"      --read-ahead=SIZE|off|default  read ahead of each sequential read\n"
+		"                           stream, in whole stripe rows or chunks, up to SIZE\n"
+		"                           per stream (default: two rows or chunks, within\n"
+		"                           256K..4M; at most 64M; 8 streams at once); random\n"
+		"                           reads never start it\n"
 		"      --max-connections=N  clients served at once (default 64); the next are\n"
 		"                           greeted and refused with the reason; fewer when\n"
 		"                           the open file limit (ulimit -n) has no room\n"
@@ -133,7 +138,8 @@ static void serve_usage(FILE *f)
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
-       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN };
+       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN,
+       OPT_READ_AHEAD };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -224,6 +230,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "list-arrays", no_argument, NULL, OPT_LIST_ARRAYS },
 		{ "run", no_argument, NULL, OPT_RUN },
+		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -285,6 +292,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->socket_mode = (unsigned)m;
 			break;
 		}
+		case OPT_READ_AHEAD:
+			if (cli_parse_read_ahead(optarg, &o->read_ahead_bytes)) {
+				fprintf(stderr, "uraid serve: --read-ahead=%s: expected off or a size "
+					"up to 64M (e.g. 1M, 512K; 0 is off)\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case OPT_MAX_CONNECTIONS:
 		case OPT_HANDSHAKE_TIMEOUT:
 		case OPT_MAX_BUFFER_MEMORY:
@@ -697,6 +711,7 @@ static int run(struct serve_state *st, int sig_fd)
 		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
 			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
 			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
+		.read_ahead_bytes = st->o->read_ahead_bytes,
 	};
 	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
 	if (rc) {

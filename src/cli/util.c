@@ -10,6 +10,8 @@
 #include "cli/cli.h"
 #include "cli/util.h"
 
+#include <uraid/engine.h>
+
 int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes)
 {
 	char *end;
@@ -42,6 +44,24 @@ int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes)
 	if (v > UINT64_MAX / unit)
 		return -EINVAL;
 	*bytes = v * unit;
+	return 0;
+}
+
+int cli_parse_read_ahead(const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+
+	if (strcmp(s, "off") == 0) {
+		*bytes = URAID_READ_AHEAD_OFF;
+		return 0;
+	}
+	if (strcmp(s, "default") == 0) {
+		*bytes = 0;
+		return 0;
+	}
+	if (cli_parse_size(s, 1, &v) || (v && v < (8u << 10)) || v > URAID_READ_AHEAD_MAX)
+		return -EINVAL;
+	*bytes = v ? v & ~(uint64_t)4095 : URAID_READ_AHEAD_OFF;
 	return 0;
 }
 

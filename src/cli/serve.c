@@ -294,8 +294,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		}
 		case OPT_READ_AHEAD:
 			if (cli_parse_read_ahead(optarg, &o->read_ahead_bytes)) {
-				fprintf(stderr, "uraid serve: --read-ahead=%s: expected off or a size "
-					"up to 64M (e.g. 1M, 512K; 0 is off)\n", optarg);
+				fprintf(stderr, "uraid serve: --read-ahead=%s: expected off, default "
+					"or a size of 8K..64M (e.g. 1M, 512K; 0 is off)\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;

@@ -96,11 +96,12 @@ static void print_read_ahead(FILE *f, const struct uraid_read_ahead_status *ra)
 		return;
 	}
 	fprintf(f, "     Read-ahead : %s per stream in %s units, %u of %u streams; "
-		"%s read ahead, %s served from it, %s wasted\n",
+		"%s read ahead, %s served from it, %s wasted%s\n",
 		cli_bytes(ra->window_bytes, b1, sizeof(b1)), cli_bytes(ra->unit_bytes, b2, sizeof(b2)),
 		ra->streams, ra->streams_max, cli_bytes(ra->prefetched_bytes, b3, sizeof(b3)),
 		cli_bytes(ra->served_bytes, b4, sizeof(b4)),
-		cli_bytes(ra->wasted_bytes, b5, sizeof(b5)));
+		cli_bytes(ra->wasted_bytes, b5, sizeof(b5)),
+		ra->members_in_memory ? " (members in memory: nothing to read ahead)" : "");
 }
 
 static void print_background(FILE *f, const struct uraid_sync_status *s)
@@ -142,6 +143,7 @@ static void json_read_ahead(struct json *j, const struct uraid_read_ahead_status
 	json_u64(j, "unit_bytes", ra->unit_bytes);
 	json_u64(j, "streams", ra->streams);
 	json_u64(j, "streams_max", ra->streams_max);
+	json_bool(j, "members_in_memory", ra->members_in_memory);
 	json_u64(j, "memory_bytes", ra->memory_bytes);
 	json_u64(j, "prefetched_bytes", ra->prefetched_bytes);
 	json_u64(j, "served_bytes", ra->served_bytes);

@@ -37,6 +37,8 @@
 #include <uraid/uraid.h>
 #include <uraid/engine.h>
 
+#include "engine/cache/readahead.h"
+#include "engine/core/array.h"
 #include "../support/array_fixture.h"
 #include "../support/check.h"
 
@@ -328,16 +330,23 @@ static void deterministic(struct run *run)
 	free(want);
 }
 
-static void run_level(struct uraid_engine *e, const char *level, unsigned n, unsigned chunk_kib,
-		      int lose_slot, uint64_t seed)
+/*
+ * base: where the member files go. /dev/shm: members copied inline, where
+ * read-ahead does not prefetch by itself (readahead.c): it is made to here,
+ * so that prefetches completed inline are attacked too. /tmp: member I/O
+ * through io_uring (skipped when /tmp is in memory as well).
+ */
+static void run_level(struct uraid_engine *e, const char *base, const char *level, unsigned n,
+		      unsigned chunk_kib, int lose_slot, uint64_t seed)
 {
 	char dir[64], paths[8][96], name[64], err[256];
 	const char *devs[8];
 	struct run *run = calloc(1, sizeof(*run));
 	static const uint64_t lens[NREADERS] = { 4096, 16384, 65536, 131072 };
 
-	snprintf(name, sizeof(name), "raid%s n=%u%s", level, n, lose_slot >= 0 ? " degraded" : "");
-	snprintf(dir, sizeof(dir), "/dev/shm/uraid-ra.%d", getpid());
+	snprintf(name, sizeof(name), "raid%s n=%u%s on %s", level, n,
+		 lose_slot >= 0 ? " degraded" : "", base);
+	snprintf(dir, sizeof(dir), "%s/uraid-ra.%d", base, getpid());
 	mkdir(dir, 0700);
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s/m%u", dir, i);
@@ -351,6 +360,21 @@ static void run_level(struct uraid_engine *e, const char *level, unsigned n, uns
 		free(run);
 		return;
 	}
+	struct uraid_read_ahead_status ra;
+	ra_stat(run->a, &ra);
+	bool shm = strcmp(base, "/dev/shm") == 0;
+	if (!shm && ra.members_in_memory) {
+		printf("skip %s: its members are in memory too\n", name);
+		uraid_array_close(run->a);
+		for (unsigned i = 0; i < n; i++)
+			unlink(paths[i]);
+		rmdir(dir);
+		free(run);
+		return;
+	}
+	CHECK(ra.members_in_memory == shm, "%s: members_in_memory %d", name, ra.members_in_memory);
+	if (shm)
+		ra_prefetch_memory((struct array *)run->a, true);
 	run->name = name;
 	run->seed = seed;
 	pthread_mutex_init(&run->mu, NULL);
@@ -400,7 +424,6 @@ static void run_level(struct uraid_engine *e, const char *level, unsigned n, uns
 	}
 	CHECK(atomic_load(&run->active) == 0, "%s: %u agents never finished", name,
 	      atomic_load(&run->active));
-	struct uraid_read_ahead_status ra;
 	ra_stat(run->a, &ra);
 	printf("%s seed %" PRIu64 ": %" PRIu64 " reads, %" PRIu64 " blocks checked; read-ahead "
 	       "window %" PRIu64 " unit %" PRIu64 ", %" PRIu64 " prefetched, %" PRIu64
@@ -423,6 +446,53 @@ static void run_level(struct uraid_engine *e, const char *level, unsigned n, uns
 	printf("%s %s\n", failures ? "FAIL" : "ok  ", name);
 }
 
+/* Members in memory, read-ahead left to itself: a sequential reader makes a
+ * stream, nothing is read ahead, and the reads are right. */
+static void memory_members(struct uraid_engine *e, uint64_t seed)
+{
+	char dir[64], paths[4][96], err[256];
+	const char *devs[4];
+	struct uraid_array *a;
+	struct uraid_read_ahead_status ra;
+	uint8_t *buf = aligned_alloc(4096, 64u << 10), *want = aligned_alloc(4096, 64u << 10);
+
+	snprintf(dir, sizeof(dir), "/dev/shm/uraid-ra.%d", getpid());
+	mkdir(dir, 0700);
+	for (unsigned i = 0; i < 4; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/m%u", dir, i);
+		CHECK(fixture_make_file(paths[i], MEMBER_BYTES) == 0, "%s", paths[i]);
+		devs[i] = paths[i];
+	}
+	CHECK(fixture_create_array("memory members", "5", NULL, 4, 64, 2, devs) == 0, "create");
+	struct uraid_assemble_opts ao = { .paths = devs, .npaths = 4 };
+	if (uraid_array_assemble(e, &ao, &a, err, sizeof(err)) == 0) {
+		for (uint64_t off = 0; off < (2u << 20); off += 64u << 10) {
+			for (unsigned i = 0; i < (64u << 10) / 8; i++)
+				((uint64_t *)want)[i] = (off + 8 * i) ^ seed;
+			CHECK(uraid_array_pwrite(a, want, 64u << 10, off, 0) == 0, "write");
+		}
+		for (uint64_t off = 0; off < (2u << 20); off += 64u << 10) {
+			for (unsigned i = 0; i < (64u << 10) / 8; i++)
+				((uint64_t *)want)[i] = (off + 8 * i) ^ seed;
+			CHECK(uraid_array_pread(a, buf, 64u << 10, off) == 0 &&
+			      memcmp(buf, want, 64u << 10) == 0, "memory members: read at %" PRIu64, off);
+		}
+		ra_stat(a, &ra);
+		CHECK(ra.members_in_memory && ra.streams == 1 && ra.prefetched_bytes == 0,
+		      "memory members: in memory %d, %u streams, %" PRIu64 " bytes read ahead",
+		      ra.members_in_memory, ra.streams, ra.prefetched_bytes);
+		uraid_array_close(a);
+	} else {
+		CHECK(0, "memory members: assemble: %s", err);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		unlink(paths[i]);
+	rmdir(dir);
+	free(buf);
+	free(want);
+	printf("%s memory members\n", failures ? "FAIL" : "ok  ");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 20261202;
@@ -435,11 +505,13 @@ int main(int argc, char **argv)
 		printf("engine: cannot create\n");
 		return 1;
 	}
-	run_level(e, "5", 4, 64, -1, seed);
-	run_level(e, "5", 4, 32, 2, seed + 100);
-	run_level(e, "1", 2, 0, -1, seed + 200);
-	run_level(e, "0", 3, 16, -1, seed + 300);
-	run_level(e, "10", 4, 32, -1, seed + 400);
+	memory_members(e, seed);
+	run_level(e, "/dev/shm", "5", 4, 64, -1, seed);
+	run_level(e, "/dev/shm", "5", 4, 32, 2, seed + 100);
+	run_level(e, "/dev/shm", "1", 2, 0, -1, seed + 200);
+	run_level(e, "/dev/shm", "0", 3, 16, -1, seed + 300);
+	run_level(e, "/dev/shm", "10", 4, 32, -1, seed + 400);
+	run_level(e, "/tmp", "5", 4, 64, -1, seed + 500);
 	uraid_engine_destroy(e);
 	printf("%d failures (seed %" PRIu64 ")\n", failures, seed);
 	return failures ? 1 : 0;

@@ -40,5 +40,8 @@ void ra_fini(struct array *a);
 bool ra_read(struct array_req *rq);
 void ra_invalidate(struct array *a, uint64_t offset, uint64_t length);
 void ra_status(struct array *a, struct uraid_read_ahead_status *st);
+/* Read ahead even when every member is in memory (tests: the paths of a
+ * prefetch completed inline). Before the array's first read. */
+void ra_prefetch_memory(struct array *a, bool on);
 
 #endif

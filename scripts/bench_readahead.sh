@@ -20,24 +20,44 @@
 # says how much read-ahead served (the note of the sequential lines).
 # ---------------------------------------------------------------------------
 
+# The machine is shared: on and off are measured in alternating order
+# (on off, off on, ...), BENCH_REPEAT rounds (at least 3), a server started
+# for each, and each side's best run kept, so that a drift in the load hits
+# both alike.
+
+# ra_round TAG MODE(on|off) DEVICES...: one server, one run of each workload;
+# keeps the best in ra_seq_MODE and ra_rnd_MODE
+ra_round() {
+    local tag=$1 mode=$2 arg=default v
+    shift 2
+    [ "$mode" = off ] && arg=off
+    serve "ra$tag" --read-ahead=$arg "$@" || return
+    v=$(fio_nbd_once bw "$dir/ra$tag.sock" --rw=read --bs=128k --iodepth=1 --numjobs=1)
+    [ "$v" -gt "$(eval echo "\$ra_seq_$mode")" ] && eval "ra_seq_$mode=$v"
+    if [ "$mode" = on ]; then
+        ra_note=$(status "ra$tag" '"(read ahead %d MiB, %d MiB of it served, %d MiB wasted)" % (d["read_ahead"]["prefetched_bytes"] >> 20, d["read_ahead"]["served_bytes"] >> 20, d["read_ahead"]["wasted_bytes"] >> 20)')
+    fi
+    # shellcheck disable=SC2086
+    v=$(fio_nbd_once iops "$dir/ra$tag.sock" --rw=randread --bs=4k $A2)
+    [ "$v" -gt "$(eval echo "\$ra_rnd_$mode")" ] && eval "ra_rnd_$mode=$v"
+    unserve "ra$tag"
+}
+
 # ra_measure TAG DEVICES...: RAID 5 on DEVICES served with read-ahead at its
 # default and off; sets ra_seq_on, ra_seq_off, ra_rnd_on, ra_rnd_off and
-# ra_note (what read-ahead did in the sequential run)
+# ra_note (what read-ahead did in the last sequential run)
 ra_measure() {
-    local tag=$1 mode
+    local tag=$1 round rounds=$REPEAT
     shift
+    [ "$rounds" -lt 3 ] && rounds=3
     ra_seq_on=0 ra_seq_off=0 ra_rnd_on=0 ra_rnd_off=0 ra_note=""
     "$URAID" create --level=5 --raid-devices=4 --force --run --assume-clean --name="ra$tag" "$@" >/dev/null 2>>"$log"
-    for mode in on off; do
-        local arg=default
-        [ $mode = off ] && arg=off
-        serve "ra$tag" --read-ahead=$arg "$@" || continue
-        eval "ra_seq_$mode=\$(fio_nbd bw \"\$dir/ra\$tag.sock\" --rw=read --bs=128k --iodepth=1 --numjobs=1)"
-        if [ $mode = on ]; then
-            ra_note=$(status "ra$tag" '"(read ahead %d MiB, %d MiB of it served, %d MiB wasted)" % (d["read_ahead"]["prefetched_bytes"] >> 20, d["read_ahead"]["served_bytes"] >> 20, d["read_ahead"]["wasted_bytes"] >> 20)')
+    for round in $(seq "$rounds"); do
+        if [ $((round % 2)) = 1 ]; then
+            ra_round "$tag" on "$@"; ra_round "$tag" off "$@"
+        else
+            ra_round "$tag" off "$@"; ra_round "$tag" on "$@"
         fi
-        eval "ra_rnd_$mode=\$(fio_nbd iops \"\$dir/ra\$tag.sock\" --rw=randread --bs=4k $A2)"
-        unserve "ra$tag"
     done
 }
 

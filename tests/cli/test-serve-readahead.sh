@@ -18,6 +18,10 @@ for f in "${m[@]}"; do truncate -s 64M "$f"; done
 
 # status --json's read_ahead.KEY
 ra() { "$URAID" status --json ra | python3 -c 'import json, sys; print(json.load(sys.stdin)["read_ahead"][sys.argv[1]])' "$1"; }
+# ra_is KEY VALUE, ra_above KEY N
+ra_is() { [ "$(ra "$1")" = "$2" ]; }
+ra_above() { [ "$(ra "$1")" -gt "$2" ]; }
+status_says() { "$URAID" status ra | grep -q "$1"; }
 
 for bad in 3K 65M abc -1 1M2; do
     out=$("$URAID" serve --socket="$work/bad.sock" --read-ahead=$bad "${m[@]}" 2>&1)
@@ -28,20 +32,21 @@ for bad in 3K 65M abc -1 1M2; do
 done
 
 if serve_bg "$work" ra --read-ahead=1M "${m[@]}"; then
-    check "status --json: window 1 MiB" bash -c "[ \"\$(ra window_bytes)\" = 1048576 ]"
-    check "status --json: members not in memory" bash -c "[ \"\$(ra members_in_memory)\" = False ]"
-    check "status: a Read-ahead line" bash -c "'$URAID' status ra | grep -q 'Read-ahead : 1.00 MiB per stream'"
+    check "status --json: window 1 MiB" ra_is window_bytes 1048576
+    check "status --json: members not in memory" ra_is members_in_memory False
+    check "status: a Read-ahead line" status_says 'Read-ahead : 1 MiB per stream'
     check "fio: 32 MiB written, then read back in order and verified" \
         fio --name=v --ioengine=nbd --uri="nbd+unix:///?socket=$work/ra.sock" --rw=write --bs=128k \
             --size=32M --verify=crc32c --do_verify=1 --verify_fatal=1 --output="$work/fio.out"
-    check "the verifying reads were read ahead" bash -c "[ \"\$(ra prefetched_bytes)\" -gt 0 ] && [ \"\$(ra served_bytes)\" -gt 0 ]"
+    check "the verifying reads were read ahead" ra_above prefetched_bytes 0
+    check "and served from read-ahead" ra_above served_bytes 0
     check "stopped" stop_served ra
 else
     fails=$((fails + 1))
 fi
 if serve_bg "$work" ra --read-ahead=off "${m[@]}"; then
-    check "--read-ahead=off: status --json says so" bash -c "[ \"\$(ra enabled)\" = False ] && [ \"\$(ra window_bytes)\" = 0 ]"
-    check "--read-ahead=off: status says off" bash -c "'$URAID' status ra | grep -q 'Read-ahead : off'"
+    check "--read-ahead=off: status --json says so" ra_is enabled False
+    check "--read-ahead=off: status says off" status_says 'Read-ahead : off'
     check "stopped" stop_served ra
 else
     fails=$((fails + 1))

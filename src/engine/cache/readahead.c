@@ -16,7 +16,8 @@
  *
  * Prefetch. A window is a ring of nseg buffers of one unit each: the
  * level's largest piece (a stripe row on RAID 4/5/6, a chunk elsewhere:
- * level_ops.piece_sectors), smaller when the window cannot hold two. Unit
+ * level_ops.piece_sectors), or a chunk when the window cannot hold two
+ * rows, or half the window when it cannot hold two chunks either. Unit
  * k of the array goes to buffer k % nseg. A stream's prefetches run ahead
  * of its front until the window is full; a buffer is reused once the
  * stream's reads have passed it. Prefetches are reads of the array's own
@@ -140,12 +141,15 @@ static uint64_t default_window(const struct array *a)
 	return w;
 }
 
-/* Units of whole pieces when two fit in the window, else half the window. */
+/* Units of whole pieces (rows) when two fit in the window, else of whole
+ * chunks, else half the window. */
 static uint64_t unit_for(const struct array *a, uint64_t window)
 {
-	uint64_t u = level_unit(a);
+	uint64_t u = level_unit(a), chunk = (uint64_t)a->geom.chunk_sectors * 512;
 	if (u && 2 * u <= window)
 		return u;
+	if (chunk && chunk < u && 2 * chunk <= window)
+		return chunk;
 	u = window / 2 & ~(uint64_t)(RA_ALIGN - 1);
 	return u ? u : RA_ALIGN;
 }

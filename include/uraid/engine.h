@@ -100,7 +100,9 @@ struct uraid_assemble_opts {
 	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
 	/* read-ahead window per sequential stream, in bytes: 0 the default
 	   (two stripe rows, or two chunks where a piece is a chunk, within
-	   256 KiB .. 4 MiB), URAID_READ_AHEAD_OFF none; rounded down to 4 KiB */
+	   256 KiB .. 4 MiB), URAID_READ_AHEAD_OFF (or below 8 KiB) none; rounded
+	   down to 4 KiB; at most URAID_READ_AHEAD_MAX. Memory:
+	   URAID_READ_AHEAD_STREAMS windows, allocated at assembly. */
 	uint64_t read_ahead_bytes;
 };
 
@@ -264,10 +266,12 @@ struct uraid_read_ahead_status {
 };
 
 /*
- * Change the read-ahead window per stream at run time (bytes, rounded down
- * to 4 KiB; 0 or URAID_READ_AHEAD_OFF: off). New buffers are allocated here
- * (not on the I/O path) and what was read ahead is dropped. Any thread but
- * a reactor's. 0, -EINVAL (above URAID_READ_AHEAD_MAX), -ENOMEM.
+ * Change the read-ahead window per stream at run time, as
+ * uraid_assemble_opts.read_ahead_bytes (0: the default, URAID_READ_AHEAD_OFF:
+ * off). New buffers are allocated here (not on the I/O path), the old ones
+ * freed once their reads ahead in flight have landed, and what was read
+ * ahead is dropped. Any thread but a reactor's. 0, -EINVAL (above
+ * URAID_READ_AHEAD_MAX), -ENOMEM (the window is unchanged then).
  */
 int uraid_array_set_read_ahead(struct uraid_array *a, uint64_t bytes);
 

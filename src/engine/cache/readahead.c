@@ -26,6 +26,9 @@
  * read would. All buffers are allocated when the window is set (at
  * assembly, or by uraid_array_set_read_ahead): none on the I/O path.
  *
+ * Streams whose reads are longer than half the window are tracked but not
+ * read ahead: a window cannot hold such a read and the one after it.
+ *
  * Serving. A read wholly covered by one stream's buffers is copied from
  * them: the buffers are pinned under the lock and copied outside it. If a
  * buffer it needs is still being read, the request waits on that buffer
@@ -543,7 +546,10 @@ bool ra_read(struct array_req *rq)
 	}
 	if (st) {
 		st->stamp = ra->stamp;
-		n = stream_fill(ra, s, st, off, end, out);
+		/* a read of more than half the window could not be served from
+		   it, and what was read ahead of it would go unread */
+		if (io->length <= s->window / 2)
+			n = stream_fill(ra, s, st, off, end, out);
 		r = stream_serve(s, st, rq, off, end);
 	}
 	pthread_mutex_unlock(&ra->lock);

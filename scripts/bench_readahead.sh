@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2154  # dir, log, loop_why, L4, D4, A2, URAID: bench.sh's
 # ---------------------------------------------------------------------------
 # Read-ahead (issue 19, [cache]); sourced by scripts/bench.sh, which it uses
 # (want, loop_attach, serve, unserve, status, fio_nbd, line). Run it alone

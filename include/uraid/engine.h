@@ -98,15 +98,19 @@ struct uraid_assemble_opts {
 	unsigned npaths;
 	uint32_t flags;             /* URAID_ASSEMBLE_* */
 	unsigned idle_clean_ms;     /* mark clean after this much write silence; 0: 200 (md) */
-	/* read-ahead window per sequential stream, in bytes: 0 the default
-	   (two stripe rows, or two chunks where a piece is a chunk, within
-	   256 KiB .. 4 MiB), URAID_READ_AHEAD_OFF (or below 8 KiB) none; rounded
-	   down to 4 KiB; at most URAID_READ_AHEAD_MAX. Memory:
-	   URAID_READ_AHEAD_STREAMS windows, allocated at assembly. */
+	/* read-ahead window per sequential stream, in bytes:
+	   URAID_READ_AHEAD_OFF (0, what a zeroed struct asks; also anything
+	   below 8 KiB) none; URAID_READ_AHEAD_DEFAULT two stripe rows, or two
+	   chunks where a piece is a chunk, within 256 KiB .. 4 MiB; else the
+	   size rounded down to 4 KiB, at most URAID_READ_AHEAD_MAX. Memory,
+	   allocated at assembly: URAID_READ_AHEAD_STREAMS windows, i.e. 8 x the
+	   window per array (the default on RAID 5 x4 with 512 KiB chunks:
+	   8 x 3 MiB = 24 MiB; off: none). `uraid serve` asks for the default. */
 	uint64_t read_ahead_bytes;
 };
 
-#define URAID_READ_AHEAD_OFF UINT64_MAX
+#define URAID_READ_AHEAD_OFF 0ull
+#define URAID_READ_AHEAD_DEFAULT UINT64_MAX
 #define URAID_READ_AHEAD_MAX (64ull << 20)      /* per stream */
 #define URAID_READ_AHEAD_STREAMS 8              /* streams with a window at a time */
 
@@ -151,7 +155,8 @@ struct uraid_io {
 /*
  * Start io on the given reactor; done() runs there. From the thread driving
  * that reactor the request starts at once; from any other thread it is
- * handed over. Returns 0, or -EINVAL (misaligned, past the end), -EROFS.
+ * handed over. Returns 0, or -EINVAL (misaligned, past the end, a flag
+ * other than URAID_IO_FUA), -EROFS.
  */
 int uraid_array_submit(struct uraid_array *a, unsigned reactor, struct uraid_io *io);
 
@@ -267,8 +272,8 @@ struct uraid_read_ahead_status {
 
 /*
  * Change the read-ahead window per stream at run time, as
- * uraid_assemble_opts.read_ahead_bytes (0: the default, URAID_READ_AHEAD_OFF:
- * off). New buffers are allocated here (not on the I/O path), the old ones
+ * uraid_assemble_opts.read_ahead_bytes (URAID_READ_AHEAD_OFF, 0: off;
+ * URAID_READ_AHEAD_DEFAULT: the default window). New buffers are allocated here (not on the I/O path), the old ones
  * freed once their reads ahead in flight have landed, and what was read
  * ahead is dropped. Any thread but a reactor's. 0, -EINVAL (above
  * URAID_READ_AHEAD_MAX), -ENOMEM (the window is unchanged then).

@@ -103,6 +103,9 @@ struct bench_targets {
 	bool layout_given;
 	uint32_t layout;
 	uint32_t chunk_kib;         /* 0: mdadm's default */
+	/* BENCH_ARRAY: uraid_assemble_opts.read_ahead_bytes; 0 (URAID_READ_AHEAD_OFF,
+	   the default): off, so that in-process array lines measure the level alone */
+	uint64_t read_ahead_bytes;
 };
 
 struct bench_dir {

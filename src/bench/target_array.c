@@ -60,6 +60,7 @@ int bench_array_open(struct bench_run *r, char *err, size_t errlen)
 		.paths = t->paths,
 		.npaths = t->npaths,
 		.flags = t->flags & BENCH_BUFFERED ? URAID_ASSEMBLE_BUFFERED : 0,
+		.read_ahead_bytes = t->read_ahead_bytes,
 	};
 	rc = uraid_array_assemble(r->engine, &ao, &r->array, why, sizeof(why));
 	if (rc)

@@ -196,7 +196,7 @@ static int parse_scanned(int argc, char **argv, struct serve_opts *o)
 	int rc = serve_scan_args(argc, argv, optind, o, &new_argc, &new_argv);
 	if (rc >= 0)
 		return rc;
-	*o = (struct serve_opts){ .scanned = true };
+	*o = (struct serve_opts){ .scanned = true, .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	return parse_args(new_argc, new_argv, o);
 }
 
@@ -815,7 +815,8 @@ static int run(struct serve_state *st, int sig_fd)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts o = { 0 };
+	/* serve reads ahead by default (the library does not: an embedder opts in) */
+	struct serve_opts o = { .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;

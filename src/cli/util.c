@@ -56,12 +56,12 @@ int cli_parse_read_ahead(const char *s, uint64_t *bytes)
 		return 0;
 	}
 	if (strcmp(s, "default") == 0) {
-		*bytes = 0;
+		*bytes = URAID_READ_AHEAD_DEFAULT;
 		return 0;
 	}
 	if (cli_parse_size(s, 1, &v) || (v && v < (8u << 10)) || v > URAID_READ_AHEAD_MAX)
 		return -EINVAL;
-	*bytes = v ? v & ~(uint64_t)4095 : URAID_READ_AHEAD_OFF;
+	*bytes = v & ~(uint64_t)4095;       /* 0: URAID_READ_AHEAD_OFF */
 	return 0;
 }
 

@@ -24,6 +24,7 @@
  *
  *   test_readahead [SEED]
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -354,7 +355,8 @@ static void run_level(struct uraid_engine *e, const char *base, const char *leve
 		devs[i] = paths[i];
 	}
 	CHECK(fixture_create_array(name, level, NULL, n, chunk_kib, 2, devs) == 0, "%s: create", name);
-	struct uraid_assemble_opts ao = { .paths = devs, .npaths = n, .idle_clean_ms = 20 };
+	struct uraid_assemble_opts ao = { .paths = devs, .npaths = n, .idle_clean_ms = 20,
+					  .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	if (uraid_array_assemble(e, &ao, &run->a, err, sizeof(err))) {
 		CHECK(0, "%s: assemble: %s", name, err);
 		free(run);
@@ -417,7 +419,7 @@ static void run_level(struct uraid_engine *e, const char *base, const char *leve
 		if (!toggled && left < total * 2 / 3) {
 			CHECK(uraid_array_set_read_ahead(run->a, URAID_READ_AHEAD_OFF) == 0, "%s: off", name);
 			usleep(2000);
-			CHECK(uraid_array_set_read_ahead(run->a, 0) == 0, "%s: on", name);
+			CHECK(uraid_array_set_read_ahead(run->a, URAID_READ_AHEAD_DEFAULT) == 0, "%s: on", name);
 			toggled = true;
 		}
 		usleep(100);
@@ -446,6 +448,12 @@ static void run_level(struct uraid_engine *e, const char *base, const char *leve
 	printf("%s %s\n", failures ? "FAIL" : "ok  ", name);
 }
 
+static void flag_done(struct uraid_io *io, int res)
+{
+	(void)io;
+	CHECK(0, "a request with bad flags ran (%d)", res);
+}
+
 /* Members in memory, read-ahead left to itself: a sequential reader makes a
  * stream, nothing is read ahead, and the reads are right. */
 static void memory_members(struct uraid_engine *e, uint64_t seed)
@@ -464,7 +472,29 @@ static void memory_members(struct uraid_engine *e, uint64_t seed)
 		devs[i] = paths[i];
 	}
 	CHECK(fixture_create_array("memory members", "5", NULL, 4, 64, 2, devs) == 0, "create");
-	struct uraid_assemble_opts ao = { .paths = devs, .npaths = 4 };
+	/* the library's default is off: nothing set aside, nothing read ahead */
+	struct uraid_assemble_opts ao0 = { .paths = devs, .npaths = 4 };
+	if (uraid_array_assemble(e, &ao0, &a, err, sizeof(err)) == 0) {
+		for (uint64_t off = 0; off < (1u << 20); off += 64u << 10)
+			CHECK(uraid_array_pread(a, buf, 64u << 10, off) == 0, "default: read");
+		ra_stat(a, &ra);
+		CHECK(ra.window_bytes == 0 && ra.memory_bytes == 0 && ra.prefetched_bytes == 0,
+		      "library default: window %" PRIu64 ", memory %" PRIu64 ", read ahead %" PRIu64
+		      " (expected off)", ra.window_bytes, ra.memory_bytes, ra.prefetched_bytes);
+		/* an embedder cannot set the engine's own flag, nor an unknown one */
+		static const uint32_t bad[] = { ARRAY_IO_INTERNAL, 0x2u, URAID_IO_FUA | 0x100u };
+		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			struct uraid_io io = { .op = URAID_IO_READ, .flags = bad[i], .length = 4096,
+					       .buf = buf, .done = flag_done };
+			CHECK(uraid_array_submit(a, 0, &io) == -EINVAL,
+			      "submit with flags 0x%x was not refused", bad[i]);
+		}
+		uraid_array_close(a);
+	} else {
+		CHECK(0, "memory members: assemble: %s", err);
+	}
+	struct uraid_assemble_opts ao = { .paths = devs, .npaths = 4,
+					  .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	if (uraid_array_assemble(e, &ao, &a, err, sizeof(err)) == 0) {
 		for (uint64_t off = 0; off < (2u << 20); off += 64u << 10) {
 			for (unsigned i = 0; i < (64u << 10) / 8; i++)

@@ -569,14 +569,12 @@ static int ra_set_window(struct readahead *ra, uint64_t bytes)
 	struct array *a = ra->a;
 	struct ra_set *s = NULL;
 
-	if (bytes == 0)
+	if (bytes == URAID_READ_AHEAD_DEFAULT)
 		bytes = default_window(a);
-	if (bytes != URAID_READ_AHEAD_OFF) {
-		if (bytes > URAID_READ_AHEAD_MAX)
-			return -EINVAL;
-		bytes &= ~(uint64_t)(RA_ALIGN - 1);
-	}
-	if (bytes != URAID_READ_AHEAD_OFF && bytes >= 2 * RA_ALIGN) {
+	if (bytes > URAID_READ_AHEAD_MAX)
+		return -EINVAL;
+	bytes &= ~(uint64_t)(RA_ALIGN - 1);
+	if (bytes >= 2 * RA_ALIGN) {    /* else (URAID_READ_AHEAD_OFF included): off */
 		if (!(s = set_new(ra, bytes)))
 			return -ENOMEM;
 	}

@@ -270,6 +270,30 @@ static void req_count_latency(const struct array_req *rq, struct array_counters 
 	latency_note(&c->latency, k, end > rq->start_ns ? end - rq->start_ns : 0);
 }
 
+/*
+ * The request leaves the array: in_flight drops and io->done runs. A
+ * client's done may free or resubmit its io, so it runs last. An internal
+ * request's done (ARRAY_IO_INTERNAL: read-ahead's prefetch_done) works on
+ * the array's own state, so it runs BEFORE in_flight drops: otherwise
+ * drain() at close could see 0 and free the array (ra_fini) while a
+ * reactor is still inside that done.
+ */
+static void req_complete(struct array_req *rq, struct array_counters *c, int res)
+{
+	struct uraid_io *io = rq->io;
+	bool internal = io->flags & ARRAY_IO_INTERNAL;
+
+	req_count_latency(rq, c);
+	req_put(rq);
+	if (internal) {
+		io->done(io, res);
+		atomic_fetch_sub(&c->in_flight, 1);
+		return;
+	}
+	atomic_fetch_sub(&c->in_flight, 1);
+	io->done(io, res);
+}
+
 static void req_finish(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -292,11 +316,7 @@ static void req_finish(struct array_req *rq)
 		ra_invalidate(a, io->offset, io->length);
 	if (is_write_op(io->op))
 		gate_leave_write(a, rq->er->r.index);
-	atomic_fetch_sub(&c->in_flight, 1);
-	req_count_latency(rq, c);
-	int res = rq->result;
-	req_put(rq);
-	io->done(io, res);
+	req_complete(rq, c, rq->result);
 }
 
 void array_piece_done(struct array_req *rq, int res)
@@ -423,13 +443,7 @@ static void req_issue(struct array_req *rq);
 /* A request that ends before it reaches the level (its error, or ENOMEM). */
 static void req_end_early(struct array_req *rq, int rc)
 {
-	struct uraid_io *io = rq->io;
-	struct array_counters *c = &rq->a->counters[rq->er->r.index];
-
-	atomic_fetch_sub(&c->in_flight, 1);
-	req_count_latency(rq, c);
-	req_put(rq);
-	io->done(io, rc);
+	req_complete(rq, &rq->a->counters[rq->er->r.index], rc);
 }
 
 /* The request's bits are on disk (or could not be written): it goes on. */
@@ -575,6 +589,8 @@ int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io
 		return -EINVAL;
 	if (io->op > URAID_IO_WRITE_ZEROES)
 		return -EINVAL;
+	if (io->flags & ~URAID_IO_FUA)
+		return -EINVAL;         /* unknown, or the engine's own (ARRAY_IO_INTERNAL) */
 	if (io->op != URAID_IO_FLUSH &&
 	    ((io->offset | io->length) % 512 || io->offset > size || io->length > size - io->offset))
 		return -EINVAL;

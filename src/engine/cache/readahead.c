@@ -114,6 +114,9 @@ struct readahead {
 	bool prefetch_memory;           /* read ahead of in-memory members too (tests) */
 	pthread_mutex_t lock;
 	_Atomic(struct ra_set *) set;   /* NULL: off (read without the lock as a hint) */
+	/* buffers of the current set that are not empty (valid or in flight),
+	   changed under lock, read without it: 0 lets a write skip the lock */
+	_Atomic unsigned nonempty;
 	struct ra_set *retired;         /* replaced sets with prefetches in flight */
 	uint64_t stamp;
 	struct ra_cand cand[RA_CANDS];
@@ -193,12 +196,25 @@ static void set_free(struct ra_set *s)
 
 /* ---- dropping data (lock held) ---- */
 
+/* Every change of a buffer's state goes here: ra->nonempty follows the
+ * current set's (a retired set's buffers no longer count). */
+static void seg_state(struct readahead *ra, struct ra_seg *g, uint8_t state)
+{
+	if (!g->set->retired && (g->state == SEG_EMPTY) != (state == SEG_EMPTY)) {
+		if (state == SEG_EMPTY)
+			atomic_fetch_sub(&ra->nonempty, 1);
+		else
+			atomic_fetch_add(&ra->nonempty, 1);
+	}
+	g->state = state;
+}
+
 static void seg_drop(struct readahead *ra, struct ra_seg *g)
 {
 	if (g->state == SEG_VALID) {
 		if (!g->used)
 			ra->wasted += g->len;
-		g->state = SEG_EMPTY;
+		seg_state(ra, g, SEG_EMPTY);
 	}
 	/* in flight: dropped when it lands (prefetch_done compares generations) */
 	g->gen++;
@@ -213,7 +229,11 @@ static void stream_drop(struct readahead *ra, struct ra_set *s, struct ra_stream
 void ra_invalidate(struct array *a, uint64_t offset, uint64_t length)
 {
 	struct readahead *ra = RA(a);
-	if (!ra || !atomic_load_explicit(&ra->set, memory_order_relaxed) || !length)
+	/* Nothing read ahead nor in flight: no lock (every write passes here
+	   twice). A prefetch made non-empty after this look was issued after
+	   it, i.e. after the write reached the members (the second call) or
+	   is dropped by that second call (the first). */
+	if (!ra || !length || !atomic_load(&ra->nonempty))
 		return;
 	uint64_t end = offset + length;
 	pthread_mutex_lock(&ra->lock);
@@ -221,6 +241,12 @@ void ra_invalidate(struct array *a, uint64_t offset, uint64_t length)
 	for (unsigned i = 0; s && i < URAID_READ_AHEAD_STREAMS; i++) {
 		struct ra_stream *st = &s->stream[i];
 		if (!st->live)
+			continue;
+		/* its buffers that count (not dropped) hold bytes below pf_next
+		   and within nseg + 1 units of it: skip streams elsewhere */
+		uint64_t span = (uint64_t)(s->nseg + 1) * s->unit;
+		uint64_t lo = st->pf_next > span ? st->pf_next - span : 0;
+		if (offset >= st->pf_next || end <= lo)
 			continue;
 		for (unsigned k = 0; k < s->nseg; k++) {
 			struct ra_seg *g = &st->seg[k];
@@ -347,7 +373,7 @@ static unsigned stream_fill(struct readahead *ra, struct ra_set *s, struct ra_st
 		g->len = (uint32_t)(stop - g->off);
 		g->gen++;
 		g->issued_gen = g->gen;
-		g->state = SEG_INFLIGHT;
+		seg_state(ra, g, SEG_INFLIGHT);
 		g->used = false;
 		s->inflight++;
 		ra->prefetched += g->len;
@@ -488,9 +514,9 @@ static void prefetch_done(struct uraid_io *io, int res)
 	if (res || g->gen != g->issued_gen || s->retired) {
 		if (!res && !s->retired)
 			ra->wasted += g->len;
-		g->state = SEG_EMPTY;
+		seg_state(ra, g, SEG_EMPTY);
 	} else {
-		g->state = SEG_VALID;
+		seg_state(ra, g, SEG_VALID);
 	}
 	struct array_req *w = g->waiters;
 	g->waiters = NULL;
@@ -554,12 +580,34 @@ bool ra_read(struct array_req *rq)
 	}
 	pthread_mutex_unlock(&ra->lock);
 
-	issue(rq->a, out, n, rq->er->r.index);
+	if (!n) {
+		if (r == RA_SERVE) {
+			copy_out(ra, s, st, io->buf, off, end);
+			array_piece_done(rq, 0);
+		}
+		return r != RA_MISS;
+	}
+	/*
+	 * The read that triggered the prefetches goes first (answered, or on
+	 * to the level), then the prefetches: on members copied inline, or a
+	 * queue that serves in order, a prefetch issued first would hold up
+	 * the reply. The array is held open meanwhile with an in_flight count
+	 * of its own: once rq is done, nothing else may keep close (drain)
+	 * from freeing it before the prefetches are counted.
+	 */
+	struct array *a = rq->a;
+	unsigned reactor = rq->er->r.index;
+	struct array_counters *c = &a->counters[reactor];
+	atomic_fetch_add(&c->in_flight, 1);
 	if (r == RA_SERVE) {
 		copy_out(ra, s, st, io->buf, off, end);
 		array_piece_done(rq, 0);
+	} else if (r == RA_MISS) {
+		array_req_to_level(rq);
 	}
-	return r != RA_MISS;
+	issue(a, out, n, reactor);
+	atomic_fetch_sub(&c->in_flight, 1);
+	return true;
 }
 
 /* ---- set-up, the window, status ---- */
@@ -583,6 +631,9 @@ static int ra_set_window(struct readahead *ra, uint64_t bytes)
 	atomic_store_explicit(&ra->set, s, memory_order_relaxed);
 	memset(ra->cand, 0, sizeof(ra->cand));
 	bool free_old = false;
+	if (old)
+		old->retired = true;    /* its buffers leave ra->nonempty now */
+	atomic_store(&ra->nonempty, 0);
 	if (old) {
 		for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS; i++)
 			if (old->stream[i].live)
@@ -599,7 +650,6 @@ static int ra_set_window(struct readahead *ra, uint64_t bytes)
 			sched_yield();
 			pthread_mutex_lock(&ra->lock);
 		}
-		old->retired = true;
 		if (old->inflight) {
 			old->next_retired = ra->retired;
 			ra->retired = old;

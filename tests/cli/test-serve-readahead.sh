@@ -31,15 +31,33 @@ for bad in 3K 65M abc -1 1M2; do
     check "--read-ahead=$bad: nothing served" bash -c "[ ! -e '$work/bad.sock' ]"
 done
 
+# Members on tmpfs or ramfs are copied inline: read-ahead then reads nothing
+# ahead by design (readahead.c), so what it read and served is not checked.
+fs=$(stat -f -c %T "$work")
+in_memory=false
+case $fs in tmpfs|ramfs) in_memory=true ;; esac
+
 if serve_bg "$work" ra --read-ahead=1M "${m[@]}"; then
     check "status --json: window 1 MiB" ra_is window_bytes 1048576
-    check "status --json: members not in memory" ra_is members_in_memory False
     check "status: a Read-ahead line" status_says 'Read-ahead : 1 MiB per stream'
     check "fio: 32 MiB written, then read back in order and verified" \
         fio --name=v --ioengine=nbd --uri="nbd+unix:///?socket=$work/ra.sock" --rw=write --bs=128k \
             --size=32M --verify=crc32c --do_verify=1 --verify_fatal=1 --verify_state_save=0 --output="$work/fio.out"
-    check "the verifying reads were read ahead" ra_above prefetched_bytes 0
-    check "and served from read-ahead" ra_above served_bytes 0
+    if $in_memory; then
+        echo "skip: $work is on $fs (members in memory): nothing is read ahead there"
+        check "status --json: members in memory" ra_is members_in_memory True
+    else
+        check "status --json: members not in memory" ra_is members_in_memory False
+        check "the verifying reads were read ahead" ra_above prefetched_bytes 0
+        check "and served from read-ahead" ra_above served_bytes 0
+    fi
+    check "stopped" stop_served ra
+else
+    fails=$((fails + 1))
+fi
+# serve reads ahead unless told not to (the library's default is off)
+if serve_bg "$work" ra "${m[@]}"; then
+    check "serve's default: read-ahead on" ra_above window_bytes 0
     check "stopped" stop_served ra
 else
     fails=$((fails + 1))

@@ -87,12 +87,14 @@ struct ra_stream {
 	uint64_t next;                  /* the stream's front: where its next read should start */
 	uint64_t pf_next;               /* prefetches issued up to here */
 	uint64_t stamp;                 /* last use, for replacement */
+	uint64_t req_len;               /* its reads' length: the largest seen in order */
 	struct ra_seg *seg;             /* nseg of them, a ring by unit number */
 };
 
 struct ra_cand {
 	uint64_t next;                  /* end of its last read; 0 and stamp 0: unused */
 	uint64_t stamp;
+	uint64_t req_len;               /* the largest of its reads */
 	unsigned seq;                   /* contiguous reads after the first */
 };
 
@@ -122,6 +124,7 @@ struct readahead {
 	struct ra_cand cand[RA_CANDS];
 	/* counters (under lock) */
 	uint64_t prefetched, served, served_reads, wasted;
+	uint64_t invalidated;           /* read ahead (or in flight), dropped by a write */
 };
 
 static struct readahead *RA(struct array *a) { return a->ra; }
@@ -250,8 +253,11 @@ void ra_invalidate(struct array *a, uint64_t offset, uint64_t length)
 			continue;
 		for (unsigned k = 0; k < s->nseg; k++) {
 			struct ra_seg *g = &st->seg[k];
-			if (g->state != SEG_EMPTY && g->off < end && offset < g->off + g->len)
-				seg_drop(ra, g);
+			if (g->state == SEG_EMPTY || g->off >= end || offset >= g->off + g->len)
+				continue;
+			if (g->state == SEG_VALID || g->gen == g->issued_gen)
+				ra->invalidated += g->len;
+			seg_drop(ra, g);
 		}
 	}
 	pthread_mutex_unlock(&ra->lock);
@@ -259,11 +265,18 @@ void ra_invalidate(struct array *a, uint64_t offset, uint64_t length)
 
 /* ---- streams (lock held) ---- */
 
+/* A read belongs to a stream when it starts at most a window behind its
+ * front, or past the front by at most RA_AHEAD_REQS of the stream's reads
+ * (a client's reads arriving out of order) and is no longer than them: a
+ * large random read that happens to land just ahead is no part of it. */
 static struct ra_stream *stream_match(struct ra_set *s, uint64_t off, uint64_t len)
 {
 	for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS; i++) {
 		struct ra_stream *st = &s->stream[i];
-		if (st->live && off + s->window >= st->next && off <= st->next + RA_AHEAD_REQS * len)
+		if (!st->live || off + s->window < st->next)
+			continue;
+		if (off <= st->next ||
+		    (len <= st->req_len && off <= st->next + RA_AHEAD_REQS * st->req_len))
 			return &s->stream[i];
 	}
 	return NULL;
@@ -290,18 +303,24 @@ static struct ra_stream *stream_take(struct readahead *ra, struct ra_set *s)
 }
 
 /* A read no stream claims: a candidate's next read, or a new candidate.
- * Returns a new stream when it confirms one. */
+ * Returns a new stream when it confirms one. A new candidate replaces the
+ * least recently used one that has not been continued yet (seq 0), so that
+ * random reads in between do not push out a stream in the making; only
+ * when all have been continued does it take the least recently used. */
 static struct ra_stream *cand_note(struct readahead *ra, struct ra_set *s, uint64_t off,
 				   uint64_t end)
 {
-	struct ra_cand *lru = &ra->cand[0];
+	struct ra_cand *lru = NULL, *lru_any = &ra->cand[0];
 	for (unsigned i = 0; i < RA_CANDS; i++) {
 		struct ra_cand *c = &ra->cand[i];
 		if (c->stamp && c->next == off) {
 			c->next = end;
 			c->stamp = ra->stamp;
+			if (end - off > c->req_len)
+				c->req_len = end - off;
 			if (++c->seq < RA_CONFIRM)
 				return NULL;
+			uint64_t req_len = c->req_len;
 			struct ra_stream *st = stream_take(ra, s);
 			if (!st)
 				return NULL;
@@ -309,14 +328,20 @@ static struct ra_stream *cand_note(struct readahead *ra, struct ra_set *s, uint6
 			st->live = true;
 			st->next = end;
 			st->pf_next = end;
+			st->req_len = req_len;
 			return st;
 		}
-		if (c->stamp < lru->stamp)
+		if (!c->seq && (!lru || c->stamp < lru->stamp))
 			lru = c;
+		if (c->stamp < lru_any->stamp)
+			lru_any = c;
 	}
+	if (!lru)
+		lru = lru_any;
 	lru->next = end;
 	lru->stamp = ra->stamp;
 	lru->seq = 0;
+	lru->req_len = end - off;
 	return NULL;
 }
 
@@ -565,6 +590,8 @@ bool ra_read(struct array_req *rq)
 	ra->stamp++;
 	struct ra_stream *st = stream_match(s, off, io->length);
 	if (st) {
+		if (off <= st->next && io->length > st->req_len)
+			st->req_len = io->length;
 		if (end > st->next)
 			st->next = end;
 	} else {
@@ -733,5 +760,6 @@ void ra_status(struct array *a, struct uraid_read_ahead_status *st)
 	st->served_bytes = ra->served;
 	st->served_reads = ra->served_reads;
 	st->wasted_bytes = ra->wasted;
+	st->invalidated_bytes = ra->invalidated;
 	pthread_mutex_unlock(&ra->lock);
 }

@@ -260,8 +260,9 @@ struct uraid_read_ahead_status {
 	uint64_t unit_bytes;        /* what one prefetch reads: a stripe row or chunk */
 	unsigned streams_max;       /* streams that can hold a window at once */
 	unsigned streams;           /* sequential streams holding a window now */
-	/* every member is in memory (tmpfs: copied inline): streams are
-	   tracked but nothing is read ahead, there being no latency to hide */
+	/* every member is in memory (tmpfs: copied inline): nothing is read
+	   ahead, there being no latency to hide, and streams are not tracked
+	   (streams stays 0) */
 	bool members_in_memory;
 	uint64_t memory_bytes;      /* buffers set aside */
 	uint64_t prefetched_bytes;  /* read ahead from the members */

@@ -85,7 +85,6 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
-/* "resync [=======>.............]  37.5% 120.0 MiB/s, ETA 0:05 (384/1024 MiB per member)" */
 /* Read-ahead: the window and what it did (served arrays). */
 static void print_read_ahead(FILE *f, const struct uraid_read_ahead_status *ra)
 {
@@ -104,6 +103,7 @@ static void print_read_ahead(FILE *f, const struct uraid_read_ahead_status *ra)
 		ra->members_in_memory ? " (members in memory: nothing to read ahead)" : "");
 }
 
+/* "resync [=======>.............]  37.5% 120.0 MiB/s, ETA 0:05 (384/1024 MiB per member)" */
 static void print_background(FILE *f, const struct uraid_sync_status *s)
 {
 

@@ -338,7 +338,8 @@ static void deterministic(struct run *run)
 	for (uint64_t off = 4u << 20; off < (4u << 20) + (6 * (64u << 10)); off += 64u << 10) {
 		CHECK(uraid_array_pread(run->a, buf, 64u << 10, off) == 0, "%s: read", run->name);
 		for (int i = 0; off > (4u << 20) && i < 40; i++) {
-			uint64_t r = far + rnd(&rng) % (span / BS) * BS;
+			/* 4 KiB at 8 KiB boundaries: no random read continues another */
+			uint64_t r = far + rnd(&rng) % (span / (2 * BS)) * 2 * BS;
 			CHECK(uraid_array_pread(run->a, buf, BS, r) == 0, "%s: random read", run->name);
 		}
 	}

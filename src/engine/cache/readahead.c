@@ -56,6 +56,7 @@
 
 #define RA_CANDS 32             /* candidates: reads that may start a stream */
 #define RA_CONFIRM 3            /* contiguous reads after the first that make a stream */
+#define RA_PROTECT (4 * RA_CANDS) /* a continued candidate is kept this many reads */
 #define RA_AHEAD_REQS 4         /* a read may start this many of its lengths past the front */
 #define RA_ALIGN 4096u
 #define RA_FILL_MAX 64          /* prefetches one read may start */
@@ -304,9 +305,11 @@ static struct ra_stream *stream_take(struct readahead *ra, struct ra_set *s)
 
 /* A read no stream claims: a candidate's next read, or a new candidate.
  * Returns a new stream when it confirms one. A new candidate replaces the
- * least recently used one that has not been continued yet (seq 0), so that
- * random reads in between do not push out a stream in the making; only
- * when all have been continued does it take the least recently used. */
+ * least recently used one that has not been continued within the last
+ * RA_PROTECT reads, so that random reads in between do not push out a
+ * stream in the making (the bound keeps random reads that continued each
+ * other by chance from piling up into streams on a small array); only when
+ * all are protected does it take the least recently used. */
 static struct ra_stream *cand_note(struct readahead *ra, struct ra_set *s, uint64_t off,
 				   uint64_t end)
 {
@@ -331,7 +334,8 @@ static struct ra_stream *cand_note(struct readahead *ra, struct ra_set *s, uint6
 			st->req_len = req_len;
 			return st;
 		}
-		if (!c->seq && (!lru || c->stamp < lru->stamp))
+		bool kept = c->seq && ra->stamp - c->stamp < RA_PROTECT;
+		if (!kept && (!lru || c->stamp < lru->stamp))
 			lru = c;
 		if (c->stamp < lru_any->stamp)
 			lru_any = c;

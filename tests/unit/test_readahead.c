@@ -165,6 +165,28 @@ static void check_block(struct run *run, struct agent *g, uint64_t bi, const uin
 	}
 	if (!ok && first > 0 && !min_seen)
 		return;         /* the history no longer reaches back to minv: no verdict */
+	/* A read that overlapped a write may see the block torn between the
+	   versions of that time: the members themselves (tmpfs, copied by
+	   memcpy) give no 4 KiB atomicity, with read-ahead off as well (seen
+	   with ra_read disabled). Stale is what matters: every 8-byte word must
+	   come from a version the read may see. */
+	for (unsigned i = 0; !ok && i < BS / 8; i++) {
+		uint64_t got;
+		bool word_ok = false;
+		memcpy(&got, p + 8 * i, 8);
+		for (unsigned h = first; h < b->hn && !word_ok; h++) {
+			uint64_t v = b->hver[h % HIST];
+			uint8_t kind = b->hkind[h % HIST];
+			if (v < minv || v > b->started)
+				continue;
+			word_ok = kind == K_ANY || (kind == K_ZERO && got == 0) ||
+				  (kind != K_ZERO && got == (i ? word(bi, v, i, run->seed) : v));
+		}
+		if (!word_ok)
+			break;
+		if (i == BS / 8 - 1)
+			ok = true;
+	}
 	if (!ok) {
 		uint64_t got;
 		memcpy(&got, p, 8);

@@ -20,8 +20,9 @@
 #     table's lock on both reactors and must not pay for it (>= 0.95 x).
 # Through NBD rather than in process: the export is where clients meet
 # read-ahead, the same server binary runs both ways, and uraid bench has no
-# read-ahead switch (its in-process array assembles with read-ahead off). The server's status
-# says how much read-ahead served (the note of the sequential lines).
+# read-ahead switch yet (its in-process array assembles with read-ahead
+# off). The server's status says how much read-ahead served (the note of
+# the sequential lines).
 # ---------------------------------------------------------------------------
 
 # The machine is shared: on and off are measured in alternating order

@@ -26,7 +26,7 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,cache,
+# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,
 # stripecache,plan; rebuild includes its bound, tests/tools/rebuild_bound.c). The
 # write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
 # scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
@@ -776,6 +776,8 @@ spare_back() {
     wipe "$2"
     "$URAID" add "$1" "$2" >/dev/null 2>>"$log"
 }
+
+source "$(dirname "${BASH_SOURCE[0]}")/bench_readahead.sh"   # read-ahead on vs off (issue 19)
 
 if lifecycle REBUILD || lifecycle REBUILD_LOAD; then
 # One RAID 5 over d0..d3 with d4 as its hot spare. Each round fails a member

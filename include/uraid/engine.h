@@ -125,7 +125,21 @@ struct uraid_assemble_opts {
 	uint64_t cache_bytes;
 	/* stripe heads, URAID_STRIPE_CACHE_MIN..MAX; 0: the default (256) */
 	unsigned stripe_cache;
+	/* read-ahead window per sequential stream, in bytes:
+	   URAID_READ_AHEAD_OFF (0, what a zeroed struct asks; also anything
+	   below 8 KiB) none; URAID_READ_AHEAD_DEFAULT two stripe rows, or two
+	   chunks where a piece is a chunk, within 256 KiB .. 4 MiB; else the
+	   size rounded down to 4 KiB, at most URAID_READ_AHEAD_MAX. Memory,
+	   allocated at assembly: URAID_READ_AHEAD_STREAMS windows, i.e. 8 x the
+	   window per array (the default on RAID 5 x4 with 512 KiB chunks:
+	   8 x 3 MiB = 24 MiB; off: none). `uraid serve` asks for the default. */
+	uint64_t read_ahead_bytes;
 };
+
+#define URAID_READ_AHEAD_OFF 0ull
+#define URAID_READ_AHEAD_DEFAULT UINT64_MAX
+#define URAID_READ_AHEAD_MAX (64ull << 20)      /* per stream */
+#define URAID_READ_AHEAD_STREAMS 8              /* streams with a window at a time */
 
 #define URAID_WRITE_THROUGH 0u     /* every write reaches the members before it completes */
 #define URAID_WRITE_BACK    1u     /* writes complete in memory; destaged later */
@@ -181,7 +195,8 @@ struct uraid_io {
 /*
  * Start io on the given reactor; done() runs there. From the thread driving
  * that reactor the request starts at once; from any other thread it is
- * handed over. Returns 0, or -EINVAL (misaligned, past the end), -EROFS.
+ * handed over. Returns 0, or -EINVAL (misaligned, past the end, a flag
+ * other than URAID_IO_FUA), -EROFS.
  */
 int uraid_array_submit(struct uraid_array *a, unsigned reactor, struct uraid_io *io);
 
@@ -301,6 +316,39 @@ struct uraid_stripe_cache_status {
 	uint32_t peak;              /* most held at once, since assembly or the last resize */
 	uint64_t waits;             /* requests (writes, rebuilding reads) that waited for a head */
 };
+/*
+ * Read-ahead (engine/cache/readahead.c): sequential read streams are
+ * detected and whole stripe rows (or chunks) ahead of them are read into
+ * buffers set aside at assembly; reads they cover are copied from there.
+ * Counters only grow while the array is open (a change of window resets
+ * none of them).
+ */
+struct uraid_read_ahead_status {
+	uint64_t window_bytes;      /* per stream; 0: off */
+	uint64_t unit_bytes;        /* what one prefetch reads: a stripe row or chunk */
+	unsigned streams_max;       /* streams that can hold a window at once */
+	unsigned streams;           /* sequential streams holding a window now */
+	/* every member is in memory (tmpfs: copied inline): nothing is read
+	   ahead, there being no latency to hide, and streams are not tracked
+	   (streams stays 0) */
+	bool members_in_memory;
+	uint64_t memory_bytes;      /* buffers set aside */
+	uint64_t prefetched_bytes;  /* read ahead from the members */
+	uint64_t served_bytes;      /* of the client reads, copied from read-ahead */
+	uint64_t served_reads;      /* client reads answered whole from read-ahead */
+	uint64_t wasted_bytes;      /* prefetched, then dropped unread (a write, eviction) */
+	uint64_t invalidated_bytes; /* read ahead or being read, dropped by a write over it */
+};
+
+/*
+ * Change the read-ahead window per stream at run time, as
+ * uraid_assemble_opts.read_ahead_bytes (URAID_READ_AHEAD_OFF, 0: off;
+ * URAID_READ_AHEAD_DEFAULT: the default window). New buffers are allocated here (not on the I/O path), the old ones
+ * freed once their reads ahead in flight have landed, and what was read
+ * ahead is dropped. Any thread but a reactor's. 0, -EINVAL (above
+ * URAID_READ_AHEAD_MAX), -ENOMEM (the window is unchanged then).
+ */
+int uraid_array_set_read_ahead(struct uraid_array *a, uint64_t bytes);
 
 struct uraid_array_status {
 	uint8_t uuid[16];
@@ -323,6 +371,7 @@ struct uraid_array_status {
 	uint64_t bitmap_events_cleared;
 	struct uraid_write_cache_status write_cache;
 	struct uraid_stripe_cache_status stripe_cache;
+	struct uraid_read_ahead_status read_ahead;
 	unsigned nmembers;
 	struct uraid_member_status members[URAID_MAX_MEMBERS];
 };

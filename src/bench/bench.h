@@ -112,6 +112,9 @@ struct bench_targets {
 	   its write-back cache size (0: the engine's default) */
 	uint32_t write_cache;       /* URAID_WRITE_THROUGH or URAID_WRITE_BACK */
 	uint64_t cache_bytes;
+	/* BENCH_ARRAY: uraid_assemble_opts.read_ahead_bytes; 0 (URAID_READ_AHEAD_OFF,
+	   the default): off, so that in-process array lines measure the level alone */
+	uint64_t read_ahead_bytes;
 };
 
 struct bench_dir {

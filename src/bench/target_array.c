@@ -62,6 +62,7 @@ int bench_array_open(struct bench_run *r, char *err, size_t errlen)
 		.flags = t->flags & BENCH_BUFFERED ? URAID_ASSEMBLE_BUFFERED : 0,
 		.write_cache = t->write_cache,
 		.cache_bytes = t->cache_bytes,
+		.read_ahead_bytes = t->read_ahead_bytes,
 	};
 	rc = uraid_array_assemble(r->engine, &ao, &r->array, why, sizeof(why));
 	if (rc)

@@ -167,6 +167,37 @@ static void array_families(struct ctx *c, const struct uraid_array_status *as)
 	}
 }
 
+/* Read-ahead (engine/cache/readahead.c): uraid_read_ahead_*. */
+static void read_ahead_families(struct ctx *c, const struct uraid_read_ahead_status *ra)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+#define C(n, f, h) { "uraid_read_ahead_" n, h, offsetof(struct uraid_read_ahead_status, f) }
+		C("prefetched_bytes_total", prefetched_bytes, "Bytes read ahead from the members."),
+		C("served_bytes_total", served_bytes, "Bytes of client reads copied from read-ahead."),
+		C("served_reads_total", served_reads, "Client reads answered whole from read-ahead."),
+		C("wasted_bytes_total", wasted_bytes,
+		  "Bytes read ahead, then dropped unread (a write over them, or eviction)."),
+		C("invalidated_bytes_total", invalidated_bytes,
+		  "Bytes read ahead or being read ahead, dropped by a write over them."),
+#undef C
+	};
+
+	gauge(c, "uraid_read_ahead_window_bytes",
+	      "Read-ahead window per sequential stream; 0: read-ahead is off.", ra->window_bytes);
+	gauge(c, "uraid_read_ahead_memory_bytes", "Buffers set aside for read-ahead.",
+	      ra->memory_bytes);
+	gauge(c, "uraid_read_ahead_streams", "Sequential streams holding a window now.",
+	      ra->streams);
+	for (unsigned k = 0; k < sizeof(counters) / sizeof(counters[0]); k++) {
+		family(c, counters[k].name, "counter", counters[k].help);
+		sample(c, counters[k].name, NULL,
+		       *(const uint64_t *)((const char *)ra + counters[k].off));
+	}
+}
+
 /*
  * The write cache (issue 19): its policy, memory, dirty bytes and what it
  * absorbed and destaged. Present for every array, all zero but the policy
@@ -386,6 +417,7 @@ int metrics_write(FILE *out, const struct metrics_source *src)
 		 uraid_uuid_text(as->uuid, uuid, sizeof(uuid)));
 	array_families(&c, as);
 	write_cache_families(&c, &as->write_cache);
+	read_ahead_families(&c, &as->read_ahead);
 	sync_families(&c, &ss);
 	member_families(&c, as);
 	if (src->server)

@@ -103,6 +103,11 @@ static void serve_usage(FILE *f)
 		"                           the row pieces in work at once (a head each,\n"
 		"                           more wait) and keeps no data between writes;\n"
 		"                           uraid tune changes it; other levels ignore it\n"
+		"      --read-ahead=SIZE    read ahead of each sequential read stream, in whole\n"
+		"                           stripe rows or chunks, up to SIZE per stream (at\n"
+		"                           most 64M; 8 streams at once), off, or default (two\n"
+		"                           rows or chunks within 256K..4M); random reads\n"
+		"                           never start it\n"
 		"      --max-connections=N  clients served at once (default 64); the next are\n"
 		"                           greeted and refused with the reason; fewer when\n"
 		"                           the open file limit (ulimit -n) has no room\n"
@@ -149,7 +154,7 @@ enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_S
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
        OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE,
-       OPT_CACHE_SIZE, OPT_STRIPE_CACHE };
+       OPT_CACHE_SIZE, OPT_STRIPE_CACHE, OPT_READ_AHEAD };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -206,7 +211,7 @@ static int parse_scanned(int argc, char **argv, struct serve_opts *o)
 	int rc = serve_scan_args(argc, argv, optind, o, &new_argc, &new_argv);
 	if (rc >= 0)
 		return rc;
-	*o = (struct serve_opts){ .scanned = true };
+	*o = (struct serve_opts){ .scanned = true, .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	return parse_args(new_argc, new_argv, o);
 }
 
@@ -243,6 +248,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "stripe-cache", required_argument, NULL, OPT_STRIPE_CACHE },
+		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -344,6 +350,13 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->socket_mode = (unsigned)m;
 			break;
 		}
+		case OPT_READ_AHEAD:
+			if (cli_parse_read_ahead(optarg, &o->read_ahead_bytes)) {
+				fprintf(stderr, "uraid serve: --read-ahead=%s: expected off, default "
+					"or a size of 8K..64M (e.g. 1M, 512K; 0 is off)\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
 		case OPT_MAX_CONNECTIONS:
 		case OPT_HANDSHAKE_TIMEOUT:
 		case OPT_MAX_BUFFER_MEMORY:
@@ -758,6 +771,7 @@ static int run(struct serve_state *st, int sig_fd)
 			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
 		.write_cache = st->o->write_cache,
 		.cache_bytes = st->o->cache_bytes,
+		.read_ahead_bytes = st->o->read_ahead_bytes,
 	};
 	/* stripe heads given as such go to assembly; memory needs the members' count */
 	unsigned heads = 0;
@@ -879,7 +893,8 @@ static int run(struct serve_state *st, int sig_fd)
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts o = { 0 };
+	/* serve reads ahead by default (the library does not: an embedder opts in) */
+	struct serve_opts o = { .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
 	int rc = parse_args(argc, argv, &o);
 	if (rc >= 0)
 		return rc;

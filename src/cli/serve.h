@@ -41,6 +41,7 @@ struct serve_opts {
 	bool scan, list_arrays, verbose;
 	bool scanned;                   /* the members are the ones found */
 	bool run;                       /* --run: start with a member merely missing */
+	uint64_t read_ahead_bytes;      /* --read-ahead: URAID_READ_AHEAD_DEFAULT unless given; URAID_READ_AHEAD_OFF */
 };
 
 struct serve_state {

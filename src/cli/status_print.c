@@ -85,6 +85,24 @@ static void member_line(FILE *f, const char *slot, const struct uraid_member_sta
 			m->corrected_reads);
 }
 
+/* Read-ahead: the window and what it did (served arrays). */
+static void print_read_ahead(FILE *f, const struct uraid_read_ahead_status *ra)
+{
+	char b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	if (!ra->window_bytes) {
+		fprintf(f, "     Read-ahead : off\n");
+		return;
+	}
+	fprintf(f, "     Read-ahead : %s per stream in %s units, %u of %u streams; "
+		"%s read ahead, %s served from it, %s wasted%s\n",
+		cli_bytes(ra->window_bytes, b1, sizeof(b1)), cli_bytes(ra->unit_bytes, b2, sizeof(b2)),
+		ra->streams, ra->streams_max, cli_bytes(ra->prefetched_bytes, b3, sizeof(b3)),
+		cli_bytes(ra->served_bytes, b4, sizeof(b4)),
+		cli_bytes(ra->wasted_bytes, b5, sizeof(b5)),
+		ra->members_in_memory ? " (members in memory: nothing to read ahead)" : "");
+}
+
 /* "resync [=======>.............]  37.5% 120.0 MiB/s, ETA 0:05 (384/1024 MiB per member)" */
 static void print_background(FILE *f, const struct uraid_sync_status *s)
 {
@@ -115,6 +133,24 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 			(unsigned long long)(s->done_bytes >> 20),
 			s->array_positions ? "of the array" : "per member");
 	fprintf(f, "    Sync Limits : %u..%u KiB/s\n", s->min_kib_s, s->max_kib_s);
+}
+
+static void json_read_ahead(struct json *j, const struct uraid_read_ahead_status *ra)
+{
+	json_obj_open(j, "read_ahead");
+	json_bool(j, "enabled", ra->window_bytes != 0);
+	json_u64(j, "window_bytes", ra->window_bytes);
+	json_u64(j, "unit_bytes", ra->unit_bytes);
+	json_u64(j, "streams", ra->streams);
+	json_u64(j, "streams_max", ra->streams_max);
+	json_bool(j, "members_in_memory", ra->members_in_memory);
+	json_u64(j, "memory_bytes", ra->memory_bytes);
+	json_u64(j, "prefetched_bytes", ra->prefetched_bytes);
+	json_u64(j, "served_bytes", ra->served_bytes);
+	json_u64(j, "served_reads", ra->served_reads);
+	json_u64(j, "wasted_bytes", ra->wasted_bytes);
+	json_u64(j, "invalidated_bytes", ra->invalidated_bytes);
+	json_obj_close(j);
 }
 
 static void json_background(struct json *j, const struct uraid_sync_status *s)
@@ -252,6 +288,7 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 		fprintf(f, "   Stripe Cache : ");
 		cli_stripe_cache_human(f, &st->stripe_cache, st->raid_disks, st->level);
 		fprintf(f, "      In flight : %" PRIu64 " requests\n", st->in_flight);
+		print_read_ahead(f, &st->read_ahead);
 		print_background(f, &srv->sync);
 	}
 	fprintf(f, "\n    Slot  State       Direct  Device\n");
@@ -353,6 +390,7 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	if (srv) {
 		cli_stripe_cache_json(&j, &st->stripe_cache);
 		json_u64(&j, "in_flight", st->in_flight);
+		json_read_ahead(&j, &st->read_ahead);
 		json_background(&j, &srv->sync);
 	}
 	json_arr_open(&j, "members");

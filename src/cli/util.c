@@ -13,9 +13,29 @@
 #include "cli/util.h"
 #include "common/size_parse.h"
 
+#include <uraid/engine.h>
+
 int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes)
 {
 	return size_parse(s, default_unit, bytes);
+}
+
+int cli_parse_read_ahead(const char *s, uint64_t *bytes)
+{
+	uint64_t v;
+
+	if (strcmp(s, "off") == 0) {
+		*bytes = URAID_READ_AHEAD_OFF;
+		return 0;
+	}
+	if (strcmp(s, "default") == 0) {
+		*bytes = URAID_READ_AHEAD_DEFAULT;
+		return 0;
+	}
+	if (cli_parse_size(s, 1, &v) || (v && v < (8u << 10)) || v > URAID_READ_AHEAD_MAX)
+		return -EINVAL;
+	*bytes = v & ~(uint64_t)4095;       /* 0: URAID_READ_AHEAD_OFF */
+	return 0;
 }
 
 const char *cli_bytes(uint64_t bytes, char *buf, size_t len)

@@ -13,6 +13,10 @@
  * Returns 0 or -EINVAL.
  */
 int cli_parse_size(const char *s, uint64_t default_unit, uint64_t *bytes);
+/* A read-ahead window (--read-ahead): "off" or 0 (URAID_READ_AHEAD_OFF),
+ * "default" (URAID_READ_AHEAD_DEFAULT), or a size of 8K..64M (a plain number is bytes), rounded
+ * down to 4 KiB. 0 or -EINVAL. */
+int cli_parse_read_ahead(const char *s, uint64_t *bytes);
 
 /* "190.00 MiB": binary units, two decimals (bytes below 1 KiB as "512 B"). */
 const char *cli_bytes(uint64_t bytes, char *buf, size_t len);

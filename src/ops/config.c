@@ -26,7 +26,8 @@ const char *const config_serve_keys[] = {
 	"socket", "listen", "socket-mode", "export", "description", "read-only", "threads",
 	"control", "pid-file", "speed-min", "speed-max", "max-connections",
 	"handshake-timeout", "max-buffer-memory", "tls", "tls-psk", "tls-certificates",
-	"tls-verify-peer", "metrics", "write-cache", "cache-size", "stripe-cache", NULL,
+	"tls-verify-peer", "metrics", "write-cache", "cache-size", "stripe-cache", "read-ahead",
+	NULL,
 };
 
 /* Flags: written bare ("read-only"), or as key=yes|no. */

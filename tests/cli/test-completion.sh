@@ -55,7 +55,7 @@ comp "monitor" uraid mon
 # a command's options; those taking a value end in "="
 comp "--level=" uraid create --lev
 comp "--raid-devices=" uraid create --raid
-comp "--read-only" uraid serve --read-
+comp "--read-ahead= --read-only" uraid serve --read-
 comp "--ioengine=" uraid bench --ioe
 comp "--filename=" uraid bench --filen
 comp "--characterise" uraid bench --charac
@@ -65,6 +65,7 @@ comp "internal none" uraid create --bitmap =
 comp "internal" uraid create --bitmap = in
 comp "require" uraid serve --tls = re
 comp "off on require" uraid serve --tls ""
+comp "" uraid serve --read-ahead =            # SIZE: a placeholder, nothing to offer
 comp "" uraid create --level =               # L: nothing to offer
 
 # files: members, file-valued options, the items of fio's --filename list

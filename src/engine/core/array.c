@@ -19,6 +19,7 @@
 
 #include "common/clock.h"
 #include "common/errmsg.h"
+#include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
@@ -262,11 +263,37 @@ static bool req_wib_range(const struct array_req *rq, uint64_t *lo, uint64_t *hi
 static void req_count_latency(const struct array_req *rq, struct array_counters *c)
 {
 	enum uraid_io_op op = rq->io->op;
+	if (rq->io->flags & ARRAY_IO_INTERNAL)
+		return;         /* a prefetch of read-ahead's is no client's request */
 	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
 				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
 							   : URAID_LATENCY_OTHER;
 	uint64_t end = reactor_now_ns(&rq->er->r);
 	latency_note(&c->latency, k, end > rq->start_ns ? end - rq->start_ns : 0);
+}
+
+/*
+ * The request leaves the array: in_flight drops and io->done runs. A
+ * client's done may free or resubmit its io, so it runs last. An internal
+ * request's done (ARRAY_IO_INTERNAL: read-ahead's prefetch_done) works on
+ * the array's own state, so it runs BEFORE in_flight drops: otherwise
+ * drain() at close could see 0 and free the array (ra_fini) while a
+ * reactor is still inside that done.
+ */
+static void req_complete(struct array_req *rq, struct array_counters *c, int res)
+{
+	struct uraid_io *io = rq->io;
+	bool internal = io->flags & ARRAY_IO_INTERNAL;
+
+	req_count_latency(rq, c);
+	req_put(rq);
+	if (internal) {
+		io->done(io, res);
+		atomic_fetch_sub(&c->in_flight, 1);
+		return;
+	}
+	atomic_fetch_sub(&c->in_flight, 1);
+	io->done(io, res);
 }
 
 static void req_finish(struct array_req *rq)
@@ -288,13 +315,12 @@ static void req_finish(struct array_req *rq)
 	uint64_t lo, hi;
 	if (req_wib_range(rq, &lo, &hi))
 		wib_end_write(a, lo, hi);
+	/* read-ahead: a prefetch issued while the write ran may hold old data */
+	if (is_write_op(io->op))
+		ra_invalidate(a, io->offset, io->length);
 	if (is_write_op(io->op))
 		gate_leave_write(a, rq->er->r.index);
-	atomic_fetch_sub(&c->in_flight, 1);
-	req_count_latency(rq, c);
-	int res = rq->result;
-	req_put(rq);
-	io->done(io, res);
+	req_complete(rq, c, rq->result);
 }
 
 void array_piece_done(struct array_req *rq, int res)
@@ -421,15 +447,9 @@ static void req_issue(struct array_req *rq);
 /* A request that ends before it reaches the level (its error, or ENOMEM). */
 static void req_end_early(struct array_req *rq, int rc)
 {
-	struct uraid_io *io = rq->io;
-	struct array_counters *c = &rq->a->counters[rq->er->r.index];
-
 	if (rq->wc_marks)
 		wcache_req_end(atomic_load(&rq->a->wc), rq, false);
-	atomic_fetch_sub(&c->in_flight, 1);
-	req_count_latency(rq, c);
-	req_put(rq);
-	io->done(io, rc);
+	req_complete(rq, &rq->a->counters[rq->er->r.index], rc);
 }
 
 /* The request's bits are on disk (or could not be written): it goes on. */
@@ -509,9 +529,10 @@ void array_req_end(struct array_req *rq, int res)
 }
 
 /* Runs on the request's reactor. */
-static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io,
-		      bool internal)
+static void req_start(struct array *a, struct engine_reactor *er, struct uraid_io *io)
 {
+	/* the array's own request (a destage write, a prefetch): not cached again */
+	bool internal = io->flags & ARRAY_IO_INTERNAL;
 	struct array_req *rq = req_get(er);
 	if (!rq) {
 		io->done(io, -ENOMEM);
@@ -525,6 +546,9 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
+	/* read-ahead: no prefetched copy of the range outlives the write's start */
+	if (is_write_op(io->op))
+		ra_invalidate(a, io->offset, io->length);
 
 	/* the write-back cache may answer it, hold it or mark it */
 	struct wcache *wc = atomic_load_explicit(&a->wc, memory_order_acquire);
@@ -535,11 +559,24 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io)
 {
-	req_start(a, er, io, true);
+	io->flags |= ARRAY_IO_INTERNAL;
+	req_start(a, er, io);
 }
 
-/* The request's member I/O (its bits on disk): bounce buffer, pieces. */
+/* The request's member I/O (its bits on disk), or read-ahead's answer. */
 static void req_issue(struct array_req *rq)
+{
+	/* read-ahead answers the read, or has it wait for a prefetch (cache/readahead.h) */
+	/* (not one the write cache overlays at its end: that overlay is on
+	   rq->data, which read-ahead's answer does not set up) */
+	if (rq->io->op == URAID_IO_READ && !(rq->io->flags & ARRAY_IO_INTERNAL) &&
+	    !rq->wc_marks && ra_read(rq))
+		return;
+	array_req_to_level(rq);
+}
+
+/* The request's member I/O: bounce buffer, pieces. */
+void array_req_to_level(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
 
@@ -566,12 +603,18 @@ static void req_issue(struct array_req *rq)
 	array_piece_done(rq, 0);
 }
 
+void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+{
+	io->flags |= ARRAY_IO_INTERNAL;
+	req_start(a, er, io);
+}
+
 static void handover(struct reactor *r, struct reactor_msg *m)
 {
 	struct io_priv *ip = (struct io_priv *)m;
 	struct uraid_io *io = (struct uraid_io *)((char *)ip - offsetof(struct uraid_io, priv));
 	struct array *a = ip->a;
-	req_start(a, &a->e->reactors[r->index], io, false);
+	req_start(a, &a->e->reactors[r->index], io);
 }
 
 int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io *io)
@@ -583,6 +626,8 @@ int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io
 		return -EINVAL;
 	if (io->op > URAID_IO_WRITE_ZEROES)
 		return -EINVAL;
+	if (io->flags & ~URAID_IO_FUA)
+		return -EINVAL;         /* unknown, or the engine's own (ARRAY_IO_INTERNAL) */
 	if (io->op != URAID_IO_FLUSH &&
 	    ((io->offset | io->length) % 512 || io->offset > size || io->length > size - io->offset))
 		return -EINVAL;
@@ -593,7 +638,7 @@ int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io
 
 	struct engine_reactor *er = &a->e->reactors[reactor];
 	if (reactor_is_current(&er->r)) {
-		req_start(a, er, io, false);
+		req_start(a, er, io);
 		return 0;
 	}
 	struct io_priv *ip = (struct io_priv *)io->priv;
@@ -712,6 +757,7 @@ int array_tick_add(struct array *a, array_tick_fn *fn)
 
 static void array_free(struct array *a)
 {
+	ra_fini(a);
 	if (a->ops && a->ops->fini)
 		a->ops->fini(a);
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -808,6 +854,10 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
+	if ((rc = ra_init(a, o->read_ahead_bytes, err, errlen))) {
+		array_free(a);
+		return rc;
+	}
 	/* tick hooks in this order: clean marking, bitmap daemon (wib_init), jobs */
 	array_tick_add(a, array_idle_check);
 	if ((rc = wib_init(a, err, errlen))) {
@@ -953,6 +1003,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		st->bitmap_dirty_bits = a->wib ? atomic_load(&a->wib->bits_set)
 				      : a->bitmap_stale ? st->bitmap_bits : 0;
 	}
+	ra_status(a, &st->read_ahead);
 	st->read_only = a->flags & URAID_ASSEMBLE_READONLY;
 	array_stripe_cache_status(a, &st->stripe_cache);
 	st->events = a->sb.events;

@@ -40,6 +40,7 @@
 
 struct array;
 struct array_req;
+struct readahead;
 struct wib;
 
 /* ---- engine ---- */
@@ -222,6 +223,8 @@ struct array {
 	struct wcache *_Atomic wc;
 	uint64_t wc_bytes;              /* uraid_assemble_opts.cache_bytes */
 	pthread_mutex_t wc_set_lock;    /* uraid_array_set_write_cache, one at a time */
+	/* read-ahead of sequential streams (cache/readahead.c) */
+	struct readahead *ra;
 
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
@@ -269,6 +272,16 @@ void array_req_route(struct array_req *rq);
 void array_req_end(struct array_req *rq, int res);
 /* Start an internal request (a destage write) on er, from er's thread. */
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* uraid_io.flags inside the engine: the array's own read (read-ahead's
+ * prefetch), not a client's */
+#define ARRAY_IO_INTERNAL 0x80000000u
+
+/* The array's own read (read-ahead's prefetch), from reactor er's thread:
+ * the request path of a client read, but not offered to read-ahead nor
+ * counted in the latency histogram; io->done runs on er. */
+void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* A client read that read-ahead did not answer after all: on to the level. */
+void array_req_to_level(struct array_req *rq);
 
 /* Called by a level when one of its pieces of rq is done (res 0 or -errno). */
 void array_piece_done(struct array_req *rq, int res);

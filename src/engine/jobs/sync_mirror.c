@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/level/mirror.h"
 #include "engine/md/member_state.h"
@@ -294,8 +295,22 @@ static void repaired_walk(void *arg, bool survives)
 	unit_end(s, s->fail_err);
 }
 
+/*
+ * A rewrite changes what a read of the copies it writes returns: read-ahead
+ * drops what it holds of the unit's pieces when the rewrite is issued, and
+ * again when it is done (a prefetch may have read a copy while it ran), as
+ * for a client's write (cache/readahead.h).
+ */
+static void drop_read_ahead(struct ms *s)
+{
+	for (unsigned p = 0; p < s->npc; p++)
+		if (s->pc[p].n)
+			ra_invalidate(s->job->a, s->pc[p].asec * 512, (uint64_t)s->pc[p].n * 512);
+}
+
 static void repaired(struct ms *s)
 {
+	drop_read_ahead(s);
 	s->fail_at = 0;
 	s->fail_err = 0;
 	repaired_walk(s, true);
@@ -354,6 +369,7 @@ static void rewrite_copies(struct sync_gate *g, int rc)
 		unit_end(s, rc);
 		return;
 	}
+	drop_read_ahead(s);
 	batch_begin(s, repaired);
 	for (unsigned p = 0; p < s->npc; p++) {
 		struct ms_piece *pc = &s->pc[p];

@@ -161,6 +161,55 @@ static void wcache_json(struct uraid_array *a, struct json *j)
 	free(as);
 }
 
+/* ---- read-ahead (SIZE | off | default) ---- */
+
+static int ra_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err, size_t n)
+{
+	(void)a;
+	if (cli_parse_read_ahead(text, v)) {
+		snprintf(err, n, "expected a size up to 64M per stream, off or default");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int ra_apply(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	int rc = uraid_array_set_read_ahead(a, *plan_value(p, "read-ahead"));
+
+	if (rc)
+		snprintf(err, n, "read-ahead: %s", strerror(-rc));
+	return rc;
+}
+
+static void ra_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0) {
+		char win[32];
+		if (!as->read_ahead.window_bytes)
+			fprintf(f, "off\n");
+		else
+			fprintf(f, "%s per stream%s\n",
+				cli_bytes(as->read_ahead.window_bytes, win, sizeof(win)),
+				as->read_ahead.members_in_memory
+					? " (nothing read ahead: every member is in memory)" : "");
+	} else {
+		fprintf(f, "?\n");
+	}
+	free(as);
+}
+
+static void ra_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0)
+		json_u64(j, "read_ahead_bytes", as->read_ahead.window_bytes);
+	free(as);
+}
+
 /* ---- speed-min, speed-max (md's speed_limit_min/max, per member) ---- */
 
 static int speed_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
@@ -258,6 +307,7 @@ static const struct tune_setting settings[] = {
 	{ "stripe-cache", stripe_parse, NULL, stripe_apply, stripe_show, stripe_json },
 	/* can fail (memory when turned on, a destage error when turned off) */
 	{ "write-cache", wcache_parse, NULL, wcache_apply, wcache_show, wcache_json },
+	{ "read-ahead", ra_parse, NULL, ra_apply, ra_show, ra_json },
 	{ "speed-min", speed_parse, speed_check, speed_apply, speed_min_show, speed_min_json },
 	{ "speed-max", speed_parse, speed_check, speed_apply, speed_max_show, speed_max_json },
 	{ NULL, NULL, NULL, NULL, NULL, NULL },

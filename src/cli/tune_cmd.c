@@ -34,6 +34,8 @@ static void tune_usage(FILE *f)
 		"      --write-cache=through|back  write-back: writes complete in memory and\n"
 		"                           reach the members later (serve --write-cache);\n"
 		"                           to through: every dirty byte is written out first\n"
+		"      --read-ahead=SIZE    per sequential stream (serve --read-ahead), off,\n"
+		"                           or default; what was read ahead is dropped\n"
 		"      --speed-min=KIB/S    background work (resync, check, repair, rebuild)\n"
 		"                           holds this rate per member while clients are busy\n"
 		"                           (md's speed_limit_min; --speed-limit-min too)\n"

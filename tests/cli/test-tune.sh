@@ -68,6 +68,16 @@ check "status --json: background limits" test "$(status_json sync_limits.min_kib
 "$URAID" tune tn --stripe-cache=32768 --speed-limit-min=3000 --speed-limit-max=8000 >/dev/null
 check "md's names of the limits, the largest size" test "$(json settings.speed_min_kib_per_s)/$(json settings.speed_max_kib_per_s)/$(json settings.stripe_cache.size)" = 3000/8000/32768
 
+# the write policy and the read-ahead window at run time
+"$URAID" tune tn --write-cache=back --read-ahead=1M >/dev/null
+check "write-cache back: tune --json" test "$(json settings.write_cache)" = back
+check "  status --json: policy back" test "$(status_json write_cache.policy)" = back
+check "read-ahead 1M: tune --json" test "$(json settings.read_ahead_bytes)" = 1048576
+"$URAID" tune tn --write-cache=through --read-ahead=off >/dev/null
+check "write-cache through again: nothing dirty left" test "$(status_json write_cache.dirty_bytes)" = 0
+check "  tune --json: through" test "$(json settings.write_cache)" = through
+check "read-ahead off: tune --json 0" test "$(json settings.read_ahead_bytes)" = 0
+
 # ---- refused: one line, exit 2, nothing changed ----
 before=$("$URAID" tune --json tn)
 refuse() {
@@ -88,6 +98,8 @@ refuse "a setting twice" tn --stripe-cache=100 --stripe-cache=200
 refuse "a setting without a value" tn --stripe-cache
 refuse "two arrays" tn other --stripe-cache=100
 refuse "an unknown option" tn -x
+refuse "a write policy uraid does not have" tn --write-cache=around
+refuse "a read-ahead too large" tn --read-ahead=1G
 
 # ---- resized under writes: fio writes and verifies through NBD ----
 "$URAID" tune tn --stripe-cache=17 >/dev/null

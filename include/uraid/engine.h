@@ -165,7 +165,8 @@ int uraid_array_close(struct uraid_array *a);
  * write-back: the cache is set up (uraid_assemble_opts.cache_bytes) if it was
  * not; to write-through: every dirty byte is destaged before this returns
  * (it blocks: not from a reactor's thread). 0, -EINVAL, -EROFS (read-only
- * array), -ENOMEM.
+ * array), -ENOMEM, -EIO (to write-through: the policy is through now, but
+ * cached data could not be destaged and is lost; the next FLUSH fails).
  */
 int uraid_array_set_write_cache(struct uraid_array *a, uint32_t policy);
 

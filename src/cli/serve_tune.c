@@ -8,8 +8,9 @@
  * VALUE is read, what must hold against the other settings given, how it is
  * applied, and how it prints (a human line, a JSON key). A request is
  * applied only when every setting in it reads and checks: one refusal
- * changes nothing. Settings apply in table order, so a setter that can
- * still fail (out of memory) goes first, before those that cannot.
+ * changes nothing. Settings apply in table order, those whose setter can
+ * still fail (memory, a destage error) first; when one fails, those before
+ * it stay changed and the answer names them.
  *
  * Request: "tune" FORMAT [SETTINGS], FORMAT "text" or "json", SETTINGS
  * "NAME=VALUE NAME=VALUE ..." (space-separated). Answer: the settings in
@@ -126,7 +127,10 @@ static int wcache_apply(struct uraid_array *a, const struct tune_plan *p, char *
 {
 	int rc = uraid_array_set_write_cache(a, (uint32_t)*plan_value(p, "write-cache"));
 
-	if (rc)
+	if (rc == -EIO)
+		snprintf(err, n, "write cache: now write-through, but cached data could not be "
+			 "written to the members and is lost (the next flush fails)");
+	else if (rc)
 		snprintf(err, n, "write cache: %s", rc == -EROFS ? "the array is served read-only"
 								 : strerror(-rc));
 	return rc;
@@ -401,13 +405,23 @@ void serve_tune_verb(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_USAGE, err, NULL, 0);
 		return;
 	}
+	char applied[256] = "";
 	for (int i = 0; settings[i].name; i++) {
 		if (!p.given[i])
 			continue;
 		if (settings[i].apply(st->array, &p, err, sizeof(err))) {
+			/* those applied before it stay: say which (the man page's promise) */
+			if (*applied) {
+				size_t l = strlen(err);
+				snprintf(err + l, sizeof(err) - l, "; changed before it: %s", applied);
+				fprintf(stderr, "uraid serve: settings changed on the control socket "
+					"before one failed: %s\n", applied);
+			}
 			ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
 			return;
 		}
+		size_t l = strlen(applied);
+		snprintf(applied + l, sizeof(applied) - l, "%s--%s", l ? " " : "", settings[i].name);
 		any = true;
 	}
 	if (any)

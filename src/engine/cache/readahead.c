@@ -21,7 +21,7 @@
  * k of the array goes to buffer k % nseg. A stream's prefetches run ahead
  * of its front until the window is full; a buffer is reused once the
  * stream's reads have passed it. Prefetches are reads of the array's own
- * through the normal path (array_internal_read: pieces, the level), so a
+ * through the normal path (array_submit_internal: pieces, the level), so a
  * degraded array reads ahead from parity or the other copy as a client
  * read would. All buffers are allocated when the window is set (at
  * assembly, or by uraid_array_set_read_ahead): none on the I/O path.
@@ -490,7 +490,7 @@ static void issue(struct array *a, struct ra_seg **segs, unsigned n, unsigned re
 		g->io.done = prefetch_done;
 		g->io.ctx = g;
 		g->reactor = reactor;
-		array_internal_read(a, &a->e->reactors[reactor], &g->io);
+		array_submit_internal(a, &a->e->reactors[reactor], &g->io);
 	}
 }
 

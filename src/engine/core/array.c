@@ -264,7 +264,7 @@ static void req_count_latency(const struct array_req *rq, struct array_counters 
 {
 	enum uraid_io_op op = rq->io->op;
 	if (rq->io->flags & ARRAY_IO_INTERNAL)
-		return;         /* a prefetch of read-ahead's is no client's request */
+		return;         /* a prefetch or a destage is no client's request */
 	enum uraid_latency_kind k = op == URAID_IO_READ ? URAID_LATENCY_READ
 				    : op == URAID_IO_WRITE ? URAID_LATENCY_WRITE
 							   : URAID_LATENCY_OTHER;
@@ -275,10 +275,10 @@ static void req_count_latency(const struct array_req *rq, struct array_counters 
 /*
  * The request leaves the array: in_flight drops and io->done runs. A
  * client's done may free or resubmit its io, so it runs last. An internal
- * request's done (ARRAY_IO_INTERNAL: read-ahead's prefetch_done) works on
- * the array's own state, so it runs BEFORE in_flight drops: otherwise
- * drain() at close could see 0 and free the array (ra_fini) while a
- * reactor is still inside that done.
+ * request's done (ARRAY_IO_INTERNAL: read-ahead's prefetch_done, the write
+ * cache's destage_done) works on the array's own state, so it runs BEFORE
+ * in_flight drops: otherwise drain() at close could see 0 and free the
+ * array (ra_fini, wcache_destroy) while a reactor is still inside that done.
  */
 static void req_complete(struct array_req *rq, struct array_counters *c, int res)
 {
@@ -301,6 +301,12 @@ static void req_finish(struct array_req *rq)
 	struct uraid_io *io = rq->io;
 	struct array *a = rq->a;
 
+	/* read-ahead: a prefetch issued while the write ran may hold old data.
+	   Before the write cache drops the range (a written-through request
+	   over dirty cached data): from then on a read finds no cached page
+	   and would be answered from read-ahead */
+	if (is_write_op(io->op))
+		ra_invalidate(a, io->offset, io->length);
 	if (rq->wc_marks)
 		wcache_req_end(atomic_load(&a->wc), rq, rq->result == 0);
 	if (rq->bounced) {
@@ -315,9 +321,6 @@ static void req_finish(struct array_req *rq)
 	uint64_t lo, hi;
 	if (req_wib_range(rq, &lo, &hi))
 		wib_end_write(a, lo, hi);
-	/* read-ahead: a prefetch issued while the write ran may hold old data */
-	if (is_write_op(io->op))
-		ra_invalidate(a, io->offset, io->length);
 	if (is_write_op(io->op))
 		gate_leave_write(a, rq->er->r.index);
 	req_complete(rq, c, rq->result);
@@ -601,12 +604,6 @@ void array_req_to_level(struct array_req *rq)
 	else
 		start_pieces(rq);
 	array_piece_done(rq, 0);
-}
-
-void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io)
-{
-	io->flags |= ARRAY_IO_INTERNAL;
-	req_start(a, er, io);
 }
 
 static void handover(struct reactor *r, struct reactor_msg *m)

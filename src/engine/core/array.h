@@ -250,8 +250,8 @@ struct array_req {
 	int pending;                    /* pieces not yet completed (+1 while splitting) */
 	uint64_t start_ns;              /* reached its reactor (the latency histogram) */
 	int result;                     /* first error */
-	/* the write-back cache's (wcache.c): internal (a destage write, not
-	   cached again), what it marked, its waiting lists and their message */
+	/* the write-back cache's (wcache.c): what it marked, its waiting lists
+	   and their message */
 	uint8_t wc_marks;               /* WC_MARK_* */
 	uint64_t wc_birth;              /* PINNED: pages born up to here are pinned */
 	uint64_t wc_lo, wc_hi;          /* THROUGH: array sectors [lo, hi) */
@@ -270,16 +270,16 @@ struct array_req {
  * level), or end a request that never reached the level, on its reactor. */
 void array_req_route(struct array_req *rq);
 void array_req_end(struct array_req *rq, int res);
-/* Start an internal request (a destage write) on er, from er's thread. */
-void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
-/* uraid_io.flags inside the engine: the array's own read (read-ahead's
- * prefetch), not a client's */
+/* uraid_io.flags inside the engine: the array's own request (the write
+ * cache's destage write, read-ahead's prefetch), not a client's; clients
+ * cannot set it (uraid_array_submit refuses unknown flags) */
 #define ARRAY_IO_INTERNAL 0x80000000u
 
-/* The array's own read (read-ahead's prefetch), from reactor er's thread:
- * the request path of a client read, but not offered to read-ahead nor
- * counted in the latency histogram; io->done runs on er. */
-void array_internal_read(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* Start the array's own request on er, from er's thread (it sets
+ * ARRAY_IO_INTERNAL): the request path of a client's, but not cached again,
+ * not offered to read-ahead, not in the latency histogram, and its done
+ * runs on er before the array's in_flight drops (so close waits for it). */
+void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 /* A client read that read-ahead did not answer after all: on to the level. */
 void array_req_to_level(struct array_req *rq);
 

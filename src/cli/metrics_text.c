@@ -167,13 +167,25 @@ static void array_families(struct ctx *c, const struct uraid_array_status *as)
 	}
 }
 
+/* A counter family per field of a status struct: its name, help and offset. */
+struct counter_field {
+	const char *name, *help;
+	size_t off;
+};
+
+static void counter_fields(struct ctx *c, const struct counter_field *f, size_t n,
+			   const void *st)
+{
+	for (size_t i = 0; i < n; i++) {
+		family(c, f[i].name, "counter", f[i].help);
+		sample(c, f[i].name, NULL, *(const uint64_t *)((const char *)st + f[i].off));
+	}
+}
+
 /* Read-ahead (engine/cache/readahead.c): uraid_read_ahead_*. */
 static void read_ahead_families(struct ctx *c, const struct uraid_read_ahead_status *ra)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} counters[] = {
+	static const struct counter_field counters[] = {
 #define C(n, f, h) { "uraid_read_ahead_" n, h, offsetof(struct uraid_read_ahead_status, f) }
 		C("prefetched_bytes_total", prefetched_bytes, "Bytes read ahead from the members."),
 		C("served_bytes_total", served_bytes, "Bytes of client reads copied from read-ahead."),
@@ -191,11 +203,7 @@ static void read_ahead_families(struct ctx *c, const struct uraid_read_ahead_sta
 	      ra->memory_bytes);
 	gauge(c, "uraid_read_ahead_streams", "Sequential streams holding a window now.",
 	      ra->streams);
-	for (unsigned k = 0; k < sizeof(counters) / sizeof(counters[0]); k++) {
-		family(c, counters[k].name, "counter", counters[k].help);
-		sample(c, counters[k].name, NULL,
-		       *(const uint64_t *)((const char *)ra + counters[k].off));
-	}
+	counter_fields(c, counters, sizeof(counters) / sizeof(counters[0]), ra);
 }
 
 /*
@@ -206,10 +214,7 @@ static void read_ahead_families(struct ctx *c, const struct uraid_read_ahead_sta
  */
 static void write_cache_families(struct ctx *c, const struct uraid_write_cache_status *w)
 {
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} counters[] = {
+	static const struct counter_field counters[] = {
 #define W(n, f, h) { "uraid_write_cache_" n, h, offsetof(struct uraid_write_cache_status, f) }
 		W("read_hits_total", read_hits, "Reads served from the write cache whole."),
 		W("read_misses_total", read_misses,
@@ -240,11 +245,7 @@ static void write_cache_families(struct ctx *c, const struct uraid_write_cache_s
 	      "Bytes acknowledged to clients and not yet on the members.", w->dirty_bytes);
 	gauge(c, "uraid_write_cache_cached_bytes", "Bytes held in the write cache, dirty or not.",
 	      w->cached_bytes);
-	for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
-		family(c, counters[i].name, "counter", counters[i].help);
-		sample(c, counters[i].name, NULL,
-		       *(const uint64_t *)((const char *)w + counters[i].off));
-	}
+	counter_fields(c, counters, sizeof(counters) / sizeof(counters[0]), w);
 }
 
 static void sync_families(struct ctx *c, const struct uraid_sync_status *ss)
@@ -309,10 +310,7 @@ static void member_families(struct ctx *c, const struct uraid_array_status *as)
 		URAID_MEMBER_IN_SYNC, URAID_MEMBER_FAULTY, URAID_MEMBER_MISSING,
 		URAID_MEMBER_SPARE, URAID_MEMBER_STALE, URAID_MEMBER_REBUILDING,
 	};
-	static const struct {
-		const char *name, *help;
-		size_t off;
-	} counters[] = {
+	static const struct counter_field counters[] = {
 #define C(n, f, h) { "uraid_member_" n, h, offsetof(struct uraid_member_status, f) }
 		C("reads_total", reads, "Reads issued to the member."),
 		C("writes_total", writes, "Writes issued to the member."),

@@ -145,15 +145,21 @@ static const struct option plan_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* "uraid plan: ..." as one line on stderr. */
+static void vsay(const char *fmt, va_list ap)
+{
+	fputs("uraid plan: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 /* One line on stderr; the usage exit status. */
 static int refuse(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int refuse(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("uraid plan: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 	return CLI_EXIT_USAGE;
 }
@@ -312,9 +318,7 @@ static void say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("uraid plan: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	vsay(fmt, ap);
 	va_end(ap);
 }
 

@@ -287,6 +287,8 @@ static void req_complete(struct array_req *rq, struct array_counters *c, int res
 	bool internal = io->flags & ARRAY_IO_INTERNAL;
 
 	req_count_latency(rq, c);
+	if (rq->hold_counted)
+		atomic_fetch_sub(&c->level_in_flight[rq->hold_parity], 1);
 	req_put(rq);
 	if (internal) {
 		io->done(io, res);
@@ -594,6 +596,25 @@ static void req_issue(struct array_req *rq)
 void array_req_to_level(struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
+	struct array_counters *c = &rq->a->counters[rq->er->r.index];
+
+	/* counted under the hold epoch it saw twice (a hold that flips it
+	   meanwhile may not have seen this count, so count again under the
+	   new one), then past the hold's range (freeze.h says why) */
+	uint32_t epoch;
+	for (;;) {
+		epoch = atomic_load(&rq->a->hold_epoch);
+		atomic_fetch_add(&c->level_in_flight[epoch & 1], 1);
+		if (atomic_load(&rq->a->hold_epoch) == epoch)
+			break;
+		atomic_fetch_sub(&c->level_in_flight[epoch & 1], 1);
+	}
+	if (array_hold_parks(rq)) {
+		atomic_fetch_sub(&c->level_in_flight[epoch & 1], 1);
+		return;
+	}
+	rq->hold_counted = true;
+	rq->hold_parity = (uint8_t)(epoch & 1);
 
 	if (io->op == URAID_IO_READ || io->op == URAID_IO_WRITE) {
 		rq->data = io->buf;

@@ -100,6 +100,9 @@ struct array_counters {
 	_Atomic uint64_t writes_in_flight;
 	_Atomic uint64_t last_write_ns;     /* for idle clean marking */
 	_Atomic uint64_t started;           /* requests begun (written by its reactor only) */
+	/* requests past the cache at the level, by the parity of the range
+	   hold's epoch they began in (core/freeze.c array_hold_range) */
+	_Atomic uint64_t level_in_flight[2];
 	struct latency_counts latency;      /* requests completed (latency.h) */
 } __attribute__((aligned(64)));
 
@@ -228,13 +231,20 @@ struct array {
 	struct readahead *ra;
 
 	/* a RAID 4/5/6 reshape in progress (md/reshape_state.h), NULL when
-	   none; set, moved and cleared only while the array is frozen */
+	   none; set and cleared while the array is frozen, its position moved
+	   while the rows it passes are held (jobs/reshape.c) */
 	struct reshape_state *reshape;
 
 	/* freezing (core/freeze.c): FREEZE_*, and the requests parked
 	   meanwhile, one list per reactor (allocated at the first freeze) */
 	_Atomic int freeze_state;
 	struct freeze_park *park;
+	/* a range hold (core/freeze.c array_hold_range): requests reaching the
+	   level inside array sectors [hold_lo, hold_hi) are parked (hold_hi 0:
+	   none); hold_epoch counts holds, so that a hold can wait for the
+	   requests that reached the level before it */
+	_Atomic uint64_t hold_lo, hold_hi;
+	_Atomic uint32_t hold_epoch;
 
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
@@ -269,6 +279,9 @@ struct array_req {
 	struct array_req *wc_next, *wc_prev;
 	struct reactor_msg wc_msg;
 	struct io_op wc_op;             /* completed at the next poll, not inside submit */
+	/* counted in its reactor's level_in_flight[hold_parity] */
+	bool hold_counted;
+	uint8_t hold_parity;
 };
 
 #define WC_MARK_PINNED  0x1u    /* a read from the members overlaid at its end */
@@ -292,7 +305,8 @@ void array_req_end(struct array_req *rq, int res);
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 /* A request parked by a freeze (core/freeze.c), started again on er's thread. */
 void array_req_resume_parked(struct array *a, struct engine_reactor *er, struct uraid_io *io);
-/* A client read that read-ahead did not answer after all: on to the level. */
+/* A client read that read-ahead did not answer after all: on to the level
+ * (past a range hold, core/freeze.h, which may park it there). */
 void array_req_to_level(struct array_req *rq);
 
 /* Called by a level when one of its pieces of rq is done (res 0 or -errno). */

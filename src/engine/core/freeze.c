@@ -21,6 +21,7 @@ struct freeze_park {
 	struct array *a;
 	struct engine_reactor *er;
 	struct uraid_io *head, *tail;   /* linked through the io's priv (link_set) */
+	struct array_req *rq_head, *rq_tail;    /* a range hold's, through rq->next */
 	struct reactor_msg msg;         /* the thaw's resume */
 	_Atomic bool posted;            /* msg is in the reactor's inbox */
 } __attribute__((aligned(64)));
@@ -64,14 +65,45 @@ static void park_resume(struct reactor *r, struct reactor_msg *m)
 	struct freeze_park *p = (struct freeze_park *)((char *)m - offsetof(struct freeze_park, msg));
 	struct uraid_io *io = p->head;
 
+	struct array_req *rq = p->rq_head;
+
 	(void)r;
 	atomic_store(&p->posted, false);
 	p->head = p->tail = NULL;
+	p->rq_head = p->rq_tail = NULL;
 	while (io) {
 		struct uraid_io *next = link_get(io);
 		array_req_resume_parked(p->a, p->er, io);
 		io = next;
 	}
+	while (rq) {
+		struct array_req *next = rq->next;
+		array_req_to_level(rq);
+		rq = next;
+	}
+}
+
+bool array_hold_parks(struct array_req *rq)
+{
+	struct array *a = rq->a;
+	const struct uraid_io *io = rq->io;
+	/* hi first: it is set last and cleared first (array_hold_range) */
+	uint64_t hi = atomic_load(&a->hold_hi);
+
+	if (!hi || !io->length || io->op == URAID_IO_FLUSH)
+		return false;
+	uint64_t lo = atomic_load(&a->hold_lo);
+	uint64_t first = io->offset >> 9, end = (io->offset + io->length + 511) >> 9;
+	if (end <= lo || first >= hi)
+		return false;
+	struct freeze_park *p = &a->park[rq->er->r.index];
+	rq->next = NULL;
+	if (p->rq_tail)
+		p->rq_tail->next = rq;
+	else
+		p->rq_head = rq;
+	p->rq_tail = rq;
+	return true;
 }
 
 static int park_alloc(struct array *a)
@@ -140,9 +172,9 @@ int array_freeze_for_job(struct array *a)
 	return freeze(a, false);
 }
 
-void array_thaw(struct array *a)
+/* Each reactor starts its parked requests again (park_resume). */
+static void park_post_resume(struct array *a)
 {
-	atomic_store(&a->freeze_state, FREEZE_NONE);
 	for (unsigned i = 0; i < a->e->nreactors; i++) {
 		struct freeze_park *p = &a->park[i];
 		bool was = false;
@@ -150,6 +182,48 @@ void array_thaw(struct array *a)
 		if (atomic_compare_exchange_strong(&p->posted, &was, true))
 			reactor_post(&p->er->r, &p->msg);
 	}
+}
+
+void array_thaw(struct array *a)
+{
+	atomic_store(&a->freeze_state, FREEZE_NONE);
+	park_post_resume(a);
+}
+
+static uint64_t level_in_flight(const struct array *a, unsigned parity)
+{
+	uint64_t n = 0;
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		n += atomic_load(&a->counters[i].level_in_flight[parity]);
+	return n;
+}
+
+/*
+ * The range goes in before the epoch flips: a request that counts itself
+ * under the new epoch (array_req_to_level) then sees the range; one under
+ * the old epoch is waited for here. Only requests at the level are waited
+ * for, never one waiting in the write cache (which may wait for a destage
+ * this hold parks).
+ */
+int array_hold_range(struct array *a, uint64_t lo, uint64_t hi)
+{
+	int rc = park_alloc(a);
+	if (rc)
+		return rc;
+	if (lo >= hi)
+		return -EINVAL;
+	atomic_store(&a->hold_lo, lo);
+	atomic_store(&a->hold_hi, hi);
+	unsigned before = atomic_fetch_add(&a->hold_epoch, 1) & 1;
+	while (level_in_flight(a, before))
+		freeze_step(a);
+	return 0;
+}
+
+void array_release_range(struct array *a)
+{
+	atomic_store(&a->hold_hi, 0);
+	park_post_resume(a);
 }
 
 int array_switch_geometry(struct array *a, const struct uraid_geom *g, char *err, size_t errlen)

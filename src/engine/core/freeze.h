@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <uraid/geom.h>
 #include <uraid/engine.h>
@@ -42,6 +43,24 @@ int array_freeze(struct array *a);
 int array_freeze_for_job(struct array *a);
 /* Let the held requests go on, under whatever geometry is now in place. */
 void array_thaw(struct array *a);
+/*
+ * A hold of array sectors [lo, hi) only (a reshape's step moving those
+ * rows), from a thread that is not a reactor: requests that reach the
+ * level (past the write cache and read-ahead) and touch the range are
+ * parked, all others go on; returns once no request that reached the level
+ * before the hold is still there. Not with a freeze; one hold at a time.
+ * Requests answered by the write cache or read-ahead are not held: their
+ * copies stay right, as the rows' data does not change, only its place.
+ * 0 or -errno.
+ */
+int array_hold_range(struct array *a, uint64_t lo, uint64_t hi);
+/* End the hold: the parked requests go on (by the geometry then in place). */
+void array_release_range(struct array *a);
+/* For array_req_to_level, on rq's reactor, rq counted in its reactor's
+ * level_in_flight: true when rq was parked by a range hold. */
+struct array_req;
+bool array_hold_parks(struct array_req *rq);
+
 /* Frozen, meta_lock held: switch a->geom (and a->level/a->ops when the
  * level changes) to g: the old level's fini, the new one's init; on
  * failure the old geometry and level are back, -errno + one line in err. */

@@ -5,8 +5,8 @@
  *
  * Each unit is one step of md/reshape_state.h (a whole number of rows of
  * both geometries). Its work runs on the job's own thread, because it
- * freezes the array (core/freeze.h) and does blocking member I/O: with no
- * request in flight, it reads the step's array sectors in the old geometry,
+ * holds the step's rows (core/freeze.h) and does blocking member I/O: with
+ * no request on those rows, it reads the step's array sectors in the old geometry,
  * writes them as rows of the new one (P and Q computed), makes them
  * durable, moves the position and writes it to the superblocks (events+1,
  * md's checkpoint), and only then lets requests go on. So a request never
@@ -29,10 +29,13 @@
  * the data), degraded arrays (but a parity-last RAID 4/5 missing its parity
  * member, reshape_start.c), arrays with a write-intent bitmap.
  *
- * Each step holds every request of the array (not only those to the rows
- * it moves) for the time of its copy, fdatasync and superblock write: a
- * latency cost on clients, paid for a position that never moves under a
- * request and a checkpoint that always covers what was written.
+ * Each step but the last holds only the requests that reach the level
+ * inside the rows it moves (core/freeze.h array_hold_range), for the time
+ * of its copy, fdatasync and superblock write; the others go on. The step
+ * is a whole number of rows of both geometries, so a request outside it
+ * touches rows of one geometry only, and the same one whichever side of
+ * the move it reads the position. The last step freezes the whole array,
+ * as it switches the geometry.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -249,16 +252,19 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 	struct reshape_state *rs = a->reshape;
 	uint64_t dn = geom_new(rs)->data_disks;
 	uint64_t from = u->pos * dn, len = (uint64_t)u->n * dn;
-	int rc = array_freeze_for_job(a);
 
-	if (rc)
-		return rc;
 	/* the first step after md stopped inside a step: from the position on
 	   (the runner rounds its start down to a whole step) */
 	if (from < rs->position && rs->position < from + len) {
 		len -= rs->position - from;
 		from = rs->position;
 	}
+	/* the last one switches the whole array to the new geometry: frozen;
+	   the others hold only their rows */
+	bool last = from + len >= rs->end;
+	int rc = last ? array_freeze_for_job(a) : array_hold_range(a, from, from + len);
+	if (rc)
+		return rc;
 	if (from != rs->position) {
 		rc = -EINVAL;   /* the runner and the position disagree: a bug */
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
@@ -272,20 +278,27 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		rc = sync_members(a);
 	if (!rc) {
 		pthread_mutex_lock(&a->meta_lock);
-		rs->position = from + len;
-		if (rs->position >= rs->end) {
+		if (last) {
+			rs->position = from + len;
 			rc = reshape_finish(a, rs);
 		} else {
-			a->sb.reshape_position = rs->position;
+			a->sb.reshape_position = from + len;
 			rc = meta_record_change(a);
-			/* not on disk: the old place still holds the step (nothing
-			   was written meanwhile), so requests keep using it */
-			if (rc)
-				rs->position = from;
+			/* on disk: requests go by the new position (those outside
+			   the held rows find the same geometry either side of
+			   it); if not, the old place still holds the step
+			   (nothing was written to it meanwhile) and stays in use */
+			if (!rc)
+				reshape_set_position(rs, from + len);
+			else
+				a->sb.reshape_position = from;
 		}
 		pthread_mutex_unlock(&a->meta_lock);
 	}
-	array_thaw(a);
+	if (last)
+		array_thaw(a);
+	else
+		array_release_range(a);
 	if (rc)
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: the step at array sector %" PRIu64
 		     " failed: %s", from, strerror(-rc));

@@ -4,8 +4,8 @@
  * geometry, where each keeps its data on every member, and the position
  * between them. Below the position (forwards) the array's sectors are in
  * the new geometry, from it on in the old one; the position only moves
- * while the array is frozen (jobs/reshape.c), so a request routed by it
- * keeps its answer for its whole life.
+ * while the rows of the step it passes are held (jobs/reshape.c), so a
+ * request routed by it keeps its answer for its whole life.
  *
  * Member I/O adds the member's data_offset: during a reshape that is the
  * lower of the two data offsets on the slot's member, and each geometry
@@ -47,9 +47,17 @@ struct reshape_state {
 static inline const struct uraid_geom *reshape_geom_at(const struct reshape_state *rs,
 						       uint64_t sector, const uint64_t **shift)
 {
-	int which = sector < rs->position ? RESHAPE_NEW : RESHAPE_OLD;
+	/* moved by the job's thread while requests outside its step read it */
+	uint64_t pos = __atomic_load_n(&rs->position, __ATOMIC_ACQUIRE);
+	int which = sector < pos ? RESHAPE_NEW : RESHAPE_OLD;
 	*shift = rs->shift[which];
 	return &rs->g[which];
+}
+
+/* The job moves the position (its step's rows held, core/freeze.h). */
+static inline void reshape_set_position(struct reshape_state *rs, uint64_t pos)
+{
+	__atomic_store_n(&rs->position, pos, __ATOMIC_RELEASE);
 }
 
 /* The step of a reshape between rows of a and b: their least common multiple. */

@@ -14,6 +14,8 @@
  *    where the new geometry says.
  * 3. A switch to a level without an engine is refused and leaves the
  *    geometry as it was; a second freeze while frozen is -EBUSY.
+ * 4. A range hold (a reshape step's): requests outside it complete while
+ *    it stands, those inside only after it ends, all with the right data.
  *
  * The seed is printed; no timing is asserted (the frozen requests are looked
  * at after a pause, and must not have completed whatever its length).
@@ -271,6 +273,67 @@ static void test_switch(struct t *t)
 	      "the member does not hold array offset %" PRIu64 " where 32 KiB chunks put it", off);
 }
 
+static void wait_done(struct op *o, const char *what)
+{
+	time_t until = time(NULL) + DEADLINE_S;
+	while (!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE) && time(NULL) < until)
+		pause_ms(1);
+	CHECK(o->done && o->result == 0, "%s at %" PRIu64 ": done %d result %d", what,
+	      o->io.offset, o->done, o->result);
+}
+
+/*
+ * 4: a hold of the array's second quarter (a reshape step's rows): a read
+ * and a write on each side of it complete while it stands; a read and a
+ * write inside it do not complete until it ends, then do, right.
+ */
+static void test_range_hold(struct t *t)
+{
+	const char *when = "range hold";
+	uint64_t q = t->size / 4;
+	/* outside: below and above the range; inside: its first and last block */
+	uint64_t out_off[4] = { 0, q - BLOCK, 2 * q, 3 * q + BLOCK };
+	uint64_t in_off[2] = { q, 2 * q - BLOCK };
+	struct op out[4], in[2];
+
+	fill_and_verify(t, "before the range hold");
+	CHECK(array_hold_range(t->a, q / 512, 2 * q / 512) == 0, "%s: hold", when);
+	for (unsigned i = 0; i < 6; i++) {
+		struct op *o = i < 4 ? &out[i] : &in[i - 4];
+		uint64_t off = i < 4 ? out_off[i] : in_off[i - 4];
+		bool write = i % 2 == 1;
+		memset(o, 0, sizeof(*o));
+		o->buf = aligned_alloc(4096, BLOCK);
+		if (write) {
+			rng_fill(&t->seed, o->buf, BLOCK);
+			memcpy(t->shadow + off, o->buf, BLOCK);
+		}
+		o->io = (struct uraid_io){ .op = write ? URAID_IO_WRITE : URAID_IO_READ,
+					   .offset = off, .length = BLOCK, .buf = o->buf,
+					   .done = op_done, .ctx = o };
+		CHECK(uraid_array_submit(t->ua, i % 2, &o->io) == 0, "%s: submit", when);
+	}
+	/* the ones outside end while the hold stands */
+	for (unsigned i = 0; i < 4; i++)
+		wait_done(&out[i], "outside the hold");
+	unsigned early = 0;
+	for (unsigned i = 0; i < 2; i++)
+		early += __atomic_load_n(&in[i].done, __ATOMIC_ACQUIRE);
+	CHECK(early == 0, "%s: %u requests inside it completed while held", when, early);
+	array_release_range(t->a);
+	for (unsigned i = 0; i < 2; i++)
+		wait_done(&in[i], "inside the hold");
+	CHECK(memcmp(out[0].buf, t->shadow + out_off[0], BLOCK) == 0, "%s: read below", when);
+	CHECK(memcmp(out[2].buf, t->shadow + out_off[2], BLOCK) == 0, "%s: read above", when);
+	CHECK(memcmp(in[0].buf, t->shadow + in_off[0], BLOCK) == 0, "%s: read inside", when);
+	for (unsigned i = 0; i < 6; i++)
+		free(i < 4 ? out[i].buf : in[i - 4].buf);
+	uint8_t *back = malloc(t->size);
+	CHECK(back && uraid_array_pread(t->ua, back, t->size, 0) == 0, "%s: read all", when);
+	CHECK(back && memcmp(back, t->shadow, t->size) == 0, "%s: array differs from shadow", when);
+	free(back);
+}
+
 int main(int argc, char **argv)
 {
 	struct t t = { 0 };
@@ -282,6 +345,7 @@ int main(int argc, char **argv)
 	}
 	test_under_check(&t);
 	test_switch(&t);
+	test_range_hold(&t);
 	teardown(&t);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

@@ -91,13 +91,22 @@ for _ in $(seq "$REPEAT"); do
     # shellcheck disable=SC2086
     serve rs $D3 "$dir/d3" || break
     "$URAID" speed --min="$REBUILD_MIN" --max="$SYNC_MAX" rs >/dev/null 2>>"$log"
+    # the server resumes it by itself: fio starts once it runs
+    for _ in $(seq 200); do
+        [ "$(status rs 'd["last_background"]["running"] and d["last_background"]["kind"] == "reshape"')" = True ] && break
+        sleep 0.05
+    done
     p1=$(status rs 'd["last_background"]["done_bytes"]')
     v=$(fio_nbd_once iops "$sock" --rw=randread --bs=4k --iodepth=32)
     p2=$(status rs 'd["last_background"]["done_bytes"]')
     still=$(status rs 'd["last_background"]["running"] and d["last_background"]["kind"] == "reshape"')
-    [ "$still" = True ] || rs_note="(the reshape ended inside fio's window: a larger BENCH_MEMBER or a lower BENCH_REBUILD_MIN)"
-    [ "$v" -gt "$fg_load" ] && fg_load=$v
     rs_moved="$rs_moved $(( (${p2:-0} - ${p1:-0}) >> 20 ))"
+    # a round counts only when the reshape ran through fio's whole window
+    if [ "$still" = True ] && [ "${p2:-0}" -gt "${p1:-0}" ]; then
+        [ "$v" -gt "$fg_load" ] && fg_load=$v
+    else
+        rs_note="(a round where the reshape did not run through fio's window was left out: a larger BENCH_MEMBER or a lower BENCH_REBUILD_MIN)"
+    fi
     stamp_of rs 'reshape done' "$n" >/dev/null ||
         echo "the reshape on rs did not complete (see $dir/rs.err)" >&2
     unserve rs

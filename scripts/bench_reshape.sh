@@ -15,7 +15,8 @@
 #   - under load: 4 KiB random reads QD 32 through NBD (`uraid serve`, 2
 #     threads) while the reshape runs (it was started and stopped after its
 #     first step by reshape_start; the server resumes it by itself, its
-#     speed minimum set to BENCH_REBUILD_MIN as the rebuild block's), vs the
+#     speed held at BENCH_REBUILD_MIN, the rebuild block's minimum under
+#     load, so that it lasts through fio's window), vs the
 #     same reads on the same array served with no background work before
 #     the reshape: >= 0.5 x.
 
@@ -58,7 +59,9 @@ for _ in $(seq "$(( REPEAT > 2 ? REPEAT : 2 ))"); do
     t=$(sed -n 's/^ended after \([0-9.]*\) s$/\1/p' <<<"$out")
     [ -n "$t" ] || { echo "reshape: the idle reshape did not finish (see $log)"; break; }
     off_new=$(ex_field "$dir/d0" data_offset_bytes)
-    r=$(fdiv "$(( 2 * used ))" "$t")
+    # the job lays out the whole new array (3 x used: its last third is
+    # zeroes, read from nowhere), as the bound does
+    r=$(fdiv "$(( 3 * used ))" "$t")
     rs_rounds="$rs_rounds $(( r >> 20 ))"
     [ "$r" -gt "$rs_rate" ] && rs_rate=$r
     step=$(rs_lcm $(( 2 * chunk )) $(( 3 * chunk )))
@@ -69,7 +72,7 @@ for _ in $(seq "$(( REPEAT > 2 ? REPEAT : 2 ))"); do
     rs_brounds="$rs_brounds $(( ${b:-0} >> 20 ))"
     [ "${b:-0}" -gt "$rs_bound" ] && rs_bound=$b
 done
-line "RAID 5 3 -> 4 reshape, idle (array data moved)" "$rs_rate" \
+line "RAID 5 3 -> 4 reshape, idle (new array laid out)" "$rs_rate" \
     "bound: reshape_bound, same I/O, same members" "$rs_bound" bw 0.80 \
     "(reshape rounds:$rs_rounds MiB/s; bound rounds:$rs_brounds MiB/s; step $(( ${step:-0} >> 10 )) KiB)"
 
@@ -90,7 +93,9 @@ for _ in $(seq "$REPEAT"); do
     n=$(( $(count_of rs 'reshape done') + 1 ))
     # shellcheck disable=SC2086
     serve rs $D3 "$dir/d3" || break
-    "$URAID" speed --min="$REBUILD_MIN" --max="$SYNC_MAX" rs >/dev/null 2>>"$log"
+    # at REBUILD_MIN whether clients are busy or not, so that it runs through
+    # fio's window (unthrottled it would end before); full speed after
+    "$URAID" speed --min="$REBUILD_MIN" --max="$REBUILD_MIN" rs >/dev/null 2>>"$log"
     # the server resumes it by itself: fio starts once it runs
     for _ in $(seq 200); do
         [ "$(status rs 'd["last_background"]["running"] and d["last_background"]["kind"] == "reshape"')" = True ] && break
@@ -107,6 +112,7 @@ for _ in $(seq "$REPEAT"); do
     else
         rs_note="(a round where the reshape did not run through fio's window was left out: a larger BENCH_MEMBER or a lower BENCH_REBUILD_MIN)"
     fi
+    "$URAID" speed --min="$REBUILD_MIN" --max="$SYNC_MAX" rs >/dev/null 2>>"$log"
     stamp_of rs 'reshape done' "$n" >/dev/null ||
         echo "the reshape on rs did not complete (see $dir/rs.err)" >&2
     unserve rs

@@ -16,10 +16,12 @@
  * each member's 4 KiB superblock at byte 4096 read and written back
  * unchanged, and fdatasync'd again. The old array is --size bytes per
  * member; the step is a whole number of rows of both geometries (the
- * engine's). What it writes is not a valid array: run it on members whose
- * contents no longer matter.
+ * engine's); past the old array's end it reads nothing and lays out rows
+ * of zeroes up to the new array's end, as the job does. What it writes is
+ * not a valid array: run it on members whose contents no longer matter.
  *
- * Prints one line: "BYTES_PER_S SECONDS BYTES", array bytes moved. Exit
+ * Prints one line: "BYTES_PER_S SECONDS BYTES", the new array's bytes laid
+ * out per second. Exit
  * status 1 with a message on any error.
  */
 #include <errno.h>
@@ -109,11 +111,17 @@ int main(int argc, char **argv)
 	uint64_t old_bytes = (nold - 1) * size;
 	uint64_t odd = nold - 1, ndd = nnew - 1;
 	double t0 = now_s();
-	for (uint64_t pos = 0; pos < old_bytes; pos += step) {
-		uint64_t len = old_bytes - pos < step ? old_bytes - pos : step;
-		/* the old rows' chunks */
+	uint64_t new_bytes = ndd * size;
+	for (uint64_t pos = 0; pos < new_bytes; pos += step) {
+		uint64_t len = new_bytes - pos < step ? new_bytes - pos : step;
+		/* the old rows' chunks; zeroes past the old array's end (the room
+		   the new member adds, as the engine's job lays it out) */
 		for (uint64_t b = 0; b < len; b += chunk) {
 			uint64_t ch = (pos + b) / chunk, r = ch / odd;
+			if (pos + b >= old_bytes) {
+				memset(data + b, 0, chunk);
+				continue;
+			}
 			unsigned s = data_slot(r, (unsigned)(ch % odd), nold);
 			if (io_all(fd[s], data + b, chunk, off_old + r * chunk, 0))
 				goto fail;
@@ -143,7 +151,7 @@ int main(int argc, char **argv)
 				goto fail;
 	}
 	double secs = now_s() - t0;
-	printf("%.0f %.3f %llu\n", old_bytes / secs, secs, (unsigned long long)old_bytes);
+	printf("%.0f %.3f %llu\n", new_bytes / secs, secs, (unsigned long long)new_bytes);
 	return 0;
 fail:
 	fprintf(stderr, "reshape_bound: I/O failed: %s\n", strerror(errno));

@@ -268,7 +268,7 @@ static int plan_45_to_0(struct planner *pl, const struct target *t)
 			      "%s first", a->level, a->raid_disks - 1,
 			      a->slot_path[a->raid_disks - 1] && !a->slot_missing[a->raid_disks - 1]
 			      ? a->slot_path[a->raid_disks - 1] : "its member");
-	if (t->disks != a->raid_disks - 1 || t->chunk != a->chunk_sectors)
+	if ((pl->r->raid_disks && t->disks != a->raid_disks - 1) || t->chunk != a->chunk_sectors)
 		return refuse(pl->err, pl->errlen, "change the level to RAID 0 first, then its "
 			      "members or chunk in another grow");
 	takeover(pl, URAID_LEVEL_0, 0, a->raid_disks - 1, a->chunk_sectors, false);

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "setup/grow_plan.h"
+#include "engine/md/grow_plan.h"
 #include "../support/check.h"
 
 #define MIB (2048ull)          /* sectors */

@@ -617,7 +617,7 @@ static void handover(struct reactor *r, struct reactor_msg *m)
 int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io *io)
 {
 	struct array *a = A(ua);
-	uint64_t size = a->geom.array_sectors * 512;
+	uint64_t size = array_export_sectors(a) * 512;
 
 	if (reactor >= a->e->nreactors || !io || !io->done)
 		return -EINVAL;
@@ -973,7 +973,7 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 
 uint64_t uraid_array_size(const struct uraid_array *ua)
 {
-	return ((const struct array *)ua)->geom.array_sectors * 512;
+	return array_export_sectors((const struct array *)ua) * 512;
 }
 
 int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
@@ -988,7 +988,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->layout = a->geom.layout;
 	st->raid_disks = a->geom.raid_disks;
 	st->chunk_bytes = a->geom.chunk_sectors * 512;
-	st->size_bytes = a->geom.array_sectors * 512;
+	st->size_bytes = array_export_sectors(a) * 512;
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;

@@ -14,7 +14,7 @@
 #include <uraid/geom.h>
 #include <uraid/level.h>
 
-#include "setup/grow_plan.h"
+#include "engine/md/grow_plan.h"
 
 #define RAID1_TO_5_MAX_CHUNK 128u      /* sectors: md's raid5_takeover_raid1 starts at 64 KiB */
 #define RAID1_TO_5_MIN_CHUNK 8u        /* and refuses below 4 KiB */

@@ -31,8 +31,8 @@
  *  - RAID 0 member count or chunk: through RAID 4 (takeover, restripe,
  *    takeover back), as mdadm does.
  */
-#ifndef URAID_SETUP_GROW_PLAN_H
-#define URAID_SETUP_GROW_PLAN_H
+#ifndef URAID_ENGINE_MD_GROW_PLAN_H
+#define URAID_ENGINE_MD_GROW_PLAN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,6 +21,7 @@
 #include "common/errmsg.h"
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
+#include "engine/core/freeze.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
@@ -536,8 +537,16 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 {
 	/* the array's own request (a destage write, a prefetch): not cached again */
 	bool internal = io->flags & ARRAY_IO_INTERNAL;
+	struct array_counters *c = &a->counters[er->r.index];
+	/* counted before the look at the freeze (freeze.h says why) */
+	atomic_fetch_add(&c->in_flight, 1);
+	if (array_freeze_parks(a, er, io)) {
+		atomic_fetch_sub(&c->in_flight, 1);
+		return;
+	}
 	struct array_req *rq = req_get(er);
 	if (!rq) {
+		atomic_fetch_sub(&c->in_flight, 1);
 		io->done(io, -ENOMEM);
 		return;
 	}
@@ -545,8 +554,6 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	rq->io = io;
 	rq->pending = 1;   /* held while splitting */
 	rq->start_ns = reactor_now_ns(&er->r);
-	struct array_counters *c = &a->counters[er->r.index];
-	atomic_fetch_add(&c->in_flight, 1);
 	atomic_store_explicit(&c->started, atomic_load_explicit(&c->started, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 	/* read-ahead: no prefetched copy of the range outlives the write's start */
@@ -558,6 +565,11 @@ static void req_start(struct array *a, struct engine_reactor *er, struct uraid_i
 	if (wc && !internal && wcache_take(wc, rq))
 		return;
 	array_req_route(rq);
+}
+
+void array_req_resume_parked(struct array *a, struct engine_reactor *er, struct uraid_io *io)
+{
+	req_start(a, er, io);
 }
 
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io)
@@ -754,6 +766,7 @@ int array_tick_add(struct array *a, array_tick_fn *fn)
 
 static void array_free(struct array *a)
 {
+	array_freeze_free(a);
 	ra_fini(a);
 	if (a->ops && a->ops->fini)
 		a->ops->fini(a);

@@ -230,6 +230,11 @@ struct array {
 	/* read-ahead of sequential streams (cache/readahead.c) */
 	struct readahead *ra;
 
+	/* freezing (core/freeze.c): FREEZE_*, and the requests parked
+	   meanwhile, one list per reactor (allocated at the first freeze) */
+	_Atomic int freeze_state;
+	struct freeze_park *park;
+
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
 	unsigned nticks;
@@ -284,6 +289,8 @@ void array_req_end(struct array_req *rq, int res);
  * not offered to read-ahead, not in the latency histogram, and its done
  * runs on er before the array's in_flight drops (so close waits for it). */
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* A request parked by a freeze (core/freeze.c), started again on er's thread. */
+void array_req_resume_parked(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 /* A client read that read-ahead did not answer after all: on to the level. */
 void array_req_to_level(struct array_req *rq);
 

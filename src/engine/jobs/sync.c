@@ -13,6 +13,7 @@
 
 #include "common/errmsg.h"
 #include "engine/core/array.h"
+#include "engine/core/freeze.h"
 #include "engine/core/host.h"
 #include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
@@ -30,6 +31,7 @@
 #define SYNC_CHECKPOINT_NS     (3ull * 1000000000u) /* resync_offset written this often */
 #define SYNC_RETRY_NS          (30ull * 1000000000u) /* a failed rebuild waits this long */
 #define SYNC_MAX_NESTED        64u       /* units passed over in one go (sync_unit_done) */
+#define SYNC_FROZEN_LOOK_NS    (2u * 1000000u)     /* a frozen array is looked at again after this */
 #define SYNC_PAUSE_MAX_NS      (100u * 1000000u)   /* a throttled lane looks again after this */
 
 const char *uraid_sync_kind_name(enum uraid_sync_kind k)
@@ -477,6 +479,9 @@ static void lane_run(struct sync_lane *l)
 		j->next += u->n;
 	}
 	uint64_t wait = throttle_ns(j, engine_now_ns());
+	/* a freeze (core/freeze.h) holds new units; those under way end */
+	if (!wait && array_frozen(j->a))
+		wait = SYNC_FROZEN_LOOK_NS;
 	if (wait) {
 		pthread_mutex_unlock(&j->lock);
 		lane_pause(l, wait);
@@ -789,6 +794,22 @@ int uraid_array_sync_cancel(struct uraid_array *ua)
 	}
 	pthread_mutex_unlock(&a->sync_lock);
 	return rc;
+}
+
+bool sync_units_in_progress(struct array *a)
+{
+	bool busy = false;
+
+	/* under sync_lock: the job is not freed meanwhile (sync_reap) */
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *j = atomic_load(&a->sync);
+	if (j && !atomic_load(&j->finished)) {
+		pthread_mutex_lock(&j->lock);
+		busy = j->next != j->pos;
+		pthread_mutex_unlock(&j->lock);
+	}
+	pthread_mutex_unlock(&a->sync_lock);
+	return busy;
 }
 
 void sync_stop_wait(struct array *a)

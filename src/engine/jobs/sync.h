@@ -177,6 +177,9 @@ int sync_start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64
 void sync_reap(struct array *a);
 /* Where a resync starts: the checkpoint of one that is needed, else 0. */
 uint64_t sync_resync_from(struct array *a);
+/* Units of the running job handed out and not yet over (a freeze waits
+ * for none; lanes hand out no new one while the array is frozen). */
+bool sync_units_in_progress(struct array *a);
 /* Cancel the running job and wait until it has stopped (close). */
 void sync_stop_wait(struct array *a);
 

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Freezing an array: no request reaches the level and no background unit
+ * runs while the geometry or the level changes under it (a reshape's start
+ * and end, grow's takeovers). Requests that arrive meanwhile are parked on
+ * their reactor, without blocking it, and go on after the thaw under the
+ * geometry then in place.
+ *
+ * It goes in two steps. First the clients' requests and read-ahead's
+ * prefetches are held while the write-back cache is drained (its destages
+ * still pass, so a flush or a write in the cache waiting for them ends);
+ * then everything is held, and the freeze waits until no request and no
+ * background unit is in flight.
+ */
+#ifndef URAID_ENGINE_FREEZE_H
+#define URAID_ENGINE_FREEZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <uraid/geom.h>
+#include <uraid/engine.h>
+
+struct array;
+struct engine_reactor;
+
+/* a->freeze_state */
+enum {
+	FREEZE_NONE,            /* requests go on */
+	FREEZE_CLIENTS,         /* clients and prefetches parked; destages pass */
+	FREEZE_ALL,             /* every new request parked */
+};
+
+/* Hold the array's new requests (clients', the write cache's destages,
+ * read-ahead's prefetches; background jobs pause at a unit boundary) and
+ * wait until none is in flight. Not on a reactor thread; drives the
+ * reactors itself on a caller-driven engine (as close's drain does).
+ * One freeze at a time per array. 0 or -errno. */
+int array_freeze(struct array *a);
+/* Let the held requests go on, under whatever geometry is now in place. */
+void array_thaw(struct array *a);
+/* Frozen, meta_lock held: switch a->geom (and a->level/a->ops when the
+ * level changes) to g: the old level's fini, the new one's init; on
+ * failure the old geometry and level are back, -errno + one line in err. */
+int array_switch_geometry(struct array *a, const struct uraid_geom *g,
+			  char *err, size_t errlen);
+
+/*
+ * For the request path (core/array.c req_start), on er's thread, with the
+ * request already counted in er's in_flight: true when io was parked (the
+ * caller uncounts it and returns), false when it goes on. The count comes
+ * first so that a freeze that has set its state and then sees no request
+ * in flight cannot miss one that went on.
+ */
+bool array_freeze_parks(struct array *a, struct engine_reactor *er, struct uraid_io *io);
+/* Background jobs (jobs/sync.c): may a new unit be handed out now? */
+static inline bool array_frozen(const struct array *a);
+/* The parked requests' lists, freed at close (array_free). */
+void array_freeze_free(struct array *a);
+
+#include "engine/core/array.h"
+
+static inline bool array_frozen(const struct array *a)
+{
+	return atomic_load(&a->freeze_state) != FREEZE_NONE;
+}
+
+#endif

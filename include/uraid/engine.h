@@ -580,6 +580,8 @@ struct uraid_grow {
 	uint64_t size_bytes;        /* per member used (md's component size); URAID_GROW_MAX */
 	uint64_t array_bytes;       /* exported (md's array_size); URAID_GROW_MAX: the full size */
 	int bitmap;                 /* 0 unchanged, 1 internal, -1 none */
+	unsigned adding;            /* devices the caller adds as spares before (plan_only) */
+	bool plan_only;             /* check and describe the steps (done), change nothing */
 };
 
 /*

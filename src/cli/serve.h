@@ -80,5 +80,7 @@ struct ctl_request;
 void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
 /* The "tune" verb: show or change the run-time settings (serve_tune.c). */
 void serve_tune_verb(void *arg, const struct ctl_request *rq, FILE *out);
+/* The "grow" verb: plan or make a change of geometry or size (serve_grow.c). */
+void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out);
 
 #endif

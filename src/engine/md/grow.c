@@ -342,6 +342,16 @@ static int apply_step(struct array *a, const struct grow_step *s, char *err, siz
 	return -EINVAL;
 }
 
+/* line and a newline at done + *used, as far as it goes */
+static void append(char *done, size_t donelen, size_t *used, const char *line)
+{
+	if (!done || *used + 1 >= donelen)
+		return;
+	int n = snprintf(done + *used, donelen - *used, "%s\n", line);
+	if (n > 0)
+		*used += (size_t)n < donelen - *used ? (size_t)n : donelen - *used - 1;
+}
+
 int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *done,
 		     size_t donelen, char *err, size_t errlen)
 {
@@ -368,6 +378,7 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 				 : r->array_bytes / 512,
 		.bitmap = r->bitmap > 0 ? GROW_BITMAP_INTERNAL
 			  : r->bitmap < 0 ? GROW_BITMAP_NONE : GROW_BITMAP_KEEP,
+		.adding = r->adding,
 	};
 	gather(a, ga);
 	ga->bitmap_room = true;         /* adding one is refused as a step for now */
@@ -377,13 +388,19 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	free(ga);
 	if (rc)
 		return rc;
-	if (a->flags & URAID_ASSEMBLE_READONLY)
+	if (!r->plan_only && (a->flags & URAID_ASSEMBLE_READONLY))
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
 
 	size_t used = 0;
 	for (unsigned i = 0; i < plan.nsteps; i++) {
 		const struct grow_step *s = &plan.step[i];
 		char line[256];
+		if (r->plan_only) {
+			grow_step_describe(s, &prev, line, sizeof(line));
+			append(done, donelen, &used, line);
+			prev = *s;
+			continue;
+		}
 		if (s->waits)
 			return uraid_errf(err, errlen, -EOPNOTSUPP, "the next step (%s) waits for the "
 					  "one before to end, which uraid does not chain yet: run "
@@ -396,11 +413,7 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 		}
 		grow_step_describe(s, &prev, line, sizeof(line));
 		ulog(array_log(a), URAID_LOG_INFO, "%s: grow: %s", a->sb.set_name, line);
-		if (done && used < donelen) {
-			int n = snprintf(done + used, donelen - used, "%s\n", line);
-			if (n > 0)
-				used += (size_t)n < donelen - used ? (size_t)n : donelen - used - 1;
-		}
+		append(done, donelen, &used, line);
 		prev = *s;
 	}
 	return 0;

@@ -628,7 +628,7 @@ void grow_step_from_array(const struct grow_array *a, struct grow_step *s)
 
 static const char *layout_str(int level, uint32_t layout, char *buf, size_t len)
 {
-	const char *n = uraid_layout_name(level, layout, buf, len);
+	const char *n = level == URAID_LEVEL_0 ? NULL : uraid_layout_name(level, layout, buf, len);
 	if (!n || !*buf)
 		snprintf(buf, len, "%s", level == URAID_LEVEL_4 ? "parity-last" : "-");
 	return buf;

@@ -1,0 +1,190 @@
+#!/bin/bash
+# uraid grow on served arrays of image files: md's takeovers (RAID 4 <-> 5,
+# 5 -> 6 with a spare holding Q and 6 -> 5, 5 parity-last -> 0 once its
+# parity member is out, 0 -> 5 rebuilt from a spare, 1 -> 5 -> 1), RAID 1
+# 2 -> 3 mirrors, --size=max after the images grew, --array-size. After each:
+# the data written first reads back the same (a fixed seed), fio's writes
+# running through the change verify, `uraid check` finds 0 mismatches where
+# there is redundancy, and mdadm --examine shows md's fields. Refusals: exit
+# 1, one line, and every member image byte-identical (sha256).
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdcopy python3 mdadm sha256sum
+work_dir grow
+echo "work in $work"
+
+SEED=1802
+echo "data seed $SEED"
+randfile $SEED $((4 << 20)) "$work/data"
+
+uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
+# the first 4 MiB read back equal the data written
+data_ok() { nbdcopy "$(uri "$1")" - | head -c $((4 << 20)) | cmp -s - "$work/data"; }
+# fio writes and verifies 8 MiB past the data while a grow runs; its pid in $fpid
+fio_bg() {
+    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
+        --bs=4k --offset=8M --size=8M --iodepth=4 --verify=crc32c --verify_fatal=1 \
+        --loops=3 --output="$work/fio-$1.log" >/dev/null 2>&1) &
+    fpid=$!
+}
+examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
+sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
+check_zero() {
+    local out
+    out=$("$URAID" check --wait "$1" 2>&1)
+    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
+}
+# wait until the array has no background job and no missing slot
+settled() {
+    for _ in $(seq 100); do
+        "$URAID" status "$1" | grep -q "Degraded : 0 of" &&
+            "$URAID" status "$1" | grep -q "Background : none" && return 0
+        sleep 0.2
+    done
+    "$URAID" status "$1"
+    return 1
+}
+# refused NAME WHAT ARGS...: exit 1, one line, members unchanged
+refused() {
+    local name=$1 what=$2; shift 2
+    local before after out rc
+    before=$(sums "${mem[@]}")
+    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
+    after=$(sums "${mem[@]}")
+    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
+    check "  in one line naming it: $out" one_line "$out"
+    check "  members unchanged" test "$before" = "$after"
+}
+
+# ---- RAID 4 <-> 5 -> 6 -> 5 -> 0 ----
+mem=("$work/a0" "$work/a1" "$work/a2" "$work/a3")
+truncate -s 40M "${mem[@]}" "$work/as"
+"$URAID" create --level=4 --raid-devices=4 --chunk=64 --name=ga --run "${mem[@]}" >/dev/null
+serve_bg "$work" ga "${mem[@]}"
+nbdcopy "$work/data" "$(uri ga)"
+
+fio_bg ga
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 4 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  says the takeover" grep -q "takeover RAID 4 -> RAID 5" <<<"$out"
+wait $fpid; frc=$?
+check "  fio's writes through the takeover verify (rc $frc)" test $frc -eq 0
+check "  data" data_ok ga
+check "  examine: raid5" test "$(examine "${mem[0]}" "Raid Level")" = raid5
+check "  examine: parity-last" test "$(examine "${mem[0]}" Layout)" = parity-last
+check "  0 mismatches" check_zero ga
+
+refused ga "RAID 5 -> 10" --level=10
+refused ga "RAID 5 4 -> 5 members without a spare" --raid-devices=5
+refused ga "--size above the members" --size=100M
+refused ga "--size with another change" --size=max --level=6
+refused ga "RAID 5 -> 6 without a spare" --level=6
+out=$("$URAID" grow ga --chunk=3 2>&1); rc=$?
+check "a chunk that is not a power of two is a usage error (rc $rc)" test $rc -eq 2
+
+out=$("$URAID" grow ga --level=4); rc=$?
+check "RAID 5 parity-last -> 4 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid4" test "$(examine "${mem[0]}" "Raid Level")" = raid4
+"$URAID" grow ga --level=5 >/dev/null
+
+ev0=$(examine "${mem[0]}" Events)
+fio_bg ga
+out=$("$URAID" grow ga --level=6 --add "$work/as"); rc=$?
+check "RAID 5 -> 6 with --add (rc $rc): $out" test $rc -eq 0
+check "  the spare added first" grep -q "added to 'ga' as a spare" <<<"$out"
+wait $fpid; frc=$?
+check "  fio verifies (rc $frc)" test $frc -eq 0
+check "  Q rebuilt onto the spare" settled ga
+check "  data" data_ok ga
+check "  examine: raid6, 5 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
+check "  events went forward" test "$(examine "${mem[0]}" Events)" -gt "$ev0"
+check "  0 mismatches" check_zero ga
+
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 6 (parity-last) -> 5 (rc $rc): $out" test $rc -eq 0
+check "  the Q member is a spare" test "$(examine "$work/as" "Device Role")" = spare
+check "  examine: raid5, 4 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/4
+check "  data" data_ok ga
+
+refused ga "RAID 5 -> 0 with the parity member in" --level=0
+# the spare out first: it would rebuild the parity slot
+"$URAID" remove ga "$work/as" >/dev/null
+"$URAID" fail ga "${mem[3]}" >/dev/null && "$URAID" remove ga "${mem[3]}" >/dev/null
+out=$("$URAID" grow ga --level=0); rc=$?
+check "RAID 5 parity-last, parity out -> 0 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid0, 3 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid0/3
+check "  data" data_ok ga
+size0=$("$URAID" status --json ga | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')
+
+# ---- RAID 0 -> 5: the parity slot rebuilt from a spare ----
+mem=("$work/a0" "$work/a1" "$work/a2")
+"$URAID" add --force ga "$work/as" >/dev/null
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 0 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  parity rebuilt onto the spare" settled ga
+check "  data" data_ok ga
+check "  0 mismatches" check_zero ga
+check "  examine: raid5 parity-last, 4 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" Layout)/$(examine "${mem[0]}" "Raid Devices")" = raid5/parity-last/4
+
+# ---- --array-size ----
+out=$("$URAID" grow ga --array-size=32M); rc=$?
+check "--array-size=32M (rc $rc): $out" test $rc -eq 0
+check "  status shows 32 MiB" grep -q "Array Size : 32 MiB" <<<"$("$URAID" status ga)"
+check "  NBD exports 32 MiB" test "$(nbdinfo --size "$(uri ga)" 2>/dev/null || echo none)" = $((32 << 20))
+check "  data" data_ok ga
+"$URAID" grow ga --array-size=max >/dev/null
+check "--array-size=max: the full size again" \
+    test "$("$URAID" status --json ga | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')" = "$size0"
+stop_served ga
+
+# ---- RAID 1: 2 -> 3 mirrors, -> 5 and back, --size=max ----
+mem=("$work/b0" "$work/b1")
+truncate -s 40M "${mem[@]}" "$work/b2"
+"$URAID" create --level=1 --raid-devices=2 --name=gb --run "${mem[@]}" >/dev/null
+serve_bg "$work" gb "${mem[@]}"
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --raid-devices=3 --add "$work/b2"); rc=$?
+check "RAID 1 2 -> 3 with --add (rc $rc): $out" test $rc -eq 0
+check "  the new mirror rebuilt" settled gb
+check "  examine: 3 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 3
+check "  0 mismatches" check_zero gb
+refused gb "RAID 1 -> 5 with 3 members" --level=5
+refused gb "RAID 1 3 -> 2 with slot 2 in use" --raid-devices=2
+"$URAID" fail gb "$work/b2" >/dev/null && "$URAID" remove gb "$work/b2" >/dev/null
+out=$("$URAID" grow gb --raid-devices=2); rc=$?
+check "RAID 1 3 -> 2 once slot 2 is empty (rc $rc): $out" test $rc -eq 0
+out=$("$URAID" grow gb --level=5); rc=$?
+check "RAID 1 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid5, 2 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/2
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+out=$("$URAID" grow gb --level=1); rc=$?
+check "RAID 5 -> 1 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid1" test "$(examine "${mem[0]}" "Raid Level")" = raid1
+
+# --size=max after the images grew
+before=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
+truncate -s 60M "${mem[@]}"
+out=$("$URAID" grow gb --size=max); rc=$?
+check "--size=max after the images grew (rc $rc): $out" test $rc -eq 0
+check "  the new part resynced" settled gb
+after=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
+check "  examine: Array Size grew ($before -> $after KiB)" test "$after" -gt "$before"
+check "  NBD exports the new size" \
+    test "$(nbdinfo --size "$(uri gb)")" -gt $((50 << 20))
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+stop_served gb
+check "the array serves again after the grows" serve_bg "$work" gb "${mem[@]}"
+check "  data" data_ok gb
+stop_served gb
+
+echo "$fails failures"
+[ "$fails" -eq 0 ]

@@ -449,6 +449,7 @@ enum uraid_sync_kind {
 	URAID_SYNC_REPAIR,          /* as check, and rewrite redundancy that differs */
 	URAID_SYNC_RECOVER,         /* rebuild a missing slot onto a spare (started by itself) */
 	URAID_SYNC_REPLACE,         /* copy a slot onto its replacement, then swap (uraid replace) */
+	URAID_SYNC_RESHAPE,         /* restripe RAID 4/5/6 (uraid_array_reshape_start; resumed by itself) */
 };
 
 struct uraid_sync_status {
@@ -465,6 +466,9 @@ struct uraid_sync_status {
 	bool array_positions;
 	uint64_t mismatch_sectors;  /* check/repair: as md's mismatch_cnt */
 	uint32_t min_kib_s, max_kib_s;   /* throttling (md's speed_limit_min/max) */
+	/* a reshape (kind RESHAPE): md's reshape_position, in array bytes
+	   (done_bytes is the same per member: reshape_position / new data members) */
+	uint64_t reshape_position_bytes;
 };
 
 /*
@@ -485,6 +489,26 @@ int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, cha
  */
 int uraid_array_sync_start_range(struct uraid_array *a, enum uraid_sync_kind kind,
 				 uint64_t offset, uint64_t length, char *err, size_t errlen);
+/* ---- reshape: restripe a RAID 4/5/6 (md's grow of raid_disks, chunk, layout) ---- */
+
+struct uraid_reshape {
+	int new_level;               /* 4, 5 or 6 (the level after any takeover) */
+	uint32_t new_layout;
+	uint32_t new_chunk_sectors;
+	uint32_t new_raid_disks;     /* the new slots' members are already spares */
+};
+/* Start restriping a RAID 4/5/6 array to r: the engine picks the direction
+ * and the new data offset as mdadm does (forwards when members are added,
+ * backwards when removed, or by where there is room); -EBUSY while another
+ * job runs; -ENOSPC with "needs N KiB before/after the data, has M" in err when there
+ * is no room to move the data offset; -EINVAL with the reason otherwise.
+ * The job (kind URAID_SYNC_RESHAPE) is throttled and stopped as the others;
+ * an array assembled in mid-reshape resumes it by itself. uraid does forward
+ * reshapes only (more members, or the same count with room before the
+ * data); fewer members is refused with the reason. */
+int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape *r,
+			      char *err, size_t errlen);
+
 /* "resync", "check", "repair", "recovery", "none". */
 const char *uraid_sync_kind_name(enum uraid_sync_kind kind);
 /* Stop it (the position reached is kept for a resync: resync_offset). A

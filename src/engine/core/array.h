@@ -41,6 +41,7 @@
 struct array;
 struct array_req;
 struct readahead;
+struct reshape_state;
 struct wib;
 
 /* ---- engine ---- */
@@ -229,6 +230,10 @@ struct array {
 	pthread_mutex_t wc_set_lock;    /* uraid_array_set_write_cache, one at a time */
 	/* read-ahead of sequential streams (cache/readahead.c) */
 	struct readahead *ra;
+
+	/* a RAID 4/5/6 reshape in progress (md/reshape_state.h), NULL when
+	   none; set, moved and cleared only while the array is frozen */
+	struct reshape_state *reshape;
 
 	/* freezing (core/freeze.c): FREEZE_*, and the requests parked
 	   meanwhile, one list per reactor (allocated at the first freeze) */

@@ -111,7 +111,7 @@ static void freeze_step(struct array *a)
 	}
 }
 
-int array_freeze(struct array *a)
+static int freeze(struct array *a, bool wait_jobs)
 {
 	int rc = park_alloc(a);
 	if (rc)
@@ -125,9 +125,19 @@ int array_freeze(struct array *a)
 	if (wc)
 		(void)wcache_drain(wc);
 	atomic_store(&a->freeze_state, FREEZE_ALL);
-	while (array_foreground_in_flight(a) || sync_units_in_progress(a))
+	while (array_foreground_in_flight(a) || (wait_jobs && sync_units_in_progress(a)))
 		freeze_step(a);
 	return 0;
+}
+
+int array_freeze(struct array *a)
+{
+	return freeze(a, true);
+}
+
+int array_freeze_for_job(struct array *a)
+{
+	return freeze(a, false);
 }
 
 void array_thaw(struct array *a)

@@ -37,6 +37,9 @@ enum {
  * reactors itself on a caller-driven engine (as close's drain does).
  * One freeze at a time per array. 0 or -errno. */
 int array_freeze(struct array *a);
+/* The same from the running background job's own thread, whose unit is
+ * in progress (the reshape's step): requests only, no wait for units. */
+int array_freeze_for_job(struct array *a);
 /* Let the held requests go on, under whatever geometry is now in place. */
 void array_thaw(struct array *a);
 /* Frozen, meta_lock held: switch a->geom (and a->level/a->ops when the

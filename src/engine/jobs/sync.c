@@ -18,6 +18,7 @@
 #include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/member_state.h"
+#include "engine/md/reshape_state.h"
 #include "engine/md/resync_state.h"
 #include "engine/md/wib.h"
 
@@ -42,6 +43,7 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 	case URAID_SYNC_REPAIR: return "repair";
 	case URAID_SYNC_RECOVER: return "recovery";
 	case URAID_SYNC_REPLACE: return "replace";
+	case URAID_SYNC_RESHAPE: return "reshape";
 	default: return "none";
 	}
 }
@@ -50,6 +52,12 @@ const char *uraid_sync_kind_name(enum uraid_sync_kind k)
 static const struct sync_level *level_of(const struct array *a)
 {
 	return a->level ? a->level->sync : NULL;
+}
+
+/* The hooks of a job of this kind: a reshape's own (jobs/reshape.c), else the level's. */
+static const struct sync_level *hooks_of(const struct array *a, enum uraid_sync_kind kind)
+{
+	return kind == URAID_SYNC_RESHAPE && a->reshape ? &sync_reshape_level : level_of(a);
 }
 
 /*
@@ -636,8 +644,11 @@ int sync_start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64
 static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
 		     char *err, size_t errlen)
 {
-	const struct sync_level *lv = level_of(a);
+	const struct sync_level *lv = hooks_of(a, kind);
 
+	if (a->reshape && kind != URAID_SYNC_RESHAPE)
+		return uraid_errf(err, errlen, -EBUSY, "a reshape is in progress: no %s until it "
+				  "ends", uraid_sync_kind_name(kind));
 	if (!lv)
 		return uraid_errf(err, errlen, -EINVAL, "%s has no redundancy to %s",
 				  uraid_level_name(a->geom.level), uraid_sync_kind_name(kind));
@@ -829,9 +840,16 @@ void sync_stop_wait(struct array *a)
 int uraid_array_sync_status(struct uraid_array *ua, struct uraid_sync_status *st)
 {
 	struct array *a = A(ua);
+	uint64_t reshape_at = 0;
 
+	/* the reshape's state goes at its end under meta_lock (jobs/reshape.c) */
+	pthread_mutex_lock(&a->meta_lock);
+	if (a->reshape)
+		reshape_at = a->reshape->position * 512;
+	pthread_mutex_unlock(&a->meta_lock);
 	pthread_mutex_lock(&a->sync_lock);
 	*st = a->sync_last;
+	st->reshape_position_bytes = reshape_at;
 	struct sync_job *j = atomic_load(&a->sync);
 	if (j && !atomic_load(&j->finished)) {
 		st->running = true;

@@ -140,6 +140,8 @@ struct sync_job {
  * named by their descriptors (level/level.h). */
 extern const struct sync_level sync_raid5_level;
 extern const struct sync_level sync_mirror_level;
+/* A reshape's steps (reshape.c), whatever the level (RAID 4/5/6). */
+extern const struct sync_level sync_reshape_level;
 
 /* Called by the level when unit u is over (res 0 or -errno), on its lane's
  * reactor, as the last thing it does with the unit. */

@@ -51,12 +51,20 @@
 
 #include "engine/core/array.h"
 #include "engine/level/raid5_priv.h"
+#include "engine/md/reshape_state.h"
 
 #define ROWLOCK_BUCKETS 4096
 
 static uint64_t r5_piece_sectors(const struct array *a, uint64_t sector)
 {
-	uint64_t rowlen = (uint64_t)a->geom.data_disks * a->geom.chunk_sectors;
+	const struct uraid_geom *g = &a->geom;
+	const uint64_t *shift;
+
+	/* during a reshape, the row of the geometry that holds the sector: the
+	   position is a row boundary of both, so no row straddles it */
+	if (a->reshape)
+		g = reshape_geom_at(a->reshape, sector, &shift);
+	uint64_t rowlen = (uint64_t)g->data_disks * g->chunk_sectors;
 
 	return rowlen - sector % rowlen;
 }

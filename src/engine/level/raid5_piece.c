@@ -28,6 +28,7 @@
 #include <uraid/parity.h>
 
 #include "engine/level/raid5_priv.h"
+#include "engine/md/reshape_state.h"
 #include "engine/md/member_state.h"
 
 /* ---- free lists ---- */
@@ -110,6 +111,13 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 {
 	struct array *a = rq->a;
 	const struct uraid_geom *g = &a->geom;
+	/* a reshape: the geometry that holds the piece, and its data offsets */
+	pc->shift = NULL;
+	pc->reshape_new = false;
+	if (a->reshape) {
+		g = reshape_geom_at(a->reshape, sector, &pc->shift);
+		pc->reshape_new = g == &a->reshape->g[RESHAPE_NEW];
+	}
 	uint64_t rowlen = (uint64_t)g->data_disks * g->chunk_sectors;
 	uint64_t stripe = sector / rowlen;
 
@@ -198,7 +206,7 @@ static void piece_lock_row(struct r5_piece *pc)
 	void (*next)(struct r5_piece *pc) = pc->after_lock;
 
 	pc->lk.msg.fn = lock_granted;   /* also what marks a piece's waiter */
-	if (rowlock_acquire(&pc->priv->locks, &pc->lk, pc->mbase / pc->C, &pc->rq->er->r)) {
+	if (rowlock_acquire(&pc->priv->locks, &pc->lk, r5_row_key(pc), &pc->rq->er->r)) {
 		pc->locked = true;
 		next(pc);
 		return;
@@ -237,7 +245,7 @@ static void sio_issue(struct r5_piece *pc, struct r5_sio *io, unsigned s, struct
 	io->mio.kind = kind;
 	io->mio.buf = buf;
 	io->mio.len = bytes;
-	io->mio.sector = sector;
+	io->mio.sector = pc->shift ? sector + pc->shift[s] : sector;
 	io->mio.rw_flags = kind == MEMBER_WRITE ? pc->rw_flags : 0;
 	io->mio.m = m;
 	io->mio.done = sio_done;

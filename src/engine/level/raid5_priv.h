@@ -208,6 +208,10 @@ struct r5_piece {
 	int op;
 	uint8_t *buf;
 	uint64_t mbase;                 /* member sector of the row */
+	/* during a reshape: per slot, sectors its geometry's data lies above
+	   the member's data_offset (md/reshape_state.h); NULL otherwise */
+	const uint64_t *shift;
+	bool reshape_new;               /* in the new geometry: its rows are other rows */
 	uint32_t r0, r1;                /* row-relative sectors of the piece */
 	uint32_t C, d, n, npar, nsyn;
 	int rw_flags;
@@ -403,6 +407,14 @@ void r5_fill_blocks(struct r5_piece *pc, bool use_new);
 int r5_rebuild(struct r5_piece *pc);
 /* Read slot s's unit into its buffer unless it holds it already. */
 void r5_read_slot(struct r5_piece *pc, unsigned s);
+
+/* The row's key in the row-lock table: during a reshape, rows of the new
+ * geometry are kept apart from the old one's (same numbers, other places),
+ * so that neither gathering nor the lock mixes them. */
+static inline uint64_t r5_row_key(const struct r5_piece *pc)
+{
+	return pc->mbase / pc->C | (pc->reshape_new ? 1ull << 62 : 0);
+}
 
 /* ---- gathering and holds: the functions (raid5_gather.c) ---- */
 

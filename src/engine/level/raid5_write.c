@@ -310,7 +310,9 @@ void r5_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zero
 {
 	struct array *a = rq->a;
 	uint64_t rowlen = (uint64_t)a->geom.data_disks * a->geom.chunk_sectors;
-	bool whole = sector % rowlen == 0 && nsect == rowlen;
+	/* during a reshape rows differ on each side: zeroes are written
+	   through the write path, discards of rows are left out */
+	bool whole = sector % rowlen == 0 && nsect == rowlen && !a->reshape;
 	struct r5_piece *pc;
 	int err;
 

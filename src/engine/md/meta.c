@@ -93,6 +93,10 @@ static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 	out->bblog_size = own->bblog_size;
 	out->bblog_offset = own->bblog_offset;
 	out->new_offset = own->new_offset;
+	/* per device, during a reshape that moves its data (jobs/reshape.c) */
+	if ((out->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) &&
+	    (own->feature_map & URAID_FEATURE_NEW_OFFSET))
+		out->feature_map |= URAID_FEATURE_NEW_OFFSET;
 	out->pad0 = 0;
 	memset(out->pad3, 0, sizeof(out->pad3));
 }

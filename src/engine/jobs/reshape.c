@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The reshape of a RAID 4/5/6 (md's restripe: member count, chunk, layout),
+ * a job of the runner (sync.c, kind URAID_SYNC_RESHAPE) with one lane.
+ *
+ * Each unit is one step of md/reshape_state.h (a whole number of rows of
+ * both geometries). Its work runs on the job's own thread, because it
+ * freezes the array (core/freeze.h) and does blocking member I/O: with no
+ * request in flight, it reads the step's array sectors in the old geometry,
+ * writes them as rows of the new one (P and Q computed), makes them
+ * durable, moves the position and writes it to the superblocks (events+1,
+ * md's checkpoint), and only then lets requests go on. So a request never
+ * sees the position move under it, and a write below the position always
+ * lands where the superblocks say the new geometry is.
+ *
+ * Crash safety without a backup, as md's moving data offset gives it: the
+ * new data area starts below the old one by a step's worth of rows per
+ * member (forwards; mdadm's choice, reshape_start below), so writing the
+ * step that starts at position P never touches old data at or above P, the
+ * part the superblocks on disk still point to. A kill at any moment leaves
+ * the step being moved intact in the old place, and assembly goes on from
+ * the checkpoint.
+ *
+ * The last step switches the array to the new geometry (superblocks without
+ * the reshape bits, data_offset the new one, the larger size), as md's
+ * raid5_finish_reshape.
+ *
+ * Not done (refused): backwards reshapes (fewer members, or only room after
+ * the data), reshapes of degraded arrays, arrays with a write-intent bitmap.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uraid/parity.h>
+
+#include "common/errmsg.h"
+#include "engine/core/array.h"
+#include "engine/core/freeze.h"
+#include "engine/core/host.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/member_state.h"
+#include "engine/md/reshape_state.h"
+
+/* The job's state: its thread and the buffers of one step. */
+struct reshape_job {
+	struct sync_job *j;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct sync_unit *todo;         /* handed over by the lane, NULL when none */
+	bool quit;
+	bool thread_started;
+	uint8_t *data;                  /* the step's array data */
+	uint8_t *par[2];                /* P and Q of one new row's chunk */
+	uint8_t *zero;                  /* one new chunk of zeroes (DDF syndrome gaps) */
+	void *blocks[URAID_PARITY_MAX_SLOTS];
+	struct uraid_stripe st;
+	/* the unit's end, back on the lane's reactor */
+	struct reactor_msg done_msg;
+	struct sync_unit *done_u;
+	int done_res;
+};
+
+static const struct uraid_geom *geom_old(const struct reshape_state *rs)
+{
+	return &rs->g[RESHAPE_OLD];
+}
+
+static const struct uraid_geom *geom_new(const struct reshape_state *rs)
+{
+	return &rs->g[RESHAPE_NEW];
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = (uint8_t *)buf + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf = (const uint8_t *)buf + n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Array sectors [from, from + len) of the old geometry into buf (zeroes
+ * past its end: the room the new geometry adds). */
+static int read_old(struct array *a, const struct reshape_state *rs, uint64_t from, uint64_t len,
+		    uint8_t *buf)
+{
+	const struct uraid_geom *g = geom_old(rs);
+
+	for (uint64_t s = from; s < from + len;) {
+		uint8_t *at = buf + (s - from) * 512;
+		if (s >= g->array_sectors) {
+			memset(at, 0, (from + len - s) * 512);
+			break;
+		}
+		struct uraid_loc loc;
+		if (uraid_geom_map(g, s, &loc, 1) != 1)
+			return -EINVAL;
+		uint64_t n = uraid_geom_chunk_left(g, s);
+		if (n > from + len - s)
+			n = from + len - s;
+		if (n > g->array_sectors - s)
+			n = g->array_sectors - s;
+		if (!slot_ok(a, loc.slot))
+			return -EIO;    /* degraded: refused at start; a member failed since */
+		int rc = pread_all(a->slot[loc.slot].m->fd, at, n * 512,
+				   (rs->off[RESHAPE_OLD][loc.slot] + loc.sector) * 512);
+		if (rc)
+			return rc;
+		s += n;
+	}
+	return 0;
+}
+
+/* Rows of the new geometry for array sectors [from, from + len) from buf. */
+static int write_new(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
+		     uint64_t from, uint64_t len, const uint8_t *buf)
+{
+	const struct uraid_geom *g = geom_new(rs);
+	uint64_t C = g->chunk_sectors, rowlen = (uint64_t)g->data_disks * C;
+	unsigned npar = g->raid_disks - g->data_disks;
+	size_t bytes = C * 512;
+
+	for (uint64_t row = from / rowlen; row < (from + len) / rowlen; row++) {
+		struct uraid_stripe *st = &rj->st;
+		if (uraid_geom_stripe(g, row, st) < 0)
+			return -EINVAL;
+		const uint8_t *rowbuf = buf + (row * rowlen - from) * 512;
+		unsigned nsyn = npar == 2 ? st->syndrome_slots : st->data_disks;
+		for (unsigned k = 0; k < nsyn; k++)
+			rj->blocks[k] = rj->zero;
+		for (unsigned k = 0; k < st->data_disks; k++) {
+			unsigned slot = st->data_slot[k];
+			unsigned at = npar == 2 ? (unsigned)st->syndrome_of_slot[slot] : k;
+			rj->blocks[at] = (void *)(rowbuf + k * bytes);
+		}
+		int rc = npar == 2 ? uraid_parity_gen_pq(nsyn, bytes, rj->blocks, rj->par[0], rj->par[1])
+				   : uraid_parity_gen_p(nsyn, bytes, rj->blocks, rj->par[0]);
+		if (rc)
+			return rc;
+		for (unsigned s = 0; s < g->raid_disks; s++) {
+			const void *src;
+			if (s == (unsigned)st->p_slot)
+				src = rj->par[0];
+			else if (npar == 2 && s == (unsigned)st->q_slot)
+				src = rj->par[1];
+			else {
+				int k = -1;
+				for (unsigned d = 0; d < st->data_disks; d++)
+					if (st->data_slot[d] == s)
+						k = (int)d;
+				if (k < 0)
+					return -EINVAL;
+				src = rowbuf + (size_t)k * bytes;
+			}
+			if (!slot_ok(a, s))
+				continue;       /* a RAID 4 without its parity member */
+			rc = pwrite_all(a->slot[s].m->fd, src, bytes,
+					(rs->off[RESHAPE_NEW][s] + row * C) * 512);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* What the members hold reaches their media before the checkpoint says so. */
+static int sync_members(struct array *a)
+{
+	for (unsigned s = 0; s < a->geom.raid_disks; s++)
+		if (slot_ok(a, s) && fdatasync(a->slot[s].m->fd))
+			return -errno;
+	return 0;
+}
+
+/*
+ * The last step is over: the array takes the new geometry (size included),
+ * each member its new data offset, and the superblocks lose the reshape
+ * fields (events+1), as md's raid5_finish_reshape and end_reshape.
+ * Frozen, meta_lock held.
+ */
+static int reshape_finish(struct array *a, struct reshape_state *rs)
+{
+	char err[256];
+	int rc = array_switch_geometry(a, geom_new(rs), err, sizeof(err));
+	if (rc) {
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: cannot take the new geometry: %s", err);
+		return rc;
+	}
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
+		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
+			continue;
+		struct uraid_sb *own = &a->member_sb[i];
+		own->data_offset = rs->off[RESHAPE_NEW][s];
+		own->new_offset = 0;
+		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		if ((rc = array_member_areas(a, a->members[i], own, true, err, sizeof(err)))) {
+			ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
+			return rc;
+		}
+	}
+	struct uraid_sb *sb = &a->sb;
+	sb->level = geom_new(rs)->level;
+	sb->layout = geom_new(rs)->layout;
+	sb->chunksize = geom_new(rs)->chunk_sectors;
+	sb->feature_map &= ~(URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |
+			     URAID_FEATURE_NEW_OFFSET);
+	sb->delta_disks = 0;
+	a->reshape = NULL;
+	free(rs);
+	return meta_record_change(a);
+}
+
+/* One step, on the job's thread: see the top of the file. */
+static int run_step(struct reshape_job *rj, struct sync_unit *u)
+{
+	struct array *a = rj->j->a;
+	struct reshape_state *rs = a->reshape;
+	uint64_t dn = geom_new(rs)->data_disks;
+	uint64_t from = u->pos * dn, len = (uint64_t)u->n * dn;
+	int rc = array_freeze_for_job(a);
+
+	if (rc)
+		return rc;
+	if (from != rs->position) {
+		rc = -EINVAL;   /* the runner and the position disagree: a bug */
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
+		     "is %" PRIu64, from, rs->position);
+	}
+	if (!rc)
+		rc = read_old(a, rs, from, len, rj->data);
+	if (!rc)
+		rc = write_new(rj, a, rs, from, len, rj->data);
+	if (!rc)
+		rc = sync_members(a);
+	if (!rc) {
+		pthread_mutex_lock(&a->meta_lock);
+		rs->position = from + len;
+		if (rs->position >= rs->end) {
+			rc = reshape_finish(a, rs);
+		} else {
+			a->sb.reshape_position = rs->position;
+			rc = meta_record_change(a);
+			/* not on disk: the old place still holds the step (nothing
+			   was written meanwhile), so requests keep using it */
+			if (rc)
+				rs->position = from;
+		}
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	array_thaw(a);
+	if (rc)
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: the step at array sector %" PRIu64
+		     " failed: %s", from, strerror(-rc));
+	return rc;
+}
+
+/* On the lane's reactor: the unit is over. */
+static void step_done(struct reactor *r, struct reactor_msg *m)
+{
+	struct reshape_job *rj = (struct reshape_job *)((char *)m - offsetof(struct reshape_job, done_msg));
+	(void)r;
+	sync_unit_done(rj->j, rj->done_u, rj->done_res);
+}
+
+static void *reshape_thread(void *arg)
+{
+	struct reshape_job *rj = arg;
+
+	pthread_mutex_lock(&rj->mu);
+	for (;;) {
+		while (!rj->todo && !rj->quit)
+			pthread_cond_wait(&rj->cv, &rj->mu);
+		if (rj->quit)
+			break;
+		struct sync_unit *u = rj->todo;
+		rj->todo = NULL;
+		pthread_mutex_unlock(&rj->mu);
+		rj->done_res = run_step(rj, u);
+		rj->done_u = u;
+		rj->done_msg.fn = step_done;
+		reactor_post(rj->j->lane[u->lane].r, &rj->done_msg);
+		pthread_mutex_lock(&rj->mu);
+	}
+	pthread_mutex_unlock(&rj->mu);
+	return NULL;
+}
+
+/* ---- the runner's hooks ---- */
+
+static uint32_t rs_unit_sectors(const struct array *a)
+{
+	const struct reshape_state *rs = a->reshape;
+	return rs ? (uint32_t)(rs->step / geom_new(rs)->data_disks) : 1;
+}
+
+static int rs_can_run(const struct array *a, enum uraid_sync_kind kind, char *err, size_t errlen)
+{
+	if (kind != URAID_SYNC_RESHAPE || !a->reshape)
+		return uraid_errf(err, errlen, -EINVAL, "no reshape is in progress");
+	if (rs_unit_sectors(a) > UINT32_MAX / 2)
+		return uraid_errf(err, errlen, -EINVAL, "the reshape's step is too large");
+	return 0;
+}
+
+static void rs_unit(struct sync_job *j, struct sync_unit *u)
+{
+	struct reshape_job *rj = j->priv;
+
+	pthread_mutex_lock(&rj->mu);
+	rj->todo = u;
+	pthread_cond_signal(&rj->cv);
+	pthread_mutex_unlock(&rj->mu);
+}
+
+static void rs_job_fini(struct sync_job *j)
+{
+	struct reshape_job *rj = j->priv;
+
+	if (!rj)
+		return;
+	if (rj->thread_started) {
+		pthread_mutex_lock(&rj->mu);
+		rj->quit = true;
+		pthread_cond_signal(&rj->cv);
+		pthread_mutex_unlock(&rj->mu);
+		pthread_join(rj->thread, NULL);
+	}
+	pthread_mutex_destroy(&rj->mu);
+	pthread_cond_destroy(&rj->cv);
+	free(rj->data);
+	free(rj->par[0]);
+	free(rj->par[1]);
+	free(rj->zero);
+	free(rj);
+	j->priv = NULL;
+}
+
+static int rs_job_init(struct sync_job *j)
+{
+	const struct reshape_state *rs = j->a->reshape;
+	struct reshape_job *rj = calloc(1, sizeof(*rj));
+
+	if (!rj)
+		return -ENOMEM;
+	rj->j = j;
+	pthread_mutex_init(&rj->mu, NULL);
+	pthread_cond_init(&rj->cv, NULL);
+	j->priv = rj;
+	size_t chunk = (size_t)geom_new(rs)->chunk_sectors * 512;
+	rj->data = aligned_alloc(4096, rs->step * 512);
+	rj->par[0] = aligned_alloc(4096, chunk);
+	rj->par[1] = aligned_alloc(4096, chunk);
+	rj->zero = aligned_alloc(4096, chunk);
+	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero) {
+		rs_job_fini(j);
+		return -ENOMEM;
+	}
+	memset(rj->zero, 0, chunk);
+	if (pthread_create(&rj->thread, NULL, reshape_thread, rj)) {
+		rs_job_fini(j);
+		return -EAGAIN;
+	}
+	rj->thread_started = true;
+	return 0;
+}
+
+const struct sync_level sync_reshape_level = {
+	.unit_sectors = rs_unit_sectors,
+	.can_run = rs_can_run,
+	.unit = rs_unit,
+	.job_init = rs_job_init,
+	.job_fini = rs_job_fini,
+};

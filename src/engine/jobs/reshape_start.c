@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The start of a RAID 4/5/6 reshape (uraid_array_reshape_start): what is
+ * refused and why, the new data offset as mdadm picks it (Grow.c
+ * set_new_data_offset), the spares taking the new slots, the superblocks
+ * written with the reshape fields (md's raid5_start_reshape), and the job.
+ * The steps themselves are jobs/reshape.c's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errmsg.h"
+#include "engine/core/array.h"
+#include "engine/core/freeze.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/reshape_state.h"
+
+#define A(ua) ((struct array *)(ua))
+
+/* Free sectors between member i's metadata (superblock, bitmap, bad-block
+ * log) and its data: where the data offset can move down to. */
+static uint64_t room_before(const struct array *a, unsigned i)
+{
+	const struct member *m = a->members[i];
+	uint64_t off = a->member_sb[i].data_offset, end = 0;
+
+	for (unsigned k = 0; k < m->nareas; k++)
+		if (m->area[k].end <= off && m->area[k].end > end)
+			end = m->area[k].end;
+	return off - end;
+}
+
+static bool spare_free(const struct array *a, unsigned i)
+{
+	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
+	       a->member_pending_slot[i] < 0;
+}
+
+/* What r asks of a, refused with the reason (0: it can start). */
+static int check_request(struct array *a, const struct uraid_reshape *r, char *err, size_t errlen)
+{
+	const struct uraid_geom *g = &a->geom;
+	int level = g->level;
+
+	if (level == 1 || level == 10)
+		return uraid_errf(err, errlen, -EINVAL, "RAID %d restriping is not done by uraid "
+				  "(this version restripes RAID 4, 5 and 6)", level);
+	if (level != 4 && level != 5 && level != 6)
+		return uraid_errf(err, errlen, -EINVAL, "%s has no stripes to reshape",
+				  uraid_level_name(level));
+	if (r->new_level != 4 && r->new_level != 5 && r->new_level != 6)
+		return uraid_errf(err, errlen, -EINVAL, "a restripe ends at RAID 4, 5 or 6, not %d",
+				  r->new_level);
+	if ((level == 6) != (r->new_level == 6))
+		return uraid_errf(err, errlen, -EINVAL, "RAID %d to RAID %d changes the parity "
+				  "count: md takes the level over first (uraid grow --level)",
+				  level, r->new_level);
+	if (!(a->e->flags & URAID_ENGINE_THREADS))
+		return uraid_errf(err, errlen, -EINVAL, "a reshape needs an engine that runs its "
+				  "own threads");
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
+	if (a->reshape)
+		return uraid_errf(err, errlen, -EBUSY, "a reshape is in progress already");
+	if (a->has_bitmap)
+		return uraid_errf(err, errlen, -EINVAL, "the array has a write-intent bitmap: remove "
+				  "it first (as md asks), and add it again after the reshape");
+	if (atomic_load(&a->degraded))
+		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first");
+	if (r->new_raid_disks == g->raid_disks && r->new_chunk_sectors == g->chunk_sectors &&
+	    r->new_layout == g->layout && r->new_level == level)
+		return uraid_errf(err, errlen, -EINVAL, "nothing to change: that is the array's "
+				  "geometry now");
+	if (r->new_raid_disks > URAID_MAX_MEMBERS)
+		return uraid_errf(err, errlen, -EINVAL, "%u members: at most %u",
+				  r->new_raid_disks, URAID_MAX_MEMBERS);
+	return 0;
+}
+
+/* The new geometry, checked as md would (layout, chunk, member count). */
+static int new_geometry(const struct array *a, const struct uraid_reshape *r, struct uraid_geom *g,
+			char *err, size_t errlen)
+{
+	char why[200];
+	struct uraid_geom_params p = { .level = r->new_level, .layout = r->new_layout,
+				       .raid_disks = r->new_raid_disks,
+				       .chunk_sectors = r->new_chunk_sectors,
+				       .dev_sectors = a->sb.size };
+	if (uraid_geom_init(g, &p, why, sizeof(why)))
+		return uraid_errf(err, errlen, -EINVAL, "the new geometry: %s", why);
+	return 0;
+}
+
+int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
+			      size_t errlen)
+{
+	struct array *a = A(ua);
+	int rc = check_request(a, r, err, errlen);
+	if (rc)
+		return rc;
+	struct uraid_geom *ng = malloc(sizeof(*ng));
+	if (!ng)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	if ((rc = new_geometry(a, r, ng, err, errlen)))
+		goto out;
+	unsigned old_disks = a->geom.raid_disks, new_disks = ng->raid_disks;
+	if (ng->array_sectors < a->geom.array_sectors) {
+		rc = uraid_errf(err, errlen, -EINVAL, "this change makes the array smaller "
+				"(%" PRIu64 " KiB, now %" PRIu64 " KiB): reduce its size first "
+				"(uraid grow --array-size)", ng->array_sectors / 2,
+				a->geom.array_sectors / 2);
+		goto out;
+	}
+	if (new_disks < old_disks) {
+		rc = uraid_errf(err, errlen, -EINVAL, "fewer members needs a backwards reshape, "
+				"which uraid does not do yet");
+		goto out;
+	}
+	sync_reap(a);
+	if (atomic_load(&a->sync)) {
+		rc = uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
+				uraid_sync_kind_name(atomic_load(&a->sync)->kind));
+		goto out;
+	}
+	/* mdadm's distance: a step's worth of the old rows per member
+	   (backup_blocks); for the same member count half the room, rounded up
+	   to it, as mdadm's choice between the ends gives */
+	uint64_t step = reshape_step(&a->geom, ng);
+	uint64_t min = step / a->geom.data_disks;
+
+	pthread_mutex_lock(&a->meta_lock);
+	/* the new slots' members: spares, in the order they came */
+	int take[URAID_MAX_MEMBERS];
+	unsigned ntake = 0;
+	for (unsigned i = 0; i < a->nmembers && ntake < new_disks - old_disks; i++)
+		if (spare_free(a, i) && a->member_sb[i].data_size >= a->sb.size)
+			take[ntake++] = (int)i;
+	if (ntake < new_disks - old_disks) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = uraid_errf(err, errlen, -EINVAL, "%u members need %u spares large enough "
+				"(%" PRIu64 " KiB each), the array has %u: add them first (uraid add)",
+				new_disks, new_disks - old_disks, a->sb.size / 2, ntake);
+		goto out;
+	}
+	uint64_t room = UINT64_MAX;
+	for (unsigned s = 0; s < old_disks; s++)
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (a->members[i] == a->slot[s].m && room_before(a, i) < room)
+				room = room_before(a, i);
+	for (unsigned k = 0; k < ntake; k++)
+		if (room_before(a, (unsigned)take[k]) < room)
+			room = room_before(a, (unsigned)take[k]);
+	if (room < min) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = uraid_errf(err, errlen, -ENOSPC, "needs %" PRIu64 " KiB before the data, has "
+				"%" PRIu64 " (uraid moves the data offset down; there is no backup "
+				"file)", min / 2, room / 2);
+		goto out;
+	}
+	uint64_t move = min;
+	if (new_disks == old_disks) {
+		move = (room / 2 + min - 1) / min * min;
+		if (move > room / min * min)
+			move = room / min * min;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+
+	if ((rc = array_freeze(a))) {
+		uraid_errf(err, errlen, rc, "cannot freeze the array: %s", strerror(-rc));
+		goto out;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned k = 0; k < ntake; k++) {
+		unsigned i = (unsigned)take[k], s = old_disks + k;
+		a->member_state[i] = URAID_MEMBER_IN_SYNC;
+		a->member_slot[i] = (int)s;
+		atomic_store(&a->slot[s].state, URAID_MEMBER_IN_SYNC);
+		atomic_store(&a->slot[s].m, a->members[i]);
+	}
+	const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS] = { 0 };
+	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 || (unsigned)s >= new_disks)
+			continue;
+		a->member_sb[i].new_offset = -(int32_t)move;
+		a->member_sb[i].feature_map |= URAID_FEATURE_NEW_OFFSET;
+		slot_sb[s] = &a->member_sb[i];
+		member_sectors[s] = a->members[i]->dev_sectors;
+	}
+	struct uraid_sb *sb = &a->sb;
+	sb->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE;
+	sb->new_level = (uint32_t)r->new_level;
+	sb->new_layout = r->new_layout;
+	sb->new_chunk = r->new_chunk_sectors;
+	sb->delta_disks = (int32_t)(new_disks - old_disks);
+	sb->raid_disks = new_disks;
+	sb->reshape_position = 0;
+	struct reshape_state *rs;
+	rc = reshape_state_from_sb(sb, slot_sb, member_sectors, &rs, err, errlen);
+	if (rc == 0) {
+		/* the requests' geometry: the new member count (the stripe heads
+		   and pieces are sized by it); the size stays until the end */
+		struct uraid_geom *during = ng;
+		*during = rs->g[RESHAPE_NEW];
+		during->array_sectors = a->geom.array_sectors;
+		rc = array_switch_geometry(a, during, err, errlen);
+		if (rc)
+			free(rs);
+	}
+	if (rc == 0) {
+		a->reshape = rs;
+		reshape_set_member_areas(a, rs);
+		meta_recount_degraded(a);
+		rc = meta_record_change(a);
+		if (rc)
+			uraid_errf(err, errlen, rc, "cannot write the superblocks: %s", strerror(-rc));
+	} else {
+		/* nothing written: the array as it was */
+		sb->feature_map &= ~URAID_FEATURE_RESHAPE_ACTIVE;
+		sb->raid_disks = old_disks;
+		sb->delta_disks = 0;
+		for (unsigned i = 0; i < a->nmembers; i++) {
+			a->member_sb[i].new_offset = 0;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		}
+		for (unsigned k = 0; k < ntake; k++) {
+			unsigned i = (unsigned)take[k], s = old_disks + k;
+			atomic_store(&a->slot[s].m, NULL);
+			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+			a->member_state[i] = URAID_MEMBER_SPARE;
+			a->member_slot[i] = -1;
+		}
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	array_thaw(a);
+	if (rc)
+		goto out;
+	ulog(array_log(a), URAID_LOG_INFO, "reshape: %u -> %u members, chunk %u -> %u KiB, "
+	     "layout %u -> %u, data offset down %" PRIu64 " sectors", old_disks, new_disks,
+	     a->reshape->g[RESHAPE_OLD].chunk_sectors / 2, r->new_chunk_sectors / 2,
+	     a->reshape->g[RESHAPE_OLD].layout, r->new_layout, move);
+	rc = sync_start(a, URAID_SYNC_RESHAPE, 0, 0, err, errlen);
+out:
+	free(ng);
+	return rc;
+}

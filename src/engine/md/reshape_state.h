@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A RAID 4/5/6 restripe in progress (md's reshape): the old and the new
+ * geometry, where each keeps its data on every member, and the position
+ * between them. Below the position (forwards) the array's sectors are in
+ * the new geometry, from it on in the old one; the position only moves
+ * while the array is frozen (jobs/reshape.c), so a request routed by it
+ * keeps its answer for its whole life.
+ *
+ * Member I/O adds the member's data_offset: during a reshape that is the
+ * lower of the two data offsets on the slot's member, and each geometry
+ * adds its own shift (0 for the lower one).
+ *
+ * Positions are in array sectors, as md's reshape_position; the step is a
+ * whole number of rows of both geometries (md requires the position on a
+ * stripe boundary of both).
+ */
+#ifndef URAID_ENGINE_RESHAPE_STATE_H
+#define URAID_ENGINE_RESHAPE_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <uraid/geom.h>
+#include <uraid/superblock.h>
+
+struct array;
+
+enum { RESHAPE_OLD, RESHAPE_NEW };
+
+struct reshape_state {
+	struct uraid_geom g[2];         /* RESHAPE_OLD, RESHAPE_NEW */
+	uint64_t position;              /* array sectors done (forwards: below it is new) */
+	uint64_t step;                  /* array sectors moved at a time */
+	uint64_t end;                   /* the new geometry's array sectors */
+	int32_t delta_disks;
+	/* per slot: the absolute data offset of each geometry (0: the slot is
+	   not in that geometry) and the shift added to member I/O */
+	uint64_t off[2][URAID_MAX_MEMBERS];
+	uint64_t shift[2][URAID_MAX_MEMBERS];
+};
+
+/* Which geometry holds array sector `sector` (reshape active), and the
+ * per-slot shifts its member I/O adds. */
+static inline const struct uraid_geom *reshape_geom_at(const struct reshape_state *rs,
+						       uint64_t sector, const uint64_t **shift)
+{
+	int which = sector < rs->position ? RESHAPE_NEW : RESHAPE_OLD;
+	*shift = rs->shift[which];
+	return &rs->g[which];
+}
+
+/* The step of a reshape between rows of a and b: their least common multiple. */
+uint64_t reshape_step(const struct uraid_geom *a, const struct uraid_geom *b);
+
+/*
+ * Build the state from the superblock (feature RESHAPE_ACTIVE) and each
+ * slot's own superblock (data_offset, new_offset): every field checked as
+ * md's raid5_run does (old raid_disks = raid_disks - delta_disks at least
+ * the level's minimum, both geometries valid, the position on a step
+ * boundary and inside the array, each new data area inside its member).
+ * Only forward reshapes (RESHAPE_BACKWARDS unset) are taken. 0, or -EINVAL
+ * with one line in err; *out is allocated.
+ */
+int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *const *slot_sb,
+			  const uint64_t *member_sectors, struct reshape_state **out,
+			  char *err, size_t errlen);
+
+/* Set the members' data_offset to the lower of the two, and their walls to
+ * cover both data areas. Frozen (or not yet serving). */
+void reshape_set_member_areas(struct array *a, const struct reshape_state *rs);
+
+#endif

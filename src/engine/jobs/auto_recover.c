@@ -9,6 +9,7 @@
 #include "engine/jobs/auto_recover.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/member_state.h"
+#include "engine/md/reshape_state.h"
 #include "engine/md/resync_state.h"
 
 /*
@@ -24,6 +25,29 @@ static int resync_resume(struct array *a, char *err, size_t errlen)
 	return md_resync_wanted(a) ? sync_start(a, URAID_SYNC_RESYNC, sync_resync_from(a), 0, err, errlen) : 0;
 }
 
+/*
+ * A reshape in progress goes on whenever no job runs (md resumes one found
+ * at start), unless it was stopped on request: then until the array is
+ * assembled again. true when there is one (nothing else may start).
+ */
+static bool reshape_resume(struct array *a, char *err, size_t errlen)
+{
+	pthread_mutex_lock(&a->meta_lock);
+	bool active = a->reshape != NULL;
+	uint64_t from = active ? a->reshape->position / a->reshape->g[RESHAPE_NEW].data_disks : 0;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (!active)
+		return false;
+	pthread_mutex_lock(&a->sync_lock);
+	bool held = a->sync_last.kind == URAID_SYNC_RESHAPE && a->sync_last.result == -ECANCELED;
+	pthread_mutex_unlock(&a->sync_lock);
+	int rc = held ? 0 : sync_start(a, URAID_SYNC_RESHAPE, from, 0, err, errlen);
+	/* -EBUSY: started meanwhile (uraid_array_reshape_start) */
+	if (rc && rc != -EBUSY && a->sync_warned++ == 0)
+		ulog(array_log(a), URAID_LOG_ERR, "the reshape cannot go on: %s", err);
+	return true;
+}
+
 /* Registered only for arrays that can be written and have background work
  * (sync_attach_pending). */
 static void auto_recover_tick(struct array *a, uint64_t now_ns)
@@ -34,6 +58,8 @@ static void auto_recover_tick(struct array *a, uint64_t now_ns)
 		return;
 	sync_reap(a);
 	if (atomic_load(&a->sync))
+		return;
+	if (reshape_resume(a, err, sizeof(err)))
 		return;
 	if (!atomic_load(&a->degraded)) {
 		/* redundancy first, as md does (-EBUSY: a job was started meanwhile) */

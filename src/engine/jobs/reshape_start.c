@@ -243,6 +243,14 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	     a->reshape->g[RESHAPE_OLD].chunk_sectors / 2, r->new_chunk_sectors / 2,
 	     a->reshape->g[RESHAPE_OLD].layout, r->new_layout, move);
 	rc = sync_start(a, URAID_SYNC_RESHAPE, 0, 0, err, errlen);
+	if (rc == -EBUSY) {
+		/* the automatic start (auto_recover.c) may have been first */
+		pthread_mutex_lock(&a->sync_lock);
+		struct sync_job *j = atomic_load(&a->sync);
+		if (j && j->kind == URAID_SYNC_RESHAPE)
+			rc = 0;
+		pthread_mutex_unlock(&a->sync_lock);
+	}
 out:
 	free(ng);
 	return rc;

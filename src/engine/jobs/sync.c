@@ -159,7 +159,7 @@ static int job_end(struct meta_call *c)
 	 * that follows must not wait, and the resync cannot run before it ends.
 	 */
 	if (!complete && j->result != -ECANCELED &&
-	    (j->kind == URAID_SYNC_RECOVER ||
+	    (j->kind == URAID_SYNC_RECOVER || j->kind == URAID_SYNC_RESHAPE ||
 	     (j->kind == URAID_SYNC_RESYNC && !atomic_load(&a->degraded))))
 		atomic_store(&a->sync_retry_ns, engine_now_ns() + SYNC_RETRY_NS);
 	pthread_mutex_lock(&a->sync_lock);

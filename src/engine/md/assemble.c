@@ -19,6 +19,7 @@
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "engine/core/array.h"
+#include "engine/md/reshape_state.h"
 
 #define fail uraid_errf
 
@@ -176,12 +177,15 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (f & ~URAID_FEATURE_ALL)
 		return fail(err, errlen, -EINVAL, "%s: unknown feature bits 0x%x in the superblock",
 			    path, f & ~URAID_FEATURE_ALL);
-	if (f & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |
-		 URAID_FEATURE_NEW_OFFSET))
+	/* RAID 4/5/6 in mid-reshape: continued (md/reshape_state.c checks it) */
+	if ((f & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |
+		  URAID_FEATURE_NEW_OFFSET)) &&
+	    (c->sb.level < 4 || c->sb.level > 6 || !(f & URAID_FEATURE_RESHAPE_ACTIVE)))
 		return fail(err, errlen, -EINVAL,
-			    "%s: a reshape is in progress (feature_map 0x%x, reshape_position %" PRIu64
-			    "); uraid does not run arrays mid-reshape, finish it with mdadm first",
-			    path, f, c->sb.reshape_position);
+			    "%s: a reshape of a level %d array is in progress (feature_map 0x%x, "
+			    "reshape_position %" PRIu64 "); uraid continues RAID 4/5/6 reshapes "
+			    "only, finish it with mdadm first", path, c->sb.level, f,
+			    c->sb.reshape_position);
 	if (f & URAID_FEATURE_CLUSTERED)
 		return fail(err, errlen, -EINVAL,
 			    "%s: clustered md array (feature 0x100), which uraid does not run", path);
@@ -503,6 +507,10 @@ static int check_areas(struct array *a, const struct cand *fresh, struct cand *c
 	return 0;
 }
 
+static int build_rest(struct array *a, const struct uraid_assemble_opts *o, struct cand *c,
+		      unsigned n, struct cand *fresh, struct cand **by_slot, bool *ok,
+		      unsigned missing, struct reshape_state *rs, char *err, size_t errlen);
+
 static int build(struct array *a, const struct uraid_assemble_opts *o, struct cand *c,
 		 unsigned n, char *err, size_t errlen)
 {
@@ -550,7 +558,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		.raid0_layout_flag = fsb->feature_map & URAID_FEATURE_RAID0_LAYOUT,
 	};
 	bool ok[URAID_MAX_MEMBERS];
-	unsigned missing = 0, dirty_parity = 0;
+	unsigned missing = 0;
 	for (unsigned s = 0; s < raid_disks; s++) {
 		ok[s] = by_slot[s] != NULL;
 		missing += !ok[s];
@@ -563,8 +571,42 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			    "no redundancy (freshest member %s)%s", level_label(fsb->level),
 			    fsb->set_name, missing, raid_disks, fresh->m->path, out);
 	}
-	if (uraid_geom_init(&a->geom, &gp, why, sizeof(why)))
+	struct reshape_state *rs = NULL;
+	if (fsb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) {
+		/* both geometries from the superblocks; requests go by the new
+		   member count, the size is the smaller one until the end (md) */
+		const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS] = { 0 };
+		uint64_t dev[URAID_MAX_MEMBERS] = { 0 };
+		for (unsigned s = 0; s < raid_disks; s++)
+			if (by_slot[s]) {
+				slot_sb[s] = &by_slot[s]->sb;
+				dev[s] = by_slot[s]->m->dev_sectors;
+			}
+		if ((rc = reshape_state_from_sb(fsb, slot_sb, dev, &rs, why, sizeof(why))))
+			return fail(err, errlen, rc, "%s: %s", fresh->m->path, why);
+		a->geom = rs->g[RESHAPE_NEW];
+		if (rs->g[RESHAPE_OLD].array_sectors < a->geom.array_sectors)
+			a->geom.array_sectors = rs->g[RESHAPE_OLD].array_sectors;
+	} else if (uraid_geom_init(&a->geom, &gp, why, sizeof(why)))
 		return fail(err, errlen, -EINVAL, "%s: %s", fresh->m->path, why);
+	rc = build_rest(a, o, c, n, fresh, by_slot, ok, missing, rs, err, errlen);
+	if (rc)
+		free(rs);
+	return rc;
+}
+
+/* build, once the geometry is known (rs: a reshape's state, or NULL;
+ * the array owns it when this succeeds). */
+static int build_rest(struct array *a, const struct uraid_assemble_opts *o, struct cand *c,
+		      unsigned n, struct cand *fresh, struct cand **by_slot, bool *ok,
+		      unsigned missing, struct reshape_state *rs, char *err, size_t errlen)
+{
+	const struct uraid_sb *fsb = &fresh->sb;
+	unsigned raid_disks = fsb->raid_disks;
+	const struct level *lv = a->level;
+	unsigned dirty_parity = 0;
+	char why[200], out[400];
+	int rc;
 
 	uint64_t bad_chunk = 0;
 	if (!level_survives(lv, &a->geom, ok, missing, &bad_chunk)) {
@@ -622,6 +664,10 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	a->has_bitmap = has_bitmap;
 	if ((rc = check_areas(a, fresh, c, n, err, errlen)))
 		return rc;
+	for (unsigned s = 0; rs && s < raid_disks; s++)
+		if (by_slot[s] && (rc = reshape_check_member(rs, s, by_slot[s]->m, fsb->size, err,
+							      errlen)))
+			return rc;
 
 	/* ---- fill the array: nothing can fail from here ---- */
 	a->flags = o->flags;
@@ -701,6 +747,13 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	}
 	a->nmembers = k;
 	atomic_store(&a->degraded, missing);
+	if (rs) {
+		/* the members' data areas cover both geometries' */
+		reshape_set_member_areas(a, rs);
+		a->reshape = rs;
+		ulog(array_log(a), URAID_LOG_INFO, "'%s' is in mid-reshape at array sector %" PRIu64
+		     " of %" PRIu64 ": it goes on", fsb->set_name, rs->position, rs->end);
+	}
 	return 0;
 }
 

@@ -147,3 +147,19 @@ void reshape_set_member_areas(struct array *a, const struct reshape_state *rs)
 		member_set_areas(m, lo, hi - lo, areas, n);
 	}
 }
+
+int reshape_check_member(const struct reshape_state *rs, unsigned s, const struct member *m,
+			 uint64_t used, char *err, size_t errlen)
+{
+	uint64_t lo = rs->off[RESHAPE_NEW][s];
+
+	if (!lo)
+		return 0;
+	for (unsigned k = 0; k < m->nareas; k++)
+		if (m->area[k].start < lo + used && lo < m->area[k].end)
+			return uraid_errf(err, errlen, -EINVAL, "%s: the new data area at sector "
+					  "%" PRIu64 " overlaps its metadata (sectors %" PRIu64
+					  "..%" PRIu64 ")", m->path, lo, m->area[k].start,
+					  m->area[k].end);
+	return 0;
+}

@@ -66,6 +66,12 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 			  const uint64_t *member_sectors, struct reshape_state **out,
 			  char *err, size_t errlen);
 
+/* Slot s's member: its new data area (`used` sectors) clear of its
+ * metadata areas (set by assembly). 0, or -EINVAL with one line in err. */
+struct member;
+int reshape_check_member(const struct reshape_state *rs, unsigned s, const struct member *m,
+			 uint64_t used, char *err, size_t errlen);
+
 /* Set the members' data_offset to the lower of the two, and their walls to
  * cover both data areas. Frozen (or not yet serving). */
 void reshape_set_member_areas(struct array *a, const struct reshape_state *rs);

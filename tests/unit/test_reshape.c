@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RAID 4/5/6 reshapes (jobs/reshape.c), in-process with the engine's
+ * threads, members in /dev/shm:
+ *
+ * 1. Each restripe (RAID 5 3 -> 4 and 4 -> 5 members, RAID 6 4 -> 5, chunk
+ *    64 -> 32 KiB and 32 -> 128 KiB, layout left-symmetric ->
+ *    right-asymmetric) on an array filled with a seeded pattern, while a
+ *    writer writes and reads random ranges against a shadow copy: at the
+ *    end every byte equals the shadow, the size is the new one, a check
+ *    finds no mismatch, the superblocks carry the new geometry and no
+ *    reshape bits, and the array assembles again with the same bytes.
+ * 2. A kill -9 in the middle: a child process runs a slow reshape and is
+ *    killed once the superblocks show it part-way; assembly goes on from
+ *    the checkpoint by itself, and the data is whole at the end.
+ * 3. Refusals: a bitmap-less array with no spare for a new slot, nothing to
+ *    change, RAID 6 -> RAID 5 by restripe, fewer members.
+ *
+ * The seed is printed; no timing is asserted (waits are for states, with a
+ * generous deadline).
+ *
+ *   test_reshape [seed]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/uraid.h>
+#include <uraid/create.h>
+#include <uraid/engine.h>
+
+#include "../support/array_fixture.h"
+#include "../support/check.h"
+#include "../support/engine_op.h"
+
+#define MIB (1u << 20)
+#define MAXM 6
+#define MEMBER_MIB 12u
+#define DEADLINE_S 180
+#define IO_MAX (96u * 1024)
+
+struct config {
+	const char *name;
+	const char *level;
+	const char *layout, *new_layout;        /* NULL: the default, or unchanged */
+	unsigned n, new_n;
+	unsigned chunk_kib, new_chunk_kib;
+};
+
+static const struct config configs[] = {
+	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64 },
+	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64 },
+	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64 },
+	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32 },
+	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128 },
+	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
+	  "right-asymmetric", 4, 4, 64, 64 },
+};
+
+struct t {
+	uint64_t seed;
+	const char *name;
+	char dir[64];
+	char paths[MAXM][96];
+	const char *p[MAXM];
+	unsigned np;            /* the members assembled (the spares once added) */
+	unsigned nfiles;
+	struct uraid_engine *e;
+	struct uraid_array *a;
+	uint8_t *shadow;
+	uint64_t size;          /* the bytes the shadow holds (the old size) */
+	_Atomic bool stop;
+	pthread_mutex_t shadow_lock;
+};
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static int engine_up(struct t *t)
+{
+	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+	return uraid_engine_create(&eo, &t->e);
+}
+
+static int assemble(struct t *t)
+{
+	char err[256];
+	struct uraid_assemble_opts ao = { .paths = t->p, .npaths = t->np, .idle_clean_ms = 20 };
+	if (uraid_array_assemble(t->e, &ao, &t->a, err, sizeof(err))) {
+		fprintf(stderr, "%s: assemble: %s\n", t->name, err);
+		t->a = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* n members created as the level, then the spares' files (not yet added). */
+static int setup(struct t *t, const struct config *c)
+{
+	t->name = c->name;
+	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-reshape.%d", getpid());
+	mkdir(t->dir, 0700);
+	t->nfiles = c->new_n > c->n ? c->new_n : c->n;
+	t->np = c->n;
+	for (unsigned i = 0; i < t->nfiles; i++) {
+		snprintf(t->paths[i], sizeof(t->paths[i]), "%s/m%u.img", t->dir, i);
+		t->p[i] = t->paths[i];
+		if (fixture_make_file(t->paths[i], MEMBER_MIB * MIB))
+			return -1;
+	}
+	if (fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, t->p))
+		return -1;
+	return 0;
+}
+
+static void teardown(struct t *t)
+{
+	if (t->a)
+		CHECK(uraid_array_close(t->a) == 0, "%s: close", t->name);
+	t->a = NULL;
+	if (t->e)
+		uraid_engine_destroy(t->e);
+	t->e = NULL;
+	for (unsigned i = 0; i < t->nfiles; i++)
+		unlink(t->paths[i]);
+	rmdir(t->dir);
+	free(t->shadow);
+	t->shadow = NULL;
+}
+
+static int fill(struct t *t)
+{
+	t->size = uraid_array_size(t->a);
+	t->shadow = aligned_alloc(4096, t->size);
+	if (!t->shadow)
+		return -1;
+	rng_fill(&t->seed, t->shadow, t->size);
+	return uraid_array_pwrite(t->a, t->shadow, t->size, 0, 0);
+}
+
+static void verify(struct t *t, const char *when)
+{
+	uint8_t *back = aligned_alloc(4096, t->size);
+	CHECK(back && uraid_array_pread(t->a, back, t->size, 0) == 0, "%s: %s: read", t->name, when);
+	if (back && memcmp(back, t->shadow, t->size)) {
+		uint64_t at = 0;
+		while (at < t->size && back[at] == t->shadow[at])
+			at++;
+		CHECK(0, "%s: %s: data differs from byte %" PRIu64, t->name, when, at);
+	}
+	free(back);
+}
+
+/* Random writes and reads over the old size, each read checked against the
+ * shadow (one thread: what it wrote last is what it reads). */
+static void *writer(void *arg)
+{
+	struct t *t = arg;
+	uint64_t s = t->seed ^ 0x5eed;
+	uint8_t *buf = aligned_alloc(4096, IO_MAX), *back = aligned_alloc(4096, IO_MAX);
+	unsigned bad = 0;
+
+	while (!atomic_load(&t->stop) && !bad) {
+		uint64_t len = (rng_next(&s) % (IO_MAX / 4096) + 1) * 4096;
+		uint64_t off = rng_next(&s) % ((t->size - len) / 4096) * 4096;
+		if (rng_next(&s) % 3) {
+			rng_fill(&s, buf, len);
+			if (uraid_array_pwrite(t->a, buf, len, off, 0)) {
+				bad++;
+				break;
+			}
+			memcpy(t->shadow + off, buf, len);
+		} else if (uraid_array_pread(t->a, back, len, off) ||
+			   memcmp(back, t->shadow + off, len)) {
+			CHECK(0, "%s: read of %" PRIu64 " bytes at %" PRIu64 " during the reshape "
+			      "differs", t->name, len, off);
+			bad++;
+		}
+	}
+	CHECK(bad == 0, "%s: the writer met an error", t->name);
+	free(buf);
+	free(back);
+	return NULL;
+}
+
+static void wait_job(struct t *t, struct uraid_sync_status *st)
+{
+	time_t until = time(NULL) + DEADLINE_S;
+	do {
+		pause_ms(10);
+		uraid_array_sync_status(t->a, st);
+	} while ((st->running || st->kind == URAID_SYNC_NONE) && time(NULL) < until);
+}
+
+/* Member 0's superblock on disk. */
+static int disk_sb(struct t *t, struct uraid_sb *out)
+{
+	struct uraid_probe *p = malloc(sizeof(*p));
+	int fd = open(t->paths[0], O_RDONLY);
+	int rc = -1;
+
+	if (p && fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
+		*out = p->loc[p->chosen].sb;
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return rc;
+}
+
+static struct uraid_reshape request_of(const struct config *c)
+{
+	struct uraid_reshape r = { .new_raid_disks = c->new_n, .new_chunk_sectors = c->new_chunk_kib * 2 };
+	uraid_level_parse(c->level, &r.new_level);
+	if (c->new_layout)
+		uraid_layout_parse(r.new_level, c->new_layout, &r.new_layout);
+	return r;
+}
+
+static void add_spares(struct t *t, const struct config *c)
+{
+	char err[256];
+	for (unsigned i = c->n; i < c->new_n; i++)
+		CHECK(uraid_array_add_member(t->a, t->paths[i], 0, err, sizeof(err)) == 0,
+		      "%s: add %s: %s", t->name, t->paths[i], err);
+	t->np = t->nfiles;
+}
+
+static void run_config(uint64_t seed, const struct config *c)
+{
+	struct t t = { .seed = seed };
+	char err[256];
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+	pthread_t w;
+
+	pthread_mutex_init(&t.shadow_lock, NULL);
+	if (setup(&t, c) || engine_up(&t) || assemble(&t) || fill(&t)) {
+		CHECK(0, "%s: setup", c->name);
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	struct uraid_reshape r = request_of(c);
+	uraid_array_status(t.a, &as);
+	if (!c->new_layout)
+		r.new_layout = as.layout;
+	uraid_array_sync_speed(t.a, 1000, 40000);
+	pthread_create(&w, NULL, writer, &t);
+	pause_ms(20);
+	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
+	CHECK(rc == 0, "%s: reshape start: %s", c->name, err);
+	if (rc == 0)
+		wait_job(&t, &st);
+	atomic_store(&t.stop, true);
+	pthread_join(w, NULL);
+	CHECK(rc || (st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0),
+	      "%s: the reshape ended with kind %d running %d result %d", c->name, st.kind,
+	      st.running, st.result);
+	uraid_array_status(t.a, &as);
+	uint64_t data_disks = c->new_n - (strcmp(c->level, "raid6") ? 1 : 2);
+	CHECK(as.raid_disks == c->new_n && as.chunk_bytes == c->new_chunk_kib * 1024u &&
+	      as.layout == r.new_layout, "%s: geometry after: %u members chunk %u layout %u",
+	      c->name, as.raid_disks, as.chunk_bytes, as.layout);
+	CHECK(as.size_bytes >= t.size && as.size_bytes % (data_disks * c->new_chunk_kib * 1024u) == 0,
+	      "%s: size after %" PRIu64, c->name, as.size_bytes);
+	verify(&t, "after the reshape");
+	CHECK(uraid_array_sync_start(t.a, URAID_SYNC_CHECK, err, sizeof(err)) == 0, "%s: check: %s",
+	      c->name, err);
+	wait_job(&t, &st);
+	CHECK(st.kind == URAID_SYNC_CHECK && st.result == 0 && st.mismatch_sectors == 0,
+	      "%s: check after the reshape: result %d, %" PRIu64 " mismatched sectors", c->name,
+	      st.result, st.mismatch_sectors);
+	CHECK(uraid_array_close(t.a) == 0, "%s: close", c->name);
+	t.a = NULL;
+	struct uraid_sb sb;
+	CHECK(disk_sb(&t, &sb) == 0, "%s: superblock", c->name);
+	CHECK(sb.raid_disks == c->new_n && sb.chunksize == c->new_chunk_kib * 2 &&
+	      sb.layout == r.new_layout && !(sb.feature_map & 0x64),
+	      "%s: superblock after: raid_disks %u chunk %u layout %u feature_map 0x%x", c->name,
+	      sb.raid_disks, sb.chunksize, sb.layout, sb.feature_map);
+	if (assemble(&t) == 0)
+		verify(&t, "assembled again");
+	teardown(&t);
+	pthread_mutex_destroy(&t.shadow_lock);
+}
+
+/* The child: start a slow reshape and run until killed. */
+static void crash_child(struct t *t, const struct config *c)
+{
+	char err[256];
+	if (engine_up(t) || assemble(t))
+		_exit(2);
+	struct uraid_reshape r = request_of(c);
+	struct uraid_array_status as;
+	uraid_array_status(t->a, &as);
+	r.new_layout = as.layout;
+	uraid_array_sync_speed(t->a, 500, 2000);
+	if (uraid_array_reshape_start(t->a, &r, err, sizeof(err))) {
+		fprintf(stderr, "crash child: %s\n", err);
+		_exit(3);
+	}
+	for (;;)
+		pause();
+}
+
+static void run_crash(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+	uint64_t s = seed ^ 0xc7a5;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t) || fill(&t)) {
+		CHECK(0, "crash: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	CHECK(uraid_array_close(t.a) == 0, "crash: close");
+	t.a = NULL;
+	uraid_engine_destroy(t.e);
+	t.e = NULL;
+	/* kill once the checkpoint on disk passes a random point of the first half */
+	uint64_t old_sectors = t.size / 512;
+	uint64_t target = rng_next(&s) % (old_sectors / 2) + 1;
+	printf("crash: kill -9 once reshape_position >= %" PRIu64 " of %" PRIu64 " sectors\n",
+	       target, old_sectors);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		crash_child(&t, c);
+	struct uraid_sb sb = { 0 };
+	time_t until = time(NULL) + DEADLINE_S;
+	while (time(NULL) < until) {
+		if (disk_sb(&t, &sb) == 0 && (sb.feature_map & 0x4) && sb.reshape_position >= target)
+			break;
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			CHECK(0, "crash: the child ended by itself (status 0x%x)", status);
+			pid = -1;
+			break;
+		}
+		pause_ms(2);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	CHECK(sb.feature_map & 0x4, "crash: the superblock shows no reshape (feature_map 0x%x)",
+	      sb.feature_map);
+	printf("crash: killed at reshape_position %" PRIu64 "\n", sb.reshape_position);
+	if (engine_up(&t) == 0 && assemble(&t) == 0) {
+		verify(&t, "assembled in mid-reshape");
+		uraid_array_sync_speed(t.a, 0, 0);
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "crash: the resumed reshape: "
+		      "kind %d result %d", st.kind, st.result);
+		verify(&t, "after the resumed reshape");
+		struct uraid_array_status as;
+		uraid_array_status(t.a, &as);
+		CHECK(as.raid_disks == 4, "crash: %u members after", as.raid_disks);
+	} else {
+		CHECK(0, "crash: no assembly after the kill");
+	}
+	teardown(&t);
+}
+
+static void run_refusals(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	char err[256];
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "refusals: setup");
+		teardown(&t);
+		return;
+	}
+	struct uraid_array_status as;
+	uraid_array_status(t.a, &as);
+	struct uraid_reshape r = { 5, as.layout, as.chunk_bytes / 512, 4 };
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL && strstr(err, "spare"),
+	      "refusals: no spare: %s", err);
+	r.new_raid_disks = 3;
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "nothing to change"), "refusals: no change: %s", err);
+	r.new_level = 6;
+	r.new_raid_disks = 4;
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "parity"), "refusals: 5 -> 6 by restripe: %s", err);
+	r.new_level = 5;
+	r.new_raid_disks = 2;
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL,
+	      "refusals: fewer members: %s", err);
+	printf("refusals: fewer members: %s\n", err);
+	teardown(&t);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+	printf("test_reshape seed %" PRIu64 "\n", seed);
+	fflush(stdout);
+	run_refusals(seed);
+	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		printf("%s\n", configs[i].name);
+		fflush(stdout);
+		run_config(seed + i, &configs[i]);
+	}
+	run_crash(seed);
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}

@@ -622,6 +622,20 @@ struct uraid_grow {
  */
 int uraid_array_grow(struct uraid_array *a, const struct uraid_grow *r, char *done,
 		     size_t donelen, char *err, size_t errlen);
+/*
+ * Steps of a grow that wait for the one before to end (a restripe, or the
+ * rebuild of a slot a takeover added: RAID 0 -> 4 -> restripe -> RAID 0,
+ * RAID 5 -> 6 -> restripe) are kept by the engine, as mdadm's background
+ * process keeps them: uraid_array_grow_continue carries them out once their
+ * wait is over (call it from time to time and after change notices, not on
+ * a reactor). 0: nothing done (still waiting, or nothing pending); 1: steps
+ * done, a line each in done; -errno with err: the step failed or its wait
+ * ended badly (the job failed or was stopped), the rest is dropped. They are
+ * lost when the array closes (as mdadm's process would be).
+ */
+int uraid_array_grow_continue(struct uraid_array *a, char *done, size_t donelen, char *err,
+			      size_t errlen);
+bool uraid_array_grow_pending(struct uraid_array *a);
 
 /* ---- fault injection (tests) ---- */
 

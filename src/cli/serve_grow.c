@@ -127,7 +127,8 @@ void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out)
 		}
 	}
 	rc = uraid_array_grow(st->array, &r, done, sizeof(done), err, sizeof(err));
-	if (!rc && !r.plan_only && uraid_array_status(st->array, as) == 0 &&
+	/* a partial grow may have changed the size too */
+	if (!r.plan_only && uraid_array_status(st->array, as) == 0 &&
 	    as->size_bytes != size_before)
 		nbd_server_set_size(st->server, as->size_bytes);
 	free(as);
@@ -138,4 +139,24 @@ void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
 	else
 		ctl_reply(out, 0, NULL, done, strlen(done));
+}
+
+/* While steps of a grow wait: look again at least every second. */
+int serve_grow_timeout_ms(struct serve_state *st)
+{
+	return uraid_array_grow_pending(st->array) ? 1000 : -1;
+}
+
+void serve_grow_work(struct serve_state *st)
+{
+	char done[2048], err[600];
+
+	if (!uraid_array_grow_pending(st->array))
+		return;
+	uint64_t before = uraid_array_size(st->array);
+	int rc = uraid_array_grow_continue(st->array, done, sizeof(done), err, sizeof(err));
+	if (rc < 0)
+		fprintf(stderr, "uraid serve: grow: %s\n", err);
+	if (uraid_array_size(st->array) != before)
+		nbd_server_set_size(st->server, uraid_array_size(st->array));
 }

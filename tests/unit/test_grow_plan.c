@@ -74,22 +74,31 @@ static void takeovers(void)
 	struct grow_plan p;
 	char err[256];
 
-	/* RAID 0 -> 5: one slot more, parity last */
+	/* RAID 0 -> 5: one slot more, parity last; then mdadm's default
+	   layout once the parity slot is rebuilt (a spare is needed) */
 	struct grow_array a = arr(0, 0, 3, 128);
 	struct grow_request r = { .level_set = true, .level = 5 };
-	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "0->5: %s", err);
+	REFUSED(a, r, "need 1 spares");
+	r.adding = 1;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5: %s", err);
 	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_PARITY_LAST, 4, 128, false);
-	r.level = 4;
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 4, 128, true);
+	r.layout_set = true;
+	r.layout = URAID_PARITY_LAST;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "0->5 parity-last kept: %s", err);
+	r = (struct grow_request){ .level_set = true, .level = 4 };
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "0->4: %s", err);
 	step_is(&p, 0, GROW_STEP_TAKEOVER, 4, URAID_PARITY_LAST, 4, 128, false);
 	a.single_zone = false;
 	REFUSED(a, r, "same size");
-	/* 0 -> 5 then more members: a restripe after the takeover */
+	/* 0 -> 5 then more members: a restripe after the parity is rebuilt */
 	a = arr(0, 0, 3, 128);
 	a.spares = 1;
 	r = (struct grow_request){ .level_set = true, .level = 5, .raid_disks = 5 };
+	REFUSED(a, r, "need 2 spares");
+	a.spares = 2;
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5 x5: %s", err);
-	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_PARITY_LAST, 5, 128, false);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 5, 128, true);
 
 	/* RAID 4/5 -> 0: parity-last, only the parity slot missing */
 	a = arr(5, URAID_PARITY_LAST, 4, 128);

@@ -767,6 +767,7 @@ int array_tick_add(struct array *a, array_tick_fn *fn)
 static void array_free(struct array *a)
 {
 	array_freeze_free(a);
+	free(a->grow_pending);
 	free(a->reshape);       /* one left in mid-reshape: on disk, it goes on next time */
 	ra_fini(a);
 	if (a->ops && a->ops->fini)

@@ -222,6 +222,9 @@ struct array {
 	/* md's array_size (uraid grow --array-size): the size exported, below
 	   the geometry's; 0: the geometry's. In memory only, as md keeps it. */
 	_Atomic uint64_t export_sectors;
+	/* uraid grow's steps waiting for a job to end (md/grow.c), under
+	   meta_lock; freed at close */
+	struct grow_pending *grow_pending;
 
 	/* the write-back cache (engine/cache/wcache.h): NULL until write-back is
 	   first asked for; then it stays until close, policy in it */

@@ -29,6 +29,16 @@
 #include "engine/md/grow_plan.h"
 #include "engine/md/member_state.h"
 
+/* Steps left for uraid_array_grow_continue: plan.step[next...], waiting for
+ * the job `job` (a restripe) or, when 0, for the array to be whole again (a
+ * slot a takeover added, rebuilt). */
+struct grow_pending {
+	struct grow_plan plan;
+	unsigned next;
+	struct grow_step prev;          /* the geometry before step next */
+	uint64_t job;
+};
+
 #define A(ua) ((struct array *)(ua))
 
 /* The member's size now (a file or device may have grown since it was
@@ -335,9 +345,13 @@ static int apply_step(struct array *a, const struct grow_step *s, char *err, siz
 				  "array is not in uraid yet: stop it and use mdadm --grow "
 				  "--bitmap, or create the array with the bitmap wanted",
 				  s->bitmap ? "adding" : "removing");
-	case GROW_STEP_RESTRIPE:
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "restriping (members, chunk, layout) "
-				  "needs the engine's reshape, not in this build");
+	case GROW_STEP_RESTRIPE: {
+		struct uraid_reshape rs = {
+			.new_level = s->level, .new_layout = s->layout,
+			.new_chunk_sectors = s->chunk_sectors, .new_raid_disks = s->raid_disks,
+		};
+		return uraid_array_reshape_start((struct uraid_array *)a, &rs, err, errlen);
+	}
 	}
 	return -EINVAL;
 }
@@ -352,23 +366,128 @@ static void append(char *done, size_t donelen, size_t *used, const char *line)
 		*used += (size_t)n < donelen - *used ? (size_t)n : donelen - *used - 1;
 }
 
+/*
+ * plan's steps from `from` on; the first waiting one (not `from` itself
+ * when its wait is over) and those after it are kept for
+ * uraid_array_grow_continue, and listed as "then ..." lines.
+ */
+static int run_steps(struct array *a, const struct grow_plan *plan, unsigned from,
+		     struct grow_step prev, char *done, size_t donelen, char *err, size_t errlen)
+{
+	size_t used = done ? strlen(done) : 0;
+	uint64_t last_job = 0;
+
+	for (unsigned i = from; i < plan->nsteps; i++) {
+		const struct grow_step *s = &plan->step[i];
+		char line[300], then[340];
+		if (s->waits && i > from) {
+			struct grow_pending *p = calloc(1, sizeof(*p));
+			if (!p)
+				return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+			p->plan = *plan;
+			p->next = i;
+			p->prev = prev;
+			p->job = prev.kind == GROW_STEP_RESTRIPE ? last_job : 0;
+			pthread_mutex_lock(&a->meta_lock);
+			free(a->grow_pending);
+			a->grow_pending = p;
+			pthread_mutex_unlock(&a->meta_lock);
+			struct grow_step q = prev;
+			for (unsigned k = i; k < plan->nsteps; k++) {
+				grow_step_describe(&plan->step[k], &q, line, sizeof(line));
+				snprintf(then, sizeof(then), "then, when %s: %s", k > i ? "that is done"
+					 : p->job ? "the restripe ends" : "the new slot is rebuilt", line);
+				append(done, donelen, &used, then);
+				q = plan->step[k];
+			}
+			return 0;
+		}
+		int rc = apply_step(a, s, err, errlen);
+		if (rc) {
+			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
+			return rc;
+		}
+		grow_step_describe(s, &prev, line, sizeof(line));
+		const char *shown = line;
+		if (s->kind == GROW_STEP_RESTRIPE) {
+			struct uraid_sync_status ss;
+			uraid_array_sync_status((struct uraid_array *)a, &ss);
+			last_job = ss.job;
+			snprintf(then, sizeof(then), "%s: started, see uraid status", line);
+			shown = then;
+		}
+		ulog(array_log(a), URAID_LOG_INFO, "%s: grow: %s", a->sb.set_name, shown);
+		append(done, donelen, &used, shown);
+		prev = *s;
+	}
+	return 0;
+}
+
+bool uraid_array_grow_pending(struct uraid_array *ua)
+{
+	struct array *a = A(ua);
+
+	pthread_mutex_lock(&a->meta_lock);
+	bool p = a->grow_pending != NULL;
+	pthread_mutex_unlock(&a->meta_lock);
+	return p;
+}
+
+int uraid_array_grow_continue(struct uraid_array *ua, char *done, size_t donelen, char *err,
+			      size_t errlen)
+{
+	struct array *a = A(ua);
+	struct uraid_sync_status ss;
+
+	if (done && donelen)
+		done[0] = 0;
+	pthread_mutex_lock(&a->meta_lock);
+	struct grow_pending *p = a->grow_pending;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (!p)
+		return 0;
+	uraid_array_sync_status(ua, &ss);
+	if (ss.running)
+		return 0;
+	if (p->job) {
+		struct uraid_sync_status js;
+		int rc = uraid_array_sync_job(ua, p->job, &js);
+		if (rc || js.result) {
+			pthread_mutex_lock(&a->meta_lock);
+			a->grow_pending = NULL;
+			pthread_mutex_unlock(&a->meta_lock);
+			free(p);
+			return uraid_errf(err, errlen, rc ? rc : js.result, "the restripe did not "
+					  "end well (%s): the grow's next steps are not done",
+					  rc ? "its outcome is no longer known" : strerror(-js.result));
+		}
+	} else if (atomic_load(&a->degraded)) {
+		return 0;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	a->grow_pending = NULL;
+	pthread_mutex_unlock(&a->meta_lock);
+	int rc = run_steps(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
+	free(p);
+	return rc ? rc : 1;
+}
+
 int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *done,
 		     size_t donelen, char *err, size_t errlen)
 {
 	struct array *a = A(ua);
-	struct grow_array *ga = malloc(sizeof(*ga));
 	struct grow_plan plan;
 	int rc;
 
 	if (done && donelen)
 		done[0] = 0;
-	if (!ga)
-		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	if ((r->chunk_bytes % 512) || (r->size_bytes != URAID_GROW_MAX && r->size_bytes % 1024) ||
-	    (r->array_bytes != URAID_GROW_MAX && r->array_bytes % 1024)) {
-		free(ga);
+	    (r->array_bytes != URAID_GROW_MAX && r->array_bytes % 1024))
 		return uraid_errf(err, errlen, -EINVAL, "sizes are whole KiB");
-	}
+	if (uraid_array_grow_pending(ua))
+		return uraid_errf(err, errlen, -EBUSY, "an earlier grow still has steps waiting "
+				  "(uraid status shows the job they wait for): grow again when "
+				  "they are done");
 	struct grow_request gr = {
 		.raid_disks = r->raid_disks, .level_set = r->level_set, .level = r->level,
 		.chunk_sectors = r->chunk_bytes / 512, .layout_set = r->layout_set,
@@ -380,6 +499,9 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 			  : r->bitmap < 0 ? GROW_BITMAP_NONE : GROW_BITMAP_KEEP,
 		.adding = r->adding,
 	};
+	struct grow_array *ga = malloc(sizeof(*ga));
+	if (!ga)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	gather(a, ga);
 	ga->bitmap_room = true;         /* adding one is refused as a step for now */
 	rc = grow_plan_build(ga, &gr, &plan, err, errlen);
@@ -388,33 +510,24 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	free(ga);
 	if (rc)
 		return rc;
-	if (!r->plan_only && (a->flags & URAID_ASSEMBLE_READONLY))
-		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
-
-	size_t used = 0;
-	for (unsigned i = 0; i < plan.nsteps; i++) {
-		const struct grow_step *s = &plan.step[i];
-		char line[256];
-		if (r->plan_only) {
-			grow_step_describe(s, &prev, line, sizeof(line));
+	if (r->plan_only) {
+		size_t used = 0;
+		for (unsigned i = 0; i < plan.nsteps; i++) {
+			char line[256];
+			grow_step_describe(&plan.step[i], &prev, line, sizeof(line));
 			append(done, donelen, &used, line);
-			prev = *s;
-			continue;
+			prev = plan.step[i];
 		}
-		if (s->waits)
-			return uraid_errf(err, errlen, -EOPNOTSUPP, "the next step (%s) waits for the "
-					  "one before to end, which uraid does not chain yet: run "
-					  "grow again when it has", (grow_step_describe(s, &prev, line,
-					  sizeof(line)), line));
-		rc = apply_step(a, s, err, errlen);
-		if (rc) {
-			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
-			return rc;
-		}
-		grow_step_describe(s, &prev, line, sizeof(line));
-		ulog(array_log(a), URAID_LOG_INFO, "%s: grow: %s", a->sb.set_name, line);
-		append(done, donelen, &used, line);
-		prev = *s;
+		return 0;
 	}
-	return 0;
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
+	/* a takeover that leaves a slot missing before a restripe: no automatic
+	   rebuild may take the spares the restripe is to use (mdadm's RAID 0
+	   growth keeps the parity slot missing all along) */
+	for (unsigned i = 0; i + 1 < plan.nsteps; i++)
+		if (plan.step[i].kind == GROW_STEP_TAKEOVER &&
+		    plan.step[i + 1].kind == GROW_STEP_RESTRIPE && !plan.step[i + 1].waits)
+			atomic_store(&a->sync_retry_ns, engine_now_ns() + 3000000000ull);
+	return run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
 }

@@ -114,6 +114,9 @@ struct planner {
 	const struct grow_request *r;
 	struct grow_plan *p;
 	struct grow_step cur;           /* the geometry reached so far */
+	/* slots a takeover added that a spare must fill before a restripe
+	   that waits for them (RAID 0 -> 5, 5 -> 6) */
+	unsigned slots_to_rebuild;
 	char *err;
 	size_t errlen;
 };
@@ -173,10 +176,11 @@ static int restripe(struct planner *pl, uint32_t layout, uint32_t disks, uint32_
 			      "or before it)", after / 2, exported / 2, after / 2);
 	/* new slots are filled from spares: the ones there and those --add gives */
 	uint32_t have = pl->cur.raid_disks;
-	if (disks > have && a->spares + pl->r->adding < disks - have)
+	unsigned need = (disks > have ? disks - have : 0) + (waits ? pl->slots_to_rebuild : 0);
+	if (need && a->spares + pl->r->adding < need)
 		return refuse(pl->err, pl->errlen, "%u members need %u spares, the array has %u: "
 			      "add them first (uraid add, or --add DEV with this command)", disks,
-			      disks - have, a->spares + pl->r->adding);
+			      need, a->spares + pl->r->adding);
 	pl->cur.layout = layout;
 	pl->cur.raid_disks = disks;
 	pl->cur.chunk_sectors = chunk;
@@ -296,13 +300,15 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 			return refuse(pl->err, pl->errlen, "md takes RAID 0 over as %s only when "
 				      "its members are the same size (one zone)", to);
 		takeover(pl, t->level, URAID_PARITY_LAST, a->raid_disks + 1, a->chunk_sectors, false);
-		/* the parity slot is rebuilt from a spare by itself; a restripe
-		   asked for with it runs on the degraded array (as mdadm's RAID 0
-		   growth does) */
+		pl->slots_to_rebuild = 1;
+		/* mdadm then restripes a RAID 5 to its default layout at once, on
+		   the degraded array; here the restripe waits until the parity
+		   slot is rebuilt onto a spare (the same end, never degraded while
+		   the data moves) */
 		uint32_t disks = r->raid_disks ? r->raid_disks : pl->cur.raid_disks;
-		uint32_t layout = r->layout_set ? t->layout : URAID_PARITY_LAST;
+		uint32_t layout = r->layout_set ? t->layout : uraid_layout_default(URAID_LEVEL_5);
 		return restripe(pl, t->level == URAID_LEVEL_4 ? URAID_PARITY_LAST : layout, disks,
-				t->chunk, false);
+				t->chunk, true);
 	}
 	if ((a->level == URAID_LEVEL_4 || a->level == URAID_LEVEL_5) && t->level == URAID_LEVEL_0)
 		return plan_45_to_0(pl, t);
@@ -358,6 +364,7 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 				      "the Q slot: add one (uraid add, or --add DEV)");
 		uint32_t six = layout_to_6(a->layout);
 		takeover(pl, URAID_LEVEL_6, six, a->raid_disks + 1, a->chunk_sectors, false);
+		pl->slots_to_rebuild = 1;
 		uint32_t plain = a->layout;
 		uint32_t layout = r->layout_set ? t->layout : plain;
 		uint32_t disks = r->raid_disks ? r->raid_disks : a->raid_disks + 1;

@@ -151,12 +151,10 @@ void serve_grow_work(struct serve_state *st)
 {
 	char done[2048], err[600];
 
-	if (!uraid_array_grow_pending(st->array))
-		return;
-	uint64_t before = uraid_array_size(st->array);
-	int rc = uraid_array_grow_continue(st->array, done, sizeof(done), err, sizeof(err));
-	if (rc < 0)
+	if (uraid_array_grow_pending(st->array) &&
+	    uraid_array_grow_continue(st->array, done, sizeof(done), err, sizeof(err)) < 0)
 		fprintf(stderr, "uraid serve: grow: %s\n", err);
-	if (uraid_array_size(st->array) != before)
-		nbd_server_set_size(st->server, uraid_array_size(st->array));
+	/* a restripe's end (grow-core's job) changes the size too: new
+	   connections see the size in effect */
+	nbd_server_set_size(st->server, uraid_array_size(st->array));
 }

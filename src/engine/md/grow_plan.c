@@ -672,12 +672,25 @@ void grow_step_describe(const struct grow_step *s, const struct grow_step *prev,
 			 prev->raid_disks, s->raid_disks,
 			 layout_str(s->level, s->layout, y2, sizeof(y2)));
 		break;
-	case GROW_STEP_RESTRIPE:
-		snprintf(buf, len, "restripe %s: %u -> %u members, chunk %u -> %u KiB, layout %s -> %s",
-			 lvname(s->level, l1, sizeof(l1)), prev->raid_disks, s->raid_disks,
-			 prev->chunk_sectors / 2, s->chunk_sectors / 2,
-			 layout_str(prev->level, prev->layout, y1, sizeof(y1)),
-			 layout_str(s->level, s->layout, y2, sizeof(y2)));
+	case GROW_STEP_RESTRIPE: {
+		/* what changes only */
+		size_t n = (size_t)snprintf(buf, len, "restripe %s", lvname(s->level, l1, sizeof(l1)));
+		const char *sep = ":";
+		if (prev->raid_disks != s->raid_disks && n < len) {
+			n += (size_t)snprintf(buf + n, len - n, "%s %u -> %u members", sep,
+					      prev->raid_disks, s->raid_disks);
+			sep = ",";
+		}
+		if (prev->chunk_sectors != s->chunk_sectors && n < len) {
+			n += (size_t)snprintf(buf + n, len - n, "%s chunk %u -> %u KiB", sep,
+					      prev->chunk_sectors / 2, s->chunk_sectors / 2);
+			sep = ",";
+		}
+		if (prev->layout != s->layout && n < len)
+			snprintf(buf + n, len - n, "%s layout %s -> %s", sep,
+				 layout_str(prev->level, prev->layout, y1, sizeof(y1)),
+				 layout_str(s->level, s->layout, y2, sizeof(y2)));
 		break;
+	}
 	}
 }

@@ -367,6 +367,31 @@ static void append(char *done, size_t donelen, size_t *used, const char *line)
 }
 
 /*
+ * A restripe refused right after the takeover that was to lead to it: the
+ * takeover is undone (the array back at the level it had, its added slot
+ * dropped while still empty), so that a refused grow leaves the geometry
+ * as it found it. The refusal's text stays in err, told that it was undone.
+ */
+static void undo_takeover(struct array *a, const struct grow_step *takeover,
+			  const struct grow_step *before, struct grow_step first, char *err,
+			  size_t errlen)
+{
+	struct grow_step back = before ? *before : first;
+	char why[400], undo_err[200];
+
+	back.kind = GROW_STEP_TAKEOVER;
+	snprintf(why, sizeof(why), "%s", err);
+	/* the slot the takeover added is still empty: no rebuild started on it
+	   (uraid_array_grow held the automatic ones back) */
+	if (apply_frozen(a, &back, undo_err, sizeof(undo_err)) == 0)
+		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: nothing changed)",
+			 why, takeover->level);
+	else
+		snprintf(err, errlen, "%s; the takeover to RAID %d could not be undone: %s", why,
+			 takeover->level, undo_err);
+}
+
+/*
  * plan's steps from `from` on; the first waiting one (not `from` itself
  * when its wait is over) and those after it are kept for
  * uraid_array_grow_continue, and listed as "then ..." lines.
@@ -376,6 +401,7 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 {
 	size_t used = done ? strlen(done) : 0;
 	uint64_t last_job = 0;
+	const struct grow_step first = prev;
 
 	for (unsigned i = from; i < plan->nsteps; i++) {
 		const struct grow_step *s = &plan->step[i];
@@ -403,6 +429,10 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 			return 0;
 		}
 		int rc = apply_step(a, s, err, errlen);
+		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
+		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
+			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
+				      first, err, errlen);
 		if (rc) {
 			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
 			return rc;

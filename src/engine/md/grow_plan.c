@@ -140,6 +140,10 @@ static void takeover(struct planner *pl, int level, uint32_t layout, uint32_t di
 	pl->cur.layout = layout;
 	pl->cur.raid_disks = disks;
 	pl->cur.chunk_sectors = chunk;
+	/* md's size field: whole chunks on a striped level (raid0's zones are
+	   made of them) */
+	if (chunk && level != URAID_LEVEL_0)
+		pl->cur.dev_sectors -= pl->cur.dev_sectors % chunk;
 	add_step(pl, GROW_STEP_TAKEOVER)->waits = waits;
 }
 

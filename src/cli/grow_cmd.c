@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ctl/ctl.h"
@@ -106,7 +107,7 @@ static int take_setting(int argc, char **argv, int *i, char *list, size_t len, s
 /* The steps (one a line) as a JSON object. */
 static void print_json(const char *body)
 {
-	printf("{\"steps\":[");
+	printf("{\"version\":1,\"command\":\"grow\",\"steps\":[");
 	bool first = true;
 	for (const char *p = body; p && *p;) {
 		const char *nl = strchr(p, '\n');
@@ -233,7 +234,20 @@ int cmd_grow(int argc, char **argv)
 				av[1] = ctl;
 				for (int k = 0; k < nadd; k++)
 					av[2 + k] = add[k];
+				/* --json: one document on stdout, the grow's; add's
+				   lines are left out (its errors still go to stderr) */
+				int saved = json ? dup(STDOUT_FILENO) : -1;
+				if (saved >= 0) {
+					fflush(stdout);
+					if (!freopen("/dev/null", "w", stdout))
+						saved = -1;
+				}
 				rc = cmd_add(nadd + 2, av);
+				if (saved >= 0) {
+					fflush(stdout);
+					dup2(saved, STDOUT_FILENO);
+					close(saved);
+				}
 				free(av);
 			}
 		}

@@ -38,12 +38,22 @@ check_zero() {
 }
 # wait until the array has no background job and no missing slot
 settled() {
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         "$URAID" status "$1" | grep -q "Degraded : 0 of" &&
             "$URAID" status "$1" | grep -q "Background : none" && return 0
         sleep 0.2
     done
     "$URAID" status "$1"
+    return 1
+}
+# restriped MEMBER LAYOUT NAME: the superblock has LAYOUT and no job runs
+restriped() {
+    for _ in $(seq 300); do
+        [ "$(examine "$1" Layout)" = "$2" ] && "$URAID" status "$3" | grep -q "Background : none" &&
+            return 0
+        sleep 0.2
+    done
+    "$URAID" status "$3"
     return 1
 }
 # refused NAME WHAT ARGS...: exit 1, one line, members unchanged
@@ -129,8 +139,12 @@ check "RAID 0 -> 5 (rc $rc): $out" test $rc -eq 0
 check "  parity rebuilt onto the spare" settled ga
 check "  data" data_ok ga
 check "  0 mismatches" check_zero ga
-check "  examine: raid5 parity-last, 4 devices" \
-    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" Layout)/$(examine "${mem[0]}" "Raid Devices")" = raid5/parity-last/4
+check "  says the restripe to left-symmetric follows" grep -q "then, when the new slot is rebuilt: restripe RAID 5: layout parity-last -> left-symmetric" <<<"$out"
+check "  then restriped to left-symmetric, as mdadm's" restriped "${mem[0]}" left-symmetric ga
+check "  examine: raid5, 4 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/4
+check "  data" data_ok ga
+check "  0 mismatches" check_zero ga
 
 # ---- --array-size ----
 out=$("$URAID" grow ga --array-size=32M); rc=$?
@@ -142,6 +156,52 @@ check "  data" data_ok ga
 check "--array-size=max: the full size again" \
     test "$("$URAID" status --json ga | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')" = "$size0"
 stop_served ga
+
+# ---- restripes through grow-core's reshape: RAID 5 3 -> 4, then 5 -> 6 md's way ----
+mem=("$work/c0" "$work/c1" "$work/c2")
+truncate -s 40M "${mem[@]}" "$work/c3" "$work/c4"
+"$URAID" create --level=5 --raid-devices=3 --chunk=64 --name=gc --run "${mem[@]}" >/dev/null
+serve_bg "$work" gc "${mem[@]}"
+nbdcopy "$work/data" "$(uri gc)"
+fio_bg gc
+out=$("$URAID" grow gc --raid-devices=4 --add "$work/c3"); rc=$?
+check "RAID 5 3 -> 4 with --add (rc $rc): $out" test $rc -eq 0
+check "  says the restripe started" grep -q "restripe RAID 5: 3 -> 4 members: started" <<<"$out"
+wait $fpid; frc=$?
+check "  fio verifies through the restripe (rc $frc)" test $frc -eq 0
+mem+=("$work/c3")
+check "  restripe done" settled gc
+check "  examine: 4 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 4
+check "  NBD exports the new size" test "$(nbdinfo --size "$(uri gc)")" -gt $((100 << 20))
+check "  data" data_ok gc
+check "  0 mismatches" check_zero gc
+out=$("$URAID" grow gc --level=6 --add "$work/c4"); rc=$?
+check "RAID 5 -> 6 (rc $rc): $out" test $rc -eq 0
+check "  takeover with the -6 layout first" grep -q "takeover RAID 5 -> RAID 6 (4 -> 5 slots, layout left-symmetric-6)" <<<"$out"
+mem+=("$work/c4")
+check "  then restriped to left-symmetric" restriped "${mem[0]}" left-symmetric gc
+check "  examine: raid6, 5 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
+check "  data" data_ok gc
+check "  0 mismatches" check_zero gc
+stop_served gc
+
+# ---- RAID 10 near=2 -> 0: mdadm fails and removes the second of each pair ----
+mem=("$work/d0" "$work/d1" "$work/d2" "$work/d3")
+truncate -s 40M "${mem[@]}"
+"$URAID" create --level=10 --raid-devices=4 --chunk=64 --name=gd --run "${mem[@]}" >/dev/null
+serve_bg "$work" gd "${mem[@]}"
+nbdcopy "$work/data" "$(uri gd)"
+out=$("$URAID" grow gd --level=0); rc=$?
+check "RAID 10 -> 0 (rc $rc): $out" test $rc -eq 0
+check "  the second of each pair out first" grep -q "second member of each pair failed and removed" <<<"$out"
+check "  examine: raid0, 2 devices, d2 is slot 1" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")/$(examine "${mem[2]}" "Device Role")" = "raid0/2/Active device 1"
+check "  data" data_ok gd
+stop_served gd
+check "  serves again from d0 and d2 alone" serve_bg "$work" gd "${mem[0]}" "${mem[2]}"
+check "  data" data_ok gd
+stop_served gd
 
 # ---- RAID 1: 2 -> 3 mirrors, -> 5 and back, --size=max ----
 mem=("$work/b0" "$work/b1")

@@ -559,5 +559,14 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 		if (plan.step[i].kind == GROW_STEP_TAKEOVER &&
 		    plan.step[i + 1].kind == GROW_STEP_RESTRIPE && !plan.step[i + 1].waits)
 			atomic_store(&a->sync_retry_ns, engine_now_ns() + 3000000000ull);
-	return run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
+	uint64_t export_before = atomic_load(&a->export_sectors);
+	rc = run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
+	if (rc && atomic_load(&a->export_sectors) != export_before) {
+		/* the exported size was set for a step that then failed: back */
+		atomic_store(&a->export_sectors, export_before);
+		size_t n = strlen(err);
+		if (n + 1 < errlen)
+			snprintf(err + n, errlen - n, " (the exported size is back as it was)");
+	}
+	return rc;
 }

@@ -22,6 +22,7 @@
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/md/grow_bitmap.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
@@ -758,6 +759,10 @@ bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
 
 int array_tick_add(struct array *a, array_tick_fn *fn)
 {
+	/* once each: a bitmap added again while served (uraid grow) asks twice */
+	for (unsigned i = 0; i < a->nticks; i++)
+		if (a->ticks[i] == fn)
+			return 0;
 	if (a->nticks >= ARRAY_TICKS_MAX)
 		return -ENOSPC;
 	a->ticks[a->nticks++] = fn;
@@ -783,6 +788,7 @@ static void array_free(struct array *a)
 		free(a->retired[i]);
 	}
 	wib_free(a);
+	grow_bitmap_free(a);
 	if (atomic_load(&a->wc))
 		wcache_destroy(atomic_load(&a->wc));
 	pthread_mutex_destroy(&a->wc_set_lock);

@@ -225,6 +225,9 @@ struct array {
 	/* uraid grow's steps waiting for a job to end (md/grow.c), under
 	   meta_lock; freed at close */
 	struct grow_pending *grow_pending;
+	/* the run-time bits of a bitmap uraid grow removed, kept until close
+	   (the tick may still look at them; md/grow_bitmap.c) */
+	struct wib *wib_retired;
 
 	/* the write-back cache (engine/cache/wcache.h): NULL until write-back is
 	   first asked for; then it stays until close, policy in it */

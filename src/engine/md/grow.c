@@ -26,6 +26,7 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/md/grow_bitmap.h"
 #include "engine/md/grow_plan.h"
 #include "engine/md/member_state.h"
 
@@ -96,6 +97,7 @@ static void gather(struct array *a, struct grow_array *ga)
 	ga->computed_sectors = a->geom.array_sectors;
 	ga->exported_sectors = array_export_sectors(a);
 	ga->has_bitmap = a->has_bitmap;
+	ga->bitmap_room = a->minor != 0 && grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
 	ga->single_zone = true;
 	ga->member_room_sectors = UINT64_MAX;
 	for (uint32_t s = 0; s < a->geom.raid_disks; s++) {
@@ -294,6 +296,8 @@ static int apply_frozen(struct array *a, const struct grow_step *s, char *err, s
 	pthread_mutex_lock(&a->meta_lock);
 	if (s->kind == GROW_STEP_SIZE)
 		rc = apply_size(a, s, err, errlen);
+	else if (s->kind == GROW_STEP_BITMAP)
+		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
 	else
 		rc = apply_geometry(a, s, err, errlen);
 	pthread_mutex_unlock(&a->meta_lock);
@@ -341,10 +345,7 @@ static int apply_step(struct array *a, const struct grow_step *s, char *err, siz
 	case GROW_STEP_DROP_COPIES:
 		return drop_copies(a, err, errlen);
 	case GROW_STEP_BITMAP:
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "%s an internal bitmap on a running "
-				  "array is not in uraid yet: stop it and use mdadm --grow "
-				  "--bitmap, or create the array with the bitmap wanted",
-				  s->bitmap ? "adding" : "removing");
+		return apply_frozen(a, s, err, errlen);
 	case GROW_STEP_RESTRIPE: {
 		struct uraid_reshape rs = {
 			.new_level = s->level, .new_layout = s->layout,
@@ -533,7 +534,6 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	if (!ga)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	gather(a, ga);
-	ga->bitmap_room = true;         /* adding one is refused as a step for now */
 	rc = grow_plan_build(ga, &gr, &plan, err, errlen);
 	struct grow_step prev;
 	grow_step_from_array(ga, &prev);

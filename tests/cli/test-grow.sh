@@ -60,7 +60,15 @@ restriped() {
 refused() {
     local name=$1 what=$2; shift 2
     local before after out rc
+    # a quiet array first: the idle clean marking and the bitmap daemon
+    # write the members a moment after the last write
     before=$(sums "${mem[@]}")
+    for _ in $(seq 20); do
+        sleep 0.5
+        after=$(sums "${mem[@]}")
+        [ "$after" = "$before" ] && break
+        before=$after
+    done
     out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
     after=$(sums "${mem[@]}")
     check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
@@ -229,9 +237,32 @@ out=$("$URAID" grow gb --level=1); rc=$?
 check "RAID 5 -> 1 (rc $rc): $out" test $rc -eq 0
 check "  examine: raid1" test "$(examine "${mem[0]}" "Raid Level")" = raid1
 
-# --size=max after the images grew
+# the images grow (used by --size=max below, refused while a bitmap is there)
 before=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
 truncate -s 60M "${mem[@]}"
+
+# --bitmap internal -> none -> internal, with writes between
+out=$("$URAID" grow gb --bitmap=internal); rc=$?
+check "--bitmap=internal (rc $rc): $out" test $rc -eq 0
+check "  examine: feature 0x1, bitmap at +8" \
+    test "$(examine "${mem[0]}" "Feature Map")/$(examine "${mem[0]}" "Internal Bitmap")" = "0x1/8 sectors from superblock"
+check "  the header on the member" test "$(dd if="${mem[0]}" bs=512 skip=16 count=1 2>/dev/null | head -c 4)" = bitm
+check "  status shows it" grep -q "Bitmap : internal" <<<"$("$URAID" status gb)"
+# before any write: no bit is set that the bitmap daemon would clear meanwhile
+refused gb "--bitmap=internal twice" --bitmap=internal
+refused gb "--size with a bitmap" --size=max
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --bitmap=none); rc=$?
+check "--bitmap=none (rc $rc): $out" test $rc -eq 0
+check "  examine: feature 0x0" test "$(examine "${mem[0]}" "Feature Map")" = 0x0
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --bitmap=internal); rc=$?
+check "--bitmap=internal again (rc $rc): $out" test $rc -eq 0
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+"$URAID" grow gb --bitmap=none >/dev/null
+
+# --size=max after the images grew
 out=$("$URAID" grow gb --size=max); rc=$?
 check "--size=max after the images grew (rc $rc): $out" test $rc -eq 0
 check "  the new part resynced" settled gb

@@ -6,21 +6,24 @@
  * an exported size, a bitmap, a mirror count), or one line saying why md
  * would not and what to do instead.
  *
- * Pure: no I/O, no allocation. The server (cli/serve_grow.c) fills
- * struct grow_array from the running array and carries the steps out in
- * order; tests/unit/test_grow_plan.c walks every migration.
+ * Pure: no I/O, no allocation. md/grow.c fills struct grow_array from the
+ * running array and carries the steps out in order;
+ * tests/unit/test_grow_plan.c walks every migration.
  *
  * md's rules followed here (kernel 6.1 takeovers, mdadm 4.2 Grow.c):
  *  - RAID 0 -> RAID 4/5: one zone only (every member the same size); one
  *    more slot, parity last (layout parity-last), missing until a spare is
- *    rebuilt onto it.
+ *    rebuilt onto it; a RAID 5 is then restriped to left-symmetric, as
+ *    mdadm does (here once the parity slot is rebuilt).
  *  - RAID 4/5 -> RAID 0: parity-last geometry with exactly the parity slot
- *    (the last) missing; a RAID 5 in another layout is restriped to
- *    parity-last first.
+ *    (the last) missing; a RAID 5 in another layout is refused, with the
+ *    way there (restripe to parity-last, then fail and remove the parity
+ *    member).
  *  - RAID 1 -> RAID 5: exactly 2 slots; the chunk is the largest power of
  *    two up to 64 KiB that divides the member size (at least 4 KiB);
  *    left-symmetric. RAID 5 -> RAID 1: exactly 2 slots.
- *  - RAID 4 <-> RAID 5: the RAID 5 layout is parity-last.
+ *  - RAID 4 <-> RAID 5: the RAID 5 layout is parity-last (RAID 5 in
+ *    another layout is restriped to it first).
  *  - RAID 5 -> RAID 6: one more slot holding only Q (the -6 layout of the
  *    RAID 5 one), rebuilt by recovery from a spare; then a restripe to the
  *    RAID 6 layout asked for (by default the plain one).

@@ -127,6 +127,10 @@ static void print_background(FILE *f, const struct uraid_sync_status *s)
 	}
 	if (s->kind == URAID_SYNC_CHECK || s->kind == URAID_SYNC_REPAIR)
 		fprintf(f, "   Mismatch Cnt : %llu\n", (unsigned long long)s->mismatch_sectors);
+	/* mdadm --detail's words: where the reshape stands in the array */
+	if (s->kind == URAID_SYNC_RESHAPE && s->running)
+		fprintf(f, "  Reshape Pos'n : %llu KiB of the array\n",
+			(unsigned long long)(s->reshape_position_bytes >> 10));
 	if (s->skipped_bytes)
 		fprintf(f, "    Bitmap Skip : %llu of %llu MiB %s clean by the bitmap\n",
 			(unsigned long long)(s->skipped_bytes >> 20),
@@ -172,6 +176,8 @@ static void json_background(struct json *j, const struct uraid_sync_status *s)
 			json_null(j, "eta_s");
 		}
 		json_u64(j, "mismatch_sectors", s->mismatch_sectors);
+		if (s->kind == URAID_SYNC_RESHAPE)
+			json_u64(j, "reshape_position_bytes", s->reshape_position_bytes);
 		json_obj_close(j);
 	}
 	json_arr_close(j);

@@ -532,6 +532,17 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		if (c[i].sb.events > fresh->sb.events)
 			fresh = &c[i];
 	}
+	/* members as fresh as the freshest agree on a reshape and its position */
+	for (unsigned i = 0; i < n; i++)
+		if (c[i].sb.events == fresh->sb.events &&
+		    ((c[i].sb.feature_map ^ fresh->sb.feature_map) & URAID_FEATURE_RESHAPE_ACTIVE ||
+		     ((c[i].sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE) &&
+		      c[i].sb.reshape_position != fresh->sb.reshape_position)))
+			return fail(err, errlen, -EINVAL, "%s: its reshape state (feature_map 0x%x, "
+				    "reshape_position %" PRIu64 ") differs from %s's (0x%x, %" PRIu64
+				    ") at the same events; not run", c[i].m->path,
+				    c[i].sb.feature_map, c[i].sb.reshape_position, fresh->m->path,
+				    fresh->sb.feature_map, fresh->sb.reshape_position);
 	const struct uraid_sb *fsb = &fresh->sb;
 	unsigned raid_disks = fsb->raid_disks;
 	const struct level *lv = level_find(fsb->level);   /* check_member found it */

@@ -252,7 +252,7 @@ static void sync_families(struct ctx *c, const struct uraid_sync_status *ss)
 {
 	static const enum uraid_sync_kind kinds[] = {
 		URAID_SYNC_NONE, URAID_SYNC_RESYNC, URAID_SYNC_CHECK, URAID_SYNC_REPAIR,
-		URAID_SYNC_RECOVER, URAID_SYNC_REPLACE,
+		URAID_SYNC_RECOVER, URAID_SYNC_REPLACE, URAID_SYNC_RESHAPE,
 	};
 	char extra[64];
 

@@ -9,10 +9,12 @@
  * then goes on from the checkpoint.
  *
  *   reshape_start [--raid-devices=N] [--chunk-kib=K] [--layout=NAME]
- *                 [--speed-kib=S] [--stop-at=SECTORS] [--kill] MEMBER...
+ *                 [--speed-kib=S] [--stop-at=SECTORS] [--kill] [--add=PATH]...
+ *                 MEMBER...
  *
- * Unset: the array's own value. The new slots take spares already in the
- * array (uraid add). Exit 0 when stopped as asked, 1 on an error (one line
+ * Unset: the array's own value. The new slots take spares in the array
+ * (uraid add), or the devices --add names, added as spares first. A STOP
+ * past the end lets it finish (exit 2, and the time it took on stdout). Exit 0 when stopped as asked, 1 on an error (one line
  * on stderr), 2 when the reshape ended before STOP.
  */
 #include <errno.h>
@@ -41,6 +43,8 @@ int main(int argc, char **argv)
 	const char *layout = NULL;
 	uint64_t stop_at = 1;
 	bool die = false;
+	const char *add[8];
+	unsigned nadd = 0;
 	int i = 1;
 
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
@@ -57,6 +61,8 @@ int main(int argc, char **argv)
 			stop_at = strtoull(v + 1, NULL, 10);
 		else if (!strcmp(argv[i], "--kill"))
 			die = true;
+		else if (!strncmp(argv[i], "--add=", 6) && nadd < 8)
+			add[nadd++] = v + 1;
 		else
 			return usage();
 	}
@@ -78,6 +84,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "reshape_start: %s\n", err);
 		return 1;
 	}
+	for (unsigned k = 0; k < nadd; k++)
+		if (uraid_array_add_member(a, add[k], 0, err, sizeof(err)) < 0) {
+			fprintf(stderr, "reshape_start: add %s: %s\n", add[k], err);
+			uraid_array_close(a);
+			return 1;
+		}
 	struct uraid_array_status st;
 	uraid_array_status(a, &st);
 	struct uraid_reshape r = {
@@ -97,6 +109,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	struct uraid_sync_status ss;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
@@ -105,6 +119,9 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (!ss.running) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("ended after %.3f s\n", (double)(t1.tv_sec - t0.tv_sec) +
+		       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 		fprintf(stderr, "reshape_start: the reshape ended (result %d) before sector %" PRIu64
 			"\n", ss.result, stop_at);
 		uraid_array_close(a);

@@ -5,7 +5,8 @@
  *
  * 1. Each restripe (RAID 5 3 -> 4 and 4 -> 5 members, RAID 6 4 -> 5, chunk
  *    64 -> 32 KiB and 32 -> 128 KiB, layout left-symmetric ->
- *    right-asymmetric) on an array filled with a seeded pattern, while a
+ *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
+ *    parity slot staying missing as mdadm's RAID 0 grow needs) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
@@ -55,16 +56,18 @@ struct config {
 	const char *layout, *new_layout;        /* NULL: the default, or unchanged */
 	unsigned n, new_n;
 	unsigned chunk_kib, new_chunk_kib;
+	bool parity_missing;            /* created without its parity member (mdadm's RAID 0 grow) */
 };
 
 static const struct config configs[] = {
-	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64 },
-	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64 },
-	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64 },
-	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32 },
-	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128 },
+	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64, false },
+	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false },
+	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false },
+	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false },
+	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false },
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
-	  "right-asymmetric", 4, 4, 64, 64 },
+	  "right-asymmetric", 4, 4, 64, 64, false },
+	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true },
 };
 
 struct t {
@@ -113,15 +116,19 @@ static int setup(struct t *t, const struct config *c)
 	t->name = c->name;
 	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-reshape.%d", getpid());
 	mkdir(t->dir, 0700);
-	t->nfiles = c->new_n > c->n ? c->new_n : c->n;
-	t->np = c->n;
+	t->nfiles = (c->new_n > c->n ? c->new_n : c->n) - c->parity_missing;
+	t->np = c->n - c->parity_missing;
 	for (unsigned i = 0; i < t->nfiles; i++) {
 		snprintf(t->paths[i], sizeof(t->paths[i]), "%s/m%u.img", t->dir, i);
 		t->p[i] = t->paths[i];
 		if (fixture_make_file(t->paths[i], MEMBER_MIB * MIB))
 			return -1;
 	}
-	if (fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, t->p))
+	const char *create[MAXM];
+	memcpy(create, t->p, sizeof(create));
+	if (c->parity_missing)
+		create[c->n - 1] = "missing";
+	if (fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, create))
 		return -1;
 	return 0;
 }
@@ -234,7 +241,7 @@ static struct uraid_reshape request_of(const struct config *c)
 static void add_spares(struct t *t, const struct config *c)
 {
 	char err[256];
-	for (unsigned i = c->n; i < c->new_n; i++)
+	for (unsigned i = t->np; i < t->nfiles; i++)
 		CHECK(uraid_array_add_member(t->a, t->paths[i], 0, err, sizeof(err)) == 0,
 		      "%s: add %s: %s", t->name, t->paths[i], err);
 	t->np = t->nfiles;
@@ -279,12 +286,21 @@ static void run_config(uint64_t seed, const struct config *c)
 	CHECK(as.size_bytes >= t.size && as.size_bytes % (data_disks * c->new_chunk_kib * 1024u) == 0,
 	      "%s: size after %" PRIu64, c->name, as.size_bytes);
 	verify(&t, "after the reshape");
-	CHECK(uraid_array_sync_start(t.a, URAID_SYNC_CHECK, err, sizeof(err)) == 0, "%s: check: %s",
-	      c->name, err);
-	wait_job(&t, &st);
-	CHECK(st.kind == URAID_SYNC_CHECK && st.result == 0 && st.mismatch_sectors == 0,
-	      "%s: check after the reshape: result %d, %" PRIu64 " mismatched sectors", c->name,
-	      st.result, st.mismatch_sectors);
+	if (c->parity_missing) {
+		/* degraded, on the new parity slot only: data whole, nothing to check */
+		bool last_held = false;
+		for (unsigned i = 0; i < as.nmembers; i++)
+			last_held |= as.members[i].slot == (int)c->new_n - 1;
+		CHECK(as.degraded == 1 && !last_held, "%s: after: degraded %u, the parity slot %s",
+		      c->name, as.degraded, last_held ? "held" : "missing");
+	} else {
+		CHECK(uraid_array_sync_start(t.a, URAID_SYNC_CHECK, err, sizeof(err)) == 0,
+		      "%s: check: %s", c->name, err);
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_CHECK && st.result == 0 && st.mismatch_sectors == 0,
+		      "%s: check after the reshape: result %d, %" PRIu64 " mismatched sectors",
+		      c->name, st.result, st.mismatch_sectors);
+	}
 	CHECK(uraid_array_close(t.a) == 0, "%s: close", c->name);
 	t.a = NULL;
 	struct uraid_sb sb;

@@ -14,6 +14,7 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/core/host.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/reshape_state.h"
 
@@ -36,6 +37,70 @@ static bool spare_free(const struct array *a, unsigned i)
 {
 	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
 	       a->member_pending_slot[i] < 0;
+}
+
+static bool parity_last(int level, uint32_t layout)
+{
+	return level == 4 || (level == 5 && layout == URAID_PARITY_LAST);
+}
+
+/*
+ * mdadm grows a RAID 0 through a RAID 4 whose parity slot (the last) is
+ * missing: more members, parity last before and after. The new members
+ * take the slots from the old parity slot on, so that the missing slot is
+ * the new parity slot and the array can be taken back to RAID 0 after.
+ */
+static bool parity_gap(const struct array *a, const struct uraid_reshape *r)
+{
+	const struct uraid_geom *g = &a->geom;
+	unsigned last = g->raid_disks - 1;
+
+	return atomic_load(&a->degraded) == 1 && !a->slot[last].m &&
+	       parity_last(g->level, g->layout) && parity_last(r->new_level, r->new_layout) &&
+	       r->new_raid_disks > g->raid_disks;
+}
+
+#define HOLD_AUTO_NS (10ull * 1000000000u)   /* no automatic job while a start is under way */
+
+/*
+ * A spare added to such an array starts rebuilding the parity slot by
+ * itself (as md's would, had mdadm not frozen sync_action first): that
+ * rebuild is stopped and its member taken back as a spare, to become a
+ * data member of the new geometry. Automatic starts are held meanwhile.
+ */
+static void stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
+{
+	const struct uraid_geom *g = &a->geom;
+	unsigned last = g->raid_disks - 1;
+
+	if (!parity_last(g->level, g->layout) || !parity_last(r->new_level, r->new_layout) ||
+	    r->new_raid_disks <= g->raid_disks || atomic_load(&a->degraded) != 1 ||
+	    slot_ok(a, last))
+		return;
+	atomic_store(&a->sync_retry_ns, engine_now_ns() + HOLD_AUTO_NS);
+	sync_reap(a);
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *j = atomic_load(&a->sync);
+	bool rebuilding = j && j->kind == URAID_SYNC_RECOVER && j->target_slot == (int)last;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (rebuilding)
+		sync_stop_wait(a);
+	pthread_mutex_lock(&a->meta_lock);
+	struct member *m = a->slot[last].m;
+	if (m && a->slot[last].state == URAID_MEMBER_REBUILDING) {
+		for (unsigned i = 0; i < a->nmembers; i++) {
+			if (a->members[i] != m)
+				continue;
+			a->member_pending_slot[i] = -1;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+			a->member_sb[i].recovery_offset = 0;
+		}
+		atomic_store(&a->slot[last].m, NULL);
+		atomic_store(&a->slot[last].state, URAID_MEMBER_MISSING);
+		atomic_store(&a->slot[last].rebuilt, 0);
+		meta_recount_degraded(a);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
 }
 
 /* What r asks of a, refused with the reason (0: it can start). */
@@ -67,8 +132,10 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	if (a->has_bitmap)
 		return uraid_errf(err, errlen, -EINVAL, "the array has a write-intent bitmap: remove "
 				  "it first (as md asks), and add it again after the reshape");
-	if (atomic_load(&a->degraded))
-		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first");
+	if (atomic_load(&a->degraded) && !parity_gap(a, r))
+		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first "
+				  "(only a parity-last RAID 4/5 missing its parity member grows "
+				  "degraded, as mdadm's RAID 0 grow does)");
 	if (r->new_raid_disks == g->raid_disks && r->new_chunk_sectors == g->chunk_sectors &&
 	    r->new_layout == g->layout && r->new_level == level)
 		return uraid_errf(err, errlen, -EINVAL, "nothing to change: that is the array's "
@@ -97,9 +164,14 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			      size_t errlen)
 {
 	struct array *a = A(ua);
+	if (!a->reshape && (a->e->flags & URAID_ENGINE_THREADS) &&
+	    !(a->flags & URAID_ASSEMBLE_READONLY))
+		stop_gap_rebuild(a, r);
 	int rc = check_request(a, r, err, errlen);
-	if (rc)
+	if (rc) {
+		atomic_store(&a->sync_retry_ns, 0);
 		return rc;
+	}
 	struct uraid_geom *ng = malloc(sizeof(*ng));
 	if (!ng)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
@@ -147,7 +219,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	uint64_t room = UINT64_MAX;
 	for (unsigned s = 0; s < old_disks; s++)
 		for (unsigned i = 0; i < a->nmembers; i++)
-			if (a->members[i] == a->slot[s].m && room_before(a, i) < room)
+			if (a->slot[s].m && a->members[i] == a->slot[s].m && room_before(a, i) < room)
 				room = room_before(a, i);
 	for (unsigned k = 0; k < ntake; k++)
 		if (room_before(a, (unsigned)take[k]) < room)
@@ -159,6 +231,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				"file)", min / 2, room / 2);
 		goto out;
 	}
+	/* the first slot a spare takes: the old parity slot for a parity gap */
+	unsigned first = parity_gap(a, r) ? old_disks - 1 : old_disks;
 	uint64_t move = min;
 	if (new_disks == old_disks) {
 		move = (room / 2 + min - 1) / min * min;
@@ -173,11 +247,16 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	}
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned k = 0; k < ntake; k++) {
-		unsigned i = (unsigned)take[k], s = old_disks + k;
+		unsigned i = (unsigned)take[k], s = first + k;
 		a->member_state[i] = URAID_MEMBER_IN_SYNC;
 		a->member_slot[i] = (int)s;
 		atomic_store(&a->slot[s].state, URAID_MEMBER_IN_SYNC);
 		atomic_store(&a->slot[s].m, a->members[i]);
+	}
+	for (unsigned s = first + ntake; s < new_disks; s++) {
+		/* the new parity slot of a parity gap stays missing */
+		atomic_store(&a->slot[s].m, NULL);
+		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 	}
 	const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS] = { 0 };
 	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
@@ -227,7 +306,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
 		}
 		for (unsigned k = 0; k < ntake; k++) {
-			unsigned i = (unsigned)take[k], s = old_disks + k;
+			unsigned i = (unsigned)take[k], s = first + k;
 			atomic_store(&a->slot[s].m, NULL);
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 			a->member_state[i] = URAID_MEMBER_SPARE;
@@ -252,6 +331,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		pthread_mutex_unlock(&a->sync_lock);
 	}
 out:
+	if (rc)
+		atomic_store(&a->sync_retry_ns, 0);     /* automatic starts as before */
 	free(ng);
 	return rc;
 }

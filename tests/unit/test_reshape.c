@@ -6,7 +6,9 @@
  * 1. Each restripe (RAID 5 3 -> 4 and 4 -> 5 members, RAID 6 4 -> 5, chunk
  *    64 -> 32 KiB and 32 -> 128 KiB, layout left-symmetric ->
  *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
- *    parity slot staying missing as mdadm's RAID 0 grow needs) on an array filled with a seeded pattern, while a
+ *    parity slot staying missing as mdadm's RAID 0 grow needs, RAID 5
+ *    parity-last -> left-symmetric without its parity member as md's
+ *    RAID 0 -> 5 does) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
@@ -68,6 +70,8 @@ static const struct config configs[] = {
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
 	  "right-asymmetric", 4, 4, 64, 64, false },
 	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true },
+	{ "raid5 parity-last->left-symmetric, parity member missing", "raid5", "parity-last",
+	  "left-symmetric", 3, 3, 64, 64, true },
 };
 
 struct t {

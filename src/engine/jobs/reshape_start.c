@@ -45,19 +45,21 @@ static bool parity_last(int level, uint32_t layout)
 }
 
 /*
- * mdadm grows a RAID 0 through a RAID 4 whose parity slot (the last) is
- * missing: more members, parity last before and after. The new members
- * take the slots from the old parity slot on, so that the missing slot is
- * the new parity slot and the array can be taken back to RAID 0 after.
+ * A parity-last RAID 4/5 whose parity slot (the last) is missing holds all
+ * its data: md restripes it degraded. mdadm grows a RAID 0 so (through a
+ * RAID 4, more members, parity last before and after), and takes a RAID 0
+ * to RAID 5 so (layout parity-last to left-symmetric, same count). The new
+ * members take the slots from the old parity slot on, so that the last
+ * slot is the one missing after, as md's raid5_add_disk places them (the
+ * first empty slot): a RAID 4 can then be taken back to RAID 0.
  */
 static bool parity_gap(const struct array *a, const struct uraid_reshape *r)
 {
 	const struct uraid_geom *g = &a->geom;
 	unsigned last = g->raid_disks - 1;
 
-	return atomic_load(&a->degraded) == 1 && !a->slot[last].m &&
-	       parity_last(g->level, g->layout) && parity_last(r->new_level, r->new_layout) &&
-	       r->new_raid_disks > g->raid_disks;
+	return atomic_load(&a->degraded) == 1 && !a->slot[last].m && g->level != 6 &&
+	       parity_last(g->level, g->layout) && r->new_raid_disks >= g->raid_disks;
 }
 
 #define HOLD_AUTO_NS (10ull * 1000000000u)   /* no automatic job while a start is under way */
@@ -73,7 +75,7 @@ static void stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 	const struct uraid_geom *g = &a->geom;
 	unsigned last = g->raid_disks - 1;
 
-	if (!parity_last(g->level, g->layout) || !parity_last(r->new_level, r->new_layout) ||
+	if (!parity_last(g->level, g->layout) || g->level == 6 ||
 	    r->new_raid_disks <= g->raid_disks || atomic_load(&a->degraded) != 1 ||
 	    slot_ok(a, last))
 		return;
@@ -134,8 +136,8 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 				  "it first (as md asks), and add it again after the reshape");
 	if (atomic_load(&a->degraded) && !parity_gap(a, r))
 		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first "
-				  "(only a parity-last RAID 4/5 missing its parity member grows "
-				  "degraded, as mdadm's RAID 0 grow does)");
+				  "(only a parity-last RAID 4/5 missing its parity member is "
+				  "restriped degraded, as md does after a RAID 0 takeover)");
 	if (r->new_raid_disks == g->raid_disks && r->new_chunk_sectors == g->chunk_sectors &&
 	    r->new_layout == g->layout && r->new_level == level)
 		return uraid_errf(err, errlen, -EINVAL, "nothing to change: that is the array's "

@@ -16,8 +16,9 @@
  * 2. A kill -9 in the middle: a child process runs a slow reshape and is
  *    killed once the superblocks show it part-way; assembly goes on from
  *    the checkpoint by itself, and the data is whole at the end.
- * 3. Refusals: a bitmap-less array with no spare for a new slot, nothing to
- *    change, RAID 6 -> RAID 5 by restripe, fewer members.
+ * 3. Refusals: no spare for a new slot, nothing to change, a level change
+ *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
+ *    members (the array would shrink).
  *
  * The seed is printed; no timing is asserted (waits are for states, with a
  * generous deadline).
@@ -422,7 +423,7 @@ static void run_refusals(uint64_t seed)
 	r.new_level = 6;
 	r.new_raid_disks = 4;
 	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "parity"), "refusals: 5 -> 6 by restripe: %s", err);
+	      strstr(err, "takeover"), "refusals: 5 -> 6 by restripe: %s", err);
 	r.new_level = 5;
 	r.new_raid_disks = 2;
 	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL,

@@ -120,9 +120,10 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	if (r->new_level != 4 && r->new_level != 5 && r->new_level != 6)
 		return uraid_errf(err, errlen, -EINVAL, "a restripe ends at RAID 4, 5 or 6, not %d",
 				  r->new_level);
-	if ((level == 6) != (r->new_level == 6))
-		return uraid_errf(err, errlen, -EINVAL, "RAID %d to RAID %d changes the parity "
-				  "count: md takes the level over first (uraid grow --level)",
+	/* md resumes only a reshape within one level (raid5_run) */
+	if (level != r->new_level)
+		return uraid_errf(err, errlen, -EINVAL, "RAID %d to RAID %d: md changes the level "
+				  "by a takeover first (uraid grow --level), then restripes",
 				  level, r->new_level);
 	if (!(a->e->flags & URAID_ENGINE_THREADS))
 		return uraid_errf(err, errlen, -EINVAL, "a reshape needs an engine that runs its "

@@ -35,12 +35,6 @@ static bool restripe_level(int level)
 	return level == 4 || level == 5 || level == 6;
 }
 
-/* Parity members of a RAID 4/5/6 level. */
-static unsigned parity_of(int level)
-{
-	return level == 6 ? 2 : 1;
-}
-
 int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *const *slot_sb,
 			  const uint64_t *member_sectors, struct reshape_state **out,
 			  char *err, size_t errlen)
@@ -52,14 +46,14 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	if (!restripe_level(sb->level) || !restripe_level((int)sb->new_level))
 		return uraid_errf(err, errlen, -EINVAL, "a reshape of level %d to level %d: uraid "
 				  "continues RAID 4/5/6 restripes only", sb->level, (int)sb->new_level);
-	if (parity_of(sb->level) != parity_of((int)sb->new_level))
-		return uraid_errf(err, errlen, -EINVAL, "a reshape from level %d to %u changes the "
-				  "parity count, which md does by a takeover first", sb->level,
-				  sb->new_level);
+	if (sb->level != (int)sb->new_level)
+		return uraid_errf(err, errlen, -EINVAL, "a reshape from level %d to %u: md does "
+				  "not resume those either (it changes levels by a takeover)",
+				  sb->level, sb->new_level);
 	if (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS)
 		return uraid_errf(err, errlen, -EINVAL, "a backwards reshape (feature 0x20): uraid "
 				  "continues forward ones only; let md finish it");
-	if (old_disks < 2 + (int64_t)parity_of(sb->level) - 1 || old_disks > URAID_MAX_MEMBERS)
+	if (old_disks < (sb->level == 6 ? 4 : 2) || old_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "reshape from %" PRId64 " members "
 				  "(raid_disks %u, delta_disks %d): not a RAID %d md can run",
 				  old_disks, sb->raid_disks, sb->delta_disks, sb->level);

@@ -14,8 +14,10 @@
  *    finds no mismatch, the superblocks carry the new geometry and no
  *    reshape bits, and the array assembles again with the same bytes.
  * 2. A kill -9 in the middle: a child process runs a slow reshape and is
- *    killed once the superblocks show it part-way; assembly goes on from
- *    the checkpoint by itself, and the data is whole at the end.
+ *    killed once the superblocks show it part-way; the checkpoints are
+ *    then moved back by one new row, inside an old row, as md may leave
+ *    them; assembly goes on from there by itself, and the data is whole
+ *    at the end.
  * 3. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
@@ -30,6 +32,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,6 +388,28 @@ static void run_crash(uint64_t seed)
 	CHECK(sb.feature_map & 0x4, "crash: the superblock shows no reshape (feature_map 0x%x)",
 	      sb.feature_map);
 	printf("crash: killed at reshape_position %" PRIu64 "\n", sb.reshape_position);
+	/*
+	 * md stops on a boundary of new rows only (not of old ones): move every
+	 * checkpoint back by one new row (of the larger chunk: 3 x 64 KiB),
+	 * which leaves it inside an old row. Nothing wrote to the array since,
+	 * so the old place still holds that row's data.
+	 */
+	for (unsigned i = 0; i < t.np; i++) {
+		struct uraid_probe *p = malloc(sizeof(*p));
+		int fd = open(t.paths[i], O_RDWR);
+		alignas(4096) uint8_t buf[URAID_SB_BYTES];
+		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
+			struct uraid_sb *m = &p->loc[p->chosen].sb;
+			if (m->reshape_position >= 384)
+				m->reshape_position -= 384;
+			uraid_sb_encode(m, buf);
+			CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
+			      (ssize_t)sizeof(buf), "crash: rewind %s", t.paths[i]);
+		}
+		if (fd >= 0)
+			close(fd);
+		free(p);
+	}
 	if (engine_up(&t) == 0 && assemble(&t) == 0) {
 		verify(&t, "assembled in mid-reshape");
 		uraid_array_sync_speed(t.a, 0, 0);

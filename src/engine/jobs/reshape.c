@@ -249,6 +249,12 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 
 	if (rc)
 		return rc;
+	/* the first step after md stopped inside a step: from the position on
+	   (the runner rounds its start down to a whole step) */
+	if (from < rs->position && rs->position < from + len) {
+		len -= rs->position - from;
+		from = rs->position;
+	}
 	if (from != rs->position) {
 		rc = -EINVAL;   /* the runner and the position disagree: a bug */
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "

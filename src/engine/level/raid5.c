@@ -61,7 +61,8 @@ static uint64_t r5_piece_sectors(const struct array *a, uint64_t sector)
 	const uint64_t *shift;
 
 	/* during a reshape, the row of the geometry that holds the sector: the
-	   position is a row boundary of both, so no row straddles it */
+	   position is a boundary of new rows, and an old row it cuts is served
+	   from the position on, so no piece straddles it */
 	if (a->reshape)
 		g = reshape_geom_at(a->reshape, sector, &shift);
 	uint64_t rowlen = (uint64_t)g->data_disks * g->chunk_sectors;

@@ -81,12 +81,18 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	rs->end = rs->g[RESHAPE_NEW].array_sectors;
 	rs->position = sb->reshape_position;
 	rs->delta_disks = sb->delta_disks;
-	if (rs->position % rs->step || rs->position > rs->end) {
-		uint64_t pos = rs->position, step = rs->step, end = rs->end;
+	/* md's rule (raid5_run): on a boundary of new rows of the larger chunk.
+	   uraid's own positions are whole steps; md's may cut an old row, whose
+	   part below the position is then dead (requests go by the position,
+	   the first step starts there) */
+	uint32_t big = sb->chunksize > sb->new_chunk ? sb->chunksize : sb->new_chunk;
+	uint64_t align = (uint64_t)big * rs->g[RESHAPE_NEW].data_disks;
+	if (rs->position % align || rs->position > rs->end) {
+		uint64_t pos = rs->position, end = rs->end;
 		free(rs);
 		return uraid_errf(err, errlen, -EINVAL, "reshape_position %" PRIu64 " is not on a "
-				  "stripe boundary of both geometries (%" PRIu64 " sectors) inside "
-				  "the array (%" PRIu64 ")", pos, step, end);
+				  "boundary of the new stripes (%" PRIu64 " sectors) inside the array "
+				  "(%" PRIu64 ")", pos, align, end);
 	}
 	unsigned nslots = sb->raid_disks > old_disks ? sb->raid_disks : (unsigned)old_disks;
 	for (unsigned s = 0; s < nslots; s++) {

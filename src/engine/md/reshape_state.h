@@ -12,8 +12,10 @@
  * adds its own shift (0 for the lower one).
  *
  * Positions are in array sectors, as md's reshape_position; the step is a
- * whole number of rows of both geometries (md requires the position on a
- * stripe boundary of both).
+ * whole number of rows of both geometries. The position is always on a
+ * boundary of new rows (md's rule); uraid moves it by whole steps, but a
+ * reshape md stopped may sit inside an old row, whose part below the
+ * position is dead (its live part is served in the old geometry).
  */
 #ifndef URAID_ENGINE_RESHAPE_STATE_H
 #define URAID_ENGINE_RESHAPE_STATE_H
@@ -57,8 +59,8 @@ uint64_t reshape_step(const struct uraid_geom *a, const struct uraid_geom *b);
  * Build the state from the superblock (feature RESHAPE_ACTIVE) and each
  * slot's own superblock (data_offset, new_offset): every field checked as
  * md's raid5_run does (old raid_disks = raid_disks - delta_disks at least
- * the level's minimum, both geometries valid, the position on a step
- * boundary and inside the array, each new data area inside its member).
+ * the level's minimum, both geometries valid, the position on a boundary
+ * of new rows and inside the array, each new data area inside its member).
  * Only forward reshapes (RESHAPE_BACKWARDS unset) are taken. 0, or -EINVAL
  * with one line in err; *out is allocated.
  */

@@ -14,7 +14,6 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
-#include "engine/core/host.h"
 #include "engine/jobs/sync.h"
 #include "engine/md/reshape_state.h"
 

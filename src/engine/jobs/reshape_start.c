@@ -69,7 +69,7 @@ static bool parity_gap(const struct array *a, const struct uraid_reshape *r)
  * rebuild is stopped and its member taken back as a spare, to become a
  * data member of the new geometry. Automatic starts are held meanwhile.
  */
-static void stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
+static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 {
 	const struct uraid_geom *g = &a->geom;
 	unsigned last = g->raid_disks - 1;
@@ -77,7 +77,7 @@ static void stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 	if (!parity_last(g->level, g->layout) || g->level == 6 ||
 	    r->new_raid_disks <= g->raid_disks || atomic_load(&a->degraded) != 1 ||
 	    slot_ok(a, last))
-		return;
+		return false;
 	atomic_store(&a->sync_retry_ns, engine_now_ns() + HOLD_AUTO_NS);
 	sync_reap(a);
 	pthread_mutex_lock(&a->sync_lock);
@@ -102,6 +102,7 @@ static void stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 		meta_recount_degraded(a);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	return true;
 }
 
 /* What r asks of a, refused with the reason (0: it can start). */
@@ -166,17 +167,17 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			      size_t errlen)
 {
 	struct array *a = A(ua);
-	if (!a->reshape && (a->e->flags & URAID_ENGINE_THREADS) &&
-	    !(a->flags & URAID_ASSEMBLE_READONLY))
-		stop_gap_rebuild(a, r);
+	bool held = !a->reshape && (a->e->flags & URAID_ENGINE_THREADS) &&
+		    !(a->flags & URAID_ASSEMBLE_READONLY) && stop_gap_rebuild(a, r);
+	struct uraid_geom *ng = NULL;
 	int rc = check_request(a, r, err, errlen);
-	if (rc) {
-		atomic_store(&a->sync_retry_ns, 0);
-		return rc;
+	if (rc)
+		goto out;
+	ng = malloc(sizeof(*ng));
+	if (!ng) {
+		rc = uraid_errf(err, errlen, -ENOMEM, "out of memory");
+		goto out;
 	}
-	struct uraid_geom *ng = malloc(sizeof(*ng));
-	if (!ng)
-		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	if ((rc = new_geometry(a, r, ng, err, errlen)))
 		goto out;
 	unsigned old_disks = a->geom.raid_disks, new_disks = ng->raid_disks;
@@ -193,9 +194,13 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		goto out;
 	}
 	sync_reap(a);
-	if (atomic_load(&a->sync)) {
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *running = atomic_load(&a->sync);
+	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (running) {
 		rc = uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				uraid_sync_kind_name(atomic_load(&a->sync)->kind));
+				uraid_sync_kind_name(busy));
 		goto out;
 	}
 	/* mdadm's distance: a step's worth of the old rows per member
@@ -333,8 +338,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		pthread_mutex_unlock(&a->sync_lock);
 	}
 out:
-	if (rc)
-		atomic_store(&a->sync_retry_ns, 0);     /* automatic starts as before */
+	if (held)       /* automatic starts as before (a reshape started holds them itself) */
+		atomic_store(&a->sync_retry_ns, 0);
 	free(ng);
 	return rc;
 }

@@ -194,6 +194,31 @@ check "  data" data_ok gc
 check "  0 mismatches" check_zero gc
 stop_served gc
 
+# ---- RAID 0 2 -> 3 members: through RAID 4 and back, as mdadm ----
+mem=("$work/e0" "$work/e1")
+truncate -s 40M "${mem[@]}" "$work/e2"
+"$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=ge --run "${mem[@]}" >/dev/null
+serve_bg "$work" ge "${mem[@]}"
+nbdcopy "$work/data" "$(uri ge)"
+out=$("$URAID" grow ge --raid-devices=3 --add "$work/e2"); rc=$?
+check "RAID 0 2 -> 3 (rc $rc): $out" test $rc -eq 0
+check "  takeover, restripe, and the takeover back waiting" \
+    grep -q "then, when the restripe ends: takeover RAID 4 -> RAID 0" <<<"$out"
+back_to_0() {
+    for _ in $(seq 300); do
+        [ "$(examine "$1" "Raid Level")" = raid0 ] && return 0
+        sleep 0.2
+    done
+    "$URAID" status ge
+    return 1
+}
+check "  RAID 0 again at the end" back_to_0 "${mem[0]}"
+check "  examine: 3 devices, data offset moved as mdadm's (1664)" \
+    test "$(examine "${mem[0]}" "Raid Devices")/$(examine "${mem[0]}" "Data Offset")" = "3/1664 sectors"
+check "  NBD exports 3 members' worth" test "$(nbdinfo --size "$(uri ge)")" -gt $((100 << 20))
+check "  data" data_ok ge
+stop_served ge
+
 # ---- RAID 10 near=2 -> 0: mdadm fails and removes the second of each pair ----
 mem=("$work/d0" "$work/d1" "$work/d2" "$work/d3")
 truncate -s 40M "${mem[@]}"

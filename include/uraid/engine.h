@@ -589,6 +589,54 @@ int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t fla
 int uraid_array_replace_member(struct uraid_array *a, unsigned old_idx, const char *path,
 			       uint32_t flags, char *err, size_t errlen);
 
+/* ---- grow (mdadm --grow): level, members, chunk, layout, sizes, bitmap ---- */
+
+#define URAID_GROW_MAX UINT64_MAX       /* --size=max, --array-size=max */
+
+/* What `uraid grow` asks; 0 / false: unchanged. */
+struct uraid_grow {
+	uint32_t raid_disks;
+	bool level_set;
+	int level;
+	uint32_t chunk_bytes;
+	bool layout_set;
+	uint32_t layout;
+	uint64_t size_bytes;        /* per member used (md's component size); URAID_GROW_MAX */
+	uint64_t array_bytes;       /* exported (md's array_size); URAID_GROW_MAX: the full size */
+	int bitmap;                 /* 0 unchanged, 1 internal, -1 none */
+	unsigned adding;            /* devices the caller adds as spares before (plan_only) */
+	bool plan_only;             /* check and describe the steps (done), change nothing */
+};
+
+/*
+ * Plan the change as mdadm --grow would (md's takeovers, restripes, sizes)
+ * and carry it out on the running array: what moves no data is done here,
+ * under a freeze (clients' requests wait, none fails); a restripe is
+ * started as a background job. done gets one line per step done or started
+ * ("takeover RAID 4 -> RAID 5 (...)\n"). -EINVAL with md's reason and what
+ * to do in err (nothing changed), -EALREADY when nothing would change,
+ * -EBUSY while another background job runs, other -errno with err when a
+ * step failed (the steps before it stay done; done lists them).
+ * The exported size is not kept in the superblocks (md keeps it in memory
+ * only): it is back to the full size when the array is assembled again.
+ */
+int uraid_array_grow(struct uraid_array *a, const struct uraid_grow *r, char *done,
+		     size_t donelen, char *err, size_t errlen);
+/*
+ * Steps of a grow that wait for the one before to end (a restripe, or the
+ * rebuild of a slot a takeover added: RAID 0 -> 4 -> restripe -> RAID 0,
+ * RAID 5 -> 6 -> restripe) are kept by the engine, as mdadm's background
+ * process keeps them: uraid_array_grow_continue carries them out once their
+ * wait is over (call it from time to time and after change notices, not on
+ * a reactor). 0: nothing done (still waiting, or nothing pending); 1: steps
+ * done, a line each in done; -errno with err: the step failed or its wait
+ * ended badly (the job failed or was stopped), the rest is dropped. They are
+ * lost when the array closes (as mdadm's process would be).
+ */
+int uraid_array_grow_continue(struct uraid_array *a, char *done, size_t donelen, char *err,
+			      size_t errlen);
+bool uraid_array_grow_pending(struct uraid_array *a);
+
 /* ---- fault injection (tests) ---- */
 
 enum uraid_fault_kind {

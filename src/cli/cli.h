@@ -25,6 +25,7 @@ int cmd_add(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
 int cmd_zero_superblock(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_grow(int argc, char **argv);
 
 /* How many served arrays have the member at path (any spelling), the first
  * one's export name in name; -1 after a message when the list of served

@@ -30,6 +30,8 @@ static const struct {
 	{ "speed", cmd_speed, "set a served array's background work limits (KiB/s)" },
 	{ "tune", cmd_tune, "show or change a served array's run-time settings (stripe cache, "
 	  "speed limits)" },
+	{ "grow", cmd_grow, "change a served array's members, level, chunk, layout, size or "
+	  "bitmap (mdadm --grow)" },
 	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
 	  "in an array" },
 	{ "monitor", cmd_monitor, "report failed members, rebuilds and spares of served arrays" },
@@ -53,7 +55,8 @@ static const struct {
 	  "(ARRAY first, as mdadm /dev/md0 --fail)" },
 	{ { "--stop", "-S", NULL }, "stop", "uraid stop ARRAY" },
 	{ { "--monitor", "-F", "--follow" }, "monitor", "uraid monitor" },
-	{ { "--grow", "-G", NULL }, NULL, "uraid cannot reshape or resize arrays yet" },
+	{ { "--grow", "-G", NULL }, "grow", "uraid grow ARRAY --raid-devices=N|--level=L|"
+	  "--size=max|..." },
 	{ { "--zero-superblock", NULL, NULL }, "zero-superblock", "uraid zero-superblock "
 	  "DEVICE..." },
 };

@@ -620,6 +620,9 @@ static void main_loop(struct serve_state *st, int sig_fd)
 			timeout = mt;
 		if (ev_timeout >= 0 && (timeout < 0 || ev_timeout < timeout))
 			timeout = ev_timeout;
+		int grow_timeout = serve_grow_timeout_ms(st);
+		if (grow_timeout >= 0 && (timeout < 0 || grow_timeout < timeout))
+			timeout = grow_timeout;
 		if (poll(p, 4, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -638,6 +641,7 @@ static void main_loop(struct serve_state *st, int sig_fd)
 		if (mh)
 			metrics_http_work(mh);
 		serve_events_work(st->events, st);
+		serve_grow_work(st);
 	}
 	metrics_http_destroy(mh);
 	ctl_server_destroy(cs);

@@ -80,5 +80,11 @@ struct ctl_request;
 void serve_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
 /* The "tune" verb: show or change the run-time settings (serve_tune.c). */
 void serve_tune_verb(void *arg, const struct ctl_request *rq, FILE *out);
+/* The "grow" verb: plan or make a change of geometry or size (serve_grow.c). */
+void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out);
+/* Steps of a grow waiting for a job: the poll timeout while some wait (-1:
+ * none), and carrying them out when their wait is over (the main loop). */
+int serve_grow_timeout_ms(struct serve_state *st);
+void serve_grow_work(struct serve_state *st);
 
 #endif

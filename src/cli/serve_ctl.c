@@ -458,6 +458,8 @@ static const struct ctl_verb serve_verbs[] = {
 	  "[MIN [MAX]]: background work limits in KiB/s (0: unchanged)" },
 	{ "tune", serve_tune_verb, NULL, CTL_VERB_CHANGES,
 	  "text|json [NAME=VALUE ...]: change run-time settings, then show them all" },
+	{ "grow", serve_grow_verb, NULL, CTL_VERB_CHANGES,
+	  "plan|do SETTINGS: change the geometry, sizes or bitmap (uraid grow)" },
 	{ MONITOR_STATE_VERB, serve_events_verb_state, NULL, 0,
 	  "what uraid monitor watches, as tab-separated lines" },
 	{ "stop", verb_stop, NULL, CTL_VERB_CHANGES, "drain, mark the array clean and exit" },

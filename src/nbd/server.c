@@ -447,3 +447,10 @@ void nbd_server_destroy(struct nbd_server *s)
 	free(s->cut_msgs);
 	free(s);
 }
+
+void nbd_server_set_size(struct nbd_server *s, uint64_t bytes)
+{
+	/* read without a lock by the handshakes and request checks of every
+	   reactor: one atomic store */
+	__atomic_store_n(&s->ex.size, bytes, __ATOMIC_RELAXED);
+}

@@ -94,6 +94,9 @@ int nbd_server_add_client(struct nbd_server *s, int fd);
 unsigned nbd_server_connections(struct nbd_server *s);
 uint64_t nbd_server_connections_total(struct nbd_server *s);
 void nbd_server_usage(struct nbd_server *s, struct nbd_server_usage *u);
+/* The array's size changed (uraid grow): new connections are told the new
+ * size, and requests of every connection are checked against it. */
+void nbd_server_set_size(struct nbd_server *s, uint64_t bytes);
 
 /*
  * Stop: no more connections; every connection stops reading requests,

@@ -22,6 +22,7 @@
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/md/grow_bitmap.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
@@ -650,7 +651,7 @@ static void handover(struct reactor *r, struct reactor_msg *m)
 int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io *io)
 {
 	struct array *a = A(ua);
-	uint64_t size = a->geom.array_sectors * 512;
+	uint64_t size = array_export_sectors(a) * 512;
 
 	if (reactor >= a->e->nreactors || !io || !io->done)
 		return -EINVAL;
@@ -779,6 +780,10 @@ bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
 
 int array_tick_add(struct array *a, array_tick_fn *fn)
 {
+	/* once each: a bitmap added again while served (uraid grow) asks twice */
+	for (unsigned i = 0; i < a->nticks; i++)
+		if (a->ticks[i] == fn)
+			return 0;
 	if (a->nticks >= ARRAY_TICKS_MAX)
 		return -ENOSPC;
 	a->ticks[a->nticks++] = fn;
@@ -788,6 +793,7 @@ int array_tick_add(struct array *a, array_tick_fn *fn)
 static void array_free(struct array *a)
 {
 	array_freeze_free(a);
+	free(a->grow_pending);
 	free(a->reshape);       /* one left in mid-reshape: on disk, it goes on next time */
 	ra_fini(a);
 	if (a->ops && a->ops->fini)
@@ -803,6 +809,7 @@ static void array_free(struct array *a)
 		free(a->retired[i]);
 	}
 	wib_free(a);
+	grow_bitmap_free(a);
 	if (atomic_load(&a->wc))
 		wcache_destroy(atomic_load(&a->wc));
 	pthread_mutex_destroy(&a->wc_set_lock);
@@ -1008,7 +1015,7 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 
 uint64_t uraid_array_size(const struct uraid_array *ua)
 {
-	return ((const struct array *)ua)->geom.array_sectors * 512;
+	return array_export_sectors((const struct array *)ua) * 512;
 }
 
 int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
@@ -1023,7 +1030,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->layout = a->geom.layout;
 	st->raid_disks = a->geom.raid_disks;
 	st->chunk_bytes = a->geom.chunk_sectors * 512;
-	st->size_bytes = a->geom.array_sectors * 512;
+	st->size_bytes = array_export_sectors(a) * 512;
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;

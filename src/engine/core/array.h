@@ -222,6 +222,16 @@ struct array {
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
 
+	/* md's array_size (uraid grow --array-size): the size exported, below
+	   the geometry's; 0: the geometry's. In memory only, as md keeps it. */
+	_Atomic uint64_t export_sectors;
+	/* uraid grow's steps waiting for a job to end (md/grow.c), under
+	   meta_lock; freed at close */
+	struct grow_pending *grow_pending;
+	/* the run-time bits of a bitmap uraid grow removed, kept until close
+	   (the tick may still look at them; md/grow_bitmap.c) */
+	struct wib *wib_retired;
+
 	/* the write-back cache (engine/cache/wcache.h): NULL until write-back is
 	   first asked for; then it stays until close, policy in it */
 	struct wcache *_Atomic wc;
@@ -387,6 +397,13 @@ static inline struct member *slot_repl_at(const struct array *a, unsigned slot,
 
 /* Where the array's messages go: its engine's log (stderr for an array
  * built without an engine, as unit tests do). */
+/* The size clients see: md's array_size when set, else the geometry's. */
+static inline uint64_t array_export_sectors(const struct array *a)
+{
+	uint64_t e = atomic_load(&a->export_sectors);
+	return e && e < a->geom.array_sectors ? e : a->geom.array_sectors;
+}
+
 static inline const struct ulog *array_log(const struct array *a)
 {
 	return a->e ? &a->e->log : NULL;

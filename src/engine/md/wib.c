@@ -381,6 +381,12 @@ void wib_sweep(struct array *a, uint64_t now_ns)
 	if (atomic_load(&a->degraded) || !atomic_load(&w->bits_set))
 		return;
 	pthread_mutex_lock(&a->meta_lock);
+	if (a->wib != w) {
+		/* removed meanwhile (uraid grow --bitmap=none): its bits are no
+		   longer the array's, nor its pages on the members */
+		pthread_mutex_unlock(&a->meta_lock);
+		return;
+	}
 	/* a rebuild runs only while degraded: that check covers it */
 	bool busy = a->resync_needed || atomic_load(&a->degraded);
 	bool cleared = false;

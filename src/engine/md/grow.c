@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid_array_grow: what mdadm --grow does to a running array. The plan is
+ * grow_plan.c's; here it is carried out. The steps that move no data (md's
+ * takeovers, the RAID 1 mirror count, the per-member size, the exported
+ * size) change the superblocks and the geometry under a freeze
+ * (core/freeze.h): the clients' requests wait on their reactors while the
+ * level is switched, and go on under the new geometry. A restripe is
+ * grow-core's job (uraid_array_reshape_start).
+ *
+ * The superblocks after a takeover are md's (kernel 6.1 raid5.c/raid0.c/
+ * raid1.c takeovers, then md_update_sb): level, layout, raid_disks,
+ * chunksize and size changed, dev_roles from the new slots, events + 1.
+ * Members in slots that go away become spares, as md leaves them
+ * (raid_disk -1).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include "common/errmsg.h"
+#include "engine/core/array.h"
+#include "engine/core/freeze.h"
+#include "engine/md/grow_bitmap.h"
+#include "engine/md/grow_plan.h"
+#include "engine/md/member_state.h"
+
+/* Steps left for uraid_array_grow_continue: plan.step[next...], waiting for
+ * the job `job` (a restripe) or, when 0, for the array to be whole again (a
+ * slot a takeover added, rebuilt). */
+struct grow_pending {
+	struct grow_plan plan;
+	unsigned next;
+	struct grow_step prev;          /* the geometry before step next */
+	uint64_t job;
+};
+
+#define A(ua) ((struct array *)(ua))
+
+/* The member's size now (a file or device may have grown since it was
+ * opened): sectors, or 0 when it cannot be read. */
+static uint64_t member_size_now(const struct member *m)
+{
+	struct stat st;
+	uint64_t bytes = 0;
+
+	if (m->fd < 0 || fstat(m->fd, &st))
+		return 0;
+	if (S_ISREG(st.st_mode))
+		bytes = (uint64_t)st.st_size;
+	else if (!S_ISBLK(st.st_mode) || ioctl(m->fd, BLKGETSIZE64, &bytes))
+		return 0;
+	return bytes / 512;
+}
+
+/*
+ * The room for data on member i, as md's super_1_rdev_size_change gives it:
+ * up to the device's end for 1.1 and 1.2 (metadata before the data), the
+ * data_size written for 1.0 (whose superblock at the end would have to
+ * move, which md does and uraid does not yet).
+ */
+static uint64_t member_room(const struct array *a, unsigned i)
+{
+	const struct uraid_sb *own = &a->member_sb[i];
+	uint64_t now = member_size_now(a->members[i]);
+
+	if (a->minor == 0 || now <= own->data_offset)
+		return own->data_size;
+	return now - own->data_offset > own->data_size ? now - own->data_offset : own->data_size;
+}
+
+/* The running job's name, or NULL. */
+static const char *running_job(struct array *a)
+{
+	struct uraid_sync_status ss;
+
+	uraid_array_sync_status((struct uraid_array *)a, &ss);
+	return ss.running ? uraid_sync_kind_name(ss.kind) : NULL;
+}
+
+/* What the planner needs, read under meta_lock. */
+static void gather(struct array *a, struct grow_array *ga)
+{
+	memset(ga, 0, sizeof(*ga));
+	ga->job = running_job(a);
+	pthread_mutex_lock(&a->meta_lock);
+	ga->level = a->geom.level;
+	ga->layout = a->sb.layout;
+	ga->raid_disks = a->geom.raid_disks;
+	ga->chunk_sectors = a->geom.chunk_sectors;
+	ga->dev_sectors = a->level->info.whole_members ? a->geom.member_sectors[0] : a->sb.size;
+	ga->computed_sectors = a->geom.array_sectors;
+	ga->exported_sectors = array_export_sectors(a);
+	ga->has_bitmap = a->has_bitmap;
+	ga->bitmap_room = a->minor != 0 && grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
+	ga->single_zone = true;
+	ga->member_room_sectors = UINT64_MAX;
+	for (uint32_t s = 0; s < a->geom.raid_disks; s++) {
+		ga->slot_missing[s] = !slot_ok(a, s);
+		if (a->geom.member_sectors[s] != a->geom.member_sectors[0])
+			ga->single_zone = false;
+	}
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] < 0)
+			ga->spares++;
+		if (s < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
+			continue;
+		ga->slot_path[s] = a->members[i]->path;
+		uint64_t room = member_room(a, i);
+		if (room < ga->member_room_sectors)
+			ga->member_room_sectors = room;
+	}
+	if (ga->member_room_sectors == UINT64_MAX)
+		ga->member_room_sectors = ga->dev_sectors;
+	pthread_mutex_unlock(&a->meta_lock);
+}
+
+/* The geometry the superblock sb describes with the slots' data sizes. */
+static int geom_of(const struct array *a, const struct uraid_sb *sb, const int *slot_member,
+		   struct uraid_geom *g, char *err, size_t errlen)
+{
+	uint64_t member_sectors[URAID_MAX_MEMBERS];
+	uint64_t any = 0;
+
+	for (uint32_t s = 0; s < sb->raid_disks; s++) {
+		member_sectors[s] = slot_member[s] >= 0 ? a->member_sb[slot_member[s]].data_size : 0;
+		if (member_sectors[s])
+			any = member_sectors[s];
+	}
+	for (uint32_t s = 0; s < sb->raid_disks; s++)
+		if (!member_sectors[s])
+			member_sectors[s] = any;        /* a missing slot: as the others */
+	struct uraid_geom_params gp = {
+		.level = sb->level, .layout = sb->layout, .raid_disks = sb->raid_disks,
+		.chunk_sectors = sb->chunksize, .dev_sectors = sb->size,
+		.member_sectors = member_sectors,
+		.raid0_layout_flag = sb->feature_map & URAID_FEATURE_RAID0_LAYOUT,
+	};
+	char why[200];
+	if (uraid_geom_init(g, &gp, why, sizeof(why)))
+		return uraid_errf(err, errlen, -EINVAL, "the new geometry is not valid: %s", why);
+	return 0;
+}
+
+/*
+ * The new slot of each old one (-1: the slot goes), for a step to s from
+ * the geometry in place: the same slot, but RAID 10 -> RAID 0 keeps the
+ * member left of each pair.
+ */
+static void slot_map(const struct array *a, const struct grow_step *s, int *map)
+{
+	for (uint32_t o = 0; o < a->geom.raid_disks; o++)
+		map[o] = o < s->raid_disks ? (int)o : -1;
+	if (a->geom.level == URAID_LEVEL_10 && s->level == URAID_LEVEL_0) {
+		for (uint32_t o = 0; o < a->geom.raid_disks; o++)
+			map[o] = slot_ok(a, o) ? (int)(o / 2) : -1;
+	}
+}
+
+/*
+ * Frozen, meta_lock held: the superblock fields and slots of step s, the
+ * level switched, the superblocks written (events + 1). On failure nothing
+ * has changed.
+ */
+static int apply_geometry(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+{
+	int map[URAID_MAX_MEMBERS], slot_member[URAID_MAX_MEMBERS];
+	struct uraid_sb old_sb = a->sb;
+	struct uraid_geom *g = malloc(sizeof(*g));
+	int rc;
+
+	if (!g)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	slot_map(a, s, map);
+	for (uint32_t n = 0; n < s->raid_disks; n++)
+		slot_member[n] = -1;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int o = a->member_slot[i];
+		if (o >= 0 && a->member_state[i] == URAID_MEMBER_IN_SYNC && map[o] >= 0)
+			slot_member[map[o]] = (int)i;
+	}
+	a->sb.level = s->level;
+	a->sb.layout = s->layout;
+	a->sb.raid_disks = s->raid_disks;
+	a->sb.chunksize = s->chunk_sectors;
+	if (!uraid_level_info(s->level)->whole_members)
+		a->sb.size = s->dev_sectors;
+	/* a takeover to or from RAID 0 leaves one zone: no zone layout to record */
+	if (s->level == URAID_LEVEL_0 || old_sb.level == URAID_LEVEL_0)
+		a->sb.feature_map &= ~URAID_FEATURE_RAID0_LAYOUT;
+	rc = geom_of(a, &a->sb, slot_member, g, err, errlen);
+	if (!rc)
+		rc = array_switch_geometry(a, g, err, errlen);
+	free(g);
+	if (rc) {
+		a->sb = old_sb;
+		return rc;
+	}
+	/* the members follow their slots; those whose slot went are spares */
+	struct array_slot old_slot[URAID_MAX_MEMBERS];
+	memcpy(old_slot, a->slot, sizeof(old_slot));
+	for (uint32_t n = 0; n < URAID_MAX_MEMBERS; n++) {
+		atomic_store(&a->slot[n].m, NULL);
+		atomic_store(&a->slot[n].state, URAID_MEMBER_MISSING);
+		atomic_store(&a->slot[n].repl, NULL);
+		atomic_store(&a->slot[n].rebuilt, 0);
+	}
+	for (uint32_t o = 0; o < old_sb.raid_disks; o++) {
+		if (map[o] < 0)
+			continue;
+		struct array_slot *ns = &a->slot[map[o]];
+		atomic_store(&ns->m, atomic_load(&old_slot[o].m));
+		atomic_store(&ns->state, atomic_load(&old_slot[o].state));
+		ns->dev_number = old_slot[o].dev_number;
+	}
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int o = a->member_slot[i];
+		if (o < 0)
+			continue;
+		if (map[o] >= 0) {
+			a->member_slot[i] = map[o];
+		} else {
+			a->member_slot[i] = -1;
+			if (a->member_state[i] == URAID_MEMBER_IN_SYNC)
+				a->member_state[i] = URAID_MEMBER_SPARE;
+		}
+	}
+	meta_recount_degraded(a);
+	rc = meta_record_change(a);
+	if (rc)
+		uraid_errf(err, errlen, rc, "the geometry changed but the superblocks could not be "
+			   "written: %s", strerror(-rc));
+	return rc;
+}
+
+/*
+ * The per-member size (md's update_size): members whose data area grew
+ * under them get it recorded, the walls follow, and a growth is resynced
+ * from the old end as md does (resync_offset = the old size).
+ */
+static int apply_size(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+{
+	uint64_t old = a->sb.size;
+
+	if (a->has_bitmap)
+		return uraid_errf(err, errlen, -EBUSY, "the bitmap would have to follow the size, "
+				  "which uraid does not do yet: remove it first (--bitmap=none), "
+				  "grow, then add it again");
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
+			continue;
+		uint64_t room = member_room(a, i);
+		if (room < s->dev_sectors)
+			return uraid_errf(err, errlen, -ENOSPC, "%s: %" PRIu64 " KiB of data room, "
+					  "%" PRIu64 " needed", a->members[i]->path, room / 2,
+					  s->dev_sectors / 2);
+		if (a->member_sb[i].data_size < s->dev_sectors) {
+			a->members[i]->dev_sectors = member_size_now(a->members[i]);
+			a->member_sb[i].data_size = room;
+		}
+	}
+	int rc = apply_geometry(a, s, err, errlen);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!a->members[i] || a->members[i]->fd < 0 || a->member_slot[i] < 0)
+			continue;
+		rc = array_member_areas(a, a->members[i], &a->member_sb[i], true, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (s->dev_sectors > old) {
+		if (!a->resync_needed || a->resync_checkpoint > old) {
+			a->resync_needed = true;
+			a->resync_checkpoint = old;
+		}
+		a->sb.resync_offset = a->resync_checkpoint;
+		rc = meta_write_all(a);
+	}
+	return rc;
+}
+
+/* One step that moves no data, frozen. */
+static int apply_frozen(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+{
+	int rc = array_freeze(a);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
+				  strerror(-rc));
+	pthread_mutex_lock(&a->meta_lock);
+	if (s->kind == GROW_STEP_SIZE)
+		rc = apply_size(a, s, err, errlen);
+	else if (s->kind == GROW_STEP_BITMAP)
+		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
+	else
+		rc = apply_geometry(a, s, err, errlen);
+	pthread_mutex_unlock(&a->meta_lock);
+	array_thaw(a);
+	if (!rc)
+		md_notify_change(a);
+	return rc;
+}
+
+/* RAID 10 -> RAID 0 on a whole array: fail and remove the right member of
+ * each pair, as mdadm's remove_disks_for_takeover does. */
+static int drop_copies(struct array *a, char *err, size_t errlen)
+{
+	for (uint32_t s = 1; s < a->geom.raid_disks; s += 2) {
+		int idx = -1;
+		pthread_mutex_lock(&a->meta_lock);
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (a->member_slot[i] == (int)s && a->member_state[i] == URAID_MEMBER_IN_SYNC)
+				idx = (int)i;
+		pthread_mutex_unlock(&a->meta_lock);
+		if (idx < 0)
+			continue;
+		int rc = uraid_array_fail_member((struct uraid_array *)a, (unsigned)idx, 0, err,
+						 errlen);
+		if (!rc)
+			rc = uraid_array_remove_member((struct uraid_array *)a, (unsigned)idx, err,
+						       errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int apply_step(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+{
+	switch (s->kind) {
+	case GROW_STEP_ARRAY_SIZE:
+		atomic_store(&a->export_sectors, s->sectors);
+		md_notify_change(a);
+		return 0;
+	case GROW_STEP_SIZE:
+	case GROW_STEP_TAKEOVER:
+	case GROW_STEP_MIRRORS:
+		return apply_frozen(a, s, err, errlen);
+	case GROW_STEP_DROP_COPIES:
+		return drop_copies(a, err, errlen);
+	case GROW_STEP_BITMAP:
+		return apply_frozen(a, s, err, errlen);
+	case GROW_STEP_RESTRIPE: {
+		struct uraid_reshape rs = {
+			.new_level = s->level, .new_layout = s->layout,
+			.new_chunk_sectors = s->chunk_sectors, .new_raid_disks = s->raid_disks,
+		};
+		return uraid_array_reshape_start((struct uraid_array *)a, &rs, err, errlen);
+	}
+	}
+	return -EINVAL;
+}
+
+/* line and a newline at done + *used, as far as it goes */
+static void append(char *done, size_t donelen, size_t *used, const char *line)
+{
+	if (!done || *used + 1 >= donelen)
+		return;
+	int n = snprintf(done + *used, donelen - *used, "%s\n", line);
+	if (n > 0)
+		*used += (size_t)n < donelen - *used ? (size_t)n : donelen - *used - 1;
+}
+
+/*
+ * A restripe refused right after the takeover that was to lead to it: the
+ * takeover is undone (the array back at the level it had, its added slot
+ * dropped while still empty), so that a refused grow leaves the geometry
+ * as it found it. The refusal's text stays in err, told that it was undone.
+ */
+static void undo_takeover(struct array *a, const struct grow_step *takeover,
+			  const struct grow_step *before, struct grow_step first, char *err,
+			  size_t errlen)
+{
+	struct grow_step back = before ? *before : first;
+	char why[400], undo_err[200];
+
+	back.kind = GROW_STEP_TAKEOVER;
+	snprintf(why, sizeof(why), "%s", err);
+	/* the slot the takeover added is still empty: no rebuild started on it
+	   (uraid_array_grow held the automatic ones back) */
+	if (apply_frozen(a, &back, undo_err, sizeof(undo_err)) == 0)
+		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: nothing changed)",
+			 why, takeover->level);
+	else
+		snprintf(err, errlen, "%s; the takeover to RAID %d could not be undone: %s", why,
+			 takeover->level, undo_err);
+}
+
+/*
+ * plan's steps from `from` on; the first waiting one (not `from` itself
+ * when its wait is over) and those after it are kept for
+ * uraid_array_grow_continue, and listed as "then ..." lines.
+ */
+static int run_steps(struct array *a, const struct grow_plan *plan, unsigned from,
+		     struct grow_step prev, char *done, size_t donelen, char *err, size_t errlen)
+{
+	size_t used = done ? strlen(done) : 0;
+	uint64_t last_job = 0;
+	const struct grow_step first = prev;
+
+	for (unsigned i = from; i < plan->nsteps; i++) {
+		const struct grow_step *s = &plan->step[i];
+		char line[300], then[340];
+		if (s->waits && i > from) {
+			struct grow_pending *p = calloc(1, sizeof(*p));
+			if (!p)
+				return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+			p->plan = *plan;
+			p->next = i;
+			p->prev = prev;
+			p->job = prev.kind == GROW_STEP_RESTRIPE ? last_job : 0;
+			pthread_mutex_lock(&a->meta_lock);
+			free(a->grow_pending);
+			a->grow_pending = p;
+			pthread_mutex_unlock(&a->meta_lock);
+			struct grow_step q = prev;
+			for (unsigned k = i; k < plan->nsteps; k++) {
+				grow_step_describe(&plan->step[k], &q, line, sizeof(line));
+				snprintf(then, sizeof(then), "then, when %s: %s", k > i ? "that is done"
+					 : p->job ? "the restripe ends" : "the new slot is rebuilt", line);
+				append(done, donelen, &used, then);
+				q = plan->step[k];
+			}
+			return 0;
+		}
+		int rc = apply_step(a, s, err, errlen);
+		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
+		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
+			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
+				      first, err, errlen);
+		if (rc) {
+			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
+			return rc;
+		}
+		grow_step_describe(s, &prev, line, sizeof(line));
+		const char *shown = line;
+		if (s->kind == GROW_STEP_RESTRIPE) {
+			struct uraid_sync_status ss;
+			uraid_array_sync_status((struct uraid_array *)a, &ss);
+			last_job = ss.job;
+			snprintf(then, sizeof(then), "%s: started, see uraid status", line);
+			shown = then;
+		}
+		ulog(array_log(a), URAID_LOG_INFO, "%s: grow: %s", a->sb.set_name, shown);
+		append(done, donelen, &used, shown);
+		prev = *s;
+	}
+	return 0;
+}
+
+bool uraid_array_grow_pending(struct uraid_array *ua)
+{
+	struct array *a = A(ua);
+
+	pthread_mutex_lock(&a->meta_lock);
+	bool p = a->grow_pending != NULL;
+	pthread_mutex_unlock(&a->meta_lock);
+	return p;
+}
+
+int uraid_array_grow_continue(struct uraid_array *ua, char *done, size_t donelen, char *err,
+			      size_t errlen)
+{
+	struct array *a = A(ua);
+	struct uraid_sync_status ss;
+
+	if (done && donelen)
+		done[0] = 0;
+	pthread_mutex_lock(&a->meta_lock);
+	struct grow_pending *p = a->grow_pending;
+	pthread_mutex_unlock(&a->meta_lock);
+	if (!p)
+		return 0;
+	uraid_array_sync_status(ua, &ss);
+	if (ss.running)
+		return 0;
+	if (p->job) {
+		struct uraid_sync_status js;
+		int rc = uraid_array_sync_job(ua, p->job, &js);
+		if (rc || js.result) {
+			pthread_mutex_lock(&a->meta_lock);
+			a->grow_pending = NULL;
+			pthread_mutex_unlock(&a->meta_lock);
+			free(p);
+			return uraid_errf(err, errlen, rc ? rc : js.result, "the restripe did not "
+					  "end well (%s): the grow's next steps are not done",
+					  rc ? "its outcome is no longer known" : strerror(-js.result));
+		}
+	} else if (atomic_load(&a->degraded)) {
+		return 0;
+	}
+	pthread_mutex_lock(&a->meta_lock);
+	a->grow_pending = NULL;
+	pthread_mutex_unlock(&a->meta_lock);
+	int rc = run_steps(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
+	free(p);
+	return rc ? rc : 1;
+}
+
+int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *done,
+		     size_t donelen, char *err, size_t errlen)
+{
+	struct array *a = A(ua);
+	struct grow_plan plan;
+	int rc;
+
+	if (done && donelen)
+		done[0] = 0;
+	if ((r->chunk_bytes % 512) || (r->size_bytes != URAID_GROW_MAX && r->size_bytes % 1024) ||
+	    (r->array_bytes != URAID_GROW_MAX && r->array_bytes % 1024))
+		return uraid_errf(err, errlen, -EINVAL, "sizes are whole KiB");
+	if (uraid_array_grow_pending(ua))
+		return uraid_errf(err, errlen, -EBUSY, "an earlier grow still has steps waiting "
+				  "(uraid status shows the job they wait for): grow again when "
+				  "they are done");
+	struct grow_request gr = {
+		.raid_disks = r->raid_disks, .level_set = r->level_set, .level = r->level,
+		.chunk_sectors = r->chunk_bytes / 512, .layout_set = r->layout_set,
+		.layout = r->layout,
+		.size_sectors = r->size_bytes == URAID_GROW_MAX ? GROW_SIZE_MAX : r->size_bytes / 512,
+		.array_sectors = r->array_bytes == URAID_GROW_MAX ? GROW_SIZE_MAX
+				 : r->array_bytes / 512,
+		.bitmap = r->bitmap > 0 ? GROW_BITMAP_INTERNAL
+			  : r->bitmap < 0 ? GROW_BITMAP_NONE : GROW_BITMAP_KEEP,
+		.adding = r->adding,
+	};
+	struct grow_array *ga = malloc(sizeof(*ga));
+	if (!ga)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	gather(a, ga);
+	rc = grow_plan_build(ga, &gr, &plan, err, errlen);
+	struct grow_step prev;
+	grow_step_from_array(ga, &prev);
+	free(ga);
+	if (rc)
+		return rc;
+	if (r->plan_only) {
+		size_t used = 0;
+		for (unsigned i = 0; i < plan.nsteps; i++) {
+			char line[256];
+			grow_step_describe(&plan.step[i], &prev, line, sizeof(line));
+			append(done, donelen, &used, line);
+			prev = plan.step[i];
+		}
+		return 0;
+	}
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
+	/* a takeover that leaves a slot missing before a restripe: no automatic
+	   rebuild may take the spares the restripe is to use (mdadm's RAID 0
+	   growth keeps the parity slot missing all along) */
+	for (unsigned i = 0; i + 1 < plan.nsteps; i++)
+		if (plan.step[i].kind == GROW_STEP_TAKEOVER &&
+		    plan.step[i + 1].kind == GROW_STEP_RESTRIPE && !plan.step[i + 1].waits)
+			atomic_store(&a->sync_retry_ns, engine_now_ns() + 3000000000ull);
+	uint64_t export_before = atomic_load(&a->export_sectors);
+	rc = run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
+	if (rc && atomic_load(&a->export_sectors) != export_before) {
+		/* the exported size was set for a step that then failed: back */
+		atomic_store(&a->export_sectors, export_before);
+		size_t n = strlen(err);
+		if (n + 1 < errlen)
+			snprintf(err + n, errlen - n, " (the exported size is back as it was)");
+	}
+	return rc;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid grow --bitmap=internal|none on a running array (mdadm's
+ * Grow_addbitmap, md's bitmap_store of "internal"/"none"): the internal
+ * write-intent bitmap written between the superblock and the data (1.1 and
+ * 1.2), or dropped. Frozen and under meta_lock (grow.c): no write is in
+ * flight, so no bit is needed for one.
+ *
+ * md's facts kept: the bitmap of a grown array starts at superblock + 8
+ * sectors, its chunk is mdadm's default for the room there, its events and
+ * events_cleared are the array's, its bits clear (nothing written is
+ * unsynced: no write in flight); removing it clears feature bit 0x1 and
+ * leaves bitmap_offset as it was (md's super_1_sync sets the field only
+ * while a bitmap is there).
+ *
+ * The run-time bits (md/wib.c) are set up with wib_init; the ones of a
+ * bitmap removed are detached and kept until close (the bitmap daemon on
+ * the tick may hold them a moment longer; wib_sweep looks again under
+ * meta_lock).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/errmsg.h"
+#include "engine/core/array.h"
+#include "engine/md/grow_bitmap.h"
+#include "engine/md/member_state.h"
+
+/* The room for a bitmap at superblock + 8 on member i (sectors), up to the
+ * bad-block log or the data; 0 when the metadata is 1.0 (not done here). */
+static uint64_t room_on(const struct array *a, unsigned i)
+{
+	const struct uraid_sb *sb = &a->member_sb[i];
+	uint64_t end = sb->data_offset;
+
+	if (a->minor == 0 || sb->data_offset <= sb->super_offset + 8)
+		return 0;
+	if (sb->bblog_size && sb->bblog_offset > 8 &&
+	    sb->super_offset + (uint64_t)sb->bblog_offset < end)
+		end = sb->super_offset + (uint64_t)sb->bblog_offset;
+	return end - sb->super_offset - 8;
+}
+
+static bool attached(const struct array *a, unsigned i)
+{
+	return a->members[i] && a->members[i]->fd >= 0 &&
+	       a->member_state[i] != URAID_MEMBER_STALE &&
+	       a->member_state[i] != URAID_MEMBER_FAULTY;
+}
+
+uint64_t grow_bitmap_room(const struct array *a)
+{
+	uint64_t room = UINT64_MAX;
+
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (attached(a, i) && room_on(a, i) < room)
+			room = room_on(a, i);
+	return room == UINT64_MAX ? 0 : room;
+}
+
+/* Every attached member's wall from the array's areas now. */
+static int walls(struct array *a, char *err, size_t errlen)
+{
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!attached(a, i))
+			continue;
+		int rc = array_member_areas(a, a->members[i], &a->member_sb[i],
+					    a->member_slot[i] >= 0, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int add_bitmap(struct array *a, char *err, size_t errlen)
+{
+	uint64_t sync = array_bitmap_sync_sectors(&a->geom);
+	uint64_t room = grow_bitmap_room(a);
+	uint32_t chunk = uraid_bitmap_default_chunk(sync, room);
+
+	if (!chunk || !uraid_bitmap_min_chunk(sync, room))
+		return uraid_errf(err, errlen, -ENOSPC, "no room for an internal bitmap between "
+				  "the superblock and the data (%" PRIu64 " KiB)", room / 2);
+	uint64_t sectors = uraid_bitmap_disk_sectors(sync, chunk);
+	if (sectors > room)
+		return uraid_errf(err, errlen, -ENOSPC, "a bitmap of %" PRIu64 " KiB does not fit "
+				  "in the %" PRIu64 " KiB before the data", sectors / 2, room / 2);
+	struct uraid_bitmap_sb bm = {
+		.magic = URAID_BITMAP_MAGIC, .version = URAID_BITMAP_VERSION,
+		.events = a->sb.events, .events_cleared = a->sb.events, .sync_size = sync,
+		.chunksize = chunk, .daemon_sleep = 5, .sectors_reserved = (uint32_t)room,
+	};
+	memcpy(bm.uuid, a->sb.set_uuid, 16);
+	uint8_t *area = NULL;
+	if (posix_memalign((void **)&area, 4096, sectors * 512))
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	memset(area, 0, sectors * 512);
+	uraid_bitmap_encode(&bm, area);
+	/* the walls let the bitmap's pages through, then the header and clear
+	   bits are written, then the superblocks point at them */
+	struct uraid_sb old_sb = a->sb;
+	a->bitmap = bm;
+	a->bitmap_sectors = sectors;
+	a->bitmap_found_sync = sync;
+	a->bitmap_stale = false;
+	a->has_bitmap = true;
+	a->sb.feature_map |= URAID_FEATURE_BITMAP_OFFSET;
+	a->sb.bitmap_offset = 8;
+	int rc = walls(a, err, errlen);
+	for (unsigned i = 0; !rc && i < a->nmembers; i++) {
+		if (!attached(a, i))
+			continue;
+		rc = member_pwrite_sync(a->members[i], area, sectors * 512,
+					a->member_sb[i].super_offset + 8);
+		if (rc)
+			uraid_errf(err, errlen, rc, "%s: cannot write the bitmap: %s",
+				   a->members[i]->path, strerror(-rc));
+	}
+	free(area);
+	if (!rc)
+		rc = wib_init(a, err, errlen);
+	if (rc) {
+		wib_free(a);
+		a->has_bitmap = false;
+		a->sb = old_sb;
+		a->bitmap_sectors = 0;
+		walls(a, NULL, 0);
+		return rc;
+	}
+	return meta_record_change(a);
+}
+
+static int remove_bitmap(struct array *a, char *err, size_t errlen)
+{
+	/* detached, not freed: the tick may still hold it (see above) */
+	if (a->wib) {
+		if (a->wib_retired) {
+			struct wib *keep = a->wib;
+			a->wib = a->wib_retired;
+			wib_free(a);
+			a->wib = keep;
+		}
+		a->wib_retired = a->wib;
+		a->wib = NULL;
+	}
+	a->has_bitmap = false;
+	a->sb.feature_map &= ~URAID_FEATURE_BITMAP_OFFSET;
+	a->bitmap_sectors = 0;
+	int rc = walls(a, err, errlen);
+	if (rc)
+		return rc;
+	return meta_record_change(a);
+}
+
+int grow_bitmap_apply(struct array *a, bool add, char *err, size_t errlen)
+{
+	if (a->minor == 0)
+		return uraid_errf(err, errlen, -EOPNOTSUPP, "metadata 1.0 keeps its bitmap below "
+				  "the superblock at the end, which uraid grow does not change yet");
+	return add ? add_bitmap(a, err, errlen) : remove_bitmap(a, err, errlen);
+}
+
+void grow_bitmap_free(struct array *a)
+{
+	struct wib *keep = a->wib;
+
+	a->wib = a->wib_retired;
+	wib_free(a);
+	a->wib = keep;
+	a->wib_retired = NULL;
+}

@@ -1,0 +1,306 @@
+#!/bin/bash
+# uraid grow on served arrays of image files: md's takeovers (RAID 4 <-> 5,
+# 5 -> 6 with a spare holding Q and 6 -> 5, 5 parity-last -> 0 once its
+# parity member is out, 0 -> 5 rebuilt from a spare, 1 -> 5 -> 1), RAID 1
+# 2 -> 3 mirrors, --size=max after the images grew, --array-size. After each:
+# the data written first reads back the same (a fixed seed), fio's writes
+# running through the change verify, `uraid check` finds 0 mismatches where
+# there is redundancy, and mdadm --examine shows md's fields. Refusals: exit
+# 1, one line, and every member image byte-identical (sha256).
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdcopy python3 mdadm sha256sum
+work_dir grow
+echo "work in $work"
+
+SEED=1802
+echo "data seed $SEED"
+randfile $SEED $((4 << 20)) "$work/data"
+
+uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
+# the first 4 MiB read back equal the data written
+data_ok() { nbdcopy "$(uri "$1")" - | head -c $((4 << 20)) | cmp -s - "$work/data"; }
+# fio writes and verifies 8 MiB past the data while a grow runs; its pid in $fpid
+fio_bg() {
+    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
+        --bs=4k --offset=8M --size=8M --iodepth=4 --verify=crc32c --verify_fatal=1 \
+        --loops=3 --output="$work/fio-$1.log" >/dev/null 2>&1) &
+    fpid=$!
+}
+examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
+sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
+check_zero() {
+    local out
+    out=$("$URAID" check --wait "$1" 2>&1)
+    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
+}
+# wait until the array has no background job and no missing slot
+settled() {
+    for _ in $(seq 300); do
+        "$URAID" status "$1" | grep -q "Degraded : 0 of" &&
+            "$URAID" status "$1" | grep -q "Background : none" && return 0
+        sleep 0.2
+    done
+    "$URAID" status "$1"
+    return 1
+}
+# restriped MEMBER LAYOUT NAME: the superblock has LAYOUT and no job runs
+restriped() {
+    for _ in $(seq 300); do
+        [ "$(examine "$1" Layout)" = "$2" ] && "$URAID" status "$3" | grep -q "Background : none" &&
+            return 0
+        sleep 0.2
+    done
+    "$URAID" status "$3"
+    return 1
+}
+# refused NAME WHAT ARGS...: exit 1, one line, members unchanged
+refused() {
+    local name=$1 what=$2; shift 2
+    local before after out rc
+    # a quiet array first: the idle clean marking and the bitmap daemon
+    # write the members a moment after the last write
+    before=$(sums "${mem[@]}")
+    for _ in $(seq 20); do
+        sleep 0.5
+        after=$(sums "${mem[@]}")
+        [ "$after" = "$before" ] && break
+        before=$after
+    done
+    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
+    after=$(sums "${mem[@]}")
+    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
+    check "  in one line naming it: $out" one_line "$out"
+    check "  members unchanged" test "$before" = "$after"
+}
+
+# ---- RAID 4 <-> 5 -> 6 -> 5 -> 0 ----
+mem=("$work/a0" "$work/a1" "$work/a2" "$work/a3")
+truncate -s 40M "${mem[@]}" "$work/as"
+"$URAID" create --level=4 --raid-devices=4 --chunk=64 --name=ga --run "${mem[@]}" >/dev/null
+serve_bg "$work" ga "${mem[@]}"
+nbdcopy "$work/data" "$(uri ga)"
+
+fio_bg ga
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 4 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  says the takeover" grep -q "takeover RAID 4 -> RAID 5" <<<"$out"
+wait $fpid; frc=$?
+check "  fio's writes through the takeover verify (rc $frc)" test $frc -eq 0
+check "  data" data_ok ga
+check "  examine: raid5" test "$(examine "${mem[0]}" "Raid Level")" = raid5
+check "  examine: parity-last" test "$(examine "${mem[0]}" Layout)" = parity-last
+check "  0 mismatches" check_zero ga
+
+refused ga "RAID 5 -> 10" --level=10
+refused ga "RAID 5 4 -> 5 members without a spare" --raid-devices=5
+refused ga "--size above the members" --size=100M
+refused ga "--size with another change" --size=max --level=6
+refused ga "RAID 5 -> 6 without a spare" --level=6
+out=$("$URAID" grow ga --chunk=3 2>&1); rc=$?
+check "a chunk that is not a power of two is a usage error (rc $rc)" test $rc -eq 2
+
+out=$("$URAID" grow ga --level=4); rc=$?
+check "RAID 5 parity-last -> 4 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid4" test "$(examine "${mem[0]}" "Raid Level")" = raid4
+"$URAID" grow ga --level=5 >/dev/null
+
+ev0=$(examine "${mem[0]}" Events)
+fio_bg ga
+out=$("$URAID" grow ga --level=6 --add "$work/as"); rc=$?
+check "RAID 5 -> 6 with --add (rc $rc): $out" test $rc -eq 0
+check "  the spare added first" grep -q "added to 'ga' as a spare" <<<"$out"
+wait $fpid; frc=$?
+check "  fio verifies (rc $frc)" test $frc -eq 0
+check "  Q rebuilt onto the spare" settled ga
+check "  data" data_ok ga
+check "  examine: raid6, 5 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
+check "  events went forward" test "$(examine "${mem[0]}" Events)" -gt "$ev0"
+check "  0 mismatches" check_zero ga
+
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 6 (parity-last) -> 5 (rc $rc): $out" test $rc -eq 0
+check "  the Q member is a spare" test "$(examine "$work/as" "Device Role")" = spare
+check "  examine: raid5, 4 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/4
+check "  data" data_ok ga
+
+refused ga "RAID 5 -> 0 with the parity member in" --level=0
+# the spare out first: it would rebuild the parity slot
+"$URAID" remove ga "$work/as" >/dev/null
+"$URAID" fail ga "${mem[3]}" >/dev/null && "$URAID" remove ga "${mem[3]}" >/dev/null
+out=$("$URAID" grow ga --level=0); rc=$?
+check "RAID 5 parity-last, parity out -> 0 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid0, 3 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid0/3
+check "  data" data_ok ga
+size0=$("$URAID" status --json ga | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')
+
+# ---- RAID 0 -> 5: the parity slot rebuilt from a spare ----
+mem=("$work/a0" "$work/a1" "$work/a2")
+"$URAID" add --force ga "$work/as" >/dev/null
+out=$("$URAID" grow ga --level=5); rc=$?
+check "RAID 0 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  parity rebuilt onto the spare" settled ga
+check "  data" data_ok ga
+check "  0 mismatches" check_zero ga
+check "  says the restripe to left-symmetric follows" grep -q "then, when the new slot is rebuilt: restripe RAID 5: layout parity-last -> left-symmetric" <<<"$out"
+check "  then restriped to left-symmetric, as mdadm's" restriped "${mem[0]}" left-symmetric ga
+check "  examine: raid5, 4 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/4
+check "  data" data_ok ga
+check "  0 mismatches" check_zero ga
+
+# ---- --array-size ----
+out=$("$URAID" grow ga --array-size=32M); rc=$?
+check "--array-size=32M (rc $rc): $out" test $rc -eq 0
+check "  status shows 32 MiB" grep -q "Array Size : 32 MiB" <<<"$("$URAID" status ga)"
+check "  NBD exports 32 MiB" test "$(nbdinfo --size "$(uri ga)" 2>/dev/null || echo none)" = $((32 << 20))
+check "  data" data_ok ga
+"$URAID" grow ga --array-size=max >/dev/null
+check "--array-size=max: the full size again" \
+    test "$("$URAID" status --json ga | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')" = "$size0"
+stop_served ga
+
+# ---- restripes through grow-core's reshape: RAID 5 3 -> 4, then 5 -> 6 md's way ----
+mem=("$work/c0" "$work/c1" "$work/c2")
+truncate -s 40M "${mem[@]}" "$work/c3" "$work/c4"
+"$URAID" create --level=5 --raid-devices=3 --chunk=64 --name=gc --run "${mem[@]}" >/dev/null
+serve_bg "$work" gc "${mem[@]}"
+nbdcopy "$work/data" "$(uri gc)"
+fio_bg gc
+out=$("$URAID" grow gc --raid-devices=4 --add "$work/c3"); rc=$?
+check "RAID 5 3 -> 4 with --add (rc $rc): $out" test $rc -eq 0
+check "  says the restripe started" grep -q "restripe RAID 5: 3 -> 4 members: started" <<<"$out"
+wait $fpid; frc=$?
+check "  fio verifies through the restripe (rc $frc)" test $frc -eq 0
+mem+=("$work/c3")
+check "  restripe done" settled gc
+check "  examine: 4 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 4
+check "  NBD exports the new size" test "$(nbdinfo --size "$(uri gc)")" -gt $((100 << 20))
+check "  data" data_ok gc
+check "  0 mismatches" check_zero gc
+out=$("$URAID" grow gc --level=6 --add "$work/c4"); rc=$?
+check "RAID 5 -> 6 (rc $rc): $out" test $rc -eq 0
+check "  takeover with the -6 layout first" grep -q "takeover RAID 5 -> RAID 6 (4 -> 5 slots, layout left-symmetric-6)" <<<"$out"
+mem+=("$work/c4")
+check "  then restriped to left-symmetric" restriped "${mem[0]}" left-symmetric gc
+check "  examine: raid6, 5 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
+check "  data" data_ok gc
+check "  0 mismatches" check_zero gc
+stop_served gc
+
+# ---- RAID 0 2 -> 3 members: through RAID 4 and back, as mdadm ----
+mem=("$work/e0" "$work/e1")
+truncate -s 40M "${mem[@]}" "$work/e2"
+"$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=ge --run "${mem[@]}" >/dev/null
+serve_bg "$work" ge "${mem[@]}"
+nbdcopy "$work/data" "$(uri ge)"
+out=$("$URAID" grow ge --raid-devices=3 --add "$work/e2"); rc=$?
+check "RAID 0 2 -> 3 (rc $rc): $out" test $rc -eq 0
+check "  takeover, restripe, and the takeover back waiting" \
+    grep -q "then, when the restripe ends: takeover RAID 4 -> RAID 0" <<<"$out"
+back_to_0() {
+    for _ in $(seq 300); do
+        [ "$(examine "$1" "Raid Level")" = raid0 ] && return 0
+        sleep 0.2
+    done
+    "$URAID" status ge
+    return 1
+}
+check "  RAID 0 again at the end" back_to_0 "${mem[0]}"
+check "  examine: 3 devices, data offset moved as mdadm's (1664)" \
+    test "$(examine "${mem[0]}" "Raid Devices")/$(examine "${mem[0]}" "Data Offset")" = "3/1664 sectors"
+check "  NBD exports 3 members' worth" test "$(nbdinfo --size "$(uri ge)")" -gt $((100 << 20))
+check "  data" data_ok ge
+stop_served ge
+
+# ---- RAID 10 near=2 -> 0: mdadm fails and removes the second of each pair ----
+mem=("$work/d0" "$work/d1" "$work/d2" "$work/d3")
+truncate -s 40M "${mem[@]}"
+"$URAID" create --level=10 --raid-devices=4 --chunk=64 --name=gd --run "${mem[@]}" >/dev/null
+serve_bg "$work" gd "${mem[@]}"
+nbdcopy "$work/data" "$(uri gd)"
+out=$("$URAID" grow gd --level=0); rc=$?
+check "RAID 10 -> 0 (rc $rc): $out" test $rc -eq 0
+check "  the second of each pair out first" grep -q "second member of each pair failed and removed" <<<"$out"
+check "  examine: raid0, 2 devices, d2 is slot 1" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")/$(examine "${mem[2]}" "Device Role")" = "raid0/2/Active device 1"
+check "  data" data_ok gd
+stop_served gd
+check "  serves again from d0 and d2 alone" serve_bg "$work" gd "${mem[0]}" "${mem[2]}"
+check "  data" data_ok gd
+stop_served gd
+
+# ---- RAID 1: 2 -> 3 mirrors, -> 5 and back, --size=max ----
+mem=("$work/b0" "$work/b1")
+truncate -s 40M "${mem[@]}" "$work/b2"
+"$URAID" create --level=1 --raid-devices=2 --name=gb --run "${mem[@]}" >/dev/null
+serve_bg "$work" gb "${mem[@]}"
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --raid-devices=3 --add "$work/b2"); rc=$?
+check "RAID 1 2 -> 3 with --add (rc $rc): $out" test $rc -eq 0
+check "  the new mirror rebuilt" settled gb
+check "  examine: 3 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 3
+check "  0 mismatches" check_zero gb
+refused gb "RAID 1 -> 5 with 3 members" --level=5
+refused gb "RAID 1 3 -> 2 with slot 2 in use" --raid-devices=2
+"$URAID" fail gb "$work/b2" >/dev/null && "$URAID" remove gb "$work/b2" >/dev/null
+out=$("$URAID" grow gb --raid-devices=2); rc=$?
+check "RAID 1 3 -> 2 once slot 2 is empty (rc $rc): $out" test $rc -eq 0
+out=$("$URAID" grow gb --level=5); rc=$?
+check "RAID 1 -> 5 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid5, 2 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/2
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+out=$("$URAID" grow gb --level=1); rc=$?
+check "RAID 5 -> 1 (rc $rc): $out" test $rc -eq 0
+check "  examine: raid1" test "$(examine "${mem[0]}" "Raid Level")" = raid1
+
+# the images grow (used by --size=max below, refused while a bitmap is there)
+before=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
+truncate -s 60M "${mem[@]}"
+
+# --bitmap internal -> none -> internal, with writes between
+out=$("$URAID" grow gb --bitmap=internal); rc=$?
+check "--bitmap=internal (rc $rc): $out" test $rc -eq 0
+check "  examine: feature 0x1, bitmap at +8" \
+    test "$(examine "${mem[0]}" "Feature Map")/$(examine "${mem[0]}" "Internal Bitmap")" = "0x1/8 sectors from superblock"
+check "  the header on the member" test "$(dd if="${mem[0]}" bs=512 skip=16 count=1 2>/dev/null | head -c 4)" = bitm
+check "  status shows it" grep -q "Bitmap : internal" <<<"$("$URAID" status gb)"
+# before any write: no bit is set that the bitmap daemon would clear meanwhile
+refused gb "--bitmap=internal twice" --bitmap=internal
+refused gb "--size with a bitmap" --size=max
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --bitmap=none); rc=$?
+check "--bitmap=none (rc $rc): $out" test $rc -eq 0
+check "  examine: feature 0x0" test "$(examine "${mem[0]}" "Feature Map")" = 0x0
+nbdcopy "$work/data" "$(uri gb)"
+out=$("$URAID" grow gb --bitmap=internal); rc=$?
+check "--bitmap=internal again (rc $rc): $out" test $rc -eq 0
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+"$URAID" grow gb --bitmap=none >/dev/null
+
+# --size=max after the images grew
+out=$("$URAID" grow gb --size=max); rc=$?
+check "--size=max after the images grew (rc $rc): $out" test $rc -eq 0
+check "  the new part resynced" settled gb
+after=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
+check "  examine: Array Size grew ($before -> $after KiB)" test "$after" -gt "$before"
+check "  NBD exports the new size" \
+    test "$(nbdinfo --size "$(uri gb)")" -gt $((50 << 20))
+check "  data" data_ok gb
+check "  0 mismatches" check_zero gb
+stop_served gb
+check "the array serves again after the grows" serve_bg "$work" gb "${mem[@]}"
+check "  data" data_ok gb
+stop_served gb
+
+echo "$fails failures"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * setup/grow_plan: every migration `uraid grow` knows, allowed (the steps,
+ * in order, with the geometry after each) or refused (the reason's words),
+ * and the rules on combining changes, background jobs, degraded arrays and
+ * sizes.
+ *
+ *   test_grow_plan
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/md/grow_plan.h"
+#include "../support/check.h"
+
+#define MIB (2048ull)          /* sectors */
+
+/* A healthy array of n members, 1 GiB used on each (room for 2 GiB). */
+static struct grow_array arr(int level, uint32_t layout, uint32_t n, uint32_t chunk)
+{
+	struct grow_array a = {
+		.level = level, .layout = layout, .raid_disks = n, .chunk_sectors = chunk,
+		.dev_sectors = 1024 * MIB, .member_room_sectors = 2048 * MIB,
+		.single_zone = true, .bitmap_room = true,
+	};
+	uint64_t data = level == 1 ? 1 : level == 0 ? n : level == 6 ? n - 2
+			: level == 10 ? n / 2 : n - 1;
+	a.computed_sectors = a.exported_sectors = a.dev_sectors * data;
+	return a;
+}
+
+static int plan(const struct grow_array *a, const struct grow_request *r, struct grow_plan *p,
+		char *err)
+{
+	int rc = grow_plan_build(a, r, p, err, 256);
+	if (!rc) {
+		/* every step describes itself in one non-empty line */
+		struct grow_step prev;
+		grow_step_from_array(a, &prev);
+		for (unsigned i = 0; i < p->nsteps; i++) {
+			char line[256] = "";
+			grow_step_describe(&p->step[i], &prev, line, sizeof(line));
+			CHECK(line[0] && !strchr(line, '\n'), "step %u: '%s'", i, line);
+			prev = p->step[i];
+		}
+	}
+	return rc;
+}
+
+#define REFUSED(a, r, words) do {                                               \
+	struct grow_plan p_; char e_[256] = "";                                 \
+	int rc_ = plan(&(a), &(r), &p_, e_);                                    \
+	CHECK(rc_ == -EINVAL && strstr(e_, words), "rc %d '%s' (want '%s')", rc_, e_, words); \
+} while (0)
+
+static void step_is(const struct grow_plan *p, unsigned i, enum grow_step_kind k, int level,
+		    uint32_t layout, uint32_t disks, uint32_t chunk, bool waits)
+{
+	CHECK(i < p->nsteps, "step %u of %u", i, p->nsteps);
+	if (i >= p->nsteps)
+		return;
+	const struct grow_step *s = &p->step[i];
+	CHECK(s->kind == k && s->level == level && s->layout == layout && s->raid_disks == disks &&
+	      s->chunk_sectors == chunk && s->waits == waits,
+	      "step %u: kind %d level %d layout %u disks %u chunk %u waits %d; want %d %d %u %u %u %d",
+	      i, s->kind, s->level, s->layout, s->raid_disks, s->chunk_sectors, s->waits, k, level,
+	      layout, disks, chunk, waits);
+}
+
+static void takeovers(void)
+{
+	struct grow_plan p;
+	char err[256];
+
+	/* RAID 0 -> 5: one slot more, parity last; then mdadm's default
+	   layout once the parity slot is rebuilt (a spare is needed) */
+	struct grow_array a = arr(0, 0, 3, 128);
+	struct grow_request r = { .level_set = true, .level = 5 };
+	REFUSED(a, r, "need 1 spares");
+	r.adding = 1;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_PARITY_LAST, 4, 128, false);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 4, 128, true);
+	r.layout_set = true;
+	r.layout = URAID_PARITY_LAST;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "0->5 parity-last kept: %s", err);
+	r = (struct grow_request){ .level_set = true, .level = 4 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "0->4: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 4, URAID_PARITY_LAST, 4, 128, false);
+	a.single_zone = false;
+	REFUSED(a, r, "same size");
+	/* 0 -> 5 then more members: a restripe after the parity is rebuilt */
+	a = arr(0, 0, 3, 128);
+	a.spares = 1;
+	r = (struct grow_request){ .level_set = true, .level = 5, .raid_disks = 5 };
+	REFUSED(a, r, "need 2 spares");
+	a.spares = 2;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5 x5: %s", err);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 5, 128, true);
+
+	/* RAID 4/5 -> 0: parity-last, only the parity slot missing */
+	a = arr(5, URAID_PARITY_LAST, 4, 128);
+	r = (struct grow_request){ .level_set = true, .level = 0 };
+	REFUSED(a, r, "parity slot (slot 3) missing");
+	a.slot_missing[3] = true;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "5->0: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 0, 0, 3, 128, false);
+	a.slot_missing[3] = false;
+	a.slot_missing[1] = true;
+	REFUSED(a, r, "parity slot");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	a.slot_missing[3] = true;
+	REFUSED(a, r, "parity-last");
+	a = arr(4, 0, 4, 128);
+	a.slot_missing[3] = true;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "4->0: %s", err);
+
+	/* RAID 1 -> 5: two members; the chunk from the size */
+	a = arr(1, 0, 2, 0);
+	r = (struct grow_request){ .level_set = true, .level = 5 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "1->5: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_LEFT_SYMMETRIC, 2, 128, false);
+	a.dev_sectors = 1024 * MIB + 24;        /* 12 KiB over: 4 KiB chunk */
+	CHECK(!plan(&a, &r, &p, err) && p.step[0].chunk_sectors == 8, "1->5 chunk: %s", err);
+	a.dev_sectors = 1024 * MIB + 2;
+	REFUSED(a, r, "multiple of 4 KiB");
+	a = arr(1, 0, 3, 0);
+	REFUSED(a, r, "only with 2 members");
+	/* 1 -> 5 with 3 members: takeover, then restripe */
+	a = arr(1, 0, 2, 0);
+	a.spares = 1;
+	r.raid_disks = 3;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "1->5 x3: %s", err);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 3, 128, false);
+
+	/* RAID 5 -> 1: two members */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 2, 128);
+	r = (struct grow_request){ .level_set = true, .level = 1 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "5->1: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 1, 0, 2, 0, false);
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	REFUSED(a, r, "only with 2 members");
+
+	/* RAID 4 <-> 5 */
+	a = arr(4, 0, 4, 128);
+	r = (struct grow_request){ .level_set = true, .level = 5 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "4->5: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_PARITY_LAST, 4, 128, false);
+	a = arr(5, URAID_PARITY_LAST, 4, 128);
+	r.level = 4;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "5->4: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 4, 0, 4, 128, false);
+	/* another layout: restripe to parity-last, then the takeover */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "5(ls)->4: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 5, URAID_PARITY_LAST, 4, 128, false);
+	step_is(&p, 1, GROW_STEP_TAKEOVER, 4, 0, 4, 128, true);
+
+	/* RAID 5 -> 6: -6 layout with one more slot, then the restripe */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r = (struct grow_request){ .level_set = true, .level = 6 };
+	REFUSED(a, r, "needs a spare");
+	r.adding = 1;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "5->6: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 6, URAID_LEFT_SYMMETRIC_6, 4, 128, false);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 6, URAID_LEFT_SYMMETRIC, 4, 128, true);
+	/* asked to keep the -6 layout: the takeover alone */
+	r.layout_set = true;
+	r.layout = URAID_LEFT_SYMMETRIC_6;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "5->6 (-6 kept): %s", err);
+
+	/* RAID 6 -> 5: a -6 layout drops its Q slot */
+	a = arr(6, URAID_LEFT_SYMMETRIC_6, 4, 128);
+	r = (struct grow_request){ .level_set = true, .level = 5 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "6->5: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_LEFT_SYMMETRIC, 3, 128, false);
+	a = arr(6, URAID_LEFT_SYMMETRIC, 5, 128);
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "6(ls)->5: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 6, URAID_LEFT_SYMMETRIC_6, 5, 128, false);
+	step_is(&p, 1, GROW_STEP_TAKEOVER, 5, URAID_LEFT_SYMMETRIC, 4, 128, true);
+
+	/* RAID 10 near-2 -> 0 */
+	a = arr(10, 0x102, 4, 128);
+	r = (struct grow_request){ .level_set = true, .level = 0 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "10->0: %s", err);
+	CHECK(p.step[0].kind == GROW_STEP_DROP_COPIES, "10->0 drops copies first");
+	step_is(&p, 1, GROW_STEP_TAKEOVER, 0, 0, 2, 128, false);
+	a.slot_missing[1] = true;
+	REFUSED(a, r, "exactly one member of each pair");
+	a.slot_missing[2] = true;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10->0 half missing: %s", err);
+	a.slot_missing[3] = true;
+	REFUSED(a, r, "lost data");
+	a = arr(10, 0x201, 4, 128);
+	REFUSED(a, r, "near=2");
+
+	/* what md cannot do */
+	a = arr(10, 0x102, 4, 128);
+	r = (struct grow_request){ .level_set = true, .level = 5 };
+	REFUSED(a, r, "RAID 10 -> RAID 5 is not a migration md can do");
+	a = arr(0, 0, 3, 128);
+	r.level = 6;
+	REFUSED(a, r, "goes through RAID 5");
+	a = arr(1, 0, 2, 0);
+	r.level = 6;
+	REFUSED(a, r, "RAID 1 -> RAID 6 is not a migration md can do");
+	a = arr(-1, 0, 2, 0);
+	r.level = 5;
+	REFUSED(a, r, "linear -> RAID 5 is not a migration md can do");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r.level = 10;
+	REFUSED(a, r, "RAID 5 -> RAID 10 is not a migration md can do");
+	a.slot_missing[0] = true;
+	r.level = 6;
+	REFUSED(a, r, "degraded");
+}
+
+static void restripes(void)
+{
+	struct grow_plan p;
+	char err[256];
+
+	/* RAID 5 3 -> 4 needs a spare */
+	struct grow_array a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	struct grow_request r = { .raid_disks = 4 };
+	REFUSED(a, r, "need 1 spares");
+	r.adding = 1;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "5 3->4: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 4, 128, false);
+	/* chunk and layout */
+	r = (struct grow_request){ .chunk_sectors = 64, .layout_set = true,
+				   .layout = URAID_RIGHT_ASYMMETRIC };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "chunk+layout: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 5, URAID_RIGHT_ASYMMETRIC, 3, 64, false);
+	r = (struct grow_request){ .chunk_sectors = 96 };
+	REFUSED(a, r, "power of two");
+	/* 4 -> 3: the exported size must go first */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	r = (struct grow_request){ .raid_disks = 3 };
+	REFUSED(a, r, "--array-size=2097152K first");
+	r.array_sectors = 2048 * MIB;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "5 4->3 with array size: %s", err);
+	CHECK(p.step[0].kind == GROW_STEP_ARRAY_SIZE && p.step[0].sectors == 2048 * MIB,
+	      "array size first: kind %d %" PRIu64, p.step[0].kind, p.step[0].sectors);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 3, 128, false);
+	/* RAID 6 below 4 members */
+	a = arr(6, URAID_LEFT_SYMMETRIC, 4, 128);
+	r = (struct grow_request){ .raid_disks = 3, .array_sectors = 1024 * MIB };
+	REFUSED(a, r, "at least 4 members");
+	/* degraded RAID 5 */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	a.slot_missing[2] = true;
+	r = (struct grow_request){ .raid_disks = 4, .adding = 1 };
+	REFUSED(a, r, "degraded");
+	/* same geometry: nothing */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r = (struct grow_request){ .raid_disks = 3 };
+	CHECK(plan(&a, &r, &p, err) == -EALREADY, "same geometry: %s", err);
+
+	/* RAID 0 3 -> 4: through RAID 4 and back */
+	a = arr(0, 0, 3, 128);
+	a.spares = 1;
+	r = (struct grow_request){ .raid_disks = 4 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 3, "0 3->4: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 4, URAID_PARITY_LAST, 4, 128, false);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 4, URAID_PARITY_LAST, 5, 128, false);
+	step_is(&p, 2, GROW_STEP_TAKEOVER, 0, 0, 4, 128, true);
+	r.raid_disks = 2;
+	REFUSED(a, r, "cannot lose members");
+	a.single_zone = false;
+	r.raid_disks = 4;
+	REFUSED(a, r, "more than one zone");
+
+	/* RAID 1 mirrors */
+	a = arr(1, 0, 2, 0);
+	r = (struct grow_request){ .raid_disks = 3 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "1 2->3: %s", err);
+	step_is(&p, 0, GROW_STEP_MIRRORS, 1, 0, 3, 0, false);
+	a = arr(1, 0, 3, 0);
+	a.slot_path[2] = "/tmp/m2";
+	r.raid_disks = 2;
+	REFUSED(a, r, "slot 2 still holds /tmp/m2");
+	a.slot_missing[2] = true;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "1 3->2 empty slot: %s", err);
+	r = (struct grow_request){ .chunk_sectors = 128 };
+	REFUSED(a, r, "no chunk or layout");
+
+	/* RAID 10: not yet */
+	a = arr(10, 0x102, 4, 128);
+	r = (struct grow_request){ .raid_disks = 6 };
+	REFUSED(a, r, "not in uraid yet");
+}
+
+static void sizes_and_rules(void)
+{
+	struct grow_plan p;
+	char err[256];
+
+	struct grow_array a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	struct grow_request r = { .size_sectors = GROW_SIZE_MAX };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_SIZE &&
+	      p.step[0].dev_sectors == 2048 * MIB, "size max: %s", err);
+	/* rounded down to the chunk */
+	r.size_sectors = 1500 * MIB + 100;
+	CHECK(!plan(&a, &r, &p, err) && p.step[0].dev_sectors == 1500 * MIB, "rounded: %" PRIu64,
+	      p.step[0].dev_sectors);
+	r.size_sectors = 4096 * MIB;
+	REFUSED(a, r, "members too small");
+	/* shrinking below what is exported */
+	r.size_sectors = 512 * MIB;
+	REFUSED(a, r, "--array-size=1048576K first");
+	r.array_sectors = 1024 * MIB;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2 && p.step[0].kind == GROW_STEP_ARRAY_SIZE &&
+	      p.step[1].kind == GROW_STEP_SIZE, "shrink with array size: %s", err);
+	r = (struct grow_request){ .size_sectors = 1024 * MIB };
+	CHECK(plan(&a, &r, &p, err) == -EALREADY, "same size: %s", err);
+	a = arr(0, 0, 3, 128);
+	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
+	REFUSED(a, r, "uses its members whole");
+
+	/* exported size */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r = (struct grow_request){ .array_sectors = 1000 * MIB };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].sectors == 1000 * MIB,
+	      "array size: %s", err);
+	r.array_sectors = 4096 * MIB;
+	REFUSED(a, r, "above the");
+	a.exported_sectors = 1000 * MIB;
+	r.array_sectors = GROW_SIZE_MAX;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].sectors == 0,
+	      "array size max: %s", err);
+	/* growing the exported size with the restripe: after it, waiting */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	a.exported_sectors = 1000 * MIB;
+	a.spares = 1;
+	r = (struct grow_request){ .raid_disks = 4, .array_sectors = GROW_SIZE_MAX };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2 && p.step[1].kind == GROW_STEP_ARRAY_SIZE &&
+	      p.step[1].waits, "array size after restripe: %s", err);
+
+	/* bitmap */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r = (struct grow_request){ .bitmap = GROW_BITMAP_INTERNAL };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].bitmap, "bitmap add: %s", err);
+	a.has_bitmap = true;
+	REFUSED(a, r, "already has");
+	r.bitmap = GROW_BITMAP_NONE;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && !p.step[0].bitmap, "bitmap rm: %s", err);
+	a.has_bitmap = false;
+	REFUSED(a, r, "no bitmap to remove");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	a.bitmap_room = false;
+	r.bitmap = GROW_BITMAP_INTERNAL;
+	REFUSED(a, r, "no room");
+	a = arr(0, 0, 3, 128);
+	REFUSED(a, r, "no redundancy");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
+	r.raid_disks = 4;
+	REFUSED(a, r, "cannot be combined");
+
+	/* rules */
+	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX, .raid_disks = 4 };
+	REFUSED(a, r, "--size cannot change together");
+	r = (struct grow_request){ 0 };
+	REFUSED(a, r, "nothing to change");
+	a.job = "check";
+	r = (struct grow_request){ .raid_disks = 4, .adding = 1 };
+	REFUSED(a, r, "a check is running");
+	/* the exported size needs no quiet array */
+	r = (struct grow_request){ .array_sectors = 1000 * MIB };
+	CHECK(!plan(&a, &r, &p, err), "array size during a check: %s", err);
+}
+
+int main(void)
+{
+	takeovers();
+	restripes();
+	sizes_and_rules();
+	if (failures)
+		printf("%d failures\n", failures);
+	else
+		printf("ok: takeovers, restripes, sizes, bitmap and their refusals\n");
+	return failures ? 1 : 0;
+}

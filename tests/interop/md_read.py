@@ -5,8 +5,9 @@ referee of what a reshape left on the members. Usage:
 
     md_read.py OUT IMAGE...          (members in slot order: the superblocks say)
 
-Writes the array's contents (the old size when the reshape grows it, the new
-one otherwise... see below) to OUT and prints one line of key=value facts.
+Writes the array's contents to OUT, as many bytes as the smaller of the old and
+the new geometry holds (what was there before a grow), and prints one line of
+key=value facts.
 The geometry comes from the superblocks (md_sb.py). In a forwards reshape,
 array sectors below reshape_position are in the new geometry at
 data_offset + new_offset, the rest in the old one at data_offset; in a
@@ -32,18 +33,14 @@ def slot_of(level, layout, ndisks, row, k):
         if layout >= 16:                       # the -6 layouts: RAID 5 on n-1, Q last
             return slot_of(5, layout - 16, ndisks - 1, row, k)
         n = ndisks
-        pd = {0: n - 1 - row % n, 1: row % n, 2: n - 1 - row % n, 3: row % n}[layout] \
-            if layout in (0, 1, 2, 3) else None
-        if pd is None:
+        if layout not in (0, 1, 2, 3):
             raise SystemExit(f"md_read.py: RAID 6 layout {layout} not handled")
-        qd = (pd + 1) % n
-        if layout in (2, 3):                   # symmetric: data follows Q
+        pd = n - 1 - row % n if layout in (0, 2) else row % n
+        if layout in (2, 3):                   # symmetric: data follows P and Q
             return (pd + 2 + k) % n
-        # asymmetric: data in slot order, skipping P and Q
-        slots = [s for s in range(n) if s not in (pd, qd)]
-        if pd == n - 1:
-            slots = list(range(1, n - 1))
-        return slots[k]
+        if pd == n - 1:                        # asymmetric, P last: Q in slot 0
+            return k + 1
+        return k if k < pd else k + 2
     n = ndisks
     if layout == 4:                            # parity-first
         return k + 1
@@ -114,8 +111,6 @@ def main():
         for s in range(0, size, step):
             n = min(step, size - s)
             parts = []
-            for a in range(s, s + n):
-                pass
             # split the step at the reshape position
             cut = min(max(pos, s), s + n)
             in_new_lo = not (fm & BACKWARDS)

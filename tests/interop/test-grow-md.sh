@@ -1,11 +1,11 @@
 #!/bin/bash
 # Referee for reshapes md started (issue 18), md -> uraid, in two boots:
 #  A  RAID 5 3 -> 4 members (chunk 512K; md moves the data offset 4096 -> 1024)
-#  B  RAID 5 chunk 128K -> 64K (4 members)
-#  C  RAID 5 (4) -> RAID 6 (5): md's takeover to layout left-symmetric-6, then
-#     its restripe to left-symmetric
-# Boot 1: md creates each array over 48 MiB images, fills it from /dev/urandom
-# (its sha256 printed), starts the grow throttled and is stopped (mdadm --stop)
+#  B  RAID 6 4 -> 5 members (chunk 128K)
+#  C  RAID 5 4 -> 5 members (chunk 64K, left-asymmetric)
+# Boot 1: md creates each array over 48 MiB images, fills it with a numbered
+# pattern (16-byte lines: a wrong sector says where it came from), starts the
+# grow throttled and is stopped (mdadm --stop)
 # once its superblocks hold a reshape position past 0. On the host: the raw
 # superblocks show the reshape, tests/interop/md_read.py (an independent
 # reader) finds the data intact in the stopped images, then `uraid serve`
@@ -13,10 +13,11 @@
 # the data, has the new size, uraid's check finds 0, the superblocks hold the
 # new geometry. Boot 2: md assembles what uraid finished, its check finds 0 and
 # it reads the same bytes.
-# B and C use a 128K chunk: with 512K chunks and 2048 sectors of room md
-# checkpoints only every 10 s (its rule for a forced checkpoint needs more room
-# than twice the chunk) and loses data itself when stopped in between: no one
-# could continue that.
+# Not here: restripes that keep the member count (chunk, layout, RAID 5 -> 6).
+# Stopped by mdadm --stop, md 6.1 leaves data of the new layout over old data
+# it still needs just past its checkpoint (measured: 3584 sectors per member
+# with 1024 of room), and its own resume then returns wrong data: no one can
+# continue those.
 # Exit 0 pass, 77 skip, else fail.
 # URAID_GROW_MD_ONLY=1: only boot 1 and the checks of md's own stopped state
 # (the referee's half, which needs no uraid).
@@ -31,8 +32,11 @@ MD_SB="python3 $INTEROP_DIR/md_sb.py"
 MD_READ="python3 $INTEROP_DIR/md_read.py"
 
 A=() B=() C=()
-for i in 0 1 2 3; do truncate -s 48M "$tmp/a$i" "$tmp/b$i"; A+=("$tmp/a$i"); B+=("$tmp/b$i"); done
-for i in 0 1 2 3 4; do truncate -s 48M "$tmp/c$i"; C+=("$tmp/c$i"); done
+for i in 0 1 2 3; do truncate -s 48M "$tmp/a$i"; A+=("$tmp/a$i"); done
+for i in 0 1 2 3 4; do truncate -s 48M "$tmp/b$i" "$tmp/c$i"; B+=("$tmp/b$i"); C+=("$tmp/c$i"); done
+# 16-byte numbered lines, more than the largest array holds; attached as the
+# last disk (read-only), which costs the boot less than a copy in the initramfs
+seq -f '%015.0f' 0 $((150 * 1024 * 1024 / 16 - 1)) >"$tmp/pattern"
 
 cat >"$tmp/guest1.sh" <<'GUEST'
 # md starts each grow and is stopped part-way: LABEL sha=... bytes=... pos=...
@@ -49,9 +53,10 @@ grow_stopped() {
     echo 200000 >/proc/sys/dev/raid/speed_limit_max
     mdadm --create /dev/$md --run --assume-clean --metadata=1.2 --bitmap=none $create \
         >/tmp/err 2>&1 || { fail "$label: create failed: $(cat /tmp/err)"; return; }
-    dd if=/dev/urandom of=/dev/$md bs=1M 2>/dev/null; sync
+    bytes=$(blockdev --getsize64 /dev/$md)
+    head -c $bytes /dev/vdo >/dev/$md; sync
     echo 3 >/proc/sys/vm/drop_caches
-    echo "$label sha=$(sha256sum </dev/$md | cut -d' ' -f1) bytes=$(blockdev --getsize64 /dev/$md)"
+    echo "$label sha=$(sha256sum </dev/$md | cut -d' ' -f1) bytes=$bytes"
     echo 100 >/proc/sys/dev/raid/speed_limit_min
     echo 2000 >/proc/sys/dev/raid/speed_limit_max
     [ -n "$add" ] && { mdadm /dev/$md --add $add >/tmp/err 2>&1 || fail "$label: add failed: $(cat /tmp/err)"; }
@@ -66,12 +71,13 @@ grow_stopped() {
     echo "$label pos=$p"
 }
 grow_stopped A md0 --level=5 --raid-devices=3 /dev/vda /dev/vdb /dev/vdc -- /dev/vdd -- --raid-devices=4
-grow_stopped B md1 --level=5 --raid-devices=4 --chunk=128 /dev/vde /dev/vdf /dev/vdg /dev/vdh -- -- --chunk=64
-grow_stopped C md2 --level=5 --raid-devices=4 --chunk=128 /dev/vdi /dev/vdj /dev/vdk /dev/vdl -- /dev/vdm -- \
-    --level=6 --raid-devices=5
+grow_stopped B md1 --level=6 --raid-devices=4 --chunk=128 /dev/vde /dev/vdf /dev/vdg /dev/vdh -- /dev/vdi -- \
+    --raid-devices=5
+grow_stopped C md2 --level=5 --raid-devices=4 --chunk=64 --layout=left-asymmetric /dev/vdj /dev/vdk /dev/vdl \
+    /dev/vdm -- /dev/vdn -- --raid-devices=5
 exit $rc
 GUEST
-out=$(interop_run "$tmp/guest1.sh" "${A[@]}" "${B[@]}" "${C[@]}")
+out=$(interop_run "$tmp/guest1.sh" "${A[@]}" "${B[@]}" "${C[@]}" "ro:$tmp/pattern")
 rc=$?
 echo "$out"
 check "boot 1: md created, started and stopped the three grows (exit $rc)" test $rc -eq 0 || exit 1
@@ -79,6 +85,13 @@ check "boot 1: md created, started and stopped the three grows (exit $rc)" test 
 # value LABEL KEY: KEY=... from the guest's line for LABEL
 value() { sed -n "s/^$1 .*\b$2=\([^ ]*\).*/\1/p" <<<"$out" | tail -n 1; }
 
+# same_data FILE BYTES: FILE's first BYTES are the pattern's; else say where not
+same_data() {
+    local where
+    where=$(cmp <(head -c "$2" "$1") <(head -c "$2" "$tmp/pattern") 2>&1) && return 0
+    echo "    $where"
+    return 1
+}
 # md_mid LABEL MEMBERS...: what md left on the members (reshape active, its
 # position, the data intact when read with the two geometries split there)
 md_mid() {
@@ -86,12 +99,12 @@ md_mid() {
     local fm pos want
     fm=$($MD_SB "$1" feature_map) pos=$($MD_SB "$1" reshape_position)
     echo "$label: md left: $($MD_SB "$1")"
-    check "$label: md's superblocks hold a reshape at $pos (guest saw $(value "$label" pos))" \
-        bash -c "(( ($fm & 0x4) != 0 )) && [ '$pos' = '$(value "$label" pos)' ] && [ '$pos' -gt 0 ]"
-    want=$(value "$label" sha)
+    # mdadm --stop writes md's latest position, at or past the one seen before it
+    check "$label: md's superblocks hold a reshape at $pos (guest saw $(value "$label" pos) before the stop)" \
+        bash -c "(( ($fm & 0x4) != 0 )) && [ '$pos' -ge '$(value "$label" pos)' ] && [ '$pos' -gt 0 ]"
     $MD_READ "$tmp/$label.mid" "$@" >/dev/null &&
         check "$label: md_read.py finds md's stopped state consistent (the data at the checkpoint)" \
-            test "$(head -c "$(value "$label" bytes)" "$tmp/$label.mid" | sha256sum | cut -d' ' -f1)" = "$want"
+            same_data "$tmp/$label.mid" "$(value "$label" bytes)"
     rm -f "$tmp/$label.mid"
 }
 md_mid A "${A[@]}"
@@ -114,8 +127,9 @@ uraid_finishes() {
         cat "$tmp/$name.err"
     size=$(nbdinfo --size "$uri")
     check "$label: the export has the new size ($size, want $new_bytes)" test "$size" = "$new_bytes"
-    check "$label: it holds the data md had before the grow" \
-        test "$(nbdcopy "$uri" - | head -c "$bytes" | sha256sum | cut -d' ' -f1)" = "$want"
+    nbdcopy "$uri" "$tmp/$name.export"
+    check "$label: it holds the data md had before the grow" same_data "$tmp/$name.export" "$bytes"
+    rm -f "$tmp/$name.export"
     "$URAID" check --wait "$name" >/dev/null
     check "$label: uraid's check finds 0 mismatches" test $? -eq 0
     stop "$name"
@@ -125,8 +139,8 @@ uraid_finishes() {
              "0x0 $level $layout $chunk $disks $((off0 + new0)) "
 }
 uraid_finishes A a $(($(value A bytes) * 3 / 2)) 5 2 1024 4 "${A[@]}"
-uraid_finishes B b "$(value B bytes)" 5 2 128 4 "${B[@]}"
-uraid_finishes C c "$(value C bytes)" 6 2 256 5 "${C[@]}"
+uraid_finishes B b $(($(value B bytes) * 3 / 2)) 6 2 256 5 "${B[@]}"
+uraid_finishes C c $(($(value C bytes) * 4 / 3)) 5 0 128 5 "${C[@]}"
 
 cat >"$tmp/guest2.sh" <<'GUEST'
 # md assembles what uraid finished: LABEL level=... sha=... mismatch_cnt=...
@@ -145,8 +159,8 @@ judge() {   # judge LABEL MD BYTES DEVICES...
 }
 GUEST
 echo "judge A md0 $(value A bytes) /dev/vda /dev/vdb /dev/vdc /dev/vdd" >>"$tmp/guest2.sh"
-echo "judge B md1 $(value B bytes) /dev/vde /dev/vdf /dev/vdg /dev/vdh" >>"$tmp/guest2.sh"
-echo "judge C md2 $(value C bytes) /dev/vdi /dev/vdj /dev/vdk /dev/vdl /dev/vdm" >>"$tmp/guest2.sh"
+echo "judge B md1 $(value B bytes) /dev/vde /dev/vdf /dev/vdg /dev/vdh /dev/vdi" >>"$tmp/guest2.sh"
+echo "judge C md2 $(value C bytes) /dev/vdj /dev/vdk /dev/vdl /dev/vdm /dev/vdn" >>"$tmp/guest2.sh"
 echo 'exit $rc' >>"$tmp/guest2.sh"
 out2=$(interop_run "$tmp/guest2.sh" "${A[@]}" "${B[@]}" "${C[@]}")
 rc=$?
@@ -161,6 +175,6 @@ md_judges() {
     check "$l: md's check finds 0 mismatches" grep -q "^$l mismatch_cnt=0$" <<<"$out2"
 }
 md_judges A 5 2 524288 4 $(($(value A bytes) * 3 / 2))
-md_judges B 5 2 65536 4 "$(value B bytes)"
-md_judges C 6 2 131072 5 "$(value C bytes)"
+md_judges B 6 2 131072 5 $(($(value B bytes) * 3 / 2))
+md_judges C 5 0 65536 5 $(($(value C bytes) * 4 / 3))
 exit $fails

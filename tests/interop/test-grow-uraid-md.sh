@@ -42,17 +42,19 @@ sha() { sha256sum <"$1" | cut -d' ' -f1; }
 grow() {
     local name=$1; shift
     "$URAID" grow "$name" "$@" >"$tmp/grow.out" 2>&1
-    check "$name: uraid grow $* (exit $?)" test $? -eq 0 || cat "$tmp/grow.out"
+    check "$name: uraid grow $* (exit $?)" test $? -eq 0 || { cat "$tmp/grow.out"; return 1; }
 }
 # wait_log NAME TEXT: until the server's log has TEXT (at most 5 min)
 wait_log() { for _ in $(seq 1200); do grep -q "$2" "$tmp/$1.err" && return 0; sleep 0.25; done; return 1; }
 # wait_position MEMBER: until the superblock holds a reshape position past 0
+# (at most 60 s)
 wait_position() {
-    local p
-    for _ in $(seq 600); do
-        p=$($MD_SB "$1" reshape_position 2>/dev/null)
-        (( ($($MD_SB "$1" feature_map) & 0x4) != 0 )) && [ "${p:-0}" -gt 0 ] && return 0
-        sleep 0.1
+    local end=$((SECONDS + 60)) p
+    while [ $SECONDS -lt $end ]; do
+        p=$($MD_SB "$1" feature_map reshape_position 2>/dev/null | tr '\n' ' ')
+        set -- "$1" $p
+        [ -n "$3" ] && (( ($2 & 0x4) != 0 )) && [ "$3" -gt 0 ] && return 0
+        sleep 0.2
     done
     return 1
 }
@@ -76,10 +78,13 @@ serve r "${R[@]:0:3}"
 fill r "$SEED"
 r_bytes=$(stat -c %s "$tmp/r.data")
 "$URAID" tune r --speed-max=2000 >/dev/null
-grow r --raid-devices=4 --add "${R[3]}"
-check "R: a checkpoint past 0 within 60 s" wait_position "${R[0]}"
-stop r
-mid_state R "$r_bytes" "${R[@]}"
+if grow r --raid-devices=4 --add "${R[3]}"; then
+    check "R: a checkpoint past 0 within 60 s" wait_position "${R[0]}"
+    stop r
+    mid_state R "$r_bytes" "${R[@]}"
+else
+    stop r
+fi
 
 # K: RAID 5 chunk 128K -> 64K, uraid killed part-way
 members k 4 48M; K=("${M[@]}")
@@ -88,10 +93,13 @@ serve k "${K[@]}"
 fill k $((SEED + 1))
 k_bytes=$(stat -c %s "$tmp/k.data")
 "$URAID" tune k --speed-max=2000 >/dev/null
-grow k --chunk=64
-check "K: a checkpoint past 0 within 60 s" wait_position "${K[0]}"
-kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-mid_state K "$k_bytes" "${K[@]}"
+if grow k --chunk=64; then
+    check "K: a checkpoint past 0 within 60 s" wait_position "${K[0]}"
+    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+    mid_state K "$k_bytes" "${K[@]}"
+else
+    stop k
+fi
 
 # T0: RAID 0 (2) -> RAID 5
 members t 3 24M; T0=("${M[@]}")

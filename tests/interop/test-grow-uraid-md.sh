@@ -59,16 +59,16 @@ wait_position() {
     done
     return 1
 }
-# mid_state LABEL BYTES MEMBERS...: the stopped images hold a reshape part-way
-# and the data read with md's rule (md_read.py) is what was written
+# mid_state LABEL NAME BYTES MEMBERS...: the stopped images hold a reshape
+# part-way and the data read with md's rule (md_read.py) is $tmp/NAME.data
 mid_state() {
-    local label=$1 bytes=$2; shift 2
+    local label=$1 name=$2 bytes=$3; shift 3
     echo "$label: uraid left: $($MD_SB "$1")"
     check "$label: superblocks hold a reshape part-way (position $($MD_SB "$1" reshape_position))" \
         bash -c "(( ($($MD_SB "$1" feature_map) & 0x4) != 0 )) && [ $($MD_SB "$1" reshape_position) -gt 0 ]"
     $MD_READ "$tmp/$label.mid" "$@" >/dev/null &&
         check "$label: md_read.py finds the data at uraid's checkpoint" \
-            test "$(head -c "$bytes" "$tmp/$label.mid" | sha256sum | cut -d' ' -f1)" = "$(head -c "$bytes" "$tmp/$label.data" | sha)"
+            cmp -n "$bytes" "$tmp/$label.mid" "$tmp/$name.data"
     rm -f "$tmp/$label.mid"
 }
 
@@ -82,7 +82,7 @@ r_bytes=$(stat -c %s "$tmp/r.data")
 if grow r --raid-devices=4 --add "${R[3]}"; then
     check "R: a checkpoint past 0 within 60 s" wait_position "${R[0]}"
     stop r
-    mid_state R "$r_bytes" "${R[@]}"
+    mid_state R r "$r_bytes" "${R[@]}"
 else
     stop r
 fi
@@ -97,7 +97,7 @@ k_bytes=$(stat -c %s "$tmp/k.data")
 if grow k --chunk=64; then
     check "K: a checkpoint past 0 within 60 s" wait_position "${K[0]}"
     kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-    mid_state K "$k_bytes" "${K[@]}"
+    mid_state K k "$k_bytes" "${K[@]}"
 else
     stop k
 fi

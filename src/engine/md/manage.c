@@ -314,7 +314,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	/* nothing written to a disk of another array without --force (mdadm's rule) */
 	bool foreign = false, ours = false;
 	struct uraid_sb old;
-	if (uraid_probe_fd(m->fd, &probe) == 0 && (probe.chosen >= 0 || probe.has_md090)) {
+	if (uraid_probe_range(m->fd, m->base, m->dev_sectors, &probe) == 0 && (probe.chosen >= 0 || probe.has_md090)) {
 		foreign = true;
 		if (probe.chosen >= 0) {
 			old = probe.loc[probe.chosen].sb;

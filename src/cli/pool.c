@@ -310,12 +310,15 @@ static void print_made(const struct pool_opts *o, const char *verb, const struct
 	if (o->json) {
 		struct json j;
 		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
 		json_str(&j, "pool", l->name);
 		json_str(&j, "uuid", uuid);
 		json_arr_open(&j, verb[0] == 'C' ? "drives" : "added");
 		for (unsigned i = 0; i < n; i++)
 			json_str(&j, NULL, d[i].path);
 		json_arr_close(&j);
+		json_obj_close(&j);
 		json_end(&j);
 		return;
 	}
@@ -449,6 +452,8 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 	struct json j;
 
 	json_begin(&j, stdout);
+	json_obj_open(&j, NULL);
+	json_u64(&j, "version", CLI_JSON_VERSION);
 	json_str(&j, "pool", p->label.name);
 	json_str(&j, "uuid", uraid_uuid_text(p->label.uuid, uuid, sizeof(uuid)));
 	json_arr_open(&j, "drives");
@@ -497,6 +502,7 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
+	json_obj_close(&j);
 	json_end(&j);
 }
 
@@ -591,6 +597,8 @@ static int pool_list(const struct pool_opts *o, int argc, char **argv)
 	}
 	if (o->json) {
 		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
 		json_arr_open(&j, "pools");
 	}
 	for (unsigned k = 0; k < npools; k++) {
@@ -620,6 +628,7 @@ static int pool_list(const struct pool_opts *o, int argc, char **argv)
 	}
 	if (o->json) {
 		json_arr_close(&j);
+		json_obj_close(&j);
 		json_end(&j);
 	}
 out:

@@ -238,6 +238,8 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 	if (o->json) {
 		struct json j;
 		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
 		json_str(&j, "pool", p->label.name);
 		json_str(&j, "volume", o->name);
 		json_str(&j, "uuid", uuid);
@@ -248,6 +250,7 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 		for (unsigned i = 0; i < n; i++)
 			json_str(&j, NULL, specs[i]);
 		json_arr_close(&j);
+		json_obj_close(&j);
 		json_end(&j);
 		return;
 	}
@@ -417,11 +420,17 @@ static int volume_delete(struct volume_opts *o, struct pool *p)
 		snprintf(rp.path, sizeof(rp.path), "%s", d->path);
 		fds[i] = open(d->path, O_RDWR | O_CLOEXEC);
 		which[i] = v->drive[i];
-		if (fds[i] < 0 || uraid_range_path_lock(fds[i], &rp, true, err, sizeof(err))) {
+		int rc = fds[i] < 0 ? -errno : uraid_range_path_lock(fds[i], &rp, true, err,
+								       sizeof(err));
+		if (rc) {
 			pool_member_spec(d, v->entry[i], spec, sizeof(spec));
-			fprintf(stderr, "uraid %s: volume '%s' is in use (%s); stop serving it first "
-				"('uraid stop %s')\n", cmd, o->name, fds[i] < 0 ? strerror(errno) : err,
-				o->name);
+			if (rc == -EBUSY)
+				fprintf(stderr, "uraid %s: volume '%s' is in use (another uraid holds "
+					"%s: served?); stop serving it first ('uraid stop %s')\n", cmd,
+					o->name, spec, o->name);
+			else
+				fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path,
+					fds[i] < 0 ? strerror(-rc) : err);
 			for (unsigned k = 0; k <= i; k++)
 				if (fds[k] >= 0)
 					close(fds[k]);

@@ -49,7 +49,8 @@ int uraid_range_path_parse(const char *spec, struct uraid_range_path *r, char *e
 	}
 	if ((size_t)(at - spec) >= sizeof(r->path))
 		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", spec);
-	if (len == 0 || start > UINT64_MAX / 512 - len)
+	/* in bytes it must fit an off_t */
+	if (len == 0 || len > INT64_MAX / 512 || start > INT64_MAX / 512 - len)
 		return uraid_errf(err, errlen, -EINVAL, "%s: a range is PATH@START+LENGTH in "
 				  "512-byte sectors, LENGTH at least 1", spec);
 	memcpy(r->path, spec, (size_t)(at - spec));

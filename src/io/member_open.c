@@ -121,6 +121,7 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
 	if ((rc = uraid_range_path_parse(path, &range, err, errlen)) < 0)
 		return rc;
+	const char *spec = path;
 	path = range.path;      /* the file or device; m->path keeps the range */
 	if (stat(path, &st) < 0) {
 		rc = -errno;
@@ -187,6 +188,13 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	member_set_areas(m, 0, m->dev_sectors, &whole, 1);
 	m->dio_align = member_dio_align(fd, m->blockdev);
 	member_fs_traits(m, fd);
+	if (m->direct && (m->base * 512) % m->dio_align) {
+		close(fd);
+		m->fd = -1;
+		return uraid_errf(err, errlen, -EINVAL, "%s: the range starts at byte %llu, not on "
+				  "the %u-byte blocks O_DIRECT needs there", spec,
+				  (unsigned long long)m->base * 512, m->dio_align);
+	}
 	return 0;
 }
 

@@ -266,6 +266,26 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool)
 	return p->name + n + 1;
 }
 
+/* Does the kernel's partition `name` (sysfs) span exactly [first, first + sectors)?
+ * A node left from an older table must not stand for a new partition. */
+static bool kernel_extent_is(const char *name, uint64_t first, uint64_t sectors)
+{
+	char path[300];
+	unsigned long long v[2];
+	const char *key[2] = { "start", "size" };
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "/sys/class/block/%s/%s", name, key[i]);
+		FILE *f = fopen(path, "r");
+		int n = f ? fscanf(f, "%llu", &v[i]) : 0;
+		if (f)
+			fclose(f);
+		if (n != 1)
+			return false;
+	}
+	return v[0] == first && v[1] == sectors;
+}
+
 void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, size_t len)
 {
 	const struct gpt_part *p = &d->gpt.part[entry];
@@ -278,7 +298,8 @@ void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, siz
 		char node[300];
 		struct stat st;
 		snprintf(node, sizeof(node), "/dev/%s%s%u", base, digit ? "p" : "", entry + 1);
-		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode)) {
+		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode) &&
+		    kernel_extent_is(node + 5, p->first, p->last - p->first + 1)) {
 			snprintf(out, len, "%s", node);
 			return;
 		}

@@ -82,7 +82,8 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool);
 /*
  * How a volume's member is named for md and for uraid: the partition's
  * device node when the drive is a block device whose partition the kernel
- * knows (/dev/sdb2, /dev/nvme0n1p2), else the range PATH@START+LENGTH
+ * knows with the same start and size (/dev/sdb2, /dev/nvme0n1p2; sysfs),
+ * else the range PATH@START+LENGTH
  * (common/range_path.h).
  */
 void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, size_t len);

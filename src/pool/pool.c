@@ -270,7 +270,7 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool)
  * A node left from an older table must not stand for a new partition. */
 static bool kernel_extent_is(const char *name, uint64_t first, uint64_t sectors)
 {
-	char path[300];
+	char path[400];
 	unsigned long long v[2];
 	const char *key[2] = { "start", "size" };
 

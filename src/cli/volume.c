@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
@@ -183,6 +185,10 @@ static int write_tables(const char *cmd, struct pool *p, const unsigned *which, 
 		if (open_table(cmd, d, &fd))
 			return CLI_EXIT_FAIL;
 		int rc = gpt_write(fd, &d->gpt, err, sizeof(err));
+		/* the kernel reads the new table when no partition of the drive is open;
+		   else its nodes stay old, and the volume's members are ranges (pool.c) */
+		if (rc == 0 && d->blockdev)
+			(void)ioctl(fd, BLKRRPART);
 		close(fd);
 		if (rc) {
 			fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path, err);

@@ -42,7 +42,8 @@ int pool_resiliency_parse(const char *s, enum pool_resiliency *r)
 
 unsigned pool_resiliency_min_drives(enum pool_resiliency r)
 {
-	static const unsigned min[POOL_RESILIENCIES] = { 1, 2, 3, 3, 4 };
+	/* simple: md's RAID 0 takes two members at least (uraid create, mdadm without --force) */
+	static const unsigned min[POOL_RESILIENCIES] = { 2, 2, 3, 3, 4 };
 	return r < POOL_RESILIENCIES ? min[r] : 0;
 }
 

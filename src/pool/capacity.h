@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 enum pool_resiliency {
-	POOL_SIMPLE,            /* RAID 0 */
+	POOL_SIMPLE,            /* RAID 0 (2 drives at least, as md's) */
 	POOL_MIRROR,            /* RAID 1 on 2 drives, RAID 10 n2 on more */
 	POOL_THREE_WAY_MIRROR,  /* RAID 1 on 3 drives, RAID 10 n3 on more */
 	POOL_PARITY,            /* RAID 5 */

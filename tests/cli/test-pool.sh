@@ -130,6 +130,33 @@ for v in m1 p1; do
     check "$v: stopped" stop_volume $v
 done
 
+# a partition of m1 fails: the volume degrades (pool status says so), and the
+# partition, removed and added again, is rebuilt; the bytes stay the same
+member_of() {   # member_of VOLUME SLOT: the member spec in that slot
+    "$URAID" status "$1" --json | python3 -c 'import json, sys
+print([m["device"] for m in json.load(sys.stdin)["members"] if m["slot"] == int(sys.argv[1])][0])' "$2"
+}
+in_sync() {   # in_sync VOLUME N: N members in sync within 60 s
+    for _ in $(seq 120); do
+        [ "$("$URAID" status "$1" --json | python3 -c 'import json, sys
+print(sum(m["state"] == "in-sync" for m in json.load(sys.stdin)["members"]))')" = "$2" ] && return 0
+        sleep 0.5
+    done
+    "$URAID" status "$1"
+    return 1
+}
+check "m1: served for a failure" serve_volume m1
+spec=$(member_of m1 1)
+echo "m1's slot 1: $spec"
+check "m1: fail a partition given as a range" "$URAID" fail m1 "$spec"
+check "pool status: m1 degraded" bash -c "'$URAID' pool status tank ${drives[*]} | grep -q 'm1 .*degraded (3 of 4)'"
+check "m1: remove it" "$URAID" remove m1 "$spec"
+check "m1: add it again (rebuilt in full)" "$URAID" add --force m1 "$spec"
+check "m1: rebuilt, 4 in sync" in_sync m1 4
+check "m1: the same bytes after the rebuild" same_volume m1
+check "m1: stopped" stop_volume m1
+check "pool status: both clean again" status_is m1=raid10 p1=raid5
+
 # refusals: one line, nothing written
 truncate -s 64M x0.img x1.img x2.img
 sgdisk -o x0.img >/dev/null

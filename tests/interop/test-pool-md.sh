@@ -35,8 +35,9 @@ for v in m1 s1 p1; do
     "$URAID" serve --pool=tank --volume=$v --socket="$tmp/$v.sock" --threads=1 \
         --pid-file="$tmp/$v.pid" "${d[@]}" >"$tmp/$v.out" 2>&1 &
     pid=$!
-    for _ in $(seq 100); do [ -s "$tmp/$v.pid" ] && break; sleep 0.1; done
-    size=$(nbdinfo --size "nbd+unix:///$v?socket=$tmp/$v.sock") || fail "$v: not served"
+    for _ in $(seq 300); do [ -s "$tmp/$v.pid" ] && break; sleep 0.1; done
+    size=$(nbdinfo --size "nbd+unix:///$v?socket=$tmp/$v.sock") ||
+        fail "$v: not served: $(cat "$tmp/$v.out")"
     python3 -c 'import random, sys
 r = random.Random(int(sys.argv[1])); left = int(sys.argv[2])
 while left:

@@ -44,6 +44,8 @@ static void test_shapes(void)
 	CHECK(pool_shape_of(POOL_DUAL_PARITY, 3, 0, &s, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "at least 4"), "dual parity on 3 refused: %s", err);
 	CHECK(pool_shape_of(POOL_PARITY, 2, 0, &s, err, sizeof(err)) == -EINVAL, "parity on 2");
+	CHECK(pool_shape_of(POOL_SIMPLE, 1, 0, &s, err, sizeof(err)) == -EINVAL,
+	      "simple on 1: md's RAID 0 needs 2");
 	CHECK(pool_shape_of_level(4, 4, 0, &s, err, sizeof(err)) == -EINVAL, "RAID 4 refused");
 	enum pool_resiliency r;
 	CHECK(pool_resiliency_parse("two-way-mirror", &r) == 0 && r == POOL_MIRROR, "alias");

@@ -9,7 +9,7 @@ LDLIBS  ?=
 override LDLIBS += -lisal -luring -lgnutls -lnbd -lm
 BUILD   ?= build
 
-LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/plan/*.c src/nbd/*.c src/ops/*.c))
+LIB_SRCS  := $(sort $(wildcard src/common/*.c src/geom/*.c src/parity/*.c src/format/*.c src/io/*.c src/setup/*.c src/engine/*/*.c src/bench/*.c src/plan/*.c src/nbd/*.c src/ops/*.c src/pool/*.c))
 CLI_SRCS  := $(sort $(wildcard src/cli/*.c src/ctl/*.c))
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 TOOL_SRCS := $(sort $(wildcard tests/tools/*.c))

@@ -7,6 +7,7 @@ PKGS="build-essential liburing-dev libisal-dev mdadm qemu-system-x86 qemu-utils
       libnbd-bin libnbd-dev nbdkit fuse3 chromium fonts-dejavu-core libgnutls28-dev gnutls-bin strace
       prometheus"
 PKGS="$PKGS systemd"    # systemd-analyze verify of the units (tests/cli/test-systemd-units.sh)
+PKGS="$PKGS gdisk fdisk"    # sgdisk -p/-v, sfdisk --dump read the pools' GPTs (tests/cli/test-pool.sh)
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

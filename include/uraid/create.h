@@ -48,6 +48,9 @@ struct uraid_probe {
  * -errno when the member cannot be sized or read.
  */
 int uraid_probe_fd(int fd, struct uraid_probe *p);
+/* The same for the range [base, base + sectors) of fd (a pool's partition
+ * given as PATH@START+LENGTH); -EINVAL when it does not fit in fd. */
+int uraid_probe_range(int fd, uint64_t base, uint64_t sectors, struct uraid_probe *p);
 
 /* Size of an open file or block device in sectors; 0 or -errno. */
 int uraid_dev_sectors(int fd, uint64_t *sectors, bool *is_blockdev);

@@ -25,6 +25,7 @@
 #include "cli/status_watch.h"
 #include "cli/util.h"
 #include "ctl/ctl.h"
+#include "common/range_path.h"
 
 struct find_ctx {
 	const char *const *fields;      /* the request that identifies the server */
@@ -402,7 +403,17 @@ static void remove_usage(FILE *f)
 /* The server runs elsewhere: paths go to it absolute (as given if that fails). */
 static const char *absolute(const char *path, char *buf)
 {
-	return realpath(path, buf) ? buf : path;
+	struct uraid_range_path r;
+	char file[PATH_MAX];
+
+	if (realpath(path, buf))
+		return buf;
+	/* a range of a file (a pool's partition): the file's absolute path, the same range */
+	if (uraid_range_path_parse(path, &r, NULL, 0) == 0 && r.ranged && realpath(r.path, file) &&
+	    snprintf(buf, PATH_MAX, "%s@%llu+%llu", file, (unsigned long long)r.start,
+		     (unsigned long long)r.sectors) < PATH_MAX)
+		return buf;
+	return path;
 }
 
 int cli_served_owner(const char *cmd, const char *path, char *name, size_t len)
@@ -1115,8 +1126,13 @@ static int check_new_device(const char *cmd, const char *ctl, const char *dev)
 {
 	char abs[PATH_MAX], msg[CTL_MAX_LINE];
 	struct stat st;
+	struct uraid_range_path range;
 
-	if (stat(dev, &st) != 0) {
+	if (uraid_range_path_parse(dev, &range, msg, sizeof(msg)) != 0) {
+		fprintf(stderr, "uraid %s: %s; nothing was changed\n", cmd, msg);
+		return CLI_EXIT_FAIL;
+	}
+	if (stat(range.path, &st) != 0) {
 		fprintf(stderr, "uraid %s: %s: %s; nothing was changed\n", cmd, dev, strerror(errno));
 		return CLI_EXIT_FAIL;
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pool_cli.h"
 #include "cli/version.h"
 
 
@@ -34,6 +35,8 @@ static const struct {
 	  "bitmap (mdadm --grow)" },
 	{ "zero-superblock", cmd_zero_superblock, "erase the md superblock of devices no longer "
 	  "in an array" },
+	{ "pool", cmd_pool, "make a pool of drives (GPT each) and show its space and volumes" },
+	{ "volume", cmd_volume, "create or delete a volume (an md array on partitions) in a pool" },
 	{ "monitor", cmd_monitor, "report failed members, rebuilds and spares of served arrays" },
 };
 

@@ -27,6 +27,7 @@
 #include "cli/cli.h"
 #include "cli/metrics_http.h"
 #include "cli/metrics_text.h"
+#include "cli/pool_cli.h"
 #include "cli/serve.h"
 #include "cli/serve_events.h"
 #include "cli/status_print.h"
@@ -71,6 +72,11 @@ static void serve_usage(FILE *f)
 		"                           when it exists); the ARRAY line's serve options apply\n"
 		"                           as if given here, options given here win (a flag\n"
 		"                           there, e.g. read-only, cannot be switched off here)\n"
+		"      --pool=POOL          serve a volume of this pool (docs/pools.md): its\n"
+		"                           partitions on the pool's drives among the DEVICEs/\n"
+		"                           GLOBs given, else the DEVICE lines; the export name\n"
+		"                           is the volume's. One volume per serve for now\n"
+		"      --volume=VOLUME      which volume (needed when the pool has several)\n"
 		"      --list-arrays        print the name of each configured ARRAY (the instance\n"
 		"                           names of uraid@.service) and exit\n"
 		"      --run                start even when a member is merely missing (the array\n"
@@ -155,6 +161,7 @@ enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_S
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
        OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE,
        OPT_CACHE_SIZE, OPT_STRIPE_CACHE, OPT_READ_AHEAD };
+enum { OPT_POOL = 400, OPT_VOLUME };
 
 #define MAX_CONNECTIONS_LIMIT 100000u
 #define HANDSHAKE_TIMEOUT_LIMIT 3600u
@@ -215,6 +222,19 @@ static int parse_scanned(int argc, char **argv, struct serve_opts *o)
 	return parse_args(new_argc, new_argv, o);
 }
 
+/* --pool: the volume's partitions (pool_serve.c), then the same full restart. */
+static int parse_pooled(int argc, char **argv, struct serve_opts *o)
+{
+	int new_argc;
+	char **new_argv;
+	int rc = serve_pool_args(argc, argv, optind, o->pool, o->volume, o->config, &new_argc,
+				 &new_argv);
+	if (rc >= 0)
+		return rc;
+	*o = (struct serve_opts){ .scanned = true, .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
+	return parse_args(new_argc, new_argv, o);
+}
+
 static int parse_args(int argc, char **argv, struct serve_opts *o)
 {
 	static const struct option longopts[] = {
@@ -249,6 +269,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "stripe-cache", required_argument, NULL, OPT_STRIPE_CACHE },
 		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
+		{ "pool", required_argument, NULL, OPT_POOL },
+		{ "volume", required_argument, NULL, OPT_VOLUME },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -350,6 +372,8 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			o->socket_mode = (unsigned)m;
 			break;
 		}
+		case OPT_POOL: o->pool = optarg; break;
+		case OPT_VOLUME: o->volume = optarg; break;
 		case OPT_READ_AHEAD:
 			if (cli_parse_read_ahead(optarg, &o->read_ahead_bytes)) {
 				fprintf(stderr, "uraid serve: --read-ahead=%s: expected off, default "
@@ -419,6 +443,12 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		fprintf(stderr, "uraid serve: --socket and --listen exclude each other; choose one\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (o->volume && !o->pool) {
+		fprintf(stderr, "uraid serve: --volume names a volume of a pool: give --pool too\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (o->pool && !o->scanned)
+		return parse_pooled(argc, argv, o);
 	if ((o->scan || o->uuid || o->array_name || o->list_arrays) && !o->scanned)
 		return parse_scanned(argc, argv, o);
 	if (optind >= argc) {

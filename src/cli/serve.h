@@ -38,6 +38,7 @@ struct serve_opts {
 	/* finding the members (serve_scan.c) */
 	const char *config;             /* --config=FILE, NULL: the default */
 	const char *uuid, *array_name;  /* --uuid, --array */
+	const char *pool, *volume;      /* --pool, --volume (pool_serve.c) */
 	bool scan, list_arrays, verbose;
 	bool scanned;                   /* the members are the ones found */
 	bool run;                       /* --run: start with a member merely missing */

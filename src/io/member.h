@@ -43,7 +43,11 @@ struct member {
 	bool seek_trusted;
 	uint32_t dio_align;         /* O_DIRECT offset/length alignment in bytes (512, 4096):
 	                               member_submit READ/WRITE must respect it when direct */
-	uint64_t dev_sectors;
+	uint64_t dev_sectors;       /* of the member: the range's length when ranged */
+	/* where the member starts in its file or device, in sectors: 0, or the
+	   start of a range given as PATH@START+LENGTH (common/range_path.h, a
+	   pool's partition); every offset below is relative to it */
+	uint64_t base;
 	uint64_t data_offset;       /* sectors */
 	/* data-path counters: one set per reactor (its index modulo
 	   MEMBER_COUNTER_SETS), so that reactors do not share a cache line
@@ -86,7 +90,9 @@ struct member {
  * Open path read-write (MEMBER_OPEN_* flags) with O_DIRECT, falling back to
  * buffered I/O with a warning on stderr only when the file system refuses
  * O_DIRECT (EINVAL). Block devices are opened O_EXCL, image files locked
- * (common/file_lock.h), unless MEMBER_OPEN_UNLOCKED. Sets dev_sectors,
+ * (common/file_lock.h), unless MEMBER_OPEN_UNLOCKED. A path PATH@START+LENGTH
+ * is that range of PATH (common/range_path.h: no O_EXCL, the range locked).
+ * Sets dev_sectors (the range's length), base,
  * dio_align; data_offset starts at 0 (the caller sets it). 0 or -errno with
  * the reason in err; after a failure m->fd is -1 and member_close is a no-op.
  */

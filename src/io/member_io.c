@@ -55,7 +55,7 @@ static void member_io_inline(struct member_io *mio, void *buf, uint32_t len, uin
 static void member_io_issue_rw(struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	uint64_t off = (m->base + m->data_offset + mio->sector) * 512 + mio->done_bytes;
 	char *buf = (char *)mio->buf + mio->done_bytes;
 	uint32_t left = mio->len - mio->done_bytes;
 
@@ -71,7 +71,7 @@ static void member_io_issue_rw(struct member_io *mio)
 static void member_zeroes_write(struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	uint64_t off = (m->base + m->data_offset + mio->sector) * 512 + mio->done_bytes;
 	uint32_t n = mio->len - mio->done_bytes;
 
 	if (n > ZERO_WRITE_MAX)
@@ -168,7 +168,7 @@ static const char *member_op_name(enum member_op kind)
 void member_submit(struct reactor *r, struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512;
+	uint64_t off = (m->base + m->data_offset + mio->sector) * 512;
 	int rc;
 
 	mio->r = r;

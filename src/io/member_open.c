@@ -15,6 +15,7 @@
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
+#include "common/range_path.h"
 #include "io/member_internal.h"
 
 static void member_reset(struct member *m, const char *path)
@@ -108,6 +109,7 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	bool readonly = how & MEMBER_OPEN_READONLY, buffered = how & MEMBER_OPEN_BUFFERED;
 	bool unlocked = readonly && (how & MEMBER_OPEN_UNLOCKED);
 	struct stat st;
+	struct uraid_range_path range;
 	uint64_t bytes = 0;
 	int flags = (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC;
 	int fd, rc;
@@ -117,6 +119,10 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	pthread_mutex_init(&m->fault_lock, NULL);
 	if (strlen(path) >= sizeof(m->path))
 		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+	if ((rc = uraid_range_path_parse(path, &range, err, errlen)) < 0)
+		return rc;
+	const char *spec = path;
+	path = range.path;      /* the file or device; m->path keeps the range */
 	if (stat(path, &st) < 0) {
 		rc = -errno;
 		return uraid_errf(err, errlen, rc, "%s: %s", path, strerror(-rc));
@@ -125,7 +131,8 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	if (!m->blockdev && !S_ISREG(st.st_mode))
 		return uraid_errf(err, errlen, -EINVAL,
 				  "%s: not a block device or regular file", path);
-	if (m->blockdev && !unlocked)
+	/* the kernel's claim is of the whole device: a range is claimed by its lock */
+	if (m->blockdev && !unlocked && !range.ranged)
 		flags |= O_EXCL;
 
 	fd = open(path, flags | (buffered ? 0 : O_DIRECT));
@@ -144,8 +151,13 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 					  "(mounted, or a member of a running array)", path);
 		return uraid_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
 	}
-	if (!m->blockdev && !unlocked &&
-	    (rc = uraid_file_lock(fd, !readonly, path, err, errlen)) < 0) {
+	if (range.ranged && !unlocked)
+		rc = uraid_range_path_lock(fd, &range, !readonly, err, errlen);
+	else if (!m->blockdev && !unlocked)
+		rc = uraid_file_lock(fd, !readonly, path, err, errlen);
+	else
+		rc = 0;
+	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
@@ -164,13 +176,25 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	} else {
 		bytes = (uint64_t)st.st_size;
 	}
+	if ((rc = uraid_range_path_check(&range, bytes / 512, err, errlen)) < 0) {
+		close(fd);
+		return rc;
+	}
 	m->fd = fd;
-	m->dev_sectors = bytes / 512;
+	m->dev_sectors = range.ranged ? range.sectors : bytes / 512;
+	m->base = range.start;
 	/* until it joins an array, the wall is the device itself */
 	struct member_area whole = { 0, m->dev_sectors };
 	member_set_areas(m, 0, m->dev_sectors, &whole, 1);
 	m->dio_align = member_dio_align(fd, m->blockdev);
 	member_fs_traits(m, fd);
+	if (m->direct && (m->base * 512) % m->dio_align) {
+		close(fd);
+		m->fd = -1;
+		return uraid_errf(err, errlen, -EINVAL, "%s: the range starts at byte %llu, not on "
+				  "the %u-byte blocks O_DIRECT needs there", spec,
+				  (unsigned long long)m->base * 512, m->dio_align);
+	}
 	return 0;
 }
 
@@ -201,6 +225,7 @@ static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, u
 	if (off % 512 || !member_in_meta(m, off / 512, (len + 511) / 512))
 		return member_wall(m, write ? "metadata write" : "metadata read", false, off / 512,
 				   (len + 511) / 512);
+	off += m->base * 512;
 	if (!m->direct || (off % a == 0 && len % a == 0 && (uintptr_t)buf % 4096 == 0))
 		return write ? uraid_pwrite_full(m->fd, buf, len, off)
 			     : uraid_pread_full(m->fd, buf, len, off);

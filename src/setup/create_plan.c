@@ -20,6 +20,7 @@
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
+#include "common/range_path.h"
 #include "setup/create_plan.h"
 
 #define fail uraid_errf
@@ -114,15 +115,19 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 static int open_member(struct create_member *m, bool force, char *err, size_t errlen)
 {
 	struct stat st;
+	struct uraid_range_path range;
+	int rc = uraid_range_path_parse(m->path, &range, err, errlen);
 
-	if (stat(m->path, &st) < 0)
+	if (rc)
+		return rc;
+	if (stat(range.path, &st) < 0)
 		return fail(err, errlen, -errno, "cannot open %s: %s", m->path, strerror(errno));
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode))
 		return fail(err, errlen, -ENOTBLK, "%s is neither a block device nor a regular file",
 			    m->path);
 	/* O_EXCL on a block device: refuse one that is mounted or held by a driver. */
-	int flags = O_RDWR | O_CLOEXEC | (S_ISBLK(st.st_mode) ? O_EXCL : 0);
-	m->fd = open(m->path, flags);
+	int flags = O_RDWR | O_CLOEXEC | (S_ISBLK(st.st_mode) && !range.ranged ? O_EXCL : 0);
+	m->fd = open(range.path, flags);
 	if (m->fd < 0) {
 		int e = errno;
 		if (e == EBUSY)
@@ -130,22 +135,29 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 				    m->path);
 		return fail(err, errlen, -e, "cannot open %s read-write: %s", m->path, strerror(e));
 	}
-	if (!S_ISBLK(st.st_mode)) {
-		int rc = uraid_file_lock(m->fd, true, m->path, err, errlen);
-		if (rc)
-			return rc;
-	}
+	if (range.ranged)
+		rc = uraid_range_path_lock(m->fd, &range, true, err, errlen);
+	else if (!S_ISBLK(st.st_mode))
+		rc = uraid_file_lock(m->fd, true, m->path, err, errlen);
+	if (rc)
+		return rc;
 	if (fstat(m->fd, &st) < 0)
 		return fail(err, errlen, -errno, "cannot stat %s: %s", m->path, strerror(errno));
 	m->st = st;
-	int rc = uraid_dev_sectors(m->fd, &m->dev_sectors, &m->blockdev);
+	rc = uraid_dev_sectors(m->fd, &m->dev_sectors, &m->blockdev);
 	if (rc)
 		return fail(err, errlen, rc, "cannot size %s: %s", m->path, strerror(-rc));
+	if ((rc = uraid_range_path_check(&range, m->dev_sectors, err, errlen)))
+		return rc;
+	if (range.ranged) {
+		m->base = range.start;
+		m->dev_sectors = range.sectors;
+	}
 
 	struct uraid_probe *p = malloc(sizeof(*p));
 	if (!p)
 		return fail(err, errlen, -ENOMEM, "out of memory");
-	rc = uraid_probe_fd(m->fd, p);
+	rc = uraid_probe_range(m->fd, m->base, m->dev_sectors, p);
 	if (rc) {
 		free(p);
 		return fail(err, errlen, rc, "cannot read %s: %s", m->path, strerror(-rc));
@@ -362,7 +374,7 @@ static bool members_read_zero(const struct create_plan *plan, unsigned raid_disk
 			continue;
 		if (m->blockdev)
 			return false;   /* no cheap way to know what a drive holds */
-		uint64_t start = m->sb.data_offset * 512;
+		uint64_t start = (m->base + m->sb.data_offset) * 512;
 		uint64_t used = plan->res.size_sectors ? plan->res.size_sectors : m->sb.data_size;
 		off_t data = lseek(m->fd, (off_t)start, SEEK_DATA);
 		if (data < 0 && errno == ENXIO)

@@ -18,7 +18,8 @@ struct create_member {
 	const char *path;
 	bool missing;
 	int fd;                     /* -1 when missing */
-	uint64_t dev_sectors;
+	uint64_t dev_sectors;       /* of the member (a range's length) */
+	uint64_t base;              /* where it starts in its file or device (PATH@START+LENGTH) */
 	bool blockdev;
 	struct stat st;             /* its identity: given twice? */
 	struct uraid_sb sb;         /* the superblock to write */

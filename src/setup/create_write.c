@@ -20,7 +20,7 @@
 static int write_or_report(const struct create_member *m, const void *buf, size_t len,
 			   uint64_t sector, const char *what, char *err, size_t errlen)
 {
-	int rc = uraid_pwrite_full(m->fd, buf, len, sector * 512);
+	int rc = uraid_pwrite_full(m->fd, buf, len, (m->base + sector) * 512);
 	if (rc)
 		uraid_errf(err, errlen, rc, "writing the %s of %s at sector %llu failed: %s", what,
 			   m->path, (unsigned long long)sector, strerror(-rc));

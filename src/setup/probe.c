@@ -40,7 +40,7 @@ int uraid_dev_sectors(int fd, uint64_t *sectors, bool *is_blockdev)
 	return 0;
 }
 
-static void probe_location(int fd, unsigned minor, uint64_t dev_sectors,
+static void probe_location(int fd, uint64_t base, unsigned minor, uint64_t dev_sectors,
 			   struct uraid_probe_slot *slot)
 {
 	alignas(4096) uint8_t buf[URAID_SB_BYTES];
@@ -50,7 +50,7 @@ static void probe_location(int fd, unsigned minor, uint64_t dev_sectors,
 		slot->status = -ENOENT;
 		return;
 	}
-	int rc = uraid_pread_full(fd, buf, sizeof(buf), slot->sb_start * 512);
+	int rc = uraid_pread_full(fd, buf, sizeof(buf), (base + slot->sb_start) * 512);
 	if (rc < 0) {
 		slot->status = -EIO;
 		snprintf(slot->reason, sizeof(slot->reason), "cannot read sector %llu: %s",
@@ -90,7 +90,7 @@ static int choose_location(const struct uraid_probe *p)
 	return -1;
 }
 
-static void probe_bitmap(int fd, struct uraid_probe *p)
+static void probe_bitmap(int fd, uint64_t base, struct uraid_probe *p)
 {
 	const struct uraid_probe_slot *slot = &p->loc[p->chosen];
 	int64_t start = (int64_t)slot->sb_start + slot->sb.bitmap_offset;
@@ -103,7 +103,7 @@ static void probe_bitmap(int fd, struct uraid_probe *p)
 		return;
 	}
 	alignas(4096) uint8_t head[4096];
-	int rc = uraid_pread_full(fd, head, sizeof(head), (uint64_t)start * 512);
+	int rc = uraid_pread_full(fd, head, sizeof(head), (base + (uint64_t)start) * 512);
 	if (rc < 0) {
 		p->bitmap_status = -EIO;
 		snprintf(p->bitmap_reason, sizeof(p->bitmap_reason), "cannot read bitmap: %s",
@@ -128,13 +128,13 @@ static void probe_bitmap(int fd, struct uraid_probe *p)
 	uint8_t *area = malloc(bytes);
 	if (!area)
 		return;
-	if (uraid_pread_full(fd, area, bytes, (uint64_t)start * 512) == 0)
+	if (uraid_pread_full(fd, area, bytes, (base + (uint64_t)start) * 512) == 0)
 		p->bitmap_dirty_bits = uraid_bitmap_count(area, bits);
 	free(area);
 }
 
 /* md 0.90 keeps its superblock 64 KiB from the end, aligned to 64 KiB. */
-static bool probe_md090(int fd, uint64_t dev_sectors)
+static bool probe_md090(int fd, uint64_t base, uint64_t dev_sectors)
 {
 	alignas(512) uint8_t buf[512];
 	uint64_t bytes = dev_sectors * 512;
@@ -142,25 +142,38 @@ static bool probe_md090(int fd, uint64_t dev_sectors)
 	if (bytes < 128 * 1024)
 		return false;
 	uint64_t off = (bytes & ~(uint64_t)0xffff) - 0x10000;
-	if (uraid_pread_full(fd, buf, sizeof(buf), off))
+	if (uraid_pread_full(fd, buf, sizeof(buf), base * 512 + off))
 		return false;
 	uint32_t magic = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
 			 (uint32_t)buf[3] << 24;
 	return magic == URAID_SB_MAGIC;
 }
 
-int uraid_probe_fd(int fd, struct uraid_probe *p)
+int uraid_probe_range(int fd, uint64_t base, uint64_t sectors, struct uraid_probe *p)
 {
+	uint64_t whole;
+
 	memset(p, 0, sizeof(*p));
-	int rc = uraid_dev_sectors(fd, &p->dev_sectors, &p->is_blockdev);
+	int rc = uraid_dev_sectors(fd, &whole, &p->is_blockdev);
 	if (rc)
 		return rc;
+	if (base > whole || sectors > whole - base)
+		return -EINVAL;
+	p->dev_sectors = sectors;
 	for (unsigned m = 0; m < 3; m++)
-		probe_location(fd, m, p->dev_sectors, &p->loc[m]);
+		probe_location(fd, base, m, p->dev_sectors, &p->loc[m]);
 	p->chosen = choose_location(p);
-	p->has_md090 = probe_md090(fd, p->dev_sectors);
+	p->has_md090 = probe_md090(fd, base, p->dev_sectors);
 	if (p->chosen >= 0 && p->loc[p->chosen].status == 0 &&
 	    (p->loc[p->chosen].sb.feature_map & URAID_FEATURE_BITMAP_OFFSET))
-		probe_bitmap(fd, p);
+		probe_bitmap(fd, base, p);
 	return 0;
+}
+
+int uraid_probe_fd(int fd, struct uraid_probe *p)
+{
+	uint64_t sectors = 0;
+	int rc = uraid_dev_sectors(fd, &sectors, NULL);
+
+	return rc ? rc : uraid_probe_range(fd, 0, sectors, p);
 }

@@ -78,7 +78,7 @@ static bool member_hole_run(const struct member *m, struct seek_known *k, uint64
 		*len = min64(max, k->to - sector);
 		return k->hole;
 	}
-	off_t at = (off_t)((m->data_offset + sector) * 512);
+	off_t at = (off_t)((m->base + m->data_offset + sector) * 512);
 	(*seeks)++;
 	off_t data = lseek(m->fd, at, SEEK_DATA);
 	if (data < 0) {

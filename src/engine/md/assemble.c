@@ -143,7 +143,7 @@ static int read_member(struct cand *c, const char *path, uint32_t flags,
 	p = malloc(sizeof(*p));
 	if (!p)
 		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
-	rc = uraid_probe_fd(c->m->fd, p);
+	rc = uraid_probe_range(c->m->fd, c->m->base, c->m->dev_sectors, p);
 	if (rc) {
 		free(p);
 		return fail(err, errlen, rc, "%s: cannot read the superblock: %s", path,

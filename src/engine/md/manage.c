@@ -20,6 +20,7 @@
 #include <uraid/create.h>
 
 #include "common/errmsg.h"
+#include "common/range_path.h"
 #include "engine/core/array.h"
 #include "engine/md/member_state.h"
 
@@ -37,7 +38,10 @@ int uraid_array_find_member(struct uraid_array *ua, const char *path)
 {
 	struct array *a = A(ua);
 	struct stat want, have;
-	bool by_stat = stat(path, &want) == 0;
+	struct uraid_range_path range;
+	/* a range (PATH@START+LENGTH) is that range of PATH, however PATH is spelt */
+	bool ranged = uraid_range_path_parse(path, &range, NULL, 0) == 0 && range.ranged;
+	bool by_stat = stat(ranged ? range.path : path, &want) == 0;
 	int found = -ENOENT;
 
 	pthread_mutex_lock(&a->meta_lock);
@@ -48,7 +52,8 @@ int uraid_array_find_member(struct uraid_array *ua, const char *path)
 		if (!strcmp(m->path, path))
 			found = (int)i;
 		else if (by_stat && m->fd >= 0 && fstat(m->fd, &have) == 0 &&
-			 same_target(&want, &have))
+			 same_target(&want, &have) &&
+			 (!ranged || (m->base == range.start && m->dev_sectors == range.sectors)))
 			found = (int)i;
 	}
 	pthread_mutex_unlock(&a->meta_lock);
@@ -314,7 +319,7 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 	/* nothing written to a disk of another array without --force (mdadm's rule) */
 	bool foreign = false, ours = false;
 	struct uraid_sb old;
-	if (uraid_probe_fd(m->fd, &probe) == 0 && (probe.chosen >= 0 || probe.has_md090)) {
+	if (uraid_probe_range(m->fd, m->base, m->dev_sectors, &probe) == 0 && (probe.chosen >= 0 || probe.has_md090)) {
 		foreign = true;
 		if (probe.chosen >= 0) {
 			old = probe.loc[probe.chosen].sb;

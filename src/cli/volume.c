@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uraid volume create|delete|grow: a volume of a pool is one partition on
+ * each drive it uses and an md array over them (docs/pools.md). Create
+ * adds the partitions to the drives' GPTs, then makes the array with
+ * uraid create's code; if that fails the partitions go again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
+#include <uraid/create.h>
+#include <uraid/geom.h>
+#include <uraid/level.h>
+#include <uraid/superblock.h>
+
+#include "cli/cli.h"
+#include "cli/pool_cli.h"
+#include "cli/util.h"
+#include "common/full_io.h"
+#include "common/range_path.h"
+
+static void volume_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: uraid volume create POOL VOLUME --resiliency=R | --level=L --size=SIZE|max\n"
+		"                           [--drives=N] [--chunk=SIZE] [DEVICE|GLOB...] [--json]\n"
+		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...]\n"
+		"       uraid volume grow POOL VOLUME ...   (not there yet)\n"
+		"\n"
+		"A volume is an md array (metadata 1.2) over one new partition on each drive it\n"
+		"uses, placed on the pool's drives with the most free space. The pool's drives\n"
+		"are found as 'uraid pool status' finds them: the DEVICEs and GLOBs given, else\n"
+		"the configuration file's DEVICE lines. Serve it with\n"
+		"'uraid serve --pool=POOL --volume=VOLUME'.\n"
+		"\n"
+		"  -r, --resiliency=R   simple (RAID 0), mirror (RAID 1 on 2 drives, RAID 10 n2\n"
+		"                       on more), three-way-mirror (RAID 1 on 3, RAID 10 n3 on\n"
+		"                       more), parity (RAID 5), dual-parity (RAID 6)\n"
+		"  -l, --level=L        an md level instead: 0, 1, 5, 6 or 10 (RAID 10 n2)\n"
+		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
+		"                       max: the largest that fits\n"
+		"  -n, --drives=N       how many drives it uses (default: the count that gives\n"
+		"                       the largest volume for max, else every drive with room)\n"
+		"  -c, --chunk=SIZE     chunk size (default 512K; RAID 1 has none)\n"
+		"      --config=FILE    the configuration file whose DEVICE lines to read\n"
+		"      --json           what was made, as JSON\n"
+		"  -h, --help           this text\n"
+		"\n"
+		"delete refuses a volume that is served (its partitions are locked by the server),\n"
+		"then erases its md superblocks and removes its partitions. Growing a volume\n"
+		"needs md's reshape in uraid, which is not there yet: 'volume grow' says so.\n");
+}
+
+struct volume_opts {
+	const char *pool, *name, *config;
+	bool have_res, max, json;
+	enum pool_resiliency res;
+	int level;
+	uint64_t size_bytes;
+	unsigned drives;
+	uint32_t chunk_kib;
+	int first;                  /* first DEVICE/GLOB operand */
+};
+
+static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts *o)
+{
+	enum { OPT_JSON = 256, OPT_CONFIG };
+	static const struct option longopts[] = {
+		{ "resiliency", required_argument, NULL, 'r' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "drives", required_argument, NULL, 'n' },
+		{ "chunk", required_argument, NULL, 'c' },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	uint64_t v;
+	char *end;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->level = -100;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":r:l:z:n:c:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (pool_resiliency_parse(optarg, &o->res)) {
+				fprintf(stderr, "uraid %s: --resiliency=%s: say simple, mirror, "
+					"three-way-mirror, parity or dual-parity\n", cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->have_res = true;
+			break;
+		case 'l':
+			if (uraid_level_parse(optarg, &o->level)) {
+				fprintf(stderr, "uraid %s: --level=%s is not an md level\n", cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'z':
+			if (!strcmp(optarg, "max")) {
+				o->max = true;
+			} else if (cli_parse_size(optarg, 1024, &o->size_bytes) || !o->size_bytes ||
+				   o->size_bytes % 512) {
+				fprintf(stderr, "uraid %s: --size=%s: give a size (K, M, G, T; a plain "
+					"number is KiB) or max\n", cmd, optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 1 || v > POOL_MAX_DRIVES) {
+				fprintf(stderr, "uraid %s: --drives=%s: a count of 1 to %u\n", cmd, optarg,
+					POOL_MAX_DRIVES);
+				return CLI_EXIT_USAGE;
+			}
+			o->drives = (unsigned)v;
+			break;
+		case 'c':
+			if (cli_parse_size(optarg, 1024, &v) || v < 4096 || v % 4096 ||
+			    v / 1024 > (1u << 21)) {
+				fprintf(stderr, "uraid %s: --chunk=%s: a multiple of 4K up to 2G\n", cmd,
+					optarg);
+				return CLI_EXIT_USAGE;
+			}
+			o->chunk_kib = (uint32_t)(v / 1024);
+			break;
+		case OPT_CONFIG: o->config = optarg; break;
+		case OPT_JSON: o->json = true; break;
+		case 'h': volume_usage(stdout); return CLI_EXIT_OK;
+		default: return cli_bad_option(cmd, argv);
+		}
+	}
+	if (argc - optind < 2) {
+		fprintf(stderr, "uraid %s: give the pool's and the volume's names; see 'uraid volume "
+			"--help'\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	o->pool = argv[optind];
+	o->name = argv[optind + 1];
+	o->first = optind + 2;
+	return -1;
+}
+
+/* Open a drive to change its GPT: its table areas locked (so that two uraid
+ * commands do not edit one table at once; volumes served from it go on). */
+static int open_table(const char *cmd, const struct pool_drive *d, int *fd)
+{
+	char err[600];
+	struct uraid_range_path head = { .ranged = true, .start = 0,
+					 .sectors = GPT_PRIMARY_BYTES / 512 };
+
+	snprintf(head.path, sizeof(head.path), "%s", d->path);
+	*fd = open(d->path, O_RDWR | O_CLOEXEC);
+	if (*fd < 0 || uraid_range_path_lock(*fd, &head, true, err, sizeof(err))) {
+		fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path,
+			*fd < 0 ? strerror(errno) : err);
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return CLI_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int write_tables(const char *cmd, struct pool *p, const unsigned *which, unsigned n)
+{
+	char err[600];
+	for (unsigned i = 0; i < n; i++) {
+		struct pool_drive *d = p->drive[which[i]];
+		int fd;
+		if (open_table(cmd, d, &fd))
+			return CLI_EXIT_FAIL;
+		int rc = gpt_write(fd, &d->gpt, err, sizeof(err));
+		/* the kernel reads the new table when no partition of the drive is open;
+		   else its nodes stay old, and the volume's members are ranges (pool.c) */
+		if (rc == 0 && d->blockdev)
+			(void)ioctl(fd, BLKRRPART);
+		close(fd);
+		if (rc) {
+			fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path, err);
+			return CLI_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+/* The shape asked for over k drives. */
+static int shape_for(const struct volume_opts *o, unsigned k, struct pool_shape *s, char *err,
+		     size_t errlen)
+{
+	if (o->have_res)
+		return pool_shape_of(o->res, k, o->chunk_kib, s, err, errlen);
+	return pool_shape_of_level(o->level, k, o->chunk_kib, s, err, errlen);
+}
+
+/* The drive count: given, or the one that gives the most room (max), or
+ * the most drives on which the size fits. */
+static unsigned choose_drives(const struct volume_opts *o, const struct pool *p,
+			      const uint64_t *freeb, uint64_t want, uint64_t *best_fit)
+{
+	unsigned pick[POOL_MAX_DRIVES], lo = 1, hi = p->ndrives, best = 0;
+	struct pool_shape s;
+
+	*best_fit = 0;
+	if (o->drives)
+		lo = hi = o->drives;
+	for (unsigned k = lo; k <= hi && k <= p->ndrives; k++) {
+		uint64_t per = pool_place(freeb, p->ndrives, k, pick);
+		if (!per || shape_for(o, k, &s, NULL, 0))
+			continue;
+		uint64_t size = pool_volume_sectors(&s, per);
+		if (size > *best_fit || (size == *best_fit && size)) {
+			*best_fit = size;
+			if (o->max)
+				best = k;
+		}
+		if (!o->max && size >= want)
+			best = k;       /* the most drives that hold it */
+	}
+	return best;
+}
+
+static void print_created(const struct volume_opts *o, const struct pool *p,
+			  const struct uraid_create_result *r, char **specs, unsigned n)
+{
+	char uuid[40], a[32];
+	const char *word = pool_level_word(r->level, r->layout, r->raid_disks);
+
+	uraid_uuid_text(r->uuid, uuid, sizeof(uuid));
+	if (o->json) {
+		struct json j;
+		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
+		json_str(&j, "pool", p->label.name);
+		json_str(&j, "volume", o->name);
+		json_str(&j, "uuid", uuid);
+		json_str(&j, "level", uraid_level_name(r->level));
+		json_str(&j, "resiliency", word);
+		json_u64(&j, "size_bytes", r->array_sectors * 512);
+		json_arr_open(&j, "members");
+		for (unsigned i = 0; i < n; i++)
+			json_str(&j, NULL, specs[i]);
+		json_arr_close(&j);
+		json_obj_close(&j);
+		json_end(&j);
+		return;
+	}
+	printf("Created volume '%s' in pool '%s': %s (%s) on %u drive%s, %s, md UUID %s\n",
+	       o->name, p->label.name, word, uraid_level_name(r->level), n, n == 1 ? "" : "s",
+	       cli_bytes(r->array_sectors * 512, a, sizeof(a)), uuid);
+	printf("Serve it with: uraid serve --pool=%s --volume=%s", p->label.name, o->name);
+	for (unsigned i = 0; i < p->ndrives; i++)
+		printf(" %s", p->drive[i]->path);
+	printf("\n");
+}
+
+static int volume_create(struct volume_opts *o, struct pool *p)
+{
+	const char *cmd = "volume create";
+	uint64_t freeb[POOL_MAX_DRIVES], first[POOL_MAX_DRIVES], fit;
+	unsigned pick[POOL_MAX_DRIVES];
+	struct pool_shape s;
+	char err[600], a[32], b[32];
+	char *specs[POOL_MAX_DRIVES] = { 0 };
+	int st = CLI_EXIT_FAIL;
+
+	if (!o->have_res && o->level == -100) {
+		fprintf(stderr, "uraid %s: give --resiliency or --level\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (!o->max && !o->size_bytes) {
+		fprintf(stderr, "uraid %s: give --size=SIZE or --size=max\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (!pool_name_ok(o->name, POOL_VOL_NAME_MAX)) {
+		fprintf(stderr, "uraid %s: '%s' is not a volume name: 1 to %u letters, digits, "
+			"'_', '.' or '-', not starting with '.' or '-'\n", cmd, o->name,
+			POOL_VOL_NAME_MAX);
+		return CLI_EXIT_USAGE;
+	}
+	if (pool_volume_find(p, o->name)) {
+		fprintf(stderr, "uraid %s: pool '%s' has a volume '%s' already\n", cmd,
+			p->label.name, o->name);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->drives && shape_for(o, o->drives, &s, err, sizeof(err))) {
+		fprintf(stderr, "uraid %s: %s\n", cmd, err);
+		return CLI_EXIT_USAGE;
+	}
+	if (!o->have_res && shape_for(o, p->ndrives, &s, err, sizeof(err))) {
+		fprintf(stderr, "uraid %s: %s (pool '%s' has %u drives)\n", cmd, err, p->label.name,
+			p->ndrives);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->drives > p->ndrives || (o->have_res && pool_resiliency_min_drives(o->res) > p->ndrives)) {
+		unsigned need = o->drives ? o->drives : pool_resiliency_min_drives(o->res);
+		fprintf(stderr, "uraid %s: %s needs %u drives; pool '%s' has %u\n", cmd,
+			o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level), need,
+			p->label.name, p->ndrives);
+		return CLI_EXIT_USAGE;
+	}
+	pool_free_per_drive(p, freeb, first);
+	uint64_t want = o->size_bytes / 512;
+	unsigned k = choose_drives(o, p, freeb, want, &fit);
+	if (k == 0) {
+		if (fit)
+			fprintf(stderr, "uraid %s: %s does not fit in pool '%s': the largest %s volume "
+				"that fits is %s%s\n", cmd, cli_bytes(o->size_bytes, a, sizeof(a)),
+				p->label.name, o->have_res ? pool_resiliency_name(o->res)
+							   : uraid_level_name(o->level),
+				cli_bytes(fit * 512, b, sizeof(b)),
+				o->drives ? " on that many drives" : "");
+		else
+			fprintf(stderr, "uraid %s: no room for a %s volume in pool '%s' (too few "
+				"drives with free space)\n", cmd,
+				o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level),
+				p->label.name);
+		return CLI_EXIT_FAIL;
+	}
+	uint64_t per = pool_place(freeb, p->ndrives, k, pick);
+	shape_for(o, k, &s, NULL, 0);
+	uint64_t part = o->max ? per / GPT_ALIGN_SECTORS * GPT_ALIGN_SECTORS
+			       : pool_part_sectors_for(&s, want);
+	if (!part || part > per) {
+		fprintf(stderr, "uraid %s: %s does not fit\n", cmd, cli_bytes(o->size_bytes, a, sizeof(a)));
+		return CLI_EXIT_FAIL;
+	}
+	/* the partitions: one per drive chosen, at the start of its largest free extent */
+	char pname[GPT_NAME_CHARS + 1];
+	pool_part_name(p->label.name, o->name, pname, sizeof(pname));
+	int entry[POOL_MAX_DRIVES];
+	for (unsigned i = 0; i < k; i++) {
+		struct pool_drive *d = p->drive[pick[i]];
+		entry[i] = gpt_free_entry(&d->gpt);
+		if (entry[i] < 0) {
+			fprintf(stderr, "uraid %s: %s has no free GPT entry (128 partitions)\n", cmd,
+				d->path);
+			return CLI_EXIT_FAIL;
+		}
+		struct gpt_part *gp = &d->gpt.part[entry[i]];
+		memcpy(gp->type, pool_type_volume, 16);
+		if (gpt_guid_random(gp->guid))
+			return CLI_EXIT_FAIL;
+		gp->first = first[pick[i]];
+		gp->last = gp->first + part - 1;
+		snprintf(gp->name, sizeof(gp->name), "%s", pname);
+		if (!(specs[i] = malloc(320)))
+			goto out;
+	}
+	if (write_tables(cmd, p, pick, k))
+		goto undo;
+	for (unsigned i = 0; i < k; i++)
+		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], 320);
+
+	struct uraid_create_opts co = {
+		.level = s.level, .layout_given = s.level == URAID_LEVEL_10 ||
+						   s.level == URAID_LEVEL_5 ||
+						   s.level == URAID_LEVEL_6,
+		.layout = s.layout, .raid_disks = k, .chunk_kib = s.chunk_sectors / 2, .minor = 2,
+		.name = o->name, .homehost = "<none>",
+		/* the whole partition: a volume asked for by size is at least that size */
+		.paths = (const char *const *)specs, .npaths = k,
+	};
+	struct uraid_create_result r;
+	if (uraid_create(&co, &r, err, sizeof(err))) {
+		fprintf(stderr, "uraid %s: %s; the partitions are taken out again\n", cmd, err);
+		goto undo;
+	}
+	print_created(o, p, &r, specs, k);
+	st = CLI_EXIT_OK;
+	goto out;
+undo:
+	for (unsigned i = 0; i < k; i++)
+		memset(&p->drive[pick[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
+	write_tables(cmd, p, pick, k);
+out:
+	for (unsigned i = 0; i < k; i++)
+		free(specs[i]);
+	return st;
+}
+
+/* Erase the md superblock (1.2: 4 KiB from the partition's start) of a partition. */
+static int erase_superblock(int fd, const struct gpt_part *gp)
+{
+	alignas(4096) static const uint8_t zero[4096];
+	uint64_t at = gp->first + uraid_sb_location(2, gp->last - gp->first + 1);
+	int rc = uraid_pwrite_full(fd, zero, sizeof(zero), at * 512);
+	return rc ? rc : (fdatasync(fd) < 0 ? -errno : 0);
+}
+
+static int volume_delete(struct volume_opts *o, struct pool *p)
+{
+	const char *cmd = "volume delete";
+	struct pool_volume *v = pool_volume_find(p, o->name);
+	char err[600], spec[320];
+	unsigned which[POOL_MAX_DRIVES];
+	int fds[POOL_MAX_DRIVES];
+	int st = 0;
+
+	if (!v) {
+		fprintf(stderr, "uraid %s: pool '%s' has no volume '%s'\n", cmd, p->label.name,
+			o->name);
+		return CLI_EXIT_USAGE;
+	}
+	/* claim every partition first: a served volume holds its ranges locked */
+	for (unsigned i = 0; i < v->nparts; i++) {
+		const struct pool_drive *d = p->drive[v->drive[i]];
+		const struct gpt_part *gp = &d->gpt.part[v->entry[i]];
+		struct uraid_range_path rp = { .ranged = true, .start = gp->first,
+					       .sectors = gp->last - gp->first + 1 };
+		snprintf(rp.path, sizeof(rp.path), "%s", d->path);
+		fds[i] = open(d->path, O_RDWR | O_CLOEXEC);
+		which[i] = v->drive[i];
+		int rc = fds[i] < 0 ? -errno : uraid_range_path_lock(fds[i], &rp, true, err,
+								       sizeof(err));
+		if (rc) {
+			pool_member_spec(d, v->entry[i], spec, sizeof(spec));
+			if (rc == -EBUSY)
+				fprintf(stderr, "uraid %s: volume '%s' is in use (another uraid holds "
+					"%s: served?); stop serving it first ('uraid stop %s')\n", cmd,
+					o->name, spec, o->name);
+			else
+				fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path,
+					fds[i] < 0 ? strerror(-rc) : err);
+			for (unsigned k = 0; k <= i; k++)
+				if (fds[k] >= 0)
+					close(fds[k]);
+			return CLI_EXIT_FAIL;
+		}
+	}
+	for (unsigned i = 0; i < v->nparts && !st; i++) {
+		struct pool_drive *d = p->drive[v->drive[i]];
+		int rc = erase_superblock(fds[i], &d->gpt.part[v->entry[i]]);
+		if (rc) {
+			fprintf(stderr, "uraid %s: %s: erasing the md superblock failed: %s\n", cmd,
+				d->path, strerror(-rc));
+			st = CLI_EXIT_FAIL;
+		}
+		memset(&d->gpt.part[v->entry[i]], 0, sizeof(struct gpt_part));
+	}
+	for (unsigned i = 0; i < v->nparts; i++)
+		close(fds[i]);
+	if (st == 0)
+		st = write_tables(cmd, p, which, v->nparts);
+	if (st == 0 && !o->json)
+		printf("Deleted volume '%s' of pool '%s' (%u partition%s)\n", o->name, p->label.name,
+		       v->nparts, v->nparts == 1 ? "" : "s");
+	return st;
+}
+
+int cmd_volume(int argc, char **argv)
+{
+	struct volume_opts o;
+	struct pool_candidates c;
+
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		volume_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+	}
+	const char *verb = argv[1];
+	if (!strcmp(verb, "grow")) {
+		fprintf(stderr, "uraid volume grow: not there yet: growing a volume needs md's "
+			"reshape in uraid ('uraid grow'), which is being built; a new volume can use "
+			"the space meanwhile\n");
+		return CLI_EXIT_FAIL;
+	}
+	if (strcmp(verb, "create") && strcmp(verb, "delete")) {
+		fprintf(stderr, "uraid volume: '%s' is not a volume command (create, delete, grow); "
+			"see 'uraid volume --help'\n", verb);
+		return CLI_EXIT_USAGE;
+	}
+	char cmd[32];
+	snprintf(cmd, sizeof(cmd), "volume %s", verb);
+	int st = parse_opts(cmd, argc - 1, argv + 1, &o);
+	if (st >= 0)
+		return st;
+	st = pool_candidates_get(cmd, o.config, argv + 1 + o.first, (unsigned)(argc - 1 - o.first),
+				 &c);
+	if (st)
+		return st;
+	struct pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		st = CLI_EXIT_FAIL;
+	else if ((st = pool_cli_find(cmd, o.pool, &c, p)) < 0)
+		st = !strcmp(verb, "create") ? volume_create(&o, p) : volume_delete(&o, p);
+	if (p)
+		pool_release(p);
+	free(p);
+	pool_candidates_free(&c);
+	return st;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A member given as a range of a file or block device: "PATH@START+LENGTH",
+ * both in 512-byte sectors. A pool's partition on an image file has no
+ * device node without loop devices or partx, so its volumes name their
+ * members this way (docs/pools.md). A path that exists as written is never
+ * taken for a range, whatever its name holds.
+ */
+#ifndef URAID_COMMON_RANGE_PATH_H
+#define URAID_COMMON_RANGE_PATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct uraid_range_path {
+	char path[256];             /* the file or device itself */
+	bool ranged;                /* false: the whole of path */
+	uint64_t start, sectors;    /* the range, when ranged */
+};
+
+/* Split spec into path and range. 0, or -EINVAL / -ENAMETOOLONG with the
+ * reason in err (a range of 0 sectors, or one whose end overflows). */
+int uraid_range_path_parse(const char *spec, struct uraid_range_path *r, char *err,
+			   size_t errlen);
+
+/* Does the range fit in a device of dev_sectors? 0, or -EINVAL + err. */
+int uraid_range_path_check(const struct uraid_range_path *r, uint64_t dev_sectors, char *err,
+			   size_t errlen);
+
+/*
+ * Claim the range of an open file or device: a shared flock on the whole
+ * file (a whole-file user, which takes it exclusive, is kept off) and an
+ * open-file-description lock on the range's bytes (write lock when
+ * exclusive), so that volumes of one pool are served side by side, in one
+ * process or several, and one range only once. 0 or -EBUSY + err.
+ */
+int uraid_range_path_lock(int fd, const struct uraid_range_path *r, bool exclusive,
+			  char *err, size_t errlen);
+
+#endif

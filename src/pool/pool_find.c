@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT
+/* Finding a pool's drives and volumes (pool_find.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uraid/create.h>
+#include <uraid/geom.h>
+#include <uraid/level.h>
+
+#include "common/errmsg.h"
+#include "pool/pool_find.h"
+
+void pool_release(struct pool *p)
+{
+	for (unsigned i = 0; i < p->ndrives; i++)
+		free(p->drive[i]);
+	memset(p, 0, sizeof(*p));
+}
+
+struct pool_volume *pool_volume_find(struct pool *p, const char *name)
+{
+	for (unsigned v = 0; v < p->nvolumes; v++)
+		if (!strcmp(p->vol[v].name, name))
+			return &p->vol[v];
+	return NULL;
+}
+
+/* Collect the volumes from every drive's partitions named "POOL/VOLUME". */
+static void collect_volumes(struct pool *p)
+{
+	p->nvolumes = 0;
+	for (unsigned d = 0; d < p->ndrives; d++) {
+		const struct gpt *g = &p->drive[d]->gpt;
+		for (unsigned e = 0; e < GPT_ENTRIES; e++) {
+			const char *vn = pool_part_volume(&g->part[e], p->label.name);
+			if (!vn)
+				continue;
+			struct pool_volume *v = pool_volume_find(p, vn);
+			if (!v) {
+				if (p->nvolumes >= POOL_MAX_VOLUMES)
+					continue;
+				v = &p->vol[p->nvolumes++];
+				memset(v, 0, sizeof(*v));
+				snprintf(v->name, sizeof(v->name), "%s", vn);
+			}
+			if (v->nparts < POOL_MAX_DRIVES) {
+				v->drive[v->nparts] = d;
+				v->entry[v->nparts++] = e;
+			}
+		}
+	}
+}
+
+static uint64_t array_sectors_of(const struct uraid_sb *sb)
+{
+	struct uraid_geom g;
+	char why[200];
+	uint64_t members[URAID_MAX_MEMBERS];
+
+	if (sb->raid_disks == 0 || sb->raid_disks > URAID_MAX_MEMBERS)
+		return 0;
+	for (unsigned i = 0; i < sb->raid_disks; i++)
+		members[i] = sb->data_size;
+	struct uraid_geom_params gp = {
+		.level = (int)sb->level, .layout = sb->layout, .raid_disks = sb->raid_disks,
+		.chunk_sectors = sb->chunksize, .dev_sectors = sb->size,
+		.member_sectors = members,
+		.raid0_layout_flag = sb->feature_map & 0x1000,  /* md's RAID 0 layout bit */
+	};
+	return uraid_geom_init(&g, &gp, why, sizeof(why)) ? 0 : uraid_geom_array_sectors(&g);
+}
+
+void pool_volumes_probe(struct pool *p)
+{
+	struct uraid_probe *pr = malloc(sizeof(*pr));
+	struct uraid_sb *sbs = malloc(sizeof(*sbs) * POOL_MAX_DRIVES);
+	bool *ok = calloc(POOL_MAX_DRIVES, sizeof(*ok));
+
+	if (!pr || !sbs || !ok)
+		goto out;
+	for (unsigned v = 0; v < p->nvolumes; v++) {
+		struct pool_volume *vol = &p->vol[v];
+		int fresh = -1;
+		for (unsigned i = 0; i < vol->nparts; i++) {
+			const struct pool_drive *d = p->drive[vol->drive[i]];
+			const struct gpt_part *gp = &d->gpt.part[vol->entry[i]];
+			ok[i] = false;
+			int fd = open(d->path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			if (uraid_probe_range(fd, gp->first, gp->last - gp->first + 1, pr) == 0 &&
+			    pr->chosen >= 0 && pr->loc[pr->chosen].status == 0) {
+				sbs[i] = pr->loc[pr->chosen].sb;
+				ok[i] = true;
+				if (fresh < 0 || sbs[i].events > sbs[fresh].events)
+					fresh = (int)i;
+			}
+			close(fd);
+		}
+		vol->has_md = fresh >= 0;
+		if (!vol->has_md) {
+			vol->stale = vol->nparts;
+			continue;
+		}
+		const struct uraid_sb *f = &sbs[fresh];
+		memcpy(vol->uuid, f->set_uuid, 16);
+		vol->level = (int)f->level;
+		vol->layout = f->layout;
+		vol->chunk_sectors = f->chunksize;
+		vol->raid_disks = f->raid_disks;
+		vol->array_sectors = array_sectors_of(f);
+		vol->resync_needed = f->resync_offset != UINT64_MAX;
+		for (unsigned i = 0; i < vol->nparts; i++) {
+			uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
+			if (ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
+			    sbs[i].events == f->events && role < URAID_ROLE_MAX &&
+			    role < f->raid_disks && f->dev_roles[sbs[i].dev_number] == role)
+				vol->present++;
+			else
+				vol->stale++;
+		}
+	}
+out:
+	free(pr);
+	free(sbs);
+	free(ok);
+}
+
+int pool_find(const char *name, char *const *paths, unsigned n, struct pool *p, char *err,
+	      size_t errlen)
+{
+	char why[400];
+
+	memset(p, 0, sizeof(*p));
+	if (!name)
+		return uraid_errf(err, errlen, -EINVAL, "no pool name");
+	for (unsigned i = 0; i < n; i++) {
+		struct pool_drive *d = malloc(sizeof(*d));
+		if (!d) {
+			pool_release(p);
+			return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+		}
+		if (pool_drive_read(paths[i], d, why, sizeof(why)) ||
+		    (name && strcmp(d->label.name, name))) {
+			free(d);
+			continue;
+		}
+		if (p->ndrives && memcmp(d->label.uuid, p->label.uuid, 16)) {
+			free(d);
+			uraid_errf(err, errlen, -EINVAL, "two pools are named '%s' (%s is not in "
+				   "the pool of %s); give the drives of one", p->label.name,
+				   paths[i], p->drive[0]->path);
+			pool_release(p);
+			return -EINVAL;
+		}
+		bool dup = false;
+		for (unsigned k = 0; k < p->ndrives; k++)
+			dup |= p->drive[k]->label.index == d->label.index;
+		if (dup || p->ndrives >= POOL_MAX_DRIVES) {
+			free(d);
+			if (dup)
+				continue;       /* one drive seen through two names (a glob and a link) */
+			pool_release(p);
+			return uraid_errf(err, errlen, -EINVAL, "more than %u drives", POOL_MAX_DRIVES);
+		}
+		if (!p->ndrives)
+			p->label = d->label;
+		/* in the order of the drives' indexes */
+		unsigned at = p->ndrives++;
+		while (at && p->drive[at - 1]->label.index > d->label.index) {
+			p->drive[at] = p->drive[at - 1];
+			at--;
+		}
+		p->drive[at] = d;
+	}
+	collect_volumes(p);
+	pool_volumes_probe(p);
+	return 0;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A pool as found on its drives: the drives whose label names it, in the
+ * order of their index, and its volumes (partitions of the same
+ * "POOL/VOLUME" name), each with what its md superblocks say.
+ */
+#ifndef URAID_POOL_POOL_FIND_H
+#define URAID_POOL_POOL_FIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pool/pool.h"
+
+struct pool_volume {
+	char name[POOL_VOL_NAME_MAX + 1];
+	unsigned nparts;
+	unsigned drive[POOL_MAX_DRIVES];        /* index into pool.drive */
+	unsigned entry[POOL_MAX_DRIVES];        /* GPT entry on that drive */
+	/* from the freshest valid md superblock among the partitions */
+	bool has_md;
+	uint8_t uuid[16];
+	int level;
+	uint32_t layout, chunk_sectors, raid_disks;
+	uint64_t array_sectors;
+	unsigned present;           /* partitions in an active slot of the freshest events */
+	unsigned stale;             /* partitions with an older superblock or none */
+	bool resync_needed;
+};
+
+struct pool {
+	struct pool_label label;                /* the pool's (its first drive's) */
+	unsigned ndrives;
+	struct pool_drive *drive[POOL_MAX_DRIVES];
+	unsigned nvolumes;
+	struct pool_volume vol[POOL_MAX_VOLUMES];
+};
+
+/*
+ * The drives among paths (each read with pool_drive_read; those that are
+ * not pool drives are skipped) that belong to pool `name`. 0 with p filled (p->ndrives 0: none found), or
+ * -EINVAL when two pools of that name are found, or a drive index is given
+ * twice, with err.
+ */
+int pool_find(const char *name, char *const *paths, unsigned n, struct pool *p, char *err,
+	      size_t errlen);
+void pool_release(struct pool *p);
+
+/* Read each volume's md superblocks (pool_find does it). */
+void pool_volumes_probe(struct pool *p);
+
+/* The volume of that name, or NULL. */
+struct pool_volume *pool_volume_find(struct pool *p, const char *name);
+
+#endif

@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The GPT (src/pool/gpt.c): a table written and read back is the same
+ * table; the CRC32 is zlib's; each kind of damage to one copy is found and
+ * the other copy used, damage to both refused, tables uraid does not handle
+ * refused; the pool label's record round trip. Also members given as a
+ * range of a file (PATH@START+LENGTH, common/range_path.c, io/member_open.c):
+ * I/O lands at the range's start, nothing outside the range changes, and
+ * two ranges of one file are opened side by side while one range is
+ * claimed once. Random data from a fixed seed (printed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/range_path.h"
+#include "io/member.h"
+#include "pool/gpt.h"
+#include "pool/pool.h"
+#include "../support/check.h"
+
+#define SEED 0x6770u
+#define DEV_SECTORS (64u * 2048u)       /* 64 MiB */
+
+static uint64_t rng = SEED;
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void random_table(struct gpt *g)
+{
+	uint8_t guid[16];
+	char err[200];
+
+	for (int i = 0; i < 16; i++)
+		guid[i] = (uint8_t)next_rand();
+	CHECK(gpt_init(g, DEV_SECTORS, guid, err, sizeof(err)) == 0, "init: %s", err);
+	uint64_t at = 2048;
+	for (unsigned i = 0; i < 5; i++) {
+		struct gpt_part *p = &g->part[i * 7];   /* gaps in the entries too */
+		for (int k = 0; k < 16; k++) {
+			p->type[k] = (uint8_t)next_rand();
+			p->guid[k] = (uint8_t)next_rand();
+		}
+		p->first = at;
+		p->last = at + 2048 * (1 + next_rand() % 4) - 1;
+		p->attrs = next_rand();
+		snprintf(p->name, sizeof(p->name), "part-%u/%llx", i,
+			 (unsigned long long)(next_rand() & 0xffffff));
+		at = p->last + 1 + 2048;
+	}
+}
+
+static bool same_table(const struct gpt *a, const struct gpt *b)
+{
+	if (a->dev_sectors != b->dev_sectors || memcmp(a->disk_guid, b->disk_guid, 16) ||
+	    a->first_usable != b->first_usable || a->last_usable != b->last_usable)
+		return false;
+	for (unsigned i = 0; i < GPT_ENTRIES; i++) {
+		const struct gpt_part *p = &a->part[i], *q = &b->part[i];
+		if (memcmp(p->type, q->type, 16) || memcmp(p->guid, q->guid, 16) ||
+		    p->first != q->first || p->last != q->last || p->attrs != q->attrs ||
+		    strcmp(p->name, q->name))
+			return false;
+	}
+	return true;
+}
+
+static void test_crc_and_guid(void)
+{
+	/* the check value of CRC-32/ISO-HDLC (zlib's crc32) */
+	CHECK(gpt_crc32("123456789", 9) == 0xcbf43926u, "crc32 %08x", gpt_crc32("123456789", 9));
+	uint8_t g[16], h[16];
+	char text[37];
+	CHECK(gpt_guid_parse(POOL_TYPE_VOLUME_TEXT, g) == 0, "parse");
+	CHECK(!memcmp(g, pool_type_volume, 16), "the volume type's bytes match its text");
+	CHECK(gpt_guid_parse(POOL_TYPE_LABEL_TEXT, h) == 0 && !memcmp(h, pool_type_label, 16),
+	      "the label type's bytes match its text");
+	gpt_guid_text(g, text);
+	CHECK(!strcmp(text, POOL_TYPE_VOLUME_TEXT), "text %s", text);
+	CHECK(gpt_guid_parse("c4667a33-60e5-446a-85d3-32d64c31e51", g) == -EINVAL, "short");
+	CHECK(gpt_guid_parse("c4667a33+60e5-446a-85d3-32d64c31e516", g) == -EINVAL, "dash");
+	CHECK(gpt_guid_parse("g4667a33-60e5-446a-85d3-32d64c31e516", g) == -EINVAL, "hex");
+}
+
+/* Encode a random table, damage a copy as `how` says, decode. */
+static void test_damage(void)
+{
+	static uint8_t primary[GPT_PRIMARY_BYTES], backup[GPT_BACKUP_BYTES];
+	struct gpt *g = malloc(sizeof(*g)), *r = malloc(sizeof(*r));
+	struct gpt_read_info info;
+	char err[400];
+
+	random_table(g);
+	CHECK(gpt_encode(g, primary, backup, err, sizeof(err)) == 0, "encode: %s", err);
+	CHECK(primary[510] == 0x55 && primary[511] == 0xaa && primary[446 + 4] == 0xee,
+	      "protective MBR");
+	CHECK(gpt_decode(primary, backup, DEV_SECTORS, r, &info, err, sizeof(err)) == 0,
+	      "decode: %s", err);
+	CHECK(info.primary_ok && info.backup_ok && info.protective_mbr, "both copies good");
+	CHECK(same_table(g, r), "round trip");
+
+	/* damage in the primary: the backup is used, and the reverse */
+	struct { bool primary; size_t off; const char *what; } cases[] = {
+		{ true, 512 + 0, "signature" }, { true, 512 + 16, "header CRC" },
+		{ true, 1024 + 5 * 128 + 33, "an entry" }, { true, 512 + 80, "entry count" },
+		{ false, GPT_ENTRY_SECTORS * 512 + 24, "my LBA" }, { false, 7, "an entry" },
+		{ false, GPT_ENTRY_SECTORS * 512 + 40, "first usable" },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		static uint8_t p2[GPT_PRIMARY_BYTES], b2[GPT_BACKUP_BYTES];
+		memcpy(p2, primary, sizeof(p2));
+		memcpy(b2, backup, sizeof(b2));
+		(cases[i].primary ? p2 : b2)[cases[i].off] ^= 0x41;
+		memset(r, 0, sizeof(*r));
+		int rc = gpt_decode(p2, b2, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == 0, "%s damaged: %d %s", cases[i].what, rc, err);
+		CHECK(info.primary_ok == !cases[i].primary && info.backup_ok == cases[i].primary,
+		      "%s damaged: the %s copy not found damaged", cases[i].what,
+		      cases[i].primary ? "primary" : "backup");
+		CHECK(same_table(g, r), "%s damaged: the other copy is not the table", cases[i].what);
+		/* both copies damaged: refused with both reasons */
+		(cases[i].primary ? b2 : p2)[cases[i].primary ? 7 : 512 + 16] ^= 0x41;
+		rc = gpt_decode(p2, b2, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == -EINVAL && strstr(err, "primary") && strstr(err, "backup"),
+		      "%s + other copy damaged: %d %s", cases[i].what, rc, err);
+	}
+	/* a header that is right by its CRC but wrong within: overlapping partitions */
+	{
+		struct gpt bad = *g;
+		bad.part[7].first = bad.part[0].last;   /* part 8 starts inside part 1 */
+		CHECK(gpt_encode(&bad, primary, backup, err, sizeof(err)) == -EINVAL &&
+		      strstr(err, "overlap"), "overlap not refused: %s", err);
+		bad = *g;
+		bad.part[0].last = bad.last_usable + 1;
+		CHECK(gpt_encode(&bad, primary, backup, err, sizeof(err)) == -EINVAL,
+		      "a partition past the usable LBAs not refused");
+	}
+	/* no table at all; an MBR with partitions */
+	memset(primary, 0, sizeof(primary));
+	memset(backup, 0, sizeof(backup));
+	CHECK(gpt_decode(primary, backup, DEV_SECTORS, r, &info, err, sizeof(err)) == -ENOENT,
+	      "zeroes: no GPT");
+	primary[446 + 4] = 0x83;
+	primary[446 + 12] = 0x10;
+	primary[510] = 0x55;
+	primary[511] = 0xaa;
+	CHECK(gpt_decode(primary, backup, DEV_SECTORS, r, &info, err, sizeof(err)) == -ENOENT &&
+	      info.mbr_partitions && strstr(err, "MBR"), "MBR seen: %s", err);
+	free(g);
+	free(r);
+}
+
+static void test_free_extents(void)
+{
+	struct gpt *g = malloc(sizeof(*g));
+	struct gpt_extent ext[8];
+	uint8_t guid[16] = { 1 };
+	char err[200];
+
+	gpt_init(g, DEV_SECTORS, guid, err, sizeof(err));
+	unsigned n = gpt_free_extents(g, ext, 8);
+	/* one extent from 1 MiB up to the last whole MiB before the backup */
+	CHECK(n == 1 && ext[0].first == 2048 && ext[0].sectors == DEV_SECTORS - 2 * 2048,
+	      "empty: %u extents, first %llu len %llu", n, (unsigned long long)ext[0].first,
+	      (unsigned long long)ext[0].sectors);
+	memcpy(g->part[3].type, pool_type_volume, 16);
+	g->part[3].first = 4096;
+	g->part[3].last = 6143;
+	n = gpt_free_extents(g, ext, 8);
+	CHECK(n == 2 && ext[0].first == 2048 && ext[0].sectors == 2048 && ext[1].first == 6144,
+	      "around a partition: %u extents", n);
+	CHECK(gpt_free_entry(g) == 0, "first free entry");
+	free(g);
+}
+
+static void test_label(void)
+{
+	struct pool_label l = { .index = 3, .ctime = 1764600000 }, r;
+	uint8_t s[512];
+	char err[200];
+
+	memcpy(l.uuid, pool_type_label, 16);
+	snprintf(l.name, sizeof(l.name), "tank-2");
+	pool_label_encode(&l, s);
+	CHECK(pool_label_decode(s, &r, err, sizeof(err)) == 0 && !memcmp(&l.uuid, r.uuid, 16) &&
+	      !strcmp(r.name, "tank-2") && r.index == 3 && r.ctime == l.ctime, "label round trip");
+	s[40] ^= 1;
+	CHECK(pool_label_decode(s, &r, err, sizeof(err)) == -EINVAL, "label CRC");
+	CHECK(!pool_name_ok("-x", 16) && !pool_name_ok("a/b", 16) && !pool_name_ok("", 16) &&
+	      pool_name_ok("a.b_c-1", 16) && !pool_name_ok("abcdefghijklmnopq", 16), "names");
+}
+
+/* The wall's report of the write refused on purpose: counted, not printed. */
+static void count_log(void *opaque, enum uraid_log_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+	(*(unsigned *)opaque)++;
+}
+
+/* A member as a range of a file: its I/O lands at the range, nothing else moves. */
+static void test_range_member(void)
+{
+	char path[] = "/tmp/uraid-test-range-XXXXXX", spec[300], err[300];
+	int fd = mkstemp(path);
+	uint8_t *buf;
+	struct uraid_range_path rp;
+
+	CHECK(fd >= 0, "mkstemp");
+	CHECK(ftruncate(fd, 8 << 20) == 0, "size");
+	if (posix_memalign((void **)&buf, 4096, 8 << 20))
+		exit(1);
+	for (size_t i = 0; i < (8u << 20); i++)
+		buf[i] = (uint8_t)next_rand();
+	CHECK(pwrite(fd, buf, 8 << 20, 0) == 8 << 20, "fill");
+
+	snprintf(spec, sizeof(spec), "%s@4096+2048", path);
+	CHECK(uraid_range_path_parse(spec, &rp, err, sizeof(err)) == 0 && rp.ranged &&
+	      rp.start == 4096 && rp.sectors == 2048 && !strcmp(rp.path, path), "parse %s", spec);
+	CHECK(uraid_range_path_parse(path, &rp, err, sizeof(err)) == 0 && !rp.ranged, "plain");
+	CHECK(uraid_range_path_parse("/x@1+0", &rp, err, sizeof(err)) == -EINVAL, "empty range");
+	CHECK(uraid_range_path_parse("/x@18446744073709551615+1", &rp, err, sizeof(err)) == -EINVAL,
+	      "range past 2^64 bytes");
+	CHECK(uraid_range_path_parse("/x@1+2junk", &rp, err, sizeof(err)) == 0 && !rp.ranged,
+	      "not a range: a name");
+
+	struct member *m = member_new(), *m2 = member_new(), *m3 = member_new();
+	unsigned reports = 0;
+	const struct ulog quiet = { .fn = count_log, .opaque = &reports };
+	CHECK(member_open(m, spec, MEMBER_OPEN_BUFFERED, &quiet, err, sizeof(err)) == 0, "open: %s",
+	      err);
+	CHECK(m->dev_sectors == 2048 && m->base == 4096, "sizes %llu base %llu",
+	      (unsigned long long)m->dev_sectors, (unsigned long long)m->base);
+	/* a second range of the same file opens; the same range again is refused */
+	char spec2[300];
+	snprintf(spec2, sizeof(spec2), "%s@8192+2048", path);
+	CHECK(member_open(m2, spec2, MEMBER_OPEN_BUFFERED, NULL, err, sizeof(err)) == 0,
+	      "a second range: %s", err);
+	CHECK(member_open(m3, spec, MEMBER_OPEN_BUFFERED, NULL, err, sizeof(err)) == -EBUSY,
+	      "the same range twice: %s", err);
+	char past[300];
+	snprintf(past, sizeof(past), "%s@16000+2048", path);
+	CHECK(member_open(m3, past, MEMBER_OPEN_BUFFERED, NULL, err, sizeof(err)) == -EINVAL,
+	      "a range past the end: %s", err);
+
+	uint8_t *w, *r;
+	if (posix_memalign((void **)&w, 4096, 65536) || posix_memalign((void **)&r, 4096, 65536))
+		exit(1);
+	memset(w, 0x5a, 65536);
+	struct member_area whole = { 0, 2048 };
+	member_set_areas(m, 0, 2048, &whole, 1);
+	CHECK(member_pwrite_sync(m, w, 65536, 100) == 0, "write in the range");
+	CHECK(member_pread_sync(m, r, 65536, 100) == 0 && !memcmp(r, w, 65536), "read back");
+	CHECK(member_pwrite_sync(m, w, 512, 2048) == -EIO && reports == 1,
+	      "a write past the range refused and reported (%u reports)", reports);
+	/* the file: the bytes at 4096 + 100 sectors changed, nothing else */
+	uint8_t *after = malloc(8 << 20);
+	CHECK(pread(fd, after, 8 << 20, 0) == 8 << 20, "read file");
+	size_t at = (4096 + 100) * 512;
+	CHECK(!memcmp(after + at, w, 65536), "the write is at the range's start + 100 sectors");
+	memcpy(buf + at, w, 65536);
+	CHECK(!memcmp(after, buf, 8 << 20), "nothing outside the write changed");
+	member_close(m);
+	member_close(m2);
+	free(m);
+	free(m2);
+	free(m3);
+	free(after);
+	free(w);
+	free(r);
+	free(buf);
+	close(fd);
+	unlink(path);
+}
+
+int main(void)
+{
+	printf("seed 0x%x\n", SEED);
+	test_crc_and_guid();
+	test_damage();
+	test_free_extents();
+	test_label();
+	test_range_member();
+	if (failures)
+		printf("%d failures\n", failures);
+	return failures ? 1 : 0;
+}

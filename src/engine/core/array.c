@@ -26,6 +26,7 @@
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 #include "engine/md/wib.h"
 
 /* wstate values */
@@ -869,6 +870,11 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
+	/* md replays its PPL before the array starts (md/ppl.c) */
+	if ((rc = ppl_attach(a, err, errlen))) {
+		array_free(a);
+		return rc;
+	}
 	if ((rc = ra_init(a, o->read_ahead_bytes, err, errlen))) {
 		array_free(a);
 		return rc;

@@ -36,6 +36,7 @@
 #define URAID_ENGINE_PARITY_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct array;
 struct r5_piece;
@@ -81,6 +82,13 @@ struct parity_log_ops {
 struct parity_log {
 	const struct parity_log_ops *ops;
 	struct array *a;
+	/* the largest unit the log takes, sectors (0: the write path's own);
+	   the write path cuts its units to it (PPL: 128 KiB of partial parity
+	   per log write) */
+	uint32_t max_unit_sectors;
+	/* the log needs the old content of unwritten data chunks that lie
+	   between written ones (PPL): such units read every block (FULL) */
+	bool span_reads;
 };
 
 #endif

@@ -1016,6 +1016,9 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
+	st->consistency_policy = ppl_enabled(a) ? "ppl" : a->plog ? a->plog->ops->name :
+				 a->has_bitmap ? "bitmap" : a->level->info.redundant ? "resync" :
+				 "none";
 	if (a->has_bitmap) {
 		st->bitmap_chunk_bytes = a->bitmap.chunksize;
 		st->bitmap_bits = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);

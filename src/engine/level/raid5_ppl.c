@@ -144,7 +144,7 @@ static void log_written(struct member_io *mio, int res);
  * With ml->mu held and ml not busy: put the waiting units into one log write
  * (as many as fit) and prepare it; the caller submits ml->mio unlocked.
  */
-static void build_io(struct ppl_mlog *ml)
+static void build_io(struct ppl_mlog *ml, struct member *m)
 {
 	struct ppl_log *log = ml->log;
 	struct r5_piece **tail = &ml->inflight;
@@ -187,6 +187,7 @@ static void build_io(struct ppl_mlog *ml)
 	}
 	memset(&ml->mio, 0, sizeof(ml->mio));
 	ml->mio.kind = MEMBER_WRITE;
+	ml->mio.m = m;
 	ml->mio.meta = true;
 	ml->mio.buf = ml->buf;
 	ml->mio.len = (uint32_t)(len * 512);
@@ -253,10 +254,8 @@ static int ppl_before_writes(struct parity_log *pl, struct r5_piece *pc,
 		ml->wait_head = pc;
 	ml->wait_tail = pc;
 	start = !ml->busy;
-	if (start) {
-		ml->mio.m = pc->a->slot[ps].m;
-		build_io(ml);
-	}
+	if (start)
+		build_io(ml, pc->a->slot[ps].m);
 	pthread_mutex_unlock(&ml->mu);
 	if (start)
 		member_submit(piece_reactor(pc), &ml->mio);
@@ -281,8 +280,7 @@ static void ppl_after_writes(struct parity_log *pl, struct r5_piece *pc, int res
 		ml->inflight = NULL;
 		m = pc->a->slot[ps].m;
 		if (ml->wait_head && m) {
-			ml->mio.m = m;
-			build_io(ml);
+			build_io(ml, m);
 			start = true;
 		}
 	}

@@ -592,14 +592,19 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			dirty_parity++;
 	if (parity && fsb->resync_offset != URAID_MAX_SECTOR && missing > dirty_parity) {
 		left_out_list(c, n, out, sizeof(out));
-		if (!(o->flags & URAID_ASSEMBLE_FORCE))
+		bool ppl = fsb->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS);
+		if (ppl)        /* md starts it: the log makes the rows it names whole */
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array "
+			     "'%s' with PPL", fresh->m->path, fsb->set_name);
+		else if (!(o->flags & URAID_ASSEMBLE_FORCE))
 			return fail(err, errlen, -EINVAL,
 				    "%s: cannot start dirty degraded array '%s' (resync_offset %" PRIu64
 				    ", %u of %u slots missing): parity may not match the data; use "
 				    "force to start it anyway%s", fresh->m->path, fsb->set_name,
 				    fsb->resync_offset, missing, raid_disks, out);
-		ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array '%s' - data "
-			"corruption possible", fresh->m->path, fsb->set_name);
+		else
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array '%s' - "
+			     "data corruption possible", fresh->m->path, fsb->set_name);
 	}
 
 	/* the bitmap of the freshest member */

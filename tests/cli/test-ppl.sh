@@ -52,7 +52,14 @@ for meta in ${PPL_META:-1.2 1.0}; do
         rm -f "$work"/*.state
         fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
         fpid=$!
-        sleep 2
+        # kill once the writes are under way: the array marked active on disk
+        for _ in $(seq 100); do
+            "$URAID" examine "${m[0]}" | grep -q 'State : active' && break
+            sleep 0.1
+        done
+        sleep 1
+        check "$meta seed $s: the array is active (being written) at the kill" \
+            bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
         kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $fpid
         replays=$(grep -c "PPL replay" "$work/s.err")
@@ -65,7 +72,8 @@ for meta in ${PPL_META:-1.2 1.0}; do
         check "$meta seed $s: no resync started" \
             test "$(grep -c "resync started" "$work/s.err")" -eq "$resyncs"
         fio_job "$s" --verify_only --verify_state_load=1
-        check "$meta seed $s: every write fio completed reads back intact" grep -q "err= 0" "$work/fio.out"
+        check "$meta seed $s: every write fio completed reads back intact" grep -q "err= 0" "$work/fio.out" ||
+            grep -m5 -E "verify|bad|err=" "$work/fio.out"
         out=$("$URAID" check --wait p); rc=$?
         check "$meta seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
         stop_served p

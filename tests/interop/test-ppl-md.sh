@@ -64,7 +64,7 @@ check "A: uraid examine shows md's PPL line as the host's mdadm -E does" bash -c
 check "C: md was active at the reset" grep -q "^C state=active$" <<<"$out"
 
 # A: uraid serves md's array, reads md's data, is killed mid-write
-serve a "${A[@]}"
+serve a --name=a "${A[@]}"
 nbdcopy "nbd+unix:///?socket=$tmp/a.sock" "$tmp/a.read"
 check "A: uraid reads the data md wrote" cmp -s <(head -c $((8 << 20)) "$tmp/a.read") "$tmp/a.data"
 check "A: status says ppl" bash -c "'$URAID' status a | grep -q 'Consistency Policy : ppl'"
@@ -88,7 +88,7 @@ check "B: mdadm -E reads uraid's PPL" bash -c "mdadm --examine '${B[0]}' | grep 
 
 # C: md left it dirty; uraid replays md's logs
 check "C: md left the array dirty" bash -c "'$URAID' examine '${C[0]}' | grep -q 'State : active'"
-serve c "${C[@]}"
+serve c --name=c "${C[@]}"
 check "C: uraid replayed md's PPL, no resync needed ($(grep 'PPL replay' "$tmp/c.err"))" \
     bash -c "grep 'PPL replay' '$tmp/c.err' | grep -q 'no resync needed'"
 sleep 0.5

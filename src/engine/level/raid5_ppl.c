@@ -27,7 +27,10 @@
  * parity_log.span_reads); every mode of raid5_plan.c has those at hand.
  *
  * Not logged (md's ppl_write_stripe too): units whose parity member is not
- * written (degraded, DIRECT).
+ * written (degraded, DIRECT). Nor, unlike md (which empties a member's area
+ * when it is added), units whose parity member joined after assembly
+ * (rebuilt or replaced): its area was not emptied, so until the next
+ * assembly those rows are written as without a log.
  *
  * Threads: the hooks run on the pieces' reactors; a member's log is under
  * its mutex, held for list steps and the header's build, never across I/O.
@@ -63,6 +66,10 @@ struct ppl_mlog {
 	struct r5_piece *inflight;      /* those units (log_next) */
 	struct r5_piece *wait_head, *wait_tail;
 	bool warned;
+	/* the member whose area was emptied at assembly: only it is logged on
+	   (a member added since may hold stale logs of a higher generation,
+	   which a replay would take for the newest) */
+	struct member *ready;
 };
 
 struct ppl_log {
@@ -242,8 +249,8 @@ static int ppl_before_writes(struct parity_log *pl, struct r5_piece *pc,
 	bool start;
 
 	pc->log_resume = NULL;          /* not in the log (after_writes looks) */
-	if (pc->plan.mode == R5_DIRECT || (pc->sflag[ps] & SF_DEAD) || !r5_live(pc, ps) ||
-	    !written_span(pc, &first, &last))
+	if (pc->plan.mode == R5_DIRECT || (pc->sflag[ps] & SF_DEAD) || !slot_ok(pc->a, ps) ||
+	    pc->a->slot[ps].m != ml->ready || !written_span(pc, &first, &last))
 		return 0;
 	pc->log_resume = resume;
 	pc->log_next = NULL;
@@ -347,6 +354,7 @@ int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signat
 				sb = a->member_sb[k].super_offset;
 		ml->area_start = (uint64_t)((int64_t)sb + uraid_sb_ppl_offset(&a->sb));
 		ml->next = ml->area_start;
+		ml->ready = slot_ok(a, s) ? a->slot[s].m : NULL;
 	}
 	*out = &log->base;
 	return 0;

@@ -14,7 +14,8 @@ struct array;
 struct parity_log;
 
 /*
- * A log for a's members, each with an area of area_sectors at ppl.offset
+ * A log for a's members (those in sync now, whose areas md/ppl.c has just
+ * emptied), each with an area of area_sectors at ppl.offset
  * from its superblock, headers signed with signature; multi: write log
  * after log through the area (md's MULTIPLE_PPLS), else always at its start.
  * 0 with *out set, or -ENOMEM.

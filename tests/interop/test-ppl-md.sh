@@ -51,6 +51,7 @@ done
 sleep 2
 echo "C state=$(cat /sys/block/md1/md/array_state)"
 echo "@@URAID-EXIT $rc 0@@"
+sleep 1                 # the console drains before the reset
 echo b >/proc/sysrq-trigger
 GUEST
 out=$(interop_run -f "$tmp/a.data" -f "$tmp/c.data" "$tmp/guest1.sh" "${A[@]}" "${C[@]}")

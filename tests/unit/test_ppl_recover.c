@@ -89,12 +89,12 @@ static void read_sbs(struct t *t)
 	}
 }
 
-static void make_dirty(struct t *t)
+static void make_dirty(struct t *t, uint64_t resync_offset)
 {
 	uint8_t buf[URAID_SB_BYTES];
 
 	for (unsigned s = 0; s < N; s++) {
-		t->sb[s].resync_offset = 0;
+		t->sb[s].resync_offset = resync_offset;
 		uraid_sb_encode(&t->sb[s], buf);
 		CHECK(rw(t, s, 1, buf, uraid_sb_write_bytes(t->sb[s].max_dev), 8) == 0, "write sb");
 	}
@@ -146,9 +146,14 @@ static void tear(struct t *t, uint64_t *seed, bool break_checksum, uint8_t *newd
 	CHECK(rw(t, ps, 1, pp, LEN, area + 8) == 0, "write pp");
 }
 
-static void round_trip(struct t *t, uint64_t *seed, bool break_checksum)
+/*
+ * resync_offset: the superblocks' checkpoint (0: dirty, resync not begun;
+ * else a resync stopped there, which a replay must not cancel: md's rule).
+ */
+static void round_trip(struct t *t, uint64_t *seed, bool break_checksum, uint64_t resync_offset)
 {
-	const char *what = break_checksum ? "corrupt entry" : "valid entry";
+	const char *what = break_checksum ? "corrupt entry" :
+			   resync_offset ? "valid entry, resync stopped mid-array" : "valid entry";
 	uint8_t newdata[LEN], got[LEN], hdr[URAID_PPL_HEADER_BYTES];
 	struct uraid_engine *e = NULL;
 	struct uraid_array *a = NULL;
@@ -160,7 +165,7 @@ static void round_trip(struct t *t, uint64_t *seed, bool break_checksum)
 	read_sbs(t);
 	tear(t, seed, break_checksum, newdata);
 	CHECK(!row_consistent(t), "%s: the row is torn before assembly", what);
-	make_dirty(t);
+	make_dirty(t, resync_offset);
 	if (uraid_engine_create(&eo, &e) || uraid_array_assemble(e, &ao, &a, err, sizeof(err))) {
 		CHECK(0, "%s: assemble: %s", what, err);
 		if (e)
@@ -177,7 +182,10 @@ static void round_trip(struct t *t, uint64_t *seed, bool break_checksum)
 		CHECK(st.resync_needed, "%s: not replayed: a resync is needed", what);
 		CHECK(!row_consistent(t), "%s: the row left as it was", what);
 	} else {
-		CHECK(!st.resync_needed, "%s: replayed: no resync needed", what);
+		if (resync_offset)
+			CHECK(st.resync_needed, "%s: replayed, the resync still due", what);
+		else
+			CHECK(!st.resync_needed, "%s: replayed: no resync needed", what);
 		CHECK(row_consistent(t), "%s: the row's parity matches its data", what);
 	}
 	/* the area holds an empty header now */
@@ -255,8 +263,9 @@ int main(int argc, char **argv)
 	uraid_engine_destroy(e);
 	free(buf);
 
-	round_trip(&t, &seed, false);
-	round_trip(&t, &seed, true);
+	round_trip(&t, &seed, false, 0);
+	round_trip(&t, &seed, true, 0);
+	round_trip(&t, &seed, false, (uint64_t)D * CHUNK * 40);
 
 	for (unsigned i = 0; i < N; i++)
 		unlink(t.paths[i]);

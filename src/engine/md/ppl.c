@@ -14,9 +14,11 @@
  *   is missing is left (md's rule). Then the area is zeroed and an empty
  *   header written.
  *
- * md then marks the array clean when entries were recovered and no entry or
- * header failed its checksum; uraid does the same (a->resync_needed false),
- * and otherwise the resync runs as for an array without a log.
+ * md then marks the array clean when entries were recovered, no entry or
+ * header failed its checksum and the resync checkpoint was 0 (a resync
+ * begun before goes on from its checkpoint); uraid does the same
+ * (a->resync_needed false), and otherwise the resync runs as for an array
+ * without a log.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -319,11 +321,15 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 		}
 	}
 	if (dirty) {
-		ulog(array_log(a), rc.recovered && !rc.mismatches ? URAID_LOG_INFO : URAID_LOG_WARNING,
+		/* md (ppl_init_log) marks the array clean only when its resync
+		   had not begun: a stopped initial or partial resync goes on
+		   from its checkpoint, the replay does not cover the rows past it */
+		bool clean = rc.recovered && !rc.mismatches && a->resync_checkpoint == 0;
+		ulog(array_log(a), clean ? URAID_LOG_INFO : URAID_LOG_WARNING,
 		     "PPL replay: %u entries replayed, %u failed their checksum, %u skipped%s",
 		     rc.recovered, rc.mismatches, rc.skipped,
-		     rc.recovered && !rc.mismatches ? "; no resync needed" : "; a resync follows");
-		if (rc.recovered && !rc.mismatches) {
+		     clean ? "; no resync needed" : "; the resync goes on from its checkpoint");
+		if (clean) {
 			a->resync_needed = false;
 			a->resync_checkpoint = URAID_MAX_SECTOR;
 		}

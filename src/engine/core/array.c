@@ -23,10 +23,12 @@
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
 #include "engine/md/grow_bitmap.h"
+#include "engine/level/parity_log.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 #include "engine/md/wib.h"
 
 /* wstate values */
@@ -398,9 +400,24 @@ static int flush_one(struct array_req *rq, unsigned s, struct member *m,
  * part they have: they are flushed too, so that what their recovery_offset
  * claims survives a crash.
  */
+static void flush_log_done(void *arg, int res)
+{
+	array_piece_done(arg, res);
+}
+
 static void start_flush(struct array_req *rq)
 {
 	struct array *a = rq->a;
+
+	/* the parity log's part (a journal's device), alongside the members' */
+	if (a->plog && a->plog->ops->flush) {
+		int rc;
+
+		rq->pending++;
+		rc = a->plog->ops->flush(a->plog, flush_log_done, rq);
+		if (rc <= 0)
+			array_piece_done(rq, rc);
+	}
 
 	for (unsigned s = 0; s < a->geom.raid_disks && !rq->result; s++) {
 		struct member *extra = atomic_load(&a->slot[s].repl);
@@ -798,6 +815,8 @@ static void array_free(struct array *a)
 	ra_fini(a);
 	if (a->ops && a->ops->fini)
 		a->ops->fini(a);
+	if (a->plog)
+		a->plog->ops->fini(a->plog);     /* after the level: no unit in it */
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->members[i]) {
 			member_close(a->members[i]);
@@ -893,6 +912,11 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
+	/* md replays its PPL before the array starts (md/ppl.c) */
+	if ((rc = ppl_attach(a, err, errlen))) {
+		array_free(a);
+		return rc;
+	}
 	if ((rc = ra_init(a, o->read_ahead_bytes, err, errlen))) {
 		array_free(a);
 		return rc;
@@ -1034,6 +1058,9 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
+	st->consistency_policy = ppl_enabled(a) ? "ppl" : a->plog ? a->plog->ops->name :
+				 a->has_bitmap ? "bitmap" : a->level->info.redundant ? "resync" :
+				 "none";
 	if (a->has_bitmap) {
 		st->bitmap_chunk_bytes = a->bitmap.chunksize;
 		st->bitmap_bits = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);

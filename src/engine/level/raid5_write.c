@@ -11,7 +11,9 @@
  *   write_group -> write_next  the group, unit by unit (next_unit cuts them)
  *   write_unit                 plan the unit (raid5_plan.c), read what the
  *                              plan needs (r5_read_slot, raid5_piece.c)
- *   write_compute              P/Q (parity/), then the member writes
+ *   write_compute              P/Q (parity/), then the parity log's
+ *                              before_writes (parity_log.h: PPL, journal)
+ *   write_issue                the member writes (once the log is durable)
  *   write_written -> write_next ... -> r5_piece_finish (raid5_piece.c):
  *                              the row is let go, the group's pieces done
  *
@@ -29,6 +31,7 @@
 
 #include <uraid/parity.h>
 
+#include "engine/level/parity_log.h"
 #include "engine/level/raid5_priv.h"
 
 static void write_start(struct r5_piece *pc);
@@ -37,6 +40,8 @@ static void write_next(struct r5_piece *pc);
 static bool next_unit(struct r5_piece *pc);
 static void write_unit(struct r5_piece *pc);
 static void write_compute(struct r5_piece *pc);
+static void write_logged(struct r5_piece *pc, int res);
+static void write_issue(struct r5_piece *pc);
 static void write_written(struct r5_piece *pc);
 static void discard_start(struct r5_piece *pc);
 static void discard_done(struct r5_piece *pc);
@@ -98,6 +103,38 @@ static void write_next(struct r5_piece *pc)
 	write_unit(pc);
 }
 
+/* The largest unit: the buffers', or less when the parity log says so. */
+static inline uint32_t unit_max(const struct r5_piece *pc)
+{
+	const struct parity_log *pl = pc->a->plog;
+
+	return pl && pl->max_unit_sectors && pl->max_unit_sectors < R5_SEG_SECTORS ?
+	       pl->max_unit_sectors : R5_SEG_SECTORS;
+}
+
+/*
+ * Does the unit write data chunks with unwritten ones between them (a
+ * gathered group)? A PPL entry covers consecutive chunks (md's rule), so the
+ * log needs the old content of those between: the unit reads every block.
+ */
+static bool written_gap(const struct r5_piece *pc)
+{
+	unsigned first = pc->d, last = 0;
+
+	for (unsigned k = 0; k < pc->d; k++)
+		if (pc->wr[k]) {
+			if (first == pc->d)
+				first = k;
+			last = k;
+		}
+	if (first == pc->d || (first == 0 && last == pc->d - 1))
+		return false;   /* none, or the whole row's span: no partial parity */
+	for (unsigned k = first; k <= last; k++)
+		if (!pc->wr[k])
+			return true;
+	return false;
+}
+
 /*
  * The next unit of the group's bands; false when done. Units are cut where
  * any piece of the group starts or ends within the chunk, so over a unit
@@ -125,7 +162,7 @@ static bool next_unit(struct r5_piece *pc)
 		}
 		pc->src[k0] = pc->buf ? pc->buf + (size_t)(x - a) * 512 : NULL;
 		pc->ux = x;
-		pc->uy = b - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : b;
+		pc->uy = b - x > unit_max(pc) ? x + unit_max(pc) : b;
 		pc->ulen = (pc->uy - pc->ux) * 512;
 		pc->next_x = pc->uy;
 		return true;
@@ -157,7 +194,7 @@ static bool next_unit(struct r5_piece *pc)
 			continue;
 		}
 		pc->ux = x;
-		pc->uy = be - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : be;
+		pc->uy = be - x > unit_max(pc) ? x + unit_max(pc) : be;
 		pc->ulen = (pc->uy - pc->ux) * 512;
 		pc->next_x = pc->uy;
 		return true;
@@ -187,7 +224,7 @@ static void write_unit(struct r5_piece *pc)
 	in.q_lost = pc->npar == 2 && r5_lost(pc, (unsigned)qs);
 	in.p_dead = (pc->sflag[ps] & SF_DEAD) != 0;
 	in.q_dead = pc->npar == 2 && (pc->sflag[qs] & SF_DEAD);
-	in.force_full = bad;
+	in.force_full = bad || (pc->a->plog && pc->a->plog->span_reads && written_gap(pc));
 	if (r5_plan_write(&in, &pc->plan) < 0) {
 		r5_piece_finish(pc, -EIO);
 		return;
@@ -275,7 +312,35 @@ static void write_compute(struct r5_piece *pc)
 		}
 		break;
 	}
-	/* write phase */
+	/* the parity log (PPL, journal) first: a crash between the member
+	   writes must find what makes the row's parity whole again */
+	if (pc->a->plog) {
+		struct parity_log *pl = pc->a->plog;
+		int rc = pl->ops->before_writes(pl, pc, write_logged);
+
+		if (rc < 0) {
+			r5_piece_finish(pc, rc);
+			return;
+		}
+		if (rc > 0)
+			return;         /* write_logged runs once it is durable */
+	}
+	write_issue(pc);
+}
+
+/* The parity log's resume: its part of the unit is durable (or failed). */
+static void write_logged(struct r5_piece *pc, int res)
+{
+	if (res < 0) {
+		r5_piece_finish(pc, res);
+		return;
+	}
+	write_issue(pc);
+}
+
+/* The unit's member writes: new data, P and Q, repairs of failed reads. */
+static void write_issue(struct r5_piece *pc)
+{
 	pc->after_io = write_written;
 	for (unsigned s = 0; s < pc->n; s++) {
 		int k = pc->didx[s];
@@ -300,6 +365,8 @@ static void write_compute(struct r5_piece *pc)
 
 static void write_written(struct r5_piece *pc)
 {
+	if (pc->a->plog)
+		pc->a->plog->ops->after_writes(pc->a->plog, pc, pc->result);
 	write_next(pc);
 }
 

@@ -136,7 +136,7 @@ static int read_old(struct array *a, const struct reshape_state *rs, uint64_t fr
 		if (!slot_ok(a, loc.slot))
 			return -EIO;    /* degraded: refused at start; a member failed since */
 		int rc = pread_all(a->slot[loc.slot].m->fd, at, n * 512,
-				   (rs->off[RESHAPE_OLD][loc.slot] + loc.sector) * 512);
+				   (a->slot[loc.slot].m->base + rs->off[RESHAPE_OLD][loc.slot] + loc.sector) * 512);
 		if (rc)
 			return rc;
 		s += n;
@@ -188,7 +188,7 @@ static int write_new(struct reshape_job *rj, struct array *a, const struct resha
 			if (!slot_ok(a, s))
 				continue;       /* a RAID 4 without its parity member */
 			rc = pwrite_all(a->slot[s].m->fd, src, bytes,
-					(rs->off[RESHAPE_NEW][s] + row * C) * 512);
+					(a->slot[s].m->base + rs->off[RESHAPE_NEW][s] + row * C) * 512);
 			if (rc)
 				return rc;
 		}

@@ -73,7 +73,7 @@ static int data_rw(struct member *m, bool write, void *buf, uint32_t len, uint64
 	if (!member_in_data(m, sector, len / 512))
 		return member_wall(m, write ? "PPL recovery write" : "PPL recovery read", true,
 				   sector, len / 512);
-	uint64_t off = (m->data_offset + sector) * 512;
+	uint64_t off = (m->base + m->data_offset + sector) * 512;   /* base: a range member */
 	return write ? uraid_pwrite_full(m->fd, buf, len, off)
 		     : uraid_pread_full(m->fd, buf, len, off);
 }

@@ -17,7 +17,10 @@
  * Also: every member the unit wrote (its data chunks and the parity) is
  * flushed before the next log may supersede this one (md's ppl_do_flush);
  * a log write that fails fails its member (the array goes on degraded, the
- * member's older log is never replayed).
+ * member's older log is never replayed); a spare rebuilt into the failed
+ * slot, its area holding a planted log of this array with a high
+ * generation, has that area emptied when it takes the slot (md's
+ * ppl_modify_log) and is logged on afterwards.
  *
  *   test_ppl_runtime [SEED]
  */
@@ -186,9 +189,9 @@ static uint64_t flushes(struct t *t, unsigned s)
 	return A->slot[s].m ? atomic_load(&A->slot[s].m->flushes) : 0;
 }
 
-static int open_array(struct t *t)
+static int open_array(struct t *t, uint32_t engine_flags)
 {
-	struct uraid_engine_opts eo = { .reactors = 1 };
+	struct uraid_engine_opts eo = { .reactors = 1, .flags = engine_flags };
 	struct uraid_assemble_opts ao = { .paths = t->devs, .npaths = N };
 	char err[256];
 
@@ -241,7 +244,7 @@ int main(int argc, char **argv)
 		CHECK(rw(&t, s, 0, sbuf, sizeof(sbuf), 8) == 0, "read sb");
 		CHECK(uraid_sb_decode(sbuf, &t.sb[s]) == 0, "decode sb");
 	}
-	if (open_array(&t))
+	if (open_array(&t, 0))
 		return 1;
 	/* fill every row through the engine (full rows: no partial parity) */
 	{
@@ -312,8 +315,64 @@ int main(int argc, char **argv)
 	}
 	close_array(&t);
 
+	/* a spare with a stale log of this array rebuilt into slot 2 */
+	{
+		unsigned ps = 2;
+		char spare[96];
+		uint8_t hdr[URAID_PPL_HEADER_BYTES];
+		static struct uraid_ppl_header h = { .generation = 1000000, .entries_count = 1 };
+		struct uraid_sync_status ss;
+		struct uraid_array_status st;
+
+		snprintf(spare, sizeof(spare), "%s/spare.img", t.dir);
+		FILE *f = fopen(spare, "w");
+		CHECK(f && ftruncate(fileno(f), MEMBER_BYTES) == 0, "spare");
+		if (f)
+			fclose(f);
+		h.signature = uraid_ppl_signature(t.uuid);
+		h.entries[0].data_sector = 5 * D * CHUNK;
+		h.entries[0].data_size = 4096;
+		h.entries[0].pp_size = 0;
+		h.entries[0].parity_disk = ps;
+		h.entries[0].checksum = uraid_ppl_pp_checksum(hdr, 0);
+		CHECK(uraid_ppl_encode(&h, hdr) == 0, "encode");
+		/* where the spare's area will be: as the members' (1.2) */
+		int fd = open(spare, O_WRONLY);
+		CHECK(fd >= 0 && uraid_pwrite_full(fd, hdr, sizeof(hdr), area(&t, ps) * 512) == 0,
+		      "plant a stale log");
+		if (fd >= 0)
+			close(fd);
+		if (open_array(&t, URAID_ENGINE_THREADS))
+			return 1;
+		CHECK(uraid_array_add_member(t.a, spare, 0, err, sizeof(err)) == 0, "add: %s", err);
+		for (int i = 0; i < 20000; i++) {
+			uraid_array_status(t.a, &st);
+			uraid_array_sync_status(t.a, &ss);
+			if (st.degraded == 0 && ss.kind == URAID_SYNC_NONE)
+				break;
+			usleep(1000);
+		}
+		CHECK(st.degraded == 0, "the spare rebuilt into slot %u", ps);
+		memcpy(t.paths[ps], spare, sizeof(spare));
+		CHECK(rw(&t, ps, 0, sbuf, sizeof(sbuf), 8) == 0, "read sb");
+		CHECK(uraid_sb_decode(sbuf, &t.sb[ps]) == 0, "decode sb");
+		uint64_t pp_at;
+		struct uraid_ppl_header got;
+		CHECK(newest(&t, ps, &got, &pp_at) && got.generation < 1000000,
+		      "the stale log is gone from the rebuilt member's area (generation %" PRIu64 ")",
+		      got.generation);
+		write_row(&t, &seed, "on the rebuilt member", 5, 0, 0, 0, 4096);
+		check_entry(&t, "on the rebuilt member", 5, 0, 0, 0, 4096, -1);
+		close_array(&t);
+	}
+
 	for (unsigned i = 0; i < N; i++)
 		unlink(t.paths[i]);
+	for (unsigned i = 0; i < N; i++) {
+		char old[96];
+		snprintf(old, sizeof(old), "%s/m%u.img", t.dir, i);
+		unlink(old);
+	}
 	rmdir(t.dir);
 	if (failures) {
 		printf("test_ppl_runtime: %d failure(s), seed 0x%016llx\n", failures,

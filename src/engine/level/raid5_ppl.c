@@ -30,10 +30,12 @@
  * parity_log.span_reads); every mode of raid5_plan.c has those at hand.
  *
  * Not logged (md's ppl_write_stripe too): units whose parity member is not
- * written (degraded, DIRECT). Nor, unlike md (which empties a member's area
- * when it is added), units whose parity member joined after assembly
- * (rebuilt or replaced): its area was not emptied, so until the next
- * assembly those rows are written as without a log.
+ * written (degraded, DIRECT) or not in sync. A member logs only once its
+ * area was emptied in this run (ml->ready): at assembly (md/ppl.c
+ * ppl_attach), or when it takes its slot in sync after a rebuild or a
+ * replacement (ppl_member_joins, as md's ppl_modify_log): a member added
+ * since may hold stale logs of a higher generation, which a replay would
+ * take for the newest.
  *
  * A log write that fails fails its member (md_error): the array goes on
  * degraded, the failed member's old logs are never replayed, and the units
@@ -63,6 +65,7 @@
 #include "engine/level/raid5_ppl.h"
 #include "engine/level/raid5_priv.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 
 #define HDR_SECTORS (URAID_PPL_HEADER_BYTES / 512u)
 
@@ -502,6 +505,18 @@ static const struct parity_log_ops ppl_ops = {
 	.flush = NULL,          /* the log is on the members: their flush covers it */
 	.fini = ppl_fini,
 };
+
+void raid5_ppl_set_ready(struct parity_log *pl, unsigned s, struct member *m)
+{
+	struct ppl_log *log = (struct ppl_log *)pl;
+
+	if (s >= log->n)
+		return;
+	pthread_mutex_lock(&log->m[s].mu);
+	log->m[s].ready = m;
+	log->m[s].next = log->m[s].area_start = ppl_member_area(pl->a, m);
+	pthread_mutex_unlock(&log->m[s].mu);
+}
 
 int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signature, bool multi,
 			 struct parity_log **out)

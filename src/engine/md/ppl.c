@@ -55,16 +55,30 @@ struct recover {
 	unsigned recovered, mismatches, skipped;
 };
 
-/* The PPL area of the member in slot s: absolute start sector (its own
-   superblock's place; assembly checked the area against its device). */
-static uint64_t area_start(const struct array *a, unsigned s)
+uint64_t ppl_member_area(const struct array *a, const struct member *m)
 {
 	uint64_t sb = a->sb.super_offset;
 
 	for (unsigned k = 0; k < a->nmembers; k++)
-		if (a->members[k] == a->slot[s].m)
+		if (a->members[k] == m)
 			sb = a->member_sb[k].super_offset;
 	return (uint64_t)((int64_t)sb + uraid_sb_ppl_offset(&a->sb));
+}
+
+/* The PPL area of the member in slot s: absolute start sector (its own
+   superblock's place; assembly checked the area against its device). */
+static uint64_t area_start(const struct array *a, unsigned s)
+{
+	return ppl_member_area(a, a->slot[s].m);
+}
+
+/* The area's sectors md uses: its log's room rounded down to whole 4 KiB
+   pages (ppl_validate_rdev). */
+static uint64_t area_sectors(const struct array *a)
+{
+	uint64_t n = uraid_sb_ppl_size(&a->sb);
+
+	return HDR_SECTORS + (n - HDR_SECTORS) / 8 * 8;
 }
 
 /* Read or write within a member's data area (sectors from data_offset). */
@@ -258,25 +272,51 @@ static int recover_member(struct recover *rc, unsigned s)
 	return 0;
 }
 
-/* md's ppl_write_empty_header: the area zeroed, then an empty header. */
-static int write_empty(struct recover *rc, unsigned s)
+/* md's ppl_write_empty_header: member m's area (start, sectors) zeroed,
+   then an empty header; page: 4 KiB of room. */
+static int empty_area(struct member *m, uint64_t start, uint64_t sectors, uint32_t signature,
+		      uint8_t *page)
 {
-	struct member *m = rc->a->slot[s].m;
-	struct uraid_ppl_header h = { .signature = rc->signature };
+	struct uraid_ppl_header h = { .signature = signature };
 	int err = 0;
 
-	memset(rc->page, 0, URAID_PPL_HEADER_BYTES);
-	for (uint64_t off = HDR_SECTORS; off < rc->area_sectors && !err; off += HDR_SECTORS) {
-		uint64_t n = rc->area_sectors - off < HDR_SECTORS ? rc->area_sectors - off : HDR_SECTORS;
-		err = member_pwrite_sync(m, rc->page, n * 512, area_start(rc->a, s) + off);
+	memset(page, 0, URAID_PPL_HEADER_BYTES);
+	for (uint64_t off = HDR_SECTORS; off < sectors && !err; off += HDR_SECTORS) {
+		uint64_t n = sectors - off < HDR_SECTORS ? sectors - off : HDR_SECTORS;
+		err = member_pwrite_sync(m, page, n * 512, start + off);
 	}
 	if (!err)
-		err = uraid_ppl_encode(&h, rc->page);
+		err = uraid_ppl_encode(&h, page);
 	if (!err)
-		err = member_pwrite_sync(m, rc->page, URAID_PPL_HEADER_BYTES, area_start(rc->a, s));
+		err = member_pwrite_sync(m, page, URAID_PPL_HEADER_BYTES, start);
 	if (!err && fdatasync(m->fd) < 0)
 		err = -errno;
 	return err;
+}
+
+static int write_empty(struct recover *rc, unsigned s)
+{
+	return empty_area(rc->a->slot[s].m, area_start(rc->a, s), rc->area_sectors, rc->signature,
+			  rc->page);
+}
+
+int ppl_member_joins(struct array *a, unsigned s, struct member *m)
+{
+	if (!a->plog || !ppl_enabled(a) || !m)
+		return 0;
+	uint8_t *page = aligned_alloc(4096, URAID_PPL_HEADER_BYTES);
+	if (!page)
+		return -ENOMEM;
+	int err = empty_area(m, ppl_member_area(a, m), area_sectors(a),
+			     uraid_ppl_signature(a->sb.set_uuid), page);
+	free(page);
+	if (err) {
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: cannot empty its PPL area (%s): slot %u "
+		     "is written without a log", m->path, strerror(-err), s);
+		return err;
+	}
+	raid5_ppl_set_ready(a->plog, s, m);
+	return 0;
 }
 
 int ppl_attach(struct array *a, char *err, size_t errlen)
@@ -294,9 +334,7 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 		return uraid_errf(err, errlen, -EINVAL, "a partial parity log on %u members: md "
 				  "runs PPL on %u at most; not run", a->geom.raid_disks,
 				  PPL_MAX_MEMBERS);
-	rc.area_sectors = uraid_sb_ppl_size(&a->sb);
-	/* md rounds the log's room down to whole 4 KiB pages (ppl_validate_rdev) */
-	rc.area_sectors = HDR_SECTORS + (rc.area_sectors - HDR_SECTORS) / 8 * 8;
+	rc.area_sectors = area_sectors(a);
 	rc.signature = uraid_ppl_signature(a->sb.set_uuid);
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return 0;       /* nothing written: no replay, no log (no writes come) */

@@ -7,7 +7,8 @@
  *   for each member in its slot: walk its area from the start, header by
  *   header (each followed by its entries' partial parity), while headers
  *   are valid (checksum, signature) and their generation grows: the last is
- *   the newest log. At a dirty start, each entry of it whose partial parity
+ *   the newest log (an area too small for two logs holds one, at its start:
+ *   the walk stops there). At a dirty start, each entry of it whose partial parity
  *   checks is replayed: parity = XOR(current data of the entry's chunks) ^
  *   partial parity, written to the row's parity member, 4 KiB at a time
  *   where aligned (else 512 bytes), as md does. An entry whose data member
@@ -49,6 +50,7 @@ struct recover {
 	struct array *a;
 	uint32_t signature;
 	uint64_t area_sectors;
+	bool multi;                     /* md's use_multippl: the area holds two logs */
 	uint8_t *page;                  /* 4 KiB, aligned: headers, partial parity */
 	uint8_t *blk, *acc;             /* 4 KiB each: a data block, the new parity */
 	struct uraid_ppl_header *h, *prev;
@@ -226,6 +228,10 @@ static struct uraid_ppl_header *find_newest(struct recover *rc, unsigned s, uint
 		prev = cur;
 		prev_off = off;
 		ci ^= 1;
+		/* one log at the area's start only: what follows it is not the
+		   log's (md walks on only with multiple PPLs) */
+		if (!rc->multi)
+			break;
 		off += HDR_SECTORS + uraid_ppl_pp_total(prev) / 512;
 	}
 	*at = prev_off;
@@ -335,6 +341,9 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 				  "runs PPL on %u at most; not run", a->geom.raid_disks,
 				  PPL_MAX_MEMBERS);
 	rc.area_sectors = area_sectors(a);
+	/* md logs one write after another through an area that holds two
+	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */
+	rc.multi = rc.area_sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
 	rc.signature = uraid_ppl_signature(a->sb.set_uuid);
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return 0;       /* nothing written: no replay, no log (no writes come) */
@@ -381,12 +390,13 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 			goto out;
 		}
 	}
-	/* md logs one write after another through an area that holds two
-	   (MULTIPLE_PPLS) and says so in the superblock */
-	bool multi = rc.area_sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
-	if (multi)
+	/* the superblock says which, both ways (md sets or clears the bit
+	   per its area check) */
+	if (rc.multi)
 		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_PPL) | URAID_FEATURE_MULTIPLE_PPLS;
-	rc_err = raid5_ppl_log_create(a, rc.area_sectors, rc.signature, multi, &a->plog);
+	else
+		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_MULTIPLE_PPLS) | URAID_FEATURE_PPL;
+	rc_err = raid5_ppl_log_create(a, rc.area_sectors, rc.signature, rc.multi, &a->plog);
 	if (rc_err)
 		uraid_errf(err, errlen, rc_err, "cannot set up the partial parity log: %s",
 			   strerror(-rc_err));

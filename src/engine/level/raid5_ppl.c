@@ -103,7 +103,7 @@ struct ppl_log {
 
 static struct reactor *piece_reactor(struct r5_piece *pc)
 {
-	return &pc->rq->er->r;
+	return r5_piece_reactor(pc);
 }
 
 /* The unit's first and last written data index; false when none. */

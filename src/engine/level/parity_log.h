@@ -28,8 +28,7 @@
  *
  * Threads: before_writes and after_writes run on the piece's reactor
  * (r5_piece_reactor(pc) in raid5_priv.h: the one a resume must be posted
- * to) and
- * must not block (no system call beyond queueing member I/O, no
+ * to) and must not block (no system call beyond queueing member I/O, no
  * allocation: pools sized at install). A log shared by reactors locks
  * inside itself. The piece holds its row lock and stripe head across both
  * calls, so a row has one unit in the log at a time.

@@ -26,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 
 #include <uraid/ppl.h>
 
@@ -340,6 +342,18 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 		return uraid_errf(err, errlen, -EINVAL, "a partial parity log on %u members: md "
 				  "runs PPL on %u at most; not run", a->geom.raid_disks,
 				  PPL_MAX_MEMBERS);
+	/* md counts an entry's data_sector in the array's logical blocks;
+	   uraid's entries and replay count 512-byte sectors */
+	for (s = 0; s < a->geom.raid_disks; s++) {
+		struct member *m = a->slot[s].m;
+		int lbs = 512;
+
+		if (m && m->blockdev && m->fd >= 0 && ioctl(m->fd, BLKSSZGET, &lbs) == 0 && lbs != 512)
+			return uraid_errf(err, errlen, -EINVAL, "%s: logical block size %d: uraid "
+					  "runs a partial parity log on 512-byte blocks only (md "
+					  "counts its entries in logical blocks); not run",
+					  m->path, lbs);
+	}
 	rc.area_sectors = area_sectors(a);
 	/* md logs one write after another through an area that holds two
 	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */

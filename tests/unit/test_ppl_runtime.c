@@ -288,6 +288,10 @@ int main(int argc, char **argv)
 	check_entry(&t, "two chunks", 7, 1, 2, 0, CB, -1);
 	write_row(&t, &seed, "full row", 10, 0, D - 1, 0, CB);
 	check_entry(&t, "full row", 10, 0, D - 1, 0, CB, -1);
+	/* write-zeroes over a whole row goes through the log (not punched
+	   member by member, which a crash would tear with nothing logged) */
+	CHECK(uraid_array_write_zeroes(t.a, 11ull * D * CB, D * CB) == 0, "write zeroes");
+	check_entry(&t, "write-zeroes of a full row", 11, 0, D - 1, 0, CB, -1);
 	/* the same member logs again: the walk finds the newer generation
 	   after the older ones (rows 5, 9, 13 share parity slot 2) */
 	write_row(&t, &seed, "next on the same member", 13, 2, 2, 0, 4096);

@@ -59,6 +59,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include <uraid/parity.h>
 #include <uraid/ppl.h>
 
 #include "engine/level/parity_log.h"
@@ -154,11 +155,18 @@ static void unit_entry(struct r5_piece *pc, struct uraid_ppl_entry *e, uint8_t *
 		e->checksum = uraid_ppl_pp_checksum(pp, 0);
 		return;
 	}
-	memcpy(pp, pc->sbuf[ps], pc->ulen);
-	for (unsigned k = first; k <= last; k++) {
-		unsigned s = pc->st.data_slot[k];
-
-		xor_into(pp, pc->wr[k] ? r5_new_data(pc, k) : pc->sbuf[s], pc->ulen);
+	/* pp = P ^ the span's new data (written) or old data (gaps), through
+	   the parity library's XOR; its alignment refused (new data straight
+	   from a request's buffer): word by word */
+	void *src[64];          /* ppl_attach runs PPL on 64 members at most */
+	unsigned n = 0;
+	src[n++] = pc->sbuf[ps];
+	for (unsigned k = first; k <= last; k++)
+		src[n++] = pc->wr[k] ? r5_new_data(pc, k) : pc->sbuf[pc->st.data_slot[k]];
+	if (uraid_parity_gen_p(n, pc->ulen, src, pp) < 0) {
+		memcpy(pp, src[0], pc->ulen);
+		for (unsigned i = 1; i < n; i++)
+			xor_into(pp, src[i], pc->ulen);
 	}
 	e->checksum = uraid_ppl_pp_checksum(pp, e->pp_size);
 }

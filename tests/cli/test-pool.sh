@@ -79,7 +79,7 @@ check "pool status --json: three clean volumes" status_is m1=raid10 s1=raid0 p1=
 check "pool list finds it" bash -c "'$URAID' pool list ${drives[*]} | grep -q '^tank '"
 
 # serve the three at once from the same image files
-declare -A pid
+declare -A pid rpid
 serve_volume() {
     local v=$1
     rm -f "$work/$v.pid"
@@ -177,6 +177,22 @@ refuse "not a pool name" pool create 'bad/name' x2.img
 printf 'XXXX' | dd of=d3.img bs=1 seek=$((512 + 16)) conv=notrunc status=none
 check "a damaged primary GPT is reported and the backup used" \
     bash -c "'$URAID' pool status tank ${drives[*]} 2>&1 | grep -q 'd3.img: the primary GPT is damaged'"
+
+# three volume creates at once on one pool: each reads the tables under the
+# lock, so each gets its own space and GPT entry (none overwrites another's)
+truncate -s 64M r0.img r1.img
+check "pool create race" "$URAID" pool create race r0.img r1.img
+for v in a b c; do
+    "$URAID" volume create race $v --level=1 --size=8M r0.img r1.img >"$work/race-$v.out" 2>&1 &
+    rpid[$v]=$!
+done
+race_ok=0
+for v in a b c; do wait "${rpid[$v]}" || { cat "$work/race-$v.out"; race_ok=1; }; done
+check "three concurrent volume creates all succeed" test $race_ok -eq 0
+check "all three volumes are in the pool" bash -c "
+    s=\$('$URAID' pool status race r0.img r1.img --json) &&
+    echo \"\$s\" | python3 -c 'import json,sys; v=sorted(x[\"name\"] for x in json.load(sys.stdin)[\"volumes\"]); sys.exit(v != [\"a\",\"b\",\"c\"])'"
+check "sgdisk -v: the race's tables are sound" bash -c "sgdisk -v r0.img | grep -q 'No problems found' && sgdisk -v r1.img | grep -q 'No problems found'"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -62,6 +62,7 @@ void pool_label_encode(const struct pool_label *l, uint8_t s[512])
 	memcpy(s + 32, l->name, strnlen(l->name, POOL_NAME_MAX));
 	put32(s + 64, (uint32_t)l->ctime);
 	put32(s + 68, (uint32_t)(l->ctime >> 32));
+	put32(s + 72, l->ndrives);
 	put32(s + 508, gpt_crc32(s, 508));
 }
 
@@ -85,6 +86,11 @@ int pool_label_decode(const uint8_t s[512], struct pool_label *l, char *err, siz
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive index %" PRIu32
 				  " is not below %u", l->index, POOL_MAX_DRIVES);
 	l->ctime = get32(s + 64) | (uint64_t)get32(s + 68) << 32;
+	l->ndrives = get32(s + 72);
+	if (l->ndrives > POOL_MAX_DRIVES || (l->ndrives && l->index >= l->ndrives))
+		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive count %" PRIu32
+				  " is above %u or not above its index %" PRIu32, l->ndrives,
+				  POOL_MAX_DRIVES, l->index);
 	return 0;
 }
 

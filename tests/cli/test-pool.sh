@@ -178,6 +178,20 @@ printf 'XXXX' | dd of=d3.img bs=1 seek=$((512 + 16)) conv=notrunc status=none
 check "a damaged primary GPT is reported and the backup used" \
     bash -c "'$URAID' pool status tank ${drives[*]} 2>&1 | grep -q 'd3.img: the primary GPT is damaged'"
 
+# pool add finds every drive of the pool or refuses (a new drive must not take
+# a missing drive's number); two different drives with one number are refused
+truncate -s 8M e0.img e1.img e2.img e3.img e4.img
+check "pool create four" "$URAID" pool create four e0.img e1.img e2.img e3.img
+refuse "has 4 drives, 1 of them found" pool add four e4.img e0.img
+cp e1.img e1copy.img
+refuse "are both drive 1 of pool 'four'" pool status four e0.img e1.img e2.img e3.img e1copy.img
+rm -f e1copy.img
+check "pool add with every drive" "$URAID" pool add four e4.img e0.img e1.img e2.img e3.img
+check "the new drive is number 4, five drives" bash -c "'$URAID' pool status four e?.img --json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin)[\"drives\"]; sys.exit(sorted(x[\"index\"] for x in d) != [0,1,2,3,4])'"
+truncate -s 8M e5.img
+refuse "has 5 drives, 4 of them found" pool add four e5.img e0.img e1.img e2.img e3.img
+
 # three volume creates at once on one pool: each reads the tables under the
 # lock, so each gets its own space and GPT entry (none overwrites another's)
 truncate -s 64M r0.img r1.img

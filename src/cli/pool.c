@@ -25,6 +25,7 @@
 #include "cli/util.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
+#include "common/range_path.h"
 
 static void pool_usage(FILE *f)
 {
@@ -268,7 +269,8 @@ static int open_new(const char *cmd, struct new_drive *d, bool force)
 			errno == EBUSY ? "in use (mounted, or held by a driver)" : strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	if (!d->blockdev && uraid_file_lock(d->fd, true, d->path, err, sizeof(err))) {
+	if (d->blockdev ? uraid_block_whole_lock(d->fd, d->path, err, sizeof(err))
+			: uraid_file_lock(d->fd, true, d->path, err, sizeof(err))) {
 		fprintf(stderr, "uraid %s: %s\n", cmd, err);
 		return CLI_EXIT_FAIL;
 	}

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
@@ -25,6 +26,7 @@
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
 #include "cli/util.h"
+#include "common/block_parts.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
 #include "common/range_path.h"
@@ -462,9 +464,19 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 		which[i] = v->drive[i];
 		int rc = part_fd[i] < 0 ? -errno : uraid_range_path_lock(part_fd[i], &rp, true, err,
 								       sizeof(err));
+		/* served from its partition node (/dev/sdb2), or assembled by the
+		   kernel's md: that claim is not seen through the whole device */
+		struct stat sb;
+		pool_member_spec(d, v->entry[i], spec, sizeof(spec));
+		if (rc == 0 && d->blockdev && fstat(part_fd[i], &sb) == 0 && S_ISBLK(sb.st_mode))
+			rc = uraid_block_parts_free(sb.st_rdev, rp.start, rp.sectors, spec, err,
+						    sizeof(err));
 		if (rc) {
 			pool_member_spec(d, v->entry[i], spec, sizeof(spec));
-			if (rc == -EBUSY)
+			if (rc == -EBUSY && d->blockdev)
+				fprintf(stderr, "uraid %s: volume '%s' is in use: %s; nothing was "
+					"changed\n", cmd, o->name, err);
+			else if (rc == -EBUSY)
 				fprintf(stderr, "uraid %s: volume '%s' is in use (another uraid holds "
 					"%s: served?); stop serving it first ('uraid stop %s')\n", cmd,
 					o->name, spec, o->name);

@@ -14,6 +14,7 @@
 
 #include <uraid/create.h>
 
+#include "common/block_parts.h"
 #include "common/errmsg.h"
 #include "common/full_io.h"
 #include "pool/pool.h"
@@ -272,44 +273,19 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool)
 	return p->name + n + 1;
 }
 
-/* Does the kernel's partition `name` (sysfs) span exactly [first, first + sectors)?
- * A node left from an older table must not stand for a new partition. */
-static bool kernel_extent_is(const char *name, uint64_t first, uint64_t sectors)
-{
-	char path[400];
-	unsigned long long v[2];
-	const char *key[2] = { "start", "size" };
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/sys/class/block/%s/%s", name, key[i]);
-		FILE *f = fopen(path, "r");
-		int n = f ? fscanf(f, "%llu", &v[i]) : 0;
-		if (f)
-			fclose(f);
-		if (n != 1)
-			return false;
-	}
-	return v[0] == first && v[1] == sectors;
-}
-
 void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, size_t len)
 {
 	const struct gpt_part *p = &d->gpt.part[entry];
+	struct stat st;
 
-	if (d->blockdev && !strncmp(d->path, "/dev/", 5)) {
-		/* the kernel's name for partition N: sdb2, or nvme0n1p2 after a digit */
-		const char *base = strrchr(d->path, '/') + 1;
-		size_t n = strlen(base);
-		bool digit = n && base[n - 1] >= '0' && base[n - 1] <= '9';
-		char node[300];
-		struct stat st;
-		snprintf(node, sizeof(node), "/dev/%s%s%u", base, digit ? "p" : "", entry + 1);
-		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode) &&
-		    kernel_extent_is(node + 5, p->first, p->last - p->first + 1)) {
-			snprintf(out, len, "%s", node);
-			return;
-		}
-	}
+	/* the kernel's node of partition entry + 1 of the device the path names
+	   (a /dev/disk/by-id link, a /dev/mapper name: by its st_rdev, in sysfs),
+	   when it has the GPT's extent: a node left from an older table must not
+	   stand for a new partition */
+	if (d->blockdev && stat(d->path, &st) == 0 && S_ISBLK(st.st_mode) &&
+	    uraid_block_part_node(st.st_rdev, entry + 1, p->first, p->last - p->first + 1, out,
+				  len))
+		return;
 	snprintf(out, len, "%s@%" PRIu64 "+%" PRIu64, d->path, p->first, p->last - p->first + 1);
 }
 

@@ -158,6 +158,74 @@ static void test_damage(void)
 	free(r);
 }
 
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	le32(p, (uint32_t)v);
+	le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Seal a header again after an edit: the entries' CRC32 (byte 88) and the
+ * header's (byte 16, over the 92 bytes uraid writes), so that only the
+ * field checks can find what was edited. */
+static void reseal(uint8_t *hdr, const uint8_t *entries)
+{
+	le32(hdr + 88, gpt_crc32(entries, GPT_ENTRIES * 128));
+	le32(hdr + 16, 0);
+	le32(hdr + 16, gpt_crc32(hdr, 92));
+}
+
+/* Field damage behind valid CRCs, in the primary copy: each is found by
+ * the field checks (the CRCs match), the backup is used. */
+static void test_field_damage(void)
+{
+	static uint8_t primary[GPT_PRIMARY_BYTES], backup[GPT_BACKUP_BYTES];
+	struct gpt *g = malloc(sizeof(*g)), *r = malloc(sizeof(*r));
+	struct gpt_read_info info;
+	char err[400];
+
+	random_table(g);
+	CHECK(gpt_encode(g, primary, backup, err, sizeof(err)) == 0, "encode: %s", err);
+	enum { COUNT, ENTRY_SIZE, HDR_SIZE, LAST_USABLE, PART_PAST_END, OVERLAP, FIRST_USABLE,
+	       MY_LBA, NCASES };
+	static const char *what[NCASES] = {
+		"entry count 0xFFFFFFFF", "entry size 256", "header size 600",
+		"last usable past the device", "a partition ending past the device",
+		"overlapping entries", "first usable inside the entries", "my LBA",
+	};
+	for (int c = 0; c < NCASES; c++) {
+		static uint8_t p2[GPT_PRIMARY_BYTES];
+		uint8_t *hdr = p2 + 512, *ent = p2 + 1024;
+		memcpy(p2, primary, sizeof(p2));
+		switch (c) {
+		case COUNT: le32(hdr + 80, 0xFFFFFFFFu); break;
+		case ENTRY_SIZE: le32(hdr + 84, 256); break;
+		case HDR_SIZE: le32(hdr + 12, 600); break;
+		case LAST_USABLE: le64(hdr + 48, DEV_SECTORS + 10); break;
+		case PART_PAST_END: le64(ent + 40, DEV_SECTORS + 10); break;     /* entry 0's last */
+		case OVERLAP: le64(ent + 7 * 128 + 32, g->part[0].last); break;  /* entry 7's first */
+		case FIRST_USABLE: le64(hdr + 40, 3); break;
+		case MY_LBA: le64(hdr + 24, 5); break;
+		}
+		reseal(hdr, ent);
+		memset(r, 0, sizeof(*r));
+		int rc = gpt_decode(p2, backup, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == 0 && !info.primary_ok && info.backup_ok,
+		      "%s: not found by the field checks (rc %d, primary %s)", what[c], rc,
+		      info.primary_ok ? "ok" : info.primary_why);
+		CHECK(!strstr(info.primary_why, "CRC"), "%s: refused by a CRC (%s), not the field",
+		      what[c], info.primary_why);
+		CHECK(same_table(g, r), "%s: the backup is not the table", what[c]);
+	}
+	free(g);
+	free(r);
+}
+
 static void test_free_extents(void)
 {
 	struct gpt *g = malloc(sizeof(*g));
@@ -286,6 +354,7 @@ int main(void)
 	printf("seed 0x%x\n", SEED);
 	test_crc_and_guid();
 	test_damage();
+	test_field_damage();
 	test_free_extents();
 	test_label();
 	test_range_member();

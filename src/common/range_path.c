@@ -41,6 +41,16 @@ int uraid_range_path_parse(const char *spec, struct uraid_range_path *r, char *e
 	const char *p = at ? at + 1 : NULL;
 	bool looks_ranged = p && parse_decimal(&p, &start) && *p++ == '+' &&
 			    parse_decimal(&p, &len) && *p == '\0';
+	if (looks_ranged && stat(spec, &st) == 0 && (size_t)(at - spec) < sizeof(r->path)) {
+		/* a file named like a range next to the file it would be a range of:
+		   either reading could be meant, so neither is taken */
+		char base[sizeof(r->path)];
+		memcpy(base, spec, (size_t)(at - spec));
+		base[at - spec] = '\0';
+		if (stat(base, &st) == 0)
+			return uraid_errf(err, errlen, -EINVAL, "%s names both a file and a range "
+					  "of %s: rename the file", spec, base);
+	}
 	if (!looks_ranged || stat(spec, &st) == 0) {
 		if (strlen(spec) >= sizeof(r->path))
 			return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: path too long", spec);

@@ -3,8 +3,9 @@
  * A member given as a range of a file or block device: "PATH@START+LENGTH",
  * both in 512-byte sectors. A pool's partition on an image file has no
  * device node without loop devices or partx, so its volumes name their
- * members this way (docs/pools.md). A path that exists as written is never
- * taken for a range, whatever its name holds.
+ * members this way (docs/pools.md). A path that exists as written is taken
+ * as the file, whatever its name holds, unless the file it would be a range
+ * of exists too: then it is refused (either could be meant).
  */
 #ifndef URAID_COMMON_RANGE_PATH_H
 #define URAID_COMMON_RANGE_PATH_H

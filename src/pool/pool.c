@@ -17,6 +17,7 @@
 #include "common/block_parts.h"
 #include "common/errmsg.h"
 #include "common/full_io.h"
+#include "pool/le.h"
 #include "pool/pool.h"
 
 const uint8_t pool_type_label[16] = { 0x2a, 0x6d, 0x1f, 0x7e, 0x9b, 0x3c, 0x51, 0x4f,
@@ -28,17 +29,6 @@ const uint8_t pool_type_volume[16] = { 0x33, 0x7a, 0x66, 0xc4, 0xe5, 0x60, 0x6a,
 static const char label_magic[8] = { 'U', 'R', 'A', 'I', 'D', 'P', 'L', '1' };
 #define LABEL_VERSION 1u
 #define LABEL_PREFIX "uraid-pool:"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 bool pool_name_ok(const char *name, unsigned max)
 {
@@ -57,14 +47,14 @@ void pool_label_encode(const struct pool_label *l, uint8_t s[512])
 {
 	memset(s, 0, 512);
 	memcpy(s, label_magic, 8);
-	put32(s + 8, LABEL_VERSION);
-	put32(s + 12, l->index);
+	le_put32(s + 8, LABEL_VERSION);
+	le_put32(s + 12, l->index);
 	memcpy(s + 16, l->uuid, 16);
 	memcpy(s + 32, l->name, strnlen(l->name, POOL_NAME_MAX));
-	put32(s + 64, (uint32_t)l->ctime);
-	put32(s + 68, (uint32_t)(l->ctime >> 32));
-	put32(s + 72, l->ndrives);
-	put32(s + 508, gpt_crc32(s, 508));
+	le_put32(s + 64, (uint32_t)l->ctime);
+	le_put32(s + 68, (uint32_t)(l->ctime >> 32));
+	le_put32(s + 72, l->ndrives);
+	le_put32(s + 508, gpt_crc32(s, 508));
 }
 
 int pool_label_decode(const uint8_t s[512], struct pool_label *l, char *err, size_t errlen)
@@ -72,22 +62,22 @@ int pool_label_decode(const uint8_t s[512], struct pool_label *l, char *err, siz
 	memset(l, 0, sizeof(*l));
 	if (memcmp(s, label_magic, 8))
 		return uraid_errf(err, errlen, -ENOENT, "no pool label");
-	if (gpt_crc32(s, 508) != get32(s + 508))
+	if (gpt_crc32(s, 508) != le_get32(s + 508))
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's CRC32 does not match");
-	if (get32(s + 8) != LABEL_VERSION)
+	if (le_get32(s + 8) != LABEL_VERSION)
 		return uraid_errf(err, errlen, -EINVAL, "pool label version %" PRIu32 " (this uraid "
-				  "reads version %u)", get32(s + 8), LABEL_VERSION);
+				  "reads version %u)", le_get32(s + 8), LABEL_VERSION);
 	memcpy(l->uuid, s + 16, 16);
 	memcpy(l->name, s + 32, POOL_NAME_MAX);
 	l->name[POOL_NAME_MAX] = '\0';
 	if (!pool_name_ok(l->name, POOL_NAME_MAX))
 		return uraid_errf(err, errlen, -EINVAL, "the pool label holds an invalid name");
-	l->index = get32(s + 12);
+	l->index = le_get32(s + 12);
 	if (l->index >= POOL_MAX_DRIVES)
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive index %" PRIu32
 				  " is not below %u", l->index, POOL_MAX_DRIVES);
-	l->ctime = get32(s + 64) | (uint64_t)get32(s + 68) << 32;
-	l->ndrives = get32(s + 72);
+	l->ctime = le_get32(s + 64) | (uint64_t)le_get32(s + 68) << 32;
+	l->ndrives = le_get32(s + 72);
 	if (l->ndrives > POOL_MAX_DRIVES || (l->ndrives && l->index >= l->ndrives))
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive count %" PRIu32
 				  " is above %u or not above its index %" PRIu32, l->ndrives,

@@ -13,7 +13,7 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
-need sgdisk sfdisk nbdcopy python3 sha256sum
+need sgdisk sfdisk nbdcopy python3 sha256sum qemu-io
 work_dir pool
 cd "$work" || exit 1
 SEED=2212
@@ -117,6 +117,24 @@ for v in m1 s1 p1; do
     check "$v: write a pattern (seed $((SEED + n)))" write_volume $v $n
 done
 for v in m1 s1 p1; do check "$v: the same bytes back" same_volume $v; done
+# a trim and a zero of the whole of s1 (ranges of the files): the other
+# volumes, the GPTs and the labels are not touched
+tables() { for d in "${drives[@]}"; do
+    dd if="$d" bs=1M count=2 status=none | sha256sum
+    dd if="$d" bs=1M skip=127 status=none | sha256sum
+done; }
+tables_before=$(tables)
+trim_zero() {   # discard, then write zeroes over all of s1; it reads back zeroes
+    local size out
+    size=$(size_of s1) || return 1
+    out=$(qemu-io -f raw "nbd+unix:///s1?socket=$work/s1.sock" -c "discard 0 $size" \
+        -c "write -z 0 $size" -c "read -P 0 0 $size" 2>&1) || { echo "$out"; return 1; }
+    [[ $out != *"Pattern verification failed"* && $out != *rror* ]] || { echo "$out"; return 1; }
+}
+check "s1: trim and zero the whole volume (reads back zeroes)" trim_zero
+for v in m1 p1; do check "$v: the same bytes after s1's trim and zero" same_volume $v; done
+check "the GPTs and labels are unchanged by s1's trim and zero" \
+    bash -c '[ "$1" = "$2" ]' _ "$tables_before" "$(tables)"
 refuse "volume 's1' is in use" volume delete tank s1 "${drives[@]}"
 for v in m1 s1 p1; do check "$v: stopped" stop_volume $v; done
 check "sgdisk -v after serving" gpt_sound

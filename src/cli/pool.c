@@ -132,7 +132,8 @@ int pool_cli_find(const char *cmd, const char *name, const struct pool_candidate
 		const struct gpt_read_info *in = &p->drive[i]->info;
 		if (!in->primary_ok || !in->backup_ok)
 			fprintf(stderr, "uraid %s: %s: the %s GPT is damaged (%s); the other copy is "
-				"used, and the next change to the pool writes both again\n", cmd,
+				"used; both are written again when a volume is made on or deleted from this "
+				"drive\n", cmd,
 				p->drive[i]->path, in->primary_ok ? "backup" : "primary",
 				in->primary_ok ? in->backup_why : in->primary_why);
 	}
@@ -158,7 +159,8 @@ uint64_t pool_largest_volume(const struct pool *p, enum pool_resiliency r, uint3
 		uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 		if (!per || pool_shape_of(r, k, chunk_kib, &s, NULL, 0))
 			continue;
-		uint64_t size = pool_volume_sectors(&s, per);
+		uint64_t size;
+		pool_max_part(&s, per, &size);
 		if (size >= best && size) {     /* a tie: more drives, more speed */
 			best = size;
 			*drives = k;
@@ -574,7 +576,7 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	printf("Pool '%s' (UUID %s), %u drive%s\n", p->label.name,
 	       uraid_uuid_text(p->label.uuid, uuid, sizeof(uuid)), p->ndrives,
 	       p->ndrives == 1 ? "" : "s");
-	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "free");
+	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "largest free");
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct pool_drive *d = p->drive[i];
 		printf("  %-3u %-40s %12s %12s%s\n", d->label.index, d->path,

@@ -36,7 +36,7 @@ static void volume_usage(FILE *f)
 	fprintf(f,
 		"Usage: uraid volume create POOL VOLUME --resiliency=R | --level=L --size=SIZE|max\n"
 		"                           [--drives=N] [--chunk=SIZE] [DEVICE|GLOB...] [--json]\n"
-		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...]\n"
+		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...] [--json]\n"
 		"       uraid volume grow POOL VOLUME ...   (not there yet)\n"
 		"\n"
 		"A volume is an md array (metadata 1.2) over one new partition on each drive it\n"
@@ -52,7 +52,9 @@ static void volume_usage(FILE *f)
 		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
 		"                       max: the largest that fits\n"
 		"  -n, --drives=N       how many drives it uses (default: the count that gives\n"
-		"                       the largest volume for max, else every drive with room)\n"
+		"                       the largest volume for max, else every drive with room:\n"
+		"                       --level=1 mirrors across all of them; --drives=2 for\n"
+		"                       a two-way mirror)\n"
 		"  -c, --chunk=SIZE     chunk size (default 512K; RAID 1 has none)\n"
 		"      --config=FILE    the configuration file whose DEVICE lines to read\n"
 		"      --json           what was made, as JSON\n"
@@ -258,7 +260,8 @@ static unsigned choose_drives(const struct volume_opts *o, const struct pool *p,
 		uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 		if (!per || shape_for(o, k, &s, NULL, 0))
 			continue;
-		uint64_t size = pool_volume_sectors(&s, per);
+		uint64_t size;
+		pool_max_part(&s, per, &size);
 		if (size > *best_fit || (size == *best_fit && size)) {
 			*best_fit = size;
 			if (o->max)
@@ -370,8 +373,7 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 	}
 	uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 	shape_for(o, k, &s, NULL, 0);
-	uint64_t part = o->max ? per / GPT_ALIGN_SECTORS * GPT_ALIGN_SECTORS
-			       : pool_part_sectors_for(&s, want);
+	uint64_t part = o->max ? pool_max_part(&s, per, NULL) : pool_part_sectors_for(&s, want);
 	if (!part || part > per) {
 		fprintf(stderr, "uraid %s: %s does not fit\n", cmd, cli_bytes(o->size_bytes, a, sizeof(a)));
 		return CLI_EXIT_FAIL;
@@ -503,6 +505,17 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 		close(part_fd[i]);
 	if (st == 0)
 		st = write_tables(cmd, p, fds, which, v->nparts);
+	if (st == 0 && o->json) {
+		struct json j;
+		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
+		json_str(&j, "pool", p->label.name);
+		json_str(&j, "volume", o->name);
+		json_u64(&j, "partitions_removed", v->nparts);
+		json_obj_close(&j);
+		json_end(&j);
+	}
 	if (st == 0 && !o->json)
 		printf("Deleted volume '%s' of pool '%s' (%u partition%s)\n", o->name, p->label.name,
 		       v->nparts, v->nparts == 1 ? "" : "s");

@@ -53,7 +53,7 @@ for _ in $(seq 100); do [ -s "$work/v1.pid" ] && break; sleep 0.1; done
 check "v1 served from ranges of the loop devices" test -s "$work/v1.pid"
 
 refuse "in use by another uraid" create --level=1 -n 2 --force "$L0" "$L1"
-refuse "in use" zero-superblock "$L0"
+refuse "served array 'v1'" zero-superblock "$L0"
 refuse "in use" pool create --force other "$L0"
 refuse "volume 'v1' is in use" volume delete lb v1 "$L0" "$L1"
 

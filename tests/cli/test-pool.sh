@@ -139,7 +139,7 @@ refuse "volume 's1' is in use" volume delete tank s1 "${drives[@]}"
 for v in m1 s1 p1; do check "$v: stopped" stop_volume $v; done
 check "sgdisk -v after serving" gpt_sound
 
-check "volume delete s1 (not served)" "$URAID" volume delete tank s1 "${drives[@]}"
+check "volume delete s1 (not served), --json" bash -c "'$URAID' volume delete tank s1 ${drives[*]} --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d[\"volume\"] != \"s1\" or d[\"partitions_removed\"] != 2)'"
 check "its partitions are gone" bash -c "! sgdisk -p d0.img d1.img | grep -q 'tank/s1'"
 check "pool status: two volumes left" status_is m1=raid10 p1=raid5
 for v in m1 p1; do

@@ -18,6 +18,7 @@
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
+#include "common/range_path.h"
 #include "bench/worker.h"
 #include "io/reactor.h"
 
@@ -55,8 +56,10 @@ int bench_raw_open(struct bench_run *r, char *err, size_t errlen)
 			return uraid_errf(err, errlen, -errno, "%s: %s", p, strerror(errno));
 		r->fds[i] = fd;
 		/* not a file another uraid writes, nor one it serves while this writes */
-		if (writes && !S_ISBLK(st.st_mode) && !again) {
-			int rc = uraid_file_lock(fd, true, p, err, errlen);
+		if (writes && !again) {
+			/* a block device: a lock on all of it keeps off ranges of it (pools) */
+			int rc = S_ISBLK(st.st_mode) ? uraid_block_whole_lock(fd, p, err, errlen)
+						     : uraid_file_lock(fd, true, p, err, errlen);
 			if (rc)
 				return rc;
 		}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@
 #include "cli/scan.h"
 #include "cli/util.h"
 #include "common/file_lock.h"
+#include "common/full_io.h"
+#include "common/range_path.h"
 
 static void pool_usage(FILE *f)
 {
@@ -129,7 +132,8 @@ int pool_cli_find(const char *cmd, const char *name, const struct pool_candidate
 		const struct gpt_read_info *in = &p->drive[i]->info;
 		if (!in->primary_ok || !in->backup_ok)
 			fprintf(stderr, "uraid %s: %s: the %s GPT is damaged (%s); the other copy is "
-				"used, and the next change to the pool writes both again\n", cmd,
+				"used; both are written again when a volume is made on or deleted from this "
+				"drive\n", cmd,
 				p->drive[i]->path, in->primary_ok ? "backup" : "primary",
 				in->primary_ok ? in->backup_why : in->primary_why);
 	}
@@ -155,7 +159,8 @@ uint64_t pool_largest_volume(const struct pool *p, enum pool_resiliency r, uint3
 		uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 		if (!per || pool_shape_of(r, k, chunk_kib, &s, NULL, 0))
 			continue;
-		uint64_t size = pool_volume_sectors(&s, per);
+		uint64_t size;
+		pool_max_part(&s, per, &size);
 		if (size >= best && size) {     /* a tie: more drives, more speed */
 			best = size;
 			*drives = k;
@@ -266,7 +271,8 @@ static int open_new(const char *cmd, struct new_drive *d, bool force)
 			errno == EBUSY ? "in use (mounted, or held by a driver)" : strerror(errno));
 		return CLI_EXIT_FAIL;
 	}
-	if (!d->blockdev && uraid_file_lock(d->fd, true, d->path, err, sizeof(err))) {
+	if (d->blockdev ? uraid_block_whole_lock(d->fd, d->path, err, sizeof(err))
+			: uraid_file_lock(d->fd, true, d->path, err, sizeof(err))) {
 		fprintf(stderr, "uraid %s: %s\n", cmd, err);
 		return CLI_EXIT_FAIL;
 	}
@@ -296,6 +302,28 @@ static int format_all(const char *cmd, struct new_drive *d, unsigned n,
 		}
 	}
 	return 0;
+}
+
+/* Rewrite a pool drive's label with the pool's new drive count. */
+static int relabel(const char *cmd, const struct pool_drive *pd, uint32_t ndrives)
+{
+	alignas(512) uint8_t sector[512];
+	struct pool_label l = pd->label;
+	int fd = open(pd->path, O_RDWR | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : 0;
+
+	l.ndrives = ndrives;
+	pool_label_encode(&l, sector);
+	if (!rc && pd->label_part >= 0)
+		rc = uraid_pwrite_full(fd, sector, 512, pd->gpt.part[pd->label_part].first * 512);
+	if (!rc && fdatasync(fd) < 0)
+		rc = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		fprintf(stderr, "uraid %s: %s: writing its label: %s\n", cmd, pd->path,
+			strerror(-rc));
+	return rc ? CLI_EXIT_FAIL : 0;
 }
 
 static void print_made(const struct pool_opts *o, const char *verb, const struct pool_label *l,
@@ -351,6 +379,7 @@ static int pool_create(const struct pool_opts *o, int argc, char **argv)
 	if (!st && gpt_guid_random(l.uuid))
 		st = CLI_EXIT_FAIL;
 	snprintf(l.name, sizeof(l.name), "%s", name);
+	l.ndrives = n;
 	if (!st)
 		st = format_all("pool create", d, n, &l, 0);
 	close_new(d, n);
@@ -416,13 +445,30 @@ static int pool_add(const struct pool_opts *o, int argc, char **argv)
 	for (unsigned i = 0; i < p->ndrives; i++)
 		if (p->drive[i]->label.index >= next)
 			next = p->drive[i]->label.index + 1;
+	/* a new drive takes the next index: every drive of the pool must be found,
+	   else it would take a missing drive's (the labels record the count) */
+	unsigned recorded = 0;
+	for (unsigned i = 0; i < p->ndrives; i++)
+		if (p->drive[i]->label.ndrives > recorded)
+			recorded = p->drive[i]->label.ndrives;
+	if (!st && (p->ndrives != next || (recorded && p->ndrives < recorded))) {
+		unsigned want = recorded > next ? recorded : next;
+		fprintf(stderr, "uraid pool add: pool '%s' has %u drives, %u of them found; give "
+			"every drive of the pool (a new drive must not take a missing one's "
+			"number)\n", name, want, p->ndrives);
+		st = CLI_EXIT_USAGE;
+	}
 	if (!st && next + n > POOL_MAX_DRIVES) {
 		fprintf(stderr, "uraid pool add: a pool has at most %u drives\n", POOL_MAX_DRIVES);
 		st = CLI_EXIT_USAGE;
 	}
 	struct pool_label l = p->label;
+	l.ndrives = next + n;
 	if (!st)
 		st = format_all("pool add", d, n, &l, next);
+	/* the pool's drives learn the new count */
+	for (unsigned i = 0; i < p->ndrives && !st; i++)
+		st = relabel("pool add", p->drive[i], l.ndrives);
 	close_new(d, n);
 	if (!st)
 		print_made(o, "Added to", &l, d, n);
@@ -530,7 +576,7 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	printf("Pool '%s' (UUID %s), %u drive%s\n", p->label.name,
 	       uraid_uuid_text(p->label.uuid, uuid, sizeof(uuid)), p->ndrives,
 	       p->ndrives == 1 ? "" : "s");
-	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "free");
+	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "largest free");
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct pool_drive *d = p->drive[i];
 		printf("  %-3u %-40s %12s %12s%s\n", d->label.index, d->path,

@@ -447,6 +447,11 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		fprintf(stderr, "uraid serve: --volume names a volume of a pool: give --pool too\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (o->pool && (o->scan || o->uuid || o->array_name || o->list_arrays)) {
+		fprintf(stderr, "uraid serve: --pool finds its volume itself: give it without "
+			"--scan, --uuid, --array or --list-arrays\n");
+		return CLI_EXIT_USAGE;
+	}
 	if (o->pool && !o->scanned)
 		return parse_pooled(argc, argv, o);
 	if ((o->scan || o->uuid || o->array_name || o->list_arrays) && !o->scanned)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
@@ -25,6 +26,8 @@
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
 #include "cli/util.h"
+#include "common/block_parts.h"
+#include "common/file_lock.h"
 #include "common/full_io.h"
 #include "common/range_path.h"
 
@@ -33,7 +36,7 @@ static void volume_usage(FILE *f)
 	fprintf(f,
 		"Usage: uraid volume create POOL VOLUME --resiliency=R | --level=L --size=SIZE|max\n"
 		"                           [--drives=N] [--chunk=SIZE] [DEVICE|GLOB...] [--json]\n"
-		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...]\n"
+		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...] [--json]\n"
 		"       uraid volume grow POOL VOLUME ...   (not there yet)\n"
 		"\n"
 		"A volume is an md array (metadata 1.2) over one new partition on each drive it\n"
@@ -49,7 +52,9 @@ static void volume_usage(FILE *f)
 		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
 		"                       max: the largest that fits\n"
 		"  -n, --drives=N       how many drives it uses (default: the count that gives\n"
-		"                       the largest volume for max, else every drive with room)\n"
+		"                       the largest volume for max, else every drive with room:\n"
+		"                       --level=1 mirrors across all of them; --drives=2 for\n"
+		"                       a two-way mirror)\n"
 		"  -c, --chunk=SIZE     chunk size (default 512K; RAID 1 has none)\n"
 		"      --config=FILE    the configuration file whose DEVICE lines to read\n"
 		"      --json           what was made, as JSON\n"
@@ -155,41 +160,74 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 	return -1;
 }
 
-/* Open a drive to change its GPT: its table areas locked (so that two uraid
- * commands do not edit one table at once; volumes served from it go on). */
-static int open_table(const char *cmd, const struct pool_drive *d, int *fd)
+static void unlock_tables(int *fds)
+{
+	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+/*
+ * Lock the table area (the first 34 sectors) of every drive of the pool,
+ * in the pool's drive order (two commands cannot deadlock), waiting for
+ * another uraid that is changing one. The pool is read again under these
+ * locks and they are held until the command is done: two volume creates
+ * cannot pick the same free space or GPT entry, and an undo or a delete
+ * never writes a table read before another command changed it. Volumes
+ * served from the drives go on (their locks are on their partitions).
+ */
+static int lock_tables(const char *cmd, const struct pool *p, int *fds)
 {
 	char err[600];
-	struct uraid_range_path head = { .ranged = true, .start = 0,
-					 .sectors = GPT_PRIMARY_BYTES / 512 };
 
-	snprintf(head.path, sizeof(head.path), "%s", d->path);
-	*fd = open(d->path, O_RDWR | O_CLOEXEC);
-	if (*fd < 0 || uraid_range_path_lock(*fd, &head, true, err, sizeof(err))) {
-		fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path,
-			*fd < 0 ? strerror(errno) : err);
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		return CLI_EXIT_FAIL;
+	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
+		fds[i] = -1;
+	for (unsigned i = 0; i < p->ndrives; i++) {
+		const char *path = p->drive[i]->path;
+		struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0,
+				    .l_len = GPT_PRIMARY_BYTES };
+		int rc = 0;
+		fds[i] = open(path, O_RDWR | O_CLOEXEC);
+		if (fds[i] < 0)
+			rc = -errno;
+		else if (p->drive[i]->blockdev == false)
+			/* shared, as a range's: keeps off a uraid using the whole file */
+			rc = uraid_file_lock(fds[i], false, path, err, sizeof(err));
+		while (!rc && fcntl(fds[i], F_OFD_SETLKW, &fl) < 0) {
+			if (errno == EINTR)
+				continue;
+			/* a file system without locks (some network ones): none, as file_lock */
+			if (errno != ENOLCK && errno != EOPNOTSUPP && errno != EINVAL)
+				rc = -errno;
+			break;
+		}
+		if (rc) {
+			if (rc == -EBUSY)
+				fprintf(stderr, "uraid %s: %s\n", cmd, err);
+			else
+				fprintf(stderr, "uraid %s: %s: cannot lock its GPT: %s\n", cmd, path,
+					strerror(-rc));
+			unlock_tables(fds);
+			return CLI_EXIT_FAIL;
+		}
 	}
 	return 0;
 }
 
-static int write_tables(const char *cmd, struct pool *p, const unsigned *which, unsigned n)
+/* Write the tables of the drives `which` through their locked fds (lock_tables). */
+static int write_tables(const char *cmd, struct pool *p, const int *fds, const unsigned *which,
+			unsigned n)
 {
 	char err[600];
 	for (unsigned i = 0; i < n; i++) {
 		struct pool_drive *d = p->drive[which[i]];
-		int fd;
-		if (open_table(cmd, d, &fd))
-			return CLI_EXIT_FAIL;
-		int rc = gpt_write(fd, &d->gpt, err, sizeof(err));
+		int rc = gpt_write(fds[which[i]], &d->gpt, err, sizeof(err));
 		/* the kernel reads the new table when no partition of the drive is open;
 		   else its nodes stay old, and the volume's members are ranges (pool.c) */
 		if (rc == 0 && d->blockdev)
-			(void)ioctl(fd, BLKRRPART);
-		close(fd);
+			(void)ioctl(fds[which[i]], BLKRRPART);
 		if (rc) {
 			fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path, err);
 			return CLI_EXIT_FAIL;
@@ -222,7 +260,8 @@ static unsigned choose_drives(const struct volume_opts *o, const struct pool *p,
 		uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 		if (!per || shape_for(o, k, &s, NULL, 0))
 			continue;
-		uint64_t size = pool_volume_sectors(&s, per);
+		uint64_t size;
+		pool_max_part(&s, per, &size);
 		if (size > *best_fit || (size == *best_fit && size)) {
 			*best_fit = size;
 			if (o->max)
@@ -269,7 +308,7 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 	printf("\n");
 }
 
-static int volume_create(struct volume_opts *o, struct pool *p)
+static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 {
 	const char *cmd = "volume create";
 	uint64_t freeb[POOL_MAX_DRIVES], first[POOL_MAX_DRIVES], fit;
@@ -334,8 +373,7 @@ static int volume_create(struct volume_opts *o, struct pool *p)
 	}
 	uint64_t per = pool_place(freeb, p->ndrives, k, pick);
 	shape_for(o, k, &s, NULL, 0);
-	uint64_t part = o->max ? per / GPT_ALIGN_SECTORS * GPT_ALIGN_SECTORS
-			       : pool_part_sectors_for(&s, want);
+	uint64_t part = o->max ? pool_max_part(&s, per, NULL) : pool_part_sectors_for(&s, want);
 	if (!part || part > per) {
 		fprintf(stderr, "uraid %s: %s does not fit\n", cmd, cli_bytes(o->size_bytes, a, sizeof(a)));
 		return CLI_EXIT_FAIL;
@@ -362,7 +400,7 @@ static int volume_create(struct volume_opts *o, struct pool *p)
 		if (!(specs[i] = malloc(320)))
 			goto out;
 	}
-	if (write_tables(cmd, p, pick, k))
+	if (write_tables(cmd, p, fds, pick, k))
 		goto undo;
 	for (unsigned i = 0; i < k; i++)
 		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], 320);
@@ -387,7 +425,7 @@ static int volume_create(struct volume_opts *o, struct pool *p)
 undo:
 	for (unsigned i = 0; i < k; i++)
 		memset(&p->drive[pick[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
-	write_tables(cmd, p, pick, k);
+	write_tables(cmd, p, fds, pick, k);
 out:
 	for (unsigned i = 0; i < k; i++)
 		free(specs[i]);
@@ -403,13 +441,13 @@ static int erase_superblock(int fd, const struct gpt_part *gp)
 	return rc ? rc : (fdatasync(fd) < 0 ? -errno : 0);
 }
 
-static int volume_delete(struct volume_opts *o, struct pool *p)
+static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 {
 	const char *cmd = "volume delete";
 	struct pool_volume *v = pool_volume_find(p, o->name);
 	char err[600], spec[320];
 	unsigned which[POOL_MAX_DRIVES];
-	int fds[POOL_MAX_DRIVES];
+	int part_fd[POOL_MAX_DRIVES];
 	int st = 0;
 
 	if (!v) {
@@ -424,28 +462,38 @@ static int volume_delete(struct volume_opts *o, struct pool *p)
 		struct uraid_range_path rp = { .ranged = true, .start = gp->first,
 					       .sectors = gp->last - gp->first + 1 };
 		snprintf(rp.path, sizeof(rp.path), "%s", d->path);
-		fds[i] = open(d->path, O_RDWR | O_CLOEXEC);
+		part_fd[i] = open(d->path, O_RDWR | O_CLOEXEC);
 		which[i] = v->drive[i];
-		int rc = fds[i] < 0 ? -errno : uraid_range_path_lock(fds[i], &rp, true, err,
+		int rc = part_fd[i] < 0 ? -errno : uraid_range_path_lock(part_fd[i], &rp, true, err,
 								       sizeof(err));
+		/* served from its partition node (/dev/sdb2), or assembled by the
+		   kernel's md: that claim is not seen through the whole device */
+		struct stat sb;
+		pool_member_spec(d, v->entry[i], spec, sizeof(spec));
+		if (rc == 0 && d->blockdev && fstat(part_fd[i], &sb) == 0 && S_ISBLK(sb.st_mode))
+			rc = uraid_block_parts_free(sb.st_rdev, rp.start, rp.sectors, spec, err,
+						    sizeof(err));
 		if (rc) {
 			pool_member_spec(d, v->entry[i], spec, sizeof(spec));
-			if (rc == -EBUSY)
+			if (rc == -EBUSY && d->blockdev)
+				fprintf(stderr, "uraid %s: volume '%s' is in use: %s; nothing was "
+					"changed\n", cmd, o->name, err);
+			else if (rc == -EBUSY)
 				fprintf(stderr, "uraid %s: volume '%s' is in use (another uraid holds "
 					"%s: served?); stop serving it first ('uraid stop %s')\n", cmd,
 					o->name, spec, o->name);
 			else
 				fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path,
-					fds[i] < 0 ? strerror(-rc) : err);
+					part_fd[i] < 0 ? strerror(-rc) : err);
 			for (unsigned k = 0; k <= i; k++)
-				if (fds[k] >= 0)
-					close(fds[k]);
+				if (part_fd[k] >= 0)
+					close(part_fd[k]);
 			return CLI_EXIT_FAIL;
 		}
 	}
 	for (unsigned i = 0; i < v->nparts && !st; i++) {
 		struct pool_drive *d = p->drive[v->drive[i]];
-		int rc = erase_superblock(fds[i], &d->gpt.part[v->entry[i]]);
+		int rc = erase_superblock(part_fd[i], &d->gpt.part[v->entry[i]]);
 		if (rc) {
 			fprintf(stderr, "uraid %s: %s: erasing the md superblock failed: %s\n", cmd,
 				d->path, strerror(-rc));
@@ -454,9 +502,20 @@ static int volume_delete(struct volume_opts *o, struct pool *p)
 		memset(&d->gpt.part[v->entry[i]], 0, sizeof(struct gpt_part));
 	}
 	for (unsigned i = 0; i < v->nparts; i++)
-		close(fds[i]);
+		close(part_fd[i]);
 	if (st == 0)
-		st = write_tables(cmd, p, which, v->nparts);
+		st = write_tables(cmd, p, fds, which, v->nparts);
+	if (st == 0 && o->json) {
+		struct json j;
+		json_begin(&j, stdout);
+		json_obj_open(&j, NULL);
+		json_u64(&j, "version", CLI_JSON_VERSION);
+		json_str(&j, "pool", p->label.name);
+		json_str(&j, "volume", o->name);
+		json_u64(&j, "partitions_removed", v->nparts);
+		json_obj_close(&j);
+		json_end(&j);
+	}
 	if (st == 0 && !o->json)
 		printf("Deleted volume '%s' of pool '%s' (%u partition%s)\n", o->name, p->label.name,
 		       v->nparts, v->nparts == 1 ? "" : "s");
@@ -493,11 +552,45 @@ int cmd_volume(int argc, char **argv)
 				 &c);
 	if (st)
 		return st;
+	/* find the pool's drives, lock their tables, then read the pool again
+	   under the locks (lock_tables) */
 	struct pool *p = calloc(1, sizeof(*p));
-	if (!p)
+	int fds[POOL_MAX_DRIVES];
+	char err[600];
+	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
+		fds[i] = -1;
+	if (!p) {
 		st = CLI_EXIT_FAIL;
-	else if ((st = pool_cli_find(cmd, o.pool, &c, p)) < 0)
-		st = !strcmp(verb, "create") ? volume_create(&o, p) : volume_delete(&o, p);
+		goto out;
+	}
+	if (pool_find(o.pool, c.path, c.n, p, err, sizeof(err)) == 0 && p->ndrives &&
+	    (st = lock_tables(cmd, p, fds)))
+		goto out;
+	unsigned locked = p->ndrives;
+	char (*locked_path)[256] = calloc(POOL_MAX_DRIVES, 256);
+	if (!locked_path) {
+		st = CLI_EXIT_FAIL;
+		goto out;
+	}
+	for (unsigned i = 0; i < locked; i++)
+		memcpy(locked_path[i], p->drive[i]->path, 256);
+	pool_release(p);
+	if ((st = pool_cli_find(cmd, o.pool, &c, p)) < 0) {
+		bool same = p->ndrives == locked;
+		for (unsigned i = 0; same && i < locked; i++)
+			same = !strcmp(p->drive[i]->path, locked_path[i]);
+		if (!same) {
+			fprintf(stderr, "uraid %s: pool '%s' changed while its tables were being "
+				"locked (a drive added?); run the command again\n", cmd, o.pool);
+			st = CLI_EXIT_FAIL;
+		} else {
+			st = !strcmp(verb, "create") ? volume_create(&o, p, fds)
+						     : volume_delete(&o, p, fds);
+		}
+	}
+	free(locked_path);
+out:
+	unlock_tables(fds);
 	if (p)
 		pool_release(p);
 	free(p);

@@ -41,6 +41,7 @@
 #include "cli/cli.h"
 #include "cli/util.h"
 #include "common/file_lock.h"
+#include "common/range_path.h"
 
 static void zero_usage(FILE *f)
 {
@@ -163,7 +164,8 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if (S_ISREG(st->st_mode) && uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0) {
+	if (S_ISREG(st->st_mode) ? uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0
+				 : uraid_block_whole_lock(z->fd, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
 		rc = CLI_EXIT_FAIL;
 		goto out;

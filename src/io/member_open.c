@@ -12,6 +12,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "common/block_parts.h"
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
@@ -151,12 +152,21 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 					  "(mounted, or a member of a running array)", path);
 		return uraid_errf(err, errlen, rc, "%s: open: %s", path, strerror(-rc));
 	}
-	if (range.ranged && !unlocked)
+	if (range.ranged && !unlocked) {
 		rc = uraid_range_path_lock(fd, &range, !readonly, err, errlen);
-	else if (!m->blockdev && !unlocked)
+		/* the kernel's claim of a partition over the same sectors (md
+		   assembled it, another program serves /dev/sdb2) is not seen by
+		   an open of the whole device: ask sysfs */
+		if (rc == 0 && m->blockdev && !readonly)
+			rc = uraid_block_parts_free(st.st_rdev, range.start, range.sectors, spec,
+						    err, errlen);
+	} else if (!m->blockdev && !unlocked) {
 		rc = uraid_file_lock(fd, !readonly, path, err, errlen);
-	else
+	} else if (!unlocked && !readonly) {
+		rc = uraid_block_whole_lock(fd, path, err, errlen);    /* keeps ranges off */
+	} else {
 		rc = 0;
+	}
 	if (rc < 0) {
 		close(fd);
 		return rc;

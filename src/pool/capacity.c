@@ -108,6 +108,24 @@ int pool_shape_of_level(int level, unsigned drives, uint32_t chunk_kib, struct p
 }
 
 /* As uraid create plans it (setup/create_plan.c plan_sizes) for metadata 1.2. */
+uint64_t pool_max_part(const struct pool_shape *s, uint64_t room, uint64_t *volume)
+{
+	uint64_t best = room / GPT_ALIGN_SECTORS * GPT_ALIGN_SECTORS;
+	uint64_t best_v = pool_volume_sectors(s, best);
+
+	/* md's steps are at powers of two (placement.c: headroom, bitmap) */
+	for (uint64_t step = 2 * GPT_ALIGN_SECTORS; step && step <= room; step <<= 1) {
+		uint64_t v = pool_volume_sectors(s, step - GPT_ALIGN_SECTORS);
+		if (v > best_v) {
+			best_v = v;
+			best = step - GPT_ALIGN_SECTORS;
+		}
+	}
+	if (volume)
+		*volume = best_v;
+	return best;
+}
+
 uint64_t pool_volume_sectors(const struct pool_shape *s, uint64_t part)
 {
 	const struct uraid_level_info *li = uraid_level_info(s->level);

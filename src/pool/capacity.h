@@ -46,6 +46,16 @@ int pool_shape_of_level(int level, unsigned drives, uint32_t chunk_kib, struct p
  * each (metadata 1.2, mdadm's default data offset); 0 when too small. */
 uint64_t pool_volume_sectors(const struct pool_shape *s, uint64_t part_sectors);
 
+/*
+ * The partition size, in whole MiB and at most room sectors, that gives
+ * the largest volume, and that volume's sectors in *volume (may be NULL).
+ * Not always the largest partition: md's data offset grows in steps with
+ * the member's size (its reshape headroom doubles at 32, 64, 128 GiB ...),
+ * so a partition just past a step can hold a smaller volume than one a
+ * MiB below it; the largest and each step's size less a MiB are tried.
+ */
+uint64_t pool_max_part(const struct pool_shape *s, uint64_t room, uint64_t *volume);
+
 /* The smallest partition size, in whole MiB, whose volume holds want
  * sectors; 0 when want is 0. */
 uint64_t pool_part_sectors_for(const struct pool_shape *s, uint64_t want);

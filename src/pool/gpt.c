@@ -10,6 +10,7 @@
 
 #include "common/errmsg.h"
 #include "common/full_io.h"
+#include "pool/le.h"
 #include "pool/gpt.h"
 
 static const uint8_t gpt_signature[8] = { 'E', 'F', 'I', ' ', 'P', 'A', 'R', 'T' };
@@ -30,31 +31,9 @@ uint32_t gpt_crc32(const void *buf, size_t len)
 	return ~crc;
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
 void gpt_guid_text(const uint8_t g[16], char out[37])
 {
-	snprintf(out, 37, "%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", get32(g),
+	snprintf(out, 37, "%08" PRIx32 "-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", le_get32(g),
 		 (unsigned)(g[4] | g[5] << 8), (unsigned)(g[6] | g[7] << 8), g[8], g[9], g[10],
 		 g[11], g[12], g[13], g[14], g[15]);
 }
@@ -174,10 +153,14 @@ static void encode_entries(const struct gpt *g, uint8_t *e)
 			continue;
 		memcpy(e, p->type, 16);
 		memcpy(e + 16, p->guid, 16);
-		put64(e + 32, p->first);
-		put64(e + 40, p->last);
-		put64(e + 48, p->attrs);
+		le_put64(e + 32, p->first);
+		le_put64(e + 40, p->last);
+		le_put64(e + 48, p->attrs);
 		/* ASCII into UTF-16LE; anything else becomes '?' */
+		if (p->raw_as_read[0] && !strcmp(p->name, p->raw_as_read)) {
+			memcpy(e + 56, p->raw_name, sizeof(p->raw_name));
+			continue;
+		}
 		for (unsigned c = 0; c < GPT_NAME_CHARS && p->name[c]; c++) {
 			unsigned char ch = (unsigned char)p->name[c];
 			e[56 + 2 * c] = ch < 0x80 ? ch : '?';
@@ -191,18 +174,18 @@ static void encode_header(const struct gpt *g, uint8_t *h, bool primary, uint32_
 
 	memset(h, 0, 512);
 	memcpy(h, gpt_signature, 8);
-	put32(h + 8, GPT_REVISION);
-	put32(h + 12, GPT_HEADER_BYTES);
-	put64(h + 24, primary ? 1 : last);
-	put64(h + 32, primary ? last : 1);
-	put64(h + 40, g->first_usable);
-	put64(h + 48, g->last_usable);
+	le_put32(h + 8, GPT_REVISION);
+	le_put32(h + 12, GPT_HEADER_BYTES);
+	le_put64(h + 24, primary ? 1 : last);
+	le_put64(h + 32, primary ? last : 1);
+	le_put64(h + 40, g->first_usable);
+	le_put64(h + 48, g->last_usable);
 	memcpy(h + 56, g->disk_guid, 16);
-	put64(h + 72, primary ? 2 : backup_entries_lba(g->dev_sectors));
-	put32(h + 80, GPT_ENTRIES);
-	put32(h + 84, GPT_ENTRY_BYTES);
-	put32(h + 88, entries_crc);
-	put32(h + 16, gpt_crc32(h, GPT_HEADER_BYTES));
+	le_put64(h + 72, primary ? 2 : backup_entries_lba(g->dev_sectors));
+	le_put32(h + 80, GPT_ENTRIES);
+	le_put32(h + 84, GPT_ENTRY_BYTES);
+	le_put32(h + 88, entries_crc);
+	le_put32(h + 16, gpt_crc32(h, GPT_HEADER_BYTES));
 }
 
 /* A protective MBR: one partition of type 0xEE from LBA 1 over the disk (capped at 2^32-1). */
@@ -215,8 +198,8 @@ static void encode_mbr(const struct gpt *g, uint8_t *mbr)
 	pe[1] = 0x00; pe[2] = 0x02; pe[3] = 0x00;            /* CHS of LBA 1 */
 	pe[4] = MBR_TYPE_PROTECTIVE;
 	pe[5] = 0xff; pe[6] = 0xff; pe[7] = 0xff;            /* CHS beyond reach */
-	put32(pe + 8, 1);
-	put32(pe + 12, n > 0xffffffffu ? 0xffffffffu : (uint32_t)n);
+	le_put32(pe + 8, 1);
+	le_put32(pe + 12, n > 0xffffffffu ? 0xffffffffu : (uint32_t)n);
 	mbr[510] = 0x55;
 	mbr[511] = 0xaa;
 }
@@ -244,7 +227,7 @@ static void decode_mbr(const uint8_t *mbr, struct gpt_read_info *info)
 		const uint8_t *pe = mbr + 446 + 16 * i;
 		if (pe[4] == MBR_TYPE_PROTECTIVE)
 			info->protective_mbr = true;
-		else if (pe[4] != 0 && get32(pe + 12) != 0)
+		else if (pe[4] != 0 && le_get32(pe + 12) != 0)
 			info->mbr_partitions = true;
 	}
 }
@@ -259,44 +242,44 @@ static int decode_copy(const uint8_t *h, const uint8_t *entries_here, uint64_t a
 		       size_t whylen)
 {
 	uint8_t hdr[512];
-	uint32_t hsize = get32(h + 12);
+	uint32_t hsize = le_get32(h + 12);
 
 	if (memcmp(h, gpt_signature, 8))
 		return uraid_errf(why, whylen, -ENOENT, "no GPT signature at LBA %" PRIu64, at);
-	if (get32(h + 8) != GPT_REVISION)
+	if (le_get32(h + 8) != GPT_REVISION)
 		return uraid_errf(why, whylen, -EINVAL, "revision 0x%08" PRIx32 " is not 1.0",
-				  get32(h + 8));
+				  le_get32(h + 8));
 	if (hsize < GPT_HEADER_BYTES || hsize > 512)
 		return uraid_errf(why, whylen, -EINVAL, "header size %" PRIu32 " is outside 92..512",
 				  hsize);
 	memcpy(hdr, h, 512);
-	put32(hdr + 16, 0);
-	if (gpt_crc32(hdr, hsize) != get32(h + 16))
+	le_put32(hdr + 16, 0);
+	if (gpt_crc32(hdr, hsize) != le_get32(h + 16))
 		return uraid_errf(why, whylen, -EINVAL, "header CRC32 mismatch (stored 0x%08" PRIx32
-				  ", computed 0x%08" PRIx32 ")", get32(h + 16), gpt_crc32(hdr, hsize));
-	if (get64(h + 24) != at)
+				  ", computed 0x%08" PRIx32 ")", le_get32(h + 16), gpt_crc32(hdr, hsize));
+	if (le_get64(h + 24) != at)
 		return uraid_errf(why, whylen, -EINVAL, "the header at LBA %" PRIu64 " says it is "
-				  "at LBA %" PRIu64, at, get64(h + 24));
+				  "at LBA %" PRIu64, at, le_get64(h + 24));
 	uint64_t other = at == 1 ? dev_sectors - 1 : 1;
-	if (get64(h + 32) != other)
+	if (le_get64(h + 32) != other)
 		return uraid_errf(why, whylen, -EINVAL, "the other header is at LBA %" PRIu64
 				  ", not at %" PRIu64 " (the drive's size changed?)",
-				  get64(h + 32), other);
-	if (get32(h + 80) != GPT_ENTRIES || get32(h + 84) != GPT_ENTRY_BYTES)
+				  le_get64(h + 32), other);
+	if (le_get32(h + 80) != GPT_ENTRIES || le_get32(h + 84) != GPT_ENTRY_BYTES)
 		return uraid_errf(why, whylen, -EINVAL, "%" PRIu32 " entries of %" PRIu32 " bytes; "
-				  "uraid reads tables of %u entries of %u bytes", get32(h + 80),
-				  get32(h + 84), GPT_ENTRIES, GPT_ENTRY_BYTES);
-	if (get64(h + 72) != entries_at)
+				  "uraid reads tables of %u entries of %u bytes", le_get32(h + 80),
+				  le_get32(h + 84), GPT_ENTRIES, GPT_ENTRY_BYTES);
+	if (le_get64(h + 72) != entries_at)
 		return uraid_errf(why, whylen, -EINVAL, "entries at LBA %" PRIu64 ", expected %"
-				  PRIu64, get64(h + 72), entries_at);
-	if (gpt_crc32(entries_here, GPT_ENTRIES * GPT_ENTRY_BYTES) != get32(h + 88))
+				  PRIu64, le_get64(h + 72), entries_at);
+	if (gpt_crc32(entries_here, GPT_ENTRIES * GPT_ENTRY_BYTES) != le_get32(h + 88))
 		return uraid_errf(why, whylen, -EINVAL, "entries CRC32 mismatch");
 
 	memset(g, 0, sizeof(*g));
 	g->dev_sectors = dev_sectors;
 	memcpy(g->disk_guid, h + 56, 16);
-	g->first_usable = get64(h + 40);
-	g->last_usable = get64(h + 48);
+	g->first_usable = le_get64(h + 40);
+	g->last_usable = le_get64(h + 48);
 	for (unsigned i = 0; i < GPT_ENTRIES; i++) {
 		const uint8_t *e = entries_here + i * GPT_ENTRY_BYTES;
 		struct gpt_part *p = &g->part[i];
@@ -304,9 +287,9 @@ static int decode_copy(const uint8_t *h, const uint8_t *entries_here, uint64_t a
 			continue;
 		memcpy(p->type, e, 16);
 		memcpy(p->guid, e + 16, 16);
-		p->first = get64(e + 32);
-		p->last = get64(e + 40);
-		p->attrs = get64(e + 48);
+		p->first = le_get64(e + 32);
+		p->last = le_get64(e + 40);
+		p->attrs = le_get64(e + 48);
 		/* UTF-16LE: ASCII kept, the rest shown as '?' (uraid's own names are ASCII) */
 		unsigned n = 0;
 		for (unsigned c = 0; c < GPT_NAME_CHARS; c++) {
@@ -316,6 +299,8 @@ static int decode_copy(const uint8_t *h, const uint8_t *entries_here, uint64_t a
 			p->name[n++] = u >= 0x20 && u < 0x7f ? (char)u : '?';
 		}
 		p->name[n] = '\0';
+		memcpy(p->raw_name, e + 56, sizeof(p->raw_name));
+		snprintf(p->raw_as_read, sizeof(p->raw_as_read), "%s", p->name);
 	}
 	char cwhy[200];
 	if (gpt_check(g, cwhy, sizeof(cwhy)))
@@ -340,6 +325,14 @@ int gpt_decode(const uint8_t *primary, const uint8_t *backup, uint64_t dev_secto
 	rb = decode_copy(backup + GPT_ENTRY_SECTORS * 512, backup, dev_sectors - 1,
 			 backup_entries_lba(dev_sectors), dev_sectors, alt, info->backup_why,
 			 sizeof(info->backup_why));
+	/* two sound copies that say different things: the primary is the table
+	   (it is written last), the backup is reported and written again with the
+	   next change (both decoded into zeroed structs: memcmp compares fields) */
+	if (rp == 0 && rb == 0 && memcmp(g, alt, sizeof(*g))) {
+		rb = -EINVAL;
+		snprintf(info->backup_why, sizeof(info->backup_why), "it differs from the primary "
+			 "copy (the primary is used)");
+	}
 	info->primary_ok = rp == 0;
 	info->backup_ok = rb == 0;
 	int rc = 0;

@@ -34,7 +34,12 @@ struct gpt_part {
 	uint8_t guid[16];           /* unique partition GUID */
 	uint64_t first, last;       /* LBAs, inclusive */
 	uint64_t attrs;
-	char name[GPT_NAME_CHARS * 3 + 1];  /* UTF-8 (uraid writes ASCII only) */
+	char name[GPT_NAME_CHARS * 3 + 1];  /* ASCII ('?' for any other character read) */
+	/* the name's UTF-16LE bytes as read: written back as they were while
+	   name is still what was read from them (another tool's non-ASCII names
+	   survive uraid's changes to other entries) */
+	uint8_t raw_name[GPT_NAME_CHARS * 2];
+	char raw_as_read[GPT_NAME_CHARS + 1];
 };
 
 struct gpt {
@@ -92,8 +97,8 @@ int gpt_decode(const uint8_t *primary, const uint8_t *backup, uint64_t dev_secto
  * overlapping. 0 or -EINVAL + err. */
 int gpt_check(const struct gpt *g, char *err, size_t errlen);
 
-/* Read and decode the table of [base, base + dev_sectors) of fd (base 0: the
- * whole file or device); the same answers as gpt_decode, -EIO when unreadable. */
+/* Read and decode the table of the first dev_sectors of fd (the whole file
+ * or device); the same answers as gpt_decode, -EIO when unreadable. */
 int gpt_read(int fd, uint64_t dev_sectors, struct gpt *g, struct gpt_read_info *info,
 	     char *err, size_t errlen);
 /* Write both copies (backup first, then primary) and fdatasync. 0 or -errno + err. */

@@ -14,8 +14,10 @@
 
 #include <uraid/create.h>
 
+#include "common/block_parts.h"
 #include "common/errmsg.h"
 #include "common/full_io.h"
+#include "pool/le.h"
 #include "pool/pool.h"
 
 const uint8_t pool_type_label[16] = { 0x2a, 0x6d, 0x1f, 0x7e, 0x9b, 0x3c, 0x51, 0x4f,
@@ -27,17 +29,6 @@ const uint8_t pool_type_volume[16] = { 0x33, 0x7a, 0x66, 0xc4, 0xe5, 0x60, 0x6a,
 static const char label_magic[8] = { 'U', 'R', 'A', 'I', 'D', 'P', 'L', '1' };
 #define LABEL_VERSION 1u
 #define LABEL_PREFIX "uraid-pool:"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 bool pool_name_ok(const char *name, unsigned max)
 {
@@ -56,13 +47,14 @@ void pool_label_encode(const struct pool_label *l, uint8_t s[512])
 {
 	memset(s, 0, 512);
 	memcpy(s, label_magic, 8);
-	put32(s + 8, LABEL_VERSION);
-	put32(s + 12, l->index);
+	le_put32(s + 8, LABEL_VERSION);
+	le_put32(s + 12, l->index);
 	memcpy(s + 16, l->uuid, 16);
 	memcpy(s + 32, l->name, strnlen(l->name, POOL_NAME_MAX));
-	put32(s + 64, (uint32_t)l->ctime);
-	put32(s + 68, (uint32_t)(l->ctime >> 32));
-	put32(s + 508, gpt_crc32(s, 508));
+	le_put32(s + 64, (uint32_t)l->ctime);
+	le_put32(s + 68, (uint32_t)(l->ctime >> 32));
+	le_put32(s + 72, l->ndrives);
+	le_put32(s + 508, gpt_crc32(s, 508));
 }
 
 int pool_label_decode(const uint8_t s[512], struct pool_label *l, char *err, size_t errlen)
@@ -70,21 +62,26 @@ int pool_label_decode(const uint8_t s[512], struct pool_label *l, char *err, siz
 	memset(l, 0, sizeof(*l));
 	if (memcmp(s, label_magic, 8))
 		return uraid_errf(err, errlen, -ENOENT, "no pool label");
-	if (gpt_crc32(s, 508) != get32(s + 508))
+	if (gpt_crc32(s, 508) != le_get32(s + 508))
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's CRC32 does not match");
-	if (get32(s + 8) != LABEL_VERSION)
+	if (le_get32(s + 8) != LABEL_VERSION)
 		return uraid_errf(err, errlen, -EINVAL, "pool label version %" PRIu32 " (this uraid "
-				  "reads version %u)", get32(s + 8), LABEL_VERSION);
+				  "reads version %u)", le_get32(s + 8), LABEL_VERSION);
 	memcpy(l->uuid, s + 16, 16);
 	memcpy(l->name, s + 32, POOL_NAME_MAX);
 	l->name[POOL_NAME_MAX] = '\0';
 	if (!pool_name_ok(l->name, POOL_NAME_MAX))
 		return uraid_errf(err, errlen, -EINVAL, "the pool label holds an invalid name");
-	l->index = get32(s + 12);
+	l->index = le_get32(s + 12);
 	if (l->index >= POOL_MAX_DRIVES)
 		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive index %" PRIu32
 				  " is not below %u", l->index, POOL_MAX_DRIVES);
-	l->ctime = get32(s + 64) | (uint64_t)get32(s + 68) << 32;
+	l->ctime = le_get32(s + 64) | (uint64_t)le_get32(s + 68) << 32;
+	l->ndrives = le_get32(s + 72);
+	if (l->ndrives > POOL_MAX_DRIVES || (l->ndrives && l->index >= l->ndrives))
+		return uraid_errf(err, errlen, -EINVAL, "the pool label's drive count %" PRIu32
+				  " is above %u or not above its index %" PRIu32, l->ndrives,
+				  POOL_MAX_DRIVES, l->index);
 	return 0;
 }
 
@@ -266,44 +263,19 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool)
 	return p->name + n + 1;
 }
 
-/* Does the kernel's partition `name` (sysfs) span exactly [first, first + sectors)?
- * A node left from an older table must not stand for a new partition. */
-static bool kernel_extent_is(const char *name, uint64_t first, uint64_t sectors)
-{
-	char path[400];
-	unsigned long long v[2];
-	const char *key[2] = { "start", "size" };
-
-	for (int i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "/sys/class/block/%s/%s", name, key[i]);
-		FILE *f = fopen(path, "r");
-		int n = f ? fscanf(f, "%llu", &v[i]) : 0;
-		if (f)
-			fclose(f);
-		if (n != 1)
-			return false;
-	}
-	return v[0] == first && v[1] == sectors;
-}
-
 void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, size_t len)
 {
 	const struct gpt_part *p = &d->gpt.part[entry];
+	struct stat st;
 
-	if (d->blockdev && !strncmp(d->path, "/dev/", 5)) {
-		/* the kernel's name for partition N: sdb2, or nvme0n1p2 after a digit */
-		const char *base = strrchr(d->path, '/') + 1;
-		size_t n = strlen(base);
-		bool digit = n && base[n - 1] >= '0' && base[n - 1] <= '9';
-		char node[300];
-		struct stat st;
-		snprintf(node, sizeof(node), "/dev/%s%s%u", base, digit ? "p" : "", entry + 1);
-		if (stat(node, &st) == 0 && S_ISBLK(st.st_mode) &&
-		    kernel_extent_is(node + 5, p->first, p->last - p->first + 1)) {
-			snprintf(out, len, "%s", node);
-			return;
-		}
-	}
+	/* the kernel's node of partition entry + 1 of the device the path names
+	   (a /dev/disk/by-id link, a /dev/mapper name: by its st_rdev, in sysfs),
+	   when it has the GPT's extent: a node left from an older table must not
+	   stand for a new partition */
+	if (d->blockdev && stat(d->path, &st) == 0 && S_ISBLK(st.st_mode) &&
+	    uraid_block_part_node(st.st_rdev, entry + 1, p->first, p->last - p->first + 1, out,
+				  len))
+		return;
 	snprintf(out, len, "%s@%" PRIu64 "+%" PRIu64, d->path, p->first, p->last - p->first + 1);
 }
 

@@ -36,6 +36,10 @@ struct pool_label {
 	char name[POOL_NAME_MAX + 1];
 	uint32_t index;             /* the drive's number in the pool, from 0 */
 	uint64_t ctime;             /* when the pool was made (seconds) */
+	/* how many drives the pool had when this label was last written (0: not
+	   recorded, a label of before it was); pool add refuses unless it finds
+	   them all, so that a new drive never takes a missing drive's index */
+	uint32_t ndrives;
 };
 
 /* Is name a valid pool or volume name (1..max of [A-Za-z0-9_.-], not starting with '.' or '-')? */

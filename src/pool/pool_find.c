@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
 #include <uraid/level.h>
 
 #include "common/errmsg.h"
+#include "common/file_lock.h"
 #include "pool/pool_find.h"
 
 void pool_release(struct pool *p)
@@ -157,13 +159,36 @@ int pool_find(const char *name, char *const *paths, unsigned n, struct pool *p, 
 			pool_release(p);
 			return -EINVAL;
 		}
-		bool dup = false;
-		for (unsigned k = 0; k < p->ndrives; k++)
-			dup |= p->drive[k]->label.index == d->label.index;
-		if (dup || p->ndrives >= POOL_MAX_DRIVES) {
+		/* the same drive seen through two names (a glob and a link) counts once;
+		   two different drives with one index is a pool that cannot be told apart */
+		struct stat st_new, st_old;
+		bool same = false;
+		int clash = -1;
+		bool have_new = stat(paths[i], &st_new) == 0;
+		for (unsigned k = 0; k < p->ndrives && !same && clash < 0; k++) {
+			if (p->drive[k]->label.index != d->label.index)
+				continue;
+			if (have_new && stat(p->drive[k]->path, &st_old) == 0 &&
+			    uraid_same_file(&st_new, &st_old))
+				same = true;
+			else
+				clash = (int)k;
+		}
+		if (same) {
 			free(d);
-			if (dup)
-				continue;       /* one drive seen through two names (a glob and a link) */
+			continue;
+		}
+		if (clash >= 0) {
+			uraid_errf(err, errlen, -EINVAL, "%s and %s are both drive %u of pool '%s'; "
+				   "one was added while the other was missing: give the drives of "
+				   "one copy, or take the wrong one out ('pool create --force' over it)",
+				   p->drive[clash]->path, paths[i], d->label.index, p->label.name);
+			free(d);
+			pool_release(p);
+			return -EINVAL;
+		}
+		if (p->ndrives >= POOL_MAX_DRIVES) {
+			free(d);
 			pool_release(p);
 			return uraid_errf(err, errlen, -EINVAL, "more than %u drives", POOL_MAX_DRIVES);
 		}

@@ -19,6 +19,7 @@
 #include <uraid/level.h>
 #include <uraid/ppl.h>
 
+#include "common/block_parts.h"
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "common/range_path.h"
@@ -146,6 +147,12 @@ static int open_member(struct create_member *m, bool force, char *err, size_t er
 		rc = uraid_range_path_lock(m->fd, &range, true, err, errlen);
 	else if (!S_ISBLK(st.st_mode))
 		rc = uraid_file_lock(m->fd, true, m->path, err, errlen);
+	else
+		rc = uraid_block_whole_lock(m->fd, m->path, err, errlen);   /* keeps ranges off */
+	/* a partition over the range's sectors held by the kernel or a program */
+	if (rc == 0 && range.ranged && S_ISBLK(st.st_mode))
+		rc = uraid_block_parts_free(st.st_rdev, range.start, range.sectors, m->path, err,
+					    errlen);
 	if (rc)
 		return rc;
 	if (fstat(m->fd, &st) < 0)

@@ -13,7 +13,7 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
-need sgdisk sfdisk nbdcopy python3 sha256sum
+need sgdisk sfdisk nbdcopy python3 sha256sum qemu-io
 work_dir pool
 cd "$work" || exit 1
 SEED=2212
@@ -79,7 +79,7 @@ check "pool status --json: three clean volumes" status_is m1=raid10 s1=raid0 p1=
 check "pool list finds it" bash -c "'$URAID' pool list ${drives[*]} | grep -q '^tank '"
 
 # serve the three at once from the same image files
-declare -A pid
+declare -A pid rpid
 serve_volume() {
     local v=$1
     rm -f "$work/$v.pid"
@@ -117,11 +117,29 @@ for v in m1 s1 p1; do
     check "$v: write a pattern (seed $((SEED + n)))" write_volume $v $n
 done
 for v in m1 s1 p1; do check "$v: the same bytes back" same_volume $v; done
+# a trim and a zero of the whole of s1 (ranges of the files): the other
+# volumes, the GPTs and the labels are not touched
+tables() { for d in "${drives[@]}"; do
+    dd if="$d" bs=1M count=2 status=none | sha256sum
+    dd if="$d" bs=1M skip=127 status=none | sha256sum
+done; }
+tables_before=$(tables)
+trim_zero() {   # discard, then write zeroes over all of s1; it reads back zeroes
+    local size out
+    size=$(size_of s1) || return 1
+    out=$(qemu-io -f raw "nbd+unix:///s1?socket=$work/s1.sock" -c "discard 0 $size" \
+        -c "write -z 0 $size" -c "read -P 0 0 $size" 2>&1) || { echo "$out"; return 1; }
+    [[ $out != *"Pattern verification failed"* && $out != *rror* ]] || { echo "$out"; return 1; }
+}
+check "s1: trim and zero the whole volume (reads back zeroes)" trim_zero
+for v in m1 p1; do check "$v: the same bytes after s1's trim and zero" same_volume $v; done
+check "the GPTs and labels are unchanged by s1's trim and zero" \
+    bash -c '[ "$1" = "$2" ]' _ "$tables_before" "$(tables)"
 refuse "volume 's1' is in use" volume delete tank s1 "${drives[@]}"
 for v in m1 s1 p1; do check "$v: stopped" stop_volume $v; done
 check "sgdisk -v after serving" gpt_sound
 
-check "volume delete s1 (not served)" "$URAID" volume delete tank s1 "${drives[@]}"
+check "volume delete s1 (not served), --json" bash -c "'$URAID' volume delete tank s1 ${drives[*]} --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d[\"volume\"] != \"s1\" or d[\"partitions_removed\"] != 2)'"
 check "its partitions are gone" bash -c "! sgdisk -p d0.img d1.img | grep -q 'tank/s1'"
 check "pool status: two volumes left" status_is m1=raid10 p1=raid5
 for v in m1 p1; do
@@ -177,6 +195,36 @@ refuse "not a pool name" pool create 'bad/name' x2.img
 printf 'XXXX' | dd of=d3.img bs=1 seek=$((512 + 16)) conv=notrunc status=none
 check "a damaged primary GPT is reported and the backup used" \
     bash -c "'$URAID' pool status tank ${drives[*]} 2>&1 | grep -q 'd3.img: the primary GPT is damaged'"
+
+# pool add finds every drive of the pool or refuses (a new drive must not take
+# a missing drive's number); two different drives with one number are refused
+truncate -s 8M e0.img e1.img e2.img e3.img e4.img
+check "pool create four" "$URAID" pool create four e0.img e1.img e2.img e3.img
+refuse "has 4 drives, 1 of them found" pool add four e4.img e0.img
+cp e1.img e1copy.img
+refuse "are both drive 1 of pool 'four'" pool status four e0.img e1.img e2.img e3.img e1copy.img
+rm -f e1copy.img
+check "pool add with every drive" "$URAID" pool add four e4.img e0.img e1.img e2.img e3.img
+check "the new drive is number 4, five drives" bash -c "'$URAID' pool status four e?.img --json |
+    python3 -c 'import json,sys; d=json.load(sys.stdin)[\"drives\"]; sys.exit(sorted(x[\"index\"] for x in d) != [0,1,2,3,4])'"
+truncate -s 8M e5.img
+refuse "has 5 drives, 4 of them found" pool add four e5.img e0.img e1.img e2.img e3.img
+
+# three volume creates at once on one pool: each reads the tables under the
+# lock, so each gets its own space and GPT entry (none overwrites another's)
+truncate -s 64M r0.img r1.img
+check "pool create race" "$URAID" pool create race r0.img r1.img
+for v in a b c; do
+    "$URAID" volume create race $v --level=1 --size=8M r0.img r1.img >"$work/race-$v.out" 2>&1 &
+    rpid[$v]=$!
+done
+race_ok=0
+for v in a b c; do wait "${rpid[$v]}" || { cat "$work/race-$v.out"; race_ok=1; }; done
+check "three concurrent volume creates all succeed" test $race_ok -eq 0
+check "all three volumes are in the pool" bash -c "
+    s=\$('$URAID' pool status race r0.img r1.img --json) &&
+    echo \"\$s\" | python3 -c 'import json,sys; v=sorted(x[\"name\"] for x in json.load(sys.stdin)[\"volumes\"]); sys.exit(v != [\"a\",\"b\",\"c\"])'"
+check "sgdisk -v: the race's tables are sound" bash -c "sgdisk -v r0.img | grep -q 'No problems found' && sgdisk -v r1.img | grep -q 'No problems found'"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

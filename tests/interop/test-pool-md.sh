@@ -59,6 +59,10 @@ while read -r v size sum; do
     [ -e "$dev" ] || dev=$(ls -d /dev/md/${v}* 2>/dev/null | head -n1)
     [ -n "$dev" ] && [ -e "$dev" ] || { echo "vol-$v=missing"; continue; }
     md=$(basename "$(readlink -f "$dev")")
+    # every slot present and in sync: --run would start a degraded volume too
+    want=$(cat /sys/block/$md/md/raid_disks)
+    have=$(cat /sys/block/$md/md/dev-*/state 2>/dev/null | grep -c in_sync)
+    [ "$want" = "$have" ] && echo "complete-$v=yes" || echo "complete-$v=no ($have of $want)"
     got=$(dd if="$dev" bs=1M 2>/dev/null | head -c "$size" | sha256sum | cut -d' ' -f1)
     [ "$got" = "$sum" ] && echo "vol-$v=same" || echo "vol-$v=differs"
     if [ -e /sys/block/$md/md/sync_action ] && [ "$(cat /sys/block/$md/md/level)" != raid0 ]; then
@@ -75,9 +79,11 @@ out=$(interop_run -f "$sums" "$tmp/guest.sh" "${d[@]}")
 rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "guest script exit $rc"
-grep -q '^partitions=2$' <<<"$out" || grep -q '^partitions=4$' <<<"$out" ||
-    fail "the guest kernel did not see the GPT's partitions on vda"
+# vda (d0) holds the label and a partition of each of the three volumes
+grep -q '^partitions=4$' <<<"$out" ||
+    fail "the guest kernel did not see the GPT's four partitions on vda"
 for v in m1 s1 p1; do
+    grep -qx "complete-$v=yes" <<<"$out" || fail "$v: md assembled it without every member"
     grep -qx "vol-$v=same" <<<"$out" || fail "$v: md did not read the bytes uraid wrote"
 done
 for v in m1 p1; do

@@ -18,6 +18,7 @@
 
 #include "common/range_path.h"
 #include "io/member.h"
+#include "io/reactor.h"
 #include "pool/gpt.h"
 #include "pool/pool.h"
 #include "../support/check.h"
@@ -158,6 +159,103 @@ static void test_damage(void)
 	free(r);
 }
 
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	le32(p, (uint32_t)v);
+	le32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Seal a header again after an edit: the entries' CRC32 (byte 88) and the
+ * header's (byte 16, over the 92 bytes uraid writes), so that only the
+ * field checks can find what was edited. */
+static void reseal(uint8_t *hdr, const uint8_t *entries)
+{
+	le32(hdr + 88, gpt_crc32(entries, GPT_ENTRIES * 128));
+	le32(hdr + 16, 0);
+	le32(hdr + 16, gpt_crc32(hdr, 92));
+}
+
+/* Field damage behind valid CRCs, in the primary copy: each is found by
+ * the field checks (the CRCs match), the backup is used. */
+static void test_field_damage(void)
+{
+	static uint8_t primary[GPT_PRIMARY_BYTES], backup[GPT_BACKUP_BYTES];
+	struct gpt *g = malloc(sizeof(*g)), *r = malloc(sizeof(*r));
+	struct gpt_read_info info;
+	char err[400];
+
+	random_table(g);
+	CHECK(gpt_encode(g, primary, backup, err, sizeof(err)) == 0, "encode: %s", err);
+	enum { COUNT, ENTRY_SIZE, HDR_SIZE, LAST_USABLE, PART_PAST_END, OVERLAP, FIRST_USABLE,
+	       MY_LBA, NCASES };
+	static const char *what[NCASES] = {
+		"entry count 0xFFFFFFFF", "entry size 256", "header size 600",
+		"last usable past the device", "a partition ending past the device",
+		"overlapping entries", "first usable inside the entries", "my LBA",
+	};
+	for (int c = 0; c < NCASES; c++) {
+		static uint8_t p2[GPT_PRIMARY_BYTES];
+		uint8_t *hdr = p2 + 512, *ent = p2 + 1024;
+		memcpy(p2, primary, sizeof(p2));
+		switch (c) {
+		case COUNT: le32(hdr + 80, 0xFFFFFFFFu); break;
+		case ENTRY_SIZE: le32(hdr + 84, 256); break;
+		case HDR_SIZE: le32(hdr + 12, 600); break;
+		case LAST_USABLE: le64(hdr + 48, DEV_SECTORS + 10); break;
+		case PART_PAST_END: le64(ent + 40, DEV_SECTORS + 10); break;     /* entry 0's last */
+		case OVERLAP: le64(ent + 7 * 128 + 32, g->part[0].last); break;  /* entry 7's first */
+		case FIRST_USABLE: le64(hdr + 40, 3); break;
+		case MY_LBA: le64(hdr + 24, 5); break;
+		}
+		reseal(hdr, ent);
+		memset(r, 0, sizeof(*r));
+		int rc = gpt_decode(p2, backup, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == 0 && !info.primary_ok && info.backup_ok,
+		      "%s: not found by the field checks (rc %d, primary %s)", what[c], rc,
+		      info.primary_ok ? "ok" : info.primary_why);
+		CHECK(!strstr(info.primary_why, "CRC"), "%s: refused by a CRC (%s), not the field",
+		      what[c], info.primary_why);
+		CHECK(same_table(g, r), "%s: the backup is not the table", what[c]);
+	}
+	/* two sound copies that differ: the primary is used, the backup reported */
+	{
+		static uint8_t b2[GPT_BACKUP_BYTES];
+		memcpy(b2, backup, sizeof(b2));
+		b2[5 * 128 + 56] ^= 0x01;       /* entry 5's name, first character... */
+		b2[7 * 128 + 56] ^= 0x01;       /* ...and entry 7's, the CRCs resealed */
+		reseal(b2 + GPT_ENTRY_SECTORS * 512, b2);
+		int rc = gpt_decode(primary, b2, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == 0 && info.primary_ok && !info.backup_ok &&
+		      strstr(info.backup_why, "differs"), "differing copies: rc %d, backup %s", rc,
+		      info.backup_ok ? "ok" : info.backup_why);
+		CHECK(same_table(g, r), "differing copies: the primary is not the table");
+	}
+	/* another tool's non-ASCII name (U+00E9 in entry 0) survives a rewrite */
+	{
+		static uint8_t p2[GPT_PRIMARY_BYTES], b2[GPT_BACKUP_BYTES];
+		memcpy(p2, primary, sizeof(p2));
+		memcpy(b2, backup, sizeof(b2));
+		p2[1024 + 56] = b2[56] = 0xe9;
+		reseal(p2 + 512, p2 + 1024);
+		reseal(b2 + GPT_ENTRY_SECTORS * 512, b2);
+		int rc = gpt_decode(p2, b2, DEV_SECTORS, r, &info, err, sizeof(err));
+		CHECK(rc == 0 && info.primary_ok && info.backup_ok && r->part[0].name[0] == '?',
+		      "a non-ASCII name: rc %d %s", rc, err);
+		static uint8_t p3[GPT_PRIMARY_BYTES], b3[GPT_BACKUP_BYTES];
+		CHECK(gpt_encode(r, p3, b3, err, sizeof(err)) == 0 &&
+		      !memcmp(p3 + 1024, p2 + 1024, GPT_ENTRIES * 128),
+		      "a non-ASCII name is not written back as it was read");
+	}
+	free(g);
+	free(r);
+}
+
 static void test_free_extents(void)
 {
 	struct gpt *g = malloc(sizeof(*g));
@@ -232,6 +330,18 @@ static void test_range_member(void)
 	CHECK(uraid_range_path_parse("/x@1+2junk", &rp, err, sizeof(err)) == 0 && !rp.ranged,
 	      "not a range: a name");
 
+	/* a file named like a range of a file that exists: refused, not guessed */
+	char odd[320];
+	snprintf(odd, sizeof(odd), "%s@0+8", path);
+	int ofd = open(odd, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	CHECK(ofd >= 0, "create %s", odd);
+	close(ofd);
+	CHECK(uraid_range_path_parse(odd, &rp, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "both a file and a range"), "both readings exist: %s", err);
+	unlink(odd);
+	CHECK(uraid_range_path_parse(odd, &rp, err, sizeof(err)) == 0 && rp.ranged &&
+	      rp.sectors == 8, "only the range's file exists");
+
 	struct member *m = member_new(), *m2 = member_new(), *m3 = member_new();
 	unsigned reports = 0;
 	const struct ulog quiet = { .fn = count_log, .opaque = &reports };
@@ -281,14 +391,98 @@ static void test_range_member(void)
 	unlink(path);
 }
 
+struct range_io {
+	struct member_io mio;
+	int res, done;
+};
+
+static void range_io_done(struct member_io *mio, int res)
+{
+	struct range_io *t = (struct range_io *)mio;
+	t->res = res;
+	t->done++;
+}
+
+static int range_run(struct reactor *r, struct member *m, enum member_op kind, uint32_t len,
+		     uint64_t sector)
+{
+	struct range_io t = { .mio = { .kind = kind, .len = len, .sector = sector, .m = m,
+				       .done = range_io_done } };
+	member_submit(r, &t.mio);
+	for (int i = 0; i < 1000 && !t.done; i++)
+		reactor_poll(r, -1);
+	return t.done == 1 ? t.res : -ETIME;
+}
+
+/* DISCARD and ZEROES over the whole of a range (PATH@4096+2048) of a file:
+ * the range reads back zeroes, every byte outside it is unchanged; one
+ * sector past the range is refused and changes nothing. */
+static void test_range_punch(void)
+{
+	char path[] = "/tmp/uraid-test-punch-XXXXXX", spec[300], err[300];
+	int fd = mkstemp(path);
+	const size_t size = 8u << 20, at = 4096u * 512, len = 2048u * 512;
+	uint8_t *buf = malloc(size), *after = malloc(size);
+	struct reactor r;
+
+	CHECK(fd >= 0 && buf && after, "mkstemp");
+	for (size_t i = 0; i < size; i++)
+		buf[i] = (uint8_t)next_rand();
+	CHECK(pwrite(fd, buf, size, 0) == (ssize_t)size, "fill");
+	snprintf(spec, sizeof(spec), "%s@4096+2048", path);
+	struct member *m = member_new();
+	unsigned reports = 0;
+	const struct ulog quiet = { .fn = count_log, .opaque = &reports };
+	CHECK(member_open(m, spec, MEMBER_OPEN_BUFFERED, &quiet, err, sizeof(err)) == 0,
+	      "open: %s", err);
+	struct member_area whole = { 0, 2048 };
+	member_set_areas(m, 0, 2048, &whole, 1);
+	CHECK(reactor_init(&r, 0, 16) == 0, "reactor");
+	static const enum member_op ops[2] = { MEMBER_DISCARD, MEMBER_ZEROES };
+	for (int k = 0; k < 2; k++) {
+		const char *what = k ? "zeroes" : "discard";
+		CHECK(pwrite(fd, buf + at, len, at) == (ssize_t)len, "refill the range");
+		/* one sector past the range: refused, nothing changed */
+		CHECK(range_run(&r, m, ops[k], (uint32_t)len + 512, 0) < 0, "%s past the range "
+		      "not refused", what);
+		CHECK(range_run(&r, m, ops[k], 512, 2048) < 0, "%s of the sector after the range "
+		      "not refused", what);
+		CHECK(pread(fd, after, size, 0) == (ssize_t)size && !memcmp(after, buf, size),
+		      "%s refused: the file changed", what);
+		int rc = range_run(&r, m, ops[k], (uint32_t)len, 0);
+		if (rc == -EOPNOTSUPP) {
+			printf("%s: not supported by the file system here, skipped\n", what);
+			continue;
+		}
+		CHECK(rc == 0, "%s of the whole range: %d", what, rc);
+		CHECK(pread(fd, after, size, 0) == (ssize_t)size, "read back");
+		bool zero = true;
+		for (size_t i = at; i < at + len && zero; i++)
+			zero = after[i] == 0;
+		CHECK(zero, "%s: the range does not read back zeroes", what);
+		CHECK(!memcmp(after, buf, at) && !memcmp(after + at + len, buf + at + len,
+							   size - at - len),
+		      "%s: bytes outside the range changed", what);
+	}
+	reactor_fini(&r);
+	member_close(m);
+	free(m);
+	free(buf);
+	free(after);
+	close(fd);
+	unlink(path);
+}
+
 int main(void)
 {
 	printf("seed 0x%x\n", SEED);
 	test_crc_and_guid();
 	test_damage();
+	test_field_damage();
 	test_free_extents();
 	test_label();
 	test_range_member();
+	test_range_punch();
 	if (failures)
 		printf("%d failures\n", failures);
 	return failures ? 1 : 0;

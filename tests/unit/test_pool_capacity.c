@@ -180,12 +180,42 @@ static void test_storage_spaces(void)
 	}
 }
 
+/* --size=max at md's 64 GiB step: the partition chosen gives a volume at
+ * least as large as every whole-MiB partition that fits, around the step. */
+static void test_max_at_step(void)
+{
+	struct pool_shape s;
+	char err[200];
+	const uint64_t gib64 = 64ull << 21;     /* sectors */
+
+	CHECK(pool_shape_of(POOL_SIMPLE, 2, 0, &s, err, sizeof(err)) == 0, "shape: %s", err);
+	for (int64_t d = -2; d <= 2; d++) {
+		uint64_t room = gib64 + (uint64_t)(d * 2048), vol;
+		uint64_t part = pool_max_part(&s, room, &vol);
+		CHECK(part <= room && part % 2048 == 0 && vol == pool_volume_sectors(&s, part),
+		      "room 64 GiB %+lld MiB: part %llu", (long long)d, (unsigned long long)part);
+		for (uint64_t p = room / 2048 * 2048; p + 8 * 2048 > room; p -= 2048)
+			CHECK(pool_volume_sectors(&s, p) <= vol, "room 64 GiB %+lld MiB: a partition "
+			      "of %llu MiB holds more (%llu > %llu)", (long long)d,
+			      (unsigned long long)p / 2048,
+			      (unsigned long long)pool_volume_sectors(&s, p),
+			      (unsigned long long)vol);
+		printf("room 64 GiB %+lld MiB: partition %llu MiB, volume %llu MiB\n", (long long)d,
+		       (unsigned long long)part / 2048, (unsigned long long)vol / 2048);
+	}
+	/* the step is real: 1 MiB past it the largest partition is not the best */
+	CHECK(pool_volume_sectors(&s, gib64) < pool_volume_sectors(&s, gib64 - 2048) ||
+	      pool_volume_sectors(&s, gib64 + 2048) < pool_volume_sectors(&s, gib64),
+	      "no step at 64 GiB: the test proves nothing");
+}
+
 int main(void)
 {
 	test_shapes();
 	test_place();
 	test_sizes();
 	test_storage_spaces();
+	test_max_at_step();
 	if (failures)
 		printf("%d failures\n", failures);
 	return failures ? 1 : 0;

@@ -4,7 +4,7 @@
  * threads, members in /dev/shm:
  *
  * 1. Each restripe (RAID 5 3 -> 4 and 4 -> 5 members, RAID 6 4 -> 5, chunk
- *    64 -> 32 KiB and 32 -> 128 KiB, layout left-symmetric ->
+ *    64 -> 32 KiB and 32 -> 128 KiB, 4 -> 5 with 128 -> 64 KiB at once, layout left-symmetric ->
  *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
  *    parity slot staying missing as mdadm's RAID 0 grow needs, RAID 5
  *    parity-last -> left-symmetric without its parity member as md's
@@ -70,6 +70,8 @@ static const struct config configs[] = {
 	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false },
 	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false },
 	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false },
+	/* a count and a chunk at once: the step must be a position md takes */
+	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false },
 	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false },
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
 	  "right-asymmetric", 4, 4, 64, 64, false },

@@ -163,6 +163,20 @@ static int new_geometry(const struct array *a, const struct uraid_reshape *r, st
 	return 0;
 }
 
+/* -EBUSY with the reason while a job runs (one that ended is reaped). */
+static int no_job_running(struct array *a, char *err, size_t errlen)
+{
+	sync_reap(a);
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *running = atomic_load(&a->sync);
+	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (running)
+		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
+				  uraid_sync_kind_name(busy));
+	return 0;
+}
+
 int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
 			      size_t errlen)
 {
@@ -193,16 +207,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				"which uraid does not do yet");
 		goto out;
 	}
-	sync_reap(a);
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *running = atomic_load(&a->sync);
-	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
-	pthread_mutex_unlock(&a->sync_lock);
-	if (running) {
-		rc = uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				uraid_sync_kind_name(busy));
+	if ((rc = no_job_running(a, err, errlen)))
 		goto out;
-	}
 	/* mdadm's distance: a step's worth of the old rows per member
 	   (backup_blocks); for the same member count half the room, rounded up
 	   to it, as mdadm's choice between the ends gives */
@@ -250,6 +256,15 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 
 	if ((rc = array_freeze(a))) {
 		uraid_errf(err, errlen, rc, "cannot freeze the array: %s", strerror(-rc));
+		goto out;
+	}
+	/* a check, repair or automatic start may have come in since the look
+	   above: looked at again with starts held until a->reshape is in place
+	   (start_one refuses every other kind from then on) */
+	pthread_mutex_lock(&a->sync_start_lock);
+	if ((rc = no_job_running(a, err, errlen))) {
+		pthread_mutex_unlock(&a->sync_start_lock);
+		array_thaw(a);
 		goto out;
 	}
 	pthread_mutex_lock(&a->meta_lock);
@@ -321,6 +336,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		}
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	pthread_mutex_unlock(&a->sync_start_lock);
 	array_thaw(a);
 	if (rc)
 		goto out;

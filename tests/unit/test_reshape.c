@@ -18,7 +18,9 @@
  *    then moved back by one new row, inside an old row, as md may leave
  *    them; assembly goes on from there by itself, and the data is whole
  *    at the end.
- * 3. Refusals: no spare for a new slot, nothing to change, a level change
+ * 3. Holes asked during a reshape are answered in the geometry of each
+ *    side of the position (data written near the end is data).
+ * 4. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
  *
@@ -428,6 +430,55 @@ static void run_crash(uint64_t seed)
 	teardown(&t);
 }
 
+/*
+ * Holes during a reshape (NBD block status): data written only near the end
+ * of an array of sparse members lies in the old geometry, above the
+ * position; the answer must route by the position and say data there (a
+ * hole would make nbdcopy or qemu-img skip it).
+ */
+static void run_allocation(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	char err[256];
+	struct uraid_sync_status st;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "allocation: setup");
+		teardown(&t);
+		return;
+	}
+	uint64_t size = uraid_array_size(t.a), len = MIB;
+	uint8_t *buf = aligned_alloc(4096, len);
+	rng_fill(&t.seed, buf, len);
+	CHECK(uraid_array_pwrite(t.a, buf, len, size - len, 0) == 0, "allocation: write");
+	free(buf);
+	add_spares(&t, c);
+	struct uraid_reshape r = request_of(c);
+	struct uraid_array_status as;
+	uraid_array_status(t.a, &as);
+	r.new_layout = as.layout;
+	uraid_array_sync_speed(t.a, 100, 500);
+	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
+	CHECK(rc == 0, "allocation: reshape start: %s", err);
+	struct uraid_extent ext[64];
+	int n = uraid_array_allocation(t.a, size - len, len, ext, 64);
+	uint64_t at = size - len;
+	CHECK(n > 0, "allocation: %d", n);
+	for (int i = 0; i < n; i++) {
+		CHECK(!(ext[i].flags & URAID_EXTENT_HOLE), "allocation: written bytes %" PRIu64
+		      "..%" PRIu64 " reported as a hole during the reshape", at, at + ext[i].length);
+		at += ext[i].length;
+	}
+	printf("allocation during the reshape: %d extent(s), first flags 0x%x\n", n,
+	       n > 0 ? ext[0].flags : 0);
+	if (rc == 0) {
+		uraid_array_sync_speed(t.a, 1000, 400000);
+		wait_job(&t, &st);
+	}
+	teardown(&t);
+}
+
 static void run_refusals(uint64_t seed)
 {
 	const struct config *c = &configs[0];
@@ -465,6 +516,7 @@ int main(int argc, char **argv)
 	printf("test_reshape seed %" PRIu64 "\n", seed);
 	fflush(stdout);
 	run_refusals(seed);
+	run_allocation(seed);
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
 		printf("%s\n", configs[i].name);
 		fflush(stdout);

@@ -77,8 +77,15 @@ int array_switch_geometry(struct array *a, const struct uraid_geom *g,
 bool array_freeze_parks(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 /* Background jobs (jobs/sync.c): may a new unit be handed out now? */
 static inline bool array_frozen(const struct array *a);
-/* The parked requests' lists, freed at close (array_free). */
+/* The parked requests' lists, one per reactor: allocated at assembly
+ * (before any request or freeze can race on them), freed at close
+ * (array_free). 0 or -ENOMEM. */
+int array_freeze_init(struct array *a);
 void array_freeze_free(struct array *a);
+
+/* No request parked and no resume message queued: close's drain waits for
+ * this as well as in_flight 0 (look at it first) before freeing the array. */
+bool array_park_idle(const struct array *a);
 
 #include "engine/core/array.h"
 

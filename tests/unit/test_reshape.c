@@ -20,7 +20,9 @@
  *    at the end.
  * 3. Holes asked during a reshape are answered in the geometry of each
  *    side of the position (data written near the end is data).
- * 4. Refusals: no spare for a new slot, nothing to change, a level change
+ * 4. A member vanishing mid-reshape is failed, and the reshape finishes
+ *    degraded with the data whole.
+ * 5. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
  *
@@ -479,6 +481,51 @@ static void run_allocation(uint64_t seed)
 	teardown(&t);
 }
 
+/*
+ * A member vanishes mid-reshape (RAID 5 4 -> 5): the job's reads of it fail
+ * the member through the member states, and the reshape goes on degraded
+ * (its old chunks rebuilt from parity) to the end, with the data whole.
+ */
+static void run_member_fails(uint64_t seed)
+{
+	const struct config *c = &configs[1];
+	struct t t = { .seed = seed };
+	char err[256];
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t) || fill(&t)) {
+		CHECK(0, "member fails: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	struct uraid_reshape r = request_of(c);
+	uraid_array_status(t.a, &as);
+	r.new_layout = as.layout;
+	uraid_array_sync_speed(t.a, 100, 500);
+	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
+	CHECK(rc == 0, "member fails: reshape start: %s", err);
+	struct uraid_fault f = { .kind = URAID_FAULT_VANISH, .last_sector = UINT64_MAX };
+	CHECK(uraid_array_inject(t.a, 1, &f) == 0, "member fails: inject");
+	uraid_array_sync_speed(t.a, 1000, 400000);
+	if (rc == 0)
+		wait_job(&t, &st);
+	CHECK(rc || (st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0),
+	      "member fails: the reshape ended with kind %d running %d result %d", st.kind,
+	      st.running, st.result);
+	uraid_array_status(t.a, &as);
+	CHECK(as.raid_disks == c->new_n && as.degraded == 1, "member fails: after: %u members, "
+	      "degraded %u", as.raid_disks, as.degraded);
+	printf("member fails: reshape result %d, degraded %u\n", st.result, as.degraded);
+	verify(&t, "member failed during the reshape");
+	CHECK(uraid_array_close(t.a) == 0, "member fails: close");
+	t.a = NULL;
+	if (assemble(&t) == 0)
+		verify(&t, "member failed, assembled again");
+	teardown(&t);
+}
+
 static void run_refusals(uint64_t seed)
 {
 	const struct config *c = &configs[0];
@@ -517,6 +564,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	run_refusals(seed);
 	run_allocation(seed);
+	run_member_fails(seed);
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
 		printf("%s\n", configs[i].name);
 		fflush(stdout);

@@ -312,6 +312,10 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			free(rs);
 	}
 	if (rc == 0) {
+		/* the old parity slot of a parity gap holds a new member: its
+		   old-geometry content is not parity (review 9) */
+		if (first < old_disks)
+			rs->old_unsynced[first] = true;
 		a->reshape = rs;
 		reshape_set_member_areas(a, rs);
 		meta_recount_degraded(a);

@@ -40,6 +40,10 @@ struct reshape_state {
 	   not in that geometry) and the shift added to member I/O */
 	uint64_t off[2][URAID_MAX_MEMBERS];
 	uint64_t shift[2][URAID_MAX_MEMBERS];
+	/* slots whose old-geometry content is not in sync though a member
+	   sits there (a parity gap's old parity slot, taken by a new member):
+	   never read for the old geometry */
+	bool old_unsynced[URAID_MAX_MEMBERS];
 };
 
 /* Which geometry holds array sector `sector` (reshape active), and the

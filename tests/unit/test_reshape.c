@@ -22,7 +22,8 @@
  *    side of the position (data written near the end is data).
  * 4. A member vanishing mid-reshape is failed, and the reshape finishes
  *    degraded with the data whole.
- * 5. Refusals: no spare for a new slot, nothing to change, a level change
+ * 5. A reshape found at its end at assembly is finished.
+ * 6. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
  *
@@ -433,6 +434,82 @@ static void run_crash(uint64_t seed)
 }
 
 /*
+ * Superblocks saying a RAID 5 3 -> 4 reshape is at its end (all moved, not
+ * yet finished, as a stop between the last step and its superblocks could
+ * leave one): assembly takes it and the job only finishes it (superblocks
+ * without the reshape bits, 4 members), instead of a job with no unit left
+ * that leaves the reshape standing. The data is not looked at (nothing was
+ * moved: only the finish is tested).
+ */
+static void run_at_end(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "at end: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	CHECK(uraid_array_close(t.a) == 0, "at end: close");
+	t.a = NULL;
+	uint32_t spare_dev = UINT32_MAX;
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < t.np; i++) {
+			struct uraid_probe *p = malloc(sizeof(*p));
+			int fd = open(t.paths[i], O_RDWR);
+			alignas(4096) uint8_t buf[URAID_SB_BYTES];
+			if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
+				struct uraid_sb *m = &p->loc[p->chosen].sb;
+				if (pass == 0) {
+					if (i == t.np - 1)
+						spare_dev = m->dev_number;
+				} else if (spare_dev < m->max_dev) {
+					uint64_t end = m->size / m->chunksize * m->chunksize * 3;
+					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_NEW_OFFSET;
+					m->raid_disks = 4;
+					m->delta_disks = 1;
+					m->new_level = 5;
+					m->new_layout = m->layout;
+					m->new_chunk = m->chunksize;
+					m->new_offset = -384;
+					m->reshape_position = end;
+					m->dev_roles[spare_dev] = 3;
+					uraid_sb_encode(m, buf);
+					CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
+					      (ssize_t)sizeof(buf), "at end: write %s", t.paths[i]);
+				}
+			}
+			if (fd >= 0)
+				close(fd);
+			free(p);
+		}
+	}
+	CHECK(spare_dev != UINT32_MAX, "at end: no spare found");
+	if (engine_up(&t) == 0 && assemble(&t) == 0) {
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "at end: the reshape: kind %d "
+		      "result %d", st.kind, st.result);
+		struct uraid_array_status as;
+		uraid_array_status(t.a, &as);
+		CHECK(as.raid_disks == 4, "at end: %u members after", as.raid_disks);
+		CHECK(uraid_array_close(t.a) == 0, "at end: close");
+		t.a = NULL;
+		struct uraid_sb sb;
+		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == 4,
+		      "at end: superblock after: feature_map 0x%x raid_disks %u", sb.feature_map,
+		      sb.raid_disks);
+		printf("at end: superblock after: feature_map 0x%x raid_disks %u\n", sb.feature_map,
+		       sb.raid_disks);
+	} else {
+		CHECK(0, "at end: no assembly");
+	}
+	teardown(&t);
+}
+
+/*
  * Holes during a reshape (NBD block status): data written only near the end
  * of an array of sparse members lies in the old geometry, above the
  * position; the answer must route by the position and say data there (a
@@ -565,6 +642,7 @@ int main(int argc, char **argv)
 	run_refusals(seed);
 	run_allocation(seed);
 	run_member_fails(seed);
+	run_at_end(seed);
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
 		printf("%s\n", configs[i].name);
 		fflush(stdout);

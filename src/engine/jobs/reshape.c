@@ -322,7 +322,7 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 
 	/* the first step after md stopped inside a step: from the position on
 	   (the runner rounds its start down to a whole step) */
-	if (from < rs->position && rs->position < from + len) {
+	if (from < rs->position && rs->position <= from + len) {
 		len -= rs->position - from;
 		from = rs->position;
 	}
@@ -462,6 +462,14 @@ static int rs_job_init(struct sync_job *j)
 	if (!rj)
 		return -ENOMEM;
 	rj->j = j;
+	/* the position at the end (all moved, not finished: a stop between the
+	   last step and its superblocks, or md's): no unit would be left and
+	   the reshape would stand for ever; one empty last step finishes it */
+	if (rs->position >= rs->end && j->pos >= j->end && j->end && j->unit) {
+		j->pos = (j->end - 1) / j->unit * j->unit;
+		j->next = j->pos;
+		atomic_store(&j->done_sectors, j->pos);
+	}
 	pthread_mutex_init(&rj->mu, NULL);
 	pthread_cond_init(&rj->cv, NULL);
 	j->priv = rj;

@@ -163,6 +163,28 @@ static int new_geometry(const struct array *a, const struct uraid_reshape *r, st
 	return 0;
 }
 
+/* The superblocks refused the start: the geometry, the members' data
+ * areas and the reshape state as before it. Frozen, meta_lock held. */
+static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid_geom *scratch)
+{
+	char why[200];
+
+	a->reshape = NULL;
+	*scratch = rs->g[RESHAPE_OLD];
+	if (array_switch_geometry(a, scratch, why, sizeof(why)))
+		ulog(array_log(a), URAID_LOG_ERR, "reshape start: back to the old geometry: %s", why);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (!a->members[i] || s < 0 || (unsigned)s >= rs->g[RESHAPE_OLD].raid_disks)
+			continue;
+		a->member_sb[i].new_offset = 0;
+		a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		if (array_member_areas(a, a->members[i], &a->member_sb[i], true, why, sizeof(why)))
+			ulog(array_log(a), URAID_LOG_ERR, "reshape start: %s", why);
+	}
+	free(rs);
+}
+
 /* -EBUSY with the reason while a job runs (one that ended is reaped). */
 static int no_job_running(struct array *a, char *err, size_t errlen)
 {
@@ -320,10 +342,16 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		reshape_set_member_areas(a, rs);
 		meta_recount_degraded(a);
 		rc = meta_record_change(a);
-		if (rc)
+		if (rc) {
 			uraid_errf(err, errlen, rc, "cannot write the superblocks: %s", strerror(-rc));
-	} else {
-		/* nothing written: the array as it was */
+			/* no member took them (meta.c fails the ones that refuse):
+			   back to the old geometry in memory too, so that nothing
+			   runs in the new one while the disks do not say so */
+			unwind_start(a, rs, ng);
+		}
+	}
+	if (rc) {
+		/* the array as it was */
 		sb->feature_map &= ~URAID_FEATURE_RESHAPE_ACTIVE;
 		sb->raid_disks = old_disks;
 		sb->delta_disks = 0;

@@ -26,8 +26,12 @@
  * raid5_finish_reshape.
  *
  * Not done (refused): backwards reshapes (fewer members, or only room after
- * the data), degraded arrays (but a parity-last RAID 4/5 missing its parity
- * member, reshape_start.c), arrays with a write-intent bitmap.
+ * the data), starting on a degraded array (but a parity-last RAID 4/5
+ * missing its parity member, reshape_start.c), arrays with a write-intent
+ * bitmap. A member that fails during the reshape (the job's own I/O fails
+ * it as a level's would) leaves the job going on degraded: old chunks of a
+ * missing member are rebuilt from P (read_old), new rows skip it; the
+ * rebuild onto a spare runs once the reshape is over.
  *
  * Each step but the last holds only the requests that reach the level
  * inside the rows it moves (core/freeze.h array_hold_range), for the time

@@ -974,6 +974,7 @@ fi
 
 . "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
 . "$(dirname "${BASH_SOURCE[0]}")/bench_cache.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/bench_reshape.sh"   # BENCH_ONLY=reshape (issue 18)
 # the stripe cache's tuning curve (its own file)
 . "$(dirname "$0")/bench_stripecache.sh"
 

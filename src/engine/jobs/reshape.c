@@ -6,8 +6,8 @@
  * Each unit is one step of md/reshape_state.h (a whole number of rows of
  * both geometries). Its work runs on the job's own thread, because it
  * holds the step's rows (core/freeze.h) and does blocking member I/O: with
- * no request on those rows, it reads the step's array sectors in the old geometry,
- * writes them as rows of the new one (P and Q computed), makes them
+ * no request on those rows, it reads the step's array sectors in the old
+ * geometry, writes them as rows of the new one (P and Q computed), makes them
  * durable, moves the position and writes it to the superblocks (events+1,
  * md's checkpoint), and only then lets requests go on. So a request never
  * sees the position move under it, and a write below the position always

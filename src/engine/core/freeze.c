@@ -50,8 +50,9 @@ bool array_freeze_parks(struct array *a, struct engine_reactor *er, struct uraid
 
 	if (st == FREEZE_NONE)
 		return false;
-	/* the write cache's destages finish its drain in the first step */
-	if (st == FREEZE_CLIENTS && (io->flags & ARRAY_IO_INTERNAL) && io->op != URAID_IO_READ)
+	/* the array's own requests (destages, prefetches) pass in the first
+	   step: admitted client requests may wait for them (freeze.h) */
+	if (st == FREEZE_CLIENTS && (io->flags & ARRAY_IO_INTERNAL))
 		return false;
 	struct freeze_park *p = &a->park[er->r.index];
 	atomic_fetch_add(&p->nparked, 1);
@@ -171,6 +172,9 @@ static int freeze(struct array *a, bool wait_jobs)
 	struct wcache *wc = atomic_load(&a->wc);
 	if (wc)
 		(void)wcache_drain(wc);
+	/* the clients' requests admitted before end (with what they wait for) */
+	while (array_foreground_in_flight(a))
+		freeze_step(a);
 	atomic_store(&a->freeze_state, FREEZE_ALL);
 	while (array_foreground_in_flight(a) || (wait_jobs && sync_units_in_progress(a)))
 		freeze_step(a);

@@ -6,10 +6,13 @@
  * their reactor, without blocking it, and go on after the thaw under the
  * geometry then in place.
  *
- * It goes in two steps. First the clients' requests and read-ahead's
- * prefetches are held while the write-back cache is drained (its destages
- * still pass, so a flush or a write in the cache waiting for them ends);
- * then everything is held, and the freeze waits until no request and no
+ * It goes in two steps. First only the clients' requests are held: the
+ * array's own (the write-back cache's destages, read-ahead's prefetches)
+ * still pass, so a client request admitted before, which may wait for one
+ * of them (a read for a prefetch under way, a flush or a write for the
+ * cache's room), ends; the cache is drained and the step waits until no
+ * request is in flight. Then everything is held, and the freeze waits
+ * until no request (an internal one that slipped in between) and no
  * background unit is in flight.
  */
 #ifndef URAID_ENGINE_FREEZE_H
@@ -28,7 +31,7 @@ struct engine_reactor;
 /* a->freeze_state */
 enum {
 	FREEZE_NONE,            /* requests go on */
-	FREEZE_CLIENTS,         /* clients and prefetches parked; destages pass */
+	FREEZE_CLIENTS,         /* clients parked; the array's own requests pass */
 	FREEZE_ALL,             /* every new request parked */
 };
 

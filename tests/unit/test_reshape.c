@@ -13,8 +13,9 @@
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
  *    reshape bits, and the array assembles again with the same bytes.
- * 2. A kill -9 in the middle: a child process runs a slow reshape and is
- *    killed once the superblocks show it part-way; the checkpoints are
+ * 2. A kill -9 in the middle: a child process runs a reshape and is
+ *    killed at a random moment (up to 20 ms) after the superblocks show it
+ *    part-way, often inside a step; the checkpoints are
  *    then moved back by one new row, inside an old row, as md may leave
  *    them; assembly goes on from there by itself, and the data is whole
  *    at the end.
@@ -340,7 +341,9 @@ static void crash_child(struct t *t, const struct config *c)
 	struct uraid_array_status as;
 	uraid_array_status(t->a, &as);
 	r.new_layout = as.layout;
-	uraid_array_sync_speed(t->a, 500, 2000);
+	/* fast enough that the steps follow closely (a kill at a random moment
+	   often lands inside one), slow enough to last about a second */
+	uraid_array_sync_speed(t->a, 20000, 20000);
 	if (uraid_array_reshape_start(t->a, &r, err, sizeof(err))) {
 		fprintf(stderr, "crash child: %s\n", err);
 		_exit(3);
@@ -349,9 +352,8 @@ static void crash_child(struct t *t, const struct config *c)
 		pause();
 }
 
-static void run_crash(uint64_t seed)
+static void run_crash(uint64_t seed, const struct config *c)
 {
-	const struct config *c = &configs[0];
 	struct t t = { .seed = seed };
 	struct uraid_sync_status st;
 	uint64_t s = seed ^ 0xc7a5;
@@ -389,26 +391,37 @@ static void run_crash(uint64_t seed)
 		pause_ms(2);
 	}
 	if (pid > 0) {
+		/* then at a random moment: between steps or inside one (its copy,
+		   its flush, between its superblock writes) */
+		unsigned delay_us = (unsigned)(rng_next(&s) % 20000);
+		printf("crash: kill %u us after the checkpoint passed it\n", delay_us);
+		fflush(stdout);
+		struct timespec ts = { 0, (long)delay_us * 1000 };
+		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		CHECK(disk_sb(&t, &sb) == 0, "crash: superblock after the kill");
 	}
 	CHECK(sb.feature_map & 0x4, "crash: the superblock shows no reshape (feature_map 0x%x)",
 	      sb.feature_map);
 	printf("crash: killed at reshape_position %" PRIu64 "\n", sb.reshape_position);
 	/*
 	 * md stops on a boundary of new rows only (not of old ones): move every
-	 * checkpoint back by one new row (of the larger chunk: 3 x 64 KiB),
-	 * which leaves it inside an old row. Nothing wrote to the array since,
-	 * so the old place still holds that row's data.
+	 * checkpoint back by one new row of the larger chunk (md's rule),
+	 * which may leave it inside an old row. Nothing wrote to the array
+	 * since, so the old place still holds that row's data (even after a
+	 * kill inside a step: its new rows lie below the live old data).
 	 */
+	unsigned big_kib = c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib;
+	uint64_t new_row = (uint64_t)big_kib * 2 * (c->new_n - (strcmp(c->level, "raid6") ? 1 : 2));
 	for (unsigned i = 0; i < t.np; i++) {
 		struct uraid_probe *p = malloc(sizeof(*p));
 		int fd = open(t.paths[i], O_RDWR);
 		alignas(4096) uint8_t buf[URAID_SB_BYTES];
 		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
 			struct uraid_sb *m = &p->loc[p->chosen].sb;
-			if (m->reshape_position >= 384)
-				m->reshape_position -= 384;
+			if (m->reshape_position >= new_row)
+				m->reshape_position -= new_row;
 			uraid_sb_encode(m, buf);
 			CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
 			      (ssize_t)sizeof(buf), "crash: rewind %s", t.paths[i]);
@@ -426,7 +439,7 @@ static void run_crash(uint64_t seed)
 		verify(&t, "after the resumed reshape");
 		struct uraid_array_status as;
 		uraid_array_status(t.a, &as);
-		CHECK(as.raid_disks == 4, "crash: %u members after", as.raid_disks);
+		CHECK(as.raid_disks == c->new_n, "crash: %u members after", as.raid_disks);
 	} else {
 		CHECK(0, "crash: no assembly after the kill");
 	}
@@ -648,7 +661,14 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		run_config(seed + i, &configs[i]);
 	}
-	run_crash(seed);
+	/* crashes of a member-count grow, of one with more data disks, and
+	   of a chunk change at the same count */
+	static const unsigned crash_configs[] = { 0, 1, 3 };
+	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
+		printf("crash: %s\n", configs[crash_configs[i]].name);
+		fflush(stdout);
+		run_crash(seed + i, &configs[crash_configs[i]]);
+	}
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;
 }

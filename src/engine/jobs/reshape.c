@@ -313,7 +313,14 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	sb->delta_disks = 0;
 	a->reshape = NULL;
 	free(rs);
-	return meta_record_change(a);
+	/* an error here means no member took the superblock: meta.c has
+	   failed every one that refused it, so the array serves nothing more
+	   in the new geometry while its disks still say mid-reshape */
+	int wrc = meta_record_change(a);
+	if (wrc)
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: the finished geometry reached no "
+		     "member's superblock (%s): the array has failed", strerror(-wrc));
+	return wrc;
 }
 
 /* One step, on the job's thread: see the top of the file. */

@@ -141,10 +141,17 @@ static void parked_requests(struct t *t, const char *when, void (*between)(struc
 		memset(o, 0, sizeof(*o));
 		o->buf = aligned_alloc(4096, BLOCK);
 		if (write) {
-			/* the same block may be drawn twice: distinct blocks only */
-			for (unsigned k = 0; k < i; k += 2)
-				if (ops[k].io.offset == blk * BLOCK)
-					blk = (blk + 2) % (nblocks & ~1ull);
+			/* the same block may be drawn twice: distinct blocks only
+			   (looked at again after each move: one pass let a moved
+			   block land on one already passed) */
+			for (bool dup = true; dup;) {
+				dup = false;
+				for (unsigned k = 0; k < i; k += 2)
+					if (ops[k].io.offset == blk * BLOCK) {
+						blk = (blk + 2) % (nblocks & ~1ull);
+						dup = true;
+					}
+			}
 			rng_fill(&t->seed, o->buf, BLOCK);
 			memcpy(t->shadow + blk * BLOCK, o->buf, BLOCK);
 		}

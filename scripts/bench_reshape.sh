@@ -40,7 +40,7 @@ ex_field() {
         python3 -c 'import json, sys; print(json.load(sys.stdin)[0][sys.argv[1]])' "$2" 2>>"$log"
 }
 # rs_lcm A B
-rs_lcm() { local a=$1 b=$2 t x=$1 y=$2; while [ "$b" -gt 0 ]; do t=$b; b=$((a % b)); a=$t; done; echo $(( x / a * y )); }
+rs_lcm() { local a=$1 b=$2 t x=$1 y=$2; while [ "$b" -gt 0 ]; do t=$b; b=$((a % b)); a=$t; done; echo $(( x * y / a )); }
 
 if [ -z "$RS_TOOL" ] || [ -z "$rs_bound_bin" ]; then
     echo "reshape block: tests/tools/reshape_start or reshape_bound did not build (see $log)"

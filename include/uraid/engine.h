@@ -500,10 +500,10 @@ struct uraid_reshape {
 	uint32_t new_chunk_sectors;
 	uint32_t new_raid_disks;     /* the new slots' members are already spares */
 };
-/* Start restriping a RAID 4/5/6 array to r: the engine picks the direction
- * and the new data offset as mdadm does (forwards when members are added,
- * backwards when removed, or by where there is room); -EBUSY while another
- * job runs; -ENOSPC with "needs N KiB before/after the data, has M" in err when there
+/* Start restriping a RAID 4/5/6 array to r: forwards only, the data offset
+ * moving down by at least a step's worth of rows per member (mdadm's choice
+ * when there is room only before the data); -EBUSY while another
+ * job runs; -ENOSPC with "needs N KiB before the data, has M" in err when there
  * is no room to move the data offset; -EINVAL with the reason otherwise.
  * The job (kind URAID_SYNC_RESHAPE) is throttled and stopped as the others;
  * an array assembled in mid-reshape resumes it by itself. uraid does forward

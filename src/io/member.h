@@ -182,6 +182,16 @@ void member_counters_reset(struct member *m);
 void member_set_fault(struct member *m, const struct uraid_fault *f);
 
 /*
+ * The injected fault's verdict on one I/O of `kind` (MEMBER_*) covering
+ * sectors [sector, sector + nsect) relative to the data offset: 0 (go ahead),
+ * -EIO or -ENODEV. Draws from fault_rng when the fault has a rate.
+ * nsect 0 means metadata I/O outside the data area: only VANISH applies.
+ * member_submit applies it; I/O done outside it (the reshape job's
+ * blocking reads and writes) asks it too.
+ */
+int member_fault_check(struct member *m, enum member_op kind, uint64_t sector, uint64_t nsect);
+
+/*
  * Synchronous whole-buffer I/O for metadata (superblocks, bitmap) at an
  * absolute device sector (not relative to data_offset); a write is durable
  * (fdatasync) when it returns. Any buffer, length multiple of 512: unaligned

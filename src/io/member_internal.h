@@ -5,13 +5,7 @@
 
 #include "io/member.h"
 
-/*
- * The injected fault's verdict on one I/O of `kind` (MEMBER_*) covering
- * sectors [sector, sector + nsect) relative to the data offset: 0 (go ahead),
- * -EIO or -ENODEV. Draws from fault_rng when the fault has a rate.
- * nsect 0 means metadata I/O outside the data area: only VANISH applies.
- */
-int member_fault_check(struct member *m, enum member_op kind, uint64_t sector, uint64_t nsect);
+/* member_fault_check: in member.h (the reshape job's blocking I/O uses it too) */
 
 /* Is [sector, sector + nsect) (absolute sectors) inside one of the member's
  * metadata areas? (member_wall.c) */

@@ -16,6 +16,8 @@
  *    geometry as it was; a second freeze while frozen is -EBUSY.
  * 4. A range hold (a reshape step's): requests outside it complete while
  *    it stands, those inside only after it ends, all with the right data.
+ * 5. Closed while frozen with requests parked: every one is answered, with
+ *    the right data, before the close returns.
  *
  * The seed is printed; no timing is asserted (the frozen requests are looked
  * at after a pause, and must not have completed whatever its length).
@@ -139,10 +141,17 @@ static void parked_requests(struct t *t, const char *when, void (*between)(struc
 		memset(o, 0, sizeof(*o));
 		o->buf = aligned_alloc(4096, BLOCK);
 		if (write) {
-			/* the same block may be drawn twice: distinct blocks only */
-			for (unsigned k = 0; k < i; k += 2)
-				if (ops[k].io.offset == blk * BLOCK)
-					blk = (blk + 2) % (nblocks & ~1ull);
+			/* the same block may be drawn twice: distinct blocks only
+			   (looked at again after each move: one pass let a moved
+			   block land on one already passed) */
+			for (bool dup = true; dup;) {
+				dup = false;
+				for (unsigned k = 0; k < i; k += 2)
+					if (ops[k].io.offset == blk * BLOCK) {
+						blk = (blk + 2) % (nblocks & ~1ull);
+						dup = true;
+					}
+			}
 			rng_fill(&t->seed, o->buf, BLOCK);
 			memcpy(t->shadow + blk * BLOCK, o->buf, BLOCK);
 		}
@@ -334,6 +343,42 @@ static void test_range_hold(struct t *t)
 	free(back);
 }
 
+/*
+ * 5: the array closed while frozen, requests parked: close lets them go on
+ * and answers every one (with the right data) before it frees the array.
+ */
+static void test_close_frozen(struct t *t)
+{
+	const char *when = "close while frozen";
+	struct op ops[8];
+
+	fill_and_verify(t, "before the close");
+	CHECK(array_freeze(t->a) == 0, "%s: freeze", when);
+	for (unsigned i = 0; i < 8; i++) {
+		struct op *o = &ops[i];
+		memset(o, 0, sizeof(*o));
+		o->buf = aligned_alloc(4096, BLOCK);
+		o->io = (struct uraid_io){ .op = URAID_IO_READ, .offset = i * BLOCK, .length = BLOCK,
+					   .buf = o->buf, .done = op_done, .ctx = o };
+		CHECK(uraid_array_submit(t->ua, i % 2, &o->io) == 0, "%s: submit", when);
+	}
+	pause_ms(20);
+	CHECK(uraid_array_close(t->ua) == 0, "%s: close", when);
+	t->ua = NULL;
+	t->a = NULL;
+	for (unsigned i = 0; i < 8; i++) {
+		/* answered before close returned: no waiting here */
+		CHECK(__atomic_load_n(&ops[i].done, __ATOMIC_ACQUIRE) && ops[i].result == 0,
+		      "%s: request %u: done %d result %d", when, i, ops[i].done, ops[i].result);
+		CHECK(!ops[i].done || memcmp(ops[i].buf, t->shadow + i * BLOCK, BLOCK) == 0,
+		      "%s: read %u differs", when, i);
+	}
+	/* not freed: a request never answered may still be written into */
+	for (unsigned i = 0; i < 8; i++)
+		if (ops[i].done)
+			free(ops[i].buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct t t = { 0 };
@@ -346,6 +391,7 @@ int main(int argc, char **argv)
 	test_under_check(&t);
 	test_switch(&t);
 	test_range_hold(&t);
+	test_close_frozen(&t);
 	teardown(&t);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

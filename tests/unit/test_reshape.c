@@ -4,7 +4,7 @@
  * threads, members in /dev/shm:
  *
  * 1. Each restripe (RAID 5 3 -> 4 and 4 -> 5 members, RAID 6 4 -> 5, chunk
- *    64 -> 32 KiB and 32 -> 128 KiB, layout left-symmetric ->
+ *    64 -> 32 KiB and 32 -> 128 KiB, 4 -> 5 with 128 -> 64 KiB at once, layout left-symmetric ->
  *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
  *    parity slot staying missing as mdadm's RAID 0 grow needs, RAID 5
  *    parity-last -> left-symmetric without its parity member as md's
@@ -13,12 +13,18 @@
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
  *    reshape bits, and the array assembles again with the same bytes.
- * 2. A kill -9 in the middle: a child process runs a slow reshape and is
- *    killed once the superblocks show it part-way; the checkpoints are
+ * 2. A kill -9 in the middle: a child process runs a reshape and is
+ *    killed at a random moment (up to 20 ms) after the superblocks show it
+ *    part-way, often inside a step; the checkpoints are
  *    then moved back by one new row, inside an old row, as md may leave
  *    them; assembly goes on from there by itself, and the data is whole
  *    at the end.
- * 3. Refusals: no spare for a new slot, nothing to change, a level change
+ * 3. Holes asked during a reshape are answered in the geometry of each
+ *    side of the position (data written near the end is data).
+ * 4. A member vanishing mid-reshape is failed, and the reshape finishes
+ *    degraded with the data whole.
+ * 5. A reshape found at its end at assembly is finished.
+ * 6. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
  *
@@ -70,6 +76,8 @@ static const struct config configs[] = {
 	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false },
 	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false },
 	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false },
+	/* a count and a chunk at once: the step must be a position md takes */
+	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false },
 	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false },
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
 	  "right-asymmetric", 4, 4, 64, 64, false },
@@ -333,7 +341,9 @@ static void crash_child(struct t *t, const struct config *c)
 	struct uraid_array_status as;
 	uraid_array_status(t->a, &as);
 	r.new_layout = as.layout;
-	uraid_array_sync_speed(t->a, 500, 2000);
+	/* fast enough that the steps follow closely (a kill at a random moment
+	   often lands inside one), slow enough to last about a second */
+	uraid_array_sync_speed(t->a, 20000, 20000);
 	if (uraid_array_reshape_start(t->a, &r, err, sizeof(err))) {
 		fprintf(stderr, "crash child: %s\n", err);
 		_exit(3);
@@ -342,9 +352,8 @@ static void crash_child(struct t *t, const struct config *c)
 		pause();
 }
 
-static void run_crash(uint64_t seed)
+static void run_crash(uint64_t seed, const struct config *c)
 {
-	const struct config *c = &configs[0];
 	struct t t = { .seed = seed };
 	struct uraid_sync_status st;
 	uint64_t s = seed ^ 0xc7a5;
@@ -382,26 +391,37 @@ static void run_crash(uint64_t seed)
 		pause_ms(2);
 	}
 	if (pid > 0) {
+		/* then at a random moment: between steps or inside one (its copy,
+		   its flush, between its superblock writes) */
+		unsigned delay_us = (unsigned)(rng_next(&s) % 20000);
+		printf("crash: kill %u us after the checkpoint passed it\n", delay_us);
+		fflush(stdout);
+		struct timespec ts = { 0, (long)delay_us * 1000 };
+		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		CHECK(disk_sb(&t, &sb) == 0, "crash: superblock after the kill");
 	}
 	CHECK(sb.feature_map & 0x4, "crash: the superblock shows no reshape (feature_map 0x%x)",
 	      sb.feature_map);
 	printf("crash: killed at reshape_position %" PRIu64 "\n", sb.reshape_position);
 	/*
 	 * md stops on a boundary of new rows only (not of old ones): move every
-	 * checkpoint back by one new row (of the larger chunk: 3 x 64 KiB),
-	 * which leaves it inside an old row. Nothing wrote to the array since,
-	 * so the old place still holds that row's data.
+	 * checkpoint back by one new row of the larger chunk (md's rule),
+	 * which may leave it inside an old row. Nothing wrote to the array
+	 * since, so the old place still holds that row's data (even after a
+	 * kill inside a step: its new rows lie below the live old data).
 	 */
+	unsigned big_kib = c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib;
+	uint64_t new_row = (uint64_t)big_kib * 2 * (c->new_n - (strcmp(c->level, "raid6") ? 1 : 2));
 	for (unsigned i = 0; i < t.np; i++) {
 		struct uraid_probe *p = malloc(sizeof(*p));
 		int fd = open(t.paths[i], O_RDWR);
 		alignas(4096) uint8_t buf[URAID_SB_BYTES];
 		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
 			struct uraid_sb *m = &p->loc[p->chosen].sb;
-			if (m->reshape_position >= 384)
-				m->reshape_position -= 384;
+			if (m->reshape_position >= new_row)
+				m->reshape_position -= new_row;
 			uraid_sb_encode(m, buf);
 			CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
 			      (ssize_t)sizeof(buf), "crash: rewind %s", t.paths[i]);
@@ -419,10 +439,180 @@ static void run_crash(uint64_t seed)
 		verify(&t, "after the resumed reshape");
 		struct uraid_array_status as;
 		uraid_array_status(t.a, &as);
-		CHECK(as.raid_disks == 4, "crash: %u members after", as.raid_disks);
+		CHECK(as.raid_disks == c->new_n, "crash: %u members after", as.raid_disks);
 	} else {
 		CHECK(0, "crash: no assembly after the kill");
 	}
+	teardown(&t);
+}
+
+/*
+ * Superblocks saying a RAID 5 3 -> 4 reshape is at its end (all moved, not
+ * yet finished, as a stop between the last step and its superblocks could
+ * leave one): assembly takes it and the job only finishes it (superblocks
+ * without the reshape bits, 4 members), instead of a job with no unit left
+ * that leaves the reshape standing. The data is not looked at (nothing was
+ * moved: only the finish is tested).
+ */
+static void run_at_end(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "at end: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	CHECK(uraid_array_close(t.a) == 0, "at end: close");
+	t.a = NULL;
+	uint32_t spare_dev = UINT32_MAX;
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < t.np; i++) {
+			struct uraid_probe *p = malloc(sizeof(*p));
+			int fd = open(t.paths[i], O_RDWR);
+			alignas(4096) uint8_t buf[URAID_SB_BYTES];
+			if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
+				struct uraid_sb *m = &p->loc[p->chosen].sb;
+				if (pass == 0) {
+					if (i == t.np - 1)
+						spare_dev = m->dev_number;
+				} else if (spare_dev < m->max_dev) {
+					uint64_t end = m->size / m->chunksize * m->chunksize * 3;
+					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_NEW_OFFSET;
+					m->raid_disks = 4;
+					m->delta_disks = 1;
+					m->new_level = 5;
+					m->new_layout = m->layout;
+					m->new_chunk = m->chunksize;
+					m->new_offset = -384;
+					m->reshape_position = end;
+					m->dev_roles[spare_dev] = 3;
+					uraid_sb_encode(m, buf);
+					CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
+					      (ssize_t)sizeof(buf), "at end: write %s", t.paths[i]);
+				}
+			}
+			if (fd >= 0)
+				close(fd);
+			free(p);
+		}
+	}
+	CHECK(spare_dev != UINT32_MAX, "at end: no spare found");
+	if (engine_up(&t) == 0 && assemble(&t) == 0) {
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "at end: the reshape: kind %d "
+		      "result %d", st.kind, st.result);
+		struct uraid_array_status as;
+		uraid_array_status(t.a, &as);
+		CHECK(as.raid_disks == 4, "at end: %u members after", as.raid_disks);
+		CHECK(uraid_array_close(t.a) == 0, "at end: close");
+		t.a = NULL;
+		struct uraid_sb sb;
+		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == 4,
+		      "at end: superblock after: feature_map 0x%x raid_disks %u", sb.feature_map,
+		      sb.raid_disks);
+		printf("at end: superblock after: feature_map 0x%x raid_disks %u\n", sb.feature_map,
+		       sb.raid_disks);
+	} else {
+		CHECK(0, "at end: no assembly");
+	}
+	teardown(&t);
+}
+
+/*
+ * Holes during a reshape (NBD block status): data written only near the end
+ * of an array of sparse members lies in the old geometry, above the
+ * position; the answer must route by the position and say data there (a
+ * hole would make nbdcopy or qemu-img skip it).
+ */
+static void run_allocation(uint64_t seed)
+{
+	const struct config *c = &configs[0];
+	struct t t = { .seed = seed };
+	char err[256];
+	struct uraid_sync_status st;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "allocation: setup");
+		teardown(&t);
+		return;
+	}
+	uint64_t size = uraid_array_size(t.a), len = MIB;
+	uint8_t *buf = aligned_alloc(4096, len);
+	rng_fill(&t.seed, buf, len);
+	CHECK(uraid_array_pwrite(t.a, buf, len, size - len, 0) == 0, "allocation: write");
+	free(buf);
+	add_spares(&t, c);
+	struct uraid_reshape r = request_of(c);
+	struct uraid_array_status as;
+	uraid_array_status(t.a, &as);
+	r.new_layout = as.layout;
+	uraid_array_sync_speed(t.a, 100, 500);
+	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
+	CHECK(rc == 0, "allocation: reshape start: %s", err);
+	struct uraid_extent ext[64];
+	int n = uraid_array_allocation(t.a, size - len, len, ext, 64);
+	uint64_t at = size - len;
+	CHECK(n > 0, "allocation: %d", n);
+	for (int i = 0; i < n; i++) {
+		CHECK(!(ext[i].flags & URAID_EXTENT_HOLE), "allocation: written bytes %" PRIu64
+		      "..%" PRIu64 " reported as a hole during the reshape", at, at + ext[i].length);
+		at += ext[i].length;
+	}
+	printf("allocation during the reshape: %d extent(s), first flags 0x%x\n", n,
+	       n > 0 ? ext[0].flags : 0);
+	if (rc == 0) {
+		uraid_array_sync_speed(t.a, 1000, 400000);
+		wait_job(&t, &st);
+	}
+	teardown(&t);
+}
+
+/*
+ * A member vanishes mid-reshape (RAID 5 4 -> 5): the job's reads of it fail
+ * the member through the member states, and the reshape goes on degraded
+ * (its old chunks rebuilt from parity) to the end, with the data whole.
+ */
+static void run_member_fails(uint64_t seed)
+{
+	const struct config *c = &configs[1];
+	struct t t = { .seed = seed };
+	char err[256];
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+
+	if (setup(&t, c) || engine_up(&t) || assemble(&t) || fill(&t)) {
+		CHECK(0, "member fails: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, c);
+	struct uraid_reshape r = request_of(c);
+	uraid_array_status(t.a, &as);
+	r.new_layout = as.layout;
+	uraid_array_sync_speed(t.a, 100, 500);
+	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
+	CHECK(rc == 0, "member fails: reshape start: %s", err);
+	struct uraid_fault f = { .kind = URAID_FAULT_VANISH, .last_sector = UINT64_MAX };
+	CHECK(uraid_array_inject(t.a, 1, &f) == 0, "member fails: inject");
+	uraid_array_sync_speed(t.a, 1000, 400000);
+	if (rc == 0)
+		wait_job(&t, &st);
+	CHECK(rc || (st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0),
+	      "member fails: the reshape ended with kind %d running %d result %d", st.kind,
+	      st.running, st.result);
+	uraid_array_status(t.a, &as);
+	CHECK(as.raid_disks == c->new_n && as.degraded == 1, "member fails: after: %u members, "
+	      "degraded %u", as.raid_disks, as.degraded);
+	printf("member fails: reshape result %d, degraded %u\n", st.result, as.degraded);
+	verify(&t, "member failed during the reshape");
+	CHECK(uraid_array_close(t.a) == 0, "member fails: close");
+	t.a = NULL;
+	if (assemble(&t) == 0)
+		verify(&t, "member failed, assembled again");
 	teardown(&t);
 }
 
@@ -463,12 +653,22 @@ int main(int argc, char **argv)
 	printf("test_reshape seed %" PRIu64 "\n", seed);
 	fflush(stdout);
 	run_refusals(seed);
+	run_allocation(seed);
+	run_member_fails(seed);
+	run_at_end(seed);
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
 		printf("%s\n", configs[i].name);
 		fflush(stdout);
 		run_config(seed + i, &configs[i]);
 	}
-	run_crash(seed);
+	/* crashes of a member-count grow, of one with more data disks, and
+	   of a chunk change at the same count */
+	static const unsigned crash_configs[] = { 0, 1, 3 };
+	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
+		printf("crash: %s\n", configs[crash_configs[i]].name);
+		fflush(stdout);
+		run_crash(seed + i, &configs[crash_configs[i]]);
+	}
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;
 }

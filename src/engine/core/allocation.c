@@ -36,6 +36,7 @@
 
 #include "common/clock.h"
 #include "engine/core/array.h"
+#include "engine/md/reshape_state.h"
 
 /* One lookup's work: at most this many chunks and lseek calls, and about a
  * millisecond on the worker, which also writes the superblocks */
@@ -125,8 +126,19 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 				break;
 			clock_at = seeks + ALLOC_CLOCK_SEEKS;
 		}
-		int copies = uraid_geom_map(g, sec, locs, URAID_MAX_MEMBERS);
-		uint64_t run = min64(uraid_geom_chunk_left(g, sec), end - sec);
+		/* during a reshape each side of the position has its geometry and
+		   per-slot shift (md/reshape_state.h); the position moves only
+		   under meta_lock, held here */
+		const struct uraid_geom *gg = g;
+		const uint64_t *shift = NULL;
+		uint64_t stop = end;
+		if (a->reshape) {
+			gg = reshape_geom_at(a->reshape, sec, &shift);
+			if (sec < a->reshape->position)
+				stop = min64(end, a->reshape->position);
+		}
+		int copies = uraid_geom_map(gg, sec, locs, URAID_MAX_MEMBERS);
+		uint64_t run = min64(uraid_geom_chunk_left(gg, sec), stop - sec);
 		if (copies <= 0 || run == 0)
 			break;          /* cannot happen inside the array; say what is known */
 		bool readable = false, hole = true;
@@ -136,8 +148,9 @@ static int allocation(struct array *a, uint64_t off, uint64_t len, struct uraid_
 				continue;
 			uint64_t l;
 			readable = true;
+			uint64_t at = locs[c].sector + (shift ? shift[locs[c].slot] : 0);
 			if (member_hole_run(atomic_load(&a->slot[locs[c].slot].m),
-					    &known[locs[c].slot], locs[c].sector, run, &l, &seeks)) {
+					    &known[locs[c].slot], at, run, &l, &seeks)) {
 				hole_len = min64(hole_len, l);
 			} else {
 				hole = false;

@@ -878,6 +878,10 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	pthread_mutex_init(&a->sync_lock, NULL);
 	pthread_mutex_init(&a->sync_start_lock, NULL);
 	pthread_mutex_init(&a->wc_set_lock, NULL);
+	if (array_freeze_init(a)) {
+		array_free(a);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
 
 	if (o->write_cache > URAID_WRITE_BACK) {
 		array_free(a);
@@ -957,7 +961,9 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 /* Let in-flight requests finish: drive the reactors ourselves when nobody else does. */
 static void drain(struct array *a)
 {
-	while (sum_in_flight(a)) {
+	/* parked first: a resumed request counts itself in in_flight before
+	   it leaves the park's count */
+	while (!array_park_idle(a) || sum_in_flight(a)) {
 		if (a->e->flags & URAID_ENGINE_THREADS) {
 			struct timespec ts = { 0, 1000000 };
 			nanosleep(&ts, NULL);
@@ -985,6 +991,12 @@ int uraid_array_close(struct uraid_array *ua)
 	a->nticks = 0;          /* its tick hooks go with it */
 	pthread_mutex_unlock(&e->lock);
 	sync_stop_wait(a);
+	/* a freeze left standing at close (its owner is gone, or a bug):
+	   its parked requests are answered, not dropped */
+	if (array_frozen(a)) {
+		ulog(array_log(a), URAID_LOG_WARNING, "closed while frozen: the held requests go on");
+		array_thaw(a);
+	}
 	drain(a);
 	/* what the cache holds reaches the members before the array is clean */
 	struct wcache *wc = atomic_load(&a->wc);

@@ -24,6 +24,10 @@ struct freeze_park {
 	struct array_req *rq_head, *rq_tail;    /* a range hold's, through rq->next */
 	struct reactor_msg msg;         /* the thaw's resume */
 	_Atomic bool posted;            /* msg is in the reactor's inbox */
+	/* ios parked here, not counted in in_flight: close waits for them too
+	   (array_park_idle), counted up before in_flight drops and down after
+	   the resumed one counts itself again */
+	_Atomic uint64_t nparked;
 } __attribute__((aligned(64)));
 
 /* A parked io's link to the next one, kept in its priv (the engine's while
@@ -46,10 +50,12 @@ bool array_freeze_parks(struct array *a, struct engine_reactor *er, struct uraid
 
 	if (st == FREEZE_NONE)
 		return false;
-	/* the write cache's destages finish its drain in the first step */
-	if (st == FREEZE_CLIENTS && (io->flags & ARRAY_IO_INTERNAL) && io->op != URAID_IO_READ)
+	/* the array's own requests (destages, prefetches) pass in the first
+	   step: admitted client requests may wait for them (freeze.h) */
+	if (st == FREEZE_CLIENTS && (io->flags & ARRAY_IO_INTERNAL))
 		return false;
 	struct freeze_park *p = &a->park[er->r.index];
+	atomic_fetch_add(&p->nparked, 1);
 	link_set(io, NULL);
 	if (p->tail)
 		link_set(p->tail, io);
@@ -74,6 +80,7 @@ static void park_resume(struct reactor *r, struct reactor_msg *m)
 	while (io) {
 		struct uraid_io *next = link_get(io);
 		array_req_resume_parked(p->a, p->er, io);
+		atomic_fetch_sub(&p->nparked, 1);
 		io = next;
 	}
 	while (rq) {
@@ -106,7 +113,7 @@ bool array_hold_parks(struct array_req *rq)
 	return true;
 }
 
-static int park_alloc(struct array *a)
+int array_freeze_init(struct array *a)
 {
 	unsigned n = a->e->nreactors;
 
@@ -123,6 +130,16 @@ static int park_alloc(struct array *a)
 	}
 	a->park = p;
 	return 0;
+}
+
+bool array_park_idle(const struct array *a)
+{
+	if (!a->park)
+		return true;
+	for (unsigned i = 0; i < a->e->nreactors; i++)
+		if (atomic_load(&a->park[i].posted) || atomic_load(&a->park[i].nparked))
+			return false;
+	return true;
 }
 
 void array_freeze_free(struct array *a)
@@ -145,9 +162,8 @@ static void freeze_step(struct array *a)
 
 static int freeze(struct array *a, bool wait_jobs)
 {
-	int rc = park_alloc(a);
-	if (rc)
-		return rc;
+	if (!a->park)
+		return -ENOMEM;         /* array_freeze_init failed at assembly */
 	int expect = FREEZE_NONE;
 	if (!atomic_compare_exchange_strong(&a->freeze_state, &expect, FREEZE_CLIENTS))
 		return -EBUSY;
@@ -156,6 +172,9 @@ static int freeze(struct array *a, bool wait_jobs)
 	struct wcache *wc = atomic_load(&a->wc);
 	if (wc)
 		(void)wcache_drain(wc);
+	/* the clients' requests admitted before end (with what they wait for) */
+	while (array_foreground_in_flight(a))
+		freeze_step(a);
 	atomic_store(&a->freeze_state, FREEZE_ALL);
 	while (array_foreground_in_flight(a) || (wait_jobs && sync_units_in_progress(a)))
 		freeze_step(a);
@@ -207,9 +226,8 @@ static uint64_t level_in_flight(const struct array *a, unsigned parity)
  */
 int array_hold_range(struct array *a, uint64_t lo, uint64_t hi)
 {
-	int rc = park_alloc(a);
-	if (rc)
-		return rc;
+	if (!a->park)
+		return -ENOMEM;
 	if (lo >= hi)
 		return -EINVAL;
 	atomic_store(&a->hold_lo, lo);

@@ -6,10 +6,13 @@
  * their reactor, without blocking it, and go on after the thaw under the
  * geometry then in place.
  *
- * It goes in two steps. First the clients' requests and read-ahead's
- * prefetches are held while the write-back cache is drained (its destages
- * still pass, so a flush or a write in the cache waiting for them ends);
- * then everything is held, and the freeze waits until no request and no
+ * It goes in two steps. First only the clients' requests are held: the
+ * array's own (the write-back cache's destages, read-ahead's prefetches)
+ * still pass, so a client request admitted before, which may wait for one
+ * of them (a read for a prefetch under way, a flush or a write for the
+ * cache's room), ends; the cache is drained and the step waits until no
+ * request is in flight. Then everything is held, and the freeze waits
+ * until no request (an internal one that slipped in between) and no
  * background unit is in flight.
  */
 #ifndef URAID_ENGINE_FREEZE_H
@@ -28,7 +31,7 @@ struct engine_reactor;
 /* a->freeze_state */
 enum {
 	FREEZE_NONE,            /* requests go on */
-	FREEZE_CLIENTS,         /* clients and prefetches parked; destages pass */
+	FREEZE_CLIENTS,         /* clients parked; the array's own requests pass */
 	FREEZE_ALL,             /* every new request parked */
 };
 
@@ -77,8 +80,15 @@ int array_switch_geometry(struct array *a, const struct uraid_geom *g,
 bool array_freeze_parks(struct array *a, struct engine_reactor *er, struct uraid_io *io);
 /* Background jobs (jobs/sync.c): may a new unit be handed out now? */
 static inline bool array_frozen(const struct array *a);
-/* The parked requests' lists, freed at close (array_free). */
+/* The parked requests' lists, one per reactor: allocated at assembly
+ * (before any request or freeze can race on them), freed at close
+ * (array_free). 0 or -ENOMEM. */
+int array_freeze_init(struct array *a);
 void array_freeze_free(struct array *a);
+
+/* No request parked and no resume message queued: close's drain waits for
+ * this as well as in_flight 0 (look at it first) before freeing the array. */
+bool array_park_idle(const struct array *a);
 
 #include "engine/core/array.h"
 

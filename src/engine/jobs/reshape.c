@@ -6,8 +6,8 @@
  * Each unit is one step of md/reshape_state.h (a whole number of rows of
  * both geometries). Its work runs on the job's own thread, because it
  * holds the step's rows (core/freeze.h) and does blocking member I/O: with
- * no request on those rows, it reads the step's array sectors in the old geometry,
- * writes them as rows of the new one (P and Q computed), makes them
+ * no request on those rows, it reads the step's array sectors in the old
+ * geometry, writes them as rows of the new one (P and Q computed), makes them
  * durable, moves the position and writes it to the superblocks (events+1,
  * md's checkpoint), and only then lets requests go on. So a request never
  * sees the position move under it, and a write below the position always
@@ -26,8 +26,12 @@
  * raid5_finish_reshape.
  *
  * Not done (refused): backwards reshapes (fewer members, or only room after
- * the data), degraded arrays (but a parity-last RAID 4/5 missing its parity
- * member, reshape_start.c), arrays with a write-intent bitmap.
+ * the data), starting on a degraded array (but a parity-last RAID 4/5
+ * missing its parity member, reshape_start.c), arrays with a write-intent
+ * bitmap. A member that fails during the reshape (the job's own I/O fails
+ * it as a level's would) leaves the job going on degraded: old chunks of a
+ * missing member are rebuilt from P (read_old), new rows skip it; the
+ * rebuild onto a spare runs once the reshape is over.
  *
  * Each step but the last holds only the requests that reach the level
  * inside the rows it moves (core/freeze.h array_hold_range), for the time
@@ -50,6 +54,7 @@
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
 #include "engine/jobs/sync.h"
+#include "engine/md/member_state.h"
 #include "engine/md/reshape_state.h"
 
 /* The job's state: its thread and the buffers of one step. */
@@ -64,6 +69,7 @@ struct reshape_job {
 	uint8_t *data;                  /* the step's array data */
 	uint8_t *par[2];                /* P and Q of one new row's chunk */
 	uint8_t *zero;                  /* one new chunk of zeroes (DDF syndrome gaps) */
+	uint8_t *tmp;                   /* one old chunk: a degraded read's other members */
 	void *blocks[URAID_PARITY_MAX_SLOTS];
 	struct uraid_stripe st;
 	/* the unit's end, back on the lane's reactor */
@@ -112,10 +118,67 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+/*
+ * The job's own member I/O, blocking, with the member's injected fault
+ * applied; an error fails the member through the member state machine
+ * (md_error), as the levels' completions do. 0, or the -errno (the member
+ * is then failed or was already).
+ */
+static int member_rw(struct array *a, unsigned slot, bool write, void *buf, uint64_t sectors,
+		     uint64_t abs_sector)
+{
+	struct member *m = a->slot[slot].m;
+	int rc = member_fault_check(m, write ? MEMBER_WRITE : MEMBER_READ,
+				    abs_sector - m->data_offset, sectors);
+	if (!rc)
+		/* base: where a range member (a pool's partition) starts */
+		rc = write ? pwrite_all(m->fd, buf, sectors * 512, (m->base + abs_sector) * 512)
+			   : pread_all(m->fd, buf, sectors * 512, (m->base + abs_sector) * 512);
+	if (rc) {
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: %s of %s at sector %" PRIu64 " failed: %s",
+		     write ? "write" : "read", m->path, abs_sector, strerror(-rc));
+		(void)md_fail_slot(a, slot, rc);
+	}
+	return rc;
+}
+
+/*
+ * A chunk piece of the old geometry whose member is missing or failed:
+ * rebuilt from the others of its row by P (md reshapes a degraded array
+ * too). Not from a slot whose old content is not in sync (a parity gap's
+ * parity slot) nor by Q: -EIO then.
+ */
+static int rebuild_old(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
+		       uint64_t array_sector, const struct uraid_loc *loc, uint64_t n, uint8_t *at)
+{
+	const struct uraid_geom *g = geom_old(rs);
+	uint64_t row = array_sector / ((uint64_t)g->data_disks * g->chunk_sectors);
+	struct uraid_stripe *st = &rj->st;
+
+	if (uraid_geom_stripe(g, row, st) < 0 || st->p_slot < 0 ||
+	    rs->old_unsynced[st->p_slot])
+		return -EIO;
+	memset(at, 0, n * 512);
+	for (unsigned s = 0; s < g->raid_disks; s++) {
+		if (s == loc->slot || (g->raid_disks - g->data_disks == 2 && (int)s == st->q_slot))
+			continue;
+		if (!slot_ok(a, s) || rs->old_unsynced[s])
+			return -EIO;    /* a second one missing */
+		int rc = member_rw(a, s, false, rj->tmp, n, rs->off[RESHAPE_OLD][s] + loc->sector);
+		if (rc)
+			return rc;
+		uint64_t *d = (uint64_t *)(void *)at;
+		const uint64_t *x = (const uint64_t *)(const void *)rj->tmp;
+		for (size_t k = 0; k < n * 512 / 8; k++)
+			d[k] ^= x[k];
+	}
+	return 0;
+}
+
 /* Array sectors [from, from + len) of the old geometry into buf (zeroes
  * past its end: the room the new geometry adds). */
-static int read_old(struct array *a, const struct reshape_state *rs, uint64_t from, uint64_t len,
-		    uint8_t *buf)
+static int read_old(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
+		    uint64_t from, uint64_t len, uint8_t *buf)
 {
 	const struct uraid_geom *g = geom_old(rs);
 
@@ -133,11 +196,12 @@ static int read_old(struct array *a, const struct reshape_state *rs, uint64_t fr
 			n = from + len - s;
 		if (n > g->array_sectors - s)
 			n = g->array_sectors - s;
-		if (!slot_ok(a, loc.slot))
-			return -EIO;    /* degraded: refused at start; a member failed since */
-		int rc = pread_all(a->slot[loc.slot].m->fd, at, n * 512,
-				   (a->slot[loc.slot].m->base + rs->off[RESHAPE_OLD][loc.slot] + loc.sector) * 512);
-		if (rc)
+		int rc = -EIO;
+		if (slot_ok(a, loc.slot))
+			rc = member_rw(a, loc.slot, false, at, n,
+				       rs->off[RESHAPE_OLD][loc.slot] + loc.sector);
+		/* missing, or failed just now: from the rest of the row */
+		if (rc && (rc = rebuild_old(rj, a, rs, s, &loc, n, at)))
 			return rc;
 		s += n;
 	}
@@ -186,11 +250,12 @@ static int write_new(struct reshape_job *rj, struct array *a, const struct resha
 				src = rowbuf + (size_t)k * bytes;
 			}
 			if (!slot_ok(a, s))
-				continue;       /* a RAID 4 without its parity member */
-			rc = pwrite_all(a->slot[s].m->fd, src, bytes,
-					(a->slot[s].m->base + rs->off[RESHAPE_NEW][s] + row * C) * 512);
-			if (rc)
-				return rc;
+				continue;       /* missing or failed: the row is degraded */
+			/* a failed write fails the member; the row stays whole
+			   while the array survives it */
+			if (member_rw(a, s, true, (void *)src, C, rs->off[RESHAPE_NEW][s] + row * C) &&
+			    !array_level_survives(a))
+				return -EIO;
 		}
 	}
 	return 0;
@@ -199,9 +264,16 @@ static int write_new(struct reshape_job *rj, struct array *a, const struct resha
 /* What the members hold reaches their media before the checkpoint says so. */
 static int sync_members(struct array *a)
 {
-	for (unsigned s = 0; s < a->geom.raid_disks; s++)
-		if (slot_ok(a, s) && fdatasync(a->slot[s].m->fd))
-			return -errno;
+	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
+		if (!slot_ok(a, s) || !fdatasync(a->slot[s].m->fd))
+			continue;
+		int rc = -errno;
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: flush of %s failed: %s",
+		     a->slot[s].m->path, strerror(-rc));
+		/* failed: the step stands on the others while the array survives */
+		if (!md_fail_slot(a, s, rc))
+			return rc;
+	}
 	return 0;
 }
 
@@ -242,7 +314,14 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	sb->delta_disks = 0;
 	a->reshape = NULL;
 	free(rs);
-	return meta_record_change(a);
+	/* an error here means no member took the superblock: meta.c has
+	   failed every one that refused it, so the array serves nothing more
+	   in the new geometry while its disks still say mid-reshape */
+	int wrc = meta_record_change(a);
+	if (wrc)
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: the finished geometry reached no "
+		     "member's superblock (%s): the array has failed", strerror(-wrc));
+	return wrc;
 }
 
 /* One step, on the job's thread: see the top of the file. */
@@ -255,7 +334,7 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 
 	/* the first step after md stopped inside a step: from the position on
 	   (the runner rounds its start down to a whole step) */
-	if (from < rs->position && rs->position < from + len) {
+	if (from < rs->position && rs->position <= from + len) {
 		len -= rs->position - from;
 		from = rs->position;
 	}
@@ -271,7 +350,7 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		     "is %" PRIu64, from, rs->position);
 	}
 	if (!rc)
-		rc = read_old(a, rs, from, len, rj->data);
+		rc = read_old(rj, a, rs, from, len, rj->data);
 	if (!rc)
 		rc = write_new(rj, a, rs, from, len, rj->data);
 	if (!rc)
@@ -382,6 +461,7 @@ static void rs_job_fini(struct sync_job *j)
 	free(rj->par[0]);
 	free(rj->par[1]);
 	free(rj->zero);
+	free(rj->tmp);
 	free(rj);
 	j->priv = NULL;
 }
@@ -394,6 +474,14 @@ static int rs_job_init(struct sync_job *j)
 	if (!rj)
 		return -ENOMEM;
 	rj->j = j;
+	/* the position at the end (all moved, not finished: a stop between the
+	   last step and its superblocks, or md's): no unit would be left and
+	   the reshape would stand for ever; one empty last step finishes it */
+	if (rs->position >= rs->end && j->pos >= j->end && j->end && j->unit) {
+		j->pos = (j->end - 1) / j->unit * j->unit;
+		j->next = j->pos;
+		atomic_store(&j->done_sectors, j->pos);
+	}
 	pthread_mutex_init(&rj->mu, NULL);
 	pthread_cond_init(&rj->cv, NULL);
 	j->priv = rj;
@@ -402,7 +490,8 @@ static int rs_job_init(struct sync_job *j)
 	rj->par[0] = aligned_alloc(4096, chunk);
 	rj->par[1] = aligned_alloc(4096, chunk);
 	rj->zero = aligned_alloc(4096, chunk);
-	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero) {
+	rj->tmp = aligned_alloc(4096, (size_t)geom_old(rs)->chunk_sectors * 512);
+	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero || !rj->tmp) {
 		rs_job_fini(j);
 		return -ENOMEM;
 	}

@@ -163,6 +163,42 @@ static int new_geometry(const struct array *a, const struct uraid_reshape *r, st
 	return 0;
 }
 
+/* The superblocks refused the start: the geometry, the members' data
+ * areas and the reshape state as before it. Frozen, meta_lock held. */
+static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid_geom *scratch)
+{
+	char why[200];
+
+	a->reshape = NULL;
+	*scratch = rs->g[RESHAPE_OLD];
+	if (array_switch_geometry(a, scratch, why, sizeof(why)))
+		ulog(array_log(a), URAID_LOG_ERR, "reshape start: back to the old geometry: %s", why);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (!a->members[i] || s < 0 || (unsigned)s >= rs->g[RESHAPE_OLD].raid_disks)
+			continue;
+		a->member_sb[i].new_offset = 0;
+		a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		if (array_member_areas(a, a->members[i], &a->member_sb[i], true, why, sizeof(why)))
+			ulog(array_log(a), URAID_LOG_ERR, "reshape start: %s", why);
+	}
+	free(rs);
+}
+
+/* -EBUSY with the reason while a job runs (one that ended is reaped). */
+static int no_job_running(struct array *a, char *err, size_t errlen)
+{
+	sync_reap(a);
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *running = atomic_load(&a->sync);
+	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (running)
+		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
+				  uraid_sync_kind_name(busy));
+	return 0;
+}
+
 int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
 			      size_t errlen)
 {
@@ -193,16 +229,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				"which uraid does not do yet");
 		goto out;
 	}
-	sync_reap(a);
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *running = atomic_load(&a->sync);
-	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
-	pthread_mutex_unlock(&a->sync_lock);
-	if (running) {
-		rc = uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				uraid_sync_kind_name(busy));
+	if ((rc = no_job_running(a, err, errlen)))
 		goto out;
-	}
 	/* mdadm's distance: a step's worth of the old rows per member
 	   (backup_blocks); for the same member count half the room, rounded up
 	   to it, as mdadm's choice between the ends gives */
@@ -252,6 +280,15 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		uraid_errf(err, errlen, rc, "cannot freeze the array: %s", strerror(-rc));
 		goto out;
 	}
+	/* a check, repair or automatic start may have come in since the look
+	   above: looked at again with starts held until a->reshape is in place
+	   (start_one refuses every other kind from then on) */
+	pthread_mutex_lock(&a->sync_start_lock);
+	if ((rc = no_job_running(a, err, errlen))) {
+		pthread_mutex_unlock(&a->sync_start_lock);
+		array_thaw(a);
+		goto out;
+	}
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned k = 0; k < ntake; k++) {
 		unsigned i = (unsigned)take[k], s = first + k;
@@ -297,14 +334,24 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			free(rs);
 	}
 	if (rc == 0) {
+		/* the old parity slot of a parity gap holds a new member: its
+		   old-geometry content is not parity (review 9) */
+		if (first < old_disks)
+			rs->old_unsynced[first] = true;
 		a->reshape = rs;
 		reshape_set_member_areas(a, rs);
 		meta_recount_degraded(a);
 		rc = meta_record_change(a);
-		if (rc)
+		if (rc) {
 			uraid_errf(err, errlen, rc, "cannot write the superblocks: %s", strerror(-rc));
-	} else {
-		/* nothing written: the array as it was */
+			/* no member took them (meta.c fails the ones that refuse):
+			   back to the old geometry in memory too, so that nothing
+			   runs in the new one while the disks do not say so */
+			unwind_start(a, rs, ng);
+		}
+	}
+	if (rc) {
+		/* the array as it was */
 		sb->feature_map &= ~URAID_FEATURE_RESHAPE_ACTIVE;
 		sb->raid_disks = old_disks;
 		sb->delta_disks = 0;
@@ -321,6 +368,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		}
 	}
 	pthread_mutex_unlock(&a->meta_lock);
+	pthread_mutex_unlock(&a->sync_start_lock);
 	array_thaw(a);
 	if (rc)
 		goto out;

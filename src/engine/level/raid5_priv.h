@@ -27,6 +27,7 @@
 
 #include "engine/core/array.h"
 #include "engine/level/raid5_rowlock.h"
+#include "engine/md/reshape_state.h"
 #include "io/reactor.h"
 
 /* ---- the write planner (raid5_plan.c) ---- */
@@ -347,6 +348,10 @@ static inline void r5_unpin(struct r5_cache *c)
 
 static inline bool r5_live(const struct r5_piece *pc, unsigned s)
 {
+	/* in a reshape's old geometry, a slot whose old content is not in
+	   sync (a parity gap's old parity slot, md/reshape_state.h) is missing */
+	if (pc->shift && !pc->reshape_new && pc->a->reshape->old_unsynced[s])
+		return false;
 	return slot_ok_at(pc->a, s, pc->mbase);
 }
 

@@ -23,11 +23,70 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
-uint64_t reshape_step(const struct uraid_geom *a, const struct uraid_geom *b)
+static uint64_t lcm64(uint64_t a, uint64_t b)
 {
-	uint64_t ra = (uint64_t)a->data_disks * a->chunk_sectors;
-	uint64_t rb = (uint64_t)b->data_disks * b->chunk_sectors;
-	return ra / gcd64(ra, rb) * rb;
+	return a / gcd64(a, b) * b;
+}
+
+uint64_t reshape_align(const struct uraid_geom *old, const struct uraid_geom *new)
+{
+	uint32_t big = old->chunk_sectors > new->chunk_sectors ? old->chunk_sectors
+							       : new->chunk_sectors;
+	return (uint64_t)big * new->data_disks;
+}
+
+uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new)
+{
+	uint64_t ro = (uint64_t)old->data_disks * old->chunk_sectors;
+	uint64_t rn = (uint64_t)new->data_disks * new->chunk_sectors;
+	/* every checkpoint must be a position assembly (md's too) takes */
+	return lcm64(lcm64(ro, rn), reshape_align(old, new));
+}
+
+/*
+ * Crash safety of a forward reshape (jobs/reshape.c): the job writes the
+ * new rows of the step from the position on, [P, E), before the superblocks
+ * say they moved, so they must land below the old data still live (the old
+ * row holding P on); and every later step likewise. Per member that asks
+ * for a distance old - new data offset of at least
+ *     E/dn - floor(P/old row)*old chunk       (the first step)
+ *     step/dn + E/dn - E/do                  (the next; later ones need less)
+ * (dn, do: new and old data disks). md refuses what it cannot continue
+ * safely too (raid5_run: "reshape_position too early", an in-place
+ * reshape). A new offset at or above the old one is never safe.
+ */
+static int check_distance(const struct reshape_state *rs, char *err, size_t errlen)
+{
+	const struct uraid_geom *go = &rs->g[RESHAPE_OLD], *gn = &rs->g[RESHAPE_NEW];
+	uint64_t dn = gn->data_disks, dd = go->data_disks;
+	uint64_t rowo = dd * go->chunk_sectors, rown = dn * gn->chunk_sectors;
+	uint64_t P = rs->position;
+
+	if (P >= rs->end)
+		return 0;       /* nothing left to move: the job only finishes */
+	uint64_t E = (P / rs->step + 1) * rs->step;
+	uint64_t last = (rs->end + rown - 1) / rown * rown;
+	if (E > last)
+		E = last;
+	int64_t need = (int64_t)(E / dn) - (int64_t)(P / rowo * go->chunk_sectors);
+	if (E < last) {
+		int64_t next = (int64_t)(rs->step / dn + E / dn) - (int64_t)(E / dd);
+		need = next > need ? next : need;
+	}
+	if (need < 1)
+		need = 1;
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++) {
+		if (!rs->off[RESHAPE_OLD][s] || !rs->off[RESHAPE_NEW][s])
+			continue;
+		int64_t dist = (int64_t)rs->off[RESHAPE_OLD][s] - (int64_t)rs->off[RESHAPE_NEW][s];
+		if (dist < need)
+			return uraid_errf(err, errlen, -EINVAL, "slot %u: the new data offset %" PRIu64
+					  " is %" PRId64 " sectors below the old one (%" PRIu64 "), the "
+					  "reshape from position %" PRIu64 " needs %" PRId64 " to go on "
+					  "without overwriting live data; let md finish it", s,
+					  rs->off[RESHAPE_NEW][s], dist, rs->off[RESHAPE_OLD][s], P, need);
+	}
+	return 0;
 }
 
 static bool restripe_level(int level)
@@ -40,6 +99,7 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 			  char *err, size_t errlen)
 {
 	char why[200];
+	int rc;
 	int64_t old_disks = (int64_t)sb->raid_disks - sb->delta_disks;
 
 	*out = NULL;
@@ -85,8 +145,7 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	   uraid's own positions are whole steps; md's may cut an old row, whose
 	   part below the position is then dead (requests go by the position,
 	   the first step starts there) */
-	uint32_t big = sb->chunksize > sb->new_chunk ? sb->chunksize : sb->new_chunk;
-	uint64_t align = (uint64_t)big * rs->g[RESHAPE_NEW].data_disks;
+	uint64_t align = reshape_align(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
 	if (rs->position % align || rs->position > rs->end) {
 		uint64_t pos = rs->position, end = rs->end;
 		free(rs);
@@ -119,6 +178,10 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 				lo = rs->off[w][s];
 		for (int w = 0; w < 2; w++)
 			rs->shift[w][s] = rs->off[w][s] ? rs->off[w][s] - lo : 0;
+	}
+	if ((rc = check_distance(rs, err, errlen))) {
+		free(rs);
+		return rc;
 	}
 	*out = rs;
 	return 0;

@@ -40,6 +40,10 @@ struct reshape_state {
 	   not in that geometry) and the shift added to member I/O */
 	uint64_t off[2][URAID_MAX_MEMBERS];
 	uint64_t shift[2][URAID_MAX_MEMBERS];
+	/* slots whose old-geometry content is not in sync though a member
+	   sits there (a parity gap's old parity slot, taken by a new member):
+	   never read for the old geometry */
+	bool old_unsynced[URAID_MAX_MEMBERS];
 };
 
 /* Which geometry holds array sector `sector` (reshape active), and the
@@ -60,8 +64,15 @@ static inline void reshape_set_position(struct reshape_state *rs, uint64_t pos)
 	__atomic_store_n(&rs->position, pos, __ATOMIC_RELEASE);
 }
 
-/* The step of a reshape between rows of a and b: their least common multiple. */
-uint64_t reshape_step(const struct uraid_geom *a, const struct uraid_geom *b);
+/* md's rule for a position (raid5_run): a multiple of the larger chunk
+ * times the new data disks. */
+uint64_t reshape_align(const struct uraid_geom *old, const struct uraid_geom *new);
+
+/* The step of a reshape from old to new: the least common multiple of
+ * both rows and of reshape_align, so that every checkpoint is a position
+ * assembly takes (a member count and a chunk change together disagree
+ * otherwise: RAID 5 4 -> 5, 128 -> 64 KiB). */
+uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new);
 
 /*
  * Build the state from the superblock (feature RESHAPE_ACTIVE) and each

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The reshape state built from superblocks (md/reshape_state.c), with
+ * crafted superblocks, no I/O:
+ *
+ * 1. The step of every restripe is a position assembly takes (md's rule:
+ *    a multiple of the larger chunk times the new data disks), RAID 5
+ *    4 -> 5 with 128 -> 64 KiB chunks included (rows of 768 and 512
+ *    sectors, rule 1024).
+ * 2. A forward reshape whose new data offset would make the job overwrite
+ *    old data still live is refused: new_offset positive, zero, smaller
+ *    than a step per member; the distance uraid's own start gives, and
+ *    md's for 3 -> 4 (512 KiB chunks, -3072), are taken, at position 0,
+ *    mid-way and inside an old row.
+ * 3. Other fields: delta_disks leaving too few members, fewer members, a
+ *    position off md's boundary or past the end are refused; a position
+ *    at the end is taken (the job then only finishes).
+ *
+ * No randomness: the cases are fixed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uraid/geom.h>
+#include <uraid/superblock.h>
+
+#include "engine/md/reshape_state.h"
+#include "../support/check.h"
+
+#define MEMBER_SECTORS (64u * 2048)     /* 64 MiB */
+
+struct crafted {
+	struct uraid_sb sb;                     /* the array's fields */
+	struct uraid_sb own[URAID_MAX_MEMBERS]; /* each slot's data_offset / new_offset */
+	const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS];
+	uint64_t member_sectors[URAID_MAX_MEMBERS];
+};
+
+/* RAID 5 (level) from `from` to `to` members, chunks in sectors, data at
+ * 4096, new_offset `delta` on every member, position pos. */
+static void craft(struct crafted *c, int level, unsigned from, unsigned to, uint32_t chunk,
+		  uint32_t new_chunk, int32_t delta, uint64_t pos)
+{
+	memset(c, 0, sizeof(*c));
+	c->sb.feature_map = URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_NEW_OFFSET;
+	c->sb.level = level;
+	c->sb.layout = 2;       /* left-symmetric (RAID 6: the same word) */
+	c->sb.new_level = (uint32_t)level;
+	c->sb.new_layout = 2;
+	c->sb.chunksize = chunk;
+	c->sb.new_chunk = new_chunk;
+	c->sb.raid_disks = to;
+	c->sb.delta_disks = (int32_t)to - (int32_t)from;
+	c->sb.size = 40000u / chunk * chunk;
+	c->sb.reshape_position = pos;
+	for (unsigned s = 0; s < to; s++) {
+		c->own[s] = c->sb;
+		c->own[s].data_offset = 4096;
+		c->own[s].new_offset = delta;
+		c->slot_sb[s] = &c->own[s];
+		c->member_sectors[s] = MEMBER_SECTORS;
+	}
+}
+
+static int build(struct crafted *c, struct reshape_state **rs, char *err, size_t errlen)
+{
+	err[0] = 0;
+	return reshape_state_from_sb(&c->sb, c->slot_sb, c->member_sectors, rs, err, errlen);
+}
+
+static void expect(struct crafted *c, int want, const char *what)
+{
+	char err[256];
+	struct reshape_state *rs = NULL;
+	int rc = build(c, &rs, err, sizeof(err));
+
+	printf("  %-58s rc %d%s%s\n", what, rc, err[0] ? ": " : "", err);
+	CHECK(rc == want, "%s: rc %d, want %d (%s)", what, rc, want, err);
+	CHECK(rc != 0 || rs != NULL, "%s: taken but no state", what);
+	CHECK(rc == 0 || err[0], "%s: refused without a reason", what);
+	free(rs);
+}
+
+static struct uraid_geom geom(int level, unsigned n, uint32_t chunk)
+{
+	struct uraid_geom g;
+	char why[200];
+	struct uraid_geom_params p = { .level = level, .layout = 2, .raid_disks = n,
+				       .chunk_sectors = chunk, .dev_sectors = 40960 };
+	if (uraid_geom_init(&g, &p, why, sizeof(why))) {
+		fprintf(stderr, "geometry: %s\n", why);
+		exit(1);
+	}
+	return g;
+}
+
+static void steps(void)
+{
+	static const struct { int level; unsigned from, to; uint32_t c, nc; } cases[] = {
+		{ 5, 4, 5, 256, 128 }, { 5, 3, 4, 128, 128 }, { 5, 4, 5, 128, 256 },
+		{ 6, 4, 5, 256, 128 }, { 5, 4, 4, 128, 64 }, { 5, 3, 6, 64, 1024 },
+		{ 6, 5, 7, 128, 32 },
+	};
+	printf("steps:\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct uraid_geom o = geom(cases[i].level, cases[i].from, cases[i].c);
+		struct uraid_geom n = geom(cases[i].level, cases[i].to, cases[i].nc);
+		uint64_t step = reshape_step(&o, &n), align = reshape_align(&o, &n);
+		uint64_t ro = (uint64_t)o.data_disks * o.chunk_sectors;
+		uint64_t rn = (uint64_t)n.data_disks * n.chunk_sectors;
+		printf("  RAID %d %u -> %u, chunk %u -> %u: step %llu (rows %llu, %llu; rule %llu)\n",
+		       cases[i].level, cases[i].from, cases[i].to, cases[i].c, cases[i].nc,
+		       (unsigned long long)step, (unsigned long long)ro, (unsigned long long)rn,
+		       (unsigned long long)align);
+		CHECK(step % ro == 0 && step % rn == 0, "step %llu not whole rows",
+		      (unsigned long long)step);
+		CHECK(step % align == 0, "step %llu is not a position md's rule takes (%llu)",
+		      (unsigned long long)step, (unsigned long long)align);
+	}
+	/* the review's case: a checkpoint after one step must assemble */
+	struct crafted c;
+	struct uraid_geom o = geom(5, 4, 256), n = geom(5, 5, 128);
+	uint64_t step = reshape_step(&o, &n);
+	craft(&c, 5, 4, 5, 256, 128, -(int32_t)(step / o.data_disks), step);
+	expect(&c, 0, "RAID 5 4->5 128K->64K checkpoint after one step");
+}
+
+static void offsets(void)
+{
+	struct crafted c;
+	struct uraid_geom o = geom(5, 3, 128), n = geom(5, 4, 128);
+	uint64_t step = reshape_step(&o, &n);           /* 768 */
+	int32_t own_start = -(int32_t)(step / o.data_disks);  /* uraid's start: 384 */
+
+	printf("new data offsets (RAID 5 3 -> 4, 64 KiB, step %llu):\n", (unsigned long long)step);
+	craft(&c, 5, 3, 4, 128, 128, own_start, 0);
+	expect(&c, 0, "uraid's own distance, position 0");
+	craft(&c, 5, 3, 4, 128, 128, own_start, 10 * step);
+	expect(&c, 0, "uraid's own distance, mid-way");
+	craft(&c, 5, 3, 4, 128, 128, own_start, 10 * step - 384);
+	expect(&c, 0, "uraid's own distance, inside an old row (md's stop)");
+	craft(&c, 5, 3, 4, 128, 128, 8, 0);
+	expect(&c, -EINVAL, "new_offset +8 (forwards onto live old data)");
+	craft(&c, 5, 3, 4, 128, 128, 8, 10 * step);
+	expect(&c, -EINVAL, "new_offset +8, mid-way");
+	craft(&c, 5, 3, 4, 128, 128, 0, 0);
+	expect(&c, -EINVAL, "new_offset 0 (in place)");
+	craft(&c, 5, 3, 4, 128, 128, -8, 0);
+	expect(&c, -EINVAL, "new_offset -8 (less than a step per member)");
+	craft(&c, 5, 3, 4, 128, 128, -(int32_t)(step / n.data_disks) + 1, 0);
+	expect(&c, -EINVAL, "one sector short of a step per new member");
+	/* delta 0: the same count, the step moves as much old as new */
+	craft(&c, 5, 4, 4, 256, 128, -128, 0);
+	expect(&c, -EINVAL, "chunk 128K->64K, new_offset -128 (a step is 256)");
+	craft(&c, 5, 4, 4, 256, 128, -256, 0);
+	expect(&c, 0, "chunk 128K->64K, new_offset -256");
+	/* md's own 3 -> 4 with 512 KiB chunks (grow-facts.md) */
+	craft(&c, 5, 3, 4, 1024, 1024, -3072, 24576);
+	expect(&c, 0, "md's 3->4 512K at 24576, new_offset -3072");
+	/* one slot short among good ones */
+	craft(&c, 5, 3, 4, 128, 128, own_start, 0);
+	c.own[1].new_offset = -16;
+	expect(&c, -EINVAL, "one slot with new_offset -16");
+	/* the added member has no old data: any fitting offset */
+	craft(&c, 5, 3, 4, 128, 128, own_start, 0);
+	c.own[3].new_offset = 100;
+	expect(&c, 0, "the added slot's own new offset above");
+}
+
+static void fields(void)
+{
+	struct crafted c;
+	struct uraid_geom o = geom(5, 3, 128), n = geom(5, 4, 128);
+	uint64_t step = reshape_step(&o, &n);
+	int32_t d = -(int32_t)(step / o.data_disks);
+
+	printf("other fields:\n");
+	craft(&c, 5, 3, 4, 128, 128, d, 0);
+	c.sb.delta_disks = 3;
+	expect(&c, -EINVAL, "delta_disks 3 of raid_disks 4 (1 old member)");
+	craft(&c, 5, 3, 4, 128, 128, d, 0);
+	c.sb.delta_disks = -1;
+	expect(&c, -EINVAL, "delta_disks -1 (fewer members)");
+	craft(&c, 5, 3, 4, 128, 128, d, 0);
+	c.sb.delta_disks = -100000;
+	expect(&c, -EINVAL, "delta_disks -100000");
+	craft(&c, 5, 3, 4, 128, 128, d, 128);
+	expect(&c, -EINVAL, "position 128 (not on a new row)");
+	craft(&c, 5, 3, 4, 128, 128, d, 0);
+	struct reshape_state *rs = NULL;
+	char err[256];
+	if (build(&c, &rs, err, sizeof(err)) == 0) {
+		uint64_t end = rs->end;
+		free(rs);
+		craft(&c, 5, 3, 4, 128, 128, d, end);
+		expect(&c, 0, "position at the end (only the finish is left)");
+		craft(&c, 5, 3, 4, 128, 128, d, end + 384);
+		expect(&c, -EINVAL, "position past the end");
+	} else {
+		CHECK(0, "the base case is refused: %s", err);
+	}
+}
+
+int main(void)
+{
+	steps();
+	offsets();
+	fields();
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	return failures ? 1 : 0;
+}

@@ -219,6 +219,24 @@ check "  NBD exports 3 members' worth" test "$(nbdinfo --size "$(uri ge)")" -gt 
 check "  data" data_ok ge
 stop_served ge
 
+# ---- RAID 0 -> 5 on an array served as RAID 0 (no rebuild hook at open) ----
+mem=("$work/f0" "$work/f1")
+truncate -s 40M "${mem[@]}" "$work/f2"
+"$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=gf --run "${mem[@]}" >/dev/null
+serve_bg "$work" gf "${mem[@]}"
+nbdcopy "$work/data" "$(uri gf)"
+out=$("$URAID" grow gf --level=5 --add "$work/f2"); rc=$?
+check "RAID 0 served as such -> 5 with --add (rc $rc): $out" test $rc -eq 0
+mem+=("$work/f2")
+check "  the parity slot rebuilt onto the spare, then restriped" \
+    restriped "${mem[0]}" left-symmetric gf
+check "  whole" settled gf
+check "  examine: raid5, 3 devices, f2 active" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")/$(examine "$work/f2" "Device Role")" = "raid5/3/Active device 2"
+check "  data" data_ok gf
+check "  0 mismatches" check_zero gf
+stop_served gf
+
 # ---- RAID 10 near=2 -> 0: mdadm fails and removes the second of each pair ----
 mem=("$work/d0" "$work/d1" "$work/d2" "$work/d3")
 truncate -s 40M "${mem[@]}"

@@ -26,6 +26,7 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/jobs/sync.h"
 #include "engine/md/grow_bitmap.h"
 #include "engine/md/grow_plan.h"
 #include "engine/md/member_state.h"
@@ -304,6 +305,11 @@ static int apply_frozen(struct array *a, const struct grow_step *s, char *err, s
 	array_thaw(a);
 	if (!rc)
 		md_notify_change(a);
+	/* an array opened at a level without redundancy (RAID 0) has no
+	   automatic rebuild registered: a takeover to one that has needs it, or
+	   the new slot stays missing (registering twice is a no-op) */
+	if (!rc && s->kind == GROW_STEP_TAKEOVER)
+		sync_attach_pending(a);
 	return rc;
 }
 

@@ -195,6 +195,13 @@ static void takeovers(void)
 	REFUSED(a, r, "lost data");
 	a = arr(10, 0x201, 4, 128);
 	REFUSED(a, r, "near=2");
+	/* a spare would be rebuilt into a slot the takeover renumbers */
+	a = arr(10, 0x102, 4, 128);
+	a.spares = 1;
+	REFUSED(a, r, "remove the spares first");
+	a.spares = 0;
+	r.adding = 1;
+	REFUSED(a, r, "remove the spares first");
 
 	/* what md cannot do */
 	a = arr(10, 0x102, 4, 128);

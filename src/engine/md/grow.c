@@ -186,6 +186,14 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 		if (o >= 0 && a->member_state[i] == URAID_MEMBER_IN_SYNC && map[o] >= 0)
 			slot_member[map[o]] = (int)i;
 	}
+	if (s->level == URAID_LEVEL_0)
+		for (uint32_t n = 0; n < s->raid_disks; n++)
+			if (slot_member[n] < 0) {
+				free(g);
+				return uraid_errf(err, errlen, -EBUSY, "RAID 0 slot %u would have no "
+						  "member (the array changed since the plan): grow "
+						  "again", n);
+			}
 	a->sb.level = s->level;
 	a->sb.layout = s->layout;
 	a->sb.raid_disks = s->raid_disks;
@@ -222,8 +230,14 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int o = a->member_slot[i];
-		if (o < 0)
+		if (o < 0) {
+			/* a spare bound for a slot: the slot's new number, or none */
+			int p = a->member_pending_slot[i];
+			if (p >= 0)
+				a->member_pending_slot[i] = (uint32_t)p < old_sb.raid_disks ? map[p]
+							    : -1;
 			continue;
+		}
 		if (map[o] >= 0) {
 			a->member_slot[i] = map[o];
 		} else {
@@ -287,15 +301,29 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	return rc;
 }
 
-/* One step that moves no data, frozen. */
-static int apply_frozen(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+/* One step that moves no data, frozen; expect: the geometry the plan had
+ * before it (NULL: not checked). */
+static int apply_frozen(struct array *a, const struct grow_step *s, const struct grow_step *expect,
+			char *err, size_t errlen)
 {
 	int rc = array_freeze(a);
 	if (rc)
 		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
 				  strerror(-rc));
+	/* the plan was made before the freeze: a job started meanwhile (md's
+	   level_store refuses under a sync thread too), or a level or member
+	   count no longer the one planned, and the step is not done */
+	const char *job = running_job(a);
 	pthread_mutex_lock(&a->meta_lock);
-	if (s->kind == GROW_STEP_SIZE)
+	if (job)
+		rc = uraid_errf(err, errlen, -EBUSY, "a %s started while the grow was being "
+				"planned: grow again when it ends", job);
+	else if (expect && (a->geom.level != expect->level ||
+			    a->geom.raid_disks != expect->raid_disks))
+		rc = uraid_errf(err, errlen, -EBUSY, "the array changed while the grow was being "
+				"planned (now RAID %d with %u slots): grow again", a->geom.level,
+				a->geom.raid_disks);
+	else if (s->kind == GROW_STEP_SIZE)
 		rc = apply_size(a, s, err, errlen);
 	else if (s->kind == GROW_STEP_BITMAP)
 		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
@@ -337,7 +365,8 @@ static int drop_copies(struct array *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int apply_step(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+static int apply_step(struct array *a, const struct grow_step *s, const struct grow_step *prev,
+		      char *err, size_t errlen)
 {
 	switch (s->kind) {
 	case GROW_STEP_ARRAY_SIZE:
@@ -347,11 +376,11 @@ static int apply_step(struct array *a, const struct grow_step *s, char *err, siz
 	case GROW_STEP_SIZE:
 	case GROW_STEP_TAKEOVER:
 	case GROW_STEP_MIRRORS:
-		return apply_frozen(a, s, err, errlen);
+		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_DROP_COPIES:
 		return drop_copies(a, err, errlen);
 	case GROW_STEP_BITMAP:
-		return apply_frozen(a, s, err, errlen);
+		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_RESTRIPE: {
 		struct uraid_reshape rs = {
 			.new_level = s->level, .new_layout = s->layout,
@@ -390,7 +419,7 @@ static void undo_takeover(struct array *a, const struct grow_step *takeover,
 	snprintf(why, sizeof(why), "%s", err);
 	/* the slot the takeover added is still empty: no rebuild started on it
 	   (uraid_array_grow held the automatic ones back) */
-	if (apply_frozen(a, &back, undo_err, sizeof(undo_err)) == 0)
+	if (apply_frozen(a, &back, takeover, undo_err, sizeof(undo_err)) == 0)
 		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: nothing changed)",
 			 why, takeover->level);
 	else
@@ -435,7 +464,7 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 			}
 			return 0;
 		}
-		int rc = apply_step(a, s, err, errlen);
+		int rc = apply_step(a, s, &prev, err, errlen);
 		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
 		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
 			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
@@ -458,6 +487,23 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 		prev = *s;
 	}
 	return 0;
+}
+
+/*
+ * run_steps with the automatic job starts held all along: between two steps
+ * (or between the plan and its freeze) the tick would otherwise start a
+ * rebuild onto a spare under a level about to change, or into a slot a
+ * restripe is to fill. Given back afterwards (a step that waits for a
+ * rebuild needs them).
+ */
+static int run_steps_held(struct array *a, const struct grow_plan *plan, unsigned from,
+			  struct grow_step prev, char *done, size_t donelen, char *err,
+			  size_t errlen)
+{
+	atomic_store(&a->sync_retry_ns, UINT64_MAX);
+	int rc = run_steps(a, plan, from, prev, done, donelen, err, errlen);
+	atomic_store(&a->sync_retry_ns, 0);
+	return rc;
 }
 
 bool uraid_array_grow_pending(struct uraid_array *ua)
@@ -504,7 +550,7 @@ int uraid_array_grow_continue(struct uraid_array *ua, char *done, size_t donelen
 	pthread_mutex_lock(&a->meta_lock);
 	a->grow_pending = NULL;
 	pthread_mutex_unlock(&a->meta_lock);
-	int rc = run_steps(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
+	int rc = run_steps_held(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
 	free(p);
 	return rc ? rc : 1;
 }
@@ -561,12 +607,8 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	/* a takeover that leaves a slot missing before a restripe: no automatic
 	   rebuild may take the spares the restripe is to use (mdadm's RAID 0
 	   growth keeps the parity slot missing all along) */
-	for (unsigned i = 0; i + 1 < plan.nsteps; i++)
-		if (plan.step[i].kind == GROW_STEP_TAKEOVER &&
-		    plan.step[i + 1].kind == GROW_STEP_RESTRIPE && !plan.step[i + 1].waits)
-			atomic_store(&a->sync_retry_ns, engine_now_ns() + 3000000000ull);
 	uint64_t export_before = atomic_load(&a->export_sectors);
-	rc = run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
+	rc = run_steps_held(a, &plan, 0, prev, done, donelen, err, errlen);
 	if (rc && atomic_load(&a->export_sectors) != export_before) {
 		/* the exported size was set for a step that then failed: back */
 		atomic_store(&a->export_sectors, export_before);

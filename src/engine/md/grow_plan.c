@@ -403,6 +403,11 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 		if (r->raid_disks || r->chunk_sectors || r->layout_set)
 			return refuse(pl->err, pl->errlen, "change the level to RAID 0 first, then its "
 				      "members or chunk in another grow");
+		/* a spare would be rebuilt into a RAID 10 slot while the copies go,
+		   and left pointing into slots RAID 0 numbers differently */
+		if (a->spares + r->adding)
+			return refuse(pl->err, pl->errlen, "RAID 10 -> RAID 0 with spares present: "
+				      "remove the spares first (uraid remove), then --level=0");
 		/* one member of each pair must be left: both missing loses data */
 		unsigned missing = 0;
 		for (uint32_t s = 0; s < a->raid_disks; s += 2) {

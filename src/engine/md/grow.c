@@ -27,6 +27,7 @@
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
 #include "engine/jobs/sync.h"
+#include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
 #include "engine/md/grow_plan.h"
 #include "engine/md/member_state.h"
@@ -112,7 +113,9 @@ static void gather(struct array *a, struct grow_array *ga)
 			ga->spares++;
 		if (s < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
 			continue;
-		ga->slot_path[s] = a->members[i]->path;
+		/* a copy: the member may be removed once meta_lock is let go
+		   (NULL when out of memory: messages then say "a member") */
+		ga->slot_path[s] = strdup(a->members[i]->path);
 		uint64_t room = member_room(a, i);
 		if (room < ga->member_room_sectors)
 			ga->member_room_sectors = room;
@@ -194,6 +197,19 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 						  "member (the array changed since the plan): grow "
 						  "again", n);
 			}
+	/* md's raid0_takeover_raid45 sets each member's size to the array's
+	   per-member size (dev_sectors), which super_1_sync writes as
+	   data_size: RAID 0 then uses no more of a larger member than RAID 4/5
+	   did (no stale bytes exported, one zone) */
+	uint64_t old_data_size[URAID_MAX_MEMBERS];
+	for (unsigned i = 0; i < a->nmembers; i++)
+		old_data_size[i] = a->member_sb[i].data_size;
+	if (s->level == URAID_LEVEL_0 &&
+	    (old_sb.level == URAID_LEVEL_4 || old_sb.level == URAID_LEVEL_5)) {
+		uint64_t per = old_sb.size - old_sb.size % s->chunk_sectors;
+		for (uint32_t n = 0; n < s->raid_disks; n++)
+			a->member_sb[slot_member[n]].data_size = per;
+	}
 	a->sb.level = s->level;
 	a->sb.layout = s->layout;
 	a->sb.raid_disks = s->raid_disks;
@@ -201,14 +217,27 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 	if (!uraid_level_info(s->level)->whole_members)
 		a->sb.size = s->dev_sectors;
 	/* a takeover to or from RAID 0 leaves one zone: no zone layout to record */
-	if (s->level == URAID_LEVEL_0 || old_sb.level == URAID_LEVEL_0)
+	bool old_needed = a->resync_needed;
+	uint64_t old_checkpoint = a->resync_checkpoint;
+	if (s->level == URAID_LEVEL_0 || old_sb.level == URAID_LEVEL_0) {
 		a->sb.feature_map &= ~URAID_FEATURE_RAID0_LAYOUT;
+		/* and no resync owed: md sets recovery_cp = MaxSector in
+		   raid0_takeover_raid45/raid10 and raid45_takeover_raid0 */
+		a->resync_needed = false;
+		a->resync_checkpoint = UINT64_MAX;
+		if (a->in_sync)
+			a->sb.resync_offset = UINT64_MAX;
+	}
 	rc = geom_of(a, &a->sb, slot_member, g, err, errlen);
 	if (!rc)
 		rc = array_switch_geometry(a, g, err, errlen);
 	free(g);
 	if (rc) {
 		a->sb = old_sb;
+		a->resync_needed = old_needed;
+		a->resync_checkpoint = old_checkpoint;
+		for (unsigned i = 0; i < a->nmembers; i++)
+			a->member_sb[i].data_size = old_data_size[i];
 		return rc;
 	}
 	/* the members follow their slots; those whose slot went are spares */
@@ -262,25 +291,58 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 static int apply_size(struct array *a, const struct grow_step *s, char *err, size_t errlen)
 {
 	uint64_t old = a->sb.size;
+	uint64_t room[URAID_MAX_MEMBERS];
 
 	if (a->has_bitmap)
 		return uraid_errf(err, errlen, -EBUSY, "the bitmap would have to follow the size, "
 				  "which uraid does not do yet: remove it first (--bitmap=none), "
 				  "grow, then add it again");
+	/* every member checked before any is changed */
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
 			continue;
-		uint64_t room = member_room(a, i);
-		if (room < s->dev_sectors)
+		room[i] = member_room(a, i);
+		if (room[i] < s->dev_sectors)
 			return uraid_errf(err, errlen, -ENOSPC, "%s: %" PRIu64 " KiB of data room, "
-					  "%" PRIu64 " needed", a->members[i]->path, room / 2,
+					  "%" PRIu64 " needed", a->members[i]->path, room[i] / 2,
 					  s->dev_sectors / 2);
+	}
+	struct uraid_sb old_sb = a->sb;
+	uint64_t old_data_size[URAID_MAX_MEMBERS], old_dev_sectors[URAID_MAX_MEMBERS];
+	bool old_needed = a->resync_needed;
+	uint64_t old_checkpoint = a->resync_checkpoint;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		old_data_size[i] = a->member_sb[i].data_size;
+		old_dev_sectors[i] = a->members[i] ? a->members[i]->dev_sectors : 0;
+		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
+			continue;
 		if (a->member_sb[i].data_size < s->dev_sectors) {
 			a->members[i]->dev_sectors = member_size_now(a->members[i]);
-			a->member_sb[i].data_size = room;
+			a->member_sb[i].data_size = room[i];
 		}
 	}
+	/* the new range to resync goes in the same superblock write as the
+	   new size (md's single md_update_sb): a crash between the two would
+	   leave a clean superblock whose new range was never resynced */
+	if (s->dev_sectors > old) {
+		if (!a->resync_needed || a->resync_checkpoint > old) {
+			a->resync_needed = true;
+			a->resync_checkpoint = old;
+		}
+		a->sb.resync_offset = a->resync_checkpoint;
+	}
 	int rc = apply_geometry(a, s, err, errlen);
+	if (rc && a->sb.size != s->dev_sectors) {
+		/* refused before the switch (apply_geometry put its own fields back) */
+		a->sb = old_sb;
+		a->resync_needed = old_needed;
+		a->resync_checkpoint = old_checkpoint;
+		for (unsigned i = 0; i < a->nmembers; i++) {
+			a->member_sb[i].data_size = old_data_size[i];
+			if (a->members[i])
+				a->members[i]->dev_sectors = old_dev_sectors[i];
+		}
+	}
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -290,15 +352,7 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 		if (rc)
 			return rc;
 	}
-	if (s->dev_sectors > old) {
-		if (!a->resync_needed || a->resync_checkpoint > old) {
-			a->resync_needed = true;
-			a->resync_checkpoint = old;
-		}
-		a->sb.resync_offset = a->resync_checkpoint;
-		rc = meta_write_all(a);
-	}
-	return rc;
+	return 0;
 }
 
 /* One step that moves no data, frozen; expect: the geometry the plan had
@@ -409,8 +463,8 @@ static void append(char *done, size_t donelen, size_t *used, const char *line)
  * as it found it. The refusal's text stays in err, told that it was undone.
  */
 static void undo_takeover(struct array *a, const struct grow_step *takeover,
-			  const struct grow_step *before, struct grow_step first, char *err,
-			  size_t errlen)
+			  const struct grow_step *before, struct grow_step first,
+			  const struct uraid_sb *sb_before, char *err, size_t errlen)
 {
 	struct grow_step back = before ? *before : first;
 	char why[400], undo_err[200];
@@ -419,9 +473,23 @@ static void undo_takeover(struct array *a, const struct grow_step *takeover,
 	snprintf(why, sizeof(why), "%s", err);
 	/* the slot the takeover added is still empty: no rebuild started on it
 	   (uraid_array_grow held the automatic ones back) */
-	if (apply_frozen(a, &back, takeover, undo_err, sizeof(undo_err)) == 0)
-		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: nothing changed)",
-			 why, takeover->level);
+	int rc = apply_frozen(a, &back, takeover, undo_err, sizeof(undo_err));
+	if (!rc) {
+		/* the fields the two takeovers rounded or dropped, as they were
+		   (RAID 0's size unrounded, its zone layout flag, its layout) */
+		pthread_mutex_lock(&a->meta_lock);
+		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_RAID0_LAYOUT) |
+				    (sb_before->feature_map & URAID_FEATURE_RAID0_LAYOUT);
+		if (uraid_level_info(a->sb.level)->whole_members) {
+			a->sb.size = sb_before->size;
+			a->sb.layout = sb_before->layout;
+		}
+		rc = meta_write_all(a);
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	if (!rc)
+		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: the geometry is as "
+			 "it was, the superblocks rewritten)", why, takeover->level);
 	else
 		snprintf(err, errlen, "%s; the takeover to RAID %d could not be undone: %s", why,
 			 takeover->level, undo_err);
@@ -438,6 +506,7 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 	size_t used = done ? strlen(done) : 0;
 	uint64_t last_job = 0;
 	const struct grow_step first = prev;
+	struct uraid_sb sb_before = a->sb;     /* before the last takeover (for its undo) */
 
 	for (unsigned i = from; i < plan->nsteps; i++) {
 		const struct grow_step *s = &plan->step[i];
@@ -464,11 +533,16 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 			}
 			return 0;
 		}
+		if (s->kind == GROW_STEP_TAKEOVER) {
+			pthread_mutex_lock(&a->meta_lock);
+			sb_before = a->sb;
+			pthread_mutex_unlock(&a->meta_lock);
+		}
 		int rc = apply_step(a, s, &prev, err, errlen);
 		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
 		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
 			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
-				      first, err, errlen);
+				      first, &sb_before, err, errlen);
 		if (rc) {
 			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
 			return rc;
@@ -504,6 +578,36 @@ static int run_steps_held(struct array *a, const struct grow_plan *plan, unsigne
 	int rc = run_steps(a, plan, from, prev, done, donelen, err, errlen);
 	atomic_store(&a->sync_retry_ns, 0);
 	return rc;
+}
+
+void grow_pending_drop(struct array *a)
+{
+	struct grow_pending *p = a->grow_pending;
+
+	if (!p)
+		return;
+	a->grow_pending = NULL;
+	for (unsigned k = p->next; k < p->plan.nsteps; k++) {
+		const struct grow_step *s = &p->plan.step[k];
+		char lay[32] = "", cmd[320];
+		if (s->kind == GROW_STEP_TAKEOVER) {
+			snprintf(cmd, sizeof(cmd), "uraid grow %s --level=%d", a->sb.set_name, s->level);
+		} else if (s->kind == GROW_STEP_RESTRIPE) {
+			const char *n = uraid_layout_name(s->level, s->layout, lay, sizeof(lay));
+			snprintf(cmd, sizeof(cmd), "uraid grow %s --raid-devices=%u --chunk=%uK%s%s",
+				 a->sb.set_name, s->raid_disks, s->chunk_sectors / 2,
+				 n ? " --layout=" : "", n ? n : "");
+		} else {
+			char line[256];
+			grow_step_describe(s, k > p->next ? &p->plan.step[k - 1] : &p->prev, line,
+					   sizeof(line));
+			snprintf(cmd, sizeof(cmd), "(%s)", line);
+		}
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: grow left unfinished (the array closed "
+		     "with step %u of %u waiting); to finish it when the array is whole and no "
+		     "job runs: %s", a->sb.set_name, k + 1, p->plan.nsteps, cmd);
+	}
+	free(p);
 }
 
 bool uraid_array_grow_pending(struct uraid_array *ua)
@@ -589,6 +693,8 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	rc = grow_plan_build(ga, &gr, &plan, err, errlen);
 	struct grow_step prev;
 	grow_step_from_array(ga, &prev);
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++)
+		free((char *)ga->slot_path[s]);
 	free(ga);
 	if (rc)
 		return rc;

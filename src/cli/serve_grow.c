@@ -88,7 +88,14 @@ static int parse_setting(char *w, int cur_level, struct uraid_grow *r, char *err
 		else
 			return snprintf(err, errlen, "--bitmap=%s: internal or none", v), -EINVAL;
 	} else if (!strcmp(w, "adding")) {
-		r->adding = (unsigned)strtoul(v, NULL, 10);
+		/* the spares the client just added: a count, checked like any
+		   number from the socket ("-1" would wrap to a huge one) */
+		char *end;
+		unsigned long d = strtoul(v, &end, 10);
+		if (*end || !*v || *v == '-' || d > URAID_MAX_MEMBERS)
+			return snprintf(err, errlen, "adding=%s: a spare count, 0 to %d", v,
+					URAID_MAX_MEMBERS), -EINVAL;
+		r->adding = (unsigned)d;
 	} else {
 		return snprintf(err, errlen, "--%s: not something grow changes; see 'uraid grow "
 				"--help'", w), -EINVAL;

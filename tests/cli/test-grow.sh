@@ -196,7 +196,8 @@ stop_served gc
 
 # ---- RAID 0 2 -> 3 members: through RAID 4 and back, as mdadm ----
 mem=("$work/e0" "$work/e1")
-truncate -s 40M "${mem[@]}" "$work/e2"
+truncate -s 40M "${mem[@]}"
+truncate -s 48M "$work/e2"      # larger: RAID 0 at the end must not use the extra
 "$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=ge --run "${mem[@]}" >/dev/null
 serve_bg "$work" ge "${mem[@]}"
 nbdcopy "$work/data" "$(uri ge)"
@@ -216,8 +217,49 @@ check "  RAID 0 again at the end" back_to_0 "${mem[0]}"
 check "  examine: 3 devices, data offset moved as mdadm's (1664)" \
     test "$(examine "${mem[0]}" "Raid Devices")/$(examine "${mem[0]}" "Data Offset")" = "3/1664 sectors"
 check "  NBD exports 3 members' worth" test "$(nbdinfo --size "$(uri ge)")" -gt $((100 << 20))
+check "  the larger member's data size is the others' (md's dev_sectors; one zone)" \
+    test "$(examine "$work/e2" "Avail Dev Size")" = "$(examine "${mem[0]}" "Avail Dev Size")"
 check "  data" data_ok ge
 stop_served ge
+
+# ---- RAID 0 -> 5 on an array served as RAID 0 (no rebuild hook at open) ----
+mem=("$work/f0" "$work/f1")
+truncate -s 40M "${mem[@]}" "$work/f2"
+"$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=gf --run "${mem[@]}" >/dev/null
+serve_bg "$work" gf "${mem[@]}"
+nbdcopy "$work/data" "$(uri gf)"
+out=$("$URAID" grow gf --level=5 --add "$work/f2"); rc=$?
+check "RAID 0 served as such -> 5 with --add (rc $rc): $out" test $rc -eq 0
+mem+=("$work/f2")
+check "  the parity slot rebuilt onto the spare, then restriped" \
+    restriped "${mem[0]}" left-symmetric gf
+check "  whole" settled gf
+check "  examine: raid5, 3 devices, f2 active" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")/$(examine "$work/f2" "Device Role")" = "raid5/3/Active device 2"
+check "  data" data_ok gf
+check "  0 mismatches" check_zero gf
+stop_served gf
+
+# ---- RAID 0 (2) -> 5 without a spare: mdadm's degraded restripe at once ----
+mem=("$work/g0" "$work/g1")
+truncate -s 40M "${mem[@]}" "$work/g2"
+"$URAID" create --level=0 --raid-devices=2 --chunk=64 --name=gg --run "${mem[@]}" >/dev/null
+serve_bg "$work" gg "${mem[@]}"
+nbdcopy "$work/data" "$(uri gg)"
+fio_bg gg
+out=$("$URAID" grow gg --level=5 2>&1); rc=$?
+check "RAID 0 (2) -> 5 without a spare (rc $rc): $out" test $rc -eq 0
+check "  the restripe started at once" grep -q "layout parity-last -> left-symmetric: started" <<<"$out"
+check "  restriped to left-symmetric, degraded" restriped "${mem[0]}" left-symmetric gg
+wait $fpid; frc=$?
+check "  fio verifies through takeover and restripe (rc $frc)" test $frc -eq 0
+check "  examine: raid5, 3 devices" \
+    test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/3
+check "  data" data_ok gg
+"$URAID" add gg "$work/g2" >/dev/null
+check "  a spare added later rebuilds the parity slot" settled gg
+check "  0 mismatches" check_zero gg
+stop_served gg
 
 # ---- RAID 10 near=2 -> 0: mdadm fails and removes the second of each pair ----
 mem=("$work/d0" "$work/d1" "$work/d2" "$work/d3")

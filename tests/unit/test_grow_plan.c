@@ -75,10 +75,13 @@ static void takeovers(void)
 	char err[256];
 
 	/* RAID 0 -> 5: one slot more, parity last; then mdadm's default
-	   layout once the parity slot is rebuilt (a spare is needed) */
+	   layout: at once on the degraded array without a spare (as mdadm),
+	   once the parity slot is rebuilt with one */
 	struct grow_array a = arr(0, 0, 3, 128);
 	struct grow_request r = { .level_set = true, .level = 5 };
-	REFUSED(a, r, "need 1 spares");
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5 without a spare: %s", err);
+	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_PARITY_LAST, 4, 128, false);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 5, URAID_LEFT_SYMMETRIC, 4, 128, false);
 	r.adding = 1;
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "0->5: %s", err);
 	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_PARITY_LAST, 4, 128, false);
@@ -122,10 +125,15 @@ static void takeovers(void)
 	r = (struct grow_request){ .level_set = true, .level = 5 };
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "1->5: %s", err);
 	step_is(&p, 0, GROW_STEP_TAKEOVER, 5, URAID_LEFT_SYMMETRIC, 2, 128, false);
-	a.dev_sectors = 1024 * MIB + 24;        /* 12 KiB over: 4 KiB chunk */
+	/* md divides the exported size (array_sectors), not the members' */
+	a.exported_sectors = 1024 * MIB + 24;   /* 12 KiB over: 4 KiB chunk */
 	CHECK(!plan(&a, &r, &p, err) && p.step[0].chunk_sectors == 8, "1->5 chunk: %s", err);
-	a.dev_sectors = 1024 * MIB + 2;
+	a.exported_sectors = 1024 * MIB + 2;
 	REFUSED(a, r, "multiple of 4 KiB");
+	a.exported_sectors = 1024 * MIB;
+	a.dev_sectors = 1024 * MIB + 24;        /* the members' size does not count */
+	CHECK(!plan(&a, &r, &p, err) && p.step[0].chunk_sectors == 128, "1->5 chunk of the "
+	      "exported size: %s", err);
 	a = arr(1, 0, 3, 0);
 	REFUSED(a, r, "only with 2 members");
 	/* 1 -> 5 with 3 members: takeover, then restripe */
@@ -195,6 +203,17 @@ static void takeovers(void)
 	REFUSED(a, r, "lost data");
 	a = arr(10, 0x201, 4, 128);
 	REFUSED(a, r, "near=2");
+	/* no bitmap on RAID 0 */
+	a = arr(10, 0x102, 4, 128);
+	a.has_bitmap = true;
+	REFUSED(a, r, "--bitmap=none first, then --level=0");
+	/* a spare would be rebuilt into a slot the takeover renumbers */
+	a = arr(10, 0x102, 4, 128);
+	a.spares = 1;
+	REFUSED(a, r, "remove the spares first");
+	a.spares = 0;
+	r.adding = 1;
+	REFUSED(a, r, "remove the spares first");
 
 	/* what md cannot do */
 	a = arr(10, 0x102, 4, 128);
@@ -308,6 +327,11 @@ static void sizes_and_rules(void)
 	      p.step[0].dev_sectors);
 	r.size_sectors = 4096 * MIB;
 	REFUSED(a, r, "members too small");
+	/* with a bitmap: refused by the plan (so plan and change agree) */
+	a.has_bitmap = true;
+	r.size_sectors = GROW_SIZE_MAX;
+	REFUSED(a, r, "--bitmap=none first");
+	a.has_bitmap = false;
 	/* shrinking below what is exported */
 	r.size_sectors = 512 * MIB;
 	REFUSED(a, r, "--array-size=1048576K first");

@@ -22,6 +22,7 @@
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
 #include "engine/level/parity_log.h"
 #include "engine/cache/wcache.h"
@@ -798,19 +799,25 @@ bool uraid_array_zeroes_fast(struct uraid_array *ua, uint64_t off, uint64_t len)
 int array_tick_add(struct array *a, array_tick_fn *fn)
 {
 	/* once each: a bitmap added again while served (uraid grow) asks twice */
-	for (unsigned i = 0; i < a->nticks; i++)
+	unsigned n = atomic_load_explicit(&a->nticks, memory_order_relaxed);
+
+	for (unsigned i = 0; i < n; i++)
 		if (a->ticks[i] == fn)
 			return 0;
-	if (a->nticks >= ARRAY_TICKS_MAX)
+	if (n >= ARRAY_TICKS_MAX)
 		return -ENOSPC;
-	a->ticks[a->nticks++] = fn;
+	/* the hook first, then the count (release): the tick that sees the
+	   count sees the hook (one adder at a time: assembly or the control
+	   thread) */
+	a->ticks[n] = fn;
+	atomic_store_explicit(&a->nticks, n + 1, memory_order_release);
 	return 0;
 }
 
 static void array_free(struct array *a)
 {
 	array_freeze_free(a);
-	free(a->grow_pending);
+	grow_pending_drop(a);   /* logs the commands that finish a grow left waiting */
 	free(a->reshape);       /* one left in mid-reshape: on disk, it goes on next time */
 	ra_fini(a);
 	if (a->ops && a->ops->fini)
@@ -988,7 +995,7 @@ int uraid_array_close(struct uraid_array *ua)
 			break;
 		}
 	}
-	a->nticks = 0;          /* its tick hooks go with it */
+	atomic_store(&a->nticks, 0);    /* its tick hooks go with it */
 	pthread_mutex_unlock(&e->lock);
 	sync_stop_wait(a);
 	/* a freeze left standing at close (its owner is gone, or a bug):

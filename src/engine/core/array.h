@@ -262,7 +262,9 @@ struct array {
 
 	/* engine_tick's hooks, in the order registered (array_tick_add) */
 	array_tick_fn *ticks[ARRAY_TICKS_MAX];
-	unsigned nticks;
+	/* atomic: a hook can be added from the control thread (uraid grow)
+	   while the engine's tick walks them; the entry is stored first */
+	_Atomic unsigned nticks;
 };
 
 /* ---- requests ---- */

@@ -181,7 +181,8 @@ void engine_tick(struct uraid_engine *e)
 	/* the hooks each array registered at assembly (array_tick_add): idle
 	   clean marking, md's bitmap daemon, background jobs that start alone */
 	for (struct array *a = e->arrays; a; a = a->next)
-		for (unsigned i = 0; i < a->nticks; i++)
+		for (unsigned i = 0, n = atomic_load_explicit(&a->nticks, memory_order_acquire);
+		     i < n; i++)
 			a->ticks[i](a, now);
 	pthread_mutex_unlock(&e->lock);
 }

@@ -26,6 +26,8 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
+#include "engine/jobs/sync.h"
+#include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
 #include "engine/md/grow_plan.h"
 #include "engine/md/member_state.h"
@@ -111,7 +113,9 @@ static void gather(struct array *a, struct grow_array *ga)
 			ga->spares++;
 		if (s < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
 			continue;
-		ga->slot_path[s] = a->members[i]->path;
+		/* a copy: the member may be removed once meta_lock is let go
+		   (NULL when out of memory: messages then say "a member") */
+		ga->slot_path[s] = strdup(a->members[i]->path);
 		uint64_t room = member_room(a, i);
 		if (room < ga->member_room_sectors)
 			ga->member_room_sectors = room;
@@ -185,6 +189,27 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 		if (o >= 0 && a->member_state[i] == URAID_MEMBER_IN_SYNC && map[o] >= 0)
 			slot_member[map[o]] = (int)i;
 	}
+	if (s->level == URAID_LEVEL_0)
+		for (uint32_t n = 0; n < s->raid_disks; n++)
+			if (slot_member[n] < 0) {
+				free(g);
+				return uraid_errf(err, errlen, -EBUSY, "RAID 0 slot %u would have no "
+						  "member (the array changed since the plan): grow "
+						  "again", n);
+			}
+	/* md's raid0_takeover_raid45 sets each member's size to the array's
+	   per-member size (dev_sectors), which super_1_sync writes as
+	   data_size: RAID 0 then uses no more of a larger member than RAID 4/5
+	   did (no stale bytes exported, one zone) */
+	uint64_t old_data_size[URAID_MAX_MEMBERS];
+	for (unsigned i = 0; i < a->nmembers; i++)
+		old_data_size[i] = a->member_sb[i].data_size;
+	if (s->level == URAID_LEVEL_0 &&
+	    (old_sb.level == URAID_LEVEL_4 || old_sb.level == URAID_LEVEL_5)) {
+		uint64_t per = old_sb.size - old_sb.size % s->chunk_sectors;
+		for (uint32_t n = 0; n < s->raid_disks; n++)
+			a->member_sb[slot_member[n]].data_size = per;
+	}
 	a->sb.level = s->level;
 	a->sb.layout = s->layout;
 	a->sb.raid_disks = s->raid_disks;
@@ -192,14 +217,27 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 	if (!uraid_level_info(s->level)->whole_members)
 		a->sb.size = s->dev_sectors;
 	/* a takeover to or from RAID 0 leaves one zone: no zone layout to record */
-	if (s->level == URAID_LEVEL_0 || old_sb.level == URAID_LEVEL_0)
+	bool old_needed = a->resync_needed;
+	uint64_t old_checkpoint = a->resync_checkpoint;
+	if (s->level == URAID_LEVEL_0 || old_sb.level == URAID_LEVEL_0) {
 		a->sb.feature_map &= ~URAID_FEATURE_RAID0_LAYOUT;
+		/* and no resync owed: md sets recovery_cp = MaxSector in
+		   raid0_takeover_raid45/raid10 and raid45_takeover_raid0 */
+		a->resync_needed = false;
+		a->resync_checkpoint = UINT64_MAX;
+		if (a->in_sync)
+			a->sb.resync_offset = UINT64_MAX;
+	}
 	rc = geom_of(a, &a->sb, slot_member, g, err, errlen);
 	if (!rc)
 		rc = array_switch_geometry(a, g, err, errlen);
 	free(g);
 	if (rc) {
 		a->sb = old_sb;
+		a->resync_needed = old_needed;
+		a->resync_checkpoint = old_checkpoint;
+		for (unsigned i = 0; i < a->nmembers; i++)
+			a->member_sb[i].data_size = old_data_size[i];
 		return rc;
 	}
 	/* the members follow their slots; those whose slot went are spares */
@@ -221,8 +259,14 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int o = a->member_slot[i];
-		if (o < 0)
+		if (o < 0) {
+			/* a spare bound for a slot: the slot's new number, or none */
+			int p = a->member_pending_slot[i];
+			if (p >= 0)
+				a->member_pending_slot[i] = (uint32_t)p < old_sb.raid_disks ? map[p]
+							    : -1;
 			continue;
+		}
 		if (map[o] >= 0) {
 			a->member_slot[i] = map[o];
 		} else {
@@ -247,25 +291,58 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 static int apply_size(struct array *a, const struct grow_step *s, char *err, size_t errlen)
 {
 	uint64_t old = a->sb.size;
+	uint64_t room[URAID_MAX_MEMBERS];
 
 	if (a->has_bitmap)
 		return uraid_errf(err, errlen, -EBUSY, "the bitmap would have to follow the size, "
 				  "which uraid does not do yet: remove it first (--bitmap=none), "
 				  "grow, then add it again");
+	/* every member checked before any is changed */
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
 			continue;
-		uint64_t room = member_room(a, i);
-		if (room < s->dev_sectors)
+		room[i] = member_room(a, i);
+		if (room[i] < s->dev_sectors)
 			return uraid_errf(err, errlen, -ENOSPC, "%s: %" PRIu64 " KiB of data room, "
-					  "%" PRIu64 " needed", a->members[i]->path, room / 2,
+					  "%" PRIu64 " needed", a->members[i]->path, room[i] / 2,
 					  s->dev_sectors / 2);
+	}
+	struct uraid_sb old_sb = a->sb;
+	uint64_t old_data_size[URAID_MAX_MEMBERS], old_dev_sectors[URAID_MAX_MEMBERS];
+	bool old_needed = a->resync_needed;
+	uint64_t old_checkpoint = a->resync_checkpoint;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		old_data_size[i] = a->member_sb[i].data_size;
+		old_dev_sectors[i] = a->members[i] ? a->members[i]->dev_sectors : 0;
+		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
+			continue;
 		if (a->member_sb[i].data_size < s->dev_sectors) {
 			a->members[i]->dev_sectors = member_size_now(a->members[i]);
-			a->member_sb[i].data_size = room;
+			a->member_sb[i].data_size = room[i];
 		}
 	}
+	/* the new range to resync goes in the same superblock write as the
+	   new size (md's single md_update_sb): a crash between the two would
+	   leave a clean superblock whose new range was never resynced */
+	if (s->dev_sectors > old) {
+		if (!a->resync_needed || a->resync_checkpoint > old) {
+			a->resync_needed = true;
+			a->resync_checkpoint = old;
+		}
+		a->sb.resync_offset = a->resync_checkpoint;
+	}
 	int rc = apply_geometry(a, s, err, errlen);
+	if (rc && a->sb.size != s->dev_sectors) {
+		/* refused before the switch (apply_geometry put its own fields back) */
+		a->sb = old_sb;
+		a->resync_needed = old_needed;
+		a->resync_checkpoint = old_checkpoint;
+		for (unsigned i = 0; i < a->nmembers; i++) {
+			a->member_sb[i].data_size = old_data_size[i];
+			if (a->members[i])
+				a->members[i]->dev_sectors = old_dev_sectors[i];
+		}
+	}
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -275,26 +352,32 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 		if (rc)
 			return rc;
 	}
-	if (s->dev_sectors > old) {
-		if (!a->resync_needed || a->resync_checkpoint > old) {
-			a->resync_needed = true;
-			a->resync_checkpoint = old;
-		}
-		a->sb.resync_offset = a->resync_checkpoint;
-		rc = meta_write_all(a);
-	}
-	return rc;
+	return 0;
 }
 
-/* One step that moves no data, frozen. */
-static int apply_frozen(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+/* One step that moves no data, frozen; expect: the geometry the plan had
+ * before it (NULL: not checked). */
+static int apply_frozen(struct array *a, const struct grow_step *s, const struct grow_step *expect,
+			char *err, size_t errlen)
 {
 	int rc = array_freeze(a);
 	if (rc)
 		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
 				  strerror(-rc));
+	/* the plan was made before the freeze: a job started meanwhile (md's
+	   level_store refuses under a sync thread too), or a level or member
+	   count no longer the one planned, and the step is not done */
+	const char *job = running_job(a);
 	pthread_mutex_lock(&a->meta_lock);
-	if (s->kind == GROW_STEP_SIZE)
+	if (job)
+		rc = uraid_errf(err, errlen, -EBUSY, "a %s started while the grow was being "
+				"planned: grow again when it ends", job);
+	else if (expect && (a->geom.level != expect->level ||
+			    a->geom.raid_disks != expect->raid_disks))
+		rc = uraid_errf(err, errlen, -EBUSY, "the array changed while the grow was being "
+				"planned (now RAID %d with %u slots): grow again", a->geom.level,
+				a->geom.raid_disks);
+	else if (s->kind == GROW_STEP_SIZE)
 		rc = apply_size(a, s, err, errlen);
 	else if (s->kind == GROW_STEP_BITMAP)
 		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
@@ -304,6 +387,11 @@ static int apply_frozen(struct array *a, const struct grow_step *s, char *err, s
 	array_thaw(a);
 	if (!rc)
 		md_notify_change(a);
+	/* an array opened at a level without redundancy (RAID 0) has no
+	   automatic rebuild registered: a takeover to one that has needs it, or
+	   the new slot stays missing (registering twice is a no-op) */
+	if (!rc && s->kind == GROW_STEP_TAKEOVER)
+		sync_attach_pending(a);
 	return rc;
 }
 
@@ -331,7 +419,8 @@ static int drop_copies(struct array *a, char *err, size_t errlen)
 	return 0;
 }
 
-static int apply_step(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+static int apply_step(struct array *a, const struct grow_step *s, const struct grow_step *prev,
+		      char *err, size_t errlen)
 {
 	switch (s->kind) {
 	case GROW_STEP_ARRAY_SIZE:
@@ -341,11 +430,11 @@ static int apply_step(struct array *a, const struct grow_step *s, char *err, siz
 	case GROW_STEP_SIZE:
 	case GROW_STEP_TAKEOVER:
 	case GROW_STEP_MIRRORS:
-		return apply_frozen(a, s, err, errlen);
+		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_DROP_COPIES:
 		return drop_copies(a, err, errlen);
 	case GROW_STEP_BITMAP:
-		return apply_frozen(a, s, err, errlen);
+		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_RESTRIPE: {
 		struct uraid_reshape rs = {
 			.new_level = s->level, .new_layout = s->layout,
@@ -374,8 +463,8 @@ static void append(char *done, size_t donelen, size_t *used, const char *line)
  * as it found it. The refusal's text stays in err, told that it was undone.
  */
 static void undo_takeover(struct array *a, const struct grow_step *takeover,
-			  const struct grow_step *before, struct grow_step first, char *err,
-			  size_t errlen)
+			  const struct grow_step *before, struct grow_step first,
+			  const struct uraid_sb *sb_before, char *err, size_t errlen)
 {
 	struct grow_step back = before ? *before : first;
 	char why[400], undo_err[200];
@@ -384,9 +473,23 @@ static void undo_takeover(struct array *a, const struct grow_step *takeover,
 	snprintf(why, sizeof(why), "%s", err);
 	/* the slot the takeover added is still empty: no rebuild started on it
 	   (uraid_array_grow held the automatic ones back) */
-	if (apply_frozen(a, &back, undo_err, sizeof(undo_err)) == 0)
-		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: nothing changed)",
-			 why, takeover->level);
+	int rc = apply_frozen(a, &back, takeover, undo_err, sizeof(undo_err));
+	if (!rc) {
+		/* the fields the two takeovers rounded or dropped, as they were
+		   (RAID 0's size unrounded, its zone layout flag, its layout) */
+		pthread_mutex_lock(&a->meta_lock);
+		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_RAID0_LAYOUT) |
+				    (sb_before->feature_map & URAID_FEATURE_RAID0_LAYOUT);
+		if (uraid_level_info(a->sb.level)->whole_members) {
+			a->sb.size = sb_before->size;
+			a->sb.layout = sb_before->layout;
+		}
+		rc = meta_write_all(a);
+		pthread_mutex_unlock(&a->meta_lock);
+	}
+	if (!rc)
+		snprintf(err, errlen, "%s (the takeover to RAID %d was undone: the geometry is as "
+			 "it was, the superblocks rewritten)", why, takeover->level);
 	else
 		snprintf(err, errlen, "%s; the takeover to RAID %d could not be undone: %s", why,
 			 takeover->level, undo_err);
@@ -403,6 +506,7 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 	size_t used = done ? strlen(done) : 0;
 	uint64_t last_job = 0;
 	const struct grow_step first = prev;
+	struct uraid_sb sb_before = a->sb;     /* before the last takeover (for its undo) */
 
 	for (unsigned i = from; i < plan->nsteps; i++) {
 		const struct grow_step *s = &plan->step[i];
@@ -429,11 +533,16 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 			}
 			return 0;
 		}
-		int rc = apply_step(a, s, err, errlen);
+		if (s->kind == GROW_STEP_TAKEOVER) {
+			pthread_mutex_lock(&a->meta_lock);
+			sb_before = a->sb;
+			pthread_mutex_unlock(&a->meta_lock);
+		}
+		int rc = apply_step(a, s, &prev, err, errlen);
 		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
 		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
 			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
-				      first, err, errlen);
+				      first, &sb_before, err, errlen);
 		if (rc) {
 			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
 			return rc;
@@ -452,6 +561,53 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 		prev = *s;
 	}
 	return 0;
+}
+
+/*
+ * run_steps with the automatic job starts held all along: between two steps
+ * (or between the plan and its freeze) the tick would otherwise start a
+ * rebuild onto a spare under a level about to change, or into a slot a
+ * restripe is to fill. Given back afterwards (a step that waits for a
+ * rebuild needs them).
+ */
+static int run_steps_held(struct array *a, const struct grow_plan *plan, unsigned from,
+			  struct grow_step prev, char *done, size_t donelen, char *err,
+			  size_t errlen)
+{
+	atomic_store(&a->sync_retry_ns, UINT64_MAX);
+	int rc = run_steps(a, plan, from, prev, done, donelen, err, errlen);
+	atomic_store(&a->sync_retry_ns, 0);
+	return rc;
+}
+
+void grow_pending_drop(struct array *a)
+{
+	struct grow_pending *p = a->grow_pending;
+
+	if (!p)
+		return;
+	a->grow_pending = NULL;
+	for (unsigned k = p->next; k < p->plan.nsteps; k++) {
+		const struct grow_step *s = &p->plan.step[k];
+		char lay[32] = "", cmd[320];
+		if (s->kind == GROW_STEP_TAKEOVER) {
+			snprintf(cmd, sizeof(cmd), "uraid grow %s --level=%d", a->sb.set_name, s->level);
+		} else if (s->kind == GROW_STEP_RESTRIPE) {
+			const char *n = uraid_layout_name(s->level, s->layout, lay, sizeof(lay));
+			snprintf(cmd, sizeof(cmd), "uraid grow %s --raid-devices=%u --chunk=%uK%s%s",
+				 a->sb.set_name, s->raid_disks, s->chunk_sectors / 2,
+				 n ? " --layout=" : "", n ? n : "");
+		} else {
+			char line[256];
+			grow_step_describe(s, k > p->next ? &p->plan.step[k - 1] : &p->prev, line,
+					   sizeof(line));
+			snprintf(cmd, sizeof(cmd), "(%s)", line);
+		}
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: grow left unfinished (the array closed "
+		     "with step %u of %u waiting); to finish it when the array is whole and no "
+		     "job runs: %s", a->sb.set_name, k + 1, p->plan.nsteps, cmd);
+	}
+	free(p);
 }
 
 bool uraid_array_grow_pending(struct uraid_array *ua)
@@ -498,7 +654,7 @@ int uraid_array_grow_continue(struct uraid_array *ua, char *done, size_t donelen
 	pthread_mutex_lock(&a->meta_lock);
 	a->grow_pending = NULL;
 	pthread_mutex_unlock(&a->meta_lock);
-	int rc = run_steps(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
+	int rc = run_steps_held(a, &p->plan, p->next, p->prev, done, donelen, err, errlen);
 	free(p);
 	return rc ? rc : 1;
 }
@@ -537,6 +693,8 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	rc = grow_plan_build(ga, &gr, &plan, err, errlen);
 	struct grow_step prev;
 	grow_step_from_array(ga, &prev);
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++)
+		free((char *)ga->slot_path[s]);
 	free(ga);
 	if (rc)
 		return rc;
@@ -555,12 +713,8 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	/* a takeover that leaves a slot missing before a restripe: no automatic
 	   rebuild may take the spares the restripe is to use (mdadm's RAID 0
 	   growth keeps the parity slot missing all along) */
-	for (unsigned i = 0; i + 1 < plan.nsteps; i++)
-		if (plan.step[i].kind == GROW_STEP_TAKEOVER &&
-		    plan.step[i + 1].kind == GROW_STEP_RESTRIPE && !plan.step[i + 1].waits)
-			atomic_store(&a->sync_retry_ns, engine_now_ns() + 3000000000ull);
 	uint64_t export_before = atomic_load(&a->export_sectors);
-	rc = run_steps(a, &plan, 0, prev, done, donelen, err, errlen);
+	rc = run_steps_held(a, &plan, 0, prev, done, donelen, err, errlen);
 	if (rc && atomic_load(&a->export_sectors) != export_before) {
 		/* the exported size was set for a step that then failed: back */
 		atomic_store(&a->export_sectors, export_before);

@@ -292,6 +292,10 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 
 	lvname(a->level, from, sizeof(from));
 	lvname(t->level, to, sizeof(to));
+	/* RAID 0 has no bitmap (mdadm: remove the bitmap first) */
+	if (t->level == URAID_LEVEL_0 && a->has_bitmap)
+		return refuse(pl->err, pl->errlen, "%s -> RAID 0 with an internal bitmap: RAID 0 "
+			      "has none; --bitmap=none first, then --level=0", from);
 	if (missing_count(a) && !(t->level == URAID_LEVEL_0 &&
 				  (a->level == URAID_LEVEL_4 || a->level == URAID_LEVEL_5 ||
 				   a->level == URAID_LEVEL_10)))
@@ -304,15 +308,17 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 			return refuse(pl->err, pl->errlen, "md takes RAID 0 over as %s only when "
 				      "its members are the same size (one zone)", to);
 		takeover(pl, t->level, URAID_PARITY_LAST, a->raid_disks + 1, a->chunk_sectors, false);
-		pl->slots_to_rebuild = 1;
 		/* mdadm then restripes a RAID 5 to its default layout at once, on
-		   the degraded array; here the restripe waits until the parity
-		   slot is rebuilt onto a spare (the same end, never degraded while
-		   the data moves) */
+		   the degraded array (grow-core restripes a parity-last array
+		   missing its parity member). With a spare at hand the restripe
+		   waits until the parity slot is rebuilt onto it instead (the
+		   same end, never degraded while the data moves). */
+		bool spare = a->spares + r->adding > 0;
+		pl->slots_to_rebuild = spare ? 1 : 0;
 		uint32_t disks = r->raid_disks ? r->raid_disks : pl->cur.raid_disks;
 		uint32_t layout = r->layout_set ? t->layout : uraid_layout_default(URAID_LEVEL_5);
 		return restripe(pl, t->level == URAID_LEVEL_4 ? URAID_PARITY_LAST : layout, disks,
-				t->chunk, true);
+				t->chunk, spare);
 	}
 	if ((a->level == URAID_LEVEL_4 || a->level == URAID_LEVEL_5) && t->level == URAID_LEVEL_0)
 		return plan_45_to_0(pl, t);
@@ -321,13 +327,18 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 			return refuse(pl->err, pl->errlen, "md takes RAID 1 over as RAID 5 only with "
 				      "2 members, this one has %u: --raid-devices=2 first (after "
 				      "failing and removing the others)", a->raid_disks);
+		/* md's raid5_takeover_raid1 divides the array's exported size
+		   (array_sectors, which --array-size sets), not the members' */
+		uint64_t exported = r->array_sectors == GROW_SIZE_MAX ? a->computed_sectors
+				    : r->array_sectors ? r->array_sectors : a->exported_sectors;
 		uint32_t chunk = RAID1_TO_5_MAX_CHUNK;
-		while (chunk >= RAID1_TO_5_MIN_CHUNK && a->dev_sectors % chunk)
+		while (chunk >= RAID1_TO_5_MIN_CHUNK && exported % chunk)
 			chunk /= 2;
 		if (chunk < RAID1_TO_5_MIN_CHUNK)
-			return refuse(pl->err, pl->errlen, "the members' used size (%" PRIu64 " "
-				      "sectors) is not a multiple of 4 KiB, which md needs for the "
-				      "RAID 5 chunk: --size to a multiple of 64K first", a->dev_sectors);
+			return refuse(pl->err, pl->errlen, "the array's size (%" PRIu64 " sectors) "
+				      "is not a multiple of 4 KiB, which md needs for the RAID 5 "
+				      "chunk: --array-size (or --size) to a multiple of 64K first",
+				      exported);
 		takeover(pl, URAID_LEVEL_5, URAID_LEFT_SYMMETRIC, 2, chunk, false);
 		uint32_t disks = r->raid_disks ? r->raid_disks : 2;
 		return restripe(pl, r->layout_set ? t->layout : URAID_LEFT_SYMMETRIC, disks,
@@ -403,6 +414,11 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 		if (r->raid_disks || r->chunk_sectors || r->layout_set)
 			return refuse(pl->err, pl->errlen, "change the level to RAID 0 first, then its "
 				      "members or chunk in another grow");
+		/* a spare would be rebuilt into a RAID 10 slot while the copies go,
+		   and left pointing into slots RAID 0 numbers differently */
+		if (a->spares + r->adding)
+			return refuse(pl->err, pl->errlen, "RAID 10 -> RAID 0 with spares present: "
+				      "remove the spares first (uraid remove), then --level=0");
 		/* one member of each pair must be left: both missing loses data */
 		unsigned missing = 0;
 		for (uint32_t s = 0; s < a->raid_disks; s += 2) {
@@ -472,6 +488,11 @@ static int plan_size(struct planner *pl)
 			      "apply (grow it with --raid-devices)", lvname(a->level, l, sizeof(l)));
 	if (a->level == URAID_LEVEL_10)
 		return refuse(pl->err, pl->errlen, "--size on RAID 10 is not in uraid yet");
+	/* here, not in the engine: the plan run first by --add must refuse too */
+	if (a->has_bitmap)
+		return refuse(pl->err, pl->errlen, "--size with an internal bitmap: the bitmap "
+			      "would have to follow the size, which uraid does not do yet: "
+			      "--bitmap=none first, grow, then --bitmap=internal again");
 	if (want == GROW_SIZE_MAX)
 		want = a->member_room_sectors;
 	else if (want > a->member_room_sectors)

@@ -48,6 +48,7 @@ struct member {
 	   start of a range given as PATH@START+LENGTH (common/range_path.h, a
 	   pool's partition); every offset below is relative to it */
 	uint64_t base;
+	bool ranged;                /* given as a range: its length is fixed */
 	uint64_t data_offset;       /* sectors */
 	/* data-path counters: one set per reactor (its index modulo
 	   MEMBER_COUNTER_SETS), so that reactors do not share a cache line

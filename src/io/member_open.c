@@ -193,6 +193,7 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	m->fd = fd;
 	m->dev_sectors = range.ranged ? range.sectors : bytes / 512;
 	m->base = range.start;
+	m->ranged = range.ranged;
 	/* until it joins an array, the wall is the device itself */
 	struct member_area whole = { 0, m->dev_sectors };
 	member_set_areas(m, 0, m->dev_sectors, &whole, 1);

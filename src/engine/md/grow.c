@@ -53,6 +53,8 @@ static uint64_t member_size_now(const struct member *m)
 
 	if (m->fd < 0 || fstat(m->fd, &st))
 		return 0;
+	if (m->ranged)
+		return m->dev_sectors;  /* a pool's partition: its table entry sets its end */
 	if (S_ISREG(st.st_mode))
 		bytes = (uint64_t)st.st_size;
 	else if (!S_ISBLK(st.st_mode) || ioctl(m->fd, BLKGETSIZE64, &bytes))

@@ -77,4 +77,12 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 		   uint64_t tail, const struct journal_io *io, struct journal_replay_result *r,
 		   char *err, size_t errlen);
 
+struct array;
+/*
+ * At assembly: replay the journal member's log onto the slots (nothing when
+ * the array has no journal, or is assembled read-only or to peek), then
+ * record the new journal_tail in the superblocks (md's r5l_write_super).
+ */
+int journal_assemble(struct array *a, char *err, size_t errlen);
+
 #endif

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The write journal at assembly: the replay (journal_replay.c) over the
+ * assembled members with synchronous I/O, then journal_tail recorded in the
+ * superblocks before any new write, as md's r5l_recovery_log ends with
+ * r5l_write_super and a superblock update.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/errmsg.h"
+#include "engine/core/array.h"
+#include "engine/md/journal.h"
+
+struct jctx {
+	struct array *a;
+	struct member *journal;
+	uint64_t journal_data_offset;
+};
+
+static int j_log_read(void *c, uint64_t sector, void *buf, size_t len)
+{
+	struct jctx *j = c;
+	return member_pread_sync(j->journal, buf, len, j->journal_data_offset + sector);
+}
+
+/* member_pwrite_sync is durable when it returns: no separate flush */
+static int j_log_write(void *c, uint64_t sector, const void *buf, size_t len)
+{
+	struct jctx *j = c;
+	return member_pwrite_sync(j->journal, buf, len, j->journal_data_offset + sector);
+}
+
+static int j_flush(void *c)
+{
+	(void)c;
+	return 0;
+}
+
+static struct member *slot_member(struct jctx *j, unsigned slot)
+{
+	if (slot >= j->a->geom.raid_disks || j->a->slot[slot].state != URAID_MEMBER_IN_SYNC)
+		return NULL;
+	return j->a->slot[slot].m;
+}
+
+static int j_member_read(void *c, unsigned slot, uint64_t sector, void *buf, size_t len)
+{
+	struct jctx *j = c;
+	struct member *m = slot_member(j, slot);
+	if (!m)
+		return -ENODEV;
+	return member_pread_sync(m, buf, len, m->data_offset + sector);
+}
+
+static int j_member_write(void *c, unsigned slot, uint64_t sector, const void *buf, size_t len)
+{
+	struct jctx *j = c;
+	struct member *m = slot_member(j, slot);
+	if (!m)
+		return -ENODEV;
+	return member_pwrite_sync(m, buf, len, m->data_offset + sector);
+}
+
+static void j_note(void *c, const char *line)
+{
+	struct jctx *j = c;
+	ulog(array_log(j->a), URAID_LOG_NOTICE, "%s: %s", j->a->sb.set_name, line);
+}
+
+int journal_assemble(struct array *a, char *err, size_t errlen)
+{
+	struct journal_replay_result r;
+	struct jctx j = { .a = a };
+	unsigned idx = a->nmembers;
+	int rc;
+
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->member_state[i] == URAID_MEMBER_JOURNAL && a->members[i])
+			idx = i;
+	if (idx == a->nmembers)
+		return 0;
+	if (a->flags & (URAID_ASSEMBLE_READONLY | URAID_ASSEMBLE_PEEK)) {
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: read-only: the write journal on %s is not "
+		     "replayed", a->sb.set_name, a->members[idx]->path);
+		return 0;
+	}
+	j.journal = a->members[idx];
+	j.journal_data_offset = a->member_sb[idx].data_offset;
+	struct journal_io io = {
+		.ctx = &j, .log_read = j_log_read, .log_write = j_log_write, .log_flush = j_flush,
+		.member_read = j_member_read, .member_write = j_member_write,
+		.member_flush = j_flush, .note = j_note,
+	};
+	char why[300];
+	rc = journal_replay(&a->geom, a->sb.set_uuid, a->member_sb[idx].data_size,
+			    a->member_sb[idx].recovery_offset, &io, &r, why, sizeof(why));
+	if (rc)
+		return uraid_errf(err, errlen, rc, "%s: write journal %s: %s", a->sb.set_name,
+				  j.journal->path, why);
+	/* the new tail must be on disk before anything is written to the slots */
+	a->member_sb[idx].recovery_offset = r.tail;
+	a->journal_log_start = r.log_start;
+	a->journal_seq = r.next_seq;
+	rc = meta_record_change(a);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "
+				  "superblocks: %s", a->sb.set_name, r.tail, strerror(-rc));
+	return 0;
+}

@@ -82,6 +82,7 @@ struct uraid_create_opts {
 	uint32_t flags;             /* URAID_CREATE_* */
 	const char *const *paths;   /* raid_disks + spare_devices entries; "missing" allowed */
 	unsigned npaths;
+	const char *write_journal;  /* RAID 4/5/6: md's write journal device, or NULL */
 	/* for reproducible tests: fixed identities and time (all zero: random / now) */
 	const uint8_t *uuid;        /* 16 bytes or NULL */
 	uint64_t ctime;             /* seconds, 0: now */
@@ -103,6 +104,7 @@ struct uraid_create_result {
 	bool bitmap;
 	uint32_t bitmap_chunk;      /* bytes */
 	bool clean;                 /* resync_offset == MaxSector */
+	bool journal;               /* a write journal device was written */
 	bool members_zero;          /* every data area read as zeroes (no resync needed) */
 	unsigned minor;
 };

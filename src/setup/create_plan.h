@@ -17,6 +17,7 @@
 struct create_member {
 	const char *path;
 	bool missing;
+	bool journal;               /* the write journal (role 0xfffd), last in m[] */
 	int fd;                     /* -1 when missing */
 	uint64_t dev_sectors;
 	bool blockdev;

@@ -24,6 +24,7 @@
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
+#include "engine/md/journal.h"
 #include "engine/md/member_state.h"
 #include "engine/md/wib.h"
 
@@ -830,6 +831,8 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	a->wc_bytes = o->cache_bytes;
 	int rc = assemble_members(a, o, err, errlen);
+	if (!rc)
+		rc = journal_assemble(a, err, errlen);   /* md replays it at the start */
 	if (rc) {
 		array_free(a);
 		return rc;

@@ -5,8 +5,8 @@
  * analyze_sbs, raid5_run; mdadm Assemble.c): one array UUID, the freshest
  * member decides roles, members more than one event behind are left out,
  * unsupported features are refused, and the level must survive the missing
- * slots. Nothing is written here but the write journal's replay
- * (journal_assemble.c), as md replays it when the array starts.
+ * slots. Nothing is written here (the write journal is replayed after,
+ * journal_assemble.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,7 +20,6 @@
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "engine/core/array.h"
-#include "engine/md/journal.h"
 
 #define fail uraid_errf
 
@@ -783,8 +782,6 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 	}
 	if (!rc)
 		rc = build(a, o, c, n, err, errlen);
-	if (!rc)
-		rc = journal_assemble(a, err, errlen);
 	cands_close(c, n);      /* members the array took are NULL here */
 	free(c);
 	return rc;

@@ -8,33 +8,68 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/full_io.h"
 #include "engine/core/array.h"
 #include "engine/md/journal.h"
 
 struct jctx {
 	struct array *a;
 	struct member *journal;
-	uint64_t journal_data_offset;
 };
+
+/*
+ * Data-area I/O before the array serves (no reactor yet): through the
+ * member's wall like the data path, 4 KiB buffers 4 KiB aligned, so O_DIRECT
+ * holds whenever data_offset is on the device's alignment.
+ */
+static int data_rw(struct member *m, bool write, void *buf, size_t len, uint64_t sector)
+{
+	uint64_t off = (m->data_offset + sector) * 512;
+
+	if (!member_in_data(m, sector, len / 512))
+		return member_wall(m, write ? "journal replay write" : "journal replay read", true,
+				   sector, len / 512);
+	if (m->direct && (off % m->dio_align || len % m->dio_align))
+		return -EINVAL;
+	return write ? uraid_pwrite_full(m->fd, buf, len, (off_t)off)
+		     : uraid_pread_full(m->fd, buf, len, (off_t)off);
+}
 
 static int j_log_read(void *c, uint64_t sector, void *buf, size_t len)
 {
 	struct jctx *j = c;
-	return member_pread_sync(j->journal, buf, len, j->journal_data_offset + sector);
+	return data_rw(j->journal, false, buf, len, sector);
 }
 
-/* member_pwrite_sync is durable when it returns: no separate flush */
 static int j_log_write(void *c, uint64_t sector, const void *buf, size_t len)
 {
 	struct jctx *j = c;
-	return member_pwrite_sync(j->journal, buf, len, j->journal_data_offset + sector);
+	return data_rw(j->journal, true, (void *)buf, len, sector);
 }
 
-static int j_flush(void *c)
+static int sync_fd(struct member *m)
 {
-	(void)c;
+	return fdatasync(m->fd) < 0 ? -errno : 0;
+}
+
+static int j_log_flush(void *c)
+{
+	struct jctx *j = c;
+	return sync_fd(j->journal);
+}
+
+static int j_member_flush(void *c)
+{
+	struct jctx *j = c;
+	for (unsigned s = 0; s < j->a->geom.raid_disks; s++) {
+		struct member *m = j->a->slot[s].m;
+		int rc = m && j->a->slot[s].state == URAID_MEMBER_IN_SYNC ? sync_fd(m) : 0;
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -51,7 +86,7 @@ static int j_member_read(void *c, unsigned slot, uint64_t sector, void *buf, siz
 	struct member *m = slot_member(j, slot);
 	if (!m)
 		return -ENODEV;
-	return member_pread_sync(m, buf, len, m->data_offset + sector);
+	return data_rw(m, false, buf, len, sector);
 }
 
 static int j_member_write(void *c, unsigned slot, uint64_t sector, const void *buf, size_t len)
@@ -60,7 +95,7 @@ static int j_member_write(void *c, unsigned slot, uint64_t sector, const void *b
 	struct member *m = slot_member(j, slot);
 	if (!m)
 		return -ENODEV;
-	return member_pwrite_sync(m, buf, len, m->data_offset + sector);
+	return data_rw(m, true, (void *)buf, len, sector);
 }
 
 static void j_note(void *c, const char *line)
@@ -87,11 +122,10 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 		return 0;
 	}
 	j.journal = a->members[idx];
-	j.journal_data_offset = a->member_sb[idx].data_offset;
 	struct journal_io io = {
-		.ctx = &j, .log_read = j_log_read, .log_write = j_log_write, .log_flush = j_flush,
+		.ctx = &j, .log_read = j_log_read, .log_write = j_log_write, .log_flush = j_log_flush,
 		.member_read = j_member_read, .member_write = j_member_write,
-		.member_flush = j_flush, .note = j_note,
+		.member_flush = j_member_flush, .note = j_note,
 	};
 	char why[300];
 	rc = journal_replay(&a->geom, a->sb.set_uuid, a->member_sb[idx].data_size,

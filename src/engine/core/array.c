@@ -21,6 +21,7 @@
 #include "common/errmsg.h"
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
+#include "engine/level/parity_log.h"
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
@@ -395,9 +396,24 @@ static int flush_one(struct array_req *rq, unsigned s, struct member *m,
  * part they have: they are flushed too, so that what their recovery_offset
  * claims survives a crash.
  */
+static void flush_log_done(void *arg, int res)
+{
+	array_piece_done(arg, res);
+}
+
 static void start_flush(struct array_req *rq)
 {
 	struct array *a = rq->a;
+
+	/* the parity log's part (a journal's device), alongside the members' */
+	if (a->plog && a->plog->ops->flush) {
+		int rc;
+
+		rq->pending++;
+		rc = a->plog->ops->flush(a->plog, flush_log_done, rq);
+		if (rc <= 0)
+			array_piece_done(rq, rc);
+	}
 
 	for (unsigned s = 0; s < a->geom.raid_disks && !rq->result; s++) {
 		struct member *extra = atomic_load(&a->slot[s].repl);
@@ -758,6 +774,8 @@ static void array_free(struct array *a)
 	ra_fini(a);
 	if (a->ops && a->ops->fini)
 		a->ops->fini(a);
+	if (a->plog)
+		a->plog->ops->fini(a->plog);     /* after the level: no unit in it */
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->members[i]) {
 			member_close(a->members[i]);

@@ -40,6 +40,7 @@
 
 struct array;
 struct array_req;
+struct parity_log;
 struct readahead;
 struct wib;
 
@@ -208,6 +209,9 @@ struct array {
 	const struct level *level;
 	const struct level_ops *ops;    /* level->io once its init succeeded, else NULL */
 	void *level_priv;               /* e.g. the stripe lock table */
+	/* md's PPL or write journal around RAID 4/5/6 member writes
+	   (level/parity_log.h); NULL when the array has neither */
+	struct parity_log *plog;
 
 	/* background work (sync.c): the running job, the last one's end state */
 	struct sync_job *_Atomic sync;

@@ -11,7 +11,9 @@
  *   write_group -> write_next  the group, unit by unit (next_unit cuts them)
  *   write_unit                 plan the unit (raid5_plan.c), read what the
  *                              plan needs (r5_read_slot, raid5_piece.c)
- *   write_compute              P/Q (parity/), then the member writes
+ *   write_compute              P/Q (parity/), then the parity log's
+ *                              before_writes (parity_log.h: PPL, journal)
+ *   write_issue                the member writes (once the log is durable)
  *   write_written -> write_next ... -> r5_piece_finish (raid5_piece.c):
  *                              the row is let go, the group's pieces done
  *
@@ -29,6 +31,7 @@
 
 #include <uraid/parity.h>
 
+#include "engine/level/parity_log.h"
 #include "engine/level/raid5_priv.h"
 
 static void write_start(struct r5_piece *pc);
@@ -37,6 +40,8 @@ static void write_next(struct r5_piece *pc);
 static bool next_unit(struct r5_piece *pc);
 static void write_unit(struct r5_piece *pc);
 static void write_compute(struct r5_piece *pc);
+static void write_logged(struct r5_piece *pc, int res);
+static void write_issue(struct r5_piece *pc);
 static void write_written(struct r5_piece *pc);
 static void discard_start(struct r5_piece *pc);
 static void discard_done(struct r5_piece *pc);
@@ -275,7 +280,35 @@ static void write_compute(struct r5_piece *pc)
 		}
 		break;
 	}
-	/* write phase */
+	/* the parity log (PPL, journal) first: a crash between the member
+	   writes must find what makes the row's parity whole again */
+	if (pc->a->plog) {
+		struct parity_log *pl = pc->a->plog;
+		int rc = pl->ops->before_writes(pl, pc, write_logged);
+
+		if (rc < 0) {
+			r5_piece_finish(pc, rc);
+			return;
+		}
+		if (rc > 0)
+			return;         /* write_logged runs once it is durable */
+	}
+	write_issue(pc);
+}
+
+/* The parity log's resume: its part of the unit is durable (or failed). */
+static void write_logged(struct r5_piece *pc, int res)
+{
+	if (res < 0) {
+		r5_piece_finish(pc, res);
+		return;
+	}
+	write_issue(pc);
+}
+
+/* The unit's member writes: new data, P and Q, repairs of failed reads. */
+static void write_issue(struct r5_piece *pc)
+{
 	pc->after_io = write_written;
 	for (unsigned s = 0; s < pc->n; s++) {
 		int k = pc->didx[s];
@@ -300,6 +333,8 @@ static void write_compute(struct r5_piece *pc)
 
 static void write_written(struct r5_piece *pc)
 {
+	if (pc->a->plog)
+		pc->a->plog->ops->after_writes(pc->a->plog, pc, pc->result);
 	write_next(pc);
 }
 

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The parity-log hook: what md's two cures for the RAID 4/5/6 write hole
+ * plug into. md closes the hole by logging, before a stripe's member
+ * writes, what a crash between them needs to make the row's parity match
+ * its data again:
+ *
+ *   PPL (raid5-ppl, RAID 5 only)   the partial parity of the row (the XOR
+ *                                  of the data chunks the write leaves
+ *                                  alone) on the row's parity member;
+ *   the journal (raid5-cache)      the new data and parity on a journal
+ *                                  device.
+ *
+ * Both are one table of hooks around the member writes of a unit in the
+ * RAID 4/5/6 write path (raid5_write.c write_compute): parity (P, Q) is
+ * computed, then before_writes logs, then the member writes are issued
+ * once the log says its part is durable, then after_writes is told the
+ * unit's writes are done. The table hangs off the array (struct array's
+ * plog); it is NULL when the array has neither, and the write path then
+ * pays one load and one branch per unit, nothing else.
+ *
+ * Who makes it: assembly (engine/md/), after the level's init and after
+ * the log's recovery (md replays its PPL or journal before it starts the
+ * array), installs a->plog before the array takes requests; close calls
+ * ops->fini after the level's fini (no piece is left then). Recovery at
+ * assembly is not in this table: it runs once, off the reactors, with
+ * blocking I/O, and each log has its own (md/ppl.c ppl_recover).
+ *
+ * Threads: before_writes and after_writes run on the piece's reactor and
+ * must not block (no system call beyond queueing member I/O, no
+ * allocation: pools sized at install). A log shared by reactors locks
+ * inside itself. The piece holds its row lock and stripe head across both
+ * calls, so a row has one unit in the log at a time.
+ */
+#ifndef URAID_ENGINE_PARITY_LOG_H
+#define URAID_ENGINE_PARITY_LOG_H
+
+#include <stdbool.h>
+
+struct array;
+struct r5_piece;
+struct parity_log;
+
+/* The write path's continuation: res 0 (go on and write) or -errno. */
+typedef void parity_log_resume_fn(struct r5_piece *pc, int res);
+
+struct parity_log_ops {
+	const char *name;               /* "ppl", "journal": for status and logs */
+	/*
+	 * Before the member writes of pc's current unit (pc->ux..uy of the
+	 * chunks pc->wr marks; old blocks in pc->sbuf as the plan read them,
+	 * new P/Q computed; see raid5_priv.h). Returns:
+	 *   0        nothing to wait for: the write path issues its writes now
+	 *            (resume is not called);
+	 *   1        logging under way: resume(pc, res) runs later on pc's
+	 *            reactor, exactly once, and the member writes wait for it;
+	 *   -errno   the unit fails (the piece completes with it).
+	 */
+	int (*before_writes)(struct parity_log *pl, struct r5_piece *pc,
+			     parity_log_resume_fn *resume);
+	/*
+	 * The unit's member writes are done (res: the piece's result so far);
+	 * called for every unit before_writes accepted (returned 0 or 1 and,
+	 * for 1, resumed with 0). The log may release what it held for it.
+	 */
+	void (*after_writes)(struct parity_log *pl, struct r5_piece *pc, int res);
+	/*
+	 * An NBD FLUSH (or uraid_array_flush) reached the level. NULL: the
+	 * members' flush covers the log (PPL: its area is on the members).
+	 * Otherwise 0 when nothing is needed, 1 when done(arg, res) will be
+	 * called once, on the reactor that called flush, when the log's part
+	 * of the flush is done, or -errno (the flush fails). It runs
+	 * alongside the members' flushes (core/array.c start_flush).
+	 */
+	int (*flush)(struct parity_log *pl, void (*done)(void *arg, int res), void *arg);
+	/* Free the log (close, after the level's fini; no unit in it). */
+	void (*fini)(struct parity_log *pl);
+};
+
+/* The base of every log: embed it first in the log's own state. */
+struct parity_log {
+	const struct parity_log_ops *ops;
+	struct array *a;
+};
+
+#endif

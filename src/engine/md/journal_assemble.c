@@ -141,5 +141,9 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "
 				  "superblocks: %s", a->sb.set_name, r.tail, strerror(-rc));
+	/* no run-time logging yet: say what that means (the log stays clean) */
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: write journal on %s: uraid does not log "
+	     "writes to it yet; served as an array without a journal (a crash means a "
+	     "resync)", a->sb.set_name, j.journal->path);
 	return 0;
 }

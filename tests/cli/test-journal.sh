@@ -20,6 +20,26 @@ echo "seed $SEED, work in $work"
 serve() { serve_bg "$work" s "$@"; }
 uri="nbd+unix:///?socket=$work/s.sock"
 
+# refusals: one line each, nothing written
+for i in 0 1 2; do truncate -s 16M "$work/r$i"; done
+truncate -s 16K "$work/rj"
+refused() {   # refused WHAT EXPECTED ARGS...
+    local what=$1 want=$2; shift 2
+    local before out rc
+    before=$(md5sum "$work"/r*)
+    out=$("$URAID" create "$@" 2>&1); rc=$?
+    check "create refuses $what ($out)" bash -c '[ "$1" -ne 0 ] && [ "$(wc -l <<<"$2")" -eq 1 ] &&
+        grep -q -- "$3" <<<"$2" && [ "$4" = "$(md5sum "$5"/r*)" ]' _ "$rc" "$out" "$want" "$before" "$work"
+}
+refused "a journal on RAID 1" "for RAID 4, 5 and 6" --level=1 --raid-devices=2 \
+    --write-journal="$work/rj" "$work/r0" "$work/r1"
+refused "a journal with a bitmap" "--bitmap=internal" --level=5 --raid-devices=3 --bitmap=internal \
+    --write-journal="$work/rj" "$work/r0" "$work/r1" "$work/r2"
+refused "a member as the journal" "as the write journal" --level=5 --raid-devices=3 \
+    --write-journal="$work/r1" "$work/r0" "$work/r1" "$work/r2"
+refused "a journal too small" "too small" --level=5 --raid-devices=3 \
+    --write-journal="$work/rj" "$work/r0" "$work/r1" "$work/r2"
+
 for level in 5 6; do
     m=()
     for i in 0 1 2 3 4; do truncate -s 48M "$work/m$level.$i"; m+=("$work/m$level.$i"); done

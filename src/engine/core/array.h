@@ -156,9 +156,6 @@ struct array {
 	unsigned minor;                 /* 1.<minor> */
 	bool has_bitmap;
 	struct uraid_bitmap_sb bitmap;
-	/* the write journal (engine/md/journal*.c): where its next meta block
-	   goes and with which seq, after the replay at assembly */
-	uint64_t journal_log_start, journal_seq;
 	/*
 	 * On disk not active (md's in_sync): resync_offset there is
 	 * resync_checkpoint (MaxSector unless a resync is needed), and a write

@@ -135,8 +135,6 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 				  j.journal->path, why);
 	/* the new tail must be on disk before anything is written to the slots */
 	a->member_sb[idx].recovery_offset = r.tail;
-	a->journal_log_start = r.log_start;
-	a->journal_seq = r.next_seq;
 	rc = meta_record_change(a);
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "

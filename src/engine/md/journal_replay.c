@@ -22,6 +22,8 @@
 #define PAGE_SECTORS URAID_R5L_BLOCK_SECTORS
 /* md writes the new log's first block this far past the last seq seen */
 #define SEQ_SKIP 10000u
+/* the most pages one meta block describes (every payload a RAID 6 PARITY) */
+#define MAX_META_PAGES (2u * URAID_R5L_MAX_PAYLOADS)
 
 struct row {
 	uint64_t sector;        /* member sector of the row */
@@ -43,7 +45,8 @@ struct replay {
 	struct row **hash;              /* open addressing by sector, never removed */
 	size_t hcap;
 	uint8_t *meta;                  /* the meta block being read */
-	uint8_t *page;                  /* scratch page */
+	uint8_t *pages;                 /* its pages, read once (MAX_META_PAGES) */
+	uint64_t pages_at;              /* ring position of the first */
 	struct uraid_r5l_meta *m;
 	char *err;
 	size_t errlen;
@@ -265,6 +268,33 @@ static int read_page(struct replay *p, uint64_t pos, void *buf)
 	return 0;
 }
 
+/* The meta block's pages in one read (two when they wrap the ring's end). */
+static int read_meta_pages(struct replay *p, uint64_t pos)
+{
+	uint64_t at = uraid_r5l_ring_add(p->log_sectors, pos, PAGE_SECTORS);
+	uint64_t left = (uint64_t)p->m->total_pages * PAGE_SECTORS, done = 0;
+
+	p->pages_at = at;
+	while (left) {
+		uint64_t n = p->log_sectors - at < left ? p->log_sectors - at : left;
+		int rc = p->io->log_read(p->io->ctx, at, p->pages + done * 512, n * 512);
+		if (rc)
+			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sectors %" PRIu64
+					  "+%" PRIu64 ": %s", at, n, strerror(-rc));
+		done += n;
+		left -= n;
+		at = uraid_r5l_ring_add(p->log_sectors, at, n);
+	}
+	return 0;
+}
+
+/* Page k of payload pl, from the pages read_meta_pages read. */
+static uint8_t *log_page(const struct replay *p, const struct uraid_r5l_payload *pl, unsigned k)
+{
+	uint64_t d = (pl->log_sector + p->log_sectors - p->pages_at) % p->log_sectors;
+	return p->pages + (d / PAGE_SECTORS + k) * (size_t)PAGE;
+}
+
 /* md's r5l_recovery_verify_data_checksum_for_mb: 0, 1 on a mismatch, -errno. */
 static int pages_mismatch(struct replay *p)
 {
@@ -273,10 +303,7 @@ static int pages_mismatch(struct replay *p)
 		for (unsigned k = 0; k < pl->pages; k++) {
 			uint64_t at = uraid_r5l_ring_add(p->log_sectors, pl->log_sector,
 							 (uint64_t)k * PAGE_SECTORS);
-			int rc = read_page(p, at, p->page);
-			if (rc)
-				return rc;
-			if (uraid_r5l_page_csum(p->seed, p->page) != pl->checksum[k]) {
+			if (uraid_r5l_page_csum(p->seed, log_page(p, pl, k)) != pl->checksum[k]) {
 				note(p, "journal: page at log sector %" PRIu64 " of the meta block "
 				     "seq %" PRIu64 " does not match its checksum: block dropped",
 				     at, p->m->seq);
@@ -327,9 +354,7 @@ static int analyze(struct replay *p)
 				if (!rc && w->want[st.p_slot] && (rc = row_write_out(p, w)))
 					return rc;
 			}
-			rc = read_page(p, pl->log_sector, row_page(p, w, loc.slot));
-			if (rc)
-				return rc;
+			memcpy(row_page(p, w, loc.slot), log_page(p, pl, 0), PAGE);
 			w->want[loc.slot] = 1;
 			w->caching = true;
 			w->active = true;
@@ -348,13 +373,9 @@ static int analyze(struct replay *p)
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc, "journal: PARITY row %" PRIu64,
 					  pl->location);
-		rc = read_page(p, pl->log_sector, row_page(p, w, (unsigned)st.p_slot));
-		if (!rc && st.q_slot >= 0)
-			rc = read_page(p, uraid_r5l_ring_add(p->log_sectors, pl->log_sector,
-							     PAGE_SECTORS),
-				       row_page(p, w, (unsigned)st.q_slot));
-		if (rc)
-			return rc;
+		memcpy(row_page(p, w, (unsigned)st.p_slot), log_page(p, pl, 0), PAGE);
+		if (st.q_slot >= 0)
+			memcpy(row_page(p, w, (unsigned)st.q_slot), log_page(p, pl, 1), PAGE);
 		w->want[st.p_slot] = 1;
 		if (st.q_slot >= 0)
 			w->want[st.q_slot] = 1;
@@ -422,6 +443,9 @@ static int scan_and_replay(struct replay *p, uint64_t cp)
 					  p->parity_pages, p->m, why, sizeof(why)))
 			break;
 		r->meta_blocks++;
+		rc = read_meta_pages(p, pos);
+		if (rc)
+			return rc;
 		rc = pages_mismatch(p);
 		if (rc < 0)
 			return rc;
@@ -490,9 +514,9 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	if (tail >= log_sectors || tail % PAGE_SECTORS)
 		tail = 0;
 	p.meta = page_alloc(PAGE);
-	p.page = page_alloc(PAGE);
+	p.pages = page_alloc((size_t)MAX_META_PAGES * PAGE);
 	p.m = malloc(sizeof(*p.m));
-	if (!p.meta || !p.page || !p.m)
+	if (!p.meta || !p.pages || !p.m)
 		rc = uraid_errf(err, errlen, -ENOMEM, "journal replay: memory");
 	else
 		rc = scan_and_replay(&p, tail);
@@ -503,7 +527,7 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	free(p.list);
 	free(p.hash);
 	free(p.meta);
-	free(p.page);
+	free(p.pages);
 	free(p.m);
 	return rc;
 }

@@ -430,7 +430,18 @@ static void test_data_only(void)
 	CHECK(r.data_parity_rows == 1 && r.data_only_rows == 1, "rows %u %u", r.data_parity_rows,
 	      r.data_only_rows);
 
-	/* the same with a member missing: refused, said */
+	/* the row's parity member missing: the data still goes to the members */
+	make_array(m, 5, 4);
+	lw_begin(&w, m, 40, 0);
+	log_row(&w, a, 1u << st.data_slot[0], true, wb);
+	lw_end(&w);
+	free(m->dev[st.p_slot]);
+	m->dev[st.p_slot] = NULL;
+	rc = replay(m, 0, &r, err);
+	CHECK(rc == 0 && row_is(m, a, wb) && r.data_only_rows == 1,
+	      "data-only row, parity member missing: %d %s", rc, err);
+
+	/* a data member missing: refused, said */
 	make_array(m, 5, 4);
 	lw_begin(&w, m, 40, 0);
 	log_row(&w, a, 1u << st.data_slot[0], true, wb);

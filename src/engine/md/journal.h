@@ -25,9 +25,9 @@
  * differs in method, not in result: md rewrites them to the log and lets
  * its stripe state machine compute parity; here their data is written to
  * the members and the row's parity recomputed from all its data (every
- * member must be present, else the replay refuses and says so). Either way
- * the members hold the logged data with matching parity before the log is
- * let go.
+ * data member must be present, else the replay refuses and says so; a
+ * missing parity member is skipped). Either way the members hold the logged
+ * data with matching parity before the log is let go.
  */
 #ifndef URAID_ENGINE_MD_JOURNAL_H
 #define URAID_ENGINE_MD_JOURNAL_H

@@ -244,6 +244,8 @@ static int row_write_data_only(struct replay *p, struct row *w)
 		if (!w->want[s])
 			continue;
 		rc = p->io->member_write(p->io->ctx, s, w->sector, row_page(p, w, s), PAGE);
+		if (rc == -ENODEV && ((int)s == st.p_slot || (int)s == st.q_slot))
+			continue;       /* a missing parity member: nothing to keep in step */
 		if (rc == -ENODEV)
 			return uraid_errf(p->err, p->errlen, -EIO,
 					  "journal holds data without parity for the row at member "

@@ -86,6 +86,56 @@ for level in 5 6; do
     stop_served j$level
 done
 
+# write-through at run time: fio writes through the journal and uraid is
+# killed (-9) mid-write; served again, the journal is replayed, every write
+# fio completed reads back, check finds 0 mismatches; killed again, and
+# served degraded (a member left out, --force): the rows the journal held
+# make parity match its data, so the lost member's data reads back right
+# (the write hole closed). Rounds of JOURNAL_SEEDS seeds.
+need fio
+JS=${JOURNAL_SEEDS:-2}
+for s in $(seq "$SEED" $((SEED + JS - 1))); do
+    m=()
+    for i in 0 1 2 3; do rm -f "$work/w$i"; truncate -s 40M "$work/w$i"; m+=("$work/w$i"); done
+    j=$work/wj; rm -f "$j"; truncate -s 8M "$j"
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=w --write-journal="$j" "${m[@]}" >/dev/null
+    fio_w() {   # the same job each time (same offsets, same data)
+        (cd "$work" && fio --ioengine=nbd --uri="$uri" --rw=randwrite --bssplit=4k/50:16k/25:64k/25 \
+            --iodepth=16 --verify=crc32c --verify_fatal=1 --randseed="$s" --size=100M --name=w "$@" \
+            >"$work/fio.out" 2>&1)
+    }
+    serve "${m[@]}" "$j"
+    fio_w --do_verify=0 --end_fsync=1
+    check "seed $s: a first pass through the journal" grep -q "err= 0" "$work/fio.out"
+    rm -f "$work"/*.state
+    fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+    fpid=$!
+    sleep 2
+    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+    wait $fpid
+    serve "${m[@]}" "$j"
+    check "seed $s: killed mid-write, the journal replayed at the restart" \
+        bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
+    fio_w --verify_only --verify_state_load=1
+    check "seed $s: every write fio completed reads back" grep -q "err= 0" "$work/fio.out"
+    out=$("$URAID" check --wait w); rc=$?
+    check "seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
+    # again, and then a member lost: the data it held must come from parity
+    rm -f "$work"/*.state
+    fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+    fpid=$!
+    sleep 2
+    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+    wait $fpid
+    serve --force --run "${m[0]}" "${m[1]}" "${m[3]}" "$j"
+    check "seed $s: served degraded after the kill (member 2 left out)" \
+        bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
+    fio_w --verify_only --verify_state_load=1
+    check "seed $s: degraded, every write fio completed reads back (write hole closed)" \
+        grep -q "err= 0" "$work/fio.out"
+    stop_served w
+done
+
 # a corrupt page: its block and what follows are not replayed
 m=("$work"/m5.*); j=$work/j5
 "$INJECT" inject $((SEED + 1)) 4 "$work/exp2" "$j" "${m[@]}" >/dev/null

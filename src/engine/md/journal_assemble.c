@@ -3,7 +3,8 @@
  * The write journal at assembly: the replay (journal_replay.c) over the
  * assembled members with synchronous I/O, then journal_tail recorded in the
  * superblocks before any new write, as md's r5l_recovery_log ends with
- * r5l_write_super and a superblock update.
+ * r5l_write_super and a superblock update; then the run-time hooks
+ * (level/raid5_journal.c) from where the replay left the log.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +14,7 @@
 #include "common/errmsg.h"
 #include "common/full_io.h"
 #include "engine/core/array.h"
+#include "engine/level/raid5_journal.h"
 #include "engine/md/journal.h"
 
 struct jctx {
@@ -139,9 +141,11 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "
 				  "superblocks: %s", a->sb.set_name, r.tail, strerror(-rc));
-	/* no run-time logging yet: say what that means (the log stays clean) */
-	ulog(array_log(a), URAID_LOG_NOTICE, "%s: write journal on %s: uraid does not log "
-	     "writes to it yet; served as an array without a journal (a crash means a "
-	     "resync)", a->sb.set_name, j.journal->path);
+	/* from now on every RAID 4/5/6 unit is logged before its member writes */
+	rc = raid5_journal_log_create(a, idx, a->member_sb[idx].data_size / 8 * 8, r.log_start,
+				      r.next_seq, r.tail, &a->plog);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "%s: write journal %s: %s", a->sb.set_name,
+				  j.journal->path, strerror(-rc));
 	return 0;
 }

@@ -9,12 +9,16 @@
 #     acknowledged once in the journal, rows with data and no parity there),
 #     writes, and the guest is reset without stopping the array (sysrq b):
 #     uraid replays the journal when it serves the array, the data md wrote
-#     reads back, and uraid's check finds 0 mismatches.
+#     reads back, and uraid's check finds 0 mismatches;
+#  L  uraid serves a RAID 5 with a journal (write-through at run time), fio
+#     writes and uraid is killed (-9) mid-write: md assembles it, replays
+#     uraid's log, its check finds 0 mismatches, and every write fio
+#     completed reads back afterwards.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
 interop_serving 20261202
-need nbdcopy
+need nbdcopy fio
 INJECT=$BUILD/tests/tools/journal_inject
 [ -x "$INJECT" ] || { echo "SKIP: $INJECT not built (make $INJECT)"; exit 77; }
 
@@ -31,6 +35,25 @@ stop j
 "$INJECT" inject "$SEED" 16 "$tmp/j.exp" "$tmp/jj" "${J[@]}"
 check "J: the members are stale before md starts" \
     bash -c "! '$INJECT' check '$tmp/j.exp' ${J[*]} >/dev/null 2>&1"
+
+# L: uraid's run-time journal, killed mid-write
+L=()
+for i in 0 1 2 3; do truncate -s 32M "$tmp/l$i"; L+=("$tmp/l$i"); done
+truncate -s 8M "$tmp/lj"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=l --write-journal="$tmp/lj" \
+    "${L[@]}" >/dev/null
+fio_l() {
+    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/l.sock" --rw=randwrite \
+        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
+        --randseed="$SEED" --size=80M --name=l "$@" >"$tmp/fio.out" 2>&1)
+}
+serve l "${L[@]}" "$tmp/lj"
+fio_l --do_verify=0 --end_fsync=1
+fio_l --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+fpid=$!
+sleep 2
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+wait $fpid
 
 # K: md's array, its members and journal
 K=()
@@ -51,6 +74,17 @@ mdadm --wait /dev/md0 >/dev/null 2>&1 || true
 echo "J mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
 dmesg | grep -i "md/raid:md0" | sed 's/^/J dmesg /'
 mdadm --stop /dev/md0 >/dev/null 2>&1
+# L: uraid's journal after a kill
+mdadm --assemble /dev/md2 --run /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo >/dev/null 2>&1 ||
+    { echo "L: assemble failed"; dmesg | tail -20; rc=1; }
+sleep 1
+mdadm --wait /dev/md2 >/dev/null 2>&1 || true
+echo check >/sys/block/md2/md/sync_action
+sleep 1
+mdadm --wait /dev/md2 >/dev/null 2>&1 || true
+echo "L mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
+dmesg | grep -i "md/raid:md2.*recovering" | sed 's/^.*md2: /L dmesg /'
+mdadm --stop /dev/md2 >/dev/null 2>&1
 # K: md's write-back journal, reset mid-life
 mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 \
     --metadata=1.2 --write-journal=/dev/vdj /dev/vdf /dev/vdg /dev/vdh /dev/vdi >/dev/null 2>&1 ||
@@ -64,7 +98,8 @@ sleep 1
 echo b >/proc/sysrq-trigger
 GUEST
 
-out=$(interop_run -f "$tmp/k.data" "$tmp/guest.sh" "${J[@]}" "$tmp/jj" "${K[@]}" "$tmp/kj")
+out=$(interop_run -f "$tmp/k.data" "$tmp/guest.sh" "${J[@]}" "$tmp/jj" "${K[@]}" "$tmp/kj" \
+    "${L[@]}" "$tmp/lj")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -84,4 +119,11 @@ check "K: the data md wrote reads back" \
 "$URAID" check --wait k >/dev/null
 check "K: uraid's check finds 0 mismatches" test $? -eq 0
 stop k
+
+check "L: md replayed uraid's run-time journal" grep -q "^L dmesg recovering [0-9]* data-only stripes and [1-9][0-9]* data-parity" <<<"$out"
+check "L: md's check then finds 0 mismatches" grep -q "^L mismatch_cnt=0$" <<<"$out"
+serve l "${L[@]}" "$tmp/lj"
+fio_l --verify_only --verify_state_load=1
+check "L: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fio.out"
+stop l
 exit $fails

@@ -73,8 +73,7 @@ struct jbatch {
 struct jlog {
 	struct parity_log base;
 	pthread_mutex_t mu;
-	struct member *m;
-	unsigned jidx;                  /* the journal in a->members */
+	struct member *m;               /* the journal */
 	uint32_t seed;
 	uint64_t ring;                  /* sectors */
 	uint64_t head, seq;             /* the next meta block */
@@ -158,7 +157,9 @@ static bool unit_full(const struct jlog *j, const struct r5_piece *pc)
 		return false;
 	if (pc->npar == 2 && ((pc->sflag[qs] & SF_DEAD) || !r5_live(pc, (unsigned)qs)))
 		return false;
-	return unit_sectors(pc, true) <= j->ring / 2 &&
+	/* a batch is at most a quarter of the ring: the newest batch (kept
+	   until the next checkpoint) and the next one always fit together */
+	return unit_sectors(pc, true) <= j->ring / 4 &&
 	       unit_sectors(pc, true) * 512 <= j->cap;
 }
 
@@ -273,6 +274,7 @@ static bool build_batch(struct jlog *j, bool *want_ckpt)
 		struct junit *u = j->wait_head;
 		/* keep one block free: the head never reaches the tail */
 		if (e.off + u->sectors * 512 > j->cap ||
+		    (e.off && e.off / 512 + u->sectors > j->ring / 4) ||
 		    used + e.off / 512 + u->sectors + PGS >= j->ring)
 			break;
 		encode_unit(&e, u);
@@ -477,8 +479,14 @@ static int ckpt_run(struct meta_call *c)
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&a->meta_lock);
-	a->member_sb[j->jidx].recovery_offset = new_tail;
-	rc = meta_record_change(a);
+	/* members[] may have been compacted since: find the journal again */
+	rc = -ENODEV;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->members[i] == j->m && a->member_state[i] == URAID_MEMBER_JOURNAL) {
+			a->member_sb[i].recovery_offset = new_tail;
+			rc = meta_record_change(a);
+			break;
+		}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (!rc) {
 		pthread_mutex_lock(&j->mu);
@@ -533,15 +541,12 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 			     uint64_t seq, uint64_t tail, struct parity_log **out)
 {
 	struct jlog *j = calloc(1, sizeof(*j));
-	unsigned npar = uraid_geom_max_failures(&a->geom);
-
 	if (!j)
 		return -ENOMEM;
 	j->base.ops = &journal_ops;
 	j->base.a = a;
 	pthread_mutex_init(&j->mu, NULL);
 	j->m = a->members[jidx];
-	j->jidx = jidx;
 	j->seed = uraid_r5l_seed(a->sb.set_uuid);
 	j->ring = ring;
 	j->head = head;
@@ -550,7 +555,6 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 	/* the largest unit as whole rows: every slot written, one meta per row */
 	unsigned rows = R5_SEG_SECTORS / PGS;
 	j->cap = (size_t)rows * (a->geom.raid_disks + 1) * PG;
-	(void)npar;
 	j->buf = aligned_alloc(4096, j->cap);
 	j->units = calloc(NUNITS, sizeof(*j->units));
 	if (!j->buf || !j->units) {

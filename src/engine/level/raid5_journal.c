@@ -374,13 +374,14 @@ static void log_written(struct member_io *mio, int res)
 	j->b[u->batch].logged = true;
 	j->busy = false;
 	pthread_mutex_unlock(&j->mu);
+	/* the next batch first: once the last unit is let go the array may close */
+	try_start(j, r);
 	/* the chain is read before each unit may finish and its piece be reused */
 	for (; u; u = next) {
 		next = u->next;
 		u->msg.fn = resume_msg;
 		reactor_post(u->r, &u->msg);
 	}
-	try_start(j, r);
 }
 
 static int jr_before_writes(struct parity_log *pl, struct r5_piece *pc,
@@ -509,6 +510,8 @@ static void ckpt_done(struct meta_call *c, int rc)
 		ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: checkpoint failed (%s)",
 		     j->m->path, strerror(-rc));
 	try_start(j, c->r);
+	/* the last access: close may free j once this is counted out */
+	atomic_fetch_sub(&j->base.a->counters[0].in_flight, 1);
 }
 
 static void ckpt_start(struct jlog *j, struct reactor *r)
@@ -516,6 +519,8 @@ static void ckpt_start(struct jlog *j, struct reactor *r)
 	pthread_mutex_lock(&j->mu);
 	j->ckpt_tail = j->tail;
 	pthread_mutex_unlock(&j->mu);
+	/* counted in flight, so that close waits for it (it uses j) */
+	atomic_fetch_add(&j->base.a->counters[0].in_flight, 1);
 	meta_call_submit(j->base.a->e, &j->call, r, ckpt_run, ckpt_done);
 }
 

@@ -94,6 +94,7 @@ struct jlog {
 	int mio_res;
 	struct meta_call call;
 	uint64_t unprotected;           /* units logged as FLUSH only */
+	bool warned;                    /* a log write failed (said once) */
 };
 
 static struct reactor *piece_reactor(struct r5_piece *pc)
@@ -366,9 +367,13 @@ static void log_written(struct member_io *mio, int res)
 		pthread_mutex_unlock(&j->mu);
 		return;
 	}
-	if (j->mio_res)
+	/* md fails the journal device (and writes no more); here its units go
+	   on unprotected, said once */
+	if (j->mio_res && !j->warned) {
+		j->warned = true;
 		ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: log write failed (%s): "
-		     "its rows are written unprotected", j->m->path, strerror(-j->mio_res));
+		     "rows are written unprotected", j->m->path, strerror(-j->mio_res));
+	}
 	u = j->inflight;
 	j->inflight = NULL;
 	j->b[u->batch].logged = true;
@@ -528,6 +533,10 @@ static void jr_fini(struct parity_log *pl)
 {
 	struct jlog *j = (struct jlog *)pl;
 
+	if (j->unprotected)
+		ulog(array_log(pl->a), URAID_LOG_NOTICE, "write journal %s: %" PRIu64 " writes were "
+		     "not whole 4 KiB rows with their parity: logged as FLUSH only (not protected "
+		     "from the write hole)", j->m->path, j->unprotected);
 	pthread_mutex_destroy(&j->mu);
 	free(j->units);
 	free(j->buf);

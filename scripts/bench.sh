@@ -26,7 +26,7 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,
+# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,ppl,
 # stripecache,plan; rebuild includes its bound, tests/tools/rebuild_bound.c). The
 # write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
 # scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
@@ -976,6 +976,7 @@ fi
 . "$(dirname "$0")/bench_plan.sh"   # BENCH_ONLY=plan: uraid plan --verify, predicted / measured
 . "$(dirname "${BASH_SOURCE[0]}")/bench_cache.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/bench_journal.sh"   # BENCH_ONLY=journal: the replay's time
+. "$(dirname "${BASH_SOURCE[0]}")/bench_ppl.sh"     # BENCH_ONLY=ppl: PPL vs no PPL
 # the stripe cache's tuning curve (its own file)
 . "$(dirname "$0")/bench_stripecache.sh"
 

@@ -76,6 +76,8 @@ struct uraid_create_opts {
 	enum uraid_bitmap_choice bitmap;
 	uint32_t bitmap_chunk_kib;  /* 0: mdadm's default */
 	uint32_t bitmap_delay_s;    /* bitmap daemon_sleep; 0: md's default, 5 s */
+	bool ppl;                   /* --consistency-policy=ppl: md's partial parity log
+				       (RAID 5; no bitmap), 1 MiB per member as mdadm */
 	const char *name;           /* array name; NULL: "uraid" */
 	const char *homehost;       /* NULL: this host's name; "" or "<none>": no prefix */
 	uint64_t size_kib;          /* per-member size to use; 0: the largest possible */
@@ -103,6 +105,7 @@ struct uraid_create_result {
 	uint64_t data_offset;       /* sectors, of the first member */
 	bool bitmap;
 	uint32_t bitmap_chunk;      /* bytes */
+	bool ppl;                   /* a partial parity log (feature 0x400) */
 	bool clean;                 /* resync_offset == MaxSector */
 	bool journal;               /* a write journal device was written */
 	bool members_zero;          /* every data area read as zeroes (no resync needed) */
@@ -122,6 +125,10 @@ int uraid_create(const struct uraid_create_opts *o, struct uraid_create_result *
 /* mdadm's placement policy (reference/md-format.md §1.10), exposed for tests. */
 uint64_t uraid_choose_bm_space(uint64_t dev_sectors);
 uint64_t uraid_default_data_offset(uint64_t dev_sectors, uint32_t chunk_sectors);
+/* The same with meta_space sectors reserved after the superblock instead of
+ * the bitmap's (mdadm: 2048 for a PPL). */
+uint64_t uraid_default_data_offset_space(uint64_t dev_sectors, uint32_t chunk_sectors,
+					 uint64_t meta_space);
 
 #ifdef __cplusplus
 }

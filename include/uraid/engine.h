@@ -371,6 +371,9 @@ struct uraid_array_status {
 	uint64_t bitmap_bits, bitmap_dirty_bits;
 	bool bitmap_stale;          /* every bit counts as set (a full resync) */
 	uint64_t bitmap_events_cleared;
+	/* how a crash is made good, in md's words (consistency_policy):
+	   "ppl", "journal", "bitmap", "resync" or "none"; a static string */
+	const char *consistency_policy;
 	struct uraid_write_cache_status write_cache;
 	struct uraid_stripe_cache_status stripe_cache;
 	struct uraid_read_ahead_status read_ahead;

@@ -133,6 +133,7 @@ struct uraid_sb_areas {
 	uint64_t sb_start, sb_len;          /* the superblock and the room up to 4 KiB after it */
 	uint64_t bitmap_start, bitmap_len;  /* the write-intent bitmap, whole 4 KiB pages */
 	uint64_t bblog_start, bblog_len;    /* the bad-block log */
+	uint64_t ppl_start, ppl_len;        /* the partial parity log (PPL) */
 	uint64_t data_start, data_len;      /* the part of the data area the array uses */
 };
 
@@ -144,7 +145,30 @@ struct uraid_sb_area_params {
 	int32_t bitmap_offset;      /* the array's, relative to this member's superblock */
 	uint64_t bitmap_sectors;    /* from the array's sync range and bitmap chunk */
 	uint64_t data_used;         /* data sectors the array uses on this member */
+	bool ppl;                   /* a partial parity log (feature 0x400/0x800) */
+	int32_t ppl_offset;         /* its ppl.offset (uraid_sb_ppl_offset) */
+	uint64_t ppl_sectors;       /* its ppl.size */
 };
+
+/*
+ * PPL (feature 0x400 or 0x800) keeps ppl.offset (signed 16 bits, sectors
+ * from the superblock) and ppl.size (16 bits, sectors) where bitmap_offset
+ * is: offset in the low half of the little-endian word, size in the high.
+ */
+static inline int32_t uraid_sb_ppl_offset(const struct uraid_sb *sb)
+{
+	return (int16_t)(uint16_t)((uint32_t)sb->bitmap_offset & 0xffffu);
+}
+
+static inline uint32_t uraid_sb_ppl_size(const struct uraid_sb *sb)
+{
+	return (uint32_t)sb->bitmap_offset >> 16;
+}
+
+static inline void uraid_sb_set_ppl(struct uraid_sb *sb, int16_t offset, uint16_t size)
+{
+	sb->bitmap_offset = (int32_t)((uint32_t)(uint16_t)offset | (uint32_t)size << 16);
+}
 
 /*
  * Check a member's superblock (already accepted by uraid_sb_validate) against

@@ -43,6 +43,11 @@ static void create_usage(FILE *f)
 		"                          each member contributes more than 100 GiB)\n"
 		"      --bitmap-chunk=SIZE array data per bitmap bit, plain number in KiB (default:\n"
 		"                          mdadm's, at least 64M)\n"
+		"      --consistency-policy=resync|bitmap|ppl\n"
+		"                          how a crash is made good (mdadm's words): resync (no\n"
+		"                          bitmap), bitmap (--bitmap=internal), ppl (RAID 5: md's\n"
+		"                          partial parity log, 1 MiB on each member, no resync\n"
+		"                          after a crash and no write hole)\n"
 		"  -d, --delay=SECONDS     seconds between the bitmap's sweeps; a bit clears two\n"
 		"                          sweeps after the last write to its chunk (default 5)\n"
 		"      --write-journal=DEVICE\n"
@@ -73,6 +78,7 @@ enum {
 	OPT_UUID,
 	OPT_DRY_RUN,
 	OPT_JSON,
+	OPT_CONSISTENCY,
 };
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -134,6 +140,8 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 	printf(" from data offset %s), ", cli_bytes(r->data_offset * 512, c, sizeof(c)));
 	if (r->bitmap)
 		printf("internal bitmap with %s chunks.", cli_bytes(r->bitmap_chunk, a, sizeof(a)));
+	else if (r->ppl)
+		printf("partial parity log (PPL), no bitmap.");
 	else
 		printf("no bitmap.");
 	if (r->journal)
@@ -185,6 +193,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_cre
 		json_u64(&j, "bitmap_chunk_bytes", r->bitmap_chunk);
 	else
 		json_null(&j, "bitmap_chunk_bytes");
+	json_str(&j, "consistency_policy", r->bitmap ? "bitmap" : r->ppl ? "ppl" : "resync");
 	json_bool(&j, "clean", r->clean);
 	json_bool(&j, "journal", r->journal);
 	json_bool(&j, "members_zero", r->members_zero);
@@ -204,6 +213,7 @@ int cmd_create(int argc, char **argv)
 		{ "metadata", required_argument, NULL, 'e' },
 		{ "bitmap", required_argument, NULL, 'b' },
 		{ "bitmap-chunk", required_argument, NULL, OPT_BITMAP_CHUNK },
+		{ "consistency-policy", required_argument, NULL, OPT_CONSISTENCY },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "name", required_argument, NULL, 'N' },
 		{ "homehost", required_argument, NULL, OPT_HOMEHOST },
@@ -221,6 +231,7 @@ int cmd_create(int argc, char **argv)
 	};
 	struct uraid_create_opts o = { .minor = 2, .bitmap = URAID_BITMAP_DEFAULT };
 	const char *layout_name = NULL;
+	const char *policy = NULL;      /* --consistency-policy */
 	bool level_given = false, disks_given = false, json = false;
 	uint8_t uuid[16];
 	uint64_t bytes;
@@ -281,6 +292,13 @@ int cmd_create(int argc, char **argv)
 				return usage_error("--delay needs a positive number of seconds, not "
 						   "'%s'", optarg);
 			break;
+		case OPT_CONSISTENCY:
+			if (strcmp(optarg, "resync") && strcmp(optarg, "bitmap") &&
+			    strcmp(optarg, "ppl"))
+				return usage_error("--consistency-policy takes resync, bitmap or ppl, "
+						   "not '%s'", optarg);
+			policy = optarg;
+			break;
 		case OPT_BITMAP_CHUNK:
 			if (cli_parse_size(optarg, 1024, &bytes) || bytes % 1024 ||
 			    bytes / 1024 > UINT32_MAX / 1024)
@@ -331,6 +349,16 @@ int cmd_create(int argc, char **argv)
 		default:
 			return cli_bad_option("create", argv);
 		}
+	}
+	if (policy) {
+		/* mdadm's policy names over --bitmap: they must agree */
+		enum uraid_bitmap_choice want = !strcmp(policy, "bitmap") ? URAID_BITMAP_INTERNAL
+										: URAID_BITMAP_NONE;
+		if (o.bitmap != URAID_BITMAP_DEFAULT && o.bitmap != want)
+			return usage_error("--consistency-policy=%s and --bitmap disagree; give "
+					   "one of them", policy);
+		o.bitmap = want;
+		o.ppl = !strcmp(policy, "ppl");
 	}
 	if (!level_given)
 		return usage_error("%s", "--level is required");

@@ -196,6 +196,9 @@ static void print_human(const struct exam *e)
 	printf("    Device UUID : %s\n\n", uraid_uuid_text(sb->device_uuid, b1, sizeof(b1)));
 	if (sb->feature_map & URAID_FEATURE_BITMAP_OFFSET)
 		printf("Internal Bitmap : %d sectors from superblock\n", sb->bitmap_offset);
+	else if (sb->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS))
+		printf("            PPL : %u sectors at offset %d sectors from superblock\n",
+		       uraid_sb_ppl_size(sb), uraid_sb_ppl_offset(sb));
 	if (sb->devflags)
 		printf("          Flags :%s%s\n", sb->devflags & URAID_DEVFLAG_WRITEMOSTLY ?
 		       " write-mostly" : "", sb->devflags & URAID_DEVFLAG_FAILFAST ? " failfast" : "");

@@ -264,6 +264,8 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 	fprintf(f, "          State : %s\n", cli_array_state(st));
 	fprintf(f, "       Degraded : %u of %u slots\n", st->degraded, st->raid_disks);
 	fprintf(f, "         Events : %" PRIu64 "\n", st->events);
+	if (st->consistency_policy)
+		fprintf(f, "Consistency Policy : %s\n", st->consistency_policy);
 	if (st->bitmap_chunk_bytes)
 		fprintf(f, "         Bitmap : internal, %s chunks, %" PRIu64 " of %" PRIu64
 			" dirty%s\n", cli_bytes(st->bitmap_chunk_bytes, b1, sizeof(b1)),
@@ -360,6 +362,8 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_bool(&j, "resync_needed", st->resync_needed);
 	json_u64(&j, "degraded", st->degraded);
 	json_u64(&j, "events", st->events);
+	if (st->consistency_policy)
+		json_str(&j, "consistency_policy", st->consistency_policy);
 	if (st->bitmap_chunk_bytes) {
 		json_obj_open(&j, "bitmap");
 		json_u64(&j, "chunk_bytes", st->bitmap_chunk_bytes);

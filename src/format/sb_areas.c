@@ -123,7 +123,7 @@ static int check_meta_area(const char *what, const char *field, int32_t rel, uin
 int uraid_sb_check_areas(const struct uraid_sb *sb, const struct uraid_sb_area_params *p,
 			 struct uraid_sb_areas *out, char *err, size_t errlen)
 {
-	struct range sbr, data, bm = { 0, 0 }, log = { 0, 0 };
+	struct range sbr, data, bm = { 0, 0 }, log = { 0, 0 }, ppl = { 0, 0 };
 	bool meta_first;
 	int rc;
 
@@ -164,12 +164,30 @@ int uraid_sb_check_areas(const struct uraid_sb *sb, const struct uraid_sb_area_p
 				    bm.start, bm.end - 1, sb->bblog_offset, log.start, log.end - 1);
 	}
 
+	if (p->ppl) {
+		/* md (ppl_validate_rdev) wants the header and one 4 KiB of room */
+		if (p->ppl_sectors < 16)
+			return fail(err, errlen, "ppl.size %" PRIu64 " sectors is too small for a "
+				    "PPL (a 4 KiB header and 4 KiB of partial parity)",
+				    p->ppl_sectors);
+		rc = check_meta_area("partial parity log", "ppl.offset", p->ppl_offset,
+				     p->ppl_sectors, p, sbr, data, meta_first, &ppl, err, errlen);
+		if (rc)
+			return rc;
+		if (overlap(ppl, log))
+			return fail(err, errlen, "the partial parity log (ppl.offset %" PRId32
+				    ": sectors %" PRIu64 "..%" PRIu64 ") overlaps the bad-block log "
+				    "(bblog_offset %" PRId32 ": sectors %" PRIu64 "..%" PRIu64 ")",
+				    p->ppl_offset, ppl.start, ppl.end - 1, sb->bblog_offset,
+				    log.start, log.end - 1);
+	}
+
 	/* the superblock's room: up to 4 KiB, as far as the next area allows */
 	uint64_t room_end = sbr.start + SB_ROOM_SECTORS;
 	if (room_end > p->dev_sectors)
 		room_end = p->dev_sectors;
-	const struct range *next[] = { &bm, &log, &data };
-	for (unsigned i = 0; i < 3; i++)
+	const struct range *next[] = { &bm, &log, &data, &ppl };
+	for (unsigned i = 0; i < 4; i++)
 		if (next[i]->end > next[i]->start && next[i]->start >= sbr.end &&
 		    next[i]->start < room_end)
 			room_end = next[i]->start;
@@ -182,6 +200,8 @@ int uraid_sb_check_areas(const struct uraid_sb *sb, const struct uraid_sb_area_p
 	out->bitmap_len = bm.end - bm.start;
 	out->bblog_start = log.start;
 	out->bblog_len = log.end - log.start;
+	out->ppl_start = ppl.start;
+	out->ppl_len = ppl.end - ppl.start;
 	out->data_start = data.start;
 	out->data_len = data.end - data.start;
 	return 0;

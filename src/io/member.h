@@ -28,7 +28,7 @@ struct member_counters {
 struct member_area {
 	uint64_t start, end;
 };
-#define MEMBER_AREAS 3   /* superblock, bitmap, bad-block log */
+#define MEMBER_AREAS 4   /* superblock, bitmap, bad-block log, PPL */
 
 struct member {
 	char path[256];
@@ -128,7 +128,8 @@ struct member_io {
 	enum member_op kind;
 	void *buf;
 	uint32_t len;               /* bytes, multiple of 512 */
-	uint64_t sector;            /* relative to data_offset */
+	uint64_t sector;            /* relative to data_offset (absolute if meta) */
+	bool meta;                  /* in a metadata area (the PPL): sector is absolute */
 	int rw_flags;               /* RWF_DSYNC for FUA */
 	struct member *m;
 	void (*done)(struct member_io *mio, int res);

@@ -51,11 +51,17 @@ static void member_io_inline(struct member_io *mio, void *buf, uint32_t len, uin
 	reactor_complete(mio->r, &mio->op, n < 0 ? -errno : (int)n);
 }
 
+/* Where mio's sectors count from: data_offset, or the device start (meta). */
+static inline uint64_t member_io_base(const struct member_io *mio)
+{
+	return mio->meta ? 0 : mio->m->data_offset;
+}
+
 /* Issue (the rest of) a read or write. */
 static void member_io_issue_rw(struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	uint64_t off = (member_io_base(mio) + mio->sector) * 512 + mio->done_bytes;
 	char *buf = (char *)mio->buf + mio->done_bytes;
 	uint32_t left = mio->len - mio->done_bytes;
 
@@ -71,7 +77,7 @@ static void member_io_issue_rw(struct member_io *mio)
 static void member_zeroes_write(struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512 + mio->done_bytes;
+	uint64_t off = (member_io_base(mio) + mio->sector) * 512 + mio->done_bytes;
 	uint32_t n = mio->len - mio->done_bytes;
 
 	if (n > ZERO_WRITE_MAX)
@@ -168,7 +174,7 @@ static const char *member_op_name(enum member_op kind)
 void member_submit(struct reactor *r, struct member_io *mio)
 {
 	struct member *m = mio->m;
-	uint64_t off = (m->data_offset + mio->sector) * 512;
+	uint64_t off = (member_io_base(mio) + mio->sector) * 512;
 	int rc;
 
 	mio->r = r;
@@ -181,7 +187,14 @@ void member_submit(struct reactor *r, struct member_io *mio)
 		rc = -EBADF;
 	if (rc == 0 && mio->kind != MEMBER_FLUSH && (mio->len == 0 || mio->len % 512))
 		rc = -EINVAL;
-	if (rc == 0 && mio->kind != MEMBER_FLUSH && !member_in_data(m, mio->sector, mio->len / 512))
+	if (rc == 0 && mio->meta) {
+		/* the PPL's log writes: reads and writes inside a metadata area only */
+		if ((mio->kind != MEMBER_READ && mio->kind != MEMBER_WRITE) ||
+		    !member_in_meta(m, mio->sector, mio->len / 512))
+			rc = member_wall(m, member_op_name(mio->kind), false, mio->sector,
+					 mio->len / 512);
+	} else if (rc == 0 && mio->kind != MEMBER_FLUSH &&
+		   !member_in_data(m, mio->sector, mio->len / 512))
 		rc = member_wall(m, member_op_name(mio->kind), true, mio->sector, mio->len / 512);
 	if (rc < 0) {
 		reactor_complete(r, &mio->op, rc);

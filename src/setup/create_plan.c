@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <uraid/level.h>
+#include <uraid/ppl.h>
 
 #include "common/errmsg.h"
 #include "common/file_lock.h"
@@ -93,6 +94,12 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 	if (o->chunk_kib && (o->chunk_kib & (o->chunk_kib - 1)) && li->chunk_pow2)
 		return fail(err, errlen, -EINVAL, "chunk %u KiB is not a power of two, which %s requires",
 			    o->chunk_kib, lv);
+	if (o->ppl && o->level != URAID_LEVEL_5)
+		return fail(err, errlen, -EINVAL, "--consistency-policy=ppl is for RAID 5 only "
+			    "(md's partial parity log), not %s", lv);
+	if (o->ppl && o->bitmap == URAID_BITMAP_INTERNAL)
+		return fail(err, errlen, -EINVAL, "a partial parity log and a write-intent bitmap "
+			    "exclude each other (md); choose one consistency policy");
 	if (o->bitmap == URAID_BITMAP_INTERNAL && !li->redundant)
 		return fail(err, errlen, -EINVAL, "a write-intent bitmap is not meaningful for %s", lv);
 	if (o->bitmap_chunk_kib && (o->bitmap_chunk_kib < 4 ||
@@ -113,6 +120,9 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 	if (o->write_journal && o->bitmap == URAID_BITMAP_INTERNAL)
 		return fail(err, errlen, -EINVAL, "--write-journal and --bitmap=internal: md runs an "
 			    "array with one or the other; leave out --bitmap");
+	if (o->write_journal && o->ppl)
+		return fail(err, errlen, -EINVAL, "--write-journal and --consistency-policy=ppl: md "
+			    "runs an array with one or the other; choose one");
 	if (o->write_journal && o->raid_disks + o->spare_devices + 1 > URAID_MAX_MEMBERS)
 		return fail(err, errlen, -EINVAL, "%u members and a journal are more than uraid "
 			    "supports (%u)", o->raid_disks + o->spare_devices, URAID_MAX_MEMBERS);
@@ -264,7 +274,8 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 		uint64_t data_size;
 
 		if (o->minor == 0) {
-			uint64_t reserve = uraid_choose_bm_space(dev) + URAID_BBLOG_SECTORS;
+			uint64_t reserve = (o->ppl ? URAID_PPL_AREA_SECTORS : uraid_choose_bm_space(dev)) +
+					   URAID_BBLOG_SECTORS;
 			if (dev < 24 || sb_start < reserve + 8)
 				return fail(err, errlen, -ENOSPC,
 					    "%s is too small (%llu KiB) for 1.0 metadata", m->path,
@@ -274,7 +285,9 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 		} else {
 			/* mdadm decides the offset on the first member and uses it for all. */
 			if (first)
-				data_offset = uraid_default_data_offset(dev, chunk);
+				data_offset = o->ppl ? uraid_default_data_offset_space(
+							       dev, chunk, URAID_PPL_AREA_SECTORS)
+						     : uraid_default_data_offset(dev, chunk);
 			if (dev <= data_offset + 8)
 				return fail(err, errlen, -ENOSPC,
 					    "%s is too small (%llu KiB): with 1.%u metadata the "
@@ -429,9 +442,9 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 		       char *err, size_t errlen)
 {
 	struct uraid_create_result *r = &plan->res;
-	bool want = o->bitmap == URAID_BITMAP_INTERNAL ||
+	bool want = !o->ppl && (o->bitmap == URAID_BITMAP_INTERNAL ||
 		    (o->bitmap == URAID_BITMAP_DEFAULT && info_of(o)->redundant &&
-		     r->size_sectors / 2 > BITMAP_AUTO_KIB);
+		     r->size_sectors / 2 > BITMAP_AUTO_KIB));
 	if (!want || o->write_journal)
 		return 0;
 
@@ -493,6 +506,7 @@ static int plan_data_area(const struct uraid_create_opts *o, struct create_plan 
 {
 	const struct uraid_create_result *r = &plan->res;
 	uint64_t bm_space = r->bitmap ? plan->bitmap_sectors
+			    : o->ppl  ? URAID_PPL_AREA_SECTORS
 				      : uraid_choose_bm_space(r->size_sectors);
 
 	for (unsigned i = 0; i < plan->nmembers; i++) {
@@ -528,11 +542,17 @@ static int plan_data_area(const struct uraid_create_opts *o, struct create_plan 
 			if (r->bitmap)
 				sb->bitmap_offset = (int32_t)-(int64_t)(plan->bitmap_sectors +
 									URAID_BBLOG_SECTORS);
+			if (o->ppl)     /* mdadm: the PPL just below the log */
+				uraid_sb_set_ppl(sb, -(int16_t)(URAID_PPL_AREA_SECTORS +
+								URAID_BBLOG_SECTORS),
+						 URAID_PPL_AREA_SECTORS);
 			continue;
 		}
 		uint64_t log_rel = 8 + bm_space;   /* bitmap (or its reserve) at +8, then the log */
 		if (r->bitmap)
 			sb->bitmap_offset = 8;
+		if (o->ppl)
+			uraid_sb_set_ppl(sb, 8, URAID_PPL_AREA_SECTORS);
 		if (sb->data_offset >= sb->super_offset + log_rel + URAID_BBLOG_SECTORS) {
 			sb->bblog_offset = (int32_t)log_rel;
 			sb->bblog_size = URAID_BBLOG_SECTORS;
@@ -583,7 +603,7 @@ static int plan_superblocks(const struct uraid_create_opts *o, struct create_pla
 		sb->major_version = 1;
 		sb->feature_map = (r->bitmap ? URAID_FEATURE_BITMAP_OFFSET : 0) |
 				  (r->journal ? URAID_FEATURE_JOURNAL : 0) |
-				  info_of(o)->layout_feature;
+				  (o->ppl ? URAID_FEATURE_PPL : 0) | info_of(o)->layout_feature;
 		memcpy(sb->set_uuid, r->uuid, 16);
 		memcpy(sb->set_name, r->set_name, sizeof(sb->set_name));
 		sb->ctime = sb->utime = now;
@@ -627,6 +647,7 @@ int create_plan_build(const struct uraid_create_opts *o, struct create_plan *pla
 	r->raid_disks = o->raid_disks;
 	r->spares = o->spare_devices;
 	r->minor = o->minor;
+	r->ppl = o->ppl;
 	r->layout = o->layout_given ? o->layout : uraid_layout_default(o->level);
 	switch (info_of(o)->chunk) {
 	case URAID_CHUNK_NONE:

@@ -13,6 +13,8 @@
 
 #include <uraid/level.h>
 
+#include <uraid/ppl.h>
+
 #include "common/errmsg.h"
 #include "format/r5l.h"
 #include "setup/create_plan.h"
@@ -56,6 +58,27 @@ static int write_bitmap(const struct create_plan *plan, const struct create_memb
 	int rc = write_or_report(m, area, len,
 				 (uint64_t)((int64_t)m->sb.super_offset + m->sb.bitmap_offset),
 				 "bitmap", err, errlen);
+	free(area);
+	return rc;
+}
+
+/* mdadm's write_init_ppl1: the PPL area zeroed, then an empty header. */
+static int write_ppl(const struct create_plan *plan, const struct create_member *m,
+		     char *err, size_t errlen)
+{
+	size_t len = (size_t)uraid_sb_ppl_size(&m->sb) * 512;
+	struct uraid_ppl_header h = { .signature = uraid_ppl_signature(plan->res.uuid) };
+	uint8_t *area;
+
+	if (!plan->res.ppl)
+		return 0;
+	if (posix_memalign((void **)&area, 4096, len))
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the PPL of %s", m->path);
+	memset(area, 0, len);
+	uraid_ppl_encode(&h, area);
+	int rc = write_or_report(m, area, len,
+				 (uint64_t)((int64_t)m->sb.super_offset + uraid_sb_ppl_offset(&m->sb)),
+				 "partial parity log", err, errlen);
 	free(area);
 	return rc;
 }
@@ -126,6 +149,8 @@ static int check_plan_areas(const struct create_plan *plan, char *err, size_t er
 			.dev_sectors = m->dev_sectors, .minor = plan->res.minor,
 			.bitmap = plan->res.bitmap, .bitmap_offset = m->sb.bitmap_offset,
 			.bitmap_sectors = plan->bitmap_sectors,
+			.ppl = plan->res.ppl, .ppl_offset = uraid_sb_ppl_offset(&m->sb),
+			.ppl_sectors = uraid_sb_ppl_size(&m->sb),
 			.data_used = uraid_level_info(plan->res.level)->whole_members || m->journal
 					     ? m->sb.data_size : m->sb.size,
 		};
@@ -150,7 +175,7 @@ static int write_plan(struct create_plan *plan, char *err, size_t errlen)
 		if (m->missing)
 			continue;
 		if ((rc = wipe_stale(m, err, errlen)) || (rc = write_bblog(m, err, errlen)) ||
-		    (rc = write_bitmap(plan, m, err, errlen)) ||
+		    (rc = write_bitmap(plan, m, err, errlen)) || (rc = write_ppl(plan, m, err, errlen)) ||
 		    (rc = write_journal_start(plan, m, err, errlen)) || (rc = sync_member(m, err, errlen)))
 			return rc;
 	}

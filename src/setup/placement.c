@@ -26,11 +26,18 @@ uint64_t uraid_choose_bm_space(uint64_t dev_sectors)
  */
 uint64_t uraid_default_data_offset(uint64_t dev_sectors, uint32_t chunk_sectors)
 {
+	return uraid_default_data_offset_space(dev_sectors, chunk_sectors,
+					       uraid_choose_bm_space(dev_sectors));
+}
+
+uint64_t uraid_default_data_offset_space(uint64_t dev_sectors, uint32_t chunk_sectors,
+					 uint64_t meta_space)
+{
 	uint64_t headroom = 128 * 1024 * 2;
 
 	while ((headroom << 10) > dev_sectors &&
 	       (chunk_sectors == 0 || headroom / 2 >= 2ull * chunk_sectors))
 		headroom >>= 1;
-	uint64_t off = 12 * 2 + uraid_choose_bm_space(dev_sectors) + headroom;
+	uint64_t off = 12 * 2 + meta_space + headroom;
 	return (off + 2047) / 2048 * 2048;
 }

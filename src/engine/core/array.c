@@ -27,6 +27,7 @@
 #include "engine/core/mio.h"
 #include "engine/md/journal.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 #include "engine/md/wib.h"
 
 /* wstate values */
@@ -872,6 +873,19 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
+	/* md replays its PPL before the array starts (md/ppl.c). One owner of
+	   a->plog: assembly refuses a journal (0x200) with PPL (0x400/0x800),
+	   so journal_assemble above or ppl_attach sets it, never both */
+	if (a->plog && ppl_enabled(a)) {
+		rc = uraid_errf(err, errlen, -EINVAL, "%s: a write journal and a partial parity "
+				"log: md runs one or the other; not run", a->sb.set_name);
+		array_free(a);
+		return rc;
+	}
+	if ((rc = ppl_attach(a, err, errlen))) {
+		array_free(a);
+		return rc;
+	}
 	if ((rc = ra_init(a, o->read_ahead_bytes, err, errlen))) {
 		array_free(a);
 		return rc;
@@ -1013,6 +1027,9 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->degraded = atomic_load(&a->degraded);
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
+	st->consistency_policy = ppl_enabled(a) ? "ppl" : a->plog ? a->plog->ops->name :
+				 a->has_bitmap ? "bitmap" : a->level->info.redundant ? "resync" :
+				 "none";
 	if (a->has_bitmap) {
 		st->bitmap_chunk_bytes = a->bitmap.chunksize;
 		st->bitmap_bits = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);

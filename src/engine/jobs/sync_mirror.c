@@ -212,6 +212,7 @@ static void io_submit(struct ms *s, unsigned i, enum member_op kind, struct memb
 		return;
 	}
 	e->mio.kind = kind;
+	e->mio.meta = false;
 	e->mio.buf = buf;
 	e->mio.len = nsect * 512;
 	e->mio.sector = sector;

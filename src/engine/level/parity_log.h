@@ -31,11 +31,20 @@
  * allocation: pools sized at install). A log shared by reactors locks
  * inside itself. The piece holds its row lock and stripe head across both
  * calls, so a row has one unit in the log at a time.
+ *
+ * A piece carries room for the log while it waits in it (raid5_priv.h,
+ * r5_piece.log_*: a list link, the resume function, a result and a reactor
+ * message to resume it on its own reactor with reactor_post). The log may
+ * read the unit's buffers (pc->sbuf, r5_new_data) until it resumes the
+ * piece. The level's hot path also asks the log for its largest unit
+ * (max_unit_sectors) and whether a unit with unwritten chunks between
+ * written ones must read them (span_reads).
  */
 #ifndef URAID_ENGINE_PARITY_LOG_H
 #define URAID_ENGINE_PARITY_LOG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct array;
 struct r5_piece;
@@ -81,6 +90,13 @@ struct parity_log_ops {
 struct parity_log {
 	const struct parity_log_ops *ops;
 	struct array *a;
+	/* the largest unit the log takes, sectors (0: the write path's own);
+	   the write path cuts its units to it (PPL: 128 KiB of partial parity
+	   per log write) */
+	uint32_t max_unit_sectors;
+	/* the log needs the old content of unwritten data chunks that lie
+	   between written ones (PPL): such units read every block (FULL) */
+	bool span_reads;
 };
 
 #endif

@@ -49,25 +49,26 @@
 #define PGS URAID_R5L_BLOCK_SECTORS
 #define ROOM (URAID_R5L_BLOCK - URAID_R5L_META_HEADER)
 #define NBATCH 64u              /* batches not yet done (ring of records) */
-#define NUNITS 65536u           /* units in the log at once (pieces in flight) */
-#define NBUCKETS 4096u          /* units by piece, for after_writes */
 
-struct junit {
-	struct junit *next;
-	struct junit *hnext;            /* bucket chain */
-	struct r5_piece *pc;
-	parity_log_resume_fn *resume;
-	struct reactor *r;
-	struct reactor_msg msg;
-	unsigned batch;                 /* index in b[] */
-	bool full;                      /* logged with data and parity (else FLUSH) */
-	uint64_t sectors;               /* its log space */
-};
+/*
+ * A unit in the log is its piece (r5_piece.log_*, parity_log.h): log_next
+ * links the wait list and a batch's units, log_resume is set while the
+ * piece is in the log (after_writes looks), and log_res holds, until the
+ * unit resumes, (batch record << 1) | full, full meaning logged as whole
+ * rows with parity (else FLUSH); a negative log_res is the result a unit
+ * that failed resumes with.
+ */
+#define U_FULL 1
+#define U_BATCH(pc) ((unsigned)(pc)->log_res >> 1)
 
 struct jbatch {
 	uint64_t start;                 /* ring position of its first meta block */
 	unsigned pending;               /* units whose member writes are not done */
 	bool logged;
+	/* it holds FLUSH-only units: they go to their member writes only once
+	   the tail is at its start (nothing older in the log names their rows) */
+	bool gated;
+	struct r5_piece *held;          /* its logged units waiting for that */
 };
 
 struct jlog {
@@ -80,12 +81,11 @@ struct jlog {
 	uint64_t tail;                  /* journal_tail on disk */
 	struct jbatch b[NBATCH];
 	unsigned b_first, b_count;
-	struct junit *units, *free_units;
-	struct junit *bucket[NBUCKETS];
-	struct junit *wait_head, *wait_tail;
-	struct junit *inflight;         /* the batch being logged */
+	struct r5_piece *wait_head, *wait_tail;
+	struct r5_piece *inflight;      /* the batch being logged */
 	bool busy;                      /* a log write in work */
 	bool ckpt_busy;
+	bool failed;                    /* a log write or checkpoint failed: writes fail */
 	uint64_t ckpt_tail;
 	uint8_t *buf;
 	size_t cap;                     /* bytes */
@@ -94,17 +94,11 @@ struct jlog {
 	int mio_res;
 	struct meta_call call;
 	uint64_t unprotected;           /* units logged as FLUSH only */
-	bool warned;                    /* a log write failed (said once) */
 };
 
 static struct reactor *piece_reactor(struct r5_piece *pc)
 {
 	return &pc->rq->er->r;
-}
-
-static unsigned bucket_of(const struct r5_piece *pc)
-{
-	return (unsigned)(((uintptr_t)pc >> 6) * 0x9e3779b1u >> 20) % NBUCKETS;
 }
 
 static uint64_t ring_dist(const struct jlog *j, uint64_t from, uint64_t to)
@@ -159,7 +153,8 @@ static bool unit_full(const struct jlog *j, const struct r5_piece *pc)
 	if (pc->npar == 2 && ((pc->sflag[qs] & SF_DEAD) || !r5_live(pc, (unsigned)qs)))
 		return false;
 	/* a batch is at most a quarter of the ring: the newest batch (kept
-	   until the next checkpoint) and the next one always fit together */
+	   until the next checkpoint) and the next one always fit together
+	   (max_unit_sectors keeps whole-page units within it) */
 	return unit_sectors(pc, true) <= j->ring / 4 &&
 	       unit_sectors(pc, true) * 512 <= j->cap;
 }
@@ -167,8 +162,8 @@ static bool unit_full(const struct jlog *j, const struct r5_piece *pc)
 /* Encoding a batch into buf: the open meta block and where pages go. */
 struct enc {
 	struct jlog *j;
+	uint64_t head, seq;             /* the batch's first meta block */
 	uint8_t *meta;                  /* in buf */
-	uint64_t meta_pos;
 	size_t off;                     /* bytes used in buf */
 };
 
@@ -185,8 +180,7 @@ static void enc_open(struct enc *e)
 	struct jlog *j = e->j;
 	enc_seal(e);
 	e->meta = j->buf + e->off;
-	e->meta_pos = uraid_r5l_ring_add(j->ring, j->head, e->off / 512);
-	uraid_r5l_meta_init(e->meta, j->seq++, e->meta_pos);
+	uraid_r5l_meta_init(e->meta, e->seq++, uraid_r5l_ring_add(j->ring, e->head, e->off / 512));
 	e->off += PG;
 }
 
@@ -196,14 +190,13 @@ static void enc_page(struct enc *e, const void *src)
 	e->off += PG;
 }
 
-static void encode_unit(struct enc *e, struct junit *u)
+static void encode_unit(struct enc *e, struct r5_piece *pc, bool full)
 {
-	struct r5_piece *pc = u->pc;
 	uint64_t first;
 	unsigned rows;
 
 	unit_rows(pc, &first, &rows);
-	if (!u->full) {
+	if (!full) {
 		for (unsigned r = 0; r < rows; r++) {
 			if (!e->meta || uraid_r5l_meta_room(e->meta) < 16)
 				enc_open(e);
@@ -243,70 +236,189 @@ static void encode_unit(struct enc *e, struct junit *u)
 static void log_written(struct member_io *mio, int res);
 static void ckpt_start(struct jlog *j, struct reactor *r);
 
-/* With j->mu held: where a checkpoint now would move the tail. */
+static bool batch_done(const struct jbatch *b)
+{
+	return b->logged && !b->pending;
+}
+
+/*
+ * With j->mu held: where a checkpoint now would move the tail: the start of
+ * the oldest batch not logged or with member writes not done (everything
+ * before it is on the members), or, when every batch is done, the newest
+ * batch's start (the tail must name a valid meta block; replaying that
+ * batch again is harmless).
+ */
 static uint64_t ckpt_target(const struct jlog *j)
 {
 	if (!j->b_count)
 		return j->tail;
-	const struct jbatch *b = &j->b[j->b_first];
-	if (!b->pending && b->logged)
-		return j->b[(j->b_first + j->b_count - 1) % NBATCH].start;
-	return b->start;
+	for (unsigned i = 0; i < j->b_count; i++) {
+		const struct jbatch *b = &j->b[(j->b_first + i) % NBATCH];
+		if (!batch_done(b))
+			return b->start;
+	}
+	return j->b[(j->b_first + j->b_count - 1) % NBATCH].start;
+}
+
+/* With j->mu held: forget the done batches from the oldest on (the newest is
+   kept: it may be the next tail). */
+static void pop_done(struct jlog *j)
+{
+	while (j->b_count > 1 && batch_done(&j->b[j->b_first])) {
+		j->b_first = (j->b_first + 1) % NBATCH;
+		j->b_count--;
+	}
+}
+
+static void resume_msg(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *pc = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, log_msg));
+	parity_log_resume_fn *fn = pc->log_resume;
+	int res = pc->log_res < 0 ? pc->log_res : 0;
+
+	(void)r;
+	if (res < 0)
+		pc->log_resume = NULL;  /* failed: after_writes does not come */
+	fn(pc, res);
+}
+
+/* Resume a chain of units (nothing held); res < 0 fails them. The chain is
+   read before each unit may finish and its piece be reused. */
+static void resume_chain(struct r5_piece *pc, int res)
+{
+	struct r5_piece *next;
+
+	for (; pc; pc = next) {
+		next = pc->log_next;
+		pc->log_next = NULL;
+		if (res < 0)
+			pc->log_res = res;
+		pc->log_msg.fn = resume_msg;
+		reactor_post(piece_reactor(pc), &pc->log_msg);
+	}
+}
+
+/*
+ * With j->mu held: the journal failed (a log write or a checkpoint), as md
+ * fails its journal device: no more logging, so no write may go on
+ * unlogged (a later replay would write older rows over it). The waiting
+ * and held units are taken out to be failed (-EIO) by the caller.
+ */
+static struct r5_piece *fail_journal(struct jlog *j)
+{
+	struct r5_piece *out = NULL, **tail = &out;
+
+	j->failed = true;
+	*tail = j->wait_head;
+	while (*tail)
+		tail = &(*tail)->log_next;
+	j->wait_head = j->wait_tail = NULL;
+	for (unsigned i = 0; i < j->b_count; i++) {
+		struct jbatch *b = &j->b[(j->b_first + i) % NBATCH];
+		for (struct r5_piece *pc = b->held; pc; pc = pc->log_next)
+			b->pending--;
+		*tail = b->held;
+		while (*tail)
+			tail = &(*tail)->log_next;
+		b->held = NULL;
+	}
+	return out;
+}
+
+/*
+ * With j->mu held: the oldest gated batch's units may go once everything
+ * older is done and the tail is at its start; returns them (to resume), or
+ * asks for the checkpoint that gets the tail there.
+ */
+static struct r5_piece *release_gated(struct jlog *j, bool *want_ckpt)
+{
+	pop_done(j);
+	if (!j->b_count)
+		return NULL;
+	struct jbatch *b = &j->b[j->b_first];
+	if (!b->gated || !b->logged || !b->held)
+		return NULL;
+	if (j->tail != b->start) {
+		*want_ckpt = true;
+		return NULL;
+	}
+	struct r5_piece *out = b->held;
+	b->held = NULL;
+	return out;
 }
 
 /*
  * With j->mu held and no log write in work: the waiting units that fit (in
- * buf and in the ring) become one batch, encoded in buf. Returns true when
- * the caller must submit j->mio (unlocked); false when nothing fits (a
- * checkpoint is wanted) or nothing waits.
+ * buf and in the ring) are taken off the wait list as one batch, its ring
+ * space and record reserved. Returns the batch's units (the caller encodes
+ * and submits them unlocked; busy keeps other writers out), or NULL when
+ * nothing fits (a checkpoint is wanted) or nothing waits.
  */
-static bool build_batch(struct jlog *j, bool *want_ckpt)
+static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len, bool *want_ckpt)
 {
-	struct enc e = { .j = j };
-	struct junit **tail = &j->inflight;
-	uint64_t used = ring_dist(j, j->tail, j->head);
+	struct r5_piece *first = NULL, **tail = &first;
+	uint64_t used = ring_dist(j, j->tail, j->head), n = 0;
+	bool gated = false;
 
-	*want_ckpt = false;
-	if (!j->wait_head || j->b_count == NBATCH)
-		return false;
-	j->inflight = NULL;
+	if (j->failed || !j->wait_head)
+		return NULL;
+	if (j->b_count == NBATCH) {
+		*want_ckpt = true;
+		return NULL;
+	}
 	unsigned bi = (j->b_first + j->b_count) % NBATCH;
 	while (j->wait_head) {
-		struct junit *u = j->wait_head;
+		struct r5_piece *pc = j->wait_head;
+		bool full = pc->log_res & U_FULL;
+		uint64_t us = unit_sectors(pc, full);
 		/* keep one block free: the head never reaches the tail */
-		if (e.off + u->sectors * 512 > j->cap ||
-		    (e.off && e.off / 512 + u->sectors > j->ring / 4) ||
-		    used + e.off / 512 + u->sectors + PGS >= j->ring)
+		if ((n + us) * 512 > j->cap || (n && n + us > j->ring / 4) ||
+		    used + n + us + PGS >= j->ring)
 			break;
-		encode_unit(&e, u);
-		u->batch = bi;
-		j->wait_head = u->next;
+		n += us;
+		gated |= !full;
+		pc->log_res = (int)(bi << 1 | full);
+		j->wait_head = pc->log_next;
 		if (!j->wait_head)
 			j->wait_tail = NULL;
-		u->next = NULL;
-		*tail = u;
-		tail = &u->next;
+		pc->log_next = NULL;
+		*tail = pc;
+		tail = &pc->log_next;
 	}
-	if (!j->inflight) {
+	if (!first) {
 		*want_ckpt = true;
-		return false;
+		return NULL;
 	}
 	struct jbatch *b = &j->b[bi];
-	b->start = j->head;
-	b->pending = 0;
-	b->logged = false;
-	for (struct junit *u = j->inflight; u; u = u->next)
+	*b = (struct jbatch){ .start = j->head, .gated = gated };
+	for (struct r5_piece *pc = first; pc; pc = pc->log_next)
 		b->pending++;
 	j->b_count++;
+	*e = (struct enc){ .j = j, .head = j->head, .seq = j->seq };
+	*len = n;
+	j->head = uraid_r5l_ring_add(j->ring, j->head, n);
+	j->inflight = first;
+	j->busy = true;
+	if (ring_dist(j, j->tail, j->head) > j->ring / 4)
+		*want_ckpt = true;
+	return first;
+}
 
-	/* one write, or two where the batch wraps the ring's end */
-	uint64_t len = e.off / 512, first = j->ring - j->head < len ? j->ring - j->head : len;
-	uint64_t at = j->head;
-	j->mio_left = 0;
+/* Encode the batch taken (unlocked, busy held) and fill the log write(s):
+   one, or two where the batch wraps the ring's end. */
+static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *units, uint64_t len)
+{
+	for (struct r5_piece *pc = units; pc; pc = pc->log_next)
+		encode_unit(e, pc, pc->log_res & U_FULL);
+	/* e->off / 512 == len: unit_sectors counts what encode_unit writes */
+	uint64_t first = j->ring - e->head < len ? j->ring - e->head : len;
+	uint64_t at = e->head;
+	unsigned nio = 0;
+
 	j->mio_res = 0;
 	for (uint64_t done = 0; done < len;) {
 		uint64_t n = done ? len - done : first;
-		struct member_io *mio = &j->mio[j->mio_left++];
+		struct member_io *mio = &j->mio[nio++];
 		memset(mio, 0, sizeof(*mio));
 		mio->kind = MEMBER_WRITE;
 		mio->m = j->m;
@@ -319,46 +431,48 @@ static bool build_batch(struct jlog *j, bool *want_ckpt)
 		done += n;
 		at = uraid_r5l_ring_add(j->ring, at, n);
 	}
-	j->head = uraid_r5l_ring_add(j->ring, j->head, len);
-	j->busy = true;
-	if (ring_dist(j, j->tail, j->head) > j->ring / 4)
-		*want_ckpt = true;
-	return true;
+	return nio;
 }
 
 /* With nothing held: start the next batch if one is due (on reactor r). */
 static void try_start(struct jlog *j, struct reactor *r)
 {
-	bool submit = false, ckpt = false;
-	unsigned n = 0;
+	struct r5_piece *units = NULL, *go = NULL;
+	bool ckpt = false;
+	struct enc e;
+	uint64_t len = 0;
 
 	pthread_mutex_lock(&j->mu);
 	if (!j->busy)
-		submit = build_batch(j, &ckpt);
-	n = submit ? j->mio_left : 0;
-	if (ckpt && (j->ckpt_busy || ckpt_target(j) == j->tail))
+		units = take_batch(j, &e, &len, &ckpt);
+	if (!j->failed)
+		go = release_gated(j, &ckpt);
+	if (ckpt && (j->failed || j->ckpt_busy || ckpt_target(j) == j->tail))
 		ckpt = false;
 	if (ckpt)
 		j->ckpt_busy = true;
 	pthread_mutex_unlock(&j->mu);
-	for (unsigned i = 0; i < n; i++)
-		member_submit(r, &j->mio[i]);
+	resume_chain(go, 0);
+	if (units) {
+		unsigned n = encode_batch(j, &e, units, len);
+
+		pthread_mutex_lock(&j->mu);
+		j->seq = e.seq;
+		j->mio_left = n;
+		pthread_mutex_unlock(&j->mu);
+		for (unsigned i = 0; i < n; i++)
+			member_submit(r, &j->mio[i]);
+	}
 	if (ckpt)
 		ckpt_start(j, r);
-}
-
-static void resume_msg(struct reactor *r, struct reactor_msg *m)
-{
-	struct junit *u = (struct junit *)((char *)m - offsetof(struct junit, msg));
-	(void)r;
-	u->resume(u->pc, 0);
 }
 
 static void log_written(struct member_io *mio, int res)
 {
 	struct jlog *j = mio->ctx;
 	struct reactor *r = mio->r;
-	struct junit *u, *next;
+	struct r5_piece *u, *failed = NULL;
+	int err;
 
 	pthread_mutex_lock(&j->mu);
 	if (res < 0 && !j->mio_res)
@@ -367,60 +481,64 @@ static void log_written(struct member_io *mio, int res)
 		pthread_mutex_unlock(&j->mu);
 		return;
 	}
-	/* md fails the journal device (and writes no more); here its units go
-	   on unprotected, said once */
-	if (j->mio_res && !j->warned) {
-		j->warned = true;
-		ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: log write failed (%s): "
-		     "rows are written unprotected", j->m->path, strerror(-j->mio_res));
-	}
+	err = j->mio_res;
 	u = j->inflight;
 	j->inflight = NULL;
-	j->b[u->batch].logged = true;
+	struct jbatch *b = &j->b[U_BATCH(u)];
+	b->logged = true;
 	j->busy = false;
+	if (err || j->failed) {
+		/* md fails the journal and the writes (log_failed): none goes on
+		   unlogged; the batch's units fail, and every later one */
+		bool first = !j->failed;
+		b->pending = 0;
+		failed = fail_journal(j);
+		if (first)
+			ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: log write "
+			     "failed (%s): writes to the array fail from now on (stop it, fix "
+			     "or replace the journal, assemble again)", j->m->path,
+			     strerror(-(err ? err : EIO)));
+	} else if (b->gated) {
+		b->held = u;    /* released once the tail reaches b->start */
+		u = NULL;
+	}
 	pthread_mutex_unlock(&j->mu);
+	if (failed) {
+		resume_chain(u, -EIO);
+		resume_chain(failed, -EIO);
+		return;
+	}
 	/* the next batch first: once the last unit is let go the array may close */
 	try_start(j, r);
-	/* the chain is read before each unit may finish and its piece be reused */
-	for (; u; u = next) {
-		next = u->next;
-		u->msg.fn = resume_msg;
-		reactor_post(u->r, &u->msg);
-	}
+	resume_chain(u, 0);
 }
 
 static int jr_before_writes(struct parity_log *pl, struct r5_piece *pc,
 			    parity_log_resume_fn *resume)
 {
 	struct jlog *j = (struct jlog *)pl;
-	struct junit *u;
+	bool full;
 
+	pc->log_resume = NULL;          /* not in the log (after_writes looks) */
 	if (pc->op != OP_WRITE && pc->op != OP_ZERO)
 		return 0;
+	full = unit_full(j, pc);
+	pc->log_resume = resume;
+	pc->log_next = NULL;
+	pc->log_res = full ? U_FULL : 0;
 	pthread_mutex_lock(&j->mu);
-	u = j->free_units;
-	if (u)
-		j->free_units = u->next;
-	pthread_mutex_unlock(&j->mu);
-	if (!u)
-		return -EAGAIN;
-	u->pc = pc;
-	u->resume = resume;
-	u->r = piece_reactor(pc);
-	u->full = unit_full(j, pc);
-	u->sectors = unit_sectors(pc, u->full);
-	u->next = NULL;
-	pthread_mutex_lock(&j->mu);
-	if (!u->full)
+	if (j->failed) {
+		pthread_mutex_unlock(&j->mu);
+		pc->log_resume = NULL;
+		return -EIO;
+	}
+	if (!full)
 		j->unprotected++;
-	unsigned h = bucket_of(pc);
-	u->hnext = j->bucket[h];
-	j->bucket[h] = u;
 	if (j->wait_tail)
-		j->wait_tail->next = u;
+		j->wait_tail->log_next = pc;
 	else
-		j->wait_head = u;
-	j->wait_tail = u;
+		j->wait_head = pc;
+	j->wait_tail = pc;
 	pthread_mutex_unlock(&j->mu);
 	try_start(j, piece_reactor(pc));
 	return 1;
@@ -429,35 +547,23 @@ static int jr_before_writes(struct parity_log *pl, struct r5_piece *pc,
 static void jr_after_writes(struct parity_log *pl, struct r5_piece *pc, int res)
 {
 	struct jlog *j = (struct jlog *)pl;
-	struct junit *u, **up;
 	bool more;
 
 	(void)res;
-	if (pc->op != OP_WRITE && pc->op != OP_ZERO)
+	if (!pc->log_resume)
 		return;
+	pc->log_resume = NULL;
 	pthread_mutex_lock(&j->mu);
-	/* the unit of pc, by its piece */
-	for (up = &j->bucket[bucket_of(pc)]; *up && (*up)->pc != pc; up = &(*up)->hnext)
-		;
-	u = *up;
-	if (u) {
-		*up = u->hnext;
-		struct jbatch *b = &j->b[u->batch];
-		b->pending--;
+	if (!j->failed) {
+		j->b[U_BATCH(pc)].pending--;
 		/* batches done from the oldest on are forgotten; the tail moves at
 		   the next checkpoint */
-		while (j->b_count > 1 && !j->b[j->b_first].pending && j->b[j->b_first].logged) {
-			j->b_first = (j->b_first + 1) % NBATCH;
-			j->b_count--;
-		}
-		u->pc = NULL;
-		u->resume = NULL;
-		u->next = j->free_units;
-		j->free_units = u;
+		pop_done(j);
 	}
-	more = j->wait_head && !j->busy;
+	more = !j->failed && ((j->wait_head && !j->busy) ||
+			      (j->b_count && j->b[j->b_first].held));
 	pthread_mutex_unlock(&j->mu);
-	if (more)       /* units waiting for a batch record or for room */
+	if (more)       /* units waiting for a batch record, for room, or gated */
 		try_start(j, piece_reactor(pc));
 }
 
@@ -476,23 +582,28 @@ static int ckpt_run(struct meta_call *c)
 	pthread_mutex_unlock(&j->mu);
 	if (new_tail == j->tail)
 		return 0;
-	/* the member writes done so far durable before the log lets them go */
+	/* the member writes done so far durable before the log lets them go:
+	   the slots' members and their replacements (whose writes the rows
+	   also hold), as start_flush does; meta_lock keeps them in place */
+	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
 		struct member *m = a->slot[s].m;
+		struct member *repl = atomic_load(&a->slot[s].repl);
 		if (m && m->fd >= 0 && fdatasync(m->fd) < 0 && !rc)
 			rc = -errno;
+		if (repl && repl->fd >= 0 && fdatasync(repl->fd) < 0 && !rc)
+			rc = -errno;
 	}
-	if (rc)
-		return rc;
-	pthread_mutex_lock(&a->meta_lock);
 	/* members[] may have been compacted since: find the journal again */
-	rc = -ENODEV;
-	for (unsigned i = 0; i < a->nmembers; i++)
-		if (a->members[i] == j->m && a->member_state[i] == URAID_MEMBER_JOURNAL) {
-			a->member_sb[i].recovery_offset = new_tail;
-			rc = meta_record_change(a);
-			break;
-		}
+	if (!rc) {
+		rc = -ENODEV;
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (a->members[i] == j->m && a->member_state[i] == URAID_MEMBER_JOURNAL) {
+				a->member_sb[i].recovery_offset = new_tail;
+				rc = meta_record_change(a);
+				break;
+			}
+	}
 	pthread_mutex_unlock(&a->meta_lock);
 	if (!rc) {
 		pthread_mutex_lock(&j->mu);
@@ -505,16 +616,22 @@ static int ckpt_run(struct meta_call *c)
 static void ckpt_done(struct meta_call *c, int rc)
 {
 	struct jlog *j = (struct jlog *)((char *)c - offsetof(struct jlog, call));
+	struct r5_piece *failed = NULL;
 
 	pthread_mutex_lock(&j->mu);
 	if (!rc)
 		j->tail = j->ckpt_tail;
+	else if (!j->failed)
+		failed = fail_journal(j);       /* else it would retry (and spin) forever */
 	j->ckpt_busy = false;
 	pthread_mutex_unlock(&j->mu);
-	if (rc)
-		ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: checkpoint failed (%s)",
-		     j->m->path, strerror(-rc));
-	try_start(j, c->r);
+	if (rc) {
+		ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: checkpoint failed "
+		     "(%s): writes to the array fail from now on", j->m->path, strerror(-rc));
+		resume_chain(failed, -EIO);
+	} else {
+		try_start(j, c->r);
+	}
 	/* the last access: close may free j once this is counted out */
 	atomic_fetch_sub(&j->base.a->counters[0].in_flight, 1);
 }
@@ -535,10 +652,9 @@ static void jr_fini(struct parity_log *pl)
 
 	if (j->unprotected)
 		ulog(array_log(pl->a), URAID_LOG_NOTICE, "write journal %s: %" PRIu64 " writes were "
-		     "not whole 4 KiB rows with their parity: logged as FLUSH only (not protected "
-		     "from the write hole)", j->m->path, j->unprotected);
+		     "not whole 4 KiB rows with their parity: logged as FLUSH only, each after "
+		     "a checkpoint past the older log", j->m->path, j->unprotected);
 	pthread_mutex_destroy(&j->mu);
-	free(j->units);
 	free(j->buf);
 	free(j);
 }
@@ -566,18 +682,23 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 	j->head = head;
 	j->seq = seq;
 	j->tail = tail;
-	/* the largest unit as whole rows: every slot written, one meta per row */
-	unsigned rows = R5_SEG_SECTORS / PGS;
-	j->cap = (size_t)rows * (a->geom.raid_disks + 1) * PG;
+	/* the largest unit: a quarter of the ring as whole rows of every slot
+	   and one meta block per row (so whole-page units are logged whole, not
+	   as FLUSH), at most the write path's own; span_reads stays false (the
+	   journal logs the new data, not the old) */
+	uint64_t maxu = ring / 4 / (a->geom.raid_disks + 1) / PGS * PGS;
+	if (maxu > R5_SEG_SECTORS)
+		maxu = R5_SEG_SECTORS;
+	if (maxu < PGS)
+		maxu = PGS;
+	j->base.max_unit_sectors = (uint32_t)maxu;
+	j->base.span_reads = false;
+	/* a unit not 4 KiB aligned covers one more row */
+	j->cap = (size_t)(maxu / PGS + 1) * (a->geom.raid_disks + 1) * PG;
 	j->buf = aligned_alloc(4096, j->cap);
-	j->units = calloc(NUNITS, sizeof(*j->units));
-	if (!j->buf || !j->units) {
+	if (!j->buf) {
 		jr_fini(&j->base);
 		return -ENOMEM;
-	}
-	for (unsigned i = NUNITS; i--;) {
-		j->units[i].next = j->free_units;
-		j->free_units = &j->units[i];
 	}
 	*out = &j->base;
 	return 0;

@@ -235,6 +235,7 @@ static void sio_issue(struct r5_piece *pc, struct r5_sio *io, unsigned s, struct
 	io->slot = s;
 	memset(&io->mio.op, 0, sizeof(io->mio.op));
 	io->mio.kind = kind;
+	io->mio.meta = false;
 	io->mio.buf = buf;
 	io->mio.len = bytes;
 	io->mio.sector = sector;

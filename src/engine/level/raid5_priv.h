@@ -245,6 +245,11 @@ struct r5_piece {
 	struct r5_sio *sio;             /* slot -> member I/O */
 	struct r5_sio rsio;             /* the write to a slot's replacement (one slot at a time) */
 	struct uraid_stripe st;
+	/* the parity log's (parity_log.h), while the unit waits in it */
+	struct r5_piece *log_next;
+	void (*log_resume)(struct r5_piece *pc, int res);
+	int log_res;
+	struct reactor_msg log_msg;
 };
 
 struct r5_counters {

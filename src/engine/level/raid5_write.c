@@ -103,6 +103,38 @@ static void write_next(struct r5_piece *pc)
 	write_unit(pc);
 }
 
+/* The largest unit: the buffers', or less when the parity log says so. */
+static inline uint32_t unit_max(const struct r5_piece *pc)
+{
+	const struct parity_log *pl = pc->a->plog;
+
+	return pl && pl->max_unit_sectors && pl->max_unit_sectors < R5_SEG_SECTORS ?
+	       pl->max_unit_sectors : R5_SEG_SECTORS;
+}
+
+/*
+ * Does the unit write data chunks with unwritten ones between them (a
+ * gathered group)? A PPL entry covers consecutive chunks (md's rule), so the
+ * log needs the old content of those between: the unit reads every block.
+ */
+static bool written_gap(const struct r5_piece *pc)
+{
+	unsigned first = pc->d, last = 0;
+
+	for (unsigned k = 0; k < pc->d; k++)
+		if (pc->wr[k]) {
+			if (first == pc->d)
+				first = k;
+			last = k;
+		}
+	if (first == pc->d || (first == 0 && last == pc->d - 1))
+		return false;   /* none, or the whole row's span: no partial parity */
+	for (unsigned k = first; k <= last; k++)
+		if (!pc->wr[k])
+			return true;
+	return false;
+}
+
 /*
  * The next unit of the group's bands; false when done. Units are cut where
  * any piece of the group starts or ends within the chunk, so over a unit
@@ -130,7 +162,7 @@ static bool next_unit(struct r5_piece *pc)
 		}
 		pc->src[k0] = pc->buf ? pc->buf + (size_t)(x - a) * 512 : NULL;
 		pc->ux = x;
-		pc->uy = b - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : b;
+		pc->uy = b - x > unit_max(pc) ? x + unit_max(pc) : b;
 		pc->ulen = (pc->uy - pc->ux) * 512;
 		pc->next_x = pc->uy;
 		return true;
@@ -162,7 +194,7 @@ static bool next_unit(struct r5_piece *pc)
 			continue;
 		}
 		pc->ux = x;
-		pc->uy = be - x > R5_SEG_SECTORS ? x + R5_SEG_SECTORS : be;
+		pc->uy = be - x > unit_max(pc) ? x + unit_max(pc) : be;
 		pc->ulen = (pc->uy - pc->ux) * 512;
 		pc->next_x = pc->uy;
 		return true;
@@ -192,7 +224,7 @@ static void write_unit(struct r5_piece *pc)
 	in.q_lost = pc->npar == 2 && r5_lost(pc, (unsigned)qs);
 	in.p_dead = (pc->sflag[ps] & SF_DEAD) != 0;
 	in.q_dead = pc->npar == 2 && (pc->sflag[qs] & SF_DEAD);
-	in.force_full = bad;
+	in.force_full = bad || (pc->a->plog && pc->a->plog->span_reads && written_gap(pc));
 	if (r5_plan_write(&in, &pc->plan) < 0) {
 		r5_piece_finish(pc, -EIO);
 		return;

@@ -23,11 +23,10 @@
 
 #define fail uraid_errf
 
-/* Features uraid does not run (reshape, cluster, journal, PPL). */
+/* Features uraid does not run (reshape, cluster, journal); PPL: md/ppl.c. */
 #define UNSUPPORTED_FEATURES                                                         \
 	(URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |                \
-	 URAID_FEATURE_NEW_OFFSET | URAID_FEATURE_CLUSTERED | URAID_FEATURE_JOURNAL |    \
-	 URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)
+	 URAID_FEATURE_NEW_OFFSET | URAID_FEATURE_CLUSTERED | URAID_FEATURE_JOURNAL)
 
 /* md's largest chunk (MAX_CHUNK_SIZE, 1 GiB); a resync buffers a few chunks. */
 #define MD_MAX_CHUNK_SECTORS (1u << 21)
@@ -186,10 +185,11 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (f & URAID_FEATURE_CLUSTERED)
 		return fail(err, errlen, -EINVAL,
 			    "%s: clustered md array (feature 0x100), which uraid does not run", path);
-	if (f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS))
+	if ((f & URAID_FEATURE_JOURNAL) && (f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)))
 		return fail(err, errlen, -EINVAL,
-			    "%s: array with a partial parity log (feature 0x%x), which uraid does "
-			    "not run", path, f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS));
+			    "%s: array with both a write journal (feature 0x200) and a partial parity "
+			    "log (feature 0x%x), which md does not run either", path,
+			    f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS));
 	if (f & URAID_FEATURE_BAD_BLOCKS)
 		return fail(err, errlen, -EINVAL,
 			    "%s: its bad-block list is not empty (feature 0x8); uraid does not avoid "
@@ -466,6 +466,9 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 		.bitmap_offset = a->sb.bitmap_offset,
 		.bitmap_sectors = a->bitmap_sectors,
 		.data_used = used,
+		.ppl = (a->sb.feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)) != 0,
+		.ppl_offset = uraid_sb_ppl_offset(&a->sb),
+		.ppl_sectors = uraid_sb_ppl_size(&a->sb),
 	};
 	struct uraid_sb_areas ar;
 	char why[300];
@@ -477,6 +480,7 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 		{ ar.sb_start, ar.sb_start + ar.sb_len },
 		{ ar.bitmap_start, ar.bitmap_start + ar.bitmap_len },
 		{ ar.bblog_start, ar.bblog_start + ar.bblog_len },
+		{ ar.ppl_start, ar.ppl_start + ar.ppl_len },
 	};
 	member_set_areas(m, ar.data_start, ar.data_len, areas, MEMBER_AREAS);
 	return 0;
@@ -631,14 +635,19 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			dirty_parity++;
 	if (parity && fsb->resync_offset != URAID_MAX_SECTOR && missing > dirty_parity) {
 		left_out_list(c, n, out, sizeof(out));
-		if (!(o->flags & URAID_ASSEMBLE_FORCE))
+		bool ppl = fsb->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS);
+		if (ppl)        /* md starts it: the log makes the rows it names whole */
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array "
+			     "'%s' with PPL", fresh->m->path, fsb->set_name);
+		else if (!(o->flags & URAID_ASSEMBLE_FORCE))
 			return fail(err, errlen, -EINVAL,
 				    "%s: cannot start dirty degraded array '%s' (resync_offset %" PRIu64
 				    ", %u of %u slots missing): parity may not match the data; use "
 				    "force to start it anyway%s", fresh->m->path, fsb->set_name,
 				    fsb->resync_offset, missing, raid_disks, out);
-		ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array '%s' - data "
-			"corruption possible", fresh->m->path, fsb->set_name);
+		else
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: starting dirty degraded array '%s' - "
+			     "data corruption possible", fresh->m->path, fsb->set_name);
 	}
 
 	/* the bitmap of the freshest member */

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * md's partial parity log (PPL) at assembly: recovery of a dirty start and
+ * the run-time log's installation (md/ppl.c). The run-time log itself, the
+ * parity-log hooks around RAID 5 member writes, is level/raid5_ppl.c.
+ */
+#ifndef URAID_ENGINE_MD_PPL_H
+#define URAID_ENGINE_MD_PPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct array;
+
+/* Does the array's superblock say it has a PPL (feature 0x400 or 0x800)? */
+bool ppl_enabled(const struct array *a);
+
+/*
+ * For an array with a PPL, once the level is set up and before any request:
+ * refuse what md refuses (a level other than 5, more than 64 members); on
+ * each member find the newest valid log (md's walk through the area); at a
+ * dirty start (resync needed, read-write) rewrite the parity of every entry
+ * whose partial parity checks, as md's ppl_recover does, and when entries
+ * were recovered and none failed its checksum, the array needs no resync;
+ * then write an empty log on each member (the area zeroed) and install the
+ * run-time log (a->plog). Read-only: nothing is written, no log installed.
+ * Returns 0 (also for arrays without a PPL), or -errno with one line in err.
+ */
+int ppl_attach(struct array *a, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,124 @@
+#!/bin/bash
+# md's partial parity log (PPL) on RAID 5: `uraid create
+# --consistency-policy=ppl` places it as mdadm does (examine shows it,
+# status says ppl); `uraid serve` is killed with SIGKILL in the middle of
+# fio writes (verify state saved) after a complete pass of the same job,
+# restarted: the PPL is replayed, no resync starts, every write fio completed
+# reads back, and `uraid check` finds 0 mismatches. Also for metadata 1.0
+# (the area below the superblock). The write hole shown without a log and
+# closed with PPL (below). Refusals: PPL on RAID 6, PPL with a bitmap.
+# PPL_SEEDS rounds each.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdinfo nbdcopy python3
+work_dir ppl
+[ -n "${PPL_KEEP:-}" ] && trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; wait 2>/dev/null' EXIT
+SEEDS=${PPL_SEEDS:-2}
+BASE=${SEED:-20261202}
+echo "seeds $BASE..$((BASE + SEEDS - 1)), work in $work"
+serve() { serve_bg "$work" s "$@"; }
+fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets, same data)
+    (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/s.sock" --rw=randwrite \
+        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
+        --randseed="$1" --size="$size" --name=ppl "${@:2}" >"$work/fio.out" 2>&1)
+}
+
+# refusals: one line, nothing written
+for i in 0 1 2 3; do truncate -s 40M "$work/r$i"; done
+out=$("$URAID" create -l6 -n4 --consistency-policy=ppl "$work"/r[0-3] 2>&1); rc=$?
+check "PPL on RAID 6 refused ($out)" bash -c "[ $rc -ne 0 ] && [ \$(printf '%s\n' \"\$1\" | wc -l) -eq 1 ]" _ "$out"
+out=$("$URAID" create -l5 -n4 --consistency-policy=ppl --bitmap=internal "$work"/r[0-3] 2>&1); rc=$?
+check "PPL with a bitmap refused ($out)" test $rc -ne 0
+check "nothing written by the refusals" bash -c "! '$URAID' examine '$work/r0' >/dev/null 2>&1"
+
+for meta in ${PPL_META-1.2 1.0}; do
+    m=()
+    for i in 0 1 2 3; do truncate -s 40M "$work/m$meta.$i"; m+=("$work/m$meta.$i"); done
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --metadata=$meta --name=p \
+        --consistency-policy=ppl "${m[@]}" >/dev/null
+    want="PPL : 2048 sectors at offset 8 sectors"
+    [ $meta = 1.0 ] && want="PPL : 2048 sectors at offset -2056 sectors"
+    check "$meta: examine shows the PPL as mdadm -E ($want)" \
+        bash -c "'$URAID' examine '${m[0]}' | grep -q '$want'"
+    check "$meta: feature map 0x400" bash -c "'$URAID' examine '${m[0]}' | grep -q 'Feature Map : 0x400'"
+    for s in $(seq "$BASE" $((BASE + SEEDS - 1))); do
+        serve "${m[@]}" || { fails=$((fails + 1)); continue; }
+        check "$meta seed $s: status says ppl" \
+            bash -c "'$URAID' status p | grep -q 'Consistency Policy : ppl'"
+        size=$(( $(nbdinfo --size "nbd+unix:///?socket=$work/s.sock") / 1048576 ))M
+        fio_job "$s" --do_verify=0 --end_fsync=1
+        check "$meta seed $s: a first pass written and flushed" grep -q "err= 0" "$work/fio.out"
+        rm -f "$work"/*.state
+        fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+        fpid=$!
+        # kill once the writes are under way: the array marked active on disk
+        for _ in $(seq 100); do
+            "$URAID" examine "${m[0]}" | grep -q 'State : active' && break
+            sleep 0.1
+        done
+        sleep 1
+        check "$meta seed $s: the array is active (being written) at the kill" \
+            bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
+        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        wait $fpid
+        replays=$(grep -c "PPL replay" "$work/s.err")
+        resyncs=$(grep -c "resync started" "$work/s.err")
+        serve "${m[@]}"
+        check "$meta seed $s: the PPL was replayed ($(grep "PPL replay" "$work/s.err" | tail -1))" \
+            bash -c "[ \$(grep -c 'PPL replay' '$work/s.err') -gt $replays ] &&
+                     grep 'PPL replay' '$work/s.err' | tail -1 | grep -q 'no resync needed'"
+        sleep 0.5
+        check "$meta seed $s: no resync started" \
+            test "$(grep -c "resync started" "$work/s.err")" -eq "$resyncs"
+        fio_job "$s" --verify_only --verify_state_load=1
+        check "$meta seed $s: every write fio completed reads back intact" grep -q "err= 0" "$work/fio.out" ||
+            grep -m5 -E "verify|bad|err=" "$work/fio.out"
+        out=$("$URAID" check --wait p); rc=$?
+        check "$meta seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
+        stop_served p
+    done
+    check "$meta: clean after the last stop" \
+        bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : clean'"
+done
+# The write hole, shown and closed: random writes into data chunk 1 of
+# random rows only, the server killed mid-write, member 0 then missing, the
+# array started degraded and dirty; every block outside chunk 1 (never
+# written since the fill) must read back exactly. Without a log the hole is
+# shown (printed, not asserted: it depends on where the kill lands); with
+# PPL it is asserted closed.
+hole=$(dirname "$0")/ppl_hole.py
+for policy in resync ppl; do
+    for s in $(seq "$BASE" $((BASE + SEEDS - 1))); do
+        h=()
+        for i in 0 1 2 3; do rm -f "$work/h$i"; truncate -s 24M "$work/h$i"; h+=("$work/h$i"); done
+        "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=p \
+            --consistency-policy=$policy "${h[@]}" >/dev/null
+        serve "${h[@]}" || { fails=$((fails + 1)); continue; }
+        uri="nbd+unix:///?socket=$work/s.sock"
+        randfile "$s" "$(nbdinfo --size "$uri")" "$work/h.data"
+        nbdcopy "$work/h.data" "$uri"
+        python3 "$hole" write "$work/s.sock" "$s" 65536 3 &
+        wpid=$!
+        for _ in $(seq 100); do
+            "$URAID" examine "${h[0]}" | grep -q 'State : active' && break
+            sleep 0.1
+        done
+        sleep 1
+        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        wait $wpid
+        # member 0 gone: its chunks are rebuilt from the others and parity
+        serve --force --run "${h[@]:1}" || { fails=$((fails + 1)); continue; }
+        out=$(python3 "$hole" verify "$work/s.sock" "$work/h.data" 65536 3)
+        if [ $policy = ppl ]; then
+            check "write hole, PPL, seed $s: closed: every untouched block reads back ($out; $(grep 'PPL replay' "$work/s.err" | tail -1))" \
+                grep -q "^bad=0 " <<<"$out"
+        else
+            echo "write hole, no log, seed $s: $out blocks untouched by the writes read back wrong"
+        fi
+        stop_served p
+    done
+done
+echo "$fails failed"
+[ $fails -eq 0 ]

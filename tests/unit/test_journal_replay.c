@@ -427,7 +427,8 @@ static void test_data_only(void)
 	CHECK(rc == 0, "replay: %s", err);
 	CHECK(row_is(m, a, wb), "generation 2 over generation 1, parity recomputed");
 	CHECK(row_consistent(m, a), "consistent");
-	CHECK(r.data_parity_rows == 1 && r.data_only_rows == 1, "rows %u %u", r.data_parity_rows,
+	/* generation 1 and 2 merged into one row, its parity recomputed */
+	CHECK(r.data_parity_rows == 0 && r.data_only_rows == 1, "rows %u %u", r.data_parity_rows,
 	      r.data_only_rows);
 
 	/* the row's parity member missing: the data still goes to the members */
@@ -451,6 +452,81 @@ static void test_data_only(void)
 	rc = replay(m, 0, &r, err);
 	CHECK(rc == -EIO && strstr(err, "missing"), "degraded data-only: %d %s", rc, err);
 	printf("  refused: %s\n", err);
+	free_array(m);
+	free(m);
+}
+
+static void set_row(struct mem *m, uint64_t s, uint8_t rows[][PG])
+{
+	for (unsigned sl = 0; sl < m->g.raid_disks; sl++)
+		if (m->dev[sl])
+			memcpy(m->dev[sl] + s * 512, rows[sl], PG);
+}
+
+/*
+ * One row written three times (write-through: each on the members before
+ * the next): A logged with parity, B logged with parity on top of A, then
+ * C not logged, only a FLUSH for the row (a unit the run-time journal could
+ * not log whole). The replay must leave C: the rows are merged, never
+ * written out when newer data for them comes (A over C was the bug). And
+ * with the members still holding the row before A, A and B merge into B's
+ * row (B's parity covers A's data): one row written, low_row at it.
+ */
+static void test_superseded_rows(void)
+{
+	struct mem *m = calloc(1, sizeof(*m));
+	struct journal_replay_result r;
+	struct lw w;
+	char err[200];
+	uint64_t a = 32;
+	static uint8_t wc[8][PG];
+
+	make_array(m, 5, 4);
+	struct uraid_stripe st;
+	uraid_geom_stripe(&m->g, a / CHUNK, &st);
+	snapshot_row(m, a, old);
+	lw_begin(&w, m, 50, 0);
+	log_row(&w, a, 1u << st.data_slot[0], false, wa);
+	uint64_t next = lw_end(&w);
+	set_row(m, a, wa);
+	lw_begin(&w, m, 51, next);
+	log_row(&w, a, 1u << st.data_slot[1], false, wb);
+	next = lw_end(&w);
+	set_row(m, a, wb);
+	/* C: new data on slot 0 and the parity, on the members, not logged */
+	fill(m->dev[st.data_slot[0]] + a * 512, PG);
+	uint8_t p[PG], q[PG];
+	row_parity(m, a, p, q);
+	memcpy(m->dev[st.p_slot] + a * 512, p, PG);
+	snapshot_row(m, a, wc);
+	lw_begin(&w, m, 52, next);
+	CHECK(uraid_r5l_meta_add_flush(w.meta, a) == 0, "flush");
+	lw_end(&w);
+	int rc = replay(m, 0, &r, err);
+	CHECK(rc == 0, "replay: %s", err);
+	CHECK(row_is(m, a, wc), "the unlogged newer row C is left as it is (not A over it)");
+	CHECK(row_consistent(m, a), "consistent");
+	CHECK(r.data_parity_rows == 0 && r.low_row == UINT64_MAX, "rows %u low %" PRIu64,
+	      r.data_parity_rows, r.low_row);
+
+	/* A and B logged, members stale (before A): B's row, A's data with it */
+	make_array(m, 5, 4);
+	snapshot_row(m, a, old);
+	lw_begin(&w, m, 50, 0);
+	log_row(&w, a, 1u << st.data_slot[0], false, wa);
+	next = lw_end(&w);
+	set_row(m, a, wa);
+	lw_begin(&w, m, 51, next);
+	log_row(&w, a, 1u << st.data_slot[1], false, wb);
+	lw_end(&w);
+	set_row(m, a, old);
+	rc = replay(m, 0, &r, err);
+	CHECK(rc == 0, "replay: %s", err);
+	CHECK(row_is(m, a, wb), "A and B merged into B's row");
+	CHECK(memcmp(m->dev[st.data_slot[0]] + a * 512, wa[st.data_slot[0]], PG) == 0,
+	      "A's data there");
+	CHECK(r.data_parity_rows == 1 && r.low_row == a, "rows %u low %" PRIu64,
+	      r.data_parity_rows, r.low_row);
 	free_array(m);
 	free(m);
 }
@@ -534,6 +610,7 @@ int main(void)
 	test_data_and_parity(5, 4, LOG_SECTORS - 16);   /* pages wrap around the ring */
 	test_flush_and_bad_page();
 	test_data_only();
+	test_superseded_rows();
 	test_degraded_raid6();
 	test_refusals();
 	if (failures) {

@@ -62,6 +62,7 @@ struct journal_replay_result {
 	unsigned data_parity_rows;  /* rows written out as logged */
 	unsigned data_only_rows;    /* rows written with parity recomputed */
 	unsigned bad_meta;          /* meta blocks dropped for page checksums */
+	uint64_t low_row;           /* lowest member sector written (UINT64_MAX: none) */
 	char stop[200];             /* why the scan ended */
 };
 

@@ -106,6 +106,38 @@ static void j_note(void *c, const char *line)
 	ulog(array_log(j->a), URAID_LOG_NOTICE, "%s: %s", j->a->sb.set_name, line);
 }
 
+/*
+ * The replay wrote only to in-sync slots. A member partway through its
+ * rebuild (a spare with a slot and recovery_offset, attached later by
+ * md_attach_pending, or a replacement) holds the old content of the rows
+ * replayed below its offset: its recovery_offset goes down to the lowest
+ * row written, so the rebuild copies them again (md writes the replayed
+ * rows to such members instead; same result). Recorded with the tail.
+ */
+static void lower_rebuilds(struct array *a, uint64_t low_row)
+{
+	if (low_row == UINT64_MAX)
+		return;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct uraid_sb *own = &a->member_sb[i];
+		int s = a->member_pending_slot[i];
+
+		if (!a->members[i] || s < 0 || a->member_state[i] == URAID_MEMBER_JOURNAL ||
+		    !(own->feature_map & URAID_FEATURE_RECOVERY_OFFSET) ||
+		    own->recovery_offset <= low_row)
+			continue;
+		ulog(array_log(a), URAID_LOG_NOTICE, "%s: %s: rebuild goes back from sector %"
+		     PRIu64 " to %" PRIu64 " (journal rows replayed below it)", a->sb.set_name,
+		     a->members[i]->path, own->recovery_offset, low_row);
+		own->recovery_offset = low_row;
+	}
+	/* a slot already rebuilding from its superblock at assembly */
+	for (unsigned s = 0; s < a->geom.raid_disks; s++)
+		if (a->slot[s].state == URAID_MEMBER_REBUILDING &&
+		    atomic_load(&a->slot[s].rebuilt) > low_row)
+			atomic_store(&a->slot[s].rebuilt, low_row);
+}
+
 int journal_assemble(struct array *a, char *err, size_t errlen)
 {
 	struct journal_replay_result r;
@@ -135,6 +167,7 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: write journal %s: %s", a->sb.set_name,
 				  j.journal->path, why);
+	lower_rebuilds(a, r.low_row);
 	/* the new tail must be on disk before anything is written to the slots */
 	a->member_sb[idx].recovery_offset = r.tail;
 	rc = meta_record_change(a);

@@ -3,6 +3,16 @@
  * The write journal's replay at assembly, md's recovery order (journal.h).
  * A "row" here is md's stripe_head: one 4 KiB high row of the array at one
  * member sector, with the pages the log holds for it.
+ *
+ * Memory: a row keeps, per slot, only the log sector of the latest page
+ * logged for it (8 bytes a slot, not the page); the pages are read back
+ * from the log when the rows are written out, at the end of the scan (the
+ * log is left intact until the new empty meta block is written after
+ * them). Nothing is written mid-scan: data logged after a row's parity
+ * supersedes the slots it names and the newer parity (write-through: the
+ * newer unit's parity covers the older unit's data, now on the members), so
+ * the row is merged, never written out early; a FLUSH then still drops all
+ * of it (an unlogged newer write is never overwritten by an older row).
  */
 #include <endian.h>
 #include <errno.h>
@@ -29,8 +39,8 @@ struct row {
 	uint64_t sector;        /* member sector of the row */
 	bool active;            /* holds log pages not yet written out */
 	bool caching;           /* data seen with no parity after it */
-	uint8_t *want;          /* per slot: page holds what goes to the member */
-	uint8_t *pages;         /* raid_disks pages */
+	uint8_t *want;          /* per slot: a page goes to the member */
+	uint64_t *pos;          /* per slot: the log sector of that page */
 };
 
 struct replay {
@@ -47,6 +57,7 @@ struct replay {
 	uint8_t *meta;                  /* the meta block being read */
 	uint8_t *pages;                 /* its pages, read once (MAX_META_PAGES) */
 	uint64_t pages_at;              /* ring position of the first */
+	uint8_t *rowbuf;                /* raid_disks pages: the row being written out */
 	struct uraid_r5l_meta *m;
 	char *err;
 	size_t errlen;
@@ -127,15 +138,11 @@ static struct row *row_get(struct replay *p, uint64_t sector)
 		p->list = nl;
 		p->cap = ncap;
 	}
-	w = calloc(1, sizeof(*w) + disks);
+	w = calloc(1, sizeof(*w) + (size_t)disks * (sizeof(uint64_t) + 1));
 	if (!w)
 		return NULL;
-	w->want = (uint8_t *)(w + 1);
-	w->pages = page_alloc((size_t)disks * PAGE);
-	if (!w->pages) {
-		free(w);
-		return NULL;
-	}
+	w->pos = (uint64_t *)(w + 1);
+	w->want = (uint8_t *)(w->pos + disks);
 	w->sector = sector;
 	p->list[p->n++] = w;
 	for (h = hash_of(sector, p->hcap); p->hash[h]; h = (h + 1) & (p->hcap - 1))
@@ -153,7 +160,28 @@ static void row_reset(struct row *w, unsigned disks)
 
 static uint8_t *row_page(const struct replay *p, struct row *w, unsigned slot)
 {
-	return w->pages + (size_t)slot * PAGE;
+	(void)w;
+	return p->rowbuf + (size_t)slot * PAGE;
+}
+
+static void row_written(struct replay *p, const struct row *w)
+{
+	if (w->sector < p->r->low_row)
+		p->r->low_row = w->sector;
+}
+
+/* The row's logged pages, read back from the log into rowbuf. */
+static int row_load(struct replay *p, struct row *w)
+{
+	for (unsigned s = 0; s < p->g->raid_disks; s++) {
+		if (!w->want[s])
+			continue;
+		int rc = p->io->log_read(p->io->ctx, w->pos[s], row_page(p, w, s), PAGE);
+		if (rc)
+			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sector %"
+					  PRIu64 " back: %s", w->pos[s], strerror(-rc));
+	}
+	return 0;
 }
 
 static int row_stripe(const struct replay *p, const struct row *w, struct uraid_stripe *st)
@@ -173,7 +201,10 @@ static int row_write_out(struct replay *p, struct row *w)
 				  ": no stripe", w->sector);
 	for (unsigned s = 0; s < p->g->raid_disks; s++)
 		data += w->want[s] && (int)s != st.p_slot && (int)s != st.q_slot;
+	if (data && (rc = row_load(p, w)))
+		return rc;
 	if (data) {
+		row_written(p, w);
 		for (unsigned s = 0; s < p->g->raid_disks; s++) {
 			if (!w->want[s])
 				continue;
@@ -204,6 +235,13 @@ static int row_write_data_only(struct replay *p, struct row *w)
 	if (rc)
 		return uraid_errf(p->err, p->errlen, rc, "journal row at member sector %" PRIu64
 				  ": no stripe", w->sector);
+	/* parity is recomputed: a logged (older) parity page is not read */
+	w->want[st.p_slot] = 0;
+	if (st.q_slot >= 0)
+		w->want[st.q_slot] = 0;
+	if ((rc = row_load(p, w)))
+		return rc;
+	row_written(p, w);
 	for (unsigned k = 0; k < st.data_disks; k++) {
 		unsigned s = st.data_slot[k];
 		if (w->want[s])
@@ -350,13 +388,9 @@ static int analyze(struct replay *p)
 			w = row_get(p, loc.sector);
 			if (!w)
 				return uraid_errf(p->err, p->errlen, -ENOMEM, "journal replay: memory");
-			/* data after parity: the logged row was written, a new one begins */
-			if (w->active && !w->caching) {
-				rc = row_stripe(p, w, &st);
-				if (!rc && w->want[st.p_slot] && (rc = row_write_out(p, w)))
-					return rc;
-			}
-			memcpy(row_page(p, w, loc.slot), log_page(p, pl, 0), PAGE);
+			/* data after parity: a newer write of the row; its pages
+			   replace the slots it names (merged, see the top) */
+			w->pos[loc.slot] = pl->log_sector;
 			w->want[loc.slot] = 1;
 			w->caching = true;
 			w->active = true;
@@ -375,9 +409,10 @@ static int analyze(struct replay *p)
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc, "journal: PARITY row %" PRIu64,
 					  pl->location);
-		memcpy(row_page(p, w, (unsigned)st.p_slot), log_page(p, pl, 0), PAGE);
+		w->pos[st.p_slot] = pl->log_sector;
 		if (st.q_slot >= 0)
-			memcpy(row_page(p, w, (unsigned)st.q_slot), log_page(p, pl, 1), PAGE);
+			w->pos[st.q_slot] = uraid_r5l_ring_add(p->log_sectors, pl->log_sector,
+								PAGE_SECTORS);
 		w->want[st.p_slot] = 1;
 		if (st.q_slot >= 0)
 			w->want[st.q_slot] = 1;
@@ -500,6 +535,7 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	r->low_row = UINT64_MAX;
 	if (g->level != URAID_LEVEL_4 && g->level != URAID_LEVEL_5 && g->level != URAID_LEVEL_6)
 		return uraid_errf(err, errlen, -EINVAL, "a write journal needs RAID 4, 5 or 6");
 	if (g->chunk_sectors % PAGE_SECTORS)
@@ -518,14 +554,14 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	p.meta = page_alloc(PAGE);
 	p.pages = page_alloc((size_t)MAX_META_PAGES * PAGE);
 	p.m = malloc(sizeof(*p.m));
-	if (!p.meta || !p.pages || !p.m)
+	p.rowbuf = page_alloc((size_t)g->raid_disks * PAGE);
+	if (!p.meta || !p.pages || !p.m || !p.rowbuf)
 		rc = uraid_errf(err, errlen, -ENOMEM, "journal replay: memory");
 	else
 		rc = scan_and_replay(&p, tail);
-	for (size_t i = 0; i < p.n; i++) {
-		free(p.list[i]->pages);
+	for (size_t i = 0; i < p.n; i++)
 		free(p.list[i]);
-	}
+	free(p.rowbuf);
 	free(p.list);
 	free(p.hash);
 	free(p.meta);

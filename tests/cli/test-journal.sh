@@ -107,6 +107,11 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     serve "${m[@]}" "$j"
     fio_w --do_verify=0 --end_fsync=1
     check "seed $s: a first pass through the journal" grep -q "err= 0" "$work/fio.out"
+    # 4 KiB aligned writes on a whole array: every one logged whole (FLUSH-only
+    # units are counted at close)
+    stop_served w
+    check "seed $s: no write logged as FLUSH only" bash -c "! grep 'logged as FLUSH only' '$work/s.err'"
+    serve "${m[@]}" "$j"
     rm -f "$work"/*.state
     fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
     fpid=$!
@@ -117,7 +122,8 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     check "seed $s: killed mid-write, the journal replayed at the restart" \
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
     fio_w --verify_only --verify_state_load=1
-    check "seed $s: every write fio completed reads back" grep -q "err= 0" "$work/fio.out"
+    check "seed $s: every write fio completed reads back" grep -q "err= 0" "$work/fio.out" ||
+        grep 'journal' "$work/s.err" | tail -4
     out=$("$URAID" check --wait w); rc=$?
     check "seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
     # again, and then a member lost: the data it held must come from parity
@@ -132,7 +138,8 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
     fio_w --verify_only --verify_state_load=1
     check "seed $s: degraded, every write fio completed reads back (write hole closed)" \
-        grep -q "err= 0" "$work/fio.out" || grep -m5 -i "verify\|bad\|err" "$work/fio.out"
+        grep -q "err= 0" "$work/fio.out" ||
+        { grep -m5 -i "verify\|bad\|err" "$work/fio.out"; grep 'journal' "$work/s.err" | tail -4; }
     stop_served w
 done
 

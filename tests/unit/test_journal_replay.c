@@ -442,13 +442,39 @@ static void test_data_only(void)
 	CHECK(rc == 0 && row_is(m, a, wb) && r.data_only_rows == 1,
 	      "data-only row, parity member missing: %d %s", rc, err);
 
-	/* a data member missing: refused, said */
+	/* a data member missing (not written): its content rebuilt from the old
+	   parity for the new parity, which then matches wb (holding its old
+	   content) on every present slot */
 	make_array(m, 5, 4);
 	lw_begin(&w, m, 40, 0);
 	log_row(&w, a, 1u << st.data_slot[0], true, wb);
 	lw_end(&w);
 	free(m->dev[st.data_slot[1]]);
 	m->dev[st.data_slot[1]] = NULL;
+	rc = replay(m, 0, &r, err);
+	CHECK(rc == 0 && row_is(m, a, wb) && r.data_only_rows == 1,
+	      "degraded data-only, other data member missing: %d %s", rc, err);
+	/* the written data member missing: the new parity holds its data */
+	make_array(m, 5, 4);
+	lw_begin(&w, m, 40, 0);
+	log_row(&w, a, 1u << st.data_slot[0], true, wb);
+	lw_end(&w);
+	free(m->dev[st.data_slot[0]]);
+	m->dev[st.data_slot[0]] = NULL;
+	rc = replay(m, 0, &r, err);
+	CHECK(rc == 0 && row_is(m, a, wb) && r.data_only_rows == 1,
+	      "degraded data-only, its data member missing: %d %s", rc, err);
+	/* a data member and the parity member missing (RAID 6): refused, said */
+	make_array(m, 6, 5);
+	struct uraid_stripe st6;
+	uraid_geom_stripe(&m->g, a / CHUNK, &st6);
+	lw_begin(&w, m, 40, 0);
+	log_row(&w, a, 1u << st6.data_slot[0], true, wb);
+	lw_end(&w);
+	free(m->dev[st6.data_slot[1]]);
+	m->dev[st6.data_slot[1]] = NULL;
+	free(m->dev[st6.p_slot]);
+	m->dev[st6.p_slot] = NULL;
 	rc = replay(m, 0, &r, err);
 	CHECK(rc == -EIO && strstr(err, "missing"), "degraded data-only: %d %s", rc, err);
 	printf("  refused: %s\n", err);

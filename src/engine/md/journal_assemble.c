@@ -152,7 +152,8 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 		return 0;
 	if (a->flags & (URAID_ASSEMBLE_READONLY | URAID_ASSEMBLE_PEEK)) {
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: read-only: the write journal on %s is not "
-		     "replayed", a->sb.set_name, a->members[idx]->path);
+		     "replayed (rows written just before a crash may read back old until it is "
+		     "served read-write)", a->sb.set_name, a->members[idx]->path);
 		return 0;
 	}
 	j.journal = a->members[idx];
@@ -164,8 +165,18 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 	char why[300];
 	rc = journal_replay(&a->geom, a->sb.set_uuid, a->member_sb[idx].data_size,
 			    a->member_sb[idx].recovery_offset, &io, &r, why, sizeof(why));
+	if (rc && (a->flags & URAID_ASSEMBLE_FORCE)) {
+		/* nothing was written (rows go out at the scan's end, all or none but
+		   for a failing write): served read-only, the log left as it is */
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: write journal %s: %s; --force: served "
+		     "read-only without the replay (rows written just before the crash may read "
+		     "back old)", a->sb.set_name, j.journal->path, why);
+		a->flags |= URAID_ASSEMBLE_READONLY;
+		return 0;
+	}
 	if (rc)
-		return uraid_errf(err, errlen, rc, "%s: write journal %s: %s", a->sb.set_name,
+		return uraid_errf(err, errlen, rc, "%s: write journal %s: %s (--force serves the "
+				  "array read-only without replaying it)", a->sb.set_name,
 				  j.journal->path, why);
 	lower_rebuilds(a, r.low_row);
 	/* the new tail must be on disk before anything is written to the slots */

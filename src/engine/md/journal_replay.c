@@ -220,6 +220,45 @@ static int row_write_out(struct replay *p, struct row *w)
 	return 0;
 }
 
+static void xor_page(uint8_t *dst, const uint8_t *src)
+{
+	uint64_t *d = (uint64_t *)(void *)dst;
+	const uint64_t *q = (const uint64_t *)(const void *)src;
+	for (size_t i = 0; i < PAGE / 8; i++)
+		d[i] ^= q[i];
+}
+
+static int rebuild_missing(struct replay *p, struct row *w, const struct uraid_stripe *st,
+			   unsigned missing)
+{
+	uint8_t *dst = row_page(p, w, missing), *tmp = p->pages;
+	int rc = p->io->member_read(p->io->ctx, (unsigned)st->p_slot, w->sector, dst, PAGE);
+
+	if (rc == -ENODEV)
+		return uraid_errf(p->err, p->errlen, -EIO,
+				  "journal holds data without parity for the row at member "
+				  "sector %" PRIu64 ", slot %u and its parity member are missing: "
+				  "its parity cannot be computed; add a member back and assemble "
+				  "again", w->sector, missing);
+	for (unsigned k = 0; !rc && k < st->data_disks; k++) {
+		unsigned s = st->data_slot[k];
+		if (s == missing)
+			continue;
+		if (!w->want[s]) {
+			xor_page(dst, row_page(p, w, s));
+			continue;
+		}
+		rc = p->io->member_read(p->io->ctx, s, w->sector, tmp, PAGE);
+		if (!rc)
+			xor_page(dst, tmp);
+	}
+	if (rc)
+		return uraid_errf(p->err, p->errlen, rc, "journal replay: reading the row at "
+				  "sector %" PRIu64 " to rebuild slot %u: %s", w->sector, missing,
+				  strerror(-rc));
+	return 0;
+}
+
 /*
  * A row with data and no parity (write-back mode): its data to the members
  * and parity computed from the whole row, read from the members.
@@ -242,22 +281,32 @@ static int row_write_data_only(struct replay *p, struct row *w)
 	if ((rc = row_load(p, w)))
 		return rc;
 	row_written(p, w);
+	int missing = -1;       /* a data slot not present */
 	for (unsigned k = 0; k < st.data_disks; k++) {
 		unsigned s = st.data_slot[k];
 		if (w->want[s])
 			continue;
 		rc = p->io->member_read(p->io->ctx, s, w->sector, row_page(p, w, s), PAGE);
+		if (rc == -ENODEV && missing < 0) {
+			missing = (int)s;
+			continue;
+		}
 		if (rc == -ENODEV)
 			return uraid_errf(p->err, p->errlen, -EIO,
 					  "journal holds data without parity for the row at member "
-					  "sector %" PRIu64 " and slot %u is missing: its parity "
-					  "cannot be computed; add the member back and assemble again",
-					  w->sector, s);
+					  "sector %" PRIu64 " and slots %d and %u are missing: its "
+					  "parity cannot be computed; add a member back and assemble "
+					  "again", w->sector, missing, s);
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc,
 					  "journal replay: reading slot %u at sector %" PRIu64 ": %s",
 					  s, w->sector, strerror(-rc));
 	}
+	/* the missing slot's content as the members hold it: the row's old P
+	   xor the other data slots as on the members (those with a new page
+	   read again into scratch, the meta pages' buffer, unused by now) */
+	if (missing >= 0 && (rc = rebuild_missing(p, w, &st, (unsigned)missing)))
+		return rc;
 	if (st.q_slot < 0) {
 		nsyn = st.data_disks;
 		for (unsigned k = 0; k < nsyn; k++)
@@ -285,10 +334,7 @@ static int row_write_data_only(struct replay *p, struct row *w)
 		if (rc == -ENODEV && ((int)s == st.p_slot || (int)s == st.q_slot))
 			continue;       /* a missing parity member: nothing to keep in step */
 		if (rc == -ENODEV)
-			return uraid_errf(p->err, p->errlen, -EIO,
-					  "journal holds data without parity for the row at member "
-					  "sector %" PRIu64 " and slot %u is missing; add the member "
-					  "back and assemble again", w->sector, s);
+			continue;       /* a missing data member: the parity written holds it */
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc,
 					  "journal replay: writing slot %u at sector %" PRIu64 ": %s",

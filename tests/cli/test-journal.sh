@@ -39,6 +39,8 @@ refused "a member as the journal" "as the write journal" --level=5 --raid-device
     --write-journal="$work/r1" "$work/r0" "$work/r1" "$work/r2"
 refused "a journal too small" "too small" --level=5 --raid-devices=3 \
     --write-journal="$work/rj" "$work/r0" "$work/r1" "$work/r2"
+refused "a journal with PPL" "one or the other" --level=5 --raid-devices=3 \
+    --consistency-policy=ppl --write-journal="$work/rj" "$work/r0" "$work/r1" "$work/r2"
 
 for level in 5 6; do
     m=()
@@ -164,6 +166,39 @@ stop_served j5
 err=$("$URAID" serve --socket="$work/x.sock" "${m[@]}" "$work/j6" 2>&1); rc=$?
 check "another array's journal refused ($err)" \
     bash -c '[ "$1" -ne 0 ] && grep -q "another array" <<<"$2"' _ "$rc" "$err"
+
+# a member partway through its rebuild when the journal is replayed: the
+# replay writes the in-sync members only, so that member's rebuild goes back
+# to the lowest row replayed; once rebuilt, every logged row is on every
+# member (before that fix, rows below its offset stayed stale)
+m=()
+for i in 0 1 2 3; do rm -f "$work/rb$i"; truncate -s 16M "$work/rb$i"; m+=("$work/rb$i"); done
+j=$work/rbj; rm -f "$j"; truncate -s 4M "$j"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=rb --write-journal="$j" "${m[@]}" \
+    >/dev/null
+"$INJECT" inject "$SEED" 24 "$work/rbexp" "$j" "${m[@]}" >/dev/null
+python3 - "${m[1]}" <<'EOF'
+import struct, sys
+# member 1: rebuilt up to sector 16000 only (md's feature 0x2 and recovery_offset)
+f = open(sys.argv[1], "r+b"); base = 4096
+f.seek(base); sb = bytearray(f.read(4096))
+struct.pack_into("<I", sb, 8, struct.unpack_from("<I", sb, 8)[0] | 2)
+struct.pack_into("<Q", sb, 152, 16000)
+max_dev = struct.unpack_from("<I", sb, 220)[0]
+struct.pack_into("<I", sb, 216, 0)
+n = 256 + 2 * max_dev; t = 0
+for i in range(0, n - n % 4, 4): t += struct.unpack_from("<I", sb, i)[0]
+if n % 4: t += struct.unpack_from("<H", sb, n - 2)[0]
+struct.pack_into("<I", sb, 216, ((t & 0xffffffff) + (t >> 32)) & 0xffffffff)
+f.seek(base); f.write(sb)
+EOF
+serve "${m[@]}" "$j"
+check "rebuilding member: its rebuild goes back to the rows replayed" \
+    grep -q "rebuild goes back from sector 16000" "$work/s.err"
+for _ in $(seq 300); do "$URAID" status --test rb >/dev/null 2>&1 && break; sleep 0.1; done
+check "rebuilding member: rebuilt" "$URAID" status --test rb
+stop_served rb
+check "rebuilding member: every logged row on every member" "$INJECT" check "$work/rbexp" "${m[@]}"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

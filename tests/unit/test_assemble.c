@@ -498,6 +498,16 @@ static void test_refusals(void)
 	refused("journal and bitmap", s.p, 4, 0, s.p[2], "journal and a bitmap");
 	for (int i = 0; i < 4; i++)
 		EDIT(s.p[i], sb->feature_map &= ~(URAID_FEATURE_JOURNAL | URAID_FEATURE_BITMAP_OFFSET));
+	/* a journal and a partial parity log: md runs one or the other */
+	for (uint32_t ppl = URAID_FEATURE_PPL; ppl; ppl = ppl == URAID_FEATURE_PPL ?
+						   URAID_FEATURE_MULTIPLE_PPLS : 0) {
+		for (int i = 0; i < 4; i++)
+			EDIT(s.p[i], sb->feature_map |= URAID_FEATURE_JOURNAL | ppl);
+		refused("journal and PPL", s.p, 4, URAID_ASSEMBLE_FORCE, NULL,
+			"with JOURNAL (0x200)");
+		for (int i = 0; i < 4; i++)
+			EDIT(s.p[i], sb->feature_map &= ~(URAID_FEATURE_JOURNAL | ppl));
+	}
 
 	EDIT(s.p[3], sb->layout = URAID_RIGHT_SYMMETRIC);
 	refused("layout differs", s.p, 4, 0, s.p[3], "strangely different");

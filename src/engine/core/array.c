@@ -1028,6 +1028,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
 	st->consistency_policy = ppl_enabled(a) ? "ppl" : a->plog ? a->plog->ops->name :
+				 a->sb.feature_map & URAID_FEATURE_JOURNAL ? "journal" :
 				 a->has_bitmap ? "bitmap" : a->level->info.redundant ? "resync" :
 				 "none";
 	if (a->has_bitmap) {

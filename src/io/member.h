@@ -51,6 +51,9 @@ struct member {
 	struct member_counters count[MEMBER_COUNTER_SETS];
 	/* errors (rare), updated from any reactor */
 	_Atomic uint64_t read_errors, write_errors, corrected_reads;
+	/* FLUSHes done (the PPL flushes the members a log covers before the
+	   next log: tests count them) */
+	_Atomic uint64_t flushes;
 	/* corrected reads not yet in the array's copy of this member's
 	   superblock (cnt_corrected_read): folded in by the next update */
 	_Atomic uint32_t corrected_unrecorded;

@@ -27,6 +27,8 @@ static void member_io_finish(struct member_io *mio, int res)
 		if (!(mio->kind == MEMBER_DISCARD && res == -EOPNOTSUPP))
 			atomic_fetch_add(mio->kind == MEMBER_READ ? &m->read_errors
 								  : &m->write_errors, 1);
+	} else if (mio->kind == MEMBER_FLUSH) {
+		atomic_fetch_add_explicit(&m->flushes, 1, memory_order_relaxed);
 	} else if (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE) {
 		struct member_counters *c = &m->count[mio->r->index % MEMBER_COUNTER_SETS];
 		bool rd = mio->kind == MEMBER_READ;

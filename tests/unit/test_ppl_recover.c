@@ -117,8 +117,40 @@ static bool row_consistent(struct t *t)
 	return true;
 }
 
+/* How the parity member's area holds the torn row's entry (md's walk,
+   MULTIPLE_PPLS: the newest is the last valid header whose generation grows). */
+enum layout {
+	ONE_LOG,                /* generation 7 at the area's start */
+	NEWER_AFTER_OLDER,      /* a decoy at the start (5), the entry after it (6) */
+	WRAPPED,                /* the entry at the start (9), an older decoy after it (8) */
+	TORN_NEWEST,            /* the entry (5), then a newer header with a bad checksum */
+};
+
+/* A header of one entry over the torn unit whose partial parity is garbage
+   (with its checksum right): replaying it would leave the row inconsistent. */
+static void write_decoy(struct t *t, uint64_t *seed, uint64_t at, uint64_t generation, bool torn)
+{
+	uint8_t pp[LEN], hdr[URAID_PPL_HEADER_BYTES];
+	unsigned ps = p_slot(ROW);
+	struct uraid_ppl_header h = { .signature = uraid_ppl_signature(t->uuid),
+				      .generation = generation, .entries_count = 1 };
+
+	fill(seed, pp, LEN);
+	h.entries[0].data_sector = (uint64_t)ROW * D * CHUNK + K * CHUNK + X0;
+	h.entries[0].pp_size = LEN;
+	h.entries[0].data_size = LEN;
+	h.entries[0].parity_disk = ps;
+	h.entries[0].checksum = uraid_ppl_pp_checksum(pp, LEN);
+	uraid_ppl_encode(&h, hdr);
+	if (torn)
+		hdr[URAID_PPL_RESERVED_BYTES + 40] ^= 0x5a;   /* past the padding: checksum fails */
+	CHECK(rw(t, ps, 1, hdr, sizeof(hdr), at) == 0, "write decoy header");
+	CHECK(rw(t, ps, 1, pp, LEN, at + 8) == 0, "write decoy pp");
+}
+
 /* Tear the row: new data on chunk K, its entry in the parity member's PPL. */
-static void tear(struct t *t, uint64_t *seed, bool break_checksum, uint8_t *newdata)
+static void tear(struct t *t, uint64_t *seed, bool break_checksum, uint8_t *newdata,
+		 enum layout lay)
 {
 	unsigned ps = p_slot(ROW);
 	uint8_t pp[LEN], b[LEN], hdr[URAID_PPL_HEADER_BYTES];
@@ -140,20 +172,42 @@ static void tear(struct t *t, uint64_t *seed, bool break_checksum, uint8_t *newd
 	h.entries[0].data_size = LEN;
 	h.entries[0].parity_disk = ps;
 	h.entries[0].checksum = uraid_ppl_pp_checksum(pp, LEN) ^ (break_checksum ? 1u : 0u);
-	uraid_ppl_encode(&h, hdr);
 	uint64_t area = (uint64_t)((int64_t)t->sb[ps].super_offset + uraid_sb_ppl_offset(&t->sb[ps]));
-	CHECK(rw(t, ps, 1, hdr, sizeof(hdr), area) == 0, "write header");
-	CHECK(rw(t, ps, 1, pp, LEN, area + 8) == 0, "write pp");
+	uint64_t at = area, next = area + 8 + LEN / 512;
+	switch (lay) {
+	case ONE_LOG:
+		break;
+	case NEWER_AFTER_OLDER:
+		write_decoy(t, seed, area, 5, false);
+		h.generation = 6;
+		at = next;
+		break;
+	case WRAPPED:
+		h.generation = 9;
+		write_decoy(t, seed, next, 8, false);
+		break;
+	case TORN_NEWEST:
+		h.generation = 5;
+		write_decoy(t, seed, next, 6, true);
+		break;
+	}
+	uraid_ppl_encode(&h, hdr);
+	CHECK(rw(t, ps, 1, hdr, sizeof(hdr), at) == 0, "write header");
+	CHECK(rw(t, ps, 1, pp, LEN, at + 8) == 0, "write pp");
 }
 
 /*
  * resync_offset: the superblocks' checkpoint (0: dirty, resync not begun;
  * else a resync stopped there, which a replay must not cancel: md's rule).
  */
-static void round_trip(struct t *t, uint64_t *seed, bool break_checksum, uint64_t resync_offset)
+static void round_trip(struct t *t, uint64_t *seed, bool break_checksum, uint64_t resync_offset,
+		       enum layout lay)
 {
+	static const char *lay_name[] = { "valid entry", "newer header after an older one",
+					  "wrapped ring (the newest at the start)",
+					  "newest header torn" };
 	const char *what = break_checksum ? "corrupt entry" :
-			   resync_offset ? "valid entry, resync stopped mid-array" : "valid entry";
+			   resync_offset ? "valid entry, resync stopped mid-array" : lay_name[lay];
 	uint8_t newdata[LEN], got[LEN], hdr[URAID_PPL_HEADER_BYTES];
 	struct uraid_engine *e = NULL;
 	struct uraid_array *a = NULL;
@@ -163,7 +217,7 @@ static void round_trip(struct t *t, uint64_t *seed, bool break_checksum, uint64_
 	char err[256];
 
 	read_sbs(t);
-	tear(t, seed, break_checksum, newdata);
+	tear(t, seed, break_checksum, newdata, lay);
 	CHECK(!row_consistent(t), "%s: the row is torn before assembly", what);
 	make_dirty(t, resync_offset);
 	if (uraid_engine_create(&eo, &e) || uraid_array_assemble(e, &ao, &a, err, sizeof(err))) {
@@ -184,7 +238,7 @@ static void round_trip(struct t *t, uint64_t *seed, bool break_checksum, uint64_
 	} else {
 		if (resync_offset)
 			CHECK(st.resync_needed, "%s: replayed, the resync still due", what);
-		else
+		else if (lay != TORN_NEWEST)
 			CHECK(!st.resync_needed, "%s: replayed: no resync needed", what);
 		CHECK(row_consistent(t), "%s: the row's parity matches its data", what);
 	}
@@ -263,9 +317,12 @@ int main(int argc, char **argv)
 	uraid_engine_destroy(e);
 	free(buf);
 
-	round_trip(&t, &seed, false, 0);
-	round_trip(&t, &seed, true, 0);
-	round_trip(&t, &seed, false, (uint64_t)D * CHUNK * 40);
+	round_trip(&t, &seed, false, 0, ONE_LOG);
+	round_trip(&t, &seed, true, 0, ONE_LOG);
+	round_trip(&t, &seed, false, (uint64_t)D * CHUNK * 40, ONE_LOG);
+	round_trip(&t, &seed, false, 0, NEWER_AFTER_OLDER);
+	round_trip(&t, &seed, false, 0, WRAPPED);
+	round_trip(&t, &seed, false, 0, TORN_NEWEST);
 
 	for (unsigned i = 0; i < N; i++)
 		unlink(t.paths[i]);

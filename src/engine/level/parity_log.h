@@ -26,8 +26,9 @@
  * assembly is not in this table: it runs once, off the reactors, with
  * blocking I/O, and each log has its own (md/ppl.c ppl_recover).
  *
- * Threads: before_writes and after_writes run on the piece's reactor and
- * must not block (no system call beyond queueing member I/O, no
+ * Threads: before_writes and after_writes run on the piece's reactor
+ * (r5_piece_reactor(pc) in raid5_priv.h: the one a resume must be posted
+ * to) and must not block (no system call beyond queueing member I/O, no
  * allocation: pools sized at install). A log shared by reactors locks
  * inside itself. The piece holds its row lock and stripe head across both
  * calls, so a row has one unit in the log at a time.
@@ -70,7 +71,11 @@ struct parity_log_ops {
 	/*
 	 * The unit's member writes are done (res: the piece's result so far);
 	 * called for every unit before_writes accepted (returned 0 or 1 and,
-	 * for 1, resumed with 0). The log may release what it held for it.
+	 * for 1, resumed with 0). That includes units the log let go without
+	 * logging them (returned 0, or resumed with 0 after deciding not to
+	 * log, e.g. their log member left): the log must tell those apart
+	 * itself (PPL: pc->log_resume NULL). Not called for a unit resumed
+	 * with -errno. The log may release what it held for it.
 	 */
 	void (*after_writes)(struct parity_log *pl, struct r5_piece *pc, int res);
 	/*

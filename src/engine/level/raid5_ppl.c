@@ -13,9 +13,12 @@
  *
  * One log per member, as md's ppl_log: at most one log write, with the
  * units it covers, is in work at a time; the next starts when every unit of
- * the previous has its member writes done, so the newest log on a member
- * always covers every row that member's parity may be torn in (md's
- * recovery replays the newest log only). Units that arrive meanwhile wait
+ * the previous has its member writes done and the members those writes
+ * went to are flushed (md's ppl_do_flush): a member write done is only in a
+ * cache, and the next log supersedes this one (md's recovery replays the
+ * newest log only), so the rows this one covers must be durable first; the
+ * newest log on a member then always covers every row that member's parity
+ * may be torn in. Units that arrive meanwhile wait
  * and go into the next log write together, up to 148 entries and the
  * room: 128 KiB of partial parity written one after another through the
  * area when it holds two (MULTIPLE_PPLS), else the area less its header,
@@ -27,15 +30,25 @@
  * parity_log.span_reads); every mode of raid5_plan.c has those at hand.
  *
  * Not logged (md's ppl_write_stripe too): units whose parity member is not
- * written (degraded, DIRECT). Nor, unlike md (which empties a member's area
- * when it is added), units whose parity member joined after assembly
- * (rebuilt or replaced): its area was not emptied, so until the next
- * assembly those rows are written as without a log.
+ * written (degraded, DIRECT) or not in sync. A member logs only once its
+ * area was emptied in this run (ml->ready): at assembly (md/ppl.c
+ * ppl_attach), or when it takes its slot in sync after a rebuild or a
+ * replacement (ppl_member_joins, as md's ppl_modify_log): a member added
+ * since may hold stale logs of a higher generation, which a replay would
+ * take for the newest.
+ *
+ * A log write that fails fails its member (md_error): the array goes on
+ * degraded, the failed member's old logs are never replayed, and the units
+ * write without it (their parity member is gone); when the array cannot
+ * survive that, the units fail with -EIO. Never do unlogged writes follow a
+ * still-valid older log. A member that left its slot or failed: the units
+ * waiting for its log go on unlogged (their parity is not written either).
  *
  * Threads: the hooks run on the pieces' reactors; a member's log is under
  * its mutex, held for list steps and the header's build, never across I/O.
- * A log write is submitted on the reactor of the unit that started it and
- * completes there; each unit resumes on its own reactor (reactor_post).
+ * A log write and the flushes before the next are submitted on the reactor
+ * of the unit that made them due and complete there; each unit resumes on
+ * its own reactor (reactor_post).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,11 +59,14 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include <uraid/parity.h>
 #include <uraid/ppl.h>
 
 #include "engine/level/parity_log.h"
 #include "engine/level/raid5_ppl.h"
 #include "engine/level/raid5_priv.h"
+#include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 
 #define HDR_SECTORS (URAID_PPL_HEADER_BYTES / 512u)
 
@@ -65,6 +81,9 @@ struct ppl_mlog {
 	unsigned pending;               /* units of that log write not done */
 	struct r5_piece *inflight;      /* those units (log_next) */
 	struct r5_piece *wait_head, *wait_tail;
+	uint64_t touched;               /* slots the in-flight units write (bit per slot) */
+	unsigned flushing;              /* member flushes in work before the next log */
+	struct member_io *fl;           /* one flush per slot */
 	bool warned;
 	/* the member whose area was emptied at assembly: only it is logged on
 	   (a member added since may hold stale logs of a higher generation,
@@ -85,7 +104,7 @@ struct ppl_log {
 
 static struct reactor *piece_reactor(struct r5_piece *pc)
 {
-	return &pc->rq->er->r;
+	return r5_piece_reactor(pc);
 }
 
 /* The unit's first and last written data index; false when none. */
@@ -136,11 +155,18 @@ static void unit_entry(struct r5_piece *pc, struct uraid_ppl_entry *e, uint8_t *
 		e->checksum = uraid_ppl_pp_checksum(pp, 0);
 		return;
 	}
-	memcpy(pp, pc->sbuf[ps], pc->ulen);
-	for (unsigned k = first; k <= last; k++) {
-		unsigned s = pc->st.data_slot[k];
-
-		xor_into(pp, pc->wr[k] ? r5_new_data(pc, k) : pc->sbuf[s], pc->ulen);
+	/* pp = P ^ the span's new data (written) or old data (gaps), through
+	   the parity library's XOR; its alignment refused (new data straight
+	   from a request's buffer): word by word */
+	void *src[64];          /* ppl_attach runs PPL on 64 members at most */
+	unsigned n = 0;
+	src[n++] = pc->sbuf[ps];
+	for (unsigned k = first; k <= last; k++)
+		src[n++] = pc->wr[k] ? r5_new_data(pc, k) : pc->sbuf[pc->st.data_slot[k]];
+	if (uraid_parity_gen_p(n, pc->ulen, src, pp) < 0) {
+		memcpy(pp, src[0], pc->ulen);
+		for (unsigned i = 1; i < n; i++)
+			xor_into(pp, src[i], pc->ulen);
 	}
 	e->checksum = uraid_ppl_pp_checksum(pp, e->pp_size);
 }
@@ -167,6 +193,10 @@ static void build_io(struct ppl_mlog *ml, struct member *m)
 			break;
 		unit_entry(pc, &entries[count], ml->buf + URAID_PPL_HEADER_BYTES + pp_used);
 		pp_used += pp;
+		ml->touched |= 1ull << pc->st.p_slot;
+		for (unsigned k = 0; k < pc->d; k++)
+			if (pc->wr[k])
+				ml->touched |= 1ull << pc->st.data_slot[k];
 		count++;
 		ml->wait_head = pc->log_next;
 		if (!ml->wait_head)
@@ -212,32 +242,189 @@ static void resume_msg(struct reactor *r, struct reactor_msg *m)
 	pc->log_resume(pc, pc->log_res);
 }
 
+/* Resume units from head (log_next chain) with res on their reactors. The
+   chain is read before each unit is let go: once resumed, a unit may finish
+   and its piece be reused elsewhere. */
+static void resume_chain(struct r5_piece *pc, int res, void (*fn)(struct reactor *, struct reactor_msg *))
+{
+	struct r5_piece *next;
+
+	for (; pc; pc = next) {
+		next = pc->log_next;
+		pc->log_res = res;
+		pc->log_msg.fn = fn;
+		reactor_post(piece_reactor(pc), &pc->log_msg);
+	}
+}
+
+/* A unit let go without its log: after_writes will not count it. */
+static void resume_unlogged_msg(struct reactor *r, struct reactor_msg *m)
+{
+	struct r5_piece *pc = (struct r5_piece *)((char *)m - offsetof(struct r5_piece, log_msg));
+	parity_log_resume_fn *fn = pc->log_resume;
+
+	(void)r;
+	pc->log_resume = NULL;
+	fn(pc, pc->log_res);
+}
+
 /*
- * The log write is done (on the reactor that submitted it): its units go
- * on. The chain is read before each unit is let go: once resumed, a unit may
- * finish and its piece be reused elsewhere.
+ * With ml->mu held and ml not busy: the next log write when units wait and
+ * the slot still holds the member whose area this log owns (true: submit
+ * ml->mio unlocked); else the waiting units go on unlogged (*unlogged: the
+ * chain to resume unlocked with resume_unlogged_msg).
  */
-static void log_written(struct member_io *mio, int res)
+static bool next_log(struct ppl_mlog *ml, struct r5_piece **unlogged)
+{
+	struct array *a = ml->log->base.a;
+	struct member *m = a->slot[ml->slot].m;
+
+	*unlogged = NULL;
+	if (!ml->wait_head)
+		return false;
+	if (m && m == ml->ready && slot_ok(a, ml->slot)) {
+		build_io(ml, m);
+		return true;
+	}
+	*unlogged = ml->wait_head;
+	ml->wait_head = ml->wait_tail = NULL;
+	return false;
+}
+
+/* The log is idle again (flushes done): start what waits. Unlocked. */
+static void log_idle(struct ppl_mlog *ml, struct reactor *r)
+{
+	struct r5_piece *unlogged;
+	bool start;
+
+	pthread_mutex_lock(&ml->mu);
+	ml->busy = false;
+	start = next_log(ml, &unlogged);
+	pthread_mutex_unlock(&ml->mu);
+	if (start)
+		member_submit(r, &ml->mio);
+	resume_chain(unlogged, 0, resume_unlogged_msg);
+}
+
+static void flush_step(struct ppl_mlog *ml, struct reactor *r)
+{
+	bool idle;
+
+	pthread_mutex_lock(&ml->mu);
+	idle = --ml->flushing == 0;
+	pthread_mutex_unlock(&ml->mu);
+	if (idle)
+		log_idle(ml, r);
+}
+
+static void flush_failure_recorded(void *arg, bool survives)
+{
+	struct member_io *mio = arg;
+
+	(void)survives;         /* the member is failed: its rows are degraded, not torn */
+	flush_step(mio->ctx, mio->r);
+}
+
+static void flush_done(struct member_io *mio, int res)
 {
 	struct ppl_mlog *ml = mio->ctx;
-	struct r5_piece *pc, *next;
+
+	if (res < 0) {
+		/* md_error on the member: what it may have lost is then
+		   redundancy the array no longer counts on */
+		md_fail_slot_parked(ml->log->base.a, mio->r, (unsigned)(mio - ml->fl), res,
+				    flush_failure_recorded, mio);
+		return;
+	}
+	flush_step(ml, mio->r);
+}
+
+/*
+ * Every unit of the log write has its member writes done (ml->mu held):
+ * flush the members they went to before the next log may supersede this
+ * one. Returns the number of flushes to submit (ml->fl[] with bits in *mask).
+ */
+static unsigned plan_flushes(struct ppl_mlog *ml, uint64_t *mask)
+{
+	struct array *a = ml->log->base.a;
+	unsigned n = 0;
+
+	*mask = 0;
+	for (unsigned s = 0; s < ml->log->n; s++) {
+		struct member *m = a->slot[s].m;
+
+		if (!(ml->touched & (1ull << s)) || !m || !slot_ok(a, s))
+			continue;
+		memset(&ml->fl[s], 0, sizeof(ml->fl[s]));
+		ml->fl[s].kind = MEMBER_FLUSH;
+		ml->fl[s].m = m;
+		ml->fl[s].done = flush_done;
+		ml->fl[s].ctx = ml;
+		*mask |= 1ull << s;
+		n++;
+	}
+	ml->touched = 0;
+	ml->flushing = n;
+	return n;
+}
+
+/* The units of a log write that failed on a member the array could not
+   lose: they fail, after_writes will not see them. */
+static void log_failed_units(struct ppl_mlog *ml, struct reactor *r)
+{
+	struct r5_piece *pc;
 
 	pthread_mutex_lock(&ml->mu);
 	pc = ml->inflight;
-	if (res < 0 && !ml->warned) {
-		/* md fails the member (md_error) and its stripes go on; the
-		   member's own writes will fail it here */
-		ml->warned = true;
-		ulog(array_log(ml->log->base.a), URAID_LOG_ERR, "PPL write on %s failed (%s): "
-		     "the rows it covers are written unprotected", mio->m->path, strerror(-res));
+	ml->inflight = NULL;
+	ml->pending = 0;
+	ml->touched = 0;
+	pthread_mutex_unlock(&ml->mu);
+	resume_chain(pc, -EIO, resume_unlogged_msg);
+	log_idle(ml, r);
+}
+
+static void log_failure_recorded(void *arg, bool survives)
+{
+	struct ppl_mlog *ml = arg;
+	struct r5_piece *pc;
+
+	if (!survives) {
+		log_failed_units(ml, ml->mio.r);
+		return;
+	}
+	/* the member is failed: its old logs are not replayed, the units
+	   write without it */
+	pthread_mutex_lock(&ml->mu);
+	pc = ml->inflight;
+	pthread_mutex_unlock(&ml->mu);
+	resume_chain(pc, 0, resume_msg);
+}
+
+/* The log write is done (on the reactor that submitted it): its units go on. */
+static void log_written(struct member_io *mio, int res)
+{
+	struct ppl_mlog *ml = mio->ctx;
+	struct r5_piece *pc;
+
+	pthread_mutex_lock(&ml->mu);
+	pc = ml->inflight;
+	if (res < 0) {
+		/* md fails the member (md_error): an older log of it must not
+		   be replayed over rows written after it without a log */
+		ml->ready = NULL;
+		if (!ml->warned) {
+			ml->warned = true;
+			ulog(array_log(ml->log->base.a), URAID_LOG_ERR, "PPL write on %s failed (%s): "
+			     "the member is failed", mio->m->path, strerror(-res));
+		}
 	}
 	pthread_mutex_unlock(&ml->mu);
-	for (; pc; pc = next) {
-		next = pc->log_next;    /* read before the unit may finish */
-		pc->log_res = 0;
-		pc->log_msg.fn = resume_msg;
-		reactor_post(piece_reactor(pc), &pc->log_msg);
+	if (res < 0) {
+		md_fail_slot_parked(ml->log->base.a, mio->r, ml->slot, res, log_failure_recorded, ml);
+		return;
 	}
+	resume_chain(pc, 0, resume_msg);
 }
 
 static int ppl_before_writes(struct parity_log *pl, struct r5_piece *pc,
@@ -250,11 +437,17 @@ static int ppl_before_writes(struct parity_log *pl, struct r5_piece *pc,
 
 	pc->log_resume = NULL;          /* not in the log (after_writes looks) */
 	if (pc->plan.mode == R5_DIRECT || (pc->sflag[ps] & SF_DEAD) || !slot_ok(pc->a, ps) ||
-	    pc->a->slot[ps].m != ml->ready || !written_span(pc, &first, &last))
+	    !written_span(pc, &first, &last))
 		return 0;
 	pc->log_resume = resume;
 	pc->log_next = NULL;
 	pthread_mutex_lock(&ml->mu);
+	if (pc->a->slot[ps].m != ml->ready) {
+		/* a member whose area this run did not empty: never logged on */
+		pthread_mutex_unlock(&ml->mu);
+		pc->log_resume = NULL;
+		return 0;
+	}
 	if (ml->wait_tail)
 		ml->wait_tail->log_next = pc;
 	else
@@ -272,28 +465,33 @@ static int ppl_before_writes(struct parity_log *pl, struct r5_piece *pc,
 static void ppl_after_writes(struct parity_log *pl, struct r5_piece *pc, int res)
 {
 	struct ppl_log *log = (struct ppl_log *)pl;
-	unsigned ps = pc->st.p_slot;
-	struct ppl_mlog *ml = &log->m[ps];
-	bool start = false;
-	struct member *m = NULL;
+	struct ppl_mlog *ml = &log->m[pc->st.p_slot];
+	struct reactor *r = piece_reactor(pc);
+	unsigned nflush = 0;
+	uint64_t mask = 0;
+	bool done;
 
 	(void)res;
 	if (!pc->log_resume)
 		return;         /* let through unlogged */
 	pc->log_resume = NULL;
 	pthread_mutex_lock(&ml->mu);
-	if (--ml->pending == 0) {
-		ml->busy = false;
+	done = --ml->pending == 0;
+	if (done) {
 		ml->inflight = NULL;
-		m = pc->a->slot[ps].m;
-		if (ml->wait_head && m) {
-			build_io(ml, m);
-			start = true;
-		}
+		nflush = plan_flushes(ml, &mask);
 	}
 	pthread_mutex_unlock(&ml->mu);
-	if (start)
-		member_submit(piece_reactor(pc), &ml->mio);
+	if (!done)
+		return;
+	if (!nflush) {
+		log_idle(ml, r);
+		return;
+	}
+	/* pc is not used from here: it may be reused once we return */
+	for (unsigned s = 0; s < log->n; s++)
+		if (mask & (1ull << s))
+			member_submit(r, &ml->fl[s]);
 }
 
 static void ppl_fini(struct parity_log *pl)
@@ -303,6 +501,7 @@ static void ppl_fini(struct parity_log *pl)
 	for (unsigned i = 0; i < log->n; i++) {
 		pthread_mutex_destroy(&log->m[i].mu);
 		free(log->m[i].buf);
+		free(log->m[i].fl);
 	}
 	free(log);
 }
@@ -314,6 +513,18 @@ static const struct parity_log_ops ppl_ops = {
 	.flush = NULL,          /* the log is on the members: their flush covers it */
 	.fini = ppl_fini,
 };
+
+void raid5_ppl_set_ready(struct parity_log *pl, unsigned s, struct member *m)
+{
+	struct ppl_log *log = (struct ppl_log *)pl;
+
+	if (s >= log->n)
+		return;
+	pthread_mutex_lock(&log->m[s].mu);
+	log->m[s].ready = m;
+	log->m[s].next = log->m[s].area_start = ppl_member_area(pl->a, m);
+	pthread_mutex_unlock(&log->m[s].mu);
+}
 
 int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signature, bool multi,
 			 struct parity_log **out)
@@ -342,7 +553,8 @@ int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signat
 		ml->log = log;
 		ml->slot = s;
 		ml->buf = aligned_alloc(4096, URAID_PPL_HEADER_BYTES + log->entry_space);
-		if (!ml->buf) {
+		ml->fl = calloc(n, sizeof(*ml->fl));
+		if (!ml->buf || !ml->fl) {
 			log->n = s + 1;
 			ppl_fini(&log->base);
 			return -ENOMEM;

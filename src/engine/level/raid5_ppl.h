@@ -12,6 +12,7 @@
 
 struct array;
 struct parity_log;
+struct member;
 
 /*
  * A log for a's members (those in sync now, whose areas md/ppl.c has just
@@ -22,5 +23,8 @@ struct parity_log;
  */
 int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signature, bool multi,
 			 struct parity_log **out);
+/* Member m's area for slot s was emptied in this run (md/ppl.c
+   ppl_member_joins): the log may write there from now on. */
+void raid5_ppl_set_ready(struct parity_log *pl, unsigned s, struct member *m);
 
 #endif

@@ -307,6 +307,13 @@ struct r5_priv {
 };
 
 /* The reactor's state of pc (free list, member I/O count, holds). */
+/* The piece's reactor: where the parity log resumes it (reactor_post) and
+   where its hooks run (parity_log.h). */
+static inline struct reactor *r5_piece_reactor(const struct r5_piece *pc)
+{
+	return &pc->rq->er->r;
+}
+
 static inline struct r5_cache *r5_cache_of(const struct r5_piece *pc)
 {
 	return pc->cache;

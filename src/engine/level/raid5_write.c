@@ -381,6 +381,12 @@ void r5_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zero
 	struct r5_piece *pc;
 	int err;
 
+	/* a parity log (PPL) covers the write path only: a row punched member
+	   by member is torn by a crash between the punches with nothing logged
+	   to make it whole, so rows are not punched (discard is then a no-op,
+	   write-zeroes writes them through the log) */
+	if (a->plog)
+		whole = false;
 	/* members punched must read back zeroes: files do, devices may not */
 	for (unsigned s = 0; whole && s < a->geom.raid_disks; s++)
 		if (slot_ok(a, s) && a->slot[s].m->blockdev)

@@ -11,6 +11,7 @@
 #include "common/errmsg.h"
 #include "engine/core/array.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 
 static int member_index(const struct array *a, const struct member *m)
 {
@@ -456,6 +457,8 @@ int md_recovery_begin(struct array *a, uint32_t unit, struct md_rebuild *rb)
 /* Member i, rebuilt or copied whole, holds slot s from now on (its 0x2, 0x80, 0x10 go). */
 static void take_slot(struct array *a, unsigned i, int s)
 {
+	/* its PPL area emptied before it is in sync (md's ppl_modify_log) */
+	ppl_member_joins(a, (unsigned)s, a->members[i]);
 	a->member_state[i] = URAID_MEMBER_IN_SYNC;
 	a->member_slot[i] = s;
 	a->member_pending_slot[i] = -1;

@@ -7,7 +7,8 @@
  *   for each member in its slot: walk its area from the start, header by
  *   header (each followed by its entries' partial parity), while headers
  *   are valid (checksum, signature) and their generation grows: the last is
- *   the newest log. At a dirty start, each entry of it whose partial parity
+ *   the newest log (an area too small for two logs holds one, at its start:
+ *   the walk stops there). At a dirty start, each entry of it whose partial parity
  *   checks is replayed: parity = XOR(current data of the entry's chunks) ^
  *   partial parity, written to the row's parity member, 4 KiB at a time
  *   where aligned (else 512 bytes), as md does. An entry whose data member
@@ -25,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/fs.h>
 
 #include <uraid/ppl.h>
 
@@ -49,22 +52,37 @@ struct recover {
 	struct array *a;
 	uint32_t signature;
 	uint64_t area_sectors;
+	bool multi;                     /* md's use_multippl: the area holds two logs */
 	uint8_t *page;                  /* 4 KiB, aligned: headers, partial parity */
 	uint8_t *blk, *acc;             /* 4 KiB each: a data block, the new parity */
 	struct uraid_ppl_header *h, *prev;
 	unsigned recovered, mismatches, skipped;
 };
 
-/* The PPL area of the member in slot s: absolute start sector (its own
-   superblock's place; assembly checked the area against its device). */
-static uint64_t area_start(const struct array *a, unsigned s)
+uint64_t ppl_member_area(const struct array *a, const struct member *m)
 {
 	uint64_t sb = a->sb.super_offset;
 
 	for (unsigned k = 0; k < a->nmembers; k++)
-		if (a->members[k] == a->slot[s].m)
+		if (a->members[k] == m)
 			sb = a->member_sb[k].super_offset;
 	return (uint64_t)((int64_t)sb + uraid_sb_ppl_offset(&a->sb));
+}
+
+/* The PPL area of the member in slot s: absolute start sector (its own
+   superblock's place; assembly checked the area against its device). */
+static uint64_t area_start(const struct array *a, unsigned s)
+{
+	return ppl_member_area(a, a->slot[s].m);
+}
+
+/* The area's sectors md uses: its log's room rounded down to whole 4 KiB
+   pages (ppl_validate_rdev). */
+static uint64_t area_sectors(const struct array *a)
+{
+	uint64_t n = uraid_sb_ppl_size(&a->sb);
+
+	return HDR_SECTORS + (n - HDR_SECTORS) / 8 * 8;
 }
 
 /* Read or write within a member's data area (sectors from data_offset). */
@@ -78,10 +96,14 @@ static int data_rw(struct member *m, bool write, void *buf, uint32_t len, uint64
 		     : uraid_pread_full(m->fd, buf, len, off);
 }
 
+/* Word by word: the buffers are 4 KiB aligned, len a multiple of 512. */
 static void xor_into(uint8_t *dst, const uint8_t *src, size_t len)
 {
-	for (size_t i = 0; i < len; i++)
-		dst[i] ^= src[i];
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+
+	for (size_t i = 0; i < len / 8; i++)
+		d[i] ^= s[i];
 }
 
 /*
@@ -212,6 +234,10 @@ static struct uraid_ppl_header *find_newest(struct recover *rc, unsigned s, uint
 		prev = cur;
 		prev_off = off;
 		ci ^= 1;
+		/* one log at the area's start only: what follows it is not the
+		   log's (md walks on only with multiple PPLs) */
+		if (!rc->multi)
+			break;
 		off += HDR_SECTORS + uraid_ppl_pp_total(prev) / 512;
 	}
 	*at = prev_off;
@@ -258,25 +284,51 @@ static int recover_member(struct recover *rc, unsigned s)
 	return 0;
 }
 
-/* md's ppl_write_empty_header: the area zeroed, then an empty header. */
-static int write_empty(struct recover *rc, unsigned s)
+/* md's ppl_write_empty_header: member m's area (start, sectors) zeroed,
+   then an empty header; page: 4 KiB of room. */
+static int empty_area(struct member *m, uint64_t start, uint64_t sectors, uint32_t signature,
+		      uint8_t *page)
 {
-	struct member *m = rc->a->slot[s].m;
-	struct uraid_ppl_header h = { .signature = rc->signature };
+	struct uraid_ppl_header h = { .signature = signature };
 	int err = 0;
 
-	memset(rc->page, 0, URAID_PPL_HEADER_BYTES);
-	for (uint64_t off = HDR_SECTORS; off < rc->area_sectors && !err; off += HDR_SECTORS) {
-		uint64_t n = rc->area_sectors - off < HDR_SECTORS ? rc->area_sectors - off : HDR_SECTORS;
-		err = member_pwrite_sync(m, rc->page, n * 512, area_start(rc->a, s) + off);
+	memset(page, 0, URAID_PPL_HEADER_BYTES);
+	for (uint64_t off = HDR_SECTORS; off < sectors && !err; off += HDR_SECTORS) {
+		uint64_t n = sectors - off < HDR_SECTORS ? sectors - off : HDR_SECTORS;
+		err = member_pwrite_sync(m, page, n * 512, start + off);
 	}
 	if (!err)
-		err = uraid_ppl_encode(&h, rc->page);
+		err = uraid_ppl_encode(&h, page);
 	if (!err)
-		err = member_pwrite_sync(m, rc->page, URAID_PPL_HEADER_BYTES, area_start(rc->a, s));
+		err = member_pwrite_sync(m, page, URAID_PPL_HEADER_BYTES, start);
 	if (!err && fdatasync(m->fd) < 0)
 		err = -errno;
 	return err;
+}
+
+static int write_empty(struct recover *rc, unsigned s)
+{
+	return empty_area(rc->a->slot[s].m, area_start(rc->a, s), rc->area_sectors, rc->signature,
+			  rc->page);
+}
+
+int ppl_member_joins(struct array *a, unsigned s, struct member *m)
+{
+	if (!a->plog || !ppl_enabled(a) || !m)
+		return 0;
+	uint8_t *page = aligned_alloc(4096, URAID_PPL_HEADER_BYTES);
+	if (!page)
+		return -ENOMEM;
+	int err = empty_area(m, ppl_member_area(a, m), area_sectors(a),
+			     uraid_ppl_signature(a->sb.set_uuid), page);
+	free(page);
+	if (err) {
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: cannot empty its PPL area (%s): slot %u "
+		     "is written without a log", m->path, strerror(-err), s);
+		return err;
+	}
+	raid5_ppl_set_ready(a->plog, s, m);
+	return 0;
 }
 
 int ppl_attach(struct array *a, char *err, size_t errlen)
@@ -294,9 +346,22 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 		return uraid_errf(err, errlen, -EINVAL, "a partial parity log on %u members: md "
 				  "runs PPL on %u at most; not run", a->geom.raid_disks,
 				  PPL_MAX_MEMBERS);
-	rc.area_sectors = uraid_sb_ppl_size(&a->sb);
-	/* md rounds the log's room down to whole 4 KiB pages (ppl_validate_rdev) */
-	rc.area_sectors = HDR_SECTORS + (rc.area_sectors - HDR_SECTORS) / 8 * 8;
+	/* md counts an entry's data_sector in the array's logical blocks;
+	   uraid's entries and replay count 512-byte sectors */
+	for (s = 0; s < a->geom.raid_disks; s++) {
+		struct member *m = a->slot[s].m;
+		int lbs = 512;
+
+		if (m && m->blockdev && m->fd >= 0 && ioctl(m->fd, BLKSSZGET, &lbs) == 0 && lbs != 512)
+			return uraid_errf(err, errlen, -EINVAL, "%s: logical block size %d: uraid "
+					  "runs a partial parity log on 512-byte blocks only (md "
+					  "counts its entries in logical blocks); not run",
+					  m->path, lbs);
+	}
+	rc.area_sectors = area_sectors(a);
+	/* md logs one write after another through an area that holds two
+	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */
+	rc.multi = rc.area_sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
 	rc.signature = uraid_ppl_signature(a->sb.set_uuid);
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return 0;       /* nothing written: no replay, no log (no writes come) */
@@ -343,12 +408,13 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 			goto out;
 		}
 	}
-	/* md logs one write after another through an area that holds two
-	   (MULTIPLE_PPLS) and says so in the superblock */
-	bool multi = rc.area_sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
-	if (multi)
+	/* the superblock says which, both ways (md sets or clears the bit
+	   per its area check) */
+	if (rc.multi)
 		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_PPL) | URAID_FEATURE_MULTIPLE_PPLS;
-	rc_err = raid5_ppl_log_create(a, rc.area_sectors, rc.signature, multi, &a->plog);
+	else
+		a->sb.feature_map = (a->sb.feature_map & ~URAID_FEATURE_MULTIPLE_PPLS) | URAID_FEATURE_PPL;
+	rc_err = raid5_ppl_log_create(a, rc.area_sectors, rc.signature, rc.multi, &a->plog);
 	if (rc_err)
 		uraid_errf(err, errlen, rc_err, "cannot set up the partial parity log: %s",
 			   strerror(-rc_err));

@@ -29,4 +29,19 @@ bool ppl_enabled(const struct array *a);
  */
 int ppl_attach(struct array *a, char *err, size_t errlen);
 
+/* The absolute start sector of member m's PPL area (its superblock's place). */
+struct member;
+uint64_t ppl_member_area(const struct array *a, const struct member *m);
+
+/*
+ * Member m takes slot s in sync (a rebuild or a replacement done; meta_lock
+ * held, on a thread that may block): its area is zeroed and an empty header
+ * written (md's ppl_modify_log), then the run-time log may write there. A
+ * member added since assembly may hold stale logs of this array with a
+ * higher generation: until then it is neither logged on nor would it be
+ * replayed. No PPL: nothing. 0 or -errno (reported; the slot is then
+ * written without a log until the next assembly).
+ */
+int ppl_member_joins(struct array *a, unsigned s, struct member *m);
+
 #endif

@@ -96,11 +96,6 @@ struct jlog {
 	uint64_t unprotected;           /* units logged as FLUSH only */
 };
 
-static struct reactor *piece_reactor(struct r5_piece *pc)
-{
-	return &pc->rq->er->r;
-}
-
 static uint64_t ring_dist(const struct jlog *j, uint64_t from, uint64_t to)
 {
 	return to >= from ? to - from : to + j->ring - from;
@@ -294,7 +289,7 @@ static void resume_chain(struct r5_piece *pc, int res)
 		if (res < 0)
 			pc->log_res = res;
 		pc->log_msg.fn = resume_msg;
-		reactor_post(piece_reactor(pc), &pc->log_msg);
+		reactor_post(r5_piece_reactor(pc), &pc->log_msg);
 	}
 }
 
@@ -540,7 +535,7 @@ static int jr_before_writes(struct parity_log *pl, struct r5_piece *pc,
 		j->wait_head = pc;
 	j->wait_tail = pc;
 	pthread_mutex_unlock(&j->mu);
-	try_start(j, piece_reactor(pc));
+	try_start(j, r5_piece_reactor(pc));
 	return 1;
 }
 
@@ -564,7 +559,7 @@ static void jr_after_writes(struct parity_log *pl, struct r5_piece *pc, int res)
 			      (j->b_count && j->b[j->b_first].held));
 	pthread_mutex_unlock(&j->mu);
 	if (more)       /* units waiting for a batch record, for room, or gated */
-		try_start(j, piece_reactor(pc));
+		try_start(j, r5_piece_reactor(pc));
 }
 
 /* ---- checkpoints (on the metadata worker) ---- */

@@ -9,10 +9,16 @@
  * new P, and Q), after a meta block; the member writes wait until that log
  * write is durable (RWF_DSYNC, md's FUA). A unit that cannot be logged as
  * whole 4 KiB rows with parity (not 4 KiB aligned, parity member not
- * written, larger than half the ring) is preceded by FLUSH payloads for its
- * rows instead: md's recovery then drops what older blocks hold for them,
- * so a replay never writes older data over it (such a unit is as exposed to
- * the write hole as without a journal, and counted).
+ * written; max_unit_sectors keeps aligned units within a quarter of the
+ * ring) is preceded by FLUSH payloads for its rows instead, and its member
+ * writes wait until a checkpoint has moved the tail to its batch: a replay
+ * (md's, which writes a logged row out when newer data for it comes, or
+ * uraid's) then finds no older logged row to write over it. Such a unit is
+ * as exposed to the write hole as without a journal, and counted.
+ *
+ * A failed log write or checkpoint fails the journal, as md fails its
+ * journal device: the units in the log fail (-EIO) and so does every later
+ * write, so that none reaches the members unlogged.
  *
  * Order, as md keeps it: one log write in work at a time, with every unit
  * waiting meanwhile in it (a batch), so the seq chain on disk never has a
@@ -27,8 +33,10 @@
  * wait for it when the ring is full.
  *
  * Threads: the hooks run on the pieces' reactors, the state under one
- * mutex never held across I/O; a log write is submitted on the reactor of
- * the unit that started it; each unit resumes on its own (reactor_post).
+ * mutex never held across I/O; a batch is taken off the wait list under it
+ * and encoded without it (busy keeps other writers out of buf); a log write
+ * is submitted on the reactor of the unit that started it; each unit
+ * resumes on its own (reactor_post).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -87,6 +87,7 @@ struct uraid_create_opts {
 	uint32_t flags;             /* URAID_CREATE_* */
 	const char *const *paths;   /* raid_disks + spare_devices entries; "missing" allowed */
 	unsigned npaths;
+	const char *write_journal;  /* RAID 4/5/6: md's write journal device, or NULL */
 	/* for reproducible tests: fixed identities and time (all zero: random / now) */
 	const uint8_t *uuid;        /* 16 bytes or NULL */
 	uint64_t ctime;             /* seconds, 0: now */
@@ -109,6 +110,7 @@ struct uraid_create_result {
 	uint32_t bitmap_chunk;      /* bytes */
 	bool ppl;                   /* a partial parity log (feature 0x400) */
 	bool clean;                 /* resync_offset == MaxSector */
+	bool journal;               /* a write journal device was written */
 	bool members_zero;          /* every data area read as zeroes (no resync needed) */
 	unsigned minor;
 };

@@ -276,6 +276,7 @@ enum uraid_member_state {
 	URAID_MEMBER_SPARE,
 	URAID_MEMBER_STALE,         /* given, but left out (events behind, other array) */
 	URAID_MEMBER_REBUILDING,    /* a spare being rebuilt into a slot (recovery) */
+	URAID_MEMBER_JOURNAL,       /* the RAID 4/5/6 write journal (role 0xfffd), no slot */
 };
 
 struct uraid_member_status {

@@ -50,6 +50,9 @@ static void create_usage(FILE *f)
 		"                          after a crash and no write hole)\n"
 		"  -d, --delay=SECONDS     seconds between the bitmap's sweeps; a bit clears two\n"
 		"                          sweeps after the last write to its chunk (default 5)\n"
+		"      --write-journal=DEVICE\n"
+		"                          RAID 4/5/6: DEVICE becomes md's write journal (role\n"
+		"                          journal, no bitmap); give it to serve as well\n"
 		"  -N, --name=NAME         array name (default 'uraid'), stored as HOST:NAME\n"
 		"      --homehost=HOST     HOST part of the name (default: this host; '<none>')\n"
 		"  -z, --size=SIZE         space to use from each member (default: all of the\n"
@@ -69,6 +72,7 @@ static void create_usage(FILE *f)
 
 enum {
 	OPT_ASSUME_CLEAN = 256,
+	OPT_WRITE_JOURNAL,
 	OPT_BITMAP_CHUNK,
 	OPT_HOMEHOST,
 	OPT_UUID,
@@ -140,6 +144,8 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 		printf("partial parity log (PPL), no bitmap.");
 	else
 		printf("no bitmap.");
+	if (r->journal)
+		printf(" Write journal on %s.", o->write_journal);
 	printf(" State: ");
 	if (r->missing)
 		printf("degraded, %u of %u members missing; ", r->missing, r->raid_disks);
@@ -189,6 +195,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_cre
 		json_null(&j, "bitmap_chunk_bytes");
 	json_str(&j, "consistency_policy", r->bitmap ? "bitmap" : r->ppl ? "ppl" : "resync");
 	json_bool(&j, "clean", r->clean);
+	json_bool(&j, "journal", r->journal);
 	json_bool(&j, "members_zero", r->members_zero);
 	json_obj_close(&j);
 	json_end(&j);
@@ -212,6 +219,7 @@ int cmd_create(int argc, char **argv)
 		{ "homehost", required_argument, NULL, OPT_HOMEHOST },
 		{ "size", required_argument, NULL, 'z' },
 		{ "assume-clean", no_argument, NULL, OPT_ASSUME_CLEAN },
+		{ "write-journal", required_argument, NULL, OPT_WRITE_JOURNAL },
 		{ "force", no_argument, NULL, 'f' },
 		{ "uuid", required_argument, NULL, OPT_UUID },
 		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
@@ -314,6 +322,9 @@ int cmd_create(int argc, char **argv)
 			break;
 		case OPT_ASSUME_CLEAN:
 			o.flags |= URAID_CREATE_ASSUME_CLEAN;
+			break;
+		case OPT_WRITE_JOURNAL:
+			o.write_journal = optarg;
 			break;
 		case 'f':
 			o.flags |= URAID_CREATE_FORCE;

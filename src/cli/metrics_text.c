@@ -309,6 +309,7 @@ static void member_families(struct ctx *c, const struct uraid_array_status *as)
 	static const enum uraid_member_state states[] = {
 		URAID_MEMBER_IN_SYNC, URAID_MEMBER_FAULTY, URAID_MEMBER_MISSING,
 		URAID_MEMBER_SPARE, URAID_MEMBER_STALE, URAID_MEMBER_REBUILDING,
+		URAID_MEMBER_JOURNAL,
 	};
 	static const struct counter_field counters[] = {
 #define C(n, f, h) { "uraid_member_" n, h, offsetof(struct uraid_member_status, f) }

@@ -23,6 +23,7 @@ const char *cli_member_state_name(enum uraid_member_state s)
 	case URAID_MEMBER_SPARE: return "spare";
 	case URAID_MEMBER_STALE: return "stale";
 	case URAID_MEMBER_REBUILDING: return "rebuilding";
+	case URAID_MEMBER_JOURNAL: return "journal";
 	}
 	return "unknown";
 }

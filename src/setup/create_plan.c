@@ -116,6 +116,18 @@ static int check_shape(const struct uraid_create_opts *o, char *err, size_t errl
 			    "%s uses every member whole; --size applies to levels with redundancy", lv);
 	if (o->chunk_kib > (1u << 21))
 		return fail(err, errlen, -EINVAL, "chunk %u KiB is larger than 2 GiB", o->chunk_kib);
+	/* raid5_run: a journal for RAID 4/5/6 only, and never with a bitmap */
+	if (o->write_journal && !li->parity_members)
+		return fail(err, errlen, -EINVAL, "--write-journal is for RAID 4, 5 and 6, not %s", lv);
+	if (o->write_journal && o->bitmap == URAID_BITMAP_INTERNAL)
+		return fail(err, errlen, -EINVAL, "--write-journal and --bitmap=internal: md runs an "
+			    "array with one or the other; leave out --bitmap");
+	if (o->write_journal && o->ppl)
+		return fail(err, errlen, -EINVAL, "--write-journal and --consistency-policy=ppl: md "
+			    "runs an array with one or the other; choose one");
+	if (o->write_journal && o->raid_disks + o->spare_devices + 1 > URAID_MAX_MEMBERS)
+		return fail(err, errlen, -EINVAL, "%u members and a journal are more than uraid "
+			    "supports (%u)", o->raid_disks + o->spare_devices, URAID_MAX_MEMBERS);
 	return 0;
 }
 
@@ -242,6 +254,23 @@ static int open_members(const struct uraid_create_opts *o, struct create_plan *p
 	if (missing == o->raid_disks)
 		return fail(err, errlen, -EINVAL, "every member is 'missing'");
 	plan->res.missing = missing;
+	if (o->write_journal) {
+		/* the journal goes last: dev_number raid_disks + spares, as mdadm numbers it */
+		struct create_member *m = &plan->m[plan->nmembers];
+		struct stat st;
+		m->path = o->write_journal;
+		m->journal = true;
+		if (stat(m->path, &st) == 0)
+			for (unsigned j = 0; j < plan->nmembers; j++)
+				if (!plan->m[j].missing && uraid_same_file(&plan->m[j].st, &st))
+					return fail(err, errlen, -EINVAL, "%s is given as a member and "
+						    "as the write journal", m->path);
+		int rc = open_member(m, force, err, errlen);
+		if (rc)
+			return rc;
+		plan->nmembers++;
+		plan->res.journal = true;
+	}
 	return 0;
 }
 
@@ -291,6 +320,14 @@ static int plan_sizes(const struct uraid_create_opts *o, struct create_plan *pla
 		first = false;
 		m->sb.super_offset = sb_start;
 		m->sb.data_size = data_size;
+		/* the journal's ring is its whole data area (mdadm); it holds no chunk */
+		if (m->journal) {
+			if (data_size < 64)
+				return fail(err, errlen, -ENOSPC, "%s is too small for a write journal "
+					    "(%llu KiB of data space)", m->path,
+					    (unsigned long long)data_size / 2);
+			continue;
+		}
 
 		/* mdadm works in KiB and rounds each member to the chunk. */
 		uint64_t avail = data_size & ~1ull;
@@ -427,7 +464,7 @@ static int plan_bitmap(const struct uraid_create_opts *o, struct create_plan *pl
 	bool want = !o->ppl && (o->bitmap == URAID_BITMAP_INTERNAL ||
 		    (o->bitmap == URAID_BITMAP_DEFAULT && info_of(o)->redundant &&
 		     r->size_sectors / 2 > BITMAP_AUTO_KIB));
-	if (!want)
+	if (!want || o->write_journal)
 		return 0;
 
 	uint64_t sync_size = r->size_sectors;
@@ -496,6 +533,12 @@ static int plan_data_area(const struct uraid_create_opts *o, struct create_plan 
 		if (plan->m[i].missing)
 			continue;
 		sb->bblog_shift = 0;
+		/* 1.0: a journal keeps the data area plan_sizes gave it */
+		if (plan->m[i].journal && o->minor == 0) {
+			sb->bblog_size = 0;
+			sb->bblog_offset = 0;
+			continue;
+		}
 		sb->bblog_size = 0;
 		sb->bblog_offset = 0;
 		if (o->minor == 0) {
@@ -566,7 +609,7 @@ static void compose_name(const struct uraid_create_opts *o, char *out)
 static int plan_superblocks(const struct uraid_create_opts *o, struct create_plan *plan)
 {
 	struct uraid_create_result *r = &plan->res;
-	uint32_t total = o->raid_disks + o->spare_devices;
+	uint32_t total = o->raid_disks + o->spare_devices + (r->journal ? 1 : 0);
 	uint32_t max_dev = ((256 + 2 * total + 511) / 512 * 512 - 256) / 2;
 	uint64_t now = o->ctime ? o->ctime : (uint64_t)time(NULL);
 
@@ -578,6 +621,7 @@ static int plan_superblocks(const struct uraid_create_opts *o, struct create_pla
 		sb->magic = URAID_SB_MAGIC;
 		sb->major_version = 1;
 		sb->feature_map = (r->bitmap ? URAID_FEATURE_BITMAP_OFFSET : 0) |
+				  (r->journal ? URAID_FEATURE_JOURNAL : 0) |
 				  (o->ppl ? URAID_FEATURE_PPL : 0) | info_of(o)->layout_feature;
 		memcpy(sb->set_uuid, r->uuid, 16);
 		memcpy(sb->set_name, r->set_name, sizeof(sb->set_name));
@@ -599,6 +643,8 @@ static int plan_superblocks(const struct uraid_create_opts *o, struct create_pla
 		for (unsigned d = 0; d < plan->nmembers; d++)
 			if (!plan->m[d].missing && d < o->raid_disks)
 				sb->dev_roles[d] = (uint16_t)d;
+			else if (plan->m[d].journal)
+				sb->dev_roles[d] = URAID_ROLE_JOURNAL;   /* journal_tail 0 */
 	}
 	return 0;
 }

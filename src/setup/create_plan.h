@@ -17,6 +17,7 @@
 struct create_member {
 	const char *path;
 	bool missing;
+	bool journal;               /* the write journal (role 0xfffd), last in m[] */
 	int fd;                     /* -1 when missing */
 	uint64_t dev_sectors;       /* of the member (a range's length) */
 	uint64_t base;              /* where it starts in its file or device (PATH@START+LENGTH) */

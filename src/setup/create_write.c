@@ -16,6 +16,7 @@
 #include <uraid/ppl.h>
 
 #include "common/errmsg.h"
+#include "format/r5l.h"
 #include "setup/create_plan.h"
 #include "common/full_io.h"
 
@@ -106,6 +107,23 @@ static int wipe_stale(const struct create_member *m, char *err, size_t errlen)
 	return 0;
 }
 
+/* mdadm's write_empty_r5l_meta_block: an empty log at the journal's data start. */
+static int write_journal_start(const struct create_plan *plan, const struct create_member *m,
+			       char *err, size_t errlen)
+{
+	alignas(4096) uint8_t block[URAID_R5L_BLOCK];
+	uint32_t seq;
+
+	if (!m->journal)
+		return 0;
+	if (getentropy(&seq, sizeof(seq)))
+		return uraid_errf(err, errlen, -errno, "cannot get random bytes: %s", strerror(errno));
+	uraid_r5l_meta_init(block, seq, 0);
+	uraid_r5l_meta_seal(block, uraid_r5l_seed(plan->res.uuid));
+	return write_or_report(m, block, sizeof(block), m->sb.data_offset, "journal's first block",
+			       err, errlen);
+}
+
 static int sync_member(const struct create_member *m, char *err, size_t errlen)
 {
 	if (fdatasync(m->fd) == 0)
@@ -133,8 +151,8 @@ static int check_plan_areas(const struct create_plan *plan, char *err, size_t er
 			.bitmap_sectors = plan->bitmap_sectors,
 			.ppl = plan->res.ppl, .ppl_offset = uraid_sb_ppl_offset(&m->sb),
 			.ppl_sectors = uraid_sb_ppl_size(&m->sb),
-			.data_used = uraid_level_info(plan->res.level)->whole_members ? m->sb.data_size
-										   : m->sb.size,
+			.data_used = uraid_level_info(plan->res.level)->whole_members || m->journal
+					     ? m->sb.data_size : m->sb.size,
 		};
 		if (uraid_sb_check_areas(&m->sb, &p, &ar, why, sizeof(why)))
 			return uraid_errf(err, errlen, -EINVAL, "BUG: the layout planned for %s is "
@@ -158,7 +176,7 @@ static int write_plan(struct create_plan *plan, char *err, size_t errlen)
 			continue;
 		if ((rc = wipe_stale(m, err, errlen)) || (rc = write_bblog(m, err, errlen)) ||
 		    (rc = write_bitmap(plan, m, err, errlen)) || (rc = write_ppl(plan, m, err, errlen)) ||
-		    (rc = sync_member(m, err, errlen)))
+		    (rc = write_journal_start(plan, m, err, errlen)) || (rc = sync_member(m, err, errlen)))
 			return rc;
 	}
 	for (unsigned i = 0; i < plan->nmembers; i++) {

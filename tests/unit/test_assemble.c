@@ -472,9 +472,42 @@ static void test_refusals(void)
 	refused("unknown feature", s.p, 4, 0, s.p[2], "feature");
 	EDIT(s.p[2], sb->feature_map &= ~0x8000u);
 
-	EDIT(s.p[2], sb->feature_map |= URAID_FEATURE_JOURNAL);
-	refused("journal", s.p, 4, 0, s.p[2], "journal");
-	EDIT(s.p[2], sb->feature_map &= ~URAID_FEATURE_JOURNAL);
+	/* a journal array without its journal: refused, or read-only when forced (md) */
+	for (int i = 0; i < 4; i++)
+		EDIT(s.p[i], sb->feature_map |= URAID_FEATURE_JOURNAL);
+	refused("journal missing", s.p, 4, 0, NULL, "--force");
+	{
+		int jrc;
+		struct array *ja = assemble(s.p, 4, URAID_ASSEMBLE_FORCE, &jrc);
+		CHECK(ja && (ja->flags & URAID_ASSEMBLE_READONLY),
+		      "journal missing, forced: read-only (rc %d: %s)", jrc, err);
+		free_array(ja);
+	}
+	/* a member turned journal: accepted as the journal, its slot missing */
+	EDIT(s.p[0], sb->dev_roles[sb->dev_number] = URAID_ROLE_JOURNAL);
+	{
+		int jrc;
+		struct array *ja = assemble(s.p, 4, URAID_ASSEMBLE_READONLY, &jrc);
+		CHECK(ja && ja->member_state[ja->nmembers - 1] == URAID_MEMBER_JOURNAL &&
+		      ja->member_slot[ja->nmembers - 1] == -1 && ja->slot[0].m == NULL,
+		      "journal member without a slot (rc %d: %s)", jrc, err);
+		free_array(ja);
+	}
+	EDIT(s.p[0], sb->dev_roles[sb->dev_number] = 0);
+	EDIT(s.p[2], sb->feature_map |= URAID_FEATURE_BITMAP_OFFSET);
+	refused("journal and bitmap", s.p, 4, 0, s.p[2], "journal and a bitmap");
+	for (int i = 0; i < 4; i++)
+		EDIT(s.p[i], sb->feature_map &= ~(URAID_FEATURE_JOURNAL | URAID_FEATURE_BITMAP_OFFSET));
+	/* a journal and a partial parity log: md runs one or the other */
+	for (uint32_t ppl = URAID_FEATURE_PPL; ppl; ppl = ppl == URAID_FEATURE_PPL ?
+						   URAID_FEATURE_MULTIPLE_PPLS : 0) {
+		for (int i = 0; i < 4; i++)
+			EDIT(s.p[i], sb->feature_map |= URAID_FEATURE_JOURNAL | ppl);
+		refused("journal and PPL", s.p, 4, URAID_ASSEMBLE_FORCE, NULL,
+			"with JOURNAL (0x200)");
+		for (int i = 0; i < 4; i++)
+			EDIT(s.p[i], sb->feature_map &= ~(URAID_FEATURE_JOURNAL | ppl));
+	}
 
 	EDIT(s.p[3], sb->layout = URAID_RIGHT_SYMMETRIC);
 	refused("layout differs", s.p, 4, 0, s.p[3], "strangely different");

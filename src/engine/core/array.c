@@ -28,6 +28,7 @@
 #include "engine/cache/wcache.h"
 #include "engine/jobs/sync.h"
 #include "engine/core/mio.h"
+#include "engine/md/journal.h"
 #include "engine/md/member_state.h"
 #include "engine/md/ppl.h"
 #include "engine/md/wib.h"
@@ -902,6 +903,8 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	a->wc_bytes = o->cache_bytes;
 	int rc = assemble_members(a, o, err, errlen);
+	if (!rc)
+		rc = journal_assemble(a, err, errlen);   /* md replays it at the start */
 	if (rc) {
 		array_free(a);
 		return rc;
@@ -923,7 +926,15 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		return uraid_errf(err, errlen, rc, "cannot set up %s: %s", io->name, strerror(-rc));
 	}
 	a->ops = io;
-	/* md replays its PPL before the array starts (md/ppl.c) */
+	/* md replays its PPL before the array starts (md/ppl.c). One owner of
+	   a->plog: assembly refuses a journal (0x200) with PPL (0x400/0x800),
+	   so journal_assemble above or ppl_attach sets it, never both */
+	if (a->plog && ppl_enabled(a)) {
+		rc = uraid_errf(err, errlen, -EINVAL, "%s: a write journal and a partial parity "
+				"log: md runs one or the other; not run", a->sb.set_name);
+		array_free(a);
+		return rc;
+	}
 	if ((rc = ppl_attach(a, err, errlen))) {
 		array_free(a);
 		return rc;
@@ -1078,6 +1089,7 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	st->clean = a->in_sync && !a->resync_needed;
 	st->resync_needed = a->resync_needed;
 	st->consistency_policy = ppl_enabled(a) ? "ppl" : a->plog ? a->plog->ops->name :
+				 a->sb.feature_map & URAID_FEATURE_JOURNAL ? "journal" :
 				 a->has_bitmap ? "bitmap" : a->level->info.redundant ? "resync" :
 				 "none";
 	if (a->has_bitmap) {

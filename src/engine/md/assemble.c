@@ -5,7 +5,8 @@
  * analyze_sbs, raid5_run; mdadm Assemble.c): one array UUID, the freshest
  * member decides roles, members more than one event behind are left out,
  * unsupported features are refused, and the level must survive the missing
- * slots. Nothing is written here.
+ * slots. Nothing is written here (the write journal is replayed after,
+ * journal_assemble.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -188,10 +189,11 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (f & URAID_FEATURE_CLUSTERED)
 		return fail(err, errlen, -EINVAL,
 			    "%s: clustered md array (feature 0x100), which uraid does not run", path);
-	if (f & URAID_FEATURE_JOURNAL)
+	if ((f & URAID_FEATURE_JOURNAL) && (f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)))
 		return fail(err, errlen, -EINVAL,
-			    "%s: array with a RAID 5 write journal (feature 0x200), which uraid does "
-			    "not run", path);
+			    "%s: array with both a write journal (feature 0x200) and a partial parity "
+			    "log (feature 0x%x), which md does not run either", path,
+			    f & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS));
 	if (f & URAID_FEATURE_BAD_BLOCKS)
 		return fail(err, errlen, -EINVAL,
 			    "%s: its bad-block list is not empty (feature 0x8); uraid does not avoid "
@@ -200,6 +202,13 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (!lv)
 		return fail(err, errlen, -EINVAL, "%s: level %d is not one uraid runs", path,
 			    c->sb.level);
+	/* raid5_run: a journal only with RAID 4/5/6, and never with a bitmap */
+	if ((f & URAID_FEATURE_JOURNAL) && !lv->info.parity_members)
+		return fail(err, errlen, -EINVAL, "%s: write journal (feature 0x200) on %s; md keeps "
+			    "one only for RAID 4, 5 and 6", path, level_label(c->sb.level));
+	if ((f & URAID_FEATURE_JOURNAL) && (f & URAID_FEATURE_BITMAP_OFFSET))
+		return fail(err, errlen, -EINVAL, "%s: array with both a write journal and a "
+			    "bitmap, which md does not start", path);
 	if (c->sb.raid_disks == 0 || c->sb.raid_disks > URAID_MAX_MEMBERS)
 		return fail(err, errlen, -EINVAL, "%s: raid_disks %u (uraid runs 1 to %u)", path,
 			    c->sb.raid_disks, URAID_MAX_MEMBERS);
@@ -258,11 +267,16 @@ static void classify(struct cand *c, const struct cand *fresh)
 	c->slot = -1;
 	c->pending = -1;
 	/* more than one behind (written so that events near 2^64 cannot wrap) */
-	if (ev < fev && fev - ev > 1 && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX)) {
+	if (ev < fev && fev - ev > 1 && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX ||
+					 own == URAID_ROLE_JOURNAL)) {
 		c->state = URAID_MEMBER_STALE;
 		snprintf(c->note, sizeof(c->note),
 			 "events %" PRIu64 " are more than one behind %s's %" PRIu64
 			 " (md leaves it out)", ev, fresh->m->path, fev);
+		return;
+	}
+	if (role == URAID_ROLE_JOURNAL) {
+		c->state = URAID_MEMBER_JOURNAL;   /* no slot (md's raid_disk 0, Journal) */
 		return;
 	}
 	if (role == URAID_ROLE_FAULTY) {
@@ -446,7 +460,8 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 	   linear) data_size, the others `size` (a spare only up to its own
 	   data_size until it takes a slot) */
 	uint64_t used = a->sb.size;
-	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used))
+	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used) ||
+	    uraid_sb_role(sb) == URAID_ROLE_JOURNAL)   /* the log ring is its data_size */
 		used = sb->data_size;
 	struct uraid_sb_area_params p = {
 		.dev_sectors = m->dev_sectors,
@@ -499,7 +514,8 @@ static int check_areas(struct array *a, const struct cand *fresh, struct cand *c
 		a->bitmap_sectors = uraid_bitmap_disk_sectors(sync, chunk);
 	}
 	for (unsigned i = 0; i < n; i++) {
-		bool holder = c[i].state == URAID_MEMBER_IN_SYNC || c[i].pending >= 0;
+		bool holder = c[i].state == URAID_MEMBER_IN_SYNC || c[i].pending >= 0 ||
+			      c[i].state == URAID_MEMBER_JOURNAL;
 		if ((rc = array_member_areas(a, c[i].m, &c[i].sb, holder, err, errlen)))
 			return rc;
 	}
@@ -635,6 +651,33 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 	    (rc = check_forgotten(fsb, by_slot, c, n, fresh->m->path, err, errlen)))
 		return rc;
 
+	/* the write journal: one at most; without it md writes nothing (r5l_log_disk_error) */
+	bool journal_ro = false;
+	const struct cand *journal = NULL;
+	for (unsigned i = 0; i < n; i++) {
+		if (c[i].state != URAID_MEMBER_JOURNAL)
+			continue;
+		if (!(fsb->feature_map & URAID_FEATURE_JOURNAL))
+			return fail(err, errlen, -EINVAL, "%s: journal role without the array's "
+				    "journal feature (0x200)", c[i].m->path);
+		if (journal)
+			return fail(err, errlen, -EINVAL, "%s: a second write journal (%s is one); "
+				    "md keeps one", c[i].m->path, journal->m->path);
+		journal = &c[i];
+	}
+	if ((fsb->feature_map & URAID_FEATURE_JOURNAL) && !journal &&
+	    !(o->flags & URAID_ASSEMBLE_READONLY)) {
+		if (!(o->flags & URAID_ASSEMBLE_FORCE))
+			return fail(err, errlen, -ENODEV,
+				    "%s array '%s' has a write journal (feature 0x200) and none of the "
+				    "devices given is it: md does not write to it without the journal; "
+				    "give the journal device too, or --force to serve it read-only",
+				    level_label(fsb->level), fsb->set_name);
+		journal_ro = true;
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: write journal missing: served read-only, "
+		     "as md does", fsb->set_name);
+	}
+
 	/* raid5_run: a dirty array that is also degraded does not start unforced */
 	bool parity = lv->info.parity_members > 0;
 	unsigned max_degraded = lv->info.parity_members;
@@ -685,7 +728,7 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 			return rc;
 
 	/* ---- fill the array: nothing can fail from here ---- */
-	a->flags = o->flags;
+	a->flags = o->flags | (journal_ro ? URAID_ASSEMBLE_READONLY : 0);
 	memset(&a->bitmap, 0, sizeof(a->bitmap));
 	a->bitmap_stale = false;
 	if (has_bitmap) {
@@ -741,10 +784,10 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 		h->m = NULL;    /* owned by the array now */
 		k++;
 	}
-	/* then spares (and members waiting for a slot), faulty, stale, in the order given */
+	/* then the journal, spares (and members waiting for a slot), faulty, stale, in the order given */
 	static const enum uraid_member_state order[] = {
-		URAID_MEMBER_SPARE, URAID_MEMBER_FAULTY, URAID_MEMBER_STALE };
-	for (unsigned pass = 0; pass < 3; pass++) {
+		URAID_MEMBER_JOURNAL, URAID_MEMBER_SPARE, URAID_MEMBER_FAULTY, URAID_MEMBER_STALE };
+	for (unsigned pass = 0; pass < 4; pass++) {
 		for (unsigned i = 0; i < n; i++) {
 			if (!c[i].m || c[i].state != order[pass])
 				continue;

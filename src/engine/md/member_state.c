@@ -154,6 +154,11 @@ static int fail_on_request(struct array *a, const struct md_fail *f)
 		ulog(array_log(a), URAID_LOG_NOTICE, "%s: spare failed on request", m->path);
 		rc = meta_record_change(a);
 		return rc == -EROFS ? 0 : rc;
+	case URAID_MEMBER_JOURNAL:
+		/* md fails a journal into a read-only array (r5l_log_disk_error) */
+		return uraid_errf(f->msg, f->msglen, -EOPNOTSUPP, "%s is the array's write journal, "
+				  "which uraid does not fail while serving; stop the array and serve "
+				  "it with --force without the journal to run it read-only", m->path);
 	default:
 		return uraid_errf(f->msg, f->msglen, -EINVAL, "%s is not part of the running array "
 				  "(left out at assembly)", m->path);

@@ -40,10 +40,11 @@ static bool writable(const struct array *a, unsigned i)
 	return attached(a, i) && a->member_state[i] != URAID_MEMBER_FAULTY;
 }
 
-/* md's raid_disk >= 0: in a slot, or waiting for one. */
+/* md's raid_disk >= 0: in a slot, or waiting for one (md gives a journal 0). */
 static bool has_role_slot(const struct array *a, unsigned i)
 {
 	return a->member_state[i] == URAID_MEMBER_IN_SYNC ||
+	       a->member_state[i] == URAID_MEMBER_JOURNAL ||
 	       (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] >= 0);
 }
 
@@ -55,6 +56,8 @@ static uint16_t role_now(const struct array *a, unsigned i)
 		return (uint16_t)a->member_slot[i];
 	case URAID_MEMBER_FAULTY:
 		return URAID_ROLE_FAULTY;
+	case URAID_MEMBER_JOURNAL:
+		return URAID_ROLE_JOURNAL;
 	case URAID_MEMBER_SPARE:
 		return a->member_pending_slot[i] >= 0 ? (uint16_t)a->member_pending_slot[i]
 						      : URAID_ROLE_SPARE;
@@ -85,6 +88,9 @@ static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 	out->super_offset = own->super_offset;
 	out->recovery_offset = (out->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
 				       ? own->recovery_offset : 0;
+	/* super_1_sync: a journal's recovery_offset is its journal_tail */
+	if (a->member_state[i] == URAID_MEMBER_JOURNAL)
+		out->recovery_offset = own->recovery_offset;
 	out->dev_number = own->dev_number;
 	out->cnt_corrected_read = own->cnt_corrected_read;
 	memcpy(out->device_uuid, own->device_uuid, 16);

@@ -1,0 +1,96 @@
+# shellcheck shell=bash
+# The write journal block of make bench (issue 20), sourced by scripts/bench.sh
+# (its helpers: want, serve, unserve, line). Run it alone with
+# BENCH_ONLY=journal make bench; leave it out with BENCH_JOURNAL=0.
+#
+# The replay of a full journal: a RAID 5 x4 on the bench's tmpfs with a
+# 64 MiB journal holding 3200 logged rows (data and parity, md's layout,
+# written by tests/tools/journal_inject, the members stale), served once:
+# the time from `uraid serve` to serving (assembly, the replay, the new
+# tail in the superblocks) against its bound, reading the journal once
+# (dd of its data area). Then the cost of the write-through journal (md's
+# default mode) at run time: a RAID 5 x4 with a journal (on a tmpfs file too)
+# against one without, served by `uraid serve` (2 threads), fio's nbd engine,
+# the two in turn, best of BENCH_REPEAT rounds: 4 KiB random writes at QD 1
+# (mean latency, from the IOPS: <= 1.5 x) and QD 32 (IOPS, >= 0.5 x), 1 MiB
+# sequential writes at QD 8 (>= 0.8 x).
+
+if want JOURNAL; then
+echo "== write journal: replay of a full 64 MiB journal (RAID 5 x4, 3200 rows of 4 KiB data x3 + parity), time to serve vs reading the journal once (issue 20)"
+jinject=$dir/journal_inject
+# shellcheck disable=SC2046
+cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$(dirname "$0")/../include" -I"$(dirname "$0")/../src" \
+    -o "$jinject" "$(dirname "$0")/../tests/tools/journal_inject.c" "$BUILD/liburaid.a" \
+    -lisal -luring -lgnutls -lnbd -lm -lpthread 2>>"$log" || jinject=
+if [ -z "$jinject" ]; then
+    echo "the journal replay is not measured: tests/tools/journal_inject.c did not build (see $log)"
+else
+    jm=()
+    for i in 0 1 2 3; do rm -f "$dir/jr$i"; truncate -s 160M "$dir/jr$i"; jm+=("$dir/jr$i"); done
+    rm -f "$dir/jrj"; truncate -s 66M "$dir/jrj"     # 64 MiB of ring after the data offset
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=jr --write-journal="$dir/jrj" \
+        "${jm[@]}" >/dev/null 2>>"$log"
+    "$jinject" inject 20261202 3200 "$dir/jr.exp" "$dir/jrj" "${jm[@]}" >>"$log" 2>&1
+    rm -f "$dir/jr.exp"
+    t0=$EPOCHREALTIME
+    if serve jr "${jm[@]}" "$dir/jrj"; then
+        t1=$EPOCHREALTIME
+        unserve jr
+        rows=$(grep -o "[0-9]* rows written" "$dir/jr.err" | tail -1)
+        doff=$("$URAID" examine "$dir/jrj" | awk '/Data Offset/ { print $4 }')
+        b0=$EPOCHREALTIME
+        dd if="$dir/jrj" of=/dev/null bs=1M iflag=skip_bytes skip=$((doff * 512)) status=none
+        b1=$EPOCHREALTIME
+        line "journal replay, 64 MiB ($rows)" "$(python3 -c "print($t1 - $t0)")" \
+            "reading the journal once" "$(python3 -c "print($b1 - $b0)")" s "" \
+            "(serve to ready, assembly included; pid file polled every 50 ms)"
+    fi
+    rm -f "${jm[@]}" "$dir/jrj"
+fi
+run_t=$RT ramp_t=$RAMP
+jw=() nw=()
+for i in 0 1 2 3; do
+    rm -f "$dir/jw$i" "$dir/nw$i"; truncate -s 256M "$dir/jw$i" "$dir/nw$i"
+    jw+=("$dir/jw$i") nw+=("$dir/nw$i")
+done
+rm -f "$dir/jwj"; truncate -s 66M "$dir/jwj"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=jw --write-journal="$dir/jwj" \
+    "${jw[@]}" >/dev/null 2>>"$log"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=nw --bitmap=none \
+    "${nw[@]}" >/dev/null 2>>"$log"
+# jrun journal|none METRIC fio-args...: one served run, its figure (0 on failure)
+jrun() {
+    local kind=$1 metric=$2 v=0 name=nw
+    shift 2
+    [ "$kind" = journal ] && name=jw
+    local args=("${nw[@]}")
+    [ "$kind" = journal ] && args=("${jw[@]}" "$dir/jwj")
+    if serve "$name" "${args[@]}" >&2; then
+        v=$(fio_nbd_once "$metric" "$dir/$name.sock" "$@")
+        unserve "$name"
+    fi
+    echo "${v:-0}"
+}
+# jpair LABEL METRIC TARGET LATENCY(0|1) fio-args...: both in turn, best of each
+jpair() {
+    local label=$1 metric=$2 target=$3 lat=$4 i a b ba=0 bb=0
+    shift 4
+    for i in $(seq "$REPEAT"); do
+        if (( i % 2 )); then a=$(jrun journal "$metric" "$@"); b=$(jrun none "$metric" "$@")
+        else b=$(jrun none "$metric" "$@"); a=$(jrun journal "$metric" "$@"); fi
+        [ "$a" -gt "$ba" ] && ba=$a
+        [ "$b" -gt "$bb" ] && bb=$b
+    done
+    if [ "$lat" = 1 ]; then
+        line "RAID 5 x4 $label, journal" "$(python3 -c "print(1e6 / max($ba, 1))")" \
+            "no journal" "$(python3 -c "print(1e6 / max($bb, 1))")" us "$target" \
+            "(mean latency from the IOPS at QD 1: $ba vs $bb)"
+    else
+        line "RAID 5 x4 $label, journal" "$ba" "no journal" "$bb" "$metric" "$target"
+    fi
+}
+jpair "4 KiB randwrite QD1" iops "<=1.5" 1 --rw=randwrite --bs=4k --iodepth=1 --size=512M --norandommap
+jpair "4 KiB randwrite QD32" iops 0.5 0 --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
+jpair "1 MiB seq write QD8" bw 0.8 0 --rw=write --bs=1M --iodepth=8 --size=512M
+rm -f "${jw[@]}" "${nw[@]}" "$dir/jwj"
+fi

@@ -1,0 +1,129 @@
+#!/bin/bash
+# Referee for md's write journal (raid5-cache), both ways, in one boot:
+#  J  uraid creates a RAID 5 with --write-journal and writes data through
+#     it; then a crash's log is left on the journal as md writes it
+#     (tests/tools/journal_inject, through uraid's own format/r5l.c), the
+#     members stale: md assembles it, replays the log (every logged row is
+#     on the members afterwards) and its check finds mismatch_cnt 0;
+#  K  md creates a RAID 5 with a journal, switches it to write-back (data
+#     acknowledged once in the journal, rows with data and no parity there),
+#     writes, and the guest is reset without stopping the array (sysrq b):
+#     uraid replays the journal when it serves the array, the data md wrote
+#     reads back, and uraid's check finds 0 mismatches;
+#  L  uraid serves a RAID 5 with a journal (write-through at run time), fio
+#     writes and uraid is killed (-9) mid-write: md assembles it, replays
+#     uraid's log, its check finds 0 mismatches, and every write fio
+#     completed reads back afterwards.
+# Exit 0 pass, 77 skip, else fail.
+. "$(dirname "$0")/lib.sh"
+interop_prepare || exit $?
+interop_serving 20261202
+need nbdcopy fio
+INJECT=$BUILD/tests/tools/journal_inject
+[ -x "$INJECT" ] || { echo "SKIP: $INJECT not built (make $INJECT)"; exit 77; }
+
+# J: uraid's journal array, a crash's log on it
+J=()
+for i in 0 1 2 3; do truncate -s 32M "$tmp/j$i"; J+=("$tmp/j$i"); done
+truncate -s 8M "$tmp/jj"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=j --write-journal="$tmp/jj" \
+    "${J[@]}" >/dev/null
+randfile "$SEED" $((8 << 20)) "$tmp/j.data"
+serve j "${J[@]}" "$tmp/jj"
+nbdcopy "$tmp/j.data" "nbd+unix:///?socket=$tmp/j.sock"
+stop j
+"$INJECT" inject "$SEED" 16 "$tmp/j.exp" "$tmp/jj" "${J[@]}"
+check "J: the members are stale before md starts" \
+    bash -c "! '$INJECT' check '$tmp/j.exp' ${J[*]} >/dev/null 2>&1"
+
+# L: uraid's run-time journal, killed mid-write
+L=()
+for i in 0 1 2 3; do truncate -s 32M "$tmp/l$i"; L+=("$tmp/l$i"); done
+truncate -s 8M "$tmp/lj"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=l --write-journal="$tmp/lj" \
+    "${L[@]}" >/dev/null
+fio_l() {
+    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/l.sock" --rw=randwrite \
+        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
+        --randseed="$SEED" --size=80M --name=l "$@" >"$tmp/fio.out" 2>&1)
+}
+serve l "${L[@]}" "$tmp/lj"
+fio_l --do_verify=0 --end_fsync=1
+fio_l --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+fpid=$!
+sleep 2
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+wait $fpid
+
+# K: md's array, its members and journal
+K=()
+for i in 0 1 2 3; do truncate -s 32M "$tmp/k$i"; K+=("$tmp/k$i"); done
+truncate -s 8M "$tmp/kj"
+randfile $((SEED + 1)) $((4 << 20)) "$tmp/k.data"
+
+cat >"$tmp/guest.sh" <<'GUEST'
+rc=0
+mdadm --examine /dev/vde | grep -q 'Device Role : Journal' && echo "J examine journal"
+mdadm --assemble /dev/md0 --run /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde >/dev/null 2>&1 ||
+    { echo "J: assemble failed"; dmesg | tail -20; rc=1; }
+echo "J journal=$(cat /sys/block/md0/md/journal_mode 2>/dev/null)"
+echo "J degraded=$(cat /sys/block/md0/md/degraded)"
+echo check >/sys/block/md0/md/sync_action
+sleep 1
+mdadm --wait /dev/md0 >/dev/null 2>&1 || true
+echo "J mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
+dmesg | grep -i "md/raid:md0" | sed 's/^/J dmesg /'
+mdadm --stop /dev/md0 >/dev/null 2>&1
+# L: uraid's journal after a kill
+mdadm --assemble /dev/md2 --run /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo >/dev/null 2>&1 ||
+    { echo "L: assemble failed"; dmesg | tail -20; rc=1; }
+sleep 1
+mdadm --wait /dev/md2 >/dev/null 2>&1 || true
+echo check >/sys/block/md2/md/sync_action
+sleep 1
+mdadm --wait /dev/md2 >/dev/null 2>&1 || true
+echo "L mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
+dmesg | grep -i "md/raid:md2.*recovering" | sed 's/^.*md2: /L dmesg /'
+mdadm --stop /dev/md2 >/dev/null 2>&1
+# K: md's write-back journal, reset mid-life
+mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 \
+    --metadata=1.2 --write-journal=/dev/vdj /dev/vdf /dev/vdg /dev/vdh /dev/vdi >/dev/null 2>&1 ||
+    { echo "K: create failed"; rc=1; }
+echo write-back >/sys/block/md1/md/journal_mode
+echo "K journal=$(cat /sys/block/md1/md/journal_mode)"
+dd if=/host/k.data of=/dev/md1 bs=1M seek=4 conv=fsync 2>/dev/null || { echo "K: write failed"; rc=1; }
+echo "K state=$(cat /sys/block/md1/md/array_state)"
+echo "@@URAID-EXIT $rc 0@@"
+sleep 1
+echo b >/proc/sysrq-trigger
+GUEST
+
+out=$(interop_run -f "$tmp/k.data" "$tmp/guest.sh" "${J[@]}" "$tmp/jj" "${K[@]}" "$tmp/kj" \
+    "${L[@]}" "$tmp/lj")
+rc=$?
+echo "$out"
+check "guest script ran (exit $rc)" test $rc -eq 0
+check "J: md's mdadm sees uraid's journal device" grep -q "^J examine journal$" <<<"$out"
+check "J: md assembled uraid's journal array whole" grep -q "^J degraded=0$" <<<"$out"
+check "J: md replayed the log: every logged row is on the members" \
+    "$INJECT" check "$tmp/j.exp" "${J[@]}"
+check "J: md's check then finds 0 mismatches" grep -q "^J mismatch_cnt=0$" <<<"$out"
+
+check "K: md ran the journal write-back" grep -q "^K journal=write-through \[write-back\]$" <<<"$out"
+serve k --name=k "${K[@]}" "$tmp/kj"
+grep "journal:" "$tmp/k.err" | sed 's/^/  /'
+check "K: uraid replayed md's journal" grep -q "rows written\|with parity recomputed" "$tmp/k.err"
+nbdcopy "nbd+unix:///?socket=$tmp/k.sock" "$tmp/k.read"
+check "K: the data md wrote reads back" \
+    cmp -s <(dd if="$tmp/k.read" bs=1M skip=4 count=4 status=none) "$tmp/k.data"
+"$URAID" check --wait k >/dev/null
+check "K: uraid's check finds 0 mismatches" test $? -eq 0
+stop k
+
+check "L: md replayed uraid's run-time journal" grep -q "^L dmesg recovering [0-9]* data-only stripes and [1-9][0-9]* data-parity" <<<"$out"
+check "L: md's check then finds 0 mismatches" grep -q "^L mismatch_cnt=0$" <<<"$out"
+serve l "${L[@]}" "$tmp/lj"
+fio_l --verify_only --verify_state_load=1
+check "L: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fio.out"
+stop l
+exit $fails

@@ -51,7 +51,7 @@ halfway() {
     H=()
     for i in $(seq 0 "$n"); do truncate -s 24M "$tmp/$name$i"; H+=("$tmp/$name$i"); done
     "$URAID" create "$@" --raid-devices="$n" --assume-clean --name="$name" "${H[@]:0:$n}" >/dev/null
-    serve "$name" --speed-max=5000 "${H[@]:0:$n}"
+    serve "$name" --speed-max=2500 "${H[@]:0:$n}"
     uri="nbd+unix:///?socket=$tmp/$name.sock"
     size=$(nbdinfo --size "$uri")
     randfile "$seed" "$size" "$tmp/$name.data"

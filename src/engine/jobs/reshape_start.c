@@ -185,20 +185,6 @@ static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid
 	free(rs);
 }
 
-/* -EBUSY with the reason while a job runs (one that ended is reaped). */
-static int no_job_running(struct array *a, char *err, size_t errlen)
-{
-	sync_reap(a);
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *running = atomic_load(&a->sync);
-	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
-	pthread_mutex_unlock(&a->sync_lock);
-	if (running)
-		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				  uraid_sync_kind_name(busy));
-	return 0;
-}
-
 int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
 			      size_t errlen)
 {
@@ -229,7 +215,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				"which uraid does not do yet");
 		goto out;
 	}
-	if ((rc = no_job_running(a, err, errlen)))
+	if ((rc = sync_refuse_if_running(a, err, errlen)))
 		goto out;
 	/* mdadm's distance: a step's worth of the old rows per member
 	   (backup_blocks); for the same member count half the room, rounded up
@@ -284,7 +270,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	   above: looked at again with starts held until a->reshape is in place
 	   (start_one refuses every other kind from then on) */
 	pthread_mutex_lock(&a->sync_start_lock);
-	if ((rc = no_job_running(a, err, errlen))) {
+	if ((rc = sync_refuse_if_running(a, err, errlen))) {
 		pthread_mutex_unlock(&a->sync_start_lock);
 		array_thaw(a);
 		goto out;

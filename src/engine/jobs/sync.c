@@ -623,6 +623,19 @@ void sync_reap(struct array *a)
 	pthread_mutex_unlock(&a->sync_lock);
 }
 
+int sync_refuse_if_running(struct array *a, char *err, size_t errlen)
+{
+	sync_reap(a);
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *running = atomic_load(&a->sync);
+	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (running)
+		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
+				  uraid_sync_kind_name(busy));
+	return 0;
+}
+
 static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64_t to,
 		     char *err, size_t errlen);
 
@@ -661,14 +674,8 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	int rc = lv->can_run(a, kind, err, errlen);
 	if (rc)
 		return rc;
-	sync_reap(a);
-	pthread_mutex_lock(&a->sync_lock);
-	struct sync_job *running = atomic_load(&a->sync);
-	enum uraid_sync_kind busy = running ? running->kind : URAID_SYNC_NONE;
-	pthread_mutex_unlock(&a->sync_lock);
-	if (running)
-		return uraid_errf(err, errlen, -EBUSY, "a %s is running; stop it first",
-				  uraid_sync_kind_name(busy));
+	if ((rc = sync_refuse_if_running(a, err, errlen)))
+		return rc;
 	struct sync_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");

@@ -177,6 +177,9 @@ int sync_start(struct array *a, enum uraid_sync_kind kind, uint64_t from, uint64
 	       char *err, size_t errlen);
 /* The job that ended is freed by whoever looks next (status, start, stop). */
 void sync_reap(struct array *a);
+/* -EBUSY with the running job's name in err while one runs (one that
+ * ended is reaped first); else 0. */
+int sync_refuse_if_running(struct array *a, char *err, size_t errlen);
 /* Where a resync starts: the checkpoint of one that is needed, else 0. */
 uint64_t sync_resync_from(struct array *a);
 /* Units of the running job handed out and not yet over (a freeze waits

@@ -48,6 +48,8 @@ struct exam {
 	char array_state[URAID_MAX_MEMBERS + 1];
 	char layout[64];
 	bool has_layout;
+	bool has_new_offset;         /* NEW_OFFSET set and a non-zero new_offset */
+	uint64_t new_offset;         /* data_offset + new_offset, in sectors */
 };
 
 static uint64_t bitmap_disk_sectors(const struct uraid_probe *p)
@@ -118,6 +120,12 @@ static void derive(struct exam *e)
 
 	e->array_sectors = array_sectors_of(sb);
 	unused_space(e);
+	e->has_new_offset = (sb->feature_map & URAID_FEATURE_NEW_OFFSET) && sb->new_offset;
+	e->new_offset = (uint64_t)((int64_t)sb->data_offset + sb->new_offset);
+	/* a reshape to fewer members: the state covers the old slots too */
+	if ((sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) && sb->delta_disks < 0 &&
+	    (int64_t)slots - sb->delta_disks <= URAID_MAX_MEMBERS)
+		slots = (unsigned)((int64_t)slots - sb->delta_disks);
 	for (unsigned d = 0; d < slots; d++) {
 		unsigned cnt = 0;
 		for (unsigned i = 0; i < sb->max_dev && i < URAID_SB_MAX_DEV; i++)
@@ -148,6 +156,38 @@ static const char *role_kind(const struct uraid_sb *sb, uint16_t role)
 	if (sb->feature_map & URAID_FEATURE_REPLACEMENT)
 		return "replacement";
 	return "active";
+}
+
+/*
+ * A reshape in progress, in mdadm --examine's words: the position in KiB,
+ * the member count change, and the new level, layout and chunk where they
+ * differ from the current ones (the new layout named by the current level,
+ * as mdadm names it). The direction is in the JSON only (mdadm prints none).
+ */
+static void print_reshape(const struct exam *e)
+{
+	const struct uraid_sb *sb = e->sb;
+	char b[64];
+
+	printf("  Reshape pos'n : %" PRIu64 "%s\n", sb->reshape_position / 2,
+	       cli_mdadm_human(sb->reshape_position * 512, b, sizeof(b)));
+	if (sb->delta_disks)
+		printf("  Delta Devices : %d (%" PRId64 "->%u)\n", sb->delta_disks,
+		       (int64_t)sb->raid_disks - sb->delta_disks, sb->raid_disks);
+	if ((int)sb->new_level != sb->level) {
+		const char *nl = uraid_level_name((int)sb->new_level);
+		printf("      New Level : %s\n", nl ? nl : "-unknown-");
+	}
+	if (sb->new_layout != sb->layout &&
+	    (sb->level == 5 || sb->level == 6 || sb->level == 10)) {
+		char nl[64];
+		if (!uraid_layout_name(sb->level, sb->new_layout, nl, sizeof(nl)))
+			snprintf(nl, sizeof(nl), "-unknown-");
+		printf("     New Layout : %s\n", nl);
+	}
+	if (sb->new_chunk != sb->chunksize)
+		printf("  New Chunksize : %uK\n", sb->new_chunk / 2);
+	printf("\n");
 }
 
 static void print_human(const struct exam *e)
@@ -183,11 +223,14 @@ static void print_human(const struct exam *e)
 		       cli_mdadm_human(sb->size * 512, b1, sizeof(b1)));
 	if (sb->data_offset)
 		printf("    Data Offset : %" PRIu64 " sectors\n", sb->data_offset);
+	if (e->has_new_offset)
+		printf("     New Offset : %" PRIu64 " sectors\n", e->new_offset);
 	printf("   Super Offset : %" PRIu64 " sectors\n", sb->super_offset);
 	if (sb->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
 		printf("Recovery Offset : %" PRIu64 " sectors\n", sb->recovery_offset);
-	/* mdadm leaves the line out when there is no room on either side */
-	if (e->space_before || e->space_after)
+	/* mdadm leaves the line out when there is no room on either side, and
+	   while the data offset moves (a second data area is in use) */
+	if ((e->space_before || e->space_after) && !(sb->feature_map & URAID_FEATURE_NEW_OFFSET))
 		printf("   Unused Space : before=%" PRIu64 " sectors, after=%" PRIu64 " sectors\n",
 		       e->space_before, e->space_after);
 	printf("          State : %s\n", sb->resync_offset == URAID_MAX_SECTOR ? "clean" : "active");
@@ -199,6 +242,8 @@ static void print_human(const struct exam *e)
 	else if (sb->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS))
 		printf("            PPL : %u sectors at offset %d sectors from superblock\n",
 		       uraid_sb_ppl_size(sb), uraid_sb_ppl_offset(sb));
+	if (sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE)
+		print_reshape(e);
 	if (sb->devflags)
 		printf("          Flags :%s%s\n", sb->devflags & URAID_DEVFLAG_WRITEMOSTLY ?
 		       " write-mostly" : "", sb->devflags & URAID_DEVFLAG_FAILFAST ? " failfast" : "");
@@ -240,6 +285,36 @@ static void print_human(const struct exam *e)
 		printf("         Bitmap : damaged: %s\n", p->bitmap_reason);
 	if (e->s->status)
 		printf("        Problem : %s\n", e->s->reason);
+}
+
+/* The reshape fields (null when none runs); "direction" is md's
+ * reshape_direction word for the RESHAPE_BACKWARDS bit. */
+static void print_json_reshape(struct json *j, const struct uraid_sb *sb)
+{
+	char b[64];
+
+	if (!(sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE)) {
+		json_null(j, "reshape");
+		return;
+	}
+	json_obj_open(j, "reshape");
+	json_u64(j, "position_bytes", sb->reshape_position * 512);
+	json_i64(j, "delta_devices", sb->delta_disks);
+	json_str(j, "direction", sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS ?
+		 "backwards" : "forwards");
+	const char *nl = uraid_level_name((int)sb->new_level);
+	if (nl)
+		json_str(j, "new_level", nl);
+	else
+		json_null(j, "new_level");
+	json_i64(j, "new_level_number", (int32_t)sb->new_level);
+	if (uraid_layout_name((int)sb->new_level, sb->new_layout, b, sizeof(b)))
+		json_str(j, "new_layout", b);
+	else
+		json_null(j, "new_layout");
+	json_u64(j, "new_layout_number", sb->new_layout);
+	json_u64(j, "new_chunk_bytes", sb->new_chunk * 512ull);
+	json_obj_close(j);
 }
 
 static void print_json(struct json *j, const struct exam *e)
@@ -318,6 +393,11 @@ static void print_json(struct json *j, const struct exam *e)
 	else
 		json_null(j, "role_number");
 	json_str(j, "array_state", e->array_state);
+	if (e->has_new_offset)
+		json_u64(j, "new_offset_bytes", e->new_offset * 512);
+	else
+		json_null(j, "new_offset_bytes");
+	print_json_reshape(j, sb);
 	json_u64(j, "max_dev", sb->max_dev);
 	json_arr_open(j, "dev_roles");
 	for (unsigned i = 0; i < sb->max_dev && i < URAID_SB_MAX_DEV; i++)

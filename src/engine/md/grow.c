@@ -295,10 +295,6 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	uint64_t old = a->sb.size;
 	uint64_t room[URAID_MAX_MEMBERS];
 
-	if (a->has_bitmap)
-		return uraid_errf(err, errlen, -EBUSY, "the bitmap would have to follow the size, "
-				  "which uraid does not do yet: remove it first (--bitmap=none), "
-				  "grow, then add it again");
 	/* every member checked before any is changed */
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
@@ -309,6 +305,15 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 					  "%" PRIu64 " needed", a->members[i]->path, room[i] / 2,
 					  s->dev_sectors / 2);
 	}
+	/* the bitmap first (md_bitmap_resize before update_size's superblock
+	   write): its header may say the new range before the superblocks do,
+	   never the reverse; md and uraid read either */
+	struct grow_bitmap_undo undo;
+	/* (the sync range of RAID 1/4/5/6 is the member size; RAID 10's --size
+	   is refused by the plan) */
+	int rc = grow_bitmap_resize(a, s->dev_sectors, &undo, err, errlen);
+	if (rc)
+		return rc;
 	struct uraid_sb old_sb = a->sb;
 	uint64_t old_data_size[URAID_MAX_MEMBERS], old_dev_sectors[URAID_MAX_MEMBERS];
 	bool old_needed = a->resync_needed;
@@ -333,7 +338,7 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 		}
 		a->sb.resync_offset = a->resync_checkpoint;
 	}
-	int rc = apply_geometry(a, s, err, errlen);
+	rc = apply_geometry(a, s, err, errlen);
 	if (rc && a->sb.size != s->dev_sectors) {
 		/* refused before the switch (apply_geometry put its own fields back) */
 		a->sb = old_sb;
@@ -344,7 +349,9 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 			if (a->members[i])
 				a->members[i]->dev_sectors = old_dev_sectors[i];
 		}
+		grow_bitmap_undo(a, &undo);
 	}
+	grow_bitmap_undo_done(&undo);
 	if (rc)
 		return rc;
 	for (unsigned i = 0; i < a->nmembers; i++) {

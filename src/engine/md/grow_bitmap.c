@@ -164,6 +164,156 @@ int grow_bitmap_apply(struct array *a, bool add, char *err, size_t errlen)
 	return add ? add_bitmap(a, err, errlen) : remove_bitmap(a, err, errlen);
 }
 
+/*
+ * md_bitmap_resize's chunk for a new sync range: the chunk in use, doubled
+ * until header and bits fit in the bitmap's space. md does not record the
+ * space of a 1.1/1.2 bitmap: it takes the sectors the bits in use fill (so
+ * a bitmap never grows on disk); a 1.0 one has the room up to the
+ * superblock (bitmap_offset negative) or to 4 KiB past it. 0 when even
+ * the largest chunk md takes (2^30 bytes) does not fit.
+ */
+static uint32_t resized_chunk(const struct array *a, uint64_t new_sync, uint64_t *space)
+{
+	uint64_t bits_now = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);
+	int32_t off = a->sb.bitmap_offset;
+
+	if (a->minor != 0)
+		*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
+	else
+		*space = off > 0 ? (uint64_t)(8 - (off < 8 ? off : 8)) : (uint64_t)(-(int64_t)off);
+	for (uint64_t chunk = a->bitmap.chunksize; chunk <= (1u << 30); chunk *= 2)
+		if (uraid_bitmap_bytes(new_sync, (uint32_t)chunk) <= *space * 512)
+			return (uint32_t)chunk;
+	return 0;
+}
+
+/* Write area (sectors) at the bitmap's place on every attached member. */
+static int write_area(struct array *a, const uint8_t *area, uint64_t sectors, char *err,
+		      size_t errlen)
+{
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		if (!attached(a, i))
+			continue;
+		int64_t at = (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
+		int rc = at < 0 ? -EINVAL
+				: member_pwrite_sync(a->members[i], area, sectors * 512, (uint64_t)at);
+		if (rc)
+			return uraid_errf(err, errlen, rc, "%s: cannot write the resized bitmap: %s",
+					  a->members[i]->path, strerror(-rc));
+	}
+	return 0;
+}
+
+int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_undo *undo,
+		       char *err, size_t errlen)
+{
+	memset(undo, 0, sizeof(*undo));
+	if (!a->has_bitmap)
+		return 0;
+	if (a->bitmap_stale || !a->wib)
+		return uraid_errf(err, errlen, -EBUSY, "the bitmap is out of date (every bit counts "
+				  "as dirty): let the resync finish, then grow the size");
+	uint64_t space;
+	uint32_t chunk = resized_chunk(a, new_sync, &space);
+	if (!chunk)
+		return uraid_errf(err, errlen, -ENOSPC, "a bitmap for %" PRIu64 " KiB does not fit "
+				  "in its %" PRIu64 " sectors with any chunk md takes: --bitmap=none "
+				  "first", new_sync / 2, space);
+	uint64_t nbits = uraid_bitmap_bits(new_sync, chunk);
+	if (nbits > (1ull << 25))
+		return uraid_errf(err, errlen, -EINVAL, "the resized bitmap would have %" PRIu64
+				  " bits, more than uraid keeps: --bitmap=none first", nbits);
+	uint64_t sectors = uraid_bitmap_disk_sectors(new_sync, chunk);
+	uint8_t *area = NULL;
+	if (posix_memalign((void **)&area, 4096, sectors * 512))
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	memset(area, 0, sectors * 512);
+	struct uraid_bitmap_sb bm = a->bitmap;
+	bm.sync_size = new_sync;
+	bm.chunksize = chunk;
+	bm.sectors_reserved = (uint32_t)space;
+	uraid_bitmap_encode(&bm, area);
+	/* each bit set now sets the new chunks it overlaps (md copies the
+	   counters block by block); the grown range is resynced from the old
+	   end by resync_offset, as md's resize leaves it to recovery_cp */
+	const struct wib *w = a->wib;
+	uint64_t oc = w->chunk_sectors, nc = chunk / 512;
+	for (uint64_t c = 0; c < w->nbits; c++) {
+		if (!uraid_bitmap_test(w->area, c))
+			continue;
+		uint64_t lo = c * oc, hi = (c + 1) * oc;
+		for (uint64_t b = lo / nc; b * nc < hi && b < nbits; b++)
+			uraid_bitmap_set(area, b);
+	}
+	/* the old one kept to be written back if the superblocks refuse */
+	undo->bitmap = a->bitmap;
+	undo->sectors = a->bitmap_sectors;
+	undo->found_sync = a->bitmap_found_sync;
+	undo->area_sectors = w->area_bytes / 512;
+	if (posix_memalign((void **)&undo->area, 4096, w->area_bytes)) {
+		free(area);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	memcpy(undo->area, w->area, w->area_bytes);
+	int rc = write_area(a, area, sectors, err, errlen);
+	free(area);
+	if (rc) {
+		/* some members may hold the new one: the old one back on all */
+		char why[200];
+		if (write_area(a, undo->area, undo->area_sectors, why, sizeof(why)))
+			ulog(array_log(a), URAID_LOG_ERR, "bitmap resize: the old bitmap could not "
+			     "be written back: %s", why);
+		grow_bitmap_undo_done(undo);
+		return rc;
+	}
+	{
+		/* the run-time bits anew from what the members now hold; the old
+		   ones retired, not freed (the tick may hold them, see above) */
+		struct wib *old = a->wib;
+		if (a->wib_retired) {
+			a->wib = a->wib_retired;
+			wib_free(a);
+		}
+		a->wib_retired = old;
+		a->wib = NULL;
+		a->bitmap = bm;
+		a->bitmap_sectors = sectors;
+		a->bitmap_found_sync = new_sync;
+		rc = wib_init(a, err, errlen);
+		if (!rc)
+			ulog(array_log(a), URAID_LOG_INFO, "bitmap resized: %" PRIu64 " KiB in chunks "
+			     "of %u KiB (%u KiB before)", new_sync / 2, chunk / 1024,
+			     undo->bitmap.chunksize / 1024);
+	}
+	if (rc)
+		grow_bitmap_undo(a, undo);
+	return rc;
+}
+
+void grow_bitmap_undo(struct array *a, struct grow_bitmap_undo *undo)
+{
+	char why[200];
+
+	if (!undo->area)
+		return;
+	if (write_area(a, undo->area, undo->area_sectors, why, sizeof(why)))
+		ulog(array_log(a), URAID_LOG_ERR, "bitmap resize undone in memory only: %s", why);
+	wib_free(a);
+	a->bitmap = undo->bitmap;
+	a->bitmap_sectors = undo->sectors;
+	a->bitmap_found_sync = undo->found_sync;
+	/* the retired bits are the old ones: back in use */
+	a->wib = a->wib_retired;
+	a->wib_retired = NULL;
+	grow_bitmap_undo_done(undo);
+}
+
+void grow_bitmap_undo_done(struct grow_bitmap_undo *undo)
+{
+	free(undo->area);
+	undo->area = NULL;
+}
+
 void grow_bitmap_free(struct array *a)
 {
 	struct wib *keep = a->wib;

@@ -488,11 +488,6 @@ static int plan_size(struct planner *pl)
 			      "apply (grow it with --raid-devices)", lvname(a->level, l, sizeof(l)));
 	if (a->level == URAID_LEVEL_10)
 		return refuse(pl->err, pl->errlen, "--size on RAID 10 is not in uraid yet");
-	/* here, not in the engine: the plan run first by --add must refuse too */
-	if (a->has_bitmap)
-		return refuse(pl->err, pl->errlen, "--size with an internal bitmap: the bitmap "
-			      "would have to follow the size, which uraid does not do yet: "
-			      "--bitmap=none first, grow, then --bitmap=internal again");
 	if (want == GROW_SIZE_MAX)
 		want = a->member_room_sectors;
 	else if (want > a->member_room_sectors)

@@ -1,0 +1,97 @@
+#!/bin/bash
+# uraid grow --size on served arrays with an internal write-intent bitmap:
+# the bitmap follows the size as md_bitmap_resize does (measured in the
+# referee guest with md 6.1 / mdadm 4.2):
+#  - RAID 1, 4 MiB per member, bitmap chunk 4 KiB (1024 bits, one sector
+#    of header and bits): --size=max to 39936 KiB needs 9984 bits, more than
+#    the sector holds, so the chunk doubles to 32 KiB (1248 bits) — md's
+#    answer for the same images;
+#  - RAID 5 of 2, 8 MiB, chunk 64 KiB: 624 bits still fit, the chunk stays.
+# After each: the header (uraid examine --json and mdadm --examine-bitmap
+# when a loop device can be had) has the new sync size and chunk, fio's
+# writes during the grow verify (crc32c), the data written first reads back,
+# the grown range is resynced and `uraid check` finds 0 mismatches, and the
+# array is assembled again with its bitmap.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdcopy nbdinfo python3 mdadm
+work_dir grow-size-bitmap
+echo "work in $work"
+SEED=1804
+echo "data seed $SEED"
+randfile $SEED $((2 << 20)) "$work/data"
+
+uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
+data_ok() { nbdcopy "$(uri "$1")" - | head -c $((2 << 20)) | cmp -s - "$work/data"; }
+check_zero() {
+    local out
+    out=$("$URAID" check --wait "$1" 2>&1)
+    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
+}
+settled() {
+    for _ in $(seq 300); do
+        "$URAID" status "$1" | grep -q "Background : none" && return 0
+        sleep 0.2
+    done
+    "$URAID" status "$1"
+    return 1
+}
+bitmap_field() {   # member key -> the bitmap object's value
+    "$URAID" examine --json "$1" | python3 -c \
+        'import json, sys; print(json.load(sys.stdin)[0]["bitmap"][sys.argv[1]])' "$2"
+}
+fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
+    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
+        --bs=4k --offset=2M --size=1M --iodepth=4 --verify=crc32c --verify_fatal=1 \
+        --loops=4 --output="$work/fio-$1.log" >/dev/null 2>&1) &
+    fpid=$!
+}
+
+# case NAME CREATE-ARGS... -- expected: chunk_bytes sync_bytes
+grow_case() {
+    local name=$1 want_chunk=$2 want_sync=$3; shift 3
+    local mem=("$work/$name"0 "$work/$name"1)
+    truncate -s 40M "${mem[@]}"
+    "$URAID" create --name="$name" --raid-devices=2 --bitmap=internal --assume-clean "$@" \
+        "${mem[@]}" >/dev/null || { check "$name: create" false; return; }
+    echo "  before: chunk $(bitmap_field "${mem[0]}" chunk_bytes), sync $(bitmap_field "${mem[0]}" sync_bytes) bytes"
+    serve_bg "$work" "$name" "${mem[@]}" || { check "$name: serve" false; return; }
+    nbdcopy "$work/data" "$(uri "$name")"
+    fio_bg "$name"
+    local out rc
+    out=$("$URAID" grow "$name" --size=max 2>&1); rc=$?
+    check "$name: --size=max with a bitmap (rc $rc): $out" test $rc -eq 0
+    wait "$fpid"
+    check "$name:   fio verified its writes through the grow" grep -q "err= 0" "$work/fio-$name.log"
+    check "$name:   the new range resynced" settled "$name"
+    check "$name:   NBD exports 39936 KiB" test "$(nbdinfo --size "$(uri "$name")")" = $((39936 * 1024))
+    check "$name:   data" data_ok "$name"
+    check "$name:   0 mismatches" check_zero "$name"
+    stop_served "$name"
+    local chunk sync
+    chunk=$(bitmap_field "${mem[0]}" chunk_bytes)
+    sync=$(bitmap_field "${mem[1]}" sync_bytes)
+    check "$name:   bitmap chunk $chunk bytes (md: $want_chunk)" test "$chunk" = "$want_chunk"
+    check "$name:   bitmap sync size $sync bytes (md: $want_sync)" test "$sync" = "$want_sync"
+    if [ "$(id -u)" = 0 ] && loop=$(losetup -r -f --show "${mem[0]}" 2>/dev/null); then
+        out=$(mdadm --examine-bitmap "$loop" 2>&1)
+        losetup -d "$loop"
+        check "$name:   mdadm -X: Chunksize $((want_chunk / 1024)) KB, Sync Size 39936" \
+            eval 'grep -q "Chunksize : $((want_chunk / 1024)) KB" <<<"$out" && grep -q "Sync Size : 39936 " <<<"$out"'
+    fi
+    check "$name:   mdadm --examine: Internal Bitmap, 39936 KiB" \
+        eval 'mdadm --examine "${mem[0]}" | grep -q "Internal Bitmap : 8 sectors" &&
+              mdadm --examine "${mem[0]}" | grep -q "Array Size : 39936 KiB"'
+    check "$name:   served again with its bitmap" serve_bg "$work" "$name" "${mem[@]}"
+    check "$name:   data" data_ok "$name"
+    check "$name:   status shows the bitmap" grep -q "Bitmap : internal" <<<"$("$URAID" status "$name")"
+    stop_served "$name"
+}
+
+grow_case r1 32768 $((39936 * 1024)) --level=1 --size=4M --bitmap-chunk=4K
+grow_case r5 65536 $((39936 * 1024)) --level=5 --chunk=64 --size=8M --bitmap-chunk=64K
+
+echo "$fails failures"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,91 @@
+#!/bin/bash
+# Referee for `grow --size` with an internal bitmap, both ways, in one boot:
+#  J  uraid serves a RAID 1 of 4 MiB per member with a 4 KiB bitmap chunk,
+#     writes it, grows it to the members' room (39936 KiB: the chunk doubles
+#     to 32 KiB, as md's does), writes past the old end and stops: md
+#     assembles it, reads the bitmap (32 KB chunk, sync size 39936), its
+#     check finds 0 mismatches and the array reads the bytes written;
+#  K  md does the same grow in the guest: uraid serves the result with the
+#     bitmap md resized (32 KiB chunk), reads md's bytes, and its check
+#     finds 0 mismatches.
+# Exit 0 pass, 77 skip, else fail.
+. "$(dirname "$0")/lib.sh"
+interop_prepare || exit $?
+interop_serving 20261202
+need nbdinfo nbdcopy qemu-io
+bm() { "$URAID" examine --json "$1" | python3 -c \
+    'import json, sys; b = json.load(sys.stdin)[0]["bitmap"]; print(b["chunk_bytes"], b["sync_bytes"])'; }
+
+# J: uraid grows
+J=()
+for i in 0 1; do truncate -s 40M "$tmp/j$i"; J+=("$tmp/j$i"); done
+"$URAID" create --level=1 --raid-devices=2 --size=4M --bitmap=internal --bitmap-chunk=4K \
+    --assume-clean --name=j "${J[@]}" >/dev/null
+serve j "${J[@]}"
+uri="nbd+unix:///?socket=$tmp/j.sock"
+randfile "$SEED" $((4 << 20)) "$tmp/j.head"
+nbdcopy "$tmp/j.head" "$uri"
+out=$("$URAID" grow j --size=max 2>&1)
+check "J: uraid grow --size=max with the bitmap: $out" test $? -eq 0
+for _ in $(seq 300); do "$URAID" status j | grep -q "Background : none" && break; sleep 0.2; done
+randfile $((SEED + 1)) $((2 << 20)) "$tmp/j.tail"
+qemu-io -f raw -c "write -q -s $tmp/j.tail $((30 << 20)) $((2 << 20))" "$uri" >/dev/null
+check "J: 2 MiB written past the old end" test $? -eq 0
+nbdcopy "$uri" "$tmp/j.want"
+check "J: uraid exports 39936 KiB" test "$(stat -c %s "$tmp/j.want")" = $((39936 * 1024))
+stop j
+check "J: the bitmap on the members: 32 KiB chunk, 39936 KiB" test "$(bm "${J[0]}")" = "32768 $((39936 * 1024))"
+
+# K: md's disks
+K=()
+for i in 0 1; do truncate -s 40M "$tmp/k$i"; K+=("$tmp/k$i"); done
+randfile $((SEED + 2)) $((4 << 20)) "$tmp/k.head"
+randfile $((SEED + 3)) $((2 << 20)) "$tmp/k.tail"
+truncate -s $((39936 * 1024)) "$tmp/k.want"
+dd if="$tmp/k.head" of="$tmp/k.want" conv=notrunc status=none
+dd if="$tmp/k.tail" of="$tmp/k.want" bs=1M seek=30 conv=notrunc status=none
+
+cat >"$tmp/guest.sh" <<'GUEST'
+rc=0
+wait_idle() { while [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
+echo 200000 >/proc/sys/dev/raid/speed_limit_max
+mdadm --assemble --run /dev/md0 /dev/vda /dev/vdb >/dev/null 2>&1 || { echo "J: assemble failed"; rc=1; }
+echo "J bitmap $(mdadm -X /dev/vda | sed -n 's/ *Chunksize : //p')/$(mdadm -X /dev/vda | sed -n 's/ *Sync Size : \([0-9]*\).*/\1/p')"
+echo "J size=$(blockdev --getsize64 /dev/md0)"
+sleep 0.5; wait_idle md0
+echo check >/sys/block/md0/md/sync_action
+sleep 0.5; wait_idle md0
+echo "J mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
+echo "J sha=$(sha256sum </dev/md0 | cut -d' ' -f1)"
+mdadm --stop /dev/md0 >/dev/null 2>&1
+mdadm --create /dev/md1 --run --assume-clean --level=1 --raid-devices=2 --size=4M --metadata=1.2 \
+    --bitmap=internal --bitmap-chunk=4K /dev/vdc /dev/vdd >/dev/null 2>&1 || { echo "K: create failed"; rc=1; }
+dd if=/host/k.head of=/dev/md1 bs=1M conv=fsync 2>/dev/null || { echo "K: write failed"; rc=1; }
+mdadm --grow /dev/md1 --size=max >/dev/null 2>&1 || { echo "K: grow failed"; rc=1; }
+sleep 0.5; wait_idle md1
+dd if=/host/k.tail of=/dev/md1 bs=1M seek=30 conv=fsync 2>/dev/null || { echo "K: write failed"; rc=1; }
+echo "K bitmap $(mdadm -X /dev/vdc | sed -n 's/ *Chunksize : //p')"
+mdadm --stop /dev/md1 >/dev/null 2>&1
+exit $rc
+GUEST
+
+out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" "$tmp/guest.sh" "${J[@]}" "${K[@]}")
+rc=$?
+echo "$out"
+check "guest script ran (exit $rc)" test $rc -eq 0
+check "J: md reads uraid's resized bitmap: 32 KB chunks over 39936 KiB" \
+    grep -q "^J bitmap 32 KB/39936$" <<<"$out"
+check "J: md's array is 39936 KiB" grep -q "^J size=$((39936 * 1024))$" <<<"$out"
+check "J: md's check finds 0 mismatches" grep -q "^J mismatch_cnt=0$" <<<"$out"
+check "J: md reads the bytes uraid wrote" \
+    grep -q "^J sha=$(sha256sum <"$tmp/j.want" | cut -d' ' -f1)$" <<<"$out"
+
+check "K: md resized its bitmap to 32 KB chunks" grep -q "^K bitmap 32 KB$" <<<"$out"
+check "K: uraid sees md's bitmap: 32 KiB chunk, 39936 KiB" test "$(bm "${K[0]}")" = "32768 $((39936 * 1024))"
+serve k --name=k "${K[@]}"
+nbdcopy "nbd+unix:///?socket=$tmp/k.sock" "$tmp/k.read"
+check "K: uraid reads the bytes md wrote" cmp -s "$tmp/k.read" "$tmp/k.want"
+"$URAID" check --wait k >/dev/null
+check "K: uraid's check finds 0 mismatches" test $? -eq 0
+stop k
+exit $fails

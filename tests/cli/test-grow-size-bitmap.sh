@@ -16,7 +16,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-need fio nbdcopy nbdinfo python3 mdadm
+need fio nbdcopy nbdinfo python3 mdadm qemu-io
 work_dir grow-size-bitmap
 echo "work in $work"
 SEED=1804
@@ -92,6 +92,42 @@ grow_case() {
 
 grow_case r1 32768 $((39936 * 1024)) --level=1 --size=4M --bitmap-chunk=4K
 grow_case r5 65536 $((39936 * 1024)) --level=5 --chunk=64 --size=8M --bitmap-chunk=64K
+
+# Set bits carried over: a RAID 1 missing a member keeps the bits of what
+# is written (nothing clears them while degraded); 64 KiB at 1 MiB set 16
+# bits of 4 KiB (256..271), which the 32 KiB chunks hold in 2 (32, 33).
+# The member added back then gets those and what was written in the grown
+# range meanwhile (data offset 2048: 30 MiB is member sector 2048 + 61440).
+d=("$work/d0" "$work/d1")
+truncate -s 40M "${d[@]}"
+"$URAID" create --name=d --level=1 --raid-devices=2 --size=4M --bitmap=internal \
+    --bitmap-chunk=4K --assume-clean "${d[@]}" >/dev/null
+serve_bg "$work" d "${d[@]}" || exit 1
+"$URAID" fail d "${d[1]}" >/dev/null && "$URAID" remove d "${d[1]}" >/dev/null
+check "d: member 1 failed and removed" test $? -eq 0
+randfile $((SEED + 1)) 65536 "$work/d.patch"
+qemu-io -f raw -c "write -q -s $work/d.patch $((1 << 20)) 65536" "$(uri d)" >/dev/null 2>&1 ||
+    check "d: 64 KiB written at 1 MiB" false
+patch_ok() { nbdcopy "$(uri d)" - | head -c $((2 << 20)) | tail -c $((1 << 20)) | head -c 65536 |
+             cmp -s - "$work/d.patch"; }
+sleep 1
+check "d: 16 bits set before the grow" test "$(bitmap_field "${d[0]}" dirty_bits)" = 16
+out=$("$URAID" grow d --size=max 2>&1); rc=$?
+check "d: --size=max degraded, with set bits (rc $rc): $out" test $rc -eq 0
+check "d:   bitmap chunk 32 KiB" test "$(bitmap_field "${d[0]}" chunk_bytes)" = 32768
+check "d:   the 16 bits are 2 of 32 KiB" test "$(bitmap_field "${d[0]}" dirty_bits)" = 2
+check "d:   data" patch_ok
+# and into the grown range, still degraded: the member added back must get it
+qemu-io -f raw -c "write -q -s $work/d.patch $((30 << 20)) 65536" "$(uri d)" >/dev/null 2>&1
+check "d:   64 KiB written at 30 MiB, in the grown range" test $? -eq 0
+out=$("$URAID" add d "${d[1]}" 2>&1)
+check "d: the member added back: $out" test $? -eq 0
+check "d:   rebuilt" settled d
+check "d:   data" patch_ok
+check "d:   0 mismatches" check_zero d
+check "d:   the added member holds the write in the grown range" \
+    cmp -s <(dd if="${d[1]}" bs=512 skip=$((2048 + 61440)) count=128 status=none) "$work/d.patch"
+stop_served d
 
 echo "$fails failures"
 [ "$fails" -eq 0 ]

@@ -405,7 +405,11 @@ static int apply_frozen(struct array *a, const struct grow_step *s, const struct
 }
 
 /* RAID 10 -> RAID 0 on a whole array: fail and remove the right member of
- * each pair, as mdadm's remove_disks_for_takeover does. */
+ * each pair. mdadm's remove_disks_for_takeover keeps the first member of a
+ * pair in its sysfs listing, whose order is kernfs's (a hash of "dev-NAME"):
+ * measured in the referee guest, the first slot's for the usual first names
+ * (vda..vdh) but the second's for others (vdi/vdj, vdk/vdl, vdm/vdn).
+ * uraid knows no kernel names: it keeps the first slot of each pair. */
 static int drop_copies(struct array *a, char *err, size_t errlen)
 {
 	for (uint32_t s = 1; s < a->geom.raid_disks; s += 2) {

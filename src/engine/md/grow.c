@@ -407,9 +407,10 @@ static int apply_frozen(struct array *a, const struct grow_step *s, const struct
 /* RAID 10 -> RAID 0 on a whole array: fail and remove the right member of
  * each pair. mdadm's remove_disks_for_takeover keeps the first member of a
  * pair in its sysfs listing, whose order is kernfs's (a hash of "dev-NAME"):
- * measured in the referee guest, the first slot's for the usual first names
- * (vda..vdh) but the second's for others (vdi/vdj, vdk/vdl, vdm/vdn).
- * uraid knows no kernel names: it keeps the first slot of each pair. */
+ * measured in the referee guest, it kept vda, vdc, vde, vdg over vdb, vdd,
+ * vdf, vdh whichever slot they held, but vdj, vdl, vdn over vdi, vdk, vdm.
+ * So an array created in name order from vda keeps its first slot of each
+ * pair; uraid knows no kernel names and always keeps the first slot. */
 static int drop_copies(struct array *a, char *err, size_t errlen)
 {
 	for (uint32_t s = 1; s < a->geom.raid_disks; s += 2) {

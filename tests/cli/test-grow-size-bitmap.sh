@@ -6,7 +6,8 @@
 #    of header and bits): --size=max to 39936 KiB needs 9984 bits, more than
 #    the sector holds, so the chunk doubles to 32 KiB (1248 bits) — md's
 #    answer for the same images;
-#  - RAID 5 of 2, 8 MiB, chunk 64 KiB: 624 bits still fit, the chunk stays.
+#  - RAID 5 of 2, 8 MiB, chunk 64 KiB: 624 bits still fit, the chunk stays;
+#  - set bits carried over, metadata 1.0 (see below).
 # After each: the header (uraid examine --json and mdadm --examine-bitmap
 # when a loop device can be had) has the new sync size and chunk, fio's
 # writes during the grow verify (crc32c), the data written first reads back,
@@ -128,6 +129,24 @@ check "d:   0 mismatches" check_zero d
 check "d:   the added member holds the write in the grown range" \
     cmp -s <(dd if="${d[1]}" bs=512 skip=$((2048 + 61440)) count=128 status=none) "$work/d.patch"
 stop_served d
+
+# Metadata 1.0: the bitmap sits 16 sectors before the superblock at the end,
+# mdadm's bad-block log 8 before it. md's room for the bitmap runs up to the
+# superblock (it would pick 8 KiB chunks here, over the log); uraid's stops
+# at the log: 102396 bits of 4 KiB do not fit 8 sectors, 25599 of 16 KiB do.
+e=("$work/e0" "$work/e1")
+truncate -s 400M "${e[@]}"
+"$URAID" create --name=e --metadata=1.0 --level=1 --raid-devices=2 --size=4M \
+    --bitmap=internal --bitmap-chunk=4K --assume-clean "${e[@]}" >/dev/null
+serve_bg "$work" e "${e[@]}" || exit 1
+out=$("$URAID" grow e --size=max 2>&1); rc=$?
+check "e: 1.0, --size=max with the bitmap (rc $rc): $out" test $rc -eq 0
+stop_served e
+check "e:   bitmap chunk 16 KiB, clear of the bad-block log" \
+    test "$(bitmap_field "${e[0]}" chunk_bytes)/$(bitmap_field "${e[0]}" bits)" = 16384/25599
+check "e:   mdadm: checksum correct, the log where it was" \
+    eval 'mdadm --examine "${e[0]}" | grep -q "Checksum : .* - correct" &&
+          mdadm --examine "${e[0]}" | grep -q "Bad Block Log : 512 entries available at offset -8"'
 
 echo "$fails failures"
 [ "$fails" -eq 0 ]

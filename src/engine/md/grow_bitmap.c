@@ -181,6 +181,12 @@ static uint32_t resized_chunk(const struct array *a, uint64_t new_sync, uint64_t
 		*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
 	else
 		*space = off > 0 ? (uint64_t)(8 - (off < 8 ? off : 8)) : (uint64_t)(-(int64_t)off);
+	/* md's 1.0 room runs up to the superblock, over a bad-block log that
+	   mdadm puts between them: uraid stops at the log (a larger chunk
+	   than md's then, which md reads as well) */
+	int32_t bb = a->sb.bblog_offset;
+	if (a->sb.bblog_size && bb > off && (uint64_t)((int64_t)bb - off) < *space)
+		*space = (uint64_t)((int64_t)bb - off);
 	for (uint64_t chunk = a->bitmap.chunksize; chunk <= (1u << 30); chunk *= 2)
 		if (uraid_bitmap_bytes(new_sync, (uint32_t)chunk) <= *space * 512)
 			return (uint32_t)chunk;
@@ -224,6 +230,12 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		return uraid_errf(err, errlen, -EINVAL, "the resized bitmap would have %" PRIu64
 				  " bits, more than uraid keeps: --bitmap=none first", nbits);
 	uint64_t sectors = uraid_bitmap_disk_sectors(new_sync, chunk);
+	/* uraid writes whole 4 KiB pages: they must fit the room too (they fit
+	   the pages in use for 1.1/1.2, whose space is what those bits fill) */
+	if (sectors > a->bitmap_sectors && sectors > space)
+		return uraid_errf(err, errlen, -ENOSPC, "the resized bitmap's %" PRIu64 " sectors "
+				  "do not fit its %" PRIu64 " sectors of room: --bitmap=none first",
+				  sectors, space);
 	uint8_t *area = NULL;
 	if (posix_memalign((void **)&area, 4096, sectors * 512))
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");

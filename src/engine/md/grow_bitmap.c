@@ -166,27 +166,18 @@ int grow_bitmap_apply(struct array *a, bool add, char *err, size_t errlen)
 
 /*
  * md_bitmap_resize's chunk for a new sync range: the chunk in use, doubled
- * until header and bits fit in the bitmap's space. md does not record the
- * space of a 1.1/1.2 bitmap: it takes the sectors the bits in use fill (so
- * a bitmap never grows on disk); a 1.0 one has the room up to the
- * superblock (bitmap_offset negative) or to 4 KiB past it. 0 when even
- * the largest chunk md takes (2^30 bytes) does not fit.
+ * until header and bits fit in the bitmap's space, which md takes as the
+ * sectors the bits in use fill (it keeps no record of the room; measured in
+ * the referee guest for 1.2 and 1.0 alike: a 1.0 RAID 1 of 4 MiB with 4 KiB
+ * chunks grown to 409584 KiB got 256 KiB chunks, 1600 bits in one sector),
+ * so a bitmap never grows on disk. 0 when even the largest chunk md takes
+ * (2^30 bytes) does not fit.
  */
 static uint32_t resized_chunk(const struct array *a, uint64_t new_sync, uint64_t *space)
 {
 	uint64_t bits_now = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);
-	int32_t off = a->sb.bitmap_offset;
 
-	if (a->minor != 0)
-		*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
-	else
-		*space = off > 0 ? (uint64_t)(8 - (off < 8 ? off : 8)) : (uint64_t)(-(int64_t)off);
-	/* md's 1.0 room runs up to the superblock, over a bad-block log that
-	   mdadm puts between them: uraid stops at the log (a larger chunk
-	   than md's then, which md reads as well) */
-	int32_t bb = a->sb.bblog_offset;
-	if (a->sb.bblog_size && bb > off && (uint64_t)((int64_t)bb - off) < *space)
-		*space = (uint64_t)((int64_t)bb - off);
+	*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
 	for (uint64_t chunk = a->bitmap.chunksize; chunk <= (1u << 30); chunk *= 2)
 		if (uraid_bitmap_bytes(new_sync, (uint32_t)chunk) <= *space * 512)
 			return (uint32_t)chunk;
@@ -230,9 +221,9 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		return uraid_errf(err, errlen, -EINVAL, "the resized bitmap would have %" PRIu64
 				  " bits, more than uraid keeps: --bitmap=none first", nbits);
 	uint64_t sectors = uraid_bitmap_disk_sectors(new_sync, chunk);
-	/* uraid writes whole 4 KiB pages: they must fit the room too (they fit
-	   the pages in use for 1.1/1.2, whose space is what those bits fill) */
-	if (sectors > a->bitmap_sectors && sectors > space)
+	/* uraid writes whole 4 KiB pages: never more than it wrote before
+	   (the space is what the bits in use fill, inside those pages) */
+	if (sectors > a->bitmap_sectors)
 		return uraid_errf(err, errlen, -ENOSPC, "the resized bitmap's %" PRIu64 " sectors "
 				  "do not fit its %" PRIu64 " sectors of room: --bitmap=none first",
 				  sectors, space);

@@ -2,10 +2,12 @@
 # uraid grow --size on served arrays with an internal write-intent bitmap:
 # the bitmap follows the size as md_bitmap_resize does (measured in the
 # referee guest with md 6.1 / mdadm 4.2):
-#  - RAID 1, 4 MiB per member, bitmap chunk 4 KiB (1024 bits, one sector
-#    of header and bits): --size=max to 39936 KiB needs 9984 bits, more than
-#    the sector holds, so the chunk doubles to 32 KiB (1248 bits) — md's
-#    answer for the same images;
+#  - RAID 1, 4 MiB per member, bitmap chunk 4 KiB (1024 bits), 8 sectors
+#    reserved in the header (uraid create's): --size=max to 39936 KiB needs
+#    9984 bits, which fit: the chunk stays (md keeps it too);
+#  - the same with sectors_reserved 0 (as mdadm makes it): md's room is the
+#    one sector the bits fill, so the chunk doubles to 32 KiB (1248 bits),
+#    md's answer for its own array;
 #  - RAID 5 of 2, 8 MiB, chunk 64 KiB: 624 bits still fit, the chunk stays;
 #  - set bits carried over, metadata 1.0 (see below).
 # After each: the header (uraid examine --json and mdadm --examine-bitmap
@@ -50,13 +52,24 @@ fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
     fpid=$!
 }
 
-# case NAME CREATE-ARGS... -- expected: chunk_bytes sync_bytes
+# unreserve MEMBER...: the bitmap header's sectors_reserved set to 0, as
+# mdadm writes it (metadata 1.2: the header at byte 8192, the field at +64)
+unreserve() {
+    python3 -c 'import struct, sys
+for p in sys.argv[1:]:
+    with open(p, "r+b") as f:
+        f.seek(8192 + 64); f.write(struct.pack("<I", 0))' "$@"
+}
+
+# grow_case NAME CHUNK SYNC RESERVED CREATE-ARGS...: expected chunk_bytes and
+# sync_bytes after; RESERVED 0 zeroes sectors_reserved first
 grow_case() {
-    local name=$1 want_chunk=$2 want_sync=$3; shift 3
+    local name=$1 want_chunk=$2 want_sync=$3 reserved=$4; shift 4
     local mem=("$work/$name"0 "$work/$name"1)
     truncate -s 40M "${mem[@]}"
     "$URAID" create --name="$name" --raid-devices=2 --bitmap=internal --assume-clean "$@" \
         "${mem[@]}" >/dev/null || { check "$name: create" false; return; }
+    [ "$reserved" = 0 ] && unreserve "${mem[@]}"
     echo "  before: chunk $(bitmap_field "${mem[0]}" chunk_bytes), sync $(bitmap_field "${mem[0]}" sync_bytes) bytes"
     serve_bg "$work" "$name" "${mem[@]}" || { check "$name: serve" false; return; }
     nbdcopy "$work/data" "$(uri "$name")"
@@ -91,8 +104,9 @@ grow_case() {
     stop_served "$name"
 }
 
-grow_case r1 32768 $((39936 * 1024)) --level=1 --size=4M --bitmap-chunk=4K
-grow_case r5 65536 $((39936 * 1024)) --level=5 --chunk=64 --size=8M --bitmap-chunk=64K
+grow_case r1 4096 $((39936 * 1024)) 8 --level=1 --size=4M --bitmap-chunk=4K
+grow_case m1 32768 $((39936 * 1024)) 0 --level=1 --size=4M --bitmap-chunk=4K
+grow_case r5 65536 $((39936 * 1024)) 8 --level=5 --chunk=64 --size=8M --bitmap-chunk=64K
 
 # Set bits carried over: a RAID 1 missing a member keeps the bits of what
 # is written (nothing clears them while degraded); 64 KiB at 1 MiB set 16
@@ -103,6 +117,7 @@ d=("$work/d0" "$work/d1")
 truncate -s 40M "${d[@]}"
 "$URAID" create --name=d --level=1 --raid-devices=2 --size=4M --bitmap=internal \
     --bitmap-chunk=4K --assume-clean "${d[@]}" >/dev/null
+unreserve "${d[@]}"
 serve_bg "$work" d "${d[@]}" || exit 1
 "$URAID" fail d "${d[1]}" >/dev/null && "$URAID" remove d "${d[1]}" >/dev/null
 check "d: member 1 failed and removed" test $? -eq 0
@@ -131,9 +146,9 @@ check "d:   the added member holds the write in the grown range" \
 stop_served d
 
 # Metadata 1.0: the bitmap sits 16 sectors before the superblock at the end,
-# mdadm's bad-block log 8 before it. md keeps the bitmap in the one sector
-# its bits fill here too (measured: 4 KiB chunks of a 4 MiB RAID 1 grown to
-# 409584 KiB become 256 KiB chunks, 1600 bits).
+# mdadm's bad-block log 8 before it; 8 sectors reserved: 102396 bits of
+# 4 KiB do not fit, 25599 of 16 KiB do. (md with none reserved, as mdadm
+# makes it, keeps the one sector the bits fill: 256 KiB, 1600 bits.)
 e=("$work/e0" "$work/e1")
 truncate -s 400M "${e[@]}"
 "$URAID" create --name=e --metadata=1.0 --level=1 --raid-devices=2 --size=4M \
@@ -142,8 +157,8 @@ serve_bg "$work" e "${e[@]}" || exit 1
 out=$("$URAID" grow e --size=max 2>&1); rc=$?
 check "e: 1.0, --size=max with the bitmap (rc $rc): $out" test $rc -eq 0
 stop_served e
-check "e:   bitmap chunk 256 KiB, 1600 bits (md: the same)" \
-    test "$(bitmap_field "${e[0]}" chunk_bytes)/$(bitmap_field "${e[0]}" bits)" = 262144/1600
+check "e:   bitmap chunk 16 KiB, 25599 bits" \
+    test "$(bitmap_field "${e[0]}" chunk_bytes)/$(bitmap_field "${e[0]}" bits)" = 16384/25599
 check "e:   mdadm: checksum correct, the log where it was" \
     eval 'mdadm --examine "${e[0]}" | grep -q "Checksum : .* - correct" &&
           mdadm --examine "${e[0]}" | grep -q "Bad Block Log : 512 entries available at offset -8"'

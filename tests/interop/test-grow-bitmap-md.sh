@@ -1,13 +1,14 @@
 #!/bin/bash
 # Referee for `grow --size` with an internal bitmap, both ways, in one boot:
-#  J  uraid serves a RAID 1 of 4 MiB per member with a 4 KiB bitmap chunk,
-#     writes it, grows it to the members' room (39936 KiB: the chunk doubles
-#     to 32 KiB, as md's does), writes past the old end and stops: md
-#     assembles it, reads the bitmap (32 KB chunk, sync size 39936), its
-#     check finds 0 mismatches and the array reads the bytes written;
-#  K  md does the same grow in the guest: uraid serves the result with the
-#     bitmap md resized (32 KiB chunk), reads md's bytes, and its check
-#     finds 0 mismatches.
+#  J  uraid serves a RAID 1 of 4 MiB per member with a 4 KiB bitmap chunk
+#     (8 sectors reserved), writes it, grows it to the members' room (39936
+#     KiB: 9984 bits fit the 8 sectors, the chunk stays), writes past the old
+#     end and stops: md assembles it, reads the bitmap (4 KB chunk, sync size
+#     39936), its check finds 0 mismatches and the array reads the bytes;
+#  L  md grows the same array as uraid made it: it keeps 4 KB too;
+#  K  md grows its own array (sectors_reserved 0: the chunk doubles to
+#     32 KiB): uraid serves the result with the bitmap md resized, reads
+#     md's bytes, and its check finds 0 mismatches.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -34,7 +35,13 @@ check "J: 2 MiB written past the old end" test $? -eq 0
 nbdcopy "$uri" "$tmp/j.want"
 check "J: uraid exports 39936 KiB" test "$(stat -c %s "$tmp/j.want")" = $((39936 * 1024))
 stop j
-check "J: the bitmap on the members: 32 KiB chunk, 39936 KiB" test "$(bm "${J[0]}")" = "32768 $((39936 * 1024))"
+check "J: the bitmap on the members: 4 KiB chunk, 39936 KiB" test "$(bm "${J[0]}")" = "4096 $((39936 * 1024))"
+
+# L: as uraid makes it, for md to grow
+L=()
+for i in 0 1; do truncate -s 40M "$tmp/l$i"; L+=("$tmp/l$i"); done
+"$URAID" create --level=1 --raid-devices=2 --size=4M --bitmap=internal --bitmap-chunk=4K \
+    --assume-clean --name=l "${L[@]}" >/dev/null
 
 # K: md's disks
 K=()
@@ -58,6 +65,10 @@ sleep 0.5; wait_idle md0
 echo "J mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
 echo "J sha=$(sha256sum </dev/md0 | cut -d' ' -f1)"
 mdadm --stop /dev/md0 >/dev/null 2>&1
+mdadm --assemble --run /dev/md2 /dev/vde /dev/vdf >/dev/null 2>&1 || { echo "L: assemble failed"; rc=1; }
+mdadm --grow /dev/md2 --size=max >/dev/null 2>&1 || { echo "L: grow failed"; rc=1; }
+echo "L bitmap $(mdadm -X /dev/vde | sed -n 's/ *Chunksize : //p')"
+mdadm --stop /dev/md2 >/dev/null 2>&1
 mdadm --create /dev/md1 --run --assume-clean --level=1 --raid-devices=2 --size=4M --metadata=1.2 \
     --bitmap=internal --bitmap-chunk=4K /dev/vdc /dev/vdd >/dev/null 2>&1 || { echo "K: create failed"; rc=1; }
 dd if=/host/k.head of=/dev/md1 bs=1M conv=fsync 2>/dev/null || { echo "K: write failed"; rc=1; }
@@ -69,12 +80,13 @@ mdadm --stop /dev/md1 >/dev/null 2>&1
 exit $rc
 GUEST
 
-out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" "$tmp/guest.sh" "${J[@]}" "${K[@]}")
+out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" "$tmp/guest.sh" "${J[@]}" "${K[@]}" "${L[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
-check "J: md reads uraid's resized bitmap: 32 KB chunks over 39936 KiB" \
-    grep -q "^J bitmap 32 KB/39936$" <<<"$out"
+check "J: md reads uraid's resized bitmap: 4 KB chunks over 39936 KiB" \
+    grep -q "^J bitmap 4 KB/39936$" <<<"$out"
+check "L: md keeps the 4 KB chunk of the same array as uraid did" grep -q "^L bitmap 4 KB$" <<<"$out"
 check "J: md's array is 39936 KiB" grep -q "^J size=$((39936 * 1024))$" <<<"$out"
 check "J: md's check finds 0 mismatches" grep -q "^J mismatch_cnt=0$" <<<"$out"
 check "J: md reads the bytes uraid wrote" \

@@ -166,22 +166,53 @@ int grow_bitmap_apply(struct array *a, bool add, char *err, size_t errlen)
 
 /*
  * md_bitmap_resize's chunk for a new sync range: the chunk in use, doubled
- * until header and bits fit in the bitmap's space, which md takes as the
- * sectors the bits in use fill (it keeps no record of the room; measured in
- * the referee guest for 1.2 and 1.0 alike: a 1.0 RAID 1 of 4 MiB with 4 KiB
- * chunks grown to 409584 KiB got 256 KiB chunks, 1600 bits in one sector),
- * so a bitmap never grows on disk. 0 when even the largest chunk md takes
- * (2^30 bytes) does not fit.
+ * until header and bits fit in the bitmap's space. md's space (measured in
+ * the referee guest): the header's sectors_reserved when set (uraid and
+ * the kernel write it; a 1.0 bitmap also no further than the superblock),
+ * else the sectors the bits in use fill, so that a bitmap mdadm made
+ * (sectors_reserved 0) never grows on disk: RAID 1 of 4 MiB, 4 KiB chunks,
+ * grown to 39936 KiB keeps 4 KiB with 8 sectors reserved, takes 32 KiB
+ * with none. 0 when even the largest chunk md takes (2^30 bytes) does not
+ * fit.
  */
 static uint32_t resized_chunk(const struct array *a, uint64_t new_sync, uint64_t *space)
 {
 	uint64_t bits_now = uraid_bitmap_bits(a->bitmap.sync_size, a->bitmap.chunksize);
+	uint64_t reserved = a->bitmap.sectors_reserved;
+	int32_t off = a->sb.bitmap_offset;
 
-	*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
+	/* md_bitmap_read_sb: the space known (1.0's, to the superblock) is
+	   lowered to sectors_reserved, an unknown one (1.1, 1.2) set to it */
+	*space = reserved;
+	if (a->minor == 0) {
+		uint64_t lim = off > 0 ? (uint64_t)(off < 8 ? 8 - off : 0) : (uint64_t)(-(int64_t)off);
+		*space = lim > reserved ? reserved : lim;
+	}
+	if (!*space)
+		*space = (URAID_BITMAP_HEADER_BYTES + (bits_now + 7) / 8 + 511) / 512;
 	for (uint64_t chunk = a->bitmap.chunksize; chunk <= (1u << 30); chunk *= 2)
 		if (uraid_bitmap_bytes(new_sync, (uint32_t)chunk) <= *space * 512)
 			return (uint32_t)chunk;
 	return 0;
+}
+
+/* Sectors a bitmap can take on every member where it is: up to the next
+ * metadata area or the data (1.1, 1.2 at +8; 1.0 before the superblock, up
+ * to the bad-block log mdadm puts there), at least what it takes now. */
+static uint64_t bitmap_room(const struct array *a)
+{
+	uint64_t room = a->bitmap_sectors;
+	int32_t off = a->sb.bitmap_offset, bb = a->sb.bblog_offset;
+
+	if (a->minor != 0 && off == 8) {
+		uint64_t r = grow_bitmap_room(a);
+		room = r > room ? r : room;
+	} else if (a->minor == 0 && off < 0) {
+		uint64_t r = a->sb.bblog_size && bb > off && bb <= 0 ? (uint64_t)(bb - off)
+								      : (uint64_t)(-(int64_t)off);
+		room = r > room ? r : room;
+	}
+	return room;
 }
 
 /* Write area (sectors) at the bitmap's place on every attached member. */
@@ -221,12 +252,13 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		return uraid_errf(err, errlen, -EINVAL, "the resized bitmap would have %" PRIu64
 				  " bits, more than uraid keeps: --bitmap=none first", nbits);
 	uint64_t sectors = uraid_bitmap_disk_sectors(new_sync, chunk);
-	/* uraid writes whole 4 KiB pages: never more than it wrote before
-	   (the space is what the bits in use fill, inside those pages) */
-	if (sectors > a->bitmap_sectors)
+	/* uraid writes whole 4 KiB pages: they must fit the room there (a
+	   sectors_reserved read from disk is no proof of it) */
+	uint64_t room = bitmap_room(a);
+	if (sectors > room)
 		return uraid_errf(err, errlen, -ENOSPC, "the resized bitmap's %" PRIu64 " sectors "
-				  "do not fit its %" PRIu64 " sectors of room: --bitmap=none first",
-				  sectors, space);
+				  "do not fit the %" PRIu64 " sectors of room it has: --bitmap=none "
+				  "first", sectors, room);
 	uint8_t *area = NULL;
 	if (posix_memalign((void **)&area, 4096, sectors * 512))
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");

@@ -290,7 +290,19 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	memcpy(undo->area, w->area, w->area_bytes);
-	int rc = write_area(a, area, sectors, err, errlen);
+	/* more pages than before: the walls let them through first */
+	int rc = 0;
+	if (sectors > a->bitmap_sectors) {
+		a->bitmap_sectors = sectors;
+		if ((rc = walls(a, err, errlen))) {
+			a->bitmap_sectors = undo->sectors;
+			walls(a, NULL, 0);
+			free(area);
+			grow_bitmap_undo_done(undo);
+			return rc;
+		}
+	}
+	rc = write_area(a, area, sectors, err, errlen);
 	free(area);
 	if (rc) {
 		/* some members may hold the new one: the old one back on all */
@@ -298,6 +310,8 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		if (write_area(a, undo->area, undo->area_sectors, why, sizeof(why)))
 			ulog(array_log(a), URAID_LOG_ERR, "bitmap resize: the old bitmap could not "
 			     "be written back: %s", why);
+		a->bitmap_sectors = undo->sectors;
+		walls(a, NULL, 0);
 		grow_bitmap_undo_done(undo);
 		return rc;
 	}
@@ -337,6 +351,7 @@ void grow_bitmap_undo(struct array *a, struct grow_bitmap_undo *undo)
 	a->bitmap = undo->bitmap;
 	a->bitmap_sectors = undo->sectors;
 	a->bitmap_found_sync = undo->found_sync;
+	walls(a, NULL, 0);
 	/* the retired bits are the old ones: back in use */
 	a->wib = a->wib_retired;
 	a->wib_retired = NULL;

@@ -71,7 +71,7 @@ grow_case() {
         "${mem[@]}" >/dev/null || { check "$name: create" false; return; }
     [ "$reserved" = 0 ] && unreserve "${mem[@]}"
     echo "  before: chunk $(bitmap_field "${mem[0]}" chunk_bytes), sync $(bitmap_field "${mem[0]}" sync_bytes) bytes"
-    serve_bg "$work" "$name" "${mem[@]}" || { check "$name: serve" false; return; }
+    serve_bg "$work" "$name" --speed-min=100000 "${mem[@]}" || { check "$name: serve" false; return; }
     nbdcopy "$work/data" "$(uri "$name")"
     fio_bg "$name"
     local out rc
@@ -118,7 +118,7 @@ truncate -s 40M "${d[@]}"
 "$URAID" create --name=d --level=1 --raid-devices=2 --size=4M --bitmap=internal \
     --bitmap-chunk=4K --assume-clean "${d[@]}" >/dev/null
 unreserve "${d[@]}"
-serve_bg "$work" d "${d[@]}" || exit 1
+serve_bg "$work" d --speed-min=100000 "${d[@]}" || exit 1
 "$URAID" fail d "${d[1]}" >/dev/null && "$URAID" remove d "${d[1]}" >/dev/null
 check "d: member 1 failed and removed" test $? -eq 0
 randfile $((SEED + 1)) 65536 "$work/d.patch"

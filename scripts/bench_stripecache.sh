@@ -18,6 +18,12 @@
 #   2. one that fills it: 16 KiB chunks, 4 KiB random writes, 4 jobs (one
 #      NBD connection each) at QD 32: up to 128 rows in work at once, so 17
 #      and 64 heads throttle and the larger sizes do not.
+#   3. re-writes, what the heads' row data buys (md's reason for a larger
+#      stripe_cache_size): 16 KiB chunks, 4 KiB random writes, 2 jobs x QD
+#      16, over 8 MiB (683 units of 4 KiB per member): from 1024 heads on
+#      the units stay kept, and a write finds its unit's old data and
+#      parity in memory instead of reading them from the members. Each line
+#      says how many of the write units found theirs (hits).
 # Uses bench.sh's $URAID, $dir, $log, $D4, $REPEAT, $RT, $RAMP, want and
 # fio_nbd_once.
 
@@ -36,17 +42,20 @@ sc_curve() {
     pid=$!
     nbd_pids+=("$pid")          # bench.sh's cleanup stops it on an early exit
     for _ in $(seq 200); do [ -s "$dir/sc.pid" ] && break; sleep 0.05; done
-    local -A best=() waited=() peak=()
+    local -A best=() waited=() peak=() hit=() tried=()
+    local h0 m0 h1 m1
     run_t=$RT ramp_t=$RAMP
     for _ in $(seq "$REPEAT"); do
         for s in "${sc_sizes[@]}"; do
             "$URAID" tune sc --stripe-cache="$s" >/dev/null 2>>"$log" || { best[$s]=0; continue; }
-            read -r w0 _ < <(sc_stats)
+            read -r w0 _ h0 m0 < <(sc_stats)
             v=$(fio_nbd_once bw "$dir/sc.sock" "$@")
             [ "${v:-0}" -gt "${best[$s]:-0}" ] && best[$s]=$v
             # the peak is reset by the resize: it is this size's alone
-            read -r w1 pk < <(sc_stats)
+            read -r w1 pk h1 m1 < <(sc_stats)
             waited[$s]=$(( ${waited[$s]:-0} + ${w1:-0} - ${w0:-0} ))
+            hit[$s]=$(( ${hit[$s]:-0} + ${h1:-0} - ${h0:-0} ))
+            tried[$s]=$(( ${tried[$s]:-0} + ${h1:-0} + ${m1:-0} - ${h0:-0} - ${m0:-0} ))
             [ "${pk:-0}" -gt "${peak[$s]:-0}" ] && peak[$s]=$pk
         done
     done
@@ -63,18 +72,19 @@ print("%.2f" % (r / (w or 1)))' 2>/dev/null)
     wait "$pid" 2>/dev/null
     for s in "${sc_sizes[@]}"; do
         awk -v s="$s" -v v="${best[$s]:-0}" -v b="${best[17]:-0}" -v w="${waited[$s]:-0}" \
-            -v p="${peak[$s]:-0}" 'BEGIN {
-            printf "stripe cache %5d heads (%9s): %7.1f MiB/s  %5.2f x the smallest  %8d waited  peak %5d in use\n",
-                   s, sprintf("%.1f MiB", s * 4096 * 4 / 1048576), v / 1048576, (b > 0 ? v / b : 0), w, p }'
+            -v p="${peak[$s]:-0}" -v h="${hit[$s]:-0}" -v t="${tried[$s]:-0}" 'BEGIN {
+            printf "stripe cache %5d heads (%9s): %7.1f MiB/s  %5.2f x the smallest  %8d waited  peak %5d in use  %5.1f %% of 4 KiB units kept\n",
+                   s, sprintf("%.1f MiB", s * 4096 * 4 / 1048576), v / 1048576, (b > 0 ? v / b : 0), w, p,
+                   (t > 0 ? 100 * h / t : 0) }'
     done
-    echo "(members read ${reads:-?} bytes per byte they wrote, over all sizes)"
+    echo "(members read ${reads:-?} bytes per byte they wrote, over all sizes; load $(cut -d' ' -f1-3 /proc/loadavg))"
 }
-# sc_stats: "WAITS PEAK" of the array sc now
+# sc_stats: "WAITS PEAK HITS MISSES" of the array sc now
 sc_stats() {
     "$URAID" status --json sc 2>>"$log" | python3 -c '
 import json, sys
 c = json.load(sys.stdin)["stripe_cache"]
-print(c["waits"], c["peak"])' 2>/dev/null || echo "0 0"
+print(c["waits"], c["peak"], c.get("hits", 0), c.get("misses", 0))' 2>/dev/null || echo "0 0 0 0"
 }
 
 if want STRIPECACHE; then
@@ -85,4 +95,6 @@ if want STRIPECACHE; then
         512K --rw=write --bs=64k --iodepth=4 --size=512M
     sc_curve "4 KiB random writes, 4 jobs x QD 32, 16 KiB chunks (fills the cache)" \
         16K --rw=randwrite --bs=4k --iodepth=32 --numjobs=4 --size=256M --randrepeat=0 --random_generator=tausworthe64
+    sc_curve "4 KiB random re-writes over 8 MiB, 2 jobs x QD 16, 16 KiB chunks (kept from 1024 heads on)" \
+        16K --rw=randwrite --bs=4k --iodepth=16 --numjobs=2 --size=8M --randrepeat=0 --random_generator=tausworthe64
 fi

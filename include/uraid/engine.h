@@ -317,6 +317,9 @@ struct uraid_stripe_cache_status {
 	uint32_t in_use;            /* heads held by rows in work now */
 	uint32_t peak;              /* most held at once, since assembly or the last resize */
 	uint64_t waits;             /* requests (writes, rebuilding reads) that waited for a head */
+	uint32_t kept;              /* idle heads keeping a row's 4 KiB unit (row data) */
+	uint64_t hits;              /* write units that found their unit kept (no member reads) */
+	uint64_t misses;            /* 4 KiB write units that did not */
 };
 /*
  * Read-ahead (engine/cache/readahead.c): sequential read streams are

@@ -211,8 +211,9 @@ void cli_stripe_cache_human(FILE *f, const struct uraid_stripe_cache_status *sc,
 		return;
 	}
 	fprintf(f, "%u stripe heads, %s (4 KiB x %u members each); %u in use, peak %u, %"
-		PRIu64 " requests waited\n", sc->size, cli_bytes(sc->memory_bytes, b, sizeof(b)), members,
-		sc->in_use, sc->peak, sc->waits);
+		PRIu64 " requests waited; %u keep row data, %" PRIu64 " of %" PRIu64
+		" 4 KiB write units found theirs\n", sc->size, cli_bytes(sc->memory_bytes, b, sizeof(b)),
+		members, sc->in_use, sc->peak, sc->waits, sc->kept, sc->hits, sc->hits + sc->misses);
 }
 
 void cli_stripe_cache_json(struct json *j, const struct uraid_stripe_cache_status *sc)
@@ -225,6 +226,9 @@ void cli_stripe_cache_json(struct json *j, const struct uraid_stripe_cache_statu
 	json_u64(j, "in_use", sc->in_use);
 	json_u64(j, "peak", sc->peak);
 	json_u64(j, "waits", sc->waits);
+	json_u64(j, "kept", sc->kept);
+	json_u64(j, "hits", sc->hits);
+	json_u64(j, "misses", sc->misses);
 	json_obj_close(j);
 }
 

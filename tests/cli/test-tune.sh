@@ -61,7 +61,7 @@ check "  speed-min" grep -q "^speed-min *2000 KiB/s" <<<"$out"
 check "  speed-max" grep -q "^speed-max *9000 KiB/s" <<<"$out"
 check "status shows the new size" grep -q "Stripe Cache : 256 stripe heads" <<<"$("$URAID" status tn)"
 check "  and counts requests that waited (rebuilding reads too), not writes" \
-    grep -q "Stripe Cache : 256 stripe heads.* requests waited$" <<<"$("$URAID" status tn)"
+    grep -q "Stripe Cache : 256 stripe heads.* requests waited; [0-9]* keep row data, [0-9]* of [0-9]* 4 KiB write units found theirs$" <<<"$("$URAID" status tn)"
 check "status --json: stripe_cache.size" test "$(status_json stripe_cache.size)" = 256
 check "status --json: stripe_cache.used" test "$(status_json stripe_cache.used)" = True
 check "status --json: background limits" test "$(status_json sync_limits.min_kib_per_s)" = 2000

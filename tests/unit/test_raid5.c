@@ -367,7 +367,8 @@ static void test_planner(void)
 					in = (struct r5_plan_in){ d, npar, wr, lo, (lm >> d) & 1,
 								  npar == 2 && ((lm >> (d + 1)) & 1),
 								  (lm >> d) & 1,
-								  npar == 2 && ((lm >> (d + 1)) & 1), false };
+								  npar == 2 && ((lm >> (d + 1)) & 1), false,
+								  NULL, false, false };
 					pl = npar - ((lm >> d) & 1) - (npar == 2 && ((lm >> (d + 1)) & 1));
 					rc = r5_plan_write(&in, &pl_out);
 					cases++;

@@ -348,6 +348,19 @@ static void check_reads_done(struct r5_lane *l)
 	sync_gate_enter(j, l->ridx, &l->gate, rewrite_parity);
 }
 
+/*
+ * The row's members are about to be written outside the write path: the
+ * stripe cache (level/raid5_heads.c) forgets what it kept of the row, under
+ * the row's lock that the lane holds.
+ */
+static void lane_forget_kept(struct r5_lane *l)
+{
+	struct array *a = l->s->job->a;
+	struct r5_priv *priv = a->level_priv;
+
+	r5_heads_drop(&priv->heads, l->u->pos / a->geom.chunk_sectors, 0, a->geom.chunk_sectors);
+}
+
 /* Past the write gate (rc 0): the parity that differs is written. */
 static void rewrite_parity(struct sync_gate *g, int rc)
 {
@@ -359,6 +372,7 @@ static void rewrite_parity(struct sync_gate *g, int rc)
 		return;
 	}
 	l->rewrite_failed = 0;
+	lane_forget_kept(l);
 	lane_hold(l, parity_written);
 	if (l->rewrite_p)
 		lane_submit(l, 0, MEMBER_WRITE, a->slot[l->st.p_slot].m, l->p_new);
@@ -395,6 +409,7 @@ static void write_target(struct r5_lane *l)
 {
 	struct sync_job *j = l->s->job;
 
+	lane_forget_kept(l);
 	lane_hold(l, writes_done);
 	lane_submit(l, 0, MEMBER_WRITE, j->target, l->slot_buf[j->target_slot]);
 	lane_release(l);

@@ -145,6 +145,11 @@ static void r5_stripe_cache_get(struct array *a, struct uraid_stripe_cache_statu
 	st->peak = peak;
 	st->waits = waits;
 	st->memory_bytes = (uint64_t)size * R5_KEEP_BYTES * a->geom.raid_disks;
+	pthread_mutex_lock(&priv->heads.mu);
+	st->kept = priv->heads.nkept;
+	st->hits = priv->heads.hits;
+	st->misses = priv->heads.misses;
+	pthread_mutex_unlock(&priv->heads.mu);
 }
 
 const struct level_ops level_raid5_ops = {

@@ -29,6 +29,17 @@
  * old data and parity of a 4 KiB read-modify-write); larger units take
  * theirs from the reactor's buffer pool.
  *
+ * Row data, as md's stripe cache keeps it: a head whose piece wrote a 4 KiB
+ * unit of its row keeps the unit's pages when it comes back (r5_head_put_kept,
+ * raid5_piece.c), idle but hashed by (row, sector); the next write of that
+ * unit, holding the row, takes the pages over (r5_head_take_kept: the two
+ * heads swap pages, no copy) and reads from the members only what they do
+ * not hold. Kept heads are the last taken for new work (LRU, after the clean
+ * ones), so the cache's memory is the heads' and nothing else. Whatever
+ * writes members outside the write path forgets the rows it writes
+ * (r5_heads_drop, under the row's lock: discards, sync_raid5.c's rewrites);
+ * a reshape keeps nothing and a new geometry starts an empty pool.
+ *
  * Shared by every reactor of the array: one mutex, held for a list step.
  * A holder of a head never waits for another one, and a holder of a row
  * never waits for a head, so a full cache only delays.
@@ -55,10 +66,12 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 		return NULL;
 	sl->bytes = bytes;
 	sl->heads = calloc(count, sizeof(*sl->heads));
+	sl->mem = calloc((size_t)count * n, sizeof(*sl->mem));
 	sl->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (!sl->heads || sl->pages == MAP_FAILED) {
+	if (!sl->heads || !sl->mem || sl->pages == MAP_FAILED) {
 		free(sl->heads);
+		free(sl->mem);
 		if (sl->pages != MAP_FAILED)
 			munmap(sl->pages, bytes);
 		free(sl);
@@ -66,9 +79,80 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 	}
 	for (unsigned i = 0; i < count; i++) {
 		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
+		sl->heads[i].mem = sl->mem + (size_t)i * n;
 		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
 	}
 	return sl;
+}
+
+/* Buckets of the kept heads' hash (a power of two; chains stay short up
+ * to a few thousand kept heads, and longer ones only cost a walk). */
+#define R5_HASH_BUCKETS 4096u
+
+static unsigned bucket(const struct r5_heads *hs, uint64_t key, uint32_t x)
+{
+	return (unsigned)(((key * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)x * 0xC2B2AE3D27D4EB4Full)) >> 40) &
+	       hs->hash_mask;
+}
+
+static struct r5_head *kept_find(struct r5_heads *hs, uint64_t key, uint32_t x)
+{
+	for (struct r5_head *h = hs->hash[bucket(hs, key, x)]; h; h = h->hnext)
+		if (h->key == key && h->x == x)
+			return h;
+	return NULL;
+}
+
+/* Under mu: h leaves the hash and the LRU list; it keeps nothing now. */
+static void kept_unlink(struct r5_heads *hs, struct r5_head *h)
+{
+	struct r5_head **pp = &hs->hash[bucket(hs, h->key, h->x)];
+
+	while (*pp != h)
+		pp = &(*pp)->hnext;
+	*pp = h->hnext;
+	h->hnext = NULL;
+	if (h->lprev)
+		h->lprev->lnext = h->lnext;
+	else
+		hs->lru_head = h->lnext;
+	if (h->lnext)
+		h->lnext->lprev = h->lprev;
+	else
+		hs->lru_tail = h->lprev;
+	h->lprev = h->lnext = NULL;
+	h->kept = false;
+	__atomic_store_n(&hs->nkept, hs->nkept - 1, __ATOMIC_RELAXED);
+}
+
+/* Under mu: a kept head forgotten and made clean (on the free list). */
+static void kept_drop(struct r5_heads *hs, struct r5_head *h)
+{
+	kept_unlink(hs, h);
+	h->next = hs->free;
+	hs->free = h;
+	hs->drops++;
+}
+
+/* Under mu: a head for new work: a clean one, else the oldest kept one. */
+static struct r5_head *take_idle(struct r5_heads *hs)
+{
+	struct r5_head *h = hs->free;
+
+	if (h) {
+		hs->free = h->next;
+	} else if ((h = hs->lru_head) != NULL) {
+		kept_unlink(hs, h);
+	} else {
+		return NULL;
+	}
+	h->next = NULL;
+	return h;
+}
+
+static bool have_idle(const struct r5_heads *hs)
+{
+	return hs->free || hs->lru_head;
 }
 
 /* A head beyond the size: its pages go back to the system, it waits as a spare. */
@@ -102,12 +186,19 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 	memset(hs, 0, sizeof(*hs));
 	hs->n = pages_per_head;
 	hs->populate = r5_heads_populate;
-	if (pthread_mutex_init(&hs->mu, NULL))
+	hs->hash_mask = R5_HASH_BUCKETS - 1;
+	hs->hash = calloc(R5_HASH_BUCKETS, sizeof(*hs->hash));
+	if (!hs->hash)
 		return -ENOMEM;
+	if (pthread_mutex_init(&hs->mu, NULL)) {
+		free(hs->hash);
+		return -ENOMEM;
+	}
 	if (size) {
 		struct r5_head_slab *sl = slab_alloc(pages_per_head, size);
 
 		if (!sl) {
+			free(hs->hash);
 			pthread_mutex_destroy(&hs->mu);
 			return -ENOMEM;
 		}
@@ -126,8 +217,10 @@ void r5_heads_fini(struct r5_heads *hs)
 		hs->slabs = sl->next;
 		munmap(sl->pages, sl->bytes);
 		free(sl->heads);
+		free(sl->mem);
 		free(sl);
 	}
+	free(hs->hash);
 	pthread_mutex_destroy(&hs->mu);
 }
 
@@ -137,15 +230,13 @@ static struct r5_head_wait *serve_waiters(struct r5_heads *hs)
 {
 	struct r5_head_wait *served = NULL, **tail = &served;
 
-	while (hs->wait_head && hs->free && hs->in_use < hs->size) {
+	while (hs->wait_head && have_idle(hs) && hs->in_use < hs->size) {
 		struct r5_head_wait *w = hs->wait_head;
 
 		hs->wait_head = w->next;
 		if (!hs->wait_head)
 			hs->wait_tail = NULL;
-		w->head = hs->free;
-		hs->free = w->head->next;
-		w->head->next = NULL;
+		w->head = take_idle(hs);
 		if (++hs->in_use > hs->peak)
 			hs->peak = hs->in_use;
 		w->next = NULL;
@@ -220,13 +311,10 @@ int r5_heads_resize(struct r5_heads *hs, unsigned size)
 			hs->allocated++;
 		}
 	}
-	/* shrink: free heads go now, heads in use when they come back */
-	while (hs->allocated > size && hs->free) {
-		struct r5_head *h = hs->free;
-
-		hs->free = h->next;
-		head_retire(hs, h);
-	}
+	/* shrink: idle heads go now (clean ones first), heads in use when
+	   they come back */
+	while (hs->allocated > size && have_idle(hs))
+		head_retire(hs, take_idle(hs));
 	hs->peak = hs->in_use;
 	served = serve_waiters(hs);
 	pthread_mutex_unlock(&hs->mu);
@@ -239,10 +327,8 @@ bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w)
 	bool got = false;
 
 	pthread_mutex_lock(&hs->mu);
-	if (!hs->wait_head && hs->free && hs->in_use < hs->size) {
-		w->head = hs->free;
-		hs->free = w->head->next;
-		w->head->next = NULL;
+	if (!hs->wait_head && have_idle(hs) && hs->in_use < hs->size) {
+		w->head = take_idle(hs);
 		if (++hs->in_use > hs->peak)
 			hs->peak = hs->in_use;
 		got = true;
@@ -275,6 +361,99 @@ void r5_head_put(struct r5_heads *hs, struct r5_head *h)
 	served = serve_waiters(hs);
 	pthread_mutex_unlock(&hs->mu);
 	wake(served);
+}
+
+void r5_head_put_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint32_t x)
+{
+	struct r5_head_wait *served;
+	struct r5_head *old;
+
+	pthread_mutex_lock(&hs->mu);
+	hs->in_use--;
+	if ((old = kept_find(hs, key, x)) != NULL)
+		kept_drop(hs, old);     /* not expected: the row's holder took it */
+	if (hs->allocated > hs->size) {
+		head_retire(hs, h);
+	} else {
+		h->key = key;
+		h->x = x;
+		h->kept = true;
+		h->next = NULL;
+		h->hnext = hs->hash[bucket(hs, key, x)];
+		hs->hash[bucket(hs, key, x)] = h;
+		h->lnext = NULL;
+		h->lprev = hs->lru_tail;
+		if (hs->lru_tail)
+			hs->lru_tail->lnext = h;
+		else
+			hs->lru_head = h;
+		hs->lru_tail = h;
+		__atomic_store_n(&hs->nkept, hs->nkept + 1, __ATOMIC_RELAXED);
+		hs->keeps++;
+	}
+	served = serve_waiters(hs);
+	pthread_mutex_unlock(&hs->mu);
+	wake(served);
+}
+
+bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint32_t x)
+{
+	struct r5_head *k;
+
+	pthread_mutex_lock(&hs->mu);
+	k = kept_find(hs, key, x);
+	if (!k) {
+		hs->misses++;
+		pthread_mutex_unlock(&hs->mu);
+		return false;
+	}
+	/* h takes k's pages and k h's: k is clean from now on */
+	uint8_t *pages = h->pages;
+	struct member **mem = h->mem;
+
+	h->pages = k->pages;
+	h->mem = k->mem;
+	k->pages = pages;
+	k->mem = mem;
+	kept_drop(hs, k);
+	hs->drops--;            /* taken over, not dropped */
+	hs->hits++;
+	pthread_mutex_unlock(&hs->mu);
+	return true;
+}
+
+void r5_heads_drop(struct r5_heads *hs, uint64_t key, uint32_t x0, uint32_t x1)
+{
+	/* the row's keeps were made by holders of its lock, which the caller
+	   holds now: an unlocked look sees them (the lock orders it) */
+	if (!__atomic_load_n(&hs->nkept, __ATOMIC_RELAXED))
+		return;
+	x0 &= ~(uint32_t)(R5_KEEP_BYTES / 512 - 1);
+	pthread_mutex_lock(&hs->mu);
+	if ((x1 - x0) / (R5_KEEP_BYTES / 512) > hs->nkept) {
+		/* a wide range (a row): walking the kept heads is shorter */
+		for (struct r5_head *h = hs->lru_head, *nx; h; h = nx) {
+			nx = h->lnext;
+			if (h->key == key && h->x >= x0 && h->x < x1)
+				kept_drop(hs, h);
+		}
+	} else {
+		for (uint32_t x = x0; x < x1; x += R5_KEEP_BYTES / 512) {
+			struct r5_head *h = kept_find(hs, key, x);
+
+			if (h)
+				kept_drop(hs, h);
+		}
+	}
+	pthread_mutex_unlock(&hs->mu);
+}
+
+void r5_heads_drop_all(struct r5_heads *hs)
+{
+	pthread_mutex_lock(&hs->mu);
+	while (hs->lru_head)
+		kept_drop(hs, hs->lru_head);
+	pthread_mutex_unlock(&hs->mu);
 }
 
 void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,

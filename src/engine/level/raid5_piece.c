@@ -148,6 +148,7 @@ int r5_piece_setup(struct r5_piece *pc, struct array_req *rq, int op, uint64_t s
 	memset(pc->sbuf, 0, pc->n * sizeof(*pc->sbuf));
 	pc->nbufs = 0;
 	pc->hw.head = NULL;
+	pc->keep = false;
 	if (pc->r1 > rowlen || nsect == 0)
 		return -EINVAL;
 	if (uraid_geom_stripe(g, stripe, &pc->st) < 0)
@@ -521,6 +522,14 @@ void r5_piece_finish(struct r5_piece *pc, int res)
 	for (unsigned s = 0; s < pc->n; s++)
 		if (pc->sflag[s] & SF_CORRECTED)
 			md_read_corrected(pc->a, s);
+	/* the row's unit stays in the head's pages: kept before the row is
+	   let go, so that the next holder of the row finds it (and a later
+	   write, taking the row after, replaces it rather than being replaced) */
+	if (pc->keep && pc->hw.head && res == 0) {
+		r5_head_put_kept(&pc->priv->heads, pc->hw.head, r5_row_key(pc), pc->keep_x);
+		pc->hw.head = NULL;
+	}
+	pc->keep = false;
 	if (pc->locked) {
 		pc->locked = false;
 		rowlock_release(&pc->priv->locks, &pc->lk);

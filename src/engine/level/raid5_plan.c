@@ -6,7 +6,9 @@
  * write) needs the fewest member reads, given which data chunks the unit
  * writes and which blocks are lost. A full row needs no reads (RCW over no
  * untouched chunk): that is how gathered sequential writes (raid5_gather.c)
- * skip the reads. A pure function; raid5_priv.h states the contract.
+ * skip the reads. Blocks the stripe cache holds (raid5_heads.c) cost no
+ * read, so a rewrite of a kept unit plans the mode that reads nothing.
+ * A pure function; raid5_priv.h states the contract.
  *
  * In a write (raid5.c draws the whole path): write_unit (raid5_write.c)
  * asks r5_plan_write, then issues the reads the plan names.
@@ -18,18 +20,23 @@
 int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
 {
 	unsigned d = in->data_disks, nw = 0, nu = 0, nw_lost = 0, nu_lost = 0;
+	unsigned nw_cached = 0, nu_cached = 0;  /* readable blocks the stripe cache holds */
 	bool q_lost = in->npar < 2 || in->q_lost;
 	unsigned par_live = !in->p_lost + (in->npar == 2 && !in->q_lost);
 	unsigned par_writable = !in->p_dead + (in->npar == 2 && !in->q_dead);
 	unsigned nlost = in->p_lost + (in->npar == 2 && in->q_lost);
 
 	for (unsigned k = 0; k < d; k++) {
+		bool cached = in->cached && in->cached[k] && !in->lost[k];
+
 		if (in->written[k]) {
 			nw++;
 			nw_lost += in->lost[k] ? 1 : 0;
+			nw_cached += cached;
 		} else {
 			nu++;
 			nu_lost += in->lost[k] ? 1 : 0;
+			nu_cached += cached;
 		}
 	}
 	nlost += nw_lost + nu_lost;
@@ -43,7 +50,10 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out)
 		return -EIO;
 	if (!in->force_full) {
 		bool rcw_ok = nu_lost == 0, rmw_ok = nw_lost == 0;
-		unsigned rcw = nu, rmw = nw + par_live;
+		unsigned par_cached = (!in->p_lost && in->p_cached) +
+				      (in->npar == 2 && !in->q_lost && in->q_cached);
+		/* reads left: blocks kept in the stripe cache need none */
+		unsigned rcw = nu - nu_cached, rmw = nw - nw_cached + par_live - par_cached;
 
 		if (rcw_ok && (!rmw_ok || rcw <= rmw)) {
 			out->mode = R5_RCW;

@@ -53,6 +53,9 @@ struct r5_plan_in {
 	bool p_lost, q_lost;            /* cannot be read (q_* ignored when npar == 1) */
 	bool p_dead, q_dead;            /* cannot be written either (member gone) */
 	bool force_full;                /* a read error happened: FULL */
+	/* [data_disks] or NULL: the old block is in the stripe cache (no read) */
+	const uint8_t *cached;
+	bool p_cached, q_cached;
 };
 
 struct r5_plan {
@@ -110,10 +113,25 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
 /*
  * One stripe head: a 4 KiB page per member (md's stripe_head), the unit
  * buffers of a small unit. A piece holds one while its row is in work.
+ *
+ * A head whose piece wrote a 4 KiB unit (a 4 KiB-aligned sector range of
+ * its row in every chunk: md's stripe) keeps that unit's pages once the
+ * piece is done, as md's stripe cache keeps an inactive stripe: it is then
+ * "kept", found by (key, x) in the pool's hash, idle on its LRU list, and
+ * the first head taken when no clean one is free. mem[s] is the member
+ * whose content page s is (NULL: the page holds nothing); a page counts
+ * only while that member is still the slot's and the slot is usable.
  */
 struct r5_head {
 	struct r5_head *next;           /* free or spare list */
 	uint8_t *pages;                 /* slot s: pages + s * R5_KEEP_BYTES */
+	struct member **mem;            /* [n]: whose content each page is */
+	/* kept: the unit's row key (r5_row_key) and within-chunk sector */
+	uint64_t key;
+	uint32_t x;
+	bool kept;
+	struct r5_head *hnext;          /* hash chain */
+	struct r5_head *lprev, *lnext;  /* LRU list of kept heads, oldest first */
 };
 
 /* Slot s's page of head h. */
@@ -127,6 +145,7 @@ struct r5_head_slab {
 	struct r5_head_slab *next;
 	struct r5_head *heads;
 	uint8_t *pages;                 /* mapped: bytes long */
+	struct member **mem;            /* the heads' mem arrays */
 	size_t bytes;
 };
 
@@ -141,7 +160,13 @@ struct r5_head_wait {
 /* The pool (one per array, shared by its reactors under mu). */
 struct r5_heads {
 	pthread_mutex_t mu;
-	struct r5_head *free;
+	struct r5_head *free;           /* clean heads (keep nothing) */
+	/* kept heads (r5_head): idle, hashed by (key, x), oldest first */
+	struct r5_head *lru_head, *lru_tail;
+	struct r5_head **hash;
+	unsigned hash_mask;
+	unsigned nkept;                 /* read unlocked by r5_heads_drop */
+	uint64_t hits, misses, keeps, drops;
 	/* heads beyond the size after a shrink: pages given back to the
 	   system (madvise), kept for the next growth */
 	struct r5_head *spare;
@@ -175,6 +200,22 @@ bool r5_head_get(struct r5_heads *hs, struct r5_head_wait *w);
 void r5_head_put(struct r5_heads *hs, struct r5_head *h);
 void r5_heads_stats(struct r5_heads *hs, unsigned *size, unsigned *in_use, unsigned *peak,
 		    uint64_t *waits);
+/*
+ * Row data (the caller holds the row's lock, so no other piece of the row
+ * keeps or takes a head meanwhile):
+ * r5_head_take_kept  the head kept for (key, x), if any, hands its pages
+ *                    to h (h's pages go to it, and it becomes clean);
+ *                    true: h->mem tells which pages hold content
+ * r5_head_put_kept   give h back keeping its pages for (key, x); another
+ *                    head kept for them is made clean
+ * r5_heads_drop      forget what is kept of row key over within-chunk
+ *                    sectors [x0, x1): members written by other means
+ * r5_heads_drop_all  forget everything kept
+ */
+bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint32_t x);
+void r5_head_put_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint32_t x);
+void r5_heads_drop(struct r5_heads *hs, uint64_t key, uint32_t x0, uint32_t x1);
+void r5_heads_drop_all(struct r5_heads *hs);
 
 /* ---- one piece (raid5_piece.c): a stripe row's worth of one request ---- */
 
@@ -188,6 +229,7 @@ enum {
 	SF_WANT = 0x04,         /* read piece: this data chunk needs a rebuild */
 	SF_CORRECTED = 0x08,    /* rewritten after a read error */
 	SF_DEAD = 0x10,         /* not usable in this unit: r5_snap_live's view */
+	SF_CACHED = 0x20,       /* the head's page holds the slot's content (stripe cache) */
 };
 
 struct r5_piece;
@@ -243,6 +285,10 @@ struct r5_piece {
 	uint8_t *sflag;                 /* slot -> SF_* */
 	uint8_t **sbuf;                 /* slot -> pool buffer of ulen, or NULL */
 	struct r5_head_wait hw;         /* its stripe head (hw.head), or waiting for one */
+	/* the head's pages hold the row's unit (key, x) as on the members
+	   after the piece's last unit: kept by r5_piece_finish */
+	bool keep;
+	uint32_t keep_x;
 	unsigned nbufs;                 /* slots with an sbuf (0: r5_bufs_put has nothing to do) */
 	uint8_t *wr, *dl;               /* data index -> written, lost */
 	uint8_t **src;                  /* data index -> new data over the unit (writes) */

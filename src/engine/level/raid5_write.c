@@ -9,13 +9,19 @@
  *   write_start                the row is held: gather the writes queued
  *                              behind, maybe hold the row (raid5_gather.c)
  *   write_group -> write_next  the group, unit by unit (next_unit cuts them)
+ *   unit_cache_begin           the stripe cache: take the unit's kept pages
+ *                              (raid5_heads.c), or forget what a wider
+ *                              unit overwrites
  *   write_unit                 plan the unit (raid5_plan.c), read what the
- *                              plan needs (r5_read_slot, raid5_piece.c)
+ *                              plan needs and the cache lacks (r5_read_slot)
  *   write_compute              P/Q (parity/), then the parity log's
  *                              before_writes (parity_log.h: PPL, journal)
  *   write_issue                the member writes (once the log is durable)
- *   write_written -> write_next ... -> r5_piece_finish (raid5_piece.c):
- *                              the row is let go, the group's pieces done
+ *   write_written -> unit_cache_end: the head's pages now hold the unit
+ *                              as written, kept by r5_piece_finish
+ *                              -> write_next ... -> r5_piece_finish
+ *                              (raid5_piece.c): the head kept, the row let
+ *                              go, the group's pieces done
  *
  * Between steps the piece waits for its member I/O (r5_submit; the
  * completion calls pc->after_io) or for its row (pc->after_lock). The row
@@ -38,6 +44,8 @@ static void write_start(struct r5_piece *pc);
 static void write_group(struct r5_piece *pc);
 static void write_next(struct r5_piece *pc);
 static bool next_unit(struct r5_piece *pc);
+static void unit_cache_begin(struct r5_piece *pc);
+static void unit_cache_end(struct r5_piece *pc);
 static void write_unit(struct r5_piece *pc);
 static void write_compute(struct r5_piece *pc);
 static void write_logged(struct r5_piece *pc, int res);
@@ -100,6 +108,7 @@ static void write_next(struct r5_piece *pc)
 		r5_piece_finish(pc, 0);
 		return;
 	}
+	unit_cache_begin(pc);
 	write_unit(pc);
 }
 
@@ -203,9 +212,89 @@ static bool next_unit(struct r5_piece *pc)
 	return false;
 }
 
+/* ---- the stripe cache's row data (raid5_heads.c) ---- */
+
+/*
+ * A unit the stripe cache keeps: md's stripe, 4 KiB of the row aligned in
+ * every chunk, in the head's pages. Not during a reshape (rows move under
+ * it; the new geometry starts an empty pool).
+ */
+static bool unit_keepable(const struct r5_piece *pc)
+{
+	return pc->hw.head && !pc->shift && !pc->a->reshape && pc->ulen == R5_KEEP_BYTES &&
+	       pc->ux % (R5_KEEP_BYTES / 512) == 0;
+}
+
+/*
+ * Before the unit's plan, holding the row: a keepable unit takes what the
+ * cache kept of it (SF_CACHED on the slots whose page holds the content of
+ * the slot's member, still usable); another unit makes the cache forget
+ * what it overwrites. Either way nothing kept of the unit stays behind in
+ * the pool while the piece changes the members.
+ */
+static void unit_cache_begin(struct r5_piece *pc)
+{
+	struct r5_heads *hs = &pc->priv->heads;
+	struct r5_head *h = pc->hw.head;
+
+	pc->keep = false;       /* the head's pages are this unit's from now on */
+	for (unsigned s = 0; s < pc->n; s++)
+		pc->sflag[s] &= (uint8_t)~SF_CACHED;
+	if (!unit_keepable(pc)) {
+		r5_heads_drop(hs, r5_row_key(pc), pc->ux, pc->uy);
+		return;
+	}
+	if (!r5_head_take_kept(hs, h, r5_row_key(pc), pc->ux))
+		return;
+	for (unsigned s = 0; s < pc->n; s++)
+		if (h->mem[s] && h->mem[s] == pc->a->slot[s].m && r5_live(pc, s))
+			pc->sflag[s] |= SF_CACHED;
+}
+
+/*
+ * The unit is on the members: its head's pages are made what the members
+ * now hold (the new data copied over the old; parity is in its page
+ * already), page by page where that is known, and the piece keeps them
+ * (r5_piece_finish) unless a later unit of its group needs the head.
+ */
+static void unit_cache_end(struct r5_piece *pc)
+{
+	struct r5_head *h = pc->hw.head;
+
+	if (!unit_keepable(pc) || pc->result < 0 || pc->plan.mode == R5_DIRECT)
+		return;
+	for (unsigned s = 0; s < pc->n; s++)
+		if (pc->sflag[s] & SF_BAD)
+			return;         /* a read error: the members were repaired, keep none */
+	for (unsigned s = 0; s < pc->n; s++) {
+		int k = pc->didx[s];
+		uint8_t *page = r5_head_page(h, s);
+		bool have;
+
+		if ((pc->sflag[s] & SF_DEAD) || !r5_live(pc, s)) {
+			h->mem[s] = NULL;
+			continue;
+		}
+		if (k >= 0 && pc->wr[k]) {
+			memcpy(page, r5_new_data(pc, (unsigned)k), R5_KEEP_BYTES);
+			have = true;
+		} else if (k < 0) {
+			have = pc->sbuf[s] == page;     /* P or Q, computed and written */
+		} else {
+			/* untouched data: read into the page, or kept there unread */
+			have = pc->sbuf[s] == page ? (pc->sflag[s] & SF_HAVE) != 0
+						   : (pc->sflag[s] & SF_CACHED) != 0;
+		}
+		h->mem[s] = have ? pc->a->slot[s].m : NULL;
+	}
+	pc->keep = true;
+	pc->keep_x = pc->ux;
+}
+
 static void write_unit(struct r5_piece *pc)
 {
 	struct r5_plan_in in;
+	uint8_t cached[URAID_MAX_MEMBERS];
 	unsigned ps = pc->st.p_slot;
 	int qs = pc->st.q_slot;
 	bool bad = false;
@@ -225,6 +314,11 @@ static void write_unit(struct r5_piece *pc)
 	in.p_dead = (pc->sflag[ps] & SF_DEAD) != 0;
 	in.q_dead = pc->npar == 2 && (pc->sflag[qs] & SF_DEAD);
 	in.force_full = bad || (pc->a->plog && pc->a->plog->span_reads && written_gap(pc));
+	for (unsigned k = 0; k < pc->d; k++)
+		cached[k] = (pc->sflag[pc->st.data_slot[k]] & SF_CACHED) != 0;
+	in.cached = cached;
+	in.p_cached = (pc->sflag[ps] & SF_CACHED) != 0;
+	in.q_cached = pc->npar == 2 && (pc->sflag[qs] & SF_CACHED);
 	if (r5_plan_write(&in, &pc->plan) < 0) {
 		r5_piece_finish(pc, -EIO);
 		return;
@@ -244,6 +338,11 @@ static void write_unit(struct r5_piece *pc)
 			r5_piece_finish(pc, -ENOMEM);
 			return;
 		}
+		/* a kept page is the slot's content: no read (the buffer of a
+		   keepable unit is the head's page, unit_cache_begin) */
+		if (need && (pc->sflag[s] & SF_CACHED) && !r5_lost(pc, s) &&
+		    pc->sbuf[s] == r5_head_page(pc->hw.head, s))
+			pc->sflag[s] |= SF_HAVE;
 	}
 	pc->after_io = write_compute;
 	for (unsigned s = 0; s < pc->n; s++) {
@@ -367,6 +466,7 @@ static void write_written(struct r5_piece *pc)
 {
 	if (pc->a->plog)
 		pc->a->plog->ops->after_writes(pc->a->plog, pc, pc->result);
+	unit_cache_end(pc);
 	write_next(pc);
 }
 
@@ -412,6 +512,8 @@ void r5_discard(struct array_req *rq, uint64_t sector, uint32_t nsect, bool zero
 
 static void discard_start(struct r5_piece *pc)
 {
+	/* the punched row reads back zeroes: nothing kept of it holds */
+	r5_heads_drop(&pc->priv->heads, r5_row_key(pc), 0, pc->C);
 	pc->after_io = discard_done;
 	for (unsigned s = 0; s < pc->n; s++)
 		if (r5_live(pc, s))

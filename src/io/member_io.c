@@ -144,6 +144,11 @@ void member_stacked_done(struct member_io *mio, int res)
 	reactor_complete(mio->r, &mio->op, res);
 }
 
+void member_stacked_finish(struct member_io *mio, int res)
+{
+	member_io_finish(mio, res);
+}
+
 void member_counters(const struct member *m, struct member_totals *out)
 {
 	memset(out, 0, sizeof(*out));

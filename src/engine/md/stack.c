@@ -34,6 +34,7 @@ struct stack_io {
 	struct uraid_io io;
 	struct member_io *mio;
 	unsigned reactor;
+	bool submitting;                /* inside uraid_array_submit: complete later */
 	struct stack_io *next;          /* the reactor's free list */
 };
 
@@ -55,8 +56,13 @@ static void sio_done(struct uraid_io *io, int res)
 	struct member_io *mio = s->mio;
 	struct stack_lower *sl = (struct stack_lower *)mio->m->stack_ctx;
 
+	bool later = s->submitting;
+
 	sio_put(sl, s);
-	member_stacked_done(mio, res);
+	if (later)
+		member_stacked_done(mio, res);          /* the issuer is still in submit */
+	else
+		member_stacked_finish(mio, res);        /* from the poll: no extra round */
 }
 
 static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, uint64_t off)
@@ -101,7 +107,9 @@ static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, ui
 		s->io.buf = NULL;
 		break;
 	}
+	s->submitting = true;
 	rc = uraid_array_submit((struct uraid_array *)sl->a, r->index, &s->io);
+	s->submitting = false;  /* s may be back in the free list: a plain store */
 	if (rc) {
 		sio_put(sl, s);
 		member_stacked_done(mio, rc);

@@ -5,7 +5,9 @@
  * written with a seeded pattern and read back; a member failed in one
  * group; (60) then one in the other group too; a restart, degraded; a
  * spare added to a group rebuilds it, and the data reads back after
- * each step. Seed printed; `test_nested [SEED]`.
+ * each step; last, group 1 fails outright (members failed with force):
+ * its chunks of the RAID 0 answer errors, group 0's still read, and the
+ * arrays close. Seed printed; `test_nested [SEED]`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -216,7 +218,23 @@ static void run(struct t *t)
 	verify(t, "after the rebuild of group 0");
 	write_pattern(t, 50);
 	verify(t, "written after the rebuild");
-	CHECK(uraid_nested_close(&t->nest) == 0, "%s: close", t->label);
+
+	/* group 1 fails (too many members lost, forced): its slot of the RAID 0
+	   answers I/O errors, group 0's chunks still read */
+	for (unsigned k = 0; k <= (unsigned)(t->level - 4); k++) {
+		int idx = uraid_array_find_member(t->nest.inner[1], t->paths[per + k]);
+		if (idx >= 0)
+			uraid_array_fail_member(t->nest.inner[1], (unsigned)idx, URAID_FAIL_FORCE,
+						err, sizeof(err));
+	}
+	uint8_t *chunk = aligned_alloc(4096, BLOCK);
+	CHECK(uraid_array_pread(t->nest.outer, chunk, BLOCK, 0) == 0 &&
+	      !memcmp(chunk, t->ref, BLOCK), "%s: group 0's first chunk unreadable with group 1 "
+	      "failed", t->label);
+	rc = uraid_array_pread(t->nest.outer, chunk, BLOCK, BLOCK);
+	CHECK(rc < 0, "%s: group 1 failed, yet its chunk read %d", t->label, rc);
+	free(chunk);
+	uraid_nested_close(&t->nest);
 out:
 	uraid_nested_close(&t->nest);
 	uraid_engine_destroy(t->e);

@@ -132,7 +132,7 @@ check-asan:
 
 # uraid against fio on the same tmpfs files, in one run: figure, reference, ratio.
 # Not part of `make check` (benchmarks report ratios; tests check behaviour).
-bench: all
+bench: all $(BUILD)/tests/tools/nested_bench
 	@BUILD=$(BUILD) scripts/bench.sh
 
 PREFIX ?= /usr/local

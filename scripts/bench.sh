@@ -31,7 +31,9 @@
 # write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
 # scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
 # scripts/bench_stripecache.sh; the planner's in scripts/bench_plan.sh; the write
-# journal's replay (BENCH_JOURNAL=0) in scripts/bench_journal.sh.
+# journal's replay (BENCH_JOURNAL=0) in scripts/bench_journal.sh; nested RAID 50
+# against RAID 0 in process (BENCH_NESTED=0, BENCH_ONLY=nested) in
+# scripts/bench_nested.sh.
 # What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
 # rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
 # on 2 idle CPUs; 13 minutes were measured at a load average of 10.
@@ -978,6 +980,7 @@ fi
 . "$(dirname "${BASH_SOURCE[0]}")/bench_reshape.sh"   # BENCH_ONLY=reshape (issue 18)
 . "$(dirname "${BASH_SOURCE[0]}")/bench_journal.sh"   # BENCH_ONLY=journal: the replay's time
 . "$(dirname "${BASH_SOURCE[0]}")/bench_ppl.sh"     # BENCH_ONLY=ppl: PPL vs no PPL
+. "$(dirname "${BASH_SOURCE[0]}")/bench_nested.sh"  # BENCH_ONLY=nested: RAID 50 vs RAID 0
 # the stripe cache's tuning curve (its own file)
 . "$(dirname "$0")/bench_stripecache.sh"
 

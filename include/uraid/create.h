@@ -52,6 +52,13 @@ int uraid_probe_fd(int fd, struct uraid_probe *p);
  * given as PATH@START+LENGTH); -EINVAL when it does not fit in fd. */
 int uraid_probe_range(int fd, uint64_t base, uint64_t sectors, struct uraid_probe *p);
 
+/* Reads len bytes at byte offset off of what is probed: 0 or -errno. */
+typedef int (*uraid_probe_read_fn)(void *ctx, void *buf, size_t len, uint64_t off);
+/* The same for `sectors` read through read(ctx, ...): an array of the
+ * engine that holds another array's superblocks (nested RAID 50/60). */
+int uraid_probe_reader(uraid_probe_read_fn read, void *ctx, uint64_t sectors,
+		       struct uraid_probe *p);
+
 /* Size of an open file or block device in sectors; 0 or -errno. */
 int uraid_dev_sectors(int fd, uint64_t *sectors, bool *is_blockdev);
 

@@ -134,6 +134,15 @@ struct uraid_assemble_opts {
 	   window per array (the default on RAID 5 x4 with 512 KiB chunks:
 	   8 x 3 MiB = 24 MiB; off: none). `uraid serve` asks for the default. */
 	uint64_t read_ahead_bytes;
+	/*
+	 * Nested RAID: NULL, or npaths entries where stacked[i], when not
+	 * NULL, is an assembled array of the same engine that is member i
+	 * (paths[i] then only names it in messages). Its I/O is a request of
+	 * that array on the same reactor. The engine must run its own threads;
+	 * close this array before the ones it stands on. uraid_nested_assemble
+	 * (uraid/nested.h) does all of it from the members' paths.
+	 */
+	struct uraid_array *const *stacked;
 };
 
 #define URAID_READ_AHEAD_OFF 0ull

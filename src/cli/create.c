@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/util.h"
+#include "cli/create_cli.h"
 
 static void create_usage(FILE *f)
 {
@@ -23,8 +24,16 @@ static void create_usage(FILE *f)
 		"A DEVICE is a block device or an image file; 'missing' leaves a slot empty.\n"
 		"Nothing is written unless every check passes; it never prompts.\n"
 		"\n"
-		"  -l, --level=L           0, 1, 4, 5, 6, 10 or linear (also raid5, mirror, stripe)\n"
-		"  -n, --raid-devices=N    active slots (DEVICEs beyond N are spares)\n"
+		"  -l, --level=L           0, 1, 4, 5, 6, 10 or linear (also raid5, mirror, stripe);\n"
+		"                          50 or 60 (nested: a RAID 0 over RAID 5 or 6 arrays, with\n"
+		"                          --groups)\n"
+		"      --groups=G          RAID 50/60: split the DEVICEs, in order, into G inner\n"
+		"                          arrays of equal size, named NAME-0 .. NAME-(G-1); the\n"
+		"                          RAID 0 over them is NAME, its superblocks on their data\n"
+		"                          (md's stacking); --chunk is both levels' chunk, as md\n"
+		"                          users commonly do\n"
+		"  -n, --raid-devices=N    active slots (DEVICEs beyond N are spares); RAID 50/60:\n"
+		"                          all DEVICEs (optional)\n"
 		"  -x, --spare-devices=N   spares, listed after the active members (default 0)\n"
 		"  -c, --chunk=SIZE        chunk size, K/M suffix, plain number is KiB (default 512K;\n"
 		"                          RAID 1 has none; for linear it is the rounding)\n"
@@ -79,6 +88,7 @@ enum {
 	OPT_DRY_RUN,
 	OPT_JSON,
 	OPT_CONSISTENCY,
+	OPT_GROUPS,
 };
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -114,7 +124,7 @@ static int usage_error(const char *fmt, const char *arg)
 	return CLI_EXIT_USAGE;
 }
 
-static void print_summary(const struct uraid_create_opts *o, const struct uraid_create_result *r)
+void create_print_summary(const struct uraid_create_opts *o, const struct uraid_create_result *r)
 {
 	char uuid[40], a[32], b[32], c[32], lay[64];
 	const char *lv = uraid_level_name(r->level);
@@ -162,7 +172,7 @@ static void print_summary(const struct uraid_create_opts *o, const struct uraid_
 		       r->bitmap ? " (every bitmap bit is set)" : " over the whole array");
 }
 
-static void print_json(const struct uraid_create_opts *o, const struct uraid_create_result *r)
+void create_print_json(const struct uraid_create_opts *o, const struct uraid_create_result *r)
 {
 	struct json j;
 	char buf[64];
@@ -226,6 +236,7 @@ int cmd_create(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "run", no_argument, NULL, 'R' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "groups", required_argument, NULL, OPT_GROUPS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -233,6 +244,8 @@ int cmd_create(int argc, char **argv)
 	const char *layout_name = NULL;
 	const char *policy = NULL;      /* --consistency-policy */
 	bool level_given = false, disks_given = false, json = false;
+	int nested = 0;                 /* 5 or 6: RAID 50 or 60 */
+	uint32_t groups = 0;
 	uint8_t uuid[16];
 	uint64_t bytes;
 	int c;
@@ -242,6 +255,12 @@ int cmd_create(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":l:n:x:c:p:e:b:d:N:z:fRqh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
+			nested = create_nested_level(optarg);
+			if (nested) {
+				o.level = nested;
+				level_given = true;
+				break;
+			}
 			if (uraid_level_parse(optarg, &o.level))
 				return usage_error("unknown RAID level '%s' (0, 1, 4, 5, 6, 10, linear)",
 						   optarg);
@@ -343,6 +362,11 @@ int cmd_create(int argc, char **argv)
 		case 'R':
 		case 'q':
 			break;
+		case OPT_GROUPS:
+			if (parse_u32(optarg, &groups) || groups < 2)
+				return usage_error("--groups needs a number of inner arrays (2 or more), "
+						   "not '%s'", optarg);
+			break;
 		case 'h':
 			create_usage(stdout);
 			return CLI_EXIT_OK;
@@ -362,7 +386,11 @@ int cmd_create(int argc, char **argv)
 	}
 	if (!level_given)
 		return usage_error("%s", "--level is required");
-	if (!disks_given)
+	if (groups && !nested)
+		return usage_error("%s", "--groups is for --level=50 or 60");
+	if (nested && !groups)
+		return usage_error("%s", "RAID 50/60 needs --groups=G (the number of inner arrays)");
+	if (!disks_given && !nested)
 		return usage_error("%s", "--raid-devices is required");
 	if (layout_name) {
 		/* levels without layouts: let the library say so in its words */
@@ -387,6 +415,13 @@ int cmd_create(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
+	if (nested) {
+		if (disks_given && o.raid_disks != o.npaths)
+			return usage_error("%s", "RAID 50/60: --raid-devices counts every DEVICE "
+					   "(or leave it out)");
+		o.raid_disks = o.npaths;
+		return create_nested(&o, groups, json);
+	}
 	struct uraid_create_result r;
 	char err[512];
 	if (uraid_create(&o, &r, err, sizeof(err))) {
@@ -394,8 +429,8 @@ int cmd_create(int argc, char **argv)
 		return CLI_EXIT_FAIL;
 	}
 	if (json)
-		print_json(&o, &r);
+		create_print_json(&o, &r);
 	else
-		print_summary(&o, &r);
+		create_print_summary(&o, &r);
 	return CLI_EXIT_OK;
 }

@@ -821,7 +821,7 @@ static int run(struct serve_state *st, int sig_fd)
 			   cli_parse_stripe_cache(st->o->stripe_cache, 0, &heads, err, sizeof(err)) == 0 &&
 			   !isdigit((unsigned char)st->o->stripe_cache[strlen(st->o->stripe_cache) - 1]);
 	ao.stripe_cache = heads_later ? 0 : heads;
-	rc = uraid_array_assemble(st->engine, &ao, &st->array, err, sizeof(err));
+	rc = serve_assemble(st, &ao, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "uraid serve: %s\n", err);
 		uraid_engine_destroy(st->engine);
@@ -834,7 +834,7 @@ static int run(struct serve_state *st, int sig_fd)
 		if (rc) {
 			fprintf(stderr, "uraid serve: --stripe-cache=%s: %s\n", st->o->stripe_cache,
 				err);
-			uraid_array_close(st->array);
+			serve_close_array(st);
 			uraid_engine_destroy(st->engine);
 			return rc == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
 		}
@@ -849,7 +849,7 @@ static int run(struct serve_state *st, int sig_fd)
 		else
 			fprintf(stderr, "uraid serve: --speed-max=%u is below the default minimum, "
 				"%u KiB/s; give --speed-min too\n", st->o->speed_max, ss.min_kib_s);
-		uraid_array_close(st->array);
+		serve_close_array(st);
 		uraid_engine_destroy(st->engine);
 		return CLI_EXIT_USAGE;
 	}
@@ -916,7 +916,7 @@ static int run(struct serve_state *st, int sig_fd)
 	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
 	free(fin);
 	cleanup_sockets(st);
-	rc = uraid_array_close(st->array);
+	rc = serve_close_array(st);
 	if (rc) {
 		fprintf(stderr, "uraid serve: closing the array: %s\n", strerror(-rc));
 		status = CLI_EXIT_FAIL;

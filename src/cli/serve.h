@@ -49,6 +49,8 @@ struct serve_state {
 	const struct serve_opts *o;
 	struct uraid_engine *engine;
 	struct uraid_array *array;
+	/* RAID 50/60: the inner arrays too (array is nested->outer), else NULL */
+	struct uraid_nested *nested;
 	struct nbd_server *server;
 	struct nbd_tls_creds *tls;
 	struct serve_events *events;    /* tells uraid monitor (serve_events.c) */
@@ -74,6 +76,19 @@ struct serve_state {
  */
 int serve_scan_args(int argc, char **argv, int first, const struct serve_opts *o,
 		    int *new_argc, char ***new_argv);
+
+/* Assemble what the members hold (a nested RAID 50/60's inner arrays and
+ * the RAID 0 over them, or one array) into st->array; close it. */
+int serve_assemble(struct serve_state *st, const struct uraid_assemble_opts *ao, char *err,
+		   size_t errlen);
+int serve_close_array(struct serve_state *st);
+/* The array that holds member `path` (an inner one of a nested array) and
+ * its index there (-1 and st->array: none). */
+struct uraid_array *serve_member_array(const struct serve_state *st, const char *path,
+				       int *idx);
+/* Where `add` puts a spare: st->array, or for a nested array the first
+ * degraded inner one (NULL, with the reason in err: none is). */
+struct uraid_array *serve_add_target(const struct serve_state *st, char *err, size_t errlen);
 
 /* Answer one control request into out (serve_ctl.c; a ctl_handler_fn, arg
  * the serve_state). */

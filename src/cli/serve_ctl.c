@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <uraid/geom.h>
+#include <uraid/nested.h>
 
 #include "cli/cli.h"
 #include "cli/metrics_text.h"
@@ -70,6 +71,18 @@ static void reply_report(FILE *out, const struct serve_state *st,
 		serve_info(st, &si);
 		ctl_reply(out, 0, NULL, NULL, 0);
 		fn(out, as, &si);
+		/* a RAID 50/60: each inner array with its members and jobs (human
+		   output; the JSON stays the served RAID 0's) */
+		for (unsigned g = 0; fn == cli_status_human && st->nested &&
+				     g < st->nested->groups; g++) {
+			if (uraid_array_status(st->nested->inner[g], as) != 0)
+				continue;
+			fprintf(out, "\nInner array %u of %u (a member of the RAID 0 above):\n",
+				g + 1, st->nested->groups);
+			si.array_only = true;
+			uraid_array_sync_status(st->nested->inner[g], &si.sync);
+			fn(out, as, &si);
+		}
 	}
 	free(as);
 }
@@ -96,10 +109,13 @@ static void reply_summary(FILE *out, const struct serve_state *st)
 }
 
 /* The member named by field[1] (ctl_dispatch made sure there is one): its
- * index, or -1 after answering that it is not a member. */
-static int member_arg(FILE *out, const struct serve_state *st, const struct ctl_request *rq)
+ * index in the array that holds it (an inner one of a RAID 50/60), or -1
+ * after answering that it is not a member. */
+static int member_arg_in(FILE *out, const struct serve_state *st, const struct ctl_request *rq,
+			 struct uraid_array **a)
 {
-	int idx = uraid_array_find_member(st->array, rq->field[1]);
+	int idx;
+	*a = serve_member_array(st, rq->field[1], &idx);
 	if (idx < 0) {
 		char msg[CTL_MAX_LINE + 64];
 		snprintf(msg, sizeof(msg), "%s is not a member of the served array '%s'",
@@ -162,17 +178,17 @@ static void verb_export_is(void *arg, const struct ctl_request *rq, FILE *out)
  * ("STATE\tPATH\n"): clients check a request before sending it */
 static void verb_owns(void *arg, const struct ctl_request *rq, FILE *out)
 {
-	const struct serve_state *st = arg;
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	char line[CTL_MAX_LINE];
 	int n = 0;
 
-	int idx = member_arg(out, arg, rq);
+	struct uraid_array *a;
+	int idx = member_arg_in(out, arg, rq, &a);
 	if (idx < 0) {
 		free(as);
 		return;
 	}
-	if (as && uraid_array_status(st->array, as) == 0 && (unsigned)idx < as->nmembers) {
+	if (as && uraid_array_status(a, as) == 0 && (unsigned)idx < as->nmembers) {
 		const struct uraid_member_status *m = &as->members[idx];
 		n = snprintf(line, sizeof(line), "%s\t%s\n", m->replacing ? "replacing"
 			     : cli_member_state_name(m->state), m->path);
@@ -240,8 +256,21 @@ static void verb_health(void *arg, const struct ctl_request *rq, FILE *out)
 		snprintf(line, sizeof(line), "cannot read the array's status: %s", strerror(-rc));
 		ctl_reply(out, CLI_EXIT_FAIL, line, NULL, 0);
 	} else {
-		int n = snprintf(line, sizeof(line), "%d %s\n", cli_array_health(as),
-				 cli_array_state(as));
+		int health = cli_array_health(as);
+		int n = snprintf(line, sizeof(line), "%d %s", health, cli_array_state(as));
+		/* a RAID 50/60 is as healthy as its least healthy inner array */
+		for (unsigned g = 0; st->nested && g < st->nested->groups; g++) {
+			if (uraid_array_status(st->nested->inner[g], as) != 0 ||
+			    cli_array_health(as) <= health)
+				continue;
+			health = cli_array_health(as);
+			n = snprintf(line, sizeof(line), "%d inner array %s %s", health, as->name,
+				     cli_array_state(as));
+		}
+		if (n > (int)sizeof(line) - 2)
+			n = (int)sizeof(line) - 2;
+		line[n++] = '\n';
+		line[n] = 0;
 		ctl_reply(out, 0, NULL, line, (size_t)n);
 	}
 	free(as);
@@ -251,11 +280,12 @@ static void verb_fail(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
-	int idx = member_arg(out, st, rq);
+	struct uraid_array *a;
+	int idx = member_arg_in(out, st, rq, &a);
 
 	if (idx < 0)
 		return;
-	int rc = uraid_array_fail_member(st->array, (unsigned)idx,
+	int rc = uraid_array_fail_member(a, (unsigned)idx,
 					 forced(rq, 2) ? URAID_FAIL_FORCE : 0, err, sizeof(err));
 	snprintf(done, sizeof(done), "%s: set faulty in '%s'\n", rq->field[1], st->export_name);
 	reply_result(out, rc, err, done);
@@ -265,11 +295,12 @@ static void verb_remove(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
-	int idx = member_arg(out, st, rq);
+	struct uraid_array *a;
+	int idx = member_arg_in(out, st, rq, &a);
 
 	if (idx < 0)
 		return;
-	int rc = uraid_array_remove_member(st->array, (unsigned)idx, err, sizeof(err));
+	int rc = uraid_array_remove_member(a, (unsigned)idx, err, sizeof(err));
 	snprintf(done, sizeof(done), "%s: removed from '%s'\n", rq->field[1], st->export_name);
 	reply_result(out, rc, err, done);
 }
@@ -278,7 +309,12 @@ static void verb_add(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
-	int rc = uraid_array_add_member(st->array, rq->field[1],
+	struct uraid_array *a = serve_add_target(st, err, sizeof(err));
+	if (!a) {
+		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
+		return;
+	}
+	int rc = uraid_array_add_member(a, rq->field[1],
 					forced(rq, 2) ? URAID_ADD_FORCE : 0, err, sizeof(err));
 
 	if (rc == URAID_ADD_READDED)
@@ -295,7 +331,8 @@ static void verb_replace(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	struct serve_state *st = arg;
 	char err[512], done[CTL_MAX_LINE + 64];
-	int idx = member_arg(out, st, rq);
+	struct uraid_array *a;
+	int idx = member_arg_in(out, st, rq, &a);
 
 	if (idx < 0)
 		return;
@@ -303,7 +340,7 @@ static void verb_replace(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_USAGE, "replace by what? (give the new device)", NULL, 0);
 		return;
 	}
-	int rc = uraid_array_replace_member(st->array, (unsigned)idx, rq->field[2],
+	int rc = uraid_array_replace_member(a, (unsigned)idx, rq->field[2],
 					    forced(rq, 3) ? URAID_ADD_FORCE : 0, err, sizeof(err));
 	snprintf(done, sizeof(done), "%s: replacing %s in '%s'; it serves until the copy "
 		 "is done\n", rq->field[2], rq->field[1], st->export_name);

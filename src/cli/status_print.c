@@ -239,7 +239,7 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 	const char *lv = uraid_level_name(st->level);
 	const char *layout = uraid_layout_name(st->level, st->layout, b2, sizeof(b2));
 
-	if (srv) {
+	if (srv && !srv->array_only) {
 		fprintf(f, "         Export : '%s' on %s%s\n", srv->export_name, srv->endpoint,
 			srv->read_only ? " (read-only)" : "");
 		fprintf(f, "        Control : %s (pid %ld, up %" PRIu64 " s)\n", srv->control,

@@ -14,6 +14,8 @@
 
 /* What a running server adds to the array's state (NULL for `detail`). */
 struct cli_serve_info {
+	/* an inner array of a served RAID 50/60: the array's lines only */
+	bool array_only;
 	const char *export_name;
 	const char *endpoint;           /* "unix:/run/uraid/x.sock" or "tcp:127.0.0.1:10809" */
 	const char *control;            /* the control socket's path */

@@ -20,6 +20,24 @@
 
 #define MEMBER_COUNTER_SETS 8
 
+struct member;
+struct member_io;
+
+/*
+ * A member that is not a file or a device but another array of the same
+ * engine (nested RAID 50/60: engine/md/stack.c installs this table, so io/
+ * never calls up into the engine). Offsets are bytes from the start of the
+ * lower array. submit runs on r's thread and must end with exactly one
+ * member_stacked_done(mio, res), from r's thread, never inside submit
+ * itself being required (member_stacked_done defers to r's poll). rw_sync
+ * and flush_sync block: never from a reactor thread.
+ */
+struct member_stack_ops {
+	void (*submit)(void *ctx, struct reactor *r, struct member_io *mio, uint64_t off);
+	int (*rw_sync)(void *ctx, bool write, void *buf, size_t len, uint64_t off);
+	int (*flush_sync)(void *ctx);
+};
+
 struct member_counters {
 	_Atomic uint64_t reads, writes, read_bytes, write_bytes;
 } __attribute__((aligned(64)));
@@ -84,6 +102,9 @@ struct member {
 	/* it can: a file system known to, or a punch that went through (what
 	   NBD's FAST_ZERO may count on before trying) */
 	_Atomic bool punches;
+	/* a stacked member (member_open_stacked): every I/O goes to stack */
+	const struct member_stack_ops *stack;
+	void *stack_ctx;
 };
 
 #define MEMBER_OPEN_READONLY 0x1u   /* read-only (a shared lock on a file) */
@@ -102,6 +123,26 @@ struct member {
  */
 int member_open(struct member *m, const char *path, unsigned flags, const struct ulog *log,
 		char *err, size_t errlen);
+/*
+ * Open a stacked member: `name` (for messages), `sectors` long, whose I/O
+ * goes through ops with ctx. It has no file of its own: fd holds an empty
+ * memfd so that "fd >= 0 means attached" holds for it as for any member,
+ * while reads, writes, flushes and discards, data and metadata, go to ops.
+ * 0 or -errno with the reason in err.
+ */
+int member_open_stacked(struct member *m, const char *name, uint64_t sectors,
+			const struct member_stack_ops *ops, void *ctx, const struct ulog *log,
+			char *err, size_t errlen);
+/* The end of a stacked member's I/O (ops->submit): res 0 or -errno; mio's
+ * done runs from its reactor's next poll, with the counters updated. */
+void member_stacked_done(struct member_io *mio, int res);
+/* The same at once, from r's poll (a completion of the lower array), not
+ * from inside ops->submit: saves the trip through the next poll. */
+void member_stacked_finish(struct member_io *mio, int res);
+/* Make everything written to m durable (fdatasync, or the lower array's
+ * FLUSH for a stacked member); blocking. 0 or -errno. */
+int member_flush_sync(struct member *m);
+
 /* A zeroed struct member on the heap, aligned as its counters want (free()
  * releases it); NULL when out of memory. */
 struct member *member_new(void);

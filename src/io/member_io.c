@@ -133,6 +133,22 @@ static void member_io_cb(struct io_op *op, int res)
 	member_io_finish(mio, res);
 }
 
+/* A stacked member's I/O, back from the lower array: nothing to continue. */
+static void member_stacked_cb(struct io_op *op, int res)
+{
+	member_io_finish(MEMBER_IO(op), res);
+}
+
+void member_stacked_done(struct member_io *mio, int res)
+{
+	reactor_complete(mio->r, &mio->op, res);
+}
+
+void member_stacked_finish(struct member_io *mio, int res)
+{
+	member_io_finish(mio, res);
+}
+
 void member_counters(const struct member *m, struct member_totals *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -201,6 +217,12 @@ void member_submit(struct reactor *r, struct member_io *mio)
 		rc = member_wall(m, member_op_name(mio->kind), true, mio->sector, mio->len / 512);
 	if (rc < 0) {
 		reactor_complete(r, &mio->op, rc);
+		return;
+	}
+	if (m->stack) {
+		/* another array of the engine: its request path does the rest */
+		mio->op.cb = member_stacked_cb;
+		m->stack->submit(m->stack_ctx, r, mio, off);   /* base is 0 */
 		return;
 	}
 

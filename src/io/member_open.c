@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -209,6 +210,40 @@ int member_open(struct member *m, const char *path, unsigned how, const struct u
 	return 0;
 }
 
+int member_open_stacked(struct member *m, const char *name, uint64_t sectors,
+			const struct member_stack_ops *ops, void *ctx, const struct ulog *log,
+			char *err, size_t errlen)
+{
+	member_reset(m, name);
+	m->log = log;
+	pthread_mutex_init(&m->fault_lock, NULL);
+	if (strlen(name) >= sizeof(m->path))
+		return uraid_errf(err, errlen, -ENAMETOOLONG, "%s: name too long", name);
+	/* the place holder keeps every "fd >= 0: attached" test true; no I/O
+	   ever goes to it (member_submit and the sync calls take ops first) */
+	int fd = memfd_create("uraid-stacked", MFD_CLOEXEC);
+	if (fd < 0)
+		return uraid_errf(err, errlen, -errno, "%s: memfd_create: %s", name,
+				  strerror(errno));
+	m->fd = fd;
+	m->stack = ops;
+	m->stack_ctx = ctx;
+	m->dev_sectors = sectors;
+	m->dio_align = 512;
+	struct member_area whole = { 0, sectors };
+	member_set_areas(m, 0, sectors, &whole, 1);
+	return 0;
+}
+
+int member_flush_sync(struct member *m)
+{
+	if (m->fd < 0)
+		return -EBADF;
+	if (m->stack)
+		return m->stack->flush_sync(m->stack_ctx);
+	return fdatasync(m->fd) < 0 ? -errno : 0;
+}
+
 void member_close(struct member *m)
 {
 	if (m->fd < 0)
@@ -236,6 +271,8 @@ static int member_rw_sync(struct member *m, bool write, void *buf, size_t len, u
 	if (off % 512 || !member_in_meta(m, off / 512, (len + 511) / 512))
 		return member_wall(m, write ? "metadata write" : "metadata read", false, off / 512,
 				   (len + 511) / 512);
+	if (m->stack)
+		return m->stack->rw_sync(m->stack_ctx, write, buf, len, off);
 	off += m->base * 512;
 	if (!m->direct || (off % a == 0 && len % a == 0 && (uintptr_t)buf % 4096 == 0))
 		return write ? uraid_pwrite_full(m->fd, buf, len, off)
@@ -264,8 +301,8 @@ int member_pwrite_sync(struct member *m, const void *buf, size_t len, uint64_t d
 
 	if (rc == 0)
 		rc = member_rw_sync(m, true, (void *)buf, len, dev_sector * 512);
-	if (rc == 0 && fdatasync(m->fd) < 0)
-		rc = -errno;
+	if (rc == 0)
+		rc = member_flush_sync(m);
 	if (rc < 0)
 		atomic_fetch_add(&m->write_errors, 1);
 	return rc;

@@ -40,7 +40,22 @@ int uraid_dev_sectors(int fd, uint64_t *sectors, bool *is_blockdev)
 	return 0;
 }
 
-static void probe_location(int fd, uint64_t base, unsigned minor, uint64_t dev_sectors,
+/* Where a probe reads: a file or device range, or a reader (a stacked array). */
+struct probe_src {
+	int fd;
+	uint64_t base;              /* sectors */
+	uraid_probe_read_fn read;   /* NULL: fd */
+	void *ctx;
+};
+
+static int src_read(const struct probe_src *s, void *buf, size_t len, uint64_t off)
+{
+	if (s->read)
+		return s->read(s->ctx, buf, len, off);
+	return uraid_pread_full(s->fd, buf, len, s->base * 512 + off);
+}
+
+static void probe_location(const struct probe_src *src, unsigned minor, uint64_t dev_sectors,
 			   struct uraid_probe_slot *slot)
 {
 	alignas(4096) uint8_t buf[URAID_SB_BYTES];
@@ -50,7 +65,7 @@ static void probe_location(int fd, uint64_t base, unsigned minor, uint64_t dev_s
 		slot->status = -ENOENT;
 		return;
 	}
-	int rc = uraid_pread_full(fd, buf, sizeof(buf), (base + slot->sb_start) * 512);
+	int rc = src_read(src, buf, sizeof(buf), slot->sb_start * 512);
 	if (rc < 0) {
 		slot->status = -EIO;
 		snprintf(slot->reason, sizeof(slot->reason), "cannot read sector %llu: %s",
@@ -90,7 +105,7 @@ static int choose_location(const struct uraid_probe *p)
 	return -1;
 }
 
-static void probe_bitmap(int fd, uint64_t base, struct uraid_probe *p)
+static void probe_bitmap(const struct probe_src *src, struct uraid_probe *p)
 {
 	const struct uraid_probe_slot *slot = &p->loc[p->chosen];
 	int64_t start = (int64_t)slot->sb_start + slot->sb.bitmap_offset;
@@ -103,7 +118,7 @@ static void probe_bitmap(int fd, uint64_t base, struct uraid_probe *p)
 		return;
 	}
 	alignas(4096) uint8_t head[4096];
-	int rc = uraid_pread_full(fd, head, sizeof(head), (base + (uint64_t)start) * 512);
+	int rc = src_read(src, head, sizeof(head), (uint64_t)start * 512);
 	if (rc < 0) {
 		p->bitmap_status = -EIO;
 		snprintf(p->bitmap_reason, sizeof(p->bitmap_reason), "cannot read bitmap: %s",
@@ -128,13 +143,13 @@ static void probe_bitmap(int fd, uint64_t base, struct uraid_probe *p)
 	uint8_t *area = malloc(bytes);
 	if (!area)
 		return;
-	if (uraid_pread_full(fd, area, bytes, (base + (uint64_t)start) * 512) == 0)
+	if (src_read(src, area, bytes, (uint64_t)start * 512) == 0)
 		p->bitmap_dirty_bits = uraid_bitmap_count(area, bits);
 	free(area);
 }
 
 /* md 0.90 keeps its superblock 64 KiB from the end, aligned to 64 KiB. */
-static bool probe_md090(int fd, uint64_t base, uint64_t dev_sectors)
+static bool probe_md090(const struct probe_src *src, uint64_t dev_sectors)
 {
 	alignas(512) uint8_t buf[512];
 	uint64_t bytes = dev_sectors * 512;
@@ -142,11 +157,23 @@ static bool probe_md090(int fd, uint64_t base, uint64_t dev_sectors)
 	if (bytes < 128 * 1024)
 		return false;
 	uint64_t off = (bytes & ~(uint64_t)0xffff) - 0x10000;
-	if (uraid_pread_full(fd, buf, sizeof(buf), base * 512 + off))
+	if (src_read(src, buf, sizeof(buf), off))
 		return false;
 	uint32_t magic = (uint32_t)buf[0] | (uint32_t)buf[1] << 8 | (uint32_t)buf[2] << 16 |
 			 (uint32_t)buf[3] << 24;
 	return magic == URAID_SB_MAGIC;
+}
+
+static void probe_src(const struct probe_src *src, uint64_t sectors, struct uraid_probe *p)
+{
+	p->dev_sectors = sectors;
+	for (unsigned m = 0; m < 3; m++)
+		probe_location(src, m, p->dev_sectors, &p->loc[m]);
+	p->chosen = choose_location(p);
+	p->has_md090 = probe_md090(src, p->dev_sectors);
+	if (p->chosen >= 0 && p->loc[p->chosen].status == 0 &&
+	    (p->loc[p->chosen].sb.feature_map & URAID_FEATURE_BITMAP_OFFSET))
+		probe_bitmap(src, p);
 }
 
 int uraid_probe_range(int fd, uint64_t base, uint64_t sectors, struct uraid_probe *p)
@@ -159,14 +186,18 @@ int uraid_probe_range(int fd, uint64_t base, uint64_t sectors, struct uraid_prob
 		return rc;
 	if (base > whole || sectors > whole - base)
 		return -EINVAL;
-	p->dev_sectors = sectors;
-	for (unsigned m = 0; m < 3; m++)
-		probe_location(fd, base, m, p->dev_sectors, &p->loc[m]);
-	p->chosen = choose_location(p);
-	p->has_md090 = probe_md090(fd, base, p->dev_sectors);
-	if (p->chosen >= 0 && p->loc[p->chosen].status == 0 &&
-	    (p->loc[p->chosen].sb.feature_map & URAID_FEATURE_BITMAP_OFFSET))
-		probe_bitmap(fd, base, p);
+	struct probe_src src = { .fd = fd, .base = base };
+	probe_src(&src, sectors, p);
+	return 0;
+}
+
+int uraid_probe_reader(uraid_probe_read_fn read, void *ctx, uint64_t sectors,
+		       struct uraid_probe *p)
+{
+	struct probe_src src = { .fd = -1, .read = read, .ctx = ctx };
+
+	memset(p, 0, sizeof(*p));
+	probe_src(&src, sectors, p);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include "common/errmsg.h"
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
+#include "engine/md/stack.h"
 #include "engine/core/freeze.h"
 #include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
@@ -837,6 +838,7 @@ static void array_free(struct array *a)
 	}
 	wib_free(a);
 	grow_bitmap_free(a);
+	stack_lower_free(a);
 	if (atomic_load(&a->wc))
 		wcache_destroy(atomic_load(&a->wc));
 	pthread_mutex_destroy(&a->wc_set_lock);
@@ -1025,8 +1027,8 @@ int uraid_array_close(struct uraid_array *ua)
 
 	if (!(a->flags & URAID_ASSEMBLE_READONLY)) {
 		for (unsigned s = 0; s < a->geom.raid_disks; s++)
-			if (slot_ok(a, s) && fdatasync(a->slot[s].m->fd) && !rc)
-				rc = -errno;
+			if (slot_ok(a, s) && !rc)
+				rc = member_flush_sync(a->slot[s].m);
 		pthread_mutex_lock(&a->meta_lock);
 		/* dirty arrays too: resync_offset records how far a resync got */
 		int r2 = a->in_sync ? meta_write_resync_offset(a) : meta_mark_clean(a);
@@ -1168,6 +1170,8 @@ int uraid_array_member_detached(struct uraid_array *ua, unsigned i)
 	struct member *m = i < a->nmembers ? a->members[i] : NULL;
 	if (!m || m->fd < 0)
 		rc = -ENOENT;
+	else if (m->stack)
+		rc = 0;         /* an array of this engine: it goes when it is closed */
 	else if (fstat(m->fd, &st) != 0)
 		rc = -errno;
 	else if (S_ISBLK(st.st_mode)) {

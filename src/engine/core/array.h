@@ -128,6 +128,8 @@ struct array_slot {
 struct array {
 	struct uraid_engine *e;
 	struct array *next;             /* in e->arrays */
+	/* this array is a member of another (nested RAID, md/stack.c) */
+	struct stack_lower *stack_lower;
 	struct uraid_geom geom;
 	uint32_t flags;                 /* URAID_ASSEMBLE_* */
 

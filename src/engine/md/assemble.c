@@ -20,6 +20,7 @@
 #include "common/errmsg.h"
 #include "common/file_lock.h"
 #include "engine/core/array.h"
+#include "engine/md/stack.h"
 #include "engine/md/reshape_state.h"
 
 #define fail uraid_errf
@@ -119,15 +120,32 @@ static void cands_close(struct cand *c, unsigned n)
 }
 
 /* Open one path and read its superblock; refusals name the path. */
-static int read_member(struct cand *c, const char *path, uint32_t flags,
-		       const struct ulog *log, char *err, size_t errlen)
+static int read_member(struct array *a, struct cand *c, const char *path, uint32_t flags,
+		       struct uraid_array *lower, char *err, size_t errlen)
 {
+	const struct ulog *log = array_log(a);
 	struct uraid_probe *p;
 	int rc;
 
 	c->m = member_new();
 	if (!c->m)
 		return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+	if (lower) {
+		/* an array of this engine (nested RAID): probed through its requests */
+		p = malloc(sizeof(*p));
+		if (!p)
+			return fail(err, errlen, -ENOMEM, "%s: out of memory", path);
+		rc = stack_member_open(a, c->m, (struct array *)lower, path, p, err, errlen);
+		if (rc) {
+			free(p);
+			if (c->m->fd < 0) {
+				free(c->m);
+				c->m = NULL;
+			}
+			return rc;
+		}
+		goto probed;
+	}
 	rc = member_open(c->m, path,
 			 (flags & URAID_ASSEMBLE_READONLY ? MEMBER_OPEN_READONLY : 0) |
 			 (flags & URAID_ASSEMBLE_BUFFERED ? MEMBER_OPEN_BUFFERED : 0) |
@@ -149,6 +167,7 @@ static int read_member(struct cand *c, const char *path, uint32_t flags,
 		return fail(err, errlen, rc, "%s: cannot read the superblock: %s", path,
 			    strerror(-rc));
 	}
+probed:
 	if (p->chosen < 0) {
 		rc = fail(err, errlen, -EINVAL, "%s: no md superblock (none at the 1.0, 1.1 or 1.2 "
 			  "location)%s", path,
@@ -837,9 +856,16 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 			rc = fail(err, errlen, -EINVAL, "member %u: empty path", n + 1);
 			break;
 		}
+		struct uraid_array *lower = o->stacked ? o->stacked[n] : NULL;
+		for (unsigned j = 0; lower && j < n && !rc; j++)
+			if (o->stacked[j] == lower)
+				rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)", path,
+					  c[j].m->path);
+		if (rc)
+			break;
 		/* before it is opened: its lock would refuse the second open first */
 		struct stat st;
-		if (stat(path, &st) == 0) {
+		if (!lower && stat(path, &st) == 0) {
 			for (unsigned j = 0; j < n && !rc; j++)
 				if (uraid_same_file(&c[j].st, &st))
 					rc = fail(err, errlen, -EINVAL, "%s: given twice (also as %s)",
@@ -847,7 +873,7 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 			if (rc)
 				break;
 		}
-		rc = read_member(&c[n], path, o->flags, array_log(a), err, errlen);
+		rc = read_member(a, &c[n], path, o->flags, lower, err, errlen);
 		if (rc) {
 			n++;    /* close what was opened */
 			break;

@@ -33,6 +33,8 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -120,6 +122,44 @@ void meta_worker_stop(struct meta_worker *w)
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
+}
+
+static void batch_run(struct meta_job *j);
+
+/* Is j the update of one of owner's batches? */
+static bool job_of_batch_for(struct meta_job *j, void *owner)
+{
+	return j->run == batch_run &&
+	       ((struct meta_batch *)((char *)j - offsetof(struct meta_batch, job)))->owner == owner;
+}
+
+void meta_worker_help(struct uraid_engine *e, void *owner, _Atomic bool *done)
+{
+	struct meta_worker *w = e->worker;
+	bool mine = w && pthread_equal(pthread_self(), w->thread);
+	struct timespec nap = { 0, 100000 };
+
+	while (!atomic_load(done)) {
+		struct meta_job *j = NULL;
+		if (mine) {
+			pthread_mutex_lock(&w->mu);
+			for (struct meta_job **pp = &w->head, *prev = NULL; *pp;
+			     prev = *pp, pp = &(*pp)->next) {
+				if (!job_of_batch_for(*pp, owner))
+					continue;
+				j = *pp;
+				*pp = j->next;
+				if (w->tail == j)
+					w->tail = prev;
+				break;
+			}
+			pthread_mutex_unlock(&w->mu);
+		}
+		if (j)
+			j->run(j);
+		else
+			nanosleep(&nap, NULL);
+	}
 }
 
 /* To the worker; without one (caller-driven engine), run here and now. */

@@ -102,6 +102,15 @@ void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reacto
  * on the thread that hands them over, and the tick on reactor 0's polls.
  */
 int meta_worker_start(struct uraid_engine *e, struct meta_worker **out);
+/*
+ * Wait until *done is true (set by another thread). On the worker itself
+ * (a nested array's metadata write, engine/md/stack.c, waits for a write of
+ * the array below it, which may wait for that array's own update), run the
+ * batches queued for `owner` meanwhile, out of turn, so that the worker
+ * never waits on itself; on any other thread merely wait. Polls every
+ * 100 us (rare: superblock writes of a nested array).
+ */
+void meta_worker_help(struct uraid_engine *e, void *owner, _Atomic bool *done);
 /* Arrays are closed: nothing is queued any more. */
 void meta_worker_stop(struct meta_worker *w);
 

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Nested RAID 50/60 (uraid/nested.h): creating the inner arrays and the
+ * RAID 0 over them, finding them again among member paths and assembling
+ * them in one engine (the member kind itself is md/stack.c).
+ *
+ * The RAID 0 is planned and written by uraid_create like any array, onto
+ * an empty in-memory image of each inner array (a memfd of its size): only
+ * its metadata region (before data_offset) is then copied onto the inner
+ * array through the engine, and the 1.0 location at its end cleared, so a
+ * stale superblock of an earlier array there cannot be found instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <uraid/level.h>
+#include <uraid/nested.h>
+#include "common/errmsg.h"
+#include "common/full_io.h"
+
+static int check_shape(const struct uraid_create_opts *o, unsigned groups, char *err,
+		       size_t errlen)
+{
+	const struct uraid_level_info *li = uraid_level_info(o->level);
+
+	if (o->level != URAID_LEVEL_5 && o->level != URAID_LEVEL_6)
+		return uraid_errf(err, errlen, -EINVAL, "nested arrays are RAID 50 and 60: inner "
+				  "level 5 or 6, not %d", o->level);
+	if (groups < 2 || groups > URAID_NESTED_MAX_GROUPS)
+		return uraid_errf(err, errlen, -EINVAL, "--groups=%u: a RAID %d0 has 2 to %u groups",
+				  groups, o->level, URAID_NESTED_MAX_GROUPS);
+	if (o->spare_devices || o->write_journal)
+		return uraid_errf(err, errlen, -EINVAL, "spares and journals of a RAID %d0 belong to "
+				  "one group: add them to its inner array after create", o->level);
+	if (o->npaths % groups)
+		return uraid_errf(err, errlen, -EINVAL, "%u members do not split into %u groups of "
+				  "equal size", o->npaths, groups);
+	if (o->npaths / groups < li->create_min_members)
+		return uraid_errf(err, errlen, -EINVAL, "%u members per group: RAID %d needs at "
+				  "least %u", o->npaths / groups, o->level, li->create_min_members);
+	return 0;
+}
+
+/* The inner array g's options: its members, its name. */
+static void inner_opts(const struct uraid_create_opts *o, unsigned groups, unsigned g,
+		       char *name, size_t namelen, struct uraid_create_opts *io)
+{
+	unsigned per = o->npaths / groups;
+
+	*io = *o;
+	snprintf(name, namelen, "%s-%u", o->name ? o->name : "uraid", g);
+	io->name = name;
+	io->paths = o->paths + g * per;
+	io->npaths = per;
+	io->raid_disks = per;
+	io->uuid = NULL;        /* each its own */
+}
+
+struct images {
+	int fd[URAID_NESTED_MAX_GROUPS];
+	char path[URAID_NESTED_MAX_GROUPS][40];
+	const char *paths[URAID_NESTED_MAX_GROUPS];
+};
+
+static void images_close(struct images *im, unsigned n)
+{
+	for (unsigned g = 0; g < n; g++)
+		if (im->fd[g] >= 0)
+			close(im->fd[g]);
+}
+
+/* An empty image of each inner array, the RAID 0's members while planning. */
+static int images_open(struct images *im, const struct uraid_nested_result *r, char *err,
+		       size_t errlen)
+{
+	for (unsigned g = 0; g < r->groups; g++)
+		im->fd[g] = -1;
+	for (unsigned g = 0; g < r->groups; g++) {
+		im->fd[g] = memfd_create("uraid-nested", MFD_CLOEXEC);
+		if (im->fd[g] < 0 || ftruncate(im->fd[g], (off_t)(r->inner[g].array_sectors * 512))) {
+			int rc = -errno;
+			images_close(im, g + 1);
+			return uraid_errf(err, errlen, rc, "an image of the inner array: %s",
+					  strerror(-rc));
+		}
+		snprintf(im->path[g], sizeof(im->path[g]), "/proc/self/fd/%d", im->fd[g]);
+		im->paths[g] = im->path[g];
+	}
+	return 0;
+}
+
+static void outer_opts(const struct uraid_create_opts *o, const struct images *im,
+		       unsigned groups, struct uraid_create_opts *oo)
+{
+	*oo = *o;
+	oo->level = URAID_LEVEL_0;
+	oo->layout_given = false;
+	oo->raid_disks = groups;
+	oo->spare_devices = 0;
+	oo->bitmap = URAID_BITMAP_NONE;
+	oo->ppl = false;
+	oo->size_kib = 0;
+	oo->paths = im->paths;
+	oo->npaths = groups;
+	oo->flags &= ~URAID_CREATE_ASSUME_CLEAN;
+}
+
+/* The RAID 0's metadata, from the images onto the inner arrays. */
+static int copy_outer_meta(const struct uraid_create_opts *o, const struct uraid_nested_result *r,
+			   const struct images *im, char *err, size_t errlen)
+{
+	struct uraid_engine_opts eo = { .reactors = 1, .flags = URAID_ENGINE_THREADS };
+	struct uraid_engine *e;
+	size_t head = (size_t)r->outer.data_offset * 512;
+	unsigned per = o->npaths / r->groups;
+	uint8_t *buf = NULL;
+	int rc = uraid_engine_create(&eo, &e);
+
+	if (rc)
+		return uraid_errf(err, errlen, rc, "cannot start an engine: %s", strerror(-rc));
+	if (posix_memalign((void **)&buf, 4096, head)) {
+		uraid_engine_destroy(e);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	for (unsigned g = 0; g < r->groups && !rc; g++) {
+		struct uraid_assemble_opts ao = { .paths = o->paths + g * per, .npaths = per };
+		struct uraid_array *a;
+		uint64_t size = r->inner[g].array_sectors;
+		alignas(4096) static const uint8_t zero[URAID_SB_BYTES];
+
+		if ((rc = uraid_array_assemble(e, &ao, &a, err, errlen)))
+			break;
+		rc = uraid_pread_full(im->fd[g], buf, head, 0);
+		if (rc == 0)
+			rc = uraid_array_pwrite(a, buf, head, 0, 0);
+		if (rc == 0)
+			rc = uraid_array_pwrite(a, zero, sizeof(zero),
+						uraid_sb_location(0, size) * 512, 0);
+		if (rc == 0)
+			rc = uraid_array_flush(a);
+		if (rc)
+			uraid_errf(err, errlen, rc, "writing the RAID 0 superblock onto %s-%u: %s",
+				   o->name ? o->name : "uraid", g, strerror(-rc));
+		int r2 = uraid_array_close(a);
+		if (!rc && r2)
+			rc = uraid_errf(err, errlen, r2, "closing %s-%u: %s",
+					o->name ? o->name : "uraid", g, strerror(-r2));
+	}
+	free(buf);
+	uraid_engine_destroy(e);
+	return rc;
+}
+
+int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
+			struct uraid_nested_result *r, char *err, size_t errlen)
+{
+	char names[URAID_NESTED_MAX_GROUPS][40];
+	struct uraid_create_opts io, oo;
+	struct images im;
+	int rc = check_shape(o, groups, err, errlen);
+
+	if (rc)
+		return rc;
+	memset(r, 0, sizeof(*r));
+	r->groups = groups;
+	/* every array planned (nothing written) before any is created */
+	for (unsigned g = 0; g < groups; g++) {
+		inner_opts(o, groups, g, names[g], sizeof(names[g]), &io);
+		io.flags |= URAID_CREATE_DRY_RUN;
+		if ((rc = uraid_create(&io, &r->inner[g], err, errlen)))
+			return rc;
+	}
+	if ((rc = images_open(&im, r, err, errlen)))
+		return rc;
+	outer_opts(o, &im, groups, &oo);
+	oo.flags |= URAID_CREATE_DRY_RUN;
+	rc = uraid_create(&oo, &r->outer, err, errlen);
+	if (rc || (o->flags & URAID_CREATE_DRY_RUN)) {
+		images_close(&im, groups);
+		return rc;
+	}
+	for (unsigned g = 0; g < groups && !rc; g++) {
+		inner_opts(o, groups, g, names[g], sizeof(names[g]), &io);
+		rc = uraid_create(&io, &r->inner[g], err, errlen);
+	}
+	if (rc == 0) {
+		outer_opts(o, &im, groups, &oo);
+		rc = uraid_create(&oo, &r->outer, err, errlen);
+	}
+	if (rc == 0)
+		rc = copy_outer_meta(o, r, &im, err, errlen);
+	images_close(&im, groups);
+	return rc;
+}
+
+/* ---- finding and assembling ---- */
+
+/* The array UUID of a member's superblock; 0, or -errno (none, unreadable). */
+static int member_uuid(const char *path, uint8_t uuid[16], char name[33])
+{
+	struct uraid_probe *p = malloc(sizeof(*p));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : (p ? 0 : -ENOMEM);
+
+	if (rc == 0)
+		rc = uraid_probe_fd(fd, p);
+	if (rc == 0 && (p->chosen < 0 || p->loc[p->chosen].status))
+		rc = -ENOENT;
+	if (rc == 0) {
+		memcpy(uuid, p->loc[p->chosen].sb.set_uuid, 16);
+		snprintf(name, 33, "%s", p->loc[p->chosen].sb.set_name);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return rc;
+}
+
+struct grouping {
+	unsigned n;
+	uint8_t uuid[URAID_NESTED_MAX_GROUPS][16];
+	char name[URAID_NESTED_MAX_GROUPS][33];
+	unsigned count[URAID_NESTED_MAX_GROUPS];
+	const char *paths[URAID_NESTED_MAX_GROUPS][URAID_MAX_MEMBERS];
+};
+
+static int group_paths(const char *const *paths, unsigned npaths, struct grouping *gr,
+		       char *err, size_t errlen)
+{
+	memset(gr, 0, sizeof(*gr));
+	for (unsigned i = 0; i < npaths; i++) {
+		uint8_t u[16];
+		char name[33];
+		unsigned g;
+		int rc = member_uuid(paths[i], u, name);
+
+		if (rc)
+			return uraid_errf(err, errlen, rc, "%s: no md superblock to group it by (%s)",
+					  paths[i], strerror(-rc));
+		for (g = 0; g < gr->n && memcmp(gr->uuid[g], u, 16); g++)
+			;
+		if (g == gr->n) {
+			if (gr->n == URAID_NESTED_MAX_GROUPS)
+				return uraid_errf(err, errlen, -EINVAL, "the members belong to more "
+						  "than %u arrays", URAID_NESTED_MAX_GROUPS);
+			memcpy(gr->uuid[g], u, 16);
+			memcpy(gr->name[g], name, sizeof(name));
+			gr->n++;
+		}
+		if (gr->count[g] == URAID_MAX_MEMBERS)
+			return uraid_errf(err, errlen, -EINVAL, "%s: too many members of '%s'",
+					  paths[i], name);
+		gr->paths[g][gr->count[g]++] = paths[i];
+	}
+	return 0;
+}
+
+int uraid_nested_detect(const char *const *paths, unsigned npaths)
+{
+	struct grouping *gr = malloc(sizeof(*gr));
+	char err[256];
+	int yes = gr && group_paths(paths, npaths, gr, err, sizeof(err)) == 0 && gr->n > 1;
+
+	free(gr);
+	return yes;
+}
+
+int uraid_nested_close(struct uraid_nested *n)
+{
+	int rc = 0, r2;
+
+	if (n->outer)
+		rc = uraid_array_close(n->outer);
+	n->outer = NULL;
+	for (unsigned g = 0; g < n->groups; g++) {
+		if (n->inner[g] && (r2 = uraid_array_close(n->inner[g])) && !rc)
+			rc = r2;
+		n->inner[g] = NULL;
+	}
+	n->groups = 0;
+	return rc;
+}
+
+int uraid_nested_assemble(struct uraid_engine *e, const struct uraid_assemble_opts *o,
+			  struct uraid_nested *n, char *err, size_t errlen)
+{
+	struct grouping *gr = malloc(sizeof(*gr));
+	const char *names[URAID_NESTED_MAX_GROUPS];
+	int rc = gr ? 0 : -ENOMEM;
+
+	memset(n, 0, sizeof(*n));
+	if (rc == 0)
+		rc = group_paths(o->paths, o->npaths, gr, err, errlen);
+	if (rc == 0 && gr->n < 2)
+		rc = uraid_errf(err, errlen, -EINVAL, "the members are of one array ('%s'), not "
+				"the inner arrays of a nested one", gr->name[0]);
+	for (unsigned g = 0; rc == 0 && g < gr->n; g++) {
+		/* the inner arrays: the caller's flags; no cache or read-ahead of
+		   their own (the RAID 0 above has them) */
+		struct uraid_assemble_opts io = { .paths = gr->paths[g], .npaths = gr->count[g],
+						  .flags = o->flags,
+						  .idle_clean_ms = o->idle_clean_ms,
+						  .stripe_cache = o->stripe_cache };
+		rc = uraid_array_assemble(e, &io, &n->inner[g], err, errlen);
+		if (rc == 0) {
+			snprintf(n->inner_name[g], sizeof(n->inner_name[g]), "%s", gr->name[g]);
+			names[g] = n->inner_name[g];
+			n->groups = g + 1;
+		}
+	}
+	if (rc == 0) {
+		struct uraid_assemble_opts oo = *o;
+		oo.paths = names;
+		oo.npaths = n->groups;
+		oo.stacked = n->inner;
+		rc = uraid_array_assemble(e, &oo, &n->outer, err, errlen);
+	}
+	if (rc)
+		uraid_nested_close(n);
+	free(gr);
+	return rc;
+}

@@ -974,10 +974,17 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 	}
 	if (o->journal_mode == URAID_JOURNAL_WRITE_BACK && !(a->flags & URAID_ASSEMBLE_READONLY) &&
 	    (rc = uraid_array_set_journal_mode((struct uraid_array *)a, URAID_JOURNAL_WRITE_BACK))) {
-		array_free(a);
-		return uraid_errf(err, errlen, rc, "%s: cannot run the journal write-back: %s",
-				  a->sb.set_name, rc == -EBUSY ? "the array is degraded (md "
-				  "refuses it too; it stays write-through)" : strerror(-rc));
+		if (rc == -EBUSY) {
+			/* md refuses write-back on a degraded array: served write-through */
+			ulog(array_log(a), URAID_LOG_NOTICE, "%s: degraded: the journal stays "
+			     "write-through (md refuses write-back then too)", a->sb.set_name);
+			rc = 0;
+		} else {
+			uraid_errf(err, errlen, rc, "%s: cannot run the journal write-back: %s",
+				   a->sb.set_name, strerror(-rc));
+			array_free(a);
+			return rc;
+		}
 	}
 	atomic_store(&a->wstate, a->in_sync ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)

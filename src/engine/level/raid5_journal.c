@@ -32,6 +32,18 @@
  * the newest batch when all are (replaying it again is harmless). Batches
  * wait for it when the ring is full.
  *
+ * Write-back (md's r5c write-back, parity_log.h wb_*): the write-back cache
+ * queues records, a cached write's whole pages as DATA payloads without
+ * parity, logged in the same batches (records first); each completes its
+ * write once durable. A record keeps its batch pending while cache pages
+ * name it, so the tail (and a replay's start) stays at or before every
+ * cached page not yet destaged; a replay writes such data-only rows with
+ * their parity recomputed. Records take at most an eighth of the ring and,
+ * once write-back ran, the last 3/8 are for destages (internal writes),
+ * which release the records; units whose parity member is gone are logged
+ * data-only then, not FLUSH-gated (the gate would wait for the very records
+ * their destage releases).
+ *
  * Threads: the hooks run on the pieces' reactors, the state under one
  * mutex never held across I/O; a batch is taken off the wait list under it
  * and encoded without it (busy keeps other writers out of buf); a log write
@@ -65,9 +77,9 @@
  * A unit in the log is its piece (r5_piece.log_*, parity_log.h): log_next
  * links the wait list and a batch's units, log_resume is set while the
  * piece is in the log (after_writes looks), and log_res holds, until the
- * unit resumes, (batch record << 1) | full, full meaning logged as whole
- * rows with parity (else FLUSH); a negative log_res is the result a unit
- * that failed resumes with.
+ * unit resumes, (batch record << 2) | kind, kind U_FULL (whole rows with
+ * parity), U_DONLY (whole rows, data only) or 0 (FLUSH); a negative log_res
+ * is the result a unit that failed resumes with.
  */
 #define U_FULL 1
 #define U_DONLY 2               /* whole rows, data only (parity member gone) */

@@ -58,13 +58,15 @@ rm -f "$dir/jwj"; truncate -s 66M "$dir/jwj"
     "${jw[@]}" >/dev/null 2>>"$log"
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=nw --bitmap=none \
     "${nw[@]}" >/dev/null 2>>"$log"
-# jrun journal|none METRIC fio-args...: one served run, its figure (0 on failure)
+# jrun journal|wb|none METRIC fio-args...: one served run, its figure (0 on
+# failure); wb: the journal in write-back mode (serve --journal-mode=write-back)
 jrun() {
     local kind=$1 metric=$2 v=0 name=nw
     shift 2
-    [ "$kind" = journal ] && name=jw
+    [ "$kind" != none ] && name=jw
     local args=("${nw[@]}")
     [ "$kind" = journal ] && args=("${jw[@]}" "$dir/jwj")
+    [ "$kind" = wb ] && args=(--journal-mode=write-back "${jw[@]}" "$dir/jwj")
     if serve "$name" "${args[@]}" >&2; then
         v=$(fio_nbd_once "$metric" "$dir/$name.sock" "$@")
         unserve "$name"
@@ -72,12 +74,14 @@ jrun() {
     echo "${v:-0}"
 }
 # jpair LABEL METRIC TARGET LATENCY(0|1) fio-args...: both in turn, best of each
+# (JKIND=wb: the journal in write-back mode)
 jpair() {
-    local label=$1 metric=$2 target=$3 lat=$4 i a b ba=0 bb=0
+    local label=$1 metric=$2 target=$3 lat=$4 i a b ba=0 bb=0 k=${JKIND:-journal}
     shift 4
+    [ "$k" = wb ] && label="$label, write-back"
     for i in $(seq "$REPEAT"); do
-        if (( i % 2 )); then a=$(jrun journal "$metric" "$@"); b=$(jrun none "$metric" "$@")
-        else b=$(jrun none "$metric" "$@"); a=$(jrun journal "$metric" "$@"); fi
+        if (( i % 2 )); then a=$(jrun "$k" "$metric" "$@"); b=$(jrun none "$metric" "$@")
+        else b=$(jrun none "$metric" "$@"); a=$(jrun "$k" "$metric" "$@"); fi
         [ "$a" -gt "$ba" ] && ba=$a
         [ "$b" -gt "$bb" ] && bb=$b
     done
@@ -92,5 +96,8 @@ jpair() {
 jpair "4 KiB randwrite QD1" iops "<=1.5" 1 --rw=randwrite --bs=4k --iodepth=1 --size=512M --norandommap
 jpair "4 KiB randwrite QD32" iops 0.5 0 --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
 jpair "1 MiB seq write QD8" bw 0.8 0 --rw=write --bs=1M --iodepth=8 --size=512M
+JKIND=wb jpair "4 KiB randwrite QD1" iops "<=0.6" 1 --rw=randwrite --bs=4k --iodepth=1 --size=512M --norandommap
+JKIND=wb jpair "4 KiB randwrite QD32" iops 0.7 0 --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
+JKIND=wb jpair "1 MiB seq write QD8" bw 0.8 0 --rw=write --bs=1M --iodepth=8 --size=512M
 rm -f "${jw[@]}" "${nw[@]}" "$dir/jwj"
 fi

@@ -143,7 +143,20 @@ struct uraid_assemble_opts {
 	 * (uraid/nested.h) does all of it from the members' paths.
 	 */
 	struct uraid_array *const *stacked;
+	/*
+	 * The write journal's mode (URAID_JOURNAL_*; arrays with a journal
+	 * only, else URAID_JOURNAL_WRITE_BACK is -EINVAL). Write-back (md's
+	 * r5c write-back): a write of whole 4 KiB pages completes once its
+	 * pages are durable in the journal; it is kept in the array's cache
+	 * memory (cache_bytes) and destaged later, with full-stripe gathering;
+	 * a crash loses nothing acknowledged (the journal's replay). A
+	 * degraded array writes through, as md leaves write-back then.
+	 */
+	uint32_t journal_mode;
 };
+
+#define URAID_JOURNAL_WRITE_THROUGH 0u
+#define URAID_JOURNAL_WRITE_BACK    1u
 
 #define URAID_READ_AHEAD_OFF 0ull
 #define URAID_READ_AHEAD_DEFAULT UINT64_MAX
@@ -178,6 +191,15 @@ int uraid_array_close(struct uraid_array *a);
  * cached data could not be destaged and is lost; the next FLUSH fails).
  */
 int uraid_array_set_write_cache(struct uraid_array *a, uint32_t policy);
+
+/*
+ * Change the write journal's mode at run time (URAID_JOURNAL_*), as md's
+ * journal_mode. To write-through: every cached byte is destaged before this
+ * returns (it blocks: not from a reactor's thread). 0, -ENODEV (no
+ * journal), -EROFS, -EBUSY (to write-back on a degraded array: md refuses
+ * it too), -ENOMEM, -EIO (as uraid_array_set_write_cache).
+ */
+int uraid_array_set_journal_mode(struct uraid_array *a, uint32_t mode);
 
 /* ---- I/O ---- */
 
@@ -386,6 +408,12 @@ struct uraid_array_status {
 	/* how a crash is made good, in md's words (consistency_policy):
 	   "ppl", "journal", "bitmap", "resync" or "none"; a static string */
 	const char *consistency_policy;
+	/* the write journal (journal_ring_bytes 0: none): its mode
+	   (URAID_JOURNAL_*), the ring's bytes, those from the tail to the
+	   head (in use), the next meta block's seq, the records of the
+	   write-back mode not yet destaged */
+	uint32_t journal_mode;
+	uint64_t journal_ring_bytes, journal_used_bytes, journal_seq, journal_records;
 	struct uraid_write_cache_status write_cache;
 	struct uraid_stripe_cache_status stripe_cache;
 	struct uraid_read_ahead_status read_ahead;

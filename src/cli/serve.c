@@ -133,6 +133,12 @@ static void serve_usage(FILE *f)
 		"                           disk's volatile write cache: FLUSH and FUA are\n"
 		"                           honoured, but a crash or power loss loses what was\n"
 		"                           written since the client's last completed flush\n"
+		"      --journal-mode=write-through|write-back  an array with a write journal\n"
+		"                           (create --write-journal): write-back acknowledges\n"
+		"                           a write of whole 4 KiB pages once it is durable in\n"
+		"                           the journal, keeps it in memory (--cache-size) and\n"
+		"                           writes it to the members later; nothing\n"
+		"                           acknowledged is lost in a crash (md's write-back)\n"
 		"      --cache-size=SIZE    memory of the write-back cache (default 64M;\n"
 		"                           1M .. 64G, at most half the RAM), allocated at start\n"
 		"      --metrics=HOST:PORT  serve Prometheus metrics at http://HOST:PORT/metrics\n"
@@ -162,7 +168,7 @@ static void serve_usage(FILE *f)
 enum { OPT_SOCKET_MODE = 256, OPT_DESCRIPTION, OPT_READY_FD, OPT_PID_FILE, OPT_SPEED_MIN,
        OPT_SPEED_MAX, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_MAX_BUFFER_MEMORY,
        OPT_TLS, OPT_TLS_PSK, OPT_TLS_CERTIFICATES, OPT_TLS_VERIFY_PEER, OPT_METRICS,
-       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE,
+       OPT_SCAN, OPT_UUID, OPT_ARRAY, OPT_CONFIG, OPT_LIST_ARRAYS, OPT_RUN, OPT_WRITE_CACHE, OPT_JOURNAL_MODE,
        OPT_CACHE_SIZE, OPT_STRIPE_CACHE, OPT_READ_AHEAD };
 enum { OPT_POOL = 400, OPT_VOLUME };
 
@@ -269,6 +275,7 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 		{ "list-arrays", no_argument, NULL, OPT_LIST_ARRAYS },
 		{ "run", no_argument, NULL, OPT_RUN },
 		{ "write-cache", required_argument, NULL, OPT_WRITE_CACHE },
+		{ "journal-mode", required_argument, NULL, OPT_JOURNAL_MODE },
 		{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 		{ "stripe-cache", required_argument, NULL, OPT_STRIPE_CACHE },
 		{ "read-ahead", required_argument, NULL, OPT_READ_AHEAD },
@@ -319,6 +326,17 @@ static int parse_args(int argc, char **argv, struct serve_opts *o)
 			} else {
 				fprintf(stderr, "uraid serve: --write-cache=%s: expected through or "
 					"back\n", optarg);
+				return CLI_EXIT_USAGE;
+			}
+			break;
+		case OPT_JOURNAL_MODE:
+			if (!strcmp(optarg, "write-through")) {
+				o->journal_mode = URAID_JOURNAL_WRITE_THROUGH;
+			} else if (!strcmp(optarg, "write-back")) {
+				o->journal_mode = URAID_JOURNAL_WRITE_BACK;
+			} else {
+				fprintf(stderr, "uraid serve: --journal-mode=%s: expected write-through "
+					"or write-back\n", optarg);
 				return CLI_EXIT_USAGE;
 			}
 			break;
@@ -812,6 +830,7 @@ static int run(struct serve_state *st, int sig_fd)
 			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
 			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
 		.write_cache = st->o->write_cache,
+		.journal_mode = st->o->journal_mode,
 		.cache_bytes = st->o->cache_bytes,
 		.read_ahead_bytes = st->o->read_ahead_bytes,
 	};

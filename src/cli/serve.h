@@ -28,6 +28,7 @@ struct serve_opts {
 	unsigned handshake_timeout_s;
 	uint64_t max_buffer_bytes;
 	uint32_t write_cache;           /* --write-cache: URAID_WRITE_* */
+	uint32_t journal_mode;          /* --journal-mode: URAID_JOURNAL_* */
 	uint64_t cache_bytes;           /* --cache-size, 0: the library's default */
 	int ready_fd;
 	bool read_only, force;

@@ -165,6 +165,67 @@ static void wcache_json(struct uraid_array *a, struct json *j)
 	free(as);
 }
 
+/* ---- journal-mode (write-through | write-back) ---- */
+
+static int jmode_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err,
+		       size_t n)
+{
+	(void)a;
+	if (!strcmp(text, "write-through"))
+		*v = URAID_JOURNAL_WRITE_THROUGH;
+	else if (!strcmp(text, "write-back"))
+		*v = URAID_JOURNAL_WRITE_BACK;
+	else {
+		snprintf(err, n, "expected write-through or write-back");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* To write-through, every cached byte is destaged first: this waits for it. */
+static int jmode_apply(struct uraid_array *a, const struct tune_plan *p, char *err, size_t n)
+{
+	int rc = uraid_array_set_journal_mode(a, (uint32_t)*plan_value(p, "journal-mode"));
+
+	if (rc == -ENODEV)
+		snprintf(err, n, "journal mode: the array has no write journal (create "
+			 "--write-journal)");
+	else if (rc == -EBUSY)
+		snprintf(err, n, "journal mode: the array is degraded: write-back refused (md "
+			 "refuses it too); add a member back first");
+	else if (rc == -EIO)
+		snprintf(err, n, "journal mode: now write-through, but cached data could not be "
+			 "written to the members (the journal still holds it)");
+	else if (rc)
+		snprintf(err, n, "journal mode: %s", rc == -EROFS ? "the array is served read-only"
+								  : strerror(-rc));
+	return rc;
+}
+
+static void jmode_show(struct uraid_array *a, FILE *f)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0 && as->journal_ring_bytes)
+		fprintf(f, "%s\n", as->journal_mode == URAID_JOURNAL_WRITE_BACK ? "write-back"
+									: "write-through");
+	else
+		fprintf(f, "none\n");
+	free(as);
+}
+
+static void jmode_json(struct uraid_array *a, struct json *j)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+
+	if (as && uraid_array_status(a, as) == 0 && as->journal_ring_bytes)
+		json_str(j, "journal_mode", as->journal_mode == URAID_JOURNAL_WRITE_BACK
+						    ? "write-back" : "write-through");
+	else
+		json_null(j, "journal_mode");
+	free(as);
+}
+
 /* ---- read-ahead (SIZE | off | default) ---- */
 
 static int ra_parse(struct uraid_array *a, const char *text, uint64_t *v, char *err, size_t n)
@@ -311,6 +372,8 @@ static const struct tune_setting settings[] = {
 	{ "stripe-cache", stripe_parse, NULL, stripe_apply, stripe_show, stripe_json },
 	/* can fail (memory when turned on, a destage error when turned off) */
 	{ "write-cache", wcache_parse, NULL, wcache_apply, wcache_show, wcache_json },
+	/* can fail likewise (the cache's memory; a destage error) */
+	{ "journal-mode", jmode_parse, NULL, jmode_apply, jmode_show, jmode_json },
 	{ "read-ahead", ra_parse, NULL, ra_apply, ra_show, ra_json },
 	{ "speed-min", speed_parse, speed_check, speed_apply, speed_min_show, speed_min_json },
 	{ "speed-max", speed_parse, speed_check, speed_apply, speed_max_show, speed_max_json },

@@ -276,6 +276,15 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 	fprintf(f, "         Events : %" PRIu64 "\n", st->events);
 	if (st->consistency_policy)
 		fprintf(f, "Consistency Policy : %s\n", st->consistency_policy);
+	if (st->journal_ring_bytes) {
+		char j1[32], j2[32];
+		fprintf(f, "        Journal : %s, %s of %s in use, seq %" PRIu64 ", %" PRIu64
+			" cached writes not yet on the members\n",
+			st->journal_mode == URAID_JOURNAL_WRITE_BACK ? "write-back" : "write-through",
+			cli_bytes(st->journal_used_bytes, j1, sizeof(j1)),
+			cli_bytes(st->journal_ring_bytes, j2, sizeof(j2)), st->journal_seq,
+			st->journal_records);
+	}
 	if (st->bitmap_chunk_bytes)
 		fprintf(f, "         Bitmap : internal, %s chunks, %" PRIu64 " of %" PRIu64
 			" dirty%s\n", cli_bytes(st->bitmap_chunk_bytes, b1, sizeof(b1)),
@@ -374,6 +383,16 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 	json_u64(&j, "events", st->events);
 	if (st->consistency_policy)
 		json_str(&j, "consistency_policy", st->consistency_policy);
+	if (st->journal_ring_bytes) {
+		json_obj_open(&j, "journal");
+		json_str(&j, "mode", st->journal_mode == URAID_JOURNAL_WRITE_BACK ? "write-back"
+										  : "write-through");
+		json_u64(&j, "ring_bytes", st->journal_ring_bytes);
+		json_u64(&j, "used_bytes", st->journal_used_bytes);
+		json_u64(&j, "seq", st->journal_seq);
+		json_u64(&j, "records", st->journal_records);
+		json_obj_close(&j);
+	}
 	if (st->bitmap_chunk_bytes) {
 		json_obj_open(&j, "bitmap");
 		json_u64(&j, "chunk_bytes", st->bitmap_chunk_bytes);

@@ -13,7 +13,11 @@
 #  L  uraid serves a RAID 5 with a journal (write-through at run time), fio
 #     writes and uraid is killed (-9) mid-write: md assembles it, replays
 #     uraid's log, its check finds 0 mismatches, and every write fio
-#     completed reads back afterwards.
+#     completed reads back afterwards;
+#  M  the same with uraid's journal in write-back (serve --journal-mode=
+#     write-back: cached writes logged as data-only rows, destaged later):
+#     md replays the data-only rows and the rest, its check finds 0
+#     mismatches, and every write fio completed reads back.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -55,6 +59,25 @@ sleep 2
 kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 
+# M: uraid's journal in write-back, killed mid-write
+M=()
+for i in 0 1 2 3; do truncate -s 32M "$tmp/m$i"; M+=("$tmp/m$i"); done
+truncate -s 8M "$tmp/mj"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=m --write-journal="$tmp/mj" \
+    "${M[@]}" >/dev/null
+fio_m() {
+    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/m.sock" --rw=randwrite \
+        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
+        --randseed=$((SEED + 2)) --size=80M --name=m "$@" >"$tmp/fiom.out" 2>&1)
+}
+serve m --journal-mode=write-back "${M[@]}" "$tmp/mj"
+fio_m --do_verify=0 --end_fsync=1
+fio_m --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+fpid=$!
+sleep 2
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+wait $fpid
+
 # K: md's array, its members and journal
 K=()
 for i in 0 1 2 3; do truncate -s 32M "$tmp/k$i"; K+=("$tmp/k$i"); done
@@ -85,6 +108,17 @@ mdadm --wait /dev/md2 >/dev/null 2>&1 || true
 echo "L mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
 dmesg | grep -i "md/raid:md2.*recovering" | sed 's/^.*md2: /L dmesg /'
 mdadm --stop /dev/md2 >/dev/null 2>&1
+# M: uraid's write-back journal after a kill
+mdadm --assemble /dev/md3 --run /dev/vdp /dev/vdq /dev/vdr /dev/vds /dev/vdt >/dev/null 2>&1 ||
+    { echo "M: assemble failed"; dmesg | tail -20; rc=1; }
+sleep 1
+mdadm --wait /dev/md3 >/dev/null 2>&1 || true
+echo check >/sys/block/md3/md/sync_action
+sleep 1
+mdadm --wait /dev/md3 >/dev/null 2>&1 || true
+echo "M mismatch_cnt=$(cat /sys/block/md3/md/mismatch_cnt)"
+dmesg | grep -i "md/raid:md3.*recovering" | sed 's/^.*md3: /M dmesg /'
+mdadm --stop /dev/md3 >/dev/null 2>&1
 # K: md's write-back journal, reset mid-life
 mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 \
     --metadata=1.2 --write-journal=/dev/vdj /dev/vdf /dev/vdg /dev/vdh /dev/vdi >/dev/null 2>&1 ||
@@ -99,7 +133,7 @@ echo b >/proc/sysrq-trigger
 GUEST
 
 out=$(interop_run -f "$tmp/k.data" "$tmp/guest.sh" "${J[@]}" "$tmp/jj" "${K[@]}" "$tmp/kj" \
-    "${L[@]}" "$tmp/lj")
+    "${L[@]}" "$tmp/lj" "${M[@]}" "$tmp/mj")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -126,4 +160,11 @@ serve l "${L[@]}" "$tmp/lj"
 fio_l --verify_only --verify_state_load=1
 check "L: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fio.out"
 stop l
+
+check "M: md replayed uraid's write-back journal" grep -q "^M dmesg recovering [0-9]* data-only stripes" <<<"$out"
+check "M: md's check then finds 0 mismatches" grep -q "^M mismatch_cnt=0$" <<<"$out"
+serve m "${M[@]}" "$tmp/mj"
+fio_m --verify_only --verify_state_load=1
+check "M: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fiom.out"
+stop m
 exit $fails

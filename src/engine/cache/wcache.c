@@ -36,6 +36,7 @@
 
 #include "engine/cache/wcache.h"
 #include "engine/core/array.h"
+#include "engine/level/parity_log.h"
 
 #define WC_BYPASS_BYTES (512u << 10)   /* writes this large go through */
 
@@ -178,10 +179,22 @@ static void page_set_dirty(struct wcache *c, struct wc_page *p, uint8_t mask)
 	}
 }
 
+/* The page's bytes are on the members (or lost): the journal's records
+   naming it may go (lock held). */
+static void page_journal_release(struct wcache *c, struct wc_page *p)
+{
+	if (p->jref)
+		c->jpl->ops->wb_put(c->jpl, p->jref);
+	if (p->jold)
+		c->jpl->ops->wb_put(c->jpl, p->jold);
+	p->jref = p->jold = 0;
+}
+
 void wc_make_clean(struct wcache *c, struct wc_page *p)
 {
 	if (p->state != WC_PG_DIRTY)
 		return;
+	page_journal_release(c, p);
 	c->dirty_sectors -= (uint64_t)popcount8(p->dirty);
 	p->dirty = 0;
 	p->redirtied = false;
@@ -364,11 +377,59 @@ static uint32_t pages_missing(const struct wcache *c, uint64_t lo, uint64_t hi)
 	return n;
 }
 
+static void resume_end_ok(struct reactor *r, struct reactor_msg *m);
+static void resume_end_eio(struct reactor *r, struct reactor_msg *m);
+
+/*
+ * Journal write-back: rq's record is durable in the journal (res 0) or the
+ * journal failed. Pages it rewrote let their older record go now, and the
+ * write completes (md acknowledges a write-back write once in the log).
+ */
+static void journal_logged(void *arg, uint32_t rec, int res)
+{
+	struct array_req *rq = arg;
+	struct wcache *c = atomic_load_explicit(&rq->a->wc, memory_order_acquire);
+	uint64_t p0 = rq->io->offset / WC_PAGE_BYTES, p1 = p0 + rq->io->length / WC_PAGE_BYTES;
+
+	pthread_mutex_lock(&c->lock);
+	for (uint64_t n = p0; n < p1; n++) {
+		struct wc_page *p = lookup(c, n);
+		if (p && p->jref == rec && p->jold) {
+			c->jpl->ops->wb_put(c->jpl, p->jold);
+			p->jold = 0;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	wc_post(rq, res ? resume_end_eio : resume_end_ok);
+}
+
+/* Can the journal's write-back mode cache this write (lock held)? Whole
+ * 4 KiB pages (md logs pages), an array not degraded (md leaves write-back
+ * then), no destage in flight on it (its log record must not come before
+ * that destage's: a replay would write the older bytes last), no op
+ * waiting for a clean cache. */
+static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
+{
+	if (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES || c->jbar ||
+	    atomic_load(&c->a->degraded))
+		return false;
+	for (uint64_t n = io->offset / WC_PAGE_BYTES; n < (io->offset + io->length) / WC_PAGE_BYTES;
+	     n++) {
+		const struct wc_page *p = lookup(c, n);
+		if (p && p->inflight)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Copy a write into the pages (lock held); false, nothing changed, when
  * there is no room. Room is checked first: a write is all in or not at all.
+ * With the journal's write-back mode, the write is also queued in the
+ * journal (its completion waits for it: *logged set); no room there:
+ * false, nothing changed.
  */
-static bool absorb(struct wcache *c, struct array_req *rq)
+static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 {
 	const struct uraid_io *io = rq->io;
 	uint64_t lo = io->offset / 512, hi = lo + io->length / 512;
@@ -392,9 +453,35 @@ static bool absorb(struct wcache *c, struct array_req *rq)
 		}
 		got[ngot++] = p;
 	}
+	uint32_t rec = 0;
+	if (logged) {
+		rec = c->jpl->ops->wb_add(c->jpl, lo, (uint32_t)(io->length / WC_PAGE_BYTES), io->buf,
+					  journal_logged, rq);
+		if (!rec) {
+			while (ngot)
+				wc_page_free_if_empty(c, got[--ngot]);
+			c->jwb_through++;
+			c->jpress = true;       /* the log is full of cached pages: destage */
+			return false;
+		}
+		*logged = true;
+		/* md flushes cached stripes when its log runs low: so here */
+		if (c->jpl->ops->wb_pressure(c->jpl))
+			c->jpress = true;
+	}
 	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
 		struct wc_page *p = lookup(c, pg);
 		uint8_t m = range_mask(pg, lo, hi);
+		if (rec) {
+			/* a page names its newest record, and keeps the one before
+			   until that is logged (jold set means jref is not logged
+			   yet: a record in between, never acknowledged, may go) */
+			if (p->jref && p->jold)
+				c->jpl->ops->wb_put(c->jpl, p->jref);
+			else if (p->jref)
+				p->jold = p->jref;
+			p->jref = rec;
+		}
 		if ((p->dirty & m) != m)
 			hit = false;
 		uint64_t first = pg * WC_PAGE_SECTORS;
@@ -411,6 +498,11 @@ static bool absorb(struct wcache *c, struct array_req *rq)
 		c->pressure = true;
 	c->idle_kick = false;
 	return true;
+}
+
+static bool absorb(struct wcache *c, struct array_req *rq)
+{
+	return absorb_j(c, rq, NULL);
 }
 
 /* Writes waiting for room, in order, as far as they fit now (lock held). */
@@ -448,6 +540,8 @@ void wc_after_change(struct wcache *c)
 	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
 		if (!(t->wc_marks & WC_MARK_WAITING) || range_busy(c, t->wc_lo, t->wc_hi))
 			continue;
+		if ((t->wc_marks & WC_MARK_JBAR) && (c->ndirty || c->destages_in_flight))
+			continue;
 		t->wc_marks &= (uint8_t)~WC_MARK_WAITING;
 		wc_post(t, resume_route);
 	}
@@ -475,6 +569,8 @@ void wc_after_change(struct wcache *c)
 	}
 	if (c->pressure && c->ndirty <= c->low_water)
 		c->pressure = false;
+	if (c->jpress && !c->ndirty)
+		c->jpress = false;
 }
 
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
@@ -532,6 +628,21 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	if (c->through_list)
 		c->through_list->wc_prev = rq;
 	c->through_list = rq;
+	/*
+	 * Journal write-back: an op the journal logs as FLUSH only (not whole
+	 * 4 KiB pages) goes to the members once the log's tail is past every
+	 * older record (raid5_journal.c): it waits for every cached page to
+	 * be destaged, and no write is cached until it ends.
+	 */
+	if (c->jwb && (io->op == URAID_IO_WRITE || io->op == URAID_IO_WRITE_ZEROES) &&
+	    (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES)) {
+		rq->wc_marks |= WC_MARK_JBAR;
+		c->jbar++;
+		if (c->ndirty || c->destages_in_flight) {
+			rq->wc_marks |= WC_MARK_WAITING;
+			return true;
+		}
+	}
 	if (c->nfree == c->npages || !range_busy(c, rq->wc_lo, rq->wc_hi))
 		return false;
 	/*
@@ -667,6 +778,12 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			end_later(rq, 0);
 		return taken;
 	case URAID_IO_FLUSH:
+		/* journal write-back: every write acknowledged is in the journal
+		   already (md completes such a flush at once): on to the members */
+		if (c->jwb && !(rq->wc_marks & WC_MARK_EPOCH) && !c->flush_wait && !c->epoch_head) {
+			pthread_mutex_unlock(&c->lock);
+			return false;
+		}
 		if (rq->wc_marks & WC_MARK_EPOCH) {
 			/* it waited for a slot; wc_after_change gave it its epoch */
 			rq->wc_marks &= (uint8_t)~WC_MARK_EPOCH;
@@ -703,6 +820,28 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 	case URAID_IO_WRITE:
 		c->last_write_ns = reactor_now_ns(&rq->er->r);
 		/* an array that has failed: the writes fail as without a cache */
+		if (c->jwb) {
+			/* journal write-back: FUA is met by the log write (durable);
+			   no room in the cache or the log: written through */
+			bool logged = false;
+			if (journal_can_cache(c, io) && io->length < WC_BYPASS_BYTES &&
+			    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
+			    !c->space_head && absorb_j(c, rq, &logged)) {
+				run = c->pressure || c->jpress;
+				pthread_mutex_unlock(&c->lock);
+				c->jpl->ops->wb_kick(c->jpl, &rq->er->r);
+				if (run)
+					wc_destage_run(c, rq->er);
+				return true;
+			}
+			c->st.writes_through++;
+			taken = take_through(c, rq);
+			run = wc_want_destage(c);
+			pthread_mutex_unlock(&c->lock);
+			if (run)
+				wc_destage_run(c, rq->er);
+			return taken;
+		}
 		if (back && !(io->flags & URAID_IO_FUA) && io->length < WC_BYPASS_BYTES &&
 		    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
 		    !(atomic_load(&c->a->degraded) && !array_level_survives(c->a))) {
@@ -749,6 +888,8 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 		/* an op written through may wait for these pins */
 		wc_after_change(c);
 	}
+	if (rq->wc_marks & WC_MARK_JBAR)
+		c->jbar--;
 	if (rq->wc_marks & WC_MARK_THROUGH) {
 		if (rq->wc_prev)
 			rq->wc_prev->wc_next = rq->wc_next;
@@ -798,6 +939,13 @@ void wcache_set_policy(struct wcache *c, uint32_t policy)
 	pthread_mutex_lock(&c->lock);
 	atomic_store(&c->policy, policy);
 	pthread_mutex_unlock(&c->lock);
+}
+
+void wcache_set_journal(struct wcache *c, struct parity_log *pl)
+{
+	if (pl)
+		c->jpl = pl;
+	c->jwb = pl != NULL;
 }
 
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st)

@@ -29,6 +29,7 @@
 #include "io/reactor.h"
 
 struct array;
+struct parity_log;
 struct array_req;
 struct engine_reactor;
 
@@ -55,6 +56,10 @@ struct wc_page {
 	uint8_t valid, dirty;        /* per 512-byte sector */
 	uint8_t state;               /* enum wc_page_state */
 	bool inflight;               /* a destage write carries it */
+	/* journal write-back (wcache_set_journal): the record in the journal
+	   holding its bytes (parity_log.h wb_add), and the older one it keeps
+	   until jref is logged; 0: none */
+	uint32_t jref, jold;
 	bool redirtied;              /* written since that destage's snapshot */
 };
 
@@ -129,6 +134,20 @@ struct wcache {
 	_Atomic uint32_t busy;
 
 	struct uraid_write_cache_status st;   /* counters (policy, sizes filled at status) */
+
+	/*
+	 * The journal's write-back mode (md's r5c write-back): jpl is the
+	 * array's journal (kept once set: pages may name its records), jwb
+	 * says cached writes are logged before they complete. jbar: ops
+	 * written through that its FLUSH-only logging would make wait for
+	 * every older record (not whole 4 KiB pages): while one is in the
+	 * cache, no write is cached and everything is destaged.
+	 */
+	struct parity_log *jpl;
+	bool jwb;
+	uint32_t jbar;
+	bool jpress;                 /* the journal runs low: destage everything */
+	uint64_t jwb_through;        /* writes the journal had no room for: through */
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of
@@ -156,6 +175,9 @@ void wcache_drop_clean(struct wcache *c);
  * one, and the drain that follows a switch to through sees its writes. */
 void wcache_set_policy(struct wcache *c, uint32_t policy);
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st);
+/* The journal's write-back mode on (pl: the journal) or off (pl NULL); off
+ * only with nothing dirty (after a drain). Under the cache's lock. */
+void wcache_set_journal(struct wcache *c, struct parity_log *pl);
 /* The tick hook (array_tick_add). */
 void wcache_tick(struct array *a, uint64_t now_ns);
 

@@ -25,13 +25,14 @@
 
 #include "engine/cache/wcache.h"
 #include "engine/core/array.h"
+#include "engine/level/parity_log.h"
 
 #define WC_IDLE_NS (50ull * 1000000)     /* writes quiet this long: destage all */
 
 bool wc_want_destage(const struct wcache *c)
 {
 	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
-			     c->pressure || c->idle_kick ||
+			     c->pressure || c->idle_kick || c->jbar || c->jpress ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }
 
@@ -227,7 +228,12 @@ static void destage_done(struct uraid_io *io, int res)
 	c->destages_in_flight--;
 	wc_epoch_advance(c);
 	wc_after_change(c);
+	struct parity_log *jpl = c->jpl;
 	pthread_mutex_unlock(&c->lock);
+	/* the journal's records this destage let go: its tail may move on
+	   and units waiting for room go (a checkpoint) */
+	if (jpl)
+		jpl->ops->wb_kick(jpl, &er->r);
 	wc_destage_run(c, er);
 	atomic_fetch_sub(&c->busy, 1);
 }

@@ -966,6 +966,28 @@ int uraid_array_assemble(struct uraid_engine *e, const struct uraid_assemble_opt
 		array_free(a);
 		return uraid_errf(err, errlen, rc, "too many tick hooks");
 	}
+	if (o->journal_mode > URAID_JOURNAL_WRITE_BACK ||
+	    (o->journal_mode == URAID_JOURNAL_WRITE_BACK && !(a->plog && a->plog->ops->wb_add))) {
+		rc = uraid_errf(err, errlen, -EINVAL, "%s: --journal-mode=write-back needs a write "
+				"journal (this array has %s)", a->sb.set_name,
+				ppl_enabled(a) ? "a partial parity log" : "none");
+		array_free(a);
+		return rc;
+	}
+	if (o->journal_mode == URAID_JOURNAL_WRITE_BACK && !(a->flags & URAID_ASSEMBLE_READONLY) &&
+	    (rc = uraid_array_set_journal_mode((struct uraid_array *)a, URAID_JOURNAL_WRITE_BACK))) {
+		if (rc == -EBUSY) {
+			/* md refuses write-back on a degraded array: served write-through */
+			ulog(array_log(a), URAID_LOG_NOTICE, "%s: degraded: the journal stays "
+			     "write-through (md refuses write-back then too)", a->sb.set_name);
+			rc = 0;
+		} else {
+			uraid_errf(err, errlen, rc, "%s: cannot run the journal write-back: %s",
+				   a->sb.set_name, strerror(-rc));
+			array_free(a);
+			return rc;
+		}
+	}
 	atomic_store(&a->wstate, a->in_sync ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	for (unsigned i = 0; i < e->nreactors; i++)
 		atomic_store(&a->counters[i].last_write_ns, engine_now_ns());
@@ -1051,6 +1073,11 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 		return policy == URAID_WRITE_BACK ? -EROFS : 0;
 	pthread_mutex_lock(&a->wc_set_lock);
 	struct wcache *wc = atomic_load(&a->wc);
+	if (a->journal_mode == URAID_JOURNAL_WRITE_BACK) {
+		/* the journal's write-back holds the cache: its mode decides */
+		pthread_mutex_unlock(&a->wc_set_lock);
+		return policy == URAID_WRITE_BACK ? 0 : -EBUSY;
+	}
 	if (policy == URAID_WRITE_BACK) {
 		if (!wc && (rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc)) == 0)
 			atomic_store_explicit(&a->wc, wc, memory_order_release);
@@ -1059,6 +1086,53 @@ int uraid_array_set_write_cache(struct uraid_array *ua, uint32_t policy)
 	} else if (wc) {
 		/* writes from now on go through; what is dirty goes to the members */
 		wcache_set_policy(wc, URAID_WRITE_THROUGH);
+		rc = wcache_drain(wc);
+		if (rc == 0)
+			wcache_drop_clean(wc);
+	}
+	pthread_mutex_unlock(&a->wc_set_lock);
+	return rc;
+}
+
+int uraid_array_set_journal_mode(struct uraid_array *ua, uint32_t mode)
+{
+	struct array *a = A(ua);
+	int rc = 0;
+
+	if (mode > URAID_JOURNAL_WRITE_BACK)
+		return -EINVAL;
+	if (!a->plog || !a->plog->ops->wb_add)
+		return -ENODEV;
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return mode == URAID_JOURNAL_WRITE_BACK ? -EROFS : 0;
+	pthread_mutex_lock(&a->wc_set_lock);
+	struct wcache *wc = atomic_load(&a->wc);
+	if (mode == a->journal_mode) {
+		pthread_mutex_unlock(&a->wc_set_lock);
+		return 0;
+	}
+	if (mode == URAID_JOURNAL_WRITE_BACK) {
+		if (atomic_load(&a->degraded))
+			rc = -EBUSY;
+		else if (!wc && (rc = wcache_create(a, a->wc_bytes, URAID_WRITE_BACK, &wc)) == 0)
+			atomic_store_explicit(&a->wc, wc, memory_order_release);
+		if (!rc && (rc = wcache_drain(wc)) == 0) {
+			/* volatile cached data (--write-cache=back) went out first:
+			   from now on every cached page is in the journal */
+			pthread_mutex_lock(&wc->lock);
+			wcache_set_journal(wc, a->plog);
+			pthread_mutex_unlock(&wc->lock);
+			wcache_set_policy(wc, URAID_WRITE_BACK);
+			a->journal_mode = mode;
+		}
+	} else {
+		/* writes from now on go through the journal; what is cached goes
+		   to the members (its records stay in the log until then) */
+		pthread_mutex_lock(&wc->lock);
+		wcache_set_journal(wc, NULL);
+		pthread_mutex_unlock(&wc->lock);
+		wcache_set_policy(wc, URAID_WRITE_THROUGH);
+		a->journal_mode = mode;
 		rc = wcache_drain(wc);
 		if (rc == 0)
 			wcache_drop_clean(wc);
@@ -1110,6 +1184,14 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 	struct wcache *wc = atomic_load(&a->wc);
 	if (wc)
 		wcache_status(wc, &st->write_cache);
+	if (a->plog && a->plog->ops->wb_status) {
+		uint64_t ring, used;
+		a->plog->ops->wb_status(a->plog, &ring, &used, &st->journal_seq,
+					&st->journal_records);
+		st->journal_ring_bytes = ring * 512;
+		st->journal_used_bytes = used * 512;
+		st->journal_mode = a->journal_mode;
+	}
 	st->nmembers = a->nmembers;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		struct uraid_member_status *ms = &st->members[i];

@@ -243,6 +243,8 @@ struct array {
 	struct wcache *_Atomic wc;
 	uint64_t wc_bytes;              /* uraid_assemble_opts.cache_bytes */
 	pthread_mutex_t wc_set_lock;    /* uraid_array_set_write_cache, one at a time */
+	/* the journal's mode (URAID_JOURNAL_*; under wc_set_lock) */
+	uint32_t journal_mode;
 	/* read-ahead of sequential streams (cache/readahead.c) */
 	struct readahead *ra;
 
@@ -306,6 +308,7 @@ struct array_req {
 #define WC_MARK_THROUGH 0x2u    /* written through; its range holds destages back */
 #define WC_MARK_WAITING 0x4u    /* THROUGH, waiting for destages on its range */
 #define WC_MARK_EPOCH   0x8u    /* a flush given its epoch while it waited for a slot */
+#define WC_MARK_JBAR    0x10u   /* THROUGH, journal write-back: waits for a clean cache */
 
 /* For the cache (engine/cache/): go on past the cache (write gate, bitmap,
  * level), or end a request that never reached the level, on its reactor. */

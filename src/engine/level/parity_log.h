@@ -50,6 +50,7 @@
 struct array;
 struct r5_piece;
 struct parity_log;
+struct reactor;
 
 /* The write path's continuation: res 0 (go on and write) or -errno. */
 typedef void parity_log_resume_fn(struct r5_piece *pc, int res);
@@ -89,6 +90,34 @@ struct parity_log_ops {
 	int (*flush)(struct parity_log *pl, void (*done)(void *arg, int res), void *arg);
 	/* Free the log (close, after the level's fini; no unit in it). */
 	void (*fini)(struct parity_log *pl);
+
+	/*
+	 * Write-back (the journal's, md's r5c write-back; NULL for PPL): the
+	 * write-back cache (engine/cache/wcache.c) logs a cached write's whole
+	 * 4 KiB pages as DATA payloads (no parity: md's data-only stripes)
+	 * and acknowledges it once done(arg, rec, 0) says they are durable.
+	 * wb_add, under the cache's lock (it only queues: wb_kick, called
+	 * unlocked after it, starts the log write), returns the record's id
+	 * with one reference per page (the cache pages naming it), or 0 when
+	 * the log has no room for it now (more than half the ring held by
+	 * records not yet destaged, or no free record): the cache then writes
+	 * it through and destages. done runs once, on a reactor, nothing held;
+	 * res < 0: the journal failed. wb_put drops one page's reference (the
+	 * page was destaged, or a newer logged record holds its bytes): the
+	 * log's tail may pass the record once it is logged and unreferenced.
+	 * Ids carry a generation: a stale id never names a reused record.
+	 */
+	uint32_t (*wb_add)(struct parity_log *pl, uint64_t sector, uint32_t npg, const void *buf,
+			   void (*done)(void *arg, uint32_t rec, int res), void *arg);
+	void (*wb_put)(struct parity_log *pl, uint32_t rec);
+	void (*wb_kick)(struct parity_log *pl, struct reactor *r);
+	/* the log runs low (a quarter of the ring in use, or records holding
+	   a sixteenth): the cache should destage everything */
+	bool (*wb_pressure)(struct parity_log *pl);
+	/* for status: ring sectors, sectors in use (tail to head), next seq,
+	   records held for the write-back cache */
+	void (*wb_status)(struct parity_log *pl, uint64_t *ring, uint64_t *used, uint64_t *seq,
+			  uint64_t *held);
 };
 
 /* The base of every log: embed it first in the log's own state. */

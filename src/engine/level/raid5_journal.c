@@ -32,6 +32,18 @@
  * the newest batch when all are (replaying it again is harmless). Batches
  * wait for it when the ring is full.
  *
+ * Write-back (md's r5c write-back, parity_log.h wb_*): the write-back cache
+ * queues records, a cached write's whole pages as DATA payloads without
+ * parity, logged in the same batches (records first); each completes its
+ * write once durable. A record keeps its batch pending while cache pages
+ * name it, so the tail (and a replay's start) stays at or before every
+ * cached page not yet destaged; a replay writes such data-only rows with
+ * their parity recomputed. Records take at most an eighth of the ring and,
+ * once write-back ran, the last 3/8 are for destages (internal writes),
+ * which release the records; units whose parity member is gone are logged
+ * data-only then, not FLUSH-gated (the gate would wait for the very records
+ * their destage releases).
+ *
  * Threads: the hooks run on the pieces' reactors, the state under one
  * mutex never held across I/O; a batch is taken off the wait list under it
  * and encoded without it (busy keeps other writers out of buf); a log write
@@ -56,18 +68,42 @@
 #define PG URAID_R5L_BLOCK
 #define PGS URAID_R5L_BLOCK_SECTORS
 #define ROOM (URAID_R5L_BLOCK - URAID_R5L_META_HEADER)
-#define NBATCH 64u              /* batches not yet done (ring of records) */
+#define NBATCH 1024u            /* batches not yet done (ring of records) */
+#define NREC 8192u              /* write-back records at most (ids 1..NREC) */
+#define REC_IDX(id) ((id) & (NREC - 1))
+#define DROOM 20u               /* meta bytes of one DATA page: payload header + csum */
 
 /*
  * A unit in the log is its piece (r5_piece.log_*, parity_log.h): log_next
  * links the wait list and a batch's units, log_resume is set while the
  * piece is in the log (after_writes looks), and log_res holds, until the
- * unit resumes, (batch record << 1) | full, full meaning logged as whole
- * rows with parity (else FLUSH); a negative log_res is the result a unit
- * that failed resumes with.
+ * unit resumes, (batch record << 2) | kind, kind U_FULL (whole rows with
+ * parity), U_DONLY (whole rows, data only) or 0 (FLUSH); a negative log_res
+ * is the result a unit that failed resumes with.
  */
 #define U_FULL 1
-#define U_BATCH(pc) ((unsigned)(pc)->log_res >> 1)
+#define U_DONLY 2               /* whole rows, data only (parity member gone) */
+#define U_KIND 3
+#define U_BATCH(pc) ((unsigned)(pc)->log_res >> 2)
+
+/*
+ * A write-back record (parity_log.h wb_add): a cached write's pages, logged
+ * as DATA payloads of their array sectors. It keeps its batch pending while
+ * cache pages name it (refs), until it is logged, and while its done
+ * callback runs; ids are index | generation << 13 (index 0 unused).
+ */
+struct jrec {
+	uint64_t sector;                /* array sector, 4 KiB aligned */
+	const uint8_t *buf;             /* the request's bytes, until done */
+	void (*done)(void *arg, uint32_t rec, int res);
+	void *arg;
+	uint32_t id;                    /* its id (index | generation << 13) */
+	bool live;
+	uint32_t npg, refs;
+	uint32_t next;                  /* wait list, batch chain or free list (index) */
+	unsigned batch;
+	bool taken, logged, cb;
+};
 
 struct jbatch {
 	uint64_t start;                 /* ring position of its first meta block */
@@ -91,6 +127,7 @@ struct jlog {
 	unsigned b_first, b_count;
 	struct r5_piece *wait_head, *wait_tail;
 	struct r5_piece *inflight;      /* the batch being logged */
+	unsigned inflight_b;            /* its record */
 	bool busy;                      /* a log write in work */
 	bool ckpt_busy;
 	bool failed;                    /* a log write or checkpoint failed: writes fail */
@@ -102,6 +139,15 @@ struct jlog {
 	int mio_res;
 	struct meta_call call;
 	uint64_t unprotected;           /* units logged as FLUSH only */
+	/* write-back records (index 1..NREC-1) */
+	struct jrec *rec;
+	uint32_t rec_free;              /* free list (index) */
+	uint32_t rwait_head, rwait_tail;        /* waiting to be logged (index) */
+	uint32_t rinflight;             /* the batch being logged (index chain) */
+	uint64_t rwait_sectors;         /* ring sectors the waiting records need */
+	uint64_t rec_live;              /* records not freed */
+	uint64_t rec_sectors;           /* their ring sectors */
+	bool wb_used;                   /* a record was ever added: degraded units log data */
 };
 
 static uint64_t ring_dist(const struct jlog *j, uint64_t from, uint64_t to)
@@ -126,40 +172,58 @@ static unsigned written_data(const struct r5_piece *pc)
 	return nw;
 }
 
-/* Log sectors the unit takes as full rows, or as FLUSH payloads. */
-static uint64_t unit_sectors(const struct r5_piece *pc, bool full)
+/* Log sectors the unit takes as full rows (data only with U_DONLY), or as
+   FLUSH payloads (kind 0). */
+static uint64_t unit_sectors(const struct r5_piece *pc, int kind)
 {
 	uint64_t first;
 	unsigned rows;
 
 	unit_rows(pc, &first, &rows);
-	if (!full) {
+	if (!kind) {
 		unsigned per = ROOM / 16;
 		return (uint64_t)((rows + per - 1) / per) * PGS;
 	}
-	unsigned nw = written_data(pc);
-	unsigned rowbytes = nw * 20 + 16 + 4 * pc->npar;
+	unsigned nw = written_data(pc), npar = kind == U_DONLY ? 0 : pc->npar;
+	unsigned rowbytes = nw * DROOM + (npar ? 16 + 4 * npar : 0);
 	unsigned per = ROOM / rowbytes;
 	unsigned metas = (rows + per - 1) / per;
-	return ((uint64_t)rows * (nw + pc->npar) + metas) * PGS;
+	return ((uint64_t)rows * (nw + npar) + metas) * PGS;
 }
 
-static bool unit_full(const struct jlog *j, const struct r5_piece *pc)
+/* Log sectors of a write-back record of npg pages (its own meta blocks). */
+static uint64_t rec_sectors(uint32_t npg)
+{
+	unsigned per = ROOM / DROOM;
+	return ((uint64_t)npg + (npg + per - 1) / per) * PGS;
+}
+
+/* How the unit is logged: U_FULL, U_DONLY, or 0 (FLUSH). */
+static int unit_kind(const struct jlog *j, const struct r5_piece *pc, bool wb_used)
 {
 	unsigned ps = pc->st.p_slot;
-	int qs = pc->st.q_slot;
+	int qs = pc->st.q_slot, kind = U_FULL;
 
-	if (pc->plan.mode == R5_DIRECT || pc->ux % PGS || pc->ulen % PG || !written_data(pc))
-		return false;
-	if ((pc->sflag[ps] & SF_DEAD) || !r5_live(pc, ps))
-		return false;
-	if (pc->npar == 2 && ((pc->sflag[qs] & SF_DEAD) || !r5_live(pc, (unsigned)qs)))
-		return false;
+	if (pc->ux % PGS || pc->ulen % PG || !written_data(pc))
+		return 0;
+	if (pc->plan.mode == R5_DIRECT || (pc->sflag[ps] & SF_DEAD) || !r5_live(pc, ps) ||
+	    (pc->npar == 2 && ((pc->sflag[qs] & SF_DEAD) || !r5_live(pc, (unsigned)qs))))
+		kind = U_DONLY;
+	/*
+	 * Data only, without its parity (a parity member is gone): a replay
+	 * writes the data and recomputes parity, as for md's write-back rows.
+	 * Only once the write-back cache has logged records: FLUSH's gate
+	 * (the tail at the unit's batch) would wait for records that the
+	 * destage of this very unit releases; write-through keeps FLUSH.
+	 */
+	if (kind == U_DONLY && !wb_used)
+		return 0;
 	/* a batch is at most a quarter of the ring: the newest batch (kept
 	   until the next checkpoint) and the next one always fit together
 	   (max_unit_sectors keeps whole-page units within it) */
-	return unit_sectors(pc, true) <= j->ring / 4 &&
-	       unit_sectors(pc, true) * 512 <= j->cap;
+	if (unit_sectors(pc, kind) > j->ring / 4 || unit_sectors(pc, kind) * 512 > j->cap)
+		return 0;
+	return kind;
 }
 
 /* Encoding a batch into buf: the open meta block and where pages go. */
@@ -193,13 +257,13 @@ static void enc_page(struct enc *e, const void *src)
 	e->off += PG;
 }
 
-static void encode_unit(struct enc *e, struct r5_piece *pc, bool full)
+static void encode_unit(struct enc *e, struct r5_piece *pc, int kind)
 {
 	uint64_t first;
 	unsigned rows;
 
 	unit_rows(pc, &first, &rows);
-	if (!full) {
+	if (!kind) {
 		for (unsigned r = 0; r < rows; r++) {
 			if (!e->meta || uraid_r5l_meta_room(e->meta) < 16)
 				enc_open(e);
@@ -209,7 +273,7 @@ static void encode_unit(struct enc *e, struct r5_piece *pc, bool full)
 		return;
 	}
 	unsigned nw = written_data(pc), ps = pc->st.p_slot;
-	unsigned rowbytes = nw * 20 + 16 + 4 * pc->npar;
+	unsigned rowbytes = nw * DROOM + (kind == U_DONLY ? 0 : 16 + 4 * pc->npar);
 	uint64_t row_start = pc->st.stripe * pc->d * pc->C;
 	for (unsigned r = 0; r < rows; r++) {
 		size_t in = (size_t)r * PG;
@@ -225,6 +289,8 @@ static void encode_unit(struct enc *e, struct r5_piece *pc, bool full)
 						(uint64_t)r * PGS, uraid_r5l_page_csum(e->j->seed, src));
 			enc_page(e, src);
 		}
+		if (kind == U_DONLY)
+			continue;
 		c[0] = uraid_r5l_page_csum(e->j->seed, pc->sbuf[ps] + in);
 		if (pc->npar == 2)
 			c[1] = uraid_r5l_page_csum(e->j->seed, pc->sbuf[pc->st.q_slot] + in);
@@ -236,7 +302,21 @@ static void encode_unit(struct enc *e, struct r5_piece *pc, bool full)
 	enc_seal(e);
 }
 
+static void encode_rec(struct enc *e, const struct jrec *r)
+{
+	for (uint32_t i = 0; i < r->npg; i++) {
+		const uint8_t *src = r->buf + (size_t)i * PG;
+		if (!e->meta || uraid_r5l_meta_room(e->meta) < DROOM)
+			enc_open(e);
+		uraid_r5l_meta_add_data(e->meta, r->sector + (uint64_t)i * PGS,
+					uraid_r5l_page_csum(e->j->seed, src));
+		enc_page(e, src);
+	}
+	enc_seal(e);    /* each record starts its own meta block */
+}
+
 static void log_written(struct member_io *mio, int res);
+static void try_start(struct jlog *j, struct reactor *r);
 static void ckpt_start(struct jlog *j, struct reactor *r);
 
 static bool batch_done(const struct jbatch *b)
@@ -312,6 +392,7 @@ static struct r5_piece *fail_journal(struct jlog *j)
 	struct r5_piece *out = NULL, **tail = &out;
 
 	j->failed = true;
+	/* waiting records: logged as failed; their done() comes from the caller */
 	*tail = j->wait_head;
 	while (*tail)
 		tail = &(*tail)->log_next;
@@ -357,38 +438,90 @@ static struct r5_piece *release_gated(struct jlog *j, bool *want_ckpt)
  * and submits them unlocked; busy keeps other writers out), or NULL when
  * nothing fits (a checkpoint is wanted) or nothing waits.
  */
-static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len, bool *want_ckpt)
+static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len, bool *want_ckpt,
+				   uint32_t *rchain)
 {
 	struct r5_piece *first = NULL, **tail = &first;
 	uint64_t used = ring_dist(j, j->tail, j->head), n = 0;
 	bool gated = false;
 
-	if (j->failed || !j->wait_head)
+	uint32_t rfirst = 0, rlast = 0;
+	unsigned nrec = 0;
+
+	*rchain = 0;
+	if (j->failed || (!j->wait_head && !j->rwait_head))
 		return NULL;
 	if (j->b_count == NBATCH) {
 		*want_ckpt = true;
 		return NULL;
 	}
 	unsigned bi = (j->b_first + j->b_count) % NBATCH;
-	while (j->wait_head) {
-		struct r5_piece *pc = j->wait_head;
-		bool full = pc->log_res & U_FULL;
-		uint64_t us = unit_sectors(pc, full);
-		/* keep one block free: the head never reaches the tail */
+	/*
+	 * Write-back records, then units; their order in the log does not
+	 * matter: a cached page is never written while a destage of it is in
+	 * flight (wcache.c), so a record logged after a destage unit of its
+	 * page holds the bytes that unit carries or newer ones.
+	 */
+	while (j->rwait_head) {
+		struct jrec *rc = &j->rec[j->rwait_head];
+		uint64_t us = rec_sectors(rc->npg);
 		if ((n + us) * 512 > j->cap || (n && n + us > j->ring / 4) ||
 		    used + n + us + PGS >= j->ring)
 			break;
 		n += us;
-		gated |= !full;
-		pc->log_res = (int)(bi << 1 | full);
-		j->wait_head = pc->log_next;
-		if (!j->wait_head)
-			j->wait_tail = NULL;
+		nrec++;
+		j->rwait_sectors -= us;
+		rc->taken = true;
+		rc->batch = bi;
+		uint32_t ri = j->rwait_head;
+		j->rwait_head = rc->next;
+		if (!j->rwait_head)
+			j->rwait_tail = 0;
+		rc->next = 0;
+		if (rlast)
+			j->rec[rlast].next = ri;
+		else
+			rfirst = ri;
+		rlast = ri;
+	}
+	/*
+	 * Once write-back records may hold the tail, the last 3/8 of the ring
+	 * is the destages' (internal writes): they release the records, so
+	 * they must always find room (records take at most an eighth of the
+	 * ring: destaging all they hold, parity and meta blocks included, fits
+	 * in that room); other units wait for a checkpoint (units of
+	 * different rows: their order in the log does not matter).
+	 */
+	uint64_t reserve = j->wb_used ? j->ring / 8 * 3 : 0;
+	struct r5_piece *prev = NULL;
+	for (struct r5_piece *pc = j->wait_head, *nx; pc; pc = nx) {
+		int kind = pc->log_res & U_KIND;
+		uint64_t us = unit_sectors(pc, kind);
+		nx = pc->log_next;
+		/* keep one block free: the head never reaches the tail */
+		if ((n + us) * 512 > j->cap || (n && n + us > j->ring / 4) ||
+		    used + n + us + PGS >= j->ring)
+			break;
+		if (reserve && !(pc->rq->io->flags & ARRAY_IO_INTERNAL) &&
+		    used + n + us + PGS + reserve >= j->ring) {
+			*want_ckpt = true;
+			prev = pc;
+			continue;
+		}
+		n += us;
+		gated |= !kind;
+		pc->log_res = (int)(bi << 2 | (unsigned)kind);
+		if (prev)
+			prev->log_next = nx;
+		else
+			j->wait_head = nx;
+		if (j->wait_tail == pc)
+			j->wait_tail = prev;
 		pc->log_next = NULL;
 		*tail = pc;
 		tail = &pc->log_next;
 	}
-	if (!first) {
+	if (!first && !rfirst) {
 		*want_ckpt = true;
 		return NULL;
 	}
@@ -396,11 +529,15 @@ static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len,
 	*b = (struct jbatch){ .start = j->head, .gated = gated };
 	for (struct r5_piece *pc = first; pc; pc = pc->log_next)
 		b->pending++;
+	b->pending += nrec;
+	*rchain = rfirst;
+	j->rinflight = rfirst;
 	j->b_count++;
 	*e = (struct enc){ .j = j, .head = j->head, .seq = j->seq };
 	*len = n;
 	j->head = uraid_r5l_ring_add(j->ring, j->head, n);
 	j->inflight = first;
+	j->inflight_b = bi;
 	j->busy = true;
 	if (ring_dist(j, j->tail, j->head) > j->ring / 4)
 		*want_ckpt = true;
@@ -409,10 +546,13 @@ static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len,
 
 /* Encode the batch taken (unlocked, busy held) and fill the log write(s):
    one, or two where the batch wraps the ring's end. */
-static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *units, uint64_t len)
+static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *units,
+			     uint32_t recs, uint64_t len)
 {
+	for (uint32_t ri = recs; ri; ri = j->rec[ri].next)
+		encode_rec(e, &j->rec[ri]);
 	for (struct r5_piece *pc = units; pc; pc = pc->log_next)
-		encode_unit(e, pc, pc->log_res & U_FULL);
+		encode_unit(e, pc, pc->log_res & U_KIND);
 	/* e->off / 512 == len: unit_sectors counts what encode_unit writes */
 	uint64_t first = j->ring - e->head < len ? j->ring - e->head : len;
 	uint64_t at = e->head;
@@ -444,10 +584,11 @@ static void try_start(struct jlog *j, struct reactor *r)
 	bool ckpt = false;
 	struct enc e;
 	uint64_t len = 0;
+	uint32_t recs = 0;
 
 	pthread_mutex_lock(&j->mu);
 	if (!j->busy)
-		units = take_batch(j, &e, &len, &ckpt);
+		units = take_batch(j, &e, &len, &ckpt, &recs);
 	if (!j->failed)
 		go = release_gated(j, &ckpt);
 	if (ckpt && (j->failed || j->ckpt_busy || ckpt_target(j) == j->tail))
@@ -456,8 +597,8 @@ static void try_start(struct jlog *j, struct reactor *r)
 		j->ckpt_busy = true;
 	pthread_mutex_unlock(&j->mu);
 	resume_chain(go, 0);
-	if (units) {
-		unsigned n = encode_batch(j, &e, units, len);
+	if (units || recs) {
+		unsigned n = encode_batch(j, &e, units, recs, len);
 
 		pthread_mutex_lock(&j->mu);
 		j->seq = e.seq;
@@ -470,11 +611,80 @@ static void try_start(struct jlog *j, struct reactor *r)
 		ckpt_start(j, r);
 }
 
+/* With j->mu held: free record index ri if nothing holds it any more; its
+   batch has one unit fewer pending. */
+static void rec_maybe_free(struct jlog *j, uint32_t ri)
+{
+	struct jrec *rc = &j->rec[ri];
+
+	if (rc->refs || !rc->logged || rc->cb || !rc->live)
+		return;
+	if (rc->taken && !j->failed) {
+		j->b[rc->batch].pending--;
+		pop_done(j);
+	}
+	rc->live = false;
+	rc->buf = NULL;
+	j->rec_sectors -= rec_sectors(rc->npg);
+	rc->next = j->rec_free;
+	j->rec_free = ri;
+	j->rec_live--;
+}
+
+/*
+ * Tell a chain of records (marked cb, nothing held) their result, then let
+ * them go. Counted in flight meanwhile: a done() may end the last request
+ * of the array, and close must not free j under the loop.
+ */
+static void rec_done_chain(struct jlog *j, uint32_t ri, int res, struct reactor *r)
+{
+	if (!ri)
+		return;
+	atomic_fetch_add(&j->base.a->counters[0].in_flight, 1);
+	while (ri) {
+		struct jrec *rc = &j->rec[ri];
+		uint32_t next = rc->next;
+		rc->done(rc->arg, rc->id, res);
+		pthread_mutex_lock(&j->mu);
+		rc->cb = false;
+		rc->next = 0;
+		rec_maybe_free(j, ri);
+		pthread_mutex_unlock(&j->mu);
+		ri = next;
+	}
+	/* records they let go (older copies of their pages): room, a checkpoint */
+	if (!res)
+		try_start(j, r);
+	atomic_fetch_sub(&j->base.a->counters[0].in_flight, 1);
+}
+
+/* With j->mu held: mark a chain of records logged (their done() is due). */
+static void rec_mark_logged(struct jlog *j, uint32_t ri)
+{
+	for (; ri; ri = j->rec[ri].next) {
+		j->rec[ri].logged = true;
+		j->rec[ri].cb = true;
+	}
+}
+
+/* With j->mu held, the journal failed: the waiting records as one chain. */
+static uint32_t rec_take_waiting(struct jlog *j)
+{
+	uint32_t ri = j->rwait_head;
+
+	j->rwait_head = j->rwait_tail = 0;
+	j->rwait_sectors = 0;
+	rec_mark_logged(j, ri);
+	return ri;
+}
+
 static void log_written(struct member_io *mio, int res)
 {
 	struct jlog *j = mio->ctx;
 	struct reactor *r = mio->r;
 	struct r5_piece *u, *failed = NULL;
+	uint32_t recs, rfailed = 0;
+	bool bad;
 	int err;
 
 	pthread_mutex_lock(&j->mu);
@@ -487,15 +697,20 @@ static void log_written(struct member_io *mio, int res)
 	err = j->mio_res;
 	u = j->inflight;
 	j->inflight = NULL;
-	struct jbatch *b = &j->b[U_BATCH(u)];
+	recs = j->rinflight;
+	j->rinflight = 0;
+	rec_mark_logged(j, recs);
+	struct jbatch *b = &j->b[j->inflight_b];
 	b->logged = true;
 	j->busy = false;
-	if (err || j->failed) {
+	bad = err || j->failed;
+	if (bad) {
 		/* md fails the journal and the writes (log_failed): none goes on
 		   unlogged; the batch's units fail, and every later one */
 		bool first = !j->failed;
 		b->pending = 0;
 		failed = fail_journal(j);
+		rfailed = rec_take_waiting(j);
 		if (first)
 			ulog(array_log(j->base.a), URAID_LOG_ERR, "write journal %s: log write "
 			     "failed (%s): writes to the array fail from now on (stop it, fix "
@@ -506,36 +721,129 @@ static void log_written(struct member_io *mio, int res)
 		u = NULL;
 	}
 	pthread_mutex_unlock(&j->mu);
-	if (failed) {
+	if (bad) {
 		resume_chain(u, -EIO);
 		resume_chain(failed, -EIO);
+		rec_done_chain(j, recs, -EIO, r);
+		rec_done_chain(j, rfailed, -EIO, r);
 		return;
 	}
 	/* the next batch first: once the last unit is let go the array may close */
 	try_start(j, r);
+	rec_done_chain(j, recs, 0, r);
 	resume_chain(u, 0);
+}
+
+/* ---- write-back records (parity_log.h wb_add) ---- */
+
+static uint32_t jr_wb_add(struct parity_log *pl, uint64_t sector, uint32_t npg, const void *buf,
+			  void (*done)(void *arg, uint32_t rec, int res), void *arg)
+{
+	struct jlog *j = (struct jlog *)pl;
+	uint64_t us = rec_sectors(npg);
+	uint32_t id = 0;
+
+	pthread_mutex_lock(&j->mu);
+	/*
+	 * md reserves journal space for what its cache holds and flushes
+	 * stripes when the log runs low: here live records take at most an
+	 * eighth of the ring, the ring in use at most half when one is added
+	 * (the last 3/8 are for the destages' own log writes, which release
+	 * them: take_batch), and records at most half the batch ring.
+	 */
+	if (!j->failed && j->rec_free && sector % PGS == 0 && us * 512 <= j->cap &&
+	    j->rec_sectors + us <= j->ring / 8 && j->b_count < NBATCH / 2 &&
+	    ring_dist(j, j->tail, j->head) + j->rwait_sectors + us <= j->ring / 2) {
+		uint32_t ri = j->rec_free;
+		struct jrec *rc = &j->rec[ri];
+		j->rec_free = rc->next;
+		id = ((rc->id & ~(NREC - 1)) + NREC) | ri;
+		if (!(id & ~(NREC - 1)))
+			id = NREC | ri;   /* the generation wrapped: never 0 */
+		*rc = (struct jrec){ .sector = sector, .buf = buf, .done = done, .arg = arg,
+				     .id = id, .live = true, .npg = npg, .refs = npg };
+		if (j->rwait_tail)
+			j->rec[j->rwait_tail].next = ri;
+		else
+			j->rwait_head = ri;
+		j->rwait_tail = ri;
+		j->rwait_sectors += us;
+		j->rec_live++;
+		j->rec_sectors += us;
+		j->wb_used = true;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return id;
+}
+
+static void jr_wb_put(struct parity_log *pl, uint32_t id)
+{
+	struct jlog *j = (struct jlog *)pl;
+	uint32_t ri = REC_IDX(id);
+
+	if (!id)
+		return;
+	pthread_mutex_lock(&j->mu);
+	struct jrec *rc = &j->rec[ri];
+	if (rc->live && rc->id == id && rc->refs) {
+		rc->refs--;
+		rec_maybe_free(j, ri);
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+static bool jr_wb_pressure(struct parity_log *pl)
+{
+	struct jlog *j = (struct jlog *)pl;
+
+	pthread_mutex_lock(&j->mu);
+	bool low = ring_dist(j, j->tail, j->head) + j->rwait_sectors > j->ring / 4 ||
+		   j->rec_sectors > j->ring / 16;
+	pthread_mutex_unlock(&j->mu);
+	return low;
+}
+
+static void jr_wb_kick(struct parity_log *pl, struct reactor *r)
+{
+	try_start((struct jlog *)pl, r);
+}
+
+static void jr_wb_status(struct parity_log *pl, uint64_t *ring, uint64_t *used, uint64_t *seq,
+			 uint64_t *held)
+{
+	struct jlog *j = (struct jlog *)pl;
+
+	pthread_mutex_lock(&j->mu);
+	*ring = j->ring;
+	*used = ring_dist(j, j->tail, j->head);
+	*seq = j->seq;
+	*held = j->rec_live;
+	pthread_mutex_unlock(&j->mu);
 }
 
 static int jr_before_writes(struct parity_log *pl, struct r5_piece *pc,
 			    parity_log_resume_fn *resume)
 {
 	struct jlog *j = (struct jlog *)pl;
-	bool full;
+	int kind;
 
 	pc->log_resume = NULL;          /* not in the log (after_writes looks) */
 	if (pc->op != OP_WRITE && pc->op != OP_ZERO)
 		return 0;
-	full = unit_full(j, pc);
+	pthread_mutex_lock(&j->mu);
+	bool wb_used = j->wb_used;
+	pthread_mutex_unlock(&j->mu);
+	kind = unit_kind(j, pc, wb_used);
 	pc->log_resume = resume;
 	pc->log_next = NULL;
-	pc->log_res = full ? U_FULL : 0;
+	pc->log_res = kind;
 	pthread_mutex_lock(&j->mu);
 	if (j->failed) {
 		pthread_mutex_unlock(&j->mu);
 		pc->log_resume = NULL;
 		return -EIO;
 	}
-	if (!full)
+	if (!kind)
 		j->unprotected++;
 	if (j->wait_tail)
 		j->wait_tail->log_next = pc;
@@ -658,6 +966,7 @@ static void jr_fini(struct parity_log *pl)
 		     "not whole 4 KiB rows with their parity: logged as FLUSH only, each after "
 		     "a checkpoint past the older log", j->m->path, j->unprotected);
 	pthread_mutex_destroy(&j->mu);
+	free(j->rec);
 	free(j->buf);
 	free(j);
 }
@@ -668,6 +977,11 @@ static const struct parity_log_ops journal_ops = {
 	.after_writes = jr_after_writes,
 	.flush = NULL,          /* log writes are durable when done (RWF_DSYNC) */
 	.fini = jr_fini,
+	.wb_add = jr_wb_add,
+	.wb_put = jr_wb_put,
+	.wb_kick = jr_wb_kick,
+	.wb_pressure = jr_wb_pressure,
+	.wb_status = jr_wb_status,
 };
 
 int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint64_t head,
@@ -699,7 +1013,13 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 	/* a unit not 4 KiB aligned covers one more row */
 	j->cap = (size_t)(maxu / PGS + 1) * (a->geom.raid_disks + 1) * PG;
 	j->buf = aligned_alloc(4096, j->cap);
-	if (!j->buf) {
+	j->rec = calloc(NREC, sizeof(*j->rec));
+	for (uint32_t i = NREC - 1; j->rec && i >= 1; i--) {
+		j->rec[i].next = j->rec_free;
+		j->rec[i].id = i;
+		j->rec_free = i;
+	}
+	if (!j->buf || !j->rec) {
 		jr_fini(&j->base);
 		return -ENOMEM;
 	}

@@ -102,15 +102,44 @@ static void resolve_path(const char *target, char *out, size_t len)
 	snprintf(out, len, "%s", is_socket(alt) ? alt : target);
 }
 
+/* POOL/VOLUME: a volume of a pool served whole (one '/', neither first nor
+ * last, and no file of that path here). */
+static bool volume_syntax(const char *target)
+{
+	const char *slash = strchr(target, '/');
+	struct stat st;
+	return slash && slash != target && slash[1] && !strchr(slash + 1, '/') &&
+	       target[0] != '.' && lstat(target, &st) != 0;
+}
+
+/*
+ * A pool served whole is not listed itself: its volumes are, and each
+ * answers "pool-is POOL" with the pool's control socket. That socket into
+ * out; the count of pools of that name found (0: none, out untouched).
+ */
+static int find_pool(const char *cmd, const char *name, char *out, size_t len)
+{
+	const char *req[2] = { "pool-is", name };
+	struct find_ctx fc = { .fields = req, .nfields = 2 };
+	if (each_served(cmd, find_one, &fc) < 0)
+		return -1;
+	if (!fc.matches)
+		return 0;
+	fc.body[strcspn(fc.body, "\n")] = 0;
+	snprintf(out, len, "%s", fc.body);
+	return 1;
+}
+
 /*
  * The control socket for TARGET: a path (with a '/', or naming a socket
  * that exists: a control socket or an export socket), else an export name
- * among the served arrays. NULL target: the only served array. 0, or an exit
- * status after a message.
+ * among the served arrays (a pool's volume: VOLUME or POOL/VOLUME), else
+ * the name of a pool served whole. NULL target: the only served array. 0,
+ * or an exit status after a message.
  */
 static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
 {
-	if (target && (strchr(target, '/') || is_socket(target))) {
+	if (target && ((strchr(target, '/') && !volume_syntax(target)) || is_socket(target))) {
 		resolve_path(target, out, len);
 		return 0;
 	}
@@ -132,6 +161,13 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 	}
 	if (report_busy(cmd, &fc))
 		return CLI_EXIT_FAIL;
+	if (target && fc.matches == 0 && !strchr(target, '/')) {
+		int pools = find_pool(cmd, target, out, len);
+		if (pools < 0)
+			return CLI_EXIT_FAIL;
+		if (pools > 0)
+			return 0;
+	}
 	if (!target && fc.matches == 0)
 		fprintf(stderr, "uraid %s: no array is being served on this machine\n", cmd);
 	else if (!target)
@@ -448,12 +484,19 @@ static int names_array(const char *cmd, const char *op)
 	bool is_file = stat(op, &st) == 0;
 	if (is_file && S_ISSOCK(st.st_mode))
 		return 1;
-	if (strchr(op, '/'))
+	if (strchr(op, '/') && !volume_syntax(op))
 		return 0;
 	const char *req[2] = { "export-is", op };
 	struct find_ctx fc = { .fields = req, .nfields = 2 };
 	if (each_served(cmd, find_one, &fc) < 0)
 		return -1;
+	char pool_ctl[CTL_MAX_LINE];
+	if (!fc.matches && !strchr(op, '/')) {
+		int pools = find_pool(cmd, op, pool_ctl, sizeof(pool_ctl));
+		if (pools < 0)
+			return -1;
+		fc.matches = (unsigned)pools;
+	}
 	if (is_file && fc.matches) {
 		fprintf(stderr, "uraid %s: '%s' is both a file here and a served array's name; "
 			"write ./%s for the file, or name the array by its socket (see 'uraid "

@@ -204,6 +204,18 @@ static int call(const char *cmd, const char *ctl, const char *const *fields, uns
 	return call_to(cmd, ctl, fields, n, stdout);
 }
 
+int cli_pool_control(const char *name, char *ctl, size_t len)
+{
+	char err[512];
+	const char *req[2] = { "pool-is", name };
+	struct find_ctx fc = { .fields = req, .nfields = 2 };
+	if (ctl_for_each(find_one, &fc, err, sizeof(err)) < 0 || !fc.matches)
+		return 0;
+	fc.body[strcspn(fc.body, "\n")] = 0;
+	snprintf(ctl, len, "%s", fc.body);
+	return 1;
+}
+
 int cli_ctl_target(const char *cmd, const char *target, char *ctl, size_t len)
 {
 	return resolve_target(cmd, target, ctl, len);

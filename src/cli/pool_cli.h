@@ -42,6 +42,10 @@ const char *pool_level_word(int level, uint32_t layout, unsigned raid_disks);
 unsigned pool_volume_members(const struct pool *p, const struct pool_volume *v, char **out,
 			     size_t len_each);
 
+/* Is partition i of v one that serve leaves out (superseded: a spare was
+ * rebuilt in its place)? Says so on stderr when it is. */
+bool pool_member_superseded(const struct pool *p, const struct pool_volume *v, unsigned i);
+
 int cmd_pool(int argc, char **argv);
 int cmd_volume(int argc, char **argv);
 /* serve --pool=NAME [--volume=VOL] [DEVICE...]: the command line to serve

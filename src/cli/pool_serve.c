@@ -75,7 +75,8 @@ int serve_pool_args(int argc, char **argv, int first, const char *pool_name, con
 	if (!rc)
 		rc = push(&nv, &n, "--");
 	for (unsigned i = 0; i < v->nparts && !rc; i++)
-		rc = push(&nv, &n, specs[i]);
+		if (!pool_member_superseded(p, v, i))
+			rc = push(&nv, &n, specs[i]);
 	if (rc) {
 		fprintf(stderr, "uraid serve: out of memory\n");
 		goto out;
@@ -140,7 +141,20 @@ int serve_pool_volumes(int argc, char **argv, int first, struct serve_opts *o)
 			if (!(vs->members[j] = malloc(320)) ||
 			    !(vs->drives[j] = strdup(p->drive[v->drive[j]]->path)))
 				goto oom;
-		vs->nmembers = pool_volume_members(p, v, vs->members, 320);
+		unsigned np = pool_volume_members(p, v, vs->members, 320), k = 0;
+		/* superseded partitions (a spare rebuilt in their place) left out */
+		for (unsigned j = 0; j < np; j++) {
+			if (pool_member_superseded(p, v, j)) {
+				free(vs->members[j]);
+				free(vs->drives[j]);
+			} else {
+				vs->members[k] = vs->members[j];
+				vs->drives[k++] = vs->drives[j];
+			}
+		}
+		for (unsigned j = k; j < np; j++)
+			vs->members[j] = vs->drives[j] = NULL;
+		vs->nmembers = k;
 		for (unsigned j = 0; j < vs->nmembers; j++)
 			if (strpbrk(vs->members[j], "\t\n")) {
 				fprintf(stderr, "uraid serve: the member path '%s' holds a tab or a "

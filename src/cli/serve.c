@@ -718,8 +718,10 @@ static void main_loop(struct serve_state *st, int sig_fd)
 			serve_events_work(v->events, v);
 			serve_grow_work(v);
 		}
-		if (st->nvols)
+		if (st->nvols) {
 			serve_pool_follow_failures(st);
+			serve_pool_spare_work(st);
+		}
 	}
 out:
 	metrics_http_destroy(mh);

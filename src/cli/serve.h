@@ -89,7 +89,8 @@ struct serve_state {
 	unsigned export_idx;            /* this array's export in the server's table */
 	const char *pool_name;          /* a volume's: its pool (answers "POOL/VOLUME") */
 	const struct serve_state *pool; /* a volume's: the pool's state */
-	const struct serve_volume_spec *spec;   /* a volume's members and their drives */
+	struct serve_volume_spec *spec; /* a volume's members and their drives */
+	struct serve_pool_queue *spare_queue;   /* the pool's: spares to add (serve_pool_spare.c) */
 	bool *was_faulty;               /* per spec member: faulty at the last look */
 };
 
@@ -154,5 +155,12 @@ void serve_pool_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
 /* A member of one volume failed: fail the same drive's members in the other
  * volumes (the main loop, after the events; serve_pool_ctl.c). */
 void serve_pool_follow_failures(struct serve_state *pool);
+/* "add DRIVE" on the pool's socket: a partition on the drive for each
+ * degraded volume, added as spares one volume at a time; the main loop
+ * adds the next when a rebuild ends (serve_pool_spare.c). */
+void serve_pool_add_drive(struct serve_state *pool, const struct ctl_request *rq, FILE *out);
+void serve_pool_spare_work(struct serve_state *pool);
+bool serve_pool_rebuilding(const struct serve_state *pool);
+void serve_pool_spare_free(struct serve_state *pool);
 
 #endif

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/metrics_all.h"
 #include "cli/metrics_text.h"
+#include "cli/pool_cli.h"
 #include "cli/serve.h"
 #include "cli/serve_events.h"
 #include "nbd/server.h"
@@ -40,7 +41,8 @@ int serve_pool_open(struct serve_state *st)
 					   .pool_name = o->pool, .pool = st,
 					   .spec = &o->vols[i] };
 		snprintf(v->export_name, sizeof(v->export_name), "%s", o->vols[i].name);
-		v->was_faulty = calloc(o->vols[i].nmembers + 1, sizeof(*v->was_faulty));
+		/* room for the spares a rebuild adds (serve_pool_spare.c) */
+		v->was_faulty = calloc(POOL_MAX_DRIVES, sizeof(*v->was_faulty));
 		if (!v->was_faulty) {
 			fprintf(stderr, "uraid serve: out of memory\n");
 			return CLI_EXIT_FAIL;
@@ -112,6 +114,7 @@ void serve_pool_free(struct serve_state *st)
 		free(st->vols[i].metrics_page);
 	}
 	free(st->vols);
+	serve_pool_spare_free(st);
 	st->vols = NULL;
 	st->nvols = 0;
 }

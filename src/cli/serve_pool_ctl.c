@@ -291,6 +291,8 @@ void serve_pool_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 		else
 			ctl_reply(out, 0, NULL, text, len);
 		free(text);
+	} else if (!strcmp(verb, "add")) {
+		serve_pool_add_drive(st, rq, out);
 	} else if (!strcmp(verb, "volumes")) {
 		pool_volumes(st, out);
 	} else if (!strcmp(verb, "stop")) {

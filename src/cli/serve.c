@@ -604,6 +604,20 @@ static void announce(struct serve_state *st)
 	free(as);
 }
 
+/* A pool's line, after its volumes': its control socket, the metrics. */
+static void announce_pool(struct serve_state *st)
+{
+	printf("uraid serve: pool '%s': %u volumes, an export each on %s; control %s (the pool), "
+	       "%s.VOLUME (each volume)\n", st->export_name, st->nvols, st->endpoint,
+	       st->control_path, st->control_path);
+	if (st->metrics_fd >= 0) {
+		const char *colon = strrchr(st->o->metrics, ':');
+		printf("uraid serve: metrics on http://%.*s:%d/metrics\n",
+		       (int)(colon - st->o->metrics), st->o->metrics, nbd_listen_port(st->metrics_fd));
+	}
+	fflush(stdout);
+}
+
 /* Type=notify units: READY=1 once the export answers, with a STATUS line. */
 static void notify_systemd_ready(const struct serve_state *st)
 {
@@ -987,6 +1001,8 @@ static int run(struct serve_state *st, int sig_fd)
 				serve_events_start(v->events, v);
 				announce(v);
 			}
+			if (st->nvols)
+				announce_pool(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
 			cli_sd_notify("STOPPING=1\nSTATUS=stopping: finishing requests, flushing");
@@ -1009,6 +1025,7 @@ static int run(struct serve_state *st, int sig_fd)
 		v->ctl_fd = -1;
 		if (v != st) {
 			free(v->metrics_page);
+			v->metrics_page = NULL;
 			cleanup_sockets(v);
 		}
 		if (!v->array)

@@ -950,6 +950,12 @@ static int run(struct serve_state *st, int sig_fd)
 			export_name_of(st, st->o->name);
 	}
 	if (rc) {
+		/* a pool's volumes opened before the one that failed */
+		for (unsigned i = 0; i < st->nvols; i++)
+			if (st->vols[i].array) {
+				uraid_array_close(st->vols[i].array);
+				st->vols[i].array = NULL;
+			}
 		uraid_engine_destroy(st->engine);
 		return rc;
 	}

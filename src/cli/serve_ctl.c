@@ -426,6 +426,14 @@ static void verb_stop(void *arg, const struct ctl_request *rq, FILE *out)
 	struct serve_state *st = arg;
 	char done[CTL_MAX_LINE + 64];
 
+	if (st->pool_name) {
+		/* one process serves the pool's volumes: they stop together */
+		snprintf(done, sizeof(done), "'%s' is a volume of pool '%s', served with the "
+			 "others by one process: stop them all with 'uraid stop %s'",
+			 st->export_name, st->pool_name, st->pool_name);
+		ctl_reply(out, CLI_EXIT_USAGE, done, NULL, 0);
+		return;
+	}
 	snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, then "
 		 "marking the array clean)\n", st->export_name);
 	ctl_reply(out, 0, NULL, done, strlen(done));

@@ -136,6 +136,13 @@ check "one rebuild at a time (the server's log, in volume order)" bash -c "
     grep -o \"d4.img@[0-9+]* added to volume '[a-z0-9]*'\" '$work/tank.err' | sed \"s/.*'\\(.*\\)'/\\1/\" | tr '\n' ' ' | grep -qx 'm2 p1 q1 '"
 check "sgdisk -v: the spare's GPT is sound" bash -c "sgdisk -v d4.img | grep -q 'No problems found'"
 check "fio: verify every volume, rebuilt" fio_all verify
+stop_volume_refused() {
+    local out
+    out=$("$URAID" stop tank/p1 2>&1) && { echo "accepted"; return 1; }
+    [[ $out == *"stop them all with 'uraid stop tank'"* ]] || { echo "$out"; return 1; }
+    "$URAID" status --json tank/p1 >/dev/null
+}
+check "uraid stop tank/p1: refused (the pool stops whole), still served" stop_volume_refused
 check "stop" stop_pool
 
 drives+=(d4.img)

@@ -79,7 +79,8 @@ static void serve_usage(FILE *f)
 		"                           the volume (the default name \"\" only with one);\n"
 		"                           the control socket answers for the pool, and\n"
 		"                           CONTROL.VOLUME for each volume (uraid fail POOL/VOLUME)\n"
-		"      --volume=VOLUME      serve this volume only\n"		"      --list-arrays        print the name of each configured ARRAY (the instance\n"
+		"      --volume=VOLUME      serve this volume only\n"
+		"      --list-arrays        print the name of each configured ARRAY (the instance\n"
 		"                           names of uraid@.service) and exit\n"
 		"      --run                start even when a member is merely missing (the array\n"
 		"                           runs degraded; the member needs a rebuild later)\n"
@@ -650,22 +651,23 @@ static void signal_ready(struct serve_state *st)
 	}
 }
 
-/*
- * Signals and control requests; returns when asked to stop. The control
- * clients are served without blocking (ctl_server.c): one that says nothing
- * delays neither a signal nor another client.
- */
+/* The earlier of two poll timeouts (-1: none). */
 static int min_timeout(int a, int b)
 {
 	return b >= 0 && (a < 0 || b < a) ? b : a;
 }
 
+/*
+ * Signals and control requests; returns when asked to stop. The control
+ * clients are served without blocking (ctl_server.c): one that says nothing
+ * delays neither a signal nor another client.
+ */
 static void main_loop(struct serve_state *st, int sig_fd)
 {
 	/* one control server per array (a pool: each volume's), and a pool's own */
 	unsigned n = serve_narrays(st), nctl = n + (st->nvols ? 1 : 0);
 	struct ctl_server **cs = calloc(nctl, sizeof(*cs));
-	struct pollfd *p = calloc(4 + nctl, sizeof(*p));
+	struct pollfd *p = calloc(3 + nctl, sizeof(*p));
 	struct metrics_http *mh = NULL;
 	int rc = cs && p ? 0 : -ENOMEM;
 	for (unsigned i = 0; i < nctl && !rc; i++) {
@@ -693,10 +695,9 @@ static void main_loop(struct serve_state *st, int sig_fd)
 		p[1] = (struct pollfd){ .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN };
 		/* the engine tells one eventfd of a change in any of its arrays */
 		p[2] = (struct pollfd){ .fd = serve_events_fd(ev0), .events = POLLIN };
-		p[3] = (struct pollfd){ .fd = -1 };
 		int timeout = mh ? metrics_http_timeout_ms(mh) : -1;
 		for (unsigned i = 0; i < nctl; i++) {
-			p[4 + i] = (struct pollfd){ .fd = ctl_server_fd(cs[i]), .events = POLLIN };
+			p[3 + i] = (struct pollfd){ .fd = ctl_server_fd(cs[i]), .events = POLLIN };
 			timeout = min_timeout(timeout, ctl_server_timeout_ms(cs[i]));
 		}
 		for (unsigned i = 0; i < n; i++) {
@@ -707,7 +708,7 @@ static void main_loop(struct serve_state *st, int sig_fd)
 		/* a pool looks at its volumes' failures every second too */
 		if (st->nvols)
 			timeout = min_timeout(timeout, 1000);
-		if (poll(p, 4 + nctl, timeout) < 0) {
+		if (poll(p, 3 + nctl, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
@@ -981,12 +982,13 @@ static int run(struct serve_state *st, int sig_fd)
 			.max_buffer_bytes = st->o->max_buffer_bytes,
 			.tls_creds = st->tls, .tls_mode = st->o->tls_mode,
 		};
-		rc = st->nvols && !exports ? -ENOMEM
-					   : nbd_server_start(&so, &st->server, err, sizeof(err));
+		bool no_table = st->nvols && !exports;
+		if (no_table)
+			snprintf(err, sizeof(err), "out of memory");
+		rc = no_table ? -ENOMEM : nbd_server_start(&so, &st->server, err, sizeof(err));
 		free(exports);
 		if (rc) {
-			fprintf(stderr, "uraid serve: %s\n", rc == -ENOMEM && st->nvols && !exports
-				? "out of memory" : err);
+			fprintf(stderr, "uraid serve: %s\n", err);
 			close(listen_fd);
 		} else {
 			listen_fd = -1;         /* the server owns it now */

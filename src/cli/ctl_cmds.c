@@ -379,6 +379,14 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "uraid status: one ARRAY at most; see 'uraid status --help'\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (wo.interval_ms && target && !ca.control && !strchr(target, '/') &&
+	    cli_pool_control(target, ctl, sizeof(ctl))) {
+		/* the pool's answer is not one array's: its volumes are watched */
+		fprintf(stderr, "uraid status: --watch shows arrays, and '%s' is a pool: watch "
+			"every volume with 'uraid status --watch', or one with %s/VOLUME\n", target,
+			target);
+		return CLI_EXIT_USAGE;
+	}
 	if (wo.interval_ms)
 		return status_watch(&wo, target, ca.json, resolve_target);
 	if (!target && ca.json && !ca.test) {

@@ -171,8 +171,10 @@ static void pool_health(struct serve_state *st, FILE *out)
 
 /*
  * owns/fail/remove PATH [force]: PATH a drive of the pool (every volume's
- * member on it) or one member. owns: "STATE\tPATH" of the first member
- * found, PATH as given (sent back by the client as is). fail and remove:
+ * member on it) or one member. owns: "STATE\tPATH", PATH as given (sent
+ * back by the client as is), STATE the members' when they all have the
+ * same, else "unknown" (the client then leaves each member's rule to its
+ * volume: remove takes out the faulty ones and refuses the others). fail and remove:
  * each member in turn, every volume's answer in the body; the first
  * failure's code and message end it.
  */
@@ -183,6 +185,7 @@ static void pool_members_verb(struct serve_state *st, const struct ctl_request *
 	size_t len = 0;
 	unsigned found = 0;
 	int code = 0;
+	char state[32] = "";
 
 	if (rq->nfields < 2) {
 		ctl_reply(out, CLI_EXIT_USAGE, "which drive? (give its path)", NULL, 0);
@@ -201,17 +204,17 @@ static void pool_members_verb(struct serve_state *st, const struct ctl_request *
 			const char *fields[3] = { verb, v->spec->members[idx[k]], "force" };
 			unsigned nf = rq->nfields > 2 && !strcmp(rq->field[2], "force") ? 3 : 2;
 			char *body;
-			/* owns: once is enough */
-			if (!strcmp(verb, "owns") && found)
-				break;
 			int rc = vol_ask(v, fields, nf, &body, msg, sizeof(msg));
 			found++;
 			if (!strcmp(verb, "owns")) {
 				char *tab = rc ? NULL : strchr(body, '\t');
-				if (tab)
-					fprintf(f, "%.*s\t%s\n", (int)(tab - body), body, rq->field[1]);
-				else
+				if (!tab)
 					code = rc ? rc : CLI_EXIT_FAIL;
+				else if (!state[0])
+					snprintf(state, sizeof(state), "%.*s", (int)(tab - body), body);
+				else if (strncmp(state, body, (size_t)(tab - body)) ||
+					 state[tab - body])
+					snprintf(state, sizeof(state), "unknown");
 			} else if (rc) {
 				fprintf(f, "%s: %s in '%s': %s\n", v->spec->members[idx[k]], verb,
 					v->export_name, msg);
@@ -226,6 +229,8 @@ static void pool_members_verb(struct serve_state *st, const struct ctl_request *
 			free(body);
 		}
 	}
+	if (!strcmp(verb, "owns") && found && !code)
+		fprintf(f, "%s\t%s\n", state, rq->field[1]);
 	fclose(f);
 	if (!found) {
 		snprintf(msg, sizeof(msg), "%s is neither a drive nor a member of a volume of "

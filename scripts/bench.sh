@@ -27,13 +27,14 @@
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
 # BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,ppl,
-# stripecache,plan; rebuild includes its bound, tests/tools/rebuild_bound.c). The
+# stripecache,plan,pool; rebuild includes its bound, tests/tools/rebuild_bound.c). The
 # write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
 # scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
 # scripts/bench_stripecache.sh; the planner's in scripts/bench_plan.sh; the write
 # journal's replay (BENCH_JOURNAL=0) in scripts/bench_journal.sh; nested RAID 50
 # against RAID 0 in process (BENCH_NESTED=0, BENCH_ONLY=nested) in
-# scripts/bench_nested.sh.
+# scripts/bench_nested.sh; the pool's (BENCH_POOL=0: two volumes of one serve
+# --pool against whole drives) in scripts/bench_pool.sh.
 # What the NBD block costs with the defaults: 4 workloads x 5 servers x 5
 # rounds of 3 s and fio's start (~0.5 s), then the NBD hop: about 7 minutes
 # on 2 idle CPUs; 13 minutes were measured at a load average of 10.
@@ -981,6 +982,7 @@ fi
 . "$(dirname "${BASH_SOURCE[0]}")/bench_journal.sh"   # BENCH_ONLY=journal: the replay's time
 . "$(dirname "${BASH_SOURCE[0]}")/bench_ppl.sh"     # BENCH_ONLY=ppl: PPL vs no PPL
 . "$(dirname "${BASH_SOURCE[0]}")/bench_nested.sh"  # BENCH_ONLY=nested: RAID 50 vs RAID 0
+. "$(dirname "${BASH_SOURCE[0]}")/bench_pool.sh"    # BENCH_ONLY=pool: two volumes of a pool vs whole drives
 # the stripe cache's tuning curve (its own file)
 . "$(dirname "$0")/bench_stripecache.sh"
 

@@ -38,6 +38,9 @@ int cmd_plan(int argc, char **argv);
  * of TARGET (an export name, the export or control socket; NULL: the only
  * served array) in ctl, and a request whose answer's body goes to stdout.
  * Both return 0 or an exit status after one line on stderr. */
+/* The control socket of pool `name` when one uraid serve serves it whole
+ * (found through its volumes, "pool-is"): 1 with it in ctl, else 0 (quiet). */
+int cli_pool_control(const char *name, char *ctl, size_t len);
 int cli_ctl_target(const char *cmd, const char *target, char *ctl, size_t len);
 int cli_ctl_call(const char *cmd, const char *ctl, const char *const *fields, unsigned n);
 

@@ -102,15 +102,44 @@ static void resolve_path(const char *target, char *out, size_t len)
 	snprintf(out, len, "%s", is_socket(alt) ? alt : target);
 }
 
+/* POOL/VOLUME: a volume of a pool served whole (one '/', neither first nor
+ * last, and no file of that path here). */
+static bool volume_syntax(const char *target)
+{
+	const char *slash = strchr(target, '/');
+	struct stat st;
+	return slash && slash != target && slash[1] && !strchr(slash + 1, '/') &&
+	       target[0] != '.' && lstat(target, &st) != 0;
+}
+
+/*
+ * A pool served whole is not listed itself: its volumes are, and each
+ * answers "pool-is POOL" with the pool's control socket. That socket into
+ * out; the count of pools of that name found (0: none, out untouched).
+ */
+static int find_pool(const char *cmd, const char *name, char *out, size_t len)
+{
+	const char *req[2] = { "pool-is", name };
+	struct find_ctx fc = { .fields = req, .nfields = 2 };
+	if (each_served(cmd, find_one, &fc) < 0)
+		return -1;
+	if (!fc.matches)
+		return 0;
+	fc.body[strcspn(fc.body, "\n")] = 0;
+	snprintf(out, len, "%s", fc.body);
+	return 1;
+}
+
 /*
  * The control socket for TARGET: a path (with a '/', or naming a socket
  * that exists: a control socket or an export socket), else an export name
- * among the served arrays. NULL target: the only served array. 0, or an exit
- * status after a message.
+ * among the served arrays (a pool's volume: VOLUME or POOL/VOLUME), else
+ * the name of a pool served whole. NULL target: the only served array. 0,
+ * or an exit status after a message.
  */
 static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
 {
-	if (target && (strchr(target, '/') || is_socket(target))) {
+	if (target && ((strchr(target, '/') && !volume_syntax(target)) || is_socket(target))) {
 		resolve_path(target, out, len);
 		return 0;
 	}
@@ -132,6 +161,13 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 	}
 	if (report_busy(cmd, &fc))
 		return CLI_EXIT_FAIL;
+	if (target && fc.matches == 0 && !strchr(target, '/')) {
+		int pools = find_pool(cmd, target, out, len);
+		if (pools < 0)
+			return CLI_EXIT_FAIL;
+		if (pools > 0)
+			return 0;
+	}
 	if (!target && fc.matches == 0)
 		fprintf(stderr, "uraid %s: no array is being served on this machine\n", cmd);
 	else if (!target)
@@ -166,6 +202,18 @@ static int call_to(const char *cmd, const char *ctl, const char *const *fields, 
 static int call(const char *cmd, const char *ctl, const char *const *fields, unsigned n)
 {
 	return call_to(cmd, ctl, fields, n, stdout);
+}
+
+int cli_pool_control(const char *name, char *ctl, size_t len)
+{
+	char err[512];
+	const char *req[2] = { "pool-is", name };
+	struct find_ctx fc = { .fields = req, .nfields = 2 };
+	if (ctl_for_each(find_one, &fc, err, sizeof(err)) < 0 || !fc.matches)
+		return 0;
+	fc.body[strcspn(fc.body, "\n")] = 0;
+	snprintf(ctl, len, "%s", fc.body);
+	return 1;
 }
 
 int cli_ctl_target(const char *cmd, const char *target, char *ctl, size_t len)
@@ -280,7 +328,9 @@ static void status_usage(FILE *f)
 		"\n"
 		"Without ARRAY: one line for each array served on this machine. With ARRAY\n"
 		"(an export name, the export socket, or the control socket): its state,\n"
-		"members with their I/O counters, connections, and background work.\n"
+		"members with their I/O counters, connections, and background work. A pool\n"
+		"served whole (serve --pool): ARRAY may be POOL (every volume in turn) or\n"
+		"POOL/VOLUME.\n"
 		"\n"
 		"  -j, --json   the state as one JSON object (docs/json.md); without ARRAY,\n"
 		"               a JSON list of the served arrays, one object each\n"
@@ -329,6 +379,14 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "uraid status: one ARRAY at most; see 'uraid status --help'\n");
 		return CLI_EXIT_USAGE;
 	}
+	if (wo.interval_ms && target && !ca.control && !strchr(target, '/') &&
+	    cli_pool_control(target, ctl, sizeof(ctl))) {
+		/* the pool's answer is not one array's: its volumes are watched */
+		fprintf(stderr, "uraid status: --watch shows arrays, and '%s' is a pool: watch "
+			"every volume with 'uraid status --watch', or one with %s/VOLUME\n", target,
+			target);
+		return CLI_EXIT_USAGE;
+	}
 	if (wo.interval_ms)
 		return status_watch(&wo, target, ca.json, resolve_target);
 	if (!target && ca.json && !ca.test) {
@@ -372,7 +430,9 @@ static void fail_usage(FILE *f)
 		"before the first is failed: a wrong one changes nothing. Several members\n"
 		"failed together may be more than the array survives: as mdadm, they are\n"
 		"failed in turn, and from the first one it cannot lose on they are refused.\n"
-		"A file named 'detached' is written ./detached.\n"
+		"A file named 'detached' is written ./detached. A pool served whole (serve\n"
+		"--pool): ARRAY POOL and MEMBER a drive of the pool fail the drive in every\n"
+		"volume; a volume is VOLUME or POOL/VOLUME.\n"
 		"\n"
 		"  -f, --force          fail it even though the array will fail\n"
 		"  -j, --json           what changed, as JSON (docs/json.md)\n"
@@ -448,12 +508,19 @@ static int names_array(const char *cmd, const char *op)
 	bool is_file = stat(op, &st) == 0;
 	if (is_file && S_ISSOCK(st.st_mode))
 		return 1;
-	if (strchr(op, '/'))
+	if (strchr(op, '/') && !volume_syntax(op))
 		return 0;
 	const char *req[2] = { "export-is", op };
 	struct find_ctx fc = { .fields = req, .nfields = 2 };
 	if (each_served(cmd, find_one, &fc) < 0)
 		return -1;
+	char pool_ctl[CTL_MAX_LINE];
+	if (!fc.matches && !strchr(op, '/')) {
+		int pools = find_pool(cmd, op, pool_ctl, sizeof(pool_ctl));
+		if (pools < 0)
+			return -1;
+		fc.matches = (unsigned)pools;
+	}
 	if (is_file && fc.matches) {
 		fprintf(stderr, "uraid %s: '%s' is both a file here and a served array's name; "
 			"write ./%s for the file, or name the array by its socket (see 'uraid "

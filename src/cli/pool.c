@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
+#include "ctl/ctl.h"
 #include "cli/scan.h"
 #include "cli/util.h"
 #include "common/file_lock.h"
@@ -192,6 +194,17 @@ unsigned pool_volume_members(const struct pool *p, const struct pool_volume *v, 
 	for (unsigned i = 0; i < v->nparts; i++)
 		pool_member_spec(p->drive[v->drive[i]], v->entry[i], out[i], len_each);
 	return v->nparts;
+}
+
+bool pool_member_superseded(const struct pool *p, const struct pool_volume *v, unsigned i)
+{
+	if (i >= v->nparts || !v->superseded[i])
+		return false;
+	char spec[320];
+	pool_member_spec(p->drive[v->drive[i]], v->entry[i], spec, sizeof(spec));
+	fprintf(stderr, "uraid serve: volume '%s': %s left out: a newer member took its device "
+		"number (a spare was rebuilt in its place)\n", v->name, spec);
+	return true;
 }
 
 /* ---- options ---- */
@@ -388,6 +401,29 @@ static int pool_create(const struct pool_opts *o, int argc, char **argv)
 	return st;
 }
 
+/*
+ * A pool served whole (serve --pool): its server is told of each new drive,
+ * which it uses as a spare for the degraded volumes (serve_pool_spare.c).
+ * Its answer goes to stdout (stderr with --json); the drives are the
+ * pool's whatever it says.
+ */
+static void tell_server(const struct pool_opts *o, const char *name, const struct new_drive *d,
+			unsigned n)
+{
+	char ctl[CTL_MAX_LINE], msg[CTL_MAX_LINE], abs[PATH_MAX];
+	if (!cli_pool_control(name, ctl, sizeof(ctl)))
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const char *fields[2] = { "add", realpath(d[i].path, abs) ? abs : d[i].path };
+		FILE *to = o->json ? stderr : stdout;
+		fflush(stdout);
+		int rc = ctl_call(ctl, fields, 2, to, msg, sizeof(msg));
+		if (rc)
+			fprintf(stderr, "uraid pool add: pool '%s' is served; its server did not take "
+				"%s as a spare: %s\n", name, d[i].path, msg);
+	}
+}
+
 static int pool_add(const struct pool_opts *o, int argc, char **argv)
 {
 	const char *name = argv[o->first];
@@ -472,6 +508,8 @@ static int pool_add(const struct pool_opts *o, int argc, char **argv)
 	close_new(d, n);
 	if (!st)
 		print_made(o, "Added to", &l, d, n);
+	if (!st)
+		tell_server(o, name, d, n);
 out:
 	pool_release(p);
 	free(p);

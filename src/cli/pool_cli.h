@@ -42,10 +42,19 @@ const char *pool_level_word(int level, uint32_t layout, unsigned raid_disks);
 unsigned pool_volume_members(const struct pool *p, const struct pool_volume *v, char **out,
 			     size_t len_each);
 
+/* Is partition i of v one that serve leaves out (superseded: a spare was
+ * rebuilt in its place)? Says so on stderr when it is. */
+bool pool_member_superseded(const struct pool *p, const struct pool_volume *v, unsigned i);
+
 int cmd_pool(int argc, char **argv);
 int cmd_volume(int argc, char **argv);
 /* serve --pool=NAME [--volume=VOL] [DEVICE...]: the command line to serve
- * it (the options given, --name=VOL, "--", its members), as serve_scan_args. */
+ * it (the options given, --name=VOL, "--", its members), as serve_scan_args;
+ * SERVE_POOL_EVERY when no --volume is given and the pool has several
+ * (serve_pool_volumes then gives them all). */
+#define SERVE_POOL_EVERY (-2)
+/* Volumes one `serve --pool` serves at once (exports of one NBD server). */
+#define NBD_MAX_EXPORTS_POOL 64u
 int serve_pool_args(int argc, char **argv, int first, const char *pool, const char *volume,
 		    const char *config, int *new_argc, char ***new_argv);
 

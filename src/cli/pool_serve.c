@@ -4,7 +4,8 @@
  * one volume of a pool: the options given, --name=VOLUME first (so that a
  * --name given wins), "--" and the volume's partitions (as /dev nodes or
  * PATH@START+LENGTH ranges). serve parses it as if typed, as it does for
- * --scan (serve_scan.c).
+ * --scan (serve_scan.c). Without --volume, a pool of several volumes is
+ * served whole: serve_pool_volumes gives each volume's members.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
+#include "cli/serve.h"
 
 static int push(char ***v, int *n, const char *s)
 {
@@ -49,10 +51,12 @@ int serve_pool_args(int argc, char **argv, int first, const char *pool_name, con
 		}
 	} else if (p->nvolumes == 1) {
 		v = &p->vol[0];
+	} else if (p->nvolumes == 0) {
+		fprintf(stderr, "uraid serve: pool '%s' has no volume to serve; make one with "
+			"'uraid volume create %s VOLUME ...'\n", pool_name, pool_name);
+		goto out;
 	} else {
-		fprintf(stderr, "uraid serve: pool '%s' has %u volumes; serving them all from one "
-			"process is not there yet: give --volume=VOLUME (one serve per volume)\n",
-			pool_name, p->nvolumes);
+		st = SERVE_POOL_EVERY;  /* every volume, one process: serve_pool_volumes */
 		goto out;
 	}
 	st = CLI_EXIT_FAIL;
@@ -71,7 +75,8 @@ int serve_pool_args(int argc, char **argv, int first, const char *pool_name, con
 	if (!rc)
 		rc = push(&nv, &n, "--");
 	for (unsigned i = 0; i < v->nparts && !rc; i++)
-		rc = push(&nv, &n, specs[i]);
+		if (!pool_member_superseded(p, v, i))
+			rc = push(&nv, &n, specs[i]);
 	if (rc) {
 		fprintf(stderr, "uraid serve: out of memory\n");
 		goto out;
@@ -82,6 +87,89 @@ int serve_pool_args(int argc, char **argv, int first, const char *pool_name, con
 out:
 	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
 		free(specs[i]);
+	pool_release(p);
+	free(p);
+	pool_candidates_free(&c);
+	return st;
+}
+
+void serve_pool_volumes_free(struct serve_opts *o)
+{
+	for (unsigned i = 0; o->vols && i < o->nvols; i++) {
+		for (unsigned j = 0; j < POOL_MAX_DRIVES; j++) {
+			free(o->vols[i].members ? o->vols[i].members[j] : NULL);
+			free(o->vols[i].drives ? o->vols[i].drives[j] : NULL);
+		}
+		free(o->vols[i].members);
+		free(o->vols[i].drives);
+	}
+	free(o->vols);
+	o->vols = NULL;
+	o->nvols = 0;
+}
+
+int serve_pool_volumes(int argc, char **argv, int first, struct serve_opts *o)
+{
+	struct pool_candidates c;
+	struct pool *p = calloc(1, sizeof(*p));
+	int st = pool_candidates_get("serve", o->config, argv + first, (unsigned)(argc - first),
+				     &c);
+
+	if (!p || st) {
+		free(p);
+		return st ? st : CLI_EXIT_FAIL;
+	}
+	if ((st = pool_cli_find("serve", o->pool, &c, p)) >= 0)
+		goto out;
+	st = CLI_EXIT_FAIL;
+	if (p->nvolumes > NBD_MAX_EXPORTS_POOL) {
+		fprintf(stderr, "uraid serve: pool '%s' has %u volumes; one serve serves at most "
+			"%u: give --volume=VOLUME\n", o->pool, p->nvolumes, NBD_MAX_EXPORTS_POOL);
+		goto out;
+	}
+	if (!(o->vols = calloc(p->nvolumes, sizeof(*o->vols))))
+		goto oom;
+	o->nvols = p->nvolumes;
+	for (unsigned i = 0; i < p->nvolumes; i++) {
+		struct serve_volume_spec *vs = &o->vols[i];
+		const struct pool_volume *v = &p->vol[i];
+		snprintf(vs->name, sizeof(vs->name), "%s", v->name);
+		if (!(vs->members = calloc(POOL_MAX_DRIVES, sizeof(char *))) ||
+		    !(vs->drives = calloc(POOL_MAX_DRIVES, sizeof(char *))))
+			goto oom;
+		for (unsigned j = 0; j < v->nparts; j++)
+			if (!(vs->members[j] = malloc(320)) ||
+			    !(vs->drives[j] = strdup(p->drive[v->drive[j]]->path)))
+				goto oom;
+		unsigned np = pool_volume_members(p, v, vs->members, 320), k = 0;
+		/* superseded partitions (a spare rebuilt in their place) left out */
+		for (unsigned j = 0; j < np; j++) {
+			if (pool_member_superseded(p, v, j)) {
+				free(vs->members[j]);
+				free(vs->drives[j]);
+			} else {
+				vs->members[k] = vs->members[j];
+				vs->drives[k++] = vs->drives[j];
+			}
+		}
+		for (unsigned j = k; j < np; j++)
+			vs->members[j] = vs->drives[j] = NULL;
+		vs->nmembers = k;
+		for (unsigned j = 0; j < vs->nmembers; j++)
+			if (strpbrk(vs->members[j], "\t\n")) {
+				fprintf(stderr, "uraid serve: the member path '%s' holds a tab or a "
+					"newline, which the control socket cannot carry; rename it "
+					"or give a symlink to it\n", vs->members[j]);
+				goto out;
+			}
+	}
+	st = 0;
+	goto out;
+oom:
+	fprintf(stderr, "uraid serve: out of memory\n");
+out:
+	if (st)
+		serve_pool_volumes_free(o);
 	pool_release(p);
 	free(p);
 	pool_candidates_free(&c);

@@ -72,11 +72,14 @@ static void serve_usage(FILE *f)
 		"                           when it exists); the ARRAY line's serve options apply\n"
 		"                           as if given here, options given here win (a flag\n"
 		"                           there, e.g. read-only, cannot be switched off here)\n"
-		"      --pool=POOL          serve a volume of this pool (docs/pools.md): its\n"
+		"      --pool=POOL          serve the volumes of this pool (docs/pools.md): their\n"
 		"                           partitions on the pool's drives among the DEVICEs/\n"
-		"                           GLOBs given, else the DEVICE lines; the export name\n"
-		"                           is the volume's. One volume per serve for now\n"
-		"      --volume=VOLUME      which volume (needed when the pool has several)\n"
+		"                           GLOBs given, else the DEVICE lines. Every volume\n"
+		"                           from this one process, an export each, named after\n"
+		"                           the volume (the default name \"\" only with one);\n"
+		"                           the control socket answers for the pool, and\n"
+		"                           CONTROL.VOLUME for each volume (uraid fail POOL/VOLUME)\n"
+		"      --volume=VOLUME      serve this volume only\n"
 		"      --list-arrays        print the name of each configured ARRAY (the instance\n"
 		"                           names of uraid@.service) and exit\n"
 		"      --run                start even when a member is merely missing (the array\n"
@@ -238,6 +241,18 @@ static int parse_pooled(int argc, char **argv, struct serve_opts *o)
 	char **new_argv;
 	int rc = serve_pool_args(argc, argv, optind, o->pool, o->volume, o->config, &new_argc,
 				 &new_argv);
+	if (rc == SERVE_POOL_EVERY) {
+		/* every volume from this process (serve_pool.c): the options
+		   stand as given, the members are each volume's */
+		if (o->name) {
+			fprintf(stderr, "uraid serve: --name with several volumes: each export is "
+				"named after its volume; give --volume=VOLUME to serve one under "
+				"another name\n");
+			return CLI_EXIT_USAGE;
+		}
+		rc = serve_pool_volumes(argc, argv, optind, o);
+		return rc ? rc : -1;
+	}
 	if (rc >= 0)
 		return rc;
 	*o = (struct serve_opts){ .scanned = true, .read_ahead_bytes = URAID_READ_AHEAD_DEFAULT };
@@ -609,6 +624,20 @@ static void announce(struct serve_state *st)
 	free(as);
 }
 
+/* A pool's line, after its volumes': its control socket, the metrics. */
+static void announce_pool(struct serve_state *st)
+{
+	printf("uraid serve: pool '%s': %u volumes, an export each on %s; control %s (the pool), "
+	       "%s.VOLUME (each volume)\n", st->export_name, st->nvols, st->endpoint,
+	       st->control_path, st->control_path);
+	if (st->metrics_fd >= 0) {
+		const char *colon = strrchr(st->o->metrics, ':');
+		printf("uraid serve: metrics on http://%.*s:%d/metrics\n",
+		       (int)(colon - st->o->metrics), st->o->metrics, nbd_listen_port(st->metrics_fd));
+	}
+	fflush(stdout);
+}
+
 /* Type=notify units: READY=1 once the export answers, with a STATUS line. */
 static void notify_systemd_ready(const struct serve_state *st)
 {
@@ -641,6 +670,12 @@ static void signal_ready(struct serve_state *st)
 	}
 }
 
+/* The earlier of two poll timeouts (-1: none). */
+static int min_timeout(int a, int b)
+{
+	return b >= 0 && (a < 0 || b < a) ? b : a;
+}
+
 /*
  * Signals and control requests; returns when asked to stop. The control
  * clients are served without blocking (ctl_server.c): one that says nothing
@@ -648,38 +683,51 @@ static void signal_ready(struct serve_state *st)
  */
 static void main_loop(struct serve_state *st, int sig_fd)
 {
-	struct ctl_server *cs;
+	/* one control server per array (a pool: each volume's), and a pool's own */
+	unsigned n = serve_narrays(st), nctl = n + (st->nvols ? 1 : 0);
+	struct ctl_server **cs = calloc(nctl, sizeof(*cs));
+	struct pollfd *p = calloc(3 + nctl, sizeof(*p));
 	struct metrics_http *mh = NULL;
-	int rc = ctl_server_create(st->ctl_fd, serve_ctl_handle, st, &cs);
+	int rc = cs && p ? 0 : -ENOMEM;
+	for (unsigned i = 0; i < nctl && !rc; i++) {
+		struct serve_state *v = i < n ? serve_array_state(st, i) : st;
+		rc = ctl_server_create(v->ctl_fd, i < n ? serve_ctl_handle : serve_pool_ctl_handle,
+				       v, &cs[i]);
+	}
 	if (rc) {
 		fprintf(stderr, "uraid serve: control socket: %s; stopping\n", strerror(-rc));
-		return;
+		goto out;
 	}
 	if (st->metrics_fd >= 0) {
 		/* --metrics: the HTTP server, polled here as the control server is */
-		rc = metrics_http_create(st->metrics_fd, metrics_serve_body, st, &mh);
+		rc = metrics_http_create(st->metrics_fd, st->nvols ? serve_pool_metrics_body
+								    : metrics_serve_body, st, &mh);
 		st->metrics_fd = -1;    /* taken over */
 		if (rc) {
 			fprintf(stderr, "uraid serve: --metrics: %s; stopping\n", strerror(-rc));
-			ctl_server_destroy(cs);
-			return;
+			goto out;
 		}
 	}
-	while (!st->stop_requested) {
-		struct pollfd p[4] = { { .fd = sig_fd, .events = POLLIN },
-				       { .fd = ctl_server_fd(cs), .events = POLLIN },
-				       { .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN },
-				       { .fd = serve_events_fd(st->events), .events = POLLIN } };
-		int timeout = ctl_server_timeout_ms(cs), mt = mh ? metrics_http_timeout_ms(mh) : -1;
-		int ev_timeout = serve_events_timeout_ms(st->events);
-		if (mt >= 0 && (timeout < 0 || mt < timeout))
-			timeout = mt;
-		if (ev_timeout >= 0 && (timeout < 0 || ev_timeout < timeout))
-			timeout = ev_timeout;
-		int grow_timeout = serve_grow_timeout_ms(st);
-		if (grow_timeout >= 0 && (timeout < 0 || grow_timeout < timeout))
-			timeout = grow_timeout;
-		if (poll(p, 4, timeout) < 0) {
+	struct serve_events *ev0 = serve_array_state(st, 0)->events;
+	while (!serve_stop_requested(st)) {
+		p[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
+		p[1] = (struct pollfd){ .fd = mh ? metrics_http_fd(mh) : -1, .events = POLLIN };
+		/* the engine tells one eventfd of a change in any of its arrays */
+		p[2] = (struct pollfd){ .fd = serve_events_fd(ev0), .events = POLLIN };
+		int timeout = mh ? metrics_http_timeout_ms(mh) : -1;
+		for (unsigned i = 0; i < nctl; i++) {
+			p[3 + i] = (struct pollfd){ .fd = ctl_server_fd(cs[i]), .events = POLLIN };
+			timeout = min_timeout(timeout, ctl_server_timeout_ms(cs[i]));
+		}
+		for (unsigned i = 0; i < n; i++) {
+			struct serve_state *v = serve_array_state(st, i);
+			timeout = min_timeout(timeout, serve_events_timeout_ms(v->events));
+			timeout = min_timeout(timeout, serve_grow_timeout_ms(v));
+		}
+		/* a pool looks at its volumes' failures every second too */
+		if (st->nvols)
+			timeout = min_timeout(timeout, 1000);
+		if (poll(p, 3 + nctl, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			fprintf(stderr, "uraid serve: poll: %s; stopping\n", strerror(errno));
@@ -693,14 +741,28 @@ static void main_loop(struct serve_state *st, int sig_fd)
 				break;
 			}
 		}
-		ctl_server_work(cs);
+		for (unsigned i = 0; i < nctl; i++)
+			ctl_server_work(cs[i]);
 		if (mh)
 			metrics_http_work(mh);
-		serve_events_work(st->events, st);
-		serve_grow_work(st);
+		for (unsigned i = 0; i < n; i++) {
+			struct serve_state *v = serve_array_state(st, i);
+			if (i && (p[2].revents & POLLIN))
+				serve_events_poke(v->events);
+			serve_events_work(v->events, v);
+			serve_grow_work(v);
+		}
+		if (st->nvols) {
+			serve_pool_follow_failures(st);
+			serve_pool_spare_work(st);
+		}
 	}
+out:
 	metrics_http_destroy(mh);
-	ctl_server_destroy(cs);
+	for (unsigned i = 0; cs && i < nctl; i++)
+		ctl_server_destroy(cs[i]);
+	free(cs);
+	free(p);
 }
 
 /*
@@ -716,7 +778,7 @@ static void cleanup_sockets(struct serve_state *st)
 		unlink(st->control_path);
 	st->socket_created = st->control_created = false;
 	if (st->registered)
-		ctl_unregister();
+		ctl_unregister_n(st->pool_name ? st->export_idx + 1 : 0);
 	st->registered = false;
 }
 
@@ -796,6 +858,83 @@ static unsigned fit_connections(const struct serve_opts *o, unsigned *refusing)
 	return fit;
 }
 
+/*
+ * Assemble the array of these members with serve's options into st->array;
+ * 0, or an exit status after a message (nothing left open).
+ */
+int serve_open_array(struct serve_state *st, const char *const *members, unsigned nmembers)
+{
+	char err[512];
+	int rc;
+	struct uraid_assemble_opts ao = {
+		.paths = members, .npaths = nmembers,
+		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
+			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
+			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
+		.write_cache = st->o->write_cache,
+		.journal_mode = st->o->journal_mode,
+		.cache_bytes = st->o->cache_bytes,
+		.read_ahead_bytes = st->o->read_ahead_bytes,
+	};
+	/* stripe heads given as such go to assembly; memory needs the members' count */
+	unsigned heads = 0;
+	bool heads_later = st->o->stripe_cache &&
+			   cli_parse_stripe_cache(st->o->stripe_cache, 0, &heads, err, sizeof(err)) == 0 &&
+			   !isdigit((unsigned char)st->o->stripe_cache[strlen(st->o->stripe_cache) - 1]);
+	ao.stripe_cache = heads_later ? 0 : heads;
+	rc = serve_assemble(st, &ao, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "uraid serve: %s%s%s\n", st->pool_name ? st->export_name : "",
+			st->pool_name ? ": " : "", err);
+		return CLI_EXIT_FAIL;
+	}
+	if (heads_later) {
+		rc = cli_array_stripe_cache(st->array, st->o->stripe_cache, &heads, err, sizeof(err));
+		if (rc == 0 && (rc = uraid_array_set_stripe_cache(st->array, heads)) != 0)
+			snprintf(err, sizeof(err), "%s", strerror(-rc));
+		if (rc) {
+			fprintf(stderr, "uraid serve: --stripe-cache=%s: %s\n", st->o->stripe_cache,
+				err);
+			serve_close_array(st);
+			st->array = NULL;
+			return rc == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
+		}
+	}
+	if (uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max)) {
+		/* one given, against the other's default */
+		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->array, &ss);
+		if (st->o->speed_min)
+			fprintf(stderr, "uraid serve: --speed-min=%u is above the default maximum, "
+				"%u KiB/s; give --speed-max too\n", st->o->speed_min, ss.max_kib_s);
+		else
+			fprintf(stderr, "uraid serve: --speed-max=%u is below the default minimum, "
+				"%u KiB/s; give --speed-min too\n", st->o->speed_max, ss.min_kib_s);
+		serve_close_array(st);
+		st->array = NULL;
+		return CLI_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The export name: the one given, else the array's name without mdadm's
+ * "homehost:". */
+static void export_name_of(struct serve_state *st, const char *given)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	if (as && uraid_array_status(st->array, as) == 0) {
+		const char *colon = strchr(as->name, ':');
+		snprintf(st->export_name, sizeof(st->export_name), "%s",
+			 given ? given : colon ? colon + 1 : as->name);
+		/* a name from the superblock (any bytes a disk holds): control
+		   characters become '_' (--name is checked when parsed) */
+		for (char *c = st->export_name; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '_';
+	}
+	free(as);
+}
+
 static int run(struct serve_state *st, int sig_fd)
 {
 	char err[512];
@@ -824,99 +963,74 @@ static int run(struct serve_state *st, int sig_fd)
 		fprintf(stderr, "uraid serve: cannot start the engine: %s\n", strerror(-rc));
 		return CLI_EXIT_FAIL;
 	}
-	struct uraid_assemble_opts ao = {
-		.paths = st->o->members, .npaths = st->o->nmembers,
-		.flags = (st->o->force ? URAID_ASSEMBLE_FORCE : 0) |
-			 (st->o->read_only ? URAID_ASSEMBLE_READONLY : 0) |
-			 (st->o->run ? 0 : URAID_ASSEMBLE_COMPLETE),
-		.write_cache = st->o->write_cache,
-		.journal_mode = st->o->journal_mode,
-		.cache_bytes = st->o->cache_bytes,
-		.read_ahead_bytes = st->o->read_ahead_bytes,
-	};
-	/* stripe heads given as such go to assembly; memory needs the members' count */
-	unsigned heads = 0;
-	bool heads_later = st->o->stripe_cache &&
-			   cli_parse_stripe_cache(st->o->stripe_cache, 0, &heads, err, sizeof(err)) == 0 &&
-			   !isdigit((unsigned char)st->o->stripe_cache[strlen(st->o->stripe_cache) - 1]);
-	ao.stripe_cache = heads_later ? 0 : heads;
-	rc = serve_assemble(st, &ao, err, sizeof(err));
+	if (st->o->nvols) {
+		rc = serve_pool_open(st);
+	} else {
+		rc = serve_open_array(st, st->o->members, st->o->nmembers);
+		if (rc == 0)
+			export_name_of(st, st->o->name);
+	}
 	if (rc) {
-		fprintf(stderr, "uraid serve: %s\n", err);
+		/* a pool's volumes opened before the one that failed */
+		for (unsigned i = 0; i < st->nvols; i++)
+			if (st->vols[i].array) {
+				serve_close_array(&st->vols[i]);
+				st->vols[i].array = NULL;
+			}
 		uraid_engine_destroy(st->engine);
-		return CLI_EXIT_FAIL;
+		return rc;
 	}
-	if (heads_later) {
-		rc = cli_array_stripe_cache(st->array, st->o->stripe_cache, &heads, err, sizeof(err));
-		if (rc == 0 && (rc = uraid_array_set_stripe_cache(st->array, heads)) != 0)
-			snprintf(err, sizeof(err), "%s", strerror(-rc));
-		if (rc) {
-			fprintf(stderr, "uraid serve: --stripe-cache=%s: %s\n", st->o->stripe_cache,
-				err);
-			serve_close_array(st);
-			uraid_engine_destroy(st->engine);
-			return rc == -ENOMEM ? CLI_EXIT_FAIL : CLI_EXIT_USAGE;
-		}
-	}
-	if (uraid_array_sync_speed(st->array, st->o->speed_min, st->o->speed_max)) {
-		/* one given, against the other's default */
-		struct uraid_sync_status ss;
-		uraid_array_sync_status(st->array, &ss);
-		if (st->o->speed_min)
-			fprintf(stderr, "uraid serve: --speed-min=%u is above the default maximum, "
-				"%u KiB/s; give --speed-max too\n", st->o->speed_min, ss.max_kib_s);
-		else
-			fprintf(stderr, "uraid serve: --speed-max=%u is below the default minimum, "
-				"%u KiB/s; give --speed-min too\n", st->o->speed_max, ss.min_kib_s);
-		serve_close_array(st);
-		uraid_engine_destroy(st->engine);
-		return CLI_EXIT_USAGE;
-	}
-	/* the default export name is the array's name without mdadm's "homehost:" */
-	struct uraid_array_status *as = malloc(sizeof(*as));
-	if (as && uraid_array_status(st->array, as) == 0) {
-		const char *colon = strchr(as->name, ':');
-		snprintf(st->export_name, sizeof(st->export_name), "%s",
-			 st->o->name ? st->o->name : colon ? colon + 1 : as->name);
-		/* a name from the superblock (any bytes a disk holds): control
-		   characters become '_' (--name is checked when parsed) */
-		for (char *c = st->export_name; *c; c++)
-			if ((unsigned char)*c < 0x20 || *c == 0x7f)
-				*c = '_';
-	}
-	free(as);
 
 	int listen_fd = -1;
 	int status = CLI_EXIT_FAIL;
 	unsigned refusing = 0, max_conns = 0;
 	if (default_paths(st) == 0 && open_listeners(st, &listen_fd) == 0 &&
-	    (max_conns = fit_connections(st->o, &refusing)) == 0) {
+	    (serve_pool_listen(st) != 0 ||
+	     (max_conns = fit_connections(st->o, &refusing)) == 0)) {
 		close(listen_fd);
 		listen_fd = -1;
 	} else if (listen_fd >= 0) {
+		/* a pool's volumes: one export each (serve_pool.c) */
+		struct nbd_server_export *exports = serve_pool_exports(st);
 		struct nbd_server_opts so = {
 			.engine = st->engine, .array = st->array, .name = st->export_name,
 			.description = st->o->description, .read_only = st->o->read_only,
+			.exports = exports, .nexports = exports ? st->nvols : 0,
 			.listen_fds = { listen_fd }, .nlisten = 1,
 			.max_connections = max_conns, .max_refusing = refusing,
 			.handshake_timeout_ms = st->o->handshake_timeout_s * 1000u,
 			.max_buffer_bytes = st->o->max_buffer_bytes,
 			.tls_creds = st->tls, .tls_mode = st->o->tls_mode,
 		};
-		rc = nbd_server_start(&so, &st->server, err, sizeof(err));
+		bool no_table = st->nvols && !exports;
+		if (no_table)
+			snprintf(err, sizeof(err), "out of memory");
+		rc = no_table ? -ENOMEM : nbd_server_start(&so, &st->server, err, sizeof(err));
+		free(exports);
 		if (rc) {
 			fprintf(stderr, "uraid serve: %s\n", err);
 			close(listen_fd);
 		} else {
 			listen_fd = -1;         /* the server owns it now */
 			st->start_ns = uraid_now_ns();
-			if (ctl_register(st->control_path, st->o->listen ? NULL : st->socket_path, err,
-					 sizeof(err)) == 0)
-				st->registered = true;
-			else
-				fprintf(stderr, "uraid serve: not listed for `uraid status`: %s\n", err);
-			serve_events_start(st->events, st);
-			announce(st);
+			/* listed: each array (a pool's volumes, not the pool: its socket
+			   is found through them, serve_pool_ctl.c) */
+			for (unsigned i = 0; i < serve_narrays(st); i++) {
+				struct serve_state *v = serve_array_state(st, i);
+				v->server = st->server;
+				v->start_ns = st->start_ns;
+				if (ctl_register_n(st->nvols ? i + 1 : 0, v->control_path,
+						   st->o->listen ? NULL : st->socket_path, err,
+						   sizeof(err)) == 0)
+					v->registered = true;
+				else
+					fprintf(stderr, "uraid serve: not listed for `uraid status`: "
+						"%s\n", err);
+				serve_events_start(v->events, v);
+				announce(v);
+			}
+			if (st->nvols)
+				announce_pool(st);
 			signal_ready(st);
 			main_loop(st, sig_fd);
 			cli_sd_notify("STOPPING=1\nSTATUS=stopping: finishing requests, flushing");
@@ -925,29 +1039,45 @@ static int run(struct serve_state *st, int sig_fd)
 			status = CLI_EXIT_OK;
 		}
 	}
-	if (st->ctl_fd >= 0)
-		close(st->ctl_fd);
 	if (st->metrics_fd >= 0)
 		close(st->metrics_fd);
 	free(st->metrics_page);
 	st->metrics_page = NULL;
-	struct uraid_array_status *fin = malloc(sizeof(*fin));
-	bool dirty = fin && uraid_array_status(st->array, fin) == 0 && fin->resync_needed;
-	free(fin);
 	cleanup_sockets(st);
-	rc = serve_close_array(st);
-	if (rc) {
-		fprintf(stderr, "uraid serve: closing the array: %s\n", strerror(-rc));
-		status = CLI_EXIT_FAIL;
-	} else if (status == CLI_EXIT_OK) {
-		fprintf(stderr, "uraid serve: stopped; the array is flushed and %s\n",
-			st->o->read_only ? "was not written"
-			: dirty ? "still needs a resync (it goes on from where it stopped)"
-				: "marked clean");
+	if (st->nvols && st->ctl_fd >= 0)
+		close(st->ctl_fd);
+	for (unsigned i = 0; i < serve_narrays(st); i++) {
+		struct serve_state *v = serve_array_state(st, i);
+		if (v->ctl_fd >= 0)
+			close(v->ctl_fd);
+		v->ctl_fd = -1;
+		if (v != st) {
+			free(v->metrics_page);
+			v->metrics_page = NULL;
+			cleanup_sockets(v);
+		}
+		if (!v->array)
+			continue;
+		struct uraid_array_status *fin = malloc(sizeof(*fin));
+		bool dirty = fin && uraid_array_status(v->array, fin) == 0 && fin->resync_needed;
+		free(fin);
+		rc = serve_close_array(v);
+		v->array = NULL;
+		if (rc) {
+			fprintf(stderr, "uraid serve: closing the array%s%s: %s\n",
+				st->nvols ? " " : "", st->nvols ? v->export_name : "", strerror(-rc));
+			status = CLI_EXIT_FAIL;
+		} else if (status == CLI_EXIT_OK) {
+			fprintf(stderr, "uraid serve: stopped; the array%s%s is flushed and %s\n",
+				st->nvols ? " " : "", st->nvols ? v->export_name : "",
+				st->o->read_only ? "was not written"
+				: dirty ? "still needs a resync (it goes on from where it stopped)"
+					: "marked clean");
+		}
 	}
 	uraid_engine_destroy(st->engine);
-	if (status == CLI_EXIT_OK)
-		serve_events_stop(st->events, st);
+	for (unsigned i = 0; status == CLI_EXIT_OK && i < serve_narrays(st); i++)
+		serve_events_stop(serve_array_state(st, i)->events, serve_array_state(st, i));
 	cleanup_files(st);
 	return status;
 }
@@ -983,6 +1113,8 @@ int cmd_serve(int argc, char **argv)
 	}
 	int status = run(&st, sig_fd);
 	serve_events_destroy(st.events);        /* after the engine: its callback is gone */
+	serve_pool_free(&st);
+	serve_pool_volumes_free(&o);
 	nbd_tls_creds_free(st.tls);
 	close(sig_fd);
 	return status;

@@ -13,6 +13,15 @@ struct nbd_server;
 struct nbd_tls_creds;
 struct serve_events;
 
+/* One volume of a pool served with the others (serve --pool without
+ * --volume): its name and its members (pool_serve.c). */
+struct serve_volume_spec {
+	char name[64];
+	char **members;                 /* as given to assembly (a range, a /dev node) */
+	char **drives;                  /* the pool's drive each member is on */
+	unsigned nmembers;
+};
+
 struct serve_opts {
 	const char *const *members;
 	unsigned nmembers;
@@ -40,6 +49,9 @@ struct serve_opts {
 	const char *config;             /* --config=FILE, NULL: the default */
 	const char *uuid, *array_name;  /* --uuid, --array */
 	const char *pool, *volume;      /* --pool, --volume (pool_serve.c) */
+	/* --pool without --volume: every volume, one array each (else NULL) */
+	struct serve_volume_spec *vols;
+	unsigned nvols;
 	bool scan, list_arrays, verbose;
 	bool scanned;                   /* the members are the ones found */
 	bool run;                       /* --run: start with a member merely missing */
@@ -67,7 +79,50 @@ struct serve_state {
 	uint64_t start_ns;
 	bool socket_created, control_created, registered, pid_file_written;
 	bool stop_requested;
+	/*
+	 * A pool's volumes served together (serve_pool.c): this state is the
+	 * pool's (export_name is the pool's name, array NULL; its control
+	 * socket answers for the pool, serve_pool_ctl_handle), and each volume
+	 * has a state of its own in vols: its array, its export (export_idx in
+	 * the server's table), its control socket and events; the engine, the
+	 * server and the NBD socket are shared.
+	 */
+	struct serve_state *vols;
+	unsigned nvols;
+	unsigned export_idx;            /* this array's export in the server's table */
+	const char *pool_name;          /* a volume's: its pool (answers "POOL/VOLUME") */
+	const struct serve_state *pool; /* a volume's: the pool's state */
+	struct serve_volume_spec *spec; /* a volume's members and their drives */
+	struct serve_pool_queue *spare_queue;   /* the pool's: spares to add (serve_pool_spare.c) */
+	bool *was_faulty;               /* per spec member: faulty at the last look */
 };
+
+/* The arrays served: a pool's volumes, or the one array. */
+static inline unsigned serve_narrays(const struct serve_state *st)
+{
+	return st->nvols ? st->nvols : 1;
+}
+
+static inline struct serve_state *serve_array_state(struct serve_state *st, unsigned i)
+{
+	return st->nvols ? &st->vols[i] : st;
+}
+
+/* Assemble these members with serve's options into st->array (serve.c); 0
+ * or an exit status after a message. */
+int serve_open_array(struct serve_state *st, const char *const *members, unsigned nmembers);
+
+/* serve_pool.c: a pool's volumes served together. Each is a no-op (0, NULL)
+ * for one array. */
+int serve_pool_open(struct serve_state *st);            /* assemble every volume */
+int serve_pool_listen(struct serve_state *st);          /* each volume's control socket */
+/* The server's export table (malloc'd; NULL for one array, or no memory). */
+struct nbd_server_export *serve_pool_exports(struct serve_state *st);
+void serve_pool_free(struct serve_state *st);
+/* Has stop been asked for, on any control socket? */
+bool serve_stop_requested(const struct serve_state *st);
+/* --metrics and the pool's "metrics" verb: every volume's, merged. */
+int serve_pool_metrics_body(void *pool_state, FILE *out);
 
 /*
  * --scan, --uuid, --array, --list-arrays: argv[first..] are globs. Returns
@@ -90,6 +145,10 @@ struct uraid_array *serve_member_array(const struct serve_state *st, const char 
 /* Where `add` puts a spare: st->array, or for a nested array the first
  * degraded inner one (NULL, with the reason in err: none is). */
 struct uraid_array *serve_add_target(const struct serve_state *st, char *err, size_t errlen);
+/* --pool without --volume: each volume's members into o->vols (pool_serve.c);
+ * 0, or an exit status after a message. */
+int serve_pool_volumes(int argc, char **argv, int first, struct serve_opts *o);
+void serve_pool_volumes_free(struct serve_opts *o);
 
 /* Answer one control request into out (serve_ctl.c; a ctl_handler_fn, arg
  * the serve_state). */
@@ -103,5 +162,20 @@ void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out);
  * none), and carrying them out when their wait is over (the main loop). */
 int serve_grow_timeout_ms(struct serve_state *st);
 void serve_grow_work(struct serve_state *st);
+
+/* The pool's control socket (serve_pool_ctl.c; a ctl_handler_fn, arg the
+ * pool's serve_state): status of every volume, fail/add of a whole drive,
+ * the other verbs refused with how to name a volume. */
+void serve_pool_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out);
+/* A member of one volume failed: fail the same drive's members in the other
+ * volumes (the main loop, after the events; serve_pool_ctl.c). */
+void serve_pool_follow_failures(struct serve_state *pool);
+/* "add DRIVE" on the pool's socket: a partition on the drive for each
+ * degraded volume, added as spares one volume at a time; the main loop
+ * adds the next when a rebuild ends (serve_pool_spare.c). */
+void serve_pool_add_drive(struct serve_state *pool, const struct ctl_request *rq, FILE *out);
+void serve_pool_spare_work(struct serve_state *pool);
+bool serve_pool_rebuilding(const struct serve_state *pool);
+void serve_pool_spare_free(struct serve_state *pool);
 
 #endif

@@ -168,10 +168,30 @@ static void verb_export_is(void *arg, const struct ctl_request *rq, FILE *out)
 {
 	const struct serve_state *st = arg;
 
-	if (rq->nfields == 2 && !strcmp(rq->field[1], st->export_name))
+	/* a pool's volume answers to POOL/VOLUME too */
+	const char *name = rq->nfields == 2 ? rq->field[1] : NULL;
+	size_t pl = st->pool_name ? strlen(st->pool_name) : 0;
+	if (name && st->pool_name && !strncmp(name, st->pool_name, pl) && name[pl] == '/')
+		name += pl + 1;
+	if (name && !strcmp(name, st->export_name))
 		ctl_reply(out, 0, NULL, NULL, 0);
 	else
 		ctl_reply(out, CLI_EXIT_FAIL, "another export name", NULL, 0);
+}
+
+/* "pool-is POOL": a volume of a pool served whole answers ok with the pool's
+ * control socket (the pool is not listed itself: its volumes are) */
+static void verb_pool_is(void *arg, const struct ctl_request *rq, FILE *out)
+{
+	const struct serve_state *st = arg;
+	char line[700];
+
+	if (rq->nfields == 2 && st->pool_name && st->pool && !strcmp(rq->field[1], st->pool_name)) {
+		int n = snprintf(line, sizeof(line), "%s\n", st->pool->control_path);
+		ctl_reply(out, 0, NULL, line, n > 0 ? (size_t)n : 0);
+	} else {
+		ctl_reply(out, CLI_EXIT_FAIL, "not a volume of that pool", NULL, 0);
+	}
 }
 
 /* ok, with the member's state and its path as the server knows it
@@ -443,6 +463,14 @@ static void verb_stop(void *arg, const struct ctl_request *rq, FILE *out)
 	struct serve_state *st = arg;
 	char done[CTL_MAX_LINE + 64];
 
+	if (st->pool_name) {
+		/* one process serves the pool's volumes: they stop together */
+		snprintf(done, sizeof(done), "'%s' is a volume of pool '%s', served with the "
+			 "others by one process: stop them all with 'uraid stop %s'",
+			 st->export_name, st->pool_name, st->pool_name);
+		ctl_reply(out, CLI_EXIT_USAGE, done, NULL, 0);
+		return;
+	}
 	snprintf(done, sizeof(done), "'%s': stopping (finishing requests in flight, then "
 		 "marking the array clean)\n", st->export_name);
 	ctl_reply(out, 0, NULL, done, strlen(done));
@@ -472,6 +500,8 @@ static const struct ctl_verb serve_verbs[] = {
 	{ "summary-json", verb_summary_json, NULL, 0, "that line's facts as JSON" },
 	{ "metrics", verb_metrics, NULL, 0, "the array's metrics in Prometheus' text format" },
 	{ "export-is", verb_export_is, NULL, 0, "NAME: ok if the export is NAME" },
+	{ "pool-is", verb_pool_is, NULL, 0,
+	  "POOL: ok (the pool's control socket) if the array is a volume of POOL served whole" },
 	{ "owns", verb_owns, WHICH_MEMBER, 0, "PATH: ok (STATE PATH) if PATH is a member" },
 	{ "name", verb_name, NULL, 0, "the export name" },
 	{ "members", verb_members, NULL, 0, "[detached]: the export name, each member's state "

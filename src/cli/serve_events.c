@@ -216,6 +216,12 @@ void serve_events_work(struct serve_events *ev, struct serve_state *st)
 	free(now);
 }
 
+void serve_events_poke(struct serve_events *ev)
+{
+	if (ev)
+		changed(ev);
+}
+
 void serve_events_stop(struct serve_events *ev, struct serve_state *st)
 {
 	if (ev)

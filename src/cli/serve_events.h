@@ -31,6 +31,9 @@ int serve_events_timeout_ms(const struct serve_events *ev);
 void serve_events_work(struct serve_events *ev, struct serve_state *st);
 /* DeviceDisappeared to the monitors, then free (NULL is fine). Call after
  * the engine is gone: its callback must not run any more. */
+/* Look at the array on the next serve_events_work, as after a change (the
+ * engine tells one eventfd, the first volume's, of all its arrays'). */
+void serve_events_poke(struct serve_events *ev);
 void serve_events_stop(struct serve_events *ev, struct serve_state *st);
 void serve_events_destroy(struct serve_events *ev);
 /* The control verb MONITOR_STATE_VERB (a ctl_handler_fn; arg the serve_state). */

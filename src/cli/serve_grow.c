@@ -137,7 +137,7 @@ void serve_grow_verb(void *arg, const struct ctl_request *rq, FILE *out)
 	/* a partial grow may have changed the size too */
 	if (!r.plan_only && uraid_array_status(st->array, as) == 0 &&
 	    as->size_bytes != size_before)
-		nbd_server_set_size(st->server, as->size_bytes);
+		nbd_server_set_export_size(st->server, st->export_idx, as->size_bytes);
 	free(as);
 	if (rc == -EALREADY)
 		ctl_reply(out, 0, NULL, "nothing to change: the array already has that geometry\n",
@@ -163,5 +163,5 @@ void serve_grow_work(struct serve_state *st)
 		fprintf(stderr, "uraid serve: grow: %s\n", err);
 	/* a restripe's end (grow-core's job) changes the size too: new
 	   connections see the size in effect */
-	nbd_server_set_size(st->server, uraid_array_size(st->array));
+	nbd_server_set_export_size(st->server, st->export_idx, uraid_array_size(st->array));
 }

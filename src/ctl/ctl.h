@@ -96,7 +96,7 @@ int ctl_call(const char *ctl_path, const char *const *fields, unsigned nfields, 
 int ctl_call_limited(const char *ctl_path, const char *const *fields, unsigned nfields,
 		     FILE *out, uint64_t deadline_ns, size_t max_body, char *msg, size_t msglen);
 
-/* ---- registry: one file per server, named by its pid, holding its sockets' paths ---- */
+/* ---- registry: one file per served array, named by its server's pid, holding its sockets' paths ---- */
 
 /* $URAID_RUN_DIR, or /run/uraid for root, else $XDG_RUNTIME_DIR/uraid or
  * /tmp/uraid-UID: its path in buf, created (0700) when missing. It must be
@@ -107,6 +107,10 @@ int ctl_run_dir(char *buf, size_t len, char *err, size_t errlen);
 /* export_path: the export's Unix socket, NULL for TCP. */
 int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen);
 void ctl_unregister(void);
+/* The same for array idx of a server serving several (0: as ctl_register). */
+int ctl_register_n(unsigned idx, const char *ctl_path, const char *export_path, char *err,
+		   size_t errlen);
+void ctl_unregister_n(unsigned idx);
 /* Call fn for each registered control socket that answers; entries of
  * servers that are gone are removed. Returns how many answered, or -errno
  * when the run directory cannot be used (the reason in err). */

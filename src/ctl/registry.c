@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Where served arrays are listed: a directory with one file per server,
- * named by its pid, holding the path of its control socket and, on a second
+ * Where served arrays are listed: a directory with one file per served
+ * array, named by its server's pid ("PID-N" for the Nth array of a server
+ * that serves several, a pool's volumes), holding the path of its control socket and, on a second
  * line, that of its export socket (empty for TCP). A server that
  * died without cleaning up leaves a file whose socket no longer answers;
  * whoever lists the directory removes it. The directory must be the user's
@@ -50,14 +51,29 @@ int ctl_run_dir(char *buf, size_t len, char *err, size_t errlen)
 	return uraid_private_dir_open(buf, URAID_DIR_CREATE, RUN_DIR_ADVICE, err, errlen);
 }
 
+/* The entry of this process: "PID", or "PID-N" for its array N > 0. */
+static void entry_name(char *name, size_t len, unsigned n)
+{
+	if (n)
+		snprintf(name, len, "%ld-%u", (long)getpid(), n);
+	else
+		snprintf(name, len, "%ld", (long)getpid());
+}
+
 int ctl_register(const char *ctl_path, const char *export_path, char *err, size_t errlen)
+{
+	return ctl_register_n(0, ctl_path, export_path, err, errlen);
+}
+
+int ctl_register_n(unsigned idx, const char *ctl_path, const char *export_path, char *err,
+		   size_t errlen)
 {
 	char dir[512], name[32], text[2 * CTL_MAX_LINE];
 	int dfd = ctl_run_dir(dir, sizeof(dir), err, errlen);
 	if (dfd < 0)
 		return dfd;
 	int n = snprintf(text, sizeof(text), "%s\n%s\n", ctl_path, export_path ? export_path : "");
-	snprintf(name, sizeof(name), "%ld", (long)getpid());
+	entry_name(name, sizeof(name), idx);
 	int rc = n < 0 || (size_t)n >= sizeof(text)
 		? uraid_errf(err, errlen, -ENAMETOOLONG, "socket paths too long to list")
 		: uraid_file_replace_at(dfd, dir, name, text, (size_t)n, 0600, err, errlen);
@@ -67,11 +83,16 @@ int ctl_register(const char *ctl_path, const char *export_path, char *err, size_
 
 void ctl_unregister(void)
 {
+	ctl_unregister_n(0);
+}
+
+void ctl_unregister_n(unsigned idx)
+{
 	char dir[512], name[32];
 	int dfd = ctl_run_dir(dir, sizeof(dir), NULL, 0);
 	if (dfd < 0)
 		return;
-	snprintf(name, sizeof(name), "%ld", (long)getpid());
+	entry_name(name, sizeof(name), idx);
 	unlinkat(dfd, name, 0);
 	close(dfd);
 }
@@ -99,11 +120,14 @@ static int each_entry(entry_fn *fn, void *arg, char *err, size_t errlen)
 		return uraid_errf(err, errlen, rc, "%s: %s", dir, strerror(-rc));
 	}
 	for (struct dirent *de; (de = readdir(d));) {
-		/* an entry "PID", or ".PID.RANDOM" being written (uraid_file_replace_at) */
+		/* an entry "PID" or "PID-N" (a process serving several arrays), or
+		   ".PID[-N].RANDOM" being written (uraid_file_replace_at) */
 		const char *digits = de->d_name + (de->d_name[0] == '.');
 		char *end;
 		long pid = strtol(digits, &end, 10);
 		bool temp = digits != de->d_name;
+		if (*end == '-' && isdigit((unsigned char)end[1]))
+			strtoul(end + 1, &end, 10);
 		if (!isdigit((unsigned char)digits[0]) || pid <= 0 || (temp ? *end != '.' : *end != 0))
 			continue;
 		if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) {

@@ -103,7 +103,7 @@ static uint32_t buffer_bytes(const struct nbd_request *rq)
 static bool parse_request(struct nbd_conn *c)
 {
 	struct nbd_request rq;
-	int v = nbd_request_parse(c->in + c->in_head, &c->s->ex, c->tflags, c->session, &rq);
+	int v = nbd_request_parse(c->in + c->in_head, c->ex, c->tflags, c->session, &rq);
 	uint32_t need = v == NBD_REQ_OK ? buffer_bytes(&rq) : 0;
 
 	if (need && !nbd_mem_take(c, need))
@@ -250,6 +250,8 @@ static void handshake(struct nbd_conn *c)
 		if (hs->status == NBD_HS_TRANSMISSION) {
 			c->session = hs->session;
 			c->tflags = hs->tflags;
+			c->a = c->s->a[hs->chosen];
+			c->ex = &c->s->ex[hs->chosen];
 			c->transmission = true;
 			free(hs);
 			c->hs = NULL;

@@ -92,7 +92,7 @@ static void op_done(struct uraid_io *io, int result)
 		io->op = URAID_IO_FLUSH;
 		io->flags = 0;
 		io->offset = io->length = 0;
-		result = uraid_array_submit(c->s->a, c->ridx, io);
+		result = uraid_array_submit(c->a, c->ridx, io);
 		if (result == 0)
 			return;
 	}
@@ -167,7 +167,7 @@ static void block_status_next(struct nbd_conn *c)
 		q->done = block_status_done;
 		q->ctx = op;
 		c->bs_busy = true;
-		int rc = uraid_array_allocation_submit(c->s->a, c->ridx, q);
+		int rc = uraid_array_allocation_submit(c->a, c->ridx, q);
 		if (rc) {
 			c->bs_busy = false;
 			c->in_engine--;
@@ -227,7 +227,7 @@ void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 		   devices; partial RAID 4/5/6 rows), as that is no faster than a write */
 		if ((op->flags & NBD_CMD_FLAG_FAST_ZERO) &&
 		    ((op->flags & NBD_CMD_FLAG_NO_HOLE) ||
-		     !uraid_array_zeroes_fast(c->s->a, op->offset, op->length))) {
+		     !uraid_array_zeroes_fast(c->a, op->offset, op->length))) {
 			op->error = -ENOTSUP;
 			nbd_op_reply(c, op);
 			return;
@@ -251,7 +251,7 @@ void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 	}
 	io->buf = op->buf;
 	c->in_engine++;         /* before: done() may run inside submit */
-	int rc = uraid_array_submit(c->s->a, c->ridx, io);
+	int rc = uraid_array_submit(c->a, c->ridx, io);
 	if (rc) {
 		c->in_engine--;
 		op->error = rc;

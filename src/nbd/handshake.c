@@ -50,6 +50,7 @@
  *   while shutting down everything but ABORT: ERR_SHUTDOWN
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "nbd/proto.h"
@@ -127,13 +128,46 @@ static void reply_info_string(struct nbd_handshake *hs, uint16_t info, const cha
 	memcpy(p + 2, s, n);
 }
 
-static int name_matches(const struct nbd_export *ex, const uint8_t *name, uint32_t len)
+/*
+ * The export a name picks: its index, or -1 (hs->unknown_msg then says which
+ * names there are). The default name "" picks the only export, when there
+ * is only one.
+ */
+static int find_export(struct nbd_handshake *hs, const uint8_t *name, uint32_t len)
 {
-	return len == 0 || (len == strlen(ex->name) && memcmp(name, ex->name, len) == 0);
+	if (len == 0 && hs->nex == 1)
+		return 0;
+	for (unsigned i = 0; i < hs->nex; i++)
+		if (len == strlen(hs->ex[i].name) && memcmp(name, hs->ex[i].name, len) == 0)
+			return (int)i;
+	/* a message naming the exports, cut (with "...") to what a reply holds */
+	char *m = hs->unknown_msg;
+	size_t cap = sizeof(hs->unknown_msg), used;
+	if (len == 0)
+		used = (size_t)snprintf(m, cap, "no default export here (there are %u): name one; "
+					"the exports:", hs->nex);
+	else
+		used = (size_t)snprintf(m, cap, "no export '%.*s'; the exports:",
+					(int)(len < 64 ? len : 64), (const char *)name);
+	for (unsigned i = 0; i < hs->nex && used < cap; i++) {
+		size_t want = strlen(hs->ex[i].name) + 2;
+		if (used + want + 4 >= cap) {
+			snprintf(m + used, cap - used, " ...");
+			break;
+		}
+		used += (size_t)snprintf(m + used, cap - used, "%s %s", i ? "," : "",
+					 hs->ex[i].name);
+	}
+	/* the name comes from the network: no control bytes in a message */
+	for (char *c = m; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
+	return -1;
 }
 
-static void choose(struct nbd_handshake *hs, const uint8_t *name, uint32_t len)
+static void choose(struct nbd_handshake *hs, int idx, const uint8_t *name, uint32_t len)
 {
+	hs->chosen = idx;
 	memcpy(hs->name, name, len);
 	hs->name[len] = 0;
 	hs->name_len = len;
@@ -143,12 +177,13 @@ static void choose(struct nbd_handshake *hs, const uint8_t *name, uint32_t len)
 
 static void opt_export_name(struct nbd_handshake *hs)
 {
-	const struct nbd_export *ex = hs->ex;
+	int idx = find_export(hs, hs->data, hs->opt_len);
 
-	if (!name_matches(ex, hs->data, hs->opt_len)) {
+	if (idx < 0) {
 		fail(hs, "NBD_OPT_EXPORT_NAME: no export of that name");
 		return;
 	}
+	const struct nbd_export *ex = &hs->ex[idx];
 	hs->tflags = nbd_tflags(ex, hs->session);
 	size_t n = 10 + ((hs->session & NBD_SESSION_NO_ZEROES) ? 0 : 124);
 	uint8_t *p = out_reserve(hs, n);
@@ -159,37 +194,38 @@ static void opt_export_name(struct nbd_handshake *hs)
 	memset(p, 0, n);
 	nbd_put64(p, ex->size);
 	nbd_put16(p + 8, hs->tflags);
-	choose(hs, hs->data, hs->opt_len);
+	choose(hs, idx, hs->data, hs->opt_len);
 }
 
 static void opt_list(struct nbd_handshake *hs, int oversize)
 {
-	const struct nbd_export *ex = hs->ex;
-
 	if (oversize || hs->opt_len) {
 		reply_error(hs, NBD_REP_ERR_INVALID, "NBD_OPT_LIST takes no data");
 		return;
 	}
-	if (ex->flags & NBD_EXPORT_NO_LIST) {
+	if (hs->ex[0].flags & NBD_EXPORT_NO_LIST) {
 		reply_error(hs, NBD_REP_ERR_POLICY, "listing exports is disabled");
 		return;
 	}
-	size_t nlen = strlen(ex->name);
-	size_t dlen = ex->description ? strlen(ex->description) : 0;
-	uint8_t *p = reply(hs, NBD_REP_SERVER, (uint32_t)(4 + nlen + dlen));
-	if (!p)
-		return;
-	nbd_put32(p, (uint32_t)nlen);
-	memcpy(p + 4, ex->name, nlen);
-	if (dlen)
-		memcpy(p + 4 + nlen, ex->description, dlen);
+	/* one NBD_REP_SERVER per export: they all fit (nbd_exports_check) */
+	for (unsigned i = 0; i < hs->nex; i++) {
+		const struct nbd_export *ex = &hs->ex[i];
+		size_t nlen = strlen(ex->name);
+		size_t dlen = ex->description ? strlen(ex->description) : 0;
+		uint8_t *p = reply(hs, NBD_REP_SERVER, (uint32_t)(4 + nlen + dlen));
+		if (!p)
+			return;
+		nbd_put32(p, (uint32_t)nlen);
+		memcpy(p + 4, ex->name, nlen);
+		if (dlen)
+			memcpy(p + 4 + nlen, ex->description, dlen);
+	}
 	reply_ack(hs);
 }
 
 /* NBD_OPT_INFO and NBD_OPT_GO: name length, name, count, count x info type. */
 static void opt_info_go(struct nbd_handshake *hs, int oversize)
 {
-	const struct nbd_export *ex = hs->ex;
 	const uint8_t *d = hs->data;
 	uint32_t n = hs->opt_len;
 
@@ -213,10 +249,12 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 		if (t < 16)
 			asked |= 1u << t;   /* unknown requests are ignored, as the spec says */
 	}
-	if (!name_matches(ex, d + 4, nlen)) {
-		reply_error(hs, NBD_REP_ERR_UNKNOWN, "no export of that name");
+	int idx = find_export(hs, d + 4, nlen);
+	if (idx < 0) {
+		reply_error(hs, NBD_REP_ERR_UNKNOWN, hs->unknown_msg);
 		return;
 	}
+	const struct nbd_export *ex = &hs->ex[idx];
 	unsigned session = hs->session;
 	if (hs->opt == NBD_OPT_GO && (asked & (1u << NBD_INFO_BLOCK_SIZE)))
 		session |= NBD_SESSION_BLOCK_SIZE;
@@ -246,7 +284,7 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 	if (hs->opt == NBD_OPT_GO && hs->status == NBD_HS_NEGOTIATING) {
 		hs->session = session;
 		hs->tflags = tflags;
-		choose(hs, d + 4, nlen);
+		choose(hs, idx, d + 4, nlen);
 	}
 }
 
@@ -266,7 +304,6 @@ static int query_selects_allocation(const uint8_t *q, uint32_t len, int listing)
  * length is checked against what is left of the option before use. */
 static void opt_meta_context(struct nbd_handshake *hs, int oversize)
 {
-	const struct nbd_export *ex = hs->ex;
 	const uint8_t *d = hs->data;
 	uint32_t n = hs->opt_len;
 	int listing = hs->opt == NBD_OPT_LIST_META_CONTEXT;
@@ -315,8 +352,8 @@ static void opt_meta_context(struct nbd_handshake *hs, int oversize)
 		reply_error(hs, NBD_REP_ERR_INVALID, "bytes after the meta context queries");
 		return;
 	}
-	if (!name_matches(ex, d + 4, nlen)) {
-		reply_error(hs, NBD_REP_ERR_UNKNOWN, "no export of that name");
+	if (find_export(hs, d + 4, nlen) < 0) {
+		reply_error(hs, NBD_REP_ERR_UNKNOWN, hs->unknown_msg);
 		return;
 	}
 	if (want) {
@@ -466,12 +503,36 @@ static void got_option_header(struct nbd_handshake *hs)
 	hs->stage = hs->opt_len > NBD_OPT_DATA_MAX ? ST_OPT_SKIP : ST_OPT_DATA;
 }
 
+int nbd_exports_check(const struct nbd_export *ex, unsigned n)
+{
+	size_t list = NBD_REP_HEADER_BYTES;     /* LIST's ACK */
+
+	if (n == 0 || n > NBD_MAX_EXPORTS)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		if (nbd_export_check(&ex[i]) != 0 || (n > 1 && !ex[i].name[0]))
+			return -EINVAL;
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(ex[i].name, ex[j].name))
+				return -EINVAL;
+		list += NBD_REP_HEADER_BYTES + 4 + strlen(ex[i].name) +
+			(ex[i].description ? strlen(ex[i].description) : 0);
+	}
+	return list <= NBD_HS_REPLY_MAX ? 0 : -EINVAL;
+}
+
 int nbd_hs_init(struct nbd_handshake *hs, const struct nbd_export *ex)
 {
-	if (nbd_export_check(ex) != 0)
+	return nbd_hs_init_table(hs, ex, 1);
+}
+
+int nbd_hs_init_table(struct nbd_handshake *hs, const struct nbd_export *ex, unsigned n)
+{
+	if (nbd_exports_check(ex, n) != 0)
 		return -EINVAL;
 	memset(hs, 0, sizeof(*hs));
 	hs->ex = ex;
+	hs->nex = n;
 	hs->status = NBD_HS_NEGOTIATING;
 	hs->stage = ST_FLAGS;
 	uint8_t *p = out_reserve(hs, NBD_GREETING_BYTES);

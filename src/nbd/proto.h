@@ -218,6 +218,7 @@ enum nbd_tls_mode {
 /* The longest answer to one option (GO with name and description, or LIST),
  * and the output buffer: room for a few of them. */
 #define NBD_HS_REPLY_MAX           (6 * NBD_REP_HEADER_BYTES + 2 * NBD_MAX_STRING + 64 + NBD_MAX_ERRMSG)
+#define NBD_MAX_EXPORTS            128  /* exports one server serves */
 #define NBD_HS_OUT_BYTES           (3 * NBD_HS_REPLY_MAX)
 
 struct nbd_handshake {
@@ -233,8 +234,12 @@ struct nbd_handshake {
 	unsigned tls_mode;           /* enum nbd_tls_mode (nbd_hs_set_tls) */
 	unsigned tls_active;         /* the options now arrive over TLS */
 
+	int chosen;                  /* TRANSMISSION: the index of the export chosen */
+
 	/* private */
-	const struct nbd_export *ex;
+	const struct nbd_export *ex;  /* the export table (nex of them) */
+	unsigned nex;
+	char unknown_msg[NBD_MAX_ERRMSG + 1];   /* "no export 'X'; the exports: ..." */
 	unsigned stage;
 	unsigned shutdown;
 	const char *refuse;          /* nbd_hs_refuse's message */
@@ -249,6 +254,18 @@ struct nbd_handshake {
 /* Start a handshake for ex (which must outlive hs): queues the greeting.
  * -EINVAL if ex fails nbd_export_check. */
 int nbd_hs_init(struct nbd_handshake *hs, const struct nbd_export *ex);
+/*
+ * The same for a table of n exports (1..NBD_MAX_EXPORTS, names distinct,
+ * checked with nbd_exports_check): LIST lists them all, INFO/GO and the
+ * meta context options pick one by name, an unknown name gets ERR_UNKNOWN
+ * with a message naming the exports; the default name "" answers only when
+ * there is one export. hs->chosen says which one the client chose.
+ */
+int nbd_hs_init_table(struct nbd_handshake *hs, const struct nbd_export *ex, unsigned n);
+/* 0 when the table can be served: each export passes nbd_export_check, the
+ * names are distinct (and not "" when there are several), and the answer to
+ * NBD_OPT_LIST fits the handshake's output buffer; else -EINVAL. */
+int nbd_exports_check(const struct nbd_export *ex, unsigned n);
 
 /* Feed bytes from the client. Returns how many were consumed: fewer than len
  * when the handshake ended (the rest belong to the transmission phase) or

@@ -54,7 +54,7 @@ static void new_conn(struct nbd_server *s, int fd)
 		c->in = malloc(NBD_CONN_IN_BYTES);
 	if (c && c->in)
 		c->hs = malloc(sizeof(*c->hs));
-	if (!c || !c->in || !c->hs || nbd_hs_init(c->hs, &s->ex) != 0) {
+	if (!c || !c->in || !c->hs || nbd_hs_init_table(c->hs, s->ex, s->nex) != 0) {
 		ulog(engine_log(s->e), URAID_LOG_ERR, "out of memory for a new connection; closing it");
 		if (c) {
 			free(c->hs);
@@ -68,6 +68,8 @@ static void new_conn(struct nbd_server *s, int fd)
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));   /* fails on Unix: fine */
 	c->s = s;
+	c->a = s->a[0];         /* until the client chooses */
+	c->ex = &s->ex[0];
 	c->fd = fd;
 	/* those refused live on reactor 0 (this thread), where their list is */
 	c->ridx = refuse ? 0 : s->next_reactor++ % s->nreactors;
@@ -287,6 +289,77 @@ static uint64_t stripe_width(const struct uraid_array_status *st)
 	return uraid_level_full_stripe(uraid_level_info(st->level), st->raid_disks, st->chunk_bytes);
 }
 
+/* Export i: the array's size, flags and block sizes; 0 or -errno (err says). */
+static int export_init(struct nbd_server *s, unsigned i, const struct nbd_server_opts *o,
+		       struct uraid_array_status *st, char *err, size_t errlen)
+{
+	struct nbd_export *ex = &s->ex[i];
+
+	uraid_array_status(s->a[i], st);
+	ex->name = s->names[i];
+	ex->description = s->descriptions[i];
+	ex->size = st->size_bytes;
+	ex->flags = NBD_EXPORT_FLUSH | NBD_EXPORT_FUA | NBD_EXPORT_TRIM |
+		    NBD_EXPORT_WRITE_ZEROES | NBD_EXPORT_FAST_ZERO |
+		    /* a flush syncs every member: it covers writes completed on any connection */
+		    NBD_EXPORT_FLUSH_ALL_CONNS;
+	if (o->read_only || st->read_only)
+		ex->flags |= NBD_EXPORT_READ_ONLY;
+	nbd_export_block_sizes(ex, stripe_width(st));
+	if (nbd_export_check(ex) != 0)
+		return uraid_errf(err, errlen, -EINVAL, "the array '%s' (%llu bytes) cannot be "
+				  "exported: its size must be a multiple of 512", ex->name,
+				  (unsigned long long)st->size_bytes);
+	return 0;
+}
+
+static void exports_free(struct nbd_server *s)
+{
+	for (unsigned i = 0; s->names && i < s->nex; i++) {
+		free(s->names[i]);
+		free(s->descriptions[i]);
+	}
+	free(s->names);
+	free(s->descriptions);
+	free(s->ex);
+	free(s->a);
+}
+
+/* The export table from the options: one array, or o->exports. */
+static int exports_init(struct nbd_server *s, const struct nbd_server_opts *o,
+			struct uraid_array_status *st, char *err, size_t errlen)
+{
+	unsigned n = o->nexports ? o->nexports : 1;
+
+	if (n > NBD_MAX_EXPORTS)
+		return uraid_errf(err, errlen, -EINVAL, "%u exports: one server serves at most %d",
+				  n, NBD_MAX_EXPORTS);
+	s->ex = calloc(n, sizeof(*s->ex));
+	s->a = calloc(n, sizeof(*s->a));
+	s->names = calloc(n, sizeof(*s->names));
+	s->descriptions = calloc(n, sizeof(*s->descriptions));
+	if (!s->ex || !s->a || !s->names || !s->descriptions)
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	s->nex = n;
+	for (unsigned i = 0; i < n; i++) {
+		const char *name = o->nexports ? o->exports[i].name : o->name;
+		const char *desc = o->nexports ? o->exports[i].description : o->description;
+		s->a[i] = o->nexports ? o->exports[i].array : o->array;
+		s->names[i] = strdup(name ? name : "");
+		s->descriptions[i] = desc ? strdup(desc) : NULL;
+		if (!s->names[i] || (desc && !s->descriptions[i]))
+			return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+		int rc = export_init(s, i, o, st, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (nbd_exports_check(s->ex, n) != 0)
+		return uraid_errf(err, errlen, -EINVAL, "the export names must be distinct and not "
+				  "empty, and their list (names and descriptions) at most %d bytes",
+				  NBD_HS_REPLY_MAX - 2 * NBD_REP_HEADER_BYTES);
+	return 0;
+}
+
 int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, char *err,
 		     size_t errlen)
 {
@@ -302,34 +375,17 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 		goto fail;
 	}
 	s->e = o->engine;
-	s->a = o->array;
 	s->nreactors = nr;
 	s->tls_creds = o->tls_creds;
 	s->tls_mode = o->tls_creds ? o->tls_mode : NBD_TLS_OFF;
-	s->name = strdup(o->name ? o->name : "");
-	s->description = o->description ? strdup(o->description) : NULL;
 	s->stop_msgs = calloc(nr, sizeof(*s->stop_msgs));
 	s->cut_msgs = calloc(nr, sizeof(*s->cut_msgs));
-	if (!s->name || (o->description && !s->description) || !s->stop_msgs || !s->cut_msgs) {
+	if (!s->stop_msgs || !s->cut_msgs) {
 		rc = uraid_errf(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	uraid_array_status(o->array, st);
-	s->ex.name = s->name;
-	s->ex.description = s->description;
-	s->ex.size = st->size_bytes;
-	s->ex.flags = NBD_EXPORT_FLUSH | NBD_EXPORT_FUA | NBD_EXPORT_TRIM |
-		      NBD_EXPORT_WRITE_ZEROES | NBD_EXPORT_FAST_ZERO |
-		      /* a flush syncs every member: it covers writes completed on any connection */
-		      NBD_EXPORT_FLUSH_ALL_CONNS;
-	if (o->read_only || st->read_only)
-		s->ex.flags |= NBD_EXPORT_READ_ONLY;
-	nbd_export_block_sizes(&s->ex, stripe_width(st));
-	if (nbd_export_check(&s->ex) != 0) {
-		rc = uraid_errf(err, errlen, -EINVAL, "the array (%llu bytes) cannot be exported: "
-				"its size must be a multiple of 512", (unsigned long long)st->size_bytes);
+	if ((rc = exports_init(s, o, st, err, errlen)) != 0)
 		goto fail;
-	}
 	rc = nbd_limits_init(s, o);
 	if (rc) {
 		rc = uraid_errf(err, errlen, rc, rc == -EINVAL ? "the buffer memory limit must be "
@@ -353,8 +409,7 @@ int nbd_server_start(const struct nbd_server_opts *o, struct nbd_server **out, c
 fail:
 	if (s) {
 		nbd_limits_fini(s);
-		free(s->name);
-		free(s->description);
+		exports_free(s);
 		free(s->stop_msgs);
 		free(s->cut_msgs);
 	}
@@ -441,16 +496,21 @@ void nbd_server_destroy(struct nbd_server *s)
 		close(s->listeners[i].fd);
 	pthread_mutex_destroy(&s->lock);
 	nbd_limits_fini(s);
-	free(s->name);
-	free(s->description);
+	exports_free(s);
 	free(s->stop_msgs);
 	free(s->cut_msgs);
 	free(s);
 }
 
-void nbd_server_set_size(struct nbd_server *s, uint64_t bytes)
+void nbd_server_set_export_size(struct nbd_server *s, unsigned idx, uint64_t bytes)
 {
 	/* read without a lock by the handshakes and request checks of every
 	   reactor: one atomic store */
-	__atomic_store_n(&s->ex.size, bytes, __ATOMIC_RELAXED);
+	if (idx < s->nex)
+		__atomic_store_n(&s->ex[idx].size, bytes, __ATOMIC_RELAXED);
+}
+
+void nbd_server_set_size(struct nbd_server *s, uint64_t bytes)
+{
+	nbd_server_set_export_size(s, 0, bytes);
 }

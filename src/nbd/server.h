@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The NBD server: one array exported over Unix or TCP sockets, served by the
+ * The NBD server: one array (or several, one export each) exported over Unix or TCP sockets, served by the
  * engine's reactors (no thread per connection). Reactor 0 accepts; each new
  * connection goes to the next reactor in turn and lives there: its socket
  * operations, its array requests and their completions all run on that
@@ -32,11 +32,23 @@
 struct nbd_server;
 struct nbd_tls_creds;
 
+/* One export of a server that serves several (a pool's volumes). */
+struct nbd_server_export {
+	struct uraid_array *array;
+	const char *name;               /* distinct, not "" */
+	const char *description;        /* NULL: none */
+};
+
 struct nbd_server_opts {
 	struct uraid_engine *engine;
+	/* one array: */
 	struct uraid_array *array;
 	const char *name;               /* export name (the default "" also answers) */
 	const char *description;        /* NULL: none */
+	/* or several (nexports > 0; array, name and description unused): the
+	   client picks one by name, "" picks none unless there is only one */
+	const struct nbd_server_export *exports;
+	unsigned nexports;              /* at most NBD_MAX_EXPORTS (nbd/proto.h) */
 	bool read_only;
 	int listen_fds[NBD_SERVER_MAX_LISTEN];  /* listening sockets, taken over */
 	unsigned nlisten;
@@ -97,6 +109,8 @@ void nbd_server_usage(struct nbd_server *s, struct nbd_server_usage *u);
 /* The array's size changed (uraid grow): new connections are told the new
  * size, and requests of every connection are checked against it. */
 void nbd_server_set_size(struct nbd_server *s, uint64_t bytes);
+/* The same for export idx of a server with several (0: the first). */
+void nbd_server_set_export_size(struct nbd_server *s, unsigned idx, uint64_t bytes);
 
 /*
  * Stop: no more connections; every connection stops reading requests,

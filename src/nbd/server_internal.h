@@ -79,6 +79,9 @@ struct nbd_op {
 struct nbd_conn {
 	struct nbd_server *s;
 	struct nbd_conn *next;          /* the server's list (s->lock) */
+	/* the export chosen in the handshake (the first until then) */
+	struct uraid_array *a;
+	const struct nbd_export *ex;
 	unsigned ridx;
 	struct reactor *r;
 	struct bufpool *pool;
@@ -185,9 +188,12 @@ struct nbd_server_msg {
 
 struct nbd_server {
 	struct uraid_engine *e;
-	struct uraid_array *a;
-	struct nbd_export ex;
-	char *name, *description;
+	/* the exports: ex[i] is served from a[i] (one table, as the handshake
+	   takes it); their names and descriptions are the server's copies */
+	struct nbd_export *ex;
+	struct uraid_array **a;
+	char **names, **descriptions;
+	unsigned nex;
 	unsigned nreactors;
 
 	struct nbd_listener listeners[NBD_SERVER_MAX_LISTEN];

@@ -117,6 +117,12 @@ void pool_volumes_probe(struct pool *p)
 		vol->array_sectors = array_sectors_of(f);
 		vol->resync_needed = f->resync_offset != UINT64_MAX;
 		for (unsigned i = 0; i < vol->nparts; i++) {
+			vol->superseded[i] = false;
+			for (unsigned j = 0; ok[i] && j < vol->nparts; j++)
+				if (j != i && ok[j] && !memcmp(sbs[i].set_uuid, sbs[j].set_uuid, 16) &&
+				    sbs[j].dev_number == sbs[i].dev_number &&
+				    sbs[j].events > sbs[i].events)
+					vol->superseded[i] = true;
 			uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
 			if (ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
 			    sbs[i].events == f->events && role < URAID_ROLE_MAX &&

@@ -27,6 +27,11 @@ struct pool_volume {
 	unsigned present;           /* partitions in an active slot of the freshest events */
 	unsigned stale;             /* partitions with an older superblock or none */
 	bool resync_needed;
+	/* partition i's superblock is older than another partition's that has
+	   its device number: the member it was was replaced (a spare rebuilt in
+	   its place, uraid serve --pool); assembling both is refused, so serve
+	   leaves it out */
+	bool superseded[POOL_MAX_DRIVES];
 };
 
 struct pool {

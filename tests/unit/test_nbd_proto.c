@@ -1192,6 +1192,100 @@ static void test_meta_context(uint64_t seed)
 	      contexts);
 }
 
+/* ---- several exports (a pool's volumes) ---- */
+/* Feed in whole to a handshake over table ex[n]; the replies after the
+ * greeting go into reps (at most max); returns their count. */
+static unsigned run_table(const struct nbd_export *ex, unsigned n, const struct bytes *feed,
+			  struct bytes *out, struct rep *reps, unsigned max)
+{
+	const uint8_t *o;
+	size_t pos = 0;
+
+	CHECK(nbd_hs_init_table(&hs, ex, n) == 0, "init table");
+	out->n = 0;
+	while (pos < feed->n && hs.status == NBD_HS_NEGOTIATING) {
+		size_t used = nbd_hs_input(&hs, feed->b + pos, feed->n - pos);
+		pos += used;
+		size_t k = nbd_hs_output(&hs, &o);
+		put_mem(out, o, k);
+		nbd_hs_sent(&hs, k);
+		if (!used && !k)
+			break;
+	}
+	size_t k = nbd_hs_output(&hs, &o);
+	put_mem(out, o, k);
+	nbd_hs_sent(&hs, k);
+	unsigned nr = 0;
+	for (size_t p = NBD_GREETING_BYTES; p + 20 <= out->n && nr < max; nr++) {
+		CHECK(get(out->b + p, 8) == NBD_REP_MAGIC, "reply magic");
+		reps[nr].type = (uint32_t)get(out->b + p + 12, 4);
+		reps[nr].len = (uint32_t)get(out->b + p + 16, 4);
+		reps[nr].data = out->b + p + 20;
+		p += 20 + reps[nr].len;
+	}
+	return nr;
+}
+
+static void test_export_table(void)
+{
+	static struct bytes out;
+	struct rep r[16];
+	struct nbd_export ex[3];
+	const char *names[3] = { "vm", "scratch", "backup" };
+	for (unsigned i = 0; i < 3; i++) {
+		ex[i] = (struct nbd_export){ .name = names[i], .size = (i + 1) << 20,
+					     .flags = NBD_EXPORT_FLUSH };
+		nbd_export_block_sizes(&ex[i], 0);
+	}
+	/* LIST: every export, then ACK */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_LIST, NULL, 0);
+	unsigned nr = run_table(ex, 3, &in, &out, r, 16);
+	CHECK(nr == 4, "LIST of 3 exports: 3 SERVER replies and ACK (got %u)", nr);
+	for (unsigned i = 0; i < 3 && i < nr; i++) {
+		CHECK(r[i].type == NBD_REP_SERVER, "reply %u is SERVER", i);
+		CHECK(get(r[i].data, 4) == strlen(names[i]) &&
+		      !memcmp(r[i].data + 4, names[i], strlen(names[i])), "export %u's name", i);
+	}
+	CHECK(nr == 4 && r[3].type == NBD_REP_ACK, "LIST ends with ACK");
+	/* INFO of the second, then GO of the third: sizes and the choice */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_INFO, "scratch", 0, NULL);
+	opt_go(&in, NBD_OPT_GO, "backup", 0, NULL);
+	nr = run_table(ex, 3, &in, &out, r, 16);
+	CHECK(nr == 6, "INFO and GO: INFO EXPORT, BLOCK_SIZE, ACK each (got %u)", nr);
+	CHECK(nr >= 1 && r[0].type == NBD_REP_INFO && get(r[0].data + 2, 8) == 2u << 20,
+	      "INFO scratch: its size");
+	CHECK(nr >= 4 && r[3].type == NBD_REP_INFO && get(r[3].data + 2, 8) == 3u << 20,
+	      "GO backup: its size");
+	CHECK(hs.status == NBD_HS_TRANSMISSION && hs.chosen == 2 && !strcmp(hs.name, "backup"),
+	      "GO chose export 2");
+	/* unknown and default names: ERR_UNKNOWN naming the exports */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, "nope", 0, NULL);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	nr = run_table(ex, 3, &in, &out, r, 16);
+	CHECK(nr == 2 && r[0].type == NBD_REP_ERR_UNKNOWN && r[1].type == NBD_REP_ERR_UNKNOWN,
+	      "unknown and default names refused");
+	CHECK(nr >= 1 && r[0].len < 300 &&
+	      !memcmp(r[0].data, "no export 'nope'; the exports: vm, scratch, backup", r[0].len),
+	      "the message names the exports (%.*s)", nr ? (int)r[0].len : 0,
+	      nr ? (const char *)r[0].data : "");
+	CHECK(hs.status == NBD_HS_NEGOTIATING, "still negotiating");
+	/* one export: "" picks it */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, "", 0, NULL);
+	run_table(&ex[1], 1, &in, &out, r, 16);
+	CHECK(hs.status == NBD_HS_TRANSMISSION && hs.chosen == 0, "the default name, one export");
+	/* tables refused: a duplicate name, "" among several, too many */
+	struct nbd_export dup[2] = { ex[0], ex[0] };
+	CHECK(nbd_exports_check(dup, 2) == -EINVAL, "duplicate names refused");
+	dup[1].name = "";
+	CHECK(nbd_exports_check(dup, 2) == -EINVAL, "an empty name among several refused");
+	CHECK(nbd_exports_check(ex, 0) == -EINVAL, "no export refused");
+	CHECK(nbd_exports_check(ex, 3) == 0, "the table passes");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x6e6264;
@@ -1209,6 +1303,7 @@ int main(int argc, char **argv)
 	test_errno();
 	test_replies();
 	test_mem_wait();
+	test_export_table();
 	if (failures)
 		printf("test_nbd_proto: %d failures (seed 0x%" PRIx64 ")\n", failures, seed);
 	else

@@ -26,6 +26,7 @@
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
 #include "cli/util.h"
+#include "cli/volume_cli.h"
 #include "common/block_parts.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
@@ -65,16 +66,6 @@ static void volume_usage(FILE *f)
 		"needs md's reshape in uraid, which is not there yet: 'volume grow' says so.\n");
 }
 
-struct volume_opts {
-	const char *pool, *name, *config;
-	bool have_res, max, json;
-	enum pool_resiliency res;
-	int level;
-	uint64_t size_bytes;
-	unsigned drives;
-	uint32_t chunk_kib;
-	int first;                  /* first DEVICE/GLOB operand */
-};
 
 static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts *o)
 {
@@ -160,7 +151,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 	return -1;
 }
 
-static void unlock_tables(int *fds)
+void volume_unlock_tables(int *fds)
 {
 	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
 		if (fds[i] >= 0) {
@@ -178,7 +169,7 @@ static void unlock_tables(int *fds)
  * never writes a table read before another command changed it. Volumes
  * served from the drives go on (their locks are on their partitions).
  */
-static int lock_tables(const char *cmd, const struct pool *p, int *fds)
+int volume_lock_tables(const char *cmd, const struct pool *p, int *fds)
 {
 	char err[600];
 
@@ -209,7 +200,7 @@ static int lock_tables(const char *cmd, const struct pool *p, int *fds)
 			else
 				fprintf(stderr, "uraid %s: %s: cannot lock its GPT: %s\n", cmd, path,
 					strerror(-rc));
-			unlock_tables(fds);
+			volume_unlock_tables(fds);
 			return CLI_EXIT_FAIL;
 		}
 	}
@@ -217,7 +208,7 @@ static int lock_tables(const char *cmd, const struct pool *p, int *fds)
 }
 
 /* Write the tables of the drives `which` through their locked fds (lock_tables). */
-static int write_tables(const char *cmd, struct pool *p, const int *fds, const unsigned *which,
+int volume_write_tables(const char *cmd, struct pool *p, const int *fds, const unsigned *which,
 			unsigned n)
 {
 	char err[600];
@@ -400,7 +391,7 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		if (!(specs[i] = malloc(320)))
 			goto out;
 	}
-	if (write_tables(cmd, p, fds, pick, k))
+	if (volume_write_tables(cmd, p, fds, pick, k))
 		goto undo;
 	for (unsigned i = 0; i < k; i++)
 		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], 320);
@@ -425,7 +416,7 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 undo:
 	for (unsigned i = 0; i < k; i++)
 		memset(&p->drive[pick[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
-	write_tables(cmd, p, fds, pick, k);
+	volume_write_tables(cmd, p, fds, pick, k);
 out:
 	for (unsigned i = 0; i < k; i++)
 		free(specs[i]);
@@ -504,7 +495,7 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 	for (unsigned i = 0; i < v->nparts; i++)
 		close(part_fd[i]);
 	if (st == 0)
-		st = write_tables(cmd, p, fds, which, v->nparts);
+		st = volume_write_tables(cmd, p, fds, which, v->nparts);
 	if (st == 0 && o->json) {
 		struct json j;
 		json_begin(&j, stdout);
@@ -532,13 +523,7 @@ int cmd_volume(int argc, char **argv)
 		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 	}
 	const char *verb = argv[1];
-	if (!strcmp(verb, "grow")) {
-		fprintf(stderr, "uraid volume grow: not there yet: growing a volume needs md's "
-			"reshape in uraid ('uraid grow'), which is being built; a new volume can use "
-			"the space meanwhile\n");
-		return CLI_EXIT_FAIL;
-	}
-	if (strcmp(verb, "create") && strcmp(verb, "delete")) {
+	if (strcmp(verb, "create") && strcmp(verb, "delete") && strcmp(verb, "grow")) {
 		fprintf(stderr, "uraid volume: '%s' is not a volume command (create, delete, grow); "
 			"see 'uraid volume --help'\n", verb);
 		return CLI_EXIT_USAGE;
@@ -564,7 +549,7 @@ int cmd_volume(int argc, char **argv)
 		goto out;
 	}
 	if (pool_find(o.pool, c.path, c.n, p, err, sizeof(err)) == 0 && p->ndrives &&
-	    (st = lock_tables(cmd, p, fds)))
+	    (st = volume_lock_tables(cmd, p, fds)))
 		goto out;
 	unsigned locked = p->ndrives;
 	char (*locked_path)[256] = calloc(POOL_MAX_DRIVES, 256);
@@ -585,12 +570,13 @@ int cmd_volume(int argc, char **argv)
 			st = CLI_EXIT_FAIL;
 		} else {
 			st = !strcmp(verb, "create") ? volume_create(&o, p, fds)
+			     : !strcmp(verb, "grow") ? volume_grow(&o, p, fds)
 						     : volume_delete(&o, p, fds);
 		}
 	}
 	free(locked_path);
 out:
-	unlock_tables(fds);
+	volume_unlock_tables(fds);
 	if (p)
 		pool_release(p);
 	free(p);

@@ -68,6 +68,7 @@ struct zero_dev {
 	const char *path;
 	int fd;
 	struct stat st;
+	struct uraid_range_path r;      /* a range PATH@START+LENGTH: only inside it */
 	bool duplicate;                 /* named before: zeroed once, under the first name */
 	uint64_t at[3], len[3];         /* byte ranges to zero */
 	int minor[3];
@@ -129,16 +130,23 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 		fprintf(stderr, "uraid zero-superblock: out of memory\n");
 		return CLI_EXIT_FAIL;
 	}
-	if (stat(path, st) != 0) {
+	if (uraid_range_path_parse(path, &z->r, err, sizeof(err))) {
+		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (stat(z->r.path, st) != 0) {
 		fprintf(stderr, "uraid zero-superblock: %s: %s; nothing was changed\n", path,
 			strerror(errno));
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	/* the same device under another name: our own open and lock of it
-	   would refuse the second, so it is skipped before opening */
+	/* the same device (and range) under another name: our own open and lock
+	   of it would refuse the second, so it is skipped before opening */
 	for (unsigned k = 0; k < n_planned; k++)
-		if (!planned[k].duplicate && uraid_same_file(&planned[k].st, st)) {
+		if (!planned[k].duplicate && uraid_same_file(&planned[k].st, st) &&
+		    planned[k].r.ranged == z->r.ranged && planned[k].r.start == z->r.start &&
+		    planned[k].r.sectors == z->r.sectors) {
 			z->duplicate = true;
 			rc = 0;
 			goto out;
@@ -157,20 +165,33 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 	}
 	/* as mdadm: O_EXCL keeps off a block device a driver or md holds; a file
 	   gets the flock every uraid that uses it holds */
-	z->fd = open(path, O_RDWR | O_CLOEXEC | (S_ISBLK(st->st_mode) ? O_EXCL : 0));
+	/* a range of a block device is opened as uraid serves one: without
+	   O_EXCL (the kernel's claim is of the whole device), the range locked */
+	z->fd = open(z->r.path, O_RDWR | O_CLOEXEC |
+			     (S_ISBLK(st->st_mode) && !z->r.ranged ? O_EXCL : 0));
 	if (z->fd < 0) {
 		fprintf(stderr, "uraid zero-superblock: cannot open %s for writing: %s; nothing "
 			"was changed\n", path, strerror(errno));
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if (S_ISREG(st->st_mode) ? uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0
-				 : uraid_block_whole_lock(z->fd, path, err, sizeof(err)) < 0) {
+	if (z->r.ranged ? uraid_range_path_lock(z->fd, &z->r, true, err, sizeof(err)) < 0
+	    : S_ISREG(st->st_mode) ? uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0
+				   : uraid_block_whole_lock(z->fd, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = uraid_probe_fd(z->fd, p)) != 0) {
+	uint64_t dev_sectors;
+	bool blockdev;
+	if (z->r.ranged && (rc = uraid_dev_sectors(z->fd, &dev_sectors, &blockdev)) == 0 &&
+	    uraid_range_path_check(&z->r, dev_sectors, err, sizeof(err))) {
+		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (rc || (rc = z->r.ranged ? uraid_probe_range(z->fd, z->r.start, z->r.sectors, p)
+				    : uraid_probe_fd(z->fd, p)) != 0) {
 		fprintf(stderr, "uraid zero-superblock: cannot read %s: %s; nothing was changed\n",
 			path, strerror(-rc));
 		rc = CLI_EXIT_FAIL;
@@ -222,7 +243,7 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 			continue;
 		}
 		z->minor[z->n] = m;
-		z->at[z->n] = at;
+		z->at[z->n] = at + (z->r.ranged ? z->r.start * 512 : 0);   /* in the file */
 		z->len[z->n++] = len;
 	}
 	if (!z->n) {

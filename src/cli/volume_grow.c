@@ -493,7 +493,9 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	}
 	if (read_data_offset(p, v, &data_offset))
 		return CLI_EXIT_FAIL;
-	uint64_t cur = size_with(v, data_offset, part);
+	/* after a reshape md's component size can be below what the partitions
+	   hold (the data offset moved): the size now is the superblocks' */
+	uint64_t cur = v->array_sectors;
 	uint64_t most = size_with(v, data_offset, part + room);
 	uint64_t newpart = part + room;
 	if (!o->max) {
@@ -524,7 +526,7 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 		}
 		newpart = part + lo * GPT_ALIGN_SECTORS;
 	}
-	if (newpart == part || size_with(v, data_offset, newpart) <= cur) {
+	if (size_with(v, data_offset, newpart) <= cur) {
 		const struct pool_drive *d = p->drive[v->drive[tight]];
 		fprintf(stderr, "uraid %s: not enough free space: no room right after the "
 			"partition of volume '%s' on %s (%s free there); the largest size that fits "
@@ -536,7 +538,7 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	/* the partitions extended (each table: backup first, then primary) */
 	for (unsigned i = 0; i < v->nparts; i++)
 		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last += newpart - part;
-	if (volume_write_tables(CMD, p, fds, which, v->nparts))
+	if (newpart != part && volume_write_tables(CMD, p, fds, which, v->nparts))
 		goto undo;
 	for (unsigned i = 0; i < v->nparts; i++) {
 		if (!(specs[i] = malloc(SPEC_LEN)))
@@ -571,7 +573,8 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 undo:
 	for (unsigned i = 0; i < v->nparts; i++)
 		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last -= newpart - part;
-	volume_write_tables(CMD, p, fds, which, v->nparts);
+	if (newpart != part)
+		volume_write_tables(CMD, p, fds, which, v->nparts);
 	st = CLI_EXIT_FAIL;
 out:
 	for (unsigned i = 0; i < v->nparts; i++)

@@ -23,6 +23,7 @@
 #include "cli/pool_cli.h"
 #include "cli/scan.h"
 #include "cli/util.h"
+#include "cli/volume_cli.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
 #include "common/range_path.h"
@@ -130,6 +131,13 @@ int pool_cli_find(const char *cmd, const char *name, const struct pool_candidate
 	}
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct gpt_read_info *in = &p->drive[i]->info;
+		char a[32], b[32];
+		if (in->grown && strcmp(cmd, "pool repair"))
+			fprintf(stderr, "uraid %s: %s has grown (%s -> %s): its backup GPT is at the "
+				"old end; 'uraid pool repair %s' moves it to the new end (the free "
+				"space grows)\n", cmd, p->drive[i]->path,
+				cli_bytes(in->grown_from * 512, a, sizeof(a)),
+				cli_bytes(p->drive[i]->sectors * 512, b, sizeof(b)), p->label.name);
 		if (!in->primary_ok || !in->backup_ok)
 			fprintf(stderr, "uraid %s: %s: the %s GPT is damaged (%s); the other copy is "
 				"used; both are written again when a volume is made on or deleted from this "
@@ -479,6 +487,91 @@ out:
 	return st;
 }
 
+/* ---- repair ---- */
+
+/*
+ * The GPTs of the pool's drives made whole again: a grown drive's backup
+ * moved to the new end (as sgdisk -e), a damaged copy written again from
+ * the sound one. Under the table locks volume create and delete take.
+ */
+static int pool_repair(const struct pool_opts *o, int argc, char **argv)
+{
+	const char *cmd = "pool repair", *name = argv[o->first];
+	struct pool_candidates c;
+	struct pool *p = calloc(1, sizeof(*p));
+	int fds[POOL_MAX_DRIVES];
+	unsigned which[POOL_MAX_DRIVES], n = 0;
+	uint64_t old_end[POOL_MAX_DRIVES];
+	char err[600], a[32], b[32];
+	int st;
+
+	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
+		fds[i] = -1;
+	if (!p)
+		return CLI_EXIT_FAIL;
+	st = pool_candidates_get(cmd, o->config, argv + o->first + 1,
+				 (unsigned)(argc - o->first - 1), &c);
+	if (st || (st = pool_cli_find(cmd, name, &c, p)) >= 0 ||
+	    (st = volume_lock_tables(cmd, p, fds)))
+		goto out;
+	/* each drive read again under its lock */
+	for (unsigned i = 0; i < p->ndrives; i++) {
+		struct pool_drive *d = p->drive[i];
+		char path[sizeof(d->path)];
+		snprintf(path, sizeof(path), "%s", d->path);
+		if (pool_drive_read(path, d, err, sizeof(err))) {
+			fprintf(stderr, "uraid %s: %s\n", cmd, err);
+			st = CLI_EXIT_FAIL;
+			goto out;
+		}
+		old_end[i] = 0;
+		if (d->info.grown) {
+			old_end[i] = d->info.grown_from;
+			if (gpt_move_backup(&d->gpt, d->sectors, err, sizeof(err))) {
+				fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path, err);
+				st = CLI_EXIT_FAIL;
+				goto out;
+			}
+		} else if (d->info.primary_ok && d->info.backup_ok) {
+			continue;
+		}
+		which[n++] = i;
+	}
+	if ((st = volume_write_tables(cmd, p, fds, which, n)))
+		goto out;
+	for (unsigned k = 0; k < n; k++) {
+		const struct pool_drive *d = p->drive[which[k]];
+		if (!old_end[which[k]]) {
+			printf("%s: the damaged GPT copy written again from the sound one\n", d->path);
+			continue;
+		}
+		/* the old backup (now in free space) zeroed, so that no tool finds a
+		   stale header there */
+		static const uint8_t zero[GPT_BACKUP_BYTES];
+		uint64_t at = (old_end[which[k]] - GPT_BACKUP_BYTES / 512) * 512;
+		int rc = uraid_pwrite_full(fds[which[k]], zero, sizeof(zero), at);
+		if (rc == 0 && fdatasync(fds[which[k]]) < 0)
+			rc = -errno;
+		if (rc)
+			fprintf(stderr, "uraid %s: %s: zeroing the old backup GPT at byte %llu: %s "
+				"(the new tables are written)\n", cmd, d->path,
+				(unsigned long long)at, strerror(-rc));
+		printf("%s: grown %s -> %s: the backup GPT moved to the new end\n", d->path,
+		       cli_bytes(old_end[which[k]] * 512, a, sizeof(a)),
+		       cli_bytes(d->sectors * 512, b, sizeof(b)));
+	}
+	if (!n)
+		printf("pool '%s': nothing to repair (every GPT is sound and at its drive's end)\n",
+		       p->label.name);
+	st = CLI_EXIT_OK;
+out:
+	volume_unlock_tables(fds);
+	pool_release(p);
+	free(p);
+	pool_candidates_free(&c);
+	return st;
+}
+
 /* ---- status and list ---- */
 
 static const char *volume_health(const struct pool_volume *v, char *buf, size_t len)
@@ -512,6 +605,9 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		json_u64(&j, "largest_free_bytes", freeb[i] * 512);
 		json_bool(&j, "gpt_primary_ok", d->info.primary_ok);
 		json_bool(&j, "gpt_backup_ok", d->info.backup_ok);
+		json_bool(&j, "grown", d->info.grown);
+		if (d->info.grown)
+			json_u64(&j, "gpt_size_bytes", d->info.grown_from * 512);
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
@@ -579,9 +675,10 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "largest free");
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct pool_drive *d = p->drive[i];
-		printf("  %-3u %-40s %12s %12s%s\n", d->label.index, d->path,
+		printf("  %-3u %-40s %12s %12s%s%s\n", d->label.index, d->path,
 		       cli_bytes(d->sectors * 512, a, sizeof(a)), cli_bytes(freeb[i] * 512, b, sizeof(b)),
-		       d->info.primary_ok && d->info.backup_ok ? "" : "  (one GPT copy damaged)");
+		       d->info.primary_ok && d->info.backup_ok ? "" : "  (one GPT copy damaged)",
+		       d->info.grown ? "  (grown: 'uraid pool repair')" : "");
 	}
 	printf("\n  %-20s %-17s %12s %6s  %s\n", "volume", "resiliency", "size", "drives", "health");
 	if (!p->nvolumes)
@@ -702,7 +799,8 @@ int cmd_pool(int argc, char **argv)
 	bool has_name = argc > o.first;
 	if (!strcmp(verb, "list"))
 		return pool_list(&o, argc, argv);
-	if (!strcmp(verb, "create") || !strcmp(verb, "add") || !strcmp(verb, "status")) {
+	if (!strcmp(verb, "create") || !strcmp(verb, "add") || !strcmp(verb, "status") ||
+	    !strcmp(verb, "repair")) {
 		if (!has_name) {
 			fprintf(stderr, "uraid %s: give the pool's name; see 'uraid pool --help'\n",
 				cmd);
@@ -712,9 +810,11 @@ int cmd_pool(int argc, char **argv)
 			return pool_create(&o, argc, argv);
 		if (!strcmp(verb, "add"))
 			return pool_add(&o, argc, argv);
+		if (!strcmp(verb, "repair"))
+			return pool_repair(&o, argc, argv);
 		return pool_status(&o, argc, argv);
 	}
-	fprintf(stderr, "uraid pool: '%s' is not a pool command (create, add, status, list); "
+	fprintf(stderr, "uraid pool: '%s' is not a pool command (create, add, status, repair, list); "
 		"see 'uraid pool --help'\n", verb);
 	return CLI_EXIT_USAGE;
 }

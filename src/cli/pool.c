@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,6 +363,44 @@ static void print_made(const struct pool_opts *o, const char *verb, const struct
 	       n == 1 ? "" : "s", cli_bytes(total * 512, b, sizeof(b)));
 }
 
+/*
+ * Another pool of this name among the candidates (found as pool list finds
+ * them: the configuration's DEVICE lines, else /proc/partitions), on a
+ * drive that is not one of the new ones: two pools of one name cannot be
+ * told apart by 'pool status' or 'serve --pool'. 0, or an exit status
+ * after a message.
+ */
+static int name_taken(const struct pool_opts *o, const char *name, char **newp, unsigned n)
+{
+	struct pool_candidates c;
+	struct pool_drive *d = malloc(sizeof(*d));
+	char err[600];
+	int st = pool_candidates_get("pool create", o->config, NULL, 0, &c);
+
+	if (st || !d) {
+		free(d);
+		return st ? st : CLI_EXIT_FAIL;
+	}
+	for (unsigned i = 0; i < c.n && !st; i++) {
+		struct stat sc, sn;
+		bool mine = false;
+		if (stat(c.path[i], &sc))
+			continue;
+		for (unsigned k = 0; k < n && !mine; k++)
+			mine = stat(newp[k], &sn) == 0 && uraid_same_file(&sc, &sn);
+		if (mine || pool_drive_read(c.path[i], d, err, sizeof(err)) ||
+		    strcmp(d->label.name, name))
+			continue;
+		fprintf(stderr, "uraid pool create: a pool named '%s' exists already (%s is its "
+			"drive %u); choose another name, or --force to make a second one (then give "
+			"the drives of one to every pool command)\n", name, c.path[i], d->label.index);
+		st = CLI_EXIT_FAIL;
+	}
+	free(d);
+	pool_candidates_free(&c);
+	return st;
+}
+
 static int pool_create(const struct pool_opts *o, int argc, char **argv)
 {
 	const char *name = argv[o->first];
@@ -382,6 +421,8 @@ static int pool_create(const struct pool_opts *o, int argc, char **argv)
 	}
 	for (unsigned i = 0; i < n; i++)
 		d[i] = (struct new_drive){ .path = argv[o->first + 1 + i], .fd = -1 };
+	if (!o->force && (st = name_taken(o, name, argv + o->first + 1, n)))
+		return st;
 	for (unsigned i = 0; i < n && !st; i++)
 		st = open_new("pool create", &d[i], o->force);
 	if (!st && gpt_guid_random(l.uuid))

@@ -213,13 +213,9 @@ struct pool_opts {
 
 static int parse_opts(const char *cmd, int argc, char **argv, struct pool_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_CONFIG };
 	static const struct option longopts[] = {
 		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		POOL_COMMON_LONGOPTS
 	};
 	int c;
 
@@ -229,8 +225,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct pool_opts *
 	while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': o->force = true; break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_CONFIG: o->config = optarg; break;
+		case POOL_OPT_JSON: o->json = true; break;
+		case POOL_OPT_CONFIG: o->config = optarg; break;
 		case 'h': pool_usage(stdout); return CLI_EXIT_OK;
 		default: return cli_bad_option(cmd, argv);
 		}

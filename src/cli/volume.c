@@ -69,17 +69,13 @@ static void volume_usage(FILE *f)
 
 static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_CONFIG };
 	static const struct option longopts[] = {
 		{ "resiliency", required_argument, NULL, 'r' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "drives", required_argument, NULL, 'n' },
 		{ "chunk", required_argument, NULL, 'c' },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		POOL_COMMON_LONGOPTS
 	};
 	uint64_t v;
 	char *end;
@@ -134,8 +130,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 			}
 			o->chunk_kib = (uint32_t)(v / 1024);
 			break;
-		case OPT_CONFIG: o->config = optarg; break;
-		case OPT_JSON: o->json = true; break;
+		case POOL_OPT_CONFIG: o->config = optarg; break;
+		case POOL_OPT_JSON: o->json = true; break;
 		case 'h': volume_usage(stdout); return CLI_EXIT_OK;
 		default: return cli_bad_option(cmd, argv);
 		}

@@ -8,6 +8,15 @@
 
 #include "cli/pool_cli.h"
 
+/* The options every pool and volume command takes, last in their getopt
+ * tables (getopt values POOL_OPT_*, and 'h'). */
+enum { POOL_OPT_JSON = 256, POOL_OPT_CONFIG };
+#define POOL_COMMON_LONGOPTS \
+	{ "config", required_argument, NULL, POOL_OPT_CONFIG }, \
+	{ "json", no_argument, NULL, POOL_OPT_JSON }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ 0 }
+
 struct volume_opts {
 	const char *pool, *name, *config;
 	bool have_res, max, json;

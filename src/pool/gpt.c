@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/hex.h"
 #include "common/full_io.h"
 #include "pool/le.h"
 #include "pool/gpt.h"
@@ -38,24 +39,6 @@ void gpt_guid_text(const uint8_t g[16], char out[37])
 		 g[11], g[12], g[13], g[14], g[15]);
 }
 
-static int hex_byte(const char *s)
-{
-	int v = 0;
-	for (int i = 0; i < 2; i++) {
-		char c = s[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return v;
-}
-
 int gpt_guid_parse(const char *t, uint8_t g[16])
 {
 	/* text byte order: the first three fields are printed most significant first */
@@ -70,7 +53,7 @@ int gpt_guid_parse(const char *t, uint8_t g[16])
 				return -EINVAL;
 			continue;
 		}
-		int v = hex_byte(t + i);
+		int v = uraid_hex_digits(t + i, 2);
 		if (v < 0)
 			return -EINVAL;
 		g[order[byte++]] = (uint8_t)v;

@@ -33,6 +33,8 @@ static void examine_usage(FILE *f)
 		"Print the md superblock (1.0, 1.1 or 1.2) of each DEVICE with the information\n"
 		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"
 		"is reported with the check that failed; the exit status is then 1. Read-only.\n"
+		"A DEVICE may be a range PATH@START+LENGTH (512-byte sectors: a pool's partition\n"
+		"on an image file): the superblock inside the range.\n"
 		"\n"
 		"  -j, --json   one JSON list with an object per DEVICE (docs/json.md)\n"
 		"  -h, --help   this text\n");

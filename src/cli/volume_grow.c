@@ -591,6 +591,11 @@ int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds)
 			o->name);
 		return CLI_EXIT_USAGE;
 	}
+	if (o->json) {
+		fprintf(stderr, "uraid %s: --json is not there for grow (its steps are logged on "
+			"stderr)\n", CMD);
+		return CLI_EXIT_USAGE;
+	}
 	if (!o->drives == !(o->max || o->size_bytes) || o->have_res || o->level != -100 ||
 	    o->chunk_kib) {
 		fprintf(stderr, "uraid %s: give --drives=N (onto more drives) or --size=SIZE|max "

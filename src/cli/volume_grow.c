@@ -358,8 +358,13 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	}
 	if (served) {
 		st = grow_served(v->name, want, added, need);
-		if (st)
+		/* refused at the plan: nothing added, the partitions go again; a
+		   partition the server took as a spare stays (it is in the array) */
+		char owner[256];
+		if (st && cli_served_owner(CMD, added[0], owner, sizeof(owner)) == 0)
 			goto undo;
+		if (st)
+			goto out;
 		printf("Volume '%s' of pool '%s' is being reshaped from %u to %u drives by its "
 		       "server; 'uraid status %s' shows how far it is\n", v->name, p->label.name,
 		       v->raid_disks, want, v->name);

@@ -279,12 +279,6 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 			"('uraid pool add' a drive first)\n", CMD, want, p->label.name, p->ndrives);
 		return CLI_EXIT_FAIL;
 	}
-	if (v->level == URAID_LEVEL_10) {
-		fprintf(stderr, "uraid %s: volume '%s' is RAID 10 (%s): uraid cannot reshape "
-			"RAID 10 onto more drives yet; a new volume can use the added drives\n", CMD,
-			v->name, pool_level_word(v->level, v->layout, v->raid_disks));
-		return CLI_EXIT_FAIL;
-	}
 	/* the drives without a partition of the volume, the most room first */
 	pool_free_per_drive(p, freeb, first);
 	for (unsigned d = 0; d < p->ndrives; d++) {

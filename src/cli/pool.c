@@ -620,7 +620,11 @@ static const char *volume_health(const struct pool_volume *v, char *buf, size_t 
 {
 	if (!v->has_md)
 		return "no md superblock";
-	if (v->present < v->raid_disks)
+	/* first: a member one event behind (md takes it) is usual when a
+	   reshape is stopped as it starts */
+	if (v->reshaping)
+		snprintf(buf, len, "mid-reshape (serve it to go on)");
+	else if (v->present < v->raid_disks)
 		snprintf(buf, len, "degraded (%u of %u)", v->present, v->raid_disks);
 	else
 		snprintf(buf, len, v->resync_needed ? "resync needed" : "clean");

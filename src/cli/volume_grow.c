@@ -227,6 +227,12 @@ static int check_volume(const struct pool *p, const struct pool_volume *v)
 			"nothing to grow\n", CMD, v->name);
 		return CLI_EXIT_FAIL;
 	}
+	if (v->reshaping) {
+		fprintf(stderr, "uraid %s: volume '%s' is in mid-reshape (a grow stopped before its "
+			"end): serve it ('uraid serve --pool=%s --volume=%s'), which goes on with it, "
+			"and grow it again once it is done\n", CMD, v->name, p->label.name, v->name);
+		return CLI_EXIT_FAIL;
+	}
 	if (v->present < v->raid_disks || v->stale) {
 		fprintf(stderr, "uraid %s: volume '%s' is degraded (%u of %u members present, %u "
 			"stale): md does not reshape a degraded array; rebuild it first (serve it, "

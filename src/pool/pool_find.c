@@ -116,6 +116,7 @@ void pool_volumes_probe(struct pool *p)
 		vol->raid_disks = f->raid_disks;
 		vol->array_sectors = array_sectors_of(f);
 		vol->resync_needed = f->resync_offset != UINT64_MAX;
+		vol->reshaping = f->feature_map & URAID_FEATURE_RESHAPE_ACTIVE;
 		for (unsigned i = 0; i < vol->nparts; i++) {
 			uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
 			if (ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&

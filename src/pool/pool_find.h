@@ -27,6 +27,7 @@ struct pool_volume {
 	unsigned present;           /* partitions in an active slot of the freshest events */
 	unsigned stale;             /* partitions with an older superblock or none */
 	bool resync_needed;
+	bool reshaping;             /* a reshape stopped in the middle (serve goes on with it) */
 };
 
 struct pool {

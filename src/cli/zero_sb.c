@@ -40,6 +40,7 @@
 
 #include "cli/cli.h"
 #include "cli/util.h"
+#include "common/block_parts.h"
 #include "common/file_lock.h"
 #include "common/range_path.h"
 
@@ -185,8 +186,15 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 	}
 	uint64_t dev_sectors;
 	bool blockdev;
+	rc = 0;
+	/* a range: inside its device, and on a block device no partition over
+	   it held by the kernel (an md array on /dev/sdb2: not seen through the
+	   whole device's locks) */
 	if (z->r.ranged && (rc = uraid_dev_sectors(z->fd, &dev_sectors, &blockdev)) == 0 &&
-	    uraid_range_path_check(&z->r, dev_sectors, err, sizeof(err))) {
+	    (uraid_range_path_check(&z->r, dev_sectors, err, sizeof(err)) ||
+	     (S_ISBLK(st->st_mode) && uraid_block_parts_free(st->st_rdev, z->r.start,
+							      z->r.sectors, path, err,
+							      sizeof(err))))) {
 		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
 		rc = CLI_EXIT_FAIL;
 		goto out;

@@ -193,11 +193,22 @@ static int inproc_wait(struct inproc *ip)
 		}
 		if (rc > 0)
 			continue;       /* the steps are in the engine's log (stderr) */
-		/* nothing running and nothing waiting: done (a job a step just
-		   started shows as running at the next look) */
-		if (!uraid_array_grow_pending(ip->a) &&
-		    uraid_array_sync_status(ip->a, &ss) == 0 && !ss.running)
+		if (uraid_array_grow_pending(ip->a) || uraid_array_sync_status(ip->a, &ss) ||
+		    ss.running)
+			continue;
+		/* nothing running and nothing waiting; a resync owed (the new part
+		   of a size change) that the engine has not started yet, on a
+		   loaded machine, is started here, so that the volume closes clean */
+		struct uraid_array_status as;
+		if (uraid_array_status(ip->a, &as) || !as.resync_needed)
 			break;
+		rc = uraid_array_sync_start(ip->a, URAID_SYNC_RESYNC, err, sizeof(err));
+		if (rc && rc != -EBUSY) {
+			progress_end(&pr);
+			fprintf(stderr, "uraid %s: the resync of the new part did not start (%s); "
+				"'uraid serve' makes it\n", CMD, err);
+			break;
+		}
 	}
 	progress_end(&pr);
 	return st;

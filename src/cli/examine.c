@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/scan.h"
 #include "cli/util.h"
+#include "common/range_path.h"
 
 static void examine_usage(FILE *f)
 {
@@ -32,6 +33,8 @@ static void examine_usage(FILE *f)
 		"Print the md superblock (1.0, 1.1 or 1.2) of each DEVICE with the information\n"
 		"'mdadm --examine' gives, plus the internal bitmap's header. A damaged superblock\n"
 		"is reported with the check that failed; the exit status is then 1. Read-only.\n"
+		"A DEVICE may be a range PATH@START+LENGTH (512-byte sectors: a pool's partition\n"
+		"on an image file): the superblock inside the range.\n"
 		"\n"
 		"  -j, --json   one JSON list with an object per DEVICE (docs/json.md)\n"
 		"  -h, --help   this text\n");
@@ -436,12 +439,25 @@ static int examine_one(const char *path, struct json *j)
 	char reason[256] = "";
 	int rc = CLI_EXIT_FAIL;
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (!p)
-		snprintf(reason, sizeof(reason), "out of memory");
-	else if (fd < 0)
+	/* a range PATH@START+LENGTH (a pool's partition on an image file): the
+	   superblock inside the range, as its array sees it */
+	struct uraid_range_path r;
+	uint64_t dev_sectors;
+	bool blockdev;
+	int fd = -1;
+	if (uraid_range_path_parse(path, &r, reason, sizeof(reason)) == 0 &&
+	    (fd = open(r.path, O_RDONLY | O_CLOEXEC)) < 0)
 		snprintf(reason, sizeof(reason), "cannot open: %s", strerror(errno));
-	else if ((rc = uraid_probe_fd(fd, p)) != 0)
+	if (reason[0])
+		;
+	else if (!p)
+		snprintf(reason, sizeof(reason), "out of memory");
+	else if (r.ranged && ((rc = uraid_dev_sectors(fd, &dev_sectors, &blockdev)) ||
+			      uraid_range_path_check(&r, dev_sectors, reason, sizeof(reason))))
+		snprintf(reason + strlen(reason), sizeof(reason) - strlen(reason), "%s",
+			 rc ? strerror(-rc) : "");
+	else if ((rc = r.ranged ? uraid_probe_range(fd, r.start, r.sectors, p)
+				: uraid_probe_fd(fd, p)) != 0)
 		snprintf(reason, sizeof(reason), "cannot read: %s", strerror(-rc));
 	else if (p->chosen >= 0 && p->loc[p->chosen].status == -EIO)
 		snprintf(reason, sizeof(reason), "%s", p->loc[p->chosen].reason);
@@ -462,7 +478,11 @@ static int examine_one(const char *path, struct json *j)
 		json_str(j, "device", path);
 	}
 	if (reason[0]) {
-		fprintf(stderr, "uraid examine: %s: %s\n", path, reason);
+		/* the range's own checks name it already */
+		if (!strncmp(reason, path, strlen(path)))
+			fprintf(stderr, "uraid examine: %s\n", reason);
+		else
+			fprintf(stderr, "uraid examine: %s: %s\n", path, reason);
 		if (j) {
 			json_str(j, "superblock", "none");
 			json_str(j, "problem", reason);

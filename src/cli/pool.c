@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include "ctl/ctl.h"
 #include "cli/scan.h"
 #include "cli/util.h"
+#include "cli/volume_cli.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
 #include "common/range_path.h"
@@ -35,6 +37,7 @@ static void pool_usage(FILE *f)
 		"Usage: uraid pool create NAME DEVICE...   [--force] [--json]\n"
 		"       uraid pool add NAME DEVICE...      [--force] [--json]\n"
 		"       uraid pool status NAME [DEVICE|GLOB...] [--config=FILE] [--json]\n"
+		"       uraid pool repair NAME [DEVICE|GLOB...] [--config=FILE]\n"
 		"       uraid pool list [DEVICE|GLOB...]   [--config=FILE] [--json]\n"
 		"\n"
 		"A pool is a set of drives (block devices or image files), each with a GPT,\n"
@@ -44,12 +47,16 @@ static void pool_usage(FILE *f)
 		"\n"
 		"  create   write a GPT and the pool's label to each DEVICE; refuses a drive\n"
 		"           that holds a partition table, an md superblock or any data in its\n"
-		"           first or last MiB, or belongs to a pool, unless --force\n"
+		"           first or last MiB, or belongs to a pool, and a NAME that another\n"
+		"           pool among the candidates (as 'list' finds them) has, unless --force\n"
 		"  add      add new drives to the pool (later volumes can use them); give the\n"
 		"           new DEVICEs, and the pool's drives unless the configuration file's\n"
 		"           DEVICE lines find them\n"
 		"  status   drives and their free space, volumes (level, size, health), and\n"
 		"           for each resiliency the largest volume that would still fit\n"
+		"  repair   a drive that has grown (its backup GPT at the old end): the\n"
+		"           backup moved to the new end, as sgdisk -e; a damaged GPT copy\n"
+		"           written again from the sound one\n"
 		"  list     the pools found\n"
 		"\n"
 		"Pools are found by reading the GPT of each candidate: the DEVICEs and GLOBs\n"
@@ -132,6 +139,13 @@ int pool_cli_find(const char *cmd, const char *name, const struct pool_candidate
 	}
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct gpt_read_info *in = &p->drive[i]->info;
+		char a[32], b[32];
+		if (in->grown && strcmp(cmd, "pool repair"))
+			fprintf(stderr, "uraid %s: %s has grown (%s -> %s): its backup GPT is at the "
+				"old end; 'uraid pool repair %s' moves it to the new end (the free "
+				"space grows)\n", cmd, p->drive[i]->path,
+				cli_bytes(in->grown_from * 512, a, sizeof(a)),
+				cli_bytes(p->drive[i]->sectors * 512, b, sizeof(b)), p->label.name);
 		if (!in->primary_ok || !in->backup_ok)
 			fprintf(stderr, "uraid %s: %s: the %s GPT is damaged (%s); the other copy is "
 				"used; both are written again when a volume is made on or deleted from this "
@@ -217,13 +231,9 @@ struct pool_opts {
 
 static int parse_opts(const char *cmd, int argc, char **argv, struct pool_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_CONFIG };
 	static const struct option longopts[] = {
 		{ "force", no_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		POOL_COMMON_LONGOPTS
 	};
 	int c;
 
@@ -233,8 +243,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct pool_opts *
 	while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'f': o->force = true; break;
-		case OPT_JSON: o->json = true; break;
-		case OPT_CONFIG: o->config = optarg; break;
+		case POOL_OPT_JSON: o->json = true; break;
+		case POOL_OPT_CONFIG: o->config = optarg; break;
 		case 'h': pool_usage(stdout); return CLI_EXIT_OK;
 		default: return cli_bad_option(cmd, argv);
 		}
@@ -367,6 +377,44 @@ static void print_made(const struct pool_opts *o, const char *verb, const struct
 	       n == 1 ? "" : "s", cli_bytes(total * 512, b, sizeof(b)));
 }
 
+/*
+ * Another pool of this name among the candidates (found as pool list finds
+ * them: the configuration's DEVICE lines, else /proc/partitions), on a
+ * drive that is not one of the new ones: two pools of one name cannot be
+ * told apart by 'pool status' or 'serve --pool'. 0, or an exit status
+ * after a message.
+ */
+static int name_taken(const struct pool_opts *o, const char *name, char **newp, unsigned n)
+{
+	struct pool_candidates c;
+	struct pool_drive *d = malloc(sizeof(*d));
+	char err[600];
+	int st = pool_candidates_get("pool create", o->config, NULL, 0, &c);
+
+	if (st || !d) {
+		free(d);
+		return st ? st : CLI_EXIT_FAIL;
+	}
+	for (unsigned i = 0; i < c.n && !st; i++) {
+		struct stat sc, sn;
+		bool mine = false;
+		if (stat(c.path[i], &sc))
+			continue;
+		for (unsigned k = 0; k < n && !mine; k++)
+			mine = stat(newp[k], &sn) == 0 && uraid_same_file(&sc, &sn);
+		if (mine || pool_drive_read(c.path[i], d, err, sizeof(err)) ||
+		    strcmp(d->label.name, name))
+			continue;
+		fprintf(stderr, "uraid pool create: a pool named '%s' exists already (%s is its "
+			"drive %u); choose another name, or --force to make a second one (then give "
+			"the drives of one to every pool command)\n", name, c.path[i], d->label.index);
+		st = CLI_EXIT_FAIL;
+	}
+	free(d);
+	pool_candidates_free(&c);
+	return st;
+}
+
 static int pool_create(const struct pool_opts *o, int argc, char **argv)
 {
 	const char *name = argv[o->first];
@@ -387,6 +435,8 @@ static int pool_create(const struct pool_opts *o, int argc, char **argv)
 	}
 	for (unsigned i = 0; i < n; i++)
 		d[i] = (struct new_drive){ .path = argv[o->first + 1 + i], .fd = -1 };
+	if (!o->force && (st = name_taken(o, name, argv + o->first + 1, n)))
+		return st;
 	for (unsigned i = 0; i < n && !st; i++)
 		st = open_new("pool create", &d[i], o->force);
 	if (!st && gpt_guid_random(l.uuid))
@@ -517,13 +567,102 @@ out:
 	return st;
 }
 
+/* ---- repair ---- */
+
+/*
+ * The GPTs of the pool's drives made whole again: a grown drive's backup
+ * moved to the new end (as sgdisk -e), a damaged copy written again from
+ * the sound one. Under the table locks volume create and delete take.
+ */
+static int pool_repair(const struct pool_opts *o, int argc, char **argv)
+{
+	const char *cmd = "pool repair", *name = argv[o->first];
+	struct pool_candidates c;
+	struct pool *p = calloc(1, sizeof(*p));
+	int fds[POOL_MAX_DRIVES];
+	unsigned which[POOL_MAX_DRIVES], n = 0;
+	uint64_t old_end[POOL_MAX_DRIVES];
+	char err[600], a[32], b[32];
+	int st;
+
+	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
+		fds[i] = -1;
+	if (!p)
+		return CLI_EXIT_FAIL;
+	st = pool_candidates_get(cmd, o->config, argv + o->first + 1,
+				 (unsigned)(argc - o->first - 1), &c);
+	if (st || (st = pool_cli_find(cmd, name, &c, p)) >= 0 ||
+	    (st = volume_lock_tables(cmd, p, fds)))
+		goto out;
+	/* each drive read again under its lock */
+	for (unsigned i = 0; i < p->ndrives; i++) {
+		struct pool_drive *d = p->drive[i];
+		char path[sizeof(d->path)];
+		snprintf(path, sizeof(path), "%s", d->path);
+		if (pool_drive_read(path, d, err, sizeof(err))) {
+			fprintf(stderr, "uraid %s: %s\n", cmd, err);
+			st = CLI_EXIT_FAIL;
+			goto out;
+		}
+		old_end[i] = 0;
+		if (d->info.grown) {
+			old_end[i] = d->info.grown_from;
+			if (gpt_move_backup(&d->gpt, d->sectors, err, sizeof(err))) {
+				fprintf(stderr, "uraid %s: %s: %s\n", cmd, d->path, err);
+				st = CLI_EXIT_FAIL;
+				goto out;
+			}
+		} else if (d->info.primary_ok && d->info.backup_ok) {
+			continue;
+		}
+		which[n++] = i;
+	}
+	if ((st = volume_write_tables(cmd, p, fds, which, n)))
+		goto out;
+	for (unsigned k = 0; k < n; k++) {
+		const struct pool_drive *d = p->drive[which[k]];
+		if (!old_end[which[k]]) {
+			printf("%s: the damaged GPT copy written again from the sound one\n", d->path);
+			continue;
+		}
+		/* the old backup (now in free space) zeroed, so that no tool finds a
+		   stale header there */
+		static const uint8_t zero[GPT_BACKUP_BYTES];
+		uint64_t at = (old_end[which[k]] - GPT_BACKUP_BYTES / 512) * 512;
+		int rc = uraid_pwrite_full(fds[which[k]], zero, sizeof(zero), at);
+		if (rc == 0 && fdatasync(fds[which[k]]) < 0)
+			rc = -errno;
+		if (rc)
+			fprintf(stderr, "uraid %s: %s: zeroing the old backup GPT at byte %llu: %s "
+				"(the new tables are written)\n", cmd, d->path,
+				(unsigned long long)at, strerror(-rc));
+		printf("%s: grown %s -> %s: the backup GPT moved to the new end\n", d->path,
+		       cli_bytes(old_end[which[k]] * 512, a, sizeof(a)),
+		       cli_bytes(d->sectors * 512, b, sizeof(b)));
+	}
+	if (!n)
+		printf("pool '%s': nothing to repair (every GPT is sound and at its drive's end)\n",
+		       p->label.name);
+	st = CLI_EXIT_OK;
+out:
+	volume_unlock_tables(fds);
+	pool_release(p);
+	free(p);
+	pool_candidates_free(&c);
+	return st;
+}
+
 /* ---- status and list ---- */
 
 static const char *volume_health(const struct pool_volume *v, char *buf, size_t len)
 {
 	if (!v->has_md)
 		return "no md superblock";
-	if (v->present < v->raid_disks)
+	/* first: a member one event behind (md takes it) is usual when a
+	   reshape is stopped as it starts */
+	if (v->reshaping)
+		snprintf(buf, len, "mid-reshape (serve it to go on)");
+	else if (v->present < v->raid_disks)
 		snprintf(buf, len, "degraded (%u of %u)", v->present, v->raid_disks);
 	else
 		snprintf(buf, len, v->resync_needed ? "resync needed" : "clean");
@@ -550,6 +689,9 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		json_u64(&j, "largest_free_bytes", freeb[i] * 512);
 		json_bool(&j, "gpt_primary_ok", d->info.primary_ok);
 		json_bool(&j, "gpt_backup_ok", d->info.backup_ok);
+		json_bool(&j, "grown", d->info.grown);
+		if (d->info.grown)
+			json_u64(&j, "gpt_size_bytes", d->info.grown_from * 512);
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
@@ -617,9 +759,10 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	printf("\n  %-3s %-40s %12s %12s\n", "#", "drive", "size", "largest free");
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		const struct pool_drive *d = p->drive[i];
-		printf("  %-3u %-40s %12s %12s%s\n", d->label.index, d->path,
+		printf("  %-3u %-40s %12s %12s%s%s\n", d->label.index, d->path,
 		       cli_bytes(d->sectors * 512, a, sizeof(a)), cli_bytes(freeb[i] * 512, b, sizeof(b)),
-		       d->info.primary_ok && d->info.backup_ok ? "" : "  (one GPT copy damaged)");
+		       d->info.primary_ok && d->info.backup_ok ? "" : "  (one GPT copy damaged)",
+		       d->info.grown ? "  (grown: 'uraid pool repair')" : "");
 	}
 	printf("\n  %-20s %-17s %12s %6s  %s\n", "volume", "resiliency", "size", "drives", "health");
 	if (!p->nvolumes)
@@ -740,7 +883,8 @@ int cmd_pool(int argc, char **argv)
 	bool has_name = argc > o.first;
 	if (!strcmp(verb, "list"))
 		return pool_list(&o, argc, argv);
-	if (!strcmp(verb, "create") || !strcmp(verb, "add") || !strcmp(verb, "status")) {
+	if (!strcmp(verb, "create") || !strcmp(verb, "add") || !strcmp(verb, "status") ||
+	    !strcmp(verb, "repair")) {
 		if (!has_name) {
 			fprintf(stderr, "uraid %s: give the pool's name; see 'uraid pool --help'\n",
 				cmd);
@@ -750,9 +894,11 @@ int cmd_pool(int argc, char **argv)
 			return pool_create(&o, argc, argv);
 		if (!strcmp(verb, "add"))
 			return pool_add(&o, argc, argv);
+		if (!strcmp(verb, "repair"))
+			return pool_repair(&o, argc, argv);
 		return pool_status(&o, argc, argv);
 	}
-	fprintf(stderr, "uraid pool: '%s' is not a pool command (create, add, status, list); "
+	fprintf(stderr, "uraid pool: '%s' is not a pool command (create, add, status, repair, list); "
 		"see 'uraid pool --help'\n", verb);
 	return CLI_EXIT_USAGE;
 }

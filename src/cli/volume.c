@@ -26,6 +26,7 @@
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
 #include "cli/util.h"
+#include "cli/volume_cli.h"
 #include "common/block_parts.h"
 #include "common/file_lock.h"
 #include "common/full_io.h"
@@ -37,7 +38,7 @@ static void volume_usage(FILE *f)
 		"Usage: uraid volume create POOL VOLUME --resiliency=R | --level=L --size=SIZE|max\n"
 		"                           [--drives=N] [--chunk=SIZE] [DEVICE|GLOB...] [--json]\n"
 		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...] [--json]\n"
-		"       uraid volume grow POOL VOLUME ...   (not there yet)\n"
+		"       uraid volume grow POOL VOLUME --drives=N | --size=SIZE|max [DEVICE|GLOB...]\n"
 		"\n"
 		"A volume is an md array (metadata 1.2) over one new partition on each drive it\n"
 		"uses, placed on the pool's drives with the most free space. The pool's drives\n"
@@ -51,44 +52,39 @@ static void volume_usage(FILE *f)
 		"  -l, --level=L        an md level instead: 0, 1, 5, 6 or 10 (RAID 10 n2)\n"
 		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
 		"                       max: the largest that fits\n"
-		"  -n, --drives=N       how many drives it uses (default: the count that gives\n"
-		"                       the largest volume for max, else every drive with room:\n"
-		"                       --level=1 mirrors across all of them; --drives=2 for\n"
-		"                       a two-way mirror)\n"
+		"  -n, --drives=N       how many drives it uses (create's default: the count\n"
+		"                       that gives the largest volume for max, else every\n"
+		"                       drive with room: --level=1 mirrors across all of\n"
+		"                       them; --drives=2 for a two-way mirror); grow: how\n"
+		"                       many it is to use\n"
 		"  -c, --chunk=SIZE     chunk size (default 512K; RAID 1 has none)\n"
 		"      --config=FILE    the configuration file whose DEVICE lines to read\n"
-		"      --json           what was made, as JSON\n"
+		"      --json           what was made or deleted, as JSON (not for grow)\n"
 		"  -h, --help           this text\n"
 		"\n"
 		"delete refuses a volume that is served (its partitions are locked by the server),\n"
-		"then erases its md superblocks and removes its partitions. Growing a volume\n"
-		"needs md's reshape in uraid, which is not there yet: 'volume grow' says so.\n");
+		"then erases its md superblocks and removes its partitions.\n"
+		"\n"
+		"grow --drives=N puts the volume on N drives: new partitions of its partition\n"
+		"size on the pool's drives with the most room, then md's reshape (RAID 4/5/6\n"
+		"restripe, RAID 1 more mirrors, RAID 0 through RAID 4 and back). grow\n"
+		"--size=SIZE|max extends each partition into the free space right after it,\n"
+		"then the size used on each member (RAID 1/4/5/6; the new part is resynced).\n"
+		"Not served: done here, with progress on stderr (killed, 'uraid serve' goes on\n"
+		"from the reshape's checkpoint). Served: --drives goes through its server;\n"
+		"--size is refused (stop it first). A degraded volume is refused.\n");
 }
 
-struct volume_opts {
-	const char *pool, *name, *config;
-	bool have_res, max, json;
-	enum pool_resiliency res;
-	int level;
-	uint64_t size_bytes;
-	unsigned drives;
-	uint32_t chunk_kib;
-	int first;                  /* first DEVICE/GLOB operand */
-};
 
 static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_CONFIG };
 	static const struct option longopts[] = {
 		{ "resiliency", required_argument, NULL, 'r' },
 		{ "level", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "drives", required_argument, NULL, 'n' },
 		{ "chunk", required_argument, NULL, 'c' },
-		{ "config", required_argument, NULL, OPT_CONFIG },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+		POOL_COMMON_LONGOPTS
 	};
 	uint64_t v;
 	char *end;
@@ -143,8 +139,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 			}
 			o->chunk_kib = (uint32_t)(v / 1024);
 			break;
-		case OPT_CONFIG: o->config = optarg; break;
-		case OPT_JSON: o->json = true; break;
+		case POOL_OPT_CONFIG: o->config = optarg; break;
+		case POOL_OPT_JSON: o->json = true; break;
 		case 'h': volume_usage(stdout); return CLI_EXIT_OK;
 		default: return cli_bad_option(cmd, argv);
 		}
@@ -160,7 +156,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 	return -1;
 }
 
-static void unlock_tables(int *fds)
+void volume_unlock_tables(int *fds)
 {
 	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
 		if (fds[i] >= 0) {
@@ -178,7 +174,7 @@ static void unlock_tables(int *fds)
  * never writes a table read before another command changed it. Volumes
  * served from the drives go on (their locks are on their partitions).
  */
-static int lock_tables(const char *cmd, const struct pool *p, int *fds)
+int volume_lock_tables(const char *cmd, const struct pool *p, int *fds)
 {
 	char err[600];
 
@@ -209,7 +205,7 @@ static int lock_tables(const char *cmd, const struct pool *p, int *fds)
 			else
 				fprintf(stderr, "uraid %s: %s: cannot lock its GPT: %s\n", cmd, path,
 					strerror(-rc));
-			unlock_tables(fds);
+			volume_unlock_tables(fds);
 			return CLI_EXIT_FAIL;
 		}
 	}
@@ -217,7 +213,7 @@ static int lock_tables(const char *cmd, const struct pool *p, int *fds)
 }
 
 /* Write the tables of the drives `which` through their locked fds (lock_tables). */
-static int write_tables(const char *cmd, struct pool *p, const int *fds, const unsigned *which,
+int volume_write_tables(const char *cmd, struct pool *p, const int *fds, const unsigned *which,
 			unsigned n)
 {
 	char err[600];
@@ -400,7 +396,7 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		if (!(specs[i] = malloc(320)))
 			goto out;
 	}
-	if (write_tables(cmd, p, fds, pick, k))
+	if (volume_write_tables(cmd, p, fds, pick, k))
 		goto undo;
 	for (unsigned i = 0; i < k; i++)
 		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], 320);
@@ -425,7 +421,7 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 undo:
 	for (unsigned i = 0; i < k; i++)
 		memset(&p->drive[pick[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
-	write_tables(cmd, p, fds, pick, k);
+	volume_write_tables(cmd, p, fds, pick, k);
 out:
 	for (unsigned i = 0; i < k; i++)
 		free(specs[i]);
@@ -504,7 +500,7 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 	for (unsigned i = 0; i < v->nparts; i++)
 		close(part_fd[i]);
 	if (st == 0)
-		st = write_tables(cmd, p, fds, which, v->nparts);
+		st = volume_write_tables(cmd, p, fds, which, v->nparts);
 	if (st == 0 && o->json) {
 		struct json j;
 		json_begin(&j, stdout);
@@ -532,13 +528,7 @@ int cmd_volume(int argc, char **argv)
 		return argc < 2 ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 	}
 	const char *verb = argv[1];
-	if (!strcmp(verb, "grow")) {
-		fprintf(stderr, "uraid volume grow: not there yet: growing a volume needs md's "
-			"reshape in uraid ('uraid grow'), which is being built; a new volume can use "
-			"the space meanwhile\n");
-		return CLI_EXIT_FAIL;
-	}
-	if (strcmp(verb, "create") && strcmp(verb, "delete")) {
+	if (strcmp(verb, "create") && strcmp(verb, "delete") && strcmp(verb, "grow")) {
 		fprintf(stderr, "uraid volume: '%s' is not a volume command (create, delete, grow); "
 			"see 'uraid volume --help'\n", verb);
 		return CLI_EXIT_USAGE;
@@ -564,7 +554,7 @@ int cmd_volume(int argc, char **argv)
 		goto out;
 	}
 	if (pool_find(o.pool, c.path, c.n, p, err, sizeof(err)) == 0 && p->ndrives &&
-	    (st = lock_tables(cmd, p, fds)))
+	    (st = volume_lock_tables(cmd, p, fds)))
 		goto out;
 	unsigned locked = p->ndrives;
 	char (*locked_path)[256] = calloc(POOL_MAX_DRIVES, 256);
@@ -585,12 +575,13 @@ int cmd_volume(int argc, char **argv)
 			st = CLI_EXIT_FAIL;
 		} else {
 			st = !strcmp(verb, "create") ? volume_create(&o, p, fds)
+			     : !strcmp(verb, "grow") ? volume_grow(&o, p, fds)
 						     : volume_delete(&o, p, fds);
 		}
 	}
 	free(locked_path);
 out:
-	unlock_tables(fds);
+	volume_unlock_tables(fds);
 	if (p)
 		pool_release(p);
 	free(p);

@@ -40,6 +40,7 @@
 
 #include "cli/cli.h"
 #include "cli/util.h"
+#include "common/block_parts.h"
 #include "common/file_lock.h"
 #include "common/range_path.h"
 
@@ -56,7 +57,8 @@ static void zero_usage(FILE *f)
 		"said so). The same device named twice is zeroed once. A DEVICE without an md superblock is an error. A member of a served\n"
 		"array is refused (fail and remove it, or stop the array, first), and so is a\n"
 		"device another uraid is using. Every DEVICE is checked before anything is\n"
-		"written.\n"
+		"written. A DEVICE may be a range PATH@START+LENGTH (512-byte sectors: a\n"
+		"pool's partition on an image file): only the range is looked at and zeroed.\n"
 		"\n"
 		"  -f, --force   also erase a damaged superblock (a magic number found where a\n"
 		"                superblock belongs, the rest invalid): one logical block\n"
@@ -68,6 +70,7 @@ struct zero_dev {
 	const char *path;
 	int fd;
 	struct stat st;
+	struct uraid_range_path r;      /* a range PATH@START+LENGTH: only inside it */
 	bool duplicate;                 /* named before: zeroed once, under the first name */
 	uint64_t at[3], len[3];         /* byte ranges to zero */
 	int minor[3];
@@ -129,16 +132,23 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 		fprintf(stderr, "uraid zero-superblock: out of memory\n");
 		return CLI_EXIT_FAIL;
 	}
-	if (stat(path, st) != 0) {
+	if (uraid_range_path_parse(path, &z->r, err, sizeof(err))) {
+		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (stat(z->r.path, st) != 0) {
 		fprintf(stderr, "uraid zero-superblock: %s: %s; nothing was changed\n", path,
 			strerror(errno));
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	/* the same device under another name: our own open and lock of it
-	   would refuse the second, so it is skipped before opening */
+	/* the same device (and range) under another name: our own open and lock
+	   of it would refuse the second, so it is skipped before opening */
 	for (unsigned k = 0; k < n_planned; k++)
-		if (!planned[k].duplicate && uraid_same_file(&planned[k].st, st)) {
+		if (!planned[k].duplicate && uraid_same_file(&planned[k].st, st) &&
+		    planned[k].r.ranged == z->r.ranged && planned[k].r.start == z->r.start &&
+		    planned[k].r.sectors == z->r.sectors) {
 			z->duplicate = true;
 			rc = 0;
 			goto out;
@@ -157,20 +167,40 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 	}
 	/* as mdadm: O_EXCL keeps off a block device a driver or md holds; a file
 	   gets the flock every uraid that uses it holds */
-	z->fd = open(path, O_RDWR | O_CLOEXEC | (S_ISBLK(st->st_mode) ? O_EXCL : 0));
+	/* a range of a block device is opened as uraid serves one: without
+	   O_EXCL (the kernel's claim is of the whole device), the range locked */
+	z->fd = open(z->r.path, O_RDWR | O_CLOEXEC |
+			     (S_ISBLK(st->st_mode) && !z->r.ranged ? O_EXCL : 0));
 	if (z->fd < 0) {
 		fprintf(stderr, "uraid zero-superblock: cannot open %s for writing: %s; nothing "
 			"was changed\n", path, strerror(errno));
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if (S_ISREG(st->st_mode) ? uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0
-				 : uraid_block_whole_lock(z->fd, path, err, sizeof(err)) < 0) {
+	if (z->r.ranged ? uraid_range_path_lock(z->fd, &z->r, true, err, sizeof(err)) < 0
+	    : S_ISREG(st->st_mode) ? uraid_file_lock(z->fd, true, path, err, sizeof(err)) < 0
+				   : uraid_block_whole_lock(z->fd, path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if ((rc = uraid_probe_fd(z->fd, p)) != 0) {
+	uint64_t dev_sectors;
+	bool blockdev;
+	rc = 0;
+	/* a range: inside its device, and on a block device no partition over
+	   it held by the kernel (an md array on /dev/sdb2: not seen through the
+	   whole device's locks) */
+	if (z->r.ranged && (rc = uraid_dev_sectors(z->fd, &dev_sectors, &blockdev)) == 0 &&
+	    (uraid_range_path_check(&z->r, dev_sectors, err, sizeof(err)) ||
+	     (S_ISBLK(st->st_mode) && uraid_block_parts_free(st->st_rdev, z->r.start,
+							      z->r.sectors, path, err,
+							      sizeof(err))))) {
+		fprintf(stderr, "uraid zero-superblock: %s; nothing was changed\n", err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if (rc || (rc = z->r.ranged ? uraid_probe_range(z->fd, z->r.start, z->r.sectors, p)
+				    : uraid_probe_fd(z->fd, p)) != 0) {
 		fprintf(stderr, "uraid zero-superblock: cannot read %s: %s; nothing was changed\n",
 			path, strerror(-rc));
 		rc = CLI_EXIT_FAIL;
@@ -222,7 +252,7 @@ static int zero_plan(const char *path, bool force, struct zero_dev *z,
 			continue;
 		}
 		z->minor[z->n] = m;
-		z->at[z->n] = at;
+		z->at[z->n] = at + (z->r.ranged ? z->r.start * 512 : 0);   /* in the file */
 		z->len[z->n++] = len;
 	}
 	if (!z->n) {

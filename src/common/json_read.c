@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hex.h"
 #include "common/json_read.h"
 
 struct jr_parser {
@@ -49,24 +50,6 @@ static int new_node(struct jr_parser *ps, enum jr_type type, const char *key)
 	return (int)d->n++;
 }
 
-static int hex4(const char *p)
-{
-	int v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return v;
-}
-
 /* A string at ps->p (the opening quote) decoded into the doc's strings;
  * each decoded string is no longer than its text, so the buffer, as long as
  * the whole text, always has room. A UTF-16 surrogate pair becomes one
@@ -97,7 +80,7 @@ static int parse_string(struct jr_parser *ps, const char **out)
 		case 'r': *o++ = '\r'; break;
 		case 't': *o++ = '\t'; break;
 		case 'u': {
-			long v = ps->end - ps->p >= 4 ? hex4(ps->p) : -1;
+			long v = ps->end - ps->p >= 4 ? uraid_hex_digits(ps->p, 4) : -1;
 			if (v <= 0)     /* a NUL would cut the string short: refused too */
 				return fail(ps, -EINVAL, "a bad \\u escape");
 			ps->p += 4;
@@ -106,7 +89,7 @@ static int parse_string(struct jr_parser *ps, const char **out)
 			if (v >= 0xd800 && v <= 0xdbff) {
 				/* a high surrogate: its low half must follow */
 				int lo = ps->end - ps->p >= 6 && ps->p[0] == '\\' && ps->p[1] == 'u'
-					 ? hex4(ps->p + 2) : -1;
+					 ? uraid_hex_digits(ps->p + 2, 4) : -1;
 				if (lo < 0xdc00 || lo > 0xdfff)
 					return fail(ps, -EINVAL, "a lone high surrogate");
 				ps->p += 6;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/errmsg.h"
+#include "common/hex.h"
 #include "common/full_io.h"
 #include "pool/le.h"
 #include "pool/gpt.h"
@@ -38,24 +39,6 @@ void gpt_guid_text(const uint8_t g[16], char out[37])
 		 g[11], g[12], g[13], g[14], g[15]);
 }
 
-static int hex_byte(const char *s)
-{
-	int v = 0;
-	for (int i = 0; i < 2; i++) {
-		char c = s[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v |= c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v |= c - 'A' + 10;
-		else
-			return -1;
-	}
-	return v;
-}
-
 int gpt_guid_parse(const char *t, uint8_t g[16])
 {
 	/* text byte order: the first three fields are printed most significant first */
@@ -70,7 +53,7 @@ int gpt_guid_parse(const char *t, uint8_t g[16])
 				return -EINVAL;
 			continue;
 		}
-		int v = hex_byte(t + i);
+		int v = uraid_hex_digits(t + i, 2);
 		if (v < 0)
 			return -EINVAL;
 		g[order[byte++]] = (uint8_t)v;
@@ -348,6 +331,9 @@ int gpt_decode(const uint8_t *primary, const uint8_t *backup, uint64_t dev_secto
 	return rc;
 }
 
+static void read_grown(int fd, uint64_t dev_sectors, uint8_t *buf, struct gpt *g,
+		       struct gpt_read_info *info, int *rc, char *err, size_t errlen);
+
 int gpt_read(int fd, uint64_t dev_sectors, struct gpt *g, struct gpt_read_info *info,
 	     char *err, size_t errlen)
 {
@@ -368,8 +354,57 @@ int gpt_read(int fd, uint64_t dev_sectors, struct gpt *g, struct gpt_read_info *
 				strerror(-rc));
 	else
 		rc = gpt_decode(buf, buf + GPT_PRIMARY_BYTES, dev_sectors, g, info, err, errlen);
+	if (rc == -EINVAL || (rc == 0 && !info->primary_ok))
+		read_grown(fd, dev_sectors, buf, g, info, &rc, err, errlen);
 	free(buf);
 	return rc;
+}
+
+/*
+ * A drive that has grown (an image file made larger, a bigger LUN): its
+ * primary header says the backup is at an LBA before the last one, and the
+ * backup is there. Read as the table of the drive it was (both copies
+ * checked as for that size); kept only when the primary is sound so.
+ * buf: the primary as read, and room for the backup after it.
+ */
+static void read_grown(int fd, uint64_t dev_sectors, uint8_t *buf, struct gpt *g,
+		       struct gpt_read_info *info, int *rc, char *err, size_t errlen)
+{
+	const uint8_t *h = buf + 512;
+	uint64_t alt = le_get64(h + 32);
+
+	if (memcmp(h, gpt_signature, 8) || le_get64(h + 24) != 1 || alt + 1 < GPT_MIN_SECTORS ||
+	    alt >= dev_sectors - 1)
+		return;
+	uint64_t old = alt + 1;
+	struct gpt *t = malloc(sizeof(*t));
+	struct gpt_read_info ti;
+	char terr[400];
+	if (!t)
+		return;
+	if (uraid_pread_full(fd, buf + GPT_PRIMARY_BYTES, GPT_BACKUP_BYTES,
+			     (old - GPT_BACKUP_BYTES / 512) * 512) == 0 &&
+	    gpt_decode(buf, buf + GPT_PRIMARY_BYTES, old, t, &ti, terr, sizeof(terr)) == 0 &&
+	    ti.primary_ok) {
+		*g = *t;
+		*info = ti;
+		info->grown = true;
+		info->grown_from = old;
+		*rc = 0;
+		if (err && errlen)
+			err[0] = '\0';
+	}
+	free(t);
+}
+
+int gpt_move_backup(struct gpt *g, uint64_t dev_sectors, char *err, size_t errlen)
+{
+	if (dev_sectors <= g->dev_sectors)
+		return uraid_errf(err, errlen, -EINVAL, "the drive has %" PRIu64 " sectors, not "
+				  "more than the table's %" PRIu64, dev_sectors, g->dev_sectors);
+	g->dev_sectors = dev_sectors;
+	g->last_usable = backup_entries_lba(dev_sectors) - 1;
+	return gpt_check(g, err, errlen);
 }
 
 int gpt_write(int fd, const struct gpt *g, char *err, size_t errlen)

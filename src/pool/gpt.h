@@ -55,6 +55,12 @@ struct gpt_read_info {
 	char primary_why[160], backup_why[160];   /* why a copy was refused */
 	bool protective_mbr;        /* LBA 0 is a protective MBR (type 0xEE) */
 	bool mbr_partitions;        /* LBA 0 is an MBR with other partitions (not a GPT disk) */
+	/* the drive has grown: the primary header puts the backup at the old
+	   last sector (grown_from - 1), where a sound backup was found; the
+	   table read is that of a grown_from-sector drive (g->dev_sectors), and
+	   is written so until gpt_move_backup moves the backup to the new end */
+	bool grown;
+	uint64_t grown_from;
 };
 
 /* crc32 as zlib's crc32(0, buf, len). */
@@ -101,6 +107,13 @@ int gpt_check(const struct gpt *g, char *err, size_t errlen);
  * or device); the same answers as gpt_decode, -EIO when unreadable. */
 int gpt_read(int fd, uint64_t dev_sectors, struct gpt *g, struct gpt_read_info *info,
 	     char *err, size_t errlen);
+/*
+ * A grown drive (info.grown): the table made that of a dev_sectors drive,
+ * its backup at the new end and the usable space up to it, as sgdisk -e
+ * does; write it with gpt_write. 0, or -EINVAL + err when dev_sectors is
+ * not larger.
+ */
+int gpt_move_backup(struct gpt *g, uint64_t dev_sectors, char *err, size_t errlen);
 /* Write both copies (backup first, then primary) and fdatasync. 0 or -errno + err. */
 int gpt_write(int fd, const struct gpt *g, char *err, size_t errlen);
 

@@ -116,6 +116,7 @@ void pool_volumes_probe(struct pool *p)
 		vol->raid_disks = f->raid_disks;
 		vol->array_sectors = array_sectors_of(f);
 		vol->resync_needed = f->resync_offset != UINT64_MAX;
+		vol->reshaping = f->feature_map & URAID_FEATURE_RESHAPE_ACTIVE;
 		for (unsigned i = 0; i < vol->nparts; i++) {
 			vol->superseded[i] = false;
 			for (unsigned j = 0; ok[i] && j < vol->nparts; j++)

@@ -32,6 +32,7 @@ struct pool_volume {
 	   its place, uraid serve --pool); assembling both is refused, so serve
 	   leaves it out */
 	bool superseded[POOL_MAX_DRIVES];
+	bool reshaping;             /* a reshape stopped in the middle (serve goes on with it) */
 };
 
 struct pool {

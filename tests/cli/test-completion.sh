@@ -51,7 +51,7 @@ verbs=$("$URAID" --help | sed -n 's/^  \([a-z][a-z0-9-]*\)  .*/\1/p' | sort | tr
 comp "${verbs% }" uraid ""
 comp "zero-superblock" uraid zero                # the longest name, and the newest verbs
 comp "monitor" uraid mon
-comp "add create list status" uraid pool ""      # sub-commands from the usage lines
+comp "add create list repair status" uraid pool ""      # sub-commands from the usage lines
 comp "create delete grow" uraid volume ""
 comp "--resiliency=" uraid volume create --resi
 

@@ -187,7 +187,7 @@ refuse "the largest mirror volume that fits is" \
 refuse "dual-parity needs at least 4 drives, not 3" \
     volume create tank dp --resiliency=dual-parity --size=1M --drives=3 "${drives[@]}"
 refuse "has a volume 'm1' already" volume create tank m1 --level=1 --size=1M "${drives[@]}"
-refuse "not there yet" volume grow tank m1
+refuse "give --drives=N" volume grow tank m1 "${drives[@]}"
 refuse "no drive of pool 'nope'" pool status nope "${drives[@]}"
 refuse "not a pool name" pool create 'bad/name' x2.img
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Referee for pools (docs/pools.md): uraid makes a pool on four images and
-# three volumes (mirror = RAID 10, simple = RAID 0 on two drives, parity =
-# RAID 5), writes a seeded pattern through each served volume, and stops.
+# four volumes (mirror = RAID 10, simple = RAID 0 on two drives, parity =
+# RAID 5, and g, a RAID 5 grown with `volume grow`: written on 3 drives,
+# reshaped onto 4, then made larger with --size), writes a seeded pattern
+# through each served volume, and stops.
 # In the guest the kernel reads each virtio disk's GPT (the partitions
 # appear), `mdadm --assemble --scan` starts every volume from its
 # partitions, each reads back the same bytes, and a check of the redundant
@@ -24,14 +26,13 @@ d=("$tmp"/disk{0,1,2,3}.img)
     fail "volume create m1"
 "$URAID" volume create tank s1 --level=0 --size=16M --drives=2 "${d[@]}" >/dev/null ||
     fail "volume create s1"
-"$URAID" volume create tank p1 --resiliency=parity --size=max "${d[@]}" >/dev/null ||
-    fail "volume create p1"
+"$URAID" volume create tank g --resiliency=parity --size=8M --drives=3 "${d[@]}" >/dev/null ||
+    fail "volume create g"
 
 sums=$tmp/sums
 : >"$sums"
-n=0
-for v in m1 s1 p1; do
-    n=$((n + 1))
+serve_write() {   # serve_write VOLUME N: the pattern of SEED+N over it, its sum in $sums
+    local v=$1 n=$2 pid size
     "$URAID" serve --pool=tank --volume=$v --socket="$tmp/$v.sock" --threads=1 \
         --pid-file="$tmp/$v.pid" "${d[@]}" >"$tmp/$v.out" 2>&1 &
     pid=$!
@@ -46,7 +47,22 @@ while left:
     nbdcopy "$tmp/$v.pat" "nbd+unix:///$v?socket=$tmp/$v.sock" || fail "$v: write"
     "$URAID" stop "$v" >/dev/null || kill "$pid"
     wait "$pid"
+    rm -f "$tmp/$v.pid"
     echo "$v $size $(sha256sum <"$tmp/$v.pat" | cut -d' ' -f1)" >>"$sums"
+}
+# g's bytes are written before it grows: md reads them where the reshape put them
+serve_write g 4
+"$URAID" volume grow tank g --drives=4 "${d[@]}" >/dev/null 2>"$tmp/grow.err" ||
+    fail "volume grow g --drives=4: $(cat "$tmp/grow.err")"
+"$URAID" volume grow tank g --size=20M "${d[@]}" >/dev/null 2>"$tmp/grow.err" ||
+    fail "volume grow g --size=20M: $(cat "$tmp/grow.err")"
+"$URAID" volume create tank p1 --resiliency=parity --size=max "${d[@]}" >/dev/null ||
+    fail "volume create p1"
+
+n=0
+for v in m1 s1 p1; do
+    n=$((n + 1))
+    serve_write $v $n
 done
 cat "$sums"
 
@@ -79,14 +95,14 @@ out=$(interop_run -f "$sums" "$tmp/guest.sh" "${d[@]}")
 rc=$?
 echo "$out"
 [ $rc = 0 ] || fail "guest script exit $rc"
-# vda (d0) holds the label and a partition of each of the three volumes
-grep -q '^partitions=4$' <<<"$out" ||
-    fail "the guest kernel did not see the GPT's four partitions on vda"
-for v in m1 s1 p1; do
+# vda (d0) holds the label and a partition of each of the four volumes
+grep -q '^partitions=5$' <<<"$out" ||
+    fail "the guest kernel did not see the GPT's five partitions on vda"
+for v in m1 s1 p1 g; do
     grep -qx "complete-$v=yes" <<<"$out" || fail "$v: md assembled it without every member"
     grep -qx "vol-$v=same" <<<"$out" || fail "$v: md did not read the bytes uraid wrote"
 done
-for v in m1 p1; do
+for v in m1 p1 g; do
     grep -qx "mismatch-$v=0" <<<"$out" || fail "$v: md's check found mismatches"
 done
-echo "PASS: md assembled every volume from the GPT partitions, same bytes, check 0"
+echo "PASS: md assembled every volume (a grown one too) from the GPT partitions, same bytes, check 0"

@@ -3,7 +3,8 @@
  * The GPT (src/pool/gpt.c): a table written and read back is the same
  * table; the CRC32 is zlib's; each kind of damage to one copy is found and
  * the other copy used, damage to both refused, tables uraid does not handle
- * refused; the pool label's record round trip. Also members given as a
+ * refused; a drive that grew read as it was and its backup moved to the
+ * new end; the pool label's record round trip. Also members given as a
  * range of a file (PATH@START+LENGTH, common/range_path.c, io/member_open.c):
  * I/O lands at the range's start, nothing outside the range changes, and
  * two ranges of one file are opened side by side while one range is
@@ -473,6 +474,55 @@ static void test_range_punch(void)
 	unlink(path);
 }
 
+/*
+ * A drive that grew: the table written for DEV_SECTORS, the file made 16 MiB
+ * larger. Read as the table it was (grown, grown_from), its free space
+ * unchanged; gpt_move_backup and a write make it a sound table of the new
+ * size with the same partitions, and no longer grown. The primary damaged
+ * too: refused (neither copy where the other says).
+ */
+static void test_grown(void)
+{
+	char path[] = "/tmp/uraid-test-grown-XXXXXX", err[300];
+	int fd = mkstemp(path);
+	struct gpt *g = malloc(sizeof(*g)), *r = malloc(sizeof(*r));
+	struct gpt_read_info info;
+	const uint64_t grown = DEV_SECTORS + 16 * 2048;
+
+	CHECK(fd >= 0 && g && r, "mkstemp");
+	if (fd < 0 || !g || !r)
+		goto out;
+	unlink(path);
+	random_table(g);
+	CHECK(ftruncate(fd, (off_t)DEV_SECTORS * 512) == 0, "truncate");
+	CHECK(gpt_write(fd, g, err, sizeof(err)) == 0, "write: %s", err);
+	CHECK(ftruncate(fd, (off_t)grown * 512) == 0, "grow the file");
+	int rc = gpt_read(fd, grown, r, &info, err, sizeof(err));
+	CHECK(rc == 0 && info.grown && info.grown_from == DEV_SECTORS && info.primary_ok &&
+	      info.backup_ok, "grown: rc %d grown %d from %llu (%s)", rc, info.grown,
+	      (unsigned long long)info.grown_from, err);
+	CHECK(same_table(g, r), "grown: read as the table it was");
+	CHECK(gpt_move_backup(r, DEV_SECTORS, err, sizeof(err)) == -EINVAL, "not larger: refused");
+	CHECK(gpt_move_backup(r, grown, err, sizeof(err)) == 0 && r->dev_sectors == grown &&
+	      r->last_usable == grown - 34, "moved: %s", err);
+	CHECK(gpt_write(fd, r, err, sizeof(err)) == 0, "write moved: %s", err);
+	rc = gpt_read(fd, grown, g, &info, err, sizeof(err));
+	CHECK(rc == 0 && !info.grown && info.primary_ok && info.backup_ok && same_table(g, r),
+	      "after the move: a sound table of the new size (%d %s)", rc, err);
+
+	/* grown again, primary damaged: no copy where the other says */
+	CHECK(ftruncate(fd, (off_t)(grown + 2048) * 512) == 0, "grow again");
+	CHECK(pwrite(fd, "XXXX", 4, 512 + 16) == 4, "damage the primary");
+	rc = gpt_read(fd, grown + 2048, g, &info, err, sizeof(err));
+	CHECK(rc == -EINVAL && !info.grown, "grown with a damaged primary: refused (%d %s)", rc,
+	      err);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(g);
+	free(r);
+}
+
 int main(void)
 {
 	printf("seed 0x%x\n", SEED);
@@ -483,6 +533,7 @@ int main(void)
 	test_label();
 	test_range_member();
 	test_range_punch();
+	test_grown();
 	if (failures)
 		printf("%d failures\n", failures);
 	return failures ? 1 : 0;

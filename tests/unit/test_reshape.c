@@ -8,16 +8,18 @@
  *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
  *    parity slot staying missing as mdadm's RAID 0 grow needs, RAID 5
  *    parity-last -> left-symmetric without its parity member as md's
- *    RAID 0 -> 5 does) on an array filled with a seeded pattern, while a
+ *    RAID 0 -> 5 does; and with room after the data, backwards as mdadm
+ *    picks it for the same count: RAID 5 chunk 512 -> 64 KiB and 64 -> 128
+ *    KiB, RAID 6 layout change) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
  *    reshape bits, and the array assembles again with the same bytes.
  * 2. A kill -9 in the middle: a child process runs a reshape and is
  *    killed at a random moment (up to 20 ms) after the superblocks show it
- *    part-way, often inside a step; the checkpoints are
- *    then moved back by one new row, inside an old row, as md may leave
- *    them; assembly goes on from there by itself, and the data is whole
+ *    part-way, often inside a step (forwards and backwards); the
+ *    checkpoints are then moved back by one new row (up, backwards),
+ *    inside an old row, as md may leave them; assembly goes on from there by itself, and the data is whole
  *    at the end.
  * 3. Holes asked during a reshape are answered in the geometry of each
  *    side of the position (data written near the end is data).
@@ -31,7 +33,7 @@
  * The seed is printed; no timing is asserted (waits are for states, with a
  * generous deadline).
  *
- *   test_reshape [seed]
+ *   test_reshape [seed [name-part]]   (the second: only those configurations)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,21 +71,29 @@ struct config {
 	unsigned n, new_n;
 	unsigned chunk_kib, new_chunk_kib;
 	bool parity_missing;            /* created without its parity member (mdadm's RAID 0 grow) */
+	unsigned size_kib;              /* per member (0: all): room after the data, so that a
+					   same-count restripe goes backwards as mdadm's would */
+	bool backwards;                 /* the direction expected */
 };
 
 static const struct config configs[] = {
-	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64, false },
-	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false },
-	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false },
-	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false },
+	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64, false, 0, false },
+	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false, 0, false },
 	/* a count and a chunk at once: the step must be a position md takes */
-	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false },
-	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false },
+	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false, 0, false },
+	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false, 0, false },
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
-	  "right-asymmetric", 4, 4, 64, 64, false },
-	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true },
+	  "right-asymmetric", 4, 4, 64, 64, false, 0, false },
+	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true, 0, false },
 	{ "raid5 parity-last->left-symmetric, parity member missing", "raid5", "parity-last",
-	  "left-symmetric", 3, 3, 64, 64, true },
+	  "left-symmetric", 3, 3, 64, 64, true, 0, false },
+	/* room after the data: md's chunk 512K -> 64K goes backwards */
+	{ "raid5 chunk 512K->64K backwards", "raid5", NULL, NULL, 4, 4, 512, 64, false, 8192, true },
+	{ "raid5 chunk 64K->128K backwards", "raid5", NULL, NULL, 3, 3, 64, 128, false, 8192, true },
+	{ "raid6 left-symmetric->right-asymmetric backwards", "raid6", "left-symmetric",
+	  "right-asymmetric", 5, 5, 64, 64, false, 8192, true },
 };
 
 struct t {
@@ -126,6 +136,30 @@ static int assemble(struct t *t)
 	return 0;
 }
 
+/* As fixture_create_array, using size_kib of each member. */
+static int create_sized(const char *who, const struct config *c, const char *const *paths)
+{
+	struct uraid_create_opts o = {
+		.raid_disks = c->n, .chunk_kib = c->chunk_kib, .minor = 2,
+		.bitmap = URAID_BITMAP_NONE, .flags = URAID_CREATE_ASSUME_CLEAN,
+		.paths = paths, .npaths = c->n, .homehost = "<none>", .size_kib = c->size_kib,
+	};
+	char err[256];
+
+	if (uraid_level_parse(c->level, &o.level))
+		return -1;
+	if (c->layout) {
+		if (uraid_layout_parse(o.level, c->layout, &o.layout))
+			return -1;
+		o.layout_given = true;
+	}
+	if (uraid_create(&o, NULL, err, sizeof(err))) {
+		fprintf(stderr, "%s: create: %s\n", who, err);
+		return -1;
+	}
+	return 0;
+}
+
 /* n members created as the level, then the spares' files (not yet added). */
 static int setup(struct t *t, const struct config *c)
 {
@@ -144,6 +178,8 @@ static int setup(struct t *t, const struct config *c)
 	memcpy(create, t->p, sizeof(create));
 	if (c->parity_missing)
 		create[c->n - 1] = "missing";
+	if (c->size_kib)
+		return create_sized(t->name, c, create);
 	if (fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, create))
 		return -1;
 	return 0;
@@ -287,6 +323,13 @@ static void run_config(uint64_t seed, const struct config *c)
 	pause_ms(20);
 	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
 	CHECK(rc == 0, "%s: reshape start: %s", c->name, err);
+	struct uraid_sb sb0;
+	if (rc == 0 && disk_sb(&t, &sb0) == 0)
+		CHECK(!!(sb0.feature_map & 0x20) == c->backwards &&
+		      (sb0.new_offset > 0) == c->backwards,
+		      "%s: started %s (feature_map 0x%x, new_offset %d)", c->name,
+		      c->backwards ? "forwards, want backwards" : "backwards, want forwards",
+		      sb0.feature_map, sb0.new_offset);
 	if (rc == 0)
 		wait_job(&t, &st);
 	atomic_store(&t.stop, true);
@@ -340,7 +383,8 @@ static void crash_child(struct t *t, const struct config *c)
 	struct uraid_reshape r = request_of(c);
 	struct uraid_array_status as;
 	uraid_array_status(t->a, &as);
-	r.new_layout = as.layout;
+	if (!c->new_layout)
+		r.new_layout = as.layout;
 	/* fast enough that the steps follow closely (a kill at a random moment
 	   often lands inside one), slow enough to last about a second */
 	uraid_array_sync_speed(t->a, 20000, 20000);
@@ -350,6 +394,24 @@ static void crash_child(struct t *t, const struct config *c)
 	}
 	for (;;)
 		pause();
+}
+
+/* Where a backwards reshape of c starts (md's raid5_size while it runs). */
+static uint64_t top_of(const struct config *c, const struct uraid_sb *sb)
+{
+	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
+	uint64_t big = (c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib) * 2;
+	unsigned dd = (c->n < c->new_n ? c->n : c->new_n) - npar;
+	return sb->size / big * big * dd;
+}
+
+/* Array sectors the reshape has moved (from 0 forwards, from the top backwards). */
+static uint64_t moved(const struct config *c, const struct uraid_sb *sb)
+{
+	if (!(sb->feature_map & 0x20))
+		return sb->reshape_position;
+	uint64_t top = top_of(c, sb);
+	return sb->reshape_position <= top ? top - sb->reshape_position : 0;
 }
 
 static void run_crash(uint64_t seed, const struct config *c)
@@ -380,7 +442,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 	struct uraid_sb sb = { 0 };
 	time_t until = time(NULL) + DEADLINE_S;
 	while (time(NULL) < until) {
-		if (disk_sb(&t, &sb) == 0 && (sb.feature_map & 0x4) && sb.reshape_position >= target)
+		if (disk_sb(&t, &sb) == 0 && (sb.feature_map & 0x4) && moved(c, &sb) >= target)
 			break;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -420,8 +482,13 @@ static void run_crash(uint64_t seed, const struct config *c)
 		alignas(4096) uint8_t buf[URAID_SB_BYTES];
 		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
 			struct uraid_sb *m = &p->loc[p->chosen].sb;
-			if (m->reshape_position >= new_row)
+			/* back: down forwards, up (towards the top) backwards */
+			if (m->feature_map & 0x20) {
+				if (m->reshape_position + new_row <= top_of(c, m))
+					m->reshape_position += new_row;
+			} else if (m->reshape_position >= new_row) {
 				m->reshape_position -= new_row;
+			}
 			uraid_sb_encode(m, buf);
 			CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
 			      (ssize_t)sizeof(buf), "crash: rewind %s", t.paths[i]);
@@ -652,19 +719,27 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	printf("test_reshape seed %" PRIu64 "\n", seed);
 	fflush(stdout);
-	run_refusals(seed);
-	run_allocation(seed);
-	run_member_fails(seed);
-	run_at_end(seed);
+	/* a second argument: only the configurations whose name holds it */
+	const char *only = argc > 2 ? argv[2] : NULL;
+	if (!only) {
+		run_refusals(seed);
+		run_allocation(seed);
+		run_member_fails(seed);
+		run_at_end(seed);
+	}
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		if (only && !strstr(configs[i].name, only))
+			continue;
 		printf("%s\n", configs[i].name);
 		fflush(stdout);
 		run_config(seed + i, &configs[i]);
 	}
-	/* crashes of a member-count grow, of one with more data disks, and
-	   of a chunk change at the same count */
-	static const unsigned crash_configs[] = { 0, 1, 3 };
+	/* crashes of a member-count grow, of one with more data disks, of a
+	   chunk change at the same count, and of two backwards restripes */
+	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11 };
 	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
+		if (only && !strstr(configs[crash_configs[i]].name, only))
+			continue;
 		printf("crash: %s\n", configs[crash_configs[i]].name);
 		fflush(stdout);
 		run_crash(seed + i, &configs[crash_configs[i]]);

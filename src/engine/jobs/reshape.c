@@ -297,6 +297,14 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
 			continue;
 		struct uraid_sb *own = &a->member_sb[i];
+		if (rs->off[RESHAPE_NEW][s] > own->data_offset) {
+			/* backwards: the data area shrinks by the move (md's
+			   md_finish_reshape), else md finds it past the end */
+			uint64_t end = own->data_offset + own->data_size;
+			if (end < rs->off[RESHAPE_NEW][s] + a->sb.size)
+				end = rs->off[RESHAPE_NEW][s] + a->sb.size;
+			own->data_size = end - rs->off[RESHAPE_NEW][s];
+		}
 		own->data_offset = rs->off[RESHAPE_NEW][s];
 		own->new_offset = 0;
 		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
@@ -324,30 +332,56 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	return wrc;
 }
 
+/*
+ * A backwards reshape's job positions: (vtop - array position) / dn, vtop
+ * being its start rounded up to a whole step, so that every unit is one
+ * step [vtop - (p + n) dn, vtop - p dn) on step boundaries of the array (a
+ * whole number of rows of both geometries); the first one is cut at top.
+ */
+static uint64_t backwards_vtop(const struct reshape_state *rs)
+{
+	return (rs->top + rs->step - 1) / rs->step * rs->step;
+}
+
 /* One step, on the job's thread: see the top of the file. */
 static int run_step(struct reshape_job *rj, struct sync_unit *u)
 {
 	struct array *a = rj->j->a;
 	struct reshape_state *rs = a->reshape;
 	uint64_t dn = geom_new(rs)->data_disks;
-	uint64_t from = u->pos * dn, len = (uint64_t)u->n * dn;
+	uint64_t from, len;
+	bool last;
 
-	/* the first step after md stopped inside a step: from the position on
-	   (the runner rounds its start down to a whole step) */
-	if (from < rs->position && rs->position <= from + len) {
-		len -= rs->position - from;
-		from = rs->position;
+	if (rs->backwards) {
+		uint64_t hi = backwards_vtop(rs) - u->pos * dn;
+		from = hi - (uint64_t)u->n * dn;
+		/* the first step (at top, or after md stopped inside a step):
+		   up to the position */
+		if (from < rs->position && rs->position <= hi)
+			hi = rs->position;
+		len = hi - from;
+		last = from == 0;
+	} else {
+		from = u->pos * dn;
+		len = (uint64_t)u->n * dn;
+		/* the first step after md stopped inside a step: from the
+		   position on (the runner rounds its start down to a whole step) */
+		if (from < rs->position && rs->position <= from + len) {
+			len -= rs->position - from;
+			from = rs->position;
+		}
+		last = from + len >= rs->end;
 	}
 	/* the last one switches the whole array to the new geometry: frozen;
 	   the others hold only their rows */
-	bool last = from + len >= rs->end;
 	int rc = last ? array_freeze_for_job(a) : array_hold_range(a, from, from + len);
 	if (rc)
 		return rc;
-	if (from != rs->position) {
+	uint64_t expect = rs->backwards ? from + len : from;
+	if (expect != rs->position) {
 		rc = -EINVAL;   /* the runner and the position disagree: a bug */
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
-		     "is %" PRIu64, from, rs->position);
+		     "is %" PRIu64, expect, rs->position);
 	}
 	if (!rc)
 		rc = read_old(rj, a, rs, from, len, rj->data);
@@ -357,20 +391,21 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		rc = sync_members(a);
 	if (!rc) {
 		pthread_mutex_lock(&a->meta_lock);
+		uint64_t moved = rs->backwards ? from : from + len;
 		if (last) {
-			rs->position = from + len;
+			rs->position = moved;
 			rc = reshape_finish(a, rs);
 		} else {
-			a->sb.reshape_position = from + len;
+			a->sb.reshape_position = moved;
 			rc = meta_record_change(a);
 			/* on disk: requests go by the new position (those outside
 			   the held rows find the same geometry either side of
 			   it); if not, the old place still holds the step
 			   (nothing was written to it meanwhile) and stays in use */
 			if (!rc)
-				reshape_set_position(rs, from + len);
+				reshape_set_position(rs, moved);
 			else
-				a->sb.reshape_position = from;
+				a->sb.reshape_position = rs->position;
 		}
 		pthread_mutex_unlock(&a->meta_lock);
 	}
@@ -474,10 +509,22 @@ static int rs_job_init(struct sync_job *j)
 	if (!rj)
 		return -ENOMEM;
 	rj->j = j;
+	if (rs->backwards && j->unit) {
+		/* job positions count down from the top (backwards_vtop); the
+		   runner's were computed forwards */
+		uint64_t dn = geom_new(rs)->data_disks, vtop = backwards_vtop(rs);
+		j->end = vtop / dn;
+		j->pos = (vtop - rs->position) / dn / j->unit * j->unit;
+		if (j->pos > j->end)
+			j->pos = j->end;
+		j->next = j->pos;
+		atomic_store(&j->done_sectors, j->pos);
+	}
+	bool all_moved = rs->backwards ? rs->position == 0 : rs->position >= rs->end;
 	/* the position at the end (all moved, not finished: a stop between the
 	   last step and its superblocks, or md's): no unit would be left and
 	   the reshape would stand for ever; one empty last step finishes it */
-	if (rs->position >= rs->end && j->pos >= j->end && j->end && j->unit) {
+	if (all_moved && j->pos >= j->end && j->end && j->unit) {
 		j->pos = (j->end - 1) / j->unit * j->unit;
 		j->next = j->pos;
 		atomic_store(&j->done_sectors, j->pos);

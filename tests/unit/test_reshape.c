@@ -10,7 +10,9 @@
  *    parity-last -> left-symmetric without its parity member as md's
  *    RAID 0 -> 5 does; and with room after the data, backwards as mdadm
  *    picks it for the same count: RAID 5 chunk 512 -> 64 KiB and 64 -> 128
- *    KiB, RAID 6 layout change) on an array filled with a seeded pattern, while a
+ *    KiB, RAID 6 layout change; fewer members, RAID 5 5 -> 4 and RAID 6
+ *    6 -> 5 with 64 -> 32 KiB, refused until the exported size is reduced,
+ *    the members that go away spares at the end) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
@@ -94,6 +96,10 @@ static const struct config configs[] = {
 	{ "raid5 chunk 64K->128K backwards", "raid5", NULL, NULL, 3, 3, 64, 128, false, 8192, true },
 	{ "raid6 left-symmetric->right-asymmetric backwards", "raid6", "left-symmetric",
 	  "right-asymmetric", 5, 5, 64, 64, false, 8192, true },
+	/* fewer members: always backwards, the exported size reduced first */
+	{ "raid5 5->4 backwards", "raid5", NULL, NULL, 5, 4, 64, 64, false, 8192, true },
+	{ "raid6 6->5 chunk 64K->32K backwards", "raid6", NULL, NULL, 6, 5, 64, 32, false, 8192,
+	  true },
 };
 
 struct t {
@@ -290,6 +296,31 @@ static struct uraid_reshape request_of(const struct config *c)
 	return r;
 }
 
+/* Fewer members: the new size (per member used times the new data
+ * members), which the exported size must not pass. 0 otherwise. */
+static uint64_t shrunk_bytes(const struct config *c)
+{
+	if (c->new_n >= c->n)
+		return 0;
+	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
+	return (uint64_t)c->size_kib * 1024 * (c->new_n - npar);
+}
+
+/* md asks for --array-size first when a reshape shrinks the array. */
+static int shrink_first(struct t *t, const struct config *c)
+{
+	char done[512], err[256];
+	struct uraid_grow g = { .array_bytes = shrunk_bytes(c) };
+	if (!g.array_bytes)
+		return 0;
+	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
+		fprintf(stderr, "%s: --array-size: %s\n", t->name, err);
+		return -1;
+	}
+	t->size = g.array_bytes;
+	return 0;
+}
+
 static void add_spares(struct t *t, const struct config *c)
 {
 	char err[256];
@@ -314,6 +345,16 @@ static void run_config(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
+	if (shrunk_bytes(c)) {
+		/* refused before the size is reduced, as md's */
+		struct uraid_reshape r0 = request_of(c);
+		uraid_array_status(t.a, &as);
+		r0.new_layout = as.layout;
+		CHECK(uraid_array_reshape_start(t.a, &r0, err, sizeof(err)) == -EINVAL &&
+		      strstr(err, "--array-size"), "%s: fewer members before --array-size: %s",
+		      c->name, err);
+		CHECK(shrink_first(&t, c) == 0, "%s: --array-size", c->name);
+	}
 	struct uraid_reshape r = request_of(c);
 	uraid_array_status(t.a, &as);
 	if (!c->new_layout)
@@ -344,6 +385,15 @@ static void run_config(uint64_t seed, const struct config *c)
 	      c->name, as.raid_disks, as.chunk_bytes, as.layout);
 	CHECK(as.size_bytes >= t.size && as.size_bytes % (data_disks * c->new_chunk_kib * 1024u) == 0,
 	      "%s: size after %" PRIu64, c->name, as.size_bytes);
+	if (c->new_n < c->n) {
+		/* the slots that went away: their members are spares now */
+		unsigned spares = 0;
+		for (unsigned i = 0; i < as.nmembers; i++)
+			spares += as.members[i].slot < 0;
+		CHECK(spares == c->n - c->new_n && as.degraded == 0,
+		      "%s: after: %u spares (want %u), degraded %u", c->name, spares,
+		      c->n - c->new_n, as.degraded);
+	}
 	verify(&t, "after the reshape");
 	if (c->parity_missing) {
 		/* degraded, on the new parity slot only: data whole, nothing to check */
@@ -385,6 +435,8 @@ static void crash_child(struct t *t, const struct config *c)
 	uraid_array_status(t->a, &as);
 	if (!c->new_layout)
 		r.new_layout = as.layout;
+	if (shrink_first(t, c))
+		_exit(4);
 	/* fast enough that the steps follow closely (a kill at a random moment
 	   often lands inside one), slow enough to last about a second */
 	uraid_array_sync_speed(t->a, 20000, 20000);
@@ -426,6 +478,8 @@ static void run_crash(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
+	if (shrunk_bytes(c))
+		t.size = shrunk_bytes(c);       /* the child shrinks it, as md asks */
 	CHECK(uraid_array_close(t.a) == 0, "crash: close");
 	t.a = NULL;
 	uraid_engine_destroy(t.e);
@@ -433,7 +487,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 	/* kill once the checkpoint on disk passes a random point of the first half */
 	uint64_t old_sectors = t.size / 512;
 	uint64_t target = rng_next(&s) % (old_sectors / 2) + 1;
-	printf("crash: kill -9 once reshape_position >= %" PRIu64 " of %" PRIu64 " sectors\n",
+	printf("crash: kill -9 once the reshape has moved %" PRIu64 " of %" PRIu64 " sectors\n",
 	       target, old_sectors);
 	fflush(stdout);
 	pid_t pid = fork();
@@ -657,6 +711,16 @@ static void run_member_fails(uint64_t seed)
 		return;
 	}
 	add_spares(&t, c);
+	if (shrunk_bytes(c)) {
+		/* refused before the size is reduced, as md's */
+		struct uraid_reshape r0 = request_of(c);
+		uraid_array_status(t.a, &as);
+		r0.new_layout = as.layout;
+		CHECK(uraid_array_reshape_start(t.a, &r0, err, sizeof(err)) == -EINVAL &&
+		      strstr(err, "--array-size"), "%s: fewer members before --array-size: %s",
+		      c->name, err);
+		CHECK(shrink_first(&t, c) == 0, "%s: --array-size", c->name);
+	}
 	struct uraid_reshape r = request_of(c);
 	uraid_array_status(t.a, &as);
 	r.new_layout = as.layout;
@@ -736,7 +800,7 @@ int main(int argc, char **argv)
 	}
 	/* crashes of a member-count grow, of one with more data disks, of a
 	   chunk change at the same count, and of two backwards restripes */
-	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11 };
+	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11, 12, 13 };
 	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
 		if (only && !strstr(configs[crash_configs[i]].name, only))
 			continue;

@@ -293,6 +293,17 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
+		if (a->members[i] && s >= 0 && (unsigned)s >= a->geom.raid_disks) {
+			/* fewer members: the slots that went away leave their
+			   members as spares (md's raid5_finish_reshape) */
+			a->member_state[i] = URAID_MEMBER_SPARE;
+			a->member_slot[i] = -1;
+			a->member_sb[i].new_offset = 0;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			atomic_store(&a->slot[s].m, NULL);
+			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+			continue;
+		}
 		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
 		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
 			continue;
@@ -313,6 +324,11 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 			return rc;
 		}
 	}
+	for (unsigned s = a->geom.raid_disks; s < geom_old(rs)->raid_disks; s++) {
+		atomic_store(&a->slot[s].m, NULL);
+		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+	}
+	meta_recount_degraded(a);
 	struct uraid_sb *sb = &a->sb;
 	sb->level = geom_new(rs)->level;
 	sb->layout = geom_new(rs)->layout;

@@ -253,11 +253,6 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				ng->array_sectors / 2, exported / 2, ng->array_sectors / 2);
 		goto out;
 	}
-	if (new_disks < old_disks) {
-		rc = uraid_errf(err, errlen, -EINVAL, "fewer members needs a backwards reshape to "
-				"fewer slots, which uraid does not do yet");
-		goto out;
-	}
 	if ((rc = sync_refuse_if_running(a, err, errlen)))
 		goto out;
 	/* mdadm's distance (min_offset_change): a step's worth of the old rows
@@ -357,7 +352,9 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
-		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 || (unsigned)s >= new_disks)
+		/* fewer members: the slots that go away are in the old geometry */
+		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
+		    (unsigned)s >= (new_disks > old_disks ? new_disks : old_disks))
 			continue;
 		/* mdadm's new offset, from each member's own data offset */
 		uint64_t d = a->member_sb[i].data_offset, no;
@@ -387,10 +384,11 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	struct reshape_state *rs;
 	rc = reshape_state_from_sb(sb, slot_sb, member_sectors, &rs, err, errlen);
 	if (rc == 0) {
-		/* the requests' geometry: the new member count (the stripe heads
-		   and pieces are sized by it); the size stays until the end */
+		/* the requests' geometry: the larger member count (the stripe
+		   heads and pieces are sized by it; fewer members: the slots that
+		   go away stay until the end); the size stays until the end */
 		struct uraid_geom *during = ng;
-		*during = rs->g[RESHAPE_NEW];
+		*during = rs->g[new_disks < old_disks ? RESHAPE_OLD : RESHAPE_NEW];
 		during->array_sectors = a->geom.array_sectors;
 		if (backwards && during->array_sectors > top)
 			during->array_sectors = top;    /* md's raid5_size while it runs */

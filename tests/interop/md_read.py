@@ -88,11 +88,13 @@ def main():
         sbs.append((md_sb.decode(block), p))
     sb0 = sbs[0][0]
     ndisks = sb0["raid_disks"]
-    files, off_old, off_new = [None] * ndisks, [0] * ndisks, [0] * ndisks
+    # a reshape to fewer members: the slots that go away are still read
+    nslots = ndisks - min(sb0["delta_disks"], 0) if sb0["feature_map"] & RESHAPE_ACTIVE else ndisks
+    files, off_old, off_new = [None] * nslots, [0] * nslots, [0] * nslots
     for sb, p in sbs:
         roles = [int(r, 16) for r in sb["roles"].split(",")]
         slot = roles[sb["dev_number"]]
-        if slot >= ndisks:
+        if slot >= nslots:
             continue
         files[slot] = open(p, "rb")
         off_old[slot] = sb["data_offset"]

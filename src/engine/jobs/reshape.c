@@ -15,18 +15,23 @@
  *
  * Crash safety without a backup, as md's moving data offset gives it: the
  * new data area starts below the old one by a step's worth of rows per
- * member (forwards; mdadm's choice, reshape_start below), so writing the
+ * member (forwards; mdadm's choice, reshape_start.c), so writing the
  * step that starts at position P never touches old data at or above P, the
- * part the superblocks on disk still point to. A kill at any moment leaves
- * the step being moved intact in the old place, and assembly goes on from
- * the checkpoint.
+ * part the superblocks on disk still point to. Backwards (md's feature
+ * 0x20: fewer data members, or the same count with the room after the
+ * data) the mirror image: the new area starts above the old one, the steps
+ * run from md's top down to 0, and writing the step that ends at P never
+ * touches old data below P. A kill at any moment leaves the step being
+ * moved intact in the old place, and assembly goes on from the checkpoint.
+ * A backwards job's positions count down from the top (backwards_vtop), so
+ * that the runner hands its units out in order either way.
  *
  * The last step switches the array to the new geometry (superblocks without
- * the reshape bits, data_offset the new one, the larger size), as md's
+ * the reshape bits, data_offset the new one, the new size; fewer members:
+ * the slots that went away give their members back as spares), as md's
  * raid5_finish_reshape.
  *
- * Not done (refused): backwards reshapes (fewer members, or only room after
- * the data), starting on a degraded array (but a parity-last RAID 4/5
+ * Not done (refused): starting on a degraded array (but a parity-last RAID 4/5
  * missing its parity member, reshape_start.c), arrays with a write-intent
  * bitmap. A member that fails during the reshape (the job's own I/O fails
  * it as a level's would) leaves the job going on degraded: old chunks of a

@@ -74,7 +74,8 @@ struct reshape_job {
 	uint8_t *data;                  /* the step's array data */
 	uint8_t *par[2];                /* P and Q of one new row's chunk */
 	uint8_t *zero;                  /* one new chunk of zeroes (DDF syndrome gaps) */
-	uint8_t *tmp;                   /* one old chunk: a degraded read's other members */
+	uint8_t *old_blocks;            /* an old row's chunks, P, Q: a degraded read */
+	uint8_t *old_zero;              /* one old chunk of zeroes (DDF syndrome gaps) */
 	void *blocks[URAID_PARITY_MAX_SLOTS];
 	struct uraid_stripe st;
 	/* the unit's end, back on the lane's reactor */
@@ -149,9 +150,10 @@ static int member_rw(struct array *a, unsigned slot, bool write, void *buf, uint
 
 /*
  * A chunk piece of the old geometry whose member is missing or failed:
- * rebuilt from the others of its row by P (md reshapes a degraded array
- * too). Not from a slot whose old content is not in sync (a parity gap's
- * parity slot) nor by Q: -EIO then.
+ * rebuilt from the rest of its row (md reshapes a degraded array too): by
+ * P, or RAID 6 through Q as well when P's member is missing too (or its
+ * slot's old content is not in sync: a parity gap's). -EIO when more are
+ * missing than the level's parity covers.
  */
 static int rebuild_old(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
 		       uint64_t array_sector, const struct uraid_loc *loc, uint64_t n, uint8_t *at)
@@ -159,24 +161,53 @@ static int rebuild_old(struct reshape_job *rj, struct array *a, const struct res
 	const struct uraid_geom *g = geom_old(rs);
 	uint64_t row = array_sector / ((uint64_t)g->data_disks * g->chunk_sectors);
 	struct uraid_stripe *st = &rj->st;
+	unsigned npar = g->raid_disks - g->data_disks;
+	size_t len = n * 512, cbytes = (size_t)g->chunk_sectors * 512;
+	void *blocks[URAID_PARITY_MAX_SLOTS + 2];
+	unsigned lost[2], nlost = 0;
+	int want = -1;
 
-	if (uraid_geom_stripe(g, row, st) < 0 || st->p_slot < 0 ||
-	    rs->old_unsynced[st->p_slot])
+	if (uraid_geom_stripe(g, row, st) < 0 || st->p_slot < 0)
 		return -EIO;
-	memset(at, 0, n * 512);
+	unsigned nsyn = npar == 2 ? st->syndrome_slots : st->data_disks;
+	if (nsyn > URAID_PARITY_MAX_SLOTS || nsyn + npar > g->raid_disks + 2)
+		return -EIO;
+	for (unsigned k = 0; k < nsyn + npar; k++)
+		blocks[k] = NULL;
 	for (unsigned s = 0; s < g->raid_disks; s++) {
-		if (s == loc->slot || (g->raid_disks - g->data_disks == 2 && (int)s == st->q_slot))
+		int idx = -1;
+		if ((int)s == st->p_slot)
+			idx = (int)nsyn;
+		else if (npar == 2 && (int)s == st->q_slot)
+			idx = (int)nsyn + 1;
+		else if (npar == 2)
+			idx = st->syndrome_of_slot[s];
+		else
+			for (unsigned d = 0; d < st->data_disks; d++)
+				if (st->data_slot[d] == s)
+					idx = (int)d;
+		if (idx < 0 || (unsigned)idx >= nsyn + npar)
 			continue;
-		if (!slot_ok(a, s) || rs->old_unsynced[s])
-			return -EIO;    /* a second one missing */
-		int rc = member_rw(a, s, false, rj->tmp, n, rs->off[RESHAPE_OLD][s] + loc->sector);
-		if (rc)
-			return rc;
-		uint64_t *d = (uint64_t *)(void *)at;
-		const uint64_t *x = (const uint64_t *)(const void *)rj->tmp;
-		for (size_t k = 0; k < n * 512 / 8; k++)
-			d[k] ^= x[k];
+		blocks[idx] = rj->old_blocks + (size_t)idx * cbytes;
+		if (s == loc->slot)
+			want = idx;
+		bool bad = s == loc->slot || !slot_ok(a, s) || rs->old_unsynced[s] ||
+			   member_rw(a, s, false, blocks[idx], n, rs->off[RESHAPE_OLD][s] + loc->sector);
+		if (bad) {
+			if (nlost == npar)
+				return -EIO;    /* more missing than parity covers */
+			lost[nlost++] = (unsigned)idx;
+		}
 	}
+	/* syndrome places no data slot fills (DDF layouts) count as zeroes */
+	for (unsigned k = 0; k < nsyn; k++)
+		if (!blocks[k]) {
+			memset(rj->old_zero, 0, len);
+			blocks[k] = rj->old_zero;
+		}
+	if (want < 0 || uraid_parity_recover(nsyn, npar == 2, len, blocks, nlost, lost))
+		return -EIO;
+	memcpy(at, blocks[want], len);
 	return 0;
 }
 
@@ -517,7 +548,8 @@ static void rs_job_fini(struct sync_job *j)
 	free(rj->par[0]);
 	free(rj->par[1]);
 	free(rj->zero);
-	free(rj->tmp);
+	free(rj->old_blocks);
+	free(rj->old_zero);
 	free(rj);
 	j->priv = NULL;
 }
@@ -558,8 +590,11 @@ static int rs_job_init(struct sync_job *j)
 	rj->par[0] = aligned_alloc(4096, chunk);
 	rj->par[1] = aligned_alloc(4096, chunk);
 	rj->zero = aligned_alloc(4096, chunk);
-	rj->tmp = aligned_alloc(4096, (size_t)geom_old(rs)->chunk_sectors * 512);
-	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero || !rj->tmp) {
+	size_t ochunk = (size_t)geom_old(rs)->chunk_sectors * 512;
+	rj->old_blocks = aligned_alloc(4096, (geom_old(rs)->raid_disks + 2) * ochunk);
+	rj->old_zero = aligned_alloc(4096, ochunk);
+	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero || !rj->old_blocks ||
+	    !rj->old_zero) {
 		rs_job_fini(j);
 		return -ENOMEM;
 	}

@@ -28,7 +28,8 @@
  * 4. A member vanishing mid-reshape is failed, and the reshape finishes
  *    degraded with the data whole: RAID 5 4 -> 5 (rebuilt by P), and two
  *    of a RAID 6 4 -> 5 (rows missing a data chunk and P read through Q).
- * 5. A reshape found at its end at assembly is finished.
+ * 5. A reshape found at its end at assembly is finished (forwards at the
+ *    end, and backwards at 0).
  * 6. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
@@ -576,9 +577,10 @@ static void run_crash(uint64_t seed, const struct config *c)
  * that leaves the reshape standing. The data is not looked at (nothing was
  * moved: only the finish is tested).
  */
-static void run_at_end(uint64_t seed)
+static void run_at_end(uint64_t seed, bool back)
 {
-	const struct config *c = &configs[0];
+	/* backwards: RAID 5 of 4, chunk 512K -> 64K, all moved (position 0) */
+	const struct config *c = &configs[back ? 9 : 0];
 	struct t t = { .seed = seed };
 	struct uraid_sync_status st;
 
@@ -601,6 +603,18 @@ static void run_at_end(uint64_t seed)
 				if (pass == 0) {
 					if (i == t.np - 1)
 						spare_dev = m->dev_number;
+				} else if (back) {
+					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE |
+							  URAID_FEATURE_NEW_OFFSET |
+							  URAID_FEATURE_RESHAPE_BACKWARDS;
+					m->new_level = 5;
+					m->new_layout = m->layout;
+					m->new_chunk = 128;
+					m->new_offset = 1024;   /* a step (3072) per old data member */
+					m->reshape_position = 0;
+					uraid_sb_encode(m, buf);
+					CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
+					      (ssize_t)sizeof(buf), "at end: write %s", t.paths[i]);
 				} else if (spare_dev < m->max_dev) {
 					uint64_t end = m->size / m->chunksize * m->chunksize * 3;
 					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_NEW_OFFSET;
@@ -622,20 +636,23 @@ static void run_at_end(uint64_t seed)
 			free(p);
 		}
 	}
-	CHECK(spare_dev != UINT32_MAX, "at end: no spare found");
+	CHECK(back || spare_dev != UINT32_MAX, "at end: no spare found");
+	unsigned want_n = 4;
+	uint32_t want_chunk = back ? 128 : 0;
 	if (engine_up(&t) == 0 && assemble(&t) == 0) {
 		wait_job(&t, &st);
 		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "at end: the reshape: kind %d "
 		      "result %d", st.kind, st.result);
 		struct uraid_array_status as;
 		uraid_array_status(t.a, &as);
-		CHECK(as.raid_disks == 4, "at end: %u members after", as.raid_disks);
+		CHECK(as.raid_disks == want_n, "at end: %u members after", as.raid_disks);
 		CHECK(uraid_array_close(t.a) == 0, "at end: close");
 		t.a = NULL;
 		struct uraid_sb sb;
-		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == 4,
-		      "at end: superblock after: feature_map 0x%x raid_disks %u", sb.feature_map,
-		      sb.raid_disks);
+		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == want_n &&
+		      (!want_chunk || sb.chunksize == want_chunk),
+		      "at end: superblock after: feature_map 0x%x raid_disks %u chunk %u",
+		      sb.feature_map, sb.raid_disks, sb.chunksize);
 		printf("at end: superblock after: feature_map 0x%x raid_disks %u\n", sb.feature_map,
 		       sb.raid_disks);
 	} else {
@@ -781,7 +798,10 @@ int main(int argc, char **argv)
 	if (!only) {
 		run_refusals(seed);
 		run_allocation(seed);
-		run_at_end(seed);
+	}
+	if (!only || strstr("at end", only)) {
+		run_at_end(seed, false);
+		run_at_end(seed, true);
 	}
 	if (!only || strstr("member fails", only)) {
 		/* one member of a RAID 5 (rebuilt by P); two of a RAID 6, so

@@ -408,8 +408,9 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		uint64_t hi = backwards_vtop(rs) - u->pos * dn;
 		from = hi - (uint64_t)u->n * dn;
 		/* the first step (at top, or after md stopped inside a step):
-		   up to the position */
-		if (from < rs->position && rs->position <= hi)
+		   up to the position; empty when all was moved (position 0),
+		   and then it only finishes */
+		if (from <= rs->position && rs->position < hi)
 			hi = rs->position;
 		len = hi - from;
 		last = from == 0;

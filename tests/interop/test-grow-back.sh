@@ -2,7 +2,9 @@
 # Referee for backwards reshapes of RAID 5 (issue 18), both ways, in two boots.
 # The members are 40 MiB images used for 24 MiB each (--size), so that there
 # is more room after the data than before it: mdadm then moves the data
-# offset up and md runs the reshape from the end to the start (feature 0x20).
+# offset up and md runs the reshape from the end to the start (feature 0x20
+# at the same member count; fewer members are backwards by delta_disks < 0,
+# and md writes no 0x20 for them).
 #  uraid -> md (before boot 1):
 #   E  uraid restripes a served RAID 5 of 4 from chunk 512K to 64K (`uraid
 #      grow --chunk=64`, throttled) and is stopped part-way (`uraid stop`);
@@ -46,6 +48,14 @@ grow() {
     "$URAID" grow "$name" "$@" >"$tmp/grow.out" 2>&1
     check "$name: uraid grow $* (exit $?)" test $? -eq 0 || { cat "$tmp/grow.out"; return 1; }
 }
+# backwards MEMBER: its superblock holds a backwards reshape, by md's rule:
+# fewer members (delta_disks < 0), or feature 0x20 at the same count (md
+# writes the bit only then)
+backwards() {
+    local f
+    f=($($MD_SB "$1" feature_map delta_disks 2>/dev/null)) || return 1
+    (( (f[0] & 0x4) != 0 )) && { (( f[1] < 0 )) || (( f[1] == 0 && (f[0] & 0x20) != 0 )); }
+}
 # wait_moved MEMBER: until the superblock holds a backwards reshape that has
 # moved (its position below the one first seen), at most 60 s
 wait_moved() {
@@ -53,7 +63,7 @@ wait_moved() {
     while [ $SECONDS -lt $end ]; do
         p=$($MD_SB "$1" feature_map reshape_position 2>/dev/null | tr '\n' ' ')
         set -- "$1" $p
-        if [ -n "$3" ] && (( ($2 & 0x24) == 0x24 )); then
+        if [ -n "$3" ] && backwards "$1"; then
             [ -z "$first" ] && first=$3
             [ "$3" -lt "$first" ] && return 0
         fi
@@ -66,8 +76,8 @@ wait_moved() {
 mid_state() {
     local label=$1 data=$2 bytes=$3; shift 3
     echo "$label: left: $($MD_SB "$1")"
-    check "$label: superblocks hold a backwards reshape (feature_map $($MD_SB "$1" feature_map), position $($MD_SB "$1" reshape_position))" \
-        bash -c "(( ($($MD_SB "$1" feature_map) & 0x24) == 0x24 ))"
+    check "$label: superblocks hold a backwards reshape (feature_map $($MD_SB "$1" feature_map), delta_disks $($MD_SB "$1" delta_disks), position $($MD_SB "$1" reshape_position))" \
+        backwards "$1"
     $MD_READ "$tmp/$label.mid" "$@" >/dev/null &&
         check "$label: md_read.py finds the data at the checkpoint" \
             cmp -n "$bytes" "$tmp/$label.mid" "$data"

@@ -272,6 +272,13 @@ static void wait_job(struct t *t, struct uraid_sync_status *st)
 	} while ((st->running || st->kind == URAID_SYNC_NONE) && time(NULL) < until);
 }
 
+/* md's rule for the direction: fewer members, or 0x20 at the same count
+ * (md writes the bit only then). */
+static bool sb_backwards(const struct uraid_sb *sb)
+{
+	return sb->delta_disks < 0 || (sb->delta_disks == 0 && (sb->feature_map & 0x20));
+}
+
 /* Member 0's superblock on disk. */
 static int disk_sb(struct t *t, struct uraid_sb *out)
 {
@@ -368,7 +375,8 @@ static void run_config(uint64_t seed, const struct config *c)
 	CHECK(rc == 0, "%s: reshape start: %s", c->name, err);
 	struct uraid_sb sb0;
 	if (rc == 0 && disk_sb(&t, &sb0) == 0)
-		CHECK(!!(sb0.feature_map & 0x20) == c->backwards &&
+		CHECK(sb_backwards(&sb0) == c->backwards &&
+		      !!(sb0.feature_map & 0x20) == (c->backwards && c->n == c->new_n) &&
 		      (sb0.new_offset > 0) == c->backwards,
 		      "%s: started %s (feature_map 0x%x, new_offset %d)", c->name,
 		      c->backwards ? "forwards, want backwards" : "backwards, want forwards",
@@ -462,7 +470,7 @@ static uint64_t top_of(const struct config *c, const struct uraid_sb *sb)
 /* Array sectors the reshape has moved (from 0 forwards, from the top backwards). */
 static uint64_t moved(const struct config *c, const struct uraid_sb *sb)
 {
-	if (!(sb->feature_map & 0x20))
+	if (!sb_backwards(sb))
 		return sb->reshape_position;
 	uint64_t top = top_of(c, sb);
 	return sb->reshape_position <= top ? top - sb->reshape_position : 0;
@@ -539,7 +547,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
 			struct uraid_sb *m = &p->loc[p->chosen].sb;
 			/* back: down forwards, up (towards the top) backwards */
-			if (m->feature_map & 0x20) {
+			if (sb_backwards(m)) {
 				if (m->reshape_position + new_row <= top_of(c, m))
 					m->reshape_position += new_row;
 			} else if (m->reshape_position >= new_row) {

@@ -20,7 +20,8 @@
  *    distance every step left needs (mdadm's choice taken, one sector
  *    less refused), positions at, inside and off steps, above the top,
  *    a new offset down or in place, the member count's direction (more
- *    only forwards, fewer only backwards), RAID 5 5 -> 4.
+ *    always forwards, fewer always backwards, with or without 0x20, which
+ *    md writes only for the same count), RAID 5 5 -> 4.
  *
  * No randomness: the cases are fixed.
  */
@@ -188,7 +189,8 @@ static void fields(void)
 	expect(&c, -EINVAL, "delta_disks 3 of raid_disks 4 (1 old member)");
 	craft(&c, 5, 3, 4, 128, 128, d, 0);
 	c.sb.delta_disks = -1;
-	expect(&c, -EINVAL, "delta_disks -1 (fewer members)");
+	c.sb.reshape_position = 3 * 384;
+	expect(&c, -EINVAL, "delta_disks -1 (fewer members: backwards), the offset down");
 	craft(&c, 5, 3, 4, 128, 128, d, 0);
 	c.sb.delta_disks = -100000;
 	expect(&c, -EINVAL, "delta_disks -100000");
@@ -262,9 +264,9 @@ static void backwards(void)
 	expect(&c, -EINVAL, "new_offset past the member's end");
 	/* a member count: more only forwards, fewer only backwards (md) */
 	craft_back(&c, 3, 4, 128, 128, 1024, 0);
-	expect(&c, -EINVAL, "backwards to more members");
-	craft(&c, 5, 5, 4, 128, 128, -1024, 0);
-	expect(&c, -EINVAL, "forwards to fewer members");
+	expect(&c, -EINVAL, "0x20 with more members (md: forwards), the offset up");
+	craft(&c, 5, 5, 4, 128, 128, -1024, 1536 * 3);
+	expect(&c, -EINVAL, "fewer members, the new offset down (md: always backwards)");
 	/* RAID 5 5 -> 4, 64K: rows 512 and 384, step 1536, mdadm's +384 */
 	craft_back(&c, 5, 4, 128, 128, 384, 0);
 	top = top_of(&c);
@@ -272,6 +274,13 @@ static void backwards(void)
 	      (unsigned long long)top);
 	craft_back(&c, 5, 4, 128, 128, 384, top);
 	expect(&c, 0, "5->4, new_offset +384 (mdadm's), at the top");
+	craft(&c, 5, 5, 4, 128, 128, 384, top);
+	expect(&c, 0, "5->4 without 0x20 (as md writes it: delta_disks says it)");
+	struct reshape_state *rs = NULL;
+	char err[256];
+	CHECK(build(&c, &rs, err, sizeof(err)) == 0 && rs->backwards,
+	      "5->4 without 0x20 not taken as backwards: %s", err);
+	free(rs);
 	craft_back(&c, 5, 4, 128, 128, 383, top);
 	expect(&c, -EINVAL, "5->4, new_offset +383");
 	craft_back(&c, 5, 4, 128, 128, 384, 1536 * 3 + 384);

@@ -379,7 +379,9 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	sb->delta_disks = (int32_t)(new_disks - old_disks);
 	sb->raid_disks = new_disks;
 	sb->reshape_position = backwards ? top : 0;
-	if (backwards)
+	/* md writes 0x20 only for the same count (super_1_sync): fewer
+	   members say backwards by delta_disks alone */
+	if (backwards && new_disks == old_disks)
 		sb->feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
 	struct reshape_state *rs;
 	rc = reshape_state_from_sb(sb, slot_sb, member_sectors, &rs, err, errlen);

@@ -166,15 +166,11 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 		return uraid_errf(err, errlen, -EINVAL, "a reshape from level %d to %u: md does "
 				  "not resume those either (it changes levels by a takeover)",
 				  sb->level, sb->new_level);
-	bool backwards = sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS;
-	/* md's rule (update_raid_disks): fewer members only backwards, more
-	   only forwards */
-	if (backwards && sb->delta_disks > 0)
-		return uraid_errf(err, errlen, -EINVAL, "a backwards reshape to more members "
-				  "(delta_disks %d): md never does that", sb->delta_disks);
-	if (!backwards && sb->delta_disks < 0)
-		return uraid_errf(err, errlen, -EINVAL, "a forward reshape to fewer members "
-				  "(delta_disks %d): md never does that", sb->delta_disks);
+	/* md's rule (super_1_validate): fewer members always go backwards,
+	   more always forwards; feature 0x20 counts (and is written) only
+	   when the count stays */
+	bool backwards = sb->delta_disks < 0 ||
+			 (sb->delta_disks == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS));
 	if (old_disks < (sb->level == 6 ? 4 : 2) || old_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "reshape from %" PRId64 " members "
 				  "(raid_disks %u, delta_disks %d): not a RAID %d md can run",

@@ -36,8 +36,9 @@ struct reshape_state {
 	uint64_t position;              /* forwards: below it is new; backwards: from it on */
 	uint64_t step;                  /* array sectors moved at a time */
 	uint64_t end;                   /* the new geometry's array sectors */
-	/* backwards (md's RESHAPE_BACKWARDS, feature 0x20; the new data offset
-	   above the old one): the position runs from top down to 0, top being
+	/* backwards (fewer members, or the same count with md's
+	   RESHAPE_BACKWARDS, feature 0x20; the new data offset above the old
+	   one): the position runs from top down to 0, top being
 	   md's start (raid5_size with the smaller data disk count and the size
 	   rounded down to the larger chunk) */
 	bool backwards;
@@ -93,7 +94,8 @@ uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new
  * md's raid5_run does (old raid_disks = raid_disks - delta_disks at least
  * the level's minimum, both geometries valid, the position on a boundary
  * of new rows and inside the array, each new data area inside its member).
- * Backwards ones (RESHAPE_BACKWARDS) as md allows them: no more members,
+ * Backwards ones as md takes them (delta_disks < 0, or 0 with
+ * RESHAPE_BACKWARDS; 0x20 with more members is ignored, as md does):
  * the new data offset above the old one, the position at most top. Either
  * way the distance between the offsets must let every step left go on
  * without overwriting live data (check_distance). 0, or -EINVAL with one

@@ -91,7 +91,7 @@ members e 4; E=("${M[@]}")
 serve e "${E[@]}"
 fill e "$SEED"
 e_bytes=$(stat -c %s "$tmp/e.data")
-"$URAID" tune e --speed-min=500 --speed-max=1000 >/dev/null
+"$URAID" tune e --speed-min=200 --speed-max=400 >/dev/null
 if grow e --chunk=64; then
     check "E: the reshape moved within 60 s" wait_moved "${E[0]}"
     stop e
@@ -107,7 +107,7 @@ members f 5; F=("${M[@]}")
 serve f "${F[@]}"
 fill f $((SEED + 1))
 f_bytes=$((24 * 1024 * 1024 * 3))
-"$URAID" tune f --speed-min=500 --speed-max=1000 >/dev/null
+"$URAID" tune f --speed-min=200 --speed-max=400 >/dev/null
 out=$("$URAID" grow f --raid-devices=4 2>&1)
 check "F: fewer members before --array-size is refused with md's reason ($out)" \
     grep -q -- "--array-size" <<<"$out"

@@ -88,11 +88,13 @@ def main():
         sbs.append((md_sb.decode(block), p))
     sb0 = sbs[0][0]
     ndisks = sb0["raid_disks"]
-    files, off_old, off_new = [None] * ndisks, [0] * ndisks, [0] * ndisks
+    # a reshape to fewer members: the slots that go away are still read
+    nslots = ndisks - min(sb0["delta_disks"], 0) if sb0["feature_map"] & RESHAPE_ACTIVE else ndisks
+    files, off_old, off_new = [None] * nslots, [0] * nslots, [0] * nslots
     for sb, p in sbs:
         roles = [int(r, 16) for r in sb["roles"].split(",")]
         slot = roles[sb["dev_number"]]
-        if slot >= ndisks:
+        if slot >= nslots:
             continue
         files[slot] = open(p, "rb")
         off_old[slot] = sb["data_offset"]
@@ -104,7 +106,11 @@ def main():
     per_member = sb0["size"]
     old_size = (per_member // old[2] * old[2]) * data_disks(old[0], old[3])
     new_size = (per_member // new[2] * new[2]) * data_disks(new[0], new[3])
-    pos = sb0["reshape_position"] if fm & RESHAPE_ACTIVE else (0 if fm & BACKWARDS else new_size)
+    # md's rule (super_1_validate): fewer members always backwards; 0x20
+    # (written only then) when the count stays
+    delta = sb0["delta_disks"] if fm & RESHAPE_ACTIVE else 0
+    backwards = delta < 0 or (delta == 0 and bool(fm & BACKWARDS))
+    pos = sb0["reshape_position"] if fm & RESHAPE_ACTIVE else (0 if backwards else new_size)
     size = min(old_size, new_size)
     with open(out_path, "wb") as out:
         step = 2048
@@ -113,7 +119,7 @@ def main():
             parts = []
             # split the step at the reshape position
             cut = min(max(pos, s), s + n)
-            in_new_lo = not (fm & BACKWARDS)
+            in_new_lo = not backwards
             lo, hi = (s, cut - s), (cut, s + n - cut)
             for (start, cnt), use_new in ((lo, in_new_lo), (hi, not in_new_lo)):
                 if cnt <= 0:

@@ -3,7 +3,8 @@
  * reshape_start: a test helper until `uraid grow` starts restripes. It
  * assembles the members in-process (the engine's threads), starts a RAID
  * 4/5/6 reshape through the library (uraid_array_reshape_start) and stops
- * it once its checkpoint on disk has passed STOP array sectors, leaving the
+ * it once its checkpoint on disk has moved STOP array sectors (from 0
+ * forwards, from the top backwards), leaving the
  * array in mid-reshape as md leaves one stopped with --stop; or, with
  * --kill, dies by SIGKILL there, as a crash would. `uraid serve` (or md)
  * then goes on from the checkpoint.
@@ -111,11 +112,16 @@ int main(int argc, char **argv)
 	struct uraid_sync_status ss;
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* where it starts: 0 forwards, the top backwards; STOP counts the
+	   array sectors moved from there either way */
+	uraid_array_sync_status(a, &ss);
+	uint64_t p0 = ss.reshape_position_bytes / 512;
 	for (;;) {
 		struct timespec ts = { 0, 2000000 };
 		nanosleep(&ts, NULL);
 		uraid_array_sync_status(a, &ss);
-		if (!ss.running || ss.reshape_position_bytes / 512 >= stop_at)
+		uint64_t p = ss.reshape_position_bytes / 512;
+		if (!ss.running || (p >= p0 ? p - p0 : p0 - p) >= stop_at)
 			break;
 	}
 	if (!ss.running) {

@@ -8,22 +8,28 @@
  *    right-asymmetric, RAID 4 3 -> 4 without its parity member, the new
  *    parity slot staying missing as mdadm's RAID 0 grow needs, RAID 5
  *    parity-last -> left-symmetric without its parity member as md's
- *    RAID 0 -> 5 does) on an array filled with a seeded pattern, while a
+ *    RAID 0 -> 5 does; and with room after the data, backwards as mdadm
+ *    picks it for the same count: RAID 5 chunk 512 -> 64 KiB and 64 -> 128
+ *    KiB, RAID 6 layout change; fewer members, RAID 5 5 -> 4 and RAID 6
+ *    6 -> 5 with 64 -> 32 KiB, refused until the exported size is reduced,
+ *    the members that go away spares at the end) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
  *    reshape bits, and the array assembles again with the same bytes.
  * 2. A kill -9 in the middle: a child process runs a reshape and is
  *    killed at a random moment (up to 20 ms) after the superblocks show it
- *    part-way, often inside a step; the checkpoints are
- *    then moved back by one new row, inside an old row, as md may leave
- *    them; assembly goes on from there by itself, and the data is whole
+ *    part-way, often inside a step (forwards and backwards); the
+ *    checkpoints are then moved back by one new row (up, backwards),
+ *    inside an old row, as md may leave them; assembly goes on from there by itself, and the data is whole
  *    at the end.
  * 3. Holes asked during a reshape are answered in the geometry of each
  *    side of the position (data written near the end is data).
  * 4. A member vanishing mid-reshape is failed, and the reshape finishes
- *    degraded with the data whole.
- * 5. A reshape found at its end at assembly is finished.
+ *    degraded with the data whole: RAID 5 4 -> 5 (rebuilt by P), and two
+ *    of a RAID 6 4 -> 5 (rows missing a data chunk and P read through Q).
+ * 5. A reshape found at its end at assembly is finished (forwards at the
+ *    end, and backwards at 0).
  * 6. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
@@ -31,7 +37,7 @@
  * The seed is printed; no timing is asserted (waits are for states, with a
  * generous deadline).
  *
- *   test_reshape [seed]
+ *   test_reshape [seed [name-part]]   (the second: only those configurations)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -69,21 +75,33 @@ struct config {
 	unsigned n, new_n;
 	unsigned chunk_kib, new_chunk_kib;
 	bool parity_missing;            /* created without its parity member (mdadm's RAID 0 grow) */
+	unsigned size_kib;              /* per member (0: all): room after the data, so that a
+					   same-count restripe goes backwards as mdadm's would */
+	bool backwards;                 /* the direction expected */
 };
 
 static const struct config configs[] = {
-	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64, false },
-	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false },
-	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false },
-	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false },
+	{ "raid5 3->4", "raid5", NULL, NULL, 3, 4, 64, 64, false, 0, false },
+	{ "raid5 4->5", "raid5", NULL, NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid6 4->5", "raid6", NULL, NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid5 chunk 64K->32K", "raid5", NULL, NULL, 4, 4, 64, 32, false, 0, false },
 	/* a count and a chunk at once: the step must be a position md takes */
-	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false },
-	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false },
+	{ "raid5 4->5 chunk 128K->64K", "raid5", NULL, NULL, 4, 5, 128, 64, false, 0, false },
+	{ "raid5 chunk 32K->128K", "raid5", NULL, NULL, 4, 4, 32, 128, false, 0, false },
 	{ "raid5 left-symmetric->right-asymmetric", "raid5", "left-symmetric",
-	  "right-asymmetric", 4, 4, 64, 64, false },
-	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true },
+	  "right-asymmetric", 4, 4, 64, 64, false, 0, false },
+	{ "raid4 3->4, parity member missing", "raid4", NULL, NULL, 3, 4, 64, 64, true, 0, false },
 	{ "raid5 parity-last->left-symmetric, parity member missing", "raid5", "parity-last",
-	  "left-symmetric", 3, 3, 64, 64, true },
+	  "left-symmetric", 3, 3, 64, 64, true, 0, false },
+	/* room after the data: md's chunk 512K -> 64K goes backwards */
+	{ "raid5 chunk 512K->64K backwards", "raid5", NULL, NULL, 4, 4, 512, 64, false, 8192, true },
+	{ "raid5 chunk 64K->128K backwards", "raid5", NULL, NULL, 3, 3, 64, 128, false, 8192, true },
+	{ "raid6 left-symmetric->right-asymmetric backwards", "raid6", "left-symmetric",
+	  "right-asymmetric", 5, 5, 64, 64, false, 8192, true },
+	/* fewer members: always backwards, the exported size reduced first */
+	{ "raid5 5->4 backwards", "raid5", NULL, NULL, 5, 4, 64, 64, false, 8192, true },
+	{ "raid6 6->5 chunk 64K->32K backwards", "raid6", NULL, NULL, 6, 5, 64, 32, false, 8192,
+	  true },
 };
 
 struct t {
@@ -126,6 +144,30 @@ static int assemble(struct t *t)
 	return 0;
 }
 
+/* As fixture_create_array, using size_kib of each member. */
+static int create_sized(const char *who, const struct config *c, const char *const *paths)
+{
+	struct uraid_create_opts o = {
+		.raid_disks = c->n, .chunk_kib = c->chunk_kib, .minor = 2,
+		.bitmap = URAID_BITMAP_NONE, .flags = URAID_CREATE_ASSUME_CLEAN,
+		.paths = paths, .npaths = c->n, .homehost = "<none>", .size_kib = c->size_kib,
+	};
+	char err[256];
+
+	if (uraid_level_parse(c->level, &o.level))
+		return -1;
+	if (c->layout) {
+		if (uraid_layout_parse(o.level, c->layout, &o.layout))
+			return -1;
+		o.layout_given = true;
+	}
+	if (uraid_create(&o, NULL, err, sizeof(err))) {
+		fprintf(stderr, "%s: create: %s\n", who, err);
+		return -1;
+	}
+	return 0;
+}
+
 /* n members created as the level, then the spares' files (not yet added). */
 static int setup(struct t *t, const struct config *c)
 {
@@ -144,6 +186,8 @@ static int setup(struct t *t, const struct config *c)
 	memcpy(create, t->p, sizeof(create));
 	if (c->parity_missing)
 		create[c->n - 1] = "missing";
+	if (c->size_kib)
+		return create_sized(t->name, c, create);
 	if (fixture_create_array(t->name, c->level, c->layout, c->n, c->chunk_kib, 2, create))
 		return -1;
 	return 0;
@@ -228,6 +272,13 @@ static void wait_job(struct t *t, struct uraid_sync_status *st)
 	} while ((st->running || st->kind == URAID_SYNC_NONE) && time(NULL) < until);
 }
 
+/* md's rule for the direction: fewer members, or 0x20 at the same count
+ * (md writes the bit only then). */
+static bool sb_backwards(const struct uraid_sb *sb)
+{
+	return sb->delta_disks < 0 || (sb->delta_disks == 0 && (sb->feature_map & 0x20));
+}
+
 /* Member 0's superblock on disk. */
 static int disk_sb(struct t *t, struct uraid_sb *out)
 {
@@ -254,6 +305,31 @@ static struct uraid_reshape request_of(const struct config *c)
 	return r;
 }
 
+/* Fewer members: the new size (per member used times the new data
+ * members), which the exported size must not pass. 0 otherwise. */
+static uint64_t shrunk_bytes(const struct config *c)
+{
+	if (c->new_n >= c->n)
+		return 0;
+	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
+	return (uint64_t)c->size_kib * 1024 * (c->new_n - npar);
+}
+
+/* md asks for --array-size first when a reshape shrinks the array. */
+static int shrink_first(struct t *t, const struct config *c)
+{
+	char done[512], err[256];
+	struct uraid_grow g = { .array_bytes = shrunk_bytes(c) };
+	if (!g.array_bytes)
+		return 0;
+	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
+		fprintf(stderr, "%s: --array-size: %s\n", t->name, err);
+		return -1;
+	}
+	t->size = g.array_bytes;
+	return 0;
+}
+
 static void add_spares(struct t *t, const struct config *c)
 {
 	char err[256];
@@ -278,6 +354,16 @@ static void run_config(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
+	if (shrunk_bytes(c)) {
+		/* refused before the size is reduced, as md's */
+		struct uraid_reshape r0 = request_of(c);
+		uraid_array_status(t.a, &as);
+		r0.new_layout = as.layout;
+		CHECK(uraid_array_reshape_start(t.a, &r0, err, sizeof(err)) == -EINVAL &&
+		      strstr(err, "--array-size"), "%s: fewer members before --array-size: %s",
+		      c->name, err);
+		CHECK(shrink_first(&t, c) == 0, "%s: --array-size", c->name);
+	}
 	struct uraid_reshape r = request_of(c);
 	uraid_array_status(t.a, &as);
 	if (!c->new_layout)
@@ -287,6 +373,14 @@ static void run_config(uint64_t seed, const struct config *c)
 	pause_ms(20);
 	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
 	CHECK(rc == 0, "%s: reshape start: %s", c->name, err);
+	struct uraid_sb sb0;
+	if (rc == 0 && disk_sb(&t, &sb0) == 0)
+		CHECK(sb_backwards(&sb0) == c->backwards &&
+		      !!(sb0.feature_map & 0x20) == (c->backwards && c->n == c->new_n) &&
+		      (sb0.new_offset > 0) == c->backwards,
+		      "%s: started %s (feature_map 0x%x, new_offset %d)", c->name,
+		      c->backwards ? "forwards, want backwards" : "backwards, want forwards",
+		      sb0.feature_map, sb0.new_offset);
 	if (rc == 0)
 		wait_job(&t, &st);
 	atomic_store(&t.stop, true);
@@ -301,6 +395,15 @@ static void run_config(uint64_t seed, const struct config *c)
 	      c->name, as.raid_disks, as.chunk_bytes, as.layout);
 	CHECK(as.size_bytes >= t.size && as.size_bytes % (data_disks * c->new_chunk_kib * 1024u) == 0,
 	      "%s: size after %" PRIu64, c->name, as.size_bytes);
+	if (c->new_n < c->n) {
+		/* the slots that went away: their members are spares now */
+		unsigned spares = 0;
+		for (unsigned i = 0; i < as.nmembers; i++)
+			spares += as.members[i].slot < 0;
+		CHECK(spares == c->n - c->new_n && as.degraded == 0,
+		      "%s: after: %u spares (want %u), degraded %u", c->name, spares,
+		      c->n - c->new_n, as.degraded);
+	}
 	verify(&t, "after the reshape");
 	if (c->parity_missing) {
 		/* degraded, on the new parity slot only: data whole, nothing to check */
@@ -340,7 +443,10 @@ static void crash_child(struct t *t, const struct config *c)
 	struct uraid_reshape r = request_of(c);
 	struct uraid_array_status as;
 	uraid_array_status(t->a, &as);
-	r.new_layout = as.layout;
+	if (!c->new_layout)
+		r.new_layout = as.layout;
+	if (shrink_first(t, c))
+		_exit(4);
 	/* fast enough that the steps follow closely (a kill at a random moment
 	   often lands inside one), slow enough to last about a second */
 	uraid_array_sync_speed(t->a, 20000, 20000);
@@ -350,6 +456,24 @@ static void crash_child(struct t *t, const struct config *c)
 	}
 	for (;;)
 		pause();
+}
+
+/* Where a backwards reshape of c starts (md's raid5_size while it runs). */
+static uint64_t top_of(const struct config *c, const struct uraid_sb *sb)
+{
+	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
+	uint64_t big = (c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib) * 2;
+	unsigned dd = (c->n < c->new_n ? c->n : c->new_n) - npar;
+	return sb->size / big * big * dd;
+}
+
+/* Array sectors the reshape has moved (from 0 forwards, from the top backwards). */
+static uint64_t moved(const struct config *c, const struct uraid_sb *sb)
+{
+	if (!sb_backwards(sb))
+		return sb->reshape_position;
+	uint64_t top = top_of(c, sb);
+	return sb->reshape_position <= top ? top - sb->reshape_position : 0;
 }
 
 static void run_crash(uint64_t seed, const struct config *c)
@@ -364,6 +488,8 @@ static void run_crash(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
+	if (shrunk_bytes(c))
+		t.size = shrunk_bytes(c);       /* the child shrinks it, as md asks */
 	CHECK(uraid_array_close(t.a) == 0, "crash: close");
 	t.a = NULL;
 	uraid_engine_destroy(t.e);
@@ -371,7 +497,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 	/* kill once the checkpoint on disk passes a random point of the first half */
 	uint64_t old_sectors = t.size / 512;
 	uint64_t target = rng_next(&s) % (old_sectors / 2) + 1;
-	printf("crash: kill -9 once reshape_position >= %" PRIu64 " of %" PRIu64 " sectors\n",
+	printf("crash: kill -9 once the reshape has moved %" PRIu64 " of %" PRIu64 " sectors\n",
 	       target, old_sectors);
 	fflush(stdout);
 	pid_t pid = fork();
@@ -380,7 +506,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 	struct uraid_sb sb = { 0 };
 	time_t until = time(NULL) + DEADLINE_S;
 	while (time(NULL) < until) {
-		if (disk_sb(&t, &sb) == 0 && (sb.feature_map & 0x4) && sb.reshape_position >= target)
+		if (disk_sb(&t, &sb) == 0 && (sb.feature_map & 0x4) && moved(c, &sb) >= target)
 			break;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -420,8 +546,13 @@ static void run_crash(uint64_t seed, const struct config *c)
 		alignas(4096) uint8_t buf[URAID_SB_BYTES];
 		if (fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
 			struct uraid_sb *m = &p->loc[p->chosen].sb;
-			if (m->reshape_position >= new_row)
+			/* back: down forwards, up (towards the top) backwards */
+			if (sb_backwards(m)) {
+				if (m->reshape_position + new_row <= top_of(c, m))
+					m->reshape_position += new_row;
+			} else if (m->reshape_position >= new_row) {
 				m->reshape_position -= new_row;
+			}
 			uraid_sb_encode(m, buf);
 			CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
 			      (ssize_t)sizeof(buf), "crash: rewind %s", t.paths[i]);
@@ -454,9 +585,10 @@ static void run_crash(uint64_t seed, const struct config *c)
  * that leaves the reshape standing. The data is not looked at (nothing was
  * moved: only the finish is tested).
  */
-static void run_at_end(uint64_t seed)
+static void run_at_end(uint64_t seed, bool back)
 {
-	const struct config *c = &configs[0];
+	/* backwards: RAID 5 of 4, chunk 512K -> 64K, all moved (position 0) */
+	const struct config *c = &configs[back ? 9 : 0];
 	struct t t = { .seed = seed };
 	struct uraid_sync_status st;
 
@@ -479,6 +611,18 @@ static void run_at_end(uint64_t seed)
 				if (pass == 0) {
 					if (i == t.np - 1)
 						spare_dev = m->dev_number;
+				} else if (back) {
+					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE |
+							  URAID_FEATURE_NEW_OFFSET |
+							  URAID_FEATURE_RESHAPE_BACKWARDS;
+					m->new_level = 5;
+					m->new_layout = m->layout;
+					m->new_chunk = 128;
+					m->new_offset = 1024;   /* a step (3072) per old data member */
+					m->reshape_position = 0;
+					uraid_sb_encode(m, buf);
+					CHECK(pwrite(fd, buf, sizeof(buf), (off_t)(m->super_offset * 512)) ==
+					      (ssize_t)sizeof(buf), "at end: write %s", t.paths[i]);
 				} else if (spare_dev < m->max_dev) {
 					uint64_t end = m->size / m->chunksize * m->chunksize * 3;
 					m->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_NEW_OFFSET;
@@ -500,20 +644,23 @@ static void run_at_end(uint64_t seed)
 			free(p);
 		}
 	}
-	CHECK(spare_dev != UINT32_MAX, "at end: no spare found");
+	CHECK(back || spare_dev != UINT32_MAX, "at end: no spare found");
+	unsigned want_n = 4;
+	uint32_t want_chunk = back ? 128 : 0;
 	if (engine_up(&t) == 0 && assemble(&t) == 0) {
 		wait_job(&t, &st);
 		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "at end: the reshape: kind %d "
 		      "result %d", st.kind, st.result);
 		struct uraid_array_status as;
 		uraid_array_status(t.a, &as);
-		CHECK(as.raid_disks == 4, "at end: %u members after", as.raid_disks);
+		CHECK(as.raid_disks == want_n, "at end: %u members after", as.raid_disks);
 		CHECK(uraid_array_close(t.a) == 0, "at end: close");
 		t.a = NULL;
 		struct uraid_sb sb;
-		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == 4,
-		      "at end: superblock after: feature_map 0x%x raid_disks %u", sb.feature_map,
-		      sb.raid_disks);
+		CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x64) && sb.raid_disks == want_n &&
+		      (!want_chunk || sb.chunksize == want_chunk),
+		      "at end: superblock after: feature_map 0x%x raid_disks %u chunk %u",
+		      sb.feature_map, sb.raid_disks, sb.chunksize);
 		printf("at end: superblock after: feature_map 0x%x raid_disks %u\n", sb.feature_map,
 		       sb.raid_disks);
 	} else {
@@ -576,9 +723,10 @@ static void run_allocation(uint64_t seed)
  * the member through the member states, and the reshape goes on degraded
  * (its old chunks rebuilt from parity) to the end, with the data whole.
  */
-static void run_member_fails(uint64_t seed)
+/* Members of slots slot[0..nvanish-1] vanish during the reshape of c. */
+static void run_member_fails(uint64_t seed, const struct config *c, const unsigned *slot,
+			     unsigned nvanish)
 {
-	const struct config *c = &configs[1];
 	struct t t = { .seed = seed };
 	char err[256];
 	struct uraid_sync_status st;
@@ -597,7 +745,8 @@ static void run_member_fails(uint64_t seed)
 	int rc = uraid_array_reshape_start(t.a, &r, err, sizeof(err));
 	CHECK(rc == 0, "member fails: reshape start: %s", err);
 	struct uraid_fault f = { .kind = URAID_FAULT_VANISH, .last_sector = UINT64_MAX };
-	CHECK(uraid_array_inject(t.a, 1, &f) == 0, "member fails: inject");
+	for (unsigned k = 0; k < nvanish; k++)
+		CHECK(uraid_array_inject(t.a, slot[k], &f) == 0, "member fails: inject");
 	uraid_array_sync_speed(t.a, 1000, 400000);
 	if (rc == 0)
 		wait_job(&t, &st);
@@ -605,8 +754,8 @@ static void run_member_fails(uint64_t seed)
 	      "member fails: the reshape ended with kind %d running %d result %d", st.kind,
 	      st.running, st.result);
 	uraid_array_status(t.a, &as);
-	CHECK(as.raid_disks == c->new_n && as.degraded == 1, "member fails: after: %u members, "
-	      "degraded %u", as.raid_disks, as.degraded);
+	CHECK(as.raid_disks == c->new_n && as.degraded == nvanish, "member fails: after: %u "
+	      "members, degraded %u", as.raid_disks, as.degraded);
 	printf("member fails: reshape result %d, degraded %u\n", st.result, as.degraded);
 	verify(&t, "member failed during the reshape");
 	CHECK(uraid_array_close(t.a) == 0, "member fails: close");
@@ -652,19 +801,36 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	printf("test_reshape seed %" PRIu64 "\n", seed);
 	fflush(stdout);
-	run_refusals(seed);
-	run_allocation(seed);
-	run_member_fails(seed);
-	run_at_end(seed);
+	/* a second argument: only the configurations whose name holds it */
+	const char *only = argc > 2 ? argv[2] : NULL;
+	if (!only) {
+		run_refusals(seed);
+		run_allocation(seed);
+	}
+	if (!only || strstr("at end", only)) {
+		run_at_end(seed, false);
+		run_at_end(seed, true);
+	}
+	if (!only || strstr("member fails", only)) {
+		/* one member of a RAID 5 (rebuilt by P); two of a RAID 6, so
+		   that rows missing a data chunk and P read through Q */
+		static const unsigned one[] = { 1 }, two[] = { 1, 2 };
+		run_member_fails(seed, &configs[1], one, 1);
+		run_member_fails(seed, &configs[2], two, 2);
+	}
 	for (size_t i = 0; i < sizeof(configs) / sizeof(configs[0]); i++) {
+		if (only && !strstr(configs[i].name, only))
+			continue;
 		printf("%s\n", configs[i].name);
 		fflush(stdout);
 		run_config(seed + i, &configs[i]);
 	}
-	/* crashes of a member-count grow, of one with more data disks, and
-	   of a chunk change at the same count */
-	static const unsigned crash_configs[] = { 0, 1, 3 };
+	/* crashes of a member-count grow, of one with more data disks, of a
+	   chunk change at the same count, and of two backwards restripes */
+	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11, 12, 13 };
 	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
+		if (only && !strstr(configs[crash_configs[i]].name, only))
+			continue;
 		printf("crash: %s\n", configs[crash_configs[i]].name);
 		fflush(stdout);
 		run_crash(seed + i, &configs[crash_configs[i]]);

@@ -12,9 +12,16 @@
  *    than a step per member; the distance uraid's own start gives, and
  *    md's for 3 -> 4 (512 KiB chunks, -3072), are taken, at position 0,
  *    mid-way and inside an old row.
- * 3. Other fields: delta_disks leaving too few members, fewer members, a
+ * 3. Other fields: delta_disks leaving too few members, fewer members forwards, a
  *    position off md's boundary or past the end are refused; a position
  *    at the end is taken (the job then only finishes).
+ *
+ * 4. Backwards (feature 0x20): the start (top) as md's raid5_size, the
+ *    distance every step left needs (mdadm's choice taken, one sector
+ *    less refused), positions at, inside and off steps, above the top,
+ *    a new offset down or in place, the member count's direction (more
+ *    always forwards, fewer always backwards, with or without 0x20, which
+ *    md writes only for the same count), RAID 5 5 -> 4.
  *
  * No randomness: the cases are fixed.
  */
@@ -55,7 +62,7 @@ static void craft(struct crafted *c, int level, unsigned from, unsigned to, uint
 	c->sb.delta_disks = (int32_t)to - (int32_t)from;
 	c->sb.size = 40000u / chunk * chunk;
 	c->sb.reshape_position = pos;
-	for (unsigned s = 0; s < to; s++) {
+	for (unsigned s = 0; s < (from > to ? from : to); s++) {
 		c->own[s] = c->sb;
 		c->own[s].data_offset = 4096;
 		c->own[s].new_offset = delta;
@@ -182,7 +189,8 @@ static void fields(void)
 	expect(&c, -EINVAL, "delta_disks 3 of raid_disks 4 (1 old member)");
 	craft(&c, 5, 3, 4, 128, 128, d, 0);
 	c.sb.delta_disks = -1;
-	expect(&c, -EINVAL, "delta_disks -1 (fewer members)");
+	c.sb.reshape_position = 3 * 384;
+	expect(&c, -EINVAL, "delta_disks -1 (fewer members: backwards), the offset down");
 	craft(&c, 5, 3, 4, 128, 128, d, 0);
 	c.sb.delta_disks = -100000;
 	expect(&c, -EINVAL, "delta_disks -100000");
@@ -203,11 +211,91 @@ static void fields(void)
 	}
 }
 
+/* craft, backwards (feature 0x20): the new offset above the old one. */
+static void craft_back(struct crafted *c, unsigned from, unsigned to, uint32_t chunk,
+		       uint32_t new_chunk, int32_t delta, uint64_t pos)
+{
+	craft(c, 5, from, to, chunk, new_chunk, delta, pos);
+	c->sb.feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
+}
+
+static uint64_t top_of(struct crafted *c)
+{
+	struct reshape_state *rs = NULL;
+	char err[256];
+	uint64_t top = 0;
+	if (build(c, &rs, err, sizeof(err)) == 0)
+		top = rs->top;
+	CHECK(rs && rs->backwards, "backwards base case refused: %s", err);
+	free(rs);
+	return top;
+}
+
+static void backwards(void)
+{
+	struct crafted c;
+
+	printf("backwards (feature 0x20):\n");
+	/* RAID 5 4 -> 4, chunk 512K -> 64K (md's backwards case): step 3072,
+	   mdadm's least distance 3072 / 3 = 1024 */
+	craft_back(&c, 4, 4, 1024, 128, 1024, 0);
+	uint64_t top = top_of(&c);
+	CHECK(top == 40000u / 1024 * 1024 * 3, "top %llu, want size rounded to 512K times 3",
+	      (unsigned long long)top);
+	craft_back(&c, 4, 4, 1024, 128, 1024, top);
+	expect(&c, 0, "chunk 512K->64K, new_offset +1024, at the top");
+	craft_back(&c, 4, 4, 1024, 128, 1023, top);
+	expect(&c, -EINVAL, "new_offset +1023 (one short of a step per member)");
+	craft_back(&c, 4, 4, 1024, 128, 1024, top - 384);
+	expect(&c, -EINVAL, "one 64K row below the top (md's rule: 512K rows)");
+	craft_back(&c, 4, 4, 1024, 128, 1024, 3072 * 5);
+	expect(&c, 0, "+1024, mid-way");
+	craft_back(&c, 4, 4, 1024, 128, 1024, 0);
+	expect(&c, 0, "+1024, at 0 (all moved: only the finish is left)");
+	craft_back(&c, 4, 4, 1024, 128, 1024, top + 3072);
+	expect(&c, -EINVAL, "a position above the top");
+	craft_back(&c, 4, 4, 1024, 128, 1024, 1000);
+	expect(&c, -EINVAL, "a position off md's boundary");
+	craft_back(&c, 4, 4, 1024, 128, -1024, top);
+	expect(&c, -EINVAL, "new_offset -1024 (down, but backwards)");
+	craft_back(&c, 4, 4, 1024, 128, 0, top);
+	expect(&c, -EINVAL, "new_offset 0 (in place)");
+	craft_back(&c, 4, 4, 1024, 128, 1 << 20, top);
+	expect(&c, -EINVAL, "new_offset past the member's end");
+	/* a member count: more only forwards, fewer only backwards (md) */
+	craft_back(&c, 3, 4, 128, 128, 1024, 0);
+	expect(&c, -EINVAL, "0x20 with more members (md: forwards), the offset up");
+	craft(&c, 5, 5, 4, 128, 128, -1024, 1536 * 3);
+	expect(&c, -EINVAL, "fewer members, the new offset down (md: always backwards)");
+	/* RAID 5 5 -> 4, 64K: rows 512 and 384, step 1536, mdadm's +384 */
+	craft_back(&c, 5, 4, 128, 128, 384, 0);
+	top = top_of(&c);
+	CHECK(top == 40000u / 128 * 128 * 3, "5 -> 4: top %llu, want the new size",
+	      (unsigned long long)top);
+	craft_back(&c, 5, 4, 128, 128, 384, top);
+	expect(&c, 0, "5->4, new_offset +384 (mdadm's), at the top");
+	craft(&c, 5, 5, 4, 128, 128, 384, top);
+	expect(&c, 0, "5->4 without 0x20 (as md writes it: delta_disks says it)");
+	struct reshape_state *rs = NULL;
+	char err[256];
+	CHECK(build(&c, &rs, err, sizeof(err)) == 0 && rs->backwards,
+	      "5->4 without 0x20 not taken as backwards: %s", err);
+	free(rs);
+	craft_back(&c, 5, 4, 128, 128, 383, top);
+	expect(&c, -EINVAL, "5->4, new_offset +383");
+	craft_back(&c, 5, 4, 128, 128, 384, 1536 * 3 + 384);
+	expect(&c, 0, "5->4, +384, inside a step");
+	craft_back(&c, 5, 4, 128, 128, 384, top);
+	c.slot_sb[4] = NULL;
+	expect(&c, 0, "5->4, the slot going away missing (degraded old geometry)");
+}
+
 int main(void)
 {
 	steps();
 	offsets();
 	fields();
+	backwards();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	return failures ? 1 : 0;

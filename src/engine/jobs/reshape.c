@@ -15,18 +15,23 @@
  *
  * Crash safety without a backup, as md's moving data offset gives it: the
  * new data area starts below the old one by a step's worth of rows per
- * member (forwards; mdadm's choice, reshape_start below), so writing the
+ * member (forwards; mdadm's choice, reshape_start.c), so writing the
  * step that starts at position P never touches old data at or above P, the
- * part the superblocks on disk still point to. A kill at any moment leaves
- * the step being moved intact in the old place, and assembly goes on from
- * the checkpoint.
+ * part the superblocks on disk still point to. Backwards (md's feature
+ * 0x20: fewer data members, or the same count with the room after the
+ * data) the mirror image: the new area starts above the old one, the steps
+ * run from md's top down to 0, and writing the step that ends at P never
+ * touches old data below P. A kill at any moment leaves the step being
+ * moved intact in the old place, and assembly goes on from the checkpoint.
+ * A backwards job's positions count down from the top (backwards_vtop), so
+ * that the runner hands its units out in order either way.
  *
  * The last step switches the array to the new geometry (superblocks without
- * the reshape bits, data_offset the new one, the larger size), as md's
+ * the reshape bits, data_offset the new one, the new size; fewer members:
+ * the slots that went away give their members back as spares), as md's
  * raid5_finish_reshape.
  *
- * Not done (refused): backwards reshapes (fewer members, or only room after
- * the data), starting on a degraded array (but a parity-last RAID 4/5
+ * Not done (refused): starting on a degraded array (but a parity-last RAID 4/5
  * missing its parity member, reshape_start.c), arrays with a write-intent
  * bitmap. A member that fails during the reshape (the job's own I/O fails
  * it as a level's would) leaves the job going on degraded: old chunks of a
@@ -69,7 +74,8 @@ struct reshape_job {
 	uint8_t *data;                  /* the step's array data */
 	uint8_t *par[2];                /* P and Q of one new row's chunk */
 	uint8_t *zero;                  /* one new chunk of zeroes (DDF syndrome gaps) */
-	uint8_t *tmp;                   /* one old chunk: a degraded read's other members */
+	uint8_t *old_blocks;            /* an old row's chunks, P, Q: a degraded read */
+	uint8_t *old_zero;              /* one old chunk of zeroes (DDF syndrome gaps) */
 	void *blocks[URAID_PARITY_MAX_SLOTS];
 	struct uraid_stripe st;
 	/* the unit's end, back on the lane's reactor */
@@ -144,9 +150,10 @@ static int member_rw(struct array *a, unsigned slot, bool write, void *buf, uint
 
 /*
  * A chunk piece of the old geometry whose member is missing or failed:
- * rebuilt from the others of its row by P (md reshapes a degraded array
- * too). Not from a slot whose old content is not in sync (a parity gap's
- * parity slot) nor by Q: -EIO then.
+ * rebuilt from the rest of its row (md reshapes a degraded array too): by
+ * P, or RAID 6 through Q as well when P's member is missing too (or its
+ * slot's old content is not in sync: a parity gap's). -EIO when more are
+ * missing than the level's parity covers.
  */
 static int rebuild_old(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
 		       uint64_t array_sector, const struct uraid_loc *loc, uint64_t n, uint8_t *at)
@@ -154,24 +161,53 @@ static int rebuild_old(struct reshape_job *rj, struct array *a, const struct res
 	const struct uraid_geom *g = geom_old(rs);
 	uint64_t row = array_sector / ((uint64_t)g->data_disks * g->chunk_sectors);
 	struct uraid_stripe *st = &rj->st;
+	unsigned npar = g->raid_disks - g->data_disks;
+	size_t len = n * 512, cbytes = (size_t)g->chunk_sectors * 512;
+	void *blocks[URAID_PARITY_MAX_SLOTS + 2];
+	unsigned lost[2], nlost = 0;
+	int want = -1;
 
-	if (uraid_geom_stripe(g, row, st) < 0 || st->p_slot < 0 ||
-	    rs->old_unsynced[st->p_slot])
+	if (uraid_geom_stripe(g, row, st) < 0 || st->p_slot < 0)
 		return -EIO;
-	memset(at, 0, n * 512);
+	unsigned nsyn = npar == 2 ? st->syndrome_slots : st->data_disks;
+	if (nsyn > URAID_PARITY_MAX_SLOTS || nsyn + npar > g->raid_disks + 2)
+		return -EIO;
+	for (unsigned k = 0; k < nsyn + npar; k++)
+		blocks[k] = NULL;
 	for (unsigned s = 0; s < g->raid_disks; s++) {
-		if (s == loc->slot || (g->raid_disks - g->data_disks == 2 && (int)s == st->q_slot))
+		int idx = -1;
+		if ((int)s == st->p_slot)
+			idx = (int)nsyn;
+		else if (npar == 2 && (int)s == st->q_slot)
+			idx = (int)nsyn + 1;
+		else if (npar == 2)
+			idx = st->syndrome_of_slot[s];
+		else
+			for (unsigned d = 0; d < st->data_disks; d++)
+				if (st->data_slot[d] == s)
+					idx = (int)d;
+		if (idx < 0 || (unsigned)idx >= nsyn + npar)
 			continue;
-		if (!slot_ok(a, s) || rs->old_unsynced[s])
-			return -EIO;    /* a second one missing */
-		int rc = member_rw(a, s, false, rj->tmp, n, rs->off[RESHAPE_OLD][s] + loc->sector);
-		if (rc)
-			return rc;
-		uint64_t *d = (uint64_t *)(void *)at;
-		const uint64_t *x = (const uint64_t *)(const void *)rj->tmp;
-		for (size_t k = 0; k < n * 512 / 8; k++)
-			d[k] ^= x[k];
+		blocks[idx] = rj->old_blocks + (size_t)idx * cbytes;
+		if (s == loc->slot)
+			want = idx;
+		bool bad = s == loc->slot || !slot_ok(a, s) || rs->old_unsynced[s] ||
+			   member_rw(a, s, false, blocks[idx], n, rs->off[RESHAPE_OLD][s] + loc->sector);
+		if (bad) {
+			if (nlost == npar)
+				return -EIO;    /* more missing than parity covers */
+			lost[nlost++] = (unsigned)idx;
+		}
 	}
+	/* syndrome places no data slot fills (DDF layouts) count as zeroes */
+	for (unsigned k = 0; k < nsyn; k++)
+		if (!blocks[k]) {
+			memset(rj->old_zero, 0, len);
+			blocks[k] = rj->old_zero;
+		}
+	if (want < 0 || uraid_parity_recover(nsyn, npar == 2, len, blocks, nlost, lost))
+		return -EIO;
+	memcpy(at, blocks[want], len);
 	return 0;
 }
 
@@ -293,10 +329,29 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
+		if (a->members[i] && s >= 0 && (unsigned)s >= a->geom.raid_disks) {
+			/* fewer members: the slots that went away leave their
+			   members as spares (md's raid5_finish_reshape) */
+			a->member_state[i] = URAID_MEMBER_SPARE;
+			a->member_slot[i] = -1;
+			a->member_sb[i].new_offset = 0;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			atomic_store(&a->slot[s].m, NULL);
+			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+			continue;
+		}
 		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
 		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
 			continue;
 		struct uraid_sb *own = &a->member_sb[i];
+		if (rs->off[RESHAPE_NEW][s] > own->data_offset) {
+			/* backwards: the data area shrinks by the move (md's
+			   md_finish_reshape), else md finds it past the end */
+			uint64_t end = own->data_offset + own->data_size;
+			if (end < rs->off[RESHAPE_NEW][s] + a->sb.size)
+				end = rs->off[RESHAPE_NEW][s] + a->sb.size;
+			own->data_size = end - rs->off[RESHAPE_NEW][s];
+		}
 		own->data_offset = rs->off[RESHAPE_NEW][s];
 		own->new_offset = 0;
 		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
@@ -305,6 +360,11 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 			return rc;
 		}
 	}
+	for (unsigned s = a->geom.raid_disks; s < geom_old(rs)->raid_disks; s++) {
+		atomic_store(&a->slot[s].m, NULL);
+		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+	}
+	meta_recount_degraded(a);
 	struct uraid_sb *sb = &a->sb;
 	sb->level = geom_new(rs)->level;
 	sb->layout = geom_new(rs)->layout;
@@ -324,30 +384,57 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	return wrc;
 }
 
+/*
+ * A backwards reshape's job positions: (vtop - array position) / dn, vtop
+ * being its start rounded up to a whole step, so that every unit is one
+ * step [vtop - (p + n) dn, vtop - p dn) on step boundaries of the array (a
+ * whole number of rows of both geometries); the first one is cut at top.
+ */
+static uint64_t backwards_vtop(const struct reshape_state *rs)
+{
+	return (rs->top + rs->step - 1) / rs->step * rs->step;
+}
+
 /* One step, on the job's thread: see the top of the file. */
 static int run_step(struct reshape_job *rj, struct sync_unit *u)
 {
 	struct array *a = rj->j->a;
 	struct reshape_state *rs = a->reshape;
 	uint64_t dn = geom_new(rs)->data_disks;
-	uint64_t from = u->pos * dn, len = (uint64_t)u->n * dn;
+	uint64_t from, len;
+	bool last;
 
-	/* the first step after md stopped inside a step: from the position on
-	   (the runner rounds its start down to a whole step) */
-	if (from < rs->position && rs->position <= from + len) {
-		len -= rs->position - from;
-		from = rs->position;
+	if (rs->backwards) {
+		uint64_t hi = backwards_vtop(rs) - u->pos * dn;
+		from = hi - (uint64_t)u->n * dn;
+		/* the first step (at top, or after md stopped inside a step):
+		   up to the position; empty when all was moved (position 0),
+		   and then it only finishes */
+		if (from <= rs->position && rs->position < hi)
+			hi = rs->position;
+		len = hi - from;
+		last = from == 0;
+	} else {
+		from = u->pos * dn;
+		len = (uint64_t)u->n * dn;
+		/* the first step after md stopped inside a step: from the
+		   position on (the runner rounds its start down to a whole step) */
+		if (from < rs->position && rs->position <= from + len) {
+			len -= rs->position - from;
+			from = rs->position;
+		}
+		last = from + len >= rs->end;
 	}
 	/* the last one switches the whole array to the new geometry: frozen;
 	   the others hold only their rows */
-	bool last = from + len >= rs->end;
 	int rc = last ? array_freeze_for_job(a) : array_hold_range(a, from, from + len);
 	if (rc)
 		return rc;
-	if (from != rs->position) {
+	uint64_t expect = rs->backwards ? from + len : from;
+	if (expect != rs->position) {
 		rc = -EINVAL;   /* the runner and the position disagree: a bug */
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
-		     "is %" PRIu64, from, rs->position);
+		     "is %" PRIu64, expect, rs->position);
 	}
 	if (!rc)
 		rc = read_old(rj, a, rs, from, len, rj->data);
@@ -357,20 +444,21 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		rc = sync_members(a);
 	if (!rc) {
 		pthread_mutex_lock(&a->meta_lock);
+		uint64_t moved = rs->backwards ? from : from + len;
 		if (last) {
-			rs->position = from + len;
+			rs->position = moved;
 			rc = reshape_finish(a, rs);
 		} else {
-			a->sb.reshape_position = from + len;
+			a->sb.reshape_position = moved;
 			rc = meta_record_change(a);
 			/* on disk: requests go by the new position (those outside
 			   the held rows find the same geometry either side of
 			   it); if not, the old place still holds the step
 			   (nothing was written to it meanwhile) and stays in use */
 			if (!rc)
-				reshape_set_position(rs, from + len);
+				reshape_set_position(rs, moved);
 			else
-				a->sb.reshape_position = from;
+				a->sb.reshape_position = rs->position;
 		}
 		pthread_mutex_unlock(&a->meta_lock);
 	}
@@ -461,7 +549,8 @@ static void rs_job_fini(struct sync_job *j)
 	free(rj->par[0]);
 	free(rj->par[1]);
 	free(rj->zero);
-	free(rj->tmp);
+	free(rj->old_blocks);
+	free(rj->old_zero);
 	free(rj);
 	j->priv = NULL;
 }
@@ -474,10 +563,22 @@ static int rs_job_init(struct sync_job *j)
 	if (!rj)
 		return -ENOMEM;
 	rj->j = j;
+	if (rs->backwards && j->unit) {
+		/* job positions count down from the top (backwards_vtop); the
+		   runner's were computed forwards */
+		uint64_t dn = geom_new(rs)->data_disks, vtop = backwards_vtop(rs);
+		j->end = vtop / dn;
+		j->pos = (vtop - rs->position) / dn / j->unit * j->unit;
+		if (j->pos > j->end)
+			j->pos = j->end;
+		j->next = j->pos;
+		atomic_store(&j->done_sectors, j->pos);
+	}
+	bool all_moved = rs->backwards ? rs->position == 0 : rs->position >= rs->end;
 	/* the position at the end (all moved, not finished: a stop between the
 	   last step and its superblocks, or md's): no unit would be left and
 	   the reshape would stand for ever; one empty last step finishes it */
-	if (rs->position >= rs->end && j->pos >= j->end && j->end && j->unit) {
+	if (all_moved && j->pos >= j->end && j->end && j->unit) {
 		j->pos = (j->end - 1) / j->unit * j->unit;
 		j->next = j->pos;
 		atomic_store(&j->done_sectors, j->pos);
@@ -490,8 +591,11 @@ static int rs_job_init(struct sync_job *j)
 	rj->par[0] = aligned_alloc(4096, chunk);
 	rj->par[1] = aligned_alloc(4096, chunk);
 	rj->zero = aligned_alloc(4096, chunk);
-	rj->tmp = aligned_alloc(4096, (size_t)geom_old(rs)->chunk_sectors * 512);
-	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero || !rj->tmp) {
+	size_t ochunk = (size_t)geom_old(rs)->chunk_sectors * 512;
+	rj->old_blocks = aligned_alloc(4096, (geom_old(rs)->raid_disks + 2) * ochunk);
+	rj->old_zero = aligned_alloc(4096, ochunk);
+	if (!rj->data || !rj->par[0] || !rj->par[1] || !rj->zero || !rj->old_blocks ||
+	    !rj->old_zero) {
 		rs_job_fini(j);
 		return -ENOMEM;
 	}

@@ -32,6 +32,48 @@ static uint64_t room_before(const struct array *a, unsigned i)
 	return off - end;
 }
 
+/* Free sectors between the end of member i's data (the array's size per
+ * member) and what follows it (a 1.0 superblock, the member's end): where
+ * the data offset can move up to. mdadm's space_after. */
+static uint64_t room_after(const struct array *a, unsigned i)
+{
+	const struct member *m = a->members[i];
+	uint64_t end = a->member_sb[i].data_offset + a->sb.size, lim = m->dev_sectors;
+
+	for (unsigned k = 0; k < m->nareas; k++)
+		if (m->area[k].start >= end && m->area[k].start < lim)
+			lim = m->area[k].start;
+	return lim > end ? lim - end : 0;
+}
+
+/*
+ * mdadm's choice of a new data offset between lo and hi, inside [min, max]
+ * (Grow.c choose_offset): the middle, then moved by each of its low bits up
+ * or down, whichever stays inside and farther from the boundary, until it
+ * is aligned to 1 MiB.
+ */
+static uint64_t choose_offset(uint64_t lo, uint64_t hi, uint64_t min, uint64_t max)
+{
+	uint64_t choice = (lo + hi) / 2;
+
+	for (uint64_t bit = 1; bit < 2048; bit <<= 1) {
+		if (!(choice & bit))
+			continue;
+		uint64_t bigger = choice + bit, smaller = choice - bit;
+		if (bigger > max && smaller < min)
+			break;
+		if (bigger > max)
+			choice = smaller;
+		else if (smaller < min)
+			choice = bigger;
+		else if (hi - bigger > smaller - lo)
+			choice = bigger;
+		else
+			choice = smaller;
+	}
+	return choice;
+}
+
 static bool spare_free(const struct array *a, unsigned i)
 {
 	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
@@ -203,63 +245,81 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	if ((rc = new_geometry(a, r, ng, err, errlen)))
 		goto out;
 	unsigned old_disks = a->geom.raid_disks, new_disks = ng->raid_disks;
-	if (ng->array_sectors < a->geom.array_sectors) {
-		rc = uraid_errf(err, errlen, -EINVAL, "this change makes the array smaller "
-				"(%" PRIu64 " KiB, now %" PRIu64 " KiB): reduce its size first "
-				"(uraid grow --array-size)", ng->array_sectors / 2,
-				a->geom.array_sectors / 2);
-		goto out;
-	}
-	if (new_disks < old_disks) {
-		rc = uraid_errf(err, errlen, -EINVAL, "fewer members needs a backwards reshape, "
-				"which uraid does not do yet");
+	uint64_t exported = array_export_sectors(a);
+	if (ng->array_sectors < exported) {
+		rc = uraid_errf(err, errlen, -EINVAL, "this change will reduce the size of the "
+				"array (to %" PRIu64 " KiB, it exports %" PRIu64 " KiB): reduce its "
+				"size first (uraid grow --array-size=%" PRIu64 "K)",
+				ng->array_sectors / 2, exported / 2, ng->array_sectors / 2);
 		goto out;
 	}
 	if ((rc = sync_refuse_if_running(a, err, errlen)))
 		goto out;
-	/* mdadm's distance: a step's worth of the old rows per member
-	   (backup_blocks); for the same member count half the room, rounded up
-	   to it, as mdadm's choice between the ends gives */
+	/* mdadm's distance (min_offset_change): a step's worth of the old rows
+	   per member (backup_blocks / old data disks) */
 	uint64_t step = reshape_step(&a->geom, ng);
 	uint64_t min = step / a->geom.data_disks;
+	int ddelta = (int)ng->data_disks - (int)a->geom.data_disks;
 
 	pthread_mutex_lock(&a->meta_lock);
 	/* the new slots' members: spares, in the order they came */
 	int take[URAID_MAX_MEMBERS];
 	unsigned ntake = 0;
-	for (unsigned i = 0; i < a->nmembers && ntake < new_disks - old_disks; i++)
+	for (unsigned i = 0; i < a->nmembers && old_disks + ntake < new_disks; i++)
 		if (spare_free(a, i) && a->member_sb[i].data_size >= a->sb.size)
 			take[ntake++] = (int)i;
-	if (ntake < new_disks - old_disks) {
+	if (old_disks + ntake < new_disks) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -EINVAL, "%u members need %u spares large enough "
 				"(%" PRIu64 " KiB each), the array has %u: add them first (uraid add)",
 				new_disks, new_disks - old_disks, a->sb.size / 2, ntake);
 		goto out;
 	}
-	uint64_t room = UINT64_MAX;
-	for (unsigned s = 0; s < old_disks; s++)
-		for (unsigned i = 0; i < a->nmembers; i++)
-			if (a->slot[s].m && a->members[i] == a->slot[s].m && room_before(a, i) < room)
-				room = room_before(a, i);
-	for (unsigned k = 0; k < ntake; k++)
-		if (room_before(a, (unsigned)take[k]) < room)
-			room = room_before(a, (unsigned)take[k]);
-	if (room < min) {
+	/* the room before and after the data, the least of every member's
+	   (mdadm's space_before and space_after) */
+	uint64_t before = UINT64_MAX, after = UINT64_MAX;
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		bool in = false;
+		for (unsigned s = 0; s < old_disks; s++)
+			in |= a->slot[s].m && a->members[i] == a->slot[s].m;
+		for (unsigned k = 0; k < ntake; k++)
+			in |= (unsigned)take[k] == i;
+		if (!in)
+			continue;
+		before = room_before(a, i) < before ? room_before(a, i) : before;
+		after = room_after(a, i) < after ? room_after(a, i) : after;
+	}
+	/* the direction as mdadm's set_new_data_offset picks it: fewer data
+	   members backwards (the data offset up), more forwards (down), the
+	   same count towards the larger room (backwards on a tie) */
+	bool backwards = ddelta < 0 || (ddelta == 0 && before <= after);
+	if (!backwards && before < min) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -ENOSPC, "needs %" PRIu64 " KiB before the data, has "
 				"%" PRIu64 " (uraid moves the data offset down; there is no backup "
-				"file)", min / 2, room / 2);
+				"file)", min / 2, before / 2);
+		goto out;
+	}
+	if (backwards && after < min) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = uraid_errf(err, errlen, -ENOSPC, "needs %" PRIu64 " KiB after the data, has "
+				"%" PRIu64 " (this reshape moves the data offset up, as md does; there "
+				"is no backup file): give the members room after the data (uraid grow "
+				"--size smaller by %" PRIu64 " KiB, or larger members)", min / 2,
+				after / 2, (min - after + 1) / 2);
+		goto out;
+	}
+	uint64_t top = reshape_top(&a->geom, ng, a->sb.size);
+	if (backwards && exported > top) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = uraid_errf(err, errlen, -EINVAL, "this change will reduce the size of the "
+				"array (to %" PRIu64 " KiB while it runs, it exports %" PRIu64 " KiB): "
+				"reduce its size first (uraid grow --array-size=%" PRIu64 "K)",
+				top / 2, exported / 2, top / 2);
 		goto out;
 	}
 	/* the first slot a spare takes: the old parity slot for a parity gap */
 	unsigned first = parity_gap(a, r) ? old_disks - 1 : old_disks;
-	uint64_t move = min;
-	if (new_disks == old_disks) {
-		move = (room / 2 + min - 1) / min * min;
-		if (move > room / min * min)
-			move = room / min * min;
-	}
 	pthread_mutex_unlock(&a->meta_lock);
 
 	if ((rc = array_freeze(a))) {
@@ -292,9 +352,21 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
-		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 || (unsigned)s >= new_disks)
+		/* fewer members: the slots that go away are in the old geometry */
+		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
+		    (unsigned)s >= (new_disks > old_disks ? new_disks : old_disks))
 			continue;
-		a->member_sb[i].new_offset = -(int32_t)move;
+		/* mdadm's new offset, from each member's own data offset */
+		uint64_t d = a->member_sb[i].data_offset, no;
+		if (ddelta > 0)
+			no = d - min;
+		else if (ddelta < 0)
+			no = d + min;
+		else if (backwards)
+			no = choose_offset(d, d + after, d + min, d + after);
+		else
+			no = choose_offset(d - before, d, d - before, d - min);
+		a->member_sb[i].new_offset = (int32_t)((int64_t)no - (int64_t)d);
 		a->member_sb[i].feature_map |= URAID_FEATURE_NEW_OFFSET;
 		slot_sb[s] = &a->member_sb[i];
 		member_sectors[s] = a->members[i]->dev_sectors;
@@ -306,15 +378,22 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	sb->new_chunk = r->new_chunk_sectors;
 	sb->delta_disks = (int32_t)(new_disks - old_disks);
 	sb->raid_disks = new_disks;
-	sb->reshape_position = 0;
+	sb->reshape_position = backwards ? top : 0;
+	/* md writes 0x20 only for the same count (super_1_sync): fewer
+	   members say backwards by delta_disks alone */
+	if (backwards && new_disks == old_disks)
+		sb->feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
 	struct reshape_state *rs;
 	rc = reshape_state_from_sb(sb, slot_sb, member_sectors, &rs, err, errlen);
 	if (rc == 0) {
-		/* the requests' geometry: the new member count (the stripe heads
-		   and pieces are sized by it); the size stays until the end */
+		/* the requests' geometry: the larger member count (the stripe
+		   heads and pieces are sized by it; fewer members: the slots that
+		   go away stay until the end); the size stays until the end */
 		struct uraid_geom *during = ng;
-		*during = rs->g[RESHAPE_NEW];
+		*during = rs->g[new_disks < old_disks ? RESHAPE_OLD : RESHAPE_NEW];
 		during->array_sectors = a->geom.array_sectors;
+		if (backwards && during->array_sectors > top)
+			during->array_sectors = top;    /* md's raid5_size while it runs */
 		rc = array_switch_geometry(a, during, err, errlen);
 		if (rc)
 			free(rs);
@@ -338,7 +417,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	}
 	if (rc) {
 		/* the array as it was */
-		sb->feature_map &= ~URAID_FEATURE_RESHAPE_ACTIVE;
+		sb->feature_map &= ~(URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS);
 		sb->raid_disks = old_disks;
 		sb->delta_disks = 0;
 		for (unsigned i = 0; i < a->nmembers; i++) {
@@ -359,9 +438,10 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	if (rc)
 		goto out;
 	ulog(array_log(a), URAID_LOG_INFO, "reshape: %u -> %u members, chunk %u -> %u KiB, "
-	     "layout %u -> %u, data offset down %" PRIu64 " sectors", old_disks, new_disks,
+	     "layout %u -> %u, %s", old_disks, new_disks,
 	     a->reshape->g[RESHAPE_OLD].chunk_sectors / 2, r->new_chunk_sectors / 2,
-	     a->reshape->g[RESHAPE_OLD].layout, r->new_layout, move);
+	     a->reshape->g[RESHAPE_OLD].layout, r->new_layout,
+	     backwards ? "backwards (the data offset up)" : "forwards (the data offset down)");
 	rc = sync_start(a, URAID_SYNC_RESHAPE, 0, 0, err, errlen);
 	if (rc == -EBUSY) {
 		/* the automatic start (auto_recover.c) may have been first */

@@ -274,6 +274,17 @@ static int check_same_array(const struct cand *c, const struct cand *ref, char *
  * Roles (§1.6): a member as fresh as the freshest keeps its own role; an
  * older one gets the role the freshest superblock gives its dev_number.
  */
+/* The slots an array has: raid_disks, and during a reshape to fewer
+ * members (md's delta_disks < 0) the old count, whose last slots go away
+ * at its end. */
+static unsigned slots_of(const struct uraid_sb *sb)
+{
+	if ((sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) && sb->delta_disks < 0 &&
+	    (int64_t)sb->raid_disks - sb->delta_disks <= URAID_MAX_MEMBERS)
+		return (unsigned)((int64_t)sb->raid_disks - sb->delta_disks);
+	return sb->raid_disks;
+}
+
 static void classify(struct cand *c, const struct cand *fresh)
 {
 	const struct uraid_sb *f = &fresh->sb;
@@ -303,7 +314,7 @@ static void classify(struct cand *c, const struct cand *fresh)
 		snprintf(c->note, sizeof(c->note), "marked faulty (role 0xfffe)");
 		return;
 	}
-	if (role >= URAID_ROLE_MAX || role >= f->raid_disks) {
+	if (role >= URAID_ROLE_MAX || role >= slots_of(f)) {
 		c->state = URAID_MEMBER_SPARE;
 		return;
 	}
@@ -578,7 +589,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 				    c[i].sb.feature_map, c[i].sb.reshape_position, fresh->m->path,
 				    fresh->sb.feature_map, fresh->sb.reshape_position);
 	const struct uraid_sb *fsb = &fresh->sb;
-	unsigned raid_disks = fsb->raid_disks;
+	unsigned raid_disks = slots_of(fsb);
 	const struct level *lv = level_find(fsb->level);   /* check_member found it */
 	a->level = lv;
 	for (unsigned i = 0; i < n; i++)
@@ -629,9 +640,13 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			}
 		if ((rc = reshape_state_from_sb(fsb, slot_sb, dev, &rs, why, sizeof(why))))
 			return fail(err, errlen, rc, "%s: %s", fresh->m->path, why);
-		a->geom = rs->g[RESHAPE_NEW];
-		if (rs->g[RESHAPE_OLD].array_sectors < a->geom.array_sectors)
-			a->geom.array_sectors = rs->g[RESHAPE_OLD].array_sectors;
+		/* the larger member count (fewer members: the old one) */
+		a->geom = rs->g[rs->delta_disks < 0 ? RESHAPE_OLD : RESHAPE_NEW];
+		uint64_t size = rs->g[RESHAPE_OLD].array_sectors < rs->g[RESHAPE_NEW].array_sectors
+				? rs->g[RESHAPE_OLD].array_sectors : rs->g[RESHAPE_NEW].array_sectors;
+		if (rs->backwards && rs->top < size)
+			size = rs->top;         /* md's raid5_size while it runs */
+		a->geom.array_sectors = size;
 	} else if (uraid_geom_init(&a->geom, &gp, why, sizeof(why)))
 		return fail(err, errlen, -EINVAL, "%s: %s", fresh->m->path, why);
 	rc = build_rest(a, o, c, n, fresh, by_slot, ok, missing, rs, err, errlen);
@@ -647,7 +662,7 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 		      unsigned missing, struct reshape_state *rs, char *err, size_t errlen)
 {
 	const struct uraid_sb *fsb = &fresh->sb;
-	unsigned raid_disks = fsb->raid_disks;
+	unsigned raid_disks = slots_of(fsb);
 	const struct level *lv = a->level;
 	unsigned dirty_parity = 0;
 	char why[200], out[400];

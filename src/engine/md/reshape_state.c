@@ -43,6 +43,62 @@ uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new
 	return lcm64(lcm64(ro, rn), reshape_align(old, new));
 }
 
+uint64_t reshape_top(const struct uraid_geom *old, const struct uraid_geom *new,
+		     uint64_t dev_sectors)
+{
+	uint64_t big = old->chunk_sectors > new->chunk_sectors ? old->chunk_sectors
+							       : new->chunk_sectors;
+	uint64_t dd = old->data_disks < new->data_disks ? old->data_disks : new->data_disks;
+	return dev_sectors / big * big * dd;
+}
+
+/*
+ * Crash safety of a backwards reshape (the mirror of the forward rule
+ * below): the step [L, H) (H the position) is written as new rows at
+ * new offset + L/dn on, and the old data still live is [0, H) in the old
+ * geometry, up to the end of the old row holding H - 1 (old offset +
+ * ceil(H/old row) * old chunk). So per member the distance new - old
+ * data offset must be at least
+ *     ceil(H/old row)*old chunk - L/dn
+ * for every step left. With dd >= dn (md goes backwards only when the
+ * data disks do not grow) that falls as H grows: the current step and the
+ * last one, [0, step), bound it.
+ */
+static int64_t backwards_need(const struct reshape_state *rs, uint64_t H)
+{
+	const struct uraid_geom *go = &rs->g[RESHAPE_OLD], *gn = &rs->g[RESHAPE_NEW];
+	uint64_t rowo = (uint64_t)go->data_disks * go->chunk_sectors;
+	uint64_t L = (H - 1) / rs->step * rs->step;
+	return (int64_t)((H + rowo - 1) / rowo * go->chunk_sectors) -
+	       (int64_t)(L / gn->data_disks);
+}
+
+static int check_distance_backwards(const struct reshape_state *rs, char *err, size_t errlen)
+{
+	uint64_t H = rs->position;
+
+	if (H == 0)
+		return 0;       /* nothing left to move: the job only finishes */
+	int64_t need = backwards_need(rs, H);
+	int64_t last = backwards_need(rs, H < rs->step ? H : rs->step);
+	need = last > need ? last : need;
+	if (need < 1)
+		need = 1;
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++) {
+		if (!rs->off[RESHAPE_OLD][s] || !rs->off[RESHAPE_NEW][s])
+			continue;
+		int64_t dist = (int64_t)rs->off[RESHAPE_NEW][s] - (int64_t)rs->off[RESHAPE_OLD][s];
+		if (dist < need)
+			return uraid_errf(err, errlen, -EINVAL, "slot %u: the new data offset %" PRIu64
+					  " is %" PRId64 " sectors above the old one (%" PRIu64 "), the "
+					  "backwards reshape from position %" PRIu64 " needs %" PRId64
+					  " to go on without overwriting live data; let md finish it",
+					  s, rs->off[RESHAPE_NEW][s], dist, rs->off[RESHAPE_OLD][s], H,
+					  need);
+	}
+	return 0;
+}
+
 /*
  * Crash safety of a forward reshape (jobs/reshape.c): the job writes the
  * new rows of the step from the position on, [P, E), before the superblocks
@@ -110,16 +166,15 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 		return uraid_errf(err, errlen, -EINVAL, "a reshape from level %d to %u: md does "
 				  "not resume those either (it changes levels by a takeover)",
 				  sb->level, sb->new_level);
-	if (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS)
-		return uraid_errf(err, errlen, -EINVAL, "a backwards reshape (feature 0x20): uraid "
-				  "continues forward ones only; let md finish it");
+	/* md's rule (super_1_validate): fewer members always go backwards,
+	   more always forwards; feature 0x20 counts (and is written) only
+	   when the count stays */
+	bool backwards = sb->delta_disks < 0 ||
+			 (sb->delta_disks == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS));
 	if (old_disks < (sb->level == 6 ? 4 : 2) || old_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "reshape from %" PRId64 " members "
 				  "(raid_disks %u, delta_disks %d): not a RAID %d md can run",
 				  old_disks, sb->raid_disks, sb->delta_disks, sb->level);
-	if (sb->delta_disks < 0)
-		return uraid_errf(err, errlen, -EINVAL, "a reshape to fewer members: uraid does "
-				  "not continue those yet; let md finish it");
 	struct reshape_state *rs = calloc(1, sizeof(*rs));
 	if (!rs)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
@@ -141,13 +196,22 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	rs->end = rs->g[RESHAPE_NEW].array_sectors;
 	rs->position = sb->reshape_position;
 	rs->delta_disks = sb->delta_disks;
+	rs->backwards = backwards;
+	rs->top = reshape_top(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW], sb->size);
+	if (backwards && rs->g[RESHAPE_NEW].data_disks > rs->g[RESHAPE_OLD].data_disks) {
+		unsigned dd = rs->g[RESHAPE_OLD].data_disks, dn = rs->g[RESHAPE_NEW].data_disks;
+		free(rs);
+		return uraid_errf(err, errlen, -EINVAL, "a backwards reshape from %u to %u data "
+				  "members: md goes backwards only when they do not grow", dd, dn);
+	}
 	/* md's rule (raid5_run): on a boundary of new rows of the larger chunk.
 	   uraid's own positions are whole steps; md's may cut an old row, whose
 	   part below the position is then dead (requests go by the position,
 	   the first step starts there) */
 	uint64_t align = reshape_align(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
-	if (rs->position % align || rs->position > rs->end) {
-		uint64_t pos = rs->position, end = rs->end;
+	uint64_t limit = backwards ? rs->top : rs->end;
+	if (rs->position % align || rs->position > limit) {
+		uint64_t pos = rs->position, end = limit;
 		free(rs);
 		return uraid_errf(err, errlen, -EINVAL, "reshape_position %" PRIu64 " is not on a "
 				  "boundary of the new stripes (%" PRIu64 " sectors) inside the array "
@@ -179,7 +243,8 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 		for (int w = 0; w < 2; w++)
 			rs->shift[w][s] = rs->off[w][s] ? rs->off[w][s] - lo : 0;
 	}
-	if ((rc = check_distance(rs, err, errlen))) {
+	rc = backwards ? check_distance_backwards(rs, err, errlen) : check_distance(rs, err, errlen);
+	if (rc) {
 		free(rs);
 		return rc;
 	}

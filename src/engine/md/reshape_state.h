@@ -3,7 +3,8 @@
  * A RAID 4/5/6 restripe in progress (md's reshape): the old and the new
  * geometry, where each keeps its data on every member, and the position
  * between them. Below the position (forwards) the array's sectors are in
- * the new geometry, from it on in the old one; the position only moves
+ * the new geometry, from it on in the old one; backwards the other way
+ * round (below it old, from it on new). The position only moves
  * while the rows of the step it passes are held (jobs/reshape.c), so a
  * request routed by it keeps its answer for its whole life.
  *
@@ -32,9 +33,16 @@ enum { RESHAPE_OLD, RESHAPE_NEW };
 
 struct reshape_state {
 	struct uraid_geom g[2];         /* RESHAPE_OLD, RESHAPE_NEW */
-	uint64_t position;              /* array sectors done (forwards: below it is new) */
+	uint64_t position;              /* forwards: below it is new; backwards: from it on */
 	uint64_t step;                  /* array sectors moved at a time */
 	uint64_t end;                   /* the new geometry's array sectors */
+	/* backwards (fewer members, or the same count with md's
+	   RESHAPE_BACKWARDS, feature 0x20; the new data offset above the old
+	   one): the position runs from top down to 0, top being
+	   md's start (raid5_size with the smaller data disk count and the size
+	   rounded down to the larger chunk) */
+	bool backwards;
+	uint64_t top;
 	int32_t delta_disks;
 	/* per slot: the absolute data offset of each geometry (0: the slot is
 	   not in that geometry) and the shift added to member I/O */
@@ -53,10 +61,16 @@ static inline const struct uraid_geom *reshape_geom_at(const struct reshape_stat
 {
 	/* moved by the job's thread while requests outside its step read it */
 	uint64_t pos = __atomic_load_n(&rs->position, __ATOMIC_ACQUIRE);
-	int which = sector < pos ? RESHAPE_NEW : RESHAPE_OLD;
+	int which = (sector < pos) != rs->backwards ? RESHAPE_NEW : RESHAPE_OLD;
 	*shift = rs->shift[which];
 	return &rs->g[which];
 }
+
+/* Where a backwards reshape starts (md's raid5_size during a reshape):
+ * dev_sectors rounded down to the larger chunk, times the smaller data
+ * disk count. */
+uint64_t reshape_top(const struct uraid_geom *old, const struct uraid_geom *new,
+		     uint64_t dev_sectors);
 
 /* The job moves the position (its step's rows held, core/freeze.h). */
 static inline void reshape_set_position(struct reshape_state *rs, uint64_t pos)
@@ -80,8 +94,12 @@ uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new
  * md's raid5_run does (old raid_disks = raid_disks - delta_disks at least
  * the level's minimum, both geometries valid, the position on a boundary
  * of new rows and inside the array, each new data area inside its member).
- * Only forward reshapes (RESHAPE_BACKWARDS unset) are taken. 0, or -EINVAL
- * with one line in err; *out is allocated.
+ * Backwards ones as md takes them (delta_disks < 0, or 0 with
+ * RESHAPE_BACKWARDS; 0x20 with more members is ignored, as md does):
+ * the new data offset above the old one, the position at most top. Either
+ * way the distance between the offsets must let every step left go on
+ * without overwriting live data (check_distance). 0, or -EINVAL with one
+ * line in err; *out is allocated.
  */
 int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *const *slot_sb,
 			  const uint64_t *member_sectors, struct reshape_state **out,

@@ -34,15 +34,7 @@ struct array;
 struct sync_job;
 
 #define SYNC_MAX_LANES 8u       /* units of one job in progress at once, at most */
-/*
- * Units from the job's position to the next one handed out. A lane whose
- * thread is preempted holds the position back while the others go on; at
- * 16 units (4 ms of rebuild for two lanes on tmpfs) they stopped 15-45
- * times per GiB rebuilt on a loaded machine, idle 5-15 % of their time;
- * at 64, never in the same runs. RAID 4/5/6 keep each such row locked
- * until the position passes it (sync_raid5.c).
- */
-#define SYNC_WINDOW    64u
+#define SYNC_WINDOW    16u      /* units from the job's position to the next one handed out */
 
 /* A unit handed to the level: [pos, pos + n) in the job's positions. */
 struct sync_unit {

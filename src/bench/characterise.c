@@ -47,9 +47,18 @@ static int run_point(struct char_ctx *c, const char *what, uint32_t bytes, unsig
 		c->o->progress(c->o->arg, c->path, c->index, what);
 	c->index++;
 	int rc = bench_run(&wl, &c->tg, res, err, errlen);
-	if (!rc)
-		c->range_bytes = res->target_bytes;
-	return rc;
+	if (rc)
+		return rc;
+	c->range_bytes = res->target_bytes;
+	/* A point with no I/O completed in its window would enter the model
+	   as a drive that does nothing (0 IOPS): the window was too short
+	   for this drive or this machine's load; say so instead. */
+	if (res->lat.count == 0) {
+		bench_result_fini(res);
+		return uraid_errf(err, errlen, -ETIMEDOUT, "%s: %s: no I/O completed in %g s; "
+				  "give a longer --runtime", c->path, what, c->o->runtime_s);
+	}
+	return 0;
 }
 
 static void to_point(const struct bench_result *r, unsigned qd, struct bench_char_point *p)

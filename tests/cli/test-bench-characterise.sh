@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib/common.sh"
 need python3
 work_dir bench-char
-short=(--runtime=0.1 --ramp_time=0)
+short=(--runtime=0.25 --ramp_time=0)   # a point with no I/O done is refused (a loaded machine)
 
 validate() {   # validate FILE COUNT: COUNT models (0: one object, not an array)
     python3 - "$1" "$2" <<'PY'

@@ -349,6 +349,19 @@ bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi)
 	return any_chunk_has(a, lo, hi, WIB_ONDISK | WIB_COUNT);
 }
 
+void wib_mark_needed(struct array *a, uint64_t lo, uint64_t hi)
+{
+	struct wib *w = a->wib;
+	uint64_t first, end;
+
+	if (!w)
+		return;
+	bit_range(w, lo, hi, &first, &end);
+	for (uint64_t c = first; c < end; c++)
+		if (atomic_load(&w->chunk[c]) & WIB_ONDISK)
+			atomic_fetch_or(&w->chunk[c], WIB_NEEDED);
+}
+
 void wib_resync_done(struct array *a, uint64_t hi)
 {
 	struct wib *w = a->wib;

@@ -10,6 +10,10 @@
 #    md's answer for its own array;
 #  - RAID 5 of 2, 8 MiB, chunk 64 KiB: 624 bits still fit, the chunk stays;
 #  - set bits carried over, metadata 1.0 (see below).
+# Before serving, different random bytes lie past the old end on each
+# member, so that the grown range matches only once it is resynced (md's
+# md_bitmap_resize sets every new chunk's bit, on disk too: none may be
+# passed over as clean by the bitmap).
 # After each: the header (uraid examine --json and mdadm --examine-bitmap
 # when a loop device can be had) has the new sync size and chunk, fio's
 # writes during the grow verify (crc32c), the data written first reads back,
@@ -52,6 +56,27 @@ fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
     fpid=$!
 }
 
+# scribble SEED MEMBER...: different random bytes on each member from the
+# end of its data (data_offset + the size used) to the end of its data room
+scribble() {
+    local seed=$1 m off used avail; shift
+    for m in "$@"; do
+        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
+e = json.load(sys.stdin)[0]
+print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
+        randfile "$seed" $((avail - used)) "$work/scribble"
+        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
+            status=none
+        seed=$((seed + 1))
+    done
+    rm -f "$work/scribble"
+}
+no_skip() {   # the last resync passed over nothing as clean by the bitmap
+    local out
+    out=$("$URAID" status "$1")
+    ! grep -q "Bitmap Skip" <<<"$out" || { grep "Bitmap Skip" <<<"$out"; return 1; }
+}
+
 # unreserve MEMBER...: the bitmap header's sectors_reserved set to 0, as
 # mdadm writes it (metadata 1.2: the header at byte 8192, the field at +64)
 unreserve() {
@@ -70,6 +95,8 @@ grow_case() {
     "$URAID" create --name="$name" --raid-devices=2 --bitmap=internal --assume-clean "$@" \
         "${mem[@]}" >/dev/null || { check "$name: create" false; return; }
     [ "$reserved" = 0 ] && unreserve "${mem[@]}"
+    echo "  garbage past the old end: seeds $((SEED + 10)), $((SEED + 11))"
+    scribble $((SEED + 10)) "${mem[@]}"
     echo "  before: chunk $(bitmap_field "${mem[0]}" chunk_bytes), sync $(bitmap_field "${mem[0]}" sync_bytes) bytes"
     serve_bg "$work" "$name" --speed-min=100000 "${mem[@]}" || { check "$name: serve" false; return; }
     nbdcopy "$work/data" "$(uri "$name")"
@@ -80,6 +107,7 @@ grow_case() {
     wait "$fpid"
     check "$name:   fio verified its writes through the grow" grep -q "err= 0" "$work/fio-$name.log"
     check "$name:   the new range resynced" settled "$name"
+    check "$name:   none of it passed over as clean by the bitmap" no_skip "$name"
     check "$name:   NBD exports 39936 KiB" test "$(nbdinfo --size "$(uri "$name")")" = $((39936 * 1024))
     check "$name:   data" data_ok "$name"
     check "$name:   0 mismatches" check_zero "$name"
@@ -111,13 +139,17 @@ grow_case r5 65536 $((39936 * 1024)) 8 --level=5 --chunk=64 --size=8M --bitmap-c
 # Set bits carried over: a RAID 1 missing a member keeps the bits of what
 # is written (nothing clears them while degraded); 64 KiB at 1 MiB set 16
 # bits of 4 KiB (256..271), which the 32 KiB chunks hold in 2 (32, 33).
-# The member added back then gets those and what was written in the grown
-# range meanwhile (data offset 2048: 30 MiB is member sector 2048 + 61440).
+# The member added back then gets those and the whole grown range (its bits
+# stay set while degraded; the members' garbage there differs), with what
+# was written in it meanwhile (data offset 2048: 30 MiB is member sector
+# 2048 + 61440).
 d=("$work/d0" "$work/d1")
 truncate -s 40M "${d[@]}"
 "$URAID" create --name=d --level=1 --raid-devices=2 --size=4M --bitmap=internal \
     --bitmap-chunk=4K --assume-clean "${d[@]}" >/dev/null
 unreserve "${d[@]}"
+echo "d: garbage past the old end: seeds $((SEED + 20)), $((SEED + 21))"
+scribble $((SEED + 20)) "${d[@]}"
 serve_bg "$work" d --speed-min=100000 "${d[@]}" || exit 1
 "$URAID" fail d "${d[1]}" >/dev/null && "$URAID" remove d "${d[1]}" >/dev/null
 check "d: member 1 failed and removed" test $? -eq 0
@@ -131,7 +163,9 @@ check "d: 16 bits set before the grow" test "$(bitmap_field "${d[0]}" dirty_bits
 out=$("$URAID" grow d --size=max 2>&1); rc=$?
 check "d: --size=max degraded, with set bits (rc $rc): $out" test $rc -eq 0
 check "d:   bitmap chunk 32 KiB" test "$(bitmap_field "${d[0]}" chunk_bytes)" = 32768
-check "d:   the 16 bits are 2 of 32 KiB" test "$(bitmap_field "${d[0]}" dirty_bits)" = 2
+# (and the grown range's 1120 of 32 KiB, 128..1247, set by the resize)
+check "d:   the 16 bits are 2 of 32 KiB, with the grown range's 1120" \
+    test "$(bitmap_field "${d[0]}" dirty_bits)" = 1122
 check "d:   data" patch_ok
 # and into the grown range, still degraded: the member added back must get it
 qemu-io -f raw -c "write -q -s $work/d.patch $((30 << 20)) 65536" "$(uri d)" >/dev/null 2>&1
@@ -144,6 +178,28 @@ check "d:   0 mismatches" check_zero d
 check "d:   the added member holds the write in the grown range" \
     cmp -s <(dd if="${d[1]}" bs=512 skip=$((2048 + 61440)) count=128 status=none) "$work/d.patch"
 stop_served d
+
+# The new chunks' bits are set on disk too: a resync stopped early goes on
+# from the old end at the next assembly, where clear bits would be passed
+# over (so would md). Throttled to 64 KiB/s, stopped at once: 8960 bits of
+# 4 KiB cover the grown range (39936 - 4096 KiB).
+t=("$work/t0" "$work/t1")
+truncate -s 40M "${t[@]}"
+"$URAID" create --name=t --level=1 --raid-devices=2 --size=4M --bitmap=internal \
+    --bitmap-chunk=4K --assume-clean "${t[@]}" >/dev/null
+echo "t: garbage past the old end: seeds $((SEED + 30)), $((SEED + 31))"
+scribble $((SEED + 30)) "${t[@]}"
+serve_bg "$work" t --speed-min=1 --speed-max=64 "${t[@]}" || exit 1
+out=$("$URAID" grow t --size=max 2>&1); rc=$?
+check "t: --size=max, resync throttled (rc $rc): $out" test $rc -eq 0
+stop_served t
+bits=$(bitmap_field "${t[0]}" dirty_bits)
+check "t:   stopped early: $bits bits set on disk, at least the grown range's 8960" \
+    test "$bits" -ge 8960
+serve_bg "$work" t --speed-min=100000 "${t[@]}" || exit 1
+check "t:   served again: the resync goes on" settled t
+check "t:   0 mismatches" check_zero t
+stop_served t
 
 # Metadata 1.0: the bitmap sits 16 sectors before the superblock at the end,
 # mdadm's bad-block log 8 before it; 8 sectors reserved: 102396 bits of

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Referee for `grow --size` with an internal bitmap, both ways, in one boot:
 #  J  uraid serves a RAID 1 of 4 MiB per member with a 4 KiB bitmap chunk
-#     (8 sectors reserved), writes it, grows it to the members' room (39936
+#     (8 sectors reserved) whose members hold different random bytes past
+#     the old end (only a resync of the grown range makes them agree),
+#     writes it, grows it to the members' room (39936
 #     KiB: 9984 bits fit the 8 sectors, the chunk stays), writes past the old
 #     end and stops: md assembles it, reads the bitmap (4 KB chunk, sync size
 #     39936), its check finds 0 mismatches and the array reads the bytes;
@@ -22,6 +24,12 @@ J=()
 for i in 0 1; do truncate -s 40M "$tmp/j$i"; J+=("$tmp/j$i"); done
 "$URAID" create --level=1 --raid-devices=2 --size=4M --bitmap=internal --bitmap-chunk=4K \
     --assume-clean --name=j "${J[@]}" >/dev/null
+# data offset 1 MiB: the old end is at 5 MiB, the room ends at 40 MiB
+for i in 0 1; do
+    randfile $((SEED + 10 + i)) $((35 << 20)) "$tmp/j.garbage"
+    dd if="$tmp/j.garbage" of="${J[$i]}" bs=1M seek=5 conv=notrunc status=none
+done
+rm -f "$tmp/j.garbage"
 serve j "${J[@]}"
 uri="nbd+unix:///?socket=$tmp/j.sock"
 randfile "$SEED" $((4 << 20)) "$tmp/j.head"
@@ -29,6 +37,8 @@ nbdcopy "$tmp/j.head" "$uri"
 out=$("$URAID" grow j --size=max 2>&1)
 check "J: uraid grow --size=max with the bitmap: $out" test $? -eq 0
 for _ in $(seq 300); do "$URAID" status j | grep -q "Background : none" && break; sleep 0.2; done
+check "J: the grown range resynced, none of it passed over by the bitmap" \
+    eval '! "$URAID" status j | grep -q "Bitmap Skip"'
 randfile $((SEED + 1)) $((2 << 20)) "$tmp/j.tail"
 qemu-io -f raw -c "write -q -s $tmp/j.tail $((30 << 20)) $((2 << 20))" "$uri" >/dev/null
 check "J: 2 MiB written past the old end" test $? -eq 0

@@ -234,8 +234,9 @@ struct array {
 	/* uraid grow's steps waiting for a job to end (md/grow.c), under
 	   meta_lock; freed at close */
 	struct grow_pending *grow_pending;
-	/* the run-time bits of a bitmap uraid grow removed, kept until close
-	   (the tick may still look at them; md/grow_bitmap.c) */
+	/* the run-time bits uraid grow replaced or removed (a list through
+	   wib.retired_next, newest first), kept until close: the tick may
+	   still look at them (md/grow_bitmap.c) */
 	struct wib *wib_retired;
 
 	/* the write-back cache (engine/cache/wcache.h): NULL until write-back is

@@ -14,9 +14,11 @@
  * while a bitmap is there).
  *
  * The run-time bits (md/wib.c) are set up with wib_init; the ones of a
- * bitmap removed are detached and kept until close (the bitmap daemon on
- * the tick may hold them a moment longer; wib_sweep looks again under
- * meta_lock).
+ * bitmap removed or resized are detached and kept until close in
+ * a->wib_retired (the bitmap daemon on the tick reads a->wib without
+ * meta_lock and may hold them a moment longer; wib_sweep looks again under
+ * the lock). A freeze does not stop the tick, so none is ever freed while
+ * the array is open.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +45,18 @@ static uint64_t room_on(const struct array *a, unsigned i)
 	    sb->super_offset + (uint64_t)sb->bblog_offset < end)
 		end = sb->super_offset + (uint64_t)sb->bblog_offset;
 	return end - sb->super_offset - 8;
+}
+
+/* a->wib detached, onto the retired list (never freed before close). */
+static void retire(struct array *a)
+{
+	struct wib *w = a->wib;
+
+	if (!w)
+		return;
+	w->retired_next = a->wib_retired;
+	a->wib_retired = w;
+	a->wib = NULL;
 }
 
 static bool attached(const struct array *a, unsigned i)
@@ -137,16 +151,7 @@ static int add_bitmap(struct array *a, char *err, size_t errlen)
 static int remove_bitmap(struct array *a, char *err, size_t errlen)
 {
 	/* detached, not freed: the tick may still hold it (see above) */
-	if (a->wib) {
-		if (a->wib_retired) {
-			struct wib *keep = a->wib;
-			a->wib = a->wib_retired;
-			wib_free(a);
-			a->wib = keep;
-		}
-		a->wib_retired = a->wib;
-		a->wib = NULL;
-	}
+	retire(a);
 	a->has_bitmap = false;
 	a->sb.feature_map &= ~URAID_FEATURE_BITMAP_OFFSET;
 	a->bitmap_sectors = 0;
@@ -215,12 +220,14 @@ static uint64_t bitmap_room(const struct array *a)
 	return room;
 }
 
-/* Write area (sectors) at the bitmap's place on every attached member. */
+/* Write area (sectors) at the bitmap's place on every member that carries
+ * the bitmap (in a slot: a spare keeps the copy it got when added, as the
+ * bitmap's own updates in wib.c and meta.c leave it). */
 static int write_area(struct array *a, const uint8_t *area, uint64_t sectors, char *err,
 		      size_t errlen)
 {
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		if (!attached(a, i))
+		if (!meta_bitmap_target(a, i))
 			continue;
 		int64_t at = (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
 		int rc = at < 0 ? -EINVAL
@@ -238,9 +245,15 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 	memset(undo, 0, sizeof(*undo));
 	if (!a->has_bitmap)
 		return 0;
-	if (a->bitmap_stale || !a->wib)
+	if (a->bitmap_stale)
 		return uraid_errf(err, errlen, -EBUSY, "the bitmap is out of date (every bit counts "
 				  "as dirty): let the resync finish, then grow the size");
+	/* wib_init loads no bits on a read-only array, a level without
+	   redundancy or one with no member in sync */
+	if (!a->wib)
+		return uraid_errf(err, errlen, -EBUSY, "the bitmap's bits are not loaded (the array "
+				  "is read-only or has no member in sync): the bitmap cannot be "
+				  "resized; --bitmap=none first, or serve it writable and whole");
 	uint64_t space;
 	uint32_t chunk = resized_chunk(a, new_sync, &space);
 	if (!chunk)
@@ -269,8 +282,7 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 	bm.sectors_reserved = (uint32_t)space;
 	uraid_bitmap_encode(&bm, area);
 	/* each bit set now sets the new chunks it overlaps (md copies the
-	   counters block by block); the grown range is resynced from the old
-	   end by resync_offset, as md's resize leaves it to recovery_cp */
+	   counters block by block) */
 	const struct wib *w = a->wib;
 	uint64_t oc = w->chunk_sectors, nc = chunk / 512;
 	for (uint64_t c = 0; c < w->nbits; c++) {
@@ -280,6 +292,14 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		for (uint64_t b = lo / nc; b * nc < hi && b < nbits; b++)
 			uraid_bitmap_set(area, b);
 	}
+	/* the grown range was never written through the array: every chunk of
+	   it is set, on disk too (md_bitmap_resize gives new space NEEDED and
+	   a count), so that the resync from the old end visits it, a resync
+	   stopped early goes on over it (md's too), and a member added back
+	   while degraded gets it copied */
+	uint64_t grown = w->sync_size < new_sync ? w->sync_size : new_sync;
+	for (uint64_t b = grown / nc; b < nbits && grown < new_sync; b++)
+		uraid_bitmap_set(area, b);
 	/* the old one kept to be written back if the superblocks refuse */
 	undo->bitmap = a->bitmap;
 	undo->sectors = a->bitmap_sectors;
@@ -290,6 +310,9 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	}
 	memcpy(undo->area, w->area, w->area_bytes);
+	/* the header as it is now: the area's copy is re-encoded only when its
+	   page is flushed, so its events may be older than the members' */
+	uraid_bitmap_encode(&a->bitmap, undo->area);
 	/* more pages than before: the walls let them through first */
 	int rc = 0;
 	if (sectors > a->bitmap_sectors) {
@@ -318,17 +341,15 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 	{
 		/* the run-time bits anew from what the members now hold; the old
 		   ones retired, not freed (the tick may hold them, see above) */
-		struct wib *old = a->wib;
-		if (a->wib_retired) {
-			a->wib = a->wib_retired;
-			wib_free(a);
-		}
-		a->wib_retired = old;
-		a->wib = NULL;
+		retire(a);
 		a->bitmap = bm;
 		a->bitmap_sectors = sectors;
 		a->bitmap_found_sync = new_sync;
 		rc = wib_init(a, err, errlen);
+		/* the grown range's bits need the resync that apply_size asks for
+		   next (wib_init marks only the set bits of a dirty array) */
+		if (!rc && grown < new_sync)
+			wib_mark_needed(a, grown, new_sync);
 		if (!rc)
 			ulog(array_log(a), URAID_LOG_INFO, "bitmap resized: %" PRIu64 " KiB in chunks "
 			     "of %u KiB (%u KiB before)", new_sync / 2, chunk / 1024,
@@ -345,16 +366,31 @@ void grow_bitmap_undo(struct array *a, struct grow_bitmap_undo *undo)
 
 	if (!undo->area)
 		return;
+	/* the old header with the events of now (apply_size has put the
+	   superblock back; meta.c's header writes may have gone on meanwhile):
+	   older events would make the next assembly resync everything */
+	a->bitmap = undo->bitmap;
+	if (a->bitmap.events < a->sb.events)
+		a->bitmap.events = a->sb.events;
+	uraid_bitmap_encode(&a->bitmap, undo->area);
 	if (write_area(a, undo->area, undo->area_sectors, why, sizeof(why)))
 		ulog(array_log(a), URAID_LOG_ERR, "bitmap resize undone in memory only: %s", why);
-	wib_free(a);
-	a->bitmap = undo->bitmap;
+	/* the new bits retired too (the tick may hold them); the old ones,
+	   retired last by the resize, back in use */
+	struct wib *old = a->wib_retired;
+	retire(a);
 	a->bitmap_sectors = undo->sectors;
 	a->bitmap_found_sync = undo->found_sync;
 	walls(a, NULL, 0);
-	/* the retired bits are the old ones: back in use */
-	a->wib = a->wib_retired;
-	a->wib_retired = NULL;
+	if (old) {
+		struct wib **p = &a->wib_retired;
+		while (*p && *p != old)
+			p = &(*p)->retired_next;
+		if (*p)
+			*p = old->retired_next;
+		old->retired_next = NULL;
+	}
+	a->wib = old;
 	grow_bitmap_undo_done(undo);
 }
 
@@ -368,8 +404,10 @@ void grow_bitmap_free(struct array *a)
 {
 	struct wib *keep = a->wib;
 
-	a->wib = a->wib_retired;
-	wib_free(a);
+	while (a->wib_retired) {
+		a->wib = a->wib_retired;
+		a->wib_retired = a->wib->retired_next;
+		wib_free(a);
+	}
 	a->wib = keep;
-	a->wib_retired = NULL;
 }

@@ -41,6 +41,32 @@ static int64_t area_sector(const struct array *a, unsigned i)
 	return (int64_t)a->member_sb[i].super_offset + a->sb.bitmap_offset;
 }
 
+/* Is area's header laid out as a->bitmap (chunk, range as found)? */
+static bool bits_agree(const struct array *a, const uint8_t *area)
+{
+	struct uraid_bitmap_sb on;
+
+	return uraid_bitmap_decode(area, &on) == 0 && on.chunksize == a->bitmap.chunksize &&
+	       on.sync_size == a->bitmap_found_sync;
+}
+
+/* The member in the next in-sync slot after member i's (wrapping), -1: none. */
+static int next_in_sync(const struct array *a, int i)
+{
+	int s0 = a->member_slot[i];
+	unsigned n = a->geom.raid_disks;
+
+	for (unsigned k = 1; s0 >= 0 && k <= n; k++) {
+		unsigned s = ((unsigned)s0 + k) % n;
+		if (!slot_ok(a, s))
+			continue;
+		for (unsigned j = 0; j < a->nmembers; j++)
+			if (a->members[j] == a->slot[s].m)
+				return (int)j;
+	}
+	return -1;
+}
+
 int wib_init(struct array *a, char *err, size_t errlen)
 {
 	struct wib *w;
@@ -59,6 +85,7 @@ int wib_init(struct array *a, char *err, size_t errlen)
 			}
 	if (from < 0)
 		return 0;
+	int first = from;
 	if (!(w = calloc(1, sizeof(*w))))
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory for the bitmap");
 	w->chunk_sectors = a->bitmap.chunksize / 512;
@@ -88,6 +115,32 @@ int wib_init(struct array *a, char *err, size_t errlen)
 		wib_free(a);
 		return rc;
 	}
+	/*
+	 * The bits are read as the header taken (at assembly, the freshest
+	 * member's) lays them out. A crash in the middle of a bitmap resize
+	 * (grow --size: one member after another) can leave members whose
+	 * headers differ in chunk or range: bits read under another chunk would
+	 * mark the wrong chunks. The first in-sync member whose header agrees
+	 * gives them; when none does, every bit counts as dirty (stale).
+	 */
+	while (!bits_agree(a, w->area)) {
+		from = next_in_sync(a, from);
+		if (from == first || from < 0 ||
+		    (at = area_sector(a, (unsigned)from)) < 0 ||
+		    member_pread_sync(a->members[from], w->area, w->area_bytes, (uint64_t)at)) {
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: no member in sync holds a bitmap "
+			     "laid out as the header taken (%u KiB chunks, %" PRIu64 " sectors): every "
+			     "bit counts as dirty", a->sb.set_name, a->bitmap.chunksize / 1024,
+			     a->bitmap_found_sync);
+			wib_free(a);
+			a->bitmap_stale = true;
+			return 0;
+		}
+	}
+	if (from != first)
+		ulog(array_log(a), URAID_LOG_WARNING, "%s: %s holds a bitmap laid out otherwise than "
+		     "the header taken (a resize cut short?): the bits of %s are used",
+		     a->sb.set_name, a->members[first]->path, a->members[from]->path);
 	/*
 	 * md_bitmap_init_from_disk: set bits of a dirty array need a resync from
 	 * resync_offset on (from 0 when degraded, where no checkpoint holds).
@@ -347,6 +400,19 @@ bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi)
 bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi)
 {
 	return any_chunk_has(a, lo, hi, WIB_ONDISK | WIB_COUNT);
+}
+
+void wib_mark_needed(struct array *a, uint64_t lo, uint64_t hi)
+{
+	struct wib *w = a->wib;
+	uint64_t first, end;
+
+	if (!w)
+		return;
+	bit_range(w, lo, hi, &first, &end);
+	for (uint64_t c = first; c < end; c++)
+		if (atomic_load(&w->chunk[c]) & WIB_ONDISK)
+			atomic_fetch_or(&w->chunk[c], WIB_NEEDED);
 }
 
 void wib_resync_done(struct array *a, uint64_t hi)

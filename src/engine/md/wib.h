@@ -55,6 +55,7 @@ struct wib {
 	_Atomic uint64_t flushes;       /* bitmap writes to the members (tests) */
 	struct meta_batch *batch;       /* per reactor: the writes waiting */
 	unsigned nbatch;
+	struct wib *retired_next;       /* in array.wib_retired (grow_bitmap.c) */
 };
 
 /*
@@ -88,6 +89,9 @@ void wib_end_write(struct array *a, uint64_t lo, uint64_t hi);
 bool wib_needs_resync(const struct array *a, uint64_t lo, uint64_t hi);
 /* Is a bit of [lo, hi) set on disk? (what a re-added member missed) */
 bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi);
+/* The chunks of [lo, hi) whose bits are on disk need a resync (a range
+ * added by a grow). */
+void wib_mark_needed(struct array *a, uint64_t lo, uint64_t hi);
 /* A resync got through [0, hi): its chunks are handled, their bits may clear. */
 void wib_resync_done(struct array *a, uint64_t hi);
 

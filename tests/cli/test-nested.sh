@@ -4,7 +4,8 @@
 # verify=crc32c through NBD; a member failed in one group (60: then one in
 # the other group too), fio's data read back; a spare added rebuilds the
 # degraded group; a restart, and everything read back again; status shows
-# the stack and health follows the inner arrays.
+# the stack and health follows the inner arrays; grow of the RAID 0 is
+# refused and changes nothing.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -59,6 +60,15 @@ for spec in "5 6" "6 8"; do
     st=$("$URAID" status $name)
     check "$name: status shows the stack" \
         bash -c "grep -c 'Inner array' <<<'$st' | grep -qx 2 && grep -q 'Raid Level : raid$level' <<<'$st'"
+    # the RAID 0's members are arrays: no grow of it (a reshape writes members directly)
+    out=$("$URAID" grow $name --chunk=128K 2>&1); rc=$?
+    check "$name: grow --chunk of the RAID 0 refused" refused $rc 'nested' "$out"
+    out=$("$URAID" grow $name --level=5 2>&1); rc=$?
+    check "$name: grow --level of the RAID 0 refused" refused $rc 'nested' "$out"
+    check "$name: still a RAID 0 of 2" \
+        bash -c "'$URAID' status $name | grep -q 'Raid Level : raid0'"
+    fio_run $name --verify_only
+    check "$name: fio's data unchanged by the refused grows" grep -q "err= 0" "$work/fio.out"
 
     "$URAID" fail "${m[1]}" >/dev/null
     check "$name: a member failed in group 0: health degraded" test "$(health $name)" = 1

@@ -203,6 +203,39 @@ static void faults(struct t *t)
 	free(buf);
 }
 
+/*
+ * The RAID 0's members are arrays: a grow or restripe of it (which reads
+ * and writes members directly) is refused, plans included, and nothing
+ * changes.
+ */
+static void no_grow(struct t *t)
+{
+	struct uraid_grow g[] = {
+		{ .chunk_bytes = 128 * 1024 },
+		{ .level_set = true, .level = 4 },
+		{ .level_set = true, .level = 5 },
+		{ .raid_disks = t->groups + 1 },
+		{ .size_bytes = URAID_GROW_MAX },
+		{ .chunk_bytes = 128 * 1024, .plan_only = true },
+	};
+	char done[512], err[512];
+
+	for (unsigned i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		done[0] = err[0] = 0;
+		int rc = uraid_array_grow(t->nest.outer, &g[i], done, sizeof(done), err,
+					  sizeof(err));
+		CHECK(rc == -EINVAL && strstr(err, "nested"), "%s: grow %u of the RAID 0: %d "
+		      "(%s) done '%s'", t->label, i, rc, err, done);
+	}
+	struct uraid_reshape rs = { .new_level = 5, .new_chunk_sectors = 256,
+				    .new_raid_disks = t->groups };
+	int rc = uraid_array_reshape_start(t->nest.outer, &rs, err, sizeof(err));
+	CHECK(rc == -EINVAL && strstr(err, "nested"), "%s: restripe of the RAID 0: %d (%s)",
+	      t->label, rc, err);
+	CHECK(uraid_array_size(t->nest.outer) == t->size, "%s: size changed", t->label);
+	verify(t, "after the refused grows");
+}
+
 static void run(struct t *t)
 {
 	char err[512] = "";
@@ -256,6 +289,7 @@ static void run(struct t *t)
 	/* the arrays are new: what was never written reads as the files' zeroes */
 	write_pattern(t, 200);
 	verify(t, "healthy");
+	no_grow(t);
 	if (t->faults) {
 		faults(t);
 		goto out;

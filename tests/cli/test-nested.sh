@@ -51,6 +51,17 @@ for spec in "5 6" "6 8"; do
     check "$name: the inner arrays are $name-0 and $name-1" \
         bash -c "'$URAID' examine '${m[0]}' | grep -q 'Name : .*$name-0' &&
                  '$URAID' examine '${m[$per]}' | grep -q 'Name : .*$name-1'"
+    if [ $level = 5 ]; then
+        # a stray disk of another array among the members: not nested, plain
+        # assembly's message (not a failed look for a RAID 0 on its data)
+        truncate -s 48M "$work/stray0" "$work/stray1"
+        "$URAID" create --level=1 --raid-devices=2 --name=stray --assume-clean \
+            "$work/stray0" "$work/stray1" >/dev/null 2>&1
+        out=$(timeout 60 "$URAID" serve --socket="$work/stray.sock" \
+            "${m[@]:0:$n}" "$work/stray0" 2>&1); rc=$?
+        check "$name: a stray disk among its members: plain assembly's refusal" \
+            refused $rc 'belongs to another array' "$out"
+    fi
     serve_bg "$work" $name "${m[@]:0:$n}" || { echo "FAIL: $name: serve"; fails=$((fails + 1)); continue; }
     size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
     check "$name: exported as the RAID 0 over the inner arrays ($size bytes)" \

@@ -236,6 +236,43 @@ static void no_grow(struct t *t)
 	verify(t, "after the refused grows");
 }
 
+/*
+ * uraid_nested_detect: the member list is nested; with a stray disk of
+ * another array (a RAID 1 here) it is not (plain assembly says why); nor
+ * one group with that other array.
+ */
+static void detect(struct t *t)
+{
+	char path[2][96], err[256];
+	const char *list[12];
+	unsigned per = t->n / t->groups;
+
+	CHECK(uraid_nested_detect(t->p, t->n) == 1, "%s: not detected as nested", t->label);
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/stray%u", t->dir, i);
+		mkfile(path[i]);
+	}
+	const char *sp[2] = { path[0], path[1] };
+	struct uraid_create_opts co = { .level = 1, .raid_disks = 2, .minor = 2,
+					.bitmap = URAID_BITMAP_NONE, .name = "stray",
+					.homehost = "", .paths = sp, .npaths = 2,
+					.flags = URAID_CREATE_ASSUME_CLEAN };
+	struct uraid_create_result cr;
+	int rc = uraid_create(&co, &cr, err, sizeof(err));
+	CHECK(rc == 0, "stray RAID 1: %s", err);
+	memcpy(list, t->p, t->n * sizeof(*list));
+	list[t->n] = path[0];
+	CHECK(uraid_nested_detect(list, t->n + 1) == 0, "%s: a stray disk of another array "
+	      "taken for a nested array", t->label);
+	memcpy(list, t->p, per * sizeof(*list));
+	list[per] = path[0];
+	list[per + 1] = path[1];
+	CHECK(uraid_nested_detect(list, per + 2) == 0, "%s: one group and another array taken "
+	      "for a nested array", t->label);
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
 static void run(struct t *t)
 {
 	char err[512] = "";
@@ -267,6 +304,9 @@ static void run(struct t *t)
 	CHECK(uraid_nested_create(&co, t->groups, &r, err, sizeof(err)) == -EINVAL,
 	      "%s: %u members in %u groups accepted", t->label, t->n - 1, t->groups);
 	co.npaths = t->n;
+
+	if (t->faults)
+		detect(t);
 
 	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
 	if (uraid_engine_create(&eo, &t->e)) {

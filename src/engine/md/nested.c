@@ -158,6 +158,32 @@ static int copy_outer_meta(const struct uraid_create_opts *o, const struct uraid
 	return rc;
 }
 
+/*
+ * A creation that failed after `made` inner arrays were written leaves
+ * them as arrays of their own on their members: err says so and names
+ * them, with the command that erases them (nothing is undone here: a
+ * superblock erased by us on a failing member could be the wrong one).
+ */
+static void half_made(const struct uraid_create_opts *o, unsigned groups, unsigned made,
+		      char *err, size_t errlen)
+{
+	const char *name = o->name ? o->name : "uraid";
+	unsigned per = o->npaths / groups;
+	size_t n = strlen(err);
+
+	if (!errlen || n >= errlen - 1)
+		return;
+	n += (size_t)snprintf(err + n, errlen - n, "; the stack is half made:");
+	for (unsigned g = 0; g < made && n < errlen; g++)
+		n += (size_t)snprintf(err + n, errlen - n, "%s %s-%u", g ? "," : "", name, g);
+	if (n < errlen)
+		n += (size_t)snprintf(err + n, errlen - n, " %s written as arrays of their own; "
+				      "erase them before trying again: uraid zero-superblock",
+				      made > 1 ? "are" : "is");
+	for (unsigned i = 0; i < made * per && n < errlen; i++)
+		n += (size_t)snprintf(err + n, errlen - n, " %s", o->paths[i]);
+}
+
 int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 			struct uraid_nested_result *r, char *err, size_t errlen)
 {
@@ -186,9 +212,11 @@ int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 		images_close(&im, groups);
 		return rc;
 	}
+	unsigned made = 0;
 	for (unsigned g = 0; g < groups && !rc; g++) {
 		inner_opts(o, groups, g, names[g], sizeof(names[g]), &io);
 		rc = uraid_create(&io, &r->inner[g], err, errlen);
+		made += rc == 0;
 	}
 	if (rc == 0) {
 		outer_opts(o, &im, groups, &oo);
@@ -197,6 +225,8 @@ int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 	if (rc == 0)
 		rc = copy_outer_meta(o, r, &im, err, errlen);
 	images_close(&im, groups);
+	if (rc && made)
+		half_made(o, groups, made, err, errlen);
 	return rc;
 }
 

@@ -199,6 +199,25 @@ static void faults(struct t *t)
 	usleep(5 * t->idle_clean_ms * 1000);
 	write_pattern(t, 20);
 	verify(t, "after a second idle spell");
+	/* write errors where the RAID 0's superblock lies in group 1 (the 4 KiB
+	   at 4 KiB of its data: slot 0's, left-symmetric, 64 KiB chunks) and a
+	   write to group 0's chunk: the RAID 0's next superblock write, marking
+	   it active or, after the write, clean (the tick, on the worker), goes
+	   through group 1 and fails that member there; the data writes do not */
+	f = (struct uraid_fault){ .kind = URAID_FAULT_WRITE, .first_sector = 8,
+				  .last_sector = 15 };
+	CHECK(uraid_array_inject(t->nest.inner[1], slot_of(t, 1, t->paths[per]), &f) == 0,
+	      "%s: inject write in group 1", t->label);
+	for (unsigned k = 0; k < BLOCK; k++)
+		buf[k] = (uint8_t)rng(&t->seed);
+	CHECK(uraid_array_pwrite(t->nest.outer, buf, BLOCK, 0, 0) == 0, "%s: write to group 0",
+	      t->label);
+	memcpy(t->ref, buf, BLOCK);
+	for (int i = 0; i < 500 && degraded(t, 1) == 0; i++)
+		usleep(10000);
+	CHECK(degraded(t, 1) == 1, "%s: group 1's failing member not failed by the RAID 0's "
+	      "superblock write", t->label);
+	verify(t, "after a write error in group 1 while idle");
 	alarm(0);
 	free(buf);
 }

@@ -4,7 +4,8 @@
 # verify=crc32c through NBD; a member failed in one group (60: then one in
 # the other group too), fio's data read back; a spare added rebuilds the
 # degraded group; a restart, and everything read back again; status shows
-# the stack and health follows the inner arrays.
+# the stack and health follows the inner arrays; grow of the RAID 0 is
+# refused and changes nothing.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -50,6 +51,17 @@ for spec in "5 6" "6 8"; do
     check "$name: the inner arrays are $name-0 and $name-1" \
         bash -c "'$URAID' examine '${m[0]}' | grep -q 'Name : .*$name-0' &&
                  '$URAID' examine '${m[$per]}' | grep -q 'Name : .*$name-1'"
+    if [ $level = 5 ]; then
+        # a stray disk of another array among the members: not nested, plain
+        # assembly's message (not a failed look for a RAID 0 on its data)
+        truncate -s 48M "$work/stray0" "$work/stray1"
+        "$URAID" create --level=1 --raid-devices=2 --name=stray --assume-clean \
+            "$work/stray0" "$work/stray1" >/dev/null 2>&1
+        out=$(timeout 60 "$URAID" serve --socket="$work/stray.sock" \
+            "${m[@]:0:$n}" "$work/stray0" 2>&1); rc=$?
+        check "$name: a stray disk among its members: plain assembly's refusal" \
+            refused $rc 'belongs to another array' "$out"
+    fi
     serve_bg "$work" $name "${m[@]:0:$n}" || { echo "FAIL: $name: serve"; fails=$((fails + 1)); continue; }
     size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
     check "$name: exported as the RAID 0 over the inner arrays ($size bytes)" \
@@ -59,6 +71,15 @@ for spec in "5 6" "6 8"; do
     st=$("$URAID" status $name)
     check "$name: status shows the stack" \
         bash -c "grep -c 'Inner array' <<<'$st' | grep -qx 2 && grep -q 'Raid Level : raid$level' <<<'$st'"
+    # the RAID 0's members are arrays: no grow of it (a reshape writes members directly)
+    out=$("$URAID" grow $name --chunk=128K 2>&1); rc=$?
+    check "$name: grow --chunk of the RAID 0 refused" refused $rc 'nested' "$out"
+    out=$("$URAID" grow $name --level=5 2>&1); rc=$?
+    check "$name: grow --level of the RAID 0 refused" refused $rc 'nested' "$out"
+    check "$name: still a RAID 0 of 2" \
+        bash -c "'$URAID' status $name | grep -q 'Raid Level : raid0'"
+    fio_run $name --verify_only
+    check "$name: fio's data unchanged by the refused grows" grep -q "err= 0" "$work/fio.out"
 
     "$URAID" fail "${m[1]}" >/dev/null
     check "$name: a member failed in group 0: health degraded" test "$(health $name)" = 1

@@ -42,10 +42,12 @@ void fake_reactor_post(struct reactor *r, struct reactor_msg *m)
 	posts[nposts++] = m;
 }
 
-void fake_meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reactor *r,
-			   int (*run)(struct meta_call *c), void (*done)(struct meta_call *c, int rc))
+void fake_meta_call_submit(struct uraid_engine *e, void *owner, struct meta_call *c,
+			   struct reactor *r, int (*run)(struct meta_call *c),
+			   void (*done)(struct meta_call *c, int rc))
 {
 	(void)e;
+	c->job.owner = owner;
 	c->r = r;
 	c->run = run;
 	c->done = done;

@@ -7,11 +7,17 @@
  * spare added to a group rebuilds it, and the data reads back after
  * each step; last, group 1 fails outright (members failed with force):
  * its chunks of the RAID 0 answer errors, group 0's still read, and the
- * arrays close. Seed printed; `test_nested [SEED]`.
+ * arrays close. Then faults on a fresh RAID 50 (a watchdog ends a hang):
+ * an inner member's write fails while the RAID 0's superblock write
+ * (clean -> active after an idle spell) waits on it; an inner member's
+ * reads fail and the RAID 0 still reads right data from the degraded
+ * inner array. Seed printed; `test_nested [SEED]`.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +64,8 @@ struct t {
 	uint8_t *ref;
 	uint64_t size;
 	uint64_t seed;
+	unsigned idle_clean_ms;
+	bool faults;                    /* the fault case instead of the steps */
 };
 
 static void mkfile(const char *path)
@@ -73,7 +81,8 @@ static void mkfile(const char *path)
 static int assemble(struct t *t)
 {
 	char err[512] = "";
-	struct uraid_assemble_opts o = { .paths = t->p, .npaths = t->n };
+	struct uraid_assemble_opts o = { .paths = t->p, .npaths = t->n,
+					 .idle_clean_ms = t->idle_clean_ms };
 	int rc = uraid_nested_assemble(t->e, &o, &t->nest, err, sizeof(err));
 	CHECK(rc == 0, "%s: assemble: %s", t->label, err);
 	if (rc == 0)
@@ -132,6 +141,157 @@ static unsigned degraded(struct t *t, unsigned g)
 	return st.degraded;
 }
 
+static void watchdog(int sig)
+{
+	static const char msg[] = "FAIL test_nested: hung (watchdog, 60 s)\n";
+	(void)sig;
+	if (write(2, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* The slot in group g of the member at path. */
+static unsigned slot_of(struct t *t, unsigned g, const char *path)
+{
+	int idx = uraid_array_find_member(t->nest.inner[g], path);
+	CHECK(idx >= 0, "%s: %s not in group %u", t->label, path, g);
+	return idx < 0 ? 0 : (unsigned)idx;
+}
+
+/*
+ * Inner members' I/O errors under the RAID 0. First a write error on group
+ * 0's first member while the RAID 0 is clean (idle spell): the RAID 0's
+ * write marks it active first, whose superblock write to group 0 fails on
+ * that member; group 0 fails the member (its metadata worker records it)
+ * and the write goes on, degraded. It hung once: the worker, waiting in
+ * the RAID 0's superblock write, never ran group 0's failure record.
+ * Then read errors on a member of group 1: reads come from the others.
+ */
+static void faults(struct t *t)
+{
+	unsigned per = t->n / t->groups;
+	struct uraid_fault f = { .kind = URAID_FAULT_WRITE, .first_sector = 0,
+				 .last_sector = UINT64_MAX };
+	uint8_t *buf = aligned_alloc(4096, BLOCK);
+
+	signal(SIGALRM, watchdog);
+	alarm(60);
+	usleep(5 * t->idle_clean_ms * 1000);    /* every array marked clean */
+	CHECK(uraid_array_inject(t->nest.inner[0], slot_of(t, 0, t->paths[0]), &f) == 0,
+	      "%s: inject", t->label);
+	for (unsigned k = 0; k < BLOCK; k++)
+		buf[k] = (uint8_t)rng(&t->seed);
+	int rc = uraid_array_pwrite(t->nest.outer, buf, BLOCK, BLOCK, 0);
+	CHECK(rc == 0, "%s: write while group 0's member fails: %d", t->label, rc);
+	memcpy(t->ref + BLOCK, buf, BLOCK);
+	CHECK(degraded(t, 0) == 1, "%s: group 0's failing member not failed", t->label);
+	write_pattern(t, 50);
+	verify(t, "after a write error in group 0");
+
+	/* read errors on group 1's second member: md reads around it */
+	f.kind = URAID_FAULT_READ;
+	CHECK(uraid_array_inject(t->nest.inner[1], slot_of(t, 1, t->paths[per + 1]), &f) == 0,
+	      "%s: inject read", t->label);
+	verify(t, "with read errors in group 1");
+	f.kind = URAID_FAULT_NONE;
+	uraid_array_inject(t->nest.inner[1], slot_of(t, 1, t->paths[per + 1]), &f);
+	/* a second idle spell: the RAID 0's marking works with group 0 degraded */
+	usleep(5 * t->idle_clean_ms * 1000);
+	write_pattern(t, 20);
+	verify(t, "after a second idle spell");
+	/* write errors where the RAID 0's superblock lies in group 1 (the 4 KiB
+	   at 4 KiB of its data: slot 0's, left-symmetric, 64 KiB chunks) and a
+	   write to group 0's chunk: the RAID 0's next superblock write, marking
+	   it active or, after the write, clean (the tick, on the worker), goes
+	   through group 1 and fails that member there; the data writes do not */
+	f = (struct uraid_fault){ .kind = URAID_FAULT_WRITE, .first_sector = 8,
+				  .last_sector = 15 };
+	CHECK(uraid_array_inject(t->nest.inner[1], slot_of(t, 1, t->paths[per]), &f) == 0,
+	      "%s: inject write in group 1", t->label);
+	for (unsigned k = 0; k < BLOCK; k++)
+		buf[k] = (uint8_t)rng(&t->seed);
+	CHECK(uraid_array_pwrite(t->nest.outer, buf, BLOCK, 0, 0) == 0, "%s: write to group 0",
+	      t->label);
+	memcpy(t->ref, buf, BLOCK);
+	for (int i = 0; i < 500 && degraded(t, 1) == 0; i++)
+		usleep(10000);
+	CHECK(degraded(t, 1) == 1, "%s: group 1's failing member not failed by the RAID 0's "
+	      "superblock write", t->label);
+	verify(t, "after a write error in group 1 while idle");
+	alarm(0);
+	free(buf);
+}
+
+/*
+ * The RAID 0's members are arrays: a grow or restripe of it (which reads
+ * and writes members directly) is refused, plans included, and nothing
+ * changes.
+ */
+static void no_grow(struct t *t)
+{
+	struct uraid_grow g[] = {
+		{ .chunk_bytes = 128 * 1024 },
+		{ .level_set = true, .level = 4 },
+		{ .level_set = true, .level = 5 },
+		{ .raid_disks = t->groups + 1 },
+		{ .size_bytes = URAID_GROW_MAX },
+		{ .chunk_bytes = 128 * 1024, .plan_only = true },
+	};
+	char done[512], err[512];
+
+	for (unsigned i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		done[0] = err[0] = 0;
+		int rc = uraid_array_grow(t->nest.outer, &g[i], done, sizeof(done), err,
+					  sizeof(err));
+		CHECK(rc == -EINVAL && strstr(err, "nested"), "%s: grow %u of the RAID 0: %d "
+		      "(%s) done '%s'", t->label, i, rc, err, done);
+	}
+	struct uraid_reshape rs = { .new_level = 5, .new_chunk_sectors = 256,
+				    .new_raid_disks = t->groups };
+	int rc = uraid_array_reshape_start(t->nest.outer, &rs, err, sizeof(err));
+	CHECK(rc == -EINVAL && strstr(err, "nested"), "%s: restripe of the RAID 0: %d (%s)",
+	      t->label, rc, err);
+	CHECK(uraid_array_size(t->nest.outer) == t->size, "%s: size changed", t->label);
+	verify(t, "after the refused grows");
+}
+
+/*
+ * uraid_nested_detect: the member list is nested; with a stray disk of
+ * another array (a RAID 1 here) it is not (plain assembly says why); nor
+ * one group with that other array.
+ */
+static void detect(struct t *t)
+{
+	char path[2][96], err[256];
+	const char *list[12];
+	unsigned per = t->n / t->groups;
+
+	CHECK(uraid_nested_detect(t->p, t->n) == 1, "%s: not detected as nested", t->label);
+	for (unsigned i = 0; i < 2; i++) {
+		snprintf(path[i], sizeof(path[i]), "%s/stray%u", t->dir, i);
+		mkfile(path[i]);
+	}
+	const char *sp[2] = { path[0], path[1] };
+	struct uraid_create_opts co = { .level = 1, .raid_disks = 2, .minor = 2,
+					.bitmap = URAID_BITMAP_NONE, .name = "stray",
+					.homehost = "", .paths = sp, .npaths = 2,
+					.flags = URAID_CREATE_ASSUME_CLEAN };
+	struct uraid_create_result cr;
+	int rc = uraid_create(&co, &cr, err, sizeof(err));
+	CHECK(rc == 0, "stray RAID 1: %s", err);
+	memcpy(list, t->p, t->n * sizeof(*list));
+	list[t->n] = path[0];
+	CHECK(uraid_nested_detect(list, t->n + 1) == 0, "%s: a stray disk of another array "
+	      "taken for a nested array", t->label);
+	memcpy(list, t->p, per * sizeof(*list));
+	list[per] = path[0];
+	list[per + 1] = path[1];
+	CHECK(uraid_nested_detect(list, per + 2) == 0, "%s: one group and another array taken "
+	      "for a nested array", t->label);
+	unlink(path[0]);
+	unlink(path[1]);
+}
+
 static void run(struct t *t)
 {
 	char err[512] = "";
@@ -164,6 +324,9 @@ static void run(struct t *t)
 	      "%s: %u members in %u groups accepted", t->label, t->n - 1, t->groups);
 	co.npaths = t->n;
 
+	if (t->faults)
+		detect(t);
+
 	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
 	if (uraid_engine_create(&eo, &t->e)) {
 		CHECK(0, "engine");
@@ -185,6 +348,11 @@ static void run(struct t *t)
 	/* the arrays are new: what was never written reads as the files' zeroes */
 	write_pattern(t, 200);
 	verify(t, "healthy");
+	no_grow(t);
+	if (t->faults) {
+		faults(t);
+		goto out;
+	}
 
 	fail_member(t, 0, t->paths[1]);
 	CHECK(degraded(t, 0) == 1, "%s: group 0 not degraded", t->label);
@@ -250,6 +418,8 @@ int main(int argc, char **argv)
 	struct t cases[] = {
 		{ .label = "RAID 50 (2x3)", .level = 5, .n = 6, .groups = 2 },
 		{ .label = "RAID 60 (2x4)", .level = 6, .n = 8, .groups = 2 },
+		{ .label = "RAID 50 (2x3) faults", .level = 5, .n = 6, .groups = 2,
+		  .idle_clean_ms = 50, .faults = true },
 	};
 
 	printf("test_nested: seed 0x%" PRIx64 "\n", seed);

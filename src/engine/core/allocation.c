@@ -200,8 +200,7 @@ int uraid_array_allocation(struct uraid_array *ua, uint64_t off, uint64_t len,
 
 /* What the engine keeps in uraid_alloc_query.priv while the lookup runs. */
 struct alloc_priv {
-	struct meta_call call;
-	struct array *a;
+	struct meta_call call;          /* call.job.owner: the array */
 	unsigned reactor;
 	struct uraid_alloc_query *next;     /* in a->alloc_wait */
 };
@@ -224,7 +223,7 @@ static int alloc_run(struct meta_call *c)
 	struct uraid_alloc_query *q = query_of(c);
 	struct alloc_priv *p = (struct alloc_priv *)q->priv;
 
-	return allocation(p->a, q->offset, q->length, q->extents, q->max_extents);
+	return allocation(p->call.job.owner, q->offset, q->length, q->extents, q->max_extents);
 }
 
 static void alloc_done(struct meta_call *c, int rc);
@@ -233,7 +232,7 @@ static void alloc_to_worker(struct array *a, struct uraid_alloc_query *q)
 {
 	struct alloc_priv *p = (struct alloc_priv *)q->priv;
 
-	meta_call_submit(a->e, &p->call, &a->e->reactors[p->reactor].r, alloc_run, alloc_done);
+	meta_call_submit(a->e, a, &p->call, &a->e->reactors[p->reactor].r, alloc_run, alloc_done);
 }
 
 /* On the asking reactor: the worker's slot goes to the first waiting
@@ -243,7 +242,7 @@ static void alloc_done(struct meta_call *c, int rc)
 {
 	struct uraid_alloc_query *q = query_of(c);
 	struct alloc_priv *p = (struct alloc_priv *)q->priv;
-	struct array *a = p->a;
+	struct array *a = p->call.job.owner;
 	unsigned reactor = p->reactor;
 
 	pthread_mutex_lock(&a->alloc_lock);
@@ -274,7 +273,7 @@ int uraid_array_allocation_submit(struct uraid_array *ua, unsigned reactor,
 		return rc;
 	struct alloc_priv *p = (struct alloc_priv *)q->priv;
 	memset(p, 0, sizeof(*p));
-	p->a = a;
+	p->call.job.owner = a;  /* again at the submit */
 	p->reactor = reactor;
 	/* counted as a request: uraid_array_close waits for it */
 	atomic_fetch_add(&a->counters[reactor].in_flight, 1);

@@ -192,7 +192,7 @@ bool array_gate_enter(struct array *a, unsigned reactor, struct array_gate_wait 
 	w->a = a;
 	w->reactor = reactor;
 	w->resume = resume;
-	meta_call_submit(a->e, &w->call, &a->e->reactors[reactor].r, gate_call_run,
+	meta_call_submit(a->e, a, &w->call, &a->e->reactors[reactor].r, gate_call_run,
 			 gate_call_done);
 	return false;
 }

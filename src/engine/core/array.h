@@ -374,6 +374,20 @@ extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops
 
 /* ---- shared helpers for levels ---- */
 
+/*
+ * Is any member another array of this engine (the RAID 0 of a nested
+ * RAID 50/60, md/stack.c)? Its I/O goes only through member_submit and
+ * the member_*_sync calls: code that reads or writes members' descriptors
+ * directly (reshape, grow's size probe) refuses such an array.
+ */
+static inline bool array_has_stacked_member(const struct array *a)
+{
+	for (unsigned i = 0; i < a->nmembers; i++)
+		if (a->members[i] && a->members[i]->stack)
+			return true;
+	return false;
+}
+
 /* Is the slot's member usable for I/O? */
 static inline bool slot_ok(const struct array *a, unsigned slot)
 {

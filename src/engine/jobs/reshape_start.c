@@ -153,6 +153,10 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	const struct uraid_geom *g = &a->geom;
 	int level = g->level;
 
+	/* the reshape reads and writes members' descriptors directly */
+	if (array_has_stacked_member(a))
+		return uraid_errf(err, errlen, -EINVAL, "%s is the RAID 0 of a nested array (its "
+				  "members are arrays): uraid does not reshape it", a->sb.set_name);
 	if (level == 1 || level == 10)
 		return uraid_errf(err, errlen, -EINVAL, "RAID %d restriping is not done by uraid "
 				  "(this version restripes RAID 4, 5 and 6)", level);

@@ -438,7 +438,7 @@ static void job_finish(struct sync_job *j)
 		p += u->n;
 	}
 	/* the superblocks' part, and sync_last, on the worker (job_end) */
-	meta_call_submit(j->a->e, &j->end_call, NULL, job_end, NULL);
+	meta_call_submit(j->a->e, j->a, &j->end_call, NULL, job_end, NULL);
 }
 
 /* Lanes that stopped for want of room in the window go on. Job's lock held. */
@@ -568,7 +568,7 @@ void sync_unit_done(struct sync_job *j, struct sync_unit *u, int res)
 	wake_idle_lanes(j, l);
 	pthread_mutex_unlock(&j->lock);
 	if (due)
-		meta_call_submit(j->a->e, &j->checkpoint, NULL, checkpoint_write, NULL);
+		meta_call_submit(j->a->e, j->a, &j->checkpoint, NULL, checkpoint_write, NULL);
 	/*
 	 * A unit the level passed over ends inside the call that began it, so
 	 * going straight on nests one call deeper per unit: after a run of

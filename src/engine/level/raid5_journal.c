@@ -954,7 +954,7 @@ static void ckpt_start(struct jlog *j, struct reactor *r)
 	pthread_mutex_unlock(&j->mu);
 	/* counted in flight, so that close waits for it (it uses j) */
 	atomic_fetch_add(&j->base.a->counters[0].in_flight, 1);
-	meta_call_submit(j->base.a->e, &j->call, r, ckpt_run, ckpt_done);
+	meta_call_submit(j->base.a->e, j->base.a, &j->call, r, ckpt_run, ckpt_done);
 }
 
 static void jr_fini(struct parity_log *pl)

@@ -894,6 +894,14 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o, char 
 			break;
 		}
 	}
+	/* stacked members carry the I/O of member_submit and the member_*_sync
+	   calls only; PPL, journals, bitmaps and reshapes of other levels use
+	   member descriptors directly: a RAID 0 (RAID 50/60) is what is run */
+	if (!rc && o->stacked && n && c[0].sb.level != URAID_LEVEL_0)
+		rc = fail(err, errlen, -EINVAL, "%s: the array on the inner arrays is %s; uraid "
+			  "runs nested arrays whose outer array is a RAID 0 (RAID 50/60)",
+			  o->paths[0], uraid_level_name(c[0].sb.level) ? uraid_level_name(c[0].sb.level)
+			  : "of an unknown level");
 	if (!rc)
 		rc = build(a, o, c, n, err, errlen);
 	cands_close(c, n);      /* members the array took are NULL here */

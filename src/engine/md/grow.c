@@ -685,6 +685,10 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 	if ((r->chunk_bytes % 512) || (r->size_bytes != URAID_GROW_MAX && r->size_bytes % 1024) ||
 	    (r->array_bytes != URAID_GROW_MAX && r->array_bytes % 1024))
 		return uraid_errf(err, errlen, -EINVAL, "sizes are whole KiB");
+	if (array_has_stacked_member(a))
+		return uraid_errf(err, errlen, -EINVAL, "%s is the RAID 0 of a nested array (its "
+				  "members are arrays): uraid does not grow, reshape or take it "
+				  "over; nothing changed", a->sb.set_name);
 	if (uraid_array_grow_pending(ua))
 		return uraid_errf(err, errlen, -EBUSY, "an earlier grow still has steps waiting "
 				  "(uraid status shows the job they wait for): grow again when "

@@ -297,7 +297,7 @@ static void fail_park(struct array *a, struct reactor *r, unsigned slot, int err
 	}
 	*f = (struct fail_parked){ .a = a, .slot = slot, .err = err, .replacement = repl,
 				   .resume = resume, .arg = arg };
-	meta_call_submit(a->e, &f->call, r, fail_parked_run, fail_parked_done);
+	meta_call_submit(a->e, a, &f->call, r, fail_parked_run, fail_parked_done);
 }
 
 void md_fail_slot_parked(struct array *a, struct reactor *r, unsigned slot, int err,

@@ -38,7 +38,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/log.h"
 #include "engine/core/array.h"
+#include "engine/core/host.h"
 #include "engine/md/meta_worker.h"
 
 /* How often the worker looks whether engine_tick's work is due (it decides). */
@@ -124,28 +126,26 @@ void meta_worker_stop(struct meta_worker *w)
 	free(w);
 }
 
-static void batch_run(struct meta_job *j);
-
-/* Is j the update of one of owner's batches? */
-static bool job_of_batch_for(struct meta_job *j, void *owner)
-{
-	return j->run == batch_run &&
-	       ((struct meta_batch *)((char *)j - offsetof(struct meta_batch, job)))->owner == owner;
-}
+/* A wait this long in meta_worker_help is logged (then once a minute). */
+#define META_HELP_WARN_NS (5ull * 1000000000u)
+#define META_HELP_REWARN_NS (60ull * 1000000000u)
 
 void meta_worker_help(struct uraid_engine *e, void *owner, _Atomic bool *done)
 {
 	struct meta_worker *w = e->worker;
 	bool mine = w && pthread_equal(pthread_self(), w->thread);
 	struct timespec nap = { 0, 100000 };
+	uint64_t start = engine_now_ns(), warn = start + META_HELP_WARN_NS;
 
 	while (!atomic_load(done)) {
 		struct meta_job *j = NULL;
 		if (mine) {
+			/* every job of the lower array: batches and calls alike
+			   (meta_worker.h says which a request of it may wait for) */
 			pthread_mutex_lock(&w->mu);
 			for (struct meta_job **pp = &w->head, *prev = NULL; *pp;
 			     prev = *pp, pp = &(*pp)->next) {
-				if (!job_of_batch_for(*pp, owner))
+				if ((*pp)->owner != owner)
 					continue;
 				j = *pp;
 				*pp = j->next;
@@ -155,10 +155,19 @@ void meta_worker_help(struct uraid_engine *e, void *owner, _Atomic bool *done)
 			}
 			pthread_mutex_unlock(&w->mu);
 		}
-		if (j)
+		if (j) {
 			j->run(j);
-		else
-			nanosleep(&nap, NULL);
+			continue;
+		}
+		nanosleep(&nap, NULL);
+		uint64_t now = engine_now_ns();
+		if (now >= warn) {
+			ulog(engine_log(e), URAID_LOG_WARNING, "a nested array's metadata I/O has "
+			     "waited %llu s for the array below it (%s)",
+			     (unsigned long long)((now - start) / 1000000000u),
+			     mine ? "on the metadata worker" : "off the metadata worker");
+			warn = now + META_HELP_REWARN_NS;
+		}
 	}
 }
 
@@ -235,6 +244,7 @@ void meta_batch_init(struct meta_batch *b, struct uraid_engine *e, struct reacto
 {
 	*b = (struct meta_batch){ .e = e, .r = r, .owner = owner, .update = update,
 				  .resume = resume };
+	b->job.owner = owner;
 	b->kick.fn = batch_kick;
 	b->reply.fn = batch_reply;
 }
@@ -276,9 +286,11 @@ static void call_reply(struct reactor *r, struct reactor_msg *m)
 	c->done(c, c->rc);
 }
 
-void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reactor *r,
-		      int (*run)(struct meta_call *c), void (*done)(struct meta_call *c, int rc))
+void meta_call_submit(struct uraid_engine *e, void *owner, struct meta_call *c,
+		      struct reactor *r, int (*run)(struct meta_call *c),
+		      void (*done)(struct meta_call *c, int rc))
 {
+	c->job.owner = owner;
 	c->e = e;
 	c->r = done ? r : NULL;
 	c->run = run;

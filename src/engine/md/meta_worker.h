@@ -32,6 +32,7 @@ struct meta_wait {
 struct meta_job {
 	void (*run)(struct meta_job *j);
 	struct meta_job *next;
+	void *owner;                    /* the array whose work it is (meta_worker_help) */
 };
 
 struct meta_batch;
@@ -90,10 +91,12 @@ struct meta_call {
 	int rc;
 	struct reactor_msg reply;
 };
-/* run (and then done on r, if r) as above; without a worker (a caller-driven
+/* run (and then done on r, if r) as above, as work of the array `owner`
+ * (void *: io-free code passes its struct array); without a worker (a caller-driven
  * engine) run goes on the calling thread at once, done still from r's poll. */
-void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reactor *r,
-		      int (*run)(struct meta_call *c), void (*done)(struct meta_call *c, int rc));
+void meta_call_submit(struct uraid_engine *e, void *owner, struct meta_call *c,
+		      struct reactor *r, int (*run)(struct meta_call *c),
+		      void (*done)(struct meta_call *c, int rc));
 
 /*
  * The worker of an engine that runs its own threads (URAID_ENGINE_THREADS):
@@ -104,11 +107,19 @@ void meta_call_submit(struct uraid_engine *e, struct meta_call *c, struct reacto
 int meta_worker_start(struct uraid_engine *e, struct meta_worker **out);
 /*
  * Wait until *done is true (set by another thread). On the worker itself
- * (a nested array's metadata write, engine/md/stack.c, waits for a write of
- * the array below it, which may wait for that array's own update), run the
- * batches queued for `owner` meanwhile, out of turn, so that the worker
- * never waits on itself; on any other thread merely wait. Polls every
- * 100 us (rare: superblock writes of a nested array).
+ * (a nested array's metadata write, engine/md/stack.c, waits for a request
+ * of the array below it, `owner`) run every job queued for `owner`
+ * meanwhile, out of turn but in their own order, so that the worker never
+ * waits on itself. The lower array's request may wait for any of them:
+ *  - its batches: marking it active (array.c gate), bitmap bits (wib.c);
+ *  - its meta_calls: the record of a member failed in a completion
+ *    (member_state.c fail_parked, from raid5/mirror/sync paths), a write
+ *    gate wait (array.c gate_call), an allocation lookup (allocation.c),
+ *    sync checkpoints and ends, journal checkpoints.
+ * None of the lower array's jobs waits for the upper array, so running
+ * them here ends. On any other thread merely wait. Polls every 100 us
+ * (rare: superblock writes of a nested array); says so in the log when the
+ * wait passes a few seconds, and again every minute.
  */
 void meta_worker_help(struct uraid_engine *e, void *owner, _Atomic bool *done);
 /* Arrays are closed: nothing is queued any more. */

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <uraid/geom.h>
 #include <uraid/level.h>
 #include <uraid/nested.h>
 #include "common/errmsg.h"
@@ -157,6 +158,32 @@ static int copy_outer_meta(const struct uraid_create_opts *o, const struct uraid
 	return rc;
 }
 
+/*
+ * A creation that failed after `made` inner arrays were written leaves
+ * them as arrays of their own on their members: err says so and names
+ * them, with the command that erases them (nothing is undone here: a
+ * superblock erased by us on a failing member could be the wrong one).
+ */
+static void half_made(const struct uraid_create_opts *o, unsigned groups, unsigned made,
+		      char *err, size_t errlen)
+{
+	const char *name = o->name ? o->name : "uraid";
+	unsigned per = o->npaths / groups;
+	size_t n = strlen(err);
+
+	if (!errlen || n >= errlen - 1)
+		return;
+	n += (size_t)snprintf(err + n, errlen - n, "; the stack is half made:");
+	for (unsigned g = 0; g < made && n < errlen; g++)
+		n += (size_t)snprintf(err + n, errlen - n, "%s %s-%u", g ? "," : "", name, g);
+	if (n < errlen)
+		n += (size_t)snprintf(err + n, errlen - n, " %s written as arrays of their own; "
+				      "erase them before trying again: uraid zero-superblock",
+				      made > 1 ? "are" : "is");
+	for (unsigned i = 0; i < made * per && n < errlen; i++)
+		n += (size_t)snprintf(err + n, errlen - n, " %s", o->paths[i]);
+}
+
 int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 			struct uraid_nested_result *r, char *err, size_t errlen)
 {
@@ -185,9 +212,11 @@ int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 		images_close(&im, groups);
 		return rc;
 	}
+	unsigned made = 0;
 	for (unsigned g = 0; g < groups && !rc; g++) {
 		inner_opts(o, groups, g, names[g], sizeof(names[g]), &io);
 		rc = uraid_create(&io, &r->inner[g], err, errlen);
+		made += rc == 0;
 	}
 	if (rc == 0) {
 		outer_opts(o, &im, groups, &oo);
@@ -196,13 +225,15 @@ int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 	if (rc == 0)
 		rc = copy_outer_meta(o, r, &im, err, errlen);
 	images_close(&im, groups);
+	if (rc && made)
+		half_made(o, groups, made, err, errlen);
 	return rc;
 }
 
 /* ---- finding and assembling ---- */
 
-/* The array UUID of a member's superblock; 0, or -errno (none, unreadable). */
-static int member_uuid(const char *path, uint8_t uuid[16], char name[33])
+/* A member's chosen superblock; 0, or -errno (none, unreadable). */
+static int member_sb(const char *path, struct uraid_sb *sb)
 {
 	struct uraid_probe *p = malloc(sizeof(*p));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -212,10 +243,8 @@ static int member_uuid(const char *path, uint8_t uuid[16], char name[33])
 		rc = uraid_probe_fd(fd, p);
 	if (rc == 0 && (p->chosen < 0 || p->loc[p->chosen].status))
 		rc = -ENOENT;
-	if (rc == 0) {
-		memcpy(uuid, p->loc[p->chosen].sb.set_uuid, 16);
-		snprintf(name, 33, "%s", p->loc[p->chosen].sb.set_name);
-	}
+	if (rc == 0)
+		*sb = p->loc[p->chosen].sb;
 	if (fd >= 0)
 		close(fd);
 	free(p);
@@ -226,8 +255,13 @@ struct grouping {
 	unsigned n;
 	uint8_t uuid[URAID_NESTED_MAX_GROUPS][16];
 	char name[URAID_NESTED_MAX_GROUPS][33];
+	struct uraid_sb sb[URAID_NESTED_MAX_GROUPS];    /* the freshest of each group */
 	unsigned count[URAID_NESTED_MAX_GROUPS];
 	const char *paths[URAID_NESTED_MAX_GROUPS][URAID_MAX_MEMBERS];
+	/* each path's role, data offset and events (to read a group's data) */
+	uint16_t role[URAID_NESTED_MAX_GROUPS][URAID_MAX_MEMBERS];
+	uint64_t data_offset[URAID_NESTED_MAX_GROUPS][URAID_MAX_MEMBERS];
+	uint64_t events[URAID_NESTED_MAX_GROUPS][URAID_MAX_MEMBERS];
 };
 
 static int group_paths(const char *const *paths, unsigned npaths, struct grouping *gr,
@@ -235,38 +269,154 @@ static int group_paths(const char *const *paths, unsigned npaths, struct groupin
 {
 	memset(gr, 0, sizeof(*gr));
 	for (unsigned i = 0; i < npaths; i++) {
-		uint8_t u[16];
-		char name[33];
+		struct uraid_sb sb;
 		unsigned g;
-		int rc = member_uuid(paths[i], u, name);
+		int rc = member_sb(paths[i], &sb);
 
 		if (rc)
 			return uraid_errf(err, errlen, rc, "%s: no md superblock to group it by (%s)",
 					  paths[i], strerror(-rc));
-		for (g = 0; g < gr->n && memcmp(gr->uuid[g], u, 16); g++)
+		for (g = 0; g < gr->n && memcmp(gr->uuid[g], sb.set_uuid, 16); g++)
 			;
 		if (g == gr->n) {
 			if (gr->n == URAID_NESTED_MAX_GROUPS)
 				return uraid_errf(err, errlen, -EINVAL, "the members belong to more "
 						  "than %u arrays", URAID_NESTED_MAX_GROUPS);
-			memcpy(gr->uuid[g], u, 16);
-			memcpy(gr->name[g], name, sizeof(name));
+			memcpy(gr->uuid[g], sb.set_uuid, 16);
+			snprintf(gr->name[g], sizeof(gr->name[g]), "%s", sb.set_name);
+			gr->sb[g] = sb;
 			gr->n++;
 		}
 		if (gr->count[g] == URAID_MAX_MEMBERS)
 			return uraid_errf(err, errlen, -EINVAL, "%s: too many members of '%s'",
-					  paths[i], name);
-		gr->paths[g][gr->count[g]++] = paths[i];
+					  paths[i], gr->name[g]);
+		if (sb.events > gr->sb[g].events)
+			gr->sb[g] = sb;
+		unsigned k = gr->count[g]++;
+		gr->paths[g][k] = paths[i];
+		gr->role[g][k] = uraid_sb_role(&sb);
+		gr->data_offset[g][k] = sb.data_offset;
+		gr->events[g][k] = sb.events;
 	}
 	return 0;
+}
+
+/* A group's array data read from its members' files (no engine), as far as
+ * the members in the slots that hold it are there: for the probe below. */
+struct group_reader {
+	struct uraid_geom geom;
+	int fd[URAID_MAX_MEMBERS];              /* by slot; -1 none */
+	uint64_t data_offset[URAID_MAX_MEMBERS];
+	struct uraid_loc loc[URAID_MAX_MEMBERS];        /* every copy (RAID 1/10) */
+};
+
+static int group_read(void *ctx, void *buf, size_t len, uint64_t off)
+{
+	struct group_reader *r = ctx;
+
+	if ((off | len) % 512)
+		return -EINVAL;
+	for (size_t done = 0; done < len; done += 512) {
+		uint64_t sector = (off + done) / 512;
+		int n = uraid_geom_map(&r->geom, sector, r->loc, URAID_MAX_MEMBERS), c = 0;
+		while (c < n && (r->loc[c].slot >= URAID_MAX_MEMBERS || r->fd[r->loc[c].slot] < 0))
+			c++;
+		if (c >= n)
+			return -EIO;    /* its members are missing: the parity would tell */
+		const struct uraid_loc *loc = &r->loc[c];
+		int rc = uraid_pread_full(r->fd[loc->slot], (char *)buf + done, 512,
+					  (off_t)((r->data_offset[loc->slot] + loc->sector) * 512));
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The RAID 0 superblock on group g's data: 1 found (its UUID and member
+ * count in outer/raid_disks), 0 none there, -1 cannot tell (a member it
+ * lies on is missing, a geometry uraid cannot read this way).
+ */
+static int group_outer_sb(const struct grouping *gr, unsigned g, uint8_t outer[16],
+			  uint32_t *raid_disks)
+{
+	const struct uraid_sb *sb = &gr->sb[g];
+	struct group_reader *r = malloc(sizeof(*r));
+	struct uraid_probe *p = malloc(sizeof(*p));
+	struct uraid_geom_params gp = { .level = sb->level, .layout = sb->layout,
+					.raid_disks = sb->raid_disks,
+					.chunk_sectors = sb->chunksize, .dev_sectors = sb->size };
+	char why[160];
+	int found = -1;
+
+	if (!r || !p || (sb->level != 1 && sb->level != 4 && sb->level != 5 && sb->level != 6 &&
+			 sb->level != 10) || uraid_geom_init(&r->geom, &gp, why, sizeof(why)))
+		goto out;
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++)
+		r->fd[s] = -1;
+	/* the freshest member of each slot */
+	uint64_t best[URAID_MAX_MEMBERS] = { 0 };
+	for (unsigned k = 0; k < gr->count[g]; k++) {
+		unsigned s = gr->role[g][k];
+		if (s >= sb->raid_disks || gr->events[g][k] < best[s])
+			continue;
+		int fd = open(gr->paths[g][k], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (r->fd[s] >= 0)
+			close(r->fd[s]);
+		r->fd[s] = fd;
+		r->data_offset[s] = gr->data_offset[g][k];
+		best[s] = gr->events[g][k];
+	}
+	if (uraid_probe_reader(group_read, r, r->geom.array_sectors, p) == 0) {
+		if (p->chosen >= 0 && !p->loc[p->chosen].status && p->loc[p->chosen].sb.level == 0) {
+			memcpy(outer, p->loc[p->chosen].sb.set_uuid, 16);
+			*raid_disks = p->loc[p->chosen].sb.raid_disks;
+			found = 1;
+		} else if (p->chosen < 0) {
+			found = 0;
+		}
+	}
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++)
+		if (r->fd[s] >= 0)
+			close(r->fd[s]);
+out:
+	free(p);
+	free(r);
+	return found;
 }
 
 int uraid_nested_detect(const char *const *paths, unsigned npaths)
 {
 	struct grouping *gr = malloc(sizeof(*gr));
 	char err[256];
+	uint8_t outer[16], first[16];
+	uint32_t disks = 0, first_disks = 0;
+	unsigned confirmed = 0;
 	int yes = gr && group_paths(paths, npaths, gr, err, sizeof(err)) == 0 && gr->n > 1;
 
+	/*
+	 * More than one array among the paths is nested only when their data
+	 * hold the superblock of one RAID 0 over as many arrays at least (a
+	 * stray disk of another array is not): else plain assembly, which says
+	 * what is wrong with the list. A group whose data cannot be read here
+	 * (a member missing where the superblock lies) neither confirms nor
+	 * denies; at least one group must confirm.
+	 */
+	for (unsigned g = 0; yes && g < gr->n; g++) {
+		int f = group_outer_sb(gr, g, outer, &disks);
+		if (f == 0)
+			yes = 0;
+		else if (f == 1 && !confirmed++) {
+			memcpy(first, outer, 16);
+			first_disks = disks;
+		} else if (f == 1 && (memcmp(first, outer, 16) || disks != first_disks)) {
+			yes = 0;
+		}
+	}
+	if (yes && (!confirmed || gr->n > first_disks))
+		yes = 0;
 	free(gr);
 	return yes;
 }

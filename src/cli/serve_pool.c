@@ -34,6 +34,8 @@ int serve_pool_open(struct serve_state *st)
 		return CLI_EXIT_FAIL;
 	}
 	snprintf(st->export_name, sizeof(st->export_name), "%s", o->pool);
+	memcpy(st->pool_uuid, o->pool_uuid, sizeof(st->pool_uuid));
+	st->pool_uuid_known = true;     /* serve_pool_volumes read it from the labels */
 	for (unsigned i = 0; i < o->nvols; i++) {
 		struct serve_state *v = &st->vols[i];
 		*v = (struct serve_state){ .o = o, .engine = st->engine, .ctl_fd = -1,

@@ -4,10 +4,13 @@
 # parity (RAID 5) and a dual-parity (RAID 6) volume; nbdinfo --list shows
 # the three exports; fio writes each through its export at once with
 # verify=crc32c (seeded, printed) and verifies again after each step: a
-# drive failed with `uraid fail POOL DRIVE` (every volume on it degraded), a
-# spare drive given with `uraid pool add` while served (each degraded volume
-# gets a partition on it and is rebuilt, one at a time), a restart, and a
-# member failed in one volume only (`uraid fail POOL/VOLUME MEMBER`: the
+# spare drive given with `uraid pool add` while nothing is degraded (nothing
+# done), the first drive (every volume's first member) failed with `uraid
+# fail POOL DRIVE` (every volume on it degraded) and deleted, another pool's
+# drive refused by `uraid add POOL DRIVE` (its GPT unchanged), the spare
+# given with `uraid add POOL DRIVE` (each degraded volume gets a partition
+# on it, of the size read at start, and is rebuilt, the next one only once
+# the one before is in sync), a restart, and a member failed in one volume only (`uraid fail POOL/VOLUME MEMBER`: the
 # same drive is failed in the other volume on it). Also: an unknown export
 # name is refused with the exports named, the default name is refused, a
 # verb about one volume given the pool is refused with how to name one,

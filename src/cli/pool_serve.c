@@ -130,10 +130,18 @@ int serve_pool_volumes(int argc, char **argv, int first, struct serve_opts *o)
 	if (!(o->vols = calloc(p->nvolumes, sizeof(*o->vols))))
 		goto oom;
 	o->nvols = p->nvolumes;
+	memcpy(o->pool_uuid, p->label.uuid, sizeof(o->pool_uuid));
 	for (unsigned i = 0; i < p->nvolumes; i++) {
 		struct serve_volume_spec *vs = &o->vols[i];
 		const struct pool_volume *v = &p->vol[i];
 		snprintf(vs->name, sizeof(vs->name), "%s", v->name);
+		/* the size a spare's partition gets (serve_pool_spare.c): read
+		   now, while every drive found can be read */
+		for (unsigned j = 0; j < v->nparts && !vs->part_sectors; j++) {
+			const struct gpt_part *gp = &p->drive[v->drive[j]]->gpt.part[v->entry[j]];
+			if (gp->last >= gp->first)
+				vs->part_sectors = gp->last - gp->first + 1;
+		}
 		if (!(vs->members = calloc(POOL_MAX_DRIVES, sizeof(char *))) ||
 		    !(vs->drives = calloc(POOL_MAX_DRIVES, sizeof(char *))))
 			goto oom;

@@ -20,6 +20,7 @@ struct serve_volume_spec {
 	char **members;                 /* as given to assembly (a range, a /dev node) */
 	char **drives;                  /* the pool's drive each member is on */
 	unsigned nmembers;
+	uint64_t part_sectors;          /* its partitions' size, from the pool read at start */
 };
 
 struct serve_opts {
@@ -52,6 +53,7 @@ struct serve_opts {
 	/* --pool without --volume: every volume, one array each (else NULL) */
 	struct serve_volume_spec *vols;
 	unsigned nvols;
+	uint8_t pool_uuid[16];          /* with vols: the pool's, from its labels */
 	bool scan, list_arrays, verbose;
 	bool scanned;                   /* the members are the ones found */
 	bool run;                       /* --run: start with a member merely missing */
@@ -95,6 +97,8 @@ struct serve_state {
 	struct serve_volume_spec *spec; /* a volume's members and their drives */
 	struct serve_pool_queue *spare_queue;   /* the pool's: spares to add (serve_pool_spare.c) */
 	bool *was_faulty;               /* per spec member: faulty at the last look */
+	uint8_t pool_uuid[16];          /* the pool's: its UUID, read at start */
+	bool pool_uuid_known;           /* (a spare drive must carry it) */
 };
 
 /* The arrays served: a pool's volumes, or the one array. */

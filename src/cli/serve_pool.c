@@ -34,6 +34,8 @@ int serve_pool_open(struct serve_state *st)
 		return CLI_EXIT_FAIL;
 	}
 	snprintf(st->export_name, sizeof(st->export_name), "%s", o->pool);
+	memcpy(st->pool_uuid, o->pool_uuid, sizeof(st->pool_uuid));
+	st->pool_uuid_known = true;     /* serve_pool_volumes read it from the labels */
 	for (unsigned i = 0; i < o->nvols; i++) {
 		struct serve_state *v = &st->vols[i];
 		*v = (struct serve_state){ .o = o, .engine = st->engine, .ctl_fd = -1,
@@ -52,6 +54,16 @@ int serve_pool_open(struct serve_state *st)
 					  o->vols[i].nmembers);
 		if (rc)
 			return rc;
+		/* a member faulty at assembly is not a new failure: the drive is
+		   not failed in the other volumes for it (serve_pool_follow_failures) */
+		struct uraid_array_status *as = malloc(sizeof(*as));
+		if (as && uraid_array_status(v->array, as) == 0)
+			for (unsigned j = 0; j < v->spec->nmembers; j++) {
+				int idx = uraid_array_find_member(v->array, v->spec->members[j]);
+				v->was_faulty[j] = idx >= 0 && (unsigned)idx < as->nmembers &&
+						   as->members[idx].state == URAID_MEMBER_FAULTY;
+			}
+		free(as);
 		/* the engine tells the first volume's events of every change; the
 		   others are poked then (serve.c's main loop) */
 		if (i == 0) {

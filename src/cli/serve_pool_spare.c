@@ -26,6 +26,7 @@
 #include "cli/pool_cli.h"
 #include "cli/serve.h"
 #include "cli/util.h"
+#include "common/file_lock.h"
 #include "ctl/ctl.h"
 #include "pool/gpt.h"
 #include "pool/pool.h"
@@ -34,6 +35,7 @@ struct spare_item {
 	unsigned vol;
 	char spec[320];
 	char drive[256];
+	uint64_t job0;                  /* the volume's last job number when added */
 };
 
 /* The spares waiting for their turn, and the volume rebuilding now. */
@@ -52,37 +54,72 @@ static bool same_file(const char *a, const char *b)
 	       sa.st_ino == sb.st_ino;
 }
 
-/* The sectors of volume v's partitions: the one on its first drive's GPT. */
+/*
+ * The sectors of volume v's partitions: as read with the pool at start
+ * (serve_pool_volumes), else from the GPT of any of its drives that can be
+ * read now. Not only the first drive's: the failed drive, the one a spare
+ * replaces, is often the first of every volume, and may be gone.
+ */
 static uint64_t part_sectors(const struct serve_state *v, struct pool_drive *d)
 {
 	char err[512];
-	if (pool_drive_read(v->spec->drives[0], d, err, sizeof(err)) != 0)
-		return 0;
-	for (unsigned e = 0; e < GPT_ENTRIES; e++) {
-		const char *name = pool_part_volume(&d->gpt.part[e], v->pool_name);
-		if (name && !strcmp(name, v->export_name))
-			return d->gpt.part[e].last - d->gpt.part[e].first + 1;
+	if (v->spec->part_sectors)
+		return v->spec->part_sectors;
+	for (unsigned j = 0; j < v->spec->nmembers; j++) {
+		if (pool_drive_read(v->spec->drives[j], d, err, sizeof(err)) != 0)
+			continue;
+		for (unsigned e = 0; e < GPT_ENTRIES; e++) {
+			const struct gpt_part *gp = &d->gpt.part[e];
+			const char *name = pool_part_volume(gp, v->pool_name);
+			if (name && !strcmp(name, v->export_name) && gp->last >= gp->first)
+				return gp->last - gp->first + 1;
+		}
 	}
 	return 0;
 }
 
-/* Lock the drive's table area as volume create does (volume.c); the fd. */
+/* How long the table lock is asked for again before the answer is "busy":
+ * short, since serve's main thread (its control sockets, stop, signals,
+ * the failures it follows) waits meanwhile. */
+#define LOCK_TRIES   25
+#define LOCK_POLL_MS 20
+
+/*
+ * Lock the drive's table area as volume create and delete do (volume.c's
+ * lock_tables: an image file also shared-flocked, which keeps off a uraid
+ * using the whole file); the fd, or -1 with err. Not waited for: another
+ * command holding it is told as busy, to be tried again.
+ */
 static int lock_table(const char *path, char *err, size_t errlen)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0,
 			    .l_len = GPT_PRIMARY_BYTES };
+	struct stat sb;
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return snprintf(err, errlen, "%s: %s", path, strerror(errno)), -1;
-	while (fcntl(fd, F_OFD_SETLKW, &fl) < 0) {
+	if (fstat(fd, &sb) == 0 && !S_ISBLK(sb.st_mode) &&
+	    uraid_file_lock(fd, false, path, err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	for (unsigned tries = 0; fcntl(fd, F_OFD_SETLK, &fl) < 0;) {
 		if (errno == EINTR)
 			continue;
-		if (errno != ENOLCK && errno != EOPNOTSUPP && errno != EINVAL) {
-			snprintf(err, errlen, "%s: cannot lock its GPT: %s", path, strerror(errno));
-			close(fd);
-			return -1;
+		/* a file system without locks (some network ones): none, as file_lock */
+		if (errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL)
+			break;
+		if ((errno == EAGAIN || errno == EACCES) && ++tries < LOCK_TRIES) {
+			usleep(LOCK_POLL_MS * 1000);
+			continue;
 		}
-		break;
+		if (errno == EAGAIN || errno == EACCES)
+			snprintf(err, errlen, "%s: its GPT is being changed by another uraid (volume "
+				 "create or delete); try again when it is done", path);
+		else
+			snprintf(err, errlen, "%s: cannot lock its GPT: %s", path, strerror(errno));
+		close(fd);
+		return -1;
 	}
 	return fd;
 }
@@ -99,45 +136,76 @@ static int add_spare(struct serve_state *v, const char *spec, const char *drive,
 		return snprintf(msg, msglen, "cannot read the state of '%s'", v->export_name),
 		       CLI_EXIT_FAIL;
 	}
+	/* recorded in v->spec first, so that a failure of the spare is followed
+	   in the other volumes (serve_pool_follow_failures): no room, no add */
+	struct serve_volume_spec *vs = v->spec;
+	char *m = NULL, *d = NULL;
+	if (vs->nmembers >= POOL_MAX_DRIVES || !(m = strdup(spec)) || !(d = strdup(drive))) {
+		free(as);
+		free(m);
+		free(d);
+		return snprintf(msg, msglen, "%s: not added to '%s': %s", spec, v->export_name,
+				vs->nmembers >= POOL_MAX_DRIVES ? "it has as many members as a "
+				"pool has drives; remove its faulty ones first" : "out of memory"),
+		       CLI_EXIT_FAIL;
+	}
 	for (unsigned i = as->nmembers; i-- > 0;)
 		if (as->members[i].state == URAID_MEMBER_FAULTY)
 			uraid_array_remove_member(v->array, i, err, sizeof(err));
 	free(as);
 	int rc = uraid_array_add_member(v->array, spec, 0, err, sizeof(err));
-	if (rc < 0)
+	if (rc < 0) {
+		free(m);
+		free(d);
 		return snprintf(msg, msglen, "%s: adding to '%s': %s", spec, v->export_name, err),
 		       CLI_EXIT_FAIL;
-	struct serve_volume_spec *vs = v->spec;
-	if (vs->nmembers < POOL_MAX_DRIVES && (vs->members[vs->nmembers] = strdup(spec)) &&
-	    (vs->drives[vs->nmembers] = strdup(drive)))
-		v->was_faulty[vs->nmembers++] = false;
+	}
+	vs->members[vs->nmembers] = m;
+	vs->drives[vs->nmembers] = d;
+	v->was_faulty[vs->nmembers++] = false;
 	fprintf(stderr, "uraid serve: %s added to volume '%s' as a spare: it rebuilds onto it\n",
 		spec, v->export_name);
 	return 0;
 }
 
-/* Is the rebuild onto item it over (in sync, or no longer going on)? */
+/*
+ * Is the rebuild onto item it over? The add leaves the new member a plain
+ * spare; the engine's tick starts the rebuild a moment later (a spare and
+ * no job running is the state just after the add too). So it is over when
+ * the member is in sync or faulty, when it is a spare of a volume no longer
+ * degraded, or when a rebuild (a job after it->job0) has run on the volume
+ * and ended with the member still a spare (stopped, or cancelled).
+ */
 static bool rebuild_over(struct serve_state *st, const struct spare_item *it)
 {
 	struct serve_state *v = &st->vols[it->vol];
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	struct uraid_sync_status ss;
 	int idx = uraid_array_find_member(v->array, it->spec);
-	bool over = true;
-	if (as && idx >= 0 && uraid_array_status(v->array, as) == 0 &&
-	    (unsigned)idx < as->nmembers) {
-		enum uraid_member_state s = as->members[idx].state;
-		uraid_array_sync_status(v->array, &ss);
-		over = s == URAID_MEMBER_IN_SYNC || s == URAID_MEMBER_FAULTY ||
-		       (s == URAID_MEMBER_SPARE && !ss.running);
-		if (over)
-			fprintf(stderr, "uraid serve: volume '%s': %s is %s\n", v->export_name,
-				it->spec, s == URAID_MEMBER_IN_SYNC ? "in sync: rebuilt"
-					  : s == URAID_MEMBER_FAULTY ? "faulty: the rebuild failed"
-								      : "a spare (not needed)");
+	const char *why = NULL;
+	if (!as || uraid_array_status(v->array, as) != 0) {
+		free(as);
+		return false;           /* looked at again on the next pass */
 	}
+	uraid_array_sync_status(v->array, &ss);
+	enum uraid_member_state s = idx >= 0 && (unsigned)idx < as->nmembers
+					    ? as->members[idx].state : URAID_MEMBER_MISSING;
+	if (s == URAID_MEMBER_MISSING)
+		why = "no longer a member";
+	else if (s == URAID_MEMBER_IN_SYNC)
+		why = "in sync: rebuilt";
+	else if (s == URAID_MEMBER_FAULTY)
+		why = "faulty: the rebuild failed";
+	else if (s == URAID_MEMBER_SPARE && as->degraded == 0)
+		why = "a spare (not needed)";
+	else if (s == URAID_MEMBER_SPARE && !ss.running && ss.job > it->job0 &&
+		 ss.kind == URAID_SYNC_RECOVER)
+		why = "still a spare: its rebuild stopped before the end";
+	if (why)
+		fprintf(stderr, "uraid serve: volume '%s': %s is %s\n", v->export_name, it->spec,
+			why);
 	free(as);
-	return over;
+	return why != NULL;
 }
 
 void serve_pool_spare_work(struct serve_state *st)
@@ -152,6 +220,9 @@ void serve_pool_spare_work(struct serve_state *st)
 	q->current = -1;
 	while (q->next < q->n) {
 		struct spare_item *it = &q->item[q->next++];
+		struct uraid_sync_status ss;
+		uraid_array_sync_status(st->vols[it->vol].array, &ss);
+		it->job0 = ss.job;
 		if (add_spare(&st->vols[it->vol], it->spec, it->drive, msg, sizeof(msg)) == 0) {
 			q->current = (int)(q->next - 1);
 			return;
@@ -176,7 +247,8 @@ void serve_pool_spare_free(struct serve_state *st)
 /* The partitions for the degraded volumes on drive nd (locked at fd); the
  * new entries in items; their count, or -1 after a message into f. */
 static int partition_drive(struct serve_state *st, struct pool_drive *nd, int fd,
-			   struct spare_item *items, FILE *f, char *msg, size_t msglen)
+			   struct spare_item *items, unsigned *ndegraded, FILE *f, char *msg,
+			   size_t msglen)
 {
 	struct pool_drive *tmp = malloc(sizeof(*tmp));
 	struct uraid_array_status *as = malloc(sizeof(*as));
@@ -193,6 +265,7 @@ static int partition_drive(struct serve_state *st, struct pool_drive *nd, int fd
 		struct serve_state *v = &st->vols[i];
 		if (uraid_array_status(v->array, as) != 0 || as->degraded == 0)
 			continue;
+		++*ndegraded;
 		uint64_t sectors = part_sectors(v, tmp);
 		if (!sectors) {
 			fprintf(f, "volume '%s': its partition size is unknown; left degraded\n",
@@ -242,7 +315,7 @@ static int partition_drive(struct serve_state *st, struct pool_drive *nd, int fd
 
 void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, FILE *out)
 {
-	struct pool_drive *nd = malloc(sizeof(*nd)), *d0 = malloc(sizeof(*d0));
+	struct pool_drive *nd = malloc(sizeof(*nd));
 	struct serve_pool_queue *q = st->spare_queue;
 	struct spare_item *items = calloc(NBD_MAX_EXPORTS_POOL, sizeof(*items));
 	char msg[CTL_MAX_LINE], err[512], *body = NULL;
@@ -252,7 +325,7 @@ void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, 
 
 	if (!q && (q = st->spare_queue = calloc(1, sizeof(*q))))
 		q->current = -1;
-	if (!nd || !d0 || !items || !q || !(f = open_memstream(&body, &blen))) {
+	if (!nd || !items || !q || !(f = open_memstream(&body, &blen))) {
 		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
 		goto out;
 	}
@@ -279,13 +352,22 @@ void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, 
 		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
 		goto out;
 	}
-	/* read under the lock: the pool's label, this pool's UUID */
+	/* read under the lock: the pool's label, with the UUID read at start
+	   (not from a drive now: the one to ask may be the failed one) */
 	int rc = pool_drive_read(path, nd, err, sizeof(err));
-	if (rc == 0 && pool_drive_read(st->vols[0].spec->drives[0], d0, msg, sizeof(msg)) == 0 &&
-	    memcmp(nd->label.uuid, d0->label.uuid, 16)) {
+	if (rc == 0 && !st->pool_uuid_known) {
+		rc = -ESRCH;
+		snprintf(err, sizeof(err), "the UUID of pool '%s' is not known to its server, so "
+			 "%s cannot be checked to be its drive; restart serve", st->export_name,
+			 path);
+	} else if (rc == 0 && memcmp(nd->label.uuid, st->pool_uuid, 16)) {
 		rc = -EXDEV;
 		snprintf(err, sizeof(err), "%s belongs to pool '%s', not to '%s'", path,
 			 nd->label.name, st->export_name);
+	}
+	if (rc == -ESRCH) {
+		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
+		goto out;
 	}
 	if (rc) {
 		snprintf(msg, sizeof(msg), "%s%s: give it to the pool first (uraid pool add %s %s)",
@@ -294,7 +376,8 @@ void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, 
 		ctl_reply(out, CLI_EXIT_FAIL, msg, NULL, 0);
 		goto out;
 	}
-	n = partition_drive(st, nd, fd, items, f, msg, sizeof(msg));
+	unsigned ndegraded = 0;
+	n = partition_drive(st, nd, fd, items, &ndegraded, f, msg, sizeof(msg));
 	if (n < 0) {
 		ctl_reply(out, CLI_EXIT_FAIL, msg, NULL, 0);
 		goto out;
@@ -308,7 +391,9 @@ void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, 
 			st->vols[items[i].vol].export_name,
 			i ? ", rebuilt after the one before" : ", rebuilding now");
 	}
-	if (!n)
+	if (!n && ndegraded)
+		fprintf(f, "%s: no spare added (see above)\n", nd->path);
+	else if (!n)
 		fprintf(f, "no volume of pool '%s' is degraded: nothing to rebuild\n",
 			st->export_name);
 	serve_pool_spare_work(st);
@@ -323,5 +408,4 @@ out:
 	free(body);
 	free(items);
 	free(nd);
-	free(d0);
 }

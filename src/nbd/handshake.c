@@ -256,6 +256,9 @@ static void opt_info_go(struct nbd_handshake *hs, int oversize)
 	}
 	const struct nbd_export *ex = &hs->ex[idx];
 	unsigned session = hs->session;
+	/* the contexts were set for another export: none for this one */
+	if (hs->meta_export != idx)
+		session &= ~NBD_SESSION_ALLOCATION;
 	if (hs->opt == NBD_OPT_GO && (asked & (1u << NBD_INFO_BLOCK_SIZE)))
 		session |= NBD_SESSION_BLOCK_SIZE;
 	uint16_t tflags = nbd_tflags(ex, session);
@@ -352,10 +355,13 @@ static void opt_meta_context(struct nbd_handshake *hs, int oversize)
 		reply_error(hs, NBD_REP_ERR_INVALID, "bytes after the meta context queries");
 		return;
 	}
-	if (find_export(hs, d + 4, nlen) < 0) {
+	int idx = find_export(hs, d + 4, nlen);
+	if (idx < 0) {
 		reply_error(hs, NBD_REP_ERR_UNKNOWN, hs->unknown_msg);
 		return;
 	}
+	if (!listing)
+		hs->meta_export = idx;
 	if (want) {
 		size_t clen = sizeof(NBD_META_BASE_ALLOCATION) - 1;
 		uint8_t *p = reply(hs, NBD_REP_META_CONTEXT, (uint32_t)(4 + clen));

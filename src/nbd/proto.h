@@ -239,6 +239,9 @@ struct nbd_handshake {
 	/* private */
 	const struct nbd_export *ex;  /* the export table (nex of them) */
 	unsigned nex;
+	/* the export the last SET_META_CONTEXT named: its contexts count only
+	   if GO chooses that one (proto.md) */
+	int meta_export;
 	char unknown_msg[NBD_MAX_ERRMSG + 1];   /* "no export 'X'; the exports: ..." */
 	unsigned stage;
 	unsigned shutdown;

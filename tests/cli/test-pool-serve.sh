@@ -4,10 +4,13 @@
 # parity (RAID 5) and a dual-parity (RAID 6) volume; nbdinfo --list shows
 # the three exports; fio writes each through its export at once with
 # verify=crc32c (seeded, printed) and verifies again after each step: a
-# drive failed with `uraid fail POOL DRIVE` (every volume on it degraded), a
-# spare drive given with `uraid pool add` while served (each degraded volume
-# gets a partition on it and is rebuilt, one at a time), a restart, and a
-# member failed in one volume only (`uraid fail POOL/VOLUME MEMBER`: the
+# spare drive given with `uraid pool add` while nothing is degraded (nothing
+# done), the first drive (every volume's first member) failed with `uraid
+# fail POOL DRIVE` (every volume on it degraded) and deleted, another pool's
+# drive refused by `uraid add POOL DRIVE` (its GPT unchanged), the spare
+# given with `uraid add POOL DRIVE` (each degraded volume gets a partition
+# on it, of the size read at start, and is rebuilt, the next one only once
+# the one before is in sync), a restart, and a member failed in one volume only (`uraid fail POOL/VOLUME MEMBER`: the
 # same drive is failed in the other volume on it). Also: an unknown export
 # name is refused with the exports named, the default name is refused, a
 # verb about one volume given the pool is refused with how to name one,
@@ -118,22 +121,53 @@ metrics_labels() {
 }
 check "metrics: each volume labelled, each family once" metrics_labels
 
-# a drive fails: every volume on it degrades and still verifies
-check "uraid fail tank d1.img: every volume" "$URAID" fail tank d1.img
+# a spare drive given to the pool while nothing is degraded: nothing to do
+truncate -s 64M d4.img
+check "pool add tank d4.img (served, nothing degraded: nothing rebuilt)" \
+    bash -c "'$URAID' pool add tank d4.img ${drives[*]} >'$work/add.out' 2>&1 && grep -q \"no volume of pool 'tank' is degraded\" '$work/add.out' || { cat '$work/add.out'; exit 1; }"
+
+# the first drive (every volume's first member) fails and is gone: every
+# volume degrades and still verifies
+check "uraid fail tank d0.img: every volume" "$URAID" fail tank d0.img
 check "every volume degraded by one" degraded_all 1
+rm -f d0.img
 check "fio: verify every volume, degraded" fio_all verify
 
-# a spare drive, added to the pool while it is served: every volume rebuilt
-truncate -s 64M d4.img
-check "pool add tank d4.img (served: the server takes it)" \
-    bash -c "'$URAID' pool add tank d4.img ${drives[*]} >'$work/add.out' 2>&1 && grep -q \"a spare for volume 'q1'\" '$work/add.out' || { cat '$work/add.out'; exit 1; }"
+# another pool's drive is refused, even with the first drive unreadable
+truncate -s 64M d5.img
+check "pool create other d5.img" "$URAID" pool create other d5.img >/dev/null
+sgdisk -p d5.img >"$work/d5.before" 2>&1
+other_refused() {
+    local out
+    out=$("$URAID" add tank "$work/d5.img" 2>&1) && { echo "accepted: $out"; return 1; }
+    [[ $out == *"belongs to pool 'other', not to 'tank'"* ]] || { echo "$out"; return 1; }
+}
+check "uraid add tank d5.img (pool other's): refused" other_refused
+check "d5.img's GPT unchanged" bash -c "sgdisk -p d5.img | cmp -s - '$work/d5.before'"
+
+# the spare drive given to the served pool: every volume rebuilt, though
+# the failed drive (where each volume's partition size was read) is gone
+check "uraid add tank d4.img: a spare for every volume" \
+    bash -c "'$URAID' add tank '$work/d4.img' >'$work/add.out' 2>&1 && grep -q \"a spare for volume 'q1'\" '$work/add.out' || { cat '$work/add.out'; exit 1; }"
 rebuilt() {
     for _ in $(seq 300); do degraded_all 0 >/dev/null 2>&1 && return 0; sleep 0.2; done
     degraded_all 0
 }
 check "every volume rebuilt onto d4.img" rebuilt
-check "one rebuild at a time (the server's log, in volume order)" bash -c "
-    grep -o \"d4.img@[0-9+]* added to volume '[a-z0-9]*'\" '$work/tank.err' | sed \"s/.*'\\(.*\\)'/\\1/\" | tr '\n' ' ' | grep -qx 'm2 p1 q1 '"
+# one rebuild at a time: each volume's spare added only once the one before
+# is in sync (the server's log, in volume order)
+one_at_a_time() {
+    local seq want="A:m2 S:m2 A:p1 S:p1 A:q1 S:q1 "
+    for _ in $(seq 50); do
+        seq=$(sed -n "s/.*d4.img@[0-9+]* added to volume '\([a-z0-9]*\)'.*/A:\1/p
+s/.*volume '\([a-z0-9]*\)': .*d4.img@[0-9+]* is in sync: rebuilt.*/S:\1/p" "$work/tank.err" | tr '\n' ' ')
+        [ "$seq" = "$want" ] && break
+        sleep 0.1
+    done
+    [ "$seq" = "$want" ] || { echo "server log: '$seq', expected '$want'"; return 1; }
+    ! grep "not needed" "$work/tank.err"
+}
+check "one rebuild at a time (the server's log, in volume order)" one_at_a_time
 check "sgdisk -v: the spare's GPT is sound" bash -c "sgdisk -v d4.img | grep -q 'No problems found'"
 check "fio: verify every volume, rebuilt" fio_all verify
 stop_volume_refused() {
@@ -145,7 +179,7 @@ stop_volume_refused() {
 check "uraid stop tank/p1: refused (the pool stops whole), still served" stop_volume_refused
 check "stop" stop_pool
 
-drives+=(d4.img)
+drives=(d1.img d2.img d3.img d4.img)
 check "serve --pool=tank again (five drives)" serve_pool "${drives[@]}"
 check "every volume clean after the restart" degraded_all 0
 check "fio: verify every volume after the restart" fio_all verify

@@ -1284,6 +1284,93 @@ static void test_export_table(void)
 	CHECK(nbd_exports_check(dup, 2) == -EINVAL, "an empty name among several refused");
 	CHECK(nbd_exports_check(ex, 0) == -EINVAL, "no export refused");
 	CHECK(nbd_exports_check(ex, 3) == 0, "the table passes");
+
+	/* a meta context counts only for the export it named (proto.md): SET
+	   for vm, then GO backup: no base:allocation; SET and GO of backup: it */
+	static const char *const alloc[] = { "base:allocation" };
+	for (int same = 0; same < 2; same++) {
+		client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+		opt(&in, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+		opt_meta(&in, NBD_OPT_SET_META_CONTEXT, same ? "backup" : "vm", 1, alloc, 1, 0);
+		opt_go(&in, NBD_OPT_GO, "backup", 0, NULL);
+		run_table(ex, 3, &in, &out, r, 16);
+		CHECK(hs.status == NBD_HS_TRANSMISSION && hs.chosen == 2 &&
+		      !!(hs.session & NBD_SESSION_ALLOCATION) == same,
+		      "SET_META_CONTEXT for %s, GO backup: allocation %s (session %x)",
+		      same ? "backup" : "vm", same ? "on" : "off", hs.session);
+	}
+}
+
+/* Bounds of an export table and of the messages naming its exports. */
+static void test_export_table_limits(void)
+{
+	static struct bytes out;
+	static struct nbd_export big[NBD_MAX_EXPORTS + 1];
+	static char names[NBD_MAX_EXPORTS + 1][48];
+	static char desc[NBD_MAX_STRING + 1], longname[NBD_MAX_STRING + 1];
+	struct rep r[16];
+
+	for (unsigned i = 0; i <= NBD_MAX_EXPORTS; i++) {
+		snprintf(names[i], sizeof(names[i]), "volume-%03u-with-a-rather-long-name-xx", i);
+		big[i] = (struct nbd_export){ .name = names[i], .size = 1 << 20 };
+		nbd_export_block_sizes(&big[i], 0);
+	}
+	CHECK(nbd_exports_check(big, NBD_MAX_EXPORTS) == 0, "NBD_MAX_EXPORTS exports pass");
+	CHECK(nbd_exports_check(big, NBD_MAX_EXPORTS + 1) == -EINVAL,
+	      "NBD_MAX_EXPORTS + 1 exports refused");
+
+	/* an unknown name among many long names: the message cut with " ..." */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, "nope", 0, NULL);
+	unsigned nr = run_table(big, NBD_MAX_EXPORTS, &in, &out, r, 16);
+	CHECK(nr == 1 && r[0].type == NBD_REP_ERR_UNKNOWN && r[0].len <= NBD_MAX_ERRMSG &&
+	      r[0].len > 4 && !memcmp(r[0].data + r[0].len - 4, " ...", 4) &&
+	      !memcmp(r[0].data, "no export 'nope'; the exports: volume-000-", 42),
+	      "many exports: the message cut with ' ...' (%.*s)", nr ? (int)r[0].len : 0,
+	      nr ? (const char *)r[0].data : "");
+
+	/* control bytes of a name from the network: '?' in the message */
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, "a\001b\nc\177", 0, NULL);
+	nr = run_table(big, 2, &in, &out, r, 16);
+	static const char ctl_msg[] = "no export 'a?b?c?'; the exports: ";
+	CHECK(nr == 1 && r[0].type == NBD_REP_ERR_UNKNOWN && r[0].len > sizeof(ctl_msg) - 1 &&
+	      !memcmp(r[0].data, ctl_msg, sizeof(ctl_msg) - 1),
+	      "control bytes replaced by '?' (%.*s)", nr ? (int)r[0].len : 0,
+	      nr ? (const char *)r[0].data : "");
+	for (uint32_t i = 0; nr == 1 && i < r[0].len; i++)
+		CHECK(r[0].data[i] >= 0x20 && r[0].data[i] != 0x7f, "byte %u of the message", i);
+
+	/* a 4096-byte unknown name: 64 of its bytes in the message */
+	memset(longname, 'x', NBD_MAX_STRING);
+	longname[NBD_MAX_STRING] = 0;
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt_go(&in, NBD_OPT_GO, longname, 0, NULL);
+	nr = run_table(big, 2, &in, &out, r, 16);
+	char want[128];
+	int wn = snprintf(want, sizeof(want), "no export '%.64s'; the exports: ", longname);
+	CHECK(nr == 1 && r[0].type == NBD_REP_ERR_UNKNOWN && r[0].len > (uint32_t)wn &&
+	      !memcmp(r[0].data, want, (size_t)wn), "a 4096-byte name cut at 64 bytes");
+
+	/* LIST's answer must fit one reply's room: two exports with 4096-byte
+	   descriptions pass and are listed whole, a third is refused */
+	memset(desc, 'd', NBD_MAX_STRING);
+	desc[NBD_MAX_STRING] = 0;
+	struct nbd_export wide[3];
+	for (unsigned i = 0; i < 3; i++) {
+		wide[i] = (struct nbd_export){ .name = names[i], .description = desc,
+					       .size = 1 << 20 };
+		nbd_export_block_sizes(&wide[i], 0);
+	}
+	CHECK(nbd_exports_check(wide, 3) == -EINVAL, "a LIST answer over NBD_HS_REPLY_MAX refused");
+	CHECK(nbd_exports_check(wide, 2) == 0, "a LIST answer within NBD_HS_REPLY_MAX passes");
+	client_start(&in, NBD_FLAG_C_FIXED_NEWSTYLE);
+	opt(&in, NBD_OPT_LIST, NULL, 0);
+	nr = run_table(wide, 2, &in, &out, r, 16);
+	size_t dlen = 4 + strlen(names[0]) + NBD_MAX_STRING;
+	CHECK(nr == 3 && r[0].type == NBD_REP_SERVER && r[0].len == dlen &&
+	      r[1].type == NBD_REP_SERVER && r[1].len == dlen && r[2].type == NBD_REP_ACK &&
+	      r[1].data[dlen - 1] == 'd', "LIST: both exports whole, then ACK (%u replies)", nr);
 }
 
 int main(int argc, char **argv)
@@ -1304,6 +1391,7 @@ int main(int argc, char **argv)
 	test_replies();
 	test_mem_wait();
 	test_export_table();
+	test_export_table_limits();
 	if (failures)
 		printf("test_nbd_proto: %d failures (seed 0x%" PRIx64 ")\n", failures, seed);
 	else

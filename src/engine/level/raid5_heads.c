@@ -67,11 +67,13 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 	sl->bytes = bytes;
 	sl->heads = calloc(count, sizeof(*sl->heads));
 	sl->mem = calloc((size_t)count * n, sizeof(*sl->mem));
+	sl->gen = calloc((size_t)count * n, sizeof(*sl->gen));
 	sl->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (!sl->heads || !sl->mem || sl->pages == MAP_FAILED) {
+	if (!sl->heads || !sl->mem || !sl->gen || sl->pages == MAP_FAILED) {
 		free(sl->heads);
 		free(sl->mem);
+		free(sl->gen);
 		if (sl->pages != MAP_FAILED)
 			munmap(sl->pages, bytes);
 		free(sl);
@@ -80,6 +82,7 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 	for (unsigned i = 0; i < count; i++) {
 		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
 		sl->heads[i].mem = sl->mem + (size_t)i * n;
+		sl->heads[i].gen = sl->gen + (size_t)i * n;
 		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
 	}
 	return sl;
@@ -218,6 +221,7 @@ void r5_heads_fini(struct r5_heads *hs)
 		munmap(sl->pages, sl->bytes);
 		free(sl->heads);
 		free(sl->mem);
+		free(sl->gen);
 		free(sl);
 	}
 	free(hs->hash);
@@ -410,11 +414,14 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 	/* h takes k's pages and k h's: k is clean from now on */
 	uint8_t *pages = h->pages;
 	struct member **mem = h->mem;
+	uint32_t *gen = h->gen;
 
 	h->pages = k->pages;
 	h->mem = k->mem;
+	h->gen = k->gen;
 	k->pages = pages;
 	k->mem = mem;
+	k->gen = gen;
 	kept_drop(hs, k);
 	hs->drops--;            /* taken over, not dropped */
 	hs->hits++;

@@ -199,7 +199,17 @@ struct r5_heads {
 	struct r5_head **hash;
 	unsigned hash_mask;
 	unsigned nkept;                 /* read unlocked by r5_heads_drop */
-	uint64_t hits, misses, keeps, drops;
+	/*
+	 * Kept heads per row, by a hash of the row key (R5_ROWKEPT buckets;
+	 * rows sharing a bucket add up): changed under mu, read without it by
+	 * a holder of the row's lock, who then skips the mutex when its row
+	 * keeps nothing. Its row's keeps were made by earlier holders of the
+	 * lock (ordered by it); other rows only add to the count, and an
+	 * eviction only takes away a head that is gone: a 0 seen is true.
+	 */
+	uint32_t *rowkept;
+	uint64_t hits, keeps, drops;
+	uint64_t misses;                /* added to without mu (atomic) */
 	/* heads beyond the size after a shrink: pages given back to the
 	   system (madvise), kept for the next growth */
 	struct r5_head *spare;

@@ -73,7 +73,7 @@ print("%.2f" % (r / (w or 1)))' 2>/dev/null)
     for s in "${sc_sizes[@]}"; do
         awk -v s="$s" -v v="${best[$s]:-0}" -v b="${best[17]:-0}" -v w="${waited[$s]:-0}" \
             -v p="${peak[$s]:-0}" -v h="${hit[$s]:-0}" -v t="${tried[$s]:-0}" 'BEGIN {
-            printf "stripe cache %5d heads (%9s): %7.1f MiB/s  %5.2f x the smallest  %8d waited  peak %5d in use  %5.1f %% of 4 KiB units kept\n",
+            printf "stripe cache %5d heads (%9s): %7.1f MiB/s  %5.2f x the smallest  %8d waited  peak %5d in use  %5.1f %% of 4 KiB write units that found theirs kept (hits)\n",
                    s, sprintf("%.1f MiB", s * 4096 * 4 / 1048576), v / 1048576, (b > 0 ? v / b : 0), w, p,
                    (t > 0 ? 100 * h / t : 0) }'
     done

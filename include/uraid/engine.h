@@ -98,9 +98,12 @@ int uraid_engine_poll_ns(struct uraid_engine *e, unsigned reactor, int64_t timeo
  * stripe heads, each one 4 KiB page per member (memory: size x 4 KiB x
  * members, allocated when the size is set). It bounds the row pieces in
  * work at once (written, or rebuilt for a read), one head each whatever
- * its size: a request that finds every head taken waits for one. It keeps
- * no data between writes. Other levels have none: they keep the value
- * and ignore it (uraid_stripe_cache_status.used is false).
+ * its size: a request that finds every head taken waits for one. A head
+ * whose write was a 4 KiB unit keeps that unit's pages afterwards (row
+ * data, as md's stripe cache), while no new work needs the head: the next
+ * write of the unit reads none of its blocks from the members. Other
+ * levels have none: they keep the value and ignore it
+ * (uraid_stripe_cache_status.used is false).
  */
 #define URAID_STRIPE_CACHE_MIN     17u
 #define URAID_STRIPE_CACHE_DEFAULT 256u

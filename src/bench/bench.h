@@ -136,6 +136,10 @@ struct bench_result {
 	uint64_t line_reads[BENCH_MAX_LINES];
 	uint64_t runtime_ns;        /* the measured window */
 	uint64_t cpu_user_ns, cpu_sys_ns;   /* of the process during the window */
+	/* an array target: the flush after the window (uraid_array_flush:
+	   the write-back cache destaged, the members flushed), so that what
+	   the window acknowledged but did not write is paid somewhere */
+	uint64_t drain_ns;
 	uint64_t busy_ns;           /* time of the measured window with >= 1 I/O outstanding
 	                               (replay: the one worker; else the sum over workers) */
 	unsigned workers, iodepth, ntargets;

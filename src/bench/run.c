@@ -580,6 +580,17 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 		rc = worker_setup(r, &r->workers[i], i, err, errlen);
 	if (!rc)
 		rc = run_workers(r, hooks, res, err, errlen);
+	/* one worker: this thread may drive reactor 0 (run_sync) now that the
+	   worker is gone; with several, other reactors would be left undriven */
+	if (!rc && tg->kind == BENCH_ARRAY && r->array && r->nworkers == 1) {
+		uint64_t t0 = bench_now_ns();
+		int frc = uraid_array_flush(r->array);
+
+		res->drain_ns = bench_now_ns() - t0;
+		if (frc)
+			rc = uraid_errf(err, errlen, frc, "the flush after the run failed: %s",
+					strerror(-frc));
+	}
 	if (rc)
 		bench_result_fini(res);
 	for (unsigned i = 0; r->workers && i < r->nworkers; i++)

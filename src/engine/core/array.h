@@ -121,6 +121,11 @@ struct array_slot {
 	   made so far), reads go to m. Set and cleared under meta_lock. */
 	struct member *_Atomic repl;
 	_Atomic uint64_t repl_rebuilt;
+	/* bumped (slot_changed) after m or state changes: fail, remove, a
+	   rebuild or replacement taking the slot, a reshape; a cache of the
+	   slot's content (the RAID 4/5/6 stripe cache) counts a page only
+	   while the generation it saw is still the slot's */
+	_Atomic uint32_t gen;
 };
 
 #define SYNC_ENDED_KEPT 4        /* background jobs' outcomes kept besides the last */
@@ -389,6 +394,12 @@ static inline bool array_has_stacked_member(const struct array *a)
 }
 
 /* Is the slot's member usable for I/O? */
+/* Slot s's member or state was changed (after the stores; meta_lock held). */
+static inline void slot_changed(struct array *a, unsigned s)
+{
+	atomic_fetch_add_explicit(&a->slot[s].gen, 1, memory_order_release);
+}
+
 static inline bool slot_ok(const struct array *a, unsigned slot)
 {
 	return a->slot[slot].m && a->slot[slot].state == URAID_MEMBER_IN_SYNC;

@@ -141,6 +141,7 @@ static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 		atomic_store(&a->slot[last].m, NULL);
 		atomic_store(&a->slot[last].state, URAID_MEMBER_MISSING);
 		atomic_store(&a->slot[last].rebuilt, 0);
+		slot_changed(a, last);
 		meta_recount_degraded(a);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
@@ -346,11 +347,13 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		a->member_slot[i] = (int)s;
 		atomic_store(&a->slot[s].state, URAID_MEMBER_IN_SYNC);
 		atomic_store(&a->slot[s].m, a->members[i]);
+		slot_changed(a, s);
 	}
 	for (unsigned s = first + ntake; s < new_disks; s++) {
 		/* the new parity slot of a parity gap stays missing */
 		atomic_store(&a->slot[s].m, NULL);
 		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+		slot_changed(a, s);
 	}
 	const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS] = { 0 };
 	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
@@ -432,6 +435,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			unsigned i = (unsigned)take[k], s = first + k;
 			atomic_store(&a->slot[s].m, NULL);
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
+			slot_changed(a, s);
 			a->member_state[i] = URAID_MEMBER_SPARE;
 			a->member_slot[i] = -1;
 		}

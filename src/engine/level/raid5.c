@@ -148,7 +148,7 @@ static void r5_stripe_cache_get(struct array *a, struct uraid_stripe_cache_statu
 	pthread_mutex_lock(&priv->heads.mu);
 	st->kept = priv->heads.nkept;
 	st->hits = priv->heads.hits;
-	st->misses = priv->heads.misses;
+	st->misses = __atomic_load_n(&priv->heads.misses, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&priv->heads.mu);
 }
 

@@ -41,6 +41,10 @@
  * a reshape keeps nothing and a new geometry starts an empty pool.
  *
  * Shared by every reactor of the array: one mutex, held for a list step.
+ * A write unit's look for its row's kept pages (r5_head_take_kept,
+ * r5_heads_drop) takes it only when the row's count (hs->rowkept, by a
+ * hash of the row) says the pool may keep some of the row, so that units
+ * that keep nothing (wide or full-row writes) do not meet on it.
  * A holder of a head never waits for another one, and a holder of a row
  * never waits for a head, so a full cache only delays.
  */
@@ -67,11 +71,13 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 	sl->bytes = bytes;
 	sl->heads = calloc(count, sizeof(*sl->heads));
 	sl->mem = calloc((size_t)count * n, sizeof(*sl->mem));
+	sl->gen = calloc((size_t)count * n, sizeof(*sl->gen));
 	sl->pages = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (!sl->heads || !sl->mem || sl->pages == MAP_FAILED) {
+	if (!sl->heads || !sl->mem || !sl->gen || sl->pages == MAP_FAILED) {
 		free(sl->heads);
 		free(sl->mem);
+		free(sl->gen);
 		if (sl->pages != MAP_FAILED)
 			munmap(sl->pages, bytes);
 		free(sl);
@@ -80,6 +86,7 @@ static struct r5_head_slab *slab_alloc(unsigned n, unsigned count)
 	for (unsigned i = 0; i < count; i++) {
 		sl->heads[i].pages = sl->pages + (size_t)i * n * R5_KEEP_BYTES;
 		sl->heads[i].mem = sl->mem + (size_t)i * n;
+		sl->heads[i].gen = sl->gen + (size_t)i * n;
 		sl->heads[i].next = i + 1 < count ? &sl->heads[i + 1] : NULL;
 	}
 	return sl;
@@ -93,6 +100,20 @@ static unsigned bucket(const struct r5_heads *hs, uint64_t key, uint32_t x)
 {
 	return (unsigned)(((key * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)x * 0xC2B2AE3D27D4EB4Full)) >> 40) &
 	       hs->hash_mask;
+}
+
+/* Buckets of the per-row kept counts (hs->rowkept), a power of two. */
+#define R5_ROWKEPT 16384u
+
+static uint32_t *rowkept_of(const struct r5_heads *hs, uint64_t key)
+{
+	return &hs->rowkept[(unsigned)((key * 0x9E3779B97F4A7C15ull) >> 50) & (R5_ROWKEPT - 1)];
+}
+
+/* Holding row key's lock: may the pool keep anything of the row? */
+static bool row_may_keep(const struct r5_heads *hs, uint64_t key)
+{
+	return __atomic_load_n(rowkept_of(hs, key), __ATOMIC_RELAXED) != 0;
 }
 
 static struct r5_head *kept_find(struct r5_heads *hs, uint64_t key, uint32_t x)
@@ -123,6 +144,7 @@ static void kept_unlink(struct r5_heads *hs, struct r5_head *h)
 	h->lprev = h->lnext = NULL;
 	h->kept = false;
 	__atomic_store_n(&hs->nkept, hs->nkept - 1, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(rowkept_of(hs, h->key), 1, __ATOMIC_RELAXED);
 }
 
 /* Under mu: a kept head forgotten and made clean (on the free list). */
@@ -188,10 +210,10 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 	hs->populate = r5_heads_populate;
 	hs->hash_mask = R5_HASH_BUCKETS - 1;
 	hs->hash = calloc(R5_HASH_BUCKETS, sizeof(*hs->hash));
-	if (!hs->hash)
-		return -ENOMEM;
-	if (pthread_mutex_init(&hs->mu, NULL)) {
+	hs->rowkept = calloc(R5_ROWKEPT, sizeof(*hs->rowkept));
+	if (!hs->hash || !hs->rowkept || pthread_mutex_init(&hs->mu, NULL)) {
 		free(hs->hash);
+		free(hs->rowkept);
 		return -ENOMEM;
 	}
 	if (size) {
@@ -199,6 +221,7 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 
 		if (!sl) {
 			free(hs->hash);
+			free(hs->rowkept);
 			pthread_mutex_destroy(&hs->mu);
 			return -ENOMEM;
 		}
@@ -218,9 +241,11 @@ void r5_heads_fini(struct r5_heads *hs)
 		munmap(sl->pages, sl->bytes);
 		free(sl->heads);
 		free(sl->mem);
+		free(sl->gen);
 		free(sl);
 	}
 	free(hs->hash);
+	free(hs->rowkept);
 	pthread_mutex_destroy(&hs->mu);
 }
 
@@ -389,6 +414,7 @@ void r5_head_put_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint
 			hs->lru_head = h;
 		hs->lru_tail = h;
 		__atomic_store_n(&hs->nkept, hs->nkept + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(rowkept_of(hs, key), 1, __ATOMIC_RELAXED);
 		hs->keeps++;
 	}
 	served = serve_waiters(hs);
@@ -400,21 +426,29 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 {
 	struct r5_head *k;
 
+	/* the caller holds the row: nothing kept of it, no mutex */
+	if (!row_may_keep(hs, key)) {
+		__atomic_fetch_add(&hs->misses, 1, __ATOMIC_RELAXED);
+		return false;
+	}
 	pthread_mutex_lock(&hs->mu);
 	k = kept_find(hs, key, x);
 	if (!k) {
-		hs->misses++;
+		__atomic_fetch_add(&hs->misses, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&hs->mu);
 		return false;
 	}
 	/* h takes k's pages and k h's: k is clean from now on */
 	uint8_t *pages = h->pages;
 	struct member **mem = h->mem;
+	uint32_t *gen = h->gen;
 
 	h->pages = k->pages;
 	h->mem = k->mem;
+	h->gen = k->gen;
 	k->pages = pages;
 	k->mem = mem;
+	k->gen = gen;
 	kept_drop(hs, k);
 	hs->drops--;            /* taken over, not dropped */
 	hs->hits++;
@@ -426,19 +460,23 @@ void r5_heads_drop(struct r5_heads *hs, uint64_t key, uint32_t x0, uint32_t x1)
 {
 	/* the row's keeps were made by holders of its lock, which the caller
 	   holds now: an unlocked look sees them (the lock orders it) */
-	if (!__atomic_load_n(&hs->nkept, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&hs->nkept, __ATOMIC_RELAXED) || !row_may_keep(hs, key))
 		return;
 	x0 &= ~(uint32_t)(R5_KEEP_BYTES / 512 - 1);
 	pthread_mutex_lock(&hs->mu);
+	/* both walks stop once the row's bucket counts none (nothing of the
+	   row is left then) */
+	const uint32_t *left = rowkept_of(hs, key);
+
 	if ((x1 - x0) / (R5_KEEP_BYTES / 512) > hs->nkept) {
 		/* a wide range (a row): walking the kept heads is shorter */
-		for (struct r5_head *h = hs->lru_head, *nx; h; h = nx) {
+		for (struct r5_head *h = hs->lru_head, *nx; h && *left; h = nx) {
 			nx = h->lnext;
 			if (h->key == key && h->x >= x0 && h->x < x1)
 				kept_drop(hs, h);
 		}
 	} else {
-		for (uint32_t x = x0; x < x1; x += R5_KEEP_BYTES / 512) {
+		for (uint32_t x = x0; x < x1 && *left; x += R5_KEEP_BYTES / 512) {
 			struct r5_head *h = kept_find(hs, key, x);
 
 			if (h)

@@ -119,13 +119,18 @@ int r5_plan_write(const struct r5_plan_in *in, struct r5_plan *out);
  * piece is done, as md's stripe cache keeps an inactive stripe: it is then
  * "kept", found by (key, x) in the pool's hash, idle on its LRU list, and
  * the first head taken when no clean one is free. mem[s] is the member
- * whose content page s is (NULL: the page holds nothing); a page counts
- * only while that member is still the slot's and the slot is usable.
+ * whose content page s is (NULL: the page holds nothing) and gen[s] the
+ * slot's generation (array_slot.gen) when it was; a page counts only while
+ * both are still the slot's and the slot is usable (r5_head_page_counts):
+ * the generation, bumped on every change of the slot's member or state,
+ * so that a member struct freed and another allocated at its address
+ * cannot pass for it.
  */
 struct r5_head {
 	struct r5_head *next;           /* free or spare list */
 	uint8_t *pages;                 /* slot s: pages + s * R5_KEEP_BYTES */
 	struct member **mem;            /* [n]: whose content each page is */
+	uint32_t *gen;                  /* [n]: the slot's generation then */
 	/* kept: the unit's row key (r5_row_key) and within-chunk sector */
 	uint64_t key;
 	uint32_t x;
@@ -140,12 +145,40 @@ static inline uint8_t *r5_head_page(const struct r5_head *h, unsigned s)
 	return h->pages + (size_t)s * R5_KEEP_BYTES;
 }
 
+/*
+ * Page s of h holds slot s's content as on its member now (have), or
+ * nothing. gen is the slot's generation read (slot_gen) before the
+ * caller looked whether the slot is usable: a change after that look
+ * bumps it past what the page records.
+ */
+static inline uint32_t slot_gen(const struct array *a, unsigned s)
+{
+	return atomic_load_explicit(&a->slot[s].gen, memory_order_acquire);
+}
+
+static inline void r5_head_page_set(struct r5_head *h, const struct array *a, unsigned s,
+				    uint32_t gen, bool have)
+{
+	h->mem[s] = have ? atomic_load_explicit(&a->slot[s].m, memory_order_relaxed) : NULL;
+	h->gen[s] = gen;
+}
+
+/* Page s of h still holds slot s's content: the same member, and the slot
+ * unchanged since (the caller also asks whether it is usable in the row). */
+static inline bool r5_head_page_counts(const struct r5_head *h, const struct array *a,
+				       unsigned s)
+{
+	return h->mem[s] && h->gen[s] == slot_gen(a, s) &&
+	       h->mem[s] == atomic_load_explicit(&a->slot[s].m, memory_order_relaxed);
+}
+
 /* Heads allocated together (one resize's growth): freed at fini. */
 struct r5_head_slab {
 	struct r5_head_slab *next;
 	struct r5_head *heads;
 	uint8_t *pages;                 /* mapped: bytes long */
 	struct member **mem;            /* the heads' mem arrays */
+	uint32_t *gen;                  /* the heads' gen arrays */
 	size_t bytes;
 };
 
@@ -166,7 +199,17 @@ struct r5_heads {
 	struct r5_head **hash;
 	unsigned hash_mask;
 	unsigned nkept;                 /* read unlocked by r5_heads_drop */
-	uint64_t hits, misses, keeps, drops;
+	/*
+	 * Kept heads per row, by a hash of the row key (R5_ROWKEPT buckets;
+	 * rows sharing a bucket add up): changed under mu, read without it by
+	 * a holder of the row's lock, who then skips the mutex when its row
+	 * keeps nothing. Its row's keeps were made by earlier holders of the
+	 * lock (ordered by it); other rows only add to the count, and an
+	 * eviction only takes away a head that is gone: a 0 seen is true.
+	 */
+	uint32_t *rowkept;
+	uint64_t hits, keeps, drops;
+	uint64_t misses;                /* added to without mu (atomic) */
 	/* heads beyond the size after a shrink: pages given back to the
 	   system (madvise), kept for the next growth */
 	struct r5_head *spare;

@@ -247,7 +247,7 @@ static void unit_cache_begin(struct r5_piece *pc)
 	if (!r5_head_take_kept(hs, h, r5_row_key(pc), pc->ux))
 		return;
 	for (unsigned s = 0; s < pc->n; s++)
-		if (h->mem[s] && h->mem[s] == pc->a->slot[s].m && r5_live(pc, s))
+		if (r5_head_page_counts(h, pc->a, s) && r5_live(pc, s))
 			pc->sflag[s] |= SF_CACHED;
 }
 
@@ -269,10 +269,11 @@ static void unit_cache_end(struct r5_piece *pc)
 	for (unsigned s = 0; s < pc->n; s++) {
 		int k = pc->didx[s];
 		uint8_t *page = r5_head_page(h, s);
+		uint32_t gen = slot_gen(pc->a, s);      /* before the look at the slot */
 		bool have;
 
 		if ((pc->sflag[s] & SF_DEAD) || !r5_live(pc, s)) {
-			h->mem[s] = NULL;
+			r5_head_page_set(h, pc->a, s, gen, false);
 			continue;
 		}
 		if (k >= 0 && pc->wr[k]) {
@@ -285,7 +286,7 @@ static void unit_cache_end(struct r5_piece *pc)
 			have = pc->sbuf[s] == page ? (pc->sflag[s] & SF_HAVE) != 0
 						   : (pc->sflag[s] & SF_CACHED) != 0;
 		}
-		h->mem[s] = have ? pc->a->slot[s].m : NULL;
+		r5_head_page_set(h, pc->a, s, gen, have);
 	}
 	pc->keep = true;
 	pc->keep_x = pc->ux;

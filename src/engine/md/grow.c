@@ -250,6 +250,7 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 		atomic_store(&a->slot[n].state, URAID_MEMBER_MISSING);
 		atomic_store(&a->slot[n].repl, NULL);
 		atomic_store(&a->slot[n].rebuilt, 0);
+		slot_changed(a, n);     /* each slot's content moves */
 	}
 	for (uint32_t o = 0; o < old_sb.raid_disks; o++) {
 		if (map[o] < 0)

@@ -53,6 +53,7 @@ static void replacement_takes_over(struct array *a, unsigned slot)
 	a->slot[slot].dev_number = own->dev_number;
 	a->slot[slot].m = r;
 	a->slot[slot].state = URAID_MEMBER_REBUILDING;
+	slot_changed(a, slot);
 	/* the copy stops (its job sees repl go); a rebuild from the others goes
 	   on from `at` (jobs/auto_recover.c) */
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: its slot %u lost its member: the rest is rebuilt onto it "
@@ -73,6 +74,7 @@ static void leave_slot(struct array *a, unsigned idx)
 		if (a->slot[s].m == m) {
 			a->slot[s].state = URAID_MEMBER_MISSING;
 			a->slot[s].m = NULL;
+			slot_changed(a, (unsigned)s);
 		}
 		if (atomic_load(&a->slot[s].repl) == m)
 			atomic_store(&a->slot[s].repl, NULL);
@@ -94,10 +96,12 @@ static int fail_slot_member(struct array *a, const struct md_fail *f, unsigned s
 	int err = f->err < 0 ? -f->err : f->err;
 
 	a->slot[s].state = URAID_MEMBER_FAULTY;
+	slot_changed(a, s);
 	bool survives = array_level_survives(a);
 	bool fatal_ok = !a->level->keeps_last_copy;
 	if (!survives && (!fatal_ok || (request && !(f->flags & URAID_FAIL_FORCE)))) {
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
+		slot_changed(a, s);
 		if (!request) {
 			ulog(array_log(a), URAID_LOG_ERR, "%s: I/O error (%s) on the last working copy "
 			     "of slot %u; not failing it", m->path, strerror(err), s);
@@ -196,8 +200,10 @@ static int member_fail(struct array *a, const struct md_fail *f)
 		     m->path, f->what, strerror(-f->err));
 		a->member_state[f->where] = URAID_MEMBER_FAULTY;
 		a->member_pending_slot[f->where] = -1;
-		if (s >= 0 && a->slot[s].m == m)
+		if (s >= 0 && a->slot[s].m == m) {
 			a->slot[s].state = URAID_MEMBER_FAULTY;
+			slot_changed(a, (unsigned)s);
+		}
 		meta_recount_degraded(a);
 		return 0;
 	case MD_FAIL_JOB_TARGET:
@@ -357,6 +363,7 @@ void md_member_remove(struct array *a, unsigned idx)
 	if (a->member_state[idx] == URAID_MEMBER_FAULTY && s >= 0 && a->slot[s].m == m) {
 		a->slot[s].state = URAID_MEMBER_MISSING;
 		a->slot[s].m = NULL;
+		slot_changed(a, (unsigned)s);
 	}
 	a->retired[a->nretired++] = m;
 	for (unsigned j = idx; j + 1 < a->nmembers; j++) {
@@ -434,6 +441,7 @@ static int recovery_begin(struct array *a, uint32_t unit, struct md_rebuild *rb)
 		a->slot[slot].dev_number = own->dev_number;
 		a->slot[slot].state = URAID_MEMBER_REBUILDING;
 		a->slot[slot].m = m;
+		slot_changed(a, (unsigned)slot);
 	}
 	rb->slot = slot;
 	rb->target = m;
@@ -467,6 +475,7 @@ static void take_slot(struct array *a, unsigned i, int s)
 						   URAID_FEATURE_REPLACEMENT);
 	a->member_sb[i].recovery_offset = 0;
 	a->slot[s].m = a->members[i];
+	slot_changed(a, (unsigned)s);
 	a->slot[s].dev_number = a->member_sb[i].dev_number;
 }
 
@@ -495,6 +504,7 @@ void md_recovery_end(struct array *a, const struct md_rebuild *rb, uint64_t pos,
 	if (how == MD_REBUILD_DONE) {
 		take_slot(a, (unsigned)i, s);
 		a->slot[s].state = URAID_MEMBER_IN_SYNC;
+		slot_changed(a, (unsigned)s);
 	} else {
 		/*
 		 * Stopped: the spare keeps its slot as REBUILDING, so that writes
@@ -699,6 +709,7 @@ void md_attach_pending(struct array *a, uint32_t unit)
 			a->slot[s].dev_number = own->dev_number;
 			a->slot[s].state = URAID_MEMBER_REBUILDING;
 			a->slot[s].m = a->members[i];
+			slot_changed(a, (unsigned)s);
 		}
 	}
 	pthread_mutex_unlock(&a->meta_lock);

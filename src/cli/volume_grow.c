@@ -231,7 +231,7 @@ static int inproc_grow(struct inproc *ip, const struct uraid_grow *r)
 
 /* ---- checks shared by both ways ---- */
 
-static int check_volume(const struct pool *p, const struct pool_volume *v)
+static int check_volume(const struct pool *p, const struct pool_volume *v, bool equal)
 {
 	if (!v->has_md) {
 		fprintf(stderr, "uraid %s: volume '%s' has no md superblock on its partitions; "
@@ -257,11 +257,15 @@ static int check_volume(const struct pool *p, const struct pool_volume *v)
 			v->nparts, v->raid_disks);
 		return CLI_EXIT_FAIL;
 	}
-	for (unsigned i = 1; i < v->nparts; i++)
+	/* --size extends each partition by its own amount (a --size stopped
+	   between two drives' tables leaves them unequal: its rerun ends it) */
+	for (unsigned i = 1; i < v->nparts && equal; i++)
 		if (part_sectors(p, v, i) != part_sectors(p, v, 0)) {
 			fprintf(stderr, "uraid %s: the partitions of volume '%s' differ in size (%s "
-				"and %s); volume grow keeps them equal\n", CMD, v->name,
-				p->drive[v->drive[0]]->path, p->drive[v->drive[i]]->path);
+				"and %s; a 'volume grow --size' stopped half-way?): run 'uraid volume "
+				"grow %s %s --size=SIZE|max' to make them equal first\n", CMD, v->name,
+				p->drive[v->drive[0]]->path, p->drive[v->drive[i]]->path,
+				p->label.name, v->name);
 			return CLI_EXIT_FAIL;
 		}
 	return 0;
@@ -435,6 +439,16 @@ static uint64_t room_after(const struct pool_drive *d, const struct gpt_part *gp
 
 /* The array's sectors with partitions of part sectors each (the volume's
  * data offset kept, md's component size rounded down to the chunk). */
+static uint64_t comp_with(const struct pool_volume *v, uint64_t data_offset, uint64_t part)
+{
+	if (part <= data_offset)
+		return 0;
+	uint64_t comp = part - data_offset;
+	if (v->chunk_sectors)
+		comp -= comp % v->chunk_sectors;
+	return comp;
+}
+
 static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uint64_t part)
 {
 	struct uraid_geom g;
@@ -443,9 +457,7 @@ static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uin
 
 	if (part <= data_offset || v->raid_disks > URAID_MAX_MEMBERS)
 		return 0;
-	uint64_t comp = part - data_offset;
-	if (v->chunk_sectors)
-		comp -= comp % v->chunk_sectors;
+	uint64_t comp = comp_with(v, data_offset, part);
 	for (unsigned i = 0; i < v->raid_disks; i++)
 		members[i] = comp;
 	struct uraid_geom_params gp = {
@@ -455,7 +467,8 @@ static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uin
 	return uraid_geom_init(&g, &gp, why, sizeof(why)) ? 0 : uraid_geom_array_sectors(&g);
 }
 
-static int read_data_offset(const struct pool *p, const struct pool_volume *v, uint64_t *off)
+static int read_data_offset(const struct pool *p, const struct pool_volume *v, uint64_t *off,
+			    uint64_t *used)
 {
 	const struct pool_drive *d = p->drive[v->drive[0]];
 	const struct gpt_part *gp = &d->gpt.part[v->entry[0]];
@@ -465,6 +478,7 @@ static int read_data_offset(const struct pool *p, const struct pool_volume *v, u
 	if (pr && fd >= 0 && uraid_probe_range(fd, gp->first, gp->last - gp->first + 1, pr) == 0 &&
 	    pr->chosen >= 0 && pr->loc[pr->chosen].status == 0) {
 		*off = pr->loc[pr->chosen].sb.data_offset;
+		*used = pr->loc[pr->chosen].sb.size;
 		rc = 0;
 	}
 	if (fd >= 0)
@@ -479,7 +493,8 @@ static int read_data_offset(const struct pool *p, const struct pool_volume *v, u
 static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
 		     const int *fds, bool served)
 {
-	uint64_t part = part_sectors(p, v, 0), room = UINT64_MAX, data_offset;
+	uint64_t part = 0, smallest = UINT64_MAX, reach = UINT64_MAX, room, data_offset, used;
+	uint64_t oldlast[POOL_MAX_DRIVES];
 	unsigned which[POOL_MAX_DRIVES], tight = 0;
 	char *specs[URAID_MAX_MEMBERS] = { 0 };
 	char a[32], b[32], c[32], e[32];
@@ -498,17 +513,32 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 			"%s'), run volume grow, then serve it again\n", CMD, v->name, v->name);
 		return CLI_EXIT_FAIL;
 	}
+	/* the partitions can differ (a --size stopped between two drives'
+	   tables): the largest is the base, each is extended to base + growth,
+	   as far as the tightest one's room reaches */
 	for (unsigned i = 0; i < v->nparts; i++) {
 		const struct pool_drive *d = p->drive[v->drive[i]];
-		uint64_t r = room_after(d, &d->gpt.part[v->entry[i]]);
-		if (r < room) {
-			room = r;
+		uint64_t ps = part_sectors(p, v, i);
+		uint64_t r = ps + room_after(d, &d->gpt.part[v->entry[i]]);
+		if (r < reach) {
+			reach = r;
 			tight = i;
 		}
+		part = ps > part ? ps : part;
+		smallest = ps < smallest ? ps : smallest;
 		which[i] = v->drive[i];
+		oldlast[i] = d->gpt.part[v->entry[i]].last;
 	}
-	if (read_data_offset(p, v, &data_offset))
+	if (read_data_offset(p, v, &data_offset, &used))
 		return CLI_EXIT_FAIL;
+	if (smallest < data_offset + used) {
+		fprintf(stderr, "uraid %s: a partition of volume '%s' (%s) is smaller than md uses "
+			"(data offset + %s per member): the table does not match the array; "
+			"nothing written\n", CMD, v->name, cli_bytes(smallest * 512, a, sizeof(a)),
+			cli_bytes(used * 512, b, sizeof(b)));
+		return CLI_EXIT_FAIL;
+	}
+	room = reach > part ? reach - part : 0;
 	/* after a reshape md's component size can be below what the partitions
 	   hold (the data offset moved): the size now is the superblocks' */
 	uint64_t cur = v->array_sectors;
@@ -551,10 +581,15 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 		return CLI_EXIT_FAIL;
 	}
 
-	/* the partitions extended (each table: backup first, then primary) */
-	for (unsigned i = 0; i < v->nparts; i++)
-		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last += newpart - part;
-	if (newpart != part && volume_write_tables(CMD, p, fds, which, v->nparts))
+	/* the partitions extended (each table: backup first, then primary; a
+	   kill between two drives leaves them unequal, which a rerun ends) */
+	bool change = false;
+	for (unsigned i = 0; i < v->nparts; i++) {
+		struct gpt_part *gp = &p->drive[v->drive[i]]->gpt.part[v->entry[i]];
+		change |= gp->last != gp->first + newpart - 1;
+		gp->last = gp->first + newpart - 1;
+	}
+	if (change && volume_write_tables(CMD, p, fds, which, v->nparts))
 		goto undo;
 	for (unsigned i = 0; i < v->nparts; i++) {
 		if (!(specs[i] = malloc(SPEC_LEN)))
@@ -570,6 +605,9 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	   change and put back, as the planner's refusal says to do by hand */
 	struct uraid_grow nobm = { .bitmap = -1 }, grow = { .size_bytes = URAID_GROW_MAX },
 			  bm = { .bitmap = 1 };
+	/* --size=SIZE: md's component size that holds it, not the partitions' all */
+	if (!o->max)
+		grow.size_bytes = comp_with(v, data_offset, newpart) * 512;
 	uint64_t before = uraid_array_size(ip.a);
 	if ((bitmap && (st = inproc_grow(&ip, &nobm))) || (st = inproc_grow(&ip, &grow)) ||
 	    (st = inproc_wait(&ip)) || (bitmap && (st = inproc_grow(&ip, &bm)))) {
@@ -582,14 +620,14 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	if ((st = inproc_close(&ip)))
 		goto out;
 	printf("Grew volume '%s' of pool '%s' on its %u drives: partitions %s -> %s, volume %s "
-	       "-> %s\n", v->name, p->label.name, v->nparts, cli_bytes(part * 512, a, sizeof(a)),
+	       "-> %s\n", v->name, p->label.name, v->nparts, cli_bytes(smallest * 512, a, sizeof(a)),
 	       cli_bytes(newpart * 512, b, sizeof(b)), cli_bytes(before, c, sizeof(c)),
 	       cli_bytes(after, e, sizeof(e)));
 	goto out;
 undo:
 	for (unsigned i = 0; i < v->nparts; i++)
-		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last -= newpart - part;
-	if (newpart != part)
+		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last = oldlast[i];
+	if (change)
 		volume_write_tables(CMD, p, fds, which, v->nparts);
 	st = CLI_EXIT_FAIL;
 out:
@@ -618,7 +656,7 @@ int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds)
 			"(more size on the same drives), one of them\n", CMD);
 		return CLI_EXIT_USAGE;
 	}
-	int st = check_volume(p, v);
+	int st = check_volume(p, v, o->drives != 0);
 	if (st)
 		return st;
 	bool served;

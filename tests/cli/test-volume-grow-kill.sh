@@ -35,5 +35,42 @@ check "sgdisk -v clean after it" gpt_sound e0.img e1.img
 check "pool status: no GPT copy damaged" \
     bash -c "! '$URAID' pool status small e0.img e1.img 2>&1 | grep -q damaged"
 
+# ---- volume grow --size killed between two drives' tables
+truncate -s 64M d0.img d1.img d2.img d3.img
+drives=(d0.img d1.img d2.img d3.img)
+uri() { echo "nbd+unix:///$1?socket=$work/$1.sock"; }
+serve_v() { serve_bg "$work" "$1" --pool=tank --volume="$1" "${drives[@]}"; }
+size_of() { "$URAID" pool status tank "${drives[@]}" --json | python3 -c '
+import json, sys
+v = {x["name"]: x for x in json.load(sys.stdin)["volumes"]}[sys.argv[1]]
+print(v["size_bytes"], v["raid_disks"], v["health"])' "$1"; }
+same_data() {   # the volume begins with its pattern
+    local v=$1 n
+    n=$(stat -c %s "$v.pat")
+    nbdcopy "$(uri "$v")" "$v.back" && cmp -n "$n" "$v.pat" "$v.back"
+}
+check "pool create tank" "$URAID" pool create tank "${drives[@]}"
+check "volume create v: parity on 3 drives, 12M" \
+    "$URAID" volume create tank v --resiliency=parity --size=12M --drives=3 "${drives[@]}"
+check "serve v" serve_v v
+write_v() { randfile "$2" "$(nbdinfo --size "$(uri "$1")")" "$1.pat" && nbdcopy "$1.pat" "$(uri "$1")"; }
+check "v: a pattern (seed $((SEED + 1)))" write_v v $((SEED + 1))
+check "v: stopped" stop_served v
+# one fdatasync per drive's table: the 2nd is the second drive's
+strace -f -o /dev/null -e inject=fdatasync:signal=KILL:when=2 \
+    "$URAID" volume grow tank v --size=20M "${drives[@]}" >kill.out 2>&1
+echo "  killed volume grow --size: exit $?"
+check "the partitions differ after the kill" bash -c \
+    "sgdisk -p d0.img | grep tank/v | awk '{print \$3-\$2}' >a; sgdisk -p d2.img | grep tank/v | awk '{print \$3-\$2}' >b; ! cmp -s a b"
+check "volume grow --size=20M again" "$URAID" volume grow tank v --size=20M "${drives[@]}"
+check "sgdisk -v clean" gpt_sound "${drives[@]}"
+read -r v_size _ v_health <<<"$(size_of v)"
+echo "  v: $v_size bytes, $v_health"
+check "v: 20 MiB or a little more, clean" \
+    test "$v_health" = clean -a "$v_size" -ge $((20 << 20)) -a "$v_size" -lt $((22 << 20))
+check "serve v" serve_v v
+check "v: the pattern reads back" same_data v
+check "v: stopped" stop_served v
+
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

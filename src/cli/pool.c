@@ -752,7 +752,7 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 		printf("  %-20s %-17s %12s %6u  %s\n", vol->name,
 		       vol->has_md ? pool_level_word(vol->level, vol->layout, vol->raid_disks) : "?",
 		       vol->has_md ? cli_bytes(vol->array_sectors * 512, a, sizeof(a)) : "?",
-		       vol->nparts, volume_health(vol, h, sizeof(h)));
+		       vol->has_md ? vol->raid_disks : vol->nparts, volume_health(vol, h, sizeof(h)));
 	}
 	printf("\n  largest new volume:\n");
 	for (unsigned r = 0; r < POOL_RESILIENCIES; r++) {

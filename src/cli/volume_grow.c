@@ -98,7 +98,8 @@ static int grow_served(const char *volume, unsigned raid_disks, char **specs, un
 	av[3] = "--add";
 	for (unsigned i = 0; i < n; i++)
 		av[4 + i] = specs[i];
-	int st = cmd_grow((int)n + 4, av);
+	/* no --add when every new member is a spare of the array already */
+	int st = cmd_grow(n ? (int)n + 4 : 3, av);
 	free(av);
 	return st;
 }
@@ -251,9 +252,20 @@ static int check_volume(const struct pool *p, const struct pool_volume *v, bool 
 			v->present, v->raid_disks, v->stale);
 		return CLI_EXIT_FAIL;
 	}
-	if (v->nparts != v->raid_disks) {
-		fprintf(stderr, "uraid %s: volume '%s' has %u partitions for %u members (spares): "
-			"volume grow handles volumes without spare partitions\n", CMD, v->name,
+	/* spare or blank partitions: --drives takes them as some of the new
+	   ones (a --drives stopped half-way leaves them; its rerun ends it) */
+	if ((v->spares + v->blank) && !equal) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partition%s that %s not a member "
+			"(%u spare, %u without an md superblock; a 'volume grow --drives' stopped "
+			"half-way?): run 'uraid volume grow %s %s --drives=%u' to end it first\n",
+			CMD, v->name, v->spares + v->blank, v->spares + v->blank == 1 ? "" : "s",
+			v->spares + v->blank == 1 ? "is" : "are", v->spares, v->blank,
+			p->label.name, v->name, v->raid_disks + v->spares + v->blank);
+		return CLI_EXIT_FAIL;
+	}
+	if (v->nparts != v->raid_disks + v->spares + v->blank) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partitions for %u members: "
+			"volume grow handles volumes without other partitions\n", CMD, v->name,
 			v->nparts, v->raid_disks);
 		return CLI_EXIT_FAIL;
 	}
@@ -273,6 +285,33 @@ static int check_volume(const struct pool *p, const struct pool_volume *v, bool 
 
 /* ---- --drives=N ---- */
 
+/* Take the spares path[0..n-1] out of the array again (a failed --drives).
+ * false when one could not be taken out (it is in use: its partition stays). */
+static bool remove_spares(struct inproc *ip, char **path, unsigned n)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char err[600];
+	bool all = as != NULL;
+
+	for (unsigned i = 0; i < n && as; i++) {
+		if (uraid_array_status(ip->a, as)) {
+			all = false;
+			break;
+		}
+		for (unsigned m = 0; m < as->nmembers; m++) {
+			if (strcmp(as->members[m].path, path[i]))
+				continue;
+			if (uraid_array_remove_member(ip->a, m, err, sizeof(err)) < 0) {
+				fprintf(stderr, "uraid %s: taking %s out again: %s\n", CMD, path[i], err);
+				all = false;
+			}
+			break;
+		}
+	}
+	free(as);
+	return all;
+}
+
 static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
 		       const int *fds, bool served)
 {
@@ -283,7 +322,8 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	int entry[POOL_MAX_DRIVES];
 	char *specs[URAID_MAX_MEMBERS] = { 0 };
 	char a[32], b[32], err[600];
-	unsigned nspec = 0;
+	unsigned nspec = 0, nlist = 0, nspare = 0, nblank = 0;
+	struct inproc ip = { 0 };
 	int st = CLI_EXIT_FAIL;
 
 	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
@@ -300,6 +340,23 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 			"('uraid pool add' a drive first)\n", CMD, want, p->label.name, p->ndrives);
 		return CLI_EXIT_FAIL;
 	}
+	/* partitions of the volume that are not members (spares of the array,
+	   partitions without a superblock: a --drives stopped half-way) are
+	   some of the new ones; listed first: the spares, then the blank */
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < v->nparts; i++)
+			if (v->part_state[i] == (pass ? POOL_PART_BLANK : POOL_PART_SPARE)) {
+				newdrv[nlist] = v->drive[i];
+				entry[nlist++] = (int)v->entry[i];
+				*(pass ? &nblank : &nspare) += 1;
+			}
+	if (nlist > need) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partitions that are not members "
+			"(a 'volume grow --drives' stopped half-way?), more than --drives=%u adds: "
+			"give --drives=%u\n", CMD, v->name, nlist, want, v->raid_disks + nlist);
+		return CLI_EXIT_FAIL;
+	}
+	unsigned nnew = need - nlist;
 	/* the drives without a partition of the volume, the most room first */
 	pool_free_per_drive(p, freeb, first);
 	for (unsigned d = 0; d < p->ndrives; d++) {
@@ -315,27 +372,38 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		}
 		cand[at] = d;
 	}
-	if (nc < need) {
+	if (nc < nnew) {
 		fprintf(stderr, "uraid %s: not enough free space: %u drives to %u needs %u more "
 			"drive%s with %s free each; %u of pool '%s''s other drives %s it\n", CMD,
-			v->raid_disks, want, need, need == 1 ? "" : "s",
+			v->raid_disks, want, nnew, nnew == 1 ? "" : "s",
 			cli_bytes(part * 512, a, sizeof(a)), nc, p->label.name,
 			nc == 1 ? "has" : "have");
 		return CLI_EXIT_FAIL;
 	}
 
-	struct inproc ip = { 0 };
-	if (!served) {
-		/* the old members, then md's plan with the spares to come: a level or
-		   state md cannot reshape is refused before any table changes */
-		for (unsigned i = 0; i < v->nparts; i++) {
-			if (!(specs[nspec] = malloc(SPEC_LEN)))
-				goto out;
-			pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], SPEC_LEN);
-		}
-		if ((st = inproc_open(&ip, specs, nspec)))
+	/* the specs: the members and the spares (assembled), then the blank
+	   and new partitions (added) */
+	for (unsigned i = 0; i < v->nparts; i++) {
+		if (v->part_state[i] != POOL_PART_MEMBER)
+			continue;
+		if (!(specs[nspec] = malloc(SPEC_LEN)))
 			goto out;
-		struct uraid_grow plan = { .raid_disks = want, .adding = need, .plan_only = true };
+		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], SPEC_LEN);
+	}
+	unsigned nmember = nspec;
+	for (unsigned i = 0; i < nlist; i++) {
+		if (!(specs[nspec] = malloc(SPEC_LEN)))
+			goto out;
+		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
+	}
+
+	if (!served) {
+		/* md's plan with the spares to come: a level or state md cannot
+		   reshape is refused before any table changes */
+		if ((st = inproc_open(&ip, specs, nmember + nspare)))
+			goto out;
+		struct uraid_grow plan = { .raid_disks = want, .adding = need - nspare,
+					   .plan_only = true };
 		if ((st = inproc_grow(&ip, &plan)))
 			goto out;
 		st = CLI_EXIT_FAIL;
@@ -345,16 +413,17 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	   largest free stretch */
 	char pname[GPT_NAME_CHARS + 1];
 	pool_part_name(p->label.name, v->name, pname, sizeof(pname));
-	for (unsigned i = 0; i < need; i++) {
+	for (unsigned i = 0; i < nnew; i++) {
 		struct pool_drive *d = p->drive[cand[i]];
-		newdrv[i] = cand[i];
-		entry[i] = gpt_free_entry(&d->gpt);
-		if (entry[i] < 0) {
+		unsigned k = nlist + i;
+		newdrv[k] = cand[i];
+		entry[k] = gpt_free_entry(&d->gpt);
+		if (entry[k] < 0) {
 			fprintf(stderr, "uraid %s: %s has no free GPT entry (128 partitions)\n", CMD,
 				d->path);
 			goto undo_mem;
 		}
-		struct gpt_part *gp = &d->gpt.part[entry[i]];
+		struct gpt_part *gp = &d->gpt.part[entry[k]];
 		memset(gp, 0, sizeof(*gp));
 		memcpy(gp->type, pool_type_volume, 16);
 		if (gpt_guid_random(gp->guid))
@@ -363,20 +432,23 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		gp->last = gp->first + part - 1;
 		snprintf(gp->name, sizeof(gp->name), "%s", pname);
 	}
-	if (volume_write_tables(CMD, p, fds, newdrv, need))
+	if (nnew && volume_write_tables(CMD, p, fds, newdrv + nlist, nnew))
 		goto undo;
-	char **added = specs + nspec;
-	for (unsigned i = 0; i < need; i++) {
+	for (unsigned i = nlist; i < need; i++) {
 		if (!(specs[nspec] = malloc(SPEC_LEN)))
 			goto undo;
 		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
 	}
+	/* to add: the blank and the new ones (the spares are in the array) */
+	char **added = specs + nmember + nspare;
+	unsigned nadd = need - nspare;
 	if (served) {
-		st = grow_served(v->name, want, added, need);
+		st = grow_served(v->name, want, added, nadd);
 		/* refused at the plan: nothing added, the partitions go again; a
 		   partition the server took as a spare stays (it is in the array) */
 		char owner[256];
-		if (st && cli_served_owner(CMD, added[0], owner, sizeof(owner)) == 0)
+		if (st && nadd && !nspare &&
+		    cli_served_owner(CMD, added[0], owner, sizeof(owner)) == 0)
 			goto undo;
 		if (st)
 			goto out;
@@ -385,16 +457,17 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		       v->raid_disks, want, v->name);
 		goto out;
 	}
-	for (unsigned i = 0; i < need; i++)
-		if (uraid_array_add_member(ip.a, added[i], 0, err, sizeof(err)) < 0) {
-			fprintf(stderr, "uraid %s: adding %s: %s\n", CMD, added[i], err);
-			if (i == 0)
-				goto undo;
-			goto out;       /* spares in the array's superblocks: their partitions stay */
+	unsigned nadded = 0;
+	for (; nadded < nadd; nadded++)
+		if (uraid_array_add_member(ip.a, added[nadded], 0, err, sizeof(err)) < 0) {
+			fprintf(stderr, "uraid %s: adding %s: %s\n", CMD, added[nadded], err);
+			goto undo_array;
 		}
 	uint64_t before = uraid_array_size(ip.a);
 	struct uraid_grow r = { .raid_disks = want };
-	if ((st = inproc_grow(&ip, &r)) || (st = inproc_wait(&ip)))
+	if ((st = inproc_grow(&ip, &r)))
+		goto undo_array;
+	if ((st = inproc_wait(&ip)))
 		goto out;
 	uint64_t after = uraid_array_size(ip.a);
 	if ((st = inproc_close(&ip)))
@@ -403,15 +476,26 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	       p->label.name, v->raid_disks, want, cli_bytes(before, a, sizeof(a)),
 	       cli_bytes(after, b, sizeof(b)));
 	goto out;
+undo_array:
+	/* the reshape did not start: the spares (found or added) go out of the
+	   array, then their partitions go */
+	if (!remove_spares(&ip, specs + nmember, nspare + nadded)) {
+		fprintf(stderr, "uraid %s: the new partitions stay (spares of volume '%s'); "
+			"'uraid volume grow %s %s --drives=%u' again uses them\n", CMD, v->name,
+			p->label.name, v->name, want);
+		st = CLI_EXIT_FAIL;
+		goto out;
+	}
+	inproc_close(&ip);
 undo:
-	/* nothing of the array changed yet: the new partitions go again */
+	/* nothing of the array changed: the new (and the left-over) partitions go */
 	for (unsigned i = 0; i < need; i++)
 		memset(&p->drive[newdrv[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
 	volume_write_tables(CMD, p, fds, newdrv, need);
 	st = CLI_EXIT_FAIL;
 	goto out;
 undo_mem:
-	for (unsigned i = 0; i < need; i++)
+	for (unsigned i = nlist; i < need; i++)
 		if (entry[i] >= 0)
 			memset(&p->drive[newdrv[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
 out:

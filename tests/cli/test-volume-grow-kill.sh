@@ -72,5 +72,30 @@ check "serve v" serve_v v
 check "v: the pattern reads back" same_data v
 check "v: stopped" stop_served v
 
+# ---- volume grow --drives killed after the new partition's table write
+# (the 1st fdatasync), before md takes it
+strace -f -o /dev/null -e inject=fdatasync:signal=KILL:when=1 \
+    "$URAID" volume grow tank v --drives=4 "${drives[@]}" >kill2.out 2>&1
+echo "  killed volume grow --drives: exit $?"
+check "the new partition is there (d3.img)" bash -c "sgdisk -p d3.img | grep -q tank/v"
+read -r _ v_disks v_health <<<"$(size_of v)"
+echo "  v: $v_disks members, $v_health"
+check "pool status --json: 3 members, clean" test "$v_disks" = 3 -a "$v_health" = clean
+check "pool status: v on 3 drives" bash -c \
+    "'$URAID' pool status tank ${drives[*]} | grep -E '^  v +' | awk '{print \$(NF-1)}' | grep -qx 3"
+refuse_size() { ! "$URAID" volume grow tank v --size=max "${drives[@]}" 2>&1 | tee size.err |
+    grep -q "run 'uraid volume grow tank v --drives=4'" && { cat size.err; return 1; }; return 0; }
+check "volume grow --size refuses with the --drives rerun to do" refuse_size
+check "volume grow --drives=4 again uses the partition" \
+    "$URAID" volume grow tank v --drives=4 "${drives[@]}"
+check "sgdisk -v clean" gpt_sound "${drives[@]}"
+check "one partition of v per drive" bash -c \
+    "for d in ${drives[*]}; do sgdisk -p \$d | grep -c tank/v; done | sort -u | grep -qx 1"
+read -r _ v_disks v_health <<<"$(size_of v)"
+check "v: 4 members, clean" test "$v_disks" = 4 -a "$v_health" = clean
+check "serve v" serve_v v
+check "v: the pattern reads back" same_data v
+check "v: stopped" stop_served v
+
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -686,17 +686,35 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	struct uraid_array_status as;
 	bool bitmap = uraid_array_status(ip.a, &as) == 0 && as.bitmap_chunk_bytes;
 	/* md's bitmap does not follow a size change in uraid: taken off for the
-	   change and put back, as the planner's refusal says to do by hand */
+	   change and put back, as the planner's refusal says to do by hand.
+	   This dance can go once grow --size resizes the bitmap itself
+	   (grow_bitmap_resize, on branch grow-r10). */
 	struct uraid_grow nobm = { .bitmap = -1 }, grow = { .size_bytes = URAID_GROW_MAX },
 			  bm = { .bitmap = 1 };
 	/* --size=SIZE: md's component size that holds it, not the partitions' all */
 	if (!o->max)
 		grow.size_bytes = comp_with(v, data_offset, newpart) * 512;
 	uint64_t before = uraid_array_size(ip.a);
-	if ((bitmap && (st = inproc_grow(&ip, &nobm))) || (st = inproc_grow(&ip, &grow)) ||
-	    (st = inproc_wait(&ip)) || (bitmap && (st = inproc_grow(&ip, &bm)))) {
+	if (bitmap)
+		fprintf(stderr, "uraid %s: volume '%s''s internal bitmap is taken off for the size "
+			"change and put back after it; if this stops before the end, serve the "
+			"volume and run 'uraid grow %s --bitmap=internal' to put it back\n", CMD,
+			v->name, v->name);
+	if (bitmap && (st = inproc_grow(&ip, &nobm))) {
+		inproc_close(&ip);
+		goto out;
+	}
+	if ((st = inproc_grow(&ip, &grow)) || (st = inproc_wait(&ip)) ||
+	    (bitmap && (st = inproc_grow(&ip, &bm)))) {
 		/* what was done stays done; the partitions stay extended (md uses
-		   what its superblocks say) */
+		   what its superblocks say); the bitmap is put back (a second try
+		   when it was its own step that failed: the resync may have ended) */
+		if (bitmap) {
+			int bst = inproc_grow(&ip, &bm);
+			fprintf(stderr, "uraid %s: %s\n", CMD, bst ? "the internal bitmap could "
+				"not be put back: serve the volume and run 'uraid grow VOLUME "
+				"--bitmap=internal'" : "the internal bitmap is back");
+		}
 		inproc_close(&ip);
 		goto out;
 	}

@@ -7,7 +7,8 @@
 #    sgdisk -v is clean, the data reads back;
 #  - volume grow --drives killed after the new partition is written, before
 #    md takes it: pool status does not count it, the rerun uses it and ends;
-#  - volume grow --size on a volume with an internal bitmap keeps a bitmap.
+#  - volume grow --size on a volume with an internal bitmap says it is taken
+#    off for the change, and puts it back.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -96,6 +97,27 @@ check "v: 4 members, clean" test "$v_disks" = 4 -a "$v_health" = clean
 check "serve v" serve_v v
 check "v: the pattern reads back" same_data v
 check "v: stopped" stop_served v
+
+# ---- volume grow --size on a volume with an internal bitmap
+members_of() { "$URAID" pool status tank "${drives[@]}" --json | python3 -c '
+import json, sys
+print(" ".join({x["name"]: x for x in json.load(sys.stdin)["volumes"]}[sys.argv[1]]["members"]))' "$1"; }
+check "volume create b: parity on 3 drives, 8M" \
+    "$URAID" volume create tank b --resiliency=parity --size=8M --drives=3 "${drives[@]}"
+check "serve b" serve_v b
+check "b: an internal bitmap" "$URAID" grow b --bitmap=internal
+check "b: a pattern (seed $((SEED + 2)))" write_v b $((SEED + 2))
+check "b: stopped" stop_served b
+has_bitmap() { "$URAID" examine "$(members_of b | cut -d' ' -f1)" | grep -qi "internal bitmap"; }
+check "b's member has a bitmap before" has_bitmap
+check "volume grow b --size=16M" bash -c "'$URAID' volume grow tank b --size=16M ${drives[*]} >bgrow.out 2>&1" ||
+    cat bgrow.out
+check "it says the bitmap is taken off and how to put it back" grep -q "bitmap=internal" bgrow.out
+check "b's member has a bitmap after" has_bitmap
+check "sgdisk -v clean" gpt_sound "${drives[@]}"
+check "serve b" serve_v b
+check "b: the pattern reads back" same_data b
+check "b: stopped" stop_served b
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -313,7 +313,7 @@ static bool remove_spares(struct inproc *ip, char **path, unsigned n)
 }
 
 static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
-		       const int *fds, bool served)
+		       int *fds, bool served)
 {
 	uint64_t part = part_sectors(p, v, 0);
 	unsigned want = o->drives, need = o->drives - v->raid_disks;
@@ -467,6 +467,10 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	struct uraid_grow r = { .raid_disks = want };
 	if ((st = inproc_grow(&ip, &r)))
 		goto undo_array;
+	/* no table is written from here: the table locks go, so that other
+	   pool commands do not wait for the whole reshape (the array's range
+	   locks keep its members) */
+	volume_unlock_tables(fds);
 	if ((st = inproc_wait(&ip)))
 		goto out;
 	uint64_t after = uraid_array_size(ip.a);
@@ -575,7 +579,7 @@ static int read_data_offset(const struct pool *p, const struct pool_volume *v, u
 }
 
 static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
-		     const int *fds, bool served)
+		     int *fds, bool served)
 {
 	uint64_t part = 0, smallest = UINT64_MAX, reach = UINT64_MAX, room, data_offset, used;
 	uint64_t oldlast[POOL_MAX_DRIVES];
@@ -683,6 +687,9 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	struct inproc ip;
 	if (inproc_open(&ip, specs, v->nparts))
 		goto undo;
+	/* no table is written from here: the table locks go (the array's range
+	   locks keep its members), so that other pool commands do not wait */
+	volume_unlock_tables(fds);
 	struct uraid_array_status as;
 	bool bitmap = uraid_array_status(ip.a, &as) == 0 && as.bitmap_chunk_bytes;
 	/* md's bitmap does not follow a size change in uraid: taken off for the
@@ -738,7 +745,7 @@ out:
 	return st;
 }
 
-int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds)
+int volume_grow(const struct volume_opts *o, struct pool *p, int *fds)
 {
 	struct pool_volume *v = pool_volume_find(p, o->name);
 

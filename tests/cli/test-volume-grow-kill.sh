@@ -7,6 +7,8 @@
 #    sgdisk -v is clean, the data reads back;
 #  - volume grow --drives killed after the new partition is written, before
 #    md takes it: pool status does not count it, the rerun uses it and ends;
+#  - volume grow --drives whose add fails (the first or the second of two)
+#    takes the spares out again and removes the new partitions;
 #  - volume grow --size on a volume with an internal bitmap says it is taken
 #    off for the change, and puts it back.
 set -u
@@ -14,7 +16,7 @@ BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 # shellcheck source=lib/common.sh
 . "$(dirname "$0")/lib/common.sh"
-need sgdisk nbdcopy nbdinfo python3 strace
+need sgdisk nbdcopy nbdinfo python3 strace bc
 work_dir volume-grow-kill
 cd "$work" || exit 1
 SEED=${SEED:-2026120214}
@@ -118,6 +120,39 @@ check "sgdisk -v clean" gpt_sound "${drives[@]}"
 check "serve b" serve_v b
 check "b: the pattern reads back" same_data b
 check "b: stopped" stop_served b
+
+# ---- volume grow --drives whose add fails (EIO injected at the new
+# member's fdatasync, the 2nd): the new partition goes again
+count_b() { for d in "${drives[@]}"; do sgdisk -p "$d" | grep -c tank/b; done | paste -sd+ | bc; }
+strace -f -o /dev/null -e inject=fdatasync:error=EIO:when=2 \
+    "$URAID" volume grow tank b --drives=4 "${drives[@]}" >fail.out 2>&1
+rc=$?
+echo "  volume grow --drives with a failed add: exit $rc: $(tail -1 fail.out)"
+check "it failed" test "$rc" -ne 0
+check "b has its 3 partitions, no more" test "$(count_b)" = 3
+read -r _ b_disks b_health <<<"$(size_of b)"
+check "b: 3 members, clean" test "$b_disks" = 3 -a "$b_health" = clean
+check "sgdisk -v clean" gpt_sound "${drives[@]}"
+check "serve b" serve_v b
+check "b: the pattern reads back" same_data b
+check "b: stopped" stop_served b
+
+# ---- the same when the second of two adds fails (EIO at the 7th fdatasync:
+# 2 tables, 3 for the first add, then the second's): the first spare is
+# taken out of the array again and both new partitions go
+check "volume create c: mirror on 2 drives, 4M" \
+    "$URAID" volume create tank c --level=1 --size=4M --drives=2 "${drives[@]}"
+count_c() { for d in "${drives[@]}"; do sgdisk -p "$d" | grep -c tank/c; done | paste -sd+ | bc; }
+strace -f -o /dev/null -e inject=fdatasync:error=EIO:when=7 \
+    "$URAID" volume grow tank c --drives=4 "${drives[@]}" >fail2.out 2>&1
+rc=$?
+echo "  volume grow --drives with the second add failed: exit $rc"
+cat fail2.out
+check "it failed" test "$rc" -ne 0
+check "c has its 2 partitions, no more" test "$(count_c)" = 2
+read -r _ c_disks c_health <<<"$(size_of c)"
+check "c: 2 members, clean" test "$c_disks" = 2 -a "$c_health" = clean
+check "sgdisk -v clean" gpt_sound "${drives[@]}"
 
 echo "$fails failure(s)"
 [ "$fails" -eq 0 ]

@@ -598,9 +598,19 @@ static int pool_repair(const struct pool_opts *o, int argc, char **argv)
 	for (unsigned i = 0; i < p->ndrives; i++) {
 		struct pool_drive *d = p->drive[i];
 		char path[sizeof(d->path)];
+		uint32_t index = d->label.index;
 		snprintf(path, sizeof(path), "%s", d->path);
 		if (pool_drive_read(path, d, err, sizeof(err))) {
 			fprintf(stderr, "uraid %s: %s\n", cmd, err);
+			st = CLI_EXIT_FAIL;
+			goto out;
+		}
+		/* the path may name another drive now (replaced between the look and
+		   the lock): only the same drive of the same pool is written */
+		if (memcmp(d->label.uuid, p->label.uuid, 16) || d->label.index != index) {
+			fprintf(stderr, "uraid %s: %s changed while it was being locked (no longer "
+				"drive %u of pool '%s'); nothing written, run it again\n", cmd, path,
+				index, p->label.name);
 			st = CLI_EXIT_FAIL;
 			goto out;
 		}
@@ -626,11 +636,19 @@ static int pool_repair(const struct pool_opts *o, int argc, char **argv)
 			continue;
 		}
 		/* the old backup (now in free space) zeroed, so that no tool finds a
-		   stale header there */
+		   stale header there; only below the new backup's entries: a drive
+		   grown by less than the backup's 33 sectors has its new backup over
+		   part of the old one */
 		static const uint8_t zero[GPT_BACKUP_BYTES];
-		uint64_t at = (old_end[which[k]] - GPT_BACKUP_BYTES / 512) * 512;
-		int rc = uraid_pwrite_full(fds[which[k]], zero, sizeof(zero), at);
-		if (rc == 0 && fdatasync(fds[which[k]]) < 0)
+		uint64_t from = old_end[which[k]] - GPT_BACKUP_BYTES / 512;
+		uint64_t to = d->sectors - GPT_BACKUP_BYTES / 512;
+		if (to > old_end[which[k]])
+			to = old_end[which[k]];
+		uint64_t at = from * 512;
+		int rc = 0;
+		if (to > from)
+			rc = uraid_pwrite_full(fds[which[k]], zero, (to - from) * 512, at);
+		if (rc == 0 && to > from && fdatasync(fds[which[k]]) < 0)
 			rc = -errno;
 		if (rc)
 			fprintf(stderr, "uraid %s: %s: zeroing the old backup GPT at byte %llu: %s "
@@ -772,7 +790,7 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 		printf("  %-20s %-17s %12s %6u  %s\n", vol->name,
 		       vol->has_md ? pool_level_word(vol->level, vol->layout, vol->raid_disks) : "?",
 		       vol->has_md ? cli_bytes(vol->array_sectors * 512, a, sizeof(a)) : "?",
-		       vol->nparts, volume_health(vol, h, sizeof(h)));
+		       vol->has_md ? vol->raid_disks : vol->nparts, volume_health(vol, h, sizeof(h)));
 	}
 	printf("\n  largest new volume:\n");
 	for (unsigned r = 0; r < POOL_RESILIENCIES; r++) {

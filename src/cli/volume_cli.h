@@ -41,6 +41,6 @@ int volume_write_tables(const char *cmd, struct pool *p, const int *fds, const u
 			unsigned n);
 
 /* uraid volume grow, with the pool read again under the table locks. */
-int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds);
+int volume_grow(const struct volume_opts *o, struct pool *p, int *fds);
 
 #endif

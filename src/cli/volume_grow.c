@@ -98,7 +98,8 @@ static int grow_served(const char *volume, unsigned raid_disks, char **specs, un
 	av[3] = "--add";
 	for (unsigned i = 0; i < n; i++)
 		av[4 + i] = specs[i];
-	int st = cmd_grow((int)n + 4, av);
+	/* no --add when every new member is a spare of the array already */
+	int st = cmd_grow(n ? (int)n + 4 : 3, av);
 	free(av);
 	return st;
 }
@@ -231,7 +232,7 @@ static int inproc_grow(struct inproc *ip, const struct uraid_grow *r)
 
 /* ---- checks shared by both ways ---- */
 
-static int check_volume(const struct pool *p, const struct pool_volume *v)
+static int check_volume(const struct pool *p, const struct pool_volume *v, bool equal)
 {
 	if (!v->has_md) {
 		fprintf(stderr, "uraid %s: volume '%s' has no md superblock on its partitions; "
@@ -251,17 +252,32 @@ static int check_volume(const struct pool *p, const struct pool_volume *v)
 			v->present, v->raid_disks, v->stale);
 		return CLI_EXIT_FAIL;
 	}
-	if (v->nparts != v->raid_disks) {
-		fprintf(stderr, "uraid %s: volume '%s' has %u partitions for %u members (spares): "
-			"volume grow handles volumes without spare partitions\n", CMD, v->name,
+	/* spare or blank partitions: --drives takes them as some of the new
+	   ones (a --drives stopped half-way leaves them; its rerun ends it) */
+	if ((v->spares + v->blank) && !equal) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partition%s that %s not a member "
+			"(%u spare, %u without an md superblock; a 'volume grow --drives' stopped "
+			"half-way?): run 'uraid volume grow %s %s --drives=%u' to end it first\n",
+			CMD, v->name, v->spares + v->blank, v->spares + v->blank == 1 ? "" : "s",
+			v->spares + v->blank == 1 ? "is" : "are", v->spares, v->blank,
+			p->label.name, v->name, v->raid_disks + v->spares + v->blank);
+		return CLI_EXIT_FAIL;
+	}
+	if (v->nparts != v->raid_disks + v->spares + v->blank) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partitions for %u members: "
+			"volume grow handles volumes without other partitions\n", CMD, v->name,
 			v->nparts, v->raid_disks);
 		return CLI_EXIT_FAIL;
 	}
-	for (unsigned i = 1; i < v->nparts; i++)
+	/* --size extends each partition by its own amount (a --size stopped
+	   between two drives' tables leaves them unequal: its rerun ends it) */
+	for (unsigned i = 1; i < v->nparts && equal; i++)
 		if (part_sectors(p, v, i) != part_sectors(p, v, 0)) {
 			fprintf(stderr, "uraid %s: the partitions of volume '%s' differ in size (%s "
-				"and %s); volume grow keeps them equal\n", CMD, v->name,
-				p->drive[v->drive[0]]->path, p->drive[v->drive[i]]->path);
+				"and %s; a 'volume grow --size' stopped half-way?): run 'uraid volume "
+				"grow %s %s --size=SIZE|max' to make them equal first\n", CMD, v->name,
+				p->drive[v->drive[0]]->path, p->drive[v->drive[i]]->path,
+				p->label.name, v->name);
 			return CLI_EXIT_FAIL;
 		}
 	return 0;
@@ -269,8 +285,35 @@ static int check_volume(const struct pool *p, const struct pool_volume *v)
 
 /* ---- --drives=N ---- */
 
+/* Take the spares path[0..n-1] out of the array again (a failed --drives).
+ * false when one could not be taken out (it is in use: its partition stays). */
+static bool remove_spares(struct inproc *ip, char **path, unsigned n)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	char err[600];
+	bool all = as != NULL;
+
+	for (unsigned i = 0; i < n && as; i++) {
+		if (uraid_array_status(ip->a, as)) {
+			all = false;
+			break;
+		}
+		for (unsigned m = 0; m < as->nmembers; m++) {
+			if (strcmp(as->members[m].path, path[i]))
+				continue;
+			if (uraid_array_remove_member(ip->a, m, err, sizeof(err)) < 0) {
+				fprintf(stderr, "uraid %s: taking %s out again: %s\n", CMD, path[i], err);
+				all = false;
+			}
+			break;
+		}
+	}
+	free(as);
+	return all;
+}
+
 static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
-		       const int *fds, bool served)
+		       int *fds, bool served)
 {
 	uint64_t part = part_sectors(p, v, 0);
 	unsigned want = o->drives, need = o->drives - v->raid_disks;
@@ -279,7 +322,8 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	int entry[POOL_MAX_DRIVES];
 	char *specs[URAID_MAX_MEMBERS] = { 0 };
 	char a[32], b[32], err[600];
-	unsigned nspec = 0;
+	unsigned nspec = 0, nlist = 0, nspare = 0, nblank = 0;
+	struct inproc ip = { 0 };
 	int st = CLI_EXIT_FAIL;
 
 	for (unsigned i = 0; i < POOL_MAX_DRIVES; i++)
@@ -296,6 +340,23 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 			"('uraid pool add' a drive first)\n", CMD, want, p->label.name, p->ndrives);
 		return CLI_EXIT_FAIL;
 	}
+	/* partitions of the volume that are not members (spares of the array,
+	   partitions without a superblock: a --drives stopped half-way) are
+	   some of the new ones; listed first: the spares, then the blank */
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < v->nparts; i++)
+			if (v->part_state[i] == (pass ? POOL_PART_BLANK : POOL_PART_SPARE)) {
+				newdrv[nlist] = v->drive[i];
+				entry[nlist++] = (int)v->entry[i];
+				*(pass ? &nblank : &nspare) += 1;
+			}
+	if (nlist > need) {
+		fprintf(stderr, "uraid %s: volume '%s' has %u partitions that are not members "
+			"(a 'volume grow --drives' stopped half-way?), more than --drives=%u adds: "
+			"give --drives=%u\n", CMD, v->name, nlist, want, v->raid_disks + nlist);
+		return CLI_EXIT_FAIL;
+	}
+	unsigned nnew = need - nlist;
 	/* the drives without a partition of the volume, the most room first */
 	pool_free_per_drive(p, freeb, first);
 	for (unsigned d = 0; d < p->ndrives; d++) {
@@ -311,27 +372,38 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		}
 		cand[at] = d;
 	}
-	if (nc < need) {
+	if (nc < nnew) {
 		fprintf(stderr, "uraid %s: not enough free space: %u drives to %u needs %u more "
 			"drive%s with %s free each; %u of pool '%s''s other drives %s it\n", CMD,
-			v->raid_disks, want, need, need == 1 ? "" : "s",
+			v->raid_disks, want, nnew, nnew == 1 ? "" : "s",
 			cli_bytes(part * 512, a, sizeof(a)), nc, p->label.name,
 			nc == 1 ? "has" : "have");
 		return CLI_EXIT_FAIL;
 	}
 
-	struct inproc ip = { 0 };
-	if (!served) {
-		/* the old members, then md's plan with the spares to come: a level or
-		   state md cannot reshape is refused before any table changes */
-		for (unsigned i = 0; i < v->nparts; i++) {
-			if (!(specs[nspec] = malloc(SPEC_LEN)))
-				goto out;
-			pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], SPEC_LEN);
-		}
-		if ((st = inproc_open(&ip, specs, nspec)))
+	/* the specs: the members and the spares (assembled), then the blank
+	   and new partitions (added) */
+	for (unsigned i = 0; i < v->nparts; i++) {
+		if (v->part_state[i] != POOL_PART_MEMBER)
+			continue;
+		if (!(specs[nspec] = malloc(SPEC_LEN)))
 			goto out;
-		struct uraid_grow plan = { .raid_disks = want, .adding = need, .plan_only = true };
+		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], SPEC_LEN);
+	}
+	unsigned nmember = nspec;
+	for (unsigned i = 0; i < nlist; i++) {
+		if (!(specs[nspec] = malloc(SPEC_LEN)))
+			goto out;
+		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
+	}
+
+	if (!served) {
+		/* md's plan with the spares to come: a level or state md cannot
+		   reshape is refused before any table changes */
+		if ((st = inproc_open(&ip, specs, nmember + nspare)))
+			goto out;
+		struct uraid_grow plan = { .raid_disks = want, .adding = need - nspare,
+					   .plan_only = true };
 		if ((st = inproc_grow(&ip, &plan)))
 			goto out;
 		st = CLI_EXIT_FAIL;
@@ -341,16 +413,17 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	   largest free stretch */
 	char pname[GPT_NAME_CHARS + 1];
 	pool_part_name(p->label.name, v->name, pname, sizeof(pname));
-	for (unsigned i = 0; i < need; i++) {
+	for (unsigned i = 0; i < nnew; i++) {
 		struct pool_drive *d = p->drive[cand[i]];
-		newdrv[i] = cand[i];
-		entry[i] = gpt_free_entry(&d->gpt);
-		if (entry[i] < 0) {
+		unsigned k = nlist + i;
+		newdrv[k] = cand[i];
+		entry[k] = gpt_free_entry(&d->gpt);
+		if (entry[k] < 0) {
 			fprintf(stderr, "uraid %s: %s has no free GPT entry (128 partitions)\n", CMD,
 				d->path);
 			goto undo_mem;
 		}
-		struct gpt_part *gp = &d->gpt.part[entry[i]];
+		struct gpt_part *gp = &d->gpt.part[entry[k]];
 		memset(gp, 0, sizeof(*gp));
 		memcpy(gp->type, pool_type_volume, 16);
 		if (gpt_guid_random(gp->guid))
@@ -359,20 +432,23 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		gp->last = gp->first + part - 1;
 		snprintf(gp->name, sizeof(gp->name), "%s", pname);
 	}
-	if (volume_write_tables(CMD, p, fds, newdrv, need))
+	if (nnew && volume_write_tables(CMD, p, fds, newdrv + nlist, nnew))
 		goto undo;
-	char **added = specs + nspec;
-	for (unsigned i = 0; i < need; i++) {
+	for (unsigned i = nlist; i < need; i++) {
 		if (!(specs[nspec] = malloc(SPEC_LEN)))
 			goto undo;
 		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
 	}
+	/* to add: the blank and the new ones (the spares are in the array) */
+	char **added = specs + nmember + nspare;
+	unsigned nadd = need - nspare;
 	if (served) {
-		st = grow_served(v->name, want, added, need);
+		st = grow_served(v->name, want, added, nadd);
 		/* refused at the plan: nothing added, the partitions go again; a
 		   partition the server took as a spare stays (it is in the array) */
 		char owner[256];
-		if (st && cli_served_owner(CMD, added[0], owner, sizeof(owner)) == 0)
+		if (st && nadd && !nspare &&
+		    cli_served_owner(CMD, added[0], owner, sizeof(owner)) == 0)
 			goto undo;
 		if (st)
 			goto out;
@@ -381,16 +457,21 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 		       v->raid_disks, want, v->name);
 		goto out;
 	}
-	for (unsigned i = 0; i < need; i++)
-		if (uraid_array_add_member(ip.a, added[i], 0, err, sizeof(err)) < 0) {
-			fprintf(stderr, "uraid %s: adding %s: %s\n", CMD, added[i], err);
-			if (i == 0)
-				goto undo;
-			goto out;       /* spares in the array's superblocks: their partitions stay */
+	unsigned nadded = 0;
+	for (; nadded < nadd; nadded++)
+		if (uraid_array_add_member(ip.a, added[nadded], 0, err, sizeof(err)) < 0) {
+			fprintf(stderr, "uraid %s: adding %s: %s\n", CMD, added[nadded], err);
+			goto undo_array;
 		}
 	uint64_t before = uraid_array_size(ip.a);
 	struct uraid_grow r = { .raid_disks = want };
-	if ((st = inproc_grow(&ip, &r)) || (st = inproc_wait(&ip)))
+	if ((st = inproc_grow(&ip, &r)))
+		goto undo_array;
+	/* no table is written from here: the table locks go, so that other
+	   pool commands do not wait for the whole reshape (the array's range
+	   locks keep its members) */
+	volume_unlock_tables(fds);
+	if ((st = inproc_wait(&ip)))
 		goto out;
 	uint64_t after = uraid_array_size(ip.a);
 	if ((st = inproc_close(&ip)))
@@ -399,15 +480,26 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	       p->label.name, v->raid_disks, want, cli_bytes(before, a, sizeof(a)),
 	       cli_bytes(after, b, sizeof(b)));
 	goto out;
+undo_array:
+	/* the reshape did not start: the spares (found or added) go out of the
+	   array, then their partitions go */
+	if (!remove_spares(&ip, specs + nmember, nspare + nadded)) {
+		fprintf(stderr, "uraid %s: the new partitions stay (spares of volume '%s'); "
+			"'uraid volume grow %s %s --drives=%u' again uses them\n", CMD, v->name,
+			p->label.name, v->name, want);
+		st = CLI_EXIT_FAIL;
+		goto out;
+	}
+	inproc_close(&ip);
 undo:
-	/* nothing of the array changed yet: the new partitions go again */
+	/* nothing of the array changed: the new (and the left-over) partitions go */
 	for (unsigned i = 0; i < need; i++)
 		memset(&p->drive[newdrv[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
 	volume_write_tables(CMD, p, fds, newdrv, need);
 	st = CLI_EXIT_FAIL;
 	goto out;
 undo_mem:
-	for (unsigned i = 0; i < need; i++)
+	for (unsigned i = nlist; i < need; i++)
 		if (entry[i] >= 0)
 			memset(&p->drive[newdrv[i]]->gpt.part[entry[i]], 0, sizeof(struct gpt_part));
 out:
@@ -435,6 +527,16 @@ static uint64_t room_after(const struct pool_drive *d, const struct gpt_part *gp
 
 /* The array's sectors with partitions of part sectors each (the volume's
  * data offset kept, md's component size rounded down to the chunk). */
+static uint64_t comp_with(const struct pool_volume *v, uint64_t data_offset, uint64_t part)
+{
+	if (part <= data_offset)
+		return 0;
+	uint64_t comp = part - data_offset;
+	if (v->chunk_sectors)
+		comp -= comp % v->chunk_sectors;
+	return comp;
+}
+
 static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uint64_t part)
 {
 	struct uraid_geom g;
@@ -443,9 +545,7 @@ static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uin
 
 	if (part <= data_offset || v->raid_disks > URAID_MAX_MEMBERS)
 		return 0;
-	uint64_t comp = part - data_offset;
-	if (v->chunk_sectors)
-		comp -= comp % v->chunk_sectors;
+	uint64_t comp = comp_with(v, data_offset, part);
 	for (unsigned i = 0; i < v->raid_disks; i++)
 		members[i] = comp;
 	struct uraid_geom_params gp = {
@@ -455,7 +555,8 @@ static uint64_t size_with(const struct pool_volume *v, uint64_t data_offset, uin
 	return uraid_geom_init(&g, &gp, why, sizeof(why)) ? 0 : uraid_geom_array_sectors(&g);
 }
 
-static int read_data_offset(const struct pool *p, const struct pool_volume *v, uint64_t *off)
+static int read_data_offset(const struct pool *p, const struct pool_volume *v, uint64_t *off,
+			    uint64_t *used)
 {
 	const struct pool_drive *d = p->drive[v->drive[0]];
 	const struct gpt_part *gp = &d->gpt.part[v->entry[0]];
@@ -465,6 +566,7 @@ static int read_data_offset(const struct pool *p, const struct pool_volume *v, u
 	if (pr && fd >= 0 && uraid_probe_range(fd, gp->first, gp->last - gp->first + 1, pr) == 0 &&
 	    pr->chosen >= 0 && pr->loc[pr->chosen].status == 0) {
 		*off = pr->loc[pr->chosen].sb.data_offset;
+		*used = pr->loc[pr->chosen].sb.size;
 		rc = 0;
 	}
 	if (fd >= 0)
@@ -477,9 +579,10 @@ static int read_data_offset(const struct pool *p, const struct pool_volume *v, u
 }
 
 static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_volume *v,
-		     const int *fds, bool served)
+		     int *fds, bool served)
 {
-	uint64_t part = part_sectors(p, v, 0), room = UINT64_MAX, data_offset;
+	uint64_t part = 0, smallest = UINT64_MAX, reach = UINT64_MAX, room, data_offset, used;
+	uint64_t oldlast[POOL_MAX_DRIVES];
 	unsigned which[POOL_MAX_DRIVES], tight = 0;
 	char *specs[URAID_MAX_MEMBERS] = { 0 };
 	char a[32], b[32], c[32], e[32];
@@ -498,17 +601,32 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 			"%s'), run volume grow, then serve it again\n", CMD, v->name, v->name);
 		return CLI_EXIT_FAIL;
 	}
+	/* the partitions can differ (a --size stopped between two drives'
+	   tables): the largest is the base, each is extended to base + growth,
+	   as far as the tightest one's room reaches */
 	for (unsigned i = 0; i < v->nparts; i++) {
 		const struct pool_drive *d = p->drive[v->drive[i]];
-		uint64_t r = room_after(d, &d->gpt.part[v->entry[i]]);
-		if (r < room) {
-			room = r;
+		uint64_t ps = part_sectors(p, v, i);
+		uint64_t r = ps + room_after(d, &d->gpt.part[v->entry[i]]);
+		if (r < reach) {
+			reach = r;
 			tight = i;
 		}
+		part = ps > part ? ps : part;
+		smallest = ps < smallest ? ps : smallest;
 		which[i] = v->drive[i];
+		oldlast[i] = d->gpt.part[v->entry[i]].last;
 	}
-	if (read_data_offset(p, v, &data_offset))
+	if (read_data_offset(p, v, &data_offset, &used))
 		return CLI_EXIT_FAIL;
+	if (smallest < data_offset + used) {
+		fprintf(stderr, "uraid %s: a partition of volume '%s' (%s) is smaller than md uses "
+			"(data offset + %s per member): the table does not match the array; "
+			"nothing written\n", CMD, v->name, cli_bytes(smallest * 512, a, sizeof(a)),
+			cli_bytes(used * 512, b, sizeof(b)));
+		return CLI_EXIT_FAIL;
+	}
+	room = reach > part ? reach - part : 0;
 	/* after a reshape md's component size can be below what the partitions
 	   hold (the data offset moved): the size now is the superblocks' */
 	uint64_t cur = v->array_sectors;
@@ -551,10 +669,15 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 		return CLI_EXIT_FAIL;
 	}
 
-	/* the partitions extended (each table: backup first, then primary) */
-	for (unsigned i = 0; i < v->nparts; i++)
-		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last += newpart - part;
-	if (newpart != part && volume_write_tables(CMD, p, fds, which, v->nparts))
+	/* the partitions extended (each table: backup first, then primary; a
+	   kill between two drives leaves them unequal, which a rerun ends) */
+	bool change = false;
+	for (unsigned i = 0; i < v->nparts; i++) {
+		struct gpt_part *gp = &p->drive[v->drive[i]]->gpt.part[v->entry[i]];
+		change |= gp->last != gp->first + newpart - 1;
+		gp->last = gp->first + newpart - 1;
+	}
+	if (change && volume_write_tables(CMD, p, fds, which, v->nparts))
 		goto undo;
 	for (unsigned i = 0; i < v->nparts; i++) {
 		if (!(specs[i] = malloc(SPEC_LEN)))
@@ -564,17 +687,41 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	struct inproc ip;
 	if (inproc_open(&ip, specs, v->nparts))
 		goto undo;
+	/* no table is written from here: the table locks go (the array's range
+	   locks keep its members), so that other pool commands do not wait */
+	volume_unlock_tables(fds);
 	struct uraid_array_status as;
 	bool bitmap = uraid_array_status(ip.a, &as) == 0 && as.bitmap_chunk_bytes;
 	/* md's bitmap does not follow a size change in uraid: taken off for the
-	   change and put back, as the planner's refusal says to do by hand */
+	   change and put back, as the planner's refusal says to do by hand.
+	   This dance can go once grow --size resizes the bitmap itself
+	   (grow_bitmap_resize, on branch grow-r10). */
 	struct uraid_grow nobm = { .bitmap = -1 }, grow = { .size_bytes = URAID_GROW_MAX },
 			  bm = { .bitmap = 1 };
+	/* --size=SIZE: md's component size that holds it, not the partitions' all */
+	if (!o->max)
+		grow.size_bytes = comp_with(v, data_offset, newpart) * 512;
 	uint64_t before = uraid_array_size(ip.a);
-	if ((bitmap && (st = inproc_grow(&ip, &nobm))) || (st = inproc_grow(&ip, &grow)) ||
-	    (st = inproc_wait(&ip)) || (bitmap && (st = inproc_grow(&ip, &bm)))) {
+	if (bitmap)
+		fprintf(stderr, "uraid %s: volume '%s''s internal bitmap is taken off for the size "
+			"change and put back after it; if this stops before the end, serve the "
+			"volume and run 'uraid grow %s --bitmap=internal' to put it back\n", CMD,
+			v->name, v->name);
+	if (bitmap && (st = inproc_grow(&ip, &nobm))) {
+		inproc_close(&ip);
+		goto out;
+	}
+	if ((st = inproc_grow(&ip, &grow)) || (st = inproc_wait(&ip)) ||
+	    (bitmap && (st = inproc_grow(&ip, &bm)))) {
 		/* what was done stays done; the partitions stay extended (md uses
-		   what its superblocks say) */
+		   what its superblocks say); the bitmap is put back (a second try
+		   when it was its own step that failed: the resync may have ended) */
+		if (bitmap) {
+			int bst = inproc_grow(&ip, &bm);
+			fprintf(stderr, "uraid %s: %s\n", CMD, bst ? "the internal bitmap could "
+				"not be put back: serve the volume and run 'uraid grow VOLUME "
+				"--bitmap=internal'" : "the internal bitmap is back");
+		}
 		inproc_close(&ip);
 		goto out;
 	}
@@ -582,14 +729,14 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	if ((st = inproc_close(&ip)))
 		goto out;
 	printf("Grew volume '%s' of pool '%s' on its %u drives: partitions %s -> %s, volume %s "
-	       "-> %s\n", v->name, p->label.name, v->nparts, cli_bytes(part * 512, a, sizeof(a)),
+	       "-> %s\n", v->name, p->label.name, v->nparts, cli_bytes(smallest * 512, a, sizeof(a)),
 	       cli_bytes(newpart * 512, b, sizeof(b)), cli_bytes(before, c, sizeof(c)),
 	       cli_bytes(after, e, sizeof(e)));
 	goto out;
 undo:
 	for (unsigned i = 0; i < v->nparts; i++)
-		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last -= newpart - part;
-	if (newpart != part)
+		p->drive[v->drive[i]]->gpt.part[v->entry[i]].last = oldlast[i];
+	if (change)
 		volume_write_tables(CMD, p, fds, which, v->nparts);
 	st = CLI_EXIT_FAIL;
 out:
@@ -598,7 +745,7 @@ out:
 	return st;
 }
 
-int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds)
+int volume_grow(const struct volume_opts *o, struct pool *p, int *fds)
 {
 	struct pool_volume *v = pool_volume_find(p, o->name);
 
@@ -618,7 +765,7 @@ int volume_grow(const struct volume_opts *o, struct pool *p, const int *fds)
 			"(more size on the same drives), one of them\n", CMD);
 		return CLI_EXIT_USAGE;
 	}
-	int st = check_volume(p, v);
+	int st = check_volume(p, v, o->drives != 0);
 	if (st)
 		return st;
 	bool served;

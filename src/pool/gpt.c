@@ -364,7 +364,9 @@ int gpt_read(int fd, uint64_t dev_sectors, struct gpt *g, struct gpt_read_info *
  * A drive that has grown (an image file made larger, a bigger LUN): its
  * primary header says the backup is at an LBA before the last one, and the
  * backup is there. Read as the table of the drive it was (both copies
- * checked as for that size); kept only when the primary is sound so.
+ * checked as for that size); kept only when both are sound so (a primary
+ * whose alternate LBA points at anything else is a damaged table, not a
+ * grown drive).
  * buf: the primary as read, and room for the backup after it.
  */
 static void read_grown(int fd, uint64_t dev_sectors, uint8_t *buf, struct gpt *g,
@@ -385,7 +387,7 @@ static void read_grown(int fd, uint64_t dev_sectors, uint8_t *buf, struct gpt *g
 	if (uraid_pread_full(fd, buf + GPT_PRIMARY_BYTES, GPT_BACKUP_BYTES,
 			     (old - GPT_BACKUP_BYTES / 512) * 512) == 0 &&
 	    gpt_decode(buf, buf + GPT_PRIMARY_BYTES, old, t, &ti, terr, sizeof(terr)) == 0 &&
-	    ti.primary_ok) {
+	    ti.primary_ok && ti.backup_ok) {
 		*g = *t;
 		*info = ti;
 		info->grown = true;

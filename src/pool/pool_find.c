@@ -81,8 +81,9 @@ void pool_volumes_probe(struct pool *p)
 	struct uraid_probe *pr = malloc(sizeof(*pr));
 	struct uraid_sb *sbs = malloc(sizeof(*sbs) * POOL_MAX_DRIVES);
 	bool *ok = calloc(POOL_MAX_DRIVES, sizeof(*ok));
+	bool *none = calloc(POOL_MAX_DRIVES, sizeof(*none));    /* no md magic at all */
 
-	if (!pr || !sbs || !ok)
+	if (!pr || !sbs || !ok || !none)
 		goto out;
 	for (unsigned v = 0; v < p->nvolumes; v++) {
 		struct pool_volume *vol = &p->vol[v];
@@ -90,12 +91,13 @@ void pool_volumes_probe(struct pool *p)
 		for (unsigned i = 0; i < vol->nparts; i++) {
 			const struct pool_drive *d = p->drive[vol->drive[i]];
 			const struct gpt_part *gp = &d->gpt.part[vol->entry[i]];
-			ok[i] = false;
+			ok[i] = none[i] = false;
 			int fd = open(d->path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;
-			if (uraid_probe_range(fd, gp->first, gp->last - gp->first + 1, pr) == 0 &&
-			    pr->chosen >= 0 && pr->loc[pr->chosen].status == 0) {
+			int prc = uraid_probe_range(fd, gp->first, gp->last - gp->first + 1, pr);
+			none[i] = prc == 0 && pr->chosen < 0;
+			if (prc == 0 && pr->chosen >= 0 && pr->loc[pr->chosen].status == 0) {
 				sbs[i] = pr->loc[pr->chosen].sb;
 				ok[i] = true;
 				if (fresh < 0 || sbs[i].events > sbs[fresh].events)
@@ -106,6 +108,8 @@ void pool_volumes_probe(struct pool *p)
 		vol->has_md = fresh >= 0;
 		if (!vol->has_md) {
 			vol->stale = vol->nparts;
+			for (unsigned i = 0; i < vol->nparts; i++)
+				vol->part_state[i] = POOL_PART_STALE;
 			continue;
 		}
 		const struct uraid_sb *f = &sbs[fresh];
@@ -125,18 +129,29 @@ void pool_volumes_probe(struct pool *p)
 				    sbs[j].events > sbs[i].events)
 					vol->superseded[i] = true;
 			uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
-			if (ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
-			    sbs[i].events == f->events && role < URAID_ROLE_MAX &&
-			    role < f->raid_disks && f->dev_roles[sbs[i].dev_number] == role)
+			bool same = ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
+				    sbs[i].events == f->events;
+			if (same && role < URAID_ROLE_MAX && role < f->raid_disks &&
+			    f->dev_roles[sbs[i].dev_number] == role) {
 				vol->present++;
-			else
+				vol->part_state[i] = POOL_PART_MEMBER;
+			} else if (same && role == URAID_ROLE_SPARE) {
+				vol->spares++;
+				vol->part_state[i] = POOL_PART_SPARE;
+			} else if (none[i]) {
+				vol->blank++;
+				vol->part_state[i] = POOL_PART_BLANK;
+			} else {
 				vol->stale++;
+				vol->part_state[i] = POOL_PART_STALE;
+			}
 		}
 	}
 out:
 	free(pr);
 	free(sbs);
 	free(ok);
+	free(none);
 }
 
 int pool_find(const char *name, char *const *paths, unsigned n, struct pool *p, char *err,

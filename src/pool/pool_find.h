@@ -13,6 +13,8 @@
 
 #include "pool/pool.h"
 
+enum pool_part_state { POOL_PART_MEMBER, POOL_PART_STALE, POOL_PART_SPARE, POOL_PART_BLANK };
+
 struct pool_volume {
 	char name[POOL_VOL_NAME_MAX + 1];
 	unsigned nparts;
@@ -25,7 +27,12 @@ struct pool_volume {
 	uint32_t layout, chunk_sectors, raid_disks;
 	uint64_t array_sectors;
 	unsigned present;           /* partitions in an active slot of the freshest events */
-	unsigned stale;             /* partitions with an older superblock or none */
+	unsigned stale;             /* partitions with an older superblock or another array's */
+	/* partitions that are not members: a spare of this array (fresh events),
+	   or no md superblock at all (a volume grow --drives stopped between its
+	   table write and md taking the partition) */
+	unsigned spares, blank;
+	uint8_t part_state[POOL_MAX_DRIVES];    /* enum pool_part_state */
 	bool resync_needed;
 	/* partition i's superblock is older than another partition's that has
 	   its device number: the member it was was replaced (a spare rebuilt in

@@ -4,7 +4,8 @@
  * table; the CRC32 is zlib's; each kind of damage to one copy is found and
  * the other copy used, damage to both refused, tables uraid does not handle
  * refused; a drive that grew read as it was and its backup moved to the
- * new end; the pool label's record round trip. Also members given as a
+ * new end, hostile alternate LBAs and a half-done repair; the pool
+ * label's record round trip. Also members given as a
  * range of a file (PATH@START+LENGTH, common/range_path.c, io/member_open.c):
  * I/O lands at the range's start, nothing outside the range changes, and
  * two ranges of one file are opened side by side while one range is
@@ -523,6 +524,122 @@ out:
 	free(r);
 }
 
+/* Put v (8 bytes LE) at off in the primary header of fd and its CRC right. */
+static void primary_header_set(int fd, unsigned off, uint64_t v)
+{
+	uint8_t h[512];
+
+	CHECK(pread(fd, h, 512, 512) == 512, "read the primary header");
+	for (unsigned i = 0; i < 8; i++)
+		h[off + i] = (uint8_t)(v >> (8 * i));
+	uint32_t size = h[12] | h[13] << 8;
+	memset(h + 16, 0, 4);
+	uint32_t crc = gpt_crc32(h, size);
+	for (unsigned i = 0; i < 4; i++)
+		h[16 + i] = (uint8_t)(crc >> (8 * i));
+	CHECK(pwrite(fd, h, 512, 512) == 512, "write the primary header");
+}
+
+/*
+ * Hostile or half-done input for the grown-drive check (read_grown): a
+ * primary whose alternate LBA is 0, the device's last but one, UINT64_MAX,
+ * or beyond the device is not a grown drive (refused as damaged, not read
+ * at a wild offset); a partition that ends past the old size is refused; a
+ * repair cut halfway (the new backup written at the new end, the primary
+ * still the old one) is read as the grown drive, and its repair ends it.
+ */
+static void test_grown_hostile(void)
+{
+	char path[] = "/tmp/uraid-test-grownh-XXXXXX", err[300];
+	int fd = mkstemp(path);
+	struct gpt *g = malloc(sizeof(*g)), *r = malloc(sizeof(*r));
+	uint8_t *pb = malloc(GPT_PRIMARY_BYTES), *bb = malloc(GPT_BACKUP_BYTES);
+	struct gpt_read_info info;
+	const uint64_t grown = DEV_SECTORS + 16 * 2048;
+	const uint64_t alts[] = { 0, grown - 2, UINT64_MAX, grown, grown + 4096 };
+
+	CHECK(fd >= 0 && g && r && pb && bb, "mkstemp");
+	if (fd < 0 || !g || !r || !pb || !bb)
+		goto out;
+	unlink(path);
+	random_table(g);
+	for (unsigned k = 0; k < sizeof(alts) / sizeof(alts[0]); k++) {
+		CHECK(ftruncate(fd, 0) == 0 && ftruncate(fd, (off_t)DEV_SECTORS * 512) == 0,
+		      "truncate");
+		CHECK(gpt_write(fd, g, err, sizeof(err)) == 0, "write: %s", err);
+		CHECK(ftruncate(fd, (off_t)grown * 512) == 0, "grow the file");
+		primary_header_set(fd, 32, alts[k]);
+		int rc = gpt_read(fd, grown, r, &info, err, sizeof(err));
+		CHECK(rc == -EINVAL && !info.grown, "alternate LBA %llu: refused, not grown (%d %s) "
+		      "p %d b %d pw %s bw %s", (unsigned long long)alts[k], rc, err, info.primary_ok,
+		      info.backup_ok, info.primary_why, info.backup_why);
+	}
+
+	/* a partition that ends past the old size (both copies say so) */
+	CHECK(ftruncate(fd, 0) == 0 && ftruncate(fd, (off_t)DEV_SECTORS * 512) == 0, "truncate");
+	CHECK(gpt_encode(g, pb, bb, err, sizeof(err)) == 0, "encode: %s", err);
+	uint8_t *e = pb + 1024;         /* the first entry (g->part[0]) */
+	uint64_t last = DEV_SECTORS + 100;
+	for (unsigned i = 0; i < 8; i++)
+		e[40 + i] = (uint8_t)(last >> (8 * i));
+	uint32_t ecrc = gpt_crc32(e, GPT_ENTRY_SECTORS * 512);
+	for (unsigned i = 0; i < 4; i++) {
+		pb[512 + 88 + i] = (uint8_t)(ecrc >> (8 * i));
+		bb[GPT_ENTRY_SECTORS * 512 + 88 + i] = (uint8_t)(ecrc >> (8 * i));
+	}
+	memcpy(bb, e, GPT_ENTRY_SECTORS * 512);
+	CHECK(pwrite(fd, pb, GPT_PRIMARY_BYTES, 0) == GPT_PRIMARY_BYTES &&
+	      pwrite(fd, bb, GPT_BACKUP_BYTES, (DEV_SECTORS - GPT_BACKUP_BYTES / 512) * 512) ==
+	      GPT_BACKUP_BYTES, "write the tables");
+	primary_header_set(fd, 32, DEV_SECTORS - 1);    /* its header CRC again */
+	{
+		/* the backup header's CRC again too */
+		uint8_t *h = bb + GPT_ENTRY_SECTORS * 512;
+		memset(h + 16, 0, 4);
+		uint32_t crc = gpt_crc32(h, 92);
+		for (unsigned i = 0; i < 4; i++)
+			h[16 + i] = (uint8_t)(crc >> (8 * i));
+		CHECK(pwrite(fd, h, 512, (DEV_SECTORS - 1) * 512) == 512, "backup header");
+	}
+	CHECK(ftruncate(fd, (off_t)grown * 512) == 0, "grow the file");
+	int rc = gpt_read(fd, grown, r, &info, err, sizeof(err));
+	CHECK(rc == -EINVAL && !info.grown, "a partition past the old size: refused (%d %s)", rc,
+	      err);
+	/* refused for the partition, not for a CRC: the copies as on disk, decoded
+	   at the old size */
+	CHECK(pread(fd, pb, GPT_PRIMARY_BYTES, 0) == GPT_PRIMARY_BYTES &&
+	      pread(fd, bb, GPT_BACKUP_BYTES, (DEV_SECTORS - GPT_BACKUP_BYTES / 512) * 512) ==
+	      GPT_BACKUP_BYTES, "read back");
+	CHECK(gpt_decode(pb, bb, DEV_SECTORS, r, &info, err, sizeof(err)) == -EINVAL &&
+	      strstr(info.primary_why, "partition") && strstr(info.backup_why, "partition"),
+	      "at the old size: %s / %s", info.primary_why, info.backup_why);
+
+	/* a repair cut halfway: the moved backup written, the primary old */
+	CHECK(ftruncate(fd, 0) == 0 && ftruncate(fd, (off_t)DEV_SECTORS * 512) == 0, "truncate");
+	CHECK(gpt_write(fd, g, err, sizeof(err)) == 0, "write: %s", err);
+	CHECK(ftruncate(fd, (off_t)grown * 512) == 0, "grow the file");
+	*r = *g;
+	CHECK(gpt_move_backup(r, grown, err, sizeof(err)) == 0, "move: %s", err);
+	CHECK(gpt_encode(r, pb, bb, err, sizeof(err)) == 0, "encode moved: %s", err);
+	CHECK(pwrite(fd, bb, GPT_BACKUP_BYTES, (grown - GPT_BACKUP_BYTES / 512) * 512) ==
+	      GPT_BACKUP_BYTES, "only the new backup written");
+	rc = gpt_read(fd, grown, r, &info, err, sizeof(err));
+	CHECK(rc == 0 && info.grown && info.grown_from == DEV_SECTORS && info.primary_ok &&
+	      same_table(g, r), "half a repair: still the grown drive (%d %s)", rc, err);
+	CHECK(gpt_move_backup(r, grown, err, sizeof(err)) == 0 &&
+	      gpt_write(fd, r, err, sizeof(err)) == 0, "the repair again: %s", err);
+	rc = gpt_read(fd, grown, g, &info, err, sizeof(err));
+	CHECK(rc == 0 && !info.grown && info.primary_ok && info.backup_ok && same_table(g, r),
+	      "the repair again: a sound table of the new size (%d %s)", rc, err);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(g);
+	free(r);
+	free(pb);
+	free(bb);
+}
+
 int main(void)
 {
 	printf("seed 0x%x\n", SEED);
@@ -534,6 +651,7 @@ int main(void)
 	test_range_member();
 	test_range_punch();
 	test_grown();
+	test_grown_hostile();
 	if (failures)
 		printf("%d failures\n", failures);
 	return failures ? 1 : 0;

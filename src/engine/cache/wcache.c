@@ -403,6 +403,60 @@ static void journal_logged(void *arg, uint32_t rec, int res)
 	wc_post(rq, res ? resume_end_eio : resume_end_ok);
 }
 
+/*
+ * The journal and stripe rows. A unit of the RAID 4/5/6 write path logs the
+ * new data of its 4 KiB rows with their parity, computed from what the
+ * members hold for the row's other chunks; a replay (md's or ours) writes a
+ * row's data and parity as logged. A page of such a row in the log as data
+ * only (cached, not yet on the members) would then be replayed beside a
+ * parity that does not cover it: the write hole. md never logs such a row
+ * (its stripe head holds every cached page of the row, and the parity
+ * covers them all); here a row never has a logged cached page and a unit
+ * of another of its chunks at once:
+ *  - a write is cached only if no other page of its 4 KiB rows is logged
+ *    (cached) or being destaged, it holds one page per row, and no op
+ *    written through is on its stripe rows (journal_can_cache);
+ *  - an op written through waits until no page of its stripe rows is in the
+ *    log and not on the members (the write path holds a whole stripe row
+ *    from its first read to its last write, and a write waiting there for
+ *    log room must not hold a row whose destage frees that room); its
+ *    range lets destages pass meanwhile (wc_destage_blocked), the cache is
+ *    destaged (jrow_wait);
+ *  - so a destage carries the only logged page of each 4 KiB row it writes.
+ */
+static uint64_t stripe_sectors(const struct wcache *c)
+{
+	return (uint64_t)c->a->geom.data_disks * c->a->geom.chunk_sectors;
+}
+
+/* [*lo, *hi) widened to whole stripe rows. */
+static void stripe_span(const struct wcache *c, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t ss = stripe_sectors(c);
+	if (!ss)
+		return;
+	*lo = *lo / ss * ss;
+	*hi = (*hi + ss - 1) / ss * ss;
+}
+
+static void find_logged(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	if (p->jref)
+		*(bool *)arg = true;
+}
+
+/* Is a page of the stripe rows of [lo, hi) in the journal and not yet on
+   the members (dirty or being destaged: it names a record)? */
+static bool rows_logged(struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	bool any = false;
+	stripe_span(c, &lo, &hi);
+	for_pages(c, lo, hi, find_logged, &any);
+	return any;
+}
+
 /* Can the journal's write-back mode cache this write (lock held)? Whole
  * 4 KiB pages (md logs pages), an array not degraded (md leaves write-back
  * then), no destage in flight on it (its log record must not come before
@@ -410,14 +464,38 @@ static void journal_logged(void *arg, uint32_t rec, int res)
  * waiting for a clean cache. */
 static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
 {
+	uint64_t lo = io->offset / 512, hi = lo + io->length / 512;
+
 	if (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES || c->jbar ||
 	    atomic_load(&c->a->degraded))
 		return false;
-	for (uint64_t n = io->offset / WC_PAGE_BYTES; n < (io->offset + io->length) / WC_PAGE_BYTES;
-	     n++) {
-		const struct wc_page *p = lookup(c, n);
+	/* the rows of a unit written through or being destaged: no page of
+	   theirs in the log beside it (see rows_logged) */
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next) {
+		uint64_t tlo = t->wc_lo, thi = t->wc_hi;
+		stripe_span(c, &tlo, &thi);
+		if (lo < thi && tlo < hi)
+			return false;
+	}
+	uint64_t ss = stripe_sectors(c), chunk = c->a->geom.chunk_sectors;
+	for (uint64_t s = lo; s < hi; s += WC_PAGE_SECTORS) {
+		const struct wc_page *p = lookup(c, s / WC_PAGE_SECTORS);
 		if (p && p->inflight)
 			return false;
+		if (!ss)
+			continue;
+		/* the other pages of its 4 KiB row: none logged, none in flight,
+		   none in this write (two pages of a row could be destaged apart) */
+		uint64_t base = s / ss * ss, o = (s - base) % chunk;
+		for (uint64_t q = base + o; q < base + ss; q += chunk) {
+			if (q == s)
+				continue;
+			if (q >= lo && q < hi)
+				return false;
+			p = lookup(c, q / WC_PAGE_SECTORS);
+			if (p && (p->jref || p->inflight))
+				return false;
+		}
 	}
 	return true;
 }
@@ -538,7 +616,15 @@ void wc_after_change(struct wcache *c)
 {
 	/* ops written through whose range is quiet now go on */
 	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
-		if (!(t->wc_marks & WC_MARK_WAITING) || range_busy(c, t->wc_lo, t->wc_hi))
+		if (!(t->wc_marks & WC_MARK_WAITING))
+			continue;
+		if (t->wc_marks & WC_MARK_JROWW) {
+			if (rows_logged(c, t->wc_lo, t->wc_hi))
+				continue;
+			t->wc_marks &= (uint8_t)~WC_MARK_JROWW;
+			c->jrow_wait--;
+		}
+		if (range_busy(c, t->wc_lo, t->wc_hi))
 			continue;
 		if ((t->wc_marks & WC_MARK_JBAR) && (c->ndirty || c->destages_in_flight))
 			continue;
@@ -577,6 +663,19 @@ bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
 {
 	for (const struct array_req *t = c->through_list; t; t = t->wc_next)
 		if (lo < t->wc_hi && t->wc_lo < hi)
+			return true;
+	return false;
+}
+
+bool wc_destage_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	/* no write is cached on the stripe rows of an op waiting for its rows
+	   (journal_can_cache; or nothing is cached at all): its range holds
+	   only pages older than it, which may land before it */
+	bool older = c->jwb || atomic_load_explicit(&c->policy, memory_order_relaxed) !=
+		     URAID_WRITE_BACK;
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next)
+		if (lo < t->wc_hi && t->wc_lo < hi && !(older && (t->wc_marks & WC_MARK_JROWW)))
 			return true;
 	return false;
 }
@@ -634,6 +733,8 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	 * older record (raid5_journal.c): it waits for every cached page to
 	 * be destaged, and no write is cached until it ends.
 	 */
+	if (c->jpl)
+		rq->wc_marks |= WC_MARK_JROW;   /* nothing cached on its rows from now on */
 	if (c->jwb && (io->op == URAID_IO_WRITE || io->op == URAID_IO_WRITE_ZEROES) &&
 	    (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES)) {
 		rq->wc_marks |= WC_MARK_JBAR;
@@ -642,6 +743,13 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 			rq->wc_marks |= WC_MARK_WAITING;
 			return true;
 		}
+	}
+	/* pages of its stripe rows in the journal: destaged first (see
+	   rows_logged above) */
+	if (c->jpl && rows_logged(c, rq->wc_lo, rq->wc_hi)) {
+		rq->wc_marks |= WC_MARK_WAITING | WC_MARK_JROWW;
+		c->jrow_wait++;
+		return true;
 	}
 	if (c->nfree == c->npages || !range_busy(c, rq->wc_lo, rq->wc_hi))
 		return false;
@@ -890,6 +998,8 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 	}
 	if (rq->wc_marks & WC_MARK_JBAR)
 		c->jbar--;
+	if (rq->wc_marks & WC_MARK_JROWW)
+		c->jrow_wait--;         /* (it ends only once let go: not expected) */
 	if (rq->wc_marks & WC_MARK_THROUGH) {
 		if (rq->wc_prev)
 			rq->wc_prev->wc_next = rq->wc_next;

@@ -148,6 +148,12 @@ struct wcache {
 	uint32_t jbar;
 	bool jpress;                 /* the journal runs low: destage everything */
 	uint64_t jwb_through;        /* writes the journal had no room for: through */
+	/*
+	 * Ops written through waiting until no page of their stripe rows is
+	 * in the log and not yet on the members (WC_MARK_JROW, take_through):
+	 * while one waits, everything is destaged.
+	 */
+	uint32_t jrow_wait;
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of
@@ -189,6 +195,9 @@ void wc_after_change(struct wcache *c);           /* lock held: wake what can go
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
+/* The same for a destage: ops still waiting for their stripe rows
+   (WC_MARK_JROW) let it pass (lock held). */
+bool wc_destage_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);
 void wc_epoch_advance(struct wcache *c);           /* lock held */
 void wc_post(struct array_req *rq, void (*fn)(struct reactor *r, struct reactor_msg *m));
 

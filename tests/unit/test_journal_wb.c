@@ -15,6 +15,10 @@
  *   replay writes the cached page and the stale parity (the write hole);
  * - the same with the cached write arriving while a destage of its row is
  *   in flight;
+ * - a log write that fails: the write fails, and its bytes are not read
+ *   back (the cache keeps the bytes acknowledged before it, or nothing);
+ *   the array still closes (the journal's writes are made to fail by
+ *   putting /dev/full under its file descriptor);
  * - a small journal under mixed cached and through writes on the same rows
  *   must not stall (a through write holding its row while it waits for log
  *   room that only the destage of that row frees): every batch must end
@@ -25,10 +29,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -452,6 +459,61 @@ static void test_mixed_rows(uint64_t *rs, uint64_t journal_bytes, unsigned round
 	free(big);
 }
 
+/* Put /dev/full under every descriptor of path: its writes fail (ENOSPC). */
+static int break_file(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0, full = open("/dev/full", O_RDWR);
+	char link[300], got[256];
+	while (d && full >= 0 && (de = readdir(d))) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		ssize_t l = readlink(link, got, sizeof(got) - 1);
+		if (l <= 0)
+			continue;
+		got[l] = 0;
+		if (!strcmp(got, path) && dup2(full, atoi(de->d_name)) >= 0)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	if (full >= 0)
+		close(full);
+	return n;
+}
+
+static void test_log_write_fails(uint64_t *rs)
+{
+	struct t t;
+	CHECK(setup(&t, 9ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint8_t *v = aligned_alloc(4096, 3 * 4096);
+	rng_fill(rs, v, 3 * 4096);
+	uint64_t off = at(5, 1, 8192);
+	CHECK(uraid_array_pwrite(t.a, v, 4096, off, 0) == 0, "log failure: the first write");
+	char real[PATH_MAX];
+	CHECK(realpath(t.paths[N], real) != NULL, "realpath");
+	CHECK(break_file(real) > 0, "log failure: no descriptor of the journal found");
+	int w = uraid_array_pwrite(t.a, v + 4096, 4096, off, 0);
+	CHECK(w != 0, "log failure: a write acknowledged though its log write failed");
+	memset(v + 8192, 0, 4096);
+	int r = uraid_array_pread(t.a, v + 8192, 4096, off);
+	CHECK(r != 0 || memcmp(v + 8192, v + 4096, 4096),
+	      "log failure: the failed write's bytes are read back");
+	CHECK(r != 0 || !memcmp(v + 8192, v, 4096),
+	      "log failure: the bytes acknowledged before are not read back");
+	/* close must end: a watchdog */
+	alarm(60);
+	uraid_array_close(t.a);
+	alarm(0);
+	t.a = NULL;
+	teardown(&t);
+	free(v);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -459,6 +521,7 @@ int main(int argc, char **argv)
 	uint64_t rs = seed;
 
 	test_through_beside_cached(&rs);
+	test_log_write_fails(&rs);
 	/* the journal device holds 1 MiB of metadata first (1.2): rings of
 	   8, 2 and 1 MiB */
 	test_mixed_rows(&rs, 9ull << 20, 4);

@@ -107,7 +107,7 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 		/* the page cleaned longest ago that nobody pins (FIFO, not LRU:
 		   reads of a clean page do not move it) */
 		for (i = c->pg[head(c, L_CLEAN)].next; i != head(c, L_CLEAN); i = c->pg[i].next)
-			if (!c->pg[i].pins && !c->pg[i].inflight &&
+			if (!c->pg[i].pins && !c->pg[i].inflight && !c->pg[i].jlost &&
 			    (c->pg[i].pgno < keep0 || c->pg[i].pgno >= keep1))
 				break;
 		if (i == head(c, L_CLEAN))
@@ -134,7 +134,7 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p)
 {
-	if (p->valid || p->pins || p->inflight || p->state != WC_PG_CLEAN)
+	if (p->valid || p->pins || p->inflight || p->jlost || p->state != WC_PG_CLEAN)
 		return;
 	uint32_t i = pidx(c, p);
 	hash_del(c, p);
@@ -394,11 +394,34 @@ static void journal_logged(void *arg, uint32_t rec, int res)
 	pthread_mutex_lock(&c->lock);
 	for (uint64_t n = p0; n < p1; n++) {
 		struct wc_page *p = lookup(c, n);
-		if (p && p->jref == rec && p->jold) {
+		if (!p || p->jref != rec)
+			continue;       /* a newer write holds it: its own record decides */
+		if (res) {
+			/*
+			 * The journal failed: the write fails, and its bytes (copied
+			 * in before the log write) must not be read nor destaged.
+			 * Bytes acknowledged before it (an older record) were only
+			 * here and in that journal: the page stays, unreadable, and
+			 * the flushes of its epoch fail.
+			 */
+			bool acked = p->jold && p->state == WC_PG_DIRTY;
+			if (acked && (!c->lost_epoch || p->epoch < c->lost_epoch))
+				c->lost_epoch = p->epoch;
+			wc_make_clean(c, p);
+			p->valid = 0;
+			p->gen++;
+			if (acked && !p->jlost) {
+				p->jlost = true;
+				c->njlost++;
+			}
+			wc_page_free_if_empty(c, p);
+		} else if (p->jold) {
 			c->jpl->ops->wb_put(c->jpl, p->jold);
 			p->jold = 0;
 		}
 	}
+	if (res)
+		wc_after_change(c);
 	pthread_mutex_unlock(&c->lock);
 	wc_post(rq, res ? resume_end_eio : resume_end_ok);
 }
@@ -858,6 +881,14 @@ static bool take_read(struct wcache *c, struct array_req *rq)
 	return false;
 }
 
+static void find_jlost(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	if (p->jlost)
+		*(bool *)arg = true;
+}
+
 bool wcache_take(struct wcache *c, struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -879,6 +910,16 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
 	switch (io->op) {
 	case URAID_IO_READ:
+		if (c->njlost) {
+			bool lost = false;
+			for_pages(c, io->offset / 512, (io->offset + io->length) / 512, find_jlost,
+				  &lost);
+			if (lost) {
+				pthread_mutex_unlock(&c->lock);
+				end_later(rq, -EIO);
+				return true;
+			}
+		}
 		taken = take_read(c, rq);
 		bool waits = taken && c->read_wait == rq;
 		pthread_mutex_unlock(&c->lock);

@@ -61,6 +61,10 @@ struct wc_page {
 	   until jref is logged; 0: none */
 	uint32_t jref, jold;
 	bool redirtied;              /* written since that destage's snapshot */
+	/* the journal failed while a write to it was being logged, and bytes
+	   acknowledged before were only here and in that journal: kept (never
+	   reused), reads of it fail (-EIO) */
+	bool jlost;
 };
 
 /* One destage write: the pages it carries and their generation at the copy. */
@@ -154,6 +158,7 @@ struct wcache {
 	 * while one waits, everything is destaged.
 	 */
 	uint32_t jrow_wait;
+	uint32_t njlost;             /* pages with jlost */
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of

@@ -375,6 +375,14 @@ static void test_through_beside_cached(uint64_t *rs)
 	set_op(&ops[1], URAID_IO_WRITE, 0, 512 << 10, big);
 	submit(&t, &ops[1]);
 	CHECK(wait_ops(&t, ops + 1, 1, 20), "the through write did not end");
+	uraid_array_status(t.a, &st);
+	CHECK(st.journal_row_waits >= 1, "the through write's wait for the cached page of its "
+	      "row is not counted (%" PRIu64 ")", st.journal_row_waits);
+	/* one 512-byte write: the whole cache goes out first, counted */
+	CHECK(uraid_array_pwrite(t.a, big + 512, 512, 512, 0) == 0, "the 512-byte write");
+	uraid_array_status(t.a, &st);
+	CHECK(st.journal_partial_waits == 1, "the 512-byte write's wait is not counted (%" PRIu64
+	      ")", st.journal_partial_waits);
 	struct expect ex[2] = { { at(2, 2, 0), 4096, a }, { 0, 512 << 10, big } };
 	crash_check(&t, "cached page beside a 512 KiB write", ex, 2);
 	teardown(&t);

@@ -762,6 +762,7 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	    (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES)) {
 		rq->wc_marks |= WC_MARK_JBAR;
 		c->jbar++;
+		c->jbar_waits++;
 		if (c->ndirty || c->destages_in_flight) {
 			rq->wc_marks |= WC_MARK_WAITING;
 			return true;
@@ -772,6 +773,7 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	if (c->jpl && rows_logged(c, rq->wc_lo, rq->wc_hi)) {
 		rq->wc_marks |= WC_MARK_WAITING | WC_MARK_JROWW;
 		c->jrow_wait++;
+		c->jrow_waits++;
 		return true;
 	}
 	if (c->nfree == c->npages || !range_busy(c, rq->wc_lo, rq->wc_hi))
@@ -1097,6 +1099,16 @@ void wcache_set_journal(struct wcache *c, struct parity_log *pl)
 	if (pl)
 		c->jpl = pl;
 	c->jwb = pl != NULL;
+}
+
+void wcache_journal_counts(struct wcache *c, uint64_t *partial_waits, uint64_t *row_waits,
+			   uint64_t *full_through)
+{
+	pthread_mutex_lock(&c->lock);
+	*partial_waits = c->jbar_waits;
+	*row_waits = c->jrow_waits;
+	*full_through = c->jwb_through;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st)

@@ -159,6 +159,7 @@ struct wcache {
 	 */
 	uint32_t jrow_wait;
 	uint32_t njlost;             /* pages with jlost */
+	uint64_t jbar_waits, jrow_waits;     /* for status (wcache_journal_counts) */
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of
@@ -188,6 +189,9 @@ void wcache_set_policy(struct wcache *c, uint32_t policy);
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st);
 /* The journal's write-back mode on (pl: the journal) or off (pl NULL); off
  * only with nothing dirty (after a drain). Under the cache's lock. */
+/* The journal write-back mode's waits and writes through (status). */
+void wcache_journal_counts(struct wcache *c, uint64_t *partial_waits, uint64_t *row_waits,
+			   uint64_t *full_through);
 void wcache_set_journal(struct wcache *c, struct parity_log *pl);
 /* The tick hook (array_tick_add). */
 void wcache_tick(struct array *a, uint64_t now_ns);

@@ -417,6 +417,12 @@ struct uraid_array_status {
 	   write-back mode not yet destaged */
 	uint32_t journal_mode;
 	uint64_t journal_ring_bytes, journal_used_bytes, journal_seq, journal_records;
+	/* write-back mode, writes not cached: journal_partial_waits not whole
+	   4 KiB pages (each waited until the whole cache was destaged, and no
+	   write was cached meanwhile), journal_row_waits written through on
+	   stripe rows with cached pages (each waited until those were
+	   destaged), journal_full_through the log had no room for */
+	uint64_t journal_partial_waits, journal_row_waits, journal_full_through;
 	struct uraid_write_cache_status write_cache;
 	struct uraid_stripe_cache_status stripe_cache;
 	struct uraid_read_ahead_status read_ahead;

@@ -284,6 +284,13 @@ void cli_status_human(FILE *f, const struct uraid_array_status *st,
 			cli_bytes(st->journal_used_bytes, j1, sizeof(j1)),
 			cli_bytes(st->journal_ring_bytes, j2, sizeof(j2)), st->journal_seq,
 			st->journal_records);
+		if (st->journal_mode == URAID_JOURNAL_WRITE_BACK || st->journal_partial_waits ||
+		    st->journal_row_waits || st->journal_full_through)
+			fprintf(f, "  Journal Waits : %" PRIu64 " writes not whole 4 KiB pages "
+				"(the cache destaged first), %" PRIu64 " through on rows with "
+				"cached pages, %" PRIu64 " through for log room\n",
+				st->journal_partial_waits, st->journal_row_waits,
+				st->journal_full_through);
 	}
 	if (st->bitmap_chunk_bytes)
 		fprintf(f, "         Bitmap : internal, %s chunks, %" PRIu64 " of %" PRIu64
@@ -391,6 +398,9 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 		json_u64(&j, "used_bytes", st->journal_used_bytes);
 		json_u64(&j, "seq", st->journal_seq);
 		json_u64(&j, "records", st->journal_records);
+		json_u64(&j, "partial_page_waits", st->journal_partial_waits);
+		json_u64(&j, "row_waits", st->journal_row_waits);
+		json_u64(&j, "full_through", st->journal_full_through);
 		json_obj_close(&j);
 	}
 	if (st->bitmap_chunk_bytes) {

@@ -107,7 +107,7 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 		/* the page cleaned longest ago that nobody pins (FIFO, not LRU:
 		   reads of a clean page do not move it) */
 		for (i = c->pg[head(c, L_CLEAN)].next; i != head(c, L_CLEAN); i = c->pg[i].next)
-			if (!c->pg[i].pins && !c->pg[i].inflight &&
+			if (!c->pg[i].pins && !c->pg[i].inflight && !c->pg[i].jlost &&
 			    (c->pg[i].pgno < keep0 || c->pg[i].pgno >= keep1))
 				break;
 		if (i == head(c, L_CLEAN))
@@ -134,7 +134,7 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p)
 {
-	if (p->valid || p->pins || p->inflight || p->state != WC_PG_CLEAN)
+	if (p->valid || p->pins || p->inflight || p->jlost || p->state != WC_PG_CLEAN)
 		return;
 	uint32_t i = pidx(c, p);
 	hash_del(c, p);
@@ -394,13 +394,90 @@ static void journal_logged(void *arg, uint32_t rec, int res)
 	pthread_mutex_lock(&c->lock);
 	for (uint64_t n = p0; n < p1; n++) {
 		struct wc_page *p = lookup(c, n);
-		if (p && p->jref == rec && p->jold) {
+		if (!p || p->jref != rec)
+			continue;       /* a newer write holds it: its own record decides */
+		if (res) {
+			/*
+			 * The journal failed: the write fails, and its bytes (copied
+			 * in before the log write) must not be read nor destaged.
+			 * Bytes acknowledged before it (an older record) were only
+			 * here and in that journal: the page stays, unreadable, and
+			 * the flushes of its epoch fail.
+			 */
+			bool acked = p->jold && p->state == WC_PG_DIRTY;
+			if (acked && (!c->lost_epoch || p->epoch < c->lost_epoch))
+				c->lost_epoch = p->epoch;
+			wc_make_clean(c, p);
+			p->valid = 0;
+			p->gen++;
+			if (acked && !p->jlost) {
+				p->jlost = true;
+				c->njlost++;
+			}
+			wc_page_free_if_empty(c, p);
+		} else if (p->jold) {
 			c->jpl->ops->wb_put(c->jpl, p->jold);
 			p->jold = 0;
 		}
 	}
+	if (res)
+		wc_after_change(c);
 	pthread_mutex_unlock(&c->lock);
 	wc_post(rq, res ? resume_end_eio : resume_end_ok);
+}
+
+/*
+ * The journal and stripe rows. A unit of the RAID 4/5/6 write path logs the
+ * new data of its 4 KiB rows with their parity, computed from what the
+ * members hold for the row's other chunks; a replay (md's or ours) writes a
+ * row's data and parity as logged. A page of such a row in the log as data
+ * only (cached, not yet on the members) would then be replayed beside a
+ * parity that does not cover it: the write hole. md never logs such a row
+ * (its stripe head holds every cached page of the row, and the parity
+ * covers them all); here a row never has a logged cached page and a unit
+ * of another of its chunks at once:
+ *  - a write is cached only if no other page of its 4 KiB rows is logged
+ *    (cached) or being destaged, it holds one page per row, and no op
+ *    written through is on its stripe rows (journal_can_cache);
+ *  - an op written through waits until no page of its stripe rows is in the
+ *    log and not on the members (the write path holds a whole stripe row
+ *    from its first read to its last write, and a write waiting there for
+ *    log room must not hold a row whose destage frees that room); its
+ *    range lets destages pass meanwhile (wc_destage_blocked), the cache is
+ *    destaged (jrow_wait);
+ *  - so a destage carries the only logged page of each 4 KiB row it writes.
+ */
+static uint64_t stripe_sectors(const struct wcache *c)
+{
+	return (uint64_t)c->a->geom.data_disks * c->a->geom.chunk_sectors;
+}
+
+/* [*lo, *hi) widened to whole stripe rows. */
+static void stripe_span(const struct wcache *c, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t ss = stripe_sectors(c);
+	if (!ss)
+		return;
+	*lo = *lo / ss * ss;
+	*hi = (*hi + ss - 1) / ss * ss;
+}
+
+static void find_logged(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	if (p->jref)
+		*(bool *)arg = true;
+}
+
+/* Is a page of the stripe rows of [lo, hi) in the journal and not yet on
+   the members (dirty or being destaged: it names a record)? */
+static bool rows_logged(struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	bool any = false;
+	stripe_span(c, &lo, &hi);
+	for_pages(c, lo, hi, find_logged, &any);
+	return any;
 }
 
 /* Can the journal's write-back mode cache this write (lock held)? Whole
@@ -410,14 +487,38 @@ static void journal_logged(void *arg, uint32_t rec, int res)
  * waiting for a clean cache. */
 static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
 {
+	uint64_t lo = io->offset / 512, hi = lo + io->length / 512;
+
 	if (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES || c->jbar ||
 	    atomic_load(&c->a->degraded))
 		return false;
-	for (uint64_t n = io->offset / WC_PAGE_BYTES; n < (io->offset + io->length) / WC_PAGE_BYTES;
-	     n++) {
-		const struct wc_page *p = lookup(c, n);
+	/* the rows of a unit written through or being destaged: no page of
+	   theirs in the log beside it (see rows_logged) */
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next) {
+		uint64_t tlo = t->wc_lo, thi = t->wc_hi;
+		stripe_span(c, &tlo, &thi);
+		if (lo < thi && tlo < hi)
+			return false;
+	}
+	uint64_t ss = stripe_sectors(c), chunk = c->a->geom.chunk_sectors;
+	for (uint64_t s = lo; s < hi; s += WC_PAGE_SECTORS) {
+		const struct wc_page *p = lookup(c, s / WC_PAGE_SECTORS);
 		if (p && p->inflight)
 			return false;
+		if (!ss)
+			continue;
+		/* the other pages of its 4 KiB row: none logged, none in flight,
+		   none in this write (two pages of a row could be destaged apart) */
+		uint64_t base = s / ss * ss, o = (s - base) % chunk;
+		for (uint64_t q = base + o; q < base + ss; q += chunk) {
+			if (q == s)
+				continue;
+			if (q >= lo && q < hi)
+				return false;
+			p = lookup(c, q / WC_PAGE_SECTORS);
+			if (p && (p->jref || p->inflight))
+				return false;
+		}
 	}
 	return true;
 }
@@ -538,7 +639,15 @@ void wc_after_change(struct wcache *c)
 {
 	/* ops written through whose range is quiet now go on */
 	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
-		if (!(t->wc_marks & WC_MARK_WAITING) || range_busy(c, t->wc_lo, t->wc_hi))
+		if (!(t->wc_marks & WC_MARK_WAITING))
+			continue;
+		if (t->wc_marks & WC_MARK_JROWW) {
+			if (rows_logged(c, t->wc_lo, t->wc_hi))
+				continue;
+			t->wc_marks &= (uint8_t)~WC_MARK_JROWW;
+			c->jrow_wait--;
+		}
+		if (range_busy(c, t->wc_lo, t->wc_hi))
 			continue;
 		if ((t->wc_marks & WC_MARK_JBAR) && (c->ndirty || c->destages_in_flight))
 			continue;
@@ -577,6 +686,19 @@ bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
 {
 	for (const struct array_req *t = c->through_list; t; t = t->wc_next)
 		if (lo < t->wc_hi && t->wc_lo < hi)
+			return true;
+	return false;
+}
+
+bool wc_destage_blocked(const struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	/* no write is cached on the stripe rows of an op waiting for its rows
+	   (journal_can_cache; or nothing is cached at all): its range holds
+	   only pages older than it, which may land before it */
+	bool older = c->jwb || atomic_load_explicit(&c->policy, memory_order_relaxed) !=
+		     URAID_WRITE_BACK;
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next)
+		if (lo < t->wc_hi && t->wc_lo < hi && !(older && (t->wc_marks & WC_MARK_JROWW)))
 			return true;
 	return false;
 }
@@ -634,14 +756,25 @@ static bool take_through(struct wcache *c, struct array_req *rq)
 	 * older record (raid5_journal.c): it waits for every cached page to
 	 * be destaged, and no write is cached until it ends.
 	 */
+	if (c->jpl)
+		rq->wc_marks |= WC_MARK_JROW;   /* nothing cached on its rows from now on */
 	if (c->jwb && (io->op == URAID_IO_WRITE || io->op == URAID_IO_WRITE_ZEROES) &&
 	    (io->offset % WC_PAGE_BYTES || io->length % WC_PAGE_BYTES)) {
 		rq->wc_marks |= WC_MARK_JBAR;
 		c->jbar++;
+		c->jbar_waits++;
 		if (c->ndirty || c->destages_in_flight) {
 			rq->wc_marks |= WC_MARK_WAITING;
 			return true;
 		}
+	}
+	/* pages of its stripe rows in the journal: destaged first (see
+	   rows_logged above) */
+	if (c->jpl && rows_logged(c, rq->wc_lo, rq->wc_hi)) {
+		rq->wc_marks |= WC_MARK_WAITING | WC_MARK_JROWW;
+		c->jrow_wait++;
+		c->jrow_waits++;
+		return true;
 	}
 	if (c->nfree == c->npages || !range_busy(c, rq->wc_lo, rq->wc_hi))
 		return false;
@@ -750,6 +883,14 @@ static bool take_read(struct wcache *c, struct array_req *rq)
 	return false;
 }
 
+static void find_jlost(struct wcache *c, struct wc_page *p, uint8_t mask, void *arg)
+{
+	(void)c;
+	(void)mask;
+	if (p->jlost)
+		*(bool *)arg = true;
+}
+
 bool wcache_take(struct wcache *c, struct array_req *rq)
 {
 	struct uraid_io *io = rq->io;
@@ -771,6 +912,16 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 	bool back = atomic_load_explicit(&c->policy, memory_order_relaxed) == URAID_WRITE_BACK;
 	switch (io->op) {
 	case URAID_IO_READ:
+		if (c->njlost) {
+			bool lost = false;
+			for_pages(c, io->offset / 512, (io->offset + io->length) / 512, find_jlost,
+				  &lost);
+			if (lost) {
+				pthread_mutex_unlock(&c->lock);
+				end_later(rq, -EIO);
+				return true;
+			}
+		}
 		taken = take_read(c, rq);
 		bool waits = taken && c->read_wait == rq;
 		pthread_mutex_unlock(&c->lock);
@@ -890,6 +1041,8 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 	}
 	if (rq->wc_marks & WC_MARK_JBAR)
 		c->jbar--;
+	if (rq->wc_marks & WC_MARK_JROWW)
+		c->jrow_wait--;         /* (it ends only once let go: not expected) */
 	if (rq->wc_marks & WC_MARK_THROUGH) {
 		if (rq->wc_prev)
 			rq->wc_prev->wc_next = rq->wc_next;
@@ -946,6 +1099,16 @@ void wcache_set_journal(struct wcache *c, struct parity_log *pl)
 	if (pl)
 		c->jpl = pl;
 	c->jwb = pl != NULL;
+}
+
+void wcache_journal_counts(struct wcache *c, uint64_t *partial_waits, uint64_t *row_waits,
+			   uint64_t *full_through)
+{
+	pthread_mutex_lock(&c->lock);
+	*partial_waits = c->jbar_waits;
+	*row_waits = c->jrow_waits;
+	*full_through = c->jwb_through;
+	pthread_mutex_unlock(&c->lock);
 }
 
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st)

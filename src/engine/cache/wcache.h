@@ -61,6 +61,10 @@ struct wc_page {
 	   until jref is logged; 0: none */
 	uint32_t jref, jold;
 	bool redirtied;              /* written since that destage's snapshot */
+	/* the journal failed while a write to it was being logged, and bytes
+	   acknowledged before were only here and in that journal: kept (never
+	   reused), reads of it fail (-EIO) */
+	bool jlost;
 };
 
 /* One destage write: the pages it carries and their generation at the copy. */
@@ -148,6 +152,14 @@ struct wcache {
 	uint32_t jbar;
 	bool jpress;                 /* the journal runs low: destage everything */
 	uint64_t jwb_through;        /* writes the journal had no room for: through */
+	/*
+	 * Ops written through waiting until no page of their stripe rows is
+	 * in the log and not yet on the members (WC_MARK_JROW, take_through):
+	 * while one waits, everything is destaged.
+	 */
+	uint32_t jrow_wait;
+	uint32_t njlost;             /* pages with jlost */
+	uint64_t jbar_waits, jrow_waits;     /* for status (wcache_journal_counts) */
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of
@@ -177,6 +189,9 @@ void wcache_set_policy(struct wcache *c, uint32_t policy);
 void wcache_status(struct wcache *c, struct uraid_write_cache_status *st);
 /* The journal's write-back mode on (pl: the journal) or off (pl NULL); off
  * only with nothing dirty (after a drain). Under the cache's lock. */
+/* The journal write-back mode's waits and writes through (status). */
+void wcache_journal_counts(struct wcache *c, uint64_t *partial_waits, uint64_t *row_waits,
+			   uint64_t *full_through);
 void wcache_set_journal(struct wcache *c, struct parity_log *pl);
 /* The tick hook (array_tick_add). */
 void wcache_tick(struct array *a, uint64_t now_ns);
@@ -189,6 +204,9 @@ void wc_after_change(struct wcache *c);           /* lock held: wake what can go
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
+/* The same for a destage: ops still waiting for their stripe rows
+   (WC_MARK_JROW) let it pass (lock held). */
+bool wc_destage_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);
 void wc_epoch_advance(struct wcache *c);           /* lock held */
 void wc_post(struct array_req *rq, void (*fn)(struct reactor *r, struct reactor_msg *m));
 

@@ -32,7 +32,7 @@
 bool wc_want_destage(const struct wcache *c)
 {
 	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
-			     c->pressure || c->idle_kick || c->jbar || c->jpress ||
+			     c->pressure || c->idle_kick || c->jbar || c->jpress || c->jrow_wait ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }
 
@@ -99,7 +99,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		uint64_t s0 = p->pgno * WC_PAGE_SECTORS + l, s1 = p->pgno * WC_PAGE_SECTORS + h;
 		if (d->npages && s0 != next)
 			break;
-		if (wc_range_blocked(c, s0, s1)) {
+		if (wc_destage_blocked(c, s0, s1)) {
 			/* a written-through op holds the range: the next sweep retries */
 			if (d->npages)
 				break;

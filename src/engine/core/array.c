@@ -1191,6 +1191,9 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 		st->journal_ring_bytes = ring * 512;
 		st->journal_used_bytes = used * 512;
 		st->journal_mode = a->journal_mode;
+		if (wc)
+			wcache_journal_counts(wc, &st->journal_partial_waits,
+					      &st->journal_row_waits, &st->journal_full_through);
 	}
 	st->nmembers = a->nmembers;
 	for (unsigned i = 0; i < a->nmembers; i++) {

@@ -315,6 +315,8 @@ struct array_req {
 #define WC_MARK_WAITING 0x4u    /* THROUGH, waiting for destages on its range */
 #define WC_MARK_EPOCH   0x8u    /* a flush given its epoch while it waited for a slot */
 #define WC_MARK_JBAR    0x10u   /* THROUGH, journal write-back: waits for a clean cache */
+#define WC_MARK_JROW    0x20u   /* THROUGH with the journal: no caching in its stripe rows */
+#define WC_MARK_JROWW   0x40u   /* JROW, waiting for their logged pages to be destaged */
 
 /* For the cache (engine/cache/): go on past the cache (write gate, bitmap,
  * level), or end a request that never reached the level, on its reactor. */

@@ -490,7 +490,10 @@ static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len,
 	 * they must always find room (records take at most an eighth of the
 	 * ring: destaging all they hold, parity and meta blocks included, fits
 	 * in that room); other units wait for a checkpoint (units of
-	 * different rows: their order in the log does not matter).
+	 * different rows: their order in the log does not matter). A unit
+	 * waiting here holds its stripe row, so it must not be a row whose
+	 * destage frees the room: the cache lets no write through on a row
+	 * with pages logged and not destaged (wcache.c, rows_logged).
 	 */
 	uint64_t reserve = j->wb_used ? j->ring / 8 * 3 : 0;
 	struct r5_piece *prev = NULL;

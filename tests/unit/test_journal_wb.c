@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The journal's write-back mode against a crash, on a RAID 5 of four
+ * members and a journal in /tmp (the engine with io_uring, one polled
+ * reactor): requests run, then, with nothing in flight, the member files
+ * and the journal are copied as a crash would leave them (the array stays
+ * open: nothing is destaged for the copy), the copy's journal is replayed
+ * (md's recovery, journal_replay) and every member row's parity must match
+ * its data (the XOR of the four members is zero) with the acknowledged data
+ * in place. Then the array is closed and the same holds for the originals.
+ *
+ * - a row with a cached page (in the log as data only) and a write of
+ *   another chunk of that row that is not cached (512 KiB and more go
+ *   through): the through write's parity must cover the cached page, or the
+ *   replay writes the cached page and the stale parity (the write hole);
+ * - the same with the cached write arriving while a destage of its row is
+ *   in flight;
+ * - a log write that fails: the write fails, and its bytes are not read
+ *   back (the cache keeps the bytes acknowledged before it, or nothing);
+ *   the array still closes (the journal's writes are made to fail by
+ *   putting /dev/full under its file descriptor);
+ * - a small journal under mixed cached and through writes on the same rows
+ *   must not stall (a through write holding its row while it waits for log
+ *   room that only the destage of that row frees): every batch must end
+ *   within a watchdog's time.
+ *
+ *   test_journal_wb [SEED]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/uraid.h>
+#include <uraid/engine.h>
+#include <uraid/superblock.h>
+
+#include "engine/md/journal.h"
+#include "../support/check.h"
+#include "../support/engine_op.h"
+
+#define N 4                     /* members; the journal is paths[N] */
+#define MEMBER_BYTES (8ull << 20)
+#define CHUNK_KIB 64
+#define STRIPE (3ull * CHUNK_KIB * 1024)
+
+struct t {
+	char dir[64];
+	char paths[N + 1][96];
+	char snap[N + 1][112];
+	struct uraid_engine *e;
+	struct uraid_array *a;
+	uint64_t size;
+};
+
+static int setup(struct t *t, uint64_t journal_bytes)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->dir, sizeof(t->dir), "/tmp/journal-wb-unit.%d", getpid());
+	mkdir(t->dir, 0700);
+	const char *devs[N];
+	for (unsigned i = 0; i <= N; i++) {
+		snprintf(t->paths[i], sizeof(t->paths[i]), "%s/m%u.img", t->dir, i);
+		snprintf(t->snap[i], sizeof(t->snap[i]), "%s/m%u.snap", t->dir, i);
+		unlink(t->paths[i]);
+		int fd = open(t->paths[i], O_RDWR | O_CREAT, 0600);
+		if (fd < 0 || ftruncate(fd, (off_t)(i < N ? MEMBER_BYTES : journal_bytes)))
+			return -1;
+		close(fd);
+		if (i < N)
+			devs[i] = t->paths[i];
+	}
+	struct uraid_create_opts o = {
+		.level = 5, .raid_disks = N, .chunk_kib = CHUNK_KIB, .minor = 2,
+		.bitmap = URAID_BITMAP_NONE, .flags = URAID_CREATE_ASSUME_CLEAN,
+		.paths = devs, .npaths = N, .homehost = "<none>", .write_journal = t->paths[N],
+	};
+	char err[256];
+	if (uraid_create(&o, NULL, err, sizeof(err))) {
+		fprintf(stderr, "create: %s\n", err);
+		return -1;
+	}
+	struct uraid_engine_opts eo = { .reactors = 1 };
+	if (uraid_engine_create(&eo, &t->e))
+		return -1;
+	const char *p[N + 1];
+	for (unsigned i = 0; i <= N; i++)
+		p[i] = t->paths[i];
+	struct uraid_assemble_opts ao = { .paths = p, .npaths = N + 1,
+					  .journal_mode = URAID_JOURNAL_WRITE_BACK };
+	if (uraid_array_assemble(t->e, &ao, &t->a, err, sizeof(err))) {
+		fprintf(stderr, "assemble: %s\n", err);
+		return -1;
+	}
+	t->size = uraid_array_size(t->a);
+	return 0;
+}
+
+static void teardown(struct t *t)
+{
+	if (t->a)
+		uraid_array_close(t->a);
+	if (t->e)
+		uraid_engine_destroy(t->e);
+	for (unsigned i = 0; i <= N; i++) {
+		unlink(t->paths[i]);
+		unlink(t->snap[i]);
+	}
+	rmdir(t->dir);
+}
+
+static void set_op(struct op *o, enum uraid_io_op op, uint64_t off, uint64_t len, void *buf)
+{
+	memset(o, 0, sizeof(*o));
+	o->io.op = op;
+	o->io.offset = off;
+	o->io.length = len;
+	o->io.buf = buf;
+	o->io.done = op_done;
+	o->io.ctx = o;
+}
+
+static void submit(struct t *t, struct op *o)
+{
+	int rc = uraid_array_submit(t->a, 0, &o->io);
+	CHECK(rc == 0, "submit: %s", strerror(-rc));
+	if (rc)
+		o->done = true;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Poll until ops[0..n) are done; false when the watchdog ran out first. */
+static bool wait_ops(struct t *t, struct op *ops, unsigned n, double limit_s)
+{
+	double t0 = now_s();
+	for (;;) {
+		bool all = true;
+		for (unsigned i = 0; i < n; i++)
+			all &= __atomic_load_n(&ops[i].done, __ATOMIC_ACQUIRE);
+		if (all)
+			break;
+		if (now_s() - t0 > limit_s)
+			return false;
+		uraid_engine_poll(t->e, 0, 1);
+	}
+	for (unsigned i = 0; i < n; i++)
+		CHECK(ops[i].result == 0, "op %u (kind %d at %" PRIu64 " len %" PRIu64 "): %s", i,
+		      ops[i].io.op, ops[i].io.offset, ops[i].io.length, strerror(-ops[i].result));
+	return true;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY), out = open(to, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	static uint8_t buf[1 << 20];
+	ssize_t n;
+	int rc = in < 0 || out < 0 ? -1 : 0;
+	while (!rc && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			rc = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+/* ---- the replay of a copy, and its check ---- */
+
+struct img {
+	int fd[N + 1];
+	uint64_t data_offset[N + 1];
+	struct uraid_sb sb[N + 1];
+	int slot_of[N];         /* slot -> index in fd[] */
+	int jidx;
+	struct uraid_geom g;
+};
+
+static int io_rw(int fd, uint64_t off, void *buf, size_t len, bool wr)
+{
+	ssize_t n = wr ? pwrite(fd, buf, len, (off_t)off) : pread(fd, buf, len, (off_t)off);
+	return n == (ssize_t)len ? 0 : -EIO;
+}
+
+static int j_log_read(void *ctx, uint64_t s, void *buf, size_t len)
+{
+	struct img *m = ctx;
+	return io_rw(m->fd[m->jidx], (m->data_offset[m->jidx] + s) * 512, buf, len, false);
+}
+
+static int j_log_write(void *ctx, uint64_t s, const void *buf, size_t len)
+{
+	struct img *m = ctx;
+	return io_rw(m->fd[m->jidx], (m->data_offset[m->jidx] + s) * 512, (void *)buf, len, true);
+}
+
+static int j_flush(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static int j_member_read(void *ctx, unsigned slot, uint64_t s, void *buf, size_t len)
+{
+	struct img *m = ctx;
+	int i = m->slot_of[slot];
+	return io_rw(m->fd[i], (m->data_offset[i] + s) * 512, buf, len, false);
+}
+
+static int j_member_write(void *ctx, unsigned slot, uint64_t s, const void *buf, size_t len)
+{
+	struct img *m = ctx;
+	int i = m->slot_of[slot];
+	return io_rw(m->fd[i], (m->data_offset[i] + s) * 512, (void *)buf, len, true);
+}
+
+static int img_open(struct img *m, char names[N + 1][112], bool wr)
+{
+	struct uraid_probe *p = malloc(sizeof(*p));
+	uint64_t member_sectors[N] = { 0 };
+	memset(m, 0, sizeof(*m));
+	m->jidx = -1;
+	for (unsigned i = 0; i <= N; i++) {
+		m->fd[i] = open(names[i], wr ? O_RDWR : O_RDONLY);
+		if (m->fd[i] < 0 || uraid_probe_fd(m->fd[i], p) || p->chosen < 0)
+			return -1;
+		m->sb[i] = p->loc[p->chosen].sb;
+		m->data_offset[i] = m->sb[i].data_offset;
+		unsigned role = uraid_sb_role(&m->sb[i]);
+		if (role < N) {
+			m->slot_of[role] = (int)i;
+			member_sectors[role] = m->sb[i].data_size;
+		} else {
+			m->jidx = (int)i;
+		}
+	}
+	free(p);
+	if (m->jidx < 0)
+		return -1;
+	const struct uraid_sb *sb = &m->sb[m->slot_of[0]];
+	char why[200];
+	struct uraid_geom_params gp = { .level = sb->level, .layout = sb->layout,
+		.raid_disks = sb->raid_disks, .chunk_sectors = sb->chunksize, .dev_sectors = sb->size,
+		.member_sectors = member_sectors };
+	return uraid_geom_init(&m->g, &gp, why, sizeof(why)) ? -1 : 0;
+}
+
+static void img_close(struct img *m)
+{
+	for (unsigned i = 0; i <= N; i++)
+		if (m->fd[i] >= 0)
+			close(m->fd[i]);
+}
+
+/* Member rows whose XOR over the four members is not zero. */
+static uint64_t bad_rows(struct img *m)
+{
+	static uint8_t b[N][65536], x[65536];
+	uint64_t bad = 0;
+	for (uint64_t s = 0; s < m->g.dev_sectors; s += 128) {
+		memset(x, 0, sizeof(x));
+		for (unsigned k = 0; k < N; k++) {
+			int i = m->slot_of[k];
+			if (io_rw(m->fd[i], (m->data_offset[i] + s) * 512, b[k], sizeof(b[k]), false))
+				return UINT64_MAX;
+			for (size_t j = 0; j < sizeof(x); j++)
+				x[j] ^= b[k][j];
+		}
+		for (size_t r = 0; r < sizeof(x); r += 4096)
+			for (size_t j = r; j < r + 4096; j++)
+				if (x[j]) {
+					bad++;
+					break;
+				}
+	}
+	return bad;
+}
+
+/* Do the members hold want at array bytes [off, off + len)? */
+static bool img_holds(struct img *m, const uint8_t *want, uint64_t len, uint64_t off)
+{
+	uint8_t sec[512];
+	for (uint64_t s = 0; s < len / 512; s++) {
+		struct uraid_loc loc[4];
+		uraid_geom_map(&m->g, off / 512 + s, loc, 4);
+		int i = m->slot_of[loc[0].slot];
+		if (io_rw(m->fd[i], (m->data_offset[i] + loc[0].sector) * 512, sec, 512, false) ||
+		    memcmp(sec, want + s * 512, 512))
+			return false;
+	}
+	return true;
+}
+
+struct expect {
+	uint64_t off, len;
+	const uint8_t *data;
+};
+
+/*
+ * Copy the files now (as a crash leaves them), replay the copy's journal
+ * and check its rows and the expected data; returns the mismatching rows.
+ */
+static uint64_t crash_check(struct t *t, const char *what, const struct expect *ex, unsigned nex)
+{
+	for (unsigned i = 0; i <= N; i++)
+		CHECK(copy_file(t->paths[i], t->snap[i]) == 0, "%s: copy %s", what, t->paths[i]);
+	struct img m;
+	if (img_open(&m, t->snap, true)) {
+		CHECK(0, "%s: the copy does not probe", what);
+		img_close(&m);
+		return UINT64_MAX;
+	}
+	struct journal_io io = { .ctx = &m, .log_read = j_log_read, .log_write = j_log_write,
+				 .log_flush = j_flush, .member_read = j_member_read,
+				 .member_write = j_member_write, .member_flush = j_flush };
+	struct journal_replay_result r;
+	char err[256];
+	const struct uraid_sb *jsb = &m.sb[m.jidx];
+	int rc = journal_replay(&m.g, jsb->set_uuid, jsb->data_size, jsb->recovery_offset, &io, &r,
+				err, sizeof(err));
+	CHECK(rc == 0, "%s: replay: %s", what, err);
+	uint64_t bad = bad_rows(&m);
+	printf("  %s: replay %u meta blocks, %u rows with parity, %u data-only; %" PRIu64
+	       " rows with wrong parity\n", what, r.meta_blocks, r.data_parity_rows,
+	       r.data_only_rows, bad);
+	CHECK(bad == 0, "%s: %" PRIu64 " member rows with parity that does not match", what, bad);
+	for (unsigned i = 0; i < nex; i++)
+		CHECK(img_holds(&m, ex[i].data, ex[i].len, ex[i].off),
+		      "%s: the data acknowledged at %" PRIu64 " is not on the members after the "
+		      "replay", what, ex[i].off);
+	img_close(&m);
+	return bad;
+}
+
+/* Array stripe s, data chunk k, byte o in the chunk. */
+static uint64_t at(uint64_t s, unsigned k, uint64_t o)
+{
+	return s * STRIPE + k * (CHUNK_KIB * 1024ull) + o;
+}
+
+/* A cached page, then a 512 KiB write (through) over another chunk of its row. */
+static void test_through_beside_cached(uint64_t *rs)
+{
+	struct t t;
+	CHECK(setup(&t, 8ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint8_t *a = aligned_alloc(4096, 4096), *big = aligned_alloc(4096, 512 << 10);
+	rng_fill(rs, a, 4096);
+	rng_fill(rs, big, 512 << 10);
+	struct op ops[2];
+	/* stripe 2: chunk 0 and 1 from the big write, chunk 2 (row 0) cached */
+	set_op(&ops[0], URAID_IO_WRITE, at(2, 2, 0), 4096, a);
+	submit(&t, &ops[0]);
+	CHECK(wait_ops(&t, ops, 1, 20), "the cached write did not end");
+	struct uraid_array_status st;
+	uraid_array_status(t.a, &st);
+	CHECK(st.write_cache.writes_cached >= 1, "the 4 KiB write was not cached");
+	set_op(&ops[1], URAID_IO_WRITE, 0, 512 << 10, big);
+	submit(&t, &ops[1]);
+	CHECK(wait_ops(&t, ops + 1, 1, 20), "the through write did not end");
+	uraid_array_status(t.a, &st);
+	CHECK(st.journal_row_waits >= 1, "the through write's wait for the cached page of its "
+	      "row is not counted (%" PRIu64 ")", st.journal_row_waits);
+	/* one 512-byte write: the whole cache goes out first, counted */
+	CHECK(uraid_array_pwrite(t.a, big + 512, 512, 512, 0) == 0, "the 512-byte write");
+	uraid_array_status(t.a, &st);
+	CHECK(st.journal_partial_waits == 1, "the 512-byte write's wait is not counted (%" PRIu64
+	      ")", st.journal_partial_waits);
+	struct expect ex[2] = { { at(2, 2, 0), 4096, a }, { 0, 512 << 10, big } };
+	crash_check(&t, "cached page beside a 512 KiB write", ex, 2);
+	teardown(&t);
+	free(a);
+	free(big);
+}
+
+/*
+ * Many rounds of 4 KiB writes (cached) and 512 KiB..1 MiB writes (through)
+ * on the same few stripes, submitted together: each round must end (the
+ * watchdog), and the copy after each replays to matching parity.
+ */
+static void test_mixed_rows(uint64_t *rs, uint64_t journal_bytes, unsigned rounds)
+{
+	enum { SMALL = 24, BIG = 3 };
+	struct t t;
+	CHECK(setup(&t, journal_bytes) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint64_t span = 24 * STRIPE;            /* the stripes the writes share */
+	uint8_t *small = aligned_alloc(4096, SMALL * 4096ull);
+	uint8_t *big = aligned_alloc(4096, BIG * (1ull << 20));
+	struct op ops[SMALL + BIG];
+	char what[96];
+	int before = failures;
+	for (unsigned r = 0; r < rounds && failures == before; r++) {
+		rng_fill(rs, small, SMALL * 4096ull);
+		rng_fill(rs, big, BIG * (1ull << 20));
+		uint64_t boff[BIG], blen[BIG], soff[SMALL];
+		for (unsigned i = 0; i < BIG; i++) {
+			blen[i] = (128 + rng_next(rs) % 129) * 4096;   /* 512 KiB .. 1 MiB */
+			boff[i] = (rng_next(rs) % ((span - blen[i]) / 4096)) * 4096;
+		}
+		for (unsigned i = 0; i < SMALL; i++) {
+			/* distinct pages, none under a big write (its data would be
+			   the later or the earlier one: either is right, not checked) */
+			for (;;) {
+				soff[i] = (rng_next(rs) % (span / 4096)) * 4096;
+				bool clash = false;
+				for (unsigned j = 0; j < i; j++)
+					clash |= soff[j] == soff[i];
+				for (unsigned j = 0; j < BIG; j++)
+					clash |= soff[i] >= boff[j] && soff[i] < boff[j] + blen[j];
+				if (!clash)
+					break;
+			}
+		}
+		/* the big ones must not overlap each other either */
+		for (unsigned i = 1; i < BIG; i++)
+			for (unsigned j = 0; j < i; j++)
+				if (boff[i] < boff[j] + blen[j] && boff[j] < boff[i] + blen[i])
+					blen[i] = 0;
+		unsigned n = 0;
+		struct expect ex[SMALL + BIG];
+		/* the big writes in between the small ones */
+		for (unsigned i = 0; i < SMALL; i++) {
+			set_op(&ops[n], URAID_IO_WRITE, soff[i], 4096, small + i * 4096ull);
+			ex[n] = (struct expect){ soff[i], 4096, small + i * 4096ull };
+			submit(&t, &ops[n++]);
+			unsigned b = i / 8;
+			if (i % 8 == 3 && blen[b]) {
+				set_op(&ops[n], URAID_IO_WRITE, boff[b], blen[b], big + b * (1ull << 20));
+				ex[n] = (struct expect){ boff[b], blen[b], big + b * (1ull << 20) };
+				submit(&t, &ops[n++]);
+			}
+		}
+		bool ended = wait_ops(&t, ops, n, 30);
+		CHECK(ended, "round %u: %u writes did not all end within 30 s (stalled)", r, n);
+		if (!ended) {
+			/* the array cannot close with writes stuck: leave it */
+			t.a = NULL;
+			break;
+		}
+		snprintf(what, sizeof(what), "journal %" PRIu64 " KiB, round %u", journal_bytes >> 10,
+			 r);
+		crash_check(&t, what, ex, n);
+	}
+	teardown(&t);
+	free(small);
+	free(big);
+}
+
+/* Put /dev/full under every descriptor of path: its writes fail (ENOSPC). */
+static int break_file(const char *path)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0, full = open("/dev/full", O_RDWR);
+	char link[300], got[256];
+	while (d && full >= 0 && (de = readdir(d))) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", de->d_name);
+		ssize_t l = readlink(link, got, sizeof(got) - 1);
+		if (l <= 0)
+			continue;
+		got[l] = 0;
+		if (!strcmp(got, path) && dup2(full, atoi(de->d_name)) >= 0)
+			n++;
+	}
+	if (d)
+		closedir(d);
+	if (full >= 0)
+		close(full);
+	return n;
+}
+
+static void test_log_write_fails(uint64_t *rs)
+{
+	struct t t;
+	CHECK(setup(&t, 9ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint8_t *v = aligned_alloc(4096, 3 * 4096);
+	rng_fill(rs, v, 3 * 4096);
+	uint64_t off = at(5, 1, 8192);
+	CHECK(uraid_array_pwrite(t.a, v, 4096, off, 0) == 0, "log failure: the first write");
+	char real[PATH_MAX];
+	CHECK(realpath(t.paths[N], real) != NULL, "realpath");
+	CHECK(break_file(real) > 0, "log failure: no descriptor of the journal found");
+	int w = uraid_array_pwrite(t.a, v + 4096, 4096, off, 0);
+	CHECK(w != 0, "log failure: a write acknowledged though its log write failed");
+	memset(v + 8192, 0, 4096);
+	int r = uraid_array_pread(t.a, v + 8192, 4096, off);
+	CHECK(r != 0 || memcmp(v + 8192, v + 4096, 4096),
+	      "log failure: the failed write's bytes are read back");
+	CHECK(r != 0 || !memcmp(v + 8192, v, 4096),
+	      "log failure: the bytes acknowledged before are not read back");
+	/* close must end: a watchdog */
+	alarm(60);
+	uraid_array_close(t.a);
+	alarm(0);
+	t.a = NULL;
+	teardown(&t);
+	free(v);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+	printf("test_journal_wb seed %" PRIu64 "\n", seed);
+	uint64_t rs = seed;
+
+	test_through_beside_cached(&rs);
+	test_log_write_fails(&rs);
+	/* the journal device holds 1 MiB of metadata first (1.2): rings of
+	   8, 2 and 1 MiB */
+	test_mixed_rows(&rs, 9ull << 20, 4);
+	test_mixed_rows(&rs, 3ull << 20, 4);
+	test_mixed_rows(&rs, 2ull << 20, 4);
+	printf("%d failures (seed %" PRIu64 ")\n", failures, seed);
+	return failures ? 1 : 0;
+}

@@ -28,6 +28,13 @@ fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets
         --randseed="$1" --size="$size" --name=crash "${@:2}" >"$work/fio.out" 2>&1)
 }
 
+# member_writes ARRAY: writes its members have done since it was served
+member_writes() {
+    "$URAID" status --json "$1" 2>/dev/null | python3 -c '
+import json, sys
+print(sum(m.get("writes", 0) for m in json.load(sys.stdin)["members"]))' 2>/dev/null || echo 0
+}
+
 for cfg in 5 6 10 1 5b; do
     level=${cfg%b}
     n=5
@@ -57,9 +64,17 @@ for cfg in 5 6 10 1 5b; do
         fio_job "$s" --do_verify=0 --end_fsync=1
         check "$cfg seed $s: a first pass written and flushed" grep -q "err= 0" "$work/fio.out"
         rm -f "$work"/*.state
+        w0=$(member_writes c$cfg)
         fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
         fpid=$!
-        sleep 2
+        # the kill comes 1 s after fio's writes reach the members (a fixed
+        # 2 s from fio's start found none yet on a loaded machine: no state
+        # saved, nothing dirty)
+        for _ in $(seq 200); do
+            [ "$(member_writes c$cfg)" -gt $((w0 + 64)) ] && break
+            sleep 0.1
+        done
+        sleep 1
         kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $fpid
         check "$cfg seed $s: fio saw the server die (its state saved)" \

@@ -21,8 +21,11 @@
  *    killed at a random moment (up to 20 ms) after the superblocks show it
  *    part-way, often inside a step (forwards and backwards); the
  *    checkpoints are then moved back by one new row (up, backwards),
- *    inside an old row, as md may leave them; assembly goes on from there by itself, and the data is whole
- *    at the end.
+ *    inside an old row, as md may leave them; before the job takes a
+ *    step (an engine without threads), 128 KiB are written across that
+ *    position and read back (md's position cuts an old row backwards: a
+ *    piece below it must end at it); assembly goes on from there by
+ *    itself, and the data is whole at the end.
  * 3. Holes asked during a reshape are answered in the geometry of each
  *    side of the position (data written near the end is data).
  * 4. A member vanishing mid-reshape is failed, and the reshape finishes
@@ -476,6 +479,59 @@ static uint64_t moved(const struct config *c, const struct uraid_sb *sb)
 	return sb->reshape_position <= top ? top - sb->reshape_position : 0;
 }
 
+/*
+ * Requests at md's position, before the job takes a step: assembled on an
+ * engine without threads (the job cannot run), a write of 128 KiB across
+ * the position on disk (md's rule puts it on a boundary of new rows only,
+ * so backwards it often cuts an old row: 5 -> 4 with 64 KiB chunks, old
+ * rows of 512 sectors, md's steps of 384), read back at once, and the
+ * shadow updated; the resumed reshape must carry those bytes.
+ */
+static void cross_position(struct t *t)
+{
+	struct uraid_sb sb;
+	struct uraid_engine_opts eo = { .reactors = 1, .flags = 0 };
+	const uint64_t half = 64 * 1024;
+
+	if (disk_sb(t, &sb) || !(sb.feature_map & 0x4)) {
+		CHECK(0, "crash: no reshape on disk before the write across the position");
+		return;
+	}
+	uint64_t pos = sb.reshape_position * 512;
+	uint64_t off = pos > half ? pos - half : 0;
+	uint64_t len = off + 2 * half <= t->size ? 2 * half : t->size - off;
+	printf("crash: write %" PRIu64 " bytes at %" PRIu64 " across the position %" PRIu64
+	       " (sector %" PRIu64 ")\n", len, off, pos, sb.reshape_position);
+	if (uraid_engine_create(&eo, &t->e) || assemble(t)) {
+		CHECK(0, "crash: no assembly without threads");
+		if (t->e)
+			uraid_engine_destroy(t->e);
+		t->e = NULL;
+		return;
+	}
+	uint8_t *w = aligned_alloc(4096, 2 * half), *r = aligned_alloc(4096, 2 * half);
+	uint64_t s = t->seed ^ 0xc055;
+	rng_fill(&s, w, len);
+	int wrc = uraid_array_pwrite(t->a, w, len, off, 0);
+	CHECK(wrc == 0, "crash: write across the position: %d", wrc);
+	if (wrc == 0)
+		memcpy(t->shadow + off, w, len);
+	CHECK(uraid_array_pread(t->a, r, len, off) == 0, "crash: read across the position");
+	if (memcmp(r, w, len)) {
+		uint64_t at = 0;
+		while (at < len && r[at] == w[at])
+			at++;
+		CHECK(0, "crash: read across the position differs from byte %" PRIu64
+		      " (array sector %" PRIu64 ")", at, (off + at) / 512);
+	}
+	free(w);
+	free(r);
+	CHECK(uraid_array_close(t->a) == 0, "crash: close without threads");
+	t->a = NULL;
+	uraid_engine_destroy(t->e);
+	t->e = NULL;
+}
+
 static void run_crash(uint64_t seed, const struct config *c)
 {
 	struct t t = { .seed = seed };
@@ -561,6 +617,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 			close(fd);
 		free(p);
 	}
+	cross_position(&t);
 	if (engine_up(&t) == 0 && assemble(&t) == 0) {
 		verify(&t, "assembled in mid-reshape");
 		uraid_array_sync_speed(t.a, 0, 0);

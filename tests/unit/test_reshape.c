@@ -12,7 +12,8 @@
  *    picks it for the same count: RAID 5 chunk 512 -> 64 KiB and 64 -> 128
  *    KiB, RAID 6 layout change; fewer members, RAID 5 5 -> 4 and RAID 6
  *    6 -> 5 with 64 -> 32 KiB, refused until the exported size is reduced,
- *    the members that go away spares at the end) on an array filled with a seeded pattern, while a
+ *    the members that go away spares at the end, with the new data
+ *    offset as md's) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
@@ -282,11 +283,19 @@ static bool sb_backwards(const struct uraid_sb *sb)
 	return sb->delta_disks < 0 || (sb->delta_disks == 0 && (sb->feature_map & 0x20));
 }
 
+static int disk_sb_of(struct t *t, unsigned i, struct uraid_sb *out);
+
 /* Member 0's superblock on disk. */
 static int disk_sb(struct t *t, struct uraid_sb *out)
 {
+	return disk_sb_of(t, 0, out);
+}
+
+/* Member i's superblock on disk. */
+static int disk_sb_of(struct t *t, unsigned i, struct uraid_sb *out)
+{
 	struct uraid_probe *p = malloc(sizeof(*p));
-	int fd = open(t->paths[0], O_RDONLY);
+	int fd = open(t->paths[i], O_RDONLY);
 	int rc = -1;
 
 	if (p && fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
@@ -431,6 +440,17 @@ static void run_config(uint64_t seed, const struct config *c)
 	      sb.layout == r.new_layout && !(sb.feature_map & 0x64),
 	      "%s: superblock after: raid_disks %u chunk %u layout %u feature_map 0x%x", c->name,
 	      sb.raid_disks, sb.chunksize, sb.layout, sb.feature_map);
+	/* fewer members: the spares left took the new data offset too, as
+	   md's md_finish_reshape moves every member's */
+	for (unsigned i = c->new_n; i < c->n; i++) {
+		struct uraid_sb sp;
+		CHECK(disk_sb_of(&t, i, &sp) == 0 && sp.data_offset == sb.data_offset &&
+		      !(sp.feature_map & 0x4) && sp.new_offset == 0 &&
+		      sp.data_offset + sp.data_size <= MEMBER_MIB * 2048u,
+		      "%s: the spare %u after: data_offset %" PRIu64 " (the members' %" PRIu64
+		      "), data_size %" PRIu64 ", new_offset %d", c->name, i, sp.data_offset,
+		      sb.data_offset, sp.data_size, sp.new_offset);
+	}
 	if (assemble(&t) == 0)
 		verify(&t, "assembled again");
 	teardown(&t);

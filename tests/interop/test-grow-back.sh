@@ -25,6 +25,9 @@
 #      chose, the member that went away a spare), uraid's check finds 0;
 #      in boot 2 md assembles what uraid finished, its check finds 0 and
 #      it reads the same bytes.
+#  The member a shrink frees becomes a spare with the new data offset of
+#  the others (md's md_finish_reshape moves every member's): md's in F,
+#  uraid's in G.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 if ! "$BUILD/uraid" grow --help >/dev/null 2>&1; then
@@ -219,6 +222,12 @@ judged() {
 }
 judged E "level=raid5 layout=2 chunk=65536 raid_disks=4 degraded=0 bytes_now=$e_bytes" "$tmp/e.data"
 judged F "level=raid5 layout=2 chunk=65536 raid_disks=4 degraded=0 bytes_now=$f_bytes" "$tmp/f.kept"
+# md moves the data offset of every member at the end (md_finish_reshape),
+# the one that became a spare too: uraid does the same (case G below)
+f_off=$($MD_SB "${F[0]}" data_offset) f_spare=$($MD_SB "${F[4]}" data_offset)
+echo "F: md left the spare at data_offset $f_spare, the members at $f_off"
+check "F: md moved the spare's data offset as the members' ($f_spare, want $f_off)" \
+    test "$f_spare" = "$f_off"
 
 # md's stopped state, then uraid finishes it
 same_data() { cmp -n "$2" "$1" "$tmp/pattern"; }
@@ -253,6 +262,9 @@ uraid_finishes D d 128 4 "${D[@]}"
 uraid_finishes G g 128 4 "${G[@]}"
 g_role=$(cut -d, -f$(($($MD_SB "${G[4]}" dev_number) + 1)) <<<"$($MD_SB "${G[4]}" roles)")
 check "G: the member that went away is a spare (role $g_role)" test "${g_role:-ffff}" = ffff
+g_off=$($MD_SB "${G[0]}" data_offset) g_spare=$($MD_SB "${G[4]}" data_offset)
+check "G: uraid moved the spare's data offset as md does ($g_spare, want $g_off)" \
+    test "$g_spare" = "$g_off"
 
 cat >"$tmp/guest2.sh" <<'GUEST'
 rc=0

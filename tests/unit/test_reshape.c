@@ -12,7 +12,8 @@
  *    picks it for the same count: RAID 5 chunk 512 -> 64 KiB and 64 -> 128
  *    KiB, RAID 6 layout change; fewer members, RAID 5 5 -> 4 and RAID 6
  *    6 -> 5 with 64 -> 32 KiB, refused until the exported size is reduced,
- *    the members that go away spares at the end) on an array filled with a seeded pattern, while a
+ *    the members that go away spares at the end, with the new data
+ *    offset as md's) on an array filled with a seeded pattern, while a
  *    writer writes and reads random ranges against a shadow copy: at the
  *    end every byte equals the shadow, the size is the new one, a check
  *    finds no mismatch, the superblocks carry the new geometry and no
@@ -21,8 +22,11 @@
  *    killed at a random moment (up to 20 ms) after the superblocks show it
  *    part-way, often inside a step (forwards and backwards); the
  *    checkpoints are then moved back by one new row (up, backwards),
- *    inside an old row, as md may leave them; assembly goes on from there by itself, and the data is whole
- *    at the end.
+ *    inside an old row, as md may leave them; before the job takes a
+ *    step (an engine without threads), 128 KiB are written across that
+ *    position and read back (md's position cuts an old row backwards: a
+ *    piece below it must end at it); assembly goes on from there by
+ *    itself, and the data is whole at the end.
  * 3. Holes asked during a reshape are answered in the geometry of each
  *    side of the position (data written near the end is data).
  * 4. A member vanishing mid-reshape is failed, and the reshape finishes
@@ -279,11 +283,19 @@ static bool sb_backwards(const struct uraid_sb *sb)
 	return sb->delta_disks < 0 || (sb->delta_disks == 0 && (sb->feature_map & 0x20));
 }
 
+static int disk_sb_of(struct t *t, unsigned i, struct uraid_sb *out);
+
 /* Member 0's superblock on disk. */
 static int disk_sb(struct t *t, struct uraid_sb *out)
 {
+	return disk_sb_of(t, 0, out);
+}
+
+/* Member i's superblock on disk. */
+static int disk_sb_of(struct t *t, unsigned i, struct uraid_sb *out)
+{
 	struct uraid_probe *p = malloc(sizeof(*p));
-	int fd = open(t->paths[0], O_RDONLY);
+	int fd = open(t->paths[i], O_RDONLY);
 	int rc = -1;
 
 	if (p && fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
@@ -428,6 +440,17 @@ static void run_config(uint64_t seed, const struct config *c)
 	      sb.layout == r.new_layout && !(sb.feature_map & 0x64),
 	      "%s: superblock after: raid_disks %u chunk %u layout %u feature_map 0x%x", c->name,
 	      sb.raid_disks, sb.chunksize, sb.layout, sb.feature_map);
+	/* fewer members: the spares left took the new data offset too, as
+	   md's md_finish_reshape moves every member's */
+	for (unsigned i = c->new_n; i < c->n; i++) {
+		struct uraid_sb sp;
+		CHECK(disk_sb_of(&t, i, &sp) == 0 && sp.data_offset == sb.data_offset &&
+		      !(sp.feature_map & 0x4) && sp.new_offset == 0 &&
+		      sp.data_offset + sp.data_size <= MEMBER_MIB * 2048u,
+		      "%s: the spare %u after: data_offset %" PRIu64 " (the members' %" PRIu64
+		      "), data_size %" PRIu64 ", new_offset %d", c->name, i, sp.data_offset,
+		      sb.data_offset, sp.data_size, sp.new_offset);
+	}
 	if (assemble(&t) == 0)
 		verify(&t, "assembled again");
 	teardown(&t);
@@ -474,6 +497,59 @@ static uint64_t moved(const struct config *c, const struct uraid_sb *sb)
 		return sb->reshape_position;
 	uint64_t top = top_of(c, sb);
 	return sb->reshape_position <= top ? top - sb->reshape_position : 0;
+}
+
+/*
+ * Requests at md's position, before the job takes a step: assembled on an
+ * engine without threads (the job cannot run), a write of 128 KiB across
+ * the position on disk (md's rule puts it on a boundary of new rows only,
+ * so backwards it often cuts an old row: 5 -> 4 with 64 KiB chunks, old
+ * rows of 512 sectors, md's steps of 384), read back at once, and the
+ * shadow updated; the resumed reshape must carry those bytes.
+ */
+static void cross_position(struct t *t)
+{
+	struct uraid_sb sb;
+	struct uraid_engine_opts eo = { .reactors = 1, .flags = 0 };
+	const uint64_t half = 64 * 1024;
+
+	if (disk_sb(t, &sb) || !(sb.feature_map & 0x4)) {
+		CHECK(0, "crash: no reshape on disk before the write across the position");
+		return;
+	}
+	uint64_t pos = sb.reshape_position * 512;
+	uint64_t off = pos > half ? pos - half : 0;
+	uint64_t len = off + 2 * half <= t->size ? 2 * half : t->size - off;
+	printf("crash: write %" PRIu64 " bytes at %" PRIu64 " across the position %" PRIu64
+	       " (sector %" PRIu64 ")\n", len, off, pos, sb.reshape_position);
+	if (uraid_engine_create(&eo, &t->e) || assemble(t)) {
+		CHECK(0, "crash: no assembly without threads");
+		if (t->e)
+			uraid_engine_destroy(t->e);
+		t->e = NULL;
+		return;
+	}
+	uint8_t *w = aligned_alloc(4096, 2 * half), *r = aligned_alloc(4096, 2 * half);
+	uint64_t s = t->seed ^ 0xc055;
+	rng_fill(&s, w, len);
+	int wrc = uraid_array_pwrite(t->a, w, len, off, 0);
+	CHECK(wrc == 0, "crash: write across the position: %d", wrc);
+	if (wrc == 0)
+		memcpy(t->shadow + off, w, len);
+	CHECK(uraid_array_pread(t->a, r, len, off) == 0, "crash: read across the position");
+	if (memcmp(r, w, len)) {
+		uint64_t at = 0;
+		while (at < len && r[at] == w[at])
+			at++;
+		CHECK(0, "crash: read across the position differs from byte %" PRIu64
+		      " (array sector %" PRIu64 ")", at, (off + at) / 512);
+	}
+	free(w);
+	free(r);
+	CHECK(uraid_array_close(t->a) == 0, "crash: close without threads");
+	t->a = NULL;
+	uraid_engine_destroy(t->e);
+	t->e = NULL;
 }
 
 static void run_crash(uint64_t seed, const struct config *c)
@@ -561,6 +637,7 @@ static void run_crash(uint64_t seed, const struct config *c)
 			close(fd);
 		free(p);
 	}
+	cross_position(&t);
 	if (engine_up(&t) == 0 && assemble(&t) == 0) {
 		verify(&t, "assembled in mid-reshape");
 		uraid_array_sync_speed(t.a, 0, 0);

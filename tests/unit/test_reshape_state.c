@@ -22,6 +22,8 @@
  *    a new offset down or in place, the member count's direction (more
  *    always forwards, fewer always backwards, with or without 0x20, which
  *    md writes only for the same count), RAID 5 5 -> 4.
+ * 5. The start's choice of the new offset stays between the distance and
+ *    the room, where mdadm's middle of a small room falls short of it.
  *
  * No randomness: the cases are fixed.
  */
@@ -290,12 +292,57 @@ static void backwards(void)
 	expect(&c, 0, "5->4, the slot going away missing (degraded old geometry)");
 }
 
+/*
+ * The start's choice of the new offset (reshape_choose_offset, mdadm's
+ * choose_offset) with room between the distance and twice it: mdadm's
+ * middle can fall short of the distance (its low bits stop at 1 MiB), and
+ * the state the start then builds would refuse its own reshape. RAID 5
+ * 4 -> 4, chunk 2M -> 1M (step 12288, distance 4096 per member), data at
+ * 4096, room after exactly 4096: the middle is 6144 (+2048); the answer
+ * must be 8192 (+4096), which the state takes.
+ */
+static void choice(void)
+{
+	struct crafted c;
+	static const struct { uint64_t lo, hi, min, max; } cases[] = {
+		{ 4096, 8192, 8192, 8192 },     /* backwards, room = distance 4096 */
+		{ 4096, 8193, 8192, 8193 },     /* one more */
+		{ 2048, 5121, 5120, 5121 },     /* the review's: distance 3072, room 3073 */
+		{ 4096, 8192, 4096, 4096 },     /* forwards, room before = distance 4096 */
+		{ 2048, 6143, 2048, 3071 },     /* forwards, distance 3072, room 4095 */
+		{ 2048, 4096, 3072, 4096 },     /* distance 1024: mdadm's own answer kept */
+	};
+
+	printf("choice of the new offset:\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t got = reshape_choose_offset(cases[i].lo, cases[i].hi, cases[i].min,
+						     cases[i].max);
+		printf("  lo %llu hi %llu inside [%llu, %llu]: %llu\n",
+		       (unsigned long long)cases[i].lo, (unsigned long long)cases[i].hi,
+		       (unsigned long long)cases[i].min, (unsigned long long)cases[i].max,
+		       (unsigned long long)got);
+		CHECK(got >= cases[i].min && got <= cases[i].max, "choice %llu outside [%llu, %llu]",
+		      (unsigned long long)got, (unsigned long long)cases[i].min,
+		      (unsigned long long)cases[i].max);
+	}
+	CHECK(reshape_choose_offset(2048, 4096, 3072, 4096) == 4096,
+	      "mdadm's choice inside the bounds changed");
+	uint64_t no = reshape_choose_offset(4096, 8192, 8192, 8192);
+	craft_back(&c, 4, 4, 4096, 2048, (int32_t)(no - 4096), 0);
+	uint64_t top = top_of(&c);
+	craft_back(&c, 4, 4, 4096, 2048, (int32_t)(no - 4096), top);
+	expect(&c, 0, "chunk 2M->1M, the start's choice with room = distance");
+	craft_back(&c, 4, 4, 4096, 2048, 2048, top);
+	expect(&c, -EINVAL, "chunk 2M->1M, mdadm's middle (+2048)");
+}
+
 int main(void)
 {
 	steps();
 	offsets();
 	fields();
 	backwards();
+	choice();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	return failures ? 1 : 0;

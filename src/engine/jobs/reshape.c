@@ -313,6 +313,23 @@ static int sync_members(struct array *a)
 	return 0;
 }
 
+/* A member's superblock takes its new data offset (md's md_finish_reshape,
+ * for every member: those that stay and those that become spares): a move
+ * up (backwards) shrinks the data area by the move, else md finds it past
+ * the end; a move down keeps data_size as before. */
+static void take_new_offset(struct uraid_sb *own, uint64_t no, uint64_t used)
+{
+	if (no > own->data_offset) {
+		uint64_t end = own->data_offset + own->data_size;
+		if (end < no + used)
+			end = no + used;
+		own->data_size = end - no;
+	}
+	own->data_offset = no;
+	own->new_offset = 0;
+	own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+}
+
 /*
  * The last step is over: the array takes the new geometry (size included),
  * each member its new data offset, and the superblocks lose the reshape
@@ -332,10 +349,20 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 		if (a->members[i] && s >= 0 && (unsigned)s >= a->geom.raid_disks) {
 			/* fewer members: the slots that went away leave their
 			   members as spares (md's raid5_finish_reshape) */
+			struct uraid_sb *own = &a->member_sb[i];
 			a->member_state[i] = URAID_MEMBER_SPARE;
 			a->member_slot[i] = -1;
-			a->member_sb[i].new_offset = 0;
-			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			/* md moves their data offset too (md_finish_reshape) */
+			if ((own->feature_map & URAID_FEATURE_NEW_OFFSET) && own->new_offset > 0)
+				take_new_offset(own, own->data_offset + (uint64_t)own->new_offset,
+						a->sb.size);
+			own->new_offset = 0;
+			own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			if ((rc = array_member_areas(a, a->members[i], own, true, err,
+						     sizeof(err)))) {
+				ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
+				return rc;
+			}
 			atomic_store(&a->slot[s].m, NULL);
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 			continue;
@@ -344,17 +371,7 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
 			continue;
 		struct uraid_sb *own = &a->member_sb[i];
-		if (rs->off[RESHAPE_NEW][s] > own->data_offset) {
-			/* backwards: the data area shrinks by the move (md's
-			   md_finish_reshape), else md finds it past the end */
-			uint64_t end = own->data_offset + own->data_size;
-			if (end < rs->off[RESHAPE_NEW][s] + a->sb.size)
-				end = rs->off[RESHAPE_NEW][s] + a->sb.size;
-			own->data_size = end - rs->off[RESHAPE_NEW][s];
-		}
-		own->data_offset = rs->off[RESHAPE_NEW][s];
-		own->new_offset = 0;
-		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		take_new_offset(own, rs->off[RESHAPE_NEW][s], a->sb.size);
 		if ((rc = array_member_areas(a, a->members[i], own, true, err, sizeof(err)))) {
 			ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
 			return rc;

@@ -46,34 +46,6 @@ static uint64_t room_after(const struct array *a, unsigned i)
 	return lim > end ? lim - end : 0;
 }
 
-/*
- * mdadm's choice of a new data offset between lo and hi, inside [min, max]
- * (Grow.c choose_offset): the middle, then moved by each of its low bits up
- * or down, whichever stays inside and farther from the boundary, until it
- * is aligned to 1 MiB.
- */
-static uint64_t choose_offset(uint64_t lo, uint64_t hi, uint64_t min, uint64_t max)
-{
-	uint64_t choice = (lo + hi) / 2;
-
-	for (uint64_t bit = 1; bit < 2048; bit <<= 1) {
-		if (!(choice & bit))
-			continue;
-		uint64_t bigger = choice + bit, smaller = choice - bit;
-		if (bigger > max && smaller < min)
-			break;
-		if (bigger > max)
-			choice = smaller;
-		else if (smaller < min)
-			choice = bigger;
-		else if (hi - bigger > smaller - lo)
-			choice = bigger;
-		else
-			choice = smaller;
-	}
-	return choice;
-}
-
 static bool spare_free(const struct array *a, unsigned i)
 {
 	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
@@ -370,9 +342,9 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 		else if (ddelta < 0)
 			no = d + min;
 		else if (backwards)
-			no = choose_offset(d, d + after, d + min, d + after);
+			no = reshape_choose_offset(d, d + after, d + min, d + after);
 		else
-			no = choose_offset(d - before, d, d - before, d - min);
+			no = reshape_choose_offset(d - before, d, d - before, d - min);
 		a->member_sb[i].new_offset = (int32_t)((int64_t)no - (int64_t)d);
 		a->member_sb[i].feature_map |= URAID_FEATURE_NEW_OFFSET;
 		slot_sb[s] = &a->member_sb[i];

@@ -60,14 +60,28 @@ static uint64_t r5_piece_sectors(const struct array *a, uint64_t sector)
 	const struct uraid_geom *g = &a->geom;
 	const uint64_t *shift;
 
-	/* during a reshape, the row of the geometry that holds the sector: the
-	   position is a boundary of new rows, and an old row it cuts is served
-	   from the position on, so no piece straddles it */
-	if (a->reshape)
+	/* during a reshape, the row of the geometry that holds the sector. The
+	   position is a boundary of new rows only: forwards the new rows lie
+	   below it and an old row it cuts is served from it on, so no piece
+	   straddles it; backwards the old rows lie below it, and md's position
+	   (a multiple of the larger chunk times the new data disks) often cuts
+	   one: a piece below it ends at it, the rest of that old row being in
+	   the new geometry already */
+	uint64_t pos = UINT64_MAX;
+	if (a->reshape) {
 		g = reshape_geom_at(a->reshape, sector, &shift);
+		if (a->reshape->backwards)
+			pos = __atomic_load_n(&a->reshape->position, __ATOMIC_ACQUIRE);
+	}
 	uint64_t rowlen = (uint64_t)g->data_disks * g->chunk_sectors;
+	uint64_t n = rowlen - sector % rowlen;
 
-	return rowlen - sector % rowlen;
+	/* (the position moves only while the job holds the rows of its step,
+	   whole old rows below it: a second look that finds it moved cuts at
+	   most at a boundary the piece keeps either way) */
+	if (sector < pos && pos - sector < n)
+		n = pos - sector;
+	return n;
 }
 
 static void r5_fini(struct array *a)

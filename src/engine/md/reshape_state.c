@@ -53,6 +53,41 @@ uint64_t reshape_top(const struct uraid_geom *old, const struct uraid_geom *new,
 }
 
 /*
+ * mdadm's choice of a new data offset between lo and hi, inside [min, max]
+ * (Grow.c choose_offset): the middle, then moved by each of its low bits up
+ * or down, whichever stays inside and farther from the boundary, until it
+ * is aligned to 1 MiB. The middle may lie outside [min, max] by more than
+ * those bits can move it (room between min and 2 min with a distance of
+ * 2 MiB or more: lo 2048, hi = max = min = 6144 gives 4096), and a distance
+ * below min fails the reshape's own check: the answer is held inside.
+ */
+uint64_t reshape_choose_offset(uint64_t lo, uint64_t hi, uint64_t min, uint64_t max)
+{
+	uint64_t choice = (lo + hi) / 2;
+
+	for (uint64_t bit = 1; bit < 2048; bit <<= 1) {
+		if (!(choice & bit))
+			continue;
+		uint64_t bigger = choice + bit, smaller = choice - bit;
+		if (bigger > max && smaller < min)
+			break;
+		if (bigger > max)
+			choice = smaller;
+		else if (smaller < min)
+			choice = bigger;
+		else if (hi - bigger > smaller - lo)
+			choice = bigger;
+		else
+			choice = smaller;
+	}
+	if (choice < min)
+		choice = min;
+	if (choice > max)
+		choice = max;
+	return choice;
+}
+
+/*
  * Crash safety of a backwards reshape (the mirror of the forward rule
  * below): the step [L, H) (H the position) is written as new rows at
  * new offset + L/dn on, and the old data still live is [0, H) in the old

@@ -72,6 +72,11 @@ static inline const struct uraid_geom *reshape_geom_at(const struct reshape_stat
 uint64_t reshape_top(const struct uraid_geom *old, const struct uraid_geom *new,
 		     uint64_t dev_sectors);
 
+/* mdadm's new data offset between lo and hi, held inside [min, max]
+ * (jobs/reshape_start.c: the room before or after the data, the least
+ * distance). */
+uint64_t reshape_choose_offset(uint64_t lo, uint64_t hi, uint64_t min, uint64_t max);
+
 /* The job moves the position (its step's rows held, core/freeze.h). */
 static inline void reshape_set_position(struct reshape_state *rs, uint64_t pos)
 {

@@ -137,7 +137,10 @@ static int find_pool(const char *cmd, const char *name, char *out, size_t len)
  * the name of a pool served whole. NULL target: the only served array. 0,
  * or an exit status after a message.
  */
-static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+/* pools_ok: a pool's name may stand for its control socket (false for the
+   watch, whose view is of arrays: a pool is refused with how to name them). */
+static int resolve_target_in(const char *cmd, const char *target, char *out, size_t len,
+			     bool pools_ok)
 {
 	if (target && ((strchr(target, '/') && !volume_syntax(target)) || is_socket(target))) {
 		resolve_path(target, out, len);
@@ -165,6 +168,12 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 		int pools = find_pool(cmd, target, out, len);
 		if (pools < 0)
 			return CLI_EXIT_FAIL;
+		if (pools > 0 && !pools_ok) {
+			fprintf(stderr, "uraid %s: --watch shows arrays, and '%s' is a pool: watch "
+				"every volume with 'uraid status --watch', or one with %s/VOLUME\n",
+				cmd, target, target);
+			return CLI_EXIT_USAGE;
+		}
 		if (pools > 0)
 			return 0;
 	}
@@ -180,6 +189,18 @@ static int resolve_target(const char *cmd, const char *target, char *out, size_t
 		fprintf(stderr, "uraid %s: %u served arrays are called '%s'; give the control "
 			"socket's path\n", cmd, fc.matches, target);
 	return CLI_EXIT_FAIL;
+}
+
+static int resolve_target(const char *cmd, const char *target, char *out, size_t len)
+{
+	return resolve_target_in(cmd, target, out, len, true);
+}
+
+/* The watch's: arrays only. Asked inside the watch's loop, where Ctrl-C
+   during a stuck server's answer ends the watch as a user expects. */
+static int resolve_watch_target(const char *cmd, const char *target, char *out, size_t len)
+{
+	return resolve_target_in(cmd, target, out, len, false);
 }
 
 /* Send a request, print the body (to `to`: stdout, or a buffer for JSON),
@@ -379,16 +400,8 @@ int cmd_status(int argc, char **argv)
 		fprintf(stderr, "uraid status: one ARRAY at most; see 'uraid status --help'\n");
 		return CLI_EXIT_USAGE;
 	}
-	if (wo.interval_ms && target && !ca.control && !strchr(target, '/') &&
-	    cli_pool_control(target, ctl, sizeof(ctl))) {
-		/* the pool's answer is not one array's: its volumes are watched */
-		fprintf(stderr, "uraid status: --watch shows arrays, and '%s' is a pool: watch "
-			"every volume with 'uraid status --watch', or one with %s/VOLUME\n", target,
-			target);
-		return CLI_EXIT_USAGE;
-	}
 	if (wo.interval_ms)
-		return status_watch(&wo, target, ca.json, resolve_target);
+		return status_watch(&wo, target, ca.json, resolve_watch_target);
 	if (!target && ca.json && !ca.test) {
 		unsigned n = 0;
 		if (each_served("status", list_one_json, &n) < 0)

@@ -182,4 +182,7 @@ void serve_pool_spare_work(struct serve_state *pool);
 bool serve_pool_rebuilding(const struct serve_state *pool);
 void serve_pool_spare_free(struct serve_state *pool);
 
+/* Two paths name the same drive (the same string, or the same file). */
+bool serve_pool_same_drive(const char *a, const char *b);
+
 #endif

@@ -27,6 +27,7 @@
 #include "cli/cli.h"
 #include "cli/pool_cli.h"
 #include "cli/serve.h"
+#include "common/file_lock.h"
 #include "ctl/ctl.h"
 
 /* Ask volume v's own verbs (serve_ctl.c), as a client would: the code (0
@@ -80,13 +81,10 @@ static void volume_names(const struct serve_state *st, char *buf, size_t len)
 					 st->vols[i].export_name);
 }
 
-static bool same_file(const char *a, const char *b)
+bool serve_pool_same_drive(const char *a, const char *b)
 {
 	struct stat sa, sb;
-	if (!strcmp(a, b))
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
+	return !strcmp(a, b) || (stat(a, &sa) == 0 && stat(b, &sb) == 0 && uraid_same_file(&sa, &sb));
 }
 
 /*
@@ -99,7 +97,7 @@ static unsigned members_named(const struct serve_state *v, const char *path, uns
 {
 	unsigned n = 0;
 	for (unsigned j = 0; j < v->spec->nmembers && n < max; j++)
-		if (same_file(v->spec->drives[j], path))
+		if (serve_pool_same_drive(v->spec->drives[j], path))
 			out[n++] = j;
 	if (n)
 		return n;
@@ -341,7 +339,7 @@ void serve_pool_follow_failures(struct serve_state *st)
 				if (w == v || uraid_array_status(w->array, ws) != 0)
 					continue;
 				for (unsigned m = 0; m < w->spec->nmembers; m++) {
-					if (!same_file(w->spec->drives[m], drive))
+					if (!serve_pool_same_drive(w->spec->drives[m], drive))
 						continue;
 					int widx = uraid_array_find_member(w->array,
 									   w->spec->members[m]);

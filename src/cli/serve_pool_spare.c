@@ -45,15 +45,6 @@ struct serve_pool_queue {
 	int current;                    /* index into item being rebuilt, -1: none */
 };
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	if (!strcmp(a, b))
-		return true;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-	       sa.st_ino == sb.st_ino;
-}
-
 /*
  * The sectors of volume v's partitions: as read with the pool at start
  * (serve_pool_volumes), else from the GPT of any of its drives that can be
@@ -336,7 +327,7 @@ void serve_pool_add_drive(struct serve_state *st, const struct ctl_request *rq, 
 	const char *path = rq->field[1];
 	for (unsigned i = 0; i < st->nvols; i++)
 		for (unsigned j = 0; j < st->vols[i].spec->nmembers; j++)
-			if (same_file(st->vols[i].spec->drives[j], path)) {
+			if (serve_pool_same_drive(st->vols[i].spec->drives[j], path)) {
 				snprintf(msg, sizeof(msg), "%s holds a member of volume '%s' already: "
 					 "a spare drive is a new one (uraid pool add %s DRIVE)", path,
 					 st->vols[i].export_name, st->export_name);

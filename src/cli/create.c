@@ -172,15 +172,20 @@ void create_print_summary(const struct uraid_create_opts *o, const struct uraid_
 		       r->bitmap ? " (every bitmap bit is set)" : " over the whole array");
 }
 
+void create_json_open(struct json *j, const struct uraid_create_opts *o)
+{
+	json_begin(j, stdout);
+	json_obj_open(j, NULL);
+	json_u64(j, "version", CLI_JSON_VERSION);
+	json_bool(j, "written", !(o->flags & URAID_CREATE_DRY_RUN));
+}
+
 void create_print_json(const struct uraid_create_opts *o, const struct uraid_create_result *r)
 {
 	struct json j;
 	char buf[64];
 
-	json_begin(&j, stdout);
-	json_obj_open(&j, NULL);
-	json_u64(&j, "version", CLI_JSON_VERSION);
-	json_bool(&j, "written", !(o->flags & URAID_CREATE_DRY_RUN));
+	create_json_open(&j, o);
 	json_str(&j, "array_uuid", uraid_uuid_text(r->uuid, buf, sizeof(buf)));
 	json_str(&j, "name", r->set_name);
 	snprintf(buf, sizeof(buf), "1.%u", r->minor);

@@ -22,10 +22,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_nes
 	struct json j;
 	char buf[64];
 
-	json_begin(&j, stdout);
-	json_obj_open(&j, NULL);
-	json_u64(&j, "version", CLI_JSON_VERSION);
-	json_bool(&j, "written", !(o->flags & URAID_CREATE_DRY_RUN));
+	create_json_open(&j, o);
 	json_str(&j, "level", o->level == 5 ? "raid50" : "raid60");
 	json_u64(&j, "groups", r->groups);
 	json_u64(&j, "array_bytes", r->outer.array_sectors * 512);

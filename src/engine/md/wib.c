@@ -218,6 +218,19 @@ static void bit_range(const struct wib *w, uint64_t lo, uint64_t hi, uint64_t *f
 		*end = w->nbits;
 }
 
+/* The array's bitmap and the chunks [first, end) that [lo, hi) touches;
+ * NULL when the array has no bitmap (and no chunks: first = end = 0). */
+static struct wib *chunks_of(const struct array *a, uint64_t lo, uint64_t hi, uint64_t *first,
+			     uint64_t *end)
+{
+	struct wib *w = a->wib;
+
+	*first = *end = 0;
+	if (w)
+		bit_range(w, lo, hi, first, end);
+	return w;
+}
+
 /*
  * Write the dirty pages to every member that carries the bitmap, a run of
  * pages at a time. A member that cannot take them is failed, as md does on a
@@ -332,12 +345,11 @@ static void batch_resume(struct meta_batch *b, struct meta_wait *l, int rc)
 int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
 		    struct wib_waiter *wt)
 {
-	struct wib *w = a->wib;
 	uint64_t first, end, c;
+	struct wib *w = chunks_of(a, lo, hi, &first, &end);
 
 	if (!w)
 		return 0;
-	bit_range(w, lo, hi, &first, &end);
 	for (c = first; c < end; c++)
 		if (!enter_fast(w, c))
 			break;
@@ -366,12 +378,9 @@ int wib_start_write(struct array *a, unsigned ridx, uint64_t lo, uint64_t hi,
 
 void wib_end_write(struct array *a, uint64_t lo, uint64_t hi)
 {
-	struct wib *w = a->wib;
 	uint64_t first, end;
+	struct wib *w = chunks_of(a, lo, hi, &first, &end);
 
-	if (!w)
-		return;
-	bit_range(w, lo, hi, &first, &end);
 	for (uint64_t c = first; c < end; c++)
 		atomic_fetch_sub_explicit(&w->chunk[c], 1, memory_order_release);
 }
@@ -379,12 +388,11 @@ void wib_end_write(struct array *a, uint64_t lo, uint64_t hi)
 /* Does a chunk of [lo, hi) have one of the bits in mask? (no bitmap: every chunk does) */
 static bool any_chunk_has(const struct array *a, uint64_t lo, uint64_t hi, uint32_t mask)
 {
-	const struct wib *w = a->wib;
 	uint64_t first, end;
+	const struct wib *w = chunks_of(a, lo, hi, &first, &end);
 
 	if (!w)
 		return true;
-	bit_range(w, lo, hi, &first, &end);
 	for (uint64_t c = first; c < end; c++)
 		if (atomic_load_explicit(&w->chunk[c], memory_order_acquire) & mask)
 			return true;
@@ -404,12 +412,9 @@ bool wib_any_set(const struct array *a, uint64_t lo, uint64_t hi)
 
 void wib_mark_needed(struct array *a, uint64_t lo, uint64_t hi)
 {
-	struct wib *w = a->wib;
 	uint64_t first, end;
+	struct wib *w = chunks_of(a, lo, hi, &first, &end);
 
-	if (!w)
-		return;
-	bit_range(w, lo, hi, &first, &end);
 	for (uint64_t c = first; c < end; c++)
 		if (atomic_load(&w->chunk[c]) & WIB_ONDISK)
 			atomic_fetch_or(&w->chunk[c], WIB_NEEDED);

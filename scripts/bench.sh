@@ -731,7 +731,7 @@ serve() {
     "$URAID" serve --socket="$dir/$name.sock" --threads=2 --pid-file="$dir/$name.pid" "$@" \
         >>"$dir/$name.out" 2> >(stamp >>"$dir/$name.err") &
     srv_pid=$!
-    for _ in $(seq 200); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.05; done
+    for _ in $(seq 200); do [ -s "$dir/$name.pid" ] && return 0; nap; done
     echo "uraid serve $name did not start (see $dir/$name.err)" >&2
     cat "$dir/$name.err" >>"$log"
     return 1
@@ -958,24 +958,27 @@ if [ -n "$srv_pid" ]; then unserve rb; fi
 # serve_until_idle NAME MEMBERS...: serve the array and time it from the
 # start of `uraid serve` until it has no background work left and needs no
 # resync: idle_secs, and idle_bytes the resync went over per member (0 when
-# none ran). The end is the "resync done" message when there is one (status
-# is polled every 50 ms). It leaves the array served.
+# none ran). The end is the resync's "done" message. Status is asked once
+# when the server is up (is a resync running or to come?) and once at the
+# end; the wait between is bash alone (stamp_of, see nap): a fork and exec
+# per look would take CPU from the resync being timed. It leaves the array
+# served.
+RESYNCED='resync (done|stopped|failed)'
 serve_until_idle() {
-    local name=$1 t0 t1='' n idle=''
+    local name=$1 t0 t1 n idle
     shift
     idle_secs=0 idle_bytes=0
-    n=$(( $(count_of "$name" 'resync done') + 1 ))
+    n=$(( $(count_of "$name" "$RESYNCED") + 1 ))
     t0=$EPOCHREALTIME
     serve "$name" --speed-max="$SYNC_MAX" "$@" || return
-    for _ in $(seq 12000); do
-        # nothing running, and nothing to do or a resync that has ended
-        idle=$(status "$name" 'not d["background"] and (not d["resync_needed"] or
-            d["last_background"]["kind"] == "resync" and not d["last_background"]["running"])')
-        [ "$idle" = True ] && { t1=$EPOCHREALTIME; break; }
-        sleep 0.05
-    done
-    [ -n "$t1" ] || { echo "$name: background work did not end (see $dir/$name.err)" >&2; return; }
-    [ "$(count_of "$name" 'resync done')" -ge "$n" ] && t1=$(stamp_of "$name" 'resync done' "$n")
+    t1=$EPOCHREALTIME
+    # nothing running, and nothing to do or a resync that has ended
+    idle=$(status "$name" 'not d["background"] and (not d["resync_needed"] or
+        d["last_background"]["kind"] == "resync" and not d["last_background"]["running"])')
+    if [ "$idle" != True ] || [ "$(count_of "$name" "$RESYNCED")" -ge "$n" ]; then
+        t1=$(stamp_of "$name" "$RESYNCED" "$n")
+        [ -n "$t1" ] || { echo "$name: the resync did not end (see $dir/$name.err)" >&2; return; }
+    fi
     [ "$(status "$name" 'd["resync_needed"]')" = False ] ||
         echo "$name: the resync did not complete (see $dir/$name.err)" >&2
     idle_secs=$(fsub "$t1" "$t0")

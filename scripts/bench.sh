@@ -21,6 +21,7 @@
 #   change) served the same way in the same rounds; a line per workload says
 #   whether the NBD figures moved (target: within +-10 %)
 #   BENCH_REBUILD_MIN=51200 (KiB/s) BENCH_SYNC_MAX=100000000 (KiB/s)
+#   BENCH_LOOP_REPEAT=5: the loop block's interleaved rounds of fio and uraid
 # Blocks can be left out: BENCH_FIDELITY=0 BENCH_ARRAYS=0 BENCH_NBD=0 (or only
 # its TLS servers: BENCH_TLS=0), BENCH_LOOP=0 (loop block devices; skipped
 # with a line saying why where losetup is missing or not permitted), and
@@ -62,6 +63,8 @@ NBD_REPEAT=${BENCH_NBD_REPEAT:-5}
 NBD_RT=${BENCH_NBD_RUNTIME:-2}
 NBD_RAMP=${BENCH_NBD_RAMP:-1}
 NBD_BASE=${BENCH_NBD_BASELINE:+$(realpath "$BENCH_NBD_BASELINE")}
+# loop block: interleaved rounds of fio and uraid (odd: the median is one)
+LOOP_REPEAT=${BENCH_LOOP_REPEAT:-5}
 
 # dur D: a duration as fio takes it ("1", "500ms") for the reader ("1 s")
 dur() { if [[ $1 == *[a-z] ]]; then echo "$1"; else echo "$1 s"; fi; }
@@ -633,19 +636,23 @@ if want LOOP; then
 if ! loop_attach; then
     echo "== loop devices: skipped ($loop_why)"
 else
-echo "== loop devices: 4 loop block devices (direct I/O $(loop_dio)) over the tmpfs files, RAID 0 and RAID 5 x4 (chunk 512 KiB), 2 threads / connections x QD32, in process and through NBD, vs fio JBOD (at its lightest) on the same 4 devices"
+echo "== loop devices: 4 loop block devices (direct I/O $(loop_dio)) over the tmpfs files, RAID 0 and RAID 5 x4 (chunk 512 KiB), 2 threads / connections x QD32, in process and through NBD, vs fio JBOD (at its lightest) on the same 4 devices; RAID 0 in process: medians of $LOOP_REPEAT rounds interleaved with fio's"
 # shellcheck disable=SC2086
 {
 jb_uring=("${FIO_LIGHT[@]}" --iodepth_batch_submit=32 --iodepth_batch_complete_max=32)
-# loop_pair RW: fio JBOD and uraid bench RAID 0 x4, REPEAT rounds of each
-# once, the order swapped every other round; prints "FIO_BEST URAID_BEST".
-# Interleaved because on this path the figures swing with the machine's
-# load far more than on tmpfs: one uraid binary measured 183K and 66K IOPS
-# in consecutive runs at a load of 20, and fio's runs, all done before
-# uraid's, met other conditions (the 0.63 and 0.72 measured so)
+# loop_pair RW: fio JBOD and uraid bench RAID 0 x4, LOOP_REPEAT rounds of
+# each once, the order swapped every other round; prints "FIO_MEDIAN
+# URAID_MEDIAN NOTE" (NOTE: each round's uraid / fio). On this path every
+# write is copied by the loop device's kernel worker, which competes for
+# the CPUs with whatever else runs: at a load of 15-20 one tool's runs swing
+# by 2-3x from one run to the next (fio 61K and 113K, uraid 158K and 166K
+# IOPS in four runs of a minute; at a load of 20 uraid once read 0.21 x
+# fio), while on an idle machine the pair reads 0.85 x. Best-of-2 of each
+# picked two unrelated moments; the medians of interleaved rounds (as the
+# fidelity block does) compare like with like, and the rounds show the spread.
 loop_pair() {
-    local i a b f=0 u=0
-    for (( i = 0; i < REPEAT; i++ )); do
+    local i a b fs=() us=() note=""
+    for (( i = 0; i < LOOP_REPEAT; i++ )); do
         if (( i % 2 )); then
             b=$(ub_once iops --array --level=0 --force-write --rw="$1" $A2 $L4)
             a=$(fio_once iops "$j4l" --rw="$1" --bs=4k $A2 "${jb_uring[@]}")
@@ -653,13 +660,13 @@ loop_pair() {
             a=$(fio_once iops "$j4l" --rw="$1" --bs=4k $A2 "${jb_uring[@]}")
             b=$(ub_once iops --array --level=0 --force-write --rw="$1" $A2 $L4)
         fi
-        [ "$a" -gt "$f" ] && f=$a
-        [ "$b" -gt "$u" ] && u=$b
+        fs+=("$a"); us+=("$b")
+        note="$note $(fdiv2 "$b" "$a")"
     done
-    echo "$f $u"
+    echo "$(median "${fs[@]}") $(median "${us[@]}") (uraid / fio by round:$note; load $(cut -d' ' -f1 /proc/loadavg))"
 }
-read -r jr r0r < <(loop_pair randread)
-read -r jw r0w < <(loop_pair randwrite)
+read -r jr r0r r0r_note < <(loop_pair randread)
+read -r jw r0w r0w_note < <(loop_pair randwrite)
 read -r jm jmu jmp < <(jbod_faster iops "$j4l" --rw=randrw --rwmixread=50 --bs=4k)
 jb_uring=()
 ideal5=$(( jm / 4 ))
@@ -690,11 +697,13 @@ for lv in 0 5; do
     # RAID 0's targets are those of its tmpfs lines; RAID 5's reads have none
     # there (they are RAID 0's over 4 members less the parity chunks)
     t=""; [ $lv = 0 ] && t=0.90
-    line "loop RAID $lv x4 4 KiB randread 2x32" "$r" "fio JBOD x4 loop randread 2x32" "$jr" iops "$t"
+    line "loop RAID $lv x4 4 KiB randread 2x32" "$r" "fio JBOD x4 loop randread 2x32" "$jr" iops "$t" \
+        "$( [ $lv = 0 ] && echo "$r0r_note")"
     line "loop RAID $lv x4 4 KiB randread, NBD 2x32" "$nbd_randread" "fio JBOD x4 loop randread 2x32" "$jr" iops "" \
         "(NBD / in process $(fdiv2 "$nbd_randread" "$r"))"
     if [ $lv = 0 ]; then
-        line "loop RAID 0 x4 4 KiB randwrite 2x32" "$w" "fio JBOD x4 loop randwrite 2x32" "$jw" iops 0.90
+        line "loop RAID 0 x4 4 KiB randwrite 2x32" "$w" "fio JBOD x4 loop randwrite 2x32" "$jw" iops 0.90 \
+            "$r0w_note"
         line "loop RAID 0 x4 4 KiB randwrite, NBD 2x32" "$nbd_randwrite" "fio JBOD x4 loop randwrite 2x32" "$jw" iops "" \
             "(NBD / in process $(fdiv2 "$nbd_randwrite" "$w"))"
     else

@@ -400,19 +400,26 @@ print("%.0f" % (j["read"][key] + j["write"][key]))' "$out" "$metric"
 fio_nbd() { best fio_nbd_once "$@"; }
 
 # cpu_ticks PID: clock ticks of user and system time the process (all its
-# threads) has used so far
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# threads) has used so far (utime and stime: fields 14 and 15 of its stat,
+# counted after the ")" that ends the command name, which may hold spaces);
+# nothing when there is no such process (a 0 here would read as "no CPU")
+cpu_ticks() { sed -n 's/.*) //p' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'; }
 # fio_nbd_cpu_once SOCKET|URI SERVER-PID fio-args... -> "IOPS US": the IOPS,
-# and the server's CPU time per I/O in microseconds (over ramp and run alike)
+# and the server's CPU time per I/O in microseconds (over ramp and run alike),
+# "-" for US when the server was not there to be sampled before and after,
+# or did not use a single clock tick (then what it used is not known)
 fio_nbd_cpu_once() {
     local sock=$1 pid=$2 t0 t1 v
     shift 2
     t0=$(cpu_ticks "$pid")
     v=$(fio_nbd_once iops "$sock" "$@")
     t1=$(cpu_ticks "$pid")
-    awk -v v="$v" -v d="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" -v rt="$run_t" -v ramp="$ramp_t" '
+    [ -n "$t0" ] && [ -n "$t1" ] || echo "server $pid not found in /proc: its CPU time is not measured" >&2
+    awk -v v="$v" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" -v rt="$run_t" -v ramp="$ramp_t" '
         function sec(x) { return (x ~ /ms$/) ? x / 1000 : x + 0 }
-        BEGIN { n = v * (sec(rt) + sec(ramp)); printf "%d %.2f\n", v, (n > 0 ? d / hz * 1e6 / n : 0) }'
+        BEGIN { n = v * (sec(rt) + sec(ramp)); d = t1 - t0
+                if (t0 == "" || t1 == "" || d <= 0 || n <= 0) printf "%d -\n", v
+                else printf "%d %.2f\n", v, d / hz * 1e6 / n }'
 }
 # wait_sock PATH: until a server listens there (10 s)
 wait_sock() { for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done; echo "no server on $1" >&2; return 1; }
@@ -437,12 +444,27 @@ nbd_rounds() {
         done
     done
 }
-# med_iops NAME, med_cpu NAME: the median of its runs (CPU: 2 decimals)
+# med_iops NAME, med_cpu NAME: the median of its runs (CPU: 2 decimals;
+# "-" when a run of it was not measured)
 # shellcheck disable=SC2086
 med_iops() { median ${run_iops[$1]}; }
 # shellcheck disable=SC2086
-med_cpu() { printf '%s\n' ${run_cpu[$1]} | sort -g | awk '{ v[NR] = $1 }
-    END { if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+med_cpu() { printf '%s\n' ${run_cpu[$1]} | sort -g | awk '{ v[NR] = $1; if ($1 == "-") bad = 1 }
+    END { if (bad || NR == 0) print "-"
+          else if (NR % 2) printf "%.2f\n", v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# cpu_line LABEL US REF-LABEL REF-US [TARGET [NOTE]]: line's figure of CPU
+# time per I/O, or "not measured" (never judged) when either side is "-"
+cpu_line() {
+    if [ "$2" = - ] || [ "$4" = - ]; then
+        printf '%-46s %s | %-40s %s | not measured (no target judged)%s\n' "$1" \
+            "$( [ "$2" = - ] && echo "not measured" || echo "$2 us")" "$3" \
+            "$( [ "$4" = - ] && echo "not measured" || echo "$4 us")" "${6:+  $6}"
+        return
+    fi
+    line "$1" "$2" "$3" "$4" us "${5:-}" "${6:-}"
+}
+# cpu_div A B: A / B with 2 decimals, "not measured" when either is "-"
+cpu_div() { if [ "$1" = - ] || [ "$2" = - ]; then echo "not measured"; else fdiv2 "$1" "$2"; fi; }
 # runs NAME...: "uraid 150.2k 151.0k ..., nbdkit ...", each one's IOPS in
 # run order; cpu_runs NAME...: the same for CPU time per I/O (us)
 runs() {
@@ -472,14 +494,18 @@ run_t=$NBD_RT ramp_t=$NBD_RAMP
 # before them as BENCH_NBD_BASELINE, run in the same rounds.
 "$URAID" create --level=linear --raid-devices=1 --force --run "$dir/d0" >/dev/null 2>>"$log"
 dd if=/dev/zero of="$dir/peer" bs=1M count="$mb" status=none
+# ns_pid: each server's own PID, taken as it starts (nbd_pids may hold
+# those of an earlier block; ns_pid[i] must be the server of ns_name[i])
 "$URAID" serve --socket="$dir/u.sock" --threads=2 "$dir/d0" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+ns_pid=($!)
 nbdkit -U "$dir/k.sock" -f --exit-with-parent file "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+ns_pid+=($!)
 qemu-nbd --socket="$dir/q.sock" --format=raw --persistent --shared=8 --cache=none --aio=io_uring \
     "$dir/peer" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
+ns_pid+=($!)
 wait_sock "$dir/u.sock" && wait_sock "$dir/k.sock" && wait_sock "$dir/q.sock"
 ns_name=(uraid nbdkit qemu-nbd)
 ns_uri=("$dir/u.sock" "$dir/k.sock" "$dir/q.sock")
-ns_pid=("${nbd_pids[@]}")
 if [ -n "$NBD_BASE" ]; then
     "$NBD_BASE" create --level=linear --raid-devices=1 --force --run "$dir/d2" >/dev/null 2>>"$log"
     "$NBD_BASE" serve --socket="$dir/b.sock" --threads=2 "$dir/d2" >>"$dir/servers.log" 2>&1 & nbd_pids+=($!)
@@ -541,23 +567,28 @@ for rw in randread randwrite; do
         u=$(med_iops uraid) k=$(med_iops nbdkit) q=$(med_iops qemu-nbd)
         uc=$(med_cpu uraid) kc=$(med_cpu nbdkit) qc=$(med_cpu qemu-nbd)
         if [ "$k" -ge "$q" ]; then peer=nbdkit p=$k; else peer=qemu-nbd p=$q; fi
-        if awk -v k="$kc" -v q="$qc" 'BEGIN { exit !(k <= q) }'; then cpeer=nbdkit pc=$kc; else cpeer=qemu-nbd pc=$qc; fi
+        # the lower of the measured peers ("-": not measured)
+        if [ "$qc" = - ] || { [ "$kc" != - ] && awk -v k="$kc" -v q="$qc" 'BEGIN { exit !(k <= q) }'; }; then
+            cpeer=nbdkit pc=$kc
+        else
+            cpeer=qemu-nbd pc=$qc
+        fi
         it=1.2 ct=""
         [ "$rw$nj" = randwrite1 ] && it=1.0 ct="<=0.9"
         w="4 KiB $rw ${nj}x32"
         line "uraid serve linear $w" "$u" "better peer: $peer (nbdkit $k, qemu-nbd $q)" "$p" iops "$it" \
             "(runs: $(runs uraid nbdkit qemu-nbd))"
-        line "  server CPU per I/O" "$uc" "lower peer: $cpeer (nbdkit $kc, qemu-nbd $qc)" "$pc" us "$ct" \
+        cpu_line "  server CPU per I/O" "$uc" "lower peer: $cpeer (nbdkit $kc, qemu-nbd $qc)" "$pc" "$ct" \
             "(runs: $(cpu_runs uraid nbdkit qemu-nbd))"
         if [ -n "$NBD_BASE" ]; then
             b=$(med_iops baseline) bc=$(med_cpu baseline)
             line "  uraid against the baseline" "$u" "BENCH_NBD_BASELINE uraid" "$b" iops 10% \
-                "(CPU per I/O $uc us vs $bc us: ratio $(fdiv2 "$uc" "$bc"); runs: $(runs uraid baseline))"
+                "(CPU per I/O $uc us vs $bc us: ratio $(cpu_div "$uc" "$bc"); runs: $(runs uraid baseline))"
         fi
         off TLS && continue
         if [ -n "$kit_tls" ]; then echo "TLS-PSK $w: $kit_tls"; continue; fi
         kt=$(med_iops nbdkit-tls) ktc=$(med_cpu nbdkit-tls)
-        kit_cost="nbdkit's TLS / plain: IOPS $(fdiv2 "$kt" "$k"), CPU per I/O $(fdiv2 "$ktc" "$kc")"
+        kit_cost="nbdkit's TLS / plain: IOPS $(fdiv2 "$kt" "$k"), CPU per I/O $(cpu_div "$ktc" "$kc")"
         if [ -n "$uraid_tls" ]; then
             echo "uraid serve TLS-PSK $w: $uraid_tls (nbdkit TLS-PSK $kt IOPS, $ktc us CPU per I/O; $kit_cost; runs: $(runs nbdkit-tls))"
             continue
@@ -565,10 +596,10 @@ for rw in randread randwrite; do
         ut=$(med_iops uraid-tls) utc=$(med_cpu uraid-tls)
         line "uraid serve TLS-PSK $w" "$ut" "nbdkit TLS-PSK" "$kt" iops 1.0 \
             "(runs: $(runs uraid-tls nbdkit-tls))"
-        line "  server CPU per I/O, TLS-PSK" "$utc" "nbdkit TLS-PSK" "$ktc" us "<=1.0" \
+        cpu_line "  server CPU per I/O, TLS-PSK" "$utc" "nbdkit TLS-PSK" "$ktc" "<=1.0" \
             "(runs: $(cpu_runs uraid-tls nbdkit-tls))"
         line "  cost of TLS: uraid TLS-PSK" "$ut" "uraid plain (above)" "$u" iops "" \
-            "(CPU per I/O $utc us vs $uc us: TLS / plain $(fdiv2 "$utc" "$uc"); $kit_cost)"
+            "(CPU per I/O $utc us vs $uc us: TLS / plain $(cpu_div "$utc" "$uc"); $kit_cost)"
     done
 done
 kill "${nbd_pids[@]}" 2>/dev/null; wait "${nbd_pids[@]}" 2>/dev/null; nbd_pids=()

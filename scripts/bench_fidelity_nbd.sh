@@ -94,5 +94,7 @@ else
     done
     fid_nbd "4 KiB randrw 70/30 2 jobs x QD4" "$furi" --rw=randrw --rwmixread=70 --bs=4k --iodepth=4 \
         --numjobs=2
-    kill "${nbd_pids[-1]}" 2>/dev/null
+    # stopped, and out of nbd_pids: the NBD block pairs servers with PIDs
+    kill "${nbd_pids[-1]}" 2>/dev/null; wait "${nbd_pids[-1]}" 2>/dev/null
+    unset 'nbd_pids[-1]'
 fi

@@ -29,6 +29,20 @@ fio_w() {   # the same job each time (same offsets, same data)
         >"$work/fio.out" 2>&1)
 }
 
+# writes cached so far (status), and a wait until fio has had 64 more
+# cached, then 1 s (a fixed 2 s from fio's start found it not yet writing
+# on a loaded machine: killed then, fio saved no verify state)
+cached_writes() { "$URAID" status w | sed -n 's/.*writes \([0-9]*\) cached.*/\1/p' | head -1; }
+wait_cached() {
+    local n
+    for _ in $(seq 300); do
+        n=$(cached_writes)
+        [ "${n:-0}" -gt $(($1 + 64)) ] && break
+        sleep 0.1
+    done
+    sleep 1
+}
+
 # refused without a journal
 for i in 0 1 2; do truncate -s 16M "$work/n$i"; done
 "$URAID" create --level=5 --raid-devices=3 --chunk=64 --name=n "$work"/n? >/dev/null
@@ -60,9 +74,10 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     "$URAID" tune w --journal-mode=write-back >/dev/null
     check "seed $s: tune back to write-back" bash -c "'$URAID' status w | grep -q 'Journal : write-back'"
     rm -f "$work"/*.state
+    n0=$(cached_writes)
     fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
     fpid=$!
-    sleep 2
+    wait_cached "$n0"
     kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
     wait $fpid
     serve "${m[@]}" "$j"
@@ -77,9 +92,10 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     stop_served w
     serve --journal-mode=write-back "${m[@]}" "$j"
     rm -f "$work"/*.state
+    n0=$(cached_writes)
     fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
     fpid=$!
-    sleep 2
+    wait_cached "$n0"
     kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
     wait $fpid
     serve --force --run "${m[0]}" "${m[1]}" "${m[3]}" "$j"

@@ -13,13 +13,6 @@
  * newer unit's parity covers the older unit's data, now on the members), so
  * the row is merged, never written out early; a FLUSH then still drops all
  * of it (an unlogged newer write is never overwritten by an older row).
- *
- * Reads of the log: a ring of at most RING_CACHE_MAX is read into memory
- * as the scan reaches it, RING_CHUNK at a time, and every later read of it
- * (meta blocks, their pages, a row's pages at the write-out) is a copy: the
- * replay reads the log about once, in few system calls (page-sized reads
- * cost ~50 us each in a VM: 3200 rows took 1.7 s). A larger ring (or no
- * memory for it) is read page by page as before.
  */
 #include <endian.h>
 #include <errno.h>
@@ -41,9 +34,6 @@
 #define SEQ_SKIP 10000u
 /* the most pages one meta block describes (every payload a RAID 6 PARITY) */
 #define MAX_META_PAGES (2u * URAID_R5L_MAX_PAYLOADS)
-/* the ring is kept in memory up to this size, read in chunks of RING_CHUNK */
-#define RING_CACHE_MAX (256ull << 20)
-#define RING_CHUNK_SECTORS 2048u        /* 1 MiB */
 
 struct row {
 	uint64_t sector;        /* member sector of the row */
@@ -68,8 +58,6 @@ struct replay {
 	uint8_t *pages;                 /* its pages, read once (MAX_META_PAGES) */
 	uint64_t pages_at;              /* ring position of the first */
 	uint8_t *rowbuf;                /* raid_disks pages: the row being written out */
-	uint8_t *ring;                  /* the ring in memory (NULL: read from the log) */
-	uint8_t *chunk_loaded;          /* per RING_CHUNK_SECTORS of it: read yet */
 	struct uraid_r5l_meta *m;
 	char *err;
 	size_t errlen;
@@ -182,37 +170,13 @@ static void row_written(struct replay *p, const struct row *w)
 		p->r->low_row = w->sector;
 }
 
-/*
- * Read log sectors [sector, sector + n) (within the ring, not wrapping)
- * into buf: from the ring in memory, its chunks read on first use, or
- * straight from the log.
- */
-static int log_get(struct replay *p, uint64_t sector, void *buf, uint64_t n)
-{
-	if (!p->ring)
-		return p->io->log_read(p->io->ctx, sector, buf, n * 512);
-	for (uint64_t c = sector / RING_CHUNK_SECTORS; c * RING_CHUNK_SECTORS < sector + n; c++) {
-		if (p->chunk_loaded[c])
-			continue;
-		uint64_t at = c * RING_CHUNK_SECTORS, len = p->log_sectors - at;
-		if (len > RING_CHUNK_SECTORS)
-			len = RING_CHUNK_SECTORS;
-		int rc = p->io->log_read(p->io->ctx, at, p->ring + at * 512, len * 512);
-		if (rc)
-			return rc;
-		p->chunk_loaded[c] = 1;
-	}
-	memcpy(buf, p->ring + sector * 512, n * 512);
-	return 0;
-}
-
 /* The row's logged pages, read back from the log into rowbuf. */
 static int row_load(struct replay *p, struct row *w)
 {
 	for (unsigned s = 0; s < p->g->raid_disks; s++) {
 		if (!w->want[s])
 			continue;
-		int rc = log_get(p, w->pos[s], row_page(p, w, s), PAGE_SECTORS);
+		int rc = p->io->log_read(p->io->ctx, w->pos[s], row_page(p, w, s), PAGE);
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sector %"
 					  PRIu64 " back: %s", w->pos[s], strerror(-rc));
@@ -383,7 +347,7 @@ static int row_write_data_only(struct replay *p, struct row *w)
 
 static int read_page(struct replay *p, uint64_t pos, void *buf)
 {
-	int rc = log_get(p, pos, buf, PAGE_SECTORS);
+	int rc = p->io->log_read(p->io->ctx, pos, buf, PAGE);
 	if (rc)
 		return uraid_errf(p->err, p->errlen, rc, "journal: reading log sector %" PRIu64
 				  ": %s", pos, strerror(-rc));
@@ -399,7 +363,7 @@ static int read_meta_pages(struct replay *p, uint64_t pos)
 	p->pages_at = at;
 	while (left) {
 		uint64_t n = p->log_sectors - at < left ? p->log_sectors - at : left;
-		int rc = log_get(p, at, p->pages + done * 512, n);
+		int rc = p->io->log_read(p->io->ctx, at, p->pages + done * 512, n * 512);
 		if (rc)
 			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sectors %" PRIu64
 					  "+%" PRIu64 ": %s", at, n, strerror(-rc));
@@ -637,16 +601,6 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	p.pages = page_alloc((size_t)MAX_META_PAGES * PAGE);
 	p.m = malloc(sizeof(*p.m));
 	p.rowbuf = page_alloc((size_t)g->raid_disks * PAGE);
-	if (log_sectors * 512 <= RING_CACHE_MAX) {
-		/* no memory for it: read from the log, page by page */
-		p.ring = page_alloc(log_sectors * 512);
-		p.chunk_loaded = calloc(log_sectors / RING_CHUNK_SECTORS + 1, 1);
-		if (!p.ring || !p.chunk_loaded) {
-			free(p.ring);
-			free(p.chunk_loaded);
-			p.ring = p.chunk_loaded = NULL;
-		}
-	}
 	if (!p.meta || !p.pages || !p.m || !p.rowbuf)
 		rc = uraid_errf(err, errlen, -ENOMEM, "journal replay: memory");
 	else
@@ -654,8 +608,6 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	for (size_t i = 0; i < p.n; i++)
 		free(p.list[i]);
 	free(p.rowbuf);
-	free(p.ring);
-	free(p.chunk_loaded);
 	free(p.list);
 	free(p.hash);
 	free(p.meta);

@@ -393,6 +393,82 @@ static void test_parsers(void)
 	free(list);
 }
 
+/*
+ * The host's costs as --verify measures them: a member I/O's CPU by the
+ * members in use (interpolated between measured counts, flat beyond), the
+ * client's write apart from its read, each level family's own work, and
+ * the CPU share by members in use. Every figure by hand.
+ */
+static void test_host_costs(void)
+{
+	char err[200];
+	struct plan_drive fast;
+	CHECK(!plan_drive_parse_sheet("read_iops=1e8,write_iops=1e8,read_mib_s=1e6,"
+				      "write_mib_s=1e6,capacity=1G", &fast, err, sizeof(err)), "%s", err);
+	const struct plan_drive *slot[4] = { &fast, &fast, &fast, &fast };
+	struct plan_host h = { .cores = 1, .cpu_us_per_io = 2, .cpu_us_per_io_write = 3,
+			       .cpu_us_per_member_read = 100, .cpu_us_per_member_write = 100 };
+	h.cpu_us_member_at[0][1] = 1;
+	h.cpu_us_member_at[0][4] = 2.5;
+	h.cpu_us_member_at[1][1] = 2;
+	h.cpu_us_member_at[1][2] = 4;
+	/* reads measured at 1 and 4 members: 1.5 at 2, 2 at 3, 2.5 past 4;
+	   writes at 1 and 2: 4 at 4 */
+	CHECK(NEAR(plan_host_member_us(&h, true, 2), 1.5, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, true, 3), 2, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, true, 8), 2.5, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, false, 4), 4, 1e-12), "member us by count: %g %g %g %g",
+	      plan_host_member_us(&h, true, 2), plan_host_member_us(&h, true, 3),
+	      plan_host_member_us(&h, true, 8), plan_host_member_us(&h, false, 4));
+	/* nothing measured by count: the single figures; no write apart: the read's */
+	struct plan_host g = { .cpu_us_per_io = 5, .cpu_us_per_member_write = 7 };
+	CHECK(plan_host_member_us(&g, false, 3) == 7 && plan_host_client_us(&g, false) == 5 &&
+	      plan_host_share(&g, 3) == 1, "unmeasured host figures");
+
+	uint32_t n2;
+	CHECK(!uraid_layout_parse(10, "n2", &n2), "n2");
+	h.cpu_share = 0.9;
+	h.cpu_share_at[4] = 0.5;
+	h.nown = 2;
+	h.own[0] = (struct plan_host_own){ .level = 10, .layout = n2, .members = 2,
+					   .has_read = true, .has_write = true,
+					   .read_us = 0.25, .write_us = 1.5 };
+	h.own[1] = (struct plan_host_own){ .level = 5, .layout = uraid_layout_default(5),
+					   .members = 3, .has_write = true, .write_us = 6 };
+	h.cpu_us_per_parity_write = 1000;   /* not for a family with its own figure */
+	h.parity_rate[0][3] = 3000;
+	struct plan_workload w = { .nlines = 1, .iodepth = 4, .numjobs = 1,
+				   .line = { { .bytes = 4096, .weight = 100, .read_pct = 0,
+					       .random_pct = 100 } } };
+	struct plan_perf p;
+	/* RAID 10 n2 x4 write: client write 3, 2 member writes at 4 members
+	   (4 each), own 1.5: 12.5 us; the share at 4 members, 0.5: 40000 IOPS */
+	struct plan_shape *s = shape(10, "n2", 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 12.5, 1e-12) && NEAR(p.iops, 40000, 1e-9) &&
+	      !strcmp(p.bound, "host CPU"), "raid10 n2 x4 write: %g us %g IOPS (%s), want 12.5 "
+	      "and 40000", p.cpu_us, p.iops, p.bound);
+	/* RAID 5 x4 write: client 3, 2 member reads at 4 members (2.5 each) and
+	   2 writes (4 each), own 6, the XOR of 3 chunks of 4 KiB at 3000 MiB/s
+	   (3.90625): 3 + 5 + 8 + 6 + 3.90625 = 25.90625 us */
+	s = shape(5, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 25.90625, 1e-12), "raid5 x4 write: %g us, want 25.90625", p.cpu_us);
+	/* RAID 0 x4, no family figure and no parity: 3 + 4 */
+	s = shape(0, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 7, 1e-12), "raid0 x4 write: %g us, want 7", p.cpu_us);
+	/* reads: RAID 10 n2 x4: client 2, one member read at 4 members 2.5, own
+	   0.25: 4.75; RAID 5 x4 read (its family measured writes only): 2 + 2.5 */
+	w.line[0].read_pct = 100;
+	s = shape(10, "n2", 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 4.75, 1e-12), "raid10 n2 x4 read: %g us, want 4.75", p.cpu_us);
+	s = shape(5, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 4.5, 1e-12), "raid5 x4 read: %g us, want 4.5", p.cpu_us);
+}
+
 int main(void)
 {
 	test_member_io();
@@ -400,6 +476,7 @@ int main(void)
 	test_full_stripe();
 	test_capacity();
 	test_queueing();
+	test_host_costs();
 	test_reliability();
 	test_parsers();
 	if (failures)

@@ -36,9 +36,10 @@ print("host %-15s CPU us per client I/O: %.2f read, %.2f write (split made: %s);
       % (sys.argv[2], h["cpu_ns_per_io"] / 1e3, h.get("cpu_ns_per_write_io", 0) / 1e3,
          h.get("cpu_split"), h["cpu_share"]))
 f = lambda v: "-" if v is None else "%.2f" % (v / 1e3)
-print("host %-15s CPU us per member read/write by members in use: %s" % (sys.argv[2], ", ".join(
-      "x%d %s/%s (share %s)" % (m["members"], f(m["ns_per_member_read"]), f(m["ns_per_member_write"]),
-      "-" if m["cpu_share"] is None else "%.2f" % m["cpu_share"]) for m in h.get("cpu_by_members", []))))
+print("host %-15s CPU us per 4 KiB member I/O by its member's queue: %s; per KiB more %s/%s" % (sys.argv[2],
+      ", ".join("%s %s at QD %.3g" % ("write" if m["write"] else "read", f(m["ns"]), m["qd"])
+                for m in h.get("cpu_member_by_qd", [])),
+      f(h["cpu_ns_per_member_kib"][0]), f(h["cpu_ns_per_member_kib"][1])))
 print("host %-15s CPU us of each level's own work (on its smallest array): %s" % (sys.argv[2], ", ".join(
       "%s%s x%d read %s write %s" % (o["level"], " " + o["layout"] if o["layout"] else "", o["members"],
       f(o["ns_per_read"]), f(o["ns_per_write"])) for o in h.get("cpu_own", []))))

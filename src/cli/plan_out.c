@@ -49,14 +49,15 @@ static const char *human_s(double s, char *buf, size_t len)
    each family's own work (docs/planner.md, --verify). */
 static void describe_host(FILE *f, const struct plan_host *h)
 {
-	fprintf(f, "host CPU measured now (us): client I/O %.2f read, %.2f write; member "
-		"read/write by members in use:", plan_host_client_us(h, true),
+	fprintf(f, "host CPU measured now (us): client I/O %.2f read, %.2f write; a 4 KiB "
+		"member I/O by its member's queue:", plan_host_client_us(h, true),
 		plan_host_client_us(h, false));
-	for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++)
-		if (h->cpu_us_member_at[0][k] > 0 || h->cpu_us_member_at[1][k] > 0)
-			fprintf(f, " x%u %.2f/%.2f", k, h->cpu_us_member_at[0][k],
-				h->cpu_us_member_at[1][k]);
-	fprintf(f, "; CPU share %.2f\n", h->cpu_share);
+	for (int d = 0; d < 2; d++)
+		for (unsigned i = 0; i < h->nmember_pts[d]; i++)
+			fprintf(f, "%s %s %.2f at %.3g", i ? "," : d ? ";" : "", d ? "write" : "read",
+				h->member_pt[d][i].us, h->member_pt[d][i].qd);
+	fprintf(f, "; per KiB more %.3f/%.3f; CPU share %.2f\n", h->cpu_us_per_member_kib[0],
+		h->cpu_us_per_member_kib[1], h->cpu_share);
 	for (unsigned i = 0; i < h->nown; i++) {
 		const struct plan_host_own *o = &h->own[i];
 		const struct uraid_level_info *info = uraid_level_info(o->level);
@@ -217,17 +218,26 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 		fprintf(f, "}, \"cpu_split\": %s, \"cpu_ns_per_write_io\": ",
 			n->split ? "true" : "false");
 		jnum(f, plan_host_client_us(h, false) * 1e3);
-		fputs(", \"cpu_by_members\": [", f);
+		fputs(", \"cpu_member_by_qd\": [", f);
+		for (int d = 0, c = 0; d < 2; d++)
+			for (unsigned i = 0; i < h->nmember_pts[d]; i++) {
+				fprintf(f, "%s{\"write\": %s, \"qd\": ", c++ ? ", " : "",
+					d ? "true" : "false");
+				jnum(f, h->member_pt[d][i].qd);
+				fputs(", \"ns\": ", f);
+				jnum(f, h->member_pt[d][i].us * 1e3);
+				fputc('}', f);
+			}
+		fputs("], \"cpu_ns_per_member_kib\": [", f);
+		jnum(f, h->cpu_us_per_member_kib[0] * 1e3);
+		fputs(", ", f);
+		jnum(f, h->cpu_us_per_member_kib[1] * 1e3);
+		fputs("], \"cpu_share_by_members\": [", f);
 		for (unsigned k = 1, c = 0; k < PLAN_HOST_MAX_N; k++) {
-			if (!(h->cpu_us_member_at[0][k] > 0 || h->cpu_us_member_at[1][k] > 0))
+			if (!(h->cpu_share_at[k] > 0))
 				continue;
-			fprintf(f, "%s{\"members\": %u, \"ns_per_member_read\": ", c++ ? ", " : "",
-				k);
-			jnum(f, h->cpu_us_member_at[0][k] > 0 ? h->cpu_us_member_at[0][k] * 1e3 : NAN);
-			fputs(", \"ns_per_member_write\": ", f);
-			jnum(f, h->cpu_us_member_at[1][k] > 0 ? h->cpu_us_member_at[1][k] * 1e3 : NAN);
-			fputs(", \"cpu_share\": ", f);
-			jnum(f, h->cpu_share_at[k] > 0 ? h->cpu_share_at[k] : NAN);
+			fprintf(f, "%s{\"members\": %u, \"cpu_share\": ", c++ ? ", " : "", k);
+			jnum(f, h->cpu_share_at[k]);
 			fputc('}', f);
 		}
 		fputs("], \"cpu_own\": [", f);

@@ -90,24 +90,31 @@ static const char *dir_name(int d)
 /* The member counts measured: 1 and 2, then as the parity table's counts. */
 static const unsigned counts[] = { 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64 };
 
+#define CAL_QD 32       /* the client's outstanding I/Os in every run */
+
 /*
  * The family (level, layout) on its array of m members: its own work per
- * client read and write (the directions in want[]) into h->own[h->nown++].
+ * client read and write (the directions in want[]) into h->own[h->nown++]:
+ * the run's CPU per client I/O less what the model charges for that array
+ * and workload without it (client, member I/Os at their queue depths,
+ * parity arithmetic).
  */
 static int calibrate_family(const struct plan_verify_opts *o, struct plan_host *h,
 			    const struct uraid_level_info *info, uint32_t layout, unsigned m,
-			    const bool want[2], const double client[2],
+			    const bool want[2], const struct plan_drive *drive,
 			    struct plan_host_note *note, char *err, size_t errlen)
 {
 	bool chunked = info->chunk == URAID_CHUNK_STRIPE;
 	struct plan_candidate c = { .level = info->level, .layout = layout, .members = m,
 				    .chunk_bytes = chunked ? 64u << 10 : 0 };
 	uint64_t sz[PLAN_MAX_POOL];
-	for (unsigned i = 0; i < m; i++)
-		sz[i] = 1ull << 30;     /* the counts below do not depend on the size */
+	const struct plan_drive *slot[PLAN_MAX_POOL];
+	for (unsigned i = 0; i < m; i++) {
+		sz[i] = 1ull << 30;     /* the model's CPU terms do not depend on the size */
+		slot[i] = drive;
+	}
 	struct plan_shape *sh = malloc(sizeof(*sh));
-	struct plan_member_io *io = malloc(sizeof(*io));
-	int rc = sh && io ? plan_shape_init(sh, &c, sz, err, errlen) : -ENOMEM;
+	int rc = sh ? plan_shape_init(sh, &c, sz, err, errlen) : -ENOMEM;
 	char lay[24] = "";
 	if (info->has_layouts) {
 		lay[0] = '_';
@@ -124,22 +131,21 @@ static int calibrate_family(const struct plan_verify_opts *o, struct plan_host *
 		if ((rc = cpu_run(o, &r, &f, NULL, err, errlen)))
 			break;
 		note_add(note, f, "%s%s_x%u_%s", info->name, lay, m, dir_name(d));
-		/* what the model already charges for this shape */
-		plan_member_io(sh, 4096, rd, false, io);
-		double rate = sh->parity ? plan_host_parity_mib_s(h, sh->data_per_row, sh->parity) : 0;
-		double par = rate > 0 ? io->parity_src_bytes / (rate * 1048576.0) * 1e6 : 0;
-		double own = f - client[d] - io->reads * plan_host_member_us(h, true, m) -
-			     io->writes * plan_host_member_us(h, false, m) - par;
+		struct plan_workload w = { .nlines = 1, .iodepth = CAL_QD, .numjobs = 1 };
+		w.line[0] = (struct bench_access){ .bytes = 4096, .weight = 100,
+						   .read_pct = rd ? 100 : 0, .random_pct = 100 };
+		struct plan_perf p;
+		if ((rc = plan_predict(sh, slot, &w, h, &p)))
+			break;
 		if (rd) {
 			ow.has_read = true;
-			ow.read_us = own;
+			ow.read_us = f - p.cpu_us;
 		} else {
 			ow.has_write = true;
-			ow.write_us = own;
+			ow.write_us = f - p.cpu_us;
 		}
 	}
 	free(sh);
-	free(io);
 	if (!rc)
 		h->own[h->nown++] = ow;
 	return rc;
@@ -155,13 +161,16 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 	if (sp->max_members && sp->max_members < maxn)
 		maxn = sp->max_members;
 	double a[2][PLAN_HOST_MAX_N] = { { 0 } }, share[2][PLAN_HOST_MAX_N] = { { 0 } };
+	double big[2] = { 0, 0 }, split[2] = { 0, 0 };
 	int rc = 0;
 	memset(note, 0, sizeof(*note));
 
-	for (int d = 0; d < 2 && !rc; d++)
+	/* linear over k members: a client I/O and a member I/O with 32 / k
+	   outstanding on each member; 64 KiB on one member: the copy's share */
+	for (int d = 0; d < 2 && !rc; d++) {
 		for (unsigned i = 0; want[d] && i < sizeof(counts) / sizeof(counts[0]); i++) {
 			unsigned k = counts[i];
-			/* 2 members whenever there are 2, for the split below */
+			/* 2 members whenever there are 2 (their share for RAID 1 / 0 x2) */
 			if (k > o->npaths || (k > maxn && k != 2))
 				break;
 			struct run_spec r = { .level = URAID_LEVEL_LINEAR, .n = k, .bytes = 4096,
@@ -170,10 +179,17 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 				break;
 			note_add(note, a[d][k], "linear_x%u_%s", k, dir_name(d));
 		}
+		struct run_spec r = { .level = URAID_LEVEL_LINEAR, .n = 1, .bytes = 64u << 10,
+				      .rd = d == 0 };
+		if (!rc && want[d] && !(rc = cpu_run(o, &r, &big[d], NULL, err, errlen)))
+			note_add(note, big[d], "linear_x1_64k_%s", dir_name(d));
+	}
 	if (rc)
 		return rc;
 
-	/* the split: one more member I/O on the same two files */
+	/* the split: RAID 0 x2 with a 4 KiB chunk turns an 8 KiB client I/O
+	   into two 4 KiB member I/Os, 32 outstanding on each member as on
+	   linear x1: one member I/O more than linear x1 */
 	double client[2] = { 0, 0 };
 	note->split = o->npaths >= 2;
 	for (int d = 0; d < 2 && note->split; d++) {
@@ -181,15 +197,14 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 			continue;
 		struct run_spec r = { .level = 0, .n = 2, .chunk_kib = 4, .bytes = 8192,
 				      .rd = d == 0 };
-		double s;
-		if ((rc = cpu_run(o, &r, &s, NULL, err, errlen)))
+		if ((rc = cpu_run(o, &r, &split[d], NULL, err, errlen)))
 			return rc;
-		note_add(note, s, "raid0_x2_4k_chunk_8k_io_%s", dir_name(d));
-		double m2 = s - a[d][2];
-		client[d] = a[d][2] - m2;
+		note_add(note, split[d], "raid0_x2_4k_chunk_8k_io_%s", dir_name(d));
+		double m32 = split[d] - a[d][1];
+		client[d] = a[d][1] - m32;
 		/* not made when a member I/O would cost nothing or more than the
 		   whole (the load moved between the runs) */
-		note->split = note->split && m2 > 0 && client[d] > 0;
+		note->split = note->split && m32 > 0 && client[d] > 0;
 		for (unsigned k = 1; k < PLAN_HOST_MAX_N && note->split; k++)
 			note->split = !(a[d][k] > 0) || a[d][k] > client[d];
 	}
@@ -197,20 +212,41 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 		client[0] = client[1] = 0;
 	h->cpu_us_per_io = client[0];
 	h->cpu_us_per_io_write = writes ? client[1] : 0;
-	memset(h->cpu_us_member_at, 0, sizeof(h->cpu_us_member_at));
+
+	/* member I/O by its queue depth: linear x k has 32 / k on each member
+	   (points by rising depth: the largest count first) */
 	memset(h->cpu_share_at, 0, sizeof(h->cpu_share_at));
 	int main_dir = writes ? 1 : 0;
-	for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++) {
-		for (int d = 0; d < 2; d++)
-			if (a[d][k] > 0)
-				h->cpu_us_member_at[d][k] = a[d][k] - client[d];
-		h->cpu_share_at[k] = share[main_dir][k];
+	for (int d = 0; d < 2; d++) {
+		h->nmember_pts[d] = 0;
+		h->cpu_us_per_member_kib[d] = 0;
+		for (unsigned k = PLAN_HOST_MAX_N - 1; k >= 1; k--) {
+			if (!(a[d][k] > 0) || h->nmember_pts[d] == PLAN_HOST_MAX_PTS)
+				continue;
+			struct plan_host_pt *p = &h->member_pt[d][h->nmember_pts[d]++];
+			p->qd = (double)CAL_QD / k;
+			p->us = a[d][k] - client[d];
+		}
+		/* 60 KiB more through the same one member at the same depth */
+		if (big[d] > a[d][1])
+			h->cpu_us_per_member_kib[d] = (big[d] - a[d][1]) / 60;
 	}
-	h->cpu_us_per_member_read = h->cpu_us_member_at[0][1];
-	h->cpu_us_per_member_write = writes ? h->cpu_us_member_at[1][1] : 0;
+	for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++)
+		h->cpu_share_at[k] = share[main_dir][k];
+	h->cpu_us_per_member_read = a[0][1] - client[0];
+	h->cpu_us_per_member_write = writes ? a[1][1] - client[1] : 0;
 	h->cpu_share = share[main_dir][1];
 
-	/* each family of the candidates on its smallest array */
+	/* each family of the candidates on its smallest array, charged what
+	   the model gives it so far (no parity-path figure: its own is measured) */
+	struct plan_drive *drive = calloc(1, sizeof(*drive));
+	if (!drive)
+		return -ENOMEM;
+	if ((rc = plan_drive_parse_sheet("read_iops=1e6,write_iops=1e6,read_mib_s=1e5,"
+					 "write_mib_s=1e5,capacity=1G", drive, err, errlen))) {
+		free(drive);
+		return rc;
+	}
 	h->nown = 0;
 	h->cpu_us_per_parity_write = 0;
 	for (unsigned li = 0; li < sp->nlevels && !rc; li++) {
@@ -223,10 +259,11 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 			for (unsigned l = 0; l < nl && !rc; l++)
 				if (!plan_host_own_of(h, info->level, lay[l]) &&
 				    h->nown < PLAN_HOST_MAX_OWN)
-					rc = calibrate_family(o, h, info, lay[l], m, fam, client,
-							      note, err, errlen);
+					rc = calibrate_family(o, h, info, lay[l], m, fam, drive, note,
+							      err, errlen);
 		}
 	}
+	free(drive);
 	/* the parity path's work per write as before: RAID 5's own, for a
 	   parity family not calibrated */
 	const struct plan_host_own *r5 = plan_host_own_of(h, 5, uraid_layout_default(5));

@@ -7,6 +7,7 @@
  * processes' turns, and the planner converts CPU time to IOPS with one
  * share factor for every term alike.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -136,12 +137,26 @@ static double by_members(const double *t, unsigned n)
 	return lo ? t[lo] : hi ? t[hi] : 0;
 }
 
-double plan_host_member_us(const struct plan_host *h, bool rd, unsigned n)
+double plan_host_member_us(const struct plan_host *h, bool rd, double qd, double bytes)
 {
-	double v = by_members(h->cpu_us_member_at[rd ? 0 : 1], n);
-	if (v > 0)
-		return v;
-	return rd ? h->cpu_us_per_member_read : h->cpu_us_per_member_write;
+	int d = rd ? 0 : 1;
+	unsigned n = h->nmember_pts[d] < PLAN_HOST_MAX_PTS ? h->nmember_pts[d] : PLAN_HOST_MAX_PTS;
+	const struct plan_host_pt *p = h->member_pt[d];
+	double v = rd ? h->cpu_us_per_member_read : h->cpu_us_per_member_write;
+	if (n && qd <= p[0].qd)
+		v = p[0].us;
+	else if (n && qd >= p[n - 1].qd)
+		v = p[n - 1].us;
+	else
+		for (unsigned i = 1; i < n; i++)
+			if (qd <= p[i].qd) {
+				double t = (log2(qd) - log2(p[i - 1].qd)) /
+					   (log2(p[i].qd) - log2(p[i - 1].qd));
+				v = p[i - 1].us + t * (p[i].us - p[i - 1].us);
+				break;
+			}
+	v += (bytes - 4096) / 1024 * h->cpu_us_per_member_kib[d];
+	return v > 0 ? v : 0;
 }
 
 double plan_host_client_us(const struct plan_host *h, bool rd)

@@ -264,8 +264,6 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 	}
 	double Q = plan_workload_qd(w, s->n);
 	double client_bytes = 0, member_bytes = 0, mios = 0, cpu_us = 0, par_bytes = 0;
-	/* a member I/O's CPU with this many member files in use */
-	double m_rd = plan_host_member_us(h, true, s->n), m_wr = plan_host_member_us(h, false, s->n);
 	const struct plan_host_own *own = plan_host_own_of(h, s->level, s->layout);
 
 	/* queue depth per member: the client's outstanding I/Os times the member
@@ -277,8 +275,7 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		client_bytes += subs[k].prob * subs[k].bytes;
 		member_bytes += subs[k].prob * (io->read_bytes + io->write_bytes);
 		mios += subs[k].prob * (io->reads + io->writes);
-		cpu_us += subs[k].prob * (plan_host_client_us(h, subs[k].rd) +
-					  io->reads * m_rd + io->writes * m_wr);
+		cpu_us += subs[k].prob * plan_host_client_us(h, subs[k].rd);
 		par_bytes += subs[k].prob * io->parity_src_bytes;
 		/* the level's own work besides its member I/Os and its arithmetic
 		   (measured per family: docs/planner.md, "--verify"); without it a
@@ -307,6 +304,10 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		for (unsigned i = 0; i < s->n; i++) {
 			const struct plan_drive *dr = slot_drive[i];
 			double b, l, p99, b1, l1, p1;
+			/* each member I/O's CPU at its member's queue depth (measured) */
+			cpu_us += subs[k].prob *
+				  (io->slot_reads[i] * plan_host_member_us(h, true, conc[i], rsz) +
+				   io->slot_writes[i] * plan_host_member_us(h, false, conc[i], wsz));
 			if (io->slot_reads[i] > 0) {
 				member_op(dr, true, subs[k].seq, rsz, conc[i], &b, &l, &p99);
 				member_op(dr, true, subs[k].seq, rsz, 1, &b1, &l1, &p1);

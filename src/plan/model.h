@@ -45,8 +45,9 @@ struct plan_workload {
 unsigned plan_workload_qd(const struct plan_workload *w, unsigned members);
 
 #define PLAN_HOST_MAX_D 65     /* parity rates measured for data counts 1..64 */
-#define PLAN_HOST_MAX_N 65     /* member costs measured for arrays of 1..64 members */
+#define PLAN_HOST_MAX_N 65     /* CPU shares measured for arrays of 1..64 members */
 #define PLAN_HOST_MAX_OWN 16   /* level families whose own work was measured */
+#define PLAN_HOST_MAX_PTS 16   /* member costs measured at so many queue depths */
 
 /*
  * A level family's own CPU work per client I/O, beyond the client's own
@@ -79,10 +80,16 @@ struct plan_host {
 	double cpu_us_per_io;       /* per client I/O (the benchmark's and engine's own work) */
 	double cpu_us_per_io_write; /* per client write when measured apart; 0: cpu_us_per_io */
 	double cpu_us_per_member_read, cpu_us_per_member_write;
-	double cpu_us_member_at[2][PLAN_HOST_MAX_N]; /* per member read [0] and write [1]
-	                               measured on an array of n members; 0: not measured
-	                               (interpolated between measured counts, else the
-	                               figures above) */
+	/* per 4 KiB member read [0] and write [1] by the I/Os outstanding on its
+	   member (the kernel takes a member file's queued I/Os in one go: the
+	   deeper, the less each costs), measured points by rising qd; none: the
+	   figures above. Between points linear in log2(qd), flat beyond. */
+	unsigned nmember_pts[2];
+	struct plan_host_pt {
+		double qd, us;
+	} member_pt[2][PLAN_HOST_MAX_PTS];
+	double cpu_us_per_member_kib[2]; /* per KiB of a member read [0] or write [1]
+	                               beyond (or short of) 4 KiB: the copy; 0: none */
 	double cpu_us_per_parity_write; /* per client write on a parity level whose family
 	                               has no own[] entry, beyond its member I/Os and its
 	                               parity arithmetic */
@@ -95,8 +102,9 @@ struct plan_host {
 	double link_iops;           /* member I/Os per second */
 };
 
-/* CPU µs of one member read (rd) or write on an array of n members. */
-double plan_host_member_us(const struct plan_host *h, bool rd, unsigned n);
+/* CPU µs of one member read (rd) or write of `bytes` with qd I/Os
+ * outstanding on its member. */
+double plan_host_member_us(const struct plan_host *h, bool rd, double qd, double bytes);
 /* CPU µs of a client read or write's own work (the benchmark's and engine's). */
 double plan_host_client_us(const struct plan_host *h, bool rd);
 /* The CPU share of an issuing thread on an array of n members. */

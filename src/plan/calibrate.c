@@ -125,7 +125,8 @@ static int calibrate_family(const struct plan_verify_opts *o, struct plan_host *
 		if (!want[d])
 			continue;
 		bool rd = d == 0;
-		struct run_spec r = { .level = info->level, .layout = layout, .layout_given = true,
+		struct run_spec r = { .level = info->level, .layout = layout,
+				      .layout_given = info->has_layouts,
 				      .n = m, .chunk_kib = chunked ? 64 : 0, .bytes = 4096, .rd = rd };
 		double f;
 		if ((rc = cpu_run(o, &r, &f, NULL, err, errlen)))

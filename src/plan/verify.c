@@ -93,7 +93,10 @@ int plan_verify_one(const struct plan_verify_opts *o, const struct plan_workload
 	struct bench_targets t = {
 		.kind = BENCH_ARRAY, .paths = o->paths, .npaths = a->c.members,
 		.flags = BENCH_CREATE | (o->flags & BENCH_FORCE_WRITE),
-		.level = a->c.level, .layout_given = true, .layout = a->c.layout,
+		.level = a->c.level, .layout = a->c.layout,
+		/* a level without layouts refuses one (RAID 1) */
+		.layout_given = uraid_level_info(a->c.level) &&
+				uraid_level_info(a->c.level)->has_layouts,
 		.chunk_kib = a->c.chunk_bytes / 1024,
 	};
 	struct bench_result r;

@@ -138,8 +138,6 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen)
  * the targets and the buffers with it. */
 static int raw_start(struct bench_worker *w)
 {
-	struct bench_run *r = w->run;
-
 	if (w->ring_disabled) {
 		w->ring_disabled = false;
 		int rc = ring_enable(&w->ring);

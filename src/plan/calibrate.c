@@ -254,7 +254,12 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 		const struct uraid_level_info *info = uraid_level_info(sp->level[li]);
 		if (!info || info->level == URAID_LEVEL_LINEAR)
 			continue;
-		for (unsigned m = info->create_min_members; m <= maxn && !rc; m++) {
+		/* a parity level from 2 data chunks a row: its write path proper
+		   (RAID 5 of 2 members writes like a mirror) */
+		unsigned lo = info->create_min_members;
+		if (info->parity_members && lo < info->parity_members + 2)
+			lo = info->parity_members + 2;
+		for (unsigned m = lo; m <= maxn && !rc; m++) {
 			uint32_t lay[8];
 			unsigned nl = plan_layouts_of(info->level, m, lay);
 			for (unsigned l = 0; l < nl && !rc; l++)

@@ -193,7 +193,7 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 	   linear x1: one member I/O more than linear x1 */
 	double client[2] = { 0, 0 };
 	note->split = o->npaths >= 2;
-	for (int d = 0; d < 2 && note->split; d++) {
+	for (int d = 0; d < 2 && o->npaths >= 2; d++) {
 		if (!want[d])
 			continue;
 		struct run_spec r = { .level = 0, .n = 2, .chunk_kib = 4, .bytes = 8192,

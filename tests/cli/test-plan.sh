@@ -203,7 +203,7 @@ assert sorted(own) == [("raid0", 2), ("raid5", 3)], h["cpu_own"]
 assert all(o["ns_per_read"] is None and o["ns_per_write"] is not None for o in own.values()), own
 runs = h["cpu_runs_ns_per_io"]
 for k in ("linear_x1_read", "linear_x4_write", "raid0_x2_4k_chunk_8k_io_write",
-          "raid0_x2_write", "raid5_left-symmetric_x3_write"):
+          "raid0_original_x2_write", "raid5_left-symmetric_x3_write"):
     assert runs.get(k, 0) > 0, (k, runs)
 # a RAID 5 write charges 4 member I/Os, its XOR and its family's own work:
 # more than RAID 0's one member write and its own

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Raw targets (JBOD): files or block devices opened with O_DIRECT and
- * driven by each worker through its own io_uring and its own open of each
- * target, as fio's io_uring engine
+ * driven by each worker through its own io_uring, as fio's io_uring engine
  * does with --registerfiles --fixedbufs: the targets and the worker's
  * buffers are registered with the ring, so that the kernel does not look up
  * the file and map the buffer again for every I/O (where registering is
@@ -115,22 +114,6 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen)
 		return uraid_errf(err, errlen, rc, "worker %u: io_uring_queue_init(%u): %s",
 				  w->index, entries, strerror(-rc));
 	w->ring_ok = true;
-	/*
-	 * Each worker opens every target again (its own open file, as each of
-	 * fio's jobs opens its file), with the run's access mode and O_DIRECT:
-	 * the workers share the run's opens (and its locks) for nothing but
-	 * their claim on the targets.
-	 */
-	for (unsigned i = 0; i < w->run->ntargets; i++) {
-		int fd = w->run->fds[i], fl = fcntl(fd, F_GETFL);
-		char path[64];
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		int own = fl < 0 ? -1 : open(path, (fl & (O_ACCMODE | O_DIRECT)) | O_CLOEXEC);
-		if (own < 0)
-			return uraid_errf(err, errlen, -errno, "worker %u: %s: opening it again: %s",
-					  w->index, w->run->tg->paths[i], strerror(errno));
-		w->fds[w->nfds++] = own;
-	}
 	return 0;
 }
 
@@ -138,13 +121,15 @@ int bench_raw_worker_init(struct bench_worker *w, char *err, size_t errlen)
  * the targets and the buffers with it. */
 static int raw_start(struct bench_worker *w)
 {
+	struct bench_run *r = w->run;
+
 	if (w->ring_disabled) {
 		w->ring_disabled = false;
 		int rc = ring_enable(&w->ring);
 		if (rc)
 			return rc;
 	}
-	w->fixed_files = io_uring_register_files(&w->ring, w->fds, w->nfds) == 0;
+	w->fixed_files = io_uring_register_files(&w->ring, r->fds, r->ntargets) == 0;
 	struct iovec iov = { .iov_base = w->bufs, .iov_len = w->bufs_bytes };
 	w->fixed_bufs = io_uring_register_buffers(&w->ring, &iov, 1) == 0;
 	return 0;
@@ -155,8 +140,6 @@ void bench_raw_worker_fini(struct bench_worker *w)
 	if (w->ring_ok)
 		io_uring_queue_exit(&w->ring);
 	w->ring_ok = false;
-	while (w->nfds)
-		close(w->fds[--w->nfds]);
 }
 
 static int raw_submit(struct bench_worker *w, struct bench_slot *s)
@@ -169,7 +152,7 @@ static int raw_submit(struct bench_worker *w, struct bench_slot *s)
 		if (!sqe)
 			return -EBUSY;
 	}
-	int fd = w->fixed_files ? (int)s->target : w->fds[s->target];
+	int fd = w->fixed_files ? (int)s->target : w->run->fds[s->target];
 	if (s->flush)
 		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
 	else if (s->write && w->fixed_bufs)

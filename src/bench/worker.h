@@ -64,8 +64,6 @@ struct bench_worker {
 	bool ring_disabled;         /* enabled by the worker thread (raw_start) */
 	bool fixed_files;           /* the targets registered with the ring */
 	bool fixed_bufs;            /* bufs registered with the ring (buffer 0) */
-	int fds[BENCH_MAX_TARGETS]; /* raw backend: the worker's own open of each target */
-	unsigned nfds;              /* how many of fds are open */
 	struct nbd_handle *nbd[BENCH_MAX_TARGETS];  /* NBD backend: own connection per
 	                                               target it drives (by target index) */
 	bool nbd_can_flush[BENCH_MAX_TARGETS];

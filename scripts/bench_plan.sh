@@ -3,15 +3,17 @@
 # it alone, BENCH_PLAN=0 leaves it out): uraid plan --verify on the tmpfs
 # members $D4 for RAID 0, 5, 6 and 10 (4 members, chunk 512K, no spare)
 # and three workloads. The planner measures member 1 itself (a one-member
-# linear array, QD 1..32) and the host's CPU costs (linear x1, RAID 1 x2,
-# RAID 5 x3, in CPU time), and predicts from that; each candidate is then
+# linear array, QD 1..32) and the host's CPU costs (linear x1..x4, RAID 0 x2
+# split, each level family on its smallest array, in CPU time; planner.md),
+# and predicts from that; each candidate is then
 # measured in 3 rounds, each round measuring the CPU share again, predicting
 # at it, then measuring the candidate (interleaved, so that load moves both
 # alike). Two lines per level and workload: the median of the rounds'
 # predicted/measured IOPS ratios (goal 0.75-1.33), and the CPU µs per client
 # I/O predicted and measured (hardly moved by load: the model's own error).
 # Runs of BENCH_PLAN_RUNTIME (1.5 s) + BENCH_PLAN_RAMP (0.5 s): 3 workloads x
-# 7 candidates x 3 rounds x 2 runs, about 6 minutes.
+# 7 candidates x 3 rounds x 2 runs, and per workload the calibration's 12 to
+# 24 runs: about 8 minutes on a quiet machine (5 before the calibration).
 # Uses from bench.sh: URAID, D4, dir, log, want.
 if want PLAN; then
 PLAN_RT=${BENCH_PLAN_RUNTIME:-1.5}
@@ -31,10 +33,17 @@ for wl in 4k-random-read 4k-random-write database; do
 import json, sys
 d = json.load(open(sys.argv[1]))
 h = d["host"]
-print("host %-15s CPU us: %.2f per client I/O, %.2f per member read, %.2f per member write, "
-      "%.2f per parity write; CPU share %.2f" % (sys.argv[2], h["cpu_ns_per_io"] / 1e3,
-      h["cpu_ns_per_member_read"] / 1e3, h["cpu_ns_per_member_write"] / 1e3,
-      h["cpu_ns_per_parity_write"] / 1e3, h["cpu_share"]))
+print("host %-15s CPU us per client I/O: %.2f read, %.2f write (split made: %s); CPU share %.2f"
+      % (sys.argv[2], h["cpu_ns_per_io"] / 1e3, h.get("cpu_ns_per_write_io", 0) / 1e3,
+         h.get("cpu_split"), h["cpu_share"]))
+f = lambda v: "-" if v is None else "%.2f" % (v / 1e3)
+print("host %-15s CPU us per 4 KiB member I/O by its member's queue: %s; per KiB more %s/%s" % (sys.argv[2],
+      ", ".join("%s %s at QD %.3g" % ("write" if m["write"] else "read", f(m["ns"]), m["qd"])
+                for m in h.get("cpu_member_by_qd", [])),
+      f(h["cpu_ns_per_member_kib"][0]), f(h["cpu_ns_per_member_kib"][1])))
+print("host %-15s CPU us of each level's own work (on its smallest array): %s" % (sys.argv[2], ", ".join(
+      "%s%s x%d read %s write %s" % (o["level"], " " + o["layout"] if o["layout"] else "", o["members"],
+      f(o["ns_per_read"]), f(o["ns_per_write"])) for o in h.get("cpu_own", []))))
 runs = h.get("cpu_runs_ns_per_io") or {}
 print("host %-15s CPU us per client I/O of the runs: %s" % (sys.argv[2], ", ".join(
       "%s %.2f" % (k, v / 1e3) for k, v in runs.items() if v is not None)))

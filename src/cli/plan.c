@@ -330,6 +330,14 @@ static bool workload_writes(const struct plan_workload *w)
 	return false;
 }
 
+static bool workload_reads(const struct plan_workload *w)
+{
+	for (unsigned l = 0; l < w->nlines; l++)
+		if (w->line[l].read_pct > 0)
+			return true;
+	return false;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -362,8 +370,10 @@ static int verify_candidate(struct plan_run *r, const struct plan_verify_opts *v
 		if (requote) {
 			struct plan_host h = r->host;
 			struct plan_answer q;
-			int rc = plan_verify_share(vo, workload_writes(&r->wl), &h.cpu_share, err,
-						   errlen);
+			/* the share on as many member files as the candidate has */
+			unsigned n = a->c.members < PLAN_HOST_MAX_N ? a->c.members : 1;
+			int rc = plan_verify_share(vo, workload_writes(&r->wl), n,
+						   &h.cpu_share_at[n], err, errlen);
 			if (!rc)
 				rc = plan_evaluate(&r->pool, &r->need, &r->wl, &h, &a->c, &q, err,
 						   errlen);
@@ -694,16 +704,17 @@ int cmd_plan(int argc, char **argv)
 		   limit as much as the medium; its costs per client I/O, per member
 		   I/O and per parity write measured in CPU time (docs/planner.md) */
 		double given_io = r->host.cpu_us_per_io;
-		say("measuring the host's CPU per client I/O, per member I/O and per parity "
-		    "write (linear x1, RAID 1 x2, RAID 5 x3)");
-		if (plan_verify_host_costs(&vo, workload_writes(&r->wl), &r->host, &r->host_note,
-					   err, sizeof(err))) {
+		say("measuring the host's CPU per client I/O, per member I/O and each level's "
+		    "own work (linear x1..x%u, RAID 0 x2 split, each level on its smallest "
+		    "array)", nmembers);
+		if (plan_verify_host_costs(&vo, workload_reads(&r->wl), workload_writes(&r->wl),
+					   &o->space, &r->host, &r->host_note, err, sizeof(err))) {
 			fprintf(stderr, "uraid plan: %s\n", err);
 			rc = CLI_EXIT_FAIL;
 			goto out;
 		}
 		if (given_io > 0)
-			r->host.cpu_us_per_io = given_io;
+			r->host.cpu_us_per_io = r->host.cpu_us_per_io_write = given_io;
 		host_measured = true;
 		r->host_measured = true;
 	}

@@ -45,6 +45,36 @@ static const char *human_s(double s, char *buf, size_t len)
 	return buf;
 }
 
+/* The host's CPU costs measured now: client, member I/O by member count,
+   each family's own work (docs/planner.md, --verify). */
+static void describe_host(FILE *f, const struct plan_host *h)
+{
+	fprintf(f, "host CPU measured now (us): client I/O %.2f read, %.2f write; a 4 KiB "
+		"member I/O by its member's queue:", plan_host_client_us(h, true),
+		plan_host_client_us(h, false));
+	for (int d = 0; d < 2; d++)
+		for (unsigned i = 0; i < h->nmember_pts[d]; i++)
+			fprintf(f, "%s %s %.2f at %.3g", i ? "," : d ? ";" : "", d ? "write" : "read",
+				h->member_pt[d][i].us, h->member_pt[d][i].qd);
+	fprintf(f, "; per KiB more %.3f/%.3f; CPU share %.2f\n", h->cpu_us_per_member_kib[0],
+		h->cpu_us_per_member_kib[1], h->cpu_share);
+	for (unsigned i = 0; i < h->nown; i++) {
+		const struct plan_host_own *o = &h->own[i];
+		const struct uraid_level_info *info = uraid_level_info(o->level);
+		char lay[24] = "";
+		if (info && info->has_layouts)
+			uraid_layout_name(o->level, o->layout, lay, sizeof(lay));
+		fprintf(f, "%s %s%s%s x%u own work (us):", i ? "," : "  ",
+			info ? info->name : "?", *lay ? " " : "", lay, o->members);
+		if (o->has_read)
+			fprintf(f, " read %.2f", o->read_us);
+		if (o->has_write)
+			fprintf(f, " write %.2f", o->write_us);
+	}
+	if (h->nown)
+		fputc('\n', f);
+}
+
 static void describe(FILE *f, const struct plan_run *r)
 {
 	const struct plan_workload *w = &r->wl;
@@ -62,11 +92,7 @@ static void describe(FILE *f, const struct plan_run *r)
 		r->host.cores, r->host.cores == 1 ? "" : "s", plan_host_parity_mib_s(&r->host, 4, 1),
 		plan_host_parity_mib_s(&r->host, 4, 2), r->parity_measured ? " (measured now)" : "");
 	if (r->host_measured)
-		fprintf(f, "host CPU measured now: %.2f us per client I/O, %.2f per member read, "
-			"%.2f per member write, %.2f per parity write; CPU share %.2f\n",
-			r->host.cpu_us_per_io, r->host.cpu_us_per_member_read,
-			r->host.cpu_us_per_member_write, r->host.cpu_us_per_parity_write,
-			r->host.cpu_share);
+		describe_host(f, &r->host);
 }
 
 void plan_print_table(FILE *f, const struct plan_run *r)
@@ -183,15 +209,57 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 	if (r->host_measured) {
 		/* the runs the CPU figures come from (docs/planner.md, --verify) */
 		const struct plan_host_note *n = &r->host_note;
-		fputs(", \"cpu_runs_ns_per_io\": {\"linear_read\": ", f);
-		jnum(f, n->linear_read_us * 1e3);
-		fputs(", \"linear_write\": ", f);
-		jnum(f, n->linear_write_us * 1e3);
-		fputs(", \"raid1_x2_write\": ", f);
-		jnum(f, n->raid1_write_us ? n->raid1_write_us * 1e3 : NAN);
-		fputs(", \"raid5_x3_write\": ", f);
-		jnum(f, n->raid5_write_us ? n->raid5_write_us * 1e3 : NAN);
-		fputc('}', f);
+		const struct plan_host *h = &r->host;
+		fputs(", \"cpu_runs_ns_per_io\": {", f);
+		for (unsigned i = 0; i < n->nruns; i++) {
+			fprintf(f, "%s\"%s\": ", i ? ", " : "", n->run[i].name);
+			jnum(f, n->run[i].us * 1e3);
+		}
+		fprintf(f, "}, \"cpu_split\": %s, \"cpu_ns_per_write_io\": ",
+			n->split ? "true" : "false");
+		jnum(f, plan_host_client_us(h, false) * 1e3);
+		fputs(", \"cpu_member_by_qd\": [", f);
+		for (int d = 0, c = 0; d < 2; d++)
+			for (unsigned i = 0; i < h->nmember_pts[d]; i++) {
+				fprintf(f, "%s{\"write\": %s, \"qd\": ", c++ ? ", " : "",
+					d ? "true" : "false");
+				jnum(f, h->member_pt[d][i].qd);
+				fputs(", \"ns\": ", f);
+				jnum(f, h->member_pt[d][i].us * 1e3);
+				fputc('}', f);
+			}
+		fputs("], \"cpu_ns_per_member_kib\": [", f);
+		jnum(f, h->cpu_us_per_member_kib[0] * 1e3);
+		fputs(", ", f);
+		jnum(f, h->cpu_us_per_member_kib[1] * 1e3);
+		fputs("], \"cpu_share_by_members\": [", f);
+		for (unsigned k = 1, c = 0; k < PLAN_HOST_MAX_N; k++) {
+			if (!(h->cpu_share_at[k] > 0))
+				continue;
+			fprintf(f, "%s{\"members\": %u, \"cpu_share\": ", c++ ? ", " : "", k);
+			jnum(f, h->cpu_share_at[k]);
+			fputc('}', f);
+		}
+		fputs("], \"cpu_own\": [", f);
+		for (unsigned i = 0; i < h->nown; i++) {
+			const struct plan_host_own *o = &h->own[i];
+			const struct uraid_level_info *info = uraid_level_info(o->level);
+			char lay[24] = "";
+			if (info && info->has_layouts)
+				uraid_layout_name(o->level, o->layout, lay, sizeof(lay));
+			fprintf(f, "%s{\"level\": \"%s\", \"layout\": ", i ? ", " : "",
+				info ? info->name : "?");
+			if (*lay)
+				fprintf(f, "\"%s\"", lay);
+			else
+				fputs("null", f);
+			fprintf(f, ", \"members\": %u, \"ns_per_read\": ", o->members);
+			jnum(f, o->has_read ? o->read_us * 1e3 : NAN);
+			fputs(", \"ns_per_write\": ", f);
+			jnum(f, o->has_write ? o->write_us * 1e3 : NAN);
+			fputc('}', f);
+		}
+		fputc(']', f);
 	}
 	fputs(", \"parity_bytes_per_s\": ", f);
 	jnum(f, r->host.parity_mib_s > 0 ? r->host.parity_mib_s * 1048576 : NAN);

@@ -7,6 +7,7 @@
  * processes' turns, and the planner converts CPU time to IOPS with one
  * share factor for every term alike.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,4 +115,68 @@ double plan_host_parity_mib_s(const struct plan_host *h, unsigned d, unsigned np
 	if (lo && hi)
 		return t[lo] + (t[hi] - t[lo]) * (double)(d - lo) / (double)(hi - lo);
 	return lo ? t[lo] : hi ? t[hi] : 0;
+}
+
+/* t[n] measured for some n in 1..PLAN_HOST_MAX_N-1 (0: not): the value at n,
+   linear between the nearest measured counts, flat beyond them; 0 when none */
+static double by_members(const double *t, unsigned n)
+{
+	if (n >= 1 && n < PLAN_HOST_MAX_N && t[n] > 0)
+		return t[n];
+	unsigned lo = 0, hi = 0;
+	for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++) {
+		if (!(t[k] > 0))
+			continue;
+		if (k < n)
+			lo = k;
+		else if (!hi)
+			hi = k;
+	}
+	if (lo && hi)
+		return t[lo] + (t[hi] - t[lo]) * (double)(n - lo) / (double)(hi - lo);
+	return lo ? t[lo] : hi ? t[hi] : 0;
+}
+
+double plan_host_member_us(const struct plan_host *h, bool rd, double qd, double bytes)
+{
+	int d = rd ? 0 : 1;
+	unsigned n = h->nmember_pts[d] < PLAN_HOST_MAX_PTS ? h->nmember_pts[d] : PLAN_HOST_MAX_PTS;
+	const struct plan_host_pt *p = h->member_pt[d];
+	double v = rd ? h->cpu_us_per_member_read : h->cpu_us_per_member_write;
+	if (n && qd <= p[0].qd)
+		v = p[0].us;
+	else if (n && qd >= p[n - 1].qd)
+		v = p[n - 1].us;
+	else
+		for (unsigned i = 1; i < n; i++)
+			if (qd <= p[i].qd) {
+				double t = (log2(qd) - log2(p[i - 1].qd)) /
+					   (log2(p[i].qd) - log2(p[i - 1].qd));
+				v = p[i - 1].us + t * (p[i].us - p[i - 1].us);
+				break;
+			}
+	v += (bytes - 4096) / 1024 * h->cpu_us_per_member_kib[d];
+	return v > 0 ? v : 0;
+}
+
+double plan_host_client_us(const struct plan_host *h, bool rd)
+{
+	return !rd && h->cpu_us_per_io_write > 0 ? h->cpu_us_per_io_write : h->cpu_us_per_io;
+}
+
+double plan_host_share(const struct plan_host *h, unsigned n)
+{
+	double v = by_members(h->cpu_share_at, n);
+	if (v > 0)
+		return v;
+	return h->cpu_share > 0 ? h->cpu_share : 1;
+}
+
+const struct plan_host_own *plan_host_own_of(const struct plan_host *h, int level,
+					     uint32_t layout)
+{
+	for (unsigned i = 0; i < h->nown && i < PLAN_HOST_MAX_OWN; i++)
+		if (h->own[i].level == level && h->own[i].layout == layout)
+			return &h->own[i];
+	return NULL;
 }

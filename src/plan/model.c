@@ -62,6 +62,8 @@ int plan_shape_init(struct plan_shape *s, const struct plan_candidate *c,
 	if (rc)
 		goto out;
 	s->n = c->members;
+	s->level = c->level;
+	s->layout = c->layout;
 	s->chunk_bytes = chunked ? c->chunk_bytes : 0;
 	s->parity = s->info->parity_members;
 	s->copies = uraid_geom_copies(g);
@@ -262,6 +264,7 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 	}
 	double Q = plan_workload_qd(w, s->n);
 	double client_bytes = 0, member_bytes = 0, mios = 0, cpu_us = 0, par_bytes = 0;
+	const struct plan_host_own *own = plan_host_own_of(h, s->level, s->layout);
 
 	/* queue depth per member: the client's outstanding I/Os times the member
 	   I/Os each has outstanding on it (its member I/Os over its phases) */
@@ -272,12 +275,14 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		client_bytes += subs[k].prob * subs[k].bytes;
 		member_bytes += subs[k].prob * (io->read_bytes + io->write_bytes);
 		mios += subs[k].prob * (io->reads + io->writes);
-		cpu_us += subs[k].prob * (io->reads * h->cpu_us_per_member_read +
-					  io->writes * h->cpu_us_per_member_write);
+		cpu_us += subs[k].prob * plan_host_client_us(h, subs[k].rd);
 		par_bytes += subs[k].prob * io->parity_src_bytes;
-		/* a parity level's write does work of its own besides its member
-		   I/Os and its arithmetic (measured: docs/planner.md, "Host") */
-		if (!subs[k].rd && s->parity)
+		/* the level's own work besides its member I/Os and its arithmetic
+		   (measured per family: docs/planner.md, "--verify"); without it a
+		   parity level's write still does the parity path's */
+		if (own)
+			cpu_us += subs[k].prob * (subs[k].rd ? own->read_us : own->write_us);
+		else if (!subs[k].rd && s->parity)
 			cpu_us += subs[k].prob * h->cpu_us_per_parity_write;
 	}
 	double qmax = 0;
@@ -299,6 +304,10 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		for (unsigned i = 0; i < s->n; i++) {
 			const struct plan_drive *dr = slot_drive[i];
 			double b, l, p99, b1, l1, p1;
+			/* each member I/O's CPU at its member's queue depth (measured) */
+			cpu_us += subs[k].prob *
+				  (io->slot_reads[i] * plan_host_member_us(h, true, conc[i], rsz) +
+				   io->slot_writes[i] * plan_host_member_us(h, false, conc[i], wsz));
 			if (io->slot_reads[i] > 0) {
 				member_op(dr, true, subs[k].seq, rsz, conc[i], &b, &l, &p99);
 				member_op(dr, true, subs[k].seq, rsz, 1, &b1, &l1, &p1);
@@ -337,8 +346,8 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 	/* the candidate's own parity: XOR or P+Q over its data chunks */
 	double rate = s->parity ? plan_host_parity_mib_s(h, s->data_per_row, s->parity) : 0;
 	double par_us = rate > 0 ? par_bytes / (rate * 1048576.0) * 1e6 : 0;
-	double host_us = h->cpu_us_per_io + cpu_us + par_us;
-	double cpus = (h->cores ? h->cores : 1) * (h->cpu_share > 0 ? h->cpu_share : 1);
+	double host_us = cpu_us + par_us;
+	double cpus = (h->cores ? h->cores : 1) * plan_host_share(h, s->n);
 	out->cpu_us = host_us;
 	if (host_us > 0 && cpus * 1e6 / host_us < x) {
 		x = cpus * 1e6 / host_us;

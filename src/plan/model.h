@@ -45,6 +45,25 @@ struct plan_workload {
 unsigned plan_workload_qd(const struct plan_workload *w, unsigned members);
 
 #define PLAN_HOST_MAX_D 65     /* parity rates measured for data counts 1..64 */
+#define PLAN_HOST_MAX_N 65     /* CPU shares measured for arrays of 1..64 members */
+#define PLAN_HOST_MAX_OWN 16   /* level families whose own work was measured */
+#define PLAN_HOST_MAX_PTS 16   /* member costs measured at so many queue depths */
+
+/*
+ * A level family's own CPU work per client I/O, beyond the client's own
+ * work, its member I/Os and its parity arithmetic: RAID 0's mapping, a
+ * mirror's write group and its exclusion, the parity path's row plan, row
+ * lock and rounds. Measured on the family's smallest array (docs/planner.md,
+ * --verify); may be negative where the family's path is lighter than the
+ * model's counts say.
+ */
+struct plan_host_own {
+	int level;
+	uint32_t layout;
+	unsigned members;           /* the array it was measured on */
+	bool has_read, has_write;   /* which directions were measured */
+	double read_us, write_us;
+};
 
 /*
  * The host and what lies between it and the drives; 0 means "not counted".
@@ -55,17 +74,44 @@ unsigned plan_workload_qd(const struct plan_workload *w, unsigned members);
 struct plan_host {
 	unsigned cores;             /* threads issuing I/O (>= 1) */
 	double cpu_share;           /* CPUs each issuing thread's I/O path gets; 0: 1 */
+	double cpu_share_at[PLAN_HOST_MAX_N]; /* the same measured on an array of n
+	                               members (the kernel's threads working for the
+	                               member files run beside the issuer); 0: cpu_share */
 	double cpu_us_per_io;       /* per client I/O (the benchmark's and engine's own work) */
+	double cpu_us_per_io_write; /* per client write when measured apart; 0: cpu_us_per_io */
 	double cpu_us_per_member_read, cpu_us_per_member_write;
-	double cpu_us_per_parity_write; /* per client write on a parity level, beyond its
-	                               member I/Os and its parity arithmetic (planning, row
-	                               lock, the row's gather and completion rounds) */
+	/* per 4 KiB member read [0] and write [1] by the I/Os outstanding on its
+	   member (the kernel takes a member file's queued I/Os in one go: the
+	   deeper, the less each costs), measured points by rising qd; none: the
+	   figures above. Between points linear in log2(qd), flat beyond. */
+	unsigned nmember_pts[2];
+	struct plan_host_pt {
+		double qd, us;
+	} member_pt[2][PLAN_HOST_MAX_PTS];
+	double cpu_us_per_member_kib[2]; /* per KiB of a member read [0] or write [1]
+	                               beyond (or short of) 4 KiB: the copy; 0: none */
+	double cpu_us_per_parity_write; /* per client write on a parity level whose family
+	                               has no own[] entry, beyond its member I/Os and its
+	                               parity arithmetic */
+	unsigned nown;
+	struct plan_host_own own[PLAN_HOST_MAX_OWN];
 	double parity_mib_s;        /* given: one rate for every d and level; 0: the table */
 	double parity_rate[2][PLAN_HOST_MAX_D]; /* measured CPU MiB/s of source data:
 	                               [0] XOR, [1] P+Q, by data count d; 0: not measured */
 	double link_mib_s;          /* member traffic, both directions together */
 	double link_iops;           /* member I/Os per second */
 };
+
+/* CPU µs of one member read (rd) or write of `bytes` with qd I/Os
+ * outstanding on its member. */
+double plan_host_member_us(const struct plan_host *h, bool rd, double qd, double bytes);
+/* CPU µs of a client read or write's own work (the benchmark's and engine's). */
+double plan_host_client_us(const struct plan_host *h, bool rd);
+/* The CPU share of an issuing thread on an array of n members. */
+double plan_host_share(const struct plan_host *h, unsigned n);
+/* The family's measured own work, or NULL. */
+const struct plan_host_own *plan_host_own_of(const struct plan_host *h, int level,
+					     uint32_t layout);
 
 /* Measure h->parity_rate for data counts up to max_d (about 6 ms of CPU per
  * count measured; others interpolated). 0, or -1 when ISA-L failed. */
@@ -89,6 +135,8 @@ struct plan_candidate {
  */
 struct plan_shape {
 	const struct uraid_level_info *info;
+	int level;
+	uint32_t layout;
 	unsigned n;                 /* members */
 	unsigned data_per_row;      /* data chunks of a stripe row (1 for mirrors) */
 	unsigned parity;            /* parity chunks of a row */

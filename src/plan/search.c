@@ -164,9 +164,7 @@ static void group_equals(struct plan_answer *v, size_t n, bool mi)
 	}
 }
 
-/* The layouts worth comparing for a level: the default, and RAID 10's
-   near, far and offset copies (2, and 3 where the members allow). */
-static unsigned layouts_of(int level, unsigned members, uint32_t *out)
+unsigned plan_layouts_of(int level, unsigned members, uint32_t *out)
 {
 	static const char *const r10[] = { "n2", "f2", "o2", "n3" };
 	const struct uraid_level_info *info = uraid_level_info(level);
@@ -203,7 +201,7 @@ int plan_search(const struct plan_pool *pool, const struct plan_need *need,
 		unsigned hi = sp->max_members && sp->max_members < pool->n ? sp->max_members : pool->n;
 		for (unsigned m = lo; m <= hi && !rc; m++) {
 			uint32_t lay[8];
-			unsigned nlay = layouts_of(info->level, m, lay);
+			unsigned nlay = plan_layouts_of(info->level, m, lay);
 			unsigned nch = info->chunk == URAID_CHUNK_STRIPE ? sp->nchunks : 1;
 			unsigned maxsp = info->redundant ? sp->max_spares : 0;
 			for (unsigned spares = 0; spares <= maxsp && m + spares <= pool->n; spares++)

@@ -81,6 +81,11 @@ int plan_search(const struct plan_pool *pool, const struct plan_need *need,
 		const struct plan_space *sp, struct plan_answer **out, unsigned *nout,
 		unsigned *ndropped, char *drop_why, size_t drop_len, char *err, size_t errlen);
 
+/* The layouts worth comparing for a level on `members` members (out: 8 at
+ * most): the default, and RAID 10's near, far and offset copies (2, and 3
+ * where the members allow). How many. */
+unsigned plan_layouts_of(int level, unsigned members, uint32_t *out);
+
 /* One candidate, predicted (used by plan_search and --verify's re-prediction). */
 int plan_evaluate(const struct plan_pool *pool, const struct plan_need *need,
 		  const struct plan_workload *w, const struct plan_host *h,

@@ -8,6 +8,7 @@
 #ifndef URAID_PLAN_VERIFY_H
 #define URAID_PLAN_VERIFY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,31 +32,44 @@ struct plan_verify_opts {
 int plan_verify_characterise(const struct plan_verify_opts *o, struct plan_drive *d,
 			     char *err, size_t errlen);
 
-/* What the host-cost runs measured (CPU µs per client I/O; 0: not run). */
+/* One run of the host's calibration: CPU µs per client I/O. */
+struct plan_host_run {
+	char name[48];              /* "linear_x2_write", "raid10_n2_x2_read", ... */
+	double us;
+};
+
+#define PLAN_NOTE_MAX_RUNS 64
+
+/* What the host-cost runs measured (0 runs: not measured). */
 struct plan_host_note {
-	double linear_read_us, linear_write_us, raid1_write_us, raid5_write_us;
+	unsigned nruns;
+	struct plan_host_run run[PLAN_NOTE_MAX_RUNS];
+	bool split;                 /* the client / member split was made */
 };
 
 /*
- * The host's CPU costs measured now (docs/planner.md, "Host"), all in the
- * process's CPU time per client I/O of 4 KiB random at QD 32, one worker:
- * a one-member linear array (client + 1 member I/O, reads and writes), a
- * two-member RAID 1 (client + 2 member writes: their difference is one
- * member write, the rest the client's own), a three-member RAID 5 (what
- * its client I/O, member I/Os and XOR leave is the parity path's work per
- * write). With one MEMBER everything is charged per member I/O; with two,
- * the parity path's work is not measured (0). h->cpu_share is the CPU share
- * of the linear run of the workload's main direction (writes if it writes).
- * h's parity rates must be measured before. 0 or -errno with the reason.
+ * The host's CPU costs measured now (docs/planner.md, "--verify";
+ * calibrate.c), all in the process's CPU time per client I/O of 4 KiB
+ * random at QD 32, one worker: linear arrays of 1, 2, 3, 4, 6, ... members
+ * up to the MEMBERs (and sp's largest count): a client I/O and one member
+ * I/O with that many member files in use, into h->cpu_us_member_at and
+ * h->cpu_share_at; RAID 0 x2 with 8 KiB I/O on a 4 KiB chunk (one member
+ * I/O more than linear x2: the split into the client's own work and a
+ * member I/O's); and each level family of sp's levels on its smallest array
+ * (its own work beyond the model's member I/Os and parity: h->own). Member
+ * reads always, writes when `writes`; the families in the directions the
+ * workload uses. With one MEMBER the client's work is 0 and no family is
+ * measured. h's parity rates must be measured before. 0 or -errno.
  */
-int plan_verify_host_costs(const struct plan_verify_opts *o, bool writes, struct plan_host *h,
+int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool writes,
+			   const struct plan_space *sp, struct plan_host *h,
 			   struct plan_host_note *note, char *err, size_t errlen);
 
-/* The CPU share now (the one-member linear run alone): measured again right
- * before each verification, so that the load of a shared machine moves a
- * prediction and its measurement together. */
-int plan_verify_share(const struct plan_verify_opts *o, bool writes, double *share,
-		      char *err, size_t errlen);
+/* The CPU share now on a linear array of `members` (the workload's main
+ * direction): measured again right before each verification, so that the
+ * load of a shared machine moves a prediction and its measurement together. */
+int plan_verify_share(const struct plan_verify_opts *o, bool writes, unsigned members,
+		      double *share, char *err, size_t errlen);
 
 /* One measurement of a candidate. */
 struct plan_measured {

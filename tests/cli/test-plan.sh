@@ -190,9 +190,25 @@ assert m["predicted_now_iops"] > 0 and abs(m["iops_error_pct"] - 100 * (
     m["predicted_now_iops"] - m["iops"]) / m["iops"]) < 1e-3, m
 r5 = [x for x in d["candidates"] if x["level"] == "raid5"][0]
 r0 = [x for x in d["candidates"] if x["level"] == "raid0"][0]
-# a RAID 5 write charges its parity-path work and 4 member I/Os: more CPU
-assert r5["predicted"]["cpu_ns_per_io"] > r0["predicted"]["cpu_ns_per_io"] + \
-    h["cpu_ns_per_parity_write"] - 1e-6, (r5["predicted"], r0["predicted"])
+# member costs by the member's queue (linear x1..x4: 32, 16, 10.7, 8 on
+# each member), reads always, writes for a writing workload; each family of
+# the levels asked on its smallest array
+for wr in (False, True):
+    q = [m["qd"] for m in h["cpu_member_by_qd"] if m["write"] == wr]
+    assert [round(x, 2) for x in q] == [8, 10.67, 16, 32], h["cpu_member_by_qd"]
+assert all(m["ns"] > 0 for m in h["cpu_member_by_qd"]), h["cpu_member_by_qd"]
+assert [m["members"] for m in h["cpu_share_by_members"]] == [1, 2, 3, 4], h
+own = {(o["level"], o["members"]): o for o in h["cpu_own"]}
+assert sorted(own) == [("raid0", 2), ("raid5", 3)], h["cpu_own"]
+assert all(o["ns_per_read"] is None and o["ns_per_write"] is not None for o in own.values()), own
+runs = h["cpu_runs_ns_per_io"]
+for k in ("linear_x1_read", "linear_x4_write", "raid0_x2_4k_chunk_8k_io_write",
+          "raid0_original_x2_write", "raid5_left-symmetric_x3_write"):
+    assert runs.get(k, 0) > 0, (k, runs)
+# a RAID 5 write charges 4 member I/Os, its XOR and its family's own work:
+# more than RAID 0's one member write and its own
+assert r5["predicted"]["cpu_ns_per_io"] > r0["predicted"]["cpu_ns_per_io"] - \
+    own[("raid0", 2)]["ns_per_write"] + own[("raid5", 3)]["ns_per_write"], (r5, r0, h)
 assert "measuring" in open(sys.argv[2]).read()
 PY
 

@@ -393,6 +393,96 @@ static void test_parsers(void)
 	free(list);
 }
 
+/*
+ * The host's costs as --verify measures them: a member I/O's CPU by the
+ * I/Os outstanding on its member (log-linear between measured depths, flat
+ * beyond) and per KiB beyond 4 KiB, the client's write apart from its
+ * read, each level family's own work, and the CPU share by members in use.
+ * Every figure by hand; the workloads are 4 KiB random at QD 32 on 4
+ * members unless said.
+ */
+static void test_host_costs(void)
+{
+	char err[200];
+	struct plan_drive fast;
+	CHECK(!plan_drive_parse_sheet("read_iops=1e8,write_iops=1e8,read_mib_s=1e6,"
+				      "write_mib_s=1e6,capacity=1G", &fast, err, sizeof(err)), "%s", err);
+	const struct plan_drive *slot[4] = { &fast, &fast, &fast, &fast };
+	struct plan_host h = { .cores = 1, .cpu_us_per_io = 2, .cpu_us_per_io_write = 3,
+			       .cpu_us_per_member_read = 100, .cpu_us_per_member_write = 100 };
+	h.nmember_pts[0] = h.nmember_pts[1] = 2;
+	h.member_pt[0][0] = (struct plan_host_pt){ 8, 2.5 };
+	h.member_pt[0][1] = (struct plan_host_pt){ 32, 1 };
+	h.member_pt[1][0] = (struct plan_host_pt){ 16, 4 };
+	h.member_pt[1][1] = (struct plan_host_pt){ 32, 2 };
+	/* reads at 16 outstanding: halfway in log2 from 8 to 32, 1.75; flat
+	   below 8 and past 32; writes at 24: 4 - 2 x (log2 24 - 4) */
+	CHECK(NEAR(plan_host_member_us(&h, true, 16, 4096), 1.75, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, true, 4, 4096), 2.5, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, true, 64, 4096), 1, 1e-12) &&
+	      NEAR(plan_host_member_us(&h, false, 24, 4096), 4 - 2 * (log2(24) - 4), 1e-12),
+	      "member us by depth: %g %g %g %g", plan_host_member_us(&h, true, 16, 4096),
+	      plan_host_member_us(&h, true, 4, 4096), plan_host_member_us(&h, true, 64, 4096),
+	      plan_host_member_us(&h, false, 24, 4096));
+	/* nothing measured: the single figures; no write apart: the read's */
+	struct plan_host g = { .cpu_us_per_io = 5, .cpu_us_per_member_write = 7 };
+	CHECK(plan_host_member_us(&g, false, 3, 4096) == 7 && plan_host_client_us(&g, false) == 5 &&
+	      plan_host_share(&g, 3) == 1, "unmeasured host figures");
+
+	uint32_t n2;
+	CHECK(!uraid_layout_parse(10, "n2", &n2), "n2");
+	h.cpu_share = 0.9;
+	h.cpu_share_at[4] = 0.5;
+	h.nown = 2;
+	h.own[0] = (struct plan_host_own){ .level = 10, .layout = n2, .members = 2,
+					   .has_read = true, .has_write = true,
+					   .read_us = 0.25, .write_us = 1.5 };
+	h.own[1] = (struct plan_host_own){ .level = 5, .layout = uraid_layout_default(5),
+					   .members = 3, .has_write = true, .write_us = 6 };
+	h.cpu_us_per_parity_write = 1000;   /* not for a family with its own figure */
+	h.parity_rate[0][3] = 3000;
+	struct plan_workload w = { .nlines = 1, .iodepth = 32, .numjobs = 1,
+				   .line = { { .bytes = 4096, .weight = 100, .read_pct = 0,
+					       .random_pct = 100 } } };
+	struct plan_perf p;
+	/* RAID 10 n2 x4 write: 2 member writes, 32 x 2 / 4 = 16 outstanding on
+	   each member (4 us each); client write 3, own 1.5: 12.5 us; the share
+	   at 4 members, 0.5: 40000 IOPS */
+	struct plan_shape *s = shape(10, "n2", 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 12.5, 1e-9) && NEAR(p.iops, 40000, 1e-9) &&
+	      !strcmp(p.bound, "host CPU"), "raid10 n2 x4 write: %g us %g IOPS (%s), want 12.5 "
+	      "and 40000", p.cpu_us, p.iops, p.bound);
+	/* RAID 5 x4 write: 2 reads and 2 writes in 2 phases, 32 x 4 / 2 / 4 = 16
+	   outstanding on each member (reads 1.75, writes 4); client 3, own 6,
+	   the XOR of 3 chunks of 4 KiB at 3000 MiB/s (3.90625):
+	   3 + 3.5 + 8 + 6 + 3.90625 = 24.40625 us */
+	s = shape(5, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 24.40625, 1e-9), "raid5 x4 write: %g us, want 24.40625", p.cpu_us);
+	/* RAID 0 x4, no family figure and no parity: 8 outstanding per member
+	   (writes flat below 16: 4), 3 + 4; at 8 KiB with 0.25 us per KiB of
+	   member write beyond 4: 3 + 4 + 1 */
+	s = shape(0, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 7, 1e-9), "raid0 x4 write: %g us, want 7", p.cpu_us);
+	h.cpu_us_per_member_kib[1] = 0.25;
+	w.line[0].bytes = 8192;
+	CHECK(!plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 8, 1e-9), "raid0 x4 8 KiB write: %g us, want 8", p.cpu_us);
+	w.line[0].bytes = 4096;
+	/* reads, 8 outstanding per member (2.5 each): RAID 10 n2 x4: client 2,
+	   one member read, own 0.25: 4.75; RAID 5 x4 (its family measured
+	   writes only): 2 + 2.5 */
+	w.line[0].read_pct = 100;
+	s = shape(10, "n2", 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 4.75, 1e-9), "raid10 n2 x4 read: %g us, want 4.75", p.cpu_us);
+	s = shape(5, NULL, 4, 64 << 10, GIB);
+	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
+	CHECK(NEAR(p.cpu_us, 4.5, 1e-9), "raid5 x4 read: %g us, want 4.5", p.cpu_us);
+}
+
 int main(void)
 {
 	test_member_io();
@@ -400,6 +490,7 @@ int main(void)
 	test_full_stripe();
 	test_capacity();
 	test_queueing();
+	test_host_costs();
 	test_reliability();
 	test_parsers();
 	if (failures)

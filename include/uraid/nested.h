@@ -11,6 +11,7 @@
 
 #include <uraid/create.h>
 #include <uraid/engine.h>
+#include <uraid/superblock.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -49,6 +50,14 @@ struct uraid_nested {
  * says why), never an error.
  */
 int uraid_nested_detect(const char *const *paths, unsigned npaths);
+/*
+ * The same answer, and when it is yes the RAID 0's superblock (as read
+ * from the first inner array whose data could be read) in *outer and the
+ * number of inner arrays found in *groups (either may be NULL). A path may
+ * be a range, PATH@START+LENGTH (a pool's partition).
+ */
+int uraid_nested_probe(const char *const *paths, unsigned npaths, struct uraid_sb *outer,
+		       unsigned *groups);
 
 /*
  * Assemble the inner arrays from o->paths (grouped by array UUID, each with

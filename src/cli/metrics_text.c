@@ -18,8 +18,10 @@
 
 #include <uraid/engine.h>
 #include <uraid/geom.h>
+#include <uraid/nested.h>
 #include <uraid/superblock.h>
 
+#include "cli/metrics_all.h"
 #include "cli/metrics_http.h"
 #include "cli/metrics_text.h"
 #include "cli/serve.h"
@@ -432,6 +434,50 @@ static int write_source(void *src, FILE *out)
 	return metrics_write(out, src);
 }
 
+/*
+ * A RAID 50/60: the RAID 0's page (text) and each inner array's (labelled
+ * array="EXPORT/INNER", without the NBD families: the RAID 0 is what is
+ * served), merged so that each family's HELP and TYPE appear once. The
+ * merged page replaces *text. 0 or -ENOMEM.
+ */
+static int nested_page(const struct serve_state *st, char **text, size_t *len)
+{
+	unsigned n = st->nested->groups + 1;
+	char **texts = calloc(n, sizeof(*texts)), label[URAID_NESTED_MAX_GROUPS][320];
+	char *merged = NULL;
+	size_t mlen = 0, ilen;
+	int rc = texts ? 0 : -ENOMEM;
+
+	if (rc)
+		return rc;
+	texts[0] = *text;
+	for (unsigned g = 0; g < st->nested->groups && !rc; g++) {
+		snprintf(label[g], sizeof(label[g]), "%s/%s", st->export_name,
+			 st->nested->inner_name[g]);
+		struct metrics_source src = { .array = st->nested->inner[g], .export_name = label[g] };
+		rc = metrics_render(write_source, &src, &texts[g + 1], &ilen);
+	}
+	FILE *f = rc ? NULL : open_memstream(&merged, &mlen);
+	if (!rc && !f)
+		rc = -ENOMEM;
+	if (f) {
+		rc = metrics_merge(f, (const char *const *)texts, n);
+		if (fclose(f) != 0 && !rc)
+			rc = -ENOMEM;
+	}
+	for (unsigned i = 1; i < n; i++)
+		free(texts[i]);
+	free(texts);
+	if (rc) {
+		free(merged);
+		return rc;
+	}
+	free(*text);
+	*text = merged;
+	*len = mlen;
+	return 0;
+}
+
 int metrics_serve_page(struct serve_state *st, const char **page, size_t *len)
 {
 	uint64_t now = uraid_now_ns();
@@ -442,6 +488,8 @@ int metrics_serve_page(struct serve_state *st, const char **page, size_t *len)
 		char *text;
 		size_t text_len;
 		int rc = metrics_render(write_source, &src, &text, &text_len);
+		if (rc == 0 && st->nested && (rc = nested_page(st, &text, &text_len)))
+			free(text);
 		if (rc)
 			return rc;
 		free(st->metrics_page);

@@ -19,6 +19,7 @@
 
 #include <uraid/create.h>
 #include <uraid/level.h>
+#include <uraid/nested.h>
 #include <uraid/superblock.h>
 
 #include "cli/cli.h"
@@ -183,6 +184,38 @@ uint64_t pool_largest_volume(const struct pool *p, enum pool_resiliency r, uint3
 		}
 	}
 	return best;
+}
+
+uint64_t pool_largest_nested(const struct pool *p, int level, uint32_t chunk_kib,
+			     unsigned *drives, unsigned *groups)
+{
+	uint64_t freeb[POOL_MAX_DRIVES], first[POOL_MAX_DRIVES], best = 0;
+	unsigned pick[POOL_MAX_DRIVES], min = level == URAID_LEVEL_6 ? 4 : 3;
+	struct pool_shape s;
+
+	*drives = *groups = 0;
+	pool_free_per_drive(p, freeb, first);
+	for (unsigned g = 2; g <= URAID_NESTED_MAX_GROUPS && g * min <= p->ndrives; g++)
+		for (unsigned k = g * min; k <= p->ndrives; k += g) {
+			uint64_t per = pool_place(freeb, p->ndrives, k, pick), size;
+			if (!per || pool_shape_nested(level, k, g, chunk_kib, &s, NULL, 0))
+				continue;
+			pool_max_part(&s, per, &size);
+			if (size && (size > best || (size == best && k > *drives))) {
+				best = size;
+				*drives = k;
+				*groups = g;
+			}
+		}
+	return best;
+}
+
+const char *pool_volume_word(const struct pool_volume *v, char *buf, size_t len)
+{
+	if (v->groups < 2)
+		return pool_level_word(v->level, v->layout, v->raid_disks);
+	snprintf(buf, len, "raid%d0, %u groups", v->level, v->groups);
+	return buf;
 }
 
 const char *pool_level_word(int level, uint32_t layout, unsigned raid_disks)
@@ -680,7 +713,17 @@ static const char *volume_health(const struct pool_volume *v, char *buf, size_t 
 	   reshape is stopped as it starts */
 	if (v->reshaping)
 		snprintf(buf, len, "mid-reshape (serve it to go on)");
-	else if (v->present < v->raid_disks)
+	else if (v->present < v->raid_disks && v->groups >= 2) {
+		/* RAID 50/60: which inner arrays lack members */
+		size_t n = (size_t)snprintf(buf, len, "degraded (");
+		for (unsigned g = 0, k = 0; g < v->groups && n < len; g++)
+			if (v->group_present[g] < v->group_disks[g])
+				n += (size_t)snprintf(buf + n, len - n, "%s%s: %u of %u",
+						      k++ ? ", " : "", v->group_name[g],
+						      v->group_present[g], v->group_disks[g]);
+		if (n < len)
+			snprintf(buf + n, len - n, ")");
+	} else if (v->present < v->raid_disks)
 		snprintf(buf, len, "degraded (%u of %u)", v->present, v->raid_disks);
 	else
 		snprintf(buf, len, v->resync_needed ? "resync needed" : "clean");
@@ -689,7 +732,7 @@ static const char *volume_health(const struct pool_volume *v, char *buf, size_t 
 
 static void status_json(const struct pool *p, const uint64_t *freeb)
 {
-	char uuid[40], h[64], spec[320];
+	char uuid[40], h[160], spec[320];
 	struct json j;
 
 	json_begin(&j, stdout);
@@ -718,7 +761,27 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		const struct pool_volume *vol = &p->vol[v];
 		json_obj_open(&j, NULL);
 		json_str(&j, "name", vol->name);
-		if (vol->has_md) {
+		if (vol->has_md && vol->groups >= 2) {
+			/* RAID 50/60: the RAID 0's size, every inner array */
+			json_str(&j, "level", vol->level == URAID_LEVEL_6 ? "raid60" : "raid50");
+			json_str(&j, "resiliency", pool_level_word(vol->level, vol->layout,
+								    vol->raid_disks));
+			json_u64(&j, "size_bytes", vol->array_sectors * 512);
+			json_u64(&j, "raid_disks", vol->raid_disks);
+			json_u64(&j, "groups", vol->groups);
+			json_arr_open(&j, "inner");
+			for (unsigned g = 0; g < vol->groups; g++) {
+				json_obj_open(&j, NULL);
+				json_str(&j, "name", vol->group_name[g]);
+				json_str(&j, "uuid", uraid_uuid_text(vol->group_uuid[g], uuid,
+								     sizeof(uuid)));
+				json_str(&j, "level", uraid_level_name(vol->level));
+				json_u64(&j, "raid_disks", vol->group_disks[g]);
+				json_u64(&j, "present", vol->group_present[g]);
+				json_obj_close(&j);
+			}
+			json_arr_close(&j);
+		} else if (vol->has_md) {
 			json_str(&j, "level", uraid_level_name(vol->level));
 			json_str(&j, "resiliency", pool_level_word(vol->level, vol->layout,
 								    vol->raid_disks));
@@ -746,6 +809,19 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
+	json_arr_open(&j, "largest_new_nested");
+	for (int level = URAID_LEVEL_5; level <= URAID_LEVEL_6; level++) {
+		unsigned k, g;
+		uint64_t s = pool_largest_nested(p, level, 0, &k, &g);
+		json_obj_open(&j, NULL);
+		json_str(&j, "resiliency", level == URAID_LEVEL_6 ? "dual-parity" : "parity");
+		json_str(&j, "level", level == URAID_LEVEL_6 ? "raid60" : "raid50");
+		json_u64(&j, "size_bytes", s * 512);
+		json_u64(&j, "drives", k);
+		json_u64(&j, "groups", g);
+		json_obj_close(&j);
+	}
+	json_arr_close(&j);
 	json_obj_close(&j);
 	json_end(&j);
 }
@@ -756,7 +832,7 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	struct pool_candidates c;
 	struct pool *p = calloc(1, sizeof(*p));
 	uint64_t freeb[POOL_MAX_DRIVES], first[POOL_MAX_DRIVES];
-	char uuid[40], a[32], b[32], h[64];
+	char uuid[40], a[32], b[32], h[160];
 	int st;
 
 	if (!p)
@@ -787,8 +863,9 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 		printf("  (none)\n");
 	for (unsigned v = 0; v < p->nvolumes; v++) {
 		const struct pool_volume *vol = &p->vol[v];
+		char word[40];
 		printf("  %-20s %-17s %12s %6u  %s\n", vol->name,
-		       vol->has_md ? pool_level_word(vol->level, vol->layout, vol->raid_disks) : "?",
+		       vol->has_md ? pool_volume_word(vol, word, sizeof(word)) : "?",
 		       vol->has_md ? cli_bytes(vol->array_sectors * 512, a, sizeof(a)) : "?",
 		       vol->has_md ? vol->raid_disks : vol->nparts, volume_health(vol, h, sizeof(h)));
 	}
@@ -803,6 +880,18 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 			printf("  %-17s %12s (needs %u drives with free space)\n",
 			       pool_resiliency_name((enum pool_resiliency)r), "-",
 			       pool_resiliency_min_drives((enum pool_resiliency)r));
+	}
+	for (int level = URAID_LEVEL_5; level <= URAID_LEVEL_6; level++) {
+		unsigned k, g;
+		uint64_t s = pool_largest_nested(p, level, 0, &k, &g);
+		char word[24];
+		snprintf(word, sizeof(word), "raid%d0", level);
+		if (s)
+			printf("  %-17s %12s on %u drives, %u groups\n", word,
+			       cli_bytes(s * 512, a, sizeof(a)), k, g);
+		else
+			printf("  %-17s %12s (needs %u drives with free space)\n", word, "-",
+			       level == URAID_LEVEL_6 ? 8 : 6);
 	}
 out:
 	pool_release(p);

@@ -33,6 +33,16 @@ void pool_free_per_drive(const struct pool *p, uint64_t *largest, uint64_t *firs
 uint64_t pool_largest_volume(const struct pool *p, enum pool_resiliency r, uint32_t chunk_kib,
 			     unsigned *drives);
 
+/* The largest RAID 50 (level 5) or 60 (level 6) volume that fits: its
+ * sectors, and the drive and group counts that give it (0 when none fits;
+ * a tie goes to more drives, then to fewer groups). */
+uint64_t pool_largest_nested(const struct pool *p, int level, uint32_t chunk_kib,
+			     unsigned *drives, unsigned *groups);
+
+/* What a volume is in words: its resiliency word, or for a RAID 50/60
+ * volume "raid50, G groups". */
+const char *pool_volume_word(const struct pool_volume *v, char *buf, size_t len);
+
 /* The resiliency word of a volume's md level and layout ("mirror" for RAID
  * 10 n2, ...), or the level's name. */
 const char *pool_level_word(int level, uint32_t layout, unsigned raid_disks);

@@ -149,6 +149,11 @@ struct uraid_array *serve_member_array(const struct serve_state *st, const char 
 /* Where `add` puts a spare: st->array, or for a nested array the first
  * degraded inner one (NULL, with the reason in err: none is). */
 struct uraid_array *serve_add_target(const struct serve_state *st, char *err, size_t errlen);
+/* The state of member `path` in the array that holds it (an inner one of
+ * a RAID 50/60); URAID_MEMBER_MISSING when no array of st has it. */
+enum uraid_member_state serve_member_state(const struct serve_state *st, const char *path);
+/* Is the served array degraded, or for a RAID 50/60 one of its inner arrays? */
+bool serve_degraded(const struct serve_state *st);
 /* --pool without --volume: each volume's members into o->vols (pool_serve.c);
  * 0, or an exit status after a message. */
 int serve_pool_volumes(int argc, char **argv, int first, struct serve_opts *o);

@@ -65,14 +65,25 @@ static void reply_report(FILE *out, const struct serve_state *st,
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	struct cli_serve_info si;
 
+	struct uraid_array_status *inner[URAID_NESTED_MAX_GROUPS] = { 0 };
+
 	if (!as || uraid_array_status(st->array, as) != 0) {
 		ctl_reply(out, CLI_EXIT_FAIL, "out of memory", NULL, 0);
 	} else {
 		serve_info(st, &si);
+		/* a RAID 50/60 in JSON: its inner arrays in "inner" */
+		for (unsigned g = 0; fn == cli_status_json && st->nested && g < st->nested->groups;
+		     g++) {
+			if (!(inner[g] = malloc(sizeof(*inner[g]))) ||
+			    uraid_array_status(st->nested->inner[g], inner[g]) != 0)
+				break;
+			si.ninner = g + 1;
+		}
+		si.inner = (const struct uraid_array_status *const *)inner;
 		ctl_reply(out, 0, NULL, NULL, 0);
 		fn(out, as, &si);
 		/* a RAID 50/60: each inner array with its members and jobs (human
-		   output; the JSON stays the served RAID 0's) */
+		   output; the JSON has them in "inner", above) */
 		for (unsigned g = 0; fn == cli_status_human && st->nested &&
 				     g < st->nested->groups; g++) {
 			if (uraid_array_status(st->nested->inner[g], as) != 0)
@@ -84,6 +95,8 @@ static void reply_report(FILE *out, const struct serve_state *st,
 			fn(out, as, &si);
 		}
 	}
+	for (unsigned g = 0; g < URAID_NESTED_MAX_GROUPS; g++)
+		free(inner[g]);
 	free(as);
 }
 

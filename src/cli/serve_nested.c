@@ -73,3 +73,28 @@ struct uraid_array *serve_add_target(const struct serve_state *st, char *err, si
 		 "group, add it once one needs it", "5/6");
 	return NULL;
 }
+
+enum uraid_member_state serve_member_state(const struct serve_state *st, const char *path)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	enum uraid_member_state s = URAID_MEMBER_MISSING;
+	int idx;
+	struct uraid_array *a = serve_member_array(st, path, &idx);
+
+	if (as && idx >= 0 && uraid_array_status(a, as) == 0 && (unsigned)idx < as->nmembers)
+		s = as->members[idx].state;
+	free(as);
+	return s;
+}
+
+bool serve_degraded(const struct serve_state *st)
+{
+	struct uraid_array_status *as = malloc(sizeof(*as));
+	bool degraded = as && uraid_array_status(st->array, as) == 0 && as->degraded;
+
+	/* a RAID 50/60's RAID 0 is whole while an inner array is degraded */
+	for (unsigned g = 0; as && !degraded && st->nested && g < st->nested->groups; g++)
+		degraded = uraid_array_status(st->nested->inner[g], as) == 0 && as->degraded;
+	free(as);
+	return degraded;
+}

@@ -56,14 +56,9 @@ int serve_pool_open(struct serve_state *st)
 			return rc;
 		/* a member faulty at assembly is not a new failure: the drive is
 		   not failed in the other volumes for it (serve_pool_follow_failures) */
-		struct uraid_array_status *as = malloc(sizeof(*as));
-		if (as && uraid_array_status(v->array, as) == 0)
-			for (unsigned j = 0; j < v->spec->nmembers; j++) {
-				int idx = uraid_array_find_member(v->array, v->spec->members[j]);
-				v->was_faulty[j] = idx >= 0 && (unsigned)idx < as->nmembers &&
-						   as->members[idx].state == URAID_MEMBER_FAULTY;
-			}
-		free(as);
+		for (unsigned j = 0; j < v->spec->nmembers; j++)
+			v->was_faulty[j] = serve_member_state(v, v->spec->members[j]) ==
+					   URAID_MEMBER_FAULTY;
 		/* the engine tells the first volume's events of every change; the
 		   others are poked then (serve.c's main loop) */
 		if (i == 0) {

@@ -101,9 +101,11 @@ static unsigned members_named(const struct serve_state *v, const char *path, uns
 			out[n++] = j;
 	if (n)
 		return n;
-	int idx = uraid_array_find_member(v->array, path);
+	/* (in a RAID 50/60 volume, the member of an inner array) */
+	int idx, jdx;
+	const struct uraid_array *a = serve_member_array(v, path, &idx);
 	for (unsigned j = 0; idx >= 0 && j < v->spec->nmembers && n < max; j++)
-		if (uraid_array_find_member(v->array, v->spec->members[j]) == idx)
+		if (serve_member_array(v, v->spec->members[j], &jdx) == a && jdx == idx)
 			out[n++] = j;
 	return n;
 }
@@ -312,22 +314,15 @@ void serve_pool_ctl_handle(void *arg, const struct ctl_request *rq, FILE *out)
 
 void serve_pool_follow_failures(struct serve_state *st)
 {
-	struct uraid_array_status *as = malloc(sizeof(*as)), *ws = malloc(sizeof(*ws));
 	char err[512];
 
-	if (!as || !ws) {
-		free(as);
-		free(ws);
-		return;
-	}
+	/* a member's state in the array that holds it: an inner array of a
+	   RAID 50/60 volume (serve_member_array), else the volume's */
 	for (unsigned i = 0; i < st->nvols; i++) {
 		struct serve_state *v = &st->vols[i];
-		if (uraid_array_status(v->array, as) != 0)
-			continue;
 		for (unsigned j = 0; j < v->spec->nmembers; j++) {
-			int idx = uraid_array_find_member(v->array, v->spec->members[j]);
-			bool faulty = idx >= 0 && (unsigned)idx < as->nmembers &&
-				      as->members[idx].state == URAID_MEMBER_FAULTY;
+			bool faulty = serve_member_state(v, v->spec->members[j]) ==
+				      URAID_MEMBER_FAULTY;
 			bool newly = faulty && !v->was_faulty[j];
 			v->was_faulty[j] = faulty;
 			if (!newly)
@@ -336,20 +331,22 @@ void serve_pool_follow_failures(struct serve_state *st)
 			const char *drive = v->spec->drives[j];
 			for (unsigned k = 0; k < st->nvols; k++) {
 				struct serve_state *w = &st->vols[k];
-				if (w == v || uraid_array_status(w->array, ws) != 0)
+				if (w == v)
 					continue;
 				for (unsigned m = 0; m < w->spec->nmembers; m++) {
 					if (!serve_pool_same_drive(w->spec->drives[m], drive))
 						continue;
-					int widx = uraid_array_find_member(w->array,
-									   w->spec->members[m]);
-					if (widx < 0 || (unsigned)widx >= ws->nmembers ||
-					    (ws->members[widx].state != URAID_MEMBER_IN_SYNC &&
-					     ws->members[widx].state != URAID_MEMBER_REBUILDING &&
-					     ws->members[widx].state != URAID_MEMBER_SPARE))
+					int widx;
+					struct uraid_array *wa = serve_member_array(w, w->spec->members[m],
+										    &widx);
+					enum uraid_member_state ws = serve_member_state(w,
+										w->spec->members[m]);
+					if (widx < 0 || (ws != URAID_MEMBER_IN_SYNC &&
+							 ws != URAID_MEMBER_REBUILDING &&
+							 ws != URAID_MEMBER_SPARE))
 						continue;
-					int rc = uraid_array_fail_member(w->array, (unsigned)widx, 0,
-									 err, sizeof(err));
+					int rc = uraid_array_fail_member(wa, (unsigned)widx, 0, err,
+									 sizeof(err));
 					if (rc == 0)
 						w->was_faulty[m] = true;        /* told here */
 					if (rc == 0)
@@ -364,6 +361,4 @@ void serve_pool_follow_failures(struct serve_state *st)
 			}
 		}
 	}
-	free(as);
-	free(ws);
 }

@@ -122,7 +122,14 @@ static int add_spare(struct serve_state *v, const char *spec, const char *drive,
 {
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	char err[512];
-	if (!as || uraid_array_status(v->array, as) != 0) {
+	/* the volume's array, or the degraded inner array of a RAID 50/60 */
+	struct uraid_array *a = serve_add_target(v, err, sizeof(err));
+	if (!a) {
+		free(as);
+		return snprintf(msg, msglen, "%s: not added to '%s': %s", spec, v->export_name, err),
+		       CLI_EXIT_FAIL;
+	}
+	if (!as || uraid_array_status(a, as) != 0) {
 		free(as);
 		return snprintf(msg, msglen, "cannot read the state of '%s'", v->export_name),
 		       CLI_EXIT_FAIL;
@@ -142,9 +149,9 @@ static int add_spare(struct serve_state *v, const char *spec, const char *drive,
 	}
 	for (unsigned i = as->nmembers; i-- > 0;)
 		if (as->members[i].state == URAID_MEMBER_FAULTY)
-			uraid_array_remove_member(v->array, i, err, sizeof(err));
+			uraid_array_remove_member(a, i, err, sizeof(err));
 	free(as);
-	int rc = uraid_array_add_member(v->array, spec, 0, err, sizeof(err));
+	int rc = uraid_array_add_member(a, spec, 0, err, sizeof(err));
 	if (rc < 0) {
 		free(m);
 		free(d);
@@ -172,13 +179,14 @@ static bool rebuild_over(struct serve_state *st, const struct spare_item *it)
 	struct serve_state *v = &st->vols[it->vol];
 	struct uraid_array_status *as = malloc(sizeof(*as));
 	struct uraid_sync_status ss;
-	int idx = uraid_array_find_member(v->array, it->spec);
+	int idx;
+	struct uraid_array *a = serve_member_array(v, it->spec, &idx);  /* an inner one of a RAID 50/60 */
 	const char *why = NULL;
-	if (!as || uraid_array_status(v->array, as) != 0) {
+	if (!as || uraid_array_status(a, as) != 0) {
 		free(as);
 		return false;           /* looked at again on the next pass */
 	}
-	uraid_array_sync_status(v->array, &ss);
+	uraid_array_sync_status(a, &ss);
 	enum uraid_member_state s = idx >= 0 && (unsigned)idx < as->nmembers
 					    ? as->members[idx].state : URAID_MEMBER_MISSING;
 	if (s == URAID_MEMBER_MISSING)
@@ -211,8 +219,10 @@ void serve_pool_spare_work(struct serve_state *st)
 	q->current = -1;
 	while (q->next < q->n) {
 		struct spare_item *it = &q->item[q->next++];
-		struct uraid_sync_status ss;
-		uraid_array_sync_status(st->vols[it->vol].array, &ss);
+		struct uraid_sync_status ss = { 0 };
+		struct uraid_array *a = serve_add_target(&st->vols[it->vol], msg, sizeof(msg));
+		if (a)
+			uraid_array_sync_status(a, &ss);
 		it->job0 = ss.job;
 		if (add_spare(&st->vols[it->vol], it->spec, it->drive, msg, sizeof(msg)) == 0) {
 			q->current = (int)(q->next - 1);
@@ -242,19 +252,15 @@ static int partition_drive(struct serve_state *st, struct pool_drive *nd, int fd
 			   size_t msglen)
 {
 	struct pool_drive *tmp = malloc(sizeof(*tmp));
-	struct uraid_array_status *as = malloc(sizeof(*as));
 	char err[512], size[32];
 	int n = 0;
 	bool changed = false;
 
-	if (!tmp || !as) {
-		free(tmp);
-		free(as);
+	if (!tmp)
 		return snprintf(msg, msglen, "out of memory"), -1;
-	}
 	for (unsigned i = 0; i < st->nvols; i++) {
 		struct serve_state *v = &st->vols[i];
-		if (uraid_array_status(v->array, as) != 0 || as->degraded == 0)
+		if (!serve_degraded(v))         /* a RAID 50/60: one of its inner arrays */
 			continue;
 		++*ndegraded;
 		uint64_t sectors = part_sectors(v, tmp);
@@ -298,7 +304,6 @@ static int partition_drive(struct serve_state *st, struct pool_drive *nd, int fd
 		n++;
 	}
 	free(tmp);
-	free(as);
 	if (changed && gpt_write(fd, &nd->gpt, err, sizeof(err)) != 0)
 		return snprintf(msg, msglen, "%s: writing its GPT: %s", nd->path, err), -1;
 	return n;

@@ -460,6 +460,38 @@ void cli_status_json(FILE *f, const struct uraid_array_status *st,
 		json_obj_close(&j);
 	}
 	json_arr_close(&j);
+	if (srv && srv->ninner) {
+		/* a RAID 50/60: each inner array (a member of the RAID 0 above) */
+		json_arr_open(&j, "inner");
+		for (unsigned g = 0; g < srv->ninner; g++) {
+			const struct uraid_array_status *in = srv->inner[g];
+			const char *ilv = uraid_level_name(in->level);
+			json_obj_open(&j, NULL);
+			json_str(&j, "array_uuid", uraid_uuid_text(in->uuid, u, sizeof(u)));
+			json_str(&j, "name", in->name);
+			json_str(&j, "level", ilv ? ilv : "unknown");
+			json_u64(&j, "array_bytes", in->size_bytes);
+			json_u64(&j, "raid_devices", in->raid_disks);
+			json_str(&j, "state", cli_array_state(in));
+			json_u64(&j, "degraded", in->degraded);
+			json_arr_open(&j, "members");
+			for (unsigned i = 0; i < in->nmembers; i++) {
+				const struct uraid_member_status *m = &in->members[i];
+				json_obj_open(&j, NULL);
+				json_str(&j, "device", m->path);
+				if (m->slot >= 0)
+					json_i64(&j, "slot", m->slot);
+				else
+					json_null(&j, "slot");
+				json_str(&j, "state", m->replacing ? "replacing"
+								   : cli_member_state_name(m->state));
+				json_obj_close(&j);
+			}
+			json_arr_close(&j);
+			json_obj_close(&j);
+		}
+		json_arr_close(&j);
+	}
 	json_obj_close(&j);
 	json_end(&j);
 }

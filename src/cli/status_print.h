@@ -33,6 +33,9 @@ struct cli_serve_info {
 	const char *tls;                /* "off", "on" or "require" (--tls) */
 	bool tls_psk, tls_x509, tls_verify_peer;    /* the credentials offered */
 	struct uraid_sync_status sync;  /* background work, running or last */
+	/* a served RAID 50/60: its inner arrays' states (status-json's "inner") */
+	const struct uraid_array_status *const *inner;
+	unsigned ninner;
 };
 
 const char *cli_member_state_name(enum uraid_member_state s);

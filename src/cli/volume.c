@@ -21,9 +21,11 @@
 #include <uraid/create.h>
 #include <uraid/geom.h>
 #include <uraid/level.h>
+#include <uraid/nested.h>
 #include <uraid/superblock.h>
 
 #include "cli/cli.h"
+#include "cli/create_cli.h"
 #include "cli/pool_cli.h"
 #include "cli/util.h"
 #include "cli/volume_cli.h"
@@ -36,7 +38,8 @@ static void volume_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: uraid volume create POOL VOLUME --resiliency=R | --level=L --size=SIZE|max\n"
-		"                           [--drives=N] [--chunk=SIZE] [DEVICE|GLOB...] [--json]\n"
+		"                           [--drives=N] [--groups=G] [--chunk=SIZE]\n"
+		"                           [DEVICE|GLOB...] [--json]\n"
 		"       uraid volume delete POOL VOLUME [DEVICE|GLOB...] [--json]\n"
 		"       uraid volume grow POOL VOLUME --drives=N | --size=SIZE|max [DEVICE|GLOB...]\n"
 		"\n"
@@ -49,7 +52,11 @@ static void volume_usage(FILE *f)
 		"  -r, --resiliency=R   simple (RAID 0), mirror (RAID 1 on 2 drives, RAID 10 n2\n"
 		"                       on more), three-way-mirror (RAID 1 on 3, RAID 10 n3 on\n"
 		"                       more), parity (RAID 5), dual-parity (RAID 6)\n"
-		"  -l, --level=L        an md level instead: 0, 1, 5, 6 or 10 (RAID 10 n2)\n"
+		"  -l, --level=L        an md level instead: 0, 1, 5, 6 or 10 (RAID 10 n2), or\n"
+		"                       50, 60 (nested, with --groups)\n"
+		"  -g, --groups=G       RAID 50/60: G inner RAID 5 (parity) or RAID 6\n"
+		"                       (dual-parity) arrays, each over its own drives, and a\n"
+		"                       RAID 0 over them; --drives a multiple of G\n"
 		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
 		"                       max: the largest that fits\n"
 		"  -n, --drives=N       how many drives it uses (create's default: the count\n"
@@ -72,7 +79,8 @@ static void volume_usage(FILE *f)
 		"then the size used on each member (RAID 1/4/5/6; the new part is resynced).\n"
 		"Not served: done here, with progress on stderr (killed, 'uraid serve' goes on\n"
 		"from the reshape's checkpoint). Served: --drives goes through its server;\n"
-		"--size is refused (stop it first). A degraded volume is refused.\n");
+		"--size is refused (stop it first). A degraded volume is refused, and so is\n"
+		"a RAID 50/60 volume (md does not grow stacked arrays).\n");
 }
 
 
@@ -83,6 +91,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 		{ "level", required_argument, NULL, 'l' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "drives", required_argument, NULL, 'n' },
+		{ "groups", required_argument, NULL, 'g' },
 		{ "chunk", required_argument, NULL, 'c' },
 		POOL_COMMON_LONGOPTS
 	};
@@ -94,7 +103,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 	o->level = -100;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":r:l:z:n:c:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:l:z:n:g:c:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			if (pool_resiliency_parse(optarg, &o->res)) {
@@ -105,7 +114,9 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 			o->have_res = true;
 			break;
 		case 'l':
-			if (uraid_level_parse(optarg, &o->level)) {
+			if ((o->level = create_nested_level(optarg))) {
+				o->nested = true;
+			} else if (uraid_level_parse(optarg, &o->level)) {
 				fprintf(stderr, "uraid %s: --level=%s is not an md level\n", cmd, optarg);
 				return CLI_EXIT_USAGE;
 			}
@@ -130,6 +141,16 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 			}
 			o->drives = (unsigned)v;
 			break;
+		case 'g':
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || v < 2 || v > URAID_NESTED_MAX_GROUPS) {
+				fprintf(stderr, "uraid %s: --groups=%s: a count of 2 to %u inner "
+					"arrays\n", cmd, optarg, URAID_NESTED_MAX_GROUPS);
+				return CLI_EXIT_USAGE;
+			}
+			o->groups = (unsigned)v;
+			break;
 		case 'c':
 			if (cli_parse_size(optarg, 1024, &v) || v < 4096 || v % 4096 ||
 			    v / 1024 > (1u << 21)) {
@@ -148,6 +169,17 @@ static int parse_opts(const char *cmd, int argc, char **argv, struct volume_opts
 	if (argc - optind < 2) {
 		fprintf(stderr, "uraid %s: give the pool's and the volume's names; see 'uraid volume "
 			"--help'\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->nested && !o->groups) {
+		fprintf(stderr, "uraid %s: RAID 50/60 needs --groups=G (the number of inner "
+			"arrays)\n", cmd);
+		return CLI_EXIT_USAGE;
+	}
+	if (o->groups && (o->have_res ? o->res != POOL_PARITY && o->res != POOL_DUAL_PARITY
+				      : o->level != URAID_LEVEL_5 && o->level != URAID_LEVEL_6)) {
+		fprintf(stderr, "uraid %s: --groups is for parity or dual-parity volumes (RAID "
+			"50 or 60: --resiliency=parity|dual-parity or --level=50|60)\n", cmd);
 		return CLI_EXIT_USAGE;
 	}
 	o->pool = argv[optind];
@@ -232,10 +264,37 @@ int volume_write_tables(const char *cmd, struct pool *p, const int *fds, const u
 	return 0;
 }
 
+/* The inner level of a RAID 50/60 volume (5 or 6). */
+static int nested_level(const struct volume_opts *o)
+{
+	if (!o->have_res)
+		return o->level;
+	return o->res == POOL_DUAL_PARITY ? URAID_LEVEL_6 : URAID_LEVEL_5;
+}
+
+/* The fewest drives the volume asked for takes. */
+static unsigned min_drives(const struct volume_opts *o)
+{
+	if (o->groups)
+		return o->groups * (nested_level(o) == URAID_LEVEL_6 ? 4 : 3);
+	return o->have_res ? pool_resiliency_min_drives(o->res) : 0;
+}
+
+/* The name of what is asked for, for messages. */
+static const char *asked_name(const struct volume_opts *o)
+{
+	if (o->groups)
+		return nested_level(o) == URAID_LEVEL_6 ? "raid60" : "raid50";
+	return o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level);
+}
+
 /* The shape asked for over k drives. */
 static int shape_for(const struct volume_opts *o, unsigned k, struct pool_shape *s, char *err,
 		     size_t errlen)
 {
+	if (o->groups)
+		return pool_shape_nested(nested_level(o), k, o->groups, o->chunk_kib, s, err,
+					 errlen);
 	if (o->have_res)
 		return pool_shape_of(o->res, k, o->chunk_kib, s, err, errlen);
 	return pool_shape_of_level(o->level, k, o->chunk_kib, s, err, errlen);
@@ -269,11 +328,15 @@ static unsigned choose_drives(const struct volume_opts *o, const struct pool *p,
 	return best;
 }
 
+/* r is the array made; for a RAID 50/60 volume (nr not NULL) the RAID 0 over nr->inner. */
 static void print_created(const struct volume_opts *o, const struct pool *p,
-			  const struct uraid_create_result *r, char **specs, unsigned n)
+			  const struct uraid_create_result *r,
+			  const struct uraid_nested_result *nr, char **specs, unsigned n)
 {
-	char uuid[40], a[32];
-	const char *word = pool_level_word(r->level, r->layout, r->raid_disks);
+	char uuid[40], a[32], level[64];
+	const char *word = nr ? pool_level_word(nr->inner[0].level, nr->inner[0].layout,
+						 nr->inner[0].raid_disks)
+			      : pool_level_word(r->level, r->layout, r->raid_disks);
 
 	uraid_uuid_text(r->uuid, uuid, sizeof(uuid));
 	if (o->json) {
@@ -284,9 +347,25 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 		json_str(&j, "pool", p->label.name);
 		json_str(&j, "volume", o->name);
 		json_str(&j, "uuid", uuid);
-		json_str(&j, "level", uraid_level_name(r->level));
+		json_str(&j, "level", nr ? (nr->inner[0].level == URAID_LEVEL_6 ? "raid60" : "raid50")
+					 : uraid_level_name(r->level));
 		json_str(&j, "resiliency", word);
 		json_u64(&j, "size_bytes", r->array_sectors * 512);
+		if (nr) {
+			json_u64(&j, "groups", nr->groups);
+			json_arr_open(&j, "inner");
+			for (unsigned g = 0; g < nr->groups; g++) {
+				json_obj_open(&j, NULL);
+				json_str(&j, "name", nr->inner[g].set_name);
+				char iu[40];
+				json_str(&j, "uuid", uraid_uuid_text(nr->inner[g].uuid, iu,
+								     sizeof(iu)));
+				json_str(&j, "level", uraid_level_name(nr->inner[g].level));
+				json_u64(&j, "raid_devices", nr->inner[g].raid_disks);
+				json_obj_close(&j);
+			}
+			json_arr_close(&j);
+		}
 		json_arr_open(&j, "members");
 		for (unsigned i = 0; i < n; i++)
 			json_str(&j, NULL, specs[i]);
@@ -295,8 +374,13 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 		json_end(&j);
 		return;
 	}
+	if (nr)
+		snprintf(level, sizeof(level), "RAID %d0: a RAID 0 of %u RAID %d arrays",
+			 nr->inner[0].level, nr->groups, nr->inner[0].level);
+	else
+		snprintf(level, sizeof(level), "%s", uraid_level_name(r->level));
 	printf("Created volume '%s' in pool '%s': %s (%s) on %u drive%s, %s, md UUID %s\n",
-	       o->name, p->label.name, word, uraid_level_name(r->level), n, n == 1 ? "" : "s",
+	       o->name, p->label.name, word, level, n, n == 1 ? "" : "s",
 	       cli_bytes(r->array_sectors * 512, a, sizeof(a)), uuid);
 	printf("Serve it with: uraid serve --pool=%s --volume=%s", p->label.name, o->name);
 	for (unsigned i = 0; i < p->ndrives; i++)
@@ -337,16 +421,16 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		fprintf(stderr, "uraid %s: %s\n", cmd, err);
 		return CLI_EXIT_USAGE;
 	}
-	if (!o->have_res && shape_for(o, p->ndrives, &s, err, sizeof(err))) {
+	if (!o->have_res && !o->groups && shape_for(o, p->ndrives, &s, err, sizeof(err))) {
 		fprintf(stderr, "uraid %s: %s (pool '%s' has %u drives)\n", cmd, err, p->label.name,
 			p->ndrives);
 		return CLI_EXIT_USAGE;
 	}
-	if (o->drives > p->ndrives || (o->have_res && pool_resiliency_min_drives(o->res) > p->ndrives)) {
-		unsigned need = o->drives ? o->drives : pool_resiliency_min_drives(o->res);
-		fprintf(stderr, "uraid %s: %s needs %u drives; pool '%s' has %u\n", cmd,
-			o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level), need,
-			p->label.name, p->ndrives);
+	if (o->drives > p->ndrives || min_drives(o) > p->ndrives) {
+		unsigned need = o->drives ? o->drives : min_drives(o);
+		fprintf(stderr, "uraid %s: %s%s needs %u drives; pool '%s' has %u\n", cmd,
+			asked_name(o), o->groups ? " of that many groups" : "", need, p->label.name,
+			p->ndrives);
 		return CLI_EXIT_USAGE;
 	}
 	pool_free_per_drive(p, freeb, first);
@@ -356,14 +440,11 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		if (fit)
 			fprintf(stderr, "uraid %s: %s does not fit in pool '%s': the largest %s volume "
 				"that fits is %s%s\n", cmd, cli_bytes(o->size_bytes, a, sizeof(a)),
-				p->label.name, o->have_res ? pool_resiliency_name(o->res)
-							   : uraid_level_name(o->level),
-				cli_bytes(fit * 512, b, sizeof(b)),
+				p->label.name, asked_name(o), cli_bytes(fit * 512, b, sizeof(b)),
 				o->drives ? " on that many drives" : "");
 		else
 			fprintf(stderr, "uraid %s: no room for a %s volume in pool '%s' (too few "
-				"drives with free space)\n", cmd,
-				o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level),
+				"drives with free space)\n", cmd, asked_name(o),
 				p->label.name);
 		return CLI_EXIT_FAIL;
 	}
@@ -411,11 +492,28 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		.paths = (const char *const *)specs, .npaths = k,
 	};
 	struct uraid_create_result r;
+	if (s.groups >= 2) {
+		/* RAID 50/60: the inner arrays over the partitions in placement
+		   order, group g on the g-th k/G of them, named VOLUME-g, and the
+		   RAID 0 named VOLUME over them (uraid create --level=50|60) */
+		struct uraid_nested_result *nr = malloc(sizeof(*nr));
+		int rc = nr ? uraid_nested_create(&co, s.groups, nr, err, sizeof(err)) : -ENOMEM;
+		if (rc) {
+			fprintf(stderr, "uraid %s: %s; the partitions are taken out again\n", cmd,
+				nr ? err : "out of memory");
+			free(nr);
+			goto undo;
+		}
+		print_created(o, p, &nr->outer, nr, specs, k);
+		free(nr);
+		st = CLI_EXIT_OK;
+		goto out;
+	}
 	if (uraid_create(&co, &r, err, sizeof(err))) {
 		fprintf(stderr, "uraid %s: %s; the partitions are taken out again\n", cmd, err);
 		goto undo;
 	}
-	print_created(o, p, &r, specs, k);
+	print_created(o, p, &r, NULL, specs, k);
 	st = CLI_EXIT_OK;
 	goto out;
 undo:

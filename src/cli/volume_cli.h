@@ -24,6 +24,8 @@ struct volume_opts {
 	int level;
 	uint64_t size_bytes;
 	unsigned drives;
+	unsigned groups;            /* RAID 50/60: inner arrays (0: one array) */
+	bool nested;                /* --level=50|60 */
 	uint32_t chunk_kib;
 	int first;                  /* first DEVICE/GLOB operand */
 };

@@ -759,8 +759,18 @@ int volume_grow(const struct volume_opts *o, struct pool *p, int *fds)
 			"stderr)\n", CMD);
 		return CLI_EXIT_USAGE;
 	}
+	if (v->groups >= 2) {
+		/* a RAID 0 over arrays: md does not reshape it, and a larger inner
+		   array does not make the RAID 0 above it larger (its members'
+		   size is in its superblocks) */
+		fprintf(stderr, "uraid %s: volume '%s' is a RAID %d0 (a RAID 0 over %u RAID %d "
+			"arrays): stacked arrays are not grown (md does not reshape the RAID 0 "
+			"of a nested array); make a larger volume and copy the data\n", CMD,
+			o->name, v->level, v->groups, v->level);
+		return CLI_EXIT_FAIL;
+	}
 	if (!o->drives == !(o->max || o->size_bytes) || o->have_res || o->level != -100 ||
-	    o->chunk_kib) {
+	    o->chunk_kib || o->groups) {
 		fprintf(stderr, "uraid %s: give --drives=N (onto more drives) or --size=SIZE|max "
 			"(more size on the same drives), one of them\n", CMD);
 		return CLI_EXIT_USAGE;

@@ -7,6 +7,7 @@
 #include <uraid/create.h>
 #include <uraid/geom.h>
 #include <uraid/level.h>
+#include <uraid/nested.h>
 #include <uraid/superblock.h>
 
 #include "common/errmsg.h"
@@ -107,6 +108,27 @@ int pool_shape_of_level(int level, unsigned drives, uint32_t chunk_kib, struct p
 	return shape(level, 2, drives, chunk_kib, s, err, errlen);
 }
 
+int pool_shape_nested(int level, unsigned drives, unsigned groups, uint32_t chunk_kib,
+		      struct pool_shape *s, char *err, size_t errlen)
+{
+	int rc;
+
+	if (level != URAID_LEVEL_5 && level != URAID_LEVEL_6)
+		return uraid_errf(err, errlen, -EINVAL, "groups are for parity (RAID 50) and "
+				  "dual-parity (RAID 60) volumes");
+	if (groups < 2 || groups > URAID_NESTED_MAX_GROUPS)
+		return uraid_errf(err, errlen, -EINVAL, "a RAID %d0 has 2 to %u groups, not %u",
+				  level, URAID_NESTED_MAX_GROUPS, groups);
+	if (drives % groups)
+		return uraid_errf(err, errlen, -EINVAL, "%u drives do not split into %u groups of "
+				  "equal size", drives, groups);
+	if ((rc = shape(level, 0, drives / groups, chunk_kib, s, err, errlen)))
+		return rc;
+	s->drives = drives;
+	s->groups = groups;
+	return 0;
+}
+
 /* As uraid create plans it (setup/create_plan.c plan_sizes) for metadata 1.2. */
 uint64_t pool_max_part(const struct pool_shape *s, uint64_t room, uint64_t *volume)
 {
@@ -129,6 +151,18 @@ uint64_t pool_max_part(const struct pool_shape *s, uint64_t room, uint64_t *volu
 uint64_t pool_volume_sectors(const struct pool_shape *s, uint64_t part)
 {
 	const struct uraid_level_info *li = uraid_level_info(s->level);
+
+	if (s->groups >= 2) {
+		/* the inner arrays over the partitions, then the RAID 0 over
+		   them as uraid_nested_create makes it: its members the inner
+		   arrays, its data offset chosen for their size */
+		struct pool_shape in = *s, out = { .level = URAID_LEVEL_0, .drives = s->groups,
+						   .chunk_sectors = s->chunk_sectors };
+		in.groups = 0;
+		in.drives = s->drives / s->groups;
+		uint64_t inner = pool_volume_sectors(&in, part);
+		return inner ? pool_volume_sectors(&out, inner) : 0;
+	}
 	uint64_t off = uraid_default_data_offset(part, s->chunk_sectors);
 	uint64_t members[URAID_MAX_MEMBERS];
 	struct uraid_geom g;

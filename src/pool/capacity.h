@@ -27,12 +27,18 @@ const char *pool_resiliency_name(enum pool_resiliency r);
 int pool_resiliency_parse(const char *s, enum pool_resiliency *r);
 unsigned pool_resiliency_min_drives(enum pool_resiliency r);
 
-/* What md makes: level, layout word, member count, chunk (0 for RAID 1). */
+/*
+ * What md makes: level, layout word, member count, chunk (0 for RAID 1).
+ * A nested volume (RAID 50/60, groups >= 2): level and layout are the
+ * inner arrays', each over drives / groups of the partitions, and a RAID 0
+ * of the same chunk over them, its superblock on their data (uraid/nested.h).
+ */
 struct pool_shape {
 	int level;
 	uint32_t layout;
 	unsigned drives;
 	uint32_t chunk_sectors;
+	unsigned groups;            /* 0: one array */
 };
 
 /* The shape of a resiliency over `drives` drives (chunk_kib 0: 512 KiB). */
@@ -41,6 +47,14 @@ int pool_shape_of(enum pool_resiliency r, unsigned drives, uint32_t chunk_kib,
 /* The shape of an md level (0, 1, 5, 6, 10: RAID 10 n2) over `drives`. */
 int pool_shape_of_level(int level, unsigned drives, uint32_t chunk_kib, struct pool_shape *s,
 			char *err, size_t errlen);
+
+/*
+ * A nested shape: RAID 50 (parity, level 5) or 60 (dual-parity, level 6)
+ * of `groups` inner arrays over `drives` drives (a multiple of groups, each
+ * group at least the level's minimum).
+ */
+int pool_shape_nested(int level, unsigned drives, unsigned groups, uint32_t chunk_kib,
+		      struct pool_shape *s, char *err, size_t errlen);
 
 /* The array sectors md exports for the shape over partitions of part_sectors
  * each (metadata 1.2, mdadm's default data offset); 0 when too small. */

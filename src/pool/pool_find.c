@@ -76,14 +76,76 @@ static uint64_t array_sectors_of(const struct uraid_sb *sb)
 	return uraid_geom_init(&g, &gp, why, sizeof(why)) ? 0 : uraid_geom_array_sectors(&g);
 }
 
+/* Partition i's state against f, the freshest superblock of its array. */
+static void part_state(struct pool_volume *vol, unsigned i, const struct uraid_sb *sbs,
+		       const bool *ok, const bool *none, const struct uraid_sb *f,
+		       unsigned *present)
+{
+	vol->superseded[i] = false;
+	for (unsigned j = 0; ok[i] && j < vol->nparts; j++)
+		if (j != i && ok[j] && !memcmp(sbs[i].set_uuid, sbs[j].set_uuid, 16) &&
+		    sbs[j].dev_number == sbs[i].dev_number && sbs[j].events > sbs[i].events)
+			vol->superseded[i] = true;
+	uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
+	bool same = ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
+		    sbs[i].events == f->events;
+	if (same && role < URAID_ROLE_MAX && role < f->raid_disks &&
+	    f->dev_roles[sbs[i].dev_number] == role) {
+		vol->present++;
+		++*present;
+		vol->part_state[i] = POOL_PART_MEMBER;
+	} else if (same && role == URAID_ROLE_SPARE) {
+		vol->spares++;
+		vol->part_state[i] = POOL_PART_SPARE;
+	} else if (none[i]) {
+		vol->blank++;
+		vol->part_state[i] = POOL_PART_BLANK;
+	} else {
+		vol->stale++;
+		vol->part_state[i] = POOL_PART_STALE;
+	}
+}
+
+/*
+ * Are vol's partitions the inner arrays of a RAID 50/60 (more than one
+ * array among them, and the RAID 0 over them on their data)? Then its
+ * groups, and the RAID 0's superblock in *outer.
+ */
+static bool probe_nested(const struct pool *p, struct pool_volume *vol, const struct uraid_sb *sbs,
+			 const bool *ok, struct uraid_sb *outer)
+{
+	char *specs[POOL_MAX_DRIVES];
+	unsigned n = 0, groups = 0;
+	bool two = false;
+
+	for (unsigned i = 0; i < vol->nparts; i++)
+		for (unsigned j = 0; ok[i] && j < i && !two; j++)
+			two = ok[j] && memcmp(sbs[i].set_uuid, sbs[j].set_uuid, 16);
+	if (!two)
+		return false;
+	for (unsigned i = 0; i < vol->nparts; i++) {
+		if (!ok[i])
+			continue;
+		if (!(specs[n] = malloc(320)))
+			break;
+		pool_member_spec(p->drive[vol->drive[i]], vol->entry[i], specs[n++], 320);
+	}
+	bool yes = uraid_nested_probe((const char *const *)specs, n, outer, &groups) == 1 &&
+		   groups >= 2 && groups <= URAID_NESTED_MAX_GROUPS;
+	for (unsigned i = 0; i < n; i++)
+		free(specs[i]);
+	return yes;
+}
+
 void pool_volumes_probe(struct pool *p)
 {
 	struct uraid_probe *pr = malloc(sizeof(*pr));
 	struct uraid_sb *sbs = malloc(sizeof(*sbs) * POOL_MAX_DRIVES);
+	struct uraid_sb *outer = malloc(sizeof(*outer));
 	bool *ok = calloc(POOL_MAX_DRIVES, sizeof(*ok));
 	bool *none = calloc(POOL_MAX_DRIVES, sizeof(*none));    /* no md magic at all */
 
-	if (!pr || !sbs || !ok || !none)
+	if (!pr || !sbs || !outer || !ok || !none)
 		goto out;
 	for (unsigned v = 0; v < p->nvolumes; v++) {
 		struct pool_volume *vol = &p->vol[v];
@@ -92,6 +154,7 @@ void pool_volumes_probe(struct pool *p)
 			const struct pool_drive *d = p->drive[vol->drive[i]];
 			const struct gpt_part *gp = &d->gpt.part[vol->entry[i]];
 			ok[i] = none[i] = false;
+			vol->part_group[i] = -1;
 			int fd = open(d->path, O_RDONLY | O_CLOEXEC);
 			if (fd < 0)
 				continue;
@@ -121,35 +184,61 @@ void pool_volumes_probe(struct pool *p)
 		vol->array_sectors = array_sectors_of(f);
 		vol->resync_needed = f->resync_offset != UINT64_MAX;
 		vol->reshaping = f->feature_map & URAID_FEATURE_RESHAPE_ACTIVE;
+		vol->groups = 0;
+		if (!probe_nested(p, vol, sbs, ok, outer)) {
+			unsigned present = 0;
+			for (unsigned i = 0; i < vol->nparts; i++)
+				part_state(vol, i, sbs, ok, none, f, &present);
+			continue;
+		}
+		/* RAID 50/60: each partition against the freshest of its inner array */
+		int gfresh[URAID_NESTED_MAX_GROUPS] = { 0 };
 		for (unsigned i = 0; i < vol->nparts; i++) {
-			vol->superseded[i] = false;
-			for (unsigned j = 0; ok[i] && j < vol->nparts; j++)
-				if (j != i && ok[j] && !memcmp(sbs[i].set_uuid, sbs[j].set_uuid, 16) &&
-				    sbs[j].dev_number == sbs[i].dev_number &&
-				    sbs[j].events > sbs[i].events)
-					vol->superseded[i] = true;
-			uint16_t role = ok[i] ? uraid_sb_role(&sbs[i]) : URAID_ROLE_SPARE;
-			bool same = ok[i] && !memcmp(sbs[i].set_uuid, f->set_uuid, 16) &&
-				    sbs[i].events == f->events;
-			if (same && role < URAID_ROLE_MAX && role < f->raid_disks &&
-			    f->dev_roles[sbs[i].dev_number] == role) {
-				vol->present++;
-				vol->part_state[i] = POOL_PART_MEMBER;
-			} else if (same && role == URAID_ROLE_SPARE) {
-				vol->spares++;
-				vol->part_state[i] = POOL_PART_SPARE;
-			} else if (none[i]) {
-				vol->blank++;
-				vol->part_state[i] = POOL_PART_BLANK;
-			} else {
-				vol->stale++;
-				vol->part_state[i] = POOL_PART_STALE;
+			unsigned g;
+			if (!ok[i])
+				continue;
+			for (g = 0; g < vol->groups && memcmp(vol->group_uuid[g], sbs[i].set_uuid, 16); g++)
+				;
+			if (g == vol->groups) {
+				if (g == URAID_NESTED_MAX_GROUPS)
+					continue;
+				memcpy(vol->group_uuid[g], sbs[i].set_uuid, 16);
+				snprintf(vol->group_name[g], sizeof(vol->group_name[g]), "%.32s",
+					 sbs[i].set_name);
+				gfresh[g] = (int)i;
+				vol->groups++;
 			}
+			vol->part_group[i] = (int8_t)g;
+			if (sbs[i].events > sbs[gfresh[g]].events)
+				gfresh[g] = (int)i;
+		}
+		memcpy(vol->uuid, outer->set_uuid, 16);
+		vol->array_sectors = array_sectors_of(outer);
+		vol->chunk_sectors = outer->chunksize;
+		vol->raid_disks = 0;
+		vol->resync_needed = outer->resync_offset != UINT64_MAX;
+		vol->reshaping = false;
+		for (unsigned g = 0; g < vol->groups; g++) {
+			const struct uraid_sb *gf = &sbs[gfresh[g]];
+			vol->group_disks[g] = gf->raid_disks;
+			vol->group_present[g] = 0;
+			vol->raid_disks += gf->raid_disks;
+			vol->resync_needed |= gf->resync_offset != UINT64_MAX;
+			vol->reshaping |= (gf->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) != 0;
+		}
+		vol->level = (int)sbs[gfresh[0]].level;
+		vol->layout = sbs[gfresh[0]].layout;
+		for (unsigned i = 0; i < vol->nparts; i++) {
+			int g = vol->part_group[i];
+			unsigned unused = 0;
+			part_state(vol, i, sbs, ok, none, g >= 0 ? &sbs[gfresh[g]] : f,
+				   g >= 0 ? &vol->group_present[g] : &unused);
 		}
 	}
 out:
 	free(pr);
 	free(sbs);
+	free(outer);
 	free(ok);
 	free(none);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uraid/nested.h>
+
 #include "pool/pool.h"
 
 enum pool_part_state { POOL_PART_MEMBER, POOL_PART_STALE, POOL_PART_SPARE, POOL_PART_BLANK };
@@ -40,6 +42,18 @@ struct pool_volume {
 	   leaves it out */
 	bool superseded[POOL_MAX_DRIVES];
 	bool reshaping;             /* a reshape stopped in the middle (serve goes on with it) */
+	/*
+	 * A RAID 50/60 volume (its partitions hold the inner arrays of a
+	 * nested array, the RAID 0 found on their data): groups >= 2, level
+	 * and layout the inner arrays', raid_disks and present summed over
+	 * them, uuid and array_sectors the RAID 0's; each partition's inner
+	 * array in part_group (-1: none of them). 0 for one array.
+	 */
+	unsigned groups;
+	int8_t part_group[POOL_MAX_DRIVES];
+	uint8_t group_uuid[URAID_NESTED_MAX_GROUPS][16];
+	char group_name[URAID_NESTED_MAX_GROUPS][33];   /* the inner array's md name */
+	unsigned group_disks[URAID_NESTED_MAX_GROUPS], group_present[URAID_NESTED_MAX_GROUPS];
 };
 
 struct pool {

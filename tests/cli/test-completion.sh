@@ -54,6 +54,7 @@ comp "monitor" uraid mon
 comp "add create list repair status" uraid pool ""      # sub-commands from the usage lines
 comp "create delete grow" uraid volume ""
 comp "--resiliency=" uraid volume create --resi
+comp "--groups=" uraid volume create --gro
 
 # a command's options; those taking a value end in "="
 comp "--level=" uraid create --lev

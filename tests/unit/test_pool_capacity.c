@@ -19,6 +19,7 @@
 
 #include <uraid/create.h>
 #include <uraid/geom.h>
+#include <uraid/nested.h>
 
 #include "pool/capacity.h"
 #include "pool/gpt.h"
@@ -47,6 +48,14 @@ static void test_shapes(void)
 	CHECK(pool_shape_of(POOL_SIMPLE, 1, 0, &s, err, sizeof(err)) == -EINVAL,
 	      "simple on 1: md's RAID 0 needs 2");
 	CHECK(pool_shape_of_level(4, 4, 0, &s, err, sizeof(err)) == -EINVAL, "RAID 4 refused");
+	CHECK(pool_shape_nested(5, 6, 2, 0, &s, err, sizeof(err)) == 0 && s.level == 5 &&
+	      s.drives == 6 && s.groups == 2 && s.layout == URAID_LEFT_SYMMETRIC, "RAID 50 on 6");
+	CHECK(pool_shape_nested(5, 7, 2, 0, &s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "equal size"), "RAID 50: 7 drives in 2 groups refused: %s", err);
+	CHECK(pool_shape_nested(6, 6, 2, 0, &s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "at least 4"), "RAID 60: 3 per group refused: %s", err);
+	CHECK(pool_shape_nested(1, 6, 2, 0, &s, err, sizeof(err)) == -EINVAL, "RAID 10 groups");
+	CHECK(pool_shape_nested(5, 6, 1, 0, &s, err, sizeof(err)) == -EINVAL, "one group");
 	enum pool_resiliency r;
 	CHECK(pool_resiliency_parse("two-way-mirror", &r) == 0 && r == POOL_MIRROR, "alias");
 	CHECK(pool_resiliency_parse("raid5", &r) == -EINVAL, "unknown word");
@@ -90,6 +99,58 @@ static void against_create(const struct pool_shape *s, uint64_t part)
 	      (unsigned long long)res.array_sectors, (unsigned long long)mine);
 	for (unsigned i = 0; i < s->drives; i++)
 		unlink(paths[i]);
+}
+
+/* A RAID 50/60 shape's size agrees with uraid_nested_create's plan (dry run). */
+static void against_nested(const struct pool_shape *s, uint64_t part)
+{
+	char paths[8][64], err[600];
+	const char *pp[8];
+	struct uraid_nested_result *res = malloc(sizeof(*res));
+
+	for (unsigned i = 0; i < s->drives; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "/tmp/uraid-test-cap-%d-%u", (int)getpid(), i);
+		int fd = open(paths[i], O_RDWR | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0 && ftruncate(fd, (off_t)(part * 512)) == 0, "image");
+		close(fd);
+		pp[i] = paths[i];
+	}
+	struct uraid_create_opts o = {
+		.level = s->level, .layout_given = true, .layout = s->layout,
+		.raid_disks = s->drives / s->groups, .chunk_kib = s->chunk_sectors / 2, .minor = 2,
+		.name = "cap", .flags = URAID_CREATE_DRY_RUN, .paths = pp, .npaths = s->drives,
+	};
+	int rc = res ? uraid_nested_create(&o, s->groups, res, err, sizeof(err)) : -ENOMEM;
+	CHECK(rc == 0, "nested dry run: %s", err);
+	uint64_t mine = pool_volume_sectors(s, part);
+	CHECK(rc || res->outer.array_sectors == mine, "RAID %d0 x%u in %u groups, partitions of "
+	      "%llu: create says %llu, the pool %llu", s->level, s->drives, s->groups,
+	      (unsigned long long)part, (unsigned long long)(rc ? 0 : res->outer.array_sectors),
+	      (unsigned long long)mine);
+	for (unsigned i = 0; i < s->drives; i++)
+		unlink(paths[i]);
+	free(res);
+}
+
+static void test_nested_sizes(void)
+{
+	struct pool_shape s;
+	static const struct { int level; unsigned n, g; } cases[] = {
+		{ 5, 6, 2 }, { 5, 6, 3 }, { 6, 8, 2 },
+	};
+	static const uint64_t parts[] = { 100 * MIB, 777 * MIB, 3 * GIB + 5 * MIB };
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (unsigned k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+			CHECK(pool_shape_nested(cases[i].level, cases[i].n, cases[i].g, 0, &s, NULL,
+						0) == 0, "shape");
+			against_nested(&s, parts[k]);
+			uint64_t want = pool_volume_sectors(&s, parts[k]) - 1000;
+			uint64_t part = pool_part_sectors_for(&s, want);
+			CHECK(part % MIB == 0 && pool_volume_sectors(&s, part) >= want,
+			      "RAID %d0 x%u: %llu sectors need a partition of %llu", cases[i].level,
+			      cases[i].n, (unsigned long long)want, (unsigned long long)part);
+		}
 }
 
 static void test_sizes(void)
@@ -214,6 +275,7 @@ int main(void)
 	test_shapes();
 	test_place();
 	test_sizes();
+	test_nested_sizes();
 	test_storage_spaces();
 	test_max_at_step();
 	if (failures)

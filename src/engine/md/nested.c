@@ -24,6 +24,7 @@
 #include <uraid/nested.h>
 #include "common/errmsg.h"
 #include "common/full_io.h"
+#include "common/range_path.h"
 
 static int check_shape(const struct uraid_create_opts *o, unsigned groups, char *err,
 		       size_t errlen)
@@ -232,15 +233,36 @@ int uraid_nested_create(const struct uraid_create_opts *o, unsigned groups,
 
 /* ---- finding and assembling ---- */
 
+/*
+ * Open a member read-only, a whole file or device or a range of one
+ * (PATH@START+LENGTH, a pool's partition: common/range_path.h): the fd, its
+ * first sector in *base; -errno.
+ */
+static int open_member(const char *path, uint64_t *base, uint64_t *sectors)
+{
+	struct uraid_range_path r;
+	int fd;
+
+	if (uraid_range_path_parse(path, &r, NULL, 0))
+		return -EINVAL;
+	fd = open(r.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*base = r.ranged ? r.start : 0;
+	*sectors = r.ranged ? r.sectors : 0;
+	return fd;
+}
+
 /* A member's chosen superblock; 0, or -errno (none, unreadable). */
 static int member_sb(const char *path, struct uraid_sb *sb)
 {
 	struct uraid_probe *p = malloc(sizeof(*p));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int rc = fd < 0 ? -errno : (p ? 0 : -ENOMEM);
+	uint64_t base, sectors;
+	int fd = open_member(path, &base, &sectors);
+	int rc = fd < 0 ? fd : (p ? 0 : -ENOMEM);
 
 	if (rc == 0)
-		rc = uraid_probe_fd(fd, p);
+		rc = sectors ? uraid_probe_range(fd, base, sectors, p) : uraid_probe_fd(fd, p);
 	if (rc == 0 && (p->chosen < 0 || p->loc[p->chosen].status))
 		rc = -ENOENT;
 	if (rc == 0)
@@ -306,7 +328,7 @@ static int group_paths(const char *const *paths, unsigned npaths, struct groupin
 struct group_reader {
 	struct uraid_geom geom;
 	int fd[URAID_MAX_MEMBERS];              /* by slot; -1 none */
-	uint64_t data_offset[URAID_MAX_MEMBERS];
+	uint64_t data_offset[URAID_MAX_MEMBERS];        /* from the file's start (a range's too) */
 	struct uraid_loc loc[URAID_MAX_MEMBERS];        /* every copy (RAID 1/10) */
 };
 
@@ -333,12 +355,11 @@ static int group_read(void *ctx, void *buf, size_t len, uint64_t off)
 }
 
 /*
- * The RAID 0 superblock on group g's data: 1 found (its UUID and member
- * count in outer/raid_disks), 0 none there, -1 cannot tell (a member it
- * lies on is missing, a geometry uraid cannot read this way).
+ * The RAID 0 superblock on group g's data: 1 found (in *outer), 0 none
+ * there, -1 cannot tell (a member it lies on is missing, a geometry uraid
+ * cannot read this way).
  */
-static int group_outer_sb(const struct grouping *gr, unsigned g, uint8_t outer[16],
-			  uint32_t *raid_disks)
+static int group_outer_sb(const struct grouping *gr, unsigned g, struct uraid_sb *outer)
 {
 	const struct uraid_sb *sb = &gr->sb[g];
 	struct group_reader *r = malloc(sizeof(*r));
@@ -360,19 +381,19 @@ static int group_outer_sb(const struct grouping *gr, unsigned g, uint8_t outer[1
 		unsigned s = gr->role[g][k];
 		if (s >= sb->raid_disks || gr->events[g][k] < best[s])
 			continue;
-		int fd = open(gr->paths[g][k], O_RDONLY | O_CLOEXEC);
+		uint64_t base, sectors;
+		int fd = open_member(gr->paths[g][k], &base, &sectors);
 		if (fd < 0)
 			continue;
 		if (r->fd[s] >= 0)
 			close(r->fd[s]);
 		r->fd[s] = fd;
-		r->data_offset[s] = gr->data_offset[g][k];
+		r->data_offset[s] = base + gr->data_offset[g][k];
 		best[s] = gr->events[g][k];
 	}
 	if (uraid_probe_reader(group_read, r, r->geom.array_sectors, p) == 0) {
 		if (p->chosen >= 0 && !p->loc[p->chosen].status && p->loc[p->chosen].sb.level == 0) {
-			memcpy(outer, p->loc[p->chosen].sb.set_uuid, 16);
-			*raid_disks = p->loc[p->chosen].sb.raid_disks;
+			*outer = p->loc[p->chosen].sb;
 			found = 1;
 		} else if (p->chosen < 0) {
 			found = 0;
@@ -387,14 +408,15 @@ out:
 	return found;
 }
 
-int uraid_nested_detect(const char *const *paths, unsigned npaths)
+int uraid_nested_probe(const char *const *paths, unsigned npaths, struct uraid_sb *outer,
+		       unsigned *groups)
 {
 	struct grouping *gr = malloc(sizeof(*gr));
+	struct uraid_sb *sb = malloc(sizeof(*sb)), *first = malloc(sizeof(*first));
 	char err[256];
-	uint8_t outer[16], first[16];
-	uint32_t disks = 0, first_disks = 0;
 	unsigned confirmed = 0;
-	int yes = gr && group_paths(paths, npaths, gr, err, sizeof(err)) == 0 && gr->n > 1;
+	int yes = gr && sb && first && group_paths(paths, npaths, gr, err, sizeof(err)) == 0 &&
+		  gr->n > 1;
 
 	/*
 	 * More than one array among the paths is nested only when their data
@@ -405,20 +427,30 @@ int uraid_nested_detect(const char *const *paths, unsigned npaths)
 	 * denies; at least one group must confirm.
 	 */
 	for (unsigned g = 0; yes && g < gr->n; g++) {
-		int f = group_outer_sb(gr, g, outer, &disks);
+		int f = group_outer_sb(gr, g, sb);
 		if (f == 0)
 			yes = 0;
-		else if (f == 1 && !confirmed++) {
-			memcpy(first, outer, 16);
-			first_disks = disks;
-		} else if (f == 1 && (memcmp(first, outer, 16) || disks != first_disks)) {
+		else if (f == 1 && !confirmed++)
+			*first = *sb;
+		else if (f == 1 && (memcmp(first->set_uuid, sb->set_uuid, 16) ||
+				    sb->raid_disks != first->raid_disks))
 			yes = 0;
-		}
 	}
-	if (yes && (!confirmed || gr->n > first_disks))
+	if (yes && (!confirmed || gr->n > first->raid_disks))
 		yes = 0;
+	if (yes && outer)
+		*outer = *first;
+	if (yes && groups)
+		*groups = gr->n;
+	free(first);
+	free(sb);
 	free(gr);
 	return yes;
+}
+
+int uraid_nested_detect(const char *const *paths, unsigned npaths)
+{
+	return uraid_nested_probe(paths, npaths, NULL, NULL);
 }
 
 int uraid_nested_close(struct uraid_nested *n)

@@ -10,7 +10,8 @@
 #    here), metadata 1.2 and 1.0: fio writes with verify while the PPL is
 #    added; status and examine show it at once (1.2: 264 sectors at offset
 #    8, mdadm's 4 KiB + 128 KiB for a 64 KiB chunk; 1.0: right after the
-#    data); the server is killed (SIGKILL) mid-write, restarted: the PPL
+#    data); the server is killed (SIGKILL, every write whole: kill_whole)
+#    mid-write, restarted: the PPL
 #    was replayed (log), no resync, every write fio completed reads back,
 #    check 0; then back to resync (status, examine: no PPL bit), killed
 #    mid-write again: no replay, the resync runs, check 0; then
@@ -110,7 +111,7 @@ for meta in ${PPL_META-1.2 1.0}; do
         check "$meta seed $s: every member at the same events" test "$ev" -eq 1
         sleep 2
         check "$meta seed $s: the array is active at the kill" exam_has "${mem[0]}" "State : active"
-        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $fpid
         replays=$(grep -c "PPL replay" "$work/s.err")
         resyncs=$(grep -c "resync started" "$work/s.err")
@@ -136,7 +137,7 @@ for meta in ${PPL_META-1.2 1.0}; do
         check "$meta seed $s: status says resync at once" status_has "Consistency Policy : resync"
         check "$meta seed $s: examine shows no PPL" bash -c "! '$URAID' examine '${mem[1]}' | grep -q 'PPL :'"
         sleep 2
-        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $fpid
         replays=$(grep -c "PPL replay" "$work/s.err")
         serve "${mem[@]}"

@@ -221,6 +221,10 @@ struct array {
 	   (level/parity_log.h); NULL when the array has neither */
 	struct parity_log *plog;
 	struct parity_log *plog_retired;        /* removed by grow, freed at close */
+	/* tests only (tests/unit/test_grow_ppl_crash.c): called after each
+	   write of grow_ppl.c's ordered steps, where a kill could land */
+	void (*grow_ppl_hook)(void *arg, unsigned step);
+	void *grow_ppl_hook_arg;
 
 	/* background work (sync.c): the running job, the last one's end state */
 	struct sync_job *_Atomic sync;

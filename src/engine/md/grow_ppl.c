@@ -133,6 +133,13 @@ int grow_ppl_place(const struct array *a, int32_t *offset, uint32_t *size, char 
 	return 0;
 }
 
+/* A point where a kill could land: the crash test's snapshot. */
+static void step_done(struct array *a, unsigned *step)
+{
+	if (a->grow_ppl_hook)
+		a->grow_ppl_hook(a->grow_ppl_hook_arg, (*step)++);
+}
+
 /* The member in a slot, in sync, whose superblock goes first (-1: none). */
 static int anchor_of(const struct array *a)
 {
@@ -145,7 +152,7 @@ static int anchor_of(const struct array *a)
 
 /* Steps 2-4 (see the top): 0, or the first failure with err. */
 static int write_in_order(struct array *a, const struct uraid_sb *old, const struct uraid_sb *with,
-			  unsigned anchor, char *err, size_t errlen)
+			  unsigned anchor, unsigned *step, char *err, size_t errlen)
 {
 	uint64_t e = old->events;
 	int rc;
@@ -155,6 +162,7 @@ static int write_in_order(struct array *a, const struct uraid_sb *old, const str
 	if ((rc = meta_write_one(a, anchor)))
 		return uraid_errf(err, errlen, rc, "%s: cannot write its superblock: %s",
 				  a->members[anchor]->path, strerror(-rc));
+	step_done(a, step);
 	a->sb = *with;
 	a->sb.events = e;
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -163,11 +171,13 @@ static int write_in_order(struct array *a, const struct uraid_sb *old, const str
 		if ((rc = meta_write_one(a, i)))
 			return uraid_errf(err, errlen, rc, "%s: cannot write its superblock: %s",
 					  a->members[i]->path, strerror(-rc));
+		step_done(a, step);
 	}
 	a->sb.events = e + 1;
 	if ((rc = meta_write_one(a, anchor)))
 		return uraid_errf(err, errlen, rc, "%s: cannot write its superblock: %s",
 				  a->members[anchor]->path, strerror(-rc));
+	step_done(a, step);
 	return 0;
 }
 
@@ -210,8 +220,10 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		grow_walls(a, NULL, 0);
 		return rc;
 	}
+	unsigned step = 0;
+	step_done(a, &step);
 	/* 2-4, then 5 */
-	rc = write_in_order(a, &old, &with, (unsigned)anchor, err, errlen);
+	rc = write_in_order(a, &old, &with, (unsigned)anchor, &step, err, errlen);
 	if (rc) {
 		/* back without the PPL, past every count written (E + 1) */
 		char why[200];
@@ -235,6 +247,7 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		ulog(array_log(a), URAID_LOG_ERR, "%s: partial parity log added, but not every "
 		     "superblock took its last update (%s); the next update writes them",
 		     a->sb.set_name, strerror(-rc));
+	step_done(a, &step);
 	a->plog = pl;
 	ulog(array_log(a), URAID_LOG_INFO, "%s: partial parity log added: %u sectors at %d "
 	     "sectors from each superblock%s", a->sb.set_name, size, offset,

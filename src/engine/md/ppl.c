@@ -328,11 +328,6 @@ bool ppl_area_multi(uint64_t sectors)
 	return sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
 }
 
-uint64_t ppl_area_sectors(const struct array *a)
-{
-	return area_sectors(a);
-}
-
 int ppl_log_new(struct array *a, struct parity_log **out)
 {
 	uint64_t n = area_sectors(a);

@@ -646,6 +646,14 @@ int uraid_array_replace_member(struct uraid_array *a, unsigned old_idx, const ch
 
 #define URAID_GROW_MAX UINT64_MAX       /* --size=max, --array-size=max */
 
+/* --consistency-policy (mdadm's): how a crash is made good */
+enum {
+	URAID_GROW_POLICY_KEEP,
+	URAID_GROW_POLICY_RESYNC,   /* no PPL, no bitmap: a resync after a crash */
+	URAID_GROW_POLICY_PPL,      /* md's partial parity log (RAID 5) */
+	URAID_GROW_POLICY_BITMAP,   /* the internal write-intent bitmap (as --bitmap=internal) */
+};
+
 /* What `uraid grow` asks; 0 / false: unchanged. */
 struct uraid_grow {
 	uint32_t raid_disks;
@@ -657,6 +665,7 @@ struct uraid_grow {
 	uint64_t size_bytes;        /* per member used (md's component size); URAID_GROW_MAX */
 	uint64_t array_bytes;       /* exported (md's array_size); URAID_GROW_MAX: the full size */
 	int bitmap;                 /* 0 unchanged, 1 internal, -1 none */
+	int policy;                 /* --consistency-policy: URAID_GROW_POLICY_*, 0 unchanged */
 	unsigned adding;            /* devices the caller adds as spares before (plan_only) */
 	bool plan_only;             /* check and describe the steps (done), change nothing */
 };

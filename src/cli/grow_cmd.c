@@ -2,7 +2,8 @@
 /*
  * uraid grow [ARRAY] [--raid-devices=N] [--level=L] [--chunk=SIZE]
  *            [--layout=NAME] [--size=max|SIZE] [--array-size=max|SIZE]
- *            [--bitmap=internal|none] [--add DEV...] [--json]
+ *            [--bitmap=internal|none] [--consistency-policy=ppl|resync|bitmap]
+ *            [--add DEV...] [--json]
  *
  * mdadm --grow on a served array. This side gathers the options into one
  * control request (serve_grow.c reads and checks them, the engine plans
@@ -25,12 +26,12 @@ static void grow_usage(FILE *f)
 		"Usage: uraid grow [ARRAY] CHANGE... [--add DEV...] [--json]\n"
 		"\n"
 		"Change a served array while it serves, as mdadm --grow: its member count,\n"
-		"level, chunk, layout, the size used on each member, the size exported, or its\n"
-		"bitmap. The change is planned first as md would make it (a takeover that\n"
-		"keeps the data in place, a restripe that moves it, or both in turn), and\n"
-		"refused with the reason and what to do when md would not make it; nothing\n"
-		"is changed then. ARRAY (an export name, the export socket or the control\n"
-		"socket) may be left out when only one array is served.\n"
+		"level, chunk, layout, the size used on each member, the size exported, its\n"
+		"bitmap or its consistency policy. The change is planned first as md would\n"
+		"make it (a takeover that keeps the data in place, a restripe that moves it,\n"
+		"or both in turn), and refused with the reason and what to do when md would\n"
+		"not make it; nothing is changed then. ARRAY (an export name, the export\n"
+		"socket or the control socket) may be left out when only one array is served.\n"
 		"\n"
 		"Changes:\n"
 		"  -n, --raid-devices=N     the member count: RAID 1 mirrors (more, or fewer\n"
@@ -54,6 +55,13 @@ static void grow_usage(FILE *f)
 		"                           until the array is served again (md stores it\n"
 		"                           nowhere either). Set it lower before shrinking\n"
 		"      --bitmap=internal|none  add or remove the write-intent bitmap\n"
+		"  -k, --consistency-policy=ppl|resync|bitmap\n"
+		"                           how a crash is made good, as mdadm --grow: ppl adds\n"
+		"                           md's partial parity log (RAID 5, no bitmap or\n"
+		"                           journal, not during a reshape; placed as mdadm:\n"
+		"                           1 MiB next to each superblock, or the room there\n"
+		"                           is), resync removes it (or the bitmap), bitmap is\n"
+		"                           --bitmap=internal\n"
 		"  -a, --add DEV...         add these devices as spares first (uraid add)\n"
 		"\n"
 		"  -j, --json               the steps done as JSON\n"
@@ -63,7 +71,7 @@ static void grow_usage(FILE *f)
 /* The options that take a value, with mdadm's short names. */
 static const struct { const char *name; char shortopt; } grow_opts[] = {
 	{ "raid-devices", 'n' }, { "level", 'l' }, { "chunk", 'c' }, { "layout", 'p' },
-	{ "size", 'z' }, { "array-size", 'Z' }, { "bitmap", 0 },
+	{ "size", 'z' }, { "array-size", 'Z' }, { "bitmap", 0 }, { "consistency-policy", 'k' },
 };
 
 /* argv[*i] as NAME=VALUE into list; 1 when it is not one of grow's. */
@@ -219,8 +227,8 @@ int cmd_grow(int argc, char **argv)
 	}
 	if (!used) {
 		fprintf(stderr, "uraid grow: nothing to change: give --raid-devices, --level, "
-			"--chunk, --layout, --size, --array-size or --bitmap; see 'uraid grow "
-			"--help'\n");
+			"--chunk, --layout, --size, --array-size, --bitmap or --consistency-policy; "
+			"see 'uraid grow --help'\n");
 		free(add);
 		return CLI_EXIT_USAGE;
 	}

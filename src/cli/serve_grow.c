@@ -7,7 +7,8 @@
  *
  * MODE "plan" (check and describe, change nothing) or "do"; SETTINGS
  * NAME=VALUE words separated by blanks, named as grow's options:
- * raid-devices, level, chunk, layout, size, array-size, bitmap, and
+ * raid-devices, level, chunk, layout, size, array-size, bitmap,
+ * consistency-policy, and
  * adding=N (devices the client adds as spares between the plan and the
  * change). Every word is read and checked before the engine is asked; the
  * engine plans (engine/md/grow_plan.c) and carries out the steps. After a
@@ -87,6 +88,16 @@ static int parse_setting(char *w, int cur_level, struct uraid_grow *r, char *err
 			r->bitmap = -1;
 		else
 			return snprintf(err, errlen, "--bitmap=%s: internal or none", v), -EINVAL;
+	} else if (!strcmp(w, "consistency-policy")) {
+		if (!strcmp(v, "ppl"))
+			r->policy = URAID_GROW_POLICY_PPL;
+		else if (!strcmp(v, "resync"))
+			r->policy = URAID_GROW_POLICY_RESYNC;
+		else if (!strcmp(v, "bitmap"))
+			r->policy = URAID_GROW_POLICY_BITMAP;
+		else
+			return snprintf(err, errlen, "--consistency-policy=%s: ppl, resync or bitmap "
+					"(md changes a running array's policy to these)", v), -EINVAL;
 	} else if (!strcmp(w, "adding")) {
 		/* the spares the client just added: a count, checked like any
 		   number from the socket ("-1" would wrap to a huge one) */

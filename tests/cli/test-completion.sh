@@ -67,6 +67,7 @@ comp "--json" uraid status --j
 # values the help lists, with and without the "="
 comp "internal none" uraid create --bitmap =
 comp "internal" uraid create --bitmap = in
+comp "bitmap ppl resync" uraid grow --consistency-policy =
 comp "require" uraid serve --tls = re
 comp "off on require" uraid serve --tls ""
 comp "" uraid serve --read-ahead =            # SIZE: a placeholder, nothing to offer

@@ -397,14 +397,75 @@ static void sizes_and_rules(void)
 	CHECK(!plan(&a, &r, &p, err), "array size during a check: %s", err);
 }
 
+/* --consistency-policy: md's resync <-> ppl on RAID 5, bitmap as --bitmap */
+static void policies(void)
+{
+	struct grow_array a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	struct grow_request r = { .policy = GROW_POLICY_PPL };
+	struct grow_plan p;
+	char err[256] = "";
+
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_PPL &&
+	      p.step[0].ppl, "ppl add: %s", err);
+	/* md takes it degraded and under a resync or rebuild */
+	a.slot_missing[1] = true;
+	a.job = "resync";
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].ppl,
+	      "ppl add degraded, under a resync: %s", err);
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	a.reshaping = true;
+	a.job = "reshape";
+	REFUSED(a, r, "while a reshape is in progress");
+	a = arr(6, URAID_LEFT_SYMMETRIC, 4, 128);
+	REFUSED(a, r, "RAID 5 only");
+	a = arr(1, 0, 2, 0);
+	REFUSED(a, r, "RAID 5 only");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	a.has_bitmap = true;
+	REFUSED(a, r, "--bitmap=none first");
+	a.has_bitmap = false;
+	a.has_journal = true;
+	REFUSED(a, r, "write journal");
+	a.has_journal = false;
+	a.has_ppl = true;
+	REFUSED(a, r, "already ppl");
+	/* resync removes it; bitmap is refused over it */
+	r.policy = GROW_POLICY_RESYNC;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_PPL &&
+	      !p.step[0].ppl, "ppl remove: %s", err);
+	r.policy = GROW_POLICY_BITMAP;
+	REFUSED(a, r, "--consistency-policy=resync first");
+	r = (struct grow_request){ .bitmap = GROW_BITMAP_INTERNAL };
+	REFUSED(a, r, "--consistency-policy=resync first");
+	a.has_ppl = false;
+	r = (struct grow_request){ .policy = GROW_POLICY_RESYNC };
+	REFUSED(a, r, "already resync");
+	r.policy = GROW_POLICY_BITMAP;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_BITMAP &&
+	      p.step[0].bitmap, "policy bitmap: %s", err);
+	a.has_bitmap = true;
+	REFUSED(a, r, "already bitmap");
+	r.policy = GROW_POLICY_RESYNC;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_BITMAP &&
+	      !p.step[0].bitmap, "policy resync from bitmap: %s", err);
+	a.job = "check";
+	REFUSED(a, r, "a check is running");
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	r = (struct grow_request){ .policy = GROW_POLICY_PPL, .raid_disks = 5 };
+	REFUSED(a, r, "cannot be combined");
+	r = (struct grow_request){ .policy = GROW_POLICY_PPL, .bitmap = GROW_BITMAP_NONE };
+	REFUSED(a, r, "cannot be combined");
+}
+
 int main(void)
 {
 	takeovers();
 	restripes();
 	sizes_and_rules();
+	policies();
 	if (failures)
 		printf("%d failures\n", failures);
 	else
-		printf("ok: takeovers, restripes, sizes, bitmap and their refusals\n");
+		printf("ok: takeovers, restripes, sizes, bitmap, policies and their refusals\n");
 	return failures ? 1 : 0;
 }

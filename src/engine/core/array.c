@@ -826,6 +826,11 @@ static void array_free(struct array *a)
 		a->ops->fini(a);
 	if (a->plog)
 		a->plog->ops->fini(a->plog);     /* after the level: no unit in it */
+	while (a->plog_retired) {
+		struct parity_log *pl = a->plog_retired;
+		a->plog_retired = pl->retired_next;
+		pl->ops->fini(pl);
+	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (a->members[i]) {
 			member_close(a->members[i]);

@@ -220,6 +220,11 @@ struct array {
 	/* md's PPL or write journal around RAID 4/5/6 member writes
 	   (level/parity_log.h); NULL when the array has neither */
 	struct parity_log *plog;
+	struct parity_log *plog_retired;        /* removed by grow, freed at close */
+	/* tests only (tests/unit/test_grow_ppl_crash.c): called after each
+	   write of grow_ppl.c's ordered steps, where a kill could land */
+	void (*grow_ppl_hook)(void *arg, unsigned step);
+	void *grow_ppl_hook_arg;
 
 	/* background work (sync.c): the running job, the last one's end state */
 	struct sync_job *_Atomic sync;
@@ -502,6 +507,14 @@ int meta_record_change(struct array *a);
 /* Does member i carry the bitmap (md writes it to every non-faulty member
  * that has a role, recovering ones too)? meta_lock held. */
 bool meta_bitmap_target(const struct array *a, unsigned i);
+/* Would meta_record_change write member i's superblock (attached, not
+ * faulty)? meta_lock held. */
+bool meta_sb_target(const struct array *a, unsigned i);
+/* Member i's superblock alone, composed from a->sb as meta_record_change
+ * would (events as a->sb has them, not bumped): for a change that must
+ * reach the members in an order of its own (grow_ppl.c). Not failed on an
+ * error: 0 or -errno, the caller decides. meta_lock held. */
+int meta_write_one(struct array *a, unsigned i);
 /* a->degraded from the slots' states. meta_lock held. */
 void meta_recount_degraded(struct array *a);
 /* Requests in flight on every reactor (background work yields to them). */

@@ -131,6 +131,9 @@ struct parity_log {
 	/* the log needs the old content of unwritten data chunks that lie
 	   between written ones (PPL): such units read every block (FULL) */
 	bool span_reads;
+	/* a log removed while the array runs (grow_ppl.c) is kept until close
+	   on a->plog_retired: completions of its member flushes may still run */
+	struct parity_log *retired_next;
 };
 
 #endif

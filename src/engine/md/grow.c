@@ -30,7 +30,9 @@
 #include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
 #include "engine/md/grow_plan.h"
+#include "engine/md/grow_ppl.h"
 #include "engine/md/member_state.h"
+#include "engine/md/ppl.h"
 
 /* Steps left for uraid_array_grow_continue: plan.step[next...], waiting for
  * the job `job` (a restripe) or, when 0, for the array to be whole again (a
@@ -102,6 +104,9 @@ static void gather(struct array *a, struct grow_array *ga)
 	ga->exported_sectors = array_export_sectors(a);
 	ga->has_bitmap = a->has_bitmap;
 	ga->bitmap_room = a->minor != 0 && grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
+	ga->has_ppl = ppl_enabled(a);
+	ga->has_journal = (a->sb.feature_map & URAID_FEATURE_JOURNAL) != 0;
+	ga->reshaping = a->reshape || (a->sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE);
 	ga->single_zone = true;
 	ga->member_room_sectors = UINT64_MAX;
 	for (uint32_t s = 0; s < a->geom.raid_disks; s++) {
@@ -379,7 +384,9 @@ static int apply_frozen(struct array *a, const struct grow_step *s, const struct
 	   count no longer the one planned, and the step is not done */
 	const char *job = running_job(a);
 	pthread_mutex_lock(&a->meta_lock);
-	if (job)
+	/* md changes the PPL under a resync or rebuild (paused by the freeze);
+	   grow_ppl_apply refuses a reshape itself */
+	if (job && s->kind != GROW_STEP_PPL)
 		rc = uraid_errf(err, errlen, -EBUSY, "a %s started while the grow was being "
 				"planned: grow again when it ends", job);
 	else if (expect && (a->geom.level != expect->level ||
@@ -391,6 +398,8 @@ static int apply_frozen(struct array *a, const struct grow_step *s, const struct
 		rc = apply_size(a, s, err, errlen);
 	else if (s->kind == GROW_STEP_BITMAP)
 		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
+	else if (s->kind == GROW_STEP_PPL)
+		rc = grow_ppl_apply(a, s->ppl, err, errlen);
 	else
 		rc = apply_geometry(a, s, err, errlen);
 	pthread_mutex_unlock(&a->meta_lock);
@@ -449,6 +458,7 @@ static int apply_step(struct array *a, const struct grow_step *s, const struct g
 	case GROW_STEP_DROP_COPIES:
 		return drop_copies(a, err, errlen);
 	case GROW_STEP_BITMAP:
+	case GROW_STEP_PPL:
 		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_RESTRIPE: {
 		struct uraid_reshape rs = {
@@ -703,6 +713,10 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 				 : r->array_bytes / 512,
 		.bitmap = r->bitmap > 0 ? GROW_BITMAP_INTERNAL
 			  : r->bitmap < 0 ? GROW_BITMAP_NONE : GROW_BITMAP_KEEP,
+		.policy = r->policy == URAID_GROW_POLICY_RESYNC ? GROW_POLICY_RESYNC
+			  : r->policy == URAID_GROW_POLICY_PPL ? GROW_POLICY_PPL
+			  : r->policy == URAID_GROW_POLICY_BITMAP ? GROW_POLICY_BITMAP
+			  : GROW_POLICY_KEEP,
 		.adding = r->adding,
 	};
 	struct grow_array *ga = malloc(sizeof(*ga));

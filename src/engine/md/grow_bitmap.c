@@ -76,8 +76,7 @@ uint64_t grow_bitmap_room(const struct array *a)
 	return room == UINT64_MAX ? 0 : room;
 }
 
-/* Every attached member's wall from the array's areas now. */
-static int walls(struct array *a, char *err, size_t errlen)
+int grow_walls(struct array *a, char *err, size_t errlen)
 {
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (!attached(a, i))
@@ -124,7 +123,7 @@ static int add_bitmap(struct array *a, char *err, size_t errlen)
 	a->has_bitmap = true;
 	a->sb.feature_map |= URAID_FEATURE_BITMAP_OFFSET;
 	a->sb.bitmap_offset = 8;
-	int rc = walls(a, err, errlen);
+	int rc = grow_walls(a, err, errlen);
 	for (unsigned i = 0; !rc && i < a->nmembers; i++) {
 		if (!attached(a, i))
 			continue;
@@ -142,7 +141,7 @@ static int add_bitmap(struct array *a, char *err, size_t errlen)
 		a->has_bitmap = false;
 		a->sb = old_sb;
 		a->bitmap_sectors = 0;
-		walls(a, NULL, 0);
+		grow_walls(a, NULL, 0);
 		return rc;
 	}
 	return meta_record_change(a);
@@ -155,7 +154,7 @@ static int remove_bitmap(struct array *a, char *err, size_t errlen)
 	a->has_bitmap = false;
 	a->sb.feature_map &= ~URAID_FEATURE_BITMAP_OFFSET;
 	a->bitmap_sectors = 0;
-	int rc = walls(a, err, errlen);
+	int rc = grow_walls(a, err, errlen);
 	if (rc)
 		return rc;
 	return meta_record_change(a);
@@ -317,9 +316,9 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 	int rc = 0;
 	if (sectors > a->bitmap_sectors) {
 		a->bitmap_sectors = sectors;
-		if ((rc = walls(a, err, errlen))) {
+		if ((rc = grow_walls(a, err, errlen))) {
 			a->bitmap_sectors = undo->sectors;
-			walls(a, NULL, 0);
+			grow_walls(a, NULL, 0);
 			free(area);
 			grow_bitmap_undo_done(undo);
 			return rc;
@@ -334,7 +333,7 @@ int grow_bitmap_resize(struct array *a, uint64_t new_sync, struct grow_bitmap_un
 			ulog(array_log(a), URAID_LOG_ERR, "bitmap resize: the old bitmap could not "
 			     "be written back: %s", why);
 		a->bitmap_sectors = undo->sectors;
-		walls(a, NULL, 0);
+		grow_walls(a, NULL, 0);
 		grow_bitmap_undo_done(undo);
 		return rc;
 	}
@@ -381,7 +380,7 @@ void grow_bitmap_undo(struct array *a, struct grow_bitmap_undo *undo)
 	retire(a);
 	a->bitmap_sectors = undo->sectors;
 	a->bitmap_found_sync = undo->found_sync;
-	walls(a, NULL, 0);
+	grow_walls(a, NULL, 0);
 	if (old) {
 		struct wib **p = &a->wib_retired;
 		while (*p && *p != old)

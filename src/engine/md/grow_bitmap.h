@@ -12,6 +12,10 @@
 
 struct array;
 
+/* Every attached member's wall (member_set_areas) from the array's
+ * superblock fields now: after a metadata area is added or removed.
+ * 0 or -errno with err. meta_lock held. */
+int grow_walls(struct array *a, char *err, size_t errlen);
 /* Sectors free for a bitmap at superblock + 8 on every attached member. */
 uint64_t grow_bitmap_room(const struct array *a);
 /* Frozen, meta_lock held: add (or remove) the internal bitmap, superblocks

@@ -130,6 +130,7 @@ static struct grow_step *add_step(struct planner *pl, enum grow_step_kind kind)
 	s->waits = false;
 	s->sectors = 0;
 	s->bitmap = false;
+	s->ppl = false;
 	return s;
 }
 
@@ -539,6 +540,9 @@ static int plan_bitmap(struct planner *pl)
 	if (pl->r->bitmap == GROW_BITMAP_INTERNAL) {
 		if (a->has_bitmap)
 			return refuse(pl->err, pl->errlen, "the array already has an internal bitmap");
+		if (a->has_ppl)
+			return refuse(pl->err, pl->errlen, "the array has a partial parity log, which md "
+				      "runs without a bitmap: --consistency-policy=resync first");
 		if (!li || !li->redundant)
 			return refuse(pl->err, pl->errlen, "%s has no redundancy: a write-intent "
 				      "bitmap has nothing to resync", lvname(a->level, l, sizeof(l)));
@@ -549,6 +553,73 @@ static int plan_bitmap(struct planner *pl)
 		return refuse(pl->err, pl->errlen, "the array has no bitmap to remove");
 	}
 	add_step(pl, GROW_STEP_BITMAP)->bitmap = pl->r->bitmap == GROW_BITMAP_INTERNAL;
+	return 0;
+}
+
+/* The policy now, in md's words (consistency_policy). */
+static const char *policy_now(const struct grow_array *a)
+{
+	const struct uraid_level_info *li = uraid_level_info(a->level);
+
+	return a->has_journal ? "journal" : a->has_ppl ? "ppl" : a->has_bitmap ? "bitmap"
+	       : li && li->redundant ? "resync" : "none";
+}
+
+/*
+ * --consistency-policy: md changes resync <-> ppl on a running RAID 5
+ * (raid5_change_consistency_policy; mdadm refuses the rest, and a PPL
+ * during a reshape); bitmap and resync from a bitmap are --bitmap's steps.
+ */
+static int plan_policy(struct planner *pl)
+{
+	const struct grow_array *a = pl->a;
+	enum grow_policy want = pl->r->policy;
+	const char *now = policy_now(a);
+	char l[16];
+
+	if (a->has_journal)
+		return refuse(pl->err, pl->errlen, "the array has a write journal (consistency policy "
+			      "journal), which md does not change to another policy");
+	if (want == GROW_POLICY_BITMAP) {
+		if (a->has_ppl)
+			return refuse(pl->err, pl->errlen, "consistency policy is ppl: md runs a bitmap "
+				      "without a partial parity log; --consistency-policy=resync first");
+		if (a->has_bitmap)
+			return refuse(pl->err, pl->errlen, "consistency policy is already bitmap");
+		struct grow_request r = *pl->r;
+		r.bitmap = GROW_BITMAP_INTERNAL;
+		const struct grow_request *keep = pl->r;
+		pl->r = &r;
+		int rc = plan_bitmap(pl);
+		pl->r = keep;
+		return rc;
+	}
+	if (want == GROW_POLICY_RESYNC) {
+		if (a->has_bitmap) {
+			add_step(pl, GROW_STEP_BITMAP)->bitmap = false;
+			return 0;
+		}
+		if (!a->has_ppl)
+			return refuse(pl->err, pl->errlen, "consistency policy is already %s", now);
+		add_step(pl, GROW_STEP_PPL)->ppl = false;
+		return 0;
+	}
+	/* ppl: md's ppl_init_log and mdadm's rules */
+	if (a->has_ppl)
+		return refuse(pl->err, pl->errlen, "consistency policy is already ppl");
+	if (a->level != URAID_LEVEL_5)
+		return refuse(pl->err, pl->errlen, "a partial parity log is for RAID 5 only (md's "
+			      "PPL); this array is %s", lvname(a->level, l, sizeof(l)));
+	if (a->has_bitmap)
+		return refuse(pl->err, pl->errlen, "the array has an internal bitmap, which md does "
+			      "not run with a partial parity log: --bitmap=none first");
+	if (a->raid_disks > 64)
+		return refuse(pl->err, pl->errlen, "md runs a partial parity log on 64 members at "
+			      "most; this array has %u", a->raid_disks);
+	if (a->reshaping)
+		return refuse(pl->err, pl->errlen, "a partial parity log cannot be added while a "
+			      "reshape is in progress (mdadm refuses it too): grow again when it ends");
+	add_step(pl, GROW_STEP_PPL)->ppl = true;
 	return 0;
 }
 
@@ -601,15 +672,20 @@ int grow_plan_build(const struct grow_array *a, const struct grow_request *r,
 	bool geometry = r->raid_disks || r->level_set || r->chunk_sectors || r->layout_set;
 	bool size = r->size_sectors != 0;
 	bool bitmap = r->bitmap != GROW_BITMAP_KEEP;
+	bool policy = r->policy != GROW_POLICY_KEEP;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
 	if (err && errlen)
 		err[0] = 0;
 	grow_step_from_array(a, &pl.cur);
-	if (!geometry && !size && !bitmap && !r->array_sectors)
+	if (!geometry && !size && !bitmap && !policy && !r->array_sectors)
 		return refuse(err, errlen, "nothing to change: give --raid-devices, --level, "
-			      "--chunk, --layout, --size, --array-size or --bitmap");
+			      "--chunk, --layout, --size, --array-size, --bitmap or "
+			      "--consistency-policy");
+	if (policy && (geometry || size || bitmap || r->array_sectors))
+		return refuse(err, errlen, "--consistency-policy cannot be combined with other "
+			      "changes: grow twice");
 	/* mdadm's rules: the bitmap alone; the size alone (it may bring the
 	   exported size with it) */
 	if (bitmap && (geometry || size || r->array_sectors))
@@ -623,7 +699,16 @@ int grow_plan_build(const struct grow_array *a, const struct grow_request *r,
 		return refuse(err, errlen, "a %s is running: wait for it to end (uraid status) "
 			      "or stop it (uraid sync-cancel), then grow", a->job);
 
-	if (bitmap)
+	/* md changes the policy under a resync or rebuild too (not a reshape,
+	   which plan_policy refuses with mdadm's reason); a bitmap step is
+	   --bitmap's, refused under any job */
+	if (policy && a->job && !a->reshaping &&
+	    (r->policy == GROW_POLICY_BITMAP || (r->policy == GROW_POLICY_RESYNC && a->has_bitmap)))
+		return refuse(err, errlen, "a %s is running: wait for it to end (uraid status) "
+			      "or stop it (uraid sync-cancel), then grow", a->job);
+	if (policy)
+		rc = plan_policy(&pl);
+	else if (bitmap)
 		rc = plan_bitmap(&pl);
 	else if (size)
 		rc = plan_size(&pl);
@@ -679,6 +764,10 @@ void grow_step_describe(const struct grow_step *s, const struct grow_step *prev,
 		break;
 	case GROW_STEP_BITMAP:
 		snprintf(buf, len, "%s", s->bitmap ? "internal bitmap added" : "bitmap removed");
+		break;
+	case GROW_STEP_PPL:
+		snprintf(buf, len, "%s", s->ppl ? "partial parity log added (consistency policy ppl)"
+			 : "partial parity log removed (consistency policy resync)");
 		break;
 	case GROW_STEP_MIRRORS:
 		snprintf(buf, len, "RAID 1 %u -> %u members", prev->raid_disks, s->raid_disks);

@@ -3,8 +3,8 @@
  * Planning `uraid grow`: from an array's geometry and state and what the
  * user asked for, the steps that get there in md's way (a takeover that
  * changes the level without moving data, a restripe that moves it, a size,
- * an exported size, a bitmap, a mirror count), or one line saying why md
- * would not and what to do instead.
+ * an exported size, a bitmap, a partial parity log, a mirror count), or
+ * one line saying why md would not and what to do instead.
  *
  * Pure: no I/O, no allocation. md/grow.c fills struct grow_array from the
  * running array and carries the steps out in order;
@@ -33,6 +33,11 @@
  *    fails and removes the second of each pair itself when both are there.
  *  - RAID 0 member count or chunk: through RAID 4 (takeover, restripe,
  *    takeover back), as mdadm does.
+ *  - --consistency-policy (mdadm's Grow_consistency_policy, md's
+ *    raid5_change_consistency_policy): ppl on RAID 5 only, with no bitmap
+ *    or journal, not during a reshape (a resync or rebuild may run, as in
+ *    md; a degraded array is taken, as md does); resync removes the PPL
+ *    (or the bitmap); bitmap is --bitmap=internal. Alone, as --bitmap.
  */
 #ifndef URAID_ENGINE_MD_GROW_PLAN_H
 #define URAID_ENGINE_MD_GROW_PLAN_H
@@ -61,12 +66,17 @@ struct grow_array {
 	unsigned spares;                /* members not in a slot, ready to be rebuilt onto */
 	bool has_bitmap;
 	bool bitmap_room;               /* an internal bitmap fits (sb_areas) */
+	bool has_ppl;                   /* a partial parity log (feature 0x400/0x800) */
+	bool has_journal;               /* a write journal (feature 0x200) */
+	bool reshaping;                 /* a reshape is in progress (on disk or running) */
 	const char *job;                /* the background job running ("check"), or NULL */
 };
 
 #define GROW_SIZE_MAX UINT64_MAX        /* --size=max, --array-size=max */
 
 enum grow_bitmap { GROW_BITMAP_KEEP, GROW_BITMAP_INTERNAL, GROW_BITMAP_NONE };
+/* --consistency-policy */
+enum grow_policy { GROW_POLICY_KEEP, GROW_POLICY_RESYNC, GROW_POLICY_PPL, GROW_POLICY_BITMAP };
 
 /* What the user asked for; 0 / false / KEEP: unchanged. */
 struct grow_request {
@@ -79,6 +89,7 @@ struct grow_request {
 	uint64_t size_sectors;          /* per member; GROW_SIZE_MAX: max */
 	uint64_t array_sectors;         /* exported; GROW_SIZE_MAX: the computed size */
 	enum grow_bitmap bitmap;
+	enum grow_policy policy;
 	unsigned adding;                /* devices named with --add, spares before the steps */
 };
 
@@ -86,6 +97,7 @@ enum grow_step_kind {
 	GROW_STEP_ARRAY_SIZE,           /* the exported size: sectors (0: the computed one) */
 	GROW_STEP_SIZE,                 /* the per-member size: dev_sectors */
 	GROW_STEP_BITMAP,               /* add (bitmap) or remove the internal bitmap */
+	GROW_STEP_PPL,                  /* add (ppl) or remove the partial parity log */
 	GROW_STEP_MIRRORS,              /* RAID 1 slots: raid_disks */
 	GROW_STEP_DROP_COPIES,          /* fail and remove the second member of each pair */
 	GROW_STEP_TAKEOVER,             /* a new level on the same data: level, layout, raid_disks, chunk */
@@ -100,6 +112,7 @@ struct grow_step {
 	uint64_t dev_sectors;           /* per-member size used (SIZE changes it) */
 	uint64_t sectors;               /* ARRAY_SIZE */
 	bool bitmap;                    /* BITMAP: add */
+	bool ppl;                       /* PPL: add */
 	/* the step waits for what the one before left to do: a restripe to end
 	   (a RESTRIPE before it), or the new slot's recovery (TAKEOVER 5 -> 6) */
 	bool waits;

@@ -138,6 +138,31 @@ bool meta_bitmap_target(const struct array *a, unsigned i)
 	return writable(a, i) && has_role_slot(a, i);
 }
 
+bool meta_sb_target(const struct array *a, unsigned i)
+{
+	return writable(a, i);
+}
+
+int meta_write_one(struct array *a, unsigned i)
+{
+	alignas(4096) uint8_t buf[URAID_SB_BYTES];
+	struct uraid_sb sb;
+
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	if (!writable(a, i))
+		return 0;
+	sync_roles(a);
+	a->sb.utime = (uint64_t)time(NULL);
+	compose(a, i, &sb);
+	uraid_sb_encode(&sb, buf);
+	int rc = member_pwrite_sync(a->members[i], buf, uraid_sb_write_bytes(sb.max_dev),
+				    sb.super_offset);
+	if (!rc)
+		a->member_sb[i] = sb;
+	return rc;
+}
+
 /* Bitmap header (events = sb events) to members with a slot: md_bitmap_update_sb. */
 static int write_bitmaps(struct array *a, int *failed)
 {

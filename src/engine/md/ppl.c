@@ -312,16 +312,35 @@ static int write_empty(struct recover *rc, unsigned s)
 			  rc->page);
 }
 
-int ppl_member_joins(struct array *a, unsigned s, struct member *m)
+int ppl_write_empty(struct array *a, struct member *m)
 {
-	if (!a->plog || !ppl_enabled(a) || !m)
-		return 0;
 	uint8_t *page = aligned_alloc(4096, URAID_PPL_HEADER_BYTES);
 	if (!page)
 		return -ENOMEM;
 	int err = empty_area(m, ppl_member_area(a, m), area_sectors(a),
 			     uraid_ppl_signature(a->sb.set_uuid), page);
 	free(page);
+	return err;
+}
+
+bool ppl_area_multi(uint64_t sectors)
+{
+	return sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
+}
+
+int ppl_log_new(struct array *a, struct parity_log **out)
+{
+	uint64_t n = area_sectors(a);
+
+	return raid5_ppl_log_create(a, n, uraid_ppl_signature(a->sb.set_uuid), ppl_area_multi(n),
+				    out);
+}
+
+int ppl_member_joins(struct array *a, unsigned s, struct member *m)
+{
+	if (!a->plog || !ppl_enabled(a) || !m)
+		return 0;
+	int err = ppl_write_empty(a, m);
 	if (err) {
 		ulog(array_log(a), URAID_LOG_WARNING, "%s: cannot empty its PPL area (%s): slot %u "
 		     "is written without a log", m->path, strerror(-err), s);
@@ -361,7 +380,7 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 	rc.area_sectors = area_sectors(a);
 	/* md logs one write after another through an area that holds two
 	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */
-	rc.multi = rc.area_sectors * 512 >= 2ull * (URAID_PPL_SPACE_BYTES + URAID_PPL_HEADER_BYTES);
+	rc.multi = ppl_area_multi(rc.area_sectors);
 	rc.signature = uraid_ppl_signature(a->sb.set_uuid);
 	if (a->flags & URAID_ASSEMBLE_READONLY)
 		return 0;       /* nothing written: no replay, no log (no writes come) */

@@ -44,4 +44,16 @@ uint64_t ppl_member_area(const struct array *a, const struct member *m);
  */
 int ppl_member_joins(struct array *a, unsigned s, struct member *m);
 
+/*
+ * For uraid grow --consistency-policy=ppl (grow_ppl.c), with a->sb's PPL
+ * fields set: member m's area zeroed and an empty header written, durable
+ * (mdadm's write_init_ppl); whether an area of that many sectors (ppl.size)
+ * holds two logs (md's use_multippl: MULTIPLE_PPLS); a run-time
+ * log for the members in sync now (their areas emptied). 0 or -errno.
+ */
+int ppl_write_empty(struct array *a, struct member *m);
+bool ppl_area_multi(uint64_t sectors);
+struct parity_log;
+int ppl_log_new(struct array *a, struct parity_log **out);
+
 #endif

@@ -14,6 +14,9 @@
 #   one_line TEXT           TEXT is exactly one line (else prints it, returns 1;
 #                           use it as check's COMMAND so that it counts)
 #   randfile SEED BYTES F   BYTES pseudo-random bytes from SEED into F
+#   kill_whole PID          SIGKILL PID with none of its writes cut short: SIGSTOP
+#                           first, SIGKILL once every thread (io_uring workers
+#                           too) is stopped (see the function)
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
 #                           background; its pid in $fpid
@@ -63,6 +66,30 @@ one_line() { [ "$(printf '%s\n' "$1" | wc -l)" -eq 1 ] || { echo "$1"; return 1;
 randfile() {
     python3 -c 'import random, sys
 sys.stdout.buffer.write(random.Random(int(sys.argv[1])).randbytes(int(sys.argv[2])))' "$1" "$2" >"$3"
+}
+
+# A SIGKILL that lands while a thread copies a buffered write into the page
+# cache stops that copy at a page boundary (the kernel checks for a fatal
+# signal between pages): a log write of several pages is then torn, which
+# md rightly answers with a resync instead of a replay. A stop signal is not
+# fatal: a write under way completes, and each thread (the reactors, the
+# io_uring workers) stops only between system calls or work items. Once all
+# are stopped, SIGKILL ends the process with every write whole or not begun,
+# as a crash between two writes would: what a test of the replay asserts on.
+kill_whole() {
+    local pid=$1 t st all
+    kill -STOP "$pid" || return 1
+    for _ in $(seq 200); do
+        all=1
+        for t in /proc/"$pid"/task/*/stat; do
+            st=$(sed 's/^.*) \(.\).*/\1/' "$t" 2>/dev/null) || continue
+            case $st in T|t|Z|X|"") ;; *) all=0 ;; esac
+        done
+        [ $all = 1 ] && break
+        sleep 0.05
+    done
+    [ $all = 1 ] || echo "kill_whole: not every thread of $pid stopped within 10 s" >&2
+    kill -KILL "$pid"
 }
 
 writes_bg() {

@@ -141,11 +141,11 @@ static int check_copies(const struct array *a, const struct uraid_reshape *r, ch
 	if (nfar)
 		return uraid_errf(err, errlen, -EINVAL, "Cannot reshape RAID10 to far-mode (md "
 				  "reshapes to near and offset layouts only)");
-	if (URAID_RAID10_NEAR(ol) * URAID_RAID10_FAR(ol) != URAID_RAID10_NEAR(nl) * URAID_RAID10_FAR(nl))
+	unsigned oc = URAID_RAID10_NEAR(ol) * URAID_RAID10_FAR(ol);
+	unsigned nc = URAID_RAID10_NEAR(nl) * URAID_RAID10_FAR(nl);
+	if (oc != nc)
 		return uraid_errf(err, errlen, -EINVAL, "Cannot change number of copies when "
-				  "reshaping RAID10 (%u copies now, the layout asks for %u)",
-				  URAID_RAID10_NEAR(ol) * URAID_RAID10_FAR(ol),
-				  URAID_RAID10_NEAR(nl) * URAID_RAID10_FAR(nl));
+				  "reshaping RAID10 (%u copies now, the layout asks for %u)", oc, nc);
 	if (r->new_raid_disks < a->geom.raid_disks)
 		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 with fewer members (%u -> %u): "
 				  "md moves the data offset up for it, which uraid does not do; "

@@ -66,7 +66,7 @@ refused() {   # NAME WHAT ARGS...
 # ---- 1. near=2 4 -> 6, kill -9 half-way ----
 mem=()
 for i in 0 1 2 3 4 5; do truncate -s 64M "$work/a$i"; mem+=("$work/a$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --name=ra \
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=ra \
     --run "${mem[@]:0:4}" >/dev/null
 serve_bg "$work" ra "${mem[@]:0:4}" || exit 1
 old_bytes=$(nbdinfo --size "$(uri ra)")
@@ -110,7 +110,7 @@ check "examine: 6 devices, no reshape, data offset 1920" \
 # ---- 2. near=2 chunk 64 -> 32 KiB, then n2 -> o2 ----
 mem=()
 for i in 0 1 2 3; do truncate -s 48M "$work/b$i"; mem+=("$work/b$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --name=rb \
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=rb \
     --run "${mem[@]}" >/dev/null
 serve_bg "$work" rb "${mem[@]}" || exit 1
 size=$(($(nbdinfo --size "$(uri rb)") / 1048576))M
@@ -142,7 +142,7 @@ refused rb "a change of the number of copies" --layout=o3
 stop_served rb
 mem=()
 for i in 0 1 2 3 4; do truncate -s 32M "$work/c$i"; mem+=("$work/c$i"); done
-"$URAID" create --level=10 --layout=f2 --raid-devices=4 --chunk=64 --bitmap=none --name=rc \
+"$URAID" create --level=10 --layout=f2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=rc \
     --run "${mem[@]:0:4}" >/dev/null
 serve_bg "$work" rc "${mem[@]:0:4}" || exit 1
 "$URAID" add rc "$work/c4" >/dev/null

@@ -448,7 +448,7 @@ static void run_config(uint64_t seed, const struct config *c)
 	      as.layout == r.new_layout, "%s: geometry after: %u members chunk %u layout %u",
 	      c->name, as.raid_disks, as.chunk_bytes, as.layout);
 	CHECK(as.size_bytes >= t.size && as.size_bytes % size_unit(c) == 0 &&
-	      (c->new_n == c->n || as.size_bytes > t.size),
+	      (c->new_n <= c->n || as.size_bytes > t.size),
 	      "%s: size after %" PRIu64 " (before %" PRIu64 ")", c->name, as.size_bytes, t.size);
 	if (c->new_n < c->n) {
 		/* the slots that went away: their members are spares now */

@@ -306,10 +306,27 @@ static void restripes(void)
 	r = (struct grow_request){ .chunk_sectors = 128 };
 	REFUSED(a, r, "no chunk or layout");
 
-	/* RAID 10: not yet */
+	/* RAID 10: a restripe (the engine refuses far layouts and a change of
+	   the number of copies with mdadm's words) */
 	a = arr(10, 0x102, 4, 128);
+	a.spares = 2;
 	r = (struct grow_request){ .raid_disks = 6 };
-	REFUSED(a, r, "not in uraid yet");
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 4->6: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 10, 0x102, 6, 128, false);
+	r = (struct grow_request){ .chunk_sectors = 64 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 chunk 64K -> 32K: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 10, 0x102, 4, 64, false);
+	r = (struct grow_request){ .layout = 0x10201, .layout_set = true };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 n2 -> o2: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 10, 0x10201, 4, 128, false);
+	a.spares = 0;
+	r = (struct grow_request){ .raid_disks = 6 };
+	REFUSED(a, r, "spares");
+	r = (struct grow_request){ .raid_disks = 3 };
+	REFUSED(a, r, "less than");
+	a.slot_missing[1] = true;
+	r = (struct grow_request){ .raid_disks = 6 };
+	REFUSED(a, r, "degraded");
 }
 
 static void sizes_and_rules(void)

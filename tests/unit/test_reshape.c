@@ -37,6 +37,15 @@
  * 6. Refusals: no spare for a new slot, nothing to change, a level change
  *    by restripe (RAID 5 -> 6: md takes the level over first), fewer
  *    members (the array would shrink).
+ * 7. RAID 10 (near and offset layouts, forwards as mdadm's grows go):
+ *    near=2 4 -> 6 and 4 -> 5 members, offset=2 4 -> 5, chunk 64 -> 32 KiB,
+ *    layout n2 -> o2, under the same writer, checked the same way (1.), the
+ *    new data offset down by mdadm's least move (one chunk; two for o2);
+ *    a kill -9 in the middle of near=2 4 -> 6, of offset=2 4 -> 5 and of the
+ *    chunk change (2., without moving the checkpoint back: RAID 10's pieces
+ *    may write over the old data just below it, as md's do); refusals: a
+ *    far layout (mdadm's words), to a far layout, a change of the number
+ *    of copies, fewer members.
  *
  * The seed is printed; no timing is asserted (waits are for states, with a
  * generous deadline).
@@ -106,7 +115,30 @@ static const struct config configs[] = {
 	{ "raid5 5->4 backwards", "raid5", NULL, NULL, 5, 4, 64, 64, false, 8192, true },
 	{ "raid6 6->5 chunk 64K->32K backwards", "raid6", NULL, NULL, 6, 5, 64, 32, false, 8192,
 	  true },
+	/* RAID 10: forwards, the data offset down (mdadm's least move) */
+	{ "raid10 n2 4->6", "raid10", "n2", NULL, 4, 6, 64, 64, false, 0, false },
+	{ "raid10 n2 4->5", "raid10", "n2", NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid10 o2 4->5", "raid10", "o2", NULL, 4, 5, 64, 64, false, 0, false },
+	{ "raid10 n2 chunk 64K->32K", "raid10", "n2", NULL, 4, 4, 64, 32, false, 0, false },
+	{ "raid10 n2->o2", "raid10", "n2", "o2", 4, 4, 64, 64, false, 0, false },
 };
+
+#define FIRST_RAID10 14         /* configs[] from here on are RAID 10 */
+
+static bool is_raid10(const struct config *c)
+{
+	return !strcmp(c->level, "raid10");
+}
+
+/* The unit every size of the new geometry is a multiple of: a row of data
+ * (RAID 4/5/6), a chunk (RAID 10). */
+static uint64_t size_unit(const struct config *c)
+{
+	if (is_raid10(c))
+		return (uint64_t)c->new_chunk_kib * 1024;
+	uint64_t data_disks = c->new_n - (strcmp(c->level, "raid6") ? 1 : 2);
+	return data_disks * c->new_chunk_kib * 1024;
+}
 
 struct t {
 	uint64_t seed;
@@ -393,6 +425,17 @@ static void run_config(uint64_t seed, const struct config *c)
 		      "%s: started %s (feature_map 0x%x, new_offset %d)", c->name,
 		      c->backwards ? "forwards, want backwards" : "backwards, want forwards",
 		      sb0.feature_map, sb0.new_offset);
+	if (rc == 0 && is_raid10(c) && c->new_n > c->n) {
+		/* mdadm's min_offset_change: the larger chunk, times 2 for o2 */
+		int32_t want = -(int32_t)(c->chunk_kib > c->new_chunk_kib ? c->chunk_kib
+									: c->new_chunk_kib) * 2;
+		if (!strcmp(c->layout, "o2"))
+			want *= 2;
+		CHECK(sb0.new_offset == want && sb0.feature_map == 0x44 &&
+		      sb0.delta_disks == (int32_t)(c->new_n - c->n),
+		      "%s: started with new_offset %d (want %d), feature_map 0x%x, delta_disks %d",
+		      c->name, sb0.new_offset, want, sb0.feature_map, sb0.delta_disks);
+	}
 	if (rc == 0)
 		wait_job(&t, &st);
 	atomic_store(&t.stop, true);
@@ -401,12 +444,12 @@ static void run_config(uint64_t seed, const struct config *c)
 	      "%s: the reshape ended with kind %d running %d result %d", c->name, st.kind,
 	      st.running, st.result);
 	uraid_array_status(t.a, &as);
-	uint64_t data_disks = c->new_n - (strcmp(c->level, "raid6") ? 1 : 2);
 	CHECK(as.raid_disks == c->new_n && as.chunk_bytes == c->new_chunk_kib * 1024u &&
 	      as.layout == r.new_layout, "%s: geometry after: %u members chunk %u layout %u",
 	      c->name, as.raid_disks, as.chunk_bytes, as.layout);
-	CHECK(as.size_bytes >= t.size && as.size_bytes % (data_disks * c->new_chunk_kib * 1024u) == 0,
-	      "%s: size after %" PRIu64, c->name, as.size_bytes);
+	CHECK(as.size_bytes >= t.size && as.size_bytes % size_unit(c) == 0 &&
+	      (c->new_n <= c->n || as.size_bytes > t.size),
+	      "%s: size after %" PRIu64 " (before %" PRIu64 ")", c->name, as.size_bytes, t.size);
 	if (c->new_n < c->n) {
 		/* the slots that went away: their members are spares now */
 		unsigned spares = 0;
@@ -616,7 +659,10 @@ static void run_crash(uint64_t seed, const struct config *c)
 	 */
 	unsigned big_kib = c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib;
 	uint64_t new_row = (uint64_t)big_kib * 2 * (c->new_n - (strcmp(c->level, "raid6") ? 1 : 2));
-	for (unsigned i = 0; i < t.np; i++) {
+	/* RAID 10 (md's rule too): a piece may write over the old data just
+	   below its checkpoint, dead once the checkpoint passed it; moving the
+	   checkpoint back would make it live again */
+	for (unsigned i = 0; i < t.np && !is_raid10(c); i++) {
 		struct uraid_probe *p = malloc(sizeof(*p));
 		int fd = open(t.paths[i], O_RDWR);
 		alignas(4096) uint8_t buf[URAID_SB_BYTES];
@@ -873,6 +919,57 @@ static void run_refusals(uint64_t seed)
 	teardown(&t);
 }
 
+/* RAID 10: what md refuses (with mdadm's words), and fewer members. */
+static void run_refusals_raid10(uint64_t seed)
+{
+	static const struct config far = { "raid10 f2 refusals", "raid10", "f2", NULL, 4, 5,
+					   64, 64, false, 0, false };
+	const struct config *near = &configs[FIRST_RAID10];
+	struct t t = { .seed = seed };
+	char err[256];
+
+	if (setup(&t, &far) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "raid10 refusals: setup");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, &far);
+	struct uraid_reshape r = request_of(&far);
+	uraid_layout_parse(URAID_LEVEL_10, "f2", &r.new_layout);
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "Cannot reshape RAID10 in far-mode"), "raid10 refusals: far: %s", err);
+	teardown(&t);
+
+	memset(&t, 0, sizeof(t));
+	t.seed = seed;
+	if (setup(&t, near) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "raid10 refusals: setup near");
+		teardown(&t);
+		return;
+	}
+	add_spares(&t, near);
+	r = request_of(near);
+	uraid_layout_parse(URAID_LEVEL_10, "f2", &r.new_layout);
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "to far-mode"), "raid10 refusals: to far: %s", err);
+	uraid_layout_parse(URAID_LEVEL_10, "n3", &r.new_layout);
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "number of copies"), "raid10 refusals: copies: %s", err);
+	uraid_layout_parse(URAID_LEVEL_10, "n2", &r.new_layout);
+	r.new_raid_disks = 3;
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "fewer members"), "raid10 refusals: fewer members: %s", err);
+	r.new_level = 0;
+	r.new_raid_disks = 6;
+	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "takeover"), "raid10 refusals: to RAID 0: %s", err);
+	struct uraid_sb sb;
+	CHECK(disk_sb(&t, &sb) == 0 && !(sb.feature_map & 0x44) && sb.raid_disks == 4,
+	      "raid10 refusals: the superblock changed (feature_map 0x%x, raid_disks %u)",
+	      sb.feature_map, sb.raid_disks);
+	teardown(&t);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -884,6 +981,10 @@ int main(int argc, char **argv)
 		run_refusals(seed);
 		run_allocation(seed);
 	}
+	CHECK(is_raid10(&configs[FIRST_RAID10]) && !is_raid10(&configs[FIRST_RAID10 - 1]),
+	      "FIRST_RAID10 does not point at the first RAID 10 configuration");
+	if (!only || strstr("raid10 refusals", only))
+		run_refusals_raid10(seed);
 	if (!only || strstr("at end", only)) {
 		run_at_end(seed, false);
 		run_at_end(seed, true);
@@ -904,7 +1005,8 @@ int main(int argc, char **argv)
 	}
 	/* crashes of a member-count grow, of one with more data disks, of a
 	   chunk change at the same count, and of two backwards restripes */
-	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11, 12, 13 };
+	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11, 12, 13, FIRST_RAID10,
+						  FIRST_RAID10 + 2, FIRST_RAID10 + 3 };
 	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
 		if (only && !strstr(configs[crash_configs[i]].name, only))
 			continue;

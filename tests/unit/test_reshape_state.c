@@ -24,6 +24,14 @@
  *    md writes only for the same count), RAID 5 5 -> 4.
  * 5. The start's choice of the new offset stays between the distance and
  *    the room, where mdadm's middle of a small room falls short of it.
+ * 6. RAID 10 (md's raid10 fields: positions in array sectors): near=2
+ *    4 -> 6 with mdadm's offsets (2048 -> 1920) taken at 0, mid-way and on
+ *    a 4 KiB boundary inside a chunk; the pieces the job may write from a
+ *    checkpoint (md's reshape_request rule: one new row from 0, then
+ *    growing: 384, 768, 1536 sectors); a distance below md's (one chunk,
+ *    two for offset=2) refused; far layouts, a change of the number of
+ *    copies, backwards (fewer members, 0x20) and a position off 4 KiB
+ *    refused.
  *
  * No randomness: the cases are fixed.
  */
@@ -336,6 +344,78 @@ static void choice(void)
 	expect(&c, -EINVAL, "chunk 2M->1M, mdadm's middle (+2048)");
 }
 
+/* RAID 10 from `from` to `to` members, layouts, 64 KiB chunks, data at 2048,
+ * new_offset `delta` on every member, position pos. */
+static void craft10(struct crafted *c, unsigned from, unsigned to, uint32_t layout,
+		    uint32_t new_layout, int32_t delta, uint64_t pos)
+{
+	craft(c, 10, from, to, 128, 128, delta, pos);
+	c->sb.layout = layout;
+	c->sb.new_layout = new_layout;
+	for (unsigned s = 0; s < (from > to ? from : to); s++) {
+		c->own[s].layout = layout;
+		c->own[s].new_layout = new_layout;
+		c->own[s].data_offset = 2048;
+	}
+}
+
+static void raid10(void)
+{
+	struct crafted c;
+	char err[256];
+
+	printf("RAID 10\n");
+	craft10(&c, 4, 6, 0x102, 0x102, -128, 0);
+	expect(&c, 0, "near=2 4 -> 6, mdadm's -128, at 0");
+	craft10(&c, 4, 6, 0x102, 0x102, -128, 4096);
+	expect(&c, 0, "near=2 4 -> 6 at 4096");
+	craft10(&c, 4, 6, 0x102, 0x102, -128, 4096 + 8);
+	expect(&c, 0, "near=2 4 -> 6 at 4104 (inside a chunk, as md may stop)");
+	craft10(&c, 4, 6, 0x102, 0x102, -128, 4096 + 4);
+	expect(&c, -EINVAL, "a position off 4 KiB");
+	craft10(&c, 4, 6, 0x102, 0x102, -64, 0);
+	expect(&c, -EINVAL, "half a chunk apart (md refuses it too)");
+	craft10(&c, 4, 5, 0x10201, 0x10201, -128, 0);
+	expect(&c, -EINVAL, "offset=2 4 -> 5 one chunk apart (md needs two)");
+	craft10(&c, 4, 5, 0x10201, 0x10201, -256, 0);
+	expect(&c, 0, "offset=2 4 -> 5, mdadm's -256");
+	craft10(&c, 4, 5, 0x201, 0x201, -256, 0);
+	expect(&c, -EINVAL, "far=2");
+	craft10(&c, 4, 6, 0x102, 0x103, -128, 0);
+	expect(&c, -EINVAL, "near=2 -> near=3 (the number of copies)");
+	craft10(&c, 6, 4, 0x102, 0x102, 128, 0);
+	expect(&c, -EINVAL, "fewer members (backwards: md's to finish)");
+	craft10(&c, 4, 4, 0x102, 0x102, 128, 0);
+	c.sb.feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
+	expect(&c, -EINVAL, "the same count with 0x20");
+
+	/* the pieces from a checkpoint: near=2 4 -> 6, 64 KiB, one chunk apart */
+	craft10(&c, 4, 6, 0x102, 0x102, -128, 0);
+	struct reshape_state *rs = NULL;
+	if (build(&c, &rs, err, sizeof(err)) == 0) {
+		static const uint64_t from[] = { 0, 384, 768 }, want[] = { 384, 768, 1536 };
+		CHECK(rs->copies && reshape_pos_div(rs) == 1 && rs->step == 8192,
+		      "RAID 10 state: copies %d, pos_div %llu, step %llu", rs->copies,
+		      (unsigned long long)reshape_pos_div(rs), (unsigned long long)rs->step);
+		for (unsigned k = 0; k < 3; k++) {
+			uint64_t e = reshape_copies_safe_end(rs, from[k], rs->end);
+			printf("  safe end from %llu: %llu\n", (unsigned long long)from[k],
+			       (unsigned long long)e);
+			CHECK(e == want[k], "safe end from %llu: %llu, want %llu",
+			      (unsigned long long)from[k], (unsigned long long)e,
+			      (unsigned long long)want[k]);
+		}
+		CHECK(reshape_copies_safe_end(rs, 0, 100) == 100, "a limit inside a chunk");
+		/* past the old array nothing old is live: up to the limit */
+		uint64_t old_end = rs->g[RESHAPE_OLD].array_sectors;
+		CHECK(reshape_copies_safe_end(rs, old_end, rs->end) == rs->end,
+		      "past the old end: to the end");
+	} else {
+		CHECK(0, "RAID 10 state: %s", err);
+	}
+	free(rs);
+}
+
 int main(void)
 {
 	steps();
@@ -343,6 +423,7 @@ int main(void)
 	fields();
 	backwards();
 	choice();
+	raid10();
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
 	return failures ? 1 : 0;

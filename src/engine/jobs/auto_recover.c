@@ -34,7 +34,7 @@ static bool reshape_resume(struct array *a, char *err, size_t errlen)
 {
 	pthread_mutex_lock(&a->meta_lock);
 	bool active = a->reshape != NULL;
-	uint64_t from = active ? a->reshape->position / a->reshape->g[RESHAPE_NEW].data_disks : 0;
+	uint64_t from = active ? a->reshape->position / reshape_pos_div(a->reshape) : 0;
 	pthread_mutex_unlock(&a->meta_lock);
 	if (!active)
 		return false;

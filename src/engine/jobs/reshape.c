@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * The reshape of a RAID 4/5/6 (md's restripe: member count, chunk, layout),
+ * The reshape of a RAID 4/5/6 (md's restripe: member count, chunk, layout)
+ * or of a RAID 10 (near and offset layouts: member count, chunk, layout),
  * a job of the runner (sync.c, kind URAID_SYNC_RESHAPE) with one lane.
  *
  * Each unit is one step of md/reshape_state.h (a whole number of rows of
@@ -30,6 +31,15 @@
  * the reshape bits, data_offset the new one, the new size; fewer members:
  * the slots that went away give their members back as spares), as md's
  * raid5_finish_reshape.
+ *
+ * RAID 10 (reshape_state.h, copies) has no parity: a step reads each chunk
+ * from one in-sync copy of the old geometry and writes every copy of the
+ * new one. Its unit is 4 MiB of the array, moved in as many pieces as the
+ * distance between the data offsets allows (reshape_copies_safe_end, md's
+ * reshape_request rule for a checkpoint): each piece is written, made
+ * durable and checkpointed before the next, the unit's rows held all
+ * along. Near the start of a grow the pieces are small (one new row when
+ * the offsets are one chunk apart), then they grow with the position.
  *
  * Not done (refused): starting on a degraded array (but a parity-last RAID 4/5
  * missing its parity member, reshape_start.c), arrays with a write-intent
@@ -244,6 +254,67 @@ static int read_old(struct reshape_job *rj, struct array *a, const struct reshap
 	return 0;
 }
 
+/* RAID 10: array sectors [from, from + len) of the old geometry into buf,
+ * each piece from the first in-sync copy that reads (zeroes past its end). */
+static int read_old_copies(struct array *a, const struct reshape_state *rs, uint64_t from,
+			   uint64_t len, uint8_t *buf)
+{
+	const struct uraid_geom *g = geom_old(rs);
+
+	for (uint64_t s = from; s < from + len;) {
+		uint8_t *at = buf + (s - from) * 512;
+		if (s >= g->array_sectors) {
+			memset(at, 0, (from + len - s) * 512);
+			break;
+		}
+		struct uraid_loc l[URAID_MAX_MEMBERS];
+		int c = uraid_geom_map(g, s, l, URAID_MAX_MEMBERS);
+		if (c <= 0)
+			return -EINVAL;
+		uint64_t n = uraid_geom_chunk_left(g, s);
+		if (n > from + len - s)
+			n = from + len - s;
+		if (n > g->array_sectors - s)
+			n = g->array_sectors - s;
+		int rc = -EIO;  /* every copy missing, or failed now */
+		for (int k = 0; k < c && rc; k++)
+			if (slot_ok(a, l[k].slot))
+				rc = member_rw(a, l[k].slot, false, at, n,
+					       rs->off[RESHAPE_OLD][l[k].slot] + l[k].sector);
+		if (rc)
+			return rc;
+		s += n;
+	}
+	return 0;
+}
+
+/* RAID 10: every copy of array sectors [from, from + len) in the new geometry. */
+static int write_new_copies(struct array *a, const struct reshape_state *rs, uint64_t from,
+			    uint64_t len, const uint8_t *buf)
+{
+	const struct uraid_geom *g = geom_new(rs);
+
+	for (uint64_t s = from; s < from + len;) {
+		struct uraid_loc l[URAID_MAX_MEMBERS];
+		int c = uraid_geom_map(g, s, l, URAID_MAX_MEMBERS);
+		if (c <= 0)
+			return -EINVAL;
+		uint64_t n = uraid_geom_chunk_left(g, s);
+		if (n > from + len - s)
+			n = from + len - s;
+		for (int k = 0; k < c; k++) {
+			if (!slot_ok(a, l[k].slot))
+				continue;       /* missing or failed: that copy is lost */
+			if (member_rw(a, l[k].slot, true, (void *)(buf + (s - from) * 512), n,
+				      rs->off[RESHAPE_NEW][l[k].slot] + l[k].sector) &&
+			    !array_level_survives(a))
+				return -EIO;
+		}
+		s += n;
+	}
+	return 0;
+}
+
 /* Rows of the new geometry for array sectors [from, from + len) from buf. */
 static int write_new(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
 		     uint64_t from, uint64_t len, const uint8_t *buf)
@@ -412,12 +483,56 @@ static uint64_t backwards_vtop(const struct reshape_state *rs)
 	return (rs->top + rs->step - 1) / rs->step * rs->step;
 }
 
+/* Array sectors [from, from + len): read in the old geometry, written in
+ * the new one, durable on the members. */
+static int move(struct reshape_job *rj, struct array *a, const struct reshape_state *rs,
+		uint64_t from, uint64_t len)
+{
+	int rc = rs->copies ? read_old_copies(a, rs, from, len, rj->data)
+			    : read_old(rj, a, rs, from, len, rj->data);
+	if (!rc)
+		rc = rs->copies ? write_new_copies(a, rs, from, len, rj->data)
+				: write_new(rj, a, rs, from, len, rj->data);
+	if (!rc)
+		rc = sync_members(a);
+	return rc;
+}
+
+/*
+ * The moved part reaches the superblocks: the position `moved` (events+1,
+ * md's checkpoint), or on the last step the new geometry (rs is freed
+ * then). Frees nothing and moves nothing when the write fails.
+ */
+static int checkpoint(struct array *a, struct reshape_state *rs, uint64_t moved, bool last)
+{
+	int rc;
+
+	pthread_mutex_lock(&a->meta_lock);
+	if (last) {
+		rs->position = moved;
+		rc = reshape_finish(a, rs);
+	} else {
+		a->sb.reshape_position = moved;
+		rc = meta_record_change(a);
+		/* on disk: requests go by the new position (those outside
+		   the held rows find the same geometry either side of
+		   it); if not, the old place still holds the step
+		   (nothing was written to it meanwhile) and stays in use */
+		if (!rc)
+			reshape_set_position(rs, moved);
+		else
+			a->sb.reshape_position = rs->position;
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	return rc;
+}
+
 /* One step, on the job's thread: see the top of the file. */
 static int run_step(struct reshape_job *rj, struct sync_unit *u)
 {
 	struct array *a = rj->j->a;
 	struct reshape_state *rs = a->reshape;
-	uint64_t dn = geom_new(rs)->data_disks;
+	uint64_t dn = reshape_pos_div(rs);
 	uint64_t from, len;
 	bool last;
 
@@ -453,31 +568,30 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
 		     "is %" PRIu64, expect, rs->position);
 	}
-	if (!rc)
-		rc = read_old(rj, a, rs, from, len, rj->data);
-	if (!rc)
-		rc = write_new(rj, a, rs, from, len, rj->data);
-	if (!rc)
-		rc = sync_members(a);
-	if (!rc) {
-		pthread_mutex_lock(&a->meta_lock);
-		uint64_t moved = rs->backwards ? from : from + len;
-		if (last) {
-			rs->position = moved;
-			rc = reshape_finish(a, rs);
-		} else {
-			a->sb.reshape_position = moved;
-			rc = meta_record_change(a);
-			/* on disk: requests go by the new position (those outside
-			   the held rows find the same geometry either side of
-			   it); if not, the old place still holds the step
-			   (nothing was written to it meanwhile) and stays in use */
+	if (!rc && rs->copies) {
+		/* RAID 10: in pieces as far as the distance allows, each one
+		   checkpointed before the next is written */
+		uint64_t end = from + len;
+		for (uint64_t p = from; !rc && p < end;) {
+			uint64_t e = reshape_copies_safe_end(rs, p, end);
+			if (e == p) {
+				rc = -ENOSPC;
+				ulog(array_log(a), URAID_LOG_ERR, "reshape: the copies of array sector "
+				     "%" PRIu64 " would overwrite live data (the data offsets are too "
+				     "close)", p);
+				break;
+			}
+			rc = move(rj, a, rs, p, e - p);
 			if (!rc)
-				reshape_set_position(rs, moved);
-			else
-				a->sb.reshape_position = rs->position;
+				rc = checkpoint(a, rs, e, last && e == end);
+			p = e;
 		}
-		pthread_mutex_unlock(&a->meta_lock);
+		if (!rc && last && !len)
+			rc = checkpoint(a, rs, from, true);     /* all moved: only the finish */
+	} else if (!rc) {
+		rc = move(rj, a, rs, from, len);
+		if (!rc)
+			rc = checkpoint(a, rs, rs->backwards ? from : from + len, last);
 	}
 	if (last)
 		array_thaw(a);
@@ -525,7 +639,7 @@ static void *reshape_thread(void *arg)
 static uint32_t rs_unit_sectors(const struct array *a)
 {
 	const struct reshape_state *rs = a->reshape;
-	return rs ? (uint32_t)(rs->step / geom_new(rs)->data_disks) : 1;
+	return rs ? (uint32_t)(rs->step / reshape_pos_div(rs)) : 1;
 }
 
 static int rs_can_run(const struct array *a, enum uraid_sync_kind kind, char *err, size_t errlen)
@@ -580,10 +694,20 @@ static int rs_job_init(struct sync_job *j)
 	if (!rj)
 		return -ENOMEM;
 	rj->j = j;
+	if (rs->copies && j->unit) {
+		/* RAID 10: positions are array sectors up to the new size (the
+		   runner's span, which held the start, is the old one) */
+		j->end = rs->end;
+		j->pos = rs->position / j->unit * j->unit;
+		if (j->pos > j->end)
+			j->pos = j->end;
+		j->next = j->pos;
+		atomic_store(&j->done_sectors, j->pos);
+	}
 	if (rs->backwards && j->unit) {
 		/* job positions count down from the top (backwards_vtop); the
 		   runner's were computed forwards */
-		uint64_t dn = geom_new(rs)->data_disks, vtop = backwards_vtop(rs);
+		uint64_t dn = reshape_pos_div(rs), vtop = backwards_vtop(rs);
 		j->end = vtop / dn;
 		j->pos = (vtop - rs->position) / dn / j->unit * j->unit;
 		if (j->pos > j->end)

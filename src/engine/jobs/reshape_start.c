@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The start of a RAID 4/5/6 reshape (uraid_array_reshape_start): what is
- * refused and why, the new data offset as mdadm picks it (Grow.c
- * set_new_data_offset), the spares taking the new slots, the superblocks
- * written with the reshape fields (md's raid5_start_reshape), and the job.
- * The steps themselves are jobs/reshape.c's.
+ * The start of a RAID 4/5/6 or RAID 10 reshape (uraid_array_reshape_start):
+ * what is refused and why, the new data offset as mdadm picks it (Grow.c
+ * set_new_data_offset; RAID 10's least move is its min_offset_change, the
+ * larger chunk times an offset layout's copies), the spares taking the new
+ * slots, the superblocks written with the reshape fields (md's
+ * raid5_start_reshape, raid10_start_reshape), and the job. The steps
+ * themselves are jobs/reshape.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include "engine/core/array.h"
 #include "engine/core/freeze.h"
 #include "engine/jobs/sync.h"
+#include "engine/level/level.h"
 #include "engine/md/reshape_state.h"
 
 #define A(ua) ((struct array *)(ua))
@@ -120,23 +123,62 @@ static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 	return true;
 }
 
+/*
+ * What md refuses of a RAID 10 reshape (mdadm's analyse_change and md's
+ * raid10_check_reshape, with mdadm's words), and what uraid does not do:
+ * fewer members (md moves the data offset up for them, backwards).
+ */
+static int check_copies(const struct array *a, const struct uraid_reshape *r, char *err,
+			size_t errlen)
+{
+	uint32_t ol = a->geom.layout, nl = r->new_layout;
+	bool ofar = URAID_RAID10_FAR(ol) > 1 && !(ol & URAID_RAID10_OFFSET);
+	bool nfar = URAID_RAID10_FAR(nl) > 1 && !(nl & URAID_RAID10_OFFSET);
+
+	if (ofar)
+		return uraid_errf(err, errlen, -EINVAL, "Cannot reshape RAID10 in far-mode (md "
+				  "moves no far layout: copy the data to a new array instead)");
+	if (nfar)
+		return uraid_errf(err, errlen, -EINVAL, "Cannot reshape RAID10 to far-mode (md "
+				  "reshapes to near and offset layouts only)");
+	unsigned oc = URAID_RAID10_NEAR(ol) * URAID_RAID10_FAR(ol);
+	unsigned nc = URAID_RAID10_NEAR(nl) * URAID_RAID10_FAR(nl);
+	if (oc != nc)
+		return uraid_errf(err, errlen, -EINVAL, "Cannot change number of copies when "
+				  "reshaping RAID10 (%u copies now, the layout asks for %u)", oc, nc);
+	if (r->new_raid_disks < a->geom.raid_disks)
+		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 with fewer members (%u -> %u): "
+				  "md moves the data offset up for it, which uraid does not do; "
+				  "grow it with mdadm, or copy the data to a new array",
+				  a->geom.raid_disks, r->new_raid_disks);
+	if (r->new_chunk_sectors && array_export_sectors(a) % r->new_chunk_sectors)
+		return uraid_errf(err, errlen, -EINVAL, "the array's size (%" PRIu64 " KiB) is not "
+				  "a multiple of the new chunk (%u KiB), which md's raid10 needs: "
+				  "uraid grow --array-size to a multiple first",
+				  array_export_sectors(a) / 2, r->new_chunk_sectors / 2);
+	return 0;
+}
+
 /* What r asks of a, refused with the reason (0: it can start). */
 static int check_request(struct array *a, const struct uraid_reshape *r, char *err, size_t errlen)
 {
 	const struct uraid_geom *g = &a->geom;
 	int level = g->level;
+	enum level_reshape kind = a->level->reshape;
+	const struct level *to = level_find(r->new_level);
 
 	/* the reshape reads and writes members' descriptors directly */
 	if (array_has_stacked_member(a))
 		return uraid_errf(err, errlen, -EINVAL, "%s is the RAID 0 of a nested array (its "
 				  "members are arrays): uraid does not reshape it", a->sb.set_name);
-	if (level == 1 || level == 10)
-		return uraid_errf(err, errlen, -EINVAL, "RAID %d restriping is not done by uraid "
-				  "(this version restripes RAID 4, 5 and 6)", level);
-	if (level != 4 && level != 5 && level != 6)
+	if (kind == LEVEL_RESHAPE_NONE)
 		return uraid_errf(err, errlen, -EINVAL, "%s has no stripes to reshape",
 				  uraid_level_name(level));
-	if (r->new_level != 4 && r->new_level != 5 && r->new_level != 6)
+	if (kind == LEVEL_RESHAPE_COPIES && r->new_level != level)
+		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 reshape ends at RAID 10, not %d "
+				  "(RAID 10 -> RAID 0 is md's takeover: uraid grow --level=0)",
+				  r->new_level);
+	if (!to || to->reshape != kind)
 		return uraid_errf(err, errlen, -EINVAL, "a restripe ends at RAID 4, 5 or 6, not %d",
 				  r->new_level);
 	/* md resumes only a reshape within one level (raid5_run) */
@@ -165,7 +207,7 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	if (r->new_raid_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "%u members: at most %u",
 				  r->new_raid_disks, URAID_MAX_MEMBERS);
-	return 0;
+	return kind == LEVEL_RESHAPE_COPIES ? check_copies(a, r, err, errlen) : 0;
 }
 
 /* The new geometry, checked as md would (layout, chunk, member count). */
@@ -233,10 +275,14 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	if ((rc = sync_refuse_if_running(a, err, errlen)))
 		goto out;
 	/* mdadm's distance (min_offset_change): a step's worth of the old rows
-	   per member (backup_blocks / old data disks) */
-	uint64_t step = reshape_step(&a->geom, ng);
-	uint64_t min = step / a->geom.data_disks;
-	int ddelta = (int)ng->data_disks - (int)a->geom.data_disks;
+	   per member (backup_blocks / old data disks); RAID 10: the larger
+	   chunk times an offset layout's copies. The members in the count:
+	   data members, or RAID 10's all (check_copies refused fewer) */
+	bool copies = a->level->reshape == LEVEL_RESHAPE_COPIES;
+	uint64_t min = copies ? reshape_copies_distance(&a->geom, ng)
+			      : reshape_step(&a->geom, ng) / a->geom.data_disks;
+	int ddelta = copies ? (int)ng->raid_disks - (int)a->geom.raid_disks
+			    : (int)ng->data_disks - (int)a->geom.data_disks;
 
 	pthread_mutex_lock(&a->meta_lock);
 	/* the new slots' members: spares, in the order they came */
@@ -270,6 +316,10 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	   members backwards (the data offset up), more forwards (down), the
 	   same count towards the larger room (backwards on a tie) */
 	bool backwards = ddelta < 0 || (ddelta == 0 && before <= after);
+	/* RAID 10: uraid moves the data offset down only (mdadm goes up for
+	   the same count when the room after the data is the larger) */
+	if (copies)
+		backwards = false;
 	if (!backwards && before < min) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -ENOSPC, "needs %" PRIu64 " KiB before the data, has "

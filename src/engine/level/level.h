@@ -24,6 +24,14 @@
 struct level_ops;
 struct sync_level;
 
+/* How a reshape (md's restripe, jobs/reshape.c) moves the level's data. */
+enum level_reshape {
+	LEVEL_RESHAPE_NONE,     /* not reshaped by a restripe */
+	LEVEL_RESHAPE_STRIPES,  /* rows of data and parity (RAID 4/5/6); positions per member */
+	LEVEL_RESHAPE_COPIES,   /* every copy of each chunk (RAID 10 near/offset); positions
+				   in array sectors, as md's raid10 keeps them */
+};
+
 struct level {
 	/* the facts, also shown outside the engine (uraid_level_info) */
 	struct uraid_level_info info;
@@ -50,6 +58,8 @@ struct level {
 	 * instead of completing the copy; RAID 1/10 keep writing it.
 	 */
 	bool writes_skip_failed_slot;
+	/* how a member count, chunk or layout change moves the data */
+	enum level_reshape reshape;
 };
 
 /* The descriptor of md level `md_level` (registry.c); NULL if uraid has none. */

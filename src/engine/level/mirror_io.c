@@ -29,6 +29,7 @@
 #include "engine/core/mio.h"
 #include "engine/level/mirror.h"
 #include "engine/md/member_state.h"
+#include "engine/md/reshape_state.h"
 
 #define BALANCE_WINDOW_SECTORS 128
 #define EXCL_NONE 2          /* mgroup.excl: no exclusion counter held */
@@ -222,15 +223,38 @@ static bool copy_writable(const struct array *a, const struct uraid_loc *l)
 	return slot_ok_at(a, l->slot, l->sector);
 }
 
+/*
+ * During a RAID 10 reshape (md/reshape_state.h) a piece lies in the
+ * geometry of its side of the position, and one below the position ends
+ * at it (md's position may cut a chunk of either geometry). The position
+ * moves only while the job holds the rows around it, so a piece keeps its
+ * side for its whole life.
+ */
 static uint64_t mirror_piece_sectors(const struct array *a, uint64_t sector)
 {
-	return uraid_geom_chunk_left(&a->geom, sector);
+	if (!a->reshape)
+		return uraid_geom_chunk_left(&a->geom, sector);
+	const uint64_t *shift;
+	const struct uraid_geom *g = reshape_geom_at(a->reshape, sector, &shift);
+	uint64_t pos = __atomic_load_n(&a->reshape->position, __ATOMIC_ACQUIRE);
+	uint64_t n = uraid_geom_chunk_left(g, sector);
+	if (sector < pos && pos - sector < n)
+		n = pos - sector;
+	return n;
 }
 
-/* The copies of the piece at g->sector; n or -errno. */
+/* The copies of the piece at g->sector, their member sectors from the
+ * data offset the member I/O adds (a reshape's shift included); n or -errno. */
 static int copies_of(const struct array *a, uint64_t sector, struct uraid_loc *locs)
 {
-	return uraid_geom_map(&a->geom, sector, locs, URAID_MAX_MEMBERS);
+	if (!a->reshape)
+		return uraid_geom_map(&a->geom, sector, locs, URAID_MAX_MEMBERS);
+	const uint64_t *shift;
+	const struct uraid_geom *g = reshape_geom_at(a->reshape, sector, &shift);
+	int n = uraid_geom_map(g, sector, locs, URAID_MAX_MEMBERS);
+	for (int k = 0; k < n; k++)
+		locs[k].sector += shift[locs[k].slot];
+	return n;
 }
 
 static void group_finish(struct mgroup *g, int res)

@@ -53,4 +53,5 @@ const struct level level_raid10 = {
 	.sync = &sync_mirror_level,
 	.survives = raid10_survives,
 	.keeps_last_copy = true,
+	.reshape = LEVEL_RESHAPE_COPIES,
 };

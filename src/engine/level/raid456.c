@@ -24,6 +24,7 @@ const struct level level_raid4 = {
 	.io = &level_raid5_ops,
 	.sync = &sync_raid5_level,
 	.writes_skip_failed_slot = true,
+	.reshape = LEVEL_RESHAPE_STRIPES,
 };
 
 const struct level level_raid5 = {
@@ -31,6 +32,7 @@ const struct level level_raid5 = {
 	.io = &level_raid5_ops,
 	.sync = &sync_raid5_level,
 	.writes_skip_failed_slot = true,
+	.reshape = LEVEL_RESHAPE_STRIPES,
 };
 
 const struct level level_raid6 = {
@@ -38,4 +40,5 @@ const struct level level_raid6 = {
 	.io = &level_raid5_ops,
 	.sync = &sync_raid5_level,
 	.writes_skip_failed_slot = true,
+	.reshape = LEVEL_RESHAPE_STRIPES,
 };

@@ -196,14 +196,16 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 	if (f & ~URAID_FEATURE_ALL)
 		return fail(err, errlen, -EINVAL, "%s: unknown feature bits 0x%x in the superblock",
 			    path, f & ~URAID_FEATURE_ALL);
-	/* RAID 4/5/6 in mid-reshape: continued (md/reshape_state.c checks it) */
+	/* RAID 4/5/6 and RAID 10 in mid-reshape: continued (md/reshape_state.c
+	   checks it) */
+	const struct level *lv = level_find(c->sb.level);
 	if ((f & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS |
 		  URAID_FEATURE_NEW_OFFSET)) &&
-	    (c->sb.level < 4 || c->sb.level > 6 || !(f & URAID_FEATURE_RESHAPE_ACTIVE)))
+	    (!lv || lv->reshape == LEVEL_RESHAPE_NONE || !(f & URAID_FEATURE_RESHAPE_ACTIVE)))
 		return fail(err, errlen, -EINVAL,
 			    "%s: a reshape of a level %d array is in progress (feature_map 0x%x, "
-			    "reshape_position %" PRIu64 "); uraid continues RAID 4/5/6 reshapes "
-			    "only, finish it with mdadm first", path, c->sb.level, f,
+			    "reshape_position %" PRIu64 "); uraid continues RAID 4/5/6 and RAID 10 "
+			    "reshapes only, finish it with mdadm first", path, c->sb.level, f,
 			    c->sb.reshape_position);
 	if (f & URAID_FEATURE_CLUSTERED)
 		return fail(err, errlen, -EINVAL,
@@ -217,7 +219,6 @@ static int check_member(const struct cand *c, char *err, size_t errlen)
 		return fail(err, errlen, -EINVAL,
 			    "%s: its bad-block list is not empty (feature 0x8); uraid does not avoid "
 			    "recorded bad blocks yet", path);
-	const struct level *lv = level_find(c->sb.level);
 	if (!lv)
 		return fail(err, errlen, -EINVAL, "%s: level %d is not one uraid runs", path,
 			    c->sb.level);

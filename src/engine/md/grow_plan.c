@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <uraid/geom.h>
@@ -52,14 +53,33 @@ static unsigned parity_slots(int level)
 	return li ? li->parity_members : 0;
 }
 
+/* RAID 10's array size (md's calc_sectors, geom's); 0 for a geometry md
+ * does not run. */
+static uint64_t raid10_sectors(uint32_t layout, uint32_t disks, uint32_t chunk, uint64_t dev)
+{
+	struct uraid_geom_params p = { .level = URAID_LEVEL_10, .layout = layout,
+				       .raid_disks = disks, .chunk_sectors = chunk,
+				       .dev_sectors = dev };
+	struct uraid_geom *g = malloc(sizeof(*g));      /* large: per-member sizes */
+	uint64_t n = 0;
+
+	if (g && uraid_geom_init(g, &p, NULL, 0) == 0)
+		n = g->array_sectors;
+	free(g);
+	return n;
+}
+
 /* The array size of a geometry with per-member size dev (sectors), where
- * the planner can compute it (RAID 0 one zone, 1, 4, 5, 6); 0 otherwise. */
-static uint64_t geometry_sectors(int level, uint32_t disks, uint32_t chunk, uint64_t dev)
+ * the planner can compute it (RAID 0 one zone, 1, 4, 5, 6, 10); 0 otherwise. */
+static uint64_t geometry_sectors(int level, uint32_t layout, uint32_t disks, uint32_t chunk,
+				 uint64_t dev)
 {
 	if (level == URAID_LEVEL_1)
 		return dev;
 	if (!chunk)
 		return 0;
+	if (level == URAID_LEVEL_10)
+		return raid10_sectors(layout, disks, chunk, dev);
 	uint64_t used = dev - dev % chunk;
 	if (level == URAID_LEVEL_0)
 		return used * disks;
@@ -171,7 +191,7 @@ static int restripe(struct planner *pl, uint32_t layout, uint32_t disks, uint32_
 	if (a->dev_sectors < chunk)
 		return refuse(pl->err, pl->errlen, "a chunk of %u KiB is larger than the members' "
 			      "used size (%" PRIu64 " KiB)", chunk / 2, a->dev_sectors / 2);
-	uint64_t after = geometry_sectors(pl->cur.level, disks, chunk, pl->cur.dev_sectors);
+	uint64_t after = geometry_sectors(pl->cur.level, layout, disks, chunk, pl->cur.dev_sectors);
 	uint64_t exported = pl->r->array_sectors && pl->r->array_sectors != GROW_SIZE_MAX
 			    ? pl->r->array_sectors : a->exported_sectors;
 	if (after < exported)
@@ -252,8 +272,13 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 				      lvname(a->level, l, sizeof(l)), missing_count(a), a->raid_disks);
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	case URAID_LEVEL_10:
-		return refuse(pl->err, pl->errlen, "RAID 10 restriping (members, chunk, layout) is "
-			      "not in uraid yet; md does it for near layouts");
+		/* near and offset layouts, as md (the engine refuses far ones
+		   and a change of the number of copies with mdadm's words) */
+		if (missing_count(a))
+			return refuse(pl->err, pl->errlen, "RAID 10 is degraded (%u of %u slots "
+				      "missing): let a spare rebuild it first, then grow",
+				      missing_count(a), a->raid_disks);
+		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	default:
 		return refuse(pl->err, pl->errlen, "linear arrays grow by appending members "
 			      "(mdadm --grow --add), which uraid does not do yet");
@@ -499,7 +524,8 @@ static int plan_size(struct planner *pl)
 		want -= want % a->chunk_sectors;        /* md rounds down to the chunk */
 	if (!want)
 		return refuse(pl->err, pl->errlen, "--size must leave at least one chunk per member");
-	uint64_t after = geometry_sectors(a->level, a->raid_disks, a->chunk_sectors, want);
+	uint64_t after = geometry_sectors(a->level, a->layout, a->raid_disks, a->chunk_sectors,
+					  want);
 	uint64_t exported = pl->r->array_sectors && pl->r->array_sectors != GROW_SIZE_MAX
 			    ? pl->r->array_sectors : a->exported_sectors;
 	if (after < exported)
@@ -637,8 +663,8 @@ static int place_array_size(struct planner *pl)
 
 	if (n) {
 		const struct grow_step *last = &p->step[n - 1];
-		uint64_t g = geometry_sectors(last->level, last->raid_disks, last->chunk_sectors,
-					      last->dev_sectors);
+		uint64_t g = geometry_sectors(last->level, last->layout, last->raid_disks,
+					      last->chunk_sectors, last->dev_sectors);
 		if (g)
 			final = g;
 	}

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The state of a RAID 4/5/6 reshape (reshape_state.h): built from the
- * superblocks with md's checks (raid5_run, super_1_validate), and the
- * members' data areas while both geometries are in use.
+ * The state of a RAID 4/5/6 or RAID 10 reshape (reshape_state.h): built
+ * from the superblocks with md's checks (raid5_run, raid10_run,
+ * super_1_validate), and the members' data areas while both geometries are
+ * in use.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +12,10 @@
 
 #include "common/errmsg.h"
 #include "engine/core/array.h"
+#include "engine/level/level.h"
 #include "engine/md/reshape_state.h"
+
+#define COPIES_STEP_SECTORS 8192u      /* a RAID 10 job unit: 4 MiB of the array */
 
 static uint64_t gcd64(uint64_t a, uint64_t b)
 {
@@ -180,9 +184,135 @@ static int check_distance(const struct reshape_state *rs, char *err, size_t errl
 	return 0;
 }
 
-static bool restripe_level(int level)
+/* How the level's reshape moves data (its descriptor); NONE if it has none. */
+static enum level_reshape reshape_kind(int level)
 {
-	return level == 4 || level == 5 || level == 6;
+	const struct level *lv = level_find(level);
+	return lv ? lv->reshape : LEVEL_RESHAPE_NONE;
+}
+
+/* A RAID 10 geometry md reshapes: near or offset copies, not far ones
+ * (mdadm: "Cannot reshape RAID10 in far-mode"). */
+static bool copies_far(const struct uraid_geom *g)
+{
+	return g->far_copies > 1 && !g->far_offset;
+}
+
+/* md's least distance between the data offsets of a RAID 10 reshape
+ * (raid10_run, mdadm's min_offset_change): the larger chunk, times the
+ * copies an offset layout keeps in each stripe. */
+static uint64_t copies_min_distance(const struct uraid_geom *old, const struct uraid_geom *new)
+{
+	uint64_t a = (uint64_t)old->chunk_sectors * (old->far_offset ? old->far_copies : 1);
+	uint64_t b = (uint64_t)new->chunk_sectors * (new->far_offset ? new->far_copies : 1);
+	return a > b ? a : b;
+}
+
+uint64_t reshape_copies_distance(const struct uraid_geom *old, const struct uraid_geom *new)
+{
+	return copies_min_distance(old, new);
+}
+
+uint64_t reshape_copies_step(const struct uraid_geom *old, const struct uraid_geom *new)
+{
+	uint64_t big = old->chunk_sectors > new->chunk_sectors ? old->chunk_sectors
+							       : new->chunk_sectors;
+	return big >= COPIES_STEP_SECTORS ? big : COPIES_STEP_SECTORS / big * big;
+}
+
+/*
+ * The old data still live (array sectors at or above pos) lies, on every
+ * slot, at or above the start of the old row that holds pos's first copy:
+ * a later chunk's first copy is in that row or a later one, and its other
+ * copies follow it (offset layouts: the row's shifted copies). UINT64_MAX
+ * when nothing old is live (pos past the old array).
+ */
+static uint64_t copies_live_row(const struct uraid_geom *g, uint64_t pos)
+{
+	struct uraid_loc l[URAID_MAX_MEMBERS];
+	uint64_t lo = UINT64_MAX;
+
+	if (pos >= g->array_sectors)
+		return UINT64_MAX;
+	int n = uraid_geom_map(g, pos, l, URAID_MAX_MEMBERS);
+	for (int k = 0; k < n; k++) {
+		uint64_t r = l[k].sector / g->chunk_sectors * g->chunk_sectors;
+		lo = r < lo ? r : lo;
+	}
+	return n > 0 ? lo : 0;
+}
+
+uint64_t reshape_copies_safe_end(const struct reshape_state *rs, uint64_t pos, uint64_t limit)
+{
+	const struct uraid_geom *gn = &rs->g[RESHAPE_NEW];
+	uint64_t row = copies_live_row(&rs->g[RESHAPE_OLD], pos);
+	uint64_t end = pos;
+
+	while (end < limit) {
+		struct uraid_loc l[URAID_MAX_MEMBERS];
+		uint64_t n = uraid_geom_chunk_left(gn, end);
+		if (n > limit - end)
+			n = limit - end;
+		int c = n ? uraid_geom_map(gn, end, l, URAID_MAX_MEMBERS) : 0;
+		if (c <= 0)
+			break;
+		bool safe = true;
+		for (int k = 0; k < c && row != UINT64_MAX; k++) {
+			unsigned s = l[k].slot;
+			if (!rs->off[RESHAPE_OLD][s])
+				continue;       /* a new slot: nothing old on it */
+			safe &= rs->off[RESHAPE_NEW][s] + l[k].sector + n <=
+				rs->off[RESHAPE_OLD][s] + row;
+		}
+		if (!safe)
+			break;
+		end += n;
+	}
+	return end;
+}
+
+/*
+ * RAID 10 (forwards only in uraid): md's own rule (raid10_run: the data
+ * offsets at least copies_min_distance apart, the new one below), and
+ * the step from the position must be able to go on.
+ */
+static int check_distance_copies(const struct reshape_state *rs, char *err, size_t errlen)
+{
+	uint64_t need = copies_min_distance(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
+
+	if (rs->position >= rs->end)
+		return 0;       /* nothing left to move: the job only finishes */
+	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++) {
+		if (!rs->off[RESHAPE_OLD][s] || !rs->off[RESHAPE_NEW][s])
+			continue;
+		int64_t dist = (int64_t)rs->off[RESHAPE_OLD][s] - (int64_t)rs->off[RESHAPE_NEW][s];
+		if (dist < (int64_t)need)
+			return uraid_errf(err, errlen, -EINVAL, "slot %u: the new data offset %" PRIu64
+					  " is %" PRId64 " sectors below the old one (%" PRIu64 "), a "
+					  "RAID 10 reshape needs %" PRIu64 " (md's raid10 refuses it too)",
+					  s, rs->off[RESHAPE_NEW][s], dist, rs->off[RESHAPE_OLD][s],
+					  need);
+	}
+	if (reshape_copies_safe_end(rs, rs->position, rs->end) == rs->position)
+		return uraid_errf(err, errlen, -EINVAL, "the RAID 10 reshape cannot go on from "
+				  "array sector %" PRIu64 " without overwriting live data (the data "
+				  "offsets are too close); let md finish it", rs->position);
+	return 0;
+}
+
+/* The checks of a RAID 10 reshape's superblock that md makes (raid10_run,
+ * setup_geo) or that uraid needs (forwards only). */
+static int check_copies_sb(const struct uraid_sb *sb, bool backwards, char *err, size_t errlen)
+{
+	if (backwards)
+		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 reshape that moves the data "
+				  "offset up (%s): uraid continues forward RAID 10 reshapes only; "
+				  "let md finish it", sb->delta_disks < 0 ? "fewer members"
+				  : "feature 0x20, RESHAPE_BACKWARDS");
+	if (sb->reshape_position % 8)
+		return uraid_errf(err, errlen, -EINVAL, "reshape_position %" PRIu64 " is not a "
+				  "multiple of 4 KiB", sb->reshape_position);
+	return 0;
 }
 
 int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *const *slot_sb,
@@ -194,9 +324,11 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	int64_t old_disks = (int64_t)sb->raid_disks - sb->delta_disks;
 
 	*out = NULL;
-	if (!restripe_level(sb->level) || !restripe_level((int)sb->new_level))
+	enum level_reshape kind = reshape_kind(sb->level);
+	if (kind == LEVEL_RESHAPE_NONE || reshape_kind((int)sb->new_level) == LEVEL_RESHAPE_NONE)
 		return uraid_errf(err, errlen, -EINVAL, "a reshape of level %d to level %d: uraid "
-				  "continues RAID 4/5/6 restripes only", sb->level, (int)sb->new_level);
+				  "continues RAID 4/5/6 restripes and RAID 10 reshapes only",
+				  sb->level, (int)sb->new_level);
 	if (sb->level != (int)sb->new_level)
 		return uraid_errf(err, errlen, -EINVAL, "a reshape from level %d to %u: md does "
 				  "not resume those either (it changes levels by a takeover)",
@@ -206,6 +338,8 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	   when the count stays */
 	bool backwards = sb->delta_disks < 0 ||
 			 (sb->delta_disks == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS));
+	if (kind == LEVEL_RESHAPE_COPIES && (rc = check_copies_sb(sb, backwards, err, errlen)))
+		return rc;
 	if (old_disks < (sb->level == 6 ? 4 : 2) || old_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "reshape from %" PRId64 " members "
 				  "(raid_disks %u, delta_disks %d): not a RAID %d md can run",
@@ -227,7 +361,18 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 		free(rs);
 		return uraid_errf(err, errlen, -EINVAL, "the geometry after the reshape: %s", why);
 	}
-	rs->step = reshape_step(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
+	rs->copies = kind == LEVEL_RESHAPE_COPIES;
+	if (rs->copies && (copies_far(&rs->g[RESHAPE_OLD]) || copies_far(&rs->g[RESHAPE_NEW]) ||
+			   uraid_geom_copies(&rs->g[RESHAPE_OLD]) !=
+			   uraid_geom_copies(&rs->g[RESHAPE_NEW]))) {
+		bool far = copies_far(&rs->g[RESHAPE_OLD]) || copies_far(&rs->g[RESHAPE_NEW]);
+		free(rs);
+		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 reshape %s: md does not run "
+				  "it (raid10_run)", far ? "of a far layout" :
+				  "that changes the number of copies");
+	}
+	rs->step = rs->copies ? reshape_copies_step(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW])
+			      : reshape_step(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
 	rs->end = rs->g[RESHAPE_NEW].array_sectors;
 	rs->position = sb->reshape_position;
 	rs->delta_disks = sb->delta_disks;
@@ -243,7 +388,7 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	   uraid's own positions are whole steps; md's may cut an old row, whose
 	   part below the position is then dead (requests go by the position,
 	   the first step starts there) */
-	uint64_t align = reshape_align(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
+	uint64_t align = rs->copies ? 8 : reshape_align(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
 	uint64_t limit = backwards ? rs->top : rs->end;
 	if (rs->position % align || rs->position > limit) {
 		uint64_t pos = rs->position, end = limit;
@@ -278,7 +423,8 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 		for (int w = 0; w < 2; w++)
 			rs->shift[w][s] = rs->off[w][s] ? rs->off[w][s] - lo : 0;
 	}
-	rc = backwards ? check_distance_backwards(rs, err, errlen) : check_distance(rs, err, errlen);
+	rc = rs->copies ? check_distance_copies(rs, err, errlen)
+	   : backwards ? check_distance_backwards(rs, err, errlen) : check_distance(rs, err, errlen);
 	if (rc) {
 		free(rs);
 		return rc;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A RAID 4/5/6 restripe in progress (md's reshape): the old and the new
+ * A RAID 4/5/6 restripe or a RAID 10 reshape in progress (md's reshape): the old and the new
  * geometry, where each keeps its data on every member, and the position
  * between them. Below the position (forwards) the array's sectors are in
  * the new geometry, from it on in the old one; backwards the other way
@@ -17,6 +17,15 @@
  * boundary of new rows (md's rule); uraid moves it by whole steps, but a
  * reshape md stopped may sit inside an old row, whose part below the
  * position is dead (its live part is served in the old geometry).
+ *
+ * RAID 10 (copies: every chunk on near x far members, near and offset
+ * layouts only, as md) has no rows of parity to keep whole: the position is
+ * any multiple of 4 KiB (md's raid10 moves it by pieces inside the smaller
+ * chunk), job positions are array sectors, and how far one step may go is
+ * decided from the position (reshape_copies_safe_end), as md's
+ * reshape_request decides when to write a checkpoint. uraid runs RAID 10
+ * reshapes forwards only (the data offset down: more members, or the same
+ * count with room before the data).
  */
 #ifndef URAID_ENGINE_RESHAPE_STATE_H
 #define URAID_ENGINE_RESHAPE_STATE_H
@@ -42,6 +51,7 @@ struct reshape_state {
 	   md's start (raid5_size with the smaller data disk count and the size
 	   rounded down to the larger chunk) */
 	bool backwards;
+	bool copies;                    /* RAID 10: copies, not rows of parity */
 	uint64_t top;
 	int32_t delta_disks;
 	/* per slot: the absolute data offset of each geometry (0: the slot is
@@ -65,6 +75,23 @@ static inline const struct uraid_geom *reshape_geom_at(const struct reshape_stat
 	*shift = rs->shift[which];
 	return &rs->g[which];
 }
+
+/* What job positions count: array sectors divided by this (the new data
+ * members of a restripe; 1 for RAID 10, whose positions are array sectors). */
+static inline uint64_t reshape_pos_div(const struct reshape_state *rs)
+{
+	return rs->copies ? 1 : rs->g[RESHAPE_NEW].data_disks;
+}
+
+/*
+ * RAID 10, forwards: the end (at most limit) up to which the copies of
+ * array sectors [pos, end) may be written in the new geometry while the
+ * superblocks say pos, without touching old data still live (array
+ * sectors at or above pos, in the old geometry). It ends on a boundary of
+ * the new geometry's chunks or at limit; pos when not even the piece at
+ * pos is safe (a distance between the data offsets md would refuse).
+ */
+uint64_t reshape_copies_safe_end(const struct reshape_state *rs, uint64_t pos, uint64_t limit);
 
 /* Where a backwards reshape starts (md's raid5_size during a reshape):
  * dev_sectors rounded down to the larger chunk, times the smaller data
@@ -92,6 +119,12 @@ uint64_t reshape_align(const struct uraid_geom *old, const struct uraid_geom *ne
  * assembly takes (a member count and a chunk change together disagree
  * otherwise: RAID 5 4 -> 5, 128 -> 64 KiB). */
 uint64_t reshape_step(const struct uraid_geom *old, const struct uraid_geom *new);
+
+/* RAID 10: md's least distance between the two data offsets (the larger
+ * chunk times the copies an offset stripe holds: mdadm's
+ * min_offset_change), and the job's unit (4 MiB, whole larger chunks). */
+uint64_t reshape_copies_distance(const struct uraid_geom *old, const struct uraid_geom *new);
+uint64_t reshape_copies_step(const struct uraid_geom *old, const struct uraid_geom *new);
 
 /*
  * Build the state from the superblock (feature RESHAPE_ACTIVE) and each

@@ -1,0 +1,152 @@
+#!/bin/bash
+# RAID 10 reshapes with `uraid grow` on served arrays of image files, as md
+# 6.1 / mdadm 4.2 make them (forwards, the data offset down):
+#  1. near=2, 4 -> 6 members (--add the two spares): fio writes the whole
+#     array first (crc32c verify headers, seeded); the grow starts
+#     throttled; mdadm --examine shows md's fields (feature map 0x44, data
+#     offset 2048 -> 1920, delta 2); fio verifies every block through NBD
+#     while the reshape runs; kill -9 of the server half-way; served again
+#     it goes on from the checkpoint and finishes: fio verifies, the size is
+#     6/4 of the old one, `uraid check` finds 0 mismatches, mdadm --examine
+#     shows 6 devices, no reshape, data offset 1920;
+#  2. near=2 chunk 64 -> 32 KiB at the same count, fio writing and
+#     verifying through it; then n2 -> o2;
+#  3. refusals (exit 1, one line, members unchanged): a far layout, to a
+#     far layout, fewer members, a change of the number of copies.
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdinfo mdadm sha256sum
+work_dir grow-raid10
+SEED=${SEED:-20261218}
+echo "seed $SEED, work in $work"
+fails=0
+
+uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
+fio_job() {   # NAME ARGS: the same job each time: same offsets, same data
+    local name=$1; shift
+    (cd "$work" && fio --ioengine=nbd --uri="$(uri "$name")" --rw=randwrite \
+        --bssplit=4k/50:64k/50 --iodepth=8 --verify=crc32c --verify_fatal=1 \
+        --randseed="$SEED" --size="$size" --name=r10 "$@" >"$work/fio-$name.out" 2>&1)
+}
+fio_ok() { grep -q "err= 0" "$work/fio-$1.out"; }
+examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
+sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
+check_zero() {
+    local out
+    out=$("$URAID" check --wait "$1" 2>&1)
+    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
+}
+settled() {
+    for _ in $(seq 600); do
+        "$URAID" status "$1" | grep -q "Background : none" && return 0
+        sleep 0.2
+    done
+    "$URAID" status "$1"
+    return 1
+}
+refused() {   # NAME WHAT ARGS...
+    local name=$1 what=$2; shift 2
+    local before after out rc
+    before=$(sums "${mem[@]}")
+    for _ in $(seq 20); do
+        sleep 0.5
+        after=$(sums "${mem[@]}")
+        [ "$after" = "$before" ] && break
+        before=$after
+    done
+    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
+    after=$(sums "${mem[@]}")
+    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
+    check "  in one line naming it: $out" one_line "$out"
+    check "  members unchanged" test "$before" = "$after"
+}
+
+# ---- 1. near=2 4 -> 6, kill -9 half-way ----
+mem=()
+for i in 0 1 2 3 4 5; do truncate -s 64M "$work/a$i"; mem+=("$work/a$i"); done
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=ra \
+    --run "${mem[@]:0:4}" >/dev/null
+serve_bg "$work" ra "${mem[@]:0:4}" || exit 1
+old_bytes=$(nbdinfo --size "$(uri ra)")
+size=$((old_bytes / 1048576))M
+fio_job ra --do_verify=0 --end_fsync=1
+check "fio wrote the array ($size)" fio_ok ra
+"$URAID" tune ra --speed-min=1000 --speed-max=3000 >/dev/null
+out=$("$URAID" grow ra --raid-devices=6 --add "$work/a4" "$work/a5" 2>&1); rc=$?
+check "near=2 4 -> 6 with --add (rc $rc): $out" test $rc -eq 0
+ex=$(mdadm --examine "${mem[0]}" 2>&1)
+check "  examine: feature map 0x44, delta 2, new offset 1920" \
+    eval 'grep -q "Feature Map : 0x44" <<<"$ex" && grep -q "Delta Devices : 2" <<<"$ex" &&
+          grep -q "New Offset : 1920 sectors" <<<"$ex"' 
+mdadm --examine "${mem[0]}" | grep -E "Feature Map|Raid Devices|Data Offset|New Offset|Reshape|Delta" |
+    sed 's/^/  /'
+fio_job ra --verify_only
+check "every block verifies through NBD during the reshape" fio_ok ra
+check "the reshape was still running then" \
+    bash -c "'$URAID' status ra | grep -q 'Background : reshape'"
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+pos=$(examine "${mem[0]}" "Reshape pos'n")
+echo "  killed at $pos"
+check "killed in mid-reshape (a checkpoint on disk)" test -n "$pos"
+serve_bg "$work" ra "${mem[@]}" || exit 1
+"$URAID" tune ra --speed-max=200000 >/dev/null
+check "served again, it goes on from the checkpoint and ends" settled ra
+fio_job ra --verify_only
+check "every block verifies after the reshape" fio_ok ra
+check "0 mismatches" check_zero ra
+stop_served ra
+serve_bg "$work" ra "${mem[@]}" || exit 1
+new_bytes=$(nbdinfo --size "$(uri ra)")
+check "the array is 6/4 of the size ($old_bytes -> $new_bytes)" \
+    test "$new_bytes" -eq $((old_bytes * 6 / 4))
+stop_served ra
+ex=$(mdadm --examine "${mem[5]}" 2>&1)
+check "examine: 6 devices, no reshape, data offset 1920" \
+    eval 'grep -q "Raid Devices : 6" <<<"$ex" && ! grep -q "Reshape" <<<"$ex" &&
+          grep -q "Data Offset : 1920 sectors" <<<"$ex"' 
+
+# ---- 2. near=2 chunk 64 -> 32 KiB, then n2 -> o2 ----
+mem=()
+for i in 0 1 2 3; do truncate -s 48M "$work/b$i"; mem+=("$work/b$i"); done
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=rb \
+    --run "${mem[@]}" >/dev/null
+serve_bg "$work" rb "${mem[@]}" || exit 1
+size=$(($(nbdinfo --size "$(uri rb)") / 1048576))M
+fio_job rb --do_verify=0 --end_fsync=1
+"$URAID" tune rb --speed-min=1000 --speed-max=8000 >/dev/null
+out=$("$URAID" grow rb --chunk=32 2>&1); rc=$?
+check "chunk 64 -> 32 KiB (rc $rc): $out" test $rc -eq 0
+echo "  data offset $(examine "${mem[0]}" "Data Offset") -> new $(examine "${mem[0]}" "New Offset")"
+fio_job rb --verify_only
+check "  every block verifies during the chunk change" fio_ok rb
+"$URAID" tune rb --speed-max=200000 >/dev/null
+check "  done" settled rb
+check "  examine: chunk 32K" test "$(examine "${mem[0]}" "Chunk Size")" = 32K
+fio_job rb --verify_only
+check "  every block verifies after it" fio_ok rb
+check "  0 mismatches" check_zero rb
+out=$("$URAID" grow rb --layout=o2 2>&1); rc=$?
+check "n2 -> o2 (rc $rc): $out" test $rc -eq 0
+check "  done" settled rb
+check "  examine: offset=2" test "$(examine "${mem[0]}" "Layout")" = "offset=2"
+fio_job rb --verify_only
+check "  every block verifies after it" fio_ok rb
+check "  0 mismatches" check_zero rb
+
+# ---- 3. refusals ----
+refused rb "to a far layout" --layout=f2
+refused rb "fewer members" --raid-devices=3
+refused rb "a change of the number of copies" --layout=o3
+stop_served rb
+mem=()
+for i in 0 1 2 3 4; do truncate -s 32M "$work/c$i"; mem+=("$work/c$i"); done
+"$URAID" create --level=10 --layout=f2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=rc \
+    --run "${mem[@]:0:4}" >/dev/null
+serve_bg "$work" rc "${mem[@]:0:4}" || exit 1
+"$URAID" add rc "$work/c4" >/dev/null
+refused rc "a far layout (mdadm's words)" --raid-devices=5
+stop_served rc
+echo "$fails failed"
+[ $fails -eq 0 ]

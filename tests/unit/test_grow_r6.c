@@ -322,7 +322,7 @@ static void run_5_to_6(uint64_t seed)
 		      q.recovery_offset, q.new_offset, sb.new_offset);
 		uraid_array_status(t.a, &as);
 		CHECK(as.degraded == 0, "5->6: degraded %u while the Q slot is filled", as.degraded);
-		uraid_array_sync_speed(t.a, 0, 0);
+		uraid_array_sync_speed(t.a, 1000, 200000);
 		wait_job(&t, &st);
 		CHECK(st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0,
 		      "5->6: the restripe ended: kind %d running %d result %d", st.kind,
@@ -456,7 +456,6 @@ static void run_crash(uint64_t seed, unsigned leave_out)
 	CHECK(slot4 && as.degraded == leave_out, "%s: assembled: the filled member in slot 4 "
 	      "(%s), degraded %u", name, slot4 ? "yes" : "no", as.degraded);
 	verify(&t, "assembled in mid-reshape");
-	uraid_array_sync_speed(t.a, 0, 0);
 	wait_job(&t, &st);
 	CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: the resumed restripe: kind "
 	      "%d result %d", name, st.kind, st.result);
@@ -488,7 +487,6 @@ static void run_6_to_5(uint64_t seed)
 		teardown(&t);
 		return;
 	}
-	uraid_array_sync_speed(t.a, 0, 0);
 	pthread_create(&w, NULL, writer, &t);
 	pause_ms(20);
 	if (grow_level(&t, 5, done, sizeof(done)) == 0) {

@@ -261,7 +261,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	/* the new slots' members: spares, in the order they came (a Q gap's
 	   spare first, into the Q slot) */
 	bool qgap = q_gap(a, r);
-	unsigned want = new_disks - old_disks + (qgap ? 1 : 0);
+	unsigned want = (new_disks > old_disks ? new_disks - old_disks : 0) + (qgap ? 1 : 0);
 	int take[URAID_MAX_MEMBERS];
 	unsigned ntake = 0;
 	for (unsigned i = 0; i < a->nmembers && ntake < want; i++)

@@ -47,8 +47,13 @@ grow() {
     "$URAID" grow "$name" "$@" >"$tmp/grow.out" 2>&1
     check "$name: uraid grow $* (exit $?)" test $? -eq 0 || { cat "$tmp/grow.out"; return 1; }
 }
-# role MEMBER: its role in its own superblock (hex, ffff a spare)
-role() { cut -d, -f$(($($MD_SB "$1" dev_number) + 1)) <<<"$($MD_SB "$1" roles)"; }
+# role MEMBER: its role in its own superblock (hex, ffff a spare: md_sb.py
+# leaves trailing spares out of its list)
+role() {
+    local r
+    r=$(cut -d, -f$(($($MD_SB "$1" dev_number) + 1)) <<<"$($MD_SB "$1" roles),")
+    echo "${r:-ffff}"
+}
 # wait_moved MEMBER: until the superblock holds a backwards reshape at the
 # same member count (0x4 and 0x20) that has moved, at most 60 s
 wait_moved() {

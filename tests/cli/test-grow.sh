@@ -1,6 +1,7 @@
 #!/bin/bash
 # uraid grow on served arrays of image files: md's takeovers (RAID 4 <-> 5,
-# 5 -> 6 with a spare holding Q and 6 -> 5, 5 parity-last -> 0 once its
+# 5 -> 6 with a spare holding Q (parity-last: rebuilt; left-symmetric: the
+# restripe to the RAID 6 layout at once fills it, as md) and 6 -> 5, 5 parity-last -> 0 once its
 # parity member is out, 0 -> 5 rebuilt from a spare, 1 -> 5 -> 1), RAID 1
 # 2 -> 3 mirrors, --size=max after the images grew, --array-size. After each:
 # the data written first reads back the same (a fixed seed), fio's writes
@@ -183,11 +184,19 @@ check "  examine: 4 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 4
 check "  NBD exports the new size" test "$(nbdinfo --size "$(uri gc)")" -gt $((100 << 20))
 check "  data" data_ok gc
 check "  0 mismatches" check_zero gc
+fio_bg gc
 out=$("$URAID" grow gc --level=6 --add "$work/c4"); rc=$?
 check "RAID 5 -> 6 (rc $rc): $out" test $rc -eq 0
 check "  takeover with the -6 layout first" grep -q "takeover RAID 5 -> RAID 6 (4 -> 5 slots, layout left-symmetric-6)" <<<"$out"
+check "  and the restripe at once, the spare in the Q slot (md's way: no rebuild first)" \
+    grep -q "restripe RAID 6: layout left-symmetric-6 -> left-symmetric: started" <<<"$out"
+check "  nothing left waiting" test -z "$(grep 'then, when' <<<"$out")"
 mem+=("$work/c4")
 check "  then restriped to left-symmetric" restriped "${mem[0]}" left-symmetric gc
+wait $fpid; frc=$?
+check "  fio verifies through the takeover and the restripe (rc $frc)" test $frc -eq 0
+check "  the Q member in slot 4, in sync" test "$(examine "$work/c4" "Device Role")" = "Active device 4"
+check "  no recovery offset left on it" test -z "$(examine "$work/c4" "Recovery Offset")"
 check "  examine: raid6, 5 devices" \
     test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
 check "  data" data_ok gc

@@ -173,7 +173,16 @@ static void takeovers(void)
 	r.adding = 1;
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "5->6: %s", err);
 	step_is(&p, 0, GROW_STEP_TAKEOVER, 6, URAID_LEFT_SYMMETRIC_6, 4, 128, false);
-	step_is(&p, 1, GROW_STEP_RESTRIPE, 6, URAID_LEFT_SYMMETRIC, 4, 128, true);
+	/* md's way: the restripe starts at once, the spare in the Q slot */
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 6, URAID_LEFT_SYMMETRIC, 4, 128, false);
+	/* one more member as well: a spare for the Q slot and one for the new one */
+	r.raid_disks = 5;
+	REFUSED(a, r, "5 members need 2 spares, the array has 1");
+	r.adding = 2;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "5->6 (+1): %s", err);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 6, URAID_LEFT_SYMMETRIC, 5, 128, false);
+	r.raid_disks = 0;
+	r.adding = 1;
 	/* asked to keep the -6 layout: the takeover alone */
 	r.layout_set = true;
 	r.layout = URAID_LEFT_SYMMETRIC_6;

@@ -443,6 +443,12 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 			continue;
 		struct uraid_sb *own = &a->member_sb[i];
 		take_new_offset(own, rs->off[RESHAPE_NEW][s], a->sb.size);
+		if (rs->old_unsynced[s]) {
+			/* filled by the reshape (a Q or parity gap's member):
+			   in sync from here on, as md takes it at the end */
+			own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+			own->recovery_offset = 0;
+		}
 		if ((rc = array_member_areas(a, a->members[i], own, true, err, sizeof(err)))) {
 			ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
 			return rc;

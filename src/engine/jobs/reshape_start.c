@@ -4,7 +4,8 @@
  * what is refused and why, the new data offset as mdadm picks it (Grow.c
  * set_new_data_offset; RAID 10's least move is its min_offset_change, the
  * larger chunk times an offset layout's copies), the spares taking the new
- * slots, the superblocks written with the reshape fields (md's
+ * slots (and the empty slot a takeover left: RAID 0's parity, RAID 5 -> 6's
+ * Q), the superblocks written with the reshape fields (md's
  * raid5_start_reshape, raid10_start_reshape), and the job. The steps
  * themselves are jobs/reshape.c's.
  */
@@ -76,6 +77,23 @@ static bool parity_gap(const struct array *a, const struct uraid_reshape *r)
 
 	return atomic_load(&a->degraded) == 1 && !a->slot[last].m && g->level != 6 &&
 	       parity_last(g->level, g->layout) && r->new_raid_disks >= g->raid_disks;
+}
+
+/*
+ * A RAID 6 in a -6 layout (md's takeover of a RAID 5) whose last slot, the
+ * one that holds only Q, is missing: md restripes it at once, a spare in
+ * that slot (raid5_start_reshape adds it with recovery_offset 0, not in
+ * sync; mdadm's RAID 5 -> 6). The restripe writes that member's new rows;
+ * its old-geometry content (no Q was ever written there) is never read.
+ */
+static bool q_gap(const struct array *a, const struct uraid_reshape *r)
+{
+	const struct uraid_geom *g = &a->geom;
+	unsigned last = g->raid_disks - 1;
+
+	return g->level == 6 && g->layout >= URAID_LEFT_ASYMMETRIC_6 &&
+	       g->layout <= URAID_PARITY_FIRST_6 && atomic_load(&a->degraded) == 1 &&
+	       !a->slot[last].m && r->new_level == 6 && r->new_raid_disks >= g->raid_disks;
 }
 
 #define HOLD_AUTO_NS (10ull * 1000000000u)   /* no automatic job while a start is under way */
@@ -196,10 +214,11 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	if (a->has_bitmap)
 		return uraid_errf(err, errlen, -EINVAL, "the array has a write-intent bitmap: remove "
 				  "it first (as md asks), and add it again after the reshape");
-	if (atomic_load(&a->degraded) && !parity_gap(a, r))
+	if (atomic_load(&a->degraded) && !parity_gap(a, r) && !q_gap(a, r))
 		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first "
-				  "(only a parity-last RAID 4/5 missing its parity member is "
-				  "restriped degraded, as md does after a RAID 0 takeover)");
+				  "(only a parity-last RAID 4/5 missing its parity member, or a "
+				  "RAID 6 in a -6 layout missing its Q member, is restriped "
+				  "degraded, as md does after a RAID 0 or RAID 5 takeover)");
 	if (r->new_raid_disks == g->raid_disks && r->new_chunk_sectors == g->chunk_sectors &&
 	    r->new_layout == g->layout && r->new_level == level)
 		return uraid_errf(err, errlen, -EINVAL, "nothing to change: that is the array's "
@@ -285,17 +304,21 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			    : (int)ng->data_disks - (int)a->geom.data_disks;
 
 	pthread_mutex_lock(&a->meta_lock);
-	/* the new slots' members: spares, in the order they came */
+	/* the new slots' members: spares, in the order they came (a Q gap's
+	   spare first, into the Q slot) */
+	bool qgap = q_gap(a, r);
+	unsigned want = (new_disks > old_disks ? new_disks - old_disks : 0) + (qgap ? 1 : 0);
 	int take[URAID_MAX_MEMBERS];
 	unsigned ntake = 0;
-	for (unsigned i = 0; i < a->nmembers && old_disks + ntake < new_disks; i++)
+	for (unsigned i = 0; i < a->nmembers && ntake < want; i++)
 		if (spare_free(a, i) && a->member_sb[i].data_size >= a->sb.size)
 			take[ntake++] = (int)i;
-	if (old_disks + ntake < new_disks) {
+	if (ntake < want) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -EINVAL, "%u members need %u spares large enough "
-				"(%" PRIu64 " KiB each), the array has %u: add them first (uraid add)",
-				new_disks, new_disks - old_disks, a->sb.size / 2, ntake);
+				"(%" PRIu64 " KiB each)%s, the array has %u: add them first (uraid "
+				"add)", new_disks, want, a->sb.size / 2, qgap ? ", one for the Q "
+				"slot" : "", ntake);
 		goto out;
 	}
 	/* the room before and after the data, the least of every member's
@@ -345,8 +368,9 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 				top / 2, exported / 2, top / 2);
 		goto out;
 	}
-	/* the first slot a spare takes: the old parity slot for a parity gap */
-	unsigned first = parity_gap(a, r) ? old_disks - 1 : old_disks;
+	/* the first slot a spare takes: the old parity slot of a parity gap,
+	   the Q slot of a Q gap */
+	unsigned first = parity_gap(a, r) || qgap ? old_disks - 1 : old_disks;
 	pthread_mutex_unlock(&a->meta_lock);
 
 	if ((rc = array_freeze(a))) {
@@ -428,8 +452,10 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			free(rs);
 	}
 	if (rc == 0) {
-		/* the old parity slot of a parity gap holds a new member: its
-		   old-geometry content is not parity (review 9) */
+		/* the old parity slot of a parity gap (the Q slot of a Q gap)
+		   holds a new member: its old-geometry content is not parity
+		   (review 9); its superblock says so (meta.c: md's
+		   recovery_offset 0, not in sync until the end) */
 		if (first < old_disks)
 			rs->old_unsynced[first] = true;
 		a->reshape = rs;

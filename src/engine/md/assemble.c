@@ -53,6 +53,7 @@ struct cand {
 	enum uraid_member_state state;
 	int slot;                    /* IN_SYNC: its slot */
 	int pending;                 /* SPARE holding a slot in dev_roles, else -1 */
+	bool filled;                 /* IN_SYNC in a slot a reshape fills (not its old rows) */
 	char note[400];              /* why it is left out or not in sync */
 };
 
@@ -323,9 +324,23 @@ static void classify(struct cand *c, const struct cand *fresh)
 	c->state = URAID_MEMBER_IN_SYNC;
 }
 
-/* At most one in-sync member per slot; replacements and recovering members wait. */
-static int assign_slots(struct cand *c, unsigned n, struct cand **by_slot, char *err,
-			size_t errlen)
+/*
+ * A recovering member (feature 0x2) in a slot of the new geometry of a
+ * reshape in progress: md's raid5_start_reshape put it there not in sync
+ * (a RAID 5 -> 6's Q slot, the parity slot of a RAID 0 -> 4 growth), and
+ * the reshape writes every new row to it. It holds its slot for the new
+ * geometry; its old rows are not read (reshape_state.h old_unsynced).
+ */
+static bool fills_by_reshape(const struct uraid_sb *fsb, const struct cand *c)
+{
+	return (fsb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) && c->slot >= 0 &&
+	       (uint32_t)c->slot < fsb->raid_disks;
+}
+
+/* At most one in-sync member per slot; replacements and recovering members
+ * wait (but those a reshape fills). */
+static int assign_slots(const struct uraid_sb *fsb, struct cand *c, unsigned n,
+			struct cand **by_slot, char *err, size_t errlen)
 {
 	/* pass 0: complete, non-replacement members; pass 1: replacements; 2: recovering */
 	for (int pass = 0; pass < 3; pass++) {
@@ -360,6 +375,11 @@ static int assign_slots(struct cand *c, unsigned n, struct cand **by_slot, char 
 					    s, holder->m->path);
 			if (pass == 0) {
 				by_slot[s] = &c[i];
+				continue;
+			}
+			if (fills_by_reshape(fsb, &c[i])) {
+				by_slot[s] = &c[i];
+				c[i].filled = true;
 				continue;
 			}
 			c[i].state = URAID_MEMBER_SPARE;
@@ -595,7 +615,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	a->level = lv;
 	for (unsigned i = 0; i < n; i++)
 		classify(&c[i], fresh);
-	if ((rc = assign_slots(c, n, by_slot, err, errlen)))
+	if ((rc = assign_slots(fsb, c, n, by_slot, err, errlen)))
 		return rc;
 	for (unsigned i = 0; i < n; i++)
 		if ((rc = check_sizes(&c[i], fsb, lv, err, errlen)))
@@ -641,6 +661,24 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			}
 		if ((rc = reshape_state_from_sb(fsb, slot_sb, dev, &rs, why, sizeof(why))))
 			return fail(err, errlen, rc, "%s: %s", fresh->m->path, why);
+		/* the slots the reshape fills count as missing in the old rows */
+		unsigned filled = 0, old_missing = 0;
+		for (unsigned s = 0; s < raid_disks; s++) {
+			if (by_slot[s] && by_slot[s]->filled)
+				rs->old_unsynced[s] = true;
+			if (s < rs->g[RESHAPE_OLD].raid_disks) {
+				filled += by_slot[s] && by_slot[s]->filled;
+				old_missing += !by_slot[s] || by_slot[s]->filled;
+			}
+		}
+		unsigned old_max = uraid_geom_max_failures(&rs->g[RESHAPE_OLD]);
+		if (filled && old_missing > old_max) {
+			free(rs);
+			return fail(err, errlen, -ENODEV, "%s array '%s' cannot start: the old rows "
+				    "lack %u slots (%u filled by the reshape, not in sync there), "
+				    "they survive %u (freshest member %s)", level_label(fsb->level),
+				    fsb->set_name, old_missing, filled, old_max, fresh->m->path);
+		}
 		/* the larger member count (fewer members: the old one) */
 		a->geom = rs->g[rs->delta_disks < 0 ? RESHAPE_OLD : RESHAPE_NEW];
 		uint64_t size = rs->g[RESHAPE_OLD].array_sectors < rs->g[RESHAPE_NEW].array_sectors

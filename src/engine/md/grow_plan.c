@@ -199,9 +199,11 @@ static int restripe(struct planner *pl, uint32_t layout, uint32_t disks, uint32_
 			      "less than the %" PRIu64 " KiB the array holds: check that the data "
 			      "fits, then give --array-size=%" PRIu64 "K first (with this change "
 			      "or before it)", after / 2, exported / 2, after / 2);
-	/* new slots are filled from spares: the ones there and those --add gives */
+	/* new slots are filled from spares: the ones there and those --add gives
+	   (a slot a takeover added is filled by a rebuild the restripe waits
+	   for, or by the restripe itself: RAID 5 -> 6's Q slot) */
 	uint32_t have = pl->cur.raid_disks;
-	unsigned need = (disks > have ? disks - have : 0) + (waits ? pl->slots_to_rebuild : 0);
+	unsigned need = (disks > have ? disks - have : 0) + pl->slots_to_rebuild;
 	if (need && a->spares + pl->r->adding < need)
 		return refuse(pl->err, pl->errlen, "%u members need %u spares, the array has %u: "
 			      "add them first (uraid add, or --add DEV with this command)", disks,
@@ -398,8 +400,11 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 		return 0;
 	}
 	if (a->level == URAID_LEVEL_5 && t->level == URAID_LEVEL_6) {
-		/* the new slot holds Q only and is rebuilt from a spare before
-		   the restripe to the RAID 6 layout can start */
+		/* md's way: the new slot holds Q only (the -6 layout); the
+		   restripe to the RAID 6 layout starts at once with a spare in
+		   that slot, which it fills row by row (its old Q is never read).
+		   Keeping the -6 layout: the takeover alone, and the spare is
+		   rebuilt into the Q slot as any missing slot */
 		if (a->spares + r->adding < 1)
 			return refuse(pl->err, pl->errlen, "RAID 5 -> RAID 6 needs a spare for "
 				      "the Q slot: add one (uraid add, or --add DEV)");
@@ -409,7 +414,7 @@ static int plan_level_change(struct planner *pl, const struct target *t)
 		uint32_t plain = a->layout;
 		uint32_t layout = r->layout_set ? t->layout : plain;
 		uint32_t disks = r->raid_disks ? r->raid_disks : a->raid_disks + 1;
-		return restripe(pl, layout, disks, t->chunk, true);
+		return restripe(pl, layout, disks, t->chunk, false);
 	}
 	if (a->level == URAID_LEVEL_6 && t->level == URAID_LEVEL_5) {
 		uint32_t five;

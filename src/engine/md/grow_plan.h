@@ -25,8 +25,11 @@
  *  - RAID 4 <-> RAID 5: the RAID 5 layout is parity-last (RAID 5 in
  *    another layout is restriped to it first).
  *  - RAID 5 -> RAID 6: one more slot holding only Q (the -6 layout of the
- *    RAID 5 one), rebuilt by recovery from a spare; then a restripe to the
- *    RAID 6 layout asked for (by default the plain one).
+ *    RAID 5 one), then at once a restripe to the RAID 6 layout asked for
+ *    (by default the plain one) with a spare in the Q slot, filled by the
+ *    restripe (md's raid5_start_reshape puts it there not in sync). Asked
+ *    to keep the -6 layout: the takeover alone, the slot rebuilt by
+ *    recovery from a spare.
  *  - RAID 6 -> RAID 5: a -6 layout (or parity-last), the last slot dropped;
  *    another layout is restriped to its -6 form first.
  *  - RAID 10 near-2 -> RAID 0: exactly one member of each pair; mdadm
@@ -114,7 +117,8 @@ struct grow_step {
 	bool bitmap;                    /* BITMAP: add */
 	bool ppl;                       /* PPL: add */
 	/* the step waits for what the one before left to do: a restripe to end
-	   (a RESTRIPE before it), or the new slot's recovery (TAKEOVER 5 -> 6) */
+	   (a RESTRIPE before it), or the new slot's recovery (RAID 0 -> 5's
+	   restripe to left-symmetric) */
 	bool waits;
 };
 

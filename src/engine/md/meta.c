@@ -17,6 +17,7 @@
 
 #include "engine/core/array.h"
 #include "engine/md/member_state.h"
+#include "engine/md/reshape_state.h"
 
 /* Feature bits that are the array's, not the member's (§1.9). */
 #define ARRAY_FEATURES                                                                   \
@@ -74,6 +75,15 @@ void meta_recount_degraded(struct array *a)
 	atomic_store(&a->degraded, missing);
 }
 
+/* Member i sits in a slot whose old-geometry content a reshape does not
+ * trust (md/reshape_state.h old_unsynced): the reshape fills it. */
+static bool filled_by_reshape(const struct array *a, unsigned i)
+{
+	int s = a->member_slot[i];
+	return a->reshape && a->member_state[i] == URAID_MEMBER_IN_SYNC && s >= 0 &&
+	       s < URAID_MAX_MEMBERS && a->reshape->old_unsynced[s];
+}
+
 /* The array superblock with member i's own fields, as super_1_sync writes it. */
 static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 {
@@ -88,6 +98,18 @@ static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 	out->super_offset = own->super_offset;
 	out->recovery_offset = (out->feature_map & URAID_FEATURE_RECOVERY_OFFSET)
 				       ? own->recovery_offset : 0;
+	if (filled_by_reshape(a, i)) {
+		/* as md's raid5_start_reshape leaves it (raid_disk set, not
+		   In_sync), its recovery_offset where md's reshape_request puts
+		   it: the position in member sectors of the new geometry
+		   forwards (measured: 11776 at reshape_position 35328 with 3
+		   data members), 0 backwards: md resumed on it reads none of
+		   its old rows, and takes it in sync when the reshape ends */
+		const struct reshape_state *rs = a->reshape;
+		out->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+		out->recovery_offset = rs->backwards ? 0 : a->sb.reshape_position /
+				       rs->g[RESHAPE_NEW].data_disks;
+	}
 	/* super_1_sync: a journal's recovery_offset is its journal_tail */
 	if (a->member_state[i] == URAID_MEMBER_JOURNAL)
 		out->recovery_offset = own->recovery_offset;

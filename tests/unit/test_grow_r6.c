@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+/*
+ * RAID 5 <-> RAID 6 as md 6.1 / mdadm 4.2 do them (md/grow.c, grow_plan.c,
+ * jobs/reshape_start.c), in-process with the engine's threads, members in
+ * /dev/shm, 12 MiB each used for 8 MiB (room after the data, so that the
+ * restripe goes backwards as mdadm picks it):
+ *
+ * 1. RAID 5 of 4 + a spare -> RAID 6 (uraid_array_grow --level=6) while a
+ *    writer writes and reads random ranges against a shadow copy: the
+ *    takeover (raid6, left-symmetric-6, 5 slots) and the restripe to
+ *    left-symmetric start at once; on disk while it runs: feature map 0x64
+ *    on the members (reshape, backwards, new offset), the spare in slot 4
+ *    with feature 0x2 and recovery_offset 0 (md's raid5_start_reshape: in
+ *    its slot, not in sync); at the end every byte equals the shadow, a
+ *    check finds 0 mismatches (the Q slot was filled by the restripe, no
+ *    rebuild), the superblocks say raid6 layout 2 with 5 members and no
+ *    reshape or recovery bits, and the array assembles again with the
+ *    same bytes.
+ * 2. A kill -9 at a random moment of that restripe (seeded, printed):
+ *    assembly puts the member being filled back in slot 4 (its old rows not
+ *    read), the data is whole, the restripe goes on and finishes, a check
+ *    finds 0. Then the same with member 0 left out at the assembly after the
+ *    kill (the old rows lack two slots, which RAID 6 survives), and with
+ *    members 0 and 1 left out: refused with the reason.
+ * 3. RAID 6 of 5 -> RAID 5 (--level=5): a restripe to left-symmetric-6,
+ *    then the takeover drops the Q slot, whose member becomes a spare;
+ *    data whole, check 0, superblocks raid5 layout 2 with 4 members.
+ * 4. RAID 5 -> 6 without a spare: refused, nothing changed.
+ *
+ *   test_grow_r6 [seed]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/uraid.h>
+#include <uraid/create.h>
+#include <uraid/engine.h>
+
+#include "../support/array_fixture.h"
+#include "../support/check.h"
+#include "../support/engine_op.h"
+
+#define MIB (1u << 20)
+#define NFILES 5
+#define MEMBER_MIB 12u
+#define USED_KIB 8192u
+#define DEADLINE_S 180
+#define IO_MAX (64u * 1024)
+
+struct t {
+	uint64_t seed;
+	const char *name;
+	char dir[64];
+	char paths[NFILES][96];
+	const char *p[NFILES];
+	unsigned np;            /* members given to assembly */
+	struct uraid_engine *e;
+	struct uraid_array *a;
+	uint8_t *shadow;
+	uint64_t size;
+	_Atomic bool stop;
+};
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static int engine_up(struct t *t)
+{
+	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+	return uraid_engine_create(&eo, &t->e);
+}
+
+static int assemble_paths(struct t *t, const char *const *paths, unsigned n, char *err,
+			  size_t errlen)
+{
+	struct uraid_assemble_opts ao = { .paths = paths, .npaths = n, .idle_clean_ms = 20 };
+	if (uraid_array_assemble(t->e, &ao, &t->a, err, errlen)) {
+		t->a = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int assemble(struct t *t)
+{
+	char err[256];
+	if (assemble_paths(t, t->p, t->np, err, sizeof(err))) {
+		fprintf(stderr, "%s: assemble: %s\n", t->name, err);
+		return -1;
+	}
+	return 0;
+}
+
+/* level ("raid5"/"raid6") of n members, USED_KIB each, and the spare files. */
+static int setup(struct t *t, const char *name, const char *level, unsigned n)
+{
+	t->name = name;
+	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-grow-r6.%d", getpid());
+	mkdir(t->dir, 0700);
+	for (unsigned i = 0; i < NFILES; i++) {
+		snprintf(t->paths[i], sizeof(t->paths[i]), "%s/m%u.img", t->dir, i);
+		t->p[i] = t->paths[i];
+		if (fixture_make_file(t->paths[i], MEMBER_MIB * MIB))
+			return -1;
+	}
+	struct uraid_create_opts o = {
+		.raid_disks = n, .chunk_kib = 64, .minor = 2, .bitmap = URAID_BITMAP_NONE,
+		.flags = URAID_CREATE_ASSUME_CLEAN, .paths = t->p, .npaths = n,
+		.homehost = "<none>", .size_kib = USED_KIB,
+	};
+	char err[256];
+	if (uraid_level_parse(level, &o.level) || uraid_create(&o, NULL, err, sizeof(err))) {
+		fprintf(stderr, "%s: create: %s\n", name, err);
+		return -1;
+	}
+	t->np = n;
+	return 0;
+}
+
+static void teardown(struct t *t)
+{
+	if (t->a)
+		CHECK(uraid_array_close(t->a) == 0, "%s: close", t->name);
+	t->a = NULL;
+	if (t->e)
+		uraid_engine_destroy(t->e);
+	t->e = NULL;
+	for (unsigned i = 0; i < NFILES; i++)
+		unlink(t->paths[i]);
+	rmdir(t->dir);
+	free(t->shadow);
+	t->shadow = NULL;
+}
+
+static int fill(struct t *t)
+{
+	t->size = uraid_array_size(t->a);
+	t->shadow = aligned_alloc(4096, t->size);
+	if (!t->shadow)
+		return -1;
+	rng_fill(&t->seed, t->shadow, t->size);
+	return uraid_array_pwrite(t->a, t->shadow, t->size, 0, 0);
+}
+
+static void verify(struct t *t, const char *when)
+{
+	uint8_t *back = aligned_alloc(4096, t->size);
+	CHECK(back && uraid_array_pread(t->a, back, t->size, 0) == 0, "%s: %s: read", t->name, when);
+	if (back && memcmp(back, t->shadow, t->size)) {
+		uint64_t at = 0;
+		while (at < t->size && back[at] == t->shadow[at])
+			at++;
+		CHECK(0, "%s: %s: data differs from byte %" PRIu64, t->name, when, at);
+	}
+	free(back);
+}
+
+/* Random writes and reads, each read checked against the shadow. */
+static void *writer(void *arg)
+{
+	struct t *t = arg;
+	uint64_t s = t->seed ^ 0x5eed;
+	uint8_t *buf = aligned_alloc(4096, IO_MAX), *back = aligned_alloc(4096, IO_MAX);
+	unsigned bad = 0;
+
+	while (!atomic_load(&t->stop) && !bad) {
+		uint64_t len = (rng_next(&s) % (IO_MAX / 4096) + 1) * 4096;
+		uint64_t off = rng_next(&s) % ((t->size - len) / 4096) * 4096;
+		if (rng_next(&s) % 3) {
+			rng_fill(&s, buf, len);
+			if (uraid_array_pwrite(t->a, buf, len, off, 0)) {
+				bad++;
+				break;
+			}
+			memcpy(t->shadow + off, buf, len);
+		} else if (uraid_array_pread(t->a, back, len, off) ||
+			   memcmp(back, t->shadow + off, len)) {
+			CHECK(0, "%s: read of %" PRIu64 " bytes at %" PRIu64 " during the grow "
+			      "differs", t->name, len, off);
+			bad++;
+		}
+		pause_ms(1);
+	}
+	CHECK(bad == 0, "%s: the writer met an error", t->name);
+	free(buf);
+	free(back);
+	return NULL;
+}
+
+/* Until no job runs (one ran, or none started), at most DEADLINE_S. */
+static void wait_job(struct t *t, struct uraid_sync_status *st)
+{
+	time_t until = time(NULL) + DEADLINE_S;
+	do {
+		pause_ms(10);
+		uraid_array_sync_status(t->a, st);
+	} while ((st->running || st->kind == URAID_SYNC_NONE) && time(NULL) < until);
+}
+
+static int disk_sb(struct t *t, unsigned i, struct uraid_sb *out)
+{
+	struct uraid_probe *p = malloc(sizeof(*p));
+	int fd = open(t->paths[i], O_RDONLY);
+	int rc = -1;
+
+	if (p && fd >= 0 && uraid_probe_fd(fd, p) == 0 && p->chosen >= 0) {
+		*out = p->loc[p->chosen].sb;
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	return rc;
+}
+
+/* Member i's role in its own superblock (0xffff spare). */
+static unsigned role_of(const struct uraid_sb *sb)
+{
+	return sb->dev_number < sb->max_dev ? sb->dev_roles[sb->dev_number] : 0xffff;
+}
+
+static int add_spare(struct t *t, unsigned i)
+{
+	char err[256];
+	int rc = uraid_array_add_member(t->a, t->paths[i], 0, err, sizeof(err));
+	CHECK(rc == 0, "%s: add %s: %s", t->name, t->paths[i], err);
+	return rc;
+}
+
+static int grow_level(struct t *t, int level, char *done, size_t donelen)
+{
+	char err[256];
+	struct uraid_grow g = { .level_set = true, .level = level };
+	int rc = uraid_array_grow(t->a, &g, done, donelen, err, sizeof(err));
+	CHECK(rc == 0, "%s: grow --level=%d: %s", t->name, level, err);
+	return rc;
+}
+
+static void check_zero(struct t *t, const char *when)
+{
+	char err[256];
+	struct uraid_sync_status st;
+	CHECK(uraid_array_sync_start(t->a, URAID_SYNC_CHECK, err, sizeof(err)) == 0,
+	      "%s: %s: check: %s", t->name, when, err);
+	wait_job(t, &st);
+	CHECK(st.kind == URAID_SYNC_CHECK && st.result == 0 && st.mismatch_sectors == 0,
+	      "%s: %s: check: result %d, %" PRIu64 " mismatched sectors", t->name, when,
+	      st.result, st.mismatch_sectors);
+}
+
+/* The superblocks of a finished RAID 6 of 5, left-symmetric: no reshape,
+ * member 4 in slot 4 in sync. */
+static void sb_raid6_done(struct t *t, const char *when)
+{
+	struct uraid_sb sb, q;
+	CHECK(disk_sb(t, 0, &sb) == 0 && disk_sb(t, 4, &q) == 0, "%s: %s: superblocks",
+	      t->name, when);
+	CHECK(sb.level == 6 && sb.layout == 2 && sb.raid_disks == 5 && !(sb.feature_map & 0x64),
+	      "%s: %s: level %d layout %u raid_disks %u feature_map 0x%x (want 6 2 5, no "
+	      "reshape bits)", t->name, when, sb.level, sb.layout, sb.raid_disks, sb.feature_map);
+	CHECK(role_of(&q) == 4 && !(q.feature_map & 0x2) && q.data_offset == sb.data_offset,
+	      "%s: %s: the Q member: role %u feature_map 0x%x data_offset %" PRIu64 " (want 4, "
+	      "no 0x2, %" PRIu64 ")", t->name, when, role_of(&q), q.feature_map, q.data_offset,
+	      sb.data_offset);
+}
+
+/* 1. RAID 5 of 4 -> RAID 6 under a writer. */
+static void run_5_to_6(uint64_t seed)
+{
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+	char done[1024];
+	pthread_t w;
+
+	if (setup(&t, "5->6", "raid5", 4) || engine_up(&t) || assemble(&t) || fill(&t) ||
+	    add_spare(&t, 4)) {
+		CHECK(0, "5->6: setup");
+		teardown(&t);
+		return;
+	}
+	t.np = 5;
+	struct uraid_sb sb0;
+	CHECK(disk_sb(&t, 0, &sb0) == 0, "5->6: superblock before");
+	/* slow at first: the superblocks are looked at while it runs */
+	uraid_array_sync_speed(t.a, 1000, 2000);
+	pthread_create(&w, NULL, writer, &t);
+	pause_ms(20);
+	if (grow_level(&t, 6, done, sizeof(done)) == 0) {
+		printf("5->6: %s", done);
+		CHECK(strstr(done, "takeover RAID 5 -> RAID 6 (4 -> 5 slots, layout "
+			      "left-symmetric-6)") && strstr(done, "restripe RAID 6: layout "
+			      "left-symmetric-6 -> left-symmetric: started") && !strstr(done, "then"),
+		      "5->6: the takeover and the restripe at once: %s", done);
+		struct uraid_sb sb, q;
+		CHECK(disk_sb(&t, 0, &sb) == 0 && disk_sb(&t, 4, &q) == 0, "5->6: superblocks");
+		CHECK(sb.level == 6 && sb.layout == 18 && sb.new_level == 6 && sb.new_layout == 2 &&
+		      sb.raid_disks == 5 && sb.delta_disks == 0 &&
+		      (sb.feature_map & 0x64) == 0x64 && sb.new_offset > 0,
+		      "5->6: while it runs: level %d layout %u -> %u, raid_disks %u delta %d, "
+		      "feature_map 0x%x, new_offset %d (want 6, 18 -> 2, 5, 0, 0x64, > 0)",
+		      sb.level, sb.layout, sb.new_layout, sb.raid_disks, sb.delta_disks,
+		      sb.feature_map, sb.new_offset);
+		CHECK(role_of(&q) == 4 && (q.feature_map & 0x2) && q.recovery_offset == 0 &&
+		      (q.feature_map & 0x40) && q.new_offset == sb.new_offset,
+		      "5->6: the spare while it runs: role %u feature_map 0x%x recovery_offset %"
+		      PRIu64 " new_offset %d (want 4, 0x2, 0, %d)", role_of(&q), q.feature_map,
+		      q.recovery_offset, q.new_offset, sb.new_offset);
+		uraid_array_status(t.a, &as);
+		CHECK(as.degraded == 0, "5->6: degraded %u while the Q slot is filled", as.degraded);
+		uraid_array_sync_speed(t.a, 1000, 200000);
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0,
+		      "5->6: the restripe ended: kind %d running %d result %d", st.kind,
+		      st.running, st.result);
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(w, NULL);
+	uraid_array_status(t.a, &as);
+	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == 0 &&
+	      as.size_bytes == t.size, "5->6: after: level %d layout %u raid_disks %u degraded "
+	      "%u size %" PRIu64, as.level, as.layout, as.raid_disks, as.degraded, as.size_bytes);
+	pause_ms(50);
+	uraid_array_sync_status(t.a, &st);
+	CHECK(st.kind == URAID_SYNC_RESHAPE && !st.running, "5->6: no rebuild after the "
+	      "restripe (kind %d running %d)", st.kind, st.running);
+	verify(&t, "after the grow");
+	check_zero(&t, "after the grow");
+	CHECK(uraid_array_close(t.a) == 0, "5->6: close");
+	t.a = NULL;
+	sb_raid6_done(&t, "after");
+	if (assemble(&t) == 0) {
+		verify(&t, "assembled again");
+		uraid_array_status(t.a, &as);
+		CHECK(as.degraded == 0, "5->6: assembled again: degraded %u", as.degraded);
+	}
+	teardown(&t);
+}
+
+/* The child: RAID 5 -> 6, the restripe fast, until killed. */
+static void crash_child(struct t *t)
+{
+	char done[1024], err[256];
+	if (engine_up(t) || assemble(t))
+		_exit(2);
+	uraid_array_sync_speed(t->a, 20000, 20000);
+	struct uraid_grow g = { .level_set = true, .level = 6 };
+	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
+		fprintf(stderr, "crash child: %s\n", err);
+		_exit(3);
+	}
+	for (;;)
+		pause();
+}
+
+/*
+ * 2. Killed part-way; assembled again with `leave_out` members (0, 1, 2:
+ * members 0.. left out), which must finish it (or, two left out, refuse).
+ */
+static void run_crash(uint64_t seed, unsigned leave_out)
+{
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+	uint64_t s = seed ^ 0xc7a5;
+	char name[64];
+
+	snprintf(name, sizeof(name), "5->6 crash, %u left out after", leave_out);
+	if (setup(&t, name, "raid5", 4) || engine_up(&t) || assemble(&t) || fill(&t) ||
+	    add_spare(&t, 4)) {
+		CHECK(0, "%s: setup", name);
+		teardown(&t);
+		return;
+	}
+	t.np = 5;
+	CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+	t.a = NULL;
+	uraid_engine_destroy(t.e);
+	t.e = NULL;
+	/* backwards: the position runs down from the top (the old size) */
+	uint64_t top = t.size / 512;
+	uint64_t target = rng_next(&s) % (top / 2) + 1;
+	printf("%s: kill -9 once the restripe has moved %" PRIu64 " of %" PRIu64 " sectors\n",
+	       name, target, top);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		crash_child(&t);
+	struct uraid_sb sb = { 0 };
+	time_t until = time(NULL) + DEADLINE_S;
+	while (time(NULL) < until) {
+		if (disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) &&
+		    sb.reshape_position + target <= top)
+			break;
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			CHECK(0, "%s: the child ended by itself (status 0x%x)", name, status);
+			pid = -1;
+			break;
+		}
+		pause_ms(2);
+	}
+	if (pid > 0) {
+		unsigned delay_us = (unsigned)(rng_next(&s) % 20000);
+		printf("%s: kill %u us after the checkpoint passed it\n", name, delay_us);
+		fflush(stdout);
+		struct timespec ts = { 0, (long)delay_us * 1000 };
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	struct uraid_sb q;
+	CHECK(disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) && disk_sb(&t, 4, &q) == 0,
+	      "%s: a reshape on disk after the kill (feature_map 0x%x)", name, sb.feature_map);
+	printf("%s: killed at reshape_position %" PRIu64 "\n", name, sb.reshape_position);
+	CHECK(role_of(&q) == 4 && (q.feature_map & 0x2) && q.recovery_offset == 0,
+	      "%s: the member being filled: role %u feature_map 0x%x recovery_offset %" PRIu64,
+	      name, role_of(&q), q.feature_map, q.recovery_offset);
+	char err[300];
+	if (engine_up(&t)) {
+		CHECK(0, "%s: engine", name);
+		teardown(&t);
+		return;
+	}
+	int arc = assemble_paths(&t, t.p + leave_out, t.np - leave_out, err, sizeof(err));
+	if (leave_out >= 2) {
+		CHECK(arc != 0 && strstr(err, "filled by the reshape"), "%s: refused: %s", name,
+		      arc ? err : "assembled");
+		printf("%s: %s\n", name, err);
+		teardown(&t);
+		return;
+	}
+	if (arc) {
+		CHECK(0, "%s: assembly after the kill: %s", name, err);
+		teardown(&t);
+		return;
+	}
+	uraid_array_status(t.a, &as);
+	bool slot4 = false;
+	for (unsigned i = 0; i < as.nmembers; i++)
+		slot4 |= as.members[i].slot == 4;
+	CHECK(slot4 && as.degraded == leave_out, "%s: assembled: the filled member in slot 4 "
+	      "(%s), degraded %u", name, slot4 ? "yes" : "no", as.degraded);
+	verify(&t, "assembled in mid-reshape");
+	wait_job(&t, &st);
+	CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: the resumed restripe: kind "
+	      "%d result %d", name, st.kind, st.result);
+	verify(&t, "after the resumed restripe");
+	uraid_array_status(t.a, &as);
+	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == leave_out,
+	      "%s: after: level %d layout %u raid_disks %u degraded %u", name, as.level,
+	      as.layout, as.raid_disks, as.degraded);
+	if (!leave_out) {
+		check_zero(&t, "after the resumed restripe");
+		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+		t.a = NULL;
+		sb_raid6_done(&t, "after the resumed restripe");
+	}
+	teardown(&t);
+}
+
+/* 3. RAID 6 of 5 -> RAID 5 under a writer. */
+static void run_6_to_5(uint64_t seed)
+{
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+	char done[1024], err[256];
+	pthread_t w;
+
+	if (setup(&t, "6->5", "raid6", 5) || engine_up(&t) || assemble(&t) || fill(&t)) {
+		CHECK(0, "6->5: setup");
+		teardown(&t);
+		return;
+	}
+	pthread_create(&w, NULL, writer, &t);
+	pause_ms(20);
+	if (grow_level(&t, 5, done, sizeof(done)) == 0) {
+		printf("6->5: %s", done);
+		CHECK(strstr(done, "restripe RAID 6: layout left-symmetric -> left-symmetric-6") &&
+		      strstr(done, "then, when the restripe ends: takeover RAID 6 -> RAID 5"),
+		      "6->5: restripe to the -6 layout, then the takeover: %s", done);
+		struct uraid_sb sb;
+		CHECK(disk_sb(&t, 0, &sb) == 0, "6->5: superblock");
+		wait_job(&t, &st);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "6->5: the restripe: kind "
+		      "%d result %d", st.kind, st.result);
+		int rc = uraid_array_grow_continue(t.a, done, sizeof(done), err, sizeof(err));
+		CHECK(rc == 1, "6->5: the takeover after the restripe (%d): %s", rc, rc < 0 ? err : done);
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(w, NULL);
+	uraid_array_status(t.a, &as);
+	unsigned spares = 0;
+	for (unsigned i = 0; i < as.nmembers; i++)
+		spares += as.members[i].slot < 0;
+	CHECK(as.level == 5 && as.layout == 2 && as.raid_disks == 4 && as.degraded == 0 &&
+	      spares == 1 && as.size_bytes == t.size, "6->5: after: level %d layout %u "
+	      "raid_disks %u degraded %u spares %u size %" PRIu64, as.level, as.layout,
+	      as.raid_disks, as.degraded, spares, as.size_bytes);
+	verify(&t, "after");
+	check_zero(&t, "after");
+	CHECK(uraid_array_close(t.a) == 0, "6->5: close");
+	t.a = NULL;
+	struct uraid_sb sb, q;
+	CHECK(disk_sb(&t, 0, &sb) == 0 && disk_sb(&t, 4, &q) == 0, "6->5: superblocks");
+	CHECK(sb.level == 5 && sb.layout == 2 && sb.raid_disks == 4 && !(sb.feature_map & 0x64) &&
+	      role_of(&q) == 0xffff, "6->5: superblocks: level %d layout %u raid_disks %u "
+	      "feature_map 0x%x, the Q member's role 0x%x (want 5 2 4, spare)", sb.level,
+	      sb.layout, sb.raid_disks, sb.feature_map, role_of(&q));
+	t.np = 4;
+	if (assemble(&t) == 0)
+		verify(&t, "assembled again");
+	teardown(&t);
+}
+
+/* 4. No spare for the Q slot. */
+static void run_refusal(uint64_t seed)
+{
+	struct t t = { .seed = seed };
+	char done[512] = "", err[256] = "";
+
+	if (setup(&t, "5->6 no spare", "raid5", 4) || engine_up(&t) || assemble(&t)) {
+		CHECK(0, "refusal: setup");
+		teardown(&t);
+		return;
+	}
+	struct uraid_grow g = { .level_set = true, .level = 6 };
+	int rc = uraid_array_grow(t.a, &g, done, sizeof(done), err, sizeof(err));
+	CHECK(rc == -EINVAL && strstr(err, "needs a spare"), "refusal: %d %s", rc, err);
+	printf("refusal: %s\n", err);
+	struct uraid_array_status as;
+	uraid_array_status(t.a, &as);
+	CHECK(as.level == 5 && as.raid_disks == 4, "refusal: level %d raid_disks %u after",
+	      as.level, as.raid_disks);
+	teardown(&t);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+	printf("test_grow_r6 seed %" PRIu64 "\n", seed);
+	fflush(stdout);
+	run_refusal(seed);
+	run_5_to_6(seed);
+	for (unsigned k = 0; k < 3; k++)
+		run_crash(seed + 1 + k, 0);
+	run_crash(seed + 7, 1);
+	run_crash(seed + 8, 2);
+	run_6_to_5(seed + 9);
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}

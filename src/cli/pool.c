@@ -190,7 +190,7 @@ uint64_t pool_largest_nested(const struct pool *p, int level, uint32_t chunk_kib
 			     unsigned *drives, unsigned *groups)
 {
 	uint64_t freeb[POOL_MAX_DRIVES], first[POOL_MAX_DRIVES], best = 0;
-	unsigned pick[POOL_MAX_DRIVES], min = level == URAID_LEVEL_6 ? 4 : 3;
+	unsigned pick[POOL_MAX_DRIVES], min = pool_nested_group_min(level);
 	struct pool_shape s;
 
 	*drives = *groups = 0;

@@ -276,7 +276,7 @@ static int nested_level(const struct volume_opts *o)
 static unsigned min_drives(const struct volume_opts *o)
 {
 	if (o->groups)
-		return o->groups * (nested_level(o) == URAID_LEVEL_6 ? 4 : 3);
+		return o->groups * pool_nested_group_min(nested_level(o));
 	return o->have_res ? pool_resiliency_min_drives(o->res) : 0;
 }
 

@@ -48,6 +48,11 @@ unsigned pool_resiliency_min_drives(enum pool_resiliency r)
 	return r < POOL_RESILIENCIES ? min[r] : 0;
 }
 
+unsigned pool_nested_group_min(int level)
+{
+	return pool_resiliency_min_drives(level == URAID_LEVEL_6 ? POOL_DUAL_PARITY : POOL_PARITY);
+}
+
 #define DEFAULT_CHUNK_KIB 512u
 
 static int shape(int level, uint32_t near, unsigned drives, uint32_t chunk_kib,

@@ -26,6 +26,9 @@ const char *pool_resiliency_name(enum pool_resiliency r);
 /* -EINVAL when unknown. */
 int pool_resiliency_parse(const char *s, enum pool_resiliency *r);
 unsigned pool_resiliency_min_drives(enum pool_resiliency r);
+/* The fewest drives a group of a RAID 50 (level 5) or 60 (level 6) volume
+ * takes: those of parity or dual-parity. */
+unsigned pool_nested_group_min(int level);
 
 /*
  * What md makes: level, layout word, member count, chunk (0 for RAID 1).

@@ -201,16 +201,11 @@ static bool copies_far(const struct uraid_geom *g)
 /* md's least distance between the data offsets of a RAID 10 reshape
  * (raid10_run, mdadm's min_offset_change): the larger chunk, times the
  * copies an offset layout keeps in each stripe. */
-static uint64_t copies_min_distance(const struct uraid_geom *old, const struct uraid_geom *new)
+uint64_t reshape_copies_distance(const struct uraid_geom *old, const struct uraid_geom *new)
 {
 	uint64_t a = (uint64_t)old->chunk_sectors * (old->far_offset ? old->far_copies : 1);
 	uint64_t b = (uint64_t)new->chunk_sectors * (new->far_offset ? new->far_copies : 1);
 	return a > b ? a : b;
-}
-
-uint64_t reshape_copies_distance(const struct uraid_geom *old, const struct uraid_geom *new)
-{
-	return copies_min_distance(old, new);
 }
 
 uint64_t reshape_copies_step(const struct uraid_geom *old, const struct uraid_geom *new)
@@ -273,12 +268,12 @@ uint64_t reshape_copies_safe_end(const struct reshape_state *rs, uint64_t pos, u
 
 /*
  * RAID 10 (forwards only in uraid): md's own rule (raid10_run: the data
- * offsets at least copies_min_distance apart, the new one below), and
+ * offsets at least reshape_copies_distance apart, the new one below), and
  * the step from the position must be able to go on.
  */
 static int check_distance_copies(const struct reshape_state *rs, char *err, size_t errlen)
 {
-	uint64_t need = copies_min_distance(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
+	uint64_t need = reshape_copies_distance(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
 
 	if (rs->position >= rs->end)
 		return 0;       /* nothing left to move: the job only finishes */

@@ -5,9 +5,15 @@
  * engine with its own threads (stacked members need one), each completion
  * submitting the next from the reactor's thread. The members are made a
  * RAID 50 (2 groups of 3, chunk 64 KiB, uraid_nested_create) and a RAID 0
- * (chunk 64 KiB) in turn, ROUNDS times; the best IOPS of each are printed.
+ * (chunk 64 KiB) in turn, ROUNDS times; the best IOPS of each are printed,
+ * and with each round the process's CPU time per read (user + system over
+ * the reads done: the reactor's thread is busy the whole time, the main
+ * one sleeps), which a loaded machine changes less than IOPS.
  *
  *   nested_bench SECONDS ROUNDS DEV0 .. DEV5      (DEVs are overwritten)
+ *
+ * NESTED_BENCH_ONLY=50 or =0 runs that one alone (for perf stat: the
+ * instructions per read, which the load of the machine does not change).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,7 +77,17 @@ static void issue(struct slot *s)
 	}
 }
 
-static double measure(struct uraid_array *a, double secs)
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* IOPS; the CPU time per read in *ns_per_io. */
+static double measure(struct uraid_array *a, double secs, double *ns_per_io)
 {
 	struct run r = { .a = a, .blocks = uraid_array_size(a) / BS };
 	struct slot s[QD];
@@ -82,6 +99,7 @@ static double measure(struct uraid_array *a, double secs)
 		s[i].rng = 0x9e3779b97f4a7c15ull * (i + 1);
 		s[i].buf = aligned_alloc(4096, BS);
 	}
+	double c0 = cpu_s();
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned i = 0; i < QD; i++)
 		issue(&s[i]);
@@ -89,6 +107,8 @@ static double measure(struct uraid_array *a, double secs)
 	atomic_store(&r.stop, true);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	uint64_t n = atomic_load(&r.done);
+	double c1 = cpu_s();
+	*ns_per_io = n ? (c1 - c0) * 1e9 / (double)n : 0;
 	while (atomic_load(&r.in_flight))
 		nanosleep(&nap, NULL);
 	for (unsigned i = 0; i < QD; i++)
@@ -100,7 +120,7 @@ static double measure(struct uraid_array *a, double secs)
 	return (double)n / ((double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 }
 
-static double one(bool nested, const char *const *devs, double secs)
+static double one(bool nested, const char *const *devs, double secs, double *ns_per_io)
 {
 	struct uraid_create_opts co = { .level = nested ? URAID_LEVEL_5 : URAID_LEVEL_0,
 					.raid_disks = 6, .chunk_kib = 64, .minor = 2,
@@ -131,7 +151,7 @@ static double one(bool nested, const char *const *devs, double secs)
 	if (rc) {
 		fprintf(stderr, "nested_bench: assemble: %s\n", err);
 	} else {
-		iops = measure(nested ? n.outer : a, secs);
+		iops = measure(nested ? n.outer : a, secs, ns_per_io);
 		if (nested)
 			uraid_nested_close(&n);
 		else
@@ -151,12 +171,22 @@ int main(int argc, char **argv)
 	int rounds = atoi(argv[2]);
 	const char *const *devs = (const char *const *)argv + 3;
 
+	const char *only = getenv("NESTED_BENCH_ONLY");
+	if (only) {
+		double c = 0, x = one(strcmp(only, "0") != 0, devs, secs, &c);
+		printf("only raid%s: %.0f iops, cpu/io %.0f ns\n", only, x, c);
+		return x > 0 ? 0 : 1;
+	}
 	for (int i = 0; i < rounds; i++) {
 		/* in turn, the order swapped each round */
-		double x = i % 2 ? one(false, devs, secs) : one(true, devs, secs);
-		double y = i % 2 ? one(true, devs, secs) : one(false, devs, secs);
+		double cx = 0, cy = 0;
+		double x = i % 2 ? one(false, devs, secs, &cx) : one(true, devs, secs, &cx);
+		double y = i % 2 ? one(true, devs, secs, &cy) : one(false, devs, secs, &cy);
 		double r50 = i % 2 ? y : x, r0 = i % 2 ? x : y;
-		printf("round %d: raid50 %.0f raid0 %.0f\n", i + 1, r50, r0);
+		double c50 = i % 2 ? cy : cx, c0 = i % 2 ? cx : cy;
+		printf("round %d: raid50 %.0f raid0 %.0f cpu/io %.0f/%.0f ns\n", i + 1, r50, r0, c50,
+		       c0);
+		fflush(stdout);
 		best50 = r50 > best50 ? r50 : best50;
 		best0 = r0 > best0 ? r0 : best0;
 	}

@@ -379,7 +379,26 @@ struct level_ops {
 	   (0 or -ENOMEM, nothing changed), and its state (used set) */
 	int (*stripe_cache_set)(struct array *a, unsigned size);
 	void (*stripe_cache_get)(struct array *a, struct uraid_stripe_cache_status *st);
+	/* the one member place a read of [sector, sector + nsect) is read
+	   from and nothing else, while nothing is in its way (a lost slot);
+	   false: the level's read must do more (NULL: never) */
+	bool (*direct_map)(const struct array *a, uint64_t sector, uint32_t nsect, unsigned *slot,
+			   uint64_t *msector);
 };
+
+/*
+ * A read sent straight to one member (core/direct_read.c; md/stack.c's
+ * fast path): on er's thread, true when the level reads array sectors
+ * [sector, sector + nsect) from one member and nothing is in the way (no
+ * freeze, reshape, parity log, write cache; read-ahead is passed by); the member and its
+ * sector then in *m and *msector, the read counted in er's in_flight, and
+ * the caller issues it and calls array_direct_read_end once it is done
+ * (with the reactor's time at the start: latency). False: nothing counted,
+ * the request path takes it. A failed member read goes the request path too.
+ */
+bool array_direct_read_begin(struct array *a, struct engine_reactor *er, uint64_t sector,
+			     uint32_t nsect, struct member **m, uint64_t *msector);
+void array_direct_read_end(struct array *a, struct engine_reactor *er, uint64_t start_ns);
 
 extern const struct level_ops level_linear_ops, level_raid0_ops, level_raid1_ops,
 	level_raid10_ops, level_raid5_ops;

@@ -166,6 +166,21 @@ static void r5_stripe_cache_get(struct array *a, struct uraid_stripe_cache_statu
 	pthread_mutex_unlock(&priv->heads.mu);
 }
 
+/* A healthy read within one data chunk is that chunk's member's read (as
+ * r5_read's direct branch does it). */
+static bool r5_direct_map(const struct array *a, uint64_t sector, uint32_t nsect, unsigned *slot,
+			  uint64_t *msector)
+{
+	struct uraid_loc loc;
+
+	if (a->reshape || uraid_geom_chunk_left(&a->geom, sector) < nsect ||
+	    uraid_geom_map(&a->geom, sector, &loc, 1) != 1 || !slot_ok(a, loc.slot))
+		return false;
+	*slot = loc.slot;
+	*msector = loc.sector;
+	return true;
+}
+
 const struct level_ops level_raid5_ops = {
 	.name = "raid456",
 	.init = r5_init,
@@ -176,5 +191,6 @@ const struct level_ops level_raid5_ops = {
 	.piece_sectors = r5_piece_sectors,
 	.stripe_cache_set = r5_stripe_cache_set,
 	.stripe_cache_get = r5_stripe_cache_get,
+	.direct_map = r5_direct_map,
 };
 

@@ -10,6 +10,12 @@
  * superblock sits on the lower array's data where md stacks it (1.2: 4 KiB
  * in), read and written through the same request path.
  *
+ * A read that the lower array's level would serve from one member alone
+ * (a healthy RAID 5/6, a read within one chunk: every 4 KiB random read)
+ * skips the lower array's request and goes straight to that member
+ * (core/direct_read.c): a stacked member then costs one member I/O, as a
+ * RAID 0's member does. A failed one is sent again the whole way.
+ *
  * Failure: a lower array that fails answers -EIO, which fails the member
  * of the upper array as a dead disk would; a degraded one goes on serving.
  *
@@ -20,6 +26,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +36,14 @@
 #include "engine/md/meta_worker.h"
 #include "engine/md/stack.h"
 
-/* One member I/O as a request of the lower array. */
+/* One member I/O as a request of the lower array, or its member's read. */
 struct stack_io {
 	struct uraid_io io;
+	struct member_io lower;         /* the direct read's, on the lower member */
+	uint64_t start_ns;              /* the direct read's start (latency) */
+	uint64_t off;
 	struct member_io *mio;
+	struct stack_lower *sl;
 	unsigned reactor;
 	bool submitting;                /* inside uraid_array_submit: complete later */
 	struct stack_io *next;          /* the reactor's free list */
@@ -65,18 +76,12 @@ static void sio_done(struct uraid_io *io, int res)
 		member_stacked_finish(mio, res);        /* from the poll: no extra round */
 }
 
-static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, uint64_t off)
+/* The member I/O as a request of the lower array (the whole way). */
+static void stack_submit_request(struct stack_lower *sl, struct reactor *r, struct stack_io *s,
+				 struct member_io *mio, uint64_t off)
 {
-	struct stack_lower *sl = ctx;
-	struct stack_io *s = sl->free[r->index];
 	int rc;
 
-	if (s)
-		sl->free[r->index] = s->next;
-	else if (!(s = malloc(sizeof(*s)))) {   /* first use on this reactor: then reused */
-		member_stacked_done(mio, -ENOMEM);
-		return;
-	}
 	memset(&s->io, 0, sizeof(s->io));
 	s->mio = mio;
 	s->reactor = r->index;
@@ -114,6 +119,67 @@ static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, ui
 		sio_put(sl, s);
 		member_stacked_done(mio, rc);
 	}
+}
+
+/* The direct read's member I/O is done (from the reactor's poll). */
+static void direct_done(struct member_io *lower, int res)
+{
+	struct stack_io *s = (struct stack_io *)((char *)lower - offsetof(struct stack_io, lower));
+	struct stack_lower *sl = s->sl;
+	struct array *a = sl->a;
+	struct member_io *mio = s->mio;
+
+	array_direct_read_end(a, &a->e->reactors[s->reactor], s->start_ns);
+	if (res) {
+		/* the level reads it again, rebuilds it from the others if need
+		   be, and fails the member as md does */
+		stack_submit_request(sl, lower->r, s, mio, s->off);
+		return;
+	}
+	sio_put(sl, s);
+	member_stacked_finish(mio, 0);          /* from the poll: no extra round */
+}
+
+static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, uint64_t off)
+{
+	struct stack_lower *sl = ctx;
+	struct stack_io *s = sl->free[r->index];
+	struct array *a = sl->a;
+	struct engine_reactor *er = &a->e->reactors[r->index];
+	struct member *m;
+	uint64_t msector;
+
+	if (s)
+		sl->free[r->index] = s->next;
+	else if (!(s = malloc(sizeof(*s)))) {   /* first use on this reactor: then reused */
+		member_stacked_done(mio, -ENOMEM);
+		return;
+	}
+	s->sl = sl;
+	s->mio = mio;
+	s->reactor = r->index;
+	s->off = off;
+	/* (member_submit runs on r's thread, and both arrays are of one
+	   engine: er is r's) */
+	if (mio->kind == MEMBER_READ && &er->r == r &&
+	    array_direct_read_begin(a, er, off / 512, mio->len / 512, &m, &msector)) {
+		struct member_io *lo = &s->lower;
+
+		s->start_ns = reactor_now_ns(r);
+		lo->kind = MEMBER_READ;
+		lo->buf = mio->buf;
+		lo->len = mio->len;
+		lo->sector = msector;
+		lo->meta = false;
+		lo->rw_flags = 0;
+		lo->m = m;
+		lo->done = direct_done;
+		lo->ctx = NULL;
+		lo->writing_zeroes = false;
+		member_submit(r, lo);   /* sets the rest */
+		return;
+	}
+	stack_submit_request(sl, r, s, mio, off);
 }
 
 struct sync_req {

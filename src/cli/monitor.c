@@ -261,11 +261,13 @@ static void handle_event(struct monitor *m, const struct monitor_event *ev)
 		return;
 	}
 	bool already;
-	monitor_note_event(a, ev->event, ev->member, &already);
+	monitor_note_event(a, ev->array, ev->event, ev->member, &already);
 	if (!already) {
 		/* a copy: reporting may drain the socket, and the queue may move */
 		char name[sizeof(a->export_name)], control[sizeof(a->control)];
-		snprintf(name, sizeof(name), "%s", a->export_name);
+		/* an inner array of a RAID 50/60 is named by its own events */
+		snprintf(name, sizeof(name), "%s",
+			 monitor_inner(a, ev->array) ? ev->array : a->export_name);
 		snprintf(control, sizeof(control), "%s", a->control);
 		monitor_report(m, ev->event, name, ev->member, control);
 		a = monitor_find(m, control);

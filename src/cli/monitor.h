@@ -22,6 +22,17 @@ struct mon_member {
 	int slot;
 };
 
+/* An inner array of a served RAID 50/60 ("inner" lines): the array its
+ * own events name (EXPORT/INNER). */
+struct mon_inner {
+	char name[256];
+	unsigned raid_disks, degraded;
+	char job[16];
+	bool running;
+};
+
+#define MON_INNER_MAX 16        /* URAID_NESTED_MAX_GROUPS */
+
 /* One served array, as its server's "monitor-state" answer says. */
 struct mon_array {
 	char control[1024];             /* its server's control socket: the key */
@@ -34,6 +45,8 @@ struct mon_array {
 	bool running;
 	unsigned nmembers;
 	struct mon_member members[URAID_MAX_MEMBERS];
+	unsigned ninner;
+	struct mon_inner inner[MON_INNER_MAX];
 	const struct config_array *conf;        /* its ARRAY line, or NULL */
 	bool seen;                      /* answered in the current scan */
 };
@@ -90,10 +103,13 @@ int monitor_query(struct monitor *m, const char *control, struct mon_array *a);
  * reported (a lost event made up for); a is kept as it was when the
  * server cannot answer. 0 or monitor_query's error. */
 int monitor_refresh(struct monitor *m, struct mon_array *a);
-/* A datagram's event about to be reported: a updated as the event says;
+/* A datagram's event about to be reported: a updated as the event says
+ * (array: the event's array name, a's own or one of its inner arrays');
  * *already when a's state says it was reported (by monitor_refresh). */
-void monitor_note_event(struct mon_array *a, const char *event, const char *member,
-			bool *already);
+void monitor_note_event(struct mon_array *a, const char *array, const char *event,
+			const char *member, bool *already);
+/* a's inner array of that name (EXPORT/INNER), or NULL. */
+struct mon_inner *monitor_inner(const struct mon_array *a, const char *name);
 /* Members of a in the given state. */
 unsigned monitor_count(const struct mon_array *a, const char *state);
 /* Look at every served array (the registry): new ones are added (and

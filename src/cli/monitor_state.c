@@ -59,6 +59,7 @@ static int parse_state(char *text, struct mon_array *a)
 	char *save = NULL;
 
 	a->nmembers = 0;
+	a->ninner = 0;
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *f[10];
 		int n = split_tabs(line, f, 10);
@@ -88,6 +89,19 @@ static int parse_state(char *text, struct mon_array *a)
 			strcpy(mm->state, f[2]);
 			mm->slot = none ? -1 : (int)slot_plus;
 			a->nmembers++;
+		} else if (n == 6 && strcmp(f[0], "inner") == 0) {
+			/* a RAID 50/60's inner array: NAME RAID_DISKS DEGRADED JOB RUNNING */
+			if (a->ninner >= MON_INNER_MAX)
+				return -EPROTO;
+			struct mon_inner *in = &a->inner[a->ninner];
+			if (unescape(f[1], in->name, sizeof(in->name)) || !*in->name ||
+			    parse_uint(f[2], URAID_MAX_MEMBERS, &in->raid_disks) ||
+			    parse_uint(f[3], URAID_MAX_MEMBERS, &in->degraded) ||
+			    strlen(f[4]) >= sizeof(in->job) || parse_uint(f[5], 1, &running))
+				return -EPROTO;
+			strcpy(in->job, f[4]);
+			in->running = running;
+			a->ninner++;
 		} else {
 			return -EPROTO;
 		}
@@ -154,6 +168,16 @@ static const struct mon_member *member_at(const struct mon_array *a, const char 
 static void report_changes(struct monitor *m, const struct mon_array *known,
 			   struct mon_array *now)
 {
+	/* a RAID 50/60's inner arrays' jobs, under their own names */
+	for (unsigned i = 0; i < now->ninner; i++) {
+		const struct mon_inner *n = &now->inner[i];
+		const struct mon_inner *o = monitor_inner(known, n->name);
+		bool same = o && o->running && n->running && !strcmp(o->job, n->job);
+		if (o && o->running && !same)
+			monitor_report(m, "RebuildFinished", n->name, NULL, now->control);
+		if (o && n->running && !same)
+			monitor_report(m, "RebuildStarted", n->name, NULL, now->control);
+	}
 	bool same_job = known->running && now->running && !strcmp(known->job, now->job);
 	if (known->running && !same_job)
 		monitor_report(m, "RebuildFinished", now->export_name, NULL, now->control);
@@ -204,10 +228,33 @@ int monitor_query(struct monitor *m, const char *control, struct mon_array *a)
 	return 0;
 }
 
-void monitor_note_event(struct mon_array *a, const char *event, const char *member,
-			bool *already)
+struct mon_inner *monitor_inner(const struct mon_array *a, const char *name)
 {
+	for (unsigned i = 0; i < a->ninner; i++)
+		if (strcmp(a->inner[i].name, name) == 0)
+			return (struct mon_inner *)&a->inner[i];
+	return NULL;
+}
+
+void monitor_note_event(struct mon_array *a, const char *array, const char *event,
+			const char *member, bool *already)
+{
+	struct mon_inner *in = monitor_inner(a, array);
 	struct mon_member *mm = NULL;
+
+	if (in) {
+		/* an inner array's: its job; its members are not listed (a
+		   Fail is told once, from the event) */
+		*already = false;
+		if (!strcmp(event, "RebuildStarted")) {
+			*already = in->running;
+			in->running = true;
+		} else if (!strcmp(event, "RebuildFinished")) {
+			*already = !in->running;
+			in->running = false;
+		}
+		return;
+	}
 	for (unsigned i = 0; member && i < a->nmembers && !mm; i++)
 		if (strcmp(a->members[i].path, member) == 0)
 			mm = &a->members[i];
@@ -288,6 +335,10 @@ static void first_seen(struct monitor *m, struct mon_array *a, bool initial)
 		monitor_report(m, "TestMessage", a->export_name, NULL, a->control);
 	if (a->degraded)
 		monitor_report(m, "DegradedArray", a->export_name, NULL, a->control);
+	/* a RAID 50/60: its RAID 0 is whole while an inner array is degraded */
+	for (unsigned i = 0; i < a->ninner; i++)
+		if (a->inner[i].degraded)
+			monitor_report(m, "DegradedArray", a->inner[i].name, NULL, a->control);
 	if (a->conf && a->conf->spares >= 0 &&
 	    monitor_count(a, "spare") < (unsigned)a->conf->spares)
 		monitor_report(m, "SparesMissing", a->export_name, NULL, a->control);

@@ -745,11 +745,17 @@ static void main_loop(struct serve_state *st, int sig_fd)
 			ctl_server_work(cs[i]);
 		if (mh)
 			metrics_http_work(mh);
+		/* a change told to the first volume's eventfd may be another
+		   volume's: each looks then. Told by what the first one read,
+		   not by the poll's revents: a control verb handled above (a
+		   pool's fail of a drive) changes arrays after the poll */
+		bool changed = false;
 		for (unsigned i = 0; i < n; i++) {
 			struct serve_state *v = serve_array_state(st, i);
-			if (i && (p[2].revents & POLLIN))
+			if (i && changed)
 				serve_events_poke(v->events);
-			serve_events_work(v->events, v);
+			if (serve_events_work(v->events, v) && i == 0)
+				changed = true;
 			serve_grow_work(v);
 		}
 		if (st->nvols) {

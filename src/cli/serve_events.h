@@ -11,6 +11,7 @@
 #ifndef URAID_CLI_SERVE_EVENTS_H
 #define URAID_CLI_SERVE_EVENTS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct serve_events;
@@ -27,8 +28,10 @@ void serve_events_start(struct serve_events *ev, struct serve_state *st);
  * pass (-1: none; while a job runs, the progress timer). */
 int serve_events_fd(const struct serve_events *ev);
 int serve_events_timeout_ms(const struct serve_events *ev);
-/* After poll: what changed, sent as events; never waits. */
-void serve_events_work(struct serve_events *ev, struct serve_state *st);
+/* After poll: what changed, sent as events; never waits. True when its
+ * eventfd told of a change (which, for the first volume's, may be any
+ * array's of the engine: the others are poked then). */
+bool serve_events_work(struct serve_events *ev, struct serve_state *st);
 /* DeviceDisappeared to the monitors, then free (NULL is fine). Call after
  * the engine is gone: its callback must not run any more. */
 /* Look at the array on the next serve_events_work, as after a change (the

@@ -11,6 +11,7 @@
 
 #include <uraid/create.h>
 #include <uraid/engine.h>
+#include <uraid/geom.h>
 #include <uraid/superblock.h>
 
 #ifdef __cplusplus
@@ -69,6 +70,19 @@ int uraid_nested_assemble(struct uraid_engine *e, const struct uraid_assemble_op
 			  struct uraid_nested *n, char *err, size_t errlen);
 /* Close the RAID 0, then the inner arrays. First error. */
 int uraid_nested_close(struct uraid_nested *n);
+
+/*
+ * Where the RAID 0's superblock (1.2: 4 KiB, 4 KiB into the inner array's
+ * data) lies on the members of the inner array whose superblock is
+ * `inner`: the slot that holds it and the sector from that member's
+ * data_offset (what erasing a nested array zeroes, besides the inner
+ * superblocks; the row's parity at that sector is often a copy of it).
+ * 0, or -EINVAL when inner is not a RAID 5/6 geometry.
+ */
+int uraid_nested_outer_sb_loc(const struct uraid_sb *inner, struct uraid_loc *loc);
+
+/* "raid50" or "raid60" for the inner level 5 or 6; "raid?0" else. */
+const char *uraid_nested_level_name(int inner_level);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,7 @@ static void print_json(const struct uraid_create_opts *o, const struct uraid_nes
 	char buf[64];
 
 	create_json_open(&j, o);
-	json_str(&j, "level", o->level == 5 ? "raid50" : "raid60");
+	json_str(&j, "level", uraid_nested_level_name(o->level));
 	json_u64(&j, "groups", r->groups);
 	json_u64(&j, "array_bytes", r->outer.array_sectors * 512);
 	json_u64(&j, "chunk_bytes", r->outer.chunk_sectors * 512ull);

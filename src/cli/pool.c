@@ -214,7 +214,7 @@ const char *pool_volume_word(const struct pool_volume *v, char *buf, size_t len)
 {
 	if (v->groups < 2)
 		return pool_level_word(v->level, v->layout, v->raid_disks);
-	snprintf(buf, len, "raid%d0, %u groups", v->level, v->groups);
+	snprintf(buf, len, "%s, %u groups", uraid_nested_level_name(v->level), v->groups);
 	return buf;
 }
 
@@ -763,7 +763,7 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		json_str(&j, "name", vol->name);
 		if (vol->has_md && vol->groups >= 2) {
 			/* RAID 50/60: the RAID 0's size, every inner array */
-			json_str(&j, "level", vol->level == URAID_LEVEL_6 ? "raid60" : "raid50");
+			json_str(&j, "level", uraid_nested_level_name(vol->level));
 			json_str(&j, "resiliency", pool_level_word(vol->level, vol->layout,
 								    vol->raid_disks));
 			json_u64(&j, "size_bytes", vol->array_sectors * 512);
@@ -815,7 +815,7 @@ static void status_json(const struct pool *p, const uint64_t *freeb)
 		uint64_t s = pool_largest_nested(p, level, 0, &k, &g);
 		json_obj_open(&j, NULL);
 		json_str(&j, "resiliency", level == URAID_LEVEL_6 ? "dual-parity" : "parity");
-		json_str(&j, "level", level == URAID_LEVEL_6 ? "raid60" : "raid50");
+		json_str(&j, "level", uraid_nested_level_name(level));
 		json_u64(&j, "size_bytes", s * 512);
 		json_u64(&j, "drives", k);
 		json_u64(&j, "groups", g);
@@ -884,14 +884,13 @@ static int pool_status(const struct pool_opts *o, int argc, char **argv)
 	for (int level = URAID_LEVEL_5; level <= URAID_LEVEL_6; level++) {
 		unsigned k, g;
 		uint64_t s = pool_largest_nested(p, level, 0, &k, &g);
-		char word[24];
-		snprintf(word, sizeof(word), "raid%d0", level);
+		const char *word = uraid_nested_level_name(level);
 		if (s)
 			printf("  %-17s %12s on %u drives, %u groups\n", word,
 			       cli_bytes(s * 512, a, sizeof(a)), k, g);
 		else
 			printf("  %-17s %12s (needs %u drives with free space)\n", word, "-",
-			       level == URAID_LEVEL_6 ? 8 : 6);
+			       2 * pool_nested_group_min(level));
 	}
 out:
 	pool_release(p);

@@ -33,6 +33,7 @@
 #include "common/file_lock.h"
 #include "common/full_io.h"
 #include "common/range_path.h"
+#include "pool/le.h"
 
 static void volume_usage(FILE *f)
 {
@@ -56,7 +57,8 @@ static void volume_usage(FILE *f)
 		"                       50, 60 (nested, with --groups)\n"
 		"  -g, --groups=G       RAID 50/60: G inner RAID 5 (parity) or RAID 6\n"
 		"                       (dual-parity) arrays, each over its own drives, and a\n"
-		"                       RAID 0 over them; --drives a multiple of G\n"
+		"                       RAID 0 over them; --drives a multiple of G, at least\n"
+		"                       3 (RAID 50) or 4 (RAID 60) drives per group\n"
 		"  -z, --size=SIZE      the volume's size (K, M, G, T; a plain number is KiB), or\n"
 		"                       max: the largest that fits\n"
 		"  -n, --drives=N       how many drives it uses (create's default: the count\n"
@@ -70,7 +72,8 @@ static void volume_usage(FILE *f)
 		"  -h, --help           this text\n"
 		"\n"
 		"delete refuses a volume that is served (its partitions are locked by the server),\n"
-		"then erases its md superblocks and removes its partitions.\n"
+		"then erases its md superblocks (a RAID 50/60 volume's: the RAID 0's on its inner\n"
+		"arrays' data too) and removes its partitions.\n"
 		"\n"
 		"grow --drives=N puts the volume on N drives: new partitions of its partition\n"
 		"size on the pool's drives with the most room, then md's reshape (RAID 4/5/6\n"
@@ -284,7 +287,7 @@ static unsigned min_drives(const struct volume_opts *o)
 static const char *asked_name(const struct volume_opts *o)
 {
 	if (o->groups)
-		return nested_level(o) == URAID_LEVEL_6 ? "raid60" : "raid50";
+		return uraid_nested_level_name(nested_level(o));
 	return o->have_res ? pool_resiliency_name(o->res) : uraid_level_name(o->level);
 }
 
@@ -347,7 +350,7 @@ static void print_created(const struct volume_opts *o, const struct pool *p,
 		json_str(&j, "pool", p->label.name);
 		json_str(&j, "volume", o->name);
 		json_str(&j, "uuid", uuid);
-		json_str(&j, "level", nr ? (nr->inner[0].level == URAID_LEVEL_6 ? "raid60" : "raid50")
+		json_str(&j, "level", nr ? uraid_nested_level_name(nr->inner[0].level)
 					 : uraid_level_name(r->level));
 		json_str(&j, "resiliency", word);
 		json_u64(&j, "size_bytes", r->array_sectors * 512);
@@ -535,6 +538,85 @@ static int erase_superblock(int fd, const struct gpt_part *gp)
 	return rc ? rc : (fdatasync(fd) < 0 ? -errno : 0);
 }
 
+/*
+ * A RAID 50/60 volume: the RAID 0's superblock on each inner array's data
+ * (uraid_nested_outer_sb_loc), zeroed where it is found (its md magic), as
+ * zero-superblock zeroes a superblock: else a volume made later on the same
+ * space would hold it in its data, and a scan of that volume (md's, blkid's)
+ * would find a RAID 0 that is gone. It is looked for at that member sector
+ * on every partition of the group, not only the data block's: the row's
+ * other data blocks there are the RAID 0's empty metadata area, so a RAID
+ * 5's parity block is a copy of the superblock (a RAID 6's P too). The
+ * inner superblocks go right after, so parity left stale never matters.
+ * Zeroed copies in *zeroed; 0 or an exit status after one line.
+ */
+static int erase_outer_superblocks(const char *cmd, const struct pool *p,
+				   const struct pool_volume *v, const int *part_fd,
+				   unsigned *zeroed)
+{
+	struct uraid_probe *pr = malloc(sizeof(*pr));
+	struct uraid_sb *sb = calloc(v->nparts, sizeof(*sb));
+	int st = 0;
+
+	*zeroed = 0;
+	if (!pr || !sb) {
+		fprintf(stderr, "uraid %s: out of memory\n", cmd);
+		st = CLI_EXIT_FAIL;
+		goto out;
+	}
+	/* each partition's own superblock (none: level stays 0 in sb[i]) */
+	for (unsigned i = 0; i < v->nparts; i++) {
+		const struct gpt_part *gp = &p->drive[v->drive[i]]->gpt.part[v->entry[i]];
+		if (uraid_probe_range(part_fd[i], gp->first, gp->last - gp->first + 1, pr) == 0 &&
+		    pr->chosen >= 0 && !pr->loc[pr->chosen].status)
+			sb[i] = pr->loc[pr->chosen].sb;
+	}
+	for (unsigned g = 0; g < v->groups && !st; g++) {
+		const struct uraid_sb *fresh = NULL;
+		struct uraid_loc loc;
+
+		for (unsigned i = 0; i < v->nparts; i++)
+			if (v->part_group[i] == (int8_t)g && sb[i].level &&
+			    !memcmp(sb[i].set_uuid, v->group_uuid[g], 16) &&
+			    (!fresh || sb[i].events > fresh->events))
+				fresh = &sb[i];
+		if (!fresh || uraid_nested_outer_sb_loc(fresh, &loc))
+			continue;
+		for (unsigned i = 0; i < v->nparts && !st; i++) {
+			if (v->part_group[i] != (int8_t)g || !sb[i].level ||
+			    memcmp(sb[i].set_uuid, v->group_uuid[g], 16))
+				continue;
+			const struct pool_drive *d = p->drive[v->drive[i]];
+			const struct gpt_part *gp = &d->gpt.part[v->entry[i]];
+			uint64_t at = gp->first + sb[i].data_offset + loc.sector;
+			alignas(4096) uint8_t blk[URAID_SB_BYTES];
+			alignas(4096) static const uint8_t zero[URAID_SB_BYTES];
+			int rc = 0;
+
+			if (at + URAID_SB_BYTES / 512 > gp->last + 1)
+				continue;       /* a superblock that lies about its offsets */
+			rc = uraid_pread_full(part_fd[i], blk, sizeof(blk), (off_t)(at * 512));
+			if (rc == 0 && le_get32(blk) != URAID_SB_MAGIC)
+				continue;
+			if (rc == 0)
+				rc = uraid_pwrite_full(part_fd[i], zero, sizeof(zero), (off_t)(at * 512));
+			if (rc == 0 && fdatasync(part_fd[i]) < 0)
+				rc = -errno;
+			if (rc) {
+				fprintf(stderr, "uraid %s: %s: erasing the RAID 0 superblock on %s "
+					"failed: %s\n", cmd, d->path, v->group_name[g], strerror(-rc));
+				st = CLI_EXIT_FAIL;
+			} else {
+				(*zeroed)++;
+			}
+		}
+	}
+out:
+	free(sb);
+	free(pr);
+	return st;
+}
+
 static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 {
 	const char *cmd = "volume delete";
@@ -585,6 +667,9 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 			return CLI_EXIT_FAIL;
 		}
 	}
+	unsigned outer_zeroed = 0;
+	if (v->groups >= 2)
+		st = erase_outer_superblocks(cmd, p, v, part_fd, &outer_zeroed);
 	for (unsigned i = 0; i < v->nparts && !st; i++) {
 		struct pool_drive *d = p->drive[v->drive[i]];
 		int rc = erase_superblock(part_fd[i], &d->gpt.part[v->entry[i]]);
@@ -607,12 +692,16 @@ static int volume_delete(struct volume_opts *o, struct pool *p, const int *fds)
 		json_str(&j, "pool", p->label.name);
 		json_str(&j, "volume", o->name);
 		json_u64(&j, "partitions_removed", v->nparts);
+		if (v->groups >= 2)
+			json_u64(&j, "outer_superblocks_erased", outer_zeroed);
 		json_obj_close(&j);
 		json_end(&j);
 	}
 	if (st == 0 && !o->json)
-		printf("Deleted volume '%s' of pool '%s' (%u partition%s)\n", o->name, p->label.name,
-		       v->nparts, v->nparts == 1 ? "" : "s");
+		printf("Deleted volume '%s' of pool '%s' (%u partition%s%s)\n", o->name,
+		       p->label.name, v->nparts, v->nparts == 1 ? "" : "s",
+		       v->groups >= 2 ? "; the RAID 0's superblocks on its inner arrays erased too"
+				      : "");
 	return st;
 }
 

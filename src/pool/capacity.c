@@ -127,6 +127,12 @@ int pool_shape_nested(int level, unsigned drives, unsigned groups, uint32_t chun
 	if (drives % groups)
 		return uraid_errf(err, errlen, -EINVAL, "%u drives do not split into %u groups of "
 				  "equal size", drives, groups);
+	/* md takes a 2-member RAID 5 (a mirror in parity's clothes); a group
+	   of a RAID 50/60 takes what a parity or dual-parity volume takes */
+	if (drives / groups < pool_nested_group_min(level))
+		return uraid_errf(err, errlen, -EINVAL, "a RAID %d0 group needs at least %u "
+				  "drives: %u drives in %u groups give %u per group", level,
+				  pool_nested_group_min(level), drives, groups, drives / groups);
 	if ((rc = shape(level, 0, drives / groups, chunk_kib, s, err, errlen)))
 		return rc;
 	s->drives = drives;

@@ -39,6 +39,9 @@ refused() {    # refused EXIT TEXT ARGS...: volume create ARGS fails with EXIT, 
 }
 check "RAID 50 on 5 drives in 2 groups: refused" \
     refused 2 "do not split into 2 groups" --resiliency=parity --groups=2 --drives=5 --size=8M
+check "RAID 50 on 4 drives in 2 groups: refused (a group needs 3)" \
+    refused 2 "a RAID 50 group needs at least 3 drives: 4 drives in 2 groups give 2 per group" \
+    --resiliency=parity --groups=2 --drives=4 --size=8M
 check "--groups with mirror: refused" \
     refused 2 "--groups is for parity or dual-parity" --resiliency=mirror --groups=2 --size=8M
 check "--level=50 without --groups: refused" refused 2 "needs --groups=G" --level=50 --size=8M
@@ -98,6 +101,23 @@ fio_all() {    # fio_all write|verify: a job per export at once
 }
 
 check "serve --pool=tank: both volumes" serve_pool "${drives[@]}"
+# uraid monitor on the served pool: each event through a program that
+# records it (EVENT ARRAY [MEMBER] a line); the inner arrays are arrays of
+# their own there (big/big-0), as mdadm --monitor reports md's under a RAID 0
+recorder() {   # recorder FILE: a program that appends its arguments to FILE
+    printf '#!/bin/sh\necho "$*" >>"%s"\n' "$work/$1" >"$work/rec-$1" && chmod +x "$work/rec-$1"
+}
+recorder events
+"$URAID" monitor --no-syslog --program="$work/rec-events" 2>"$work/monitor.err" &
+mpid=$!
+trap '[ -n "$spid" ] && kill "$spid" 2>/dev/null; kill "$mpid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -S "$URAID_RUN_DIR/monitors/$mpid.sock" ] && break; sleep 0.1; done
+# wait_for FILE PATTERN: until a line of FILE matches (grep -E), at most 30 s
+wait_for() {
+    for _ in $(seq 300); do grep -qE "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    echo "  waited 30 s for '$2' in $1; it holds:"; sed 's/^/    /' "$1" 2>/dev/null
+    return 1
+}
 size_is() {
     local want got
     want=$(pool_json | python3 -c 'import json,sys; print([v["size_bytes"] for v in json.load(sys.stdin)["volumes"] if v["name"] == "big"][0])')
@@ -120,9 +140,21 @@ check "pool add tank d6.img (served, nothing degraded)" \
 eventually() { for _ in $(seq 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; "$@"; }
 inner_present() { vol_is big "[g[\"present\"] for g in sorted(v[\"inner\"], key=lambda g: g[\"name\"])] == $1"; }
 check "uraid fail tank d1.img" "$URAID" fail tank d1.img >/dev/null
+check "monitor: Fail names the inner array (big/big-0) and d1.img's partition" \
+    wait_for "$work/events" '^Fail big/big-0 .*d1\.img'
+check "monitor: Fail of m too" wait_for "$work/events" '^Fail m .*d1\.img'
+check "monitor: no Fail of the whole RAID 0 (big stays whole)" bash -c "! grep -q '^Fail big ' '$work/events'"
+oneshot_degraded() {
+    rm -f "$work/events1"
+    recorder events1
+    timeout 30 "$URAID" monitor --oneshot --no-syslog --program="$work/rec-events1" 2>/dev/null
+    grep -qx 'DegradedArray big/big-0' "$work/events1" && grep -qx 'DegradedArray m' "$work/events1" &&
+        ! grep -qE '^DegradedArray (big/big-1|big)$' "$work/events1" || { cat "$work/events1"; return 1; }
+}
 m_degraded() { [ "$("$URAID" status --json tank/m | python3 -c 'import json,sys; print(json.load(sys.stdin)["degraded"])')" = "$1" ]; }
 check "m degraded" eventually m_degraded 1
 check "big-0 degraded (2 of 3), big-1 whole (pool status)" eventually inner_present "[2, 3]"
+check "monitor --oneshot: DegradedArray big/big-0 and m (not big-1, not big)" oneshot_degraded
 check "pool status: big degraded, big-0 named" bash -c "'$URAID' pool status tank ${drives[*]} | grep -q 'degraded (big-0: 2 of 3)'"
 check "uraid status tank/big: degraded (its inner array)" \
     bash -c "'$URAID' status tank/big | grep -qi 'degraded'"
@@ -157,6 +189,13 @@ rebuilt() {
     inner_present "[3, 3]" && m_degraded 0
 }
 check "big-0 and m rebuilt onto d6.img" rebuilt
+check "monitor: RebuildFinished big/big-0" wait_for "$work/events" '^RebuildFinished big/big-0$'
+check "monitor: RebuildStarted before RebuildFinished, both naming big/big-0" python3 -c '
+import sys
+ev = open(sys.argv[1]).read().splitlines()
+print("  events:", ev)
+s, f = ev.index("RebuildStarted big/big-0"), ev.index("RebuildFinished big/big-0")
+sys.exit(0 if s < f and "RebuildStarted big" not in ev else 1)' "$work/events"
 check "the server added big's spare to its inner array" \
     grep -q "d6.img@[0-9+]* added to volume 'big' as a spare" "$work/tank.err"
 check "sgdisk -v: d6.img's GPT sound" bash -c "sgdisk -v d6.img | grep -q 'No problems found'"
@@ -173,7 +212,37 @@ delete_refused() {
 }
 check "volume delete big while served: refused" delete_refused
 check "stop" stop_pool
-check "volume delete big" "$URAID" volume delete tank big "${drives[@]}" >/dev/null
+# the RAID 0's superblock lies 4 KiB into each inner array's data: on the
+# member of slot 0 (left-symmetric, row 0), 4 KiB past its data offset,
+# and its copy in the row's parity (slot 2; slot 1's block there is the
+# RAID 0's empty metadata area). outer_sbs N: those N members hold md's
+# magic there (big's members, their data offsets and roles read by examine
+# before the delete)
+big_members=$(pool_json | python3 -c 'import json,sys; print(" ".join([v for v in json.load(sys.stdin)["volumes"] if v["name"] == "big"][0]["members"]))')
+# shellcheck disable=SC2086
+"$URAID" examine --json $big_members >"$work/big-examine.json"
+outer_sbs() {
+    python3 - "$1" "$work/big-examine.json" <<'PY'
+import json, re, struct, sys
+want, found = int(sys.argv[1]), []
+roles = []
+for m in json.load(open(sys.argv[2])):
+    path, start = re.match(r"(.*)@(\d+)\+\d+$", m["device"]).groups()
+    with open(path, "rb") as f:
+        f.seek(int(start) * 512 + m["data_offset_bytes"] + 4096)
+        if struct.unpack("<I", f.read(4))[0] == 0xa92b4efc:
+            found.append("%s role %d" % (m["device"], m["role_number"]))
+            roles.append(m["role_number"])
+print("RAID 0 superblocks on the inner arrays' data:", found or "none")
+sys.exit(0 if len(found) == want and (not want or sorted(roles) == [0, 0, 2, 2]) else 1)
+PY
+}
+check "before the delete: the RAID 0's superblock on each inner array's data, and in its parity (4)" outer_sbs 4
+check "volume delete big: the RAID 0's superblocks erased too" \
+    bash -c "'$URAID' volume delete tank big ${drives[*]} --json | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(d[\"partitions_removed\"] != 6 or d[\"outer_superblocks_erased\"] != 4)'"
+check "after the delete: no RAID 0 superblock left in big's space" outer_sbs 0
+check "after the delete: examine finds no superblock on big's partitions" \
+    bash -c "'$URAID' examine --json $big_members | python3 -c 'import json,sys; sys.exit(any(m[\"superblock\"] != \"none\" for m in json.load(sys.stdin)))'"
 check "pool status: only m left" vol_is m 'len(d["volumes"]) == 1'
 sound() { local f; for f in "${drives[@]}"; do sgdisk -v "$f" | grep -q 'No problems found' || { echo "$f"; return 1; }; done; }
 check "sgdisk -v: every GPT sound" sound

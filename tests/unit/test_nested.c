@@ -412,6 +412,29 @@ out:
 	rmdir(t->dir);
 }
 
+/* Where volume delete finds the RAID 0's superblock: 4 KiB into the inner
+ * array's data, on the slot of its first data chunk (md's left-symmetric:
+ * RAID 5 slot 0; RAID 6 slot 1, Q being on slot 0 in row 0). */
+static void outer_sb_loc(void)
+{
+	struct uraid_sb sb = { .level = 5, .layout = URAID_LEFT_SYMMETRIC, .raid_disks = 3,
+			       .chunksize = 128, .size = 4096 };
+	struct uraid_loc loc;
+
+	CHECK(uraid_nested_outer_sb_loc(&sb, &loc) == 0 && loc.slot == 0 && loc.sector == 8,
+	      "RAID 5 x3: the RAID 0's superblock at slot %u sector %" PRIu64, loc.slot,
+	      loc.sector);
+	sb.level = 6;
+	sb.raid_disks = 4;
+	CHECK(uraid_nested_outer_sb_loc(&sb, &loc) == 0 && loc.slot == 1 && loc.sector == 8,
+	      "RAID 6 x4: the RAID 0's superblock at slot %u sector %" PRIu64, loc.slot,
+	      loc.sector);
+	sb.level = 1;
+	CHECK(uraid_nested_outer_sb_loc(&sb, &loc) == -EINVAL, "RAID 1 is no inner array here");
+	CHECK(!strcmp(uraid_nested_level_name(5), "raid50") &&
+	      !strcmp(uraid_nested_level_name(6), "raid60"), "level names");
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed2212;
@@ -423,6 +446,7 @@ int main(int argc, char **argv)
 	};
 
 	printf("test_nested: seed 0x%" PRIx64 "\n", seed);
+	outer_sb_loc();
 	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		cases[i].seed = seed + i;
 		run(&cases[i]);

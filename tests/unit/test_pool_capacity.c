@@ -54,6 +54,11 @@ static void test_shapes(void)
 	      strstr(err, "equal size"), "RAID 50: 7 drives in 2 groups refused: %s", err);
 	CHECK(pool_shape_nested(6, 6, 2, 0, &s, err, sizeof(err)) == -EINVAL &&
 	      strstr(err, "at least 4"), "RAID 60: 3 per group refused: %s", err);
+	CHECK(pool_shape_nested(5, 4, 2, 0, &s, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "group needs at least 3") && strstr(err, "2 per group"),
+	      "RAID 50: 2 per group refused (md takes a 2-member RAID 5): %s", err);
+	CHECK(pool_shape_nested(6, 8, 2, 0, &s, err, sizeof(err)) == 0 && s.groups == 2 &&
+	      s.drives == 8, "RAID 60 on 8: 4 per group");
 	CHECK(pool_shape_nested(1, 6, 2, 0, &s, err, sizeof(err)) == -EINVAL, "RAID 10 groups");
 	CHECK(pool_shape_nested(5, 6, 1, 0, &s, err, sizeof(err)) == -EINVAL, "one group");
 	enum pool_resiliency r;
@@ -104,8 +109,8 @@ static void against_create(const struct pool_shape *s, uint64_t part)
 /* A RAID 50/60 shape's size agrees with uraid_nested_create's plan (dry run). */
 static void against_nested(const struct pool_shape *s, uint64_t part)
 {
-	char paths[8][64], err[600];
-	const char *pp[8];
+	char paths[12][64], err[600];
+	const char *pp[12];
 	struct uraid_nested_result *res = malloc(sizeof(*res));
 
 	for (unsigned i = 0; i < s->drives; i++) {
@@ -136,7 +141,7 @@ static void test_nested_sizes(void)
 {
 	struct pool_shape s;
 	static const struct { int level; unsigned n, g; } cases[] = {
-		{ 5, 6, 2 }, { 5, 6, 3 }, { 6, 8, 2 },
+		{ 5, 6, 2 }, { 5, 9, 3 }, { 6, 8, 2 },
 	};
 	static const uint64_t parts[] = { 100 * MIB, 777 * MIB, 3 * GIB + 5 * MIB };
 

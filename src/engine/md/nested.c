@@ -508,3 +508,29 @@ int uraid_nested_assemble(struct uraid_engine *e, const struct uraid_assemble_op
 	free(gr);
 	return rc;
 }
+
+int uraid_nested_outer_sb_loc(const struct uraid_sb *inner, struct uraid_loc *loc)
+{
+	struct uraid_geom_params gp = { .level = inner->level, .layout = inner->layout,
+					.raid_disks = inner->raid_disks,
+					.chunk_sectors = inner->chunksize, .dev_sectors = inner->size };
+	struct uraid_geom g;
+	char why[160];
+
+	if ((inner->level != URAID_LEVEL_5 && inner->level != URAID_LEVEL_6) ||
+	    uraid_geom_init(&g, &gp, why, sizeof(why)))
+		return -EINVAL;
+	uint64_t at = uraid_sb_location(2, g.array_sectors);
+	/* a data block of a RAID 5/6 has one place; 4 KiB never crosses a
+	   chunk there (chunks are powers of two of 4 KiB at least) */
+	if (uraid_geom_chunk_left(&g, at) < URAID_SB_BYTES / 512 ||
+	    uraid_geom_map(&g, at, loc, 1) != 1)
+		return -EINVAL;
+	return 0;
+}
+
+const char *uraid_nested_level_name(int inner_level)
+{
+	return inner_level == URAID_LEVEL_6 ? "raid60" : inner_level == URAID_LEVEL_5 ? "raid50"
+										      : "raid?0";
+}

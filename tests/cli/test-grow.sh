@@ -196,6 +196,8 @@ check "RAID 5 -> 6 (rc $rc): $out" test $rc -eq 0
 st=$("$URAID" status gc)
 check "  status while it runs: degraded 1 of 5, as md (the Q member not in sync yet)" \
     eval 'grep -q "Degraded : 1 of 5 slots" <<<"$st" && grep -q "Background : reshape" <<<"$st"'
+check "  the Q member shown rebuilding in slot 4 (md: spare rebuilding)" \
+    grep -qE "^ +4 +rebuilding .*/c4$" <<<"$st"
 check "  --json says degraded 1" test "$("$URAID" status --json gc |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["degraded"])')" = 1
 "$URAID" tune gc --speed-max=200000 >/dev/null

@@ -341,6 +341,13 @@ static void run_5_to_6(uint64_t seed)
 		uraid_array_status(t.a, &as);
 		CHECK(as.degraded == 1, "5->6: degraded %u while the Q slot is filled (md: 1)",
 		      as.degraded);
+		/* shown rebuilding in its slot (md: not In_sync, mdadm "spare rebuilding") */
+		unsigned qstate = 99;
+		for (unsigned i = 0; i < as.nmembers; i++)
+			if (as.members[i].slot == 4)
+				qstate = as.members[i].state;
+		CHECK(qstate == URAID_MEMBER_REBUILDING, "5->6: the Q member's state %u while "
+		      "it is filled (want rebuilding)", qstate);
 		uraid_array_sync_speed(t.a, 1000, 200000);
 		wait_job(&t, &st);
 		CHECK(st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0,

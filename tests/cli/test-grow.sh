@@ -3,7 +3,12 @@
 # 5 -> 6 with a spare holding Q (parity-last: rebuilt; left-symmetric: the
 # restripe to the RAID 6 layout at once fills it, as md) and 6 -> 5, 5 parity-last -> 0 once its
 # parity member is out, 0 -> 5 rebuilt from a spare, 1 -> 5 -> 1), RAID 1
-# 2 -> 3 mirrors, --size=max after the images grew, --array-size. After each:
+# 2 -> 3 mirrors, --size=max after the images grew, --array-size; RAID 5 of 3
+# -> RAID 6 of 5 in one restripe (--level=6 --raid-devices=5 --add two, as
+# mdadm: the takeover, then layout and member count at once) with fio's
+# blocks verified during it, kill -9 half-way and served again. While a
+# 5 -> 6 restripe runs, status says degraded 1 as md's sysfs (the Q member
+# is not in sync until the end), text and --json. After each:
 # the data written first reads back the same (a fixed seed), fio's writes
 # running through the change verify, `uraid check` finds 0 mismatches where
 # there is redundancy, and mdadm --examine shows md's fields. Refusals: exit
@@ -185,8 +190,17 @@ check "  NBD exports the new size" test "$(nbdinfo --size "$(uri gc)")" -gt $((1
 check "  data" data_ok gc
 check "  0 mismatches" check_zero gc
 fio_bg gc
+"$URAID" tune gc --speed-min=1000 --speed-max=3000 >/dev/null
 out=$("$URAID" grow gc --level=6 --add "$work/c4"); rc=$?
 check "RAID 5 -> 6 (rc $rc): $out" test $rc -eq 0
+st=$("$URAID" status gc)
+check "  status while it runs: degraded 1 of 5, as md (the Q member not in sync yet)" \
+    eval 'grep -q "Degraded : 1 of 5 slots" <<<"$st" && grep -q "Background : reshape" <<<"$st"'
+check "  the Q member shown rebuilding in slot 4 (md: spare rebuilding)" \
+    grep -qE "^ +4 +rebuilding .*/c4$" <<<"$st"
+check "  --json says degraded 1" test "$("$URAID" status --json gc |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["degraded"])')" = 1
+"$URAID" tune gc --speed-max=200000 >/dev/null
 check "  takeover with the -6 layout first" grep -q "takeover RAID 5 -> RAID 6 (4 -> 5 slots, layout left-symmetric-6)" <<<"$out"
 check "  and the restripe at once, the spare in the Q slot (md's way: no rebuild first)" \
     grep -q "restripe RAID 6: layout left-symmetric-6 -> left-symmetric: started" <<<"$out"
@@ -197,11 +211,73 @@ wait $fpid; frc=$?
 check "  fio verifies through the takeover and the restripe (rc $frc)" test $frc -eq 0
 check "  the Q member in slot 4, in sync" test "$(examine "$work/c4" "Device Role")" = "Active device 4"
 check "  no recovery offset left on it" test -z "$(examine "$work/c4" "Recovery Offset")"
+check "  degraded 0 once it ended" grep -q "Degraded : 0 of 5 slots" <<<"$("$URAID" status gc)"
 check "  examine: raid6, 5 devices" \
     test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
 check "  data" data_ok gc
 check "  0 mismatches" check_zero gc
 stop_served gc
+
+# ---- RAID 5 of 3 -> RAID 6 of 5 in one restripe, kill -9 half-way ----
+mem=("$work/h0" "$work/h1" "$work/h2")
+truncate -s 40M "${mem[@]}" "$work/h3" "$work/h4"
+"$URAID" create --level=5 --raid-devices=3 --chunk=64 --bitmap=none --assume-clean --name=gh \
+    --run "${mem[@]}" >/dev/null
+serve_bg "$work" gh "${mem[@]}"
+old_bytes=$(nbdinfo --size "$(uri gh)")
+hjob() {   # the same fio job each time over the whole old size: same blocks, same data
+    (cd "$work" && fio --name=h --ioengine=nbd --uri="$(uri gh)" --rw=randwrite \
+        --bssplit=4k/50:64k/50 --iodepth=8 --verify=crc32c --verify_fatal=1 \
+        --randseed="$SEED" --size="$old_bytes" "$@" >"$work/fio-gh.out" 2>&1)
+}
+hjob --do_verify=0 --end_fsync=1
+check "fio wrote RAID 5 of 3 ($old_bytes bytes, seed $SEED)" grep -q "err= 0" "$work/fio-gh.out"
+"$URAID" tune gh --speed-min=1000 --speed-max=3000 >/dev/null
+out=$("$URAID" grow gh --level=6 --raid-devices=5 --add "$work/h3" "$work/h4" 2>&1); rc=$?
+check "RAID 5 of 3 -> RAID 6 of 5 with --add two (rc $rc): $out" test $rc -eq 0
+check "  the takeover, then one restripe: layout and 4 -> 5 members" \
+    eval 'grep -q "takeover RAID 5 -> RAID 6 (3 -> 4 slots, layout left-symmetric-6)" <<<"$out" &&
+          grep -q "restripe RAID 6: .*4 -> 5 members.*started" <<<"$out"'
+mem+=("$work/h3" "$work/h4")
+ex=$(mdadm --examine "${mem[0]}" 2>&1)
+check "  examine: raid6, 18 -> 2 (left-symmetric-6 -> left-symmetric), delta 1, forwards (0x44)" \
+    eval 'grep -q "Raid Level : raid6" <<<"$ex" && grep -q "Delta Devices : 1" <<<"$ex" &&
+          grep -q "Feature Map : 0x44" <<<"$ex" && grep -q "New Layout : left-symmetric$" <<<"$ex"'
+mdadm --examine "${mem[0]}" | grep -E "Feature Map|Raid Devices|Layout|Offset|Reshape|Delta" |
+    sed 's/^/  /'
+check "  the Q slot's member: role 3, not in sync (0x2)" \
+    eval '[ "$(examine "$work/h3" "Device Role")" = "Active device 3" ] &&
+          [ "$(examine "$work/h3" "Feature Map")" = 0x46 ]'
+check "  the new member: role 4, in sync" \
+    eval '[ "$(examine "$work/h4" "Device Role")" = "Active device 4" ] &&
+          [ "$(examine "$work/h4" "Feature Map")" = 0x44 ]'
+check "  status: degraded 1 of 5 while it runs" \
+    grep -q "Degraded : 1 of 5 slots" <<<"$("$URAID" status gh)"
+hjob --verify_only
+check "  every block verifies through NBD during the restripe" grep -q "err= 0" "$work/fio-gh.out"
+check "  the restripe was still running then" \
+    bash -c "'$URAID' status gh | grep -q 'Background : reshape'"
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+pos=$(examine "${mem[0]}" "Reshape pos'n")
+echo "  killed at $pos"
+check "killed in mid-restripe (a checkpoint on disk)" test -n "$pos"
+serve_bg "$work" gh "${mem[@]}"
+check "  served again: degraded 1 (the Q slot still being filled)" \
+    grep -q "Degraded : 1 of 5 slots" <<<"$("$URAID" status gh)"
+hjob --verify_only
+check "  every block verifies after the restart" grep -q "err= 0" "$work/fio-gh.out"
+"$URAID" tune gh --speed-max=200000 >/dev/null
+check "  it goes on from the checkpoint and ends whole" settled gh
+check "  examine: raid6, left-symmetric, 5 devices, no reshape" \
+    eval '[ "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" Layout)/$(examine "${mem[0]}" "Raid Devices")" = raid6/left-symmetric/5 ] &&
+          ! mdadm --examine "${mem[0]}" | grep -q Reshape'
+check "  the Q member in sync, no recovery offset" \
+    eval '[ "$(examine "$work/h3" "Feature Map")" = 0x0 ] && [ -z "$(examine "$work/h3" "Recovery Offset")" ]'
+hjob --verify_only
+check "  every block verifies after it" grep -q "err= 0" "$work/fio-gh.out"
+check "  0 mismatches" check_zero gh
+check "  NBD exports 3/2 of the size" test "$(nbdinfo --size "$(uri gh)")" -eq $((old_bytes * 3 / 2))
+stop_served gh
 
 # ---- RAID 0 2 -> 3 members: through RAID 4 and back, as mdadm ----
 mem=("$work/e0" "$work/e1")

@@ -24,6 +24,18 @@
 #      md's checkpoint, `uraid serve` finishes it (the Q member back in its
 #      slot, filled), uraid's check finds 0; in boot 2 md assembles what
 #      uraid finished, whole, its check finds 0 and it reads the same bytes.
+#  boot 3 (md's fields next to uraid's, same cases):
+#   P  uraid grows a served RAID 5 of 3 to RAID 6 of 5 (`--level=6
+#      --raid-devices=5 --add` two: the takeover, then one restripe of
+#      layout and member count, forwards) and is stopped part-way; Q is md
+#      doing the same (mdadm --grow --level=6 --raid-devices=5, two spares)
+#      stopped part-way: the superblock fields of both are printed and
+#      compared (level, layouts, delta, direction bits, the Q member's
+#      0x2, the new member's role); md finishes P (check 0, data), uraid
+#      finishes Q (data, check 0, degraded 0 at the end, 1 while it ran);
+#   T  uraid takes a RAID 6 of 5 to RAID 5 and is stopped during its
+#      restripe to the -6 layout; F is md's mdadm --grow --level=5 stopped
+#      the same way: fields compared; md finishes T and uraid F (data).
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 if ! "$BUILD/uraid" grow --help >/dev/null 2>&1; then
@@ -54,15 +66,16 @@ role() {
     r=$(cut -d, -f$(($($MD_SB "$1" dev_number) + 1)) <<<"$($MD_SB "$1" roles),")
     echo "${r:-ffff}"
 }
-# wait_moved MEMBER: until the superblock holds a backwards reshape at the
-# same member count (0x4 and 0x20) that has moved, at most 60 s
+# wait_moved MEMBER [BITS]: until the superblock holds a reshape with BITS
+# (default 0x24: backwards at the same member count; 0x4 any) whose
+# position has moved, at most 60 s
 wait_moved() {
-    local end=$((SECONDS + 60)) first= p
+    local end=$((SECONDS + 60)) first= p bits=${2:-0x24}
     while [ $SECONDS -lt $end ]; do
         p=($($MD_SB "$1" feature_map reshape_position 2>/dev/null))
-        if [ -n "${p[1]:-}" ] && (( (p[0] & 0x24) == 0x24 )); then
+        if [ -n "${p[1]:-}" ] && (( (p[0] & bits) == bits )); then
             [ -z "$first" ] && first=${p[1]}
-            [ "${p[1]}" -lt "$first" ] && return 0
+            [ "${p[1]}" != "$first" ] && return 0
         fi
         sleep 0.2
     done
@@ -274,4 +287,186 @@ check "J: md runs it as raid6 layout 2, 5 members, whole, idle" \
     grep -q "^J level=raid6 layout=2 chunk=65536 raid_disks=5 degraded=0 action=idle$" <<<"$out2"
 check "J: md reads the data of before the grow" grep -q "^J sha=$(value J sha)$" <<<"$out2"
 check "J: md's check finds 0 mismatches" grep -q "^J mismatch_cnt=0$" <<<"$out2"
+
+# ---- boot 3: md's fields next to uraid's ----
+# shape MEMBER: the fields a same case must share between md and uraid
+shape() {
+    echo "$($MD_SB "$1" level new_level layout new_layout raid_disks delta_disks chunksize new_chunk | tr '\n' ' ')fm=$(( $($MD_SB "$1" feature_map) & 0x64 )) off=$( (( $($MD_SB "$1" new_offset) < 0 )) && echo down || echo up)"
+}
+# slot_flags ROLE MEMBERS...: the 0x2 bit of the member holding ROLE (md
+# and uraid may give the two spares the other way round)
+slot_flags() {
+    local r=$1 m; shift
+    for m in "$@"; do
+        [ "$(role "$m")" = "$r" ] && { echo "slot $r recovering=$(( $($MD_SB "$m" feature_map) & 0x2 ))"; return; }
+    done
+    echo "slot $r: no member"
+}
+
+# P: uraid, RAID 5 of 3 -> RAID 6 of 5 in one restripe, stopped
+members p 5; P=("${M[@]}")
+"$URAID" create --level=5 --raid-devices=3 --chunk=64 --size=24M --assume-clean --bitmap=none \
+    --name=p "${P[@]:0:3}" >/dev/null
+serve p "${P[@]:0:3}"
+fill p $((SEED + 3))
+p_bytes=$(stat -c %s "$tmp/p.data")
+"$URAID" tune p --speed-min=200 --speed-max=400 >/dev/null
+if grow p --level=6 --raid-devices=5 --add "${P[3]}" "${P[4]}"; then
+    check "P: the takeover and one restripe of layout and count" \
+        grep -q "restripe RAID 6: 4 -> 5 members, layout left-symmetric-6 -> left-symmetric: started" "$tmp/grow.out"
+    check "P: the restripe moved within 60 s" wait_moved "${P[0]}" 0x4
+    check "P: degraded 1 while it runs (the Q member)" \
+        grep -q "Degraded : 1 of 5" <<<"$("$URAID" status p)"
+    stop p
+    echo "P: uraid left: $($MD_SB "${P[0]}")"
+    echo "P: the Q member: $($MD_SB "${P[3]}")"
+    p_shape=$(shape "${P[0]}") p_q=$(slot_flags 3 "${P[@]:3}") p_n=$(slot_flags 4 "${P[@]:3}")
+    ro=$($MD_SB "${P[3]}" recovery_offset) pos=$($MD_SB "${P[3]}" reshape_position)
+    check "P: the Q member's recovery_offset is the position per new data member ($ro, $pos / 3)" \
+        test "$ro" -eq $((pos / 3))
+else
+    stop p
+fi
+
+# T: uraid, RAID 6 of 5 -> RAID 5, stopped during the restripe to -6
+members t 5; T=("${M[@]}")
+"$URAID" create --level=6 --raid-devices=5 --chunk=64 --size=24M --assume-clean --bitmap=none \
+    --name=t "${T[@]}" >/dev/null
+serve t "${T[@]}"
+fill t $((SEED + 4))
+t_bytes=$(stat -c %s "$tmp/t.data")
+"$URAID" tune t --speed-min=200 --speed-max=400 >/dev/null
+if grow t --level=5; then
+    check "T: the restripe moved within 60 s" wait_moved "${T[0]}" 0x4
+    stop t
+    echo "T: uraid left: $($MD_SB "${T[0]}")"
+    t_shape=$(shape "${T[0]}")
+else
+    stop t
+fi
+
+Q=() F=()
+for i in 0 1 2 3 4; do truncate -s 40M "$tmp/q$i" "$tmp/f$i"; Q+=("$tmp/q$i"); F+=("$tmp/f$i"); done
+cat >"$tmp/guest3.sh" <<'GUEST'
+export MDADM_NO_SYSTEMCTL=1
+rc=0
+fail() { echo "$*"; rc=1; }
+judge() {
+    label=$1 md=$2 bytes=$3; shift 3
+    echo 200000 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --assemble --run /dev/$md "$@" >/tmp/err 2>&1 || { fail "$label: assemble failed: $(cat /tmp/err)"; return; }
+    d=/sys/block/$md/md
+    sleep 0.5
+    while [ "$(cat $d/sync_action)" != idle ]; do sleep 0.3; done
+    echo "$label level=$(cat $d/level) layout=$(cat $d/layout) raid_disks=$(cat $d/raid_disks) degraded=$(cat $d/degraded)"
+    echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1)"
+    echo check >$d/sync_action; sleep 0.5
+    while [ "$(cat $d/sync_action)" != idle ]; do sleep 0.3; done
+    echo "$label mismatch_cnt=$(cat $d/mismatch_cnt)"
+    mdadm --stop /dev/$md >/dev/null 2>&1
+}
+# mdgrow LABEL MD LEVEL N "GROW ARGS" DEVICES...: md makes LEVEL of the
+# first N DEVICES (24 MiB used of each), writes the pattern, adds the others
+# as spares, grows with GROW ARGS throttled, stops once the position moved
+mdgrow() {
+    label=$1 md=$2 level=$3 n=$4 args=$5; shift 5
+    devs= spares= i=0
+    for x in "$@"; do
+        if [ $i -lt $n ]; then devs="$devs $x"; else spares="$spares $x"; fi
+        i=$((i + 1))
+    done
+    echo 200000 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --create /dev/$md --run --assume-clean --metadata=1.2 --bitmap=none --size=24M \
+        --level=$level --raid-devices=$n --chunk=64 $devs >/tmp/err 2>&1 ||
+        { fail "$label: create failed: $(cat /tmp/err)"; return; }
+    bytes=$(blockdev --getsize64 /dev/$md)
+    head -c $bytes /dev/$PATTERN >/dev/$md; sync
+    echo 3 >/proc/sys/vm/drop_caches
+    echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1) bytes=$bytes"
+    echo 100 >/proc/sys/dev/raid/speed_limit_min
+    echo 500 >/proc/sys/dev/raid/speed_limit_max
+    [ -n "$spares" ] && { mdadm /dev/$md --add $spares >/tmp/err 2>&1 || fail "$label: add failed: $(cat /tmp/err)"; }
+    mdadm --grow /dev/$md $args >/tmp/err 2>&1 || { fail "$label: grow $args failed: $(cat /tmp/err)"; }
+    echo "$label grow said: $(tr '\n' ' ' </tmp/err)"
+    d=/sys/block/$md/md
+    first= p=none
+    for _ in $(seq 120); do
+        p=$(cat $d/reshape_position)
+        case $p in none) ;; *) [ -z "$first" ] && first=$p; [ "$p" != "$first" ] && break ;; esac
+        sleep 0.5
+    done
+    echo "$label level=$(cat $d/level) layout=$(cat $d/layout) raid_disks=$(cat $d/raid_disks) degraded=$(cat $d/degraded) action=$(cat $d/sync_action) dir=$(cat $d/reshape_direction)"
+    for x in $d/dev-*; do
+        echo "$label ${x##*/} slot=$(cat $x/slot) state=$(cat $x/state) recovery_start=$(cat $x/recovery_start)"
+    done
+    mdadm --stop /dev/$md >/tmp/err 2>&1 || fail "$label: stop failed: $(cat /tmp/err)"
+    echo "$label pos=$p first=$first"
+}
+GUEST
+{
+    echo "judge P md0 $p_bytes /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde"
+    echo "judge T md1 $t_bytes /dev/vdf /dev/vdg /dev/vdh /dev/vdi /dev/vdj"
+    echo "PATTERN=vdu"
+    echo "mdgrow Q md2 5 3 '--level=6 --raid-devices=5' /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo"
+    echo "mdgrow F md3 6 5 '--level=5' /dev/vdp /dev/vdq /dev/vdr /dev/vds /dev/vdt"
+    echo 'exit $rc'
+} >>"$tmp/guest3.sh"
+out3=$(interop_run "$tmp/guest3.sh" "${P[@]}" "${T[@]}" "${Q[@]}" "${F[@]}" "ro:$tmp/pattern")
+rc=$?
+echo "$out3"
+check "boot 3: md finished P and T, started and stopped Q and F (exit $rc)" test $rc -eq 0
+value3() { sed -n "s/^$1 .*\b$2=\([^ ]*\).*/\1/p" <<<"$out3" | tail -n 1; }
+check "P: md finishes uraid's 5 of 3 -> 6 of 5" \
+    grep -q "^P level=raid6 layout=2 raid_disks=5 degraded=0$" <<<"$out3"
+check "P: md reads the data" grep -q "^P sha=$(sha "$tmp/p.data")$" <<<"$out3"
+check "P: md's check finds 0" grep -q "^P mismatch_cnt=0$" <<<"$out3"
+# md finishes the restripe of T; the takeover to RAID 5 was uraid's next
+# step (md's is mdadm's, which --stop ended too): raid6 in the -6 layout
+grep "^T level" <<<"$out3"
+check "T: md reads the data" grep -q "^T sha=$(sha "$tmp/t.data")$" <<<"$out3"
+check "T: md's check finds 0" grep -q "^T mismatch_cnt=0$" <<<"$out3"
+check "Q: md showed degraded 1 while its 5 -> 6 ran (uraid's count is md's)" \
+    grep -q "^Q level=raid6 .*degraded=1 " <<<"$out3"
+
+# md's fields next to uraid's
+echo "Q: md left: $($MD_SB "${Q[0]}")"
+echo "Q: md's spares: $($MD_SB "${Q[3]}"); $($MD_SB "${Q[4]}")"
+echo "F: md left: $($MD_SB "${F[0]}")"
+q_shape=$(shape "${Q[0]}") q_q=$(slot_flags 3 "${Q[@]:3}") q_n=$(slot_flags 4 "${Q[@]:3}")
+check "5 of 3 -> 6 of 5: uraid's superblock fields are md's (md: $q_shape; uraid: ${p_shape:-})" \
+    test "$q_shape" = "${p_shape:-}"
+check "  the Q member: md $q_q, uraid ${p_q:-}" test "$q_q" = "${p_q:-}"
+check "  the new member: md $q_n, uraid ${p_n:-}" test "$q_n" = "${p_n:-}"
+for m in "${Q[@]:3}"; do
+    [ "$(role "$m")" = 3 ] || continue
+    ro=$($MD_SB "$m" recovery_offset) pos=$($MD_SB "$m" reshape_position)
+    check "  md's Q member: recovery_offset $ro at reshape_position $pos: the position per new data member, as uraid's" \
+        test "$ro" -eq $((pos / 3))
+done
+f_shape=$(shape "${F[0]}")
+check "6 -> 5 stopped in its restripe: uraid's fields are md's (md: $f_shape; uraid: ${t_shape:-})" \
+    test "$f_shape" = "${t_shape:-}"
+
+# uraid finishes md's Q and F
+for L in Q F; do
+    declare -n LM=$L
+    l=${L,,}
+    bytes=$(value3 $L bytes)
+    if serve "$l" --name="$l" "${LM[@]}"; then
+        [ $L = Q ] && check "Q: uraid serves md's restripe degraded 1 (the Q member)" \
+            grep -q "Degraded : 1 of 5" <<<"$("$URAID" status q)"
+        for _ in $(seq 1200); do grep -q "reshape done" "$tmp/$l.err" && break; sleep 0.25; done
+        check "$L: uraid finished md's restripe" grep -q "reshape done" "$tmp/$l.err" || cat "$tmp/$l.err"
+        nbdcopy "$(uri "$l")" "$tmp/$l.export"
+        check "$L: it holds md's data" cmp -n "$bytes" "$tmp/$l.export" "$tmp/pattern"
+        rm -f "$tmp/$l.export"
+        "$URAID" check --wait "$l" >/dev/null
+        check "$L: uraid's check finds 0 mismatches" test $? -eq 0
+        "$URAID" status "$l" | grep -E "Level|Layout|Devices|Degraded" | sed "s/^/  $L: /"
+        stop "$l"
+    else
+        check "$L: uraid serves md's array in mid-restripe" false
+    fi
+    unset -n LM
+done
 exit $fails

@@ -16,16 +16,31 @@
  *    rebuild), the superblocks say raid6 layout 2 with 5 members and no
  *    reshape or recovery bits, and the array assembles again with the
  *    same bytes.
+ *    While it runs the array counts degraded 1, as md's sysfs does (the Q
+ *    member is not In_sync until the end: raid5_calc_degraded), 0 after.
  * 2. A kill -9 at a random moment of that restripe (seeded, printed):
  *    assembly puts the member being filled back in slot 4 (its old rows not
- *    read), the data is whole, the restripe goes on and finishes, a check
- *    finds 0. Then the same with member 0 left out at the assembly after the
- *    kill (the old rows lack two slots, which RAID 6 survives), and with
- *    members 0 and 1 left out: refused with the reason.
+ *    read, degraded 1), the data is whole, the restripe goes on and
+ *    finishes, a check finds 0. Then the same with member 0 left out at the
+ *    assembly after the kill (the old rows lack two slots, which RAID 6
+ *    survives), and with members 0 and 1 left out: refused with the reason.
+ *    And RAID 5 of 3 + 2 spares -> RAID 6 of 5 (--level=6
+ *    --raid-devices=5, mdadm's one reshape after the takeover: layout and
+ *    member count at once, forwards), killed and resumed the same way, the
+ *    Q member's recovery_offset the position per new data member.
+ * 2b. Killed as soon as the members show level 6: the takeover and the
+ *    restripe's start reach the disks in one superblock update (the
+ *    reshape bit is already there), so the restart goes on to the layout
+ *    asked for (md, crashed between its two writes, would rebuild Q and
+ *    stay in the -6 layout).
  * 3. RAID 6 of 5 -> RAID 5 (--level=5): a restripe to left-symmetric-6,
  *    then the takeover drops the Q slot, whose member becomes a spare;
  *    data whole, check 0, superblocks raid5 layout 2 with 4 members.
- * 4. RAID 5 -> 6 without a spare: refused, nothing changed.
+ * 4. RAID 5 -> 6 without a spare: refused, nothing changed. With a spare
+ *    but a write-intent bitmap (the restripe refuses it, after the
+ *    takeover was planned): refused, and no superblock was written (the
+ *    takeover is made in memory and reaches the disks only with the
+ *    restripe's start: events as before, raid5 on every member).
  *
  *   test_grow_r6 [seed]
  */
@@ -69,6 +84,8 @@ struct t {
 	struct uraid_array *a;
 	uint8_t *shadow;
 	uint64_t size;
+	unsigned grow_disks;    /* the crash child's --raid-devices (0: not given) */
+	bool bitmap;            /* setup: an internal bitmap */
 	_Atomic bool stop;
 };
 
@@ -118,7 +135,8 @@ static int setup(struct t *t, const char *name, const char *level, unsigned n)
 			return -1;
 	}
 	struct uraid_create_opts o = {
-		.raid_disks = n, .chunk_kib = 64, .minor = 2, .bitmap = URAID_BITMAP_NONE,
+		.raid_disks = n, .chunk_kib = 64, .minor = 2,
+		.bitmap = t->bitmap ? URAID_BITMAP_INTERNAL : URAID_BITMAP_NONE,
 		.flags = URAID_CREATE_ASSUME_CLEAN, .paths = t->p, .npaths = n,
 		.homehost = "<none>", .size_kib = USED_KIB,
 	};
@@ -263,19 +281,19 @@ static void check_zero(struct t *t, const char *when)
 }
 
 /* The superblocks of a finished RAID 6 of 5, left-symmetric: no reshape,
- * member 4 in slot 4 in sync. */
-static void sb_raid6_done(struct t *t, const char *when)
+ * member qi (the Q slot's) in slot qi in sync. */
+static void sb_raid6_done(struct t *t, const char *when, unsigned qi)
 {
 	struct uraid_sb sb, q;
-	CHECK(disk_sb(t, 0, &sb) == 0 && disk_sb(t, 4, &q) == 0, "%s: %s: superblocks",
+	CHECK(disk_sb(t, 0, &sb) == 0 && disk_sb(t, qi, &q) == 0, "%s: %s: superblocks",
 	      t->name, when);
 	CHECK(sb.level == 6 && sb.layout == 2 && sb.raid_disks == 5 && !(sb.feature_map & 0x64),
 	      "%s: %s: level %d layout %u raid_disks %u feature_map 0x%x (want 6 2 5, no "
 	      "reshape bits)", t->name, when, sb.level, sb.layout, sb.raid_disks, sb.feature_map);
-	CHECK(role_of(&q) == 4 && !(q.feature_map & 0x2) && q.data_offset == sb.data_offset,
-	      "%s: %s: the Q member: role %u feature_map 0x%x data_offset %" PRIu64 " (want 4, "
+	CHECK(role_of(&q) == qi && !(q.feature_map & 0x2) && q.data_offset == sb.data_offset,
+	      "%s: %s: the Q member: role %u feature_map 0x%x data_offset %" PRIu64 " (want %u, "
 	      "no 0x2, %" PRIu64 ")", t->name, when, role_of(&q), q.feature_map, q.data_offset,
-	      sb.data_offset);
+	      qi, sb.data_offset);
 }
 
 /* 1. RAID 5 of 4 -> RAID 6 under a writer. */
@@ -321,7 +339,15 @@ static void run_5_to_6(uint64_t seed)
 		      PRIu64 " new_offset %d (want 4, 0x2, 0, %d)", role_of(&q), q.feature_map,
 		      q.recovery_offset, q.new_offset, sb.new_offset);
 		uraid_array_status(t.a, &as);
-		CHECK(as.degraded == 0, "5->6: degraded %u while the Q slot is filled", as.degraded);
+		CHECK(as.degraded == 1, "5->6: degraded %u while the Q slot is filled (md: 1)",
+		      as.degraded);
+		/* shown rebuilding in its slot (md: not In_sync, mdadm "spare rebuilding") */
+		unsigned qstate = 99;
+		for (unsigned i = 0; i < as.nmembers; i++)
+			if (as.members[i].slot == 4)
+				qstate = as.members[i].state;
+		CHECK(qstate == URAID_MEMBER_REBUILDING, "5->6: the Q member's state %u while "
+		      "it is filled (want rebuilding)", qstate);
 		uraid_array_sync_speed(t.a, 1000, 200000);
 		wait_job(&t, &st);
 		CHECK(st.kind == URAID_SYNC_RESHAPE && !st.running && st.result == 0,
@@ -342,7 +368,7 @@ static void run_5_to_6(uint64_t seed)
 	check_zero(&t, "after the grow");
 	CHECK(uraid_array_close(t.a) == 0, "5->6: close");
 	t.a = NULL;
-	sb_raid6_done(&t, "after");
+	sb_raid6_done(&t, "after", 4);
 	if (assemble(&t) == 0) {
 		verify(&t, "assembled again");
 		uraid_array_status(t.a, &as);
@@ -358,7 +384,7 @@ static void crash_child(struct t *t)
 	if (engine_up(t) || assemble(t))
 		_exit(2);
 	uraid_array_sync_speed(t->a, 20000, 20000);
-	struct uraid_grow g = { .level_set = true, .level = 6 };
+	struct uraid_grow g = { .level_set = true, .level = 6, .raid_disks = t->grow_disks };
 	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
 		fprintf(stderr, "crash child: %s\n", err);
 		_exit(3);
@@ -370,28 +396,34 @@ static void crash_child(struct t *t)
 /*
  * 2. Killed part-way; assembled again with `leave_out` members (0, 1, 2:
  * members 0.. left out), which must finish it (or, two left out, refuse).
+ * plus: RAID 5 of 3 with two spares to RAID 6 of 5 (forwards), else RAID 5
+ * of 4 with one to RAID 6 of 5 (backwards). The Q slot's member is file n0.
  */
-static void run_crash(uint64_t seed, unsigned leave_out)
+static void run_crash(uint64_t seed, unsigned leave_out, bool plus)
 {
 	struct t t = { .seed = seed };
 	struct uraid_sync_status st;
 	struct uraid_array_status as;
 	uint64_t s = seed ^ 0xc7a5;
-	char name[64];
+	char name[80];
+	unsigned n0 = plus ? 3 : 4;
 
-	snprintf(name, sizeof(name), "5->6 crash, %u left out after", leave_out);
-	if (setup(&t, name, "raid5", 4) || engine_up(&t) || assemble(&t) || fill(&t) ||
-	    add_spare(&t, 4)) {
+	snprintf(name, sizeof(name), "5->6%s crash, %u left out after", plus ? " +1 member" : "",
+		 leave_out);
+	if (setup(&t, name, "raid5", n0) || engine_up(&t) || assemble(&t) || fill(&t) ||
+	    add_spare(&t, n0) || (plus && add_spare(&t, n0 + 1))) {
 		CHECK(0, "%s: setup", name);
 		teardown(&t);
 		return;
 	}
 	t.np = 5;
+	t.grow_disks = plus ? 5 : 0;
 	CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
 	t.a = NULL;
 	uraid_engine_destroy(t.e);
 	t.e = NULL;
-	/* backwards: the position runs down from the top (the old size) */
+	/* backwards: the position runs down from the top (the old size);
+	   forwards (plus): up from 0 */
 	uint64_t top = t.size / 512;
 	uint64_t target = rng_next(&s) % (top / 2) + 1;
 	printf("%s: kill -9 once the restripe has moved %" PRIu64 " of %" PRIu64 " sectors\n",
@@ -404,7 +436,7 @@ static void run_crash(uint64_t seed, unsigned leave_out)
 	time_t until = time(NULL) + DEADLINE_S;
 	while (time(NULL) < until) {
 		if (disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) &&
-		    sb.reshape_position + target <= top)
+		    (plus ? sb.reshape_position >= target : sb.reshape_position + target <= top))
 			break;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -424,12 +456,26 @@ static void run_crash(uint64_t seed, unsigned leave_out)
 		waitpid(pid, NULL, 0);
 	}
 	struct uraid_sb q;
-	CHECK(disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) && disk_sb(&t, 4, &q) == 0,
+	CHECK(disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) && disk_sb(&t, n0, &q) == 0,
 	      "%s: a reshape on disk after the kill (feature_map 0x%x)", name, sb.feature_map);
 	printf("%s: killed at reshape_position %" PRIu64 "\n", name, sb.reshape_position);
-	CHECK(role_of(&q) == 4 && (q.feature_map & 0x2) && q.recovery_offset == 0,
-	      "%s: the member being filled: role %u feature_map 0x%x recovery_offset %" PRIu64,
-	      name, role_of(&q), q.feature_map, q.recovery_offset);
+	/* md's recovery_offset on the member being filled: 0 backwards, the
+	   position in new member sectors forwards (3 data members after) */
+	uint64_t want_ro = plus ? q.reshape_position / 3 : 0;
+	CHECK(role_of(&q) == n0 && (q.feature_map & 0x2) && q.recovery_offset == want_ro,
+	      "%s: the member being filled: role %u feature_map 0x%x recovery_offset %" PRIu64
+	      " (want %u, 0x2, %" PRIu64 ")", name, role_of(&q), q.feature_map,
+	      q.recovery_offset, n0, want_ro);
+	if (plus) {
+		struct uraid_sb nw;
+		CHECK(disk_sb(&t, 4, &nw) == 0 && role_of(&nw) == 4 && !(nw.feature_map & 0x2) &&
+		      sb.raid_disks == 5 && sb.delta_disks == 1 && sb.new_layout == 2 &&
+		      sb.layout == 18 && !(sb.feature_map & 0x20),
+		      "%s: the new member in slot 4 in sync (role %u feature_map 0x%x), raid_disks "
+		      "%u delta %d layout %u -> %u feature_map 0x%x (want 5 1 18 -> 2, forwards)",
+		      name, role_of(&nw), nw.feature_map, sb.raid_disks, sb.delta_disks, sb.layout,
+		      sb.new_layout, sb.feature_map);
+	}
 	char err[300];
 	if (engine_up(&t)) {
 		CHECK(0, "%s: engine", name);
@@ -450,26 +496,116 @@ static void run_crash(uint64_t seed, unsigned leave_out)
 		return;
 	}
 	uraid_array_status(t.a, &as);
-	bool slot4 = false;
+	bool qslot = false;
 	for (unsigned i = 0; i < as.nmembers; i++)
-		slot4 |= as.members[i].slot == 4;
-	CHECK(slot4 && as.degraded == leave_out, "%s: assembled: the filled member in slot 4 "
-	      "(%s), degraded %u", name, slot4 ? "yes" : "no", as.degraded);
+		qslot |= as.members[i].slot == (int)n0;
+	/* md: the member being filled is not In_sync, degraded counts it */
+	CHECK(qslot && as.degraded == leave_out + 1, "%s: assembled: the filled member in slot "
+	      "%u (%s), degraded %u (want %u)", name, n0, qslot ? "yes" : "no", as.degraded,
+	      leave_out + 1);
 	verify(&t, "assembled in mid-reshape");
 	wait_job(&t, &st);
 	CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: the resumed restripe: kind "
 	      "%d result %d", name, st.kind, st.result);
 	verify(&t, "after the resumed restripe");
 	uraid_array_status(t.a, &as);
-	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == leave_out,
-	      "%s: after: level %d layout %u raid_disks %u degraded %u", name, as.level,
-	      as.layout, as.raid_disks, as.degraded);
+	uint64_t want_size = plus ? t.size / 2 * 3 : t.size;
+	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == leave_out &&
+	      as.size_bytes == want_size, "%s: after: level %d layout %u raid_disks %u degraded "
+	      "%u size %" PRIu64 " (want 6 2 5 %u %" PRIu64 ")", name, as.level, as.layout,
+	      as.raid_disks, as.degraded, as.size_bytes, leave_out, want_size);
 	if (!leave_out) {
 		check_zero(&t, "after the resumed restripe");
 		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
 		t.a = NULL;
-		sb_raid6_done(&t, "after the resumed restripe");
+		sb_raid6_done(&t, "after the resumed restripe", n0);
+		if (plus)
+			sb_raid6_done(&t, "after the resumed restripe (the new member)", 4);
 	}
+	teardown(&t);
+}
+
+/*
+ * 2b. Killed at the first sight of level 6 on the members: the reshape bit
+ * must be there with it (one superblock update for the takeover and the
+ * restripe's start), and the restart finishes the layout asked for.
+ */
+static void run_crash_early(uint64_t seed)
+{
+	struct t t = { .seed = seed };
+	struct uraid_sync_status st;
+	struct uraid_array_status as;
+	const char *name = "5->6 killed at the takeover";
+
+	if (setup(&t, name, "raid5", 4) || engine_up(&t) || assemble(&t) || fill(&t) ||
+	    add_spare(&t, 4)) {
+		CHECK(0, "%s: setup", name);
+		teardown(&t);
+		return;
+	}
+	t.np = 5;
+	CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+	t.a = NULL;
+	uraid_engine_destroy(t.e);
+	t.e = NULL;
+	pid_t pid = fork();
+	if (pid == 0)
+		crash_child(&t);
+	/* as fast as member 0's superblock (1.2: at 4 KiB) can be read, its
+	   raw fields (magic, feature_map at 8, level at 72): a few
+	   microseconds a look, against a window of a superblock update */
+	int fd = open(t.paths[0], O_RDONLY);
+	uint8_t raw[256];
+	uint32_t magic = 0, fm = 0, layout = 0;
+	int32_t level = 0;
+	bool seen = false;
+	unsigned looks = 0;
+	time_t until = time(NULL) + DEADLINE_S;
+	while (fd >= 0 && !seen && time(NULL) < until) {
+		looks++;
+		if (pread(fd, raw, sizeof(raw), 4096) == (ssize_t)sizeof(raw)) {
+			memcpy(&magic, raw, 4);
+			memcpy(&fm, raw + 8, 4);
+			memcpy(&level, raw + 72, 4);
+			memcpy(&layout, raw + 76, 4);
+			seen = magic == 0xa92b4efc && level == 6;
+		}
+		int status;
+		if (!seen && looks % 1024 == 0 && waitpid(pid, &status, WNOHANG) == pid) {
+			CHECK(0, "%s: the child ended by itself (status 0x%x)", name, status);
+			pid = -1;
+			break;
+		}
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	printf("%s: level 6 first seen after %u looks: layout %u, feature_map 0x%x\n", name,
+	       looks, layout, fm);
+	CHECK(seen && (fm & 0x4) && layout == 18, "%s: the takeover on disk only with the "
+	      "reshape (first seen: feature_map 0x%x, layout %u)", name, fm, layout);
+	struct uraid_sb sb;
+	CHECK(disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) && sb.new_layout == 2,
+	      "%s: after the kill: a reshape to layout 2 (feature_map 0x%x, new_layout %u)",
+	      name, sb.feature_map, sb.new_layout);
+	if (engine_up(&t) || assemble(&t)) {
+		CHECK(0, "%s: assembly after the kill", name);
+		teardown(&t);
+		return;
+	}
+	verify(&t, "assembled after the kill");
+	wait_job(&t, &st);
+	CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: the restripe after the "
+	      "restart: kind %d result %d", name, st.kind, st.result);
+	uraid_array_status(t.a, &as);
+	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == 0,
+	      "%s: after: level %d layout %u raid_disks %u degraded %u (want 6 2 5 0)", name,
+	      as.level, as.layout, as.raid_disks, as.degraded);
+	verify(&t, "after the restripe");
+	check_zero(&t, "after the restripe");
 	teardown(&t);
 }
 
@@ -550,17 +686,55 @@ static void run_refusal(uint64_t seed)
 	teardown(&t);
 }
 
+/* 4b. The restripe refused after its takeover: nothing reaches the disks. */
+static void run_refusal_bitmap(uint64_t seed)
+{
+	struct t t = { .seed = seed, .bitmap = true };
+	const char *name = "5->6 with a bitmap";
+	char done[512] = "", err[400] = "";
+
+	if (setup(&t, name, "raid5", 4) || engine_up(&t) || assemble(&t) || add_spare(&t, 4)) {
+		CHECK(0, "%s: setup", name);
+		teardown(&t);
+		return;
+	}
+	pause_ms(100);          /* the spare's superblock and the clean marking written */
+	struct uraid_sb before[NFILES], after;
+	for (unsigned i = 0; i < NFILES; i++)
+		CHECK(disk_sb(&t, i, &before[i]) == 0, "%s: superblock %u before", name, i);
+	struct uraid_grow g = { .level_set = true, .level = 6 };
+	int rc = uraid_array_grow(t.a, &g, done, sizeof(done), err, sizeof(err));
+	printf("%s: %d %s\n", name, rc, err);
+	CHECK(rc == -EINVAL && strstr(err, "write-intent bitmap") && strstr(err, "as it was"),
+	      "%s: refused, the takeover not made: %d %s", name, rc, err);
+	for (unsigned i = 0; i < NFILES; i++)
+		CHECK(disk_sb(&t, i, &after) == 0 && after.events == before[i].events &&
+		      after.level == 5 && after.raid_disks == 4, "%s: member %u: events %" PRIu64
+		      " -> %" PRIu64 ", level %d, raid_disks %u (nothing written)", name, i,
+		      before[i].events, after.events, after.level, after.raid_disks);
+	struct uraid_array_status as;
+	uraid_array_status(t.a, &as);
+	CHECK(as.level == 5 && as.layout == 2 && as.raid_disks == 4 && as.degraded == 0,
+	      "%s: in memory after: level %d layout %u raid_disks %u degraded %u", name,
+	      as.level, as.layout, as.raid_disks, as.degraded);
+	teardown(&t);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	printf("test_grow_r6 seed %" PRIu64 "\n", seed);
 	fflush(stdout);
 	run_refusal(seed);
+	run_refusal_bitmap(seed);
 	run_5_to_6(seed);
 	for (unsigned k = 0; k < 3; k++)
-		run_crash(seed + 1 + k, 0);
-	run_crash(seed + 7, 1);
-	run_crash(seed + 8, 2);
+		run_crash(seed + 1 + k, 0, false);
+	run_crash(seed + 7, 1, false);
+	run_crash(seed + 8, 2, false);
+	run_crash(seed + 10, 0, true);
+	run_crash(seed + 11, 1, true);
+	run_crash_early(seed + 12);
 	run_6_to_5(seed + 9);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

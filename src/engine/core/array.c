@@ -1213,6 +1213,14 @@ int uraid_array_status(struct uraid_array *ua, struct uraid_array_status *st)
 			ms->state = URAID_MEMBER_REBUILDING;
 			ms->slot = ps;
 		}
+		/* in its slot, filled by a reshape (RAID 5 -> 6's Q member): not
+		   In_sync in md until the end, "spare rebuilding" in mdadm
+		   --detail; the monitor then moves no spare in for the count
+		   of degraded it makes */
+		if (ms->state == URAID_MEMBER_IN_SYNC && ms->slot >= 0 &&
+		    ms->slot < URAID_MAX_MEMBERS && slot_ok(a, (unsigned)ms->slot) &&
+		    !meta_slot_in_sync(a, (unsigned)ms->slot))
+			ms->state = URAID_MEMBER_REBUILDING;
 		if (ms->state == URAID_MEMBER_SPARE && ps >= 0 && m &&
 		    atomic_load(&a->slot[ps].repl) == m) {
 			ms->state = URAID_MEMBER_REBUILDING;

@@ -534,8 +534,13 @@ bool meta_sb_target(const struct array *a, unsigned i);
  * reach the members in an order of its own (grow_ppl.c). Not failed on an
  * error: 0 or -errno, the caller decides. meta_lock held. */
 int meta_write_one(struct array *a, unsigned i);
-/* a->degraded from the slots' states. meta_lock held. */
+/* a->degraded from the slots' states, as md's raid5_calc_degraded counts
+ * them: a slot a reshape fills (not In_sync in md until the end: RAID 5 ->
+ * 6's Q slot, a parity gap's) counts as missing. meta_lock held. */
 void meta_recount_degraded(struct array *a);
+/* Slot s counts as in sync for the degraded count and the survival rule:
+ * slot_ok and not a slot a reshape in progress fills. */
+bool meta_slot_in_sync(const struct array *a, unsigned s);
 /* Requests in flight on every reactor (background work yields to them). */
 uint64_t array_foreground_in_flight(const struct array *a);
 /* Client requests begun so far: background work compares two readings to
@@ -570,7 +575,8 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 /* The bitmap's sync range: per-member sectors (RAID 1/4/5/6), or the array's
  * where the level counts it so (RAID 10: sync_in_array_sectors). */
 uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g);
-/* Can the level run with the slots that are IN_SYNC now? (assemble.c; md's rules) */
+/* Can the level run with the slots that are IN_SYNC now (a slot a reshape
+ * fills does not count: meta_slot_in_sync)? (assemble.c; md's rules) */
 bool array_level_survives(const struct array *a);
 
 #endif

@@ -458,7 +458,6 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 		atomic_store(&a->slot[s].m, NULL);
 		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 	}
-	meta_recount_degraded(a);
 	struct uraid_sb *sb = &a->sb;
 	sb->level = geom_new(rs)->level;
 	sb->layout = geom_new(rs)->layout;
@@ -468,6 +467,8 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 	sb->delta_disks = 0;
 	a->reshape = NULL;
 	free(rs);
+	/* after a->reshape goes: the slots it filled are in sync now */
+	meta_recount_degraded(a);
 	/* an error here means no member took the superblock: meta.c has
 	   failed every one that refused it, so the array serves nothing more
 	   in the new geometry while its disks still say mid-reshape */

@@ -265,10 +265,15 @@ static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid
 	free(rs);
 }
 
-int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
-			      size_t errlen)
+/*
+ * The start up to the superblocks written with the reshape fields; the job
+ * too when start_job. frozen: the caller holds the array frozen (grow's
+ * takeover just before, applied in memory only: the two reach the disks in
+ * one superblock update) and lets it go; nothing here freezes or thaws.
+ */
+static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool frozen,
+			 bool start_job, char *err, size_t errlen)
 {
-	struct array *a = A(ua);
 	bool held = !a->reshape && (a->e->flags & URAID_ENGINE_THREADS) &&
 		    !(a->flags & URAID_ASSEMBLE_READONLY) && stop_gap_rebuild(a, r);
 	struct uraid_geom *ng = NULL;
@@ -373,7 +378,7 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	unsigned first = parity_gap(a, r) || qgap ? old_disks - 1 : old_disks;
 	pthread_mutex_unlock(&a->meta_lock);
 
-	if ((rc = array_freeze(a))) {
+	if (!frozen && (rc = array_freeze(a))) {
 		uraid_errf(err, errlen, rc, "cannot freeze the array: %s", strerror(-rc));
 		goto out;
 	}
@@ -383,7 +388,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	pthread_mutex_lock(&a->sync_start_lock);
 	if ((rc = sync_refuse_if_running(a, err, errlen))) {
 		pthread_mutex_unlock(&a->sync_start_lock);
-		array_thaw(a);
+		if (!frozen)
+			array_thaw(a);
 		goto out;
 	}
 	pthread_mutex_lock(&a->meta_lock);
@@ -490,7 +496,8 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	pthread_mutex_unlock(&a->sync_start_lock);
-	array_thaw(a);
+	if (!frozen)
+		array_thaw(a);
 	if (rc)
 		goto out;
 	ulog(array_log(a), URAID_LOG_INFO, "reshape: %u -> %u members, chunk %u -> %u KiB, "
@@ -498,7 +505,18 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 	     a->reshape->g[RESHAPE_OLD].chunk_sectors / 2, r->new_chunk_sectors / 2,
 	     a->reshape->g[RESHAPE_OLD].layout, r->new_layout,
 	     backwards ? "backwards (the data offset up)" : "forwards (the data offset down)");
-	rc = sync_start(a, URAID_SYNC_RESHAPE, 0, 0, err, errlen);
+	if (start_job)
+		rc = reshape_start_job(a, err, errlen);
+out:
+	if (held)       /* automatic starts as before (a reshape started holds them itself) */
+		atomic_store(&a->sync_retry_ns, 0);
+	free(ng);
+	return rc;
+}
+
+int reshape_start_job(struct array *a, char *err, size_t errlen)
+{
+	int rc = sync_start(a, URAID_SYNC_RESHAPE, 0, 0, err, errlen);
 	if (rc == -EBUSY) {
 		/* the automatic start (auto_recover.c) may have been first */
 		pthread_mutex_lock(&a->sync_lock);
@@ -507,9 +525,17 @@ int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape
 			rc = 0;
 		pthread_mutex_unlock(&a->sync_lock);
 	}
-out:
-	if (held)       /* automatic starts as before (a reshape started holds them itself) */
-		atomic_store(&a->sync_retry_ns, 0);
-	free(ng);
 	return rc;
+}
+
+int reshape_start_frozen(struct array *a, const struct uraid_reshape *r, char *err,
+			 size_t errlen)
+{
+	return reshape_begin(a, r, true, false, err, errlen);
+}
+
+int uraid_array_reshape_start(struct uraid_array *ua, const struct uraid_reshape *r, char *err,
+			      size_t errlen)
+{
+	return reshape_begin(A(ua), r, false, true, err, errlen);
 }

@@ -142,6 +142,17 @@ extern const struct sync_level sync_raid5_level;
 extern const struct sync_level sync_mirror_level;
 /* A reshape's steps (reshape.c), whatever the level (RAID 4/5/6). */
 extern const struct sync_level sync_reshape_level;
+/*
+ * A reshape's start in two parts (reshape_start.c), for grow's takeover
+ * that leads to a restripe (md/grow.c): with the array already frozen by
+ * the caller, who applied the takeover in memory only, everything up to
+ * the superblocks (takeover and reshape fields in one update, so that a
+ * kill -9 leaves either the old array or the reshape, never the takeover
+ * alone); then, after the caller's thaw, the job. 0 or -errno.
+ */
+int reshape_start_frozen(struct array *a, const struct uraid_reshape *r, char *err,
+			 size_t errlen);
+int reshape_start_job(struct array *a, char *err, size_t errlen);
 
 /* Called by the level when unit u is over (res 0 or -errno), on its lane's
  * reactor, as the last thing it does with the unit. */

@@ -78,7 +78,7 @@ bool array_level_survives(const struct array *a)
 	unsigned missing = 0;
 
 	for (unsigned s = 0; s < a->geom.raid_disks; s++) {
-		ok[s] = slot_ok(a, s);
+		ok[s] = meta_slot_in_sync(a, s);
 		missing += !ok[s];
 	}
 	return level_survives(a->level, &a->geom, ok, missing, NULL);
@@ -877,11 +877,14 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 		}
 	}
 	a->nmembers = k;
-	atomic_store(&a->degraded, missing);
 	if (rs) {
 		/* the members' data areas cover both geometries' */
 		reshape_set_member_areas(a, rs);
 		a->reshape = rs;
+	}
+	/* md's count: a slot the reshape fills is missing until its end */
+	meta_recount_degraded(a);
+	if (rs) {
 		ulog(array_log(a), URAID_LOG_INFO, "'%s' is in mid-reshape at array sector %" PRIu64
 		     " of %" PRIu64 ": it goes on", fsb->set_name, rs->position, rs->end);
 	}

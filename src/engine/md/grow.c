@@ -176,10 +176,12 @@ static void slot_map(const struct array *a, const struct grow_step *s, int *map)
 
 /*
  * Frozen, meta_lock held: the superblock fields and slots of step s, the
- * level switched, the superblocks written (events + 1). On failure nothing
- * has changed.
+ * level switched, the superblocks written (events + 1) when `write` (not:
+ * a takeover whose restripe starts under the same freeze, which writes
+ * both). On failure nothing has changed.
  */
-static int apply_geometry(struct array *a, const struct grow_step *s, char *err, size_t errlen)
+static int apply_geometry(struct array *a, const struct grow_step *s, bool write, char *err,
+			  size_t errlen)
 {
 	int map[URAID_MAX_MEMBERS], slot_member[URAID_MAX_MEMBERS];
 	struct uraid_sb old_sb = a->sb;
@@ -284,6 +286,8 @@ static int apply_geometry(struct array *a, const struct grow_step *s, char *err,
 		}
 	}
 	meta_recount_degraded(a);
+	if (!write)
+		return 0;
 	rc = meta_record_change(a);
 	if (rc)
 		uraid_errf(err, errlen, rc, "the geometry changed but the superblocks could not be "
@@ -344,7 +348,7 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 		}
 		a->sb.resync_offset = a->resync_checkpoint;
 	}
-	rc = apply_geometry(a, s, err, errlen);
+	rc = apply_geometry(a, s, true, err, errlen);
 	if (rc && a->sb.size != s->dev_sectors) {
 		/* refused before the switch (apply_geometry put its own fields back) */
 		a->sb = old_sb;
@@ -370,15 +374,12 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	return 0;
 }
 
-/* One step that moves no data, frozen; expect: the geometry the plan had
- * before it (NULL: not checked). */
-static int apply_frozen(struct array *a, const struct grow_step *s, const struct grow_step *expect,
-			char *err, size_t errlen)
+/* The checks and the change of step s, the array frozen by the caller
+ * (apply_frozen's body); `write`: the superblocks too (apply_geometry). */
+static int apply_held(struct array *a, const struct grow_step *s, const struct grow_step *expect,
+		      bool write, char *err, size_t errlen)
 {
-	int rc = array_freeze(a);
-	if (rc)
-		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
-				  strerror(-rc));
+	int rc = 0;
 	/* the plan was made before the freeze: a job started meanwhile (md's
 	   level_store refuses under a sync thread too), or a level or member
 	   count no longer the one planned, and the step is not done */
@@ -401,17 +402,107 @@ static int apply_frozen(struct array *a, const struct grow_step *s, const struct
 	else if (s->kind == GROW_STEP_PPL)
 		rc = grow_ppl_apply(a, s->ppl, err, errlen);
 	else
-		rc = apply_geometry(a, s, err, errlen);
+		rc = apply_geometry(a, s, write, err, errlen);
 	pthread_mutex_unlock(&a->meta_lock);
-	array_thaw(a);
-	if (!rc)
-		md_notify_change(a);
+	return rc;
+}
+
+/* After a step applied under a freeze, the freeze let go. */
+static void applied(struct array *a, const struct grow_step *s)
+{
+	md_notify_change(a);
 	/* an array opened at a level without redundancy (RAID 0) has no
 	   automatic rebuild registered: a takeover to one that has needs it, or
 	   the new slot stays missing (registering twice is a no-op) */
-	if (!rc && s->kind == GROW_STEP_TAKEOVER)
+	if (s->kind == GROW_STEP_TAKEOVER)
 		sync_attach_pending(a);
+}
+
+/* One step that moves no data, frozen; expect: the geometry the plan had
+ * before it (NULL: not checked). */
+static int apply_frozen(struct array *a, const struct grow_step *s, const struct grow_step *expect,
+			char *err, size_t errlen)
+{
+	int rc = array_freeze(a);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
+				  strerror(-rc));
+	rc = apply_held(a, s, expect, true, err, errlen);
+	array_thaw(a);
+	if (!rc)
+		applied(a, s);
 	return rc;
+}
+
+/*
+ * A takeover whose restripe starts at once (RAID 5 -> 6 md's way, RAID 0
+ * -> 4 of a RAID 0 growth): both under one freeze, and one superblock
+ * update with the takeover's fields and the reshape's (level 6, layout
+ * 18, new_layout 2, reshape active: what md's superblocks say once its
+ * restripe runs). md writes the takeover first, and a crash before its
+ * restripe starts leaves a RAID 6 in the -6 layout missing Q, which md
+ * then rebuilds onto the spare, the layout asked for forgotten; here a
+ * kill -9 leaves either the array as it was or the reshape, which goes on
+ * at the restart. No write reaches the members in between: the freeze
+ * holds them all. 0, or -errno with the takeover undone in memory when
+ * refused before the superblocks (*written false: nothing on disk
+ * changed; true: the reshape is on disk, only its job failed to start,
+ * which the automatic start retries).
+ */
+static int takeover_restripe(struct array *a, const struct grow_step *t,
+			     const struct grow_step *r, const struct grow_step *expect,
+			     bool *written, char *err, size_t errlen)
+{
+	*written = false;
+	int rc = array_freeze(a);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
+				  strerror(-rc));
+	/* the geometry and fields to go back to: the step before (as
+	   undo_takeover does), the superblock and data sizes as they were */
+	struct grow_step back = *expect;
+	uint64_t data_size[URAID_MAX_MEMBERS];
+	pthread_mutex_lock(&a->meta_lock);
+	struct uraid_sb sb_before = a->sb;
+	bool needed_before = a->resync_needed;
+	uint64_t checkpoint_before = a->resync_checkpoint;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		data_size[i] = a->member_sb[i].data_size;
+	pthread_mutex_unlock(&a->meta_lock);
+	rc = apply_held(a, t, expect, false, err, errlen);
+	if (!rc) {
+		struct uraid_reshape rs = {
+			.new_level = r->level, .new_layout = r->layout,
+			.new_chunk_sectors = r->chunk_sectors, .new_raid_disks = r->raid_disks,
+		};
+		rc = reshape_start_frozen(a, &rs, err, errlen);
+		if (rc) {
+			/* back to the geometry the disks still have (nothing written) */
+			char undo_err[200];
+			back.kind = GROW_STEP_TAKEOVER;
+			pthread_mutex_lock(&a->meta_lock);
+			int urc = apply_geometry(a, &back, false, undo_err, sizeof(undo_err));
+			if (!urc) {
+				a->sb = sb_before;
+				a->resync_needed = needed_before;
+				a->resync_checkpoint = checkpoint_before;
+				for (unsigned i = 0; i < a->nmembers; i++)
+					a->member_sb[i].data_size = data_size[i];
+			}
+			pthread_mutex_unlock(&a->meta_lock);
+			if (urc) {
+				size_t n = strlen(err);
+				snprintf(err + n, errlen > n ? errlen - n : 0, "; the takeover could not "
+					 "be undone in memory: %s", undo_err);
+			}
+		}
+	}
+	array_thaw(a);
+	if (rc)
+		return rc;
+	*written = true;
+	applied(a, t);
+	return reshape_start_job(a, err, errlen);
 }
 
 /* RAID 10 -> RAID 0 on a whole array: fail and remove the right member of
@@ -563,16 +654,46 @@ static int run_steps(struct array *a, const struct grow_plan *plan, unsigned fro
 			sb_before = a->sb;
 			pthread_mutex_unlock(&a->meta_lock);
 		}
-		int rc = apply_step(a, s, &prev, err, errlen);
-		if (rc && s->kind == GROW_STEP_RESTRIPE && i > from &&
+		/* a takeover and the restripe that starts right after it: one
+		   freeze, one superblock update (takeover_restripe) */
+		const struct grow_step *next = i + 1 < plan->nsteps ? &plan->step[i + 1] : NULL;
+		bool joined = s->kind == GROW_STEP_TAKEOVER && next &&
+			      next->kind == GROW_STEP_RESTRIPE && !next->waits;
+		int rc;
+		bool written = false;
+		if (joined)
+			rc = takeover_restripe(a, s, next, &prev, &written, err, errlen);
+		else
+			rc = apply_step(a, s, &prev, err, errlen);
+		if (rc && !joined && s->kind == GROW_STEP_RESTRIPE && i > from &&
 		    plan->step[i - 1].kind == GROW_STEP_TAKEOVER)
 			undo_takeover(a, &plan->step[i - 1], i > 1 ? &plan->step[i - 2] : NULL,
 				      first, &sb_before, err, errlen);
+		if (rc && joined && !written) {
+			size_t n = strlen(err);
+			snprintf(err + n, errlen > n ? errlen - n : 0, " (the takeover to RAID %d "
+				 "with it was not made: the array is as it was)", s->level);
+		}
+		if (rc && joined && written) {
+			/* on disk and in memory: the automatic start takes it up */
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: grow: the restripe's job did not "
+			     "start (%s): it is started again automatically", a->sb.set_name, err);
+			rc = 0;
+		}
 		if (rc) {
 			ulog(array_log(a), URAID_LOG_ERR, "%s: grow: %s", a->sb.set_name, err);
 			return rc;
 		}
 		grow_step_describe(s, &prev, line, sizeof(line));
+		if (joined) {
+			/* the takeover's line, then the restripe's as its own step */
+			ulog(array_log(a), URAID_LOG_INFO, "%s: grow: %s", a->sb.set_name, line);
+			append(done, donelen, &used, line);
+			prev = *s;
+			s = next;
+			i++;
+			grow_step_describe(s, &prev, line, sizeof(line));
+		}
 		const char *shown = line;
 		if (s->kind == GROW_STEP_RESTRIPE) {
 			struct uraid_sync_status ss;

@@ -67,11 +67,20 @@ static uint16_t role_now(const struct array *a, unsigned i)
 	}
 }
 
+bool meta_slot_in_sync(const struct array *a, unsigned s)
+{
+	/* md's raid5_calc_degraded counts a member without In_sync in either
+	   geometry; the one a reshape fills gets In_sync only at its end (its
+	   old rows never held what the slot should: RAID 5 -> 6's Q) */
+	return slot_ok(a, s) && !(a->reshape && s < URAID_MAX_MEMBERS &&
+				  a->reshape->old_unsynced[s]);
+}
+
 void meta_recount_degraded(struct array *a)
 {
 	unsigned missing = 0;
 	for (unsigned s = 0; s < a->geom.raid_disks; s++)
-		missing += !slot_ok(a, s);
+		missing += !meta_slot_in_sync(a, s);
 	atomic_store(&a->degraded, missing);
 }
 

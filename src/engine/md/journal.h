@@ -38,6 +38,14 @@
 
 #include <uraid/geom.h>
 
+/* One page (or more) to write to a member. */
+struct journal_wr {
+	unsigned slot;
+	uint64_t sector;
+	const void *buf;
+	size_t len;
+};
+
 /* Synchronous I/O the replay uses; sectors are relative to data_offset. */
 struct journal_io {
 	void *ctx;
@@ -49,6 +57,12 @@ struct journal_io {
 	int (*member_write)(void *ctx, unsigned slot, uint64_t sector, const void *buf,
 			    size_t len);
 	int (*member_flush)(void *ctx);
+	/* may be NULL (member_write one by one): the writes w[0..n), sorted by
+	   slot then sector, each place once, in any order or at once; a slot
+	   with no member is skipped. 0, or -errno with *failed the index of a
+	   write that failed */
+	int (*member_write_batch)(void *ctx, const struct journal_wr *w, size_t n,
+				  size_t *failed);
 	/* one line of progress or of where the scan stopped; may be NULL */
 	void (*note)(void *ctx, const char *line);
 };

@@ -15,10 +15,11 @@
 #     map mdadm -E shows (and the same as P's), uraid serves it with policy
 #     ppl, reads md's bytes, its check finds 0, and it removes the PPL
 #     (resync) cleanly.
-#  R  metadata 1.0, member 3's data 64 sectors shorter (crafted, as a member
-#     of another size has it): uraid adds the PPL at each member's own
-#     offset (-16, member 3 -80, as mdadm's update_super("ppl") places it)
-#     and is killed mid-write; md assembles with policy ppl, replays
+#  R  metadata 1.0, --size=30M on 32 MiB members, the data areas ending 316
+#     sectors before the superblocks and member 3's 380 (crafted, as
+#     members of different sizes have them): uraid adds the PPL (264
+#     sectors, as P's) at each member's own offset (-316, member 3 -380,
+#     as mdadm's update_super("ppl") places it) and is killed mid-write; md assembles with policy ppl, replays
 #     (resync_start none), reads the pattern, check 0, and mdadm -E shows
 #     each member's own offset.
 # Exit 0 pass, 77 skip, else fail.
@@ -61,13 +62,12 @@ echo "P: uraid examine: $P_PPL; $P_FEAT"
 
 # R: 1.0, members' data ending at different distances from their superblocks
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean --name=r \
-    --metadata=1.0 "${R[@]}" >/dev/null
-for f in "${R[@]}"; do python3 "$CRAFT" "$f" sb.bblog_offset=0 sb.bblog_size=0; done
-ds=$(python3 -c 'import os, struct, sys
-f = sys.argv[1]; so = (os.path.getsize(f) // 512 - 16) & ~7
-with open(f, "rb") as h:
-    h.seek(so * 512 + 136); print(struct.unpack("<Q", h.read(8))[0])' "${R[3]}")
-python3 "$CRAFT" "${R[3]}" sb.data_size=$((ds - 64))
+    --metadata=1.0 --size=30M "${R[@]}" >/dev/null
+so=$(( ($(stat -c %s "${R[0]}") / 512 - 16) & ~7 ))
+for i in 0 1 2 3; do
+    python3 "$CRAFT" "${R[$i]}" sb.bblog_offset=0 sb.bblog_size=0 \
+        sb.data_size=$((so - (i == 3 ? 380 : 316)))
+done
 serve r --name=r "${R[@]}"
 uri="nbd+unix:///?socket=$tmp/r.sock"
 randfile $((SEED + 2)) $((8 << 20)) "$tmp/r.data"
@@ -85,8 +85,8 @@ wait $fpid
 check "R: killed with the array dirty" bash -c "'$URAID' examine '${R[0]}' | grep -q 'State : active'"
 R_PPL0=$("$URAID" examine "${R[0]}" | grep 'PPL :' | sed 's/^ *//')
 R_PPL3=$("$URAID" examine "${R[3]}" | grep 'PPL :' | sed 's/^ *//')
-check "R: uraid examine: member 0 at -16 ($R_PPL0)" grep -q "offset -16 sectors" <<<"$R_PPL0"
-check "R: uraid examine: member 3 at its own -80 ($R_PPL3)" grep -q "offset -80 sectors" <<<"$R_PPL3"
+check "R: uraid examine: member 0 at -316 ($R_PPL0)" grep -q "264 sectors at offset -316 sectors" <<<"$R_PPL0"
+check "R: uraid examine: member 3 at its own -380 ($R_PPL3)" grep -q "264 sectors at offset -380 sectors" <<<"$R_PPL3"
 
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
@@ -128,6 +128,7 @@ sleep 0.5; wait_idle md2
 echo check >/sys/block/md2/md/sync_action
 sleep 0.5; wait_idle md2
 echo "R mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
+dmesg | grep -iE "md2|ppl" | sed 's/^/R dmesg: /' | tail -20
 mdadm --stop /dev/md2 >/dev/null 2>&1
 echo "R md0 $(mdadm -E /dev/vdi | grep -E 'PPL :' | sed 's/^ *//')"
 echo "R md3 $(mdadm -E /dev/vdl | grep -E 'PPL :' | sed 's/^ *//')"

@@ -85,8 +85,9 @@ struct journal_replay_result {
  * ring has log_sectors sectors (the journal device's data size rounded down
  * to 8), starting from journal_tail tail. Returns 0 with the result filled
  * (the caller records r->tail in the superblocks), or -errno with the reason
- * in err. Allocates at most one 4 KiB page per member of each row in the
- * log (the log's size bounds it); runs before the array serves.
+ * in err. Allocates a 2 MiB read window and, per row in the log, a log
+ * position per member (the log's size bounds it); runs before the array
+ * serves.
  */
 int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t log_sectors,
 		   uint64_t tail, const struct journal_io *io, struct journal_replay_result *r,

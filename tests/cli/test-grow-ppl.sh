@@ -15,7 +15,10 @@
 #    was replayed (log), no resync, every write fio completed reads back,
 #    check 0; then back to resync (status, examine: no PPL bit), killed
 #    mid-write again: no replay, the resync runs, check 0; then
-#    --consistency-policy=bitmap adds the bitmap.
+#    --consistency-policy=bitmap adds the bitmap;
+#  - 1.0 members whose data ends at different distances from their
+#    superblocks: each keeps its own ppl.offset (as md's grow gives it),
+#    kept through updates; killed mid-write, replayed, check 0.
 # PPL_SEEDS rounds (fio seeds), from SEED.
 set -u
 BUILD=${BUILD:-build}
@@ -162,5 +165,55 @@ for meta in ${PPL_META-1.2 1.0}; do
         stop_served p
     done
 done
+# 1.0 members whose data ends at different distances from their superblocks
+# (member 3's data_size 64 sectors less, crafted as a member of another size
+# would have it): mdadm's update_super("ppl") gives each its own ppl.offset,
+# the kernel reads each from the member's own superblock; uraid takes the
+# grow, keeps each member's offset through later updates and a restart, and
+# replays each member's own area after a kill mid-write.
+s=$BASE
+make_array d1.0. --level=5 --raid-devices=4 --bitmap=none --metadata=1.0
+for f in "${mem[@]}"; do python3 "$CRAFT" "$f" sb.bblog_offset=0 sb.bblog_size=0; done
+ds=$(python3 -c 'import os, struct, sys
+f = sys.argv[1]; so = (os.path.getsize(f) // 512 - 16) & ~7
+with open(f, "rb") as h:
+    h.seek(so * 512 + 136); print(struct.unpack("<Q", h.read(8))[0])' "${mem[3]}")
+python3 "$CRAFT" "${mem[3]}" sb.data_size=$((ds - 64))
+if serve "${mem[@]}"; then
+    fio_job "$s" --do_verify=0 --end_fsync=1
+    check "1.0 sizes differ: a first pass written" grep -q "err= 0" "$work/fio.out"
+    out=$("$URAID" grow p --consistency-policy=ppl 2>&1); rc=$?
+    check "1.0 sizes differ: grow to ppl (rc $rc): $out" test $rc -eq 0
+    for i in 0 1 2; do
+        check "1.0 sizes differ: examine $i: PPL at -16" exam_has "${mem[$i]}" "PPL : 16 sectors at offset -16 sectors"
+    done
+    check "1.0 sizes differ: examine 3: PPL at its own -80" exam_has "${mem[3]}" "PPL : 16 sectors at offset -80 sectors"
+    rm -f "$work"/*.state
+    fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+    fpid=$!
+    sleep 2
+    check "1.0 sizes differ: the array is active at the kill" exam_has "${mem[0]}" "State : active"
+    kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
+    wait $fpid
+    replays=$(grep -c "PPL replay" "$work/s.err")
+    resyncs=$(grep -c "resync started" "$work/s.err")
+    serve "${mem[@]}"
+    check "1.0 sizes differ: the PPL was replayed, no resync needed ($(grep 'PPL replay' "$work/s.err" | tail -1))" \
+        bash -c "[ \$(grep -c 'PPL replay' '$work/s.err') -gt $replays ] &&
+                 grep 'PPL replay' '$work/s.err' | tail -1 | grep -q 'no resync needed'"
+    sleep 0.5
+    check "1.0 sizes differ: no resync started" test "$(grep -c "resync started" "$work/s.err")" -eq "$resyncs"
+    fio_job "$s" --verify_only --verify_state_load=1
+    check "1.0 sizes differ: every write fio completed reads back" grep -q "err= 0" "$work/fio.out" ||
+        grep -m5 -E "verify|bad|err=" "$work/fio.out"
+    out=$("$URAID" check --wait p); rc=$?
+    check "1.0 sizes differ: check finds 0 mismatches ($out)" test $rc -eq 0
+    stop_served p
+    check "1.0 sizes differ: member 3 keeps its own offset after the updates" \
+        exam_has "${mem[3]}" "PPL : 16 sectors at offset -80 sectors"
+    check "1.0 sizes differ: member 0 keeps -16" exam_has "${mem[0]}" "PPL : 16 sectors at offset -16 sectors"
+else
+    echo "FAIL 1.0 sizes differ: serve did not start"; fails=$((fails + 1))
+fi
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -6,7 +6,8 @@
 # journal_inject writes it as md does, members stale) is replayed when the
 # array is served: every logged row is on the members afterwards, `uraid
 # check` finds 0 mismatches, and the next start finds a
-# clean log (the tail moved on). A corrupt page ends the replay
+# clean log (the tail moved on); so too for a log longer than the replay's
+# read window and one that wraps the ring's end. A corrupt page ends the replay
 # at its block; another array's journal is refused.
 set -u
 BUILD=${BUILD:-build}
@@ -87,6 +88,25 @@ for level in 5 6; do
     check "raid$level: the next start finds a clean log" grep -q "1 meta blocks .* 0 rows written" "$work/s.err"
     stop_served j$level
 done
+
+# a log longer than the replay's read window (2 MiB) and a second one that
+# wraps the ring's end: RAID 5 x4, a 10 MiB journal, 400 rows of 5 pages
+# (meta block, 3 data, parity) injected twice, each replayed and checked
+m=()
+for i in 0 1 2 3; do rm -f "$work/b$i"; truncate -s 48M "$work/b$i"; m+=("$work/b$i"); done
+j=$work/bj; rm -f "$j"; truncate -s 10M "$j"
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=b --write-journal="$j" "${m[@]}" >/dev/null
+for k in 1 2; do
+    "$INJECT" inject $((SEED + 10 + k)) 400 "$work/bexp" "$j" "${m[@]}" >/dev/null
+    serve "${m[@]}" "$j"
+    check "long log $k: the replay wrote the 400 rows" bash -c "grep 'rows written' '$work/s.err' | tail -1 | grep -q ': 400 rows written'"
+    stop_served b
+    check "long log $k: every logged row is on the members" "$INJECT" check "$work/bexp" "${m[@]}"
+done
+serve "${m[@]}" "$j"
+out=$("$URAID" check --wait b); rc=$?
+check "long logs: check finds 0 mismatches ($out)" test $rc -eq 0
+stop_served b
 
 # write-through at run time: fio writes through the journal and uraid is
 # killed (-9) mid-write; served again, the journal is replayed, every write

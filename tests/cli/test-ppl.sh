@@ -1,8 +1,9 @@
 #!/bin/bash
 # md's partial parity log (PPL) on RAID 5: `uraid create
 # --consistency-policy=ppl` places it as mdadm does (examine shows it,
-# status says ppl); `uraid serve` is killed with SIGKILL in the middle of
-# fio writes (verify state saved) after a complete pass of the same job,
+# status says ppl); `uraid serve` is killed with SIGKILL (kill_whole: every
+# thread stopped first, so no write is cut short) in the middle of fio
+# writes (verify state saved) after a complete pass of the same job,
 # restarted: the PPL is replayed, no resync starts, every write fio completed
 # reads back, and `uraid check` finds 0 mismatches. Also for metadata 1.0
 # (the area below the superblock). Refusals: PPL on RAID 6, PPL with a
@@ -70,7 +71,7 @@ for meta in ${PPL_META-1.2 1.0}; do
         sleep 1
         check "$meta seed $s: the array is active (being written) at the kill" \
             bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
-        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $fpid
         replays=$(grep -c "PPL replay" "$work/s.err")
         resyncs=$(grep -c "resync started" "$work/s.err")
@@ -117,7 +118,7 @@ for policy in resync ppl; do
             sleep 0.1
         done
         sleep 1
-        kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+        kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
         wait $wpid
         # member 0 gone: its chunks are rebuilt from the others and parity
         serve --force --run "${h[@]:1}" || { echo "FAIL write hole $policy seed $s: the degraded restart did not start (its log above)"; fails=$((fails + 1)); continue; }

@@ -50,6 +50,8 @@ struct mem {
 	uint8_t *dev[8];            /* NULL: missing */
 	uint8_t log[LOG_SECTORS * 512];
 	unsigned member_writes;
+	unsigned batches;           /* member_write_batch calls */
+	bool no_batch;              /* the replay without member_write_batch */
 	char notes[2000];
 };
 
@@ -96,6 +98,26 @@ static int mem_write(void *c, unsigned slot, uint64_t s, const void *buf, size_t
 	return 0;
 }
 
+/* The batch as journal_assemble's: its order checked (slot, then sector,
+   each place once), a missing slot skipped. */
+static int mem_write_batch(void *c, const struct journal_wr *w, size_t n, size_t *failed)
+{
+	struct mem *m = c;
+
+	m->batches++;
+	for (size_t i = 0; i < n; i++) {
+		CHECK(i == 0 || w[i - 1].slot < w[i].slot ||
+		      (w[i - 1].slot == w[i].slot && w[i - 1].sector < w[i].sector),
+		      "batch write %zu in slot and sector order", i);
+		int rc = mem_write(c, w[i].slot, w[i].sector, w[i].buf, w[i].len);
+		if (rc && rc != -ENODEV) {
+			*failed = i;
+			return rc;
+		}
+	}
+	return 0;
+}
+
 static void mem_note(void *c, const char *line)
 {
 	struct mem *m = c;
@@ -108,6 +130,7 @@ static struct journal_io io_of(struct mem *m)
 	return (struct journal_io){ .ctx = m, .log_read = log_read, .log_write = log_write,
 				    .log_flush = no_flush, .member_read = mem_read,
 				    .member_write = mem_write, .member_flush = no_flush,
+				    .member_write_batch = m->no_batch ? NULL : mem_write_batch,
 				    .note = mem_note };
 }
 
@@ -307,7 +330,7 @@ static bool empty_meta_at(struct mem *m, uint64_t pos, uint64_t seq)
 
 static uint8_t wa[8][PG], wb[8][PG], old[8][PG];
 
-static void test_data_and_parity(int level, unsigned disks, uint64_t tail)
+static void test_data_and_parity(int level, unsigned disks, uint64_t tail, bool no_batch)
 {
 	struct mem *m = calloc(1, sizeof(*m));
 	struct journal_replay_result r;
@@ -316,6 +339,7 @@ static void test_data_and_parity(int level, unsigned disks, uint64_t tail)
 	uint64_t a = 32, b = 72;   /* two rows */
 
 	make_array(m, level, disks);
+	m->no_batch = no_batch;
 	struct uraid_stripe st;
 	uraid_geom_stripe(&m->g, a / CHUNK, &st);
 	unsigned full = 0;
@@ -334,6 +358,7 @@ static void test_data_and_parity(int level, unsigned disks, uint64_t tail)
 
 	int rc = replay(m, tail, &r, err);
 	CHECK(rc == 0, "raid%d replay: %s", level, err);
+	CHECK(no_batch ? m->batches == 0 : m->batches > 0, "raid%d: %u batches", level, m->batches);
 	CHECK(row_is(m, a, wa), "raid%d full row replayed", level);
 	CHECK(row_is(m, b, wb), "raid%d one-page row replayed", level);
 	CHECK(row_consistent(m, a) && row_consistent(m, b), "parity consistent");
@@ -630,10 +655,11 @@ static void test_refusals(void)
 int main(void)
 {
 	printf("test_journal_replay: seed 0x%016llx\n", (unsigned long long)SEED);
-	test_data_and_parity(5, 4, 8);
-	test_data_and_parity(4, 4, 8);
-	test_data_and_parity(6, 5, 8);
-	test_data_and_parity(5, 4, LOG_SECTORS - 16);   /* pages wrap around the ring */
+	test_data_and_parity(5, 4, 8, false);
+	test_data_and_parity(4, 4, 8, false);
+	test_data_and_parity(6, 5, 8, false);
+	test_data_and_parity(6, 5, 8, true);            /* member_write one by one */
+	test_data_and_parity(5, 4, LOG_SECTORS - 16, false);   /* pages wrap around the ring */
 	test_flush_and_bad_page();
 	test_data_only();
 	test_superseded_rows();

@@ -559,12 +559,8 @@ int raid5_ppl_log_create(struct array *a, uint64_t area_sectors, uint32_t signat
 			ppl_fini(&log->base);
 			return -ENOMEM;
 		}
-		/* the area's place on this member: its superblock + ppl.offset */
-		uint64_t sb = a->sb.super_offset;
-		for (unsigned k = 0; k < a->nmembers; k++)
-			if (a->slot[s].m && a->members[k] == a->slot[s].m)
-				sb = a->member_sb[k].super_offset;
-		ml->area_start = (uint64_t)((int64_t)sb + uraid_sb_ppl_offset(&a->sb));
+		/* the area's place on this member: its superblock + its ppl.offset */
+		ml->area_start = ppl_member_area(a, a->slot[s].m);
 		ml->next = ml->area_start;
 		ml->ready = slot_ok(a, s) ? a->slot[s].m : NULL;
 	}

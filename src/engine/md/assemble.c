@@ -514,6 +514,10 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used) ||
 	    uraid_sb_role(sb) == URAID_ROLE_JOURNAL)   /* the log ring is its data_size */
 		used = sb->data_size;
+	/* md's super_1_load: the PPL's place from the member's own superblock
+	   once it has one (md/ppl.c ppl_place_sb) */
+	const struct uraid_sb *pplsb =
+		sb->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS) ? sb : &a->sb;
 	struct uraid_sb_area_params p = {
 		.dev_sectors = m->dev_sectors,
 		.minor = a->minor,
@@ -522,8 +526,8 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 		.bitmap_sectors = a->bitmap_sectors,
 		.data_used = used,
 		.ppl = (a->sb.feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)) != 0,
-		.ppl_offset = uraid_sb_ppl_offset(&a->sb),
-		.ppl_sectors = uraid_sb_ppl_size(&a->sb),
+		.ppl_offset = uraid_sb_ppl_offset(pplsb),
+		.ppl_sectors = uraid_sb_ppl_size(pplsb),
 	};
 	struct uraid_sb_areas ar;
 	char why[300];

@@ -15,8 +15,10 @@
  * 128 KiB, else what there is, at least 8 KiB (a header and one page).
  * md then keeps ppl.size rounded down to whole pages after the header
  * (ppl_validate_rdev) and writes it; uraid writes that size at once.
- * uraid keeps one ppl.offset/ppl.size for every member (the superblocks
- * share the word): the members' places must agree, the size is the least.
+ * Each member keeps its own ppl.offset in its own superblock, as md does
+ * (1.0 members whose data ends at different distances from their
+ * superblocks have the area at different offsets); uraid gives every
+ * member the same ppl.size, the least room, so one log shape fits all.
  *
  * Adding, in an order that leaves an array md and uraid assemble after a
  * kill at any point. md takes each member's PPL place from that member's
@@ -96,7 +98,7 @@ int grow_ppl_place(const struct array *a, int32_t *offset, uint32_t *size, char 
 		   size_t errlen)
 {
 	int64_t least = INT64_MAX;
-	int first = -1;
+	bool any = false;
 
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		if (!meta_sb_target(a, i))
@@ -114,19 +116,12 @@ int grow_ppl_place(const struct array *a, int32_t *offset, uint32_t *size, char 
 					  "between the superblock and the data or bad-block log" :
 					  "between the data and the bad-block log or superblock",
 					  MIN_SECTORS / 2);
-		if (first >= 0 && off != *offset)
-			return uraid_errf(err, errlen, -EINVAL, "the partial parity log would go at "
-					  "%d sectors from the superblock on %s but at %d on %s (md "
-					  "places it after each member's data): uraid keeps one place "
-					  "for every member; not added", off, a->members[i]->path,
-					  *offset, a->members[first]->path);
-		if (first < 0)
-			first = (int)i;
-		*offset = off;
+		any = true;
+		offset[i] = off;
 		if (room < least)
 			least = room;
 	}
-	if (first < 0)
+	if (!any)
 		return uraid_errf(err, errlen, -ENODEV, "no member to write a partial parity log to");
 	/* md's ppl_validate_rdev: whole pages after the header */
 	*size = (uint32_t)(HDR_SECTORS + (least - HDR_SECTORS) / 8 * 8);
@@ -181,11 +176,37 @@ static int write_in_order(struct array *a, const struct uraid_sb *old, const str
 	return 0;
 }
 
+/*
+ * Each member's own place in memory (meta.c's compose writes a member's
+ * own ppl.offset once its superblock copy has the PPL), or, with restore,
+ * the copies' feature maps and words put back as saved.
+ */
+static void own_places(struct array *a, const int32_t *offset, uint32_t size, uint32_t bit,
+		       uint32_t *saved_map, int32_t *saved_word, bool restore)
+{
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		struct uraid_sb *own = &a->member_sb[i];
+		if (!meta_sb_target(a, i))
+			continue;
+		if (restore) {
+			own->feature_map = saved_map[i];
+			own->bitmap_offset = saved_word[i];
+			continue;
+		}
+		saved_map[i] = own->feature_map;
+		saved_word[i] = own->bitmap_offset;
+		own->feature_map = (own->feature_map & ~PPL_FEATURES) | bit;
+		uraid_sb_set_ppl(own, (int16_t)offset[i], (uint16_t)size);
+	}
+}
+
 static int add_ppl(struct array *a, char *err, size_t errlen)
 {
-	int32_t offset;
+	int32_t offset[URAID_MAX_MEMBERS];
+	uint32_t saved_map[URAID_MAX_MEMBERS];
+	int32_t saved_word[URAID_MAX_MEMBERS];
 	uint32_t size;
-	int rc = grow_ppl_place(a, &offset, &size, err, errlen);
+	int rc = grow_ppl_place(a, offset, &size, err, errlen);
 	if (rc)
 		return rc;
 	int anchor = anchor_of(a);
@@ -195,10 +216,15 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		return uraid_errf(err, errlen, -EOVERFLOW, "events %" PRIu64 " are at the counter's "
 				  "limit: no change can be recorded", a->sb.events);
 	struct uraid_sb old = a->sb;
-	/* the areas named in memory first: the walls let them through */
-	a->sb.feature_map = (a->sb.feature_map & ~PPL_FEATURES) |
-			    (ppl_area_multi(size) ? URAID_FEATURE_MULTIPLE_PPLS : URAID_FEATURE_PPL);
-	uraid_sb_set_ppl(&a->sb, (int16_t)offset, (uint16_t)size);
+	uint32_t bit = ppl_area_multi(size) ? URAID_FEATURE_MULTIPLE_PPLS : URAID_FEATURE_PPL;
+	bool same = true;
+	for (unsigned i = 0; i < a->nmembers; i++)
+		same = same && (!meta_sb_target(a, i) || offset[i] == offset[anchor]);
+	/* the areas named in memory first: the walls let them through; the
+	   array's word (for a member that has no place yet) is the anchor's */
+	a->sb.feature_map = (a->sb.feature_map & ~PPL_FEATURES) | bit;
+	uraid_sb_set_ppl(&a->sb, (int16_t)offset[anchor], (uint16_t)size);
+	own_places(a, offset, size, bit, saved_map, saved_word, false);
 	struct uraid_sb with = a->sb;
 	struct parity_log *pl = NULL;
 	rc = grow_walls(a, err, errlen);
@@ -217,6 +243,7 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		if (pl)
 			pl->ops->fini(pl);
 		a->sb = old;
+		own_places(a, offset, size, bit, saved_map, saved_word, true);
 		grow_walls(a, NULL, 0);
 		return rc;
 	}
@@ -230,6 +257,7 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		pl->ops->fini(pl);
 		a->sb = old;
 		a->sb.events = old.events + 1;
+		own_places(a, offset, size, bit, saved_map, saved_word, true);
 		grow_walls(a, NULL, 0);
 		if (meta_record_change(a))
 			snprintf(why, sizeof(why), "; the superblocks could not all be written back "
@@ -249,9 +277,15 @@ static int add_ppl(struct array *a, char *err, size_t errlen)
 		     a->sb.set_name, strerror(-rc));
 	step_done(a, &step);
 	a->plog = pl;
-	ulog(array_log(a), URAID_LOG_INFO, "%s: partial parity log added: %u sectors at %d "
-	     "sectors from each superblock%s", a->sb.set_name, size, offset,
-	     (a->sb.feature_map & URAID_FEATURE_MULTIPLE_PPLS) ? " (multiple PPLs)" : "");
+	if (same)
+		ulog(array_log(a), URAID_LOG_INFO, "%s: partial parity log added: %u sectors at "
+		     "%d sectors from each superblock%s", a->sb.set_name, size, offset[anchor],
+		     bit == URAID_FEATURE_MULTIPLE_PPLS ? " (multiple PPLs)" : "");
+	else
+		ulog(array_log(a), URAID_LOG_INFO, "%s: partial parity log added: %u sectors at "
+		     "each member's own offset from its superblock (%d on %s)%s", a->sb.set_name,
+		     size, offset[anchor], a->members[anchor]->path,
+		     bit == URAID_FEATURE_MULTIPLE_PPLS ? " (multiple PPLs)" : "");
 	return 0;
 }
 

@@ -10,9 +10,11 @@
 
 struct array;
 
-/* Where mdadm would put the area on the members (one place for all):
- * ppl.offset and ppl.size in sectors. 0, or -ENOSPC / -EINVAL with err
- * saying what is missing. meta_lock held. */
+/* Where mdadm would put the area on the members: each member's ppl.offset
+ * (offset[i] for member i, from its own superblock; 1.0 members of
+ * different sizes may differ) and one ppl.size for all (the least room), in
+ * sectors. 0, or -ENOSPC / -ENODEV with err saying
+ * what is missing. meta_lock held. */
 int grow_ppl_place(const struct array *a, int32_t *offset, uint32_t *size, char *err,
 		   size_t errlen);
 /* Frozen, meta_lock held: add (or remove) the PPL, superblocks written in

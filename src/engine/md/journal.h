@@ -38,6 +38,14 @@
 
 #include <uraid/geom.h>
 
+/* One page (or more) to write to a member. */
+struct journal_wr {
+	unsigned slot;
+	uint64_t sector;
+	const void *buf;
+	size_t len;
+};
+
 /* Synchronous I/O the replay uses; sectors are relative to data_offset. */
 struct journal_io {
 	void *ctx;
@@ -49,6 +57,12 @@ struct journal_io {
 	int (*member_write)(void *ctx, unsigned slot, uint64_t sector, const void *buf,
 			    size_t len);
 	int (*member_flush)(void *ctx);
+	/* may be NULL (member_write one by one): the writes w[0..n), sorted by
+	   slot then sector, each place once, in any order or at once; a slot
+	   with no member is skipped. 0, or -errno with *failed the index of a
+	   write that failed */
+	int (*member_write_batch)(void *ctx, const struct journal_wr *w, size_t n,
+				  size_t *failed);
 	/* one line of progress or of where the scan stopped; may be NULL */
 	void (*note)(void *ctx, const char *line);
 };
@@ -71,8 +85,9 @@ struct journal_replay_result {
  * ring has log_sectors sectors (the journal device's data size rounded down
  * to 8), starting from journal_tail tail. Returns 0 with the result filled
  * (the caller records r->tail in the superblocks), or -errno with the reason
- * in err. Allocates at most one 4 KiB page per member of each row in the
- * log (the log's size bounds it); runs before the array serves.
+ * in err. Allocates a 2 MiB read window and, per row in the log, a log
+ * position per member (the log's size bounds it); runs before the array
+ * serves.
  */
 int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t log_sectors,
 		   uint64_t tail, const struct journal_io *io, struct journal_replay_result *r,

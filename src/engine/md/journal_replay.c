@@ -8,7 +8,16 @@
  * logged for it (8 bytes a slot, not the page); the pages are read back
  * from the log when the rows are written out, at the end of the scan (the
  * log is left intact until the new empty meta block is written after
- * them). Nothing is written mid-scan: data logged after a row's parity
+ * them).
+ *
+ * I/O: the log is read through one reused window of WINDOW_BYTES, filled
+ * by one large read at the first position it lacks, both in the scan and
+ * when the pages are read back (the pages to write are taken in log order,
+ * so the read back is a second sequential pass over the ring). The writes
+ * of one window go out as one batch sorted by member and sector
+ * (journal_io.member_write_batch: adjacent pages in one write). A window
+ * of the whole log was tried and was slower: a 64 MiB buffer costs more
+ * in page faults than the reads it saves. Nothing is written mid-scan: data logged after a row's parity
  * supersedes the slots it names and the newer parity (write-through: the
  * newer unit's parity covers the older unit's data, now on the members), so
  * the row is merged, never written out early; a FLUSH then still drops all
@@ -34,6 +43,19 @@
 #define SEQ_SKIP 10000u
 /* the most pages one meta block describes (every payload a RAID 6 PARITY) */
 #define MAX_META_PAGES (2u * URAID_R5L_MAX_PAYLOADS)
+/* the log read window (above); a meta block's pages larger than it (not
+   seen from md: its blocks describe a stripe batch) are read past it */
+#define WINDOW_BYTES (2u << 20)
+#define WINDOW_SECTORS ((uint64_t)WINDOW_BYTES / 512)
+#define WINDOW_PAGES (WINDOW_BYTES / PAGE)
+
+/* A page to write out: where it is in the log, where it goes. */
+struct out_page {
+	uint64_t rel;           /* log sectors from the scan's start (log order) */
+	uint64_t pos;           /* its log sector */
+	uint64_t sector;        /* member sector */
+	unsigned slot;
+};
 
 struct row {
 	uint64_t sector;        /* member sector of the row */
@@ -55,8 +77,11 @@ struct replay {
 	struct row **hash;              /* open addressing by sector, never removed */
 	size_t hcap;
 	uint8_t *meta;                  /* the meta block being read */
-	uint8_t *pages;                 /* its pages, read once (MAX_META_PAGES) */
+	uint8_t *pages;                 /* its pages when they wrap the ring (MAX_META_PAGES) */
+	const uint8_t *pview;           /* its pages: in the window, or pages */
 	uint64_t pages_at;              /* ring position of the first */
+	uint8_t *win;                   /* the log read window (WINDOW_BYTES) */
+	uint64_t win_at, win_len;       /* the ring sectors it holds (len 0: none) */
 	uint8_t *rowbuf;                /* raid_disks pages: the row being written out */
 	struct uraid_r5l_meta *m;
 	char *err;
@@ -189,37 +214,6 @@ static int row_stripe(const struct replay *p, const struct row *w, struct uraid_
 	return uraid_geom_stripe(p->g, w->sector / p->g->chunk_sectors, st);
 }
 
-/* md's r5l_recovery_replay_one_stripe: every logged page to its member. */
-static int row_write_out(struct replay *p, struct row *w)
-{
-	struct uraid_stripe st;
-	unsigned data = 0;
-	int rc = row_stripe(p, w, &st);
-
-	if (rc)
-		return uraid_errf(p->err, p->errlen, rc, "journal row at member sector %" PRIu64
-				  ": no stripe", w->sector);
-	for (unsigned s = 0; s < p->g->raid_disks; s++)
-		data += w->want[s] && (int)s != st.p_slot && (int)s != st.q_slot;
-	if (data && (rc = row_load(p, w)))
-		return rc;
-	if (data) {
-		row_written(p, w);
-		for (unsigned s = 0; s < p->g->raid_disks; s++) {
-			if (!w->want[s])
-				continue;
-			rc = p->io->member_write(p->io->ctx, s, w->sector, row_page(p, w, s), PAGE);
-			if (rc && rc != -ENODEV)
-				return uraid_errf(p->err, p->errlen, rc,
-						  "journal replay: writing slot %u at sector %" PRIu64
-						  ": %s", s, w->sector, strerror(-rc));
-		}
-		p->r->data_parity_rows++;
-	}
-	row_reset(w, p->g->raid_disks);
-	return 0;
-}
-
 static void xor_page(uint8_t *dst, const uint8_t *src)
 {
 	uint64_t *d = (uint64_t *)(void *)dst;
@@ -345,40 +339,84 @@ static int row_write_data_only(struct replay *p, struct row *w)
 	return 0;
 }
 
-static int read_page(struct replay *p, uint64_t pos, void *buf)
+/*
+ * Ring sectors [pos, pos + n) through the window: *out points at them,
+ * valid until the next call. They must not wrap the ring's end (the
+ * callers split there) and n is at most WINDOW_SECTORS. A miss fills the
+ * window from pos on, up to the ring's end.
+ */
+static int win_get(struct replay *p, uint64_t pos, uint64_t n, const uint8_t **out)
 {
-	int rc = p->io->log_read(p->io->ctx, pos, buf, PAGE);
-	if (rc)
-		return uraid_errf(p->err, p->errlen, rc, "journal: reading log sector %" PRIu64
-				  ": %s", pos, strerror(-rc));
+	if (!p->win_len || pos < p->win_at || pos + n > p->win_at + p->win_len) {
+		uint64_t len = p->log_sectors - pos < WINDOW_SECTORS ? p->log_sectors - pos
+								     : WINDOW_SECTORS;
+		int rc = p->io->log_read(p->io->ctx, pos, p->win, len * 512);
+		if (rc) {
+			p->win_len = 0;
+			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sectors %"
+					  PRIu64 "+%" PRIu64 ": %s", pos, len, strerror(-rc));
+		}
+		p->win_at = pos;
+		p->win_len = len;
+	}
+	*out = p->win + (pos - p->win_at) * 512;
 	return 0;
 }
 
-/* The meta block's pages in one read (two when they wrap the ring's end). */
+static int read_page(struct replay *p, uint64_t pos, void *buf)
+{
+	const uint8_t *src;
+	int rc = win_get(p, pos, PAGE_SECTORS, &src);
+
+	if (rc)
+		return rc;
+	memcpy(buf, src, PAGE);
+	return 0;
+}
+
+/* The meta block's pages: in the window, or copied out of it in two pieces
+   when they wrap the ring's end (read directly when larger than it). */
 static int read_meta_pages(struct replay *p, uint64_t pos)
 {
 	uint64_t at = uraid_r5l_ring_add(p->log_sectors, pos, PAGE_SECTORS);
 	uint64_t left = (uint64_t)p->m->total_pages * PAGE_SECTORS, done = 0;
+	bool big = left > WINDOW_SECTORS;
+	const uint8_t *src;
+	int rc;
 
 	p->pages_at = at;
+	if (!big && p->log_sectors - at >= left) {
+		rc = win_get(p, at, left, &src);
+		p->pview = src;
+		return rc;
+	}
 	while (left) {
 		uint64_t n = p->log_sectors - at < left ? p->log_sectors - at : left;
-		int rc = p->io->log_read(p->io->ctx, at, p->pages + done * 512, n * 512);
-		if (rc)
-			return uraid_errf(p->err, p->errlen, rc, "journal: reading log sectors %" PRIu64
-					  "+%" PRIu64 ": %s", at, n, strerror(-rc));
+		if (big) {
+			rc = p->io->log_read(p->io->ctx, at, p->pages + done * 512, n * 512);
+			if (rc)
+				return uraid_errf(p->err, p->errlen, rc, "journal: reading log "
+						  "sectors %" PRIu64 "+%" PRIu64 ": %s", at, n,
+						  strerror(-rc));
+		} else if ((rc = win_get(p, at, n, &src))) {
+			return rc;
+		} else {
+			memcpy(p->pages + done * 512, src, n * 512);
+		}
 		done += n;
 		left -= n;
 		at = uraid_r5l_ring_add(p->log_sectors, at, n);
 	}
+	p->pview = p->pages;
 	return 0;
 }
 
 /* Page k of payload pl, from the pages read_meta_pages read. */
-static uint8_t *log_page(const struct replay *p, const struct uraid_r5l_payload *pl, unsigned k)
+static const uint8_t *log_page(const struct replay *p, const struct uraid_r5l_payload *pl,
+			       unsigned k)
 {
 	uint64_t d = (pl->log_sector + p->log_sectors - p->pages_at) % p->log_sectors;
-	return p->pages + (d / PAGE_SECTORS + k) * (size_t)PAGE;
+	return p->pview + (d / PAGE_SECTORS + k) * (size_t)PAGE;
 }
 
 /* md's r5l_recovery_verify_data_checksum_for_mb: 0, 1 on a mismatch, -errno. */
@@ -468,12 +506,125 @@ static int analyze(struct replay *p)
 	return 0;
 }
 
+static int out_by_log_order(const void *a, const void *b)
+{
+	const struct out_page *x = a, *y = b;
+	return (x->rel > y->rel) - (x->rel < y->rel);
+}
+
+static int wr_by_place(const void *a, const void *b)
+{
+	const struct journal_wr *x = a, *y = b;
+	if (x->slot != y->slot)
+		return x->slot < y->slot ? -1 : 1;
+	return (x->sector > y->sector) - (x->sector < y->sector);
+}
+
+/* One window's writes, in member and sector order; a missing slot skipped. */
+static int write_batch(struct replay *p, struct journal_wr *w, size_t n)
+{
+	size_t failed = 0;
+	int rc = 0;
+
+	qsort(w, n, sizeof(*w), wr_by_place);
+	if (p->io->member_write_batch) {
+		rc = p->io->member_write_batch(p->io->ctx, w, n, &failed);
+	} else {
+		for (; failed < n; failed++) {
+			rc = p->io->member_write(p->io->ctx, w[failed].slot, w[failed].sector,
+						 w[failed].buf, w[failed].len);
+			if (rc && rc != -ENODEV)
+				break;
+			rc = 0;
+		}
+	}
+	if (rc)
+		return uraid_errf(p->err, p->errlen, rc, "journal replay: writing slot %u at "
+				  "sector %" PRIu64 ": %s", failed < n ? w[failed].slot : 0,
+				  failed < n ? w[failed].sector : 0, strerror(-rc));
+	return 0;
+}
+
+/*
+ * md's r5l_recovery_replay_one_stripe for every row with data and parity:
+ * each logged page to its member. The pages are listed, taken in log order
+ * (from cp, the scan's start) through the window, and written a window at
+ * a time. Each (slot, sector) is written once (one row per sector, one page
+ * per slot), so the order of the writes does not matter; all are flushed
+ * before the new log starts.
+ */
+static int write_out_rows(struct replay *p, uint64_t cp)
+{
+	unsigned disks = p->g->raid_disks;
+	struct out_page *o = NULL;
+	struct journal_wr *w = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < p->n && !rc; i++) {
+		struct row *row = p->list[i];
+		struct uraid_stripe st;
+		unsigned data = 0;
+
+		if (!row->active || row->caching)
+			continue;
+		if ((rc = row_stripe(p, row, &st))) {
+			rc = uraid_errf(p->err, p->errlen, rc, "journal row at member sector %" PRIu64
+					": no stripe", row->sector);
+			break;
+		}
+		for (unsigned s = 0; s < disks; s++)
+			data += row->want[s] && (int)s != st.p_slot && (int)s != st.q_slot;
+		if (data) {
+			row_written(p, row);
+			if (n + disks > cap) {
+				size_t ncap = cap ? cap * 2 : 4096;
+				struct out_page *no = realloc(o, ncap * sizeof(*no));
+				if (!no) {
+					rc = uraid_errf(p->err, p->errlen, -ENOMEM,
+							"journal replay: memory");
+					break;
+				}
+				o = no;
+				cap = ncap;
+			}
+			for (unsigned s = 0; s < disks; s++)
+				if (row->want[s])
+					o[n++] = (struct out_page){
+						.rel = (row->pos[s] + p->log_sectors - cp) % p->log_sectors,
+						.pos = row->pos[s], .sector = row->sector, .slot = s };
+			p->r->data_parity_rows++;
+		}
+		row_reset(row, disks);
+	}
+	if (!rc && n && !(w = malloc(WINDOW_PAGES * sizeof(*w))))
+		rc = uraid_errf(p->err, p->errlen, -ENOMEM, "journal replay: memory");
+	if (!rc)
+		qsort(o, n, sizeof(*o), out_by_log_order);
+	for (size_t i = 0; i < n && !rc;) {
+		const uint8_t *pg;
+		size_t k = 0;
+
+		if ((rc = win_get(p, o[i].pos, PAGE_SECTORS, &pg)))
+			break;
+		for (; i < n && k < WINDOW_PAGES && o[i].pos >= p->win_at &&
+		       o[i].pos + PAGE_SECTORS <= p->win_at + p->win_len; i++)
+			w[k++] = (struct journal_wr){ .slot = o[i].slot, .sector = o[i].sector,
+				.buf = p->win + (o[i].pos - p->win_at) * 512, .len = PAGE };
+		rc = write_batch(p, w, k);
+	}
+	free(w);
+	free(o);
+	return rc;
+}
+
 static int write_empty_meta(struct replay *p, uint64_t pos, uint64_t seq)
 {
 	int rc;
 
 	uraid_r5l_meta_init(p->meta, seq, pos);
 	uraid_r5l_meta_seal(p->meta, p->seed);
+	p->win_len = 0;         /* the window no longer matches the log */
 	rc = p->io->log_write(p->io->ctx, pos, p->meta, PAGE);
 	if (!rc)
 		rc = p->io->log_flush(p->io->ctx);
@@ -547,9 +698,8 @@ static int scan_and_replay(struct replay *p, uint64_t cp)
 	snprintf(r->stop, sizeof(r->stop), "at log sector %" PRIu64 ": %s", pos, why);
 
 	/* rows with data and parity, then rows with data only */
-	for (size_t i = 0; i < p->n; i++)
-		if (p->list[i]->active && !p->list[i]->caching && (rc = row_write_out(p, p->list[i])))
-			return rc;
+	if ((rc = write_out_rows(p, cp)))
+		return rc;
 	for (size_t i = 0; i < p->n; i++)
 		if (p->list[i]->active && (rc = row_write_data_only(p, p->list[i])))
 			return rc;
@@ -601,7 +751,8 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	p.pages = page_alloc((size_t)MAX_META_PAGES * PAGE);
 	p.m = malloc(sizeof(*p.m));
 	p.rowbuf = page_alloc((size_t)g->raid_disks * PAGE);
-	if (!p.meta || !p.pages || !p.m || !p.rowbuf)
+	p.win = page_alloc(WINDOW_BYTES);
+	if (!p.meta || !p.pages || !p.m || !p.rowbuf || !p.win)
 		rc = uraid_errf(err, errlen, -ENOMEM, "journal replay: memory");
 	else
 		rc = scan_and_replay(&p, tail);
@@ -612,6 +763,7 @@ int journal_replay(const struct uraid_geom *g, const uint8_t uuid[16], uint64_t 
 	free(p.hash);
 	free(p.meta);
 	free(p.pages);
+	free(p.win);
 	free(p.m);
 	return rc;
 }

@@ -130,6 +130,13 @@ static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 	out->bblog_size = own->bblog_size;
 	out->bblog_offset = own->bblog_offset;
 	out->new_offset = own->new_offset;
+	/* super_1_sync: ppl.offset and ppl.size are the member's own (1.0
+	   members of different sizes may have the area after their data at
+	   different offsets); a member not written with a PPL yet takes the
+	   array's */
+	if ((out->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)) &&
+	    (own->feature_map & (URAID_FEATURE_PPL | URAID_FEATURE_MULTIPLE_PPLS)))
+		out->bitmap_offset = own->bitmap_offset;
 	/* per device, during a reshape that moves its data (jobs/reshape.c) */
 	if ((out->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) &&
 	    (own->feature_map & URAID_FEATURE_NEW_OFFSET))

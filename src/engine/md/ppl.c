@@ -59,14 +59,20 @@ struct recover {
 	unsigned recovered, mismatches, skipped;
 };
 
+const struct uraid_sb *ppl_place_sb(const struct array *a, unsigned k)
+{
+	if (k < a->nmembers && (a->member_sb[k].feature_map & PPL_FEATURES))
+		return &a->member_sb[k];
+	return &a->sb;
+}
+
 uint64_t ppl_member_area(const struct array *a, const struct member *m)
 {
-	uint64_t sb = a->sb.super_offset;
-
-	for (unsigned k = 0; k < a->nmembers; k++)
+	for (unsigned k = 0; m && k < a->nmembers; k++)
 		if (a->members[k] == m)
-			sb = a->member_sb[k].super_offset;
-	return (uint64_t)((int64_t)sb + uraid_sb_ppl_offset(&a->sb));
+			return (uint64_t)((int64_t)a->member_sb[k].super_offset +
+					  uraid_sb_ppl_offset(ppl_place_sb(a, k)));
+	return (uint64_t)((int64_t)a->sb.super_offset + uraid_sb_ppl_offset(&a->sb));
 }
 
 /* The PPL area of the member in slot s: absolute start sector (its own
@@ -77,12 +83,32 @@ static uint64_t area_start(const struct array *a, unsigned s)
 }
 
 /* The area's sectors md uses: its log's room rounded down to whole 4 KiB
-   pages (ppl_validate_rdev). */
+   pages (ppl_validate_rdev). Each member's superblock gives its own
+   ppl.size; uraid runs one log shape on every member, in the least (the
+   members' kinds, one log or two, agree: ppl_attach). */
 static uint64_t area_sectors(const struct array *a)
 {
 	uint64_t n = uraid_sb_ppl_size(&a->sb);
 
+	for (unsigned k = 0; k < a->nmembers; k++)
+		if (a->members[k] && a->member_state[k] != URAID_MEMBER_JOURNAL &&
+		    uraid_sb_ppl_size(ppl_place_sb(a, k)) < n)
+			n = uraid_sb_ppl_size(ppl_place_sb(a, k));
+	if (n < HDR_SECTORS)
+		return HDR_SECTORS;     /* refused by the area check at assembly */
 	return HDR_SECTORS + (n - HDR_SECTORS) / 8 * 8;
+}
+
+/* Members whose own ppl.size makes md keep two logs where another's makes
+   it keep one: -1 when they agree, else the index of one that differs
+   from the least (md decides per member, uraid once for all). */
+static int mixed_kinds(const struct array *a, uint64_t least)
+{
+	for (unsigned k = 0; k < a->nmembers; k++)
+		if (a->members[k] && a->member_state[k] != URAID_MEMBER_JOURNAL &&
+		    ppl_area_multi(uraid_sb_ppl_size(ppl_place_sb(a, k))) != ppl_area_multi(least))
+			return (int)k;
+	return -1;
 }
 
 /* Read or write within a member's data area (sectors from data_offset). */
@@ -378,6 +404,16 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 					  m->path, lbs);
 	}
 	rc.area_sectors = area_sectors(a);
+	int mixed = mixed_kinds(a, rc.area_sectors);
+	if (mixed >= 0)
+		return uraid_errf(err, errlen, -EINVAL, "%s: its ppl.size of %u sectors holds %s "
+				  "where another member's %" PRIu64 " holds %s: md keeps the log's "
+				  "shape per member, uraid one for all; not run",
+				  a->members[mixed]->path,
+				  uraid_sb_ppl_size(ppl_place_sb(a, (unsigned)mixed)),
+				  ppl_area_multi(rc.area_sectors) ? "one log" : "two logs",
+				  rc.area_sectors,
+				  ppl_area_multi(rc.area_sectors) ? "two" : "one");
 	/* md logs one write after another through an area that holds two
 	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */
 	rc.multi = ppl_area_multi(rc.area_sectors);

@@ -29,6 +29,16 @@ bool ppl_enabled(const struct array *a);
  */
 int ppl_attach(struct array *a, char *err, size_t errlen);
 
+/*
+ * The superblock that places member k's area: its own once it has a PPL
+ * (md's super_1_load reads each member's ppl.offset and ppl.size from that
+ * member's superblock, super_1_sync writes them back per member: members of
+ * different sizes may have theirs at different offsets), else the array's
+ * (a member not written with the PPL yet: a spare about to be).
+ */
+struct uraid_sb;
+const struct uraid_sb *ppl_place_sb(const struct array *a, unsigned k);
+
 /* The absolute start sector of member m's PPL area (its superblock's place). */
 struct member;
 uint64_t ppl_member_area(const struct array *a, const struct member *m);

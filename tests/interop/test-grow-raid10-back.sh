@@ -197,6 +197,7 @@ stopped() {
     mdadm --stop /dev/$md >/dev/null 2>&1 || fail "$label: stop failed"
     echo "$label pos=$p first=$first"
 }
+GUEST
 {
     echo "judge E md0 $e_bytes /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde"
     echo "judge H md1 $h_bytes /dev/vdf /dev/vdg /dev/vdh /dev/vdi"

@@ -23,6 +23,14 @@
 #      offset, as md's md_finish_reshape), uraid's check finds 0; in boot 2
 #      md assembles what uraid finished, its check finds 0 and it reads the
 #      same bytes.
+#  Without room after the data (whole members), both ways:
+#   Q  md takes a near=2 RAID 10 of 5 to 4 (mdadm --grow --array-size, then
+#      --raid-devices=4: mdadm makes the used size one chunk smaller first),
+#      stopped part-way in boot 1 and finished by uraid as F;
+#   P  uraid does the same on its own array of the same members: it asks
+#      for the --array-size mdadm took and writes md's fields (the used
+#      size, new_offset, delta_disks), is stopped part-way, and md
+#      finishes it in boot 2.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 if ! "$BUILD/uraid" grow --help >/dev/null 2>&1; then
@@ -117,7 +125,8 @@ fi
 
 # 16-byte numbered lines for md's arrays, attached read-only as the last disk
 seq -f '%015.0f' 0 $((80 * 1024 * 1024 / 16 - 1)) >"$tmp/pattern"
-F=() G=()
+F=() G=() Q=()
+for i in 0 1 2 3 4; do truncate -s 40M "$tmp/q$i"; Q+=("$tmp/q$i"); done
 for i in 0 1 2 3 4; do truncate -s 40M "$tmp/f$i"; F+=("$tmp/f$i"); done
 for i in 0 1 2 3; do truncate -s 40M "$tmp/g$i"; G+=("$tmp/g$i"); done
 
@@ -197,16 +206,46 @@ stopped() {
     mdadm --stop /dev/$md >/dev/null 2>&1 || fail "$label: stop failed"
     echo "$label pos=$p first=$first"
 }
+# shrunk_full LABEL MD DEVICES...: near=2 5 -> 4 on whole members (no room
+# after the data: mdadm makes the used size one chunk smaller), stopped
+# part-way
+shrunk_full() {
+    label=$1 md=$2; shift 2
+    echo 200000 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --create /dev/$md --run --assume-clean --metadata=1.2 --bitmap=none --level=10 \
+        --layout=n2 --chunk=64 --raid-devices=5 "$@" >/tmp/err 2>&1 ||
+        { fail "$label: create failed: $(cat /tmp/err)"; return; }
+    cs=$(cat /sys/block/$md/md/component_size)
+    new=$(( (cs - 64) * 4 / 2 ))
+    bytes=$((new * 1024))
+    head -c $bytes /dev/$PATTERN >/dev/$md; sync
+    echo 3 >/proc/sys/vm/drop_caches
+    mdadm --grow /dev/$md --array-size=$new >/tmp/err 2>&1 || fail "$label: --array-size=$new failed: $(cat /tmp/err)"
+    echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1) bytes=$bytes component_size=$cs"
+    echo 100 >/proc/sys/dev/raid/speed_limit_min
+    echo 500 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --grow /dev/$md --raid-devices=4 >/tmp/err 2>&1 || { fail "$label: grow failed: $(cat /tmp/err)"; return; }
+    echo "$label component_size_now=$(cat /sys/block/$md/md/component_size)"
+    first=
+    for _ in $(seq 120); do
+        p=$(cat /sys/block/$md/md/reshape_position)
+        case $p in none) ;; *) [ -z "$first" ] && first=$p; [ "$p" -lt "$first" ] && break ;; esac
+        sleep 0.5
+    done
+    mdadm --stop /dev/$md >/dev/null 2>&1 || fail "$label: stop failed"
+    echo "$label pos=$p first=$first"
+}
 GUEST
 {
     echo "judge E md0 $e_bytes /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde"
     echo "judge H md1 $h_bytes /dev/vdf /dev/vdg /dev/vdh /dev/vdi"
-    echo "PATTERN=vds"
+    echo "PATTERN=vdx"
     echo "stopped F md2 --level=10 --layout=n2 --raid-devices=5 --chunk=64 /dev/vdj /dev/vdk /dev/vdl /dev/vdm /dev/vdn -- --array-size=$((e_bytes / 1024)) -- shrink:4:128"
     echo "stopped G md3 --level=10 --layout=n2 --raid-devices=4 --chunk=64 /dev/vdo /dev/vdp /dev/vdq /dev/vdr -- -- --chunk=32"
+    echo "shrunk_full Q md4 /dev/vds /dev/vdt /dev/vdu /dev/vdv /dev/vdw"
     echo 'exit $rc'
 } >>"$tmp/guest1.sh"
-out=$(interop_run "$tmp/guest1.sh" "${E[@]}" "${H[@]}" "${F[@]}" "${G[@]}" "ro:$tmp/pattern")
+out=$(interop_run "$tmp/guest1.sh" "${E[@]}" "${H[@]}" "${F[@]}" "${G[@]}" "${Q[@]}" "ro:$tmp/pattern")
 rc=$?
 echo "$out"
 check "boot 1: md finished E and H, started and stopped F and G (exit $rc)" test $rc -eq 0
@@ -259,6 +298,38 @@ f_off=$($MD_SB "${F[0]}" data_offset) f_spare=$($MD_SB "${F[4]}" data_offset)
 check "F: uraid moved the spare's data offset as md does ($f_spare, want $f_off)" \
     test "$f_spare" = "$f_off"
 
+# Q: md's shrink without room after the data, then P: uraid's of the same
+echo "Q: md left: $($MD_SB "${Q[0]}")"
+q_cs=$(value Q component_size) q_now=$(value Q component_size_now)
+echo "Q: component_size $q_cs KiB, $q_now KiB once mdadm started the shrink"
+check "Q: mdadm made the used size one chunk smaller ($q_cs -> $q_now KiB)" \
+    test "${q_now:-0}" -eq $(( ${q_cs:-0} - 64 ))
+q_fields=$($MD_SB "${Q[0]}" feature_map size data_offset new_offset delta_disks | tr '\n' ' ')
+members p 5; P=("${M[@]}")
+"$URAID" create --level=10 --layout=n2 --raid-devices=5 --chunk=64 --assume-clean \
+    --bitmap=none --name=p "${P[@]}" >/dev/null
+serve p "${P[@]}"
+fill p $((SEED + 2))
+q_bytes=$(value Q bytes)
+p_out=$("$URAID" grow p --raid-devices=4 2>&1)
+p_kib=$(grep -o 'array-size=[0-9]*K' <<<"$p_out" | head -1 | tr -dc 0-9)
+check "P: uraid asks for the --array-size mdadm took (${p_kib:-?} KiB, mdadm $(( ${q_bytes:-0} / 1024 )))" \
+    test "${p_kib:-0}" -eq $(( ${q_bytes:-0} / 1024 ))
+p_bytes=$(( ${p_kib:-0} * 1024 ))
+head -c "$p_bytes" "$tmp/p.data" >"$tmp/p.kept"
+"$URAID" tune p --speed-min=200 --speed-max=400 >/dev/null
+if grow p --array-size="${p_kib:-0}K" && grow p --raid-devices=4; then
+    check "P: the reshape moved within 60 s" wait_moved "${P[0]}"
+    stop p
+    mid_state P "${P[0]}"
+    p_fields=$($MD_SB "${P[0]}" feature_map size data_offset new_offset delta_disks | tr '\n' ' ')
+    check "P: md's fields as md wrote them for Q (feature_map size data_offset new_offset delta_disks: $p_fields; md: $q_fields)" \
+        test "$p_fields" = "$q_fields"
+else
+    stop p
+fi
+uraid_finishes Q q 128 4 "${Q[@]}"
+
 cat >"$tmp/guest2.sh" <<'GUEST'
 rc=0
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
@@ -266,6 +337,11 @@ judge() {
     label=$1 md=$2 bytes=$3; shift 3
     mdadm --assemble --run /dev/$md "$@" >/tmp/err 2>&1 || { echo "$label: assemble failed: $(cat /tmp/err)"; rc=1; return; }
     d=/sys/block/$md/md
+    # WAIT set: md finishes a reshape first (P)
+    if [ -n "${WAIT:-}" ]; then
+        sleep 0.5
+        while [ "$(cat $d/sync_action)" != idle ]; do sleep 0.3; done
+    fi
     echo "$label level=$(cat $d/level) layout=$(cat $d/layout) chunk=$(cat $d/chunk_size) raid_disks=$(cat $d/raid_disks) degraded=$(cat $d/degraded) action=$(cat $d/sync_action) bytes_now=$(blockdev --getsize64 /dev/$md)"
     echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1)"
     echo check >$d/sync_action; sleep 0.5
@@ -277,9 +353,11 @@ GUEST
 {
     echo "judge F md0 $(value F bytes) /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde"
     echo "judge G md1 $(value G bytes) /dev/vdf /dev/vdg /dev/vdh /dev/vdi"
+    echo "WAIT=1 judge P md2 $p_bytes /dev/vdj /dev/vdk /dev/vdl /dev/vdm /dev/vdn"
+    echo "judge Q md3 $(value Q bytes) /dev/vdo /dev/vdp /dev/vdq /dev/vdr /dev/vds"
     echo 'exit $rc'
 } >>"$tmp/guest2.sh"
-out2=$(interop_run "$tmp/guest2.sh" "${F[@]}" "${G[@]}")
+out2=$(interop_run "$tmp/guest2.sh" "${F[@]}" "${G[@]}" "${P[@]}" "${Q[@]}")
 rc=$?
 echo "$out2"
 check "boot 2: md assembled F and G (exit $rc)" test $rc -eq 0
@@ -287,7 +365,13 @@ check "F: md runs it as near=2 chunk 64K on 4, whole, idle, uraid's size" \
     grep -q "^F level=raid10 layout=258 chunk=65536 raid_disks=4 degraded=0 action=idle bytes_now=$(value F bytes)$" <<<"$out2"
 check "G: md runs it as near=2 chunk 32K on 4, whole, idle, uraid's size" \
     grep -q "^G level=raid10 layout=258 chunk=32768 raid_disks=4 degraded=0 action=idle bytes_now=$(value G bytes)$" <<<"$out2"
-for l in F G; do
+check "P: md finished uraid's shrink: near=2 chunk 64K on 4, whole, idle" \
+    grep -q "^P level=raid10 layout=258 chunk=65536 raid_disks=4 degraded=0 action=idle bytes_now=$p_bytes$" <<<"$out2"
+check "P: md reads the data" grep -q "^P sha=$(sha "$tmp/p.kept")$" <<<"$out2"
+check "P: md's check finds 0 mismatches" grep -q "^P mismatch_cnt=0$" <<<"$out2"
+check "Q: md runs what uraid finished as near=2 chunk 64K on 4, whole, idle, uraid's size" \
+    grep -q "^Q level=raid10 layout=258 chunk=65536 raid_disks=4 degraded=0 action=idle bytes_now=$(value Q bytes)$" <<<"$out2"
+for l in F G Q; do
     check "$l: md reads the data of before the reshape" grep -q "^$l sha=$(value "$l" sha)$" <<<"$out2"
     check "$l: md's check finds 0 mismatches" grep -q "^$l mismatch_cnt=0$" <<<"$out2"
 done

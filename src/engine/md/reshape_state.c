@@ -343,9 +343,9 @@ static int check_distance_copies(const struct reshape_state *rs, char *err, size
 			return uraid_errf(err, errlen, -EINVAL, "slot %u: the new data offset %" PRIu64
 					  " is %" PRId64 " sectors %s the old one (%" PRIu64 "), a "
 					  "RAID 10 reshape %sneeds %" PRIu64 " (md's raid10 refuses it "
-					  "too)", s, rs->off[RESHAPE_NEW][s], dist, back ? "above" :
-					  "below", rs->off[RESHAPE_OLD][s], back ? "backwards " : "",
-					  need);
+					  "too)", s, rs->off[RESHAPE_NEW][s], dist < 0 ? -dist : dist,
+					  (dist < 0) != back ? "above" : "below", rs->off[RESHAPE_OLD][s],
+					  back ? "backwards (the new offset above) " : "", need);
 	}
 	bool stuck = back ? reshape_copies_safe_start(rs, rs->position, 0) == rs->position
 			  : reshape_copies_safe_end(rs, rs->position, rs->end) == rs->position;

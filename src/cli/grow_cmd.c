@@ -36,7 +36,7 @@ static void grow_usage(FILE *f)
 		"Changes:\n"
 		"  -n, --raid-devices=N     the member count: RAID 1 mirrors (more, or fewer\n"
 		"                           when the slots that go are empty), RAID 0/4/5/6\n"
-		"                           and RAID 10 (near, offset; more only) restripe\n"
+		"                           and RAID 10 (near, offset) restripe\n"
 		"                           (new members from the spares; fewer:\n"
 		"                           --array-size first, the members that go become\n"
 		"                           spares). A restripe moves the data offset as\n"

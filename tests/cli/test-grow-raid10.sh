@@ -12,7 +12,14 @@
 #  2. near=2 chunk 64 -> 32 KiB at the same count, fio writing and
 #     verifying through it; then n2 -> o2;
 #  3. refusals (exit 1, one line, members unchanged): a far layout, to a
-#     far layout, fewer members, a change of the number of copies.
+#     far layout, fewer members while the data does not fit (the size
+#     asked is named), a change of the number of copies;
+#  4. near=2, 5 -> 4 members (backwards, md's way: no room after the data,
+#     so the used size one chunk smaller first, as mdadm): refused until
+#     --array-size, then fio verifies during it; kill -9 half-way; served
+#     again it finishes: mdadm --examine shows delta -1 and the data offset
+#     2048 -> 2176 while it runs, 4 devices and data offset 2176 after, the
+#     fifth member a spare; fio verifies, 0 mismatches.
 set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
@@ -137,7 +144,9 @@ check "  0 mismatches" check_zero rb
 
 # ---- 3. refusals ----
 refused rb "to a far layout" --layout=f2
-refused rb "fewer members" --raid-devices=3
+refused rb "fewer members while the data does not fit" --raid-devices=3
+out=$("$URAID" grow rb --raid-devices=3 2>&1)
+check "  it names --array-size: $out" grep -q "array-size" <<<"$out"
 refused rb "a change of the number of copies" --layout=o3
 stop_served rb
 mem=()
@@ -148,5 +157,54 @@ serve_bg "$work" rc "${mem[@]:0:4}" || exit 1
 "$URAID" add rc "$work/c4" >/dev/null
 refused rc "a far layout (mdadm's words)" --raid-devices=5
 stop_served rc
+
+# ---- 4. near=2 5 -> 4 (backwards), kill -9 half-way ----
+mem=()
+for i in 0 1 2 3 4; do truncate -s 48M "$work/d$i"; mem+=("$work/d$i"); done
+"$URAID" create --level=10 --layout=n2 --raid-devices=5 --chunk=64 --bitmap=none --assume-clean --name=rd \
+    --run "${mem[@]}" >/dev/null
+serve_bg "$work" rd "${mem[@]}" || exit 1
+out=$("$URAID" grow rd --raid-devices=4 2>&1); rc=$?
+check "5 -> 4 refused before --array-size (rc $rc): $out" test $rc -eq 1
+want=$(grep -o 'array-size=[0-9]*K' <<<"$out" | head -1 | tr -dc 0-9)
+check "  the refusal names the size ($want KiB)" test -n "$want"
+want=${want:-0}
+size=$((want / 1024))M
+fio_job rd --do_verify=0 --end_fsync=1
+check "fio wrote the part that stays ($size)" fio_ok rd
+out=$("$URAID" grow rd --array-size="${want}K" 2>&1); rc=$?
+check "--array-size=${want}K (rc $rc): $out" test $rc -eq 0
+"$URAID" tune rd --speed-min=1000 --speed-max=3000 >/dev/null
+out=$("$URAID" grow rd --raid-devices=4 2>&1); rc=$?
+check "near=2 5 -> 4 (rc $rc): $out" test $rc -eq 0
+ex=$(mdadm --examine "${mem[0]}" 2>&1)
+check "  examine: feature map 0x44, delta -1, new offset 2176" \
+    eval 'grep -q "Feature Map : 0x44" <<<"$ex" && grep -q "Delta Devices : -1" <<<"$ex" &&
+          grep -q "New Offset : 2176 sectors" <<<"$ex"'
+mdadm --examine "${mem[0]}" | grep -E "Feature Map|Raid Devices|Used Dev|Data Offset|New Offset|Reshape|Delta" |
+    sed 's/^/  /'
+fio_job rd --verify_only
+check "every block verifies through NBD during the shrink" fio_ok rd
+check "the reshape was still running then" \
+    bash -c "'$URAID' status rd | grep -q 'Background : reshape'"
+kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+pos=$(examine "${mem[0]}" "Reshape pos'n")
+echo "  killed at $pos"
+check "killed in mid-reshape (a checkpoint on disk)" test -n "$pos"
+serve_bg "$work" rd "${mem[@]}" || exit 1
+"$URAID" tune rd --speed-max=200000 >/dev/null
+check "served again, it goes on from the checkpoint and ends" settled rd
+fio_job rd --verify_only
+check "every block verifies after the shrink" fio_ok rd
+check "0 mismatches" check_zero rd
+check "the array is ${want} KiB" test "$(nbdinfo --size "$(uri rd)")" -eq $((want * 1024))
+stop_served rd
+ex=$(mdadm --examine "${mem[0]}" 2>&1)
+check "examine: 4 devices, no reshape, data offset 2176" \
+    eval 'grep -q "Raid Devices : 4" <<<"$ex" && ! grep -q "Reshape" <<<"$ex" &&
+          grep -q "Data Offset : 2176 sectors" <<<"$ex"'
+ex=$(mdadm --examine "${mem[4]}" 2>&1)
+check "examine: the fifth member is a spare" grep -q "Device Role : spare" <<<"$ex"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -333,6 +333,18 @@ static void restripes(void)
 	REFUSED(a, r, "spares");
 	r = (struct grow_request){ .raid_disks = 3 };
 	REFUSED(a, r, "less than");
+	/* fewer members with --array-size: room after the data for mdadm's
+	   least move (one chunk), 3/2 of the used size; without it mdadm makes
+	   the used size one chunk smaller first: 3/2 of 1 GiB less a chunk,
+	   rounded down to the chunk (16383 chunks x 3 / 2: 24574) */
+	r = (struct grow_request){ .raid_disks = 3, .array_sectors = 1536 * MIB };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "10 4->3 with room after: %s", err);
+	step_is(&p, 1, GROW_STEP_RESTRIPE, 10, 0x102, 3, 128, false);
+	a.member_room_sectors = a.dev_sectors;
+	REFUSED(a, r, "room for 1572736 KiB");
+	r.array_sectors = 24574ull * 128;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "10 4->3 without room after: %s", err);
+	a.member_room_sectors = 2048 * MIB;
 	a.slot_missing[1] = true;
 	r = (struct grow_request){ .raid_disks = 6 };
 	REFUSED(a, r, "degraded");

@@ -45,7 +45,13 @@
  *    chunk change (2., without moving the checkpoint back: RAID 10's pieces
  *    may write over the old data just below it, as md's do); refusals: a
  *    far layout (mdadm's words), to a far layout, a change of the number
- *    of copies, fewer members.
+ *    of copies, fewer members while the data does not fit.
+ * 8. RAID 10 backwards (md's, the data offset up by mdadm's least move):
+ *    near=2 6 -> 4 with room after the data, 5 -> 4 without (the used size
+ *    one least move smaller first, as mdadm), offset=2 5 -> 4, near=3
+ *    5 -> 3 with 32 -> 64 KiB, and chunk 64 -> 32 KiB at the same count
+ *    with the larger room after the data (mdadm's choice, feature 0x20),
+ *    each run (1.) and killed mid-way (2.).
  *
  * The seed is printed; no timing is asserted (waits are for states, with a
  * generous deadline).
@@ -121,6 +127,16 @@ static const struct config configs[] = {
 	{ "raid10 o2 4->5", "raid10", "o2", NULL, 4, 5, 64, 64, false, 0, false },
 	{ "raid10 n2 chunk 64K->32K", "raid10", "n2", NULL, 4, 4, 64, 32, false, 0, false },
 	{ "raid10 n2->o2", "raid10", "n2", "o2", 4, 4, 64, 64, false, 0, false },
+	/* RAID 10 backwards, the data offset up: fewer members (room after
+	   the data, or none: the used size one least move smaller first, as
+	   mdadm), and the same count with the larger room after the data */
+	{ "raid10 n2 6->4 backwards", "raid10", "n2", NULL, 6, 4, 64, 64, false, 8192, true },
+	{ "raid10 n2 5->4 no room backwards", "raid10", "n2", NULL, 5, 4, 64, 64, false, 0, true },
+	{ "raid10 o2 5->4 backwards", "raid10", "o2", NULL, 5, 4, 64, 64, false, 8192, true },
+	{ "raid10 n2 chunk 64K->32K backwards", "raid10", "n2", NULL, 4, 4, 64, 32, false, 8192,
+	  true },
+	{ "raid10 n3 5->3 chunk 32K->64K backwards", "raid10", "n3", NULL, 5, 3, 32, 64, false, 8192,
+	  true },
 };
 
 #define FIRST_RAID10 14         /* configs[] from here on are RAID 10 */
@@ -349,12 +365,58 @@ static struct uraid_reshape request_of(const struct config *c)
 	return r;
 }
 
+/* RAID 10: mdadm's least move of the data offset (min_offset_change): the
+ * larger chunk, times 2 for o2. Sectors. */
+static uint64_t least_move(const struct config *c)
+{
+	unsigned big = c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib;
+	return (uint64_t)big * 2 * (c->layout && !strcmp(c->layout, "o2") ? 2 : 1);
+}
+
+/* RAID 10: the array sectors of the layout of c (old or new) with dev
+ * sectors used per member (md's calc_sectors, through the geometry). */
+static uint64_t raid10_array(const struct config *c, bool new, uint64_t dev, uint64_t *used)
+{
+	struct uraid_geom *g = malloc(sizeof(*g));
+	struct uraid_geom_params p = { .level = URAID_LEVEL_10,
+				       .raid_disks = new ? c->new_n : c->n,
+				       .chunk_sectors = (new ? c->new_chunk_kib : c->chunk_kib) * 2,
+				       .dev_sectors = dev };
+	const char *l = new && c->new_layout ? c->new_layout : c->layout;
+	uint64_t n = 0;
+	if (g && uraid_layout_parse(URAID_LEVEL_10, l, &p.layout) == 0 &&
+	    uraid_geom_init(g, &p, NULL, 0) == 0) {
+		n = g->array_sectors;
+		if (used)
+			*used = g->dev_sectors;
+	}
+	free(g);
+	return n;
+}
+
+/* RAID 10 with fewer members: the size used per member once the reshape
+ * starts, from member 0's superblock before it: one least move smaller
+ * when there is no room after the data (size_kib 0), as mdadm makes it. */
+static uint64_t raid10_used(struct t *t, const struct config *c)
+{
+	struct uraid_sb sb;
+	uint64_t used = 0;
+	if (disk_sb(t, &sb))
+		return 0;
+	if (c->size_kib || c->new_n >= c->n)
+		return sb.size;
+	raid10_array(c, false, (sb.size - least_move(c)) / 2 * 2, &used);
+	return used;
+}
+
 /* Fewer members: the new size (per member used times the new data
  * members), which the exported size must not pass. 0 otherwise. */
-static uint64_t shrunk_bytes(const struct config *c)
+static uint64_t shrunk_bytes(struct t *t, const struct config *c)
 {
 	if (c->new_n >= c->n)
 		return 0;
+	if (is_raid10(c))
+		return raid10_array(c, true, raid10_used(t, c), NULL) * 512;
 	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
 	return (uint64_t)c->size_kib * 1024 * (c->new_n - npar);
 }
@@ -363,7 +425,7 @@ static uint64_t shrunk_bytes(const struct config *c)
 static int shrink_first(struct t *t, const struct config *c)
 {
 	char done[512], err[256];
-	struct uraid_grow g = { .array_bytes = shrunk_bytes(c) };
+	struct uraid_grow g = { .array_bytes = shrunk_bytes(t, c) };
 	if (!g.array_bytes)
 		return 0;
 	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
@@ -398,7 +460,10 @@ static void run_config(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
-	if (shrunk_bytes(c)) {
+	struct uraid_sb before;
+	CHECK(disk_sb(&t, &before) == 0, "%s: superblock before", c->name);
+	uint64_t want_used = is_raid10(c) ? raid10_used(&t, c) : 0;
+	if (shrunk_bytes(&t, c)) {
 		/* refused before the size is reduced, as md's */
 		struct uraid_reshape r0 = request_of(c);
 		uraid_array_status(t.a, &as);
@@ -425,6 +490,22 @@ static void run_config(uint64_t seed, const struct config *c)
 		      "%s: started %s (feature_map 0x%x, new_offset %d)", c->name,
 		      c->backwards ? "forwards, want backwards" : "backwards, want forwards",
 		      sb0.feature_map, sb0.new_offset);
+	if (rc == 0 && is_raid10(c) && c->new_n < c->n) {
+		/* md's backwards RAID 10: up by mdadm's least move, no 0x20
+		   (delta_disks says it), the used size as mdadm leaves it */
+		CHECK(sb0.new_offset == (int32_t)least_move(c) && sb0.feature_map == 0x44 &&
+		      sb0.delta_disks == -(int32_t)(c->n - c->new_n) && sb0.size == want_used &&
+		      sb0.reshape_position <= raid10_array(c, true, want_used, NULL) &&
+		      sb0.reshape_position % 8 == 0,
+		      "%s: started with new_offset %d (want %" PRIu64 "), feature_map 0x%x, "
+		      "delta_disks %d, size %" PRIu64 " (want %" PRIu64 ", before %" PRIu64 "), "
+		      "reshape_position %" PRIu64 " (at most the new size %" PRIu64 ")", c->name,
+		      sb0.new_offset, least_move(c),
+		      sb0.feature_map, sb0.delta_disks, sb0.size, want_used, before.size,
+		      sb0.reshape_position, raid10_array(c, true, want_used, NULL));
+		CHECK(c->size_kib || sb0.size < before.size, "%s: no room after the data, but the "
+		      "size used stayed %" PRIu64, c->name, sb0.size);
+	}
 	if (rc == 0 && is_raid10(c) && c->new_n > c->n) {
 		/* mdadm's min_offset_change: the larger chunk, times 2 for o2 */
 		int32_t want = -(int32_t)(c->chunk_kib > c->new_chunk_kib ? c->chunk_kib
@@ -524,9 +605,12 @@ static void crash_child(struct t *t, const struct config *c)
 		pause();
 }
 
-/* Where a backwards reshape of c starts (md's raid5_size while it runs). */
+/* Where a backwards reshape of c starts (md's raid5_size while it runs;
+ * RAID 10: raid10_size, the new array). */
 static uint64_t top_of(const struct config *c, const struct uraid_sb *sb)
 {
+	if (is_raid10(c))
+		return raid10_array(c, true, sb->size, NULL);
 	unsigned npar = strcmp(c->level, "raid6") ? 1 : 2;
 	uint64_t big = (c->chunk_kib > c->new_chunk_kib ? c->chunk_kib : c->new_chunk_kib) * 2;
 	unsigned dd = (c->n < c->new_n ? c->n : c->new_n) - npar;
@@ -607,8 +691,8 @@ static void run_crash(uint64_t seed, const struct config *c)
 		return;
 	}
 	add_spares(&t, c);
-	if (shrunk_bytes(c))
-		t.size = shrunk_bytes(c);       /* the child shrinks it, as md asks */
+	if (shrunk_bytes(&t, c))
+		t.size = shrunk_bytes(&t, c);   /* the child shrinks it, as md asks */
 	CHECK(uraid_array_close(t.a) == 0, "crash: close");
 	t.a = NULL;
 	uraid_engine_destroy(t.e);
@@ -958,7 +1042,8 @@ static void run_refusals_raid10(uint64_t seed)
 	uraid_layout_parse(URAID_LEVEL_10, "n2", &r.new_layout);
 	r.new_raid_disks = 3;
 	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "fewer members"), "raid10 refusals: fewer members: %s", err);
+	      strstr(err, "--array-size"), "raid10 refusals: fewer members, the data does not "
+	      "fit: %s", err);
 	r.new_level = 0;
 	r.new_raid_disks = 6;
 	CHECK(uraid_array_reshape_start(t.a, &r, err, sizeof(err)) == -EINVAL &&
@@ -1006,7 +1091,9 @@ int main(int argc, char **argv)
 	/* crashes of a member-count grow, of one with more data disks, of a
 	   chunk change at the same count, and of two backwards restripes */
 	static const unsigned crash_configs[] = { 0, 1, 3, 9, 11, 12, 13, FIRST_RAID10,
-						  FIRST_RAID10 + 2, FIRST_RAID10 + 3 };
+						  FIRST_RAID10 + 2, FIRST_RAID10 + 3,
+						  FIRST_RAID10 + 5, FIRST_RAID10 + 6,
+						  FIRST_RAID10 + 7, FIRST_RAID10 + 8 };
 	for (size_t i = 0; i < sizeof(crash_configs) / sizeof(crash_configs[0]); i++) {
 		if (only && !strstr(configs[crash_configs[i]].name, only))
 			continue;

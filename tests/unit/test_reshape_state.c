@@ -30,8 +30,12 @@
  *    checkpoint (md's reshape_request rule: one new row from 0, then
  *    growing: 384, 768, 1536 sectors); a distance below md's (one chunk,
  *    two for offset=2) refused; far layouts, a change of the number of
- *    copies, backwards (fewer members, 0x20) and a position off 4 KiB
- *    refused.
+ *    copies and a position off 4 KiB refused; backwards (fewer members,
+ *    or 0x20 at the same count: the data offset up by mdadm's least move)
+ *    taken at the top, mid-way and at 0, refused above the top, half a
+ *    chunk apart or with the new offset below; the pieces from the top
+ *    down to 0 never stand still (near=2 6 -> 4 and 5 -> 4, near=3 5 -> 3
+ *    with 32K -> 64K, offset=2 5 -> 4, chunk changes both ways).
  *
  * No randomness: the cases are fixed.
  */
@@ -359,6 +363,74 @@ static void craft10(struct crafted *c, unsigned from, unsigned to, uint32_t layo
 	}
 }
 
+/*
+ * Backwards RAID 10 pieces: from the top the first one reaches down to the
+ * new chunk whose copies lie above the old row of the top's last copy
+ * (near=2 6 -> 4, one chunk apart: old row 207 ends at 26624, new row 207
+ * is chunk 414: 52992), and from each checkpoint the walk goes on to 0
+ * without standing still, for md's least distance in each layout.
+ */
+static void raid10_back(void)
+{
+	static const struct {
+		const char *what;
+		unsigned from, to;
+		uint32_t layout, chunk, new_chunk;
+		int32_t delta;
+		bool flag;
+	} cases[] = {
+		{ "near=2 6 -> 4", 6, 4, 0x102, 128, 128, 128, false },
+		{ "near=2 5 -> 4", 5, 4, 0x102, 128, 128, 128, false },
+		{ "near=3 5 -> 3, 32K -> 64K", 5, 3, 0x103, 64, 128, 128, false },
+		{ "offset=2 5 -> 4", 5, 4, 0x10201, 128, 128, 256, false },
+		{ "near=2 4, 64K -> 32K, 0x20", 4, 4, 0x102, 128, 64, 128, true },
+		{ "near=2 4, 32K -> 64K, 0x20", 4, 4, 0x102, 64, 128, 128, true },
+	};
+	char err[256];
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct crafted c;
+		struct reshape_state *rs = NULL;
+		craft10(&c, cases[i].from, cases[i].to, cases[i].layout, cases[i].layout,
+			cases[i].delta, 0);
+		c.sb.chunksize = cases[i].chunk;
+		c.sb.new_chunk = cases[i].new_chunk;
+		if (cases[i].flag)
+			c.sb.feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
+		if (build(&c, &rs, err, sizeof(err))) {
+			CHECK(0, "%s: %s", cases[i].what, err);
+			continue;
+		}
+		uint64_t pos = rs->top, first = 0;
+		unsigned pieces = 0;
+		CHECK(rs->backwards && rs->top == rs->end, "%s: backwards %d, top %llu, end %llu",
+		      cases[i].what, rs->backwards, (unsigned long long)rs->top,
+		      (unsigned long long)rs->end);
+		while (pos > 0 && pieces < 100000) {
+			uint64_t s = reshape_copies_safe_start(rs, pos, 0);
+			if (s == pos)
+				break;
+			CHECK(s % 8 == 0, "%s: a piece starts at %llu, not on 4 KiB", cases[i].what,
+			      (unsigned long long)s);
+			if (!pieces)
+				first = s;
+			pos = s;
+			pieces++;
+		}
+		printf("  %s: from the top %llu, first piece down to %llu, 0 in %u pieces\n",
+		       cases[i].what, (unsigned long long)rs->top, (unsigned long long)first, pieces);
+		CHECK(pos == 0, "%s: the walk stood still at %llu", cases[i].what,
+		      (unsigned long long)pos);
+		if (i == 0)
+			CHECK(first == 52992, "%s: the first piece down to %llu, want 52992",
+			      cases[i].what, (unsigned long long)first);
+		/* a limit inside a chunk holds */
+		CHECK(reshape_copies_safe_start(rs, rs->top, rs->top - 100) == rs->top - 100,
+		      "%s: a limit inside a chunk", cases[i].what);
+		free(rs);
+	}
+}
+
 static void raid10(void)
 {
 	struct crafted c;
@@ -383,11 +455,29 @@ static void raid10(void)
 	expect(&c, -EINVAL, "far=2");
 	craft10(&c, 4, 6, 0x102, 0x103, -128, 0);
 	expect(&c, -EINVAL, "near=2 -> near=3 (the number of copies)");
+	/* backwards (md's: fewer members, or 0x20 at the same count), the
+	   data offset up; the top is the new array (312 chunks per member:
+	   624 chunks on 4 near=2 members, 79872 sectors) */
+	craft10(&c, 6, 4, 0x102, 0x102, 128, 79872);
+	expect(&c, 0, "near=2 6 -> 4, mdadm's +128, at the top");
+	craft10(&c, 6, 4, 0x102, 0x102, 128, 40000);
+	expect(&c, 0, "near=2 6 -> 4 mid-way (inside a chunk)");
 	craft10(&c, 6, 4, 0x102, 0x102, 128, 0);
-	expect(&c, -EINVAL, "fewer members (backwards: md's to finish)");
-	craft10(&c, 4, 4, 0x102, 0x102, 128, 0);
+	expect(&c, 0, "near=2 6 -> 4 at 0 (all moved: only the finish)");
+	craft10(&c, 6, 4, 0x102, 0x102, 128, 79872 + 8);
+	expect(&c, -EINVAL, "near=2 6 -> 4 above the top");
+	craft10(&c, 6, 4, 0x102, 0x102, 64, 79872);
+	expect(&c, -EINVAL, "near=2 6 -> 4 half a chunk apart");
+	craft10(&c, 6, 4, 0x102, 0x102, -128, 79872);
+	expect(&c, -EINVAL, "near=2 6 -> 4 with the new offset below");
+	craft10(&c, 4, 4, 0x102, 0x102, 128, 79872);
 	c.sb.feature_map |= URAID_FEATURE_RESHAPE_BACKWARDS;
-	expect(&c, -EINVAL, "the same count with 0x20");
+	c.sb.new_chunk = 64;
+	expect(&c, 0, "the same count with 0x20, chunk 64K -> 32K, +128");
+	craft10(&c, 5, 4, 0x10201, 0x10201, 128, 39936);
+	expect(&c, -EINVAL, "offset=2 5 -> 4 one chunk apart (md needs two)");
+	craft10(&c, 5, 4, 0x10201, 0x10201, 256, 39936);
+	expect(&c, 0, "offset=2 5 -> 4, mdadm's +256, mid-way");
 
 	/* the pieces from a checkpoint: near=2 4 -> 6, 64 KiB, one chunk apart */
 	craft10(&c, 4, 6, 0x102, 0x102, -128, 0);
@@ -414,6 +504,7 @@ static void raid10(void)
 		CHECK(0, "RAID 10 state: %s", err);
 	}
 	free(rs);
+	raid10_back();
 }
 
 int main(void)

@@ -40,6 +40,8 @@
  * durable and checkpointed before the next, the unit's rows held all
  * along. Near the start of a grow the pieces are small (one new row when
  * the offsets are one chunk apart), then they grow with the position.
+ * Backwards (fewer members, or the same count with the room after the
+ * data) the pieces run down from the position (reshape_copies_safe_start).
  *
  * Not done (refused): starting on a degraded array (but a parity-last RAID 4/5
  * missing its parity member, reshape_start.c), arrays with a write-intent
@@ -579,8 +581,12 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		/* RAID 10: in pieces as far as the distance allows, each one
 		   checkpointed before the next is written */
 		uint64_t end = from + len;
-		for (uint64_t p = from; !rc && p < end;) {
-			uint64_t e = reshape_copies_safe_end(rs, p, end);
+		for (uint64_t p = rs->backwards ? end : from;
+		     !rc && (rs->backwards ? p > from : p < end);) {
+			/* forwards [p, e) above the position, backwards [e, p)
+			   below it */
+			uint64_t e = rs->backwards ? reshape_copies_safe_start(rs, p, from)
+						   : reshape_copies_safe_end(rs, p, end);
 			if (e == p) {
 				rc = -ENOSPC;
 				ulog(array_log(a), URAID_LOG_ERR, "reshape: the copies of array sector "
@@ -588,9 +594,9 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 				     "close)", p);
 				break;
 			}
-			rc = move(rj, a, rs, p, e - p);
+			rc = rs->backwards ? move(rj, a, rs, e, p - e) : move(rj, a, rs, p, e - p);
 			if (!rc)
-				rc = checkpoint(a, rs, e, last && e == end);
+				rc = checkpoint(a, rs, e, last && e == (rs->backwards ? from : end));
 			p = e;
 		}
 		if (!rc && last && !len)

@@ -143,8 +143,7 @@ static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 
 /*
  * What md refuses of a RAID 10 reshape (mdadm's analyse_change and md's
- * raid10_check_reshape, with mdadm's words), and what uraid does not do:
- * fewer members (md moves the data offset up for them, backwards).
+ * raid10_check_reshape, with mdadm's words).
  */
 static int check_copies(const struct array *a, const struct uraid_reshape *r, char *err,
 			size_t errlen)
@@ -164,11 +163,6 @@ static int check_copies(const struct array *a, const struct uraid_reshape *r, ch
 	if (oc != nc)
 		return uraid_errf(err, errlen, -EINVAL, "Cannot change number of copies when "
 				  "reshaping RAID10 (%u copies now, the layout asks for %u)", oc, nc);
-	if (r->new_raid_disks < a->geom.raid_disks)
-		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 with fewer members (%u -> %u): "
-				  "md moves the data offset up for it, which uraid does not do; "
-				  "grow it with mdadm, or copy the data to a new array",
-				  a->geom.raid_disks, r->new_raid_disks);
 	if (r->new_chunk_sectors && array_export_sectors(a) % r->new_chunk_sectors)
 		return uraid_errf(err, errlen, -EINVAL, "the array's size (%" PRIu64 " KiB) is not "
 				  "a multiple of the new chunk (%u KiB), which md's raid10 needs: "
@@ -229,18 +223,55 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	return kind == LEVEL_RESHAPE_COPIES ? check_copies(a, r, err, errlen) : 0;
 }
 
-/* The new geometry, checked as md would (layout, chunk, member count). */
-static int new_geometry(const struct array *a, const struct uraid_reshape *r, struct uraid_geom *g,
+/* The new geometry, checked as md would (layout, chunk, member count),
+ * with size sectors used per member. */
+static int new_geometry(const struct uraid_reshape *r, uint64_t size, struct uraid_geom *g,
 			char *err, size_t errlen)
 {
 	char why[200];
 	struct uraid_geom_params p = { .level = r->new_level, .layout = r->new_layout,
 				       .raid_disks = r->new_raid_disks,
 				       .chunk_sectors = r->new_chunk_sectors,
-				       .dev_sectors = a->sb.size };
+				       .dev_sectors = size };
 	if (uraid_geom_init(g, &p, why, sizeof(why)))
 		return uraid_errf(err, errlen, -EINVAL, "the new geometry: %s", why);
 	return 0;
+}
+
+/*
+ * Fewer RAID 10 members with less room after the data than the least move
+ * (min): mdadm makes the component size smaller by min first
+ * (analyse_change's new_size, raid10_reshape's component_size), which
+ * md's raid10_resize takes as calc_sectors counts it (the old geometry's
+ * used sectors). The size to use: a->sb.size when there is room.
+ */
+static uint64_t copies_shrink_size(struct array *a, unsigned new_disks, uint64_t min)
+{
+	uint64_t after = UINT64_MAX, size = a->sb.size;
+
+	if (a->level->reshape != LEVEL_RESHAPE_COPIES || new_disks >= a->geom.raid_disks)
+		return size;
+	pthread_mutex_lock(&a->meta_lock);
+	for (unsigned i = 0; i < a->nmembers; i++) {
+		int s = a->member_slot[i];
+		if (a->members[i] && s >= 0 && (unsigned)s < a->geom.raid_disks &&
+		    a->member_state[i] == URAID_MEMBER_IN_SYNC && room_after(a, i) < after)
+			after = room_after(a, i);
+	}
+	pthread_mutex_unlock(&a->meta_lock);
+	if (after >= min || size <= min)
+		return size;
+	struct uraid_geom *g = malloc(sizeof(*g));      /* large: per-member sizes */
+	struct uraid_geom_params p = { .level = a->geom.level, .layout = a->geom.layout,
+				       .raid_disks = a->geom.raid_disks,
+				       .chunk_sectors = a->geom.chunk_sectors,
+				       .dev_sectors = (size - min) / 2 * 2 };  /* mdadm writes KiB */
+	/* (the geometry with less is valid when the one with more is: on
+	   failure the size stays, and the room check refuses) */
+	if (g && uraid_geom_init(g, &p, NULL, 0) == 0)
+		size = g->dev_sectors;
+	free(g);
+	return size;
 }
 
 /* The superblocks refused the start: the geometry, the members' data
@@ -285,15 +316,27 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		rc = uraid_errf(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = new_geometry(a, r, ng, err, errlen)))
+	if ((rc = new_geometry(r, a->sb.size, ng, err, errlen)))
 		goto out;
+	bool copies = a->level->reshape == LEVEL_RESHAPE_COPIES;
+	/* the size used per member: smaller for fewer RAID 10 members without
+	   room after the data (mdadm's way) */
+	uint64_t old_size = a->sb.size, size = old_size;
+	if (copies) {
+		size = copies_shrink_size(a, ng->raid_disks,
+					  reshape_copies_distance(&a->geom, ng));
+		if (size != old_size && (rc = new_geometry(r, size, ng, err, errlen)))
+			goto out;
+	}
 	unsigned old_disks = a->geom.raid_disks, new_disks = ng->raid_disks;
 	uint64_t exported = array_export_sectors(a);
 	if (ng->array_sectors < exported) {
 		rc = uraid_errf(err, errlen, -EINVAL, "this change will reduce the size of the "
-				"array (to %" PRIu64 " KiB, it exports %" PRIu64 " KiB): reduce its "
+				"array (to %" PRIu64 " KiB%s, it exports %" PRIu64 " KiB): reduce its "
 				"size first (uraid grow --array-size=%" PRIu64 "K)",
-				ng->array_sectors / 2, exported / 2, ng->array_sectors / 2);
+				ng->array_sectors / 2, size != old_size ? ", the members' used size "
+				"one chunk smaller to make room after the data, as mdadm does" : "",
+				exported / 2, ng->array_sectors / 2);
 		goto out;
 	}
 	if ((rc = sync_refuse_if_running(a, err, errlen)))
@@ -301,8 +344,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	/* mdadm's distance (min_offset_change): a step's worth of the old rows
 	   per member (backup_blocks / old data disks); RAID 10: the larger
 	   chunk times an offset layout's copies. The members in the count:
-	   data members, or RAID 10's all (check_copies refused fewer) */
-	bool copies = a->level->reshape == LEVEL_RESHAPE_COPIES;
+	   data members, or RAID 10's all */
 	uint64_t min = copies ? reshape_copies_distance(&a->geom, ng)
 			      : reshape_step(&a->geom, ng) / a->geom.data_disks;
 	int ddelta = copies ? (int)ng->raid_disks - (int)a->geom.raid_disks
@@ -340,14 +382,12 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		before = room_before(a, i) < before ? room_before(a, i) : before;
 		after = room_after(a, i) < after ? room_after(a, i) : after;
 	}
+	if (after != UINT64_MAX)
+		after += old_size - size;       /* what the smaller used size frees */
 	/* the direction as mdadm's set_new_data_offset picks it: fewer data
 	   members backwards (the data offset up), more forwards (down), the
 	   same count towards the larger room (backwards on a tie) */
 	bool backwards = ddelta < 0 || (ddelta == 0 && before <= after);
-	/* RAID 10: uraid moves the data offset down only (mdadm goes up for
-	   the same count when the room after the data is the larger) */
-	if (copies)
-		backwards = false;
 	if (!backwards && before < min) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -ENOSPC, "needs %" PRIu64 " KiB before the data, has "
@@ -364,7 +404,8 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 				after / 2, (min - after + 1) / 2);
 		goto out;
 	}
-	uint64_t top = reshape_top(&a->geom, ng, a->sb.size);
+	/* RAID 10: md's raid10_size with the smaller count, the new array */
+	uint64_t top = copies ? ng->array_sectors : reshape_top(&a->geom, ng, size);
 	if (backwards && exported > top) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -EINVAL, "this change will reduce the size of the "
@@ -431,6 +472,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		member_sectors[s] = a->members[i]->dev_sectors;
 	}
 	struct uraid_sb *sb = &a->sb;
+	sb->size = size;
 	sb->feature_map |= URAID_FEATURE_RESHAPE_ACTIVE;
 	sb->new_level = (uint32_t)r->new_level;
 	sb->new_layout = r->new_layout;
@@ -479,6 +521,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	if (rc) {
 		/* the array as it was */
 		sb->feature_map &= ~(URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RESHAPE_BACKWARDS);
+		sb->size = old_size;
 		sb->raid_disks = old_disks;
 		sb->delta_disks = 0;
 		for (unsigned i = 0; i < a->nmembers; i++) {

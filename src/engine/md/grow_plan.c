@@ -280,6 +280,20 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 			return refuse(pl->err, pl->errlen, "RAID 10 is degraded (%u of %u slots "
 				      "missing): let a spare rebuild it first, then grow",
 				      missing_count(a), a->raid_disks);
+		if (t->disks < a->raid_disks) {
+			/* fewer members move the data offset up by mdadm's least
+			   move (the larger chunk, times an offset layout's
+			   copies); without that room after the data, mdadm first
+			   makes the used size smaller by it (the engine does so
+			   too): the size check counts that */
+			uint32_t fo = a->layout & URAID_RAID10_OFFSET ? URAID_RAID10_FAR(a->layout) : 1;
+			uint32_t fn = t->layout & URAID_RAID10_OFFSET ? URAID_RAID10_FAR(t->layout) : 1;
+			uint64_t lo = (uint64_t)a->chunk_sectors * fo, ln = (uint64_t)t->chunk * fn;
+			uint64_t least = lo > ln ? lo : ln;
+			if (a->member_room_sectors < a->dev_sectors + least &&
+			    pl->cur.dev_sectors > least)
+				pl->cur.dev_sectors = (pl->cur.dev_sectors - least) / 2 * 2;
+		}
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	default:
 		return refuse(pl->err, pl->errlen, "linear arrays grow by appending members "

@@ -267,28 +267,89 @@ uint64_t reshape_copies_safe_end(const struct reshape_state *rs, uint64_t pos, u
 }
 
 /*
- * RAID 10 (forwards only in uraid): md's own rule (raid10_run: the data
- * offsets at least reshape_copies_distance apart, the new one below), and
- * the step from the position must be able to go on.
+ * The old data still live backwards (array sectors below pos) lies, on
+ * every slot, below the end of the old row that holds pos - 1's last copy:
+ * an earlier chunk's copies are in that row or an earlier one (offset
+ * layouts: the stripe's shifted copies, in its last row at most). 0 when
+ * nothing old is live (pos 0).
+ */
+static uint64_t copies_live_end(const struct uraid_geom *g, uint64_t pos)
+{
+	struct uraid_loc l[URAID_MAX_MEMBERS];
+	uint64_t hi = 0;
+
+	if (!pos)
+		return 0;
+	if (pos > g->array_sectors)
+		pos = g->array_sectors;         /* above it: nothing was ever stored */
+	int n = uraid_geom_map(g, pos - 1, l, URAID_MAX_MEMBERS);
+	for (int k = 0; k < n; k++) {
+		uint64_t r = (l[k].sector / g->chunk_sectors + 1) * g->chunk_sectors;
+		hi = r > hi ? r : hi;
+	}
+	return hi;
+}
+
+uint64_t reshape_copies_safe_start(const struct reshape_state *rs, uint64_t pos, uint64_t limit)
+{
+	const struct uraid_geom *gn = &rs->g[RESHAPE_NEW];
+	uint64_t live = copies_live_end(&rs->g[RESHAPE_OLD], pos);
+	uint64_t start = pos, C = gn->chunk_sectors;
+
+	while (start > limit) {
+		struct uraid_loc l[URAID_MAX_MEMBERS];
+		uint64_t lo = (start - 1) / C * C;
+		if (lo < limit)
+			lo = limit;
+		int c = uraid_geom_map(gn, lo, l, URAID_MAX_MEMBERS);
+		if (c <= 0)
+			break;
+		bool safe = true;
+		for (int k = 0; k < c && live; k++) {
+			unsigned s = l[k].slot;
+			if (!rs->off[RESHAPE_OLD][s])
+				continue;       /* a new slot: nothing old on it */
+			/* the piece's copy starts at its lowest sector: all of it
+			   above the live old data on that slot */
+			safe &= rs->off[RESHAPE_NEW][s] + l[k].sector >=
+				rs->off[RESHAPE_OLD][s] + live;
+		}
+		if (!safe)
+			break;
+		start = lo;
+	}
+	return start;
+}
+
+/*
+ * RAID 10: md's own rule (raid10_run: the data offsets at least
+ * reshape_copies_distance apart, the new one below forwards, above
+ * backwards), and the piece at the position must be able to go on.
  */
 static int check_distance_copies(const struct reshape_state *rs, char *err, size_t errlen)
 {
 	uint64_t need = reshape_copies_distance(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW]);
+	bool back = rs->backwards;
 
-	if (rs->position >= rs->end)
+	if (back ? rs->position == 0 : rs->position >= rs->end)
 		return 0;       /* nothing left to move: the job only finishes */
 	for (unsigned s = 0; s < URAID_MAX_MEMBERS; s++) {
 		if (!rs->off[RESHAPE_OLD][s] || !rs->off[RESHAPE_NEW][s])
 			continue;
 		int64_t dist = (int64_t)rs->off[RESHAPE_OLD][s] - (int64_t)rs->off[RESHAPE_NEW][s];
+		if (back)
+			dist = -dist;
 		if (dist < (int64_t)need)
 			return uraid_errf(err, errlen, -EINVAL, "slot %u: the new data offset %" PRIu64
-					  " is %" PRId64 " sectors below the old one (%" PRIu64 "), a "
-					  "RAID 10 reshape needs %" PRIu64 " (md's raid10 refuses it too)",
-					  s, rs->off[RESHAPE_NEW][s], dist, rs->off[RESHAPE_OLD][s],
-					  need);
+					  " is %" PRId64 " sectors %s the old one (%" PRIu64 "), a "
+					  "RAID 10 reshape %sneeds %" PRIu64 " (md's raid10 refuses it "
+					  "too)", s, rs->off[RESHAPE_NEW][s], dist < 0 ? -dist : dist,
+					  (dist < 0) != back ? "above" : "below", rs->off[RESHAPE_OLD][s],
+					  back ? "backwards (the new offset above) " : "", need);
 	}
-	if (reshape_copies_safe_end(rs, rs->position, rs->end) == rs->position)
+	bool stuck = back ? reshape_copies_safe_start(rs, rs->position, 0) == rs->position
+			  : reshape_copies_safe_end(rs, rs->position, rs->end) == rs->position;
+	if (stuck)
 		return uraid_errf(err, errlen, -EINVAL, "the RAID 10 reshape cannot go on from "
 				  "array sector %" PRIu64 " without overwriting live data (the data "
 				  "offsets are too close); let md finish it", rs->position);
@@ -296,14 +357,9 @@ static int check_distance_copies(const struct reshape_state *rs, char *err, size
 }
 
 /* The checks of a RAID 10 reshape's superblock that md makes (raid10_run,
- * setup_geo) or that uraid needs (forwards only). */
-static int check_copies_sb(const struct uraid_sb *sb, bool backwards, char *err, size_t errlen)
+ * setup_geo). */
+static int check_copies_sb(const struct uraid_sb *sb, char *err, size_t errlen)
 {
-	if (backwards)
-		return uraid_errf(err, errlen, -EINVAL, "a RAID 10 reshape that moves the data "
-				  "offset up (%s): uraid continues forward RAID 10 reshapes only; "
-				  "let md finish it", sb->delta_disks < 0 ? "fewer members"
-				  : "feature 0x20, RESHAPE_BACKWARDS");
 	if (sb->reshape_position % 8)
 		return uraid_errf(err, errlen, -EINVAL, "reshape_position %" PRIu64 " is not a "
 				  "multiple of 4 KiB", sb->reshape_position);
@@ -333,7 +389,7 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	   when the count stays */
 	bool backwards = sb->delta_disks < 0 ||
 			 (sb->delta_disks == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_BACKWARDS));
-	if (kind == LEVEL_RESHAPE_COPIES && (rc = check_copies_sb(sb, backwards, err, errlen)))
+	if (kind == LEVEL_RESHAPE_COPIES && (rc = check_copies_sb(sb, err, errlen)))
 		return rc;
 	if (old_disks < (sb->level == 6 ? 4 : 2) || old_disks > URAID_MAX_MEMBERS)
 		return uraid_errf(err, errlen, -EINVAL, "reshape from %" PRId64 " members "
@@ -372,7 +428,11 @@ int reshape_state_from_sb(const struct uraid_sb *sb, const struct uraid_sb *cons
 	rs->position = sb->reshape_position;
 	rs->delta_disks = sb->delta_disks;
 	rs->backwards = backwards;
-	rs->top = reshape_top(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW], sb->size);
+	/* RAID 10 (md's raid10_size with the smaller count, the new chunk and
+	   the used size of the new geometry): the new array, as backwards the
+	   new count is never the larger */
+	rs->top = rs->copies ? rs->end
+		 : reshape_top(&rs->g[RESHAPE_OLD], &rs->g[RESHAPE_NEW], sb->size);
 	if (backwards && rs->g[RESHAPE_NEW].data_disks > rs->g[RESHAPE_OLD].data_disks) {
 		unsigned dd = rs->g[RESHAPE_OLD].data_disks, dn = rs->g[RESHAPE_NEW].data_disks;
 		free(rs);

@@ -23,9 +23,12 @@
  * any multiple of 4 KiB (md's raid10 moves it by pieces inside the smaller
  * chunk), job positions are array sectors, and how far one step may go is
  * decided from the position (reshape_copies_safe_end), as md's
- * reshape_request decides when to write a checkpoint. uraid runs RAID 10
- * reshapes forwards only (the data offset down: more members, or the same
- * count with room before the data).
+ * reshape_request decides when to write a checkpoint. Forwards (more
+ * members, or the same count with the larger room before the data) the
+ * data offset moves down; backwards (fewer members, or the same count with
+ * the larger room after the data, md's RESHAPE_BACKWARDS) it moves up and
+ * the position runs from the new array's end (md's raid10_size with the
+ * smaller count) down to 0 (reshape_copies_safe_start).
  */
 #ifndef URAID_ENGINE_RESHAPE_STATE_H
 #define URAID_ENGINE_RESHAPE_STATE_H
@@ -49,7 +52,8 @@ struct reshape_state {
 	   RESHAPE_BACKWARDS, feature 0x20; the new data offset above the old
 	   one): the position runs from top down to 0, top being
 	   md's start (raid5_size with the smaller data disk count and the size
-	   rounded down to the larger chunk) */
+	   rounded down to the larger chunk; RAID 10: raid10_size, the new
+	   array's size) */
 	bool backwards;
 	bool copies;                    /* RAID 10: copies, not rows of parity */
 	uint64_t top;
@@ -92,6 +96,16 @@ static inline uint64_t reshape_pos_div(const struct reshape_state *rs)
  * pos is safe (a distance between the data offsets md would refuse).
  */
 uint64_t reshape_copies_safe_end(const struct reshape_state *rs, uint64_t pos, uint64_t limit);
+
+/*
+ * RAID 10, backwards (the mirror of reshape_copies_safe_end): the start (at
+ * least limit) down to which the copies of array sectors [start, pos) may
+ * be written in the new geometry while the superblocks say pos, without
+ * touching old data still live (array sectors below pos, in the old
+ * geometry). It lies on a boundary of the new geometry's chunks or at
+ * limit; pos when not even the piece below pos is safe.
+ */
+uint64_t reshape_copies_safe_start(const struct reshape_state *rs, uint64_t pos, uint64_t limit);
 
 /* Where a backwards reshape starts (md's raid5_size during a reshape):
  * dev_sectors rounded down to the larger chunk, times the smaller data

@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -212,6 +213,35 @@ static void run_filled(uint64_t seed)
 	}
 
 	read_back(&t, p, 5, "filled", pos);
+
+	/* writable: the superblocks are written with meta.c's recovery_offset
+	   for a filled slot, reshape_position / data_disks, and a RAID 10
+	   geometry has no data_disks (0). In a child: it may die of SIGFPE. */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct uraid_engine *ce = NULL;
+		struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+		struct uraid_assemble_opts ao = { .paths = p, .npaths = 5, .idle_clean_ms = 20 };
+		struct uraid_array *a = NULL;
+		char err[256];
+		if (uraid_engine_create(&eo, &ce) || uraid_array_assemble(ce, &ao, &a, err, sizeof(err)))
+			_exit(3);
+		uint8_t *one = aligned_alloc(4096, 4096);
+		memset(one, 0x5a, 4096);
+		int rc = uraid_array_pwrite(a, one, 4096, 0, 0);    /* marks dirty: superblocks */
+		uraid_array_close(a);
+		_exit(rc ? 4 : 0);
+	}
+	int wst = 0;
+	waitpid(pid, &wst, 0);
+	CHECK(!WIFSIGNALED(wst), "filled: a writable assembly died of signal %d (meta.c compose: "
+	      "reshape_position / data_disks of a RAID 10 geometry)", WTERMSIG(wst));
+	if (WIFEXITED(wst))
+		printf("filled: writable assembly child exited %d\n", WEXITSTATUS(wst));
+	disk_sb_of(1, &sb);
+	printf("filled: member 1 after: feature 0x%x recovery_offset %" PRIu64 "\n", sb.feature_map,
+	       sb.recovery_offset);
 	run_done(&t);
 }
 

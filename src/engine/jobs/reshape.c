@@ -438,6 +438,22 @@ static int reshape_finish(struct array *a, struct reshape_state *rs)
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 			continue;
 		}
+		int ps = a->member_pending_slot[i];
+		if (a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE && ps >= 0) {
+			/* a recovering member (RAID 10: md's raid10_start_reshape
+			   spare) took no part in the reshape: it keeps its data
+			   offset and is rebuilt whole from there, as md recovers it
+			   after the reshape; a slot that went away leaves it a spare */
+			struct uraid_sb *own = &a->member_sb[i];
+			own->new_offset = 0;
+			own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			if ((unsigned)ps >= a->geom.raid_disks) {
+				a->member_pending_slot[i] = -1;
+				own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+				own->recovery_offset = 0;
+			}
+			continue;
+		}
 		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
 		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
 			continue;

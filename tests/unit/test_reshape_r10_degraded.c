@@ -15,9 +15,11 @@
  * to 5 by uraid, closed part-way, then member 1 is made such a spare
  * (feature 0x2, recovery_offset 0, its old rows from the position's row on
  * overwritten with 0xa5). Assembled read-only (no job runs), every byte
- * must read back as written; or assembly must refuse.
+ * must read back as written; or assembly must refuse. Assembled writable,
+ * the reshape ends and member 1 is recovered after it, as md does: read
+ * then without slots 0 and 2, every byte it alone holds is right.
  *
- *   test_review_r10_filled [seed]
+ *   test_reshape_r10_degraded [seed]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +87,7 @@ static int grown_part_way(struct run *t, const char *layout, uint64_t seed, stru
 	char err[256];
 	struct uraid_array *a = NULL;
 
-	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-review-r10.%d", getpid());
+	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-revfix-r10.%d", getpid());
 	mkdir(t->dir, 0700);
 	for (unsigned i = 0; i < NFILES; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s/m%u.img", t->dir, i);
@@ -133,7 +135,7 @@ static int grown_part_way(struct run *t, const char *layout, uint64_t seed, stru
 
 /* Assembled read-only from paths: refused (printed), or every byte as written. */
 static void read_back(struct run *t, const char *const *ps, unsigned n, const char *what,
-		      uint64_t pos)
+		      uint64_t pos, bool may_refuse)
 {
 	char err[256];
 	struct uraid_array *a = NULL;
@@ -141,7 +143,8 @@ static void read_back(struct run *t, const char *const *ps, unsigned n, const ch
 					  .flags = URAID_ASSEMBLE_READONLY };
 
 	if (uraid_array_assemble(t->e, &ao, &a, err, sizeof(err))) {
-		printf("%s: assembly refused (acceptable): %s\n", what, err);
+		printf("%s: assembly refused%s: %s\n", what, may_refuse ? " (acceptable)" : "", err);
+		CHECK(may_refuse, "%s: refused", what);
 		return;
 	}
 	uint64_t bad = 0, first = UINT64_MAX, failed = 0;
@@ -212,7 +215,7 @@ static void run_filled(uint64_t seed)
 		close(fd);
 	}
 
-	read_back(&t, p, 5, "filled", pos);
+	read_back(&t, p, 5, "filled", pos, true);
 
 	/* writable: the superblocks are written with meta.c's recovery_offset
 	   for a filled slot, reshape_position / data_disks, and a RAID 10
@@ -230,18 +233,40 @@ static void run_filled(uint64_t seed)
 		uint8_t *one = aligned_alloc(4096, 4096);
 		memset(one, 0x5a, 4096);
 		int rc = uraid_array_pwrite(a, one, 4096, 0, 0);    /* marks dirty: superblocks */
-		uraid_array_close(a);
-		_exit(rc ? 4 : 0);
+		/* the reshape goes on and ends, then member 1 is recovered (md
+		   recovers it after the reshape): wait for both, 120 s at most */
+		uraid_array_sync_speed(a, 100000, 1000000);
+		struct uraid_array_status as;
+		struct uraid_sync_status ss;
+		unsigned k;
+		for (k = 0; k < 12000 && !rc; k++) {
+			pause_ms(10);
+			if (uraid_array_status(a, &as) == 0 && uraid_array_sync_status(a, &ss) == 0 &&
+			    as.raid_disks == 5 && as.degraded == 0 && !ss.running)
+				break;
+		}
+		if (uraid_array_close(a))
+			rc = 5;
+		_exit(rc ? 4 : k == 12000 ? 6 : 0);
 	}
 	int wst = 0;
 	waitpid(pid, &wst, 0);
 	CHECK(!WIFSIGNALED(wst), "filled: a writable assembly died of signal %d (meta.c compose: "
 	      "reshape_position / data_disks of a RAID 10 geometry)", WTERMSIG(wst));
-	if (WIFEXITED(wst))
-		printf("filled: writable assembly child exited %d\n", WEXITSTATUS(wst));
+	CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "filled: the writable assembly did not "
+	      "finish the reshape and member 1's recovery (child exit %d)",
+	      WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 	disk_sb_of(1, &sb);
-	printf("filled: member 1 after: feature 0x%x recovery_offset %" PRIu64 "\n", sb.feature_map,
-	       sb.recovery_offset);
+	printf("filled: member 1 after: feature 0x%x recovery_offset %" PRIu64 " raid_disks %u\n",
+	       sb.feature_map, sb.recovery_offset, sb.raid_disks);
+	CHECK(!(sb.feature_map & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RECOVERY_OFFSET)) &&
+	      sb.raid_disks == 5, "filled: member 1 still mid-reshape or recovering (feature 0x%x)",
+	      sb.feature_map);
+	/* member 1's content: n2 over 5 without slots 0 and 2, the chunks
+	   copied on slots 0-1 and 1-2 come from member 1 alone */
+	memset(t.shadow, 0x5a, 4096);
+	const char *ps[3] = { p[1], p[3], p[4] };
+	read_back(&t, ps, 3, "filled, recovered (read without slots 0 and 2)", 0, false);
 	run_done(&t);
 }
 
@@ -265,7 +290,7 @@ static void run_old_lost(uint64_t seed)
 	}
 	printf("old lost: stopped at reshape_position %" PRIu64 "\n", sb.reshape_position);
 	const char *ps[3] = { p[1], p[2], p[4] };
-	read_back(&t, ps, 3, "old lost (o2 4->5 without slots 0 and 3)", sb.reshape_position);
+	read_back(&t, ps, 3, "old lost (o2 4->5 without slots 0 and 3)", sb.reshape_position, true);
 	run_done(&t);
 }
 
@@ -273,7 +298,7 @@ int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 
-	printf("test_review_r10_filled seed %" PRIu64 "\n", seed);
+	printf("test_reshape_r10_degraded seed %" PRIu64 "\n", seed);
 	fflush(stdout);
 	run_filled(seed);
 	run_old_lost(seed + 1);

@@ -528,14 +528,15 @@ uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g)
 	return g->dev_sectors;
 }
 
-int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
-		       bool slot_holder, char *err, size_t errlen)
+int array_member_areas_check(const struct array *a, const struct level *lv,
+			     const struct member *m, const struct uraid_sb *sb, bool slot_holder,
+			     struct uraid_sb_areas *ar, char *err, size_t errlen)
 {
 	/* the data the array may touch: levels using members whole (RAID 0,
 	   linear) data_size, the others `size` (a spare only up to its own
 	   data_size until it takes a slot) */
 	uint64_t used = a->sb.size;
-	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used) ||
+	if (lv->info.whole_members || (!slot_holder && sb->data_size < used) ||
 	    uraid_sb_role(sb) == URAID_ROLE_JOURNAL)   /* the log ring is its data_size */
 		used = sb->data_size;
 	struct uraid_sb_area_params p = {
@@ -549,20 +550,34 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 		.ppl_offset = uraid_sb_ppl_offset(&a->sb),
 		.ppl_sectors = uraid_sb_ppl_size(&a->sb),
 	};
-	struct uraid_sb_areas ar;
 	char why[300];
 
-	if (uraid_sb_check_areas(sb, &p, &ar, why, sizeof(why)))
+	if (uraid_sb_check_areas(sb, &p, ar, why, sizeof(why)))
 		return fail(err, errlen, -EINVAL, "%s: %s; not run (the metadata is damaged or "
 			    "crafted, see uraid examine)", m->path, why);
-	struct member_area areas[MEMBER_AREAS] = {
-		{ ar.sb_start, ar.sb_start + ar.sb_len },
-		{ ar.bitmap_start, ar.bitmap_start + ar.bitmap_len },
-		{ ar.bblog_start, ar.bblog_start + ar.bblog_len },
-		{ ar.ppl_start, ar.ppl_start + ar.ppl_len },
-	};
-	member_set_areas(m, ar.data_start, ar.data_len, areas, MEMBER_AREAS);
 	return 0;
+}
+
+void array_member_set_areas(struct member *m, const struct uraid_sb_areas *ar)
+{
+	struct member_area areas[MEMBER_AREAS] = {
+		{ ar->sb_start, ar->sb_start + ar->sb_len },
+		{ ar->bitmap_start, ar->bitmap_start + ar->bitmap_len },
+		{ ar->bblog_start, ar->bblog_start + ar->bblog_len },
+		{ ar->ppl_start, ar->ppl_start + ar->ppl_len },
+	};
+	member_set_areas(m, ar->data_start, ar->data_len, areas, MEMBER_AREAS);
+}
+
+int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
+		       bool slot_holder, char *err, size_t errlen)
+{
+	struct uraid_sb_areas ar;
+	int rc = array_member_areas_check(a, a->level, m, sb, slot_holder, &ar, err, errlen);
+
+	if (rc == 0)
+		array_member_set_areas(m, &ar);
+	return rc;
 }
 
 /*

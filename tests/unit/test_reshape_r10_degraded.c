@@ -160,6 +160,8 @@ static void read_back(struct run *t, const char *const *ps, unsigned n, const ch
 	CHECK(bad == 0 && failed == 0, "%s: of %" PRIu64 " 64 KiB pieces %" PRIu64 " read back "
 	      "wrong and %" PRIu64 " failed (first at byte %" PRIu64 "; the position is at byte %"
 	      PRIu64 ")", what, t->size / (64 * 1024), bad, failed, first, pos * 512);
+	if (!bad && !failed)
+		printf("%s: every byte read back right\n", what);
 	CHECK(uraid_array_close(a) == 0, "%s: close read-only", what);
 }
 
@@ -294,6 +296,57 @@ static void run_old_lost(uint64_t seed)
 	run_done(&t);
 }
 
+/*
+ * Finding 2 at run time: mid-reshape (o2 4 -> 5, writable, the job
+ * throttled), failing member 0 leaves both geometries whole; failing member
+ * 3 then would lose old chunks (slots 0 and 3 hold both copies of some, mod
+ * 4) though no new one (mod 5): refused, as md's raid10 enough() on the
+ * previous geometry. Every byte reads back right with member 0 failed.
+ */
+static void run_fail_mid(uint64_t seed)
+{
+	struct run t = { 0 };
+	struct uraid_sb sb;
+	char err[256];
+
+	if (grown_part_way(&t, "o2", seed, &sb)) {
+		CHECK(0, "fail mid: setup");
+		run_done(&t);
+		return;
+	}
+	struct uraid_assemble_opts ao = { .paths = p, .npaths = 5, .idle_clean_ms = 20 };
+	struct uraid_array *a = NULL;
+	if (uraid_array_assemble(t.e, &ao, &a, err, sizeof(err))) {
+		CHECK(0, "fail mid: assemble: %s", err);
+		run_done(&t);
+		return;
+	}
+	uraid_array_sync_speed(a, 1, 1);
+	int m0 = uraid_array_find_member(a, p[0]), m3 = uraid_array_find_member(a, p[3]);
+	int rc0 = uraid_array_fail_member(a, (unsigned)m0, 0, err, sizeof(err));
+	CHECK(rc0 == 0, "fail mid: failing member 0 refused: %s", err);
+	int rc3 = uraid_array_fail_member(a, (unsigned)m3, 0, err, sizeof(err));
+	struct uraid_sync_status ss;
+	bool mid = uraid_array_sync_status(a, &ss) == 0 && ss.reshape_position_bytes > 0 &&
+		   ss.reshape_position_bytes < t.size;
+	CHECK(mid, "fail mid: the reshape (throttled) ended before the test");
+	printf("fail mid: member 3 after member 0: %s%s\n", rc3 ? "refused: " : "failed",
+	       rc3 ? err : "");
+	CHECK(!mid || rc3 != 0, "fail mid: member 3 failed after member 0 mid-reshape (o2 4->5): "
+	      "the old rows lose chunks whose copies are both on slots 0 and 3");
+	uint64_t bad = 0, failed = 0;
+	for (uint64_t off = 0; off < t.size; off += 64 * 1024) {
+		if (uraid_array_pread(a, t.back + off, 64 * 1024, off))
+			failed++;
+		else if (memcmp(t.back + off, t.shadow + off, 64 * 1024))
+			bad++;
+	}
+	CHECK(bad == 0 && failed == 0, "fail mid: %" PRIu64 " pieces wrong, %" PRIu64 " failed",
+	      bad, failed);
+	CHECK(uraid_array_close(a) == 0, "fail mid: close");
+	run_done(&t);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -302,6 +355,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	run_filled(seed);
 	run_old_lost(seed + 1);
+	run_fail_mid(seed + 2);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;
 }

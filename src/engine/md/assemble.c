@@ -717,7 +717,6 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		}
 		uint64_t old_bad = UINT64_MAX;
 		if (!uraid_level_survives(og, old_ok, &old_bad)) {
-			free(rs);
 			if (old_bad != UINT64_MAX)
 				snprintf(why, sizeof(why), "the missing slots hold every copy of "
 					 "chunk %" PRIu64 " of the old geometry", old_bad);
@@ -726,6 +725,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 					 "filled by the reshape, not in sync there), they survive %u",
 					 old_missing, og->raid_disks, filled,
 					 uraid_geom_max_failures(og));
+			free(rs);       /* og with it: not used below */
 			left_out_list(c, n, out, sizeof(out));
 			return fail(err, errlen, -ENODEV, "%s array '%s' cannot start mid-reshape: %s "
 				    "(freshest member %s)%s", level_label(fsb->level), fsb->set_name,

@@ -542,23 +542,24 @@ int uraid_array_sync_start(struct uraid_array *a, enum uraid_sync_kind kind, cha
  */
 int uraid_array_sync_start_range(struct uraid_array *a, enum uraid_sync_kind kind,
 				 uint64_t offset, uint64_t length, char *err, size_t errlen);
-/* ---- reshape: restripe a RAID 4/5/6 (md's grow of raid_disks, chunk, layout) ---- */
+/* ---- reshape: restripe a RAID 4/5/6 or RAID 10 (md's grow of raid_disks, chunk, layout) ---- */
 
 struct uraid_reshape {
-	int new_level;               /* 4, 5 or 6 (the level after any takeover) */
+	int new_level;               /* 4, 5, 6 (the level after any takeover) or 10 */
 	uint32_t new_layout;
 	uint32_t new_chunk_sectors;
 	uint32_t new_raid_disks;     /* the new slots' members are already spares */
 };
-/* Start restriping a RAID 4/5/6 array to r: forwards only, the data offset
- * moving down by at least a step's worth of rows per member (mdadm's choice
- * when there is room only before the data); -EBUSY while another
- * job runs; -ENOSPC with "needs N KiB before the data, has M" in err when there
- * is no room to move the data offset; -EINVAL with the reason otherwise.
+/* Start restriping a RAID 4/5/6 or RAID 10 array to r, the data offset
+ * moving as mdadm picks it: down (forwards) for more data members, up
+ * (backwards) for fewer (RAID 4/5/6 only), the same count towards the
+ * larger room; at least a step's worth of rows per member (there is no
+ * backup file). RAID 10: near and offset layouts, the same copies, more or
+ * as many members, forwards only. -EBUSY while another job runs; -ENOSPC
+ * with "needs N KiB before (after) the data, has M" in err when there is
+ * no room to move the data offset; -EINVAL with the reason otherwise.
  * The job (kind URAID_SYNC_RESHAPE) is throttled and stopped as the others;
- * an array assembled in mid-reshape resumes it by itself. uraid does forward
- * reshapes only (more members, or the same count with room before the
- * data); fewer members is refused with the reason. */
+ * an array assembled in mid-reshape resumes it by itself. */
 int uraid_array_reshape_start(struct uraid_array *a, const struct uraid_reshape *r,
 			      char *err, size_t errlen);
 

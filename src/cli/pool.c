@@ -711,7 +711,10 @@ static const char *volume_health(const struct pool_volume *v, char *buf, size_t 
 		return "no md superblock";
 	/* first: a member one event behind (md takes it) is usual when a
 	   reshape is stopped as it starts */
-	if (v->reshaping)
+	if (v->over_groups)
+		snprintf(buf, len, "%u partition%s of more inner arrays than the %u uraid takes",
+			 v->over_groups, v->over_groups == 1 ? "" : "s", URAID_NESTED_MAX_GROUPS);
+	else if (v->reshaping)
 		snprintf(buf, len, "mid-reshape (serve it to go on)");
 	else if (v->present < v->raid_disks && v->groups >= 2) {
 		/* RAID 50/60: which inner arrays lack members */

@@ -63,7 +63,11 @@ struct uraid_array *serve_add_target(const struct serve_state *st, char *err, si
 	if (!st->nested)
 		return st->array;
 	as = malloc(sizeof(*as));
-	for (unsigned g = 0; as && g < st->nested->groups; g++)
+	if (!as) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (unsigned g = 0; g < st->nested->groups; g++)
 		if (uraid_array_status(st->nested->inner[g], as) == 0 && as->degraded) {
 			free(as);
 			return st->nested->inner[g];

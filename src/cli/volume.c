@@ -477,13 +477,13 @@ static int volume_create(struct volume_opts *o, struct pool *p, const int *fds)
 		gp->first = first[pick[i]];
 		gp->last = gp->first + part - 1;
 		snprintf(gp->name, sizeof(gp->name), "%s", pname);
-		if (!(specs[i] = malloc(320)))
+		if (!(specs[i] = malloc(POOL_SPEC_LEN)))
 			goto out;
 	}
 	if (volume_write_tables(cmd, p, fds, pick, k))
 		goto undo;
 	for (unsigned i = 0; i < k; i++)
-		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], 320);
+		pool_member_spec(p->drive[pick[i]], (unsigned)entry[i], specs[i], POOL_SPEC_LEN);
 
 	struct uraid_create_opts co = {
 		.level = s.level, .layout_given = s.level == URAID_LEVEL_10 ||

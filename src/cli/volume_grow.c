@@ -36,7 +36,6 @@
 #include "common/range_path.h"
 
 #define CMD "volume grow"
-#define SPEC_LEN 320
 
 static uint64_t part_sectors(const struct pool *p, const struct pool_volume *v, unsigned i)
 {
@@ -386,15 +385,15 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	for (unsigned i = 0; i < v->nparts; i++) {
 		if (v->part_state[i] != POOL_PART_MEMBER)
 			continue;
-		if (!(specs[nspec] = malloc(SPEC_LEN)))
+		if (!(specs[nspec] = malloc(POOL_SPEC_LEN)))
 			goto out;
-		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], SPEC_LEN);
+		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[nspec++], POOL_SPEC_LEN);
 	}
 	unsigned nmember = nspec;
 	for (unsigned i = 0; i < nlist; i++) {
-		if (!(specs[nspec] = malloc(SPEC_LEN)))
+		if (!(specs[nspec] = malloc(POOL_SPEC_LEN)))
 			goto out;
-		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
+		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], POOL_SPEC_LEN);
 	}
 
 	if (!served) {
@@ -435,9 +434,9 @@ static int grow_drives(const struct volume_opts *o, struct pool *p, struct pool_
 	if (nnew && volume_write_tables(CMD, p, fds, newdrv + nlist, nnew))
 		goto undo;
 	for (unsigned i = nlist; i < need; i++) {
-		if (!(specs[nspec] = malloc(SPEC_LEN)))
+		if (!(specs[nspec] = malloc(POOL_SPEC_LEN)))
 			goto undo;
-		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], SPEC_LEN);
+		pool_member_spec(p->drive[newdrv[i]], (unsigned)entry[i], specs[nspec++], POOL_SPEC_LEN);
 	}
 	/* to add: the blank and the new ones (the spares are in the array) */
 	char **added = specs + nmember + nspare;
@@ -680,9 +679,9 @@ static int grow_size(const struct volume_opts *o, struct pool *p, struct pool_vo
 	if (change && volume_write_tables(CMD, p, fds, which, v->nparts))
 		goto undo;
 	for (unsigned i = 0; i < v->nparts; i++) {
-		if (!(specs[i] = malloc(SPEC_LEN)))
+		if (!(specs[i] = malloc(POOL_SPEC_LEN)))
 			goto undo;
-		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[i], SPEC_LEN);
+		pool_member_spec(p->drive[v->drive[i]], v->entry[i], specs[i], POOL_SPEC_LEN);
 	}
 	struct inproc ip;
 	if (inproc_open(&ip, specs, v->nparts))

@@ -88,8 +88,9 @@ const char *pool_part_volume(const struct gpt_part *p, const char *pool);
  * device node when the drive is a block device whose partition the kernel
  * knows with the same start and size (/dev/sdb2, /dev/nvme0n1p2; sysfs),
  * else the range PATH@START+LENGTH
- * (common/range_path.h).
+ * (common/range_path.h). POOL_SPEC_LEN bytes hold any of them.
  */
+#define POOL_SPEC_LEN 320
 void pool_member_spec(const struct pool_drive *d, unsigned entry, char *out, size_t len);
 
 /* The largest free extent of a drive (sectors, 1 MiB aligned) and its start. */

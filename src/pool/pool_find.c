@@ -126,9 +126,9 @@ static bool probe_nested(const struct pool *p, struct pool_volume *vol, const st
 	for (unsigned i = 0; i < vol->nparts; i++) {
 		if (!ok[i])
 			continue;
-		if (!(specs[n] = malloc(320)))
+		if (!(specs[n] = malloc(POOL_SPEC_LEN)))
 			break;
-		pool_member_spec(p->drive[vol->drive[i]], vol->entry[i], specs[n++], 320);
+		pool_member_spec(p->drive[vol->drive[i]], vol->entry[i], specs[n++], POOL_SPEC_LEN);
 	}
 	bool yes = uraid_nested_probe((const char *const *)specs, n, outer, &groups) == 1 &&
 		   groups >= 2 && groups <= URAID_NESTED_MAX_GROUPS;
@@ -185,6 +185,7 @@ void pool_volumes_probe(struct pool *p)
 		vol->resync_needed = f->resync_offset != UINT64_MAX;
 		vol->reshaping = f->feature_map & URAID_FEATURE_RESHAPE_ACTIVE;
 		vol->groups = 0;
+		vol->over_groups = 0;
 		if (!probe_nested(p, vol, sbs, ok, outer)) {
 			unsigned present = 0;
 			for (unsigned i = 0; i < vol->nparts; i++)
@@ -200,8 +201,12 @@ void pool_volumes_probe(struct pool *p)
 			for (g = 0; g < vol->groups && memcmp(vol->group_uuid[g], sbs[i].set_uuid, 16); g++)
 				;
 			if (g == vol->groups) {
-				if (g == URAID_NESTED_MAX_GROUPS)
+				if (g == URAID_NESTED_MAX_GROUPS) {
+					/* an inner array past the ones uraid takes: counted,
+					   and the status says so (not a member of any group) */
+					vol->over_groups++;
 					continue;
+				}
 				memcpy(vol->group_uuid[g], sbs[i].set_uuid, 16);
 				snprintf(vol->group_name[g], sizeof(vol->group_name[g]), "%.32s",
 					 sbs[i].set_name);

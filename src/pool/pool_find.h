@@ -54,6 +54,9 @@ struct pool_volume {
 	uint8_t group_uuid[URAID_NESTED_MAX_GROUPS][16];
 	char group_name[URAID_NESTED_MAX_GROUPS][33];   /* the inner array's md name */
 	unsigned group_disks[URAID_NESTED_MAX_GROUPS], group_present[URAID_NESTED_MAX_GROUPS];
+	/* partitions of inner arrays past URAID_NESTED_MAX_GROUPS: in no group
+	   (part_group -1), reported by the status */
+	unsigned over_groups;
 };
 
 struct pool {

@@ -572,6 +572,13 @@ void array_gate_leave(struct array *a, unsigned reactor);
  */
 int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
 		       bool slot_holder, char *err, size_t errlen);
+/* The same in two halves, for a change that must be all or nothing (a
+ * reshape's end, jobs/reshape.c): the check as if the array's level were lv,
+ * the areas in *ar, nothing set; then the wall set from them. */
+int array_member_areas_check(const struct array *a, const struct level *lv,
+			     const struct member *m, const struct uraid_sb *sb, bool slot_holder,
+			     struct uraid_sb_areas *ar, char *err, size_t errlen);
+void array_member_set_areas(struct member *m, const struct uraid_sb_areas *ar);
 /* The bitmap's sync range: per-member sectors (RAID 1/4/5/6), or the array's
  * where the level counts it so (RAID 10: sync_in_array_sectors). */
 uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g);

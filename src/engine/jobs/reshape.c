@@ -61,6 +61,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -403,59 +404,114 @@ static void take_new_offset(struct uraid_sb *own, uint64_t no, uint64_t used)
 	own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
 }
 
+/* What a member becomes at a reshape's end, worked out before any of it is
+ * done (reshape_finish). */
+struct finish_member {
+	enum { FIN_KEEP, FIN_SB, FIN_AREAS, FIN_DROP } what;
+	int pending_slot;
+	struct uraid_sb sb;
+	struct uraid_sb_areas ar;
+};
+
+/* Member i's end of the reshape into *f (new geometry ng, level lv);
+ * nothing of the array changes. 0, or -errno with the reason in err. */
+static int finish_plan(const struct array *a, const struct reshape_state *rs,
+		       const struct uraid_geom *ng, const struct level *lv, unsigned i,
+		       struct finish_member *f, char *err, size_t errlen)
+{
+	int s = a->member_slot[i], ps = a->member_pending_slot[i];
+	struct uraid_sb *own = &f->sb;
+
+	*own = a->member_sb[i];
+	f->what = FIN_KEEP;
+	f->pending_slot = ps;
+	if (a->members[i] && s >= 0 && (unsigned)s >= ng->raid_disks) {
+		/* fewer members: the slots that went away leave their members
+		   as spares (md's raid5_finish_reshape), their data offset moved
+		   too (md_finish_reshape) */
+		if ((own->feature_map & URAID_FEATURE_NEW_OFFSET) && own->new_offset > 0)
+			take_new_offset(own, own->data_offset + (uint64_t)own->new_offset, a->sb.size);
+		own->new_offset = 0;
+		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		f->what = FIN_DROP;
+		return array_member_areas_check(a, lv, a->members[i], own, true, &f->ar, err, errlen);
+	}
+	if (a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE && ps >= 0) {
+		/* a recovering member (RAID 10: md's raid10_start_reshape spare)
+		   took no part in the reshape: it keeps its data offset and is
+		   rebuilt whole from there, as md recovers it after the reshape;
+		   a slot that went away leaves it a spare */
+		own->new_offset = 0;
+		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		if ((unsigned)ps >= ng->raid_disks) {
+			f->pending_slot = -1;
+			own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+			own->recovery_offset = 0;
+		}
+		f->what = FIN_SB;
+		return 0;
+	}
+	if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
+	    (unsigned)s >= ng->raid_disks || !rs->off[RESHAPE_NEW][s])
+		return 0;
+	take_new_offset(own, rs->off[RESHAPE_NEW][s], a->sb.size);
+	if (rs->old_unsynced[s]) {
+		/* filled by the reshape (a Q or parity gap's member): in sync
+		   from here on, as md takes it at the end */
+		own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+		own->recovery_offset = 0;
+	}
+	f->what = FIN_AREAS;
+	return array_member_areas_check(a, lv, a->members[i], own, true, &f->ar, err, errlen);
+}
+
 /*
  * The last step is over: the array takes the new geometry (size included),
  * each member its new data offset, and the superblocks lose the reshape
  * fields (events+1), as md's raid5_finish_reshape and end_reshape.
- * Frozen, meta_lock held.
+ * All or nothing: every member's end is worked out and checked first, then
+ * the geometry switched (which undoes itself when it fails), then the
+ * rest done. Frozen, meta_lock held.
  */
 static int reshape_finish(struct array *a, struct reshape_state *rs)
 {
 	char err[256];
-	int rc = array_switch_geometry(a, geom_new(rs), err, sizeof(err));
-	if (rc) {
+	const struct uraid_geom *ng = geom_new(rs);
+	const struct level *lv = level_find(ng->level);
+	struct finish_member *fm = calloc(a->nmembers ? a->nmembers : 1, sizeof(*fm));
+	int rc = fm ? 0 : -ENOMEM;
+
+	if (rc == 0 && !lv)
+		rc = uraid_errf(err, sizeof(err), -EINVAL, "level %d has no engine here", ng->level);
+	else if (rc)
+		snprintf(err, sizeof(err), "out of memory");
+	for (unsigned i = 0; rc == 0 && i < a->nmembers; i++)
+		rc = finish_plan(a, rs, ng, lv, i, &fm[i], err, sizeof(err));
+	if (rc == 0 && (rc = array_switch_geometry(a, ng, err, sizeof(err))))
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: cannot take the new geometry: %s", err);
+	else if (rc)
+		ulog(array_log(a), URAID_LOG_ERR, "reshape: cannot end: %s; the array stays as it "
+		     "was, mid-reshape", err);
+	if (rc) {
+		free(fm);
 		return rc;
 	}
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
-		if (a->members[i] && s >= 0 && (unsigned)s >= a->geom.raid_disks) {
-			/* fewer members: the slots that went away leave their
-			   members as spares (md's raid5_finish_reshape) */
-			struct uraid_sb *own = &a->member_sb[i];
+		if (fm[i].what == FIN_KEEP)
+			continue;
+		a->member_sb[i] = fm[i].sb;
+		a->member_pending_slot[i] = fm[i].pending_slot;
+		if (fm[i].what != FIN_SB)
+			array_member_set_areas(a->members[i], &fm[i].ar);
+		if (fm[i].what == FIN_DROP) {
 			a->member_state[i] = URAID_MEMBER_SPARE;
 			a->member_slot[i] = -1;
-			/* md moves their data offset too (md_finish_reshape) */
-			if ((own->feature_map & URAID_FEATURE_NEW_OFFSET) && own->new_offset > 0)
-				take_new_offset(own, own->data_offset + (uint64_t)own->new_offset,
-						a->sb.size);
-			own->new_offset = 0;
-			own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
-			if ((rc = array_member_areas(a, a->members[i], own, true, err,
-						     sizeof(err)))) {
-				ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
-				return rc;
-			}
 			atomic_store(&a->slot[s].m, NULL);
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
-			continue;
-		}
-		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
-		    (unsigned)s >= a->geom.raid_disks || !rs->off[RESHAPE_NEW][s])
-			continue;
-		struct uraid_sb *own = &a->member_sb[i];
-		take_new_offset(own, rs->off[RESHAPE_NEW][s], a->sb.size);
-		if (rs->old_unsynced[s]) {
-			/* filled by the reshape (a Q or parity gap's member):
-			   in sync from here on, as md takes it at the end */
-			own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
-			own->recovery_offset = 0;
-		}
-		if ((rc = array_member_areas(a, a->members[i], own, true, err, sizeof(err)))) {
-			ulog(array_log(a), URAID_LOG_ERR, "reshape: %s", err);
-			return rc;
 		}
 	}
+	free(fm);
 	for (unsigned s = a->geom.raid_disks; s < geom_old(rs)->raid_disks; s++) {
 		atomic_store(&a->slot[s].m, NULL);
 		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);

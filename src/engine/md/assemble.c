@@ -72,6 +72,13 @@ static const char *level_label(int level)
 
 /* ---- survival (shared with meta.c through array_level_survives) ---- */
 
+/*
+ * Mid-reshape the rows below the position are in the new geometry and those
+ * above in the old one: the array survives only if both do (md's raid10
+ * enough() and calc_degraded look at the previous geometry too). A slot the
+ * reshape fills (old_unsynced) holds nothing of the old rows. Slot-accurate:
+ * a RAID 10 offset layout's old copies wrap around the old member count.
+ */
 bool array_level_survives(const struct array *a)
 {
 	bool ok[URAID_MAX_MEMBERS];
@@ -81,7 +88,20 @@ bool array_level_survives(const struct array *a)
 		ok[s] = meta_slot_in_sync(a, s);
 		missing += !ok[s];
 	}
-	return level_survives(a->level, &a->geom, ok, missing, NULL);
+	if (!level_survives(a->level, &a->geom, ok, missing, NULL))
+		return false;
+	const struct reshape_state *rs = a->reshape;
+	if (!rs)
+		return true;
+	for (unsigned k = 0; k < 2; k++) {
+		const struct uraid_geom *g = &rs->g[k];
+		bool in[URAID_MAX_MEMBERS];
+		for (unsigned s = 0; s < g->raid_disks && s < URAID_MAX_MEMBERS; s++)
+			in[s] = slot_ok(a, s) && !(k == RESHAPE_OLD && rs->old_unsynced[s]);
+		if (!uraid_level_survives(g, in, NULL))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -330,11 +350,15 @@ static void classify(struct cand *c, const struct cand *fresh)
  * (a RAID 5 -> 6's Q slot, the parity slot of a RAID 0 -> 4 growth), and
  * the reshape writes every new row to it. It holds its slot for the new
  * geometry; its old rows are not read (reshape_state.h old_unsynced).
+ * Not RAID 10: md's raid10_start_reshape gives such a member (a spare that
+ * takes an old slot of a degraded array) recovery_offset 0 and recovers it
+ * only after the reshape; its copies are read by plain slot state in both
+ * geometries, so it stays a recovering member (the slot missing) until then.
  */
 static bool fills_by_reshape(const struct uraid_sb *fsb, const struct cand *c)
 {
-	return (fsb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) && c->slot >= 0 &&
-	       (uint32_t)c->slot < fsb->raid_disks;
+	return (fsb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) && fsb->level != 10 &&
+	       c->slot >= 0 && (uint32_t)c->slot < fsb->raid_disks;
 }
 
 /* At most one in-sync member per slot; replacements and recovering members
@@ -504,14 +528,15 @@ uint64_t array_bitmap_sync_sectors(const struct uraid_geom *g)
 	return g->dev_sectors;
 }
 
-int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
-		       bool slot_holder, char *err, size_t errlen)
+int array_member_areas_check(const struct array *a, const struct level *lv,
+			     const struct member *m, const struct uraid_sb *sb, bool slot_holder,
+			     struct uraid_sb_areas *ar, char *err, size_t errlen)
 {
 	/* the data the array may touch: levels using members whole (RAID 0,
 	   linear) data_size, the others `size` (a spare only up to its own
 	   data_size until it takes a slot) */
 	uint64_t used = a->sb.size;
-	if (a->level->info.whole_members || (!slot_holder && sb->data_size < used) ||
+	if (lv->info.whole_members || (!slot_holder && sb->data_size < used) ||
 	    uraid_sb_role(sb) == URAID_ROLE_JOURNAL)   /* the log ring is its data_size */
 		used = sb->data_size;
 	/* md's super_1_load: the PPL's place from the member's own superblock
@@ -529,20 +554,34 @@ int array_member_areas(const struct array *a, struct member *m, const struct ura
 		.ppl_offset = uraid_sb_ppl_offset(pplsb),
 		.ppl_sectors = uraid_sb_ppl_size(pplsb),
 	};
-	struct uraid_sb_areas ar;
 	char why[300];
 
-	if (uraid_sb_check_areas(sb, &p, &ar, why, sizeof(why)))
+	if (uraid_sb_check_areas(sb, &p, ar, why, sizeof(why)))
 		return fail(err, errlen, -EINVAL, "%s: %s; not run (the metadata is damaged or "
 			    "crafted, see uraid examine)", m->path, why);
-	struct member_area areas[MEMBER_AREAS] = {
-		{ ar.sb_start, ar.sb_start + ar.sb_len },
-		{ ar.bitmap_start, ar.bitmap_start + ar.bitmap_len },
-		{ ar.bblog_start, ar.bblog_start + ar.bblog_len },
-		{ ar.ppl_start, ar.ppl_start + ar.ppl_len },
-	};
-	member_set_areas(m, ar.data_start, ar.data_len, areas, MEMBER_AREAS);
 	return 0;
+}
+
+void array_member_set_areas(struct member *m, const struct uraid_sb_areas *ar)
+{
+	struct member_area areas[MEMBER_AREAS] = {
+		{ ar->sb_start, ar->sb_start + ar->sb_len },
+		{ ar->bitmap_start, ar->bitmap_start + ar->bitmap_len },
+		{ ar->bblog_start, ar->bblog_start + ar->bblog_len },
+		{ ar->ppl_start, ar->ppl_start + ar->ppl_len },
+	};
+	member_set_areas(m, ar->data_start, ar->data_len, areas, MEMBER_AREAS);
+}
+
+int array_member_areas(const struct array *a, struct member *m, const struct uraid_sb *sb,
+		       bool slot_holder, char *err, size_t errlen)
+{
+	struct uraid_sb_areas ar;
+	int rc = array_member_areas_check(a, a->level, m, sb, slot_holder, &ar, err, errlen);
+
+	if (rc == 0)
+		array_member_set_areas(m, &ar);
+	return rc;
 }
 
 /*
@@ -665,23 +704,36 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			}
 		if ((rc = reshape_state_from_sb(fsb, slot_sb, dev, &rs, why, sizeof(why))))
 			return fail(err, errlen, rc, "%s: %s", fresh->m->path, why);
-		/* the slots the reshape fills count as missing in the old rows */
+		/* the slots the reshape fills count as missing in the old rows;
+		   the old rows must survive slot by slot (md's raid10 enough()
+		   on the previous geometry: offset copies wrap around its count) */
+		const struct uraid_geom *og = &rs->g[RESHAPE_OLD];
+		bool old_ok[URAID_MAX_MEMBERS] = { 0 };
 		unsigned filled = 0, old_missing = 0;
 		for (unsigned s = 0; s < raid_disks; s++) {
 			if (by_slot[s] && by_slot[s]->filled)
 				rs->old_unsynced[s] = true;
-			if (s < rs->g[RESHAPE_OLD].raid_disks) {
+			if (s < og->raid_disks) {
 				filled += by_slot[s] && by_slot[s]->filled;
-				old_missing += !by_slot[s] || by_slot[s]->filled;
+				old_ok[s] = by_slot[s] && !by_slot[s]->filled;
+				old_missing += !old_ok[s];
 			}
 		}
-		unsigned old_max = uraid_geom_max_failures(&rs->g[RESHAPE_OLD]);
-		if (filled && old_missing > old_max) {
-			free(rs);
-			return fail(err, errlen, -ENODEV, "%s array '%s' cannot start: the old rows "
-				    "lack %u slots (%u filled by the reshape, not in sync there), "
-				    "they survive %u (freshest member %s)", level_label(fsb->level),
-				    fsb->set_name, old_missing, filled, old_max, fresh->m->path);
+		uint64_t old_bad = UINT64_MAX;
+		if (!uraid_level_survives(og, old_ok, &old_bad)) {
+			if (old_bad != UINT64_MAX)
+				snprintf(why, sizeof(why), "the missing slots hold every copy of "
+					 "chunk %" PRIu64 " of the old geometry", old_bad);
+			else
+				snprintf(why, sizeof(why), "the old rows lack %u of %u slots (%u "
+					 "filled by the reshape, not in sync there), they survive %u",
+					 old_missing, og->raid_disks, filled,
+					 uraid_geom_max_failures(og));
+			free(rs);       /* og with it: not used below */
+			left_out_list(c, n, out, sizeof(out));
+			return fail(err, errlen, -ENODEV, "%s array '%s' cannot start mid-reshape: %s "
+				    "(freshest member %s)%s", level_label(fsb->level), fsb->set_name,
+				    why, fresh->m->path, out);
 		}
 		/* the larger member count (fewer members: the old one) */
 		a->geom = rs->g[rs->delta_disks < 0 ? RESHAPE_OLD : RESHAPE_NEW];

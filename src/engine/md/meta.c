@@ -115,9 +115,11 @@ static void compose(const struct array *a, unsigned i, struct uraid_sb *out)
 		   data members), 0 backwards: md resumed on it reads none of
 		   its old rows, and takes it in sync when the reshape ends */
 		const struct reshape_state *rs = a->reshape;
+		unsigned dd = rs->g[RESHAPE_NEW].data_disks;
 		out->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
-		out->recovery_offset = rs->backwards ? 0 : a->sb.reshape_position /
-				       rs->g[RESHAPE_NEW].data_disks;
+		/* copies layouts (RAID 10, data_disks 0) fill no slot
+		   (md/assemble.c fills_by_reshape): 0, never a division by 0 */
+		out->recovery_offset = rs->backwards || !dd ? 0 : a->sb.reshape_position / dd;
 	}
 	/* super_1_sync: a journal's recovery_offset is its journal_tail */
 	if (a->member_state[i] == URAID_MEMBER_JOURNAL)

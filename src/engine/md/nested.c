@@ -385,6 +385,14 @@ static int group_outer_sb(const struct grouping *gr, unsigned g, struct uraid_sb
 		int fd = open_member(gr->paths[g][k], &base, &sectors);
 		if (fd < 0)
 			continue;
+		/* data_offset and size come from the disk: a range member (a
+		   pool's partition) is read inside its range only, never in the
+		   partition next to it; one that does not fit is not read */
+		uint64_t doff = gr->data_offset[g][k];
+		if (sectors && (doff > sectors || sb->size > sectors - doff)) {
+			close(fd);
+			continue;
+		}
 		if (r->fd[s] >= 0)
 			close(r->fd[s]);
 		r->fd[s] = fd;

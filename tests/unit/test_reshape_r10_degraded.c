@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Review finding (wave6, r5to6 x r10grow): assembly takes a member that is
+ * not in sync (feature 0x2) in a slot of a RAID 10 in mid-reshape as
+ * "filled by the reshape" (md/assemble.c fills_by_reshape, any level with a
+ * reshape), in sync, with only rs->old_unsynced[slot] set. RAID 10 never
+ * looks at old_unsynced (level/mirror_io.c copy_readable, jobs/reshape.c
+ * read_old_copies): requests above the position read that member's old
+ * rows, which hold no data.
+ *
+ * md makes this state: raid10_start_reshape gives a spare that takes an
+ * old slot of a degraded RAID 10 (mdadm --grow -n5 with the spares there)
+ * recovery_offset 0, not In_sync; md's reshape writes its new rows, and
+ * md recovers it only after the reshape. Here: a RAID 10 n2 of 4 is grown
+ * to 5 by uraid, closed part-way, then member 1 is made such a spare
+ * (feature 0x2, recovery_offset 0, its old rows from the position's row on
+ * overwritten with 0xa5). Assembled read-only (no job runs), every byte
+ * must read back as written; or assembly must refuse. Assembled writable,
+ * the reshape ends and member 1 is recovered after it, as md does: read
+ * then without slots 0 and 2, every byte it alone holds is right.
+ *
+ *   test_reshape_r10_degraded [seed]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <uraid/uraid.h>
+#include <uraid/create.h>
+#include <uraid/engine.h>
+#include <uraid/superblock.h>
+
+#include "../support/array_fixture.h"
+#include "../support/check.h"
+#include "../support/engine_op.h"
+
+#define MIB (1u << 20)
+#define NFILES 5
+#define MEMBER_MIB 12u
+#define CHUNK_KIB 64u
+
+static char paths[NFILES][96];
+static const char *p[NFILES];
+
+static void pause_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static int disk_sb_of(unsigned i, struct uraid_sb *out)
+{
+	struct uraid_probe *pr = malloc(sizeof(*pr));
+	int fd = open(paths[i], O_RDONLY);
+	int rc = -1;
+
+	if (pr && fd >= 0 && uraid_probe_fd(fd, pr) == 0 && pr->chosen >= 0) {
+		*out = pr->loc[pr->chosen].sb;
+		rc = 0;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(pr);
+	return rc;
+}
+
+struct run {
+	char dir[64];
+	struct uraid_engine *e;
+	uint64_t size;
+	uint8_t *shadow, *back;
+};
+
+/* A RAID 10 `layout` of 4 filled with seeded data, grown to 5 by uraid and
+ * closed part-way; member 1's superblock in *sb. 0 or -1. */
+static int grown_part_way(struct run *t, const char *layout, uint64_t seed, struct uraid_sb *sb)
+{
+	char err[256];
+	struct uraid_array *a = NULL;
+
+	snprintf(t->dir, sizeof(t->dir), "/dev/shm/uraid-revfix-r10.%d", getpid());
+	mkdir(t->dir, 0700);
+	for (unsigned i = 0; i < NFILES; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/m%u.img", t->dir, i);
+		p[i] = paths[i];
+		if (fixture_make_file(paths[i], MEMBER_MIB * MIB))
+			return -1;
+	}
+	if (fixture_create_array("r10 review", "raid10", layout, 4, CHUNK_KIB, 2, p))
+		return -1;
+	struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+	struct uraid_assemble_opts ao = { .paths = p, .npaths = 4, .idle_clean_ms = 20 };
+	if (uraid_engine_create(&eo, &t->e) ||
+	    uraid_array_assemble(t->e, &ao, &a, err, sizeof(err))) {
+		fprintf(stderr, "assemble: %s\n", err);
+		return -1;
+	}
+	t->size = uraid_array_size(a);
+	t->shadow = aligned_alloc(4096, t->size);
+	t->back = aligned_alloc(4096, t->size);
+	uint64_t s = seed;
+	rng_fill(&s, t->shadow, t->size);
+	CHECK(uraid_array_pwrite(a, t->shadow, t->size, 0, 0) == 0, "fill");
+	CHECK(uraid_array_add_member(a, paths[4], 0, err, sizeof(err)) == 0, "add: %s", err);
+
+	/* grow 4 -> 5, slowly, and stop part-way */
+	struct uraid_array_status as;
+	uraid_array_status(a, &as);
+	struct uraid_reshape r = { .new_level = 10, .new_layout = as.layout,
+				   .new_raid_disks = 5, .new_chunk_sectors = CHUNK_KIB * 2 };
+	uraid_array_sync_speed(a, 100, 1000);
+	CHECK(uraid_array_reshape_start(a, &r, err, sizeof(err)) == 0, "reshape start: %s", err);
+	for (unsigned k = 0; k < 500; k++) {
+		pause_ms(10);
+		if (disk_sb_of(0, sb) == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) &&
+		    sb->reshape_position >= 2048)
+			break;
+	}
+	CHECK(uraid_array_close(a) == 0, "close");
+	bool mid = disk_sb_of(1, sb) == 0 && (sb->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) &&
+		   sb->reshape_position > 0 && sb->reshape_position < t->size / 512;
+	CHECK(mid, "stopped mid-reshape: feature 0x%x position %" PRIu64, sb->feature_map,
+	      sb->reshape_position);
+	return mid ? 0 : -1;
+}
+
+/* Assembled read-only from paths: refused (printed), or every byte as written. */
+static void read_back(struct run *t, const char *const *ps, unsigned n, const char *what,
+		      uint64_t pos, bool may_refuse)
+{
+	char err[256];
+	struct uraid_array *a = NULL;
+	struct uraid_assemble_opts ao = { .paths = ps, .npaths = n, .idle_clean_ms = 20,
+					  .flags = URAID_ASSEMBLE_READONLY };
+
+	if (uraid_array_assemble(t->e, &ao, &a, err, sizeof(err))) {
+		printf("%s: assembly refused%s: %s\n", what, may_refuse ? " (acceptable)" : "", err);
+		CHECK(may_refuse, "%s: refused", what);
+		return;
+	}
+	uint64_t bad = 0, first = UINT64_MAX, failed = 0;
+	for (uint64_t off = 0; off < t->size; off += 64 * 1024) {
+		if (uraid_array_pread(a, t->back + off, 64 * 1024, off)) {
+			failed++;
+			first = first < off ? first : off;
+		} else if (memcmp(t->back + off, t->shadow + off, 64 * 1024)) {
+			bad++;
+			first = first < off ? first : off;
+		}
+	}
+	CHECK(bad == 0 && failed == 0, "%s: of %" PRIu64 " 64 KiB pieces %" PRIu64 " read back "
+	      "wrong and %" PRIu64 " failed (first at byte %" PRIu64 "; the position is at byte %"
+	      PRIu64 ")", what, t->size / (64 * 1024), bad, failed, first, pos * 512);
+	if (!bad && !failed)
+		printf("%s: every byte read back right\n", what);
+	CHECK(uraid_array_close(a) == 0, "%s: close read-only", what);
+}
+
+static void run_done(struct run *t)
+{
+	if (t->e)
+		uraid_engine_destroy(t->e);
+	for (unsigned i = 0; i < NFILES; i++)
+		unlink(paths[i]);
+	rmdir(t->dir);
+	free(t->shadow);
+	free(t->back);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Finding 1: a not-in-sync member in an old slot is read for old rows. */
+static void run_filled(uint64_t seed)
+{
+	struct run t = { 0 };
+	struct uraid_sb sb;
+
+	if (grown_part_way(&t, "n2", seed, &sb)) {
+		CHECK(0, "filled: setup");
+		run_done(&t);
+		return;
+	}
+	uint64_t pos = sb.reshape_position, chunk = CHUNK_KIB * 2;
+	/* old geometry n2 over 4: a row holds 2 chunks of the array */
+	uint64_t live = sb.data_offset + pos / (2 * chunk) * chunk;
+	printf("stopped at reshape_position %" PRIu64 "; member 1: data_offset %" PRIu64
+	       ", its old rows from member sector %" PRIu64 " made garbage\n", pos,
+	       sb.data_offset, live);
+
+	/* member 1 as md's raid10_start_reshape leaves a spare in an old slot */
+	sb.feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+	sb.recovery_offset = 0;
+	alignas(4096) uint8_t buf[URAID_SB_BYTES];
+	uraid_sb_encode(&sb, buf);
+	int fd = open(paths[1], O_RDWR);
+	CHECK(fd >= 0 && pwrite(fd, buf, sizeof(buf), (off_t)(sb.super_offset * 512)) ==
+	      (ssize_t)sizeof(buf), "rewrite member 1's superblock");
+	uint64_t end = sb.data_offset + sb.size;
+	uint8_t *junk = malloc(MIB);
+	memset(junk, 0xa5, MIB);
+	for (uint64_t at = live; fd >= 0 && at < end;) {
+		uint64_t n = end - at > MIB / 512 ? MIB / 512 : end - at;
+		CHECK(pwrite(fd, junk, n * 512, (off_t)(at * 512)) == (ssize_t)(n * 512), "junk");
+		at += n;
+	}
+	free(junk);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+
+	read_back(&t, p, 5, "filled", pos, true);
+
+	/* writable: the superblocks are written with meta.c's recovery_offset
+	   for a filled slot, reshape_position / data_disks, and a RAID 10
+	   geometry has no data_disks (0). In a child: it may die of SIGFPE. */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct uraid_engine *ce = NULL;
+		struct uraid_engine_opts eo = { .reactors = 2, .flags = URAID_ENGINE_THREADS };
+		struct uraid_assemble_opts ao = { .paths = p, .npaths = 5, .idle_clean_ms = 20 };
+		struct uraid_array *a = NULL;
+		char err[256];
+		if (uraid_engine_create(&eo, &ce) || uraid_array_assemble(ce, &ao, &a, err, sizeof(err)))
+			_exit(3);
+		uint8_t *one = aligned_alloc(4096, 4096);
+		memset(one, 0x5a, 4096);
+		int rc = uraid_array_pwrite(a, one, 4096, 0, 0);    /* marks dirty: superblocks */
+		/* the reshape goes on and ends, then member 1 is recovered (md
+		   recovers it after the reshape): wait for both, 120 s at most */
+		uraid_array_sync_speed(a, 100000, 1000000);
+		struct uraid_array_status as;
+		struct uraid_sync_status ss;
+		unsigned k;
+		for (k = 0; k < 12000 && !rc; k++) {
+			pause_ms(10);
+			if (uraid_array_status(a, &as) == 0 && uraid_array_sync_status(a, &ss) == 0 &&
+			    as.raid_disks == 5 && as.degraded == 0 && !ss.running)
+				break;
+		}
+		if (uraid_array_close(a))
+			rc = 5;
+		_exit(rc ? 4 : k == 12000 ? 6 : 0);
+	}
+	int wst = 0;
+	waitpid(pid, &wst, 0);
+	CHECK(!WIFSIGNALED(wst), "filled: a writable assembly died of signal %d (meta.c compose: "
+	      "reshape_position / data_disks of a RAID 10 geometry)", WTERMSIG(wst));
+	CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "filled: the writable assembly did not "
+	      "finish the reshape and member 1's recovery (child exit %d)",
+	      WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+	disk_sb_of(1, &sb);
+	printf("filled: member 1 after: feature 0x%x recovery_offset %" PRIu64 " raid_disks %u\n",
+	       sb.feature_map, sb.recovery_offset, sb.raid_disks);
+	CHECK(!(sb.feature_map & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RECOVERY_OFFSET)) &&
+	      sb.raid_disks == 5, "filled: member 1 still mid-reshape or recovering (feature 0x%x)",
+	      sb.feature_map);
+	/* member 1's content: n2 over 5 without slots 0 and 2, the chunks
+	   copied on slots 0-1 and 1-2 come from member 1 alone */
+	memset(t.shadow, 0x5a, 4096);
+	const char *ps[3] = { p[1], p[3], p[4] };
+	read_back(&t, ps, 3, "filled, recovered (read without slots 0 and 2)", 0, false);
+	run_done(&t);
+}
+
+/*
+ * Finding 2: survival during a RAID 10 reshape is judged on the new
+ * geometry only (md/assemble.c array_level_survives on a->geom; md's
+ * raid10 calc_degraded/enough look at both). RAID 10 o2 4 -> 5: slots 0
+ * and 3 hold both copies of old chunks (offset copies wrap mod 4) but of
+ * no new chunk (mod 5). Without members 0 and 3: refused as md does, or
+ * (if assembled) every byte readable.
+ */
+static void run_old_lost(uint64_t seed)
+{
+	struct run t = { 0 };
+	struct uraid_sb sb;
+
+	if (grown_part_way(&t, "o2", seed, &sb)) {
+		CHECK(0, "old lost: setup");
+		run_done(&t);
+		return;
+	}
+	printf("old lost: stopped at reshape_position %" PRIu64 "\n", sb.reshape_position);
+	const char *ps[3] = { p[1], p[2], p[4] };
+	read_back(&t, ps, 3, "old lost (o2 4->5 without slots 0 and 3)", sb.reshape_position, true);
+	run_done(&t);
+}
+
+/*
+ * Finding 2 at run time: mid-reshape (o2 4 -> 5, writable, the job
+ * throttled), failing member 0 leaves both geometries whole; failing member
+ * 3 then would lose old chunks (slots 0 and 3 hold both copies of some, mod
+ * 4) though no new one (mod 5): refused, as md's raid10 enough() on the
+ * previous geometry. Every byte reads back right with member 0 failed.
+ */
+static void run_fail_mid(uint64_t seed)
+{
+	struct run t = { 0 };
+	struct uraid_sb sb;
+	char err[256];
+
+	if (grown_part_way(&t, "o2", seed, &sb)) {
+		CHECK(0, "fail mid: setup");
+		run_done(&t);
+		return;
+	}
+	struct uraid_assemble_opts ao = { .paths = p, .npaths = 5, .idle_clean_ms = 20 };
+	struct uraid_array *a = NULL;
+	if (uraid_array_assemble(t.e, &ao, &a, err, sizeof(err))) {
+		CHECK(0, "fail mid: assemble: %s", err);
+		run_done(&t);
+		return;
+	}
+	uraid_array_sync_speed(a, 1, 1);
+	int m0 = uraid_array_find_member(a, p[0]), m3 = uraid_array_find_member(a, p[3]);
+	int rc0 = uraid_array_fail_member(a, (unsigned)m0, 0, err, sizeof(err));
+	CHECK(rc0 == 0, "fail mid: failing member 0 refused: %s", err);
+	int rc3 = uraid_array_fail_member(a, (unsigned)m3, 0, err, sizeof(err));
+	struct uraid_sync_status ss;
+	bool mid = uraid_array_sync_status(a, &ss) == 0 && ss.reshape_position_bytes > 0 &&
+		   ss.reshape_position_bytes < t.size;
+	CHECK(mid, "fail mid: the reshape (throttled) ended before the test");
+	printf("fail mid: member 3 after member 0: %s%s\n", rc3 ? "refused: " : "failed",
+	       rc3 ? err : "");
+	CHECK(!mid || rc3 != 0, "fail mid: member 3 failed after member 0 mid-reshape (o2 4->5): "
+	      "the old rows lose chunks whose copies are both on slots 0 and 3");
+	uint64_t bad = 0, failed = 0;
+	for (uint64_t off = 0; off < t.size; off += 64 * 1024) {
+		if (uraid_array_pread(a, t.back + off, 64 * 1024, off))
+			failed++;
+		else if (memcmp(t.back + off, t.shadow + off, 64 * 1024))
+			bad++;
+	}
+	CHECK(bad == 0 && failed == 0, "fail mid: %" PRIu64 " pieces wrong, %" PRIu64 " failed",
+	      bad, failed);
+	CHECK(uraid_array_close(a) == 0, "fail mid: close");
+	run_done(&t);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
+
+	printf("test_reshape_r10_degraded seed %" PRIu64 "\n", seed);
+	fflush(stdout);
+	run_filled(seed);
+	run_old_lost(seed + 1);
+	run_fail_mid(seed + 2);
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}

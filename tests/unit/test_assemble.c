@@ -511,6 +511,22 @@ static void test_refusals(void)
 
 	EDIT(s.p[3], sb->layout = URAID_RIGHT_SYMMETRIC);
 	refused("layout differs", s.p, 4, 0, s.p[3], "strangely different");
+	/* older than the others: an update a crash cut short (a level change
+	   that reached the others first); md kicks it, the rest runs degraded */
+	for (int i = 0; i < 3; i++)
+		EDIT(s.p[i], sb->events += 1);
+	{
+		struct array *a = assemble(s.p, 4, 0, NULL);
+		CHECK(a, "older member of another layout: the rest assembles: %s", err);
+		if (a) {
+			CHECK(a->nmembers == 3 && a->slot[3].state == URAID_MEMBER_MISSING &&
+			      atomic_load(&a->degraded) == 1, "older member of another layout left "
+			      "out (members %u, slot 3 state %d)", a->nmembers, a->slot[3].state);
+			free_array(a);
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		EDIT(s.p[i], sb->events -= 1);
 	EDIT(s.p[3], sb->layout = URAID_LEFT_SYMMETRIC);
 
 	EDIT(s.p[3], sb->dev_number = 1);

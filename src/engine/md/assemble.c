@@ -292,6 +292,13 @@ static int check_same_array(const struct cand *c, const struct cand *ref, char *
 	return 0;
 }
 
+/* Of this array (UUID, metadata minor) but of an older update than ref's. */
+static bool same_array_older(const struct cand *c, const struct cand *ref)
+{
+	return !memcmp(c->sb.set_uuid, ref->sb.set_uuid, 16) && c->minor == ref->minor &&
+	       c->sb.events < ref->sb.events;
+}
+
 /*
  * Roles (§1.6): a member as fresh as the freshest keeps its own role; an
  * older one gets the role the freshest superblock gives its dev_number.
@@ -630,17 +637,38 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	for (unsigned i = 0; i < n; i++) {
 		if ((rc = check_member(&c[i], err, errlen)))
 			return rc;
-		if (i && (rc = check_same_array(&c[i], &c[0], err, errlen)))
-			return rc;
+		if (c[i].sb.events > fresh->sb.events)
+			fresh = &c[i];
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char why[320];
+		if (&c[i] == fresh || !(rc = check_same_array(&c[i], fresh, why, sizeof(why))))
+			continue;
+		if (!same_array_older(&c[i], fresh))
+			return fail(err, errlen, rc, "%s", why);
+		/* md kicks a member its freshest superblock disagrees with
+		   (analyze_sbs: "fatal superblock inconsistency"): here one whose
+		   update a crash cut short, e.g. a level change that reached the
+		   others first; it is left out, as a missing member, untouched */
+		ulog(array_log(a), URAID_LOG_WARNING, "%s; it is older (events %" PRIu64 " < %"
+		     PRIu64 "): left out", why, c[i].sb.events, fresh->sb.events);
+		struct cand *last = &c[n - 1];
+		member_close(c[i].m);
+		free(c[i].m);
+		if (fresh == last)
+			fresh = &c[i];
+		c[i] = *last;
+		memset(last, 0, sizeof(*last));
+		n--;
+		i--;
+	}
+	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)
 			if (c[j].sb.dev_number == c[i].sb.dev_number)
 				return fail(err, errlen, -EINVAL,
 					    "%s: has device number %u, as %s does (a copy of "
 					    "one member?)", c[i].m->path, c[i].sb.dev_number,
 					    c[j].m->path);
-		if (c[i].sb.events > fresh->sb.events)
-			fresh = &c[i];
-	}
 	/* members as fresh as the freshest agree on a reshape and its position */
 	for (unsigned i = 0; i < n; i++)
 		if (c[i].sb.events == fresh->sb.events &&

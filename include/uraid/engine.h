@@ -390,6 +390,7 @@ struct uraid_read_ahead_status {
 	uint64_t prefetched_bytes;  /* read ahead from the members */
 	uint64_t served_bytes;      /* of the client reads, copied from read-ahead */
 	uint64_t served_reads;      /* client reads answered whole from read-ahead */
+	uint64_t waited_reads;      /* of those, reads that waited for a prefetch to land */
 	uint64_t wasted_bytes;      /* prefetched, then dropped unread (a write, eviction) */
 	uint64_t invalidated_bytes; /* read ahead or being read, dropped by a write over it */
 };

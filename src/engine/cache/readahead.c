@@ -158,6 +158,7 @@ struct readahead {
 	struct ra_cands *cands;         /* one per reactor */
 	/* counters (under lock) */
 	uint64_t prefetched, served, served_reads, wasted;
+	uint64_t waited;                /* reads queued on a prefetch in flight */
 	uint64_t invalidated;           /* read ahead (or in flight), dropped by a write */
 };
 
@@ -528,6 +529,7 @@ static int stream_serve(struct readahead *ra, struct ra_set *s, struct ra_stream
 	if (wait) {
 		rq->next = wait->waiters;
 		wait->waiters = rq;
+		ra->waited++;
 		return RA_WAIT;
 	}
 	for (uint64_t pos = off; pos < end;) {
@@ -912,6 +914,7 @@ void ra_status(struct array *a, struct uraid_read_ahead_status *st)
 	st->prefetched_bytes = ra->prefetched;
 	st->served_bytes = ra->served;
 	st->served_reads = ra->served_reads;
+	st->waited_reads = ra->waited;
 	st->wasted_bytes = ra->wasted;
 	st->invalidated_bytes = ra->invalidated;
 	pthread_mutex_unlock(&ra->lock);

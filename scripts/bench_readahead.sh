@@ -18,8 +18,10 @@
 #     445 vs 562 MiB/s, 2 CPUs under load ~9), so "on" equals "off" there:
 #     what is left of it is one look at the members per read (ra_read),
 #     and a ratio such as 0.91 (best of 2 runs each) is the load's noise.
-#   - 4 KiB random reads, 2 connections x QD 32: every read takes the stream
-#     table's lock on both reactors and must not pay for it (>= 0.95 x).
+#   - 4 KiB random reads, 2 connections x QD 32: every read is looked at by
+#     stream detection on both reactors (no lock: the stream fronts' atomic
+#     copies and one slot per reactor's candidate table) and must not pay
+#     for it (>= 0.95 x).
 # Through NBD rather than in process: the export is where clients meet
 # read-ahead, the same server binary runs both ways, and uraid bench has no
 # read-ahead switch yet (its in-process array assembles with read-ahead

@@ -215,6 +215,20 @@ enum uraid_io_op {
 };
 
 #define URAID_IO_FUA 0x1u        /* WRITE: durable when it completes */
+/*
+ * READ: the engine may answer from memory of its own (read-ahead's
+ * buffers) instead of copying into buf: then io->lend.data points at the
+ * io->length bytes read when done() runs, and they stay as they are until
+ * the caller calls io->lend.give_back(&io->lend) (from any thread; before
+ * the array is closed). lend.data NULL: the bytes are in buf as usual.
+ */
+#define URAID_IO_LEND 0x4u
+
+struct uraid_lend {
+	const void *data;           /* set by the engine; NULL: not lent */
+	void (*give_back)(struct uraid_lend *l);
+	void *tok[2];               /* the engine's */
+};
 
 struct uraid_io {
 	enum uraid_io_op op;
@@ -225,13 +239,14 @@ struct uraid_io {
 	void (*done)(struct uraid_io *io, int result);   /* 0 or -errno, on the reactor */
 	void *ctx;                  /* the caller's */
 	uint64_t priv[6];           /* the engine's; do not touch while in flight */
+	struct uraid_lend lend;     /* URAID_IO_LEND: see above */
 };
 
 /*
  * Start io on the given reactor; done() runs there. From the thread driving
  * that reactor the request starts at once; from any other thread it is
  * handed over. Returns 0, or -EINVAL (misaligned, past the end, a flag
- * other than URAID_IO_FUA), -EROFS.
+ * other than URAID_IO_FUA and URAID_IO_LEND), -EROFS.
  */
 int uraid_array_submit(struct uraid_array *a, unsigned reactor, struct uraid_io *io);
 
@@ -375,6 +390,7 @@ struct uraid_read_ahead_status {
 	uint64_t prefetched_bytes;  /* read ahead from the members */
 	uint64_t served_bytes;      /* of the client reads, copied from read-ahead */
 	uint64_t served_reads;      /* client reads answered whole from read-ahead */
+	uint64_t waited_reads;      /* of those, reads that waited for a prefetch to land */
 	uint64_t wasted_bytes;      /* prefetched, then dropped unread (a write, eviction) */
 	uint64_t invalidated_bytes; /* read ahead or being read, dropped by a write over it */
 };

@@ -192,6 +192,8 @@ static void read_ahead_families(struct ctx *c, const struct uraid_read_ahead_sta
 		C("prefetched_bytes_total", prefetched_bytes, "Bytes read ahead from the members."),
 		C("served_bytes_total", served_bytes, "Bytes of client reads copied from read-ahead."),
 		C("served_reads_total", served_reads, "Client reads answered whole from read-ahead."),
+		C("waited_reads_total", waited_reads,
+		  "Client reads that waited for a prefetch in flight (read-ahead not far enough ahead)."),
 		C("wasted_bytes_total", wasted_bytes,
 		  "Bytes read ahead, then dropped unread (a write over them, or eviction)."),
 		C("invalidated_bytes_total", invalidated_bytes,

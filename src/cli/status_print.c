@@ -153,6 +153,7 @@ static void json_read_ahead(struct json *j, const struct uraid_read_ahead_status
 	json_u64(j, "prefetched_bytes", ra->prefetched_bytes);
 	json_u64(j, "served_bytes", ra->served_bytes);
 	json_u64(j, "served_reads", ra->served_reads);
+	json_u64(j, "waited_reads", ra->waited_reads);
 	json_u64(j, "wasted_bytes", ra->wasted_bytes);
 	json_u64(j, "invalidated_bytes", ra->invalidated_bytes);
 	json_obj_close(j);

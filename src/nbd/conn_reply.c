@@ -29,9 +29,11 @@ struct nbd_op *nbd_op_get(struct nbd_conn *c)
 	return op;
 }
 
-/* The buffer, and the memory reserved for it (limits.c). */
+/* The buffer, the bytes the array lent, and the memory reserved for it (limits.c). */
 static void op_buf_release(struct nbd_conn *c, struct nbd_op *op)
 {
+	if (op->type == NBD_CMD_READ && op->io.lend.data)
+		op->io.lend.give_back(&op->io.lend);
 	if (op->buf) {
 		if (op->buf_len <= POOL_MAX_BYTES)
 			bufpool_put(c->pool, op->buf, op->buf_len);
@@ -205,6 +207,7 @@ void nbd_op_start(struct nbd_conn *c, struct nbd_op *op)
 		return;
 	case NBD_CMD_READ:
 		io->op = URAID_IO_READ;
+		io->flags = URAID_IO_LEND;      /* sent from read-ahead's buffer: no copy */
 		if (!nbd_op_buf(c, op, op->length))
 			goto nomem;
 		break;
@@ -378,7 +381,7 @@ void nbd_conn_send(struct nbd_conn *c)
 			sent -= op->hdr_len;
 		}
 		if (op->data_len > sent) {
-			c->iov[n].iov_base = (uint8_t *)op->buf + sent;
+			c->iov[n].iov_base = (void *)(nbd_op_data(op) + sent);
 			c->iov[n++].iov_len = op->data_len - sent;
 		}
 	}

@@ -252,7 +252,7 @@ static int encrypt_replies(struct nbd_conn *c, const char **why)
 				p = op->hdr + op->sent;
 				plen = op->hdr_len - op->sent;
 			} else {
-				p = (const uint8_t *)op->buf + (op->sent - op->hdr_len);
+				p = nbd_op_data(op) + (op->sent - op->hdr_len);
 				plen = op->hdr_len + op->data_len - op->sent;
 			}
 			size_t take;

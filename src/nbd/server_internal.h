@@ -76,6 +76,15 @@ struct nbd_op {
 	uint8_t hdr[NBD_CHUNK_HEADER_BYTES + 6 + NBD_MAX_ERRMSG];
 };
 
+/* The bytes of a reply's payload: lent by the array (a READ answered
+ * from read-ahead's buffers, URAID_IO_LEND), else the op's buffer. */
+static inline const uint8_t *nbd_op_data(const struct nbd_op *op)
+{
+	if (op->type == NBD_CMD_READ && op->io.lend.data)
+		return op->io.lend.data;
+	return op->buf;
+}
+
 struct nbd_conn {
 	struct nbd_server *s;
 	struct nbd_conn *next;          /* the server's list (s->lock) */

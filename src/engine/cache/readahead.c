@@ -3,16 +3,28 @@
  * Read-ahead for sequential read streams.
  *
  * Detection. A read that starts exactly where an earlier one ended
- * continues a candidate (RA_CANDS of them, replaced least recently used
- * first, so random reads only ever churn this small table); the
- * RA_CONFIRM-th contiguous read makes the candidate a stream, which takes
- * one of URAID_READ_AHEAD_STREAMS windows (a free one, else the least
- * recently used one with no prefetch in flight). Streams come from any
- * connection and any reactor: the table is the array's, under one mutex
+ * continues a candidate (RA_CANDS slots of them per reactor, so random
+ * reads only ever churn these small tables); the RA_CONFIRM-th contiguous
+ * read makes the candidate a stream, which takes one of
+ * URAID_READ_AHEAD_STREAMS windows (a free one, else the least recently
+ * used one with no prefetch in flight). Streams come from any connection
+ * and any reactor: the stream table is the array's, under one mutex
  * (ra->lock), held for table steps only. A read belongs to a stream when it
  * starts within a window behind the stream's front or a few request lengths
  * past it, which lets the requests of a client with several in flight
  * arrive out of order.
+ *
+ * A random read must cost next to nothing, on every reactor at once: it
+ * takes no lock, writes nothing another reactor writes, and looks at a
+ * fixed number of places. Each reactor keeps candidates of its own, in
+ * slots by a hash of where their next read would start: only its thread
+ * writes them, the others read them (atomics), so a stream whose reads
+ * come on several reactors (a client's connections) is still seen: a read
+ * that continues another reactor's candidate makes one of its own, one
+ * step further. Whether a read is near a stream is first asked of a copy of
+ * each stream's front kept in struct readahead (atomics, written under the
+ * lock, read without it). Only a read near a stream, or one that confirms
+ * a candidate, takes the lock.
  *
  * Prefetch. A window is a ring of nseg buffers of one unit each: the
  * level's largest piece (a stripe row on RAID 4/5/6, a chunk elsewhere:
@@ -30,7 +42,11 @@
  * read ahead: a window cannot hold such a read and the one after it.
  *
  * Serving. A read wholly covered by one stream's buffers is copied from
- * them: the buffers are pinned under the lock and copied outside it. If a
+ * them: the buffers are pinned under the lock and copied outside it. A
+ * caller that takes lent bytes (URAID_IO_LEND: the NBD server, which sends
+ * them) gets a pointer into the buffer instead, which stays pinned until it
+ * is given back: one 128 KiB copy fewer on the reactor, whose time a
+ * sequential reader at QD 1 waits for. If a
  * buffer it needs is still being read, the request waits on that buffer
  * and looks again when it lands (on its own reactor). A read covered only
  * in part goes to the members whole: simpler, and a sequential reader
@@ -46,7 +62,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +69,7 @@
 #include "engine/cache/readahead.h"
 #include "engine/core/array.h"
 
-#define RA_CANDS 32             /* candidates: reads that may start a stream */
+#define RA_CANDS 32             /* candidates per reactor: slots, a power of two */
 #define RA_CONFIRM 3            /* contiguous reads after the first that make a stream */
 #define RA_PROTECT (4 * RA_CANDS) /* a continued candidate is kept this many reads */
 #define RA_AHEAD_REQS 4         /* a read may start this many of its lengths past the front */
@@ -92,12 +107,22 @@ struct ra_stream {
 	struct ra_seg *seg;             /* nseg of them, a ring by unit number */
 };
 
+/* A candidate, in the slot of its next read's hash. Written by its
+ * reactor only, read by all (a torn pair only misjudges one read). */
 struct ra_cand {
-	uint64_t next;                  /* end of its last read; 0 and stamp 0: unused */
-	uint64_t stamp;
-	uint64_t req_len;               /* the largest of its reads */
-	unsigned seq;                   /* contiguous reads after the first */
+	_Atomic uint64_t next;          /* end of its last read; 0: unused */
+	_Atomic uint64_t meta;          /* contiguous reads after the first (low 8
+					   bits), the largest of its reads (above) */
+	uint64_t stamp;                 /* its reactor's only */
 };
+
+/* One reactor's candidates; lines of their own so that the reactors do not
+ * write to one line. */
+struct ra_cands {
+	uint64_t stamp;                 /* its reads not near a stream */
+	uint32_t set_gen;               /* ra->set_gen they were noted under */
+	struct ra_cand cand[RA_CANDS];
+} __attribute__((aligned(64)));
 
 /* The windows of one read-ahead size; replaced whole when the size changes. */
 struct ra_set {
@@ -105,7 +130,8 @@ struct ra_set {
 	uint64_t window, unit;          /* bytes */
 	unsigned nseg;
 	unsigned inflight;              /* its prefetches in flight */
-	bool retired;                   /* replaced: freed when inflight reaches 0 */
+	unsigned pinned;                /* pins of its buffers (reads copying, bytes lent) */
+	bool retired;                   /* replaced: freed when both reach 0 */
 	struct ra_set *next_retired;
 	uint8_t *mem;
 	struct ra_stream stream[URAID_READ_AHEAD_STREAMS];
@@ -122,13 +148,30 @@ struct readahead {
 	_Atomic unsigned nonempty;
 	struct ra_set *retired;         /* replaced sets with prefetches in flight */
 	uint64_t stamp;
-	struct ra_cand cand[RA_CANDS];
+	/* each stream's front and read length (0: no stream), copied from the
+	   current set's streams under the lock, read without it: a read far
+	   from all of them is no stream's (stream_near) */
+	_Atomic uint64_t hint_next[URAID_READ_AHEAD_STREAMS];
+	_Atomic uint64_t hint_req[URAID_READ_AHEAD_STREAMS];
+	_Atomic uint64_t hint_window;
+	_Atomic uint32_t set_gen;       /* a new one with each set: candidates start over */
+	unsigned ncands;                /* reactors */
+	struct ra_cands *cands;         /* one per reactor */
 	/* counters (under lock) */
 	uint64_t prefetched, served, served_reads, wasted;
+	uint64_t waited;                /* reads queued on a prefetch in flight */
 	uint64_t invalidated;           /* read ahead (or in flight), dropped by a write */
 };
 
 static struct readahead *RA(struct array *a) { return a->ra; }
+
+/* After a change of stream i of the current set s (lock held). */
+static void hint_sync(struct readahead *ra, const struct ra_set *s, unsigned i)
+{
+	const struct ra_stream *st = &s->stream[i];
+	atomic_store_explicit(&ra->hint_req[i], st->req_len, memory_order_relaxed);
+	atomic_store_explicit(&ra->hint_next[i], st->live ? st->next : 0, memory_order_relaxed);
+}
 
 /* ---- sizes ---- */
 
@@ -303,50 +346,95 @@ static struct ra_stream *stream_take(struct readahead *ra, struct ra_set *s)
 	return best;
 }
 
-/* A read no stream claims: a candidate's next read, or a new candidate.
- * Returns a new stream when it confirms one. A new candidate replaces the
- * least recently used one that has not been continued within the last
- * RA_PROTECT reads, so that random reads in between do not push out a
- * stream in the making (the bound keeps random reads that continued each
- * other by chance from piling up into streams on a small array); only when
- * all are protected does it take the least recently used. */
-static struct ra_stream *cand_note(struct readahead *ra, struct ra_set *s, uint64_t off,
-				   uint64_t end)
+/* Is a read at [off, off + len) near a stream (as stream_match would find
+ * it), by the copies of the fronts? No lock: a copy a moment old only
+ * sends a read to the lock, or one to the members. */
+static bool stream_near(struct readahead *ra, uint64_t off, uint64_t len)
 {
-	struct ra_cand *lru = NULL, *lru_any = &ra->cand[0];
-	for (unsigned i = 0; i < RA_CANDS; i++) {
-		struct ra_cand *c = &ra->cand[i];
-		if (c->stamp && c->next == off) {
-			c->next = end;
-			c->stamp = ra->stamp;
-			if (end - off > c->req_len)
-				c->req_len = end - off;
-			if (++c->seq < RA_CONFIRM)
-				return NULL;
-			uint64_t req_len = c->req_len;
-			struct ra_stream *st = stream_take(ra, s);
-			if (!st)
-				return NULL;
-			memset(c, 0, sizeof(*c));
-			st->live = true;
-			st->next = end;
-			st->pf_next = end;
-			st->req_len = req_len;
-			return st;
-		}
-		bool kept = c->seq && ra->stamp - c->stamp < RA_PROTECT;
-		if (!kept && (!lru || c->stamp < lru->stamp))
-			lru = c;
-		if (c->stamp < lru_any->stamp)
-			lru_any = c;
+	uint64_t window = atomic_load_explicit(&ra->hint_window, memory_order_relaxed);
+	for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS; i++) {
+		uint64_t next = atomic_load_explicit(&ra->hint_next[i], memory_order_relaxed);
+		if (!next || off + window < next)
+			continue;
+		uint64_t req = atomic_load_explicit(&ra->hint_req[i], memory_order_relaxed);
+		if (off <= next || (len <= req && off <= next + RA_AHEAD_REQS * req))
+			return true;
 	}
-	if (!lru)
-		lru = lru_any;
-	lru->next = end;
-	lru->stamp = ra->stamp;
-	lru->seq = 0;
-	lru->req_len = end - off;
-	return NULL;
+	return false;
+}
+
+static unsigned cand_slot(uint64_t pos)
+{
+	return (unsigned)(((pos >> 9) * 0x9E3779B97F4A7C15ull) >> 58) & (RA_CANDS - 1);
+}
+
+/*
+ * A read no stream claims, on reactor ri (its thread, no lock): does it
+ * continue a candidate of any reactor's (the one whose next read starts at
+ * off, in slot cand_slot(off) of each table)? Then this reactor notes the
+ * candidate one read further (its own slot for end; its old one is
+ * emptied when it was its own), else a new candidate. Returns the
+ * candidate when the read confirms a stream (the caller empties it once
+ * the stream has a window; till then the next read confirms it again).
+ *
+ * A continued candidate is protected for RA_PROTECT of the reactor's
+ * reads: a new one whose slot it holds is not noted, so that random reads
+ * in between do not push out a stream in the making (the bound keeps
+ * random reads that continued each other by chance from piling up into
+ * streams on a small array).
+ */
+static struct ra_cand *cand_note(struct readahead *ra, unsigned ri, uint64_t off, uint64_t end)
+{
+	struct ra_cands *t = &ra->cands[ri];
+	uint32_t gen = atomic_load_explicit(&ra->set_gen, memory_order_relaxed);
+	if (t->set_gen != gen) {
+		for (unsigned i = 0; i < RA_CANDS; i++)
+			atomic_store_explicit(&t->cand[i].next, 0, memory_order_relaxed);
+		t->set_gen = gen;
+	}
+	t->stamp++;
+	unsigned seq = 0;
+	uint64_t req_len = end - off;
+	unsigned so = cand_slot(off);
+	for (unsigned k = 0; k < ra->ncands; k++) {
+		unsigned j = (ri + k) % ra->ncands;
+		struct ra_cand *c = &ra->cands[j].cand[so];
+		if (atomic_load_explicit(&c->next, memory_order_relaxed) != off)
+			continue;
+		uint64_t meta = atomic_load_explicit(&c->meta, memory_order_relaxed);
+		seq = (unsigned)(meta & 0xff) + 1;
+		if (meta >> 8 > req_len)
+			req_len = meta >> 8;
+		if (j == ri)
+			atomic_store_explicit(&c->next, 0, memory_order_relaxed);
+		break;
+	}
+	struct ra_cand *c = &t->cand[cand_slot(end)];
+	if (!seq && atomic_load_explicit(&c->next, memory_order_relaxed) &&
+	    (atomic_load_explicit(&c->meta, memory_order_relaxed) & 0xff) &&
+	    t->stamp - c->stamp < RA_PROTECT)
+		return NULL;    /* a stream in the making holds the slot */
+	if (seq > RA_CONFIRM)
+		seq = RA_CONFIRM;
+	atomic_store_explicit(&c->meta, req_len << 8 | seq, memory_order_relaxed);
+	atomic_store_explicit(&c->next, end, memory_order_relaxed);
+	c->stamp = t->stamp;
+	return seq >= RA_CONFIRM ? c : NULL;
+}
+
+/* A confirmed candidate becomes a stream (lock held); NULL: every window
+ * is busy. */
+static struct ra_stream *stream_new(struct readahead *ra, struct ra_set *s, uint64_t end,
+				    uint64_t req_len)
+{
+	struct ra_stream *st = stream_take(ra, s);
+	if (!st)
+		return NULL;
+	st->live = true;
+	st->next = end;
+	st->pf_next = end;
+	st->req_len = req_len;
+	return st;
 }
 
 /*
@@ -427,8 +515,8 @@ static struct ra_seg *seg_at(struct ra_set *s, struct ra_stream *st, uint64_t po
 
 /* Is [off, end) wholly in st's buffers? RA_SERVE with them pinned, RA_WAIT
  * with rq queued on one in flight, RA_MISS. */
-static int stream_serve(struct ra_set *s, struct ra_stream *st, struct array_req *rq,
-			uint64_t off, uint64_t end)
+static int stream_serve(struct readahead *ra, struct ra_set *s, struct ra_stream *st,
+			struct array_req *rq, uint64_t off, uint64_t end)
 {
 	struct ra_seg *wait = NULL;
 	for (uint64_t pos = off; pos < end;) {
@@ -442,36 +530,93 @@ static int stream_serve(struct ra_set *s, struct ra_stream *st, struct array_req
 	if (wait) {
 		rq->next = wait->waiters;
 		wait->waiters = rq;
+		ra->waited++;
 		return RA_WAIT;
 	}
 	for (uint64_t pos = off; pos < end;) {
 		struct ra_seg *g = seg_at(s, st, pos);
 		g->pins++;
-		pos = g->off + g->len;
-	}
-	return RA_SERVE;
-}
-
-/* Copy [off, end) out of st's pinned buffers (outside the lock), unpin. */
-static void copy_out(struct readahead *ra, struct ra_set *s, struct ra_stream *st,
-		     uint8_t *dst, uint64_t off, uint64_t end)
-{
-	for (uint64_t pos = off; pos < end;) {
-		struct ra_seg *g = &st->seg[pos / s->unit % s->nseg];
-		uint64_t stop = g->off + g->len < end ? g->off + g->len : end;
-		memcpy(dst + (pos - off), g->buf + (pos - g->off), stop - pos);
-		pos = stop;
-	}
-	pthread_mutex_lock(&ra->lock);
-	for (uint64_t pos = off; pos < end;) {
-		struct ra_seg *g = &st->seg[pos / s->unit % s->nseg];
-		g->pins--;
+		s->pinned++;
 		g->used = true;
 		pos = g->off + g->len;
 	}
 	ra->served += end - off;
 	ra->served_reads++;
+	return RA_SERVE;
+}
+
+/* A retired set with nothing in flight nor pinned leaves ra->retired
+ * (lock held); true: the caller frees it once the lock is let go. */
+static bool set_done(struct readahead *ra, struct ra_set *s)
+{
+	if (!s->retired || s->inflight || s->pinned)
+		return false;
+	for (struct ra_set **pp = &ra->retired; *pp; pp = &(*pp)->next_retired)
+		if (*pp == s) {
+			*pp = s->next_retired;
+			break;
+		}
+	return true;
+}
+
+/* Lock held: one pin of g gone; true: free its set. */
+static bool seg_unpin(struct readahead *ra, struct ra_seg *g)
+{
+	g->pins--;
+	g->set->pinned--;
+	return set_done(ra, g->set);
+}
+
+/* URAID_IO_LEND's give_back: the bytes lent from a buffer are sent. */
+static void ra_give_back(struct uraid_lend *l)
+{
+	struct ra_seg *g = l->tok[0];
+	struct ra_set *s = g->set;
+	struct readahead *ra = s->ra;
+
+	l->data = NULL;
+	pthread_mutex_lock(&ra->lock);
+	bool free_set = seg_unpin(ra, g);
 	pthread_mutex_unlock(&ra->lock);
+	if (free_set)
+		set_free(s);
+}
+
+/*
+ * Answer rq from st's buffers pinned for it (outside the lock): lent when
+ * its caller takes that and the bytes lie in one buffer (no copy: the
+ * buffer stays pinned until given back), else copied and unpinned.
+ */
+static void serve_out(struct readahead *ra, struct ra_set *s, struct ra_stream *st,
+		      struct array_req *rq, uint64_t off, uint64_t end)
+{
+	struct uraid_io *io = rq->io;
+	struct ra_seg *g = &st->seg[off / s->unit % s->nseg];
+	bool free_set = false;
+
+	if ((io->flags & URAID_IO_LEND) && end <= g->off + g->len) {
+		io->lend.data = g->buf + (off - g->off);
+		io->lend.give_back = ra_give_back;
+		io->lend.tok[0] = g;
+		array_piece_done(rq, 0);
+		return;
+	}
+	for (uint64_t pos = off; pos < end;) {
+		g = &st->seg[pos / s->unit % s->nseg];
+		uint64_t stop = g->off + g->len < end ? g->off + g->len : end;
+		memcpy((uint8_t *)io->buf + (pos - off), g->buf + (pos - g->off), stop - pos);
+		pos = stop;
+	}
+	pthread_mutex_lock(&ra->lock);
+	for (uint64_t pos = off; pos < end;) {
+		g = &st->seg[pos / s->unit % s->nseg];
+		pos = g->off + g->len;
+		free_set |= seg_unpin(ra, g);
+	}
+	pthread_mutex_unlock(&ra->lock);
+	if (free_set)
+		set_free(s);
+	array_piece_done(rq, 0);
 }
 
 /* ---- the request path ---- */
@@ -512,12 +657,10 @@ static bool try_serve(struct readahead *ra, struct array_req *rq)
 	pthread_mutex_lock(&ra->lock);
 	struct ra_set *s = atomic_load_explicit(&ra->set, memory_order_relaxed);
 	struct ra_stream *st = s ? stream_holding(s, off) : NULL;
-	int r = st ? stream_serve(s, st, rq, off, end) : RA_MISS;
+	int r = st ? stream_serve(ra, s, st, rq, off, end) : RA_MISS;
 	pthread_mutex_unlock(&ra->lock);
-	if (r == RA_SERVE) {
-		copy_out(ra, s, st, rq->io->buf, off, end);
-		array_piece_done(rq, 0);
-	}
+	if (r == RA_SERVE)
+		serve_out(ra, s, st, rq, off, end);
 	return r != RA_MISS;
 }
 
@@ -547,14 +690,8 @@ static void prefetch_done(struct uraid_io *io, int res)
 	}
 	struct array_req *w = g->waiters;
 	g->waiters = NULL;
-	if (--s->inflight == 0 && s->retired) {
-		for (struct ra_set **pp = &ra->retired; *pp; pp = &(*pp)->next_retired)
-			if (*pp == s) {
-				*pp = s->next_retired;
-				break;
-			}
-		free_set = true;
-	}
+	s->inflight--;
+	free_set = set_done(ra, s);
 	pthread_mutex_unlock(&ra->lock);
 	while (w) {
 		struct array_req *rq = w;
@@ -587,6 +724,13 @@ bool ra_read(struct array_req *rq)
 	unsigned n = 0;
 	int r = RA_MISS;
 
+	/* a read far from every stream: this reactor's candidates, no lock */
+	struct ra_cand *confirmed = NULL;
+	unsigned ri = rq->er->r.index;
+	if (!stream_near(ra, off, io->length)) {
+		if (ri >= ra->ncands || !(confirmed = cand_note(ra, ri, off, end)))
+			return false;
+	}
 	pthread_mutex_lock(&ra->lock);
 	struct ra_set *s = atomic_load_explicit(&ra->set, memory_order_relaxed);
 	if (!s) {
@@ -600,24 +744,28 @@ bool ra_read(struct array_req *rq)
 			st->req_len = io->length;
 		if (end > st->next)
 			st->next = end;
-	} else {
-		st = cand_note(ra, s, off, end);
+	} else if (confirmed) {
+		st = stream_new(ra, s, end,
+				atomic_load_explicit(&confirmed->meta, memory_order_relaxed) >> 8);
 	}
+	/* a stream now (its own, or one another reactor made meanwhile): the
+	   candidate is done with (else the next read confirms it again) */
+	if (st && confirmed)
+		atomic_store_explicit(&confirmed->next, 0, memory_order_relaxed);
 	if (st) {
+		hint_sync(ra, s, (unsigned)(st - s->stream));
 		st->stamp = ra->stamp;
 		/* a read of more than half the window could not be served from
 		   it, and what was read ahead of it would go unread */
 		if (io->length <= s->window / 2)
 			n = stream_fill(ra, s, st, off, end, out);
-		r = stream_serve(s, st, rq, off, end);
+		r = stream_serve(ra, s, st, rq, off, end);
 	}
 	pthread_mutex_unlock(&ra->lock);
 
 	if (!n) {
-		if (r == RA_SERVE) {
-			copy_out(ra, s, st, io->buf, off, end);
-			array_piece_done(rq, 0);
-		}
+		if (r == RA_SERVE)
+			serve_out(ra, s, st, rq, off, end);
 		return r != RA_MISS;
 	}
 	/*
@@ -633,8 +781,7 @@ bool ra_read(struct array_req *rq)
 	struct array_counters *c = &a->counters[reactor];
 	atomic_fetch_add(&c->in_flight, 1);
 	if (r == RA_SERVE) {
-		copy_out(ra, s, st, io->buf, off, end);
-		array_piece_done(rq, 0);
+		serve_out(ra, s, st, rq, off, end);
 	} else if (r == RA_MISS) {
 		array_req_to_level(rq);
 	}
@@ -662,7 +809,13 @@ static int ra_set_window(struct readahead *ra, uint64_t bytes)
 	pthread_mutex_lock(&ra->lock);
 	struct ra_set *old = atomic_load_explicit(&ra->set, memory_order_relaxed);
 	atomic_store_explicit(&ra->set, s, memory_order_relaxed);
-	memset(ra->cand, 0, sizeof(ra->cand));
+	/* no stream in the new set; the reactors' candidates start over */
+	for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS; i++) {
+		atomic_store_explicit(&ra->hint_next[i], 0, memory_order_relaxed);
+		atomic_store_explicit(&ra->hint_req[i], 0, memory_order_relaxed);
+	}
+	atomic_store_explicit(&ra->hint_window, s ? s->window : 0, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ra->set_gen, 1, memory_order_relaxed);
 	bool free_old = false;
 	if (old)
 		old->retired = true;    /* its buffers leave ra->nonempty now */
@@ -671,19 +824,9 @@ static int ra_set_window(struct readahead *ra, uint64_t bytes)
 		for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS; i++)
 			if (old->stream[i].live)
 				stream_drop(ra, old, &old->stream[i]);
-		/* pinned buffers are being copied from outside the lock: wait for
-		   them (a copy is short, and this is the control thread) */
-		for (;;) {
-			unsigned pins = 0;
-			for (unsigned i = 0; i < URAID_READ_AHEAD_STREAMS * old->nseg; i++)
-				pins += old->segs[i].pins;
-			if (!pins)
-				break;
-			pthread_mutex_unlock(&ra->lock);
-			sched_yield();
-			pthread_mutex_lock(&ra->lock);
-		}
-		if (old->inflight) {
+		/* buffers being copied from or lent (pinned), prefetches in
+		   flight: freed by the last of them (set_done) */
+		if (old->inflight || old->pinned) {
 			old->next_retired = ra->retired;
 			ra->retired = old;
 		} else {
@@ -702,6 +845,13 @@ int ra_init(struct array *a, uint64_t bytes, char *err, size_t errlen)
 	if (!ra)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	ra->a = a;
+	ra->ncands = a->e->nreactors ? a->e->nreactors : 1;
+	ra->cands = aligned_alloc(_Alignof(struct ra_cands), ra->ncands * sizeof(struct ra_cands));
+	if (!ra->cands) {
+		free(ra);
+		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+	}
+	memset(ra->cands, 0, ra->ncands * sizeof(struct ra_cands));
 	pthread_mutex_init(&ra->lock, NULL);
 	a->ra = ra;
 	int rc = ra_set_window(ra, bytes);
@@ -715,6 +865,8 @@ int ra_init(struct array *a, uint64_t bytes, char *err, size_t errlen)
 	return 0;
 }
 
+/* Every byte lent has been given back: the caller gives them back before
+ * it closes the array (the NBD server ends its connections first). */
 void ra_fini(struct array *a)
 {
 	struct readahead *ra = RA(a);
@@ -727,6 +879,7 @@ void ra_fini(struct array *a)
 		set_free(s);
 	}
 	pthread_mutex_destroy(&ra->lock);
+	free(ra->cands);
 	free(ra);
 	a->ra = NULL;
 }
@@ -765,6 +918,7 @@ void ra_status(struct array *a, struct uraid_read_ahead_status *st)
 	st->prefetched_bytes = ra->prefetched;
 	st->served_bytes = ra->served;
 	st->served_reads = ra->served_reads;
+	st->waited_reads = ra->waited;
 	st->wasted_bytes = ra->wasted;
 	st->invalidated_bytes = ra->invalidated;
 	pthread_mutex_unlock(&ra->lock);

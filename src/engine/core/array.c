@@ -677,8 +677,9 @@ int uraid_array_submit(struct uraid_array *ua, unsigned reactor, struct uraid_io
 		return -EINVAL;
 	if (io->op > URAID_IO_WRITE_ZEROES)
 		return -EINVAL;
-	if (io->flags & ~URAID_IO_FUA)
+	if (io->flags & ~(URAID_IO_FUA | URAID_IO_LEND))
 		return -EINVAL;         /* unknown, or the engine's own (ARRAY_IO_INTERNAL) */
+	io->lend.data = NULL;
 	if (io->op != URAID_IO_FLUSH &&
 	    ((io->offset | io->length) % 512 || io->offset > size || io->length > size - io->offset))
 		return -EINVAL;

@@ -102,6 +102,42 @@ static unsigned bucket(const struct r5_heads *hs, uint64_t key, uint32_t x)
 	       hs->hash_mask;
 }
 
+/*
+ * The keep gauge (hs->keep_score). Keeping a unit costs its write a 4 KiB
+ * copy and two list steps under mu (about 1 us); it pays only when a later
+ * write of the same unit finds it. Random writes over far more than the
+ * cache holds find almost nothing: the gauge falls to 0 after
+ * R5_KEEP_SCORE_MAX such looks, and from then on 1 unit in
+ * R5_KEEP_SAMPLE is kept, so that a working set that fits shows hits
+ * again; a hit rate above 1 / (R5_KEEP_GAIN + 1) of the looks holds it up.
+ */
+#define R5_KEEP_SCORE_MAX 1024u
+#define R5_KEEP_GAIN 16u
+#define R5_KEEP_SAMPLE 16u
+
+static void keep_score_add(struct r5_heads *hs, bool hit)
+{
+	uint32_t v = __atomic_load_n(&hs->keep_score, __ATOMIC_RELAXED), nv;
+
+	if (hit)
+		nv = v + R5_KEEP_GAIN > R5_KEEP_SCORE_MAX ? R5_KEEP_SCORE_MAX : v + R5_KEEP_GAIN;
+	else
+		nv = v ? v - 1 : 0;
+	if (nv != v)
+		__atomic_store_n(&hs->keep_score, nv, __ATOMIC_RELAXED);
+}
+
+bool r5_heads_want_keep(struct r5_heads *hs, uint64_t key, uint32_t x, uint64_t now_ns)
+{
+	if (__atomic_load_n(&hs->keep_score, __ATOMIC_RELAXED))
+		return true;
+	/* the sample: a hash of the unit and of the clock's 16 ms period, so
+	   that it moves over the units (a hot unit is in it now and then) */
+	uint64_t h = (key * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)x * 0xC2B2AE3D27D4EB4Full) ^
+		     ((now_ns >> 24) * 0x165667B19E3779F9ull);
+	return (h >> 32) % R5_KEEP_SAMPLE == 0;
+}
+
 /* Buckets of the per-row kept counts (hs->rowkept), a power of two. */
 #define R5_ROWKEPT 16384u
 
@@ -209,6 +245,7 @@ int r5_heads_init(struct r5_heads *hs, unsigned pages_per_head, unsigned size)
 	hs->n = pages_per_head;
 	hs->populate = r5_heads_populate;
 	hs->hash_mask = R5_HASH_BUCKETS - 1;
+	hs->keep_score = R5_KEEP_SCORE_MAX;  /* keep until looks say it does not pay */
 	hs->hash = calloc(R5_HASH_BUCKETS, sizeof(*hs->hash));
 	hs->rowkept = calloc(R5_ROWKEPT, sizeof(*hs->rowkept));
 	if (!hs->hash || !hs->rowkept || pthread_mutex_init(&hs->mu, NULL)) {
@@ -429,6 +466,7 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 	/* the caller holds the row: nothing kept of it, no mutex */
 	if (!row_may_keep(hs, key)) {
 		__atomic_fetch_add(&hs->misses, 1, __ATOMIC_RELAXED);
+		keep_score_add(hs, false);
 		return false;
 	}
 	pthread_mutex_lock(&hs->mu);
@@ -436,6 +474,7 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 	if (!k) {
 		__atomic_fetch_add(&hs->misses, 1, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&hs->mu);
+		keep_score_add(hs, false);
 		return false;
 	}
 	/* h takes k's pages and k h's: k is clean from now on */
@@ -453,6 +492,7 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 	hs->drops--;            /* taken over, not dropped */
 	hs->hits++;
 	pthread_mutex_unlock(&hs->mu);
+	keep_score_add(hs, true);
 	return true;
 }
 

@@ -210,6 +210,15 @@ struct r5_heads {
 	uint32_t *rowkept;
 	uint64_t hits, keeps, drops;
 	uint64_t misses;                /* added to without mu (atomic) */
+	/*
+	 * Whether keeping pays (r5_heads_want_keep): a gauge read and written
+	 * without mu (relaxed; a lost update only nudges it). A look that
+	 * finds nothing lowers it by one, a hit raises it by R5_KEEP_GAIN;
+	 * while it is 0 only a sample of the units is kept, enough to see
+	 * hits come back. Written only when it changes: at 0 (random writes
+	 * over more than the cache holds) the reactors only read it.
+	 */
+	uint32_t keep_score;
 	/* heads beyond the size after a shrink: pages given back to the
 	   system (madvise), kept for the next growth */
 	struct r5_head *spare;
@@ -259,6 +268,9 @@ bool r5_head_take_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uin
 void r5_head_put_kept(struct r5_heads *hs, struct r5_head *h, uint64_t key, uint32_t x);
 void r5_heads_drop(struct r5_heads *hs, uint64_t key, uint32_t x0, uint32_t x1);
 void r5_heads_drop_all(struct r5_heads *hs);
+/* Should a written unit (key, x) be kept? now_ns: the reactor's clock,
+ * which turns the sample over. */
+bool r5_heads_want_keep(struct r5_heads *hs, uint64_t key, uint32_t x, uint64_t now_ns);
 
 /* ---- one piece (raid5_piece.c): a stripe row's worth of one request ---- */
 

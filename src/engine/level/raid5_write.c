@@ -263,6 +263,10 @@ static void unit_cache_end(struct r5_piece *pc)
 
 	if (!unit_keepable(pc) || pc->result < 0 || pc->plan.mode == R5_DIRECT)
 		return;
+	/* keeping must pay: not while writes of kept units are rare */
+	if (!r5_heads_want_keep(&pc->priv->heads, r5_row_key(pc), pc->ux,
+				reactor_now_ns(r5_piece_reactor(pc))))
+		return;
 	for (unsigned s = 0; s < pc->n; s++)
 		if (pc->sflag[s] & SF_BAD)
 			return;         /* a read error: the members were repaired, keep none */

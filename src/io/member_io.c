@@ -53,8 +53,7 @@ static void member_io_inline(struct member_io *mio, void *buf, uint32_t len, uin
 	reactor_complete(mio->r, &mio->op, n < 0 ? -errno : (int)n);
 }
 
-/* A gathered write's iovecs past the n bytes written (a short transfer). */
-static void member_iov_advance(struct member_io *mio, size_t n)
+void member_iov_advance(struct member_io *mio, size_t n)
 {
 	while (n && mio->iovcnt) {
 		if (n < mio->iov->iov_len) {

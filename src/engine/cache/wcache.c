@@ -982,7 +982,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				pthread_mutex_unlock(&c->lock);
 				c->jpl->ops->wb_kick(c->jpl, &rq->er->r);
 				if (run)
-					wc_kick_beside(c, rq->er);
+					wc_destage_run(c, rq->er);
 				return true;
 			}
 			c->st.writes_through++;

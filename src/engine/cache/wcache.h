@@ -199,8 +199,6 @@ void wcache_tick(struct array *a, uint64_t now_ns);
 /* ---- between wcache.c and wcache_destage.c (lock held where said) ---- */
 void wc_destage_run(struct wcache *c, struct engine_reactor *er);
 void wc_kick(struct wcache *c);
-/* Destage on a reactor other than er (er itself when it is the only one). */
-void wc_kick_beside(struct wcache *c, struct engine_reactor *er);
 bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */

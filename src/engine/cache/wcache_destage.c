@@ -258,29 +258,6 @@ void wc_kick(struct wcache *c)
 	reactor_post(&c->a->e->reactors[0].r, &c->kick_msg);
 }
 
-/*
- * The journal's write-back mode: a cached write is acknowledged on its own
- * reactor once its record is in the log, and its destage (a read-modify-
- * write and its own log write, as much work as the write without a cache)
- * runs beside it, on the next reactor, not in its way: that is where the
- * latency below the write-through path comes from (md's raid5d destages
- * apart from the writers too). A destage keeps going on the reactor it
- * started on (destage_done).
- */
-void wc_kick_beside(struct wcache *c, struct engine_reactor *er)
-{
-	unsigned n = c->a->e->nreactors;
-
-	if (n < 2) {
-		wc_destage_run(c, er);
-		return;
-	}
-	if (atomic_exchange(&c->kick_posted, true))
-		return;         /* a kick is on its way already */
-	c->kick_msg.fn = kick_msg;
-	reactor_post(&c->a->e->reactors[(er->r.index + 1) % n].r, &c->kick_msg);
-}
-
 void wcache_tick(struct array *a, uint64_t now_ns)
 {
 	struct wcache *c = atomic_load_explicit(&a->wc, memory_order_acquire);

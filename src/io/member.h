@@ -191,9 +191,6 @@ struct member_io {
 	 */
 	struct iovec *iov;
 	unsigned iovcnt;
-	/* a member in memory: through io_uring all the same (its worker
-	   copies beside the reactor: the journal's large log writes) */
-	bool no_inline;
 	void (*done)(struct member_io *mio, int res);
 	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */

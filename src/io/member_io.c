@@ -82,10 +82,8 @@ static void member_io_issue_rw(struct member_io *mio)
 	char *buf = (char *)mio->buf + mio->done_bytes;
 	uint32_t left = mio->len - mio->done_bytes;
 
-	bool inl = m->in_memory && left <= MEMBER_INLINE_MAX && !mio->no_inline;
-
 	if (mio->iov && mio->kind == MEMBER_WRITE) {
-		if (inl) {
+		if (m->in_memory && left <= MEMBER_INLINE_MAX) {
 			ssize_t n;
 			do {
 				n = pwritev2(m->fd, mio->iov, (int)mio->iovcnt, (off_t)off,
@@ -96,7 +94,7 @@ static void member_io_issue_rw(struct member_io *mio)
 			reactor_writev(mio->r, &mio->op, m->fd, mio->iov, mio->iovcnt, off,
 				       mio->rw_flags);
 		}
-	} else if (inl)
+	} else if (m->in_memory && left <= MEMBER_INLINE_MAX)
 		member_io_inline(mio, buf, left, off);
 	else if (mio->kind == MEMBER_READ)
 		reactor_read(mio->r, &mio->op, m->fd, buf, left, off);

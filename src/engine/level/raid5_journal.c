@@ -73,7 +73,6 @@
 #define NREC 8192u              /* write-back records at most (ids 1..NREC) */
 #define REC_IDX(id) ((id) & (NREC - 1))
 #define DROOM 20u               /* meta bytes of one DATA page: payload header + csum */
-#define LOG_ASYNC_BYTES (128u << 10)    /* log writes this large: never inline */
 
 /*
  * A unit in the log is its piece (r5_piece.log_*, parity_log.h): log_next
@@ -627,21 +626,13 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 			done += n;
 		}
 	}
-	/*
-	 * One buffer: a plain write (a journal on another array takes no
-	 * iovecs). A large log write goes through io_uring even on a journal
-	 * in memory: its worker copies the batch while this reactor goes on
-	 * (a client's requests are all on one reactor; a record's small log
-	 * write stays inline, its latency is the write's).
-	 */
-	for (unsigned i = 0; i < nio; i++) {
-		j->mio[i].no_inline = j->mio[i].len >= LOG_ASYNC_BYTES;
+	/* one buffer: a plain write (a journal on another array takes no iovecs) */
+	for (unsigned i = 0; i < nio; i++)
 		if (j->mio[i].iovcnt == 1) {
 			j->mio[i].buf = j->mio[i].iov[0].iov_base;
 			j->mio[i].iov = NULL;
 			j->mio[i].iovcnt = 0;
 		}
-	}
 	return nio;
 }
 

@@ -140,13 +140,15 @@ struct jlog {
 	 * them in log order, miov holds each log write's share of it (cut at
 	 * the ring's end and at IOV_MAX). A page that cannot be written from
 	 * where it is (an O_DIRECT journal and a buffer not 4 KiB aligned, a
-	 * journal on another array) is copied into buf at its offset.
+	 * journal on another array, a log write through io_uring: see
+	 * encode_batch) is copied into buf at its offset.
 	 */
 	uint8_t *buf;
 	size_t cap;                     /* bytes */
 	struct iovec *iov, *miov;
 	unsigned niov, iov_cap;
 	bool gather;                    /* pages may be written from where they are */
+	bool gather_now;                /* and this batch's are (written inline) */
 	struct member_io *mio;
 	unsigned mio_cap;
 	unsigned mio_left;
@@ -282,7 +284,7 @@ static void enc_page(struct enc *e, const void *src)
 {
 	struct jlog *j = e->j;
 
-	if (!j->gather || (j->m->direct && (uintptr_t)src % PG)) {
+	if (!j->gather_now || (j->m->direct && (uintptr_t)src % PG)) {
 		memcpy(j->buf + e->off, src, PG);
 		src = j->buf + e->off;
 	}
@@ -586,6 +588,16 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 			     uint32_t recs, uint64_t len)
 {
 	j->niov = 0;
+	/*
+	 * Pages are written from where they are only by a log write done at
+	 * once on this thread (a journal in memory, member_submit's inline
+	 * copy): their bytes are read now, as the copy into buf read them. A
+	 * log write through io_uring takes them copied into buf: its worker
+	 * reads its buffers later (tried: with the units' own pages read
+	 * there, test-journal.sh found acknowledged writes lost after a kill;
+	 * not understood yet).
+	 */
+	j->gather_now = j->gather && j->m->in_memory && len * 512 <= MEMBER_INLINE_MAX;
 	for (uint32_t ri = recs; ri; ri = j->rec[ri].next)
 		encode_rec(e, &j->rec[ri]);
 	for (struct r5_piece *pc = units; pc; pc = pc->log_next)

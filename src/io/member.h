@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <uraid/engine.h>
 #include "common/log.h"
@@ -183,6 +184,13 @@ struct member_io {
 	bool meta;                  /* in a metadata area (the PPL): sector is absolute */
 	int rw_flags;               /* RWF_DSYNC for FUA */
 	struct member *m;
+	/*
+	 * A gathered WRITE (not on a stacked member): iovcnt (<= IOV_MAX)
+	 * buffers adding up to len, buf unused. The array is the caller's
+	 * and is consumed: a short transfer advances it in place.
+	 */
+	struct iovec *iov;
+	unsigned iovcnt;
 	void (*done)(struct member_io *mio, int res);
 	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */

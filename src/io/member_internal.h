@@ -11,4 +11,8 @@
  * metadata areas? (member_wall.c) */
 bool member_in_meta(const struct member *m, uint64_t sector, uint64_t nsect);
 
+/* A gathered write's iovecs past the n bytes written (a short transfer):
+ * mio->iov and iovcnt advanced, the first one left cut in place. */
+void member_iov_advance(struct member_io *mio, size_t n);
+
 #endif

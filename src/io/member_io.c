@@ -53,6 +53,20 @@ static void member_io_inline(struct member_io *mio, void *buf, uint32_t len, uin
 	reactor_complete(mio->r, &mio->op, n < 0 ? -errno : (int)n);
 }
 
+void member_iov_advance(struct member_io *mio, size_t n)
+{
+	while (n && mio->iovcnt) {
+		if (n < mio->iov->iov_len) {
+			mio->iov->iov_base = (char *)mio->iov->iov_base + n;
+			mio->iov->iov_len -= n;
+			return;
+		}
+		n -= mio->iov->iov_len;
+		mio->iov++;
+		mio->iovcnt--;
+	}
+}
+
 /* Where mio's sectors count from: data_offset, or the device start (meta);
  * a member that is a range of its file starts at its base. */
 static inline uint64_t member_io_base(const struct member_io *mio)
@@ -68,7 +82,19 @@ static void member_io_issue_rw(struct member_io *mio)
 	char *buf = (char *)mio->buf + mio->done_bytes;
 	uint32_t left = mio->len - mio->done_bytes;
 
-	if (m->in_memory && left <= MEMBER_INLINE_MAX)
+	if (mio->iov && mio->kind == MEMBER_WRITE) {
+		if (m->in_memory && left <= MEMBER_INLINE_MAX) {
+			ssize_t n;
+			do {
+				n = pwritev2(m->fd, mio->iov, (int)mio->iovcnt, (off_t)off,
+					     mio->rw_flags);
+			} while (n < 0 && errno == EINTR);
+			reactor_complete(mio->r, &mio->op, n < 0 ? -errno : (int)n);
+		} else {
+			reactor_writev(mio->r, &mio->op, m->fd, mio->iov, mio->iovcnt, off,
+				       mio->rw_flags);
+		}
+	} else if (m->in_memory && left <= MEMBER_INLINE_MAX)
 		member_io_inline(mio, buf, left, off);
 	else if (mio->kind == MEMBER_READ)
 		reactor_read(mio->r, &mio->op, m->fd, buf, left, off);
@@ -122,6 +148,8 @@ static void member_io_cb(struct io_op *op, int res)
 	if (res > 0 && (mio->kind == MEMBER_READ || mio->kind == MEMBER_WRITE)) {
 		mio->done_bytes += (uint32_t)res;
 		if (mio->done_bytes < mio->len) {
+			if (mio->iov)
+				member_iov_advance(mio, (size_t)res);
 			member_io_issue_rw(mio);        /* short transfer: go on */
 			return;
 		}
@@ -205,6 +233,9 @@ void member_submit(struct reactor *r, struct member_io *mio)
 	if (rc == 0 && m->fd < 0)
 		rc = -EBADF;
 	if (rc == 0 && mio->kind != MEMBER_FLUSH && (mio->len == 0 || mio->len % 512))
+		rc = -EINVAL;
+	/* gathered: writes only, and not through another array's request path */
+	if (rc == 0 && mio->iov && (mio->kind != MEMBER_WRITE || m->stack || !mio->iovcnt))
 		rc = -EINVAL;
 	if (rc == 0 && mio->meta) {
 		/* the PPL's log writes: reads and writes inside a metadata area only */

@@ -150,6 +150,10 @@ static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 		io_uring_prep_write(sqe, op->fd, op->buf, (unsigned)op->len, op->off);
 		sqe->rw_flags = op->rw_flags;
 		break;
+	case IORING_OP_WRITEV:
+		io_uring_prep_writev(sqe, op->fd, op->buf, (unsigned)op->len, op->off);
+		sqe->rw_flags = op->rw_flags;
+		break;
 	case IORING_OP_FSYNC:
 		io_uring_prep_fsync(sqe, op->fd, IORING_FSYNC_DATASYNC);
 		break;
@@ -235,6 +239,12 @@ void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf,
 		   uint64_t off, int rw_flags)
 {
 	reactor_prep(r, op, IORING_OP_WRITE, fd, (void *)buf, len, off, rw_flags);
+}
+
+void reactor_writev(struct reactor *r, struct io_op *op, int fd, const struct iovec *iov,
+		    unsigned iovcnt, uint64_t off, int rw_flags)
+{
+	reactor_prep(r, op, IORING_OP_WRITEV, fd, (void *)iov, iovcnt, off, rw_flags);
 }
 
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd)

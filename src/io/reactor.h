@@ -93,6 +93,10 @@ void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32
 		  uint64_t off);
 void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf, uint32_t len,
 		   uint64_t off, int rw_flags);
+/* A gathered write of iovcnt buffers (iov must stay valid until completion). */
+struct iovec;
+void reactor_writev(struct reactor *r, struct io_op *op, int fd, const struct iovec *iov,
+		    unsigned iovcnt, uint64_t off, int rw_flags);
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd);       /* fdatasync */
 void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
 		       uint64_t len);

@@ -56,6 +56,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -132,9 +133,24 @@ struct jlog {
 	bool ckpt_busy;
 	bool failed;                    /* a log write or checkpoint failed: writes fail */
 	uint64_t ckpt_tail;
+	/*
+	 * A batch is written gathered: its meta blocks are built in buf (at
+	 * their offset in the batch), its pages are written from where they
+	 * are (the unit's buffers, the record's bytes), not copied: iov lists
+	 * them in log order, miov holds each log write's share of it (cut at
+	 * the ring's end and at IOV_MAX). A page that cannot be written from
+	 * where it is (an O_DIRECT journal and a buffer not 4 KiB aligned, a
+	 * journal on another array, a log write through io_uring: see
+	 * encode_batch) is copied into buf at its offset.
+	 */
 	uint8_t *buf;
 	size_t cap;                     /* bytes */
-	struct member_io mio[2];
+	struct iovec *iov, *miov;
+	unsigned niov, iov_cap;
+	bool gather;                    /* pages may be written from where they are */
+	bool gather_now;                /* and this batch's are (written inline) */
+	struct member_io *mio;
+	unsigned mio_cap;
 	unsigned mio_left;
 	int mio_res;
 	struct meta_call call;
@@ -242,18 +258,37 @@ static void enc_seal(struct enc *e)
 	}
 }
 
+/* The next PG bytes of the batch come from src (coalesced with the last). */
+static void enc_iov(struct jlog *j, const void *src)
+{
+	struct iovec *last = j->niov ? &j->iov[j->niov - 1] : NULL;
+
+	if (last && (const uint8_t *)last->iov_base + last->iov_len == (const uint8_t *)src) {
+		last->iov_len += PG;
+		return;
+	}
+	j->iov[j->niov++] = (struct iovec){ .iov_base = (void *)src, .iov_len = PG };
+}
+
 static void enc_open(struct enc *e)
 {
 	struct jlog *j = e->j;
 	enc_seal(e);
 	e->meta = j->buf + e->off;
 	uraid_r5l_meta_init(e->meta, e->seq++, uraid_r5l_ring_add(j->ring, e->head, e->off / 512));
+	enc_iov(j, e->meta);
 	e->off += PG;
 }
 
 static void enc_page(struct enc *e, const void *src)
 {
-	memcpy(e->j->buf + e->off, src, PG);
+	struct jlog *j = e->j;
+
+	if (!j->gather_now || (j->m->direct && (uintptr_t)src % PG)) {
+		memcpy(j->buf + e->off, src, PG);
+		src = j->buf + e->off;
+	}
+	enc_iov(j, src);
 	e->off += PG;
 }
 
@@ -552,31 +587,64 @@ static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len,
 static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *units,
 			     uint32_t recs, uint64_t len)
 {
+	j->niov = 0;
+	/*
+	 * Pages are written from where they are only by a log write done at
+	 * once on this thread (a journal in memory, member_submit's inline
+	 * copy): their bytes are read now, as the copy into buf read them. A
+	 * log write through io_uring takes them copied into buf: its worker
+	 * reads its buffers later (tried: with the units' own pages read
+	 * there, test-journal.sh found acknowledged writes lost after a kill;
+	 * not understood yet).
+	 */
+	j->gather_now = j->gather && j->m->in_memory && len * 512 <= MEMBER_INLINE_MAX;
 	for (uint32_t ri = recs; ri; ri = j->rec[ri].next)
 		encode_rec(e, &j->rec[ri]);
 	for (struct r5_piece *pc = units; pc; pc = pc->log_next)
 		encode_unit(e, pc, pc->log_res & U_KIND);
 	/* e->off / 512 == len: unit_sectors counts what encode_unit writes */
-	uint64_t first = j->ring - e->head < len ? j->ring - e->head : len;
-	uint64_t at = e->head;
-	unsigned nio = 0;
+	size_t seg = (size_t)(j->ring - e->head < len ? j->ring - e->head : len) * 512;
+	size_t done = 0;
+	unsigned nio = 0, nm = 0;
+	struct member_io *mio = NULL;
 
 	j->mio_res = 0;
-	for (uint64_t done = 0; done < len;) {
-		uint64_t n = done ? len - done : first;
-		struct member_io *mio = &j->mio[nio++];
-		memset(mio, 0, sizeof(*mio));
-		mio->kind = MEMBER_WRITE;
-		mio->m = j->m;
-		mio->buf = j->buf + done * 512;
-		mio->len = (uint32_t)(n * 512);
-		mio->sector = at;
-		mio->rw_flags = RWF_DSYNC;      /* md writes its log FUA */
-		mio->done = log_written;
-		mio->ctx = j;
-		done += n;
-		at = uraid_r5l_ring_add(j->ring, at, n);
+	for (unsigned i = 0; i < j->niov; i++) {
+		uint8_t *base = j->iov[i].iov_base;
+		size_t left = j->iov[i].iov_len;
+		while (left) {
+			if (!seg) {     /* the ring's end: the rest from its start */
+				seg = len * 512 - done;
+				mio = NULL;
+			}
+			if (!mio || mio->iovcnt == IOV_MAX) {
+				mio = &j->mio[nio++];
+				memset(mio, 0, sizeof(*mio));
+				mio->kind = MEMBER_WRITE;
+				mio->m = j->m;
+				mio->iov = &j->miov[nm];
+				mio->sector = uraid_r5l_ring_add(j->ring, e->head, done / 512);
+				mio->rw_flags = RWF_DSYNC;      /* md writes its log FUA */
+				mio->done = log_written;
+				mio->ctx = j;
+			}
+			size_t n = left < seg ? left : seg;
+			j->miov[nm++] = (struct iovec){ .iov_base = base, .iov_len = n };
+			mio->iovcnt++;
+			mio->len += (uint32_t)n;
+			base += n;
+			left -= n;
+			seg -= n;
+			done += n;
+		}
 	}
+	/* one buffer: a plain write (a journal on another array takes no iovecs) */
+	for (unsigned i = 0; i < nio; i++)
+		if (j->mio[i].iovcnt == 1) {
+			j->mio[i].buf = j->mio[i].iov[0].iov_base;
+			j->mio[i].iov = NULL;
+			j->mio[i].iovcnt = 0;
+		}
 	return nio;
 }
 
@@ -731,10 +799,21 @@ static void log_written(struct member_io *mio, int res)
 		rec_done_chain(j, rfailed, -EIO, r);
 		return;
 	}
-	/* the next batch first: once the last unit is let go the array may close */
-	try_start(j, r);
-	rec_done_chain(j, recs, 0, r);
+	/*
+	 * The batch's units go on to their member writes and its records'
+	 * writes complete first (posted: those of other reactors go on now,
+	 * beside the next log write, and an acknowledgement does not wait for
+	 * it), then the next batch (rec_done_chain starts it). Counted in
+	 * flight meanwhile: once the last unit is let go the array may close,
+	 * and j must outlive try_start.
+	 */
+	atomic_fetch_add(&j->base.a->counters[0].in_flight, 1);
 	resume_chain(u, 0);
+	if (recs)
+		rec_done_chain(j, recs, 0, r);
+	else
+		try_start(j, r);
+	atomic_fetch_sub(&j->base.a->counters[0].in_flight, 1);
 }
 
 /* ---- write-back records (parity_log.h wb_add) ---- */
@@ -971,6 +1050,9 @@ static void jr_fini(struct parity_log *pl)
 	pthread_mutex_destroy(&j->mu);
 	free(j->rec);
 	free(j->buf);
+	free(j->iov);
+	free(j->miov);
+	free(j->mio);
 	free(j);
 }
 
@@ -1016,13 +1098,21 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 	/* a unit not 4 KiB aligned covers one more row */
 	j->cap = (size_t)(maxu / PGS + 1) * (a->geom.raid_disks + 1) * PG;
 	j->buf = aligned_alloc(4096, j->cap);
+	/* a batch is at most cap / PG pages, each its own iovec at worst; a
+	   log write at most IOV_MAX of them, and one more cut at the ring's end */
+	j->iov_cap = (unsigned)(j->cap / PG) + 1;
+	j->mio_cap = j->iov_cap / IOV_MAX + 3;
+	j->iov = calloc(j->iov_cap, sizeof(*j->iov));
+	j->miov = calloc((size_t)j->iov_cap + j->mio_cap, sizeof(*j->miov));
+	j->mio = calloc(j->mio_cap, sizeof(*j->mio));
+	j->gather = !j->m->stack;
 	j->rec = calloc(NREC, sizeof(*j->rec));
 	for (uint32_t i = NREC - 1; j->rec && i >= 1; i--) {
 		j->rec[i].next = j->rec_free;
 		j->rec[i].id = i;
 		j->rec_free = i;
 	}
-	if (!j->buf || !j->rec) {
+	if (!j->buf || !j->rec || !j->iov || !j->miov || !j->mio) {
 		jr_fini(&j->base);
 		return -ENOMEM;
 	}

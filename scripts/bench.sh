@@ -16,7 +16,6 @@
 # TLS): BENCH_NBD_REPEAT rounds, each server once per round.
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
-#   BENCH_FID_CPUS2=<last two CPUs> (the 2-job lines'; a taskset list)
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
 #   change) served the same way in the same rounds; a line per workload says
@@ -54,12 +53,6 @@ FID_RT=${BENCH_FID_RUNTIME:-2}
 FID_RAMP=${BENCH_FID_RAMP:-500ms}
 # the CPU both tools run on (see there), or none
 FID_CPU=${BENCH_FID_CPU:-$(( $(nproc) - 1 ))}
-# the CPUs both tools run 2 workers on: one each (see there)
-if [ "$(nproc)" -ge 2 ]; then
-    FID_CPUS2=${BENCH_FID_CPUS2:-$(( $(nproc) - 2 )),$(( $(nproc) - 1 ))}
-else
-    FID_CPUS2=${BENCH_FID_CPUS2:-$FID_CPU}
-fi
 # lifecycle: the rebuild's configured minimum while clients are busy, and a
 # maximum high enough never to throttle a rebuild of tmpfs members (the
 # default, md's 200000 KiB/s, would), both in KiB/s per member
@@ -243,13 +236,6 @@ A2="--numjobs=2 --iodepth=32"
 # scheduler and the hypervisor. Pinned, what remains is the copy, the
 # kernel's path and the tools' own cost per I/O; fio's is kept at its least
 # (FIO_LIGHT below), so that what is compared is what both measure.
-# The 2-job lines run both tools on two CPUs (FID_CPUS2), one per worker:
-# the pin binds the io-wq threads too (this kernel, 6.18, gives them their
-# task's affinity: every thread of either tool read Cpus_allowed_list 1
-# under taskset -c 1), so on one CPU two workers are four threads taking
-# turns, and what was measured was how each tool's workers interleave (fio's
-# are processes, uraid's threads of one), not their cost per I/O: fio read
-# 64K IOPS with 2 jobs on one CPU against 139K with one (quiet make bench).
 # Runs still swing by some % (other jobs on that CPU), so each side runs
 # FID_REPEAT times, alternately (A B, B A, A B ...: a drift in the machine's
 # load hits both alike), and the medians are compared (the best of a few
@@ -310,7 +296,7 @@ fmt_value() { awk -v m="$1" -v v="$2" 'BEGIN { if (m == "iops") printf "%.0f IOP
 fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 if want FIDELITY; then
-[ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU (2 jobs: CPUs $FID_CPUS2)"
+[ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
 echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, batches of the queue depth) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
@@ -320,12 +306,10 @@ for qd in 1 32; do
         fidelity "4 KiB $rw QD$qd" iops "$f" --rw=$rw --bs=4k --iodepth=$qd
     done
     fidelity "4 KiB randrw 70/30 QD$qd" iops "$f" --rw=randrw --rwmixread=70 --bs=4k --iodepth=$qd
-    # two workers (fio: two jobs) on the same file and two CPUs, pure and mixed
-    [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPUS2")
+    # two workers (fio: two jobs) on the same file and CPU, pure and mixed
     fidelity "4 KiB randread 2 jobs QD$qd" iops "$f" --rw=randread --bs=4k --iodepth=$qd --numjobs=2
     fidelity "4 KiB randrw 70/30 2 jobs QD$qd" iops "$f" --rw=randrw --rwmixread=70 --bs=4k \
         --iodepth=$qd --numjobs=2
-    [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 done
 for rw in read write; do
     fidelity "128 KiB seq $rw QD8" bw "$f" --rw=$rw --bs=128k --iodepth=8

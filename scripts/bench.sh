@@ -265,6 +265,15 @@ spread() {
 # submissions and completions batched up to the queue depth, as uraid bench
 # does them); fio with its defaults is printed beside it.
 FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
+# and its jobs as threads of one process (--thread), as uraid bench's workers
+# are: fio's jobs are processes by default, and two of them on the pinned
+# CPU (the pin binds their io-wq threads too: this kernel gives an io-wq
+# worker its task's affinity) read 74-76K IOPS at QD 1 against 132-135K as
+# threads, and 489-507K against 556-575K at QD 32 (randread and randrw 70/30,
+# taskset -c 1, load 5-7; uraid bench: 164-176K and 634-647K). Only the
+# fidelity block's fio takes it, where it runs more than one job (the JBOD
+# references elsewhere do not yet).
+FIO_LIGHT_JOBS=(--thread)
 
 # fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
 # bench shares) run FID_REPEAT times by each tool (fio at its lightest and
@@ -272,9 +281,13 @@ FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
 fidelity() {
     local label=$1 metric=$2 file=$3 i a b c lm dm um qd=1
     shift 3
-    local ls=() ds=() us=() light
-    for a in "$@"; do [[ $a == --iodepth=* ]] && qd=${a#--iodepth=}; done
-    light=("${FIO_LIGHT[@]}" --iodepth_batch_submit="$qd" --iodepth_batch_complete_max="$qd")
+    local ls=() ds=() us=() light jobs=()
+    for a in "$@"; do
+        [[ $a == --iodepth=* ]] && qd=${a#--iodepth=}
+        [[ $a == --numjobs=* && ${a#--numjobs=} != 1 ]] && jobs=("${FIO_LIGHT_JOBS[@]}")
+    done
+    light=("${FIO_LIGHT[@]}" "${jobs[@]}" --iodepth_batch_submit="$qd"
+           --iodepth_batch_complete_max="$qd")
     for i in $(seq "$FID_REPEAT"); do
         if (( i % 2 )); then
             a=$(fio_once "$metric" "$file" "$@" "${light[@]}")
@@ -297,7 +310,7 @@ fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'
 
 if want FIDELITY; then
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, batches of the queue depth) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, ${FIO_LIGHT_JOBS[*]} for 2 jobs, batches of the queue depth) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0

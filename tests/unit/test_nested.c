@@ -348,6 +348,16 @@ static void run(struct t *t)
 	/* the arrays are new: what was never written reads as the files' zeroes */
 	write_pattern(t, 200);
 	verify(t, "healthy");
+	/* review2: healthy direct reads count no read error on the inner members */
+	for (unsigned g = 0; g < t->nest.groups; g++) {
+		struct uraid_array_status *st = calloc(1, sizeof(*st));
+		CHECK(st && uraid_array_status(t->nest.inner[g], st) == 0, "status");
+		for (unsigned i = 0; st && i < st->nmembers; i++)
+			CHECK(st->members[i].read_errors == 0, "%s: group %u member %s: %" PRIu64
+			      " read errors on a healthy array", t->label, g, st->members[i].path,
+			      st->members[i].read_errors);
+		free(st);
+	}
 	no_grow(t);
 	if (t->faults) {
 		faults(t);

@@ -176,6 +176,8 @@ static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, ui
 		lo->done = direct_done;
 		lo->ctx = NULL;
 		lo->writing_zeroes = false;
+		lo->iov = NULL;         /* review2: not a gathered write */
+		lo->iovcnt = 0;
 		member_submit(r, lo);   /* sets the rest */
 		return;
 	}

@@ -166,18 +166,10 @@ static void stack_submit(void *ctx, struct reactor *r, struct member_io *mio, ui
 		struct member_io *lo = &s->lower;
 
 		s->start_ns = reactor_now_ns(r);
-		lo->kind = MEMBER_READ;
-		lo->buf = mio->buf;
-		lo->len = mio->len;
-		lo->sector = msector;
-		lo->meta = false;
-		lo->rw_flags = 0;
-		lo->m = m;
-		lo->done = direct_done;
-		lo->ctx = NULL;
-		lo->writing_zeroes = false;
-		lo->iov = NULL;         /* review2: not a gathered write */
-		lo->iovcnt = 0;
+		/* every field the caller does not set zeroed (the slot is
+		   malloc'ed and reused): no stale iov, flags or context */
+		*lo = (struct member_io){ .kind = MEMBER_READ, .buf = mio->buf, .len = mio->len,
+					  .sector = msector, .m = m, .done = direct_done };
 		member_submit(r, lo);   /* sets the rest */
 		return;
 	}

@@ -519,9 +519,11 @@ static void test_refusals(void)
 		struct array *a = assemble(s.p, 4, 0, NULL);
 		CHECK(a, "older member of another layout: the rest assembles: %s", err);
 		if (a) {
-			CHECK(a->nmembers == 3 && a->slot[3].state == URAID_MEMBER_MISSING &&
+			CHECK(a->nmembers == 4 && a->member_state[3] == URAID_MEMBER_STALE &&
+			      a->member_slot[3] == -1 && a->slot[3].state == URAID_MEMBER_MISSING &&
 			      atomic_load(&a->degraded) == 1, "older member of another layout left "
-			      "out (members %u, slot 3 state %d)", a->nmembers, a->slot[3].state);
+			      "out, listed as stale (members %u, slot 3 state %d)", a->nmembers,
+			      a->slot[3].state);
 			free_array(a);
 		}
 	}

@@ -54,6 +54,7 @@ struct cand {
 	int slot;                    /* IN_SYNC: its slot */
 	int pending;                 /* SPARE holding a slot in dev_roles, else -1 */
 	bool filled;                 /* IN_SYNC in a slot a reshape fills (not its old rows) */
+	bool kicked;                 /* older and inconsistent with the freshest (note) */
 	char note[400];              /* why it is left out or not in sync */
 };
 
@@ -325,6 +326,10 @@ static void classify(struct cand *c, const struct cand *fresh)
 
 	c->slot = -1;
 	c->pending = -1;
+	if (c->kicked) {
+		c->state = URAID_MEMBER_STALE;     /* its note says why */
+		return;
+	}
 	/* more than one behind (written so that events near 2^64 cannot wrap) */
 	if (ev < fev && fev - ev > 1 && (own < URAID_ROLE_MAX || fr < URAID_ROLE_MAX ||
 					 own == URAID_ROLE_JOURNAL)) {
@@ -649,18 +654,15 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		/* md kicks a member its freshest superblock disagrees with
 		   (analyze_sbs: "fatal superblock inconsistency"): here one whose
 		   update a crash cut short, e.g. a level change that reached the
-		   others first; it is left out, as a missing member, untouched */
-		ulog(array_log(a), URAID_LOG_WARNING, "%s; it is older (events %" PRIu64 " < %"
-		     PRIu64 "): left out", why, c[i].sb.events, fresh->sb.events);
-		struct cand *last = &c[n - 1];
-		member_close(c[i].m);
-		free(c[i].m);
-		if (fresh == last)
-			fresh = &c[i];
-		c[i] = *last;
-		memset(last, 0, sizeof(*last));
-		n--;
-		i--;
+		   others first; it is left out (STALE, listed with the reason),
+		   as a missing member, and nothing is written to it */
+		c[i].kicked = true;
+		const char *what = why;     /* without its leading "PATH: " */
+		size_t pl = strlen(c[i].m->path);
+		if (!strncmp(why, c[i].m->path, pl) && !strncmp(why + pl, ": ", 2))
+			what += pl + 2;
+		snprintf(c[i].note, sizeof(c[i].note), "%s; it is older (events %" PRIu64 " < %"
+			 PRIu64 "): left out", what, c[i].sb.events, fresh->sb.events);
 	}
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)

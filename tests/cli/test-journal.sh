@@ -122,26 +122,7 @@ stop_served b
 # completed; and fio rewriting its own first pass writes the same data, so
 # a write lost or torn would not show.)
 need fio
-here=$(realpath "$(dirname "$0")")
 JS=${JOURNAL_SEEDS:-2}
-kill_writing() {   # kill_writing DIR SEED [aligned]: journal_acks.py writes, the server killed
-    local d=$1 seed=$2 cpid; shift 2
-    mkdir -p "$d"
-    python3 "$here/journal_acks.py" write "$work/s.sock" "$seed" "$d" "$@" >"$d/write.out" 2>&1 &
-    cpid=$!
-    for _ in $(seq 600); do [ -e "$d/started" ] || ! kill -0 $cpid 2>/dev/null && break; sleep 0.1; done
-    check "seed $seed: 200 writes acknowledged before the kill" test -e "$d/started"
-    sleep 1
-    kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
-    wait $cpid
-    sed 's/^/  /' "$d/write.out"
-}
-acks_back() {   # acks_back DIR SEED: journal_acks.py verify, its report indented
-    python3 "$here/journal_acks.py" verify "$work/s.sock" "$2" "$1" >"$1/verify.out" 2>&1
-    local rc=$?
-    sed 's/^/  /' "$1/verify.out"
-    return $rc
-}
 for s in $(seq "$SEED" $((SEED + JS - 1))); do
     m=()
     for i in 0 1 2 3; do rm -f "$work/w$i"; truncate -s 40M "$work/w$i"; m+=("$work/w$i"); done
@@ -158,22 +139,24 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     check "seed $s: no write logged as FLUSH only" bash -c "! grep 'logged as FLUSH only' '$work/s.err'"
     serve "${m[@]}" "$j"
     k1=$((s * 10 + 1)); rm -rf "$work/acks1"
-    kill_writing "$work/acks1" "$k1"
+    check "seed $s: 200 writes acknowledged before the kill (journal_acks seed $k1)" \
+        acks_kill "$work/s.sock" "$work/acks1" "$k1"
     serve "${m[@]}" "$j"
     check "seed $s: killed mid-write, the journal replayed at the restart" \
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
-    check "seed $s: every acknowledged write reads back (journal_acks seed $k1)" acks_back "$work/acks1" "$k1" ||
+    check "seed $s: every acknowledged write reads back (journal_acks seed $k1)" acks_verify "$work/s.sock" "$work/acks1" "$k1" ||
         grep 'journal' "$work/s.err" | tail -4
     out=$("$URAID" check --wait w); rc=$?
     check "seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
     # again, and then a member lost: the data it held must come from parity
     k2=$((s * 10 + 2)); rm -rf "$work/acks2"
-    kill_writing "$work/acks2" "$k2" aligned
+    check "seed $s: 200 writes acknowledged before the kill (journal_acks seed $k2, aligned)" \
+        acks_kill "$work/s.sock" "$work/acks2" "$k2" aligned
     serve --force --run "${m[0]}" "${m[1]}" "${m[3]}" "$j"
     check "seed $s: served degraded after the kill (member 2 left out)" \
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
     check "seed $s: degraded, every acknowledged write reads back (write hole closed; seed $k2)" \
-        acks_back "$work/acks2" "$k2" || grep 'journal' "$work/s.err" | tail -4
+        acks_verify "$work/s.sock" "$work/acks2" "$k2" || grep 'journal' "$work/s.err" | tail -4
     stop_served w
 done
 

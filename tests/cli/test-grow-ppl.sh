@@ -38,6 +38,19 @@ idle() {   # no background job (the resync after a dirty start ended)
     "$URAID" status p; return 1
 }
 exam_has() { "$URAID" examine "$1" | grep -q "$2"; }
+# writes to the members so far (status --json)
+member_writes() {
+    "$URAID" status --json p 2>/dev/null | python3 -c '
+import json, sys
+print(sum(m.get("writes", 0) for m in json.load(sys.stdin)["members"]))' 2>/dev/null || echo 0
+}
+# fio is started next: until 64 more member writes (at most 20 s), then 1 s
+# more: a fixed sleep from fio's start found it not yet writing on a loaded
+# machine (killed then, fio saved no verify state: 'open state file', a FAIL)
+writing() {
+    for _ in $(seq 200); do [ "$(member_writes)" -gt $(($1 + 64)) ] && break; sleep 0.1; done
+    sleep 1
+}
 fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets, same data)
     (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/s.sock" --rw=randwrite \
         --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
@@ -99,9 +112,10 @@ for meta in ${PPL_META-1.2 1.0}; do
         fio_job "$s" --do_verify=0 --end_fsync=1
         check "$meta seed $s: a first pass written" grep -q "err= 0" "$work/fio.out"
         rm -f "$work"/*.state
+        w0=$(member_writes)
         fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
         fpid=$!
-        sleep 1
+        writing "$w0"
         out=$("$URAID" grow p --consistency-policy=ppl 2>&1); rc=$?
         check "$meta seed $s: grow to ppl under writes (rc $rc): $out" test $rc -eq 0
         check "$meta seed $s: status says ppl at once" status_has "Consistency Policy : ppl"
@@ -135,9 +149,10 @@ for meta in ${PPL_META-1.2 1.0}; do
 
         # back to resync, under writes; a kill then needs the resync, not the log
         rm -f "$work"/*.state
+        w0=$(member_writes)
         fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
         fpid=$!
-        sleep 1
+        writing "$w0"
         out=$("$URAID" grow p --consistency-policy=resync 2>&1); rc=$?
         check "$meta seed $s: grow to resync under writes (rc $rc): $out" test $rc -eq 0
         check "$meta seed $s: status says resync at once" status_has "Consistency Policy : resync"
@@ -189,9 +204,10 @@ if serve "${mem[@]}"; then
     done
     check "1.0 sizes differ: examine 3: PPL at its own -80" exam_has "${mem[3]}" "PPL : 16 sectors at offset -80 sectors"
     rm -f "$work"/*.state
+    w0=$(member_writes)
     fio_job "$s" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
     fpid=$!
-    sleep 2
+    writing "$w0"
     check "1.0 sizes differ: the array is active at the kill" exam_has "${mem[0]}" "State : active"
     kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
     wait $fpid

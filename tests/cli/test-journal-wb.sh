@@ -1,12 +1,19 @@
 #!/bin/bash
 # md's write journal in write-back mode (serve --journal-mode=write-back,
 # tune --journal-mode): a write of whole 4 KiB pages completes once it is in
-# the journal and is destaged later. fio writes through it and uraid is
-# killed (-9) mid-write: served again, the journal is replayed (its
-# data-only rows written with their parity recomputed), every write fio
-# completed reads back and check finds 0 mismatches; killed again and
-# served degraded (a member left out, --force): still every write reads
-# back (the write hole closed). status shows the mode, the log's use and
+# the journal and is destaged later. fio writes through it; then
+# journal_acks.py writes and uraid is killed (kill_whole) mid-write: served
+# again, the journal is replayed (its data-only rows written with their
+# parity recomputed), every ACKNOWLEDGED write reads back and check finds 0
+# mismatches; killed again and served degraded (a member left out,
+# --force): still every acknowledged write reads back (the write hole
+# closed). (Not fio's verify_state after the kill: fio rewriting its own
+# first pass writes the same data, so an acknowledged write lost from the
+# cache would read back as the first pass's, and pass. Open: at
+# journal_acks.py's pace the cache is mostly destaged by the kill, the
+# replay then finding no data-only row, "0 with parity recomputed": with the
+# replay disabled these rounds passed too; the small ring's below did find
+# such rows, 6 in one run.) status shows the mode, the log's use and
 # seq; tune switches the mode both ways with the data intact. Then a 2 MiB
 # ring under 4 KiB, 3.5 KiB (512-byte aligned) and 1 MiB writes, killed at
 # three points: every acknowledged write reads back (journal_acks.py) and
@@ -27,20 +34,6 @@ fio_w() {   # the same job each time (same offsets, same data)
     (cd "$work" && fio --ioengine=nbd --uri="$uri" --rw=randwrite --bssplit=4k/50:16k/25:64k/25 \
         --iodepth=16 --verify=crc32c --verify_fatal=1 --randseed="$s" --size=100M --name=w "$@" \
         >"$work/fio.out" 2>&1)
-}
-
-# writes cached so far (status), and a wait until fio has had 64 more
-# cached, then 1 s (a fixed 2 s from fio's start found it not yet writing
-# on a loaded machine: killed then, fio saved no verify state)
-cached_writes() { "$URAID" status w | sed -n 's/.*writes \([0-9]*\) cached.*/\1/p' | head -1; }
-wait_cached() {
-    local n
-    for _ in $(seq 300); do
-        n=$(cached_writes)
-        [ "${n:-0}" -gt $(($1 + 64)) ] && break
-        sleep 0.1
-    done
-    sleep 1
 }
 
 # refused without a journal
@@ -73,38 +66,27 @@ for s in $(seq "$SEED" $((SEED + JS - 1))); do
     check "seed $s: data intact after the switch" grep -q "err= 0" "$work/fio.out"
     "$URAID" tune w --journal-mode=write-back >/dev/null
     check "seed $s: tune back to write-back" bash -c "'$URAID' status w | grep -q 'Journal : write-back'"
-    rm -f "$work"/*.state
-    n0=$(cached_writes)
-    fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
-    fpid=$!
-    wait_cached "$n0"
-    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-    wait $fpid
+    k1=$((s * 10 + 1)); rm -rf "$work/kill1"
+    check "seed $s: 200 writes acknowledged before the kill (journal_acks seed $k1)" \
+        acks_kill "$work/s.sock" "$work/kill1" "$k1"
     serve "${m[@]}" "$j"
     check "seed $s: killed mid-write, the journal replayed at the restart" \
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
     grep 'journal:' "$work/s.err" | tail -1
-    fio_w --verify_only --verify_state_load=1
-    check "seed $s: every write fio completed reads back" grep -q "err= 0" "$work/fio.out" ||
-        { grep -m5 -i "verify\|bad\|err" "$work/fio.out"; grep 'journal' "$work/s.err" | tail -4; }
+    check "seed $s: every acknowledged write reads back (journal_acks seed $k1)" \
+        acks_verify "$work/s.sock" "$work/kill1" "$k1" || grep 'journal' "$work/s.err" | tail -4
     out=$("$URAID" check --wait w); rc=$?
     check "seed $s: check finds 0 mismatches ($out)" test $rc -eq 0
     stop_served w
     serve --journal-mode=write-back "${m[@]}" "$j"
-    rm -f "$work"/*.state
-    n0=$(cached_writes)
-    fio_w --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
-    fpid=$!
-    wait_cached "$n0"
-    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-    wait $fpid
+    k2=$((s * 10 + 2)); rm -rf "$work/kill2"
+    check "seed $s: 200 writes acknowledged before the kill (journal_acks seed $k2, aligned)" \
+        acks_kill "$work/s.sock" "$work/kill2" "$k2" aligned
     serve --force --run "${m[0]}" "${m[1]}" "${m[3]}" "$j"
     check "seed $s: served degraded after the kill (member 2 left out)" \
         bash -c "grep 'journal:' '$work/s.err' | tail -1 | grep -q ' rows written'"
-    fio_w --verify_only --verify_state_load=1
-    check "seed $s: degraded, every write fio completed reads back (write hole closed)" \
-        grep -q "err= 0" "$work/fio.out" ||
-        { grep -m5 -i "verify\|bad\|err" "$work/fio.out"; grep 'journal' "$work/s.err" | tail -4; }
+    check "seed $s: degraded, every acknowledged write reads back (write hole closed; seed $k2)" \
+        acks_verify "$work/s.sock" "$work/kill2" "$k2" || grep 'journal' "$work/s.err" | tail -4
     stop_served w
 done
 

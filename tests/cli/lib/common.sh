@@ -17,6 +17,13 @@
 #   kill_whole PID          SIGKILL PID with none of its writes cut short: SIGSTOP
 #                           first, SIGKILL once every thread (io_uring workers
 #                           too) is stopped (see the function)
+#   acks_kill SOCK DIR SEED [aligned]
+#                           journal_acks.py writes through SOCK into DIR; the
+#                           server in $spid killed (kill_whole) 1 s after 200
+#                           acknowledgements; 1 if they never came
+#   acks_verify SOCK DIR SEED
+#                           journal_acks.py verify: every acknowledged write
+#                           reads back (or a later unacknowledged one)
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
 #                           background; its pid in $fpid
@@ -90,6 +97,29 @@ kill_whole() {
     done
     [ $all = 1 ] || echo "kill_whole: not every thread of $pid stopped within 10 s" >&2
     kill -KILL "$pid"
+}
+
+acks_kill() {
+    local sock=$1 d=$2 seed=$3 cpid ok=0; shift 3
+    mkdir -p "$d"
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../journal_acks.py" write "$sock" "$seed" "$d" "$@" \
+        >"$d/write.out" 2>&1 &
+    cpid=$!
+    for _ in $(seq 600); do [ -e "$d/started" ] || ! kill -0 $cpid 2>/dev/null && break; sleep 0.1; done
+    [ -e "$d/started" ] || ok=1
+    sleep 1
+    kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
+    wait $cpid
+    sed 's/^/  /' "$d/write.out"
+    return $ok
+}
+
+acks_verify() {
+    python3 "$(dirname "${BASH_SOURCE[0]}")/../journal_acks.py" verify "$1" "$3" "$2" \
+        >"$2/verify.out" 2>&1
+    local rc=$?
+    sed 's/^/  /' "$2/verify.out"
+    return $rc
 }
 
 writes_bg() {

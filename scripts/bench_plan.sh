@@ -33,13 +33,9 @@ for wl in 4k-random-read 4k-random-write database; do
 import json, sys
 d = json.load(open(sys.argv[1]))
 h = d["host"]
-sh = {m["members"]: m for m in h.get("cpu_share_by_members", [])}.get(4, {})
-g = lambda v: "-" if v is None else "%.2f" % v
-print("host %-15s CPU us per client I/O: %.2f read, %.2f write (split made: %s); CPU share %.2f "
-      "(x4: reads %s, writes %s)"
+print("host %-15s CPU us per client I/O: %.2f read, %.2f write (split made: %s); CPU share %.2f"
       % (sys.argv[2], h["cpu_ns_per_io"] / 1e3, h.get("cpu_ns_per_write_io", 0) / 1e3,
-         h.get("cpu_split"), h["cpu_share"], g(sh.get("cpu_share_read")),
-         g(sh.get("cpu_share_write"))))
+         h.get("cpu_split"), h["cpu_share"]))
 f = lambda v: "-" if v is None else "%.2f" % (v / 1e3)
 print("host %-15s CPU us per 4 KiB member I/O by its member's queue: %s; per KiB more %s/%s" % (sys.argv[2],
       ", ".join("%s %s at QD %.3g" % ("write" if m["write"] else "read", f(m["ns"]), m["qd"])

@@ -88,8 +88,7 @@ static void plan_usage(FILE *f)
 		"  --force-write          allow writing to existing MEMBERs (needed)\n"
 		"  --runtime=S --ramp=S   of each measurement (default 2 and 0.5)\n"
 		"  --rounds=N             measure each candidate N times (default 1), the host's\n"
-		"                         CPU share and member I/O cost measured again before\n"
-		"                         each; medians shown\n"
+		"                         CPU share measured again before each; medians shown\n"
 		"  --seed=N               of the workload (default 1)\n"
 		"Without --drive or --drive-model, --verify measures MEMBER 1 quickly as uraid\n"
 		"drives it (a linear array of it alone: 4 KiB random read and write at QD 1..32,\n"
@@ -354,11 +353,10 @@ static double median(double *v, unsigned n)
 /*
  * Verify candidate i in `rounds` rounds. Members measured now share this
  * host's CPU with everything else on it: when the host's costs were
- * measured now, each round measures the CPU share and the member I/O's cost
- * again (plan_verify_share) and predicts the candidate at them right before
- * measuring it, so that a load that moves during the run moves both alike;
- * the answer keeps the planner's own prediction (its rank and reason) and
- * gets the medians beside it.
+ * measured now, each round measures the CPU share again and predicts the
+ * candidate at that share right before measuring it, so that a load that
+ * moves during the run moves both alike; the answer keeps the planner's own
+ * prediction (its rank and reason) and gets the medians beside it.
  */
 static int verify_candidate(struct plan_run *r, const struct plan_verify_opts *vo, unsigned i,
 			    unsigned rounds, bool requote, char *err, size_t errlen)
@@ -372,13 +370,10 @@ static int verify_candidate(struct plan_run *r, const struct plan_verify_opts *v
 		if (requote) {
 			struct plan_host h = r->host;
 			struct plan_answer q;
-			/* the share on as many member files as the candidate has, in
-			   each direction the workload takes (a mix: both) */
+			/* the share on as many member files as the candidate has */
 			unsigned n = a->c.members < PLAN_HOST_MAX_N ? a->c.members : 1;
-			int rc = 0;
-			for (int d = 0; d < 2 && !rc; d++)
-				if (d ? workload_writes(&r->wl) : workload_reads(&r->wl))
-					rc = plan_verify_share(vo, d == 1, n, &h, err, errlen);
+			int rc = plan_verify_share(vo, workload_writes(&r->wl), n,
+						   &h.cpu_share_at[n], err, errlen);
 			if (!rc)
 				rc = plan_evaluate(&r->pool, &r->need, &r->wl, &h, &a->c, &q, err,
 						   errlen);

@@ -234,16 +234,10 @@ void plan_print_json(FILE *f, const struct plan_run *r)
 		jnum(f, h->cpu_us_per_member_kib[1] * 1e3);
 		fputs("], \"cpu_share_by_members\": [", f);
 		for (unsigned k = 1, c = 0; k < PLAN_HOST_MAX_N; k++) {
-			double rs = h->cpu_share_at[0][k], ws = h->cpu_share_at[1][k];
-			if (!(rs > 0) && !(ws > 0))
+			if (!(h->cpu_share_at[k] > 0))
 				continue;
-			/* cpu_share: the writes' where measured, as before the split */
 			fprintf(f, "%s{\"members\": %u, \"cpu_share\": ", c++ ? ", " : "", k);
-			jnum(f, ws > 0 ? ws : rs);
-			fputs(", \"cpu_share_read\": ", f);
-			jnum(f, rs > 0 ? rs : NAN);
-			fputs(", \"cpu_share_write\": ", f);
-			jnum(f, ws > 0 ? ws : NAN);
+			jnum(f, h->cpu_share_at[k]);
 			fputc('}', f);
 		}
 		fputs("], \"cpu_own\": [", f);

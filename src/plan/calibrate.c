@@ -232,10 +232,8 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 		if (big[d] > a[d][1])
 			h->cpu_us_per_member_kib[d] = (big[d] - a[d][1]) / 60;
 	}
-	/* both directions' shares: a mix takes each at its own (model.c) */
-	for (int d = 0; d < 2; d++)
-		for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++)
-			h->cpu_share_at[d][k] = share[d][k];
+	for (unsigned k = 1; k < PLAN_HOST_MAX_N; k++)
+		h->cpu_share_at[k] = share[main_dir][k];
 	h->cpu_us_per_member_read = a[0][1] - client[0];
 	h->cpu_us_per_member_write = writes ? a[1][1] - client[1] : 0;
 	h->cpu_share = share[main_dir][1];
@@ -281,25 +279,11 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 }
 
 int plan_verify_share(const struct plan_verify_opts *o, bool writes, unsigned members,
-		      struct plan_host *h, char *err, size_t errlen)
+		      double *share, char *err, size_t errlen)
 {
 	struct run_spec r = { .level = URAID_LEVEL_LINEAR, .n = members ? members : 1,
 			      .bytes = 4096, .rd = !writes };
 	if (r.n > o->npaths)
 		r.n = o->npaths;
-	if (r.n >= PLAN_HOST_MAX_N)
-		return uraid_errf(err, errlen, -EINVAL, "%u members: more than the planner "
-				  "measures", r.n);
-	double us = 0, share = 0;
-	int rc = cpu_run(o, &r, &us, &share, err, errlen);
-	if (rc)
-		return rc;
-	int d = writes ? 1 : 0;
-	h->cpu_share_at[d][r.n] = share;
-	/* the same run is the calibration's linear x n: its member I/O at
-	   32 / n outstanding, now (the point it gave then, replaced) */
-	for (unsigned i = 0; i < h->nmember_pts[d] && i < PLAN_HOST_MAX_PTS; i++)
-		if (h->member_pt[d][i].qd == (double)CAL_QD / r.n)
-			h->member_pt[d][i].us = us - plan_host_client_us(h, !writes);
-	return 0;
+	return cpu_run(o, &r, NULL, share, err, errlen);
 }

@@ -164,11 +164,9 @@ double plan_host_client_us(const struct plan_host *h, bool rd)
 	return !rd && h->cpu_us_per_io_write > 0 ? h->cpu_us_per_io_write : h->cpu_us_per_io;
 }
 
-double plan_host_share(const struct plan_host *h, bool rd, unsigned n)
+double plan_host_share(const struct plan_host *h, unsigned n)
 {
-	double v = by_members(h->cpu_share_at[rd ? 0 : 1], n);
-	if (!(v > 0))
-		v = by_members(h->cpu_share_at[rd ? 1 : 0], n);
+	double v = by_members(h->cpu_share_at, n);
 	if (v > 0)
 		return v;
 	return h->cpu_share > 0 ? h->cpu_share : 1;

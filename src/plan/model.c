@@ -263,10 +263,7 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		return -ENOMEM;
 	}
 	double Q = plan_workload_qd(w, s->n);
-	/* CPU time and parity bytes per client I/O, apart for client reads [0]
-	   and writes [1]: each direction gets its own CPU share (below) */
-	double client_bytes = 0, member_bytes = 0, mios = 0, cpu_us[2] = { 0, 0 };
-	double par_bytes[2] = { 0, 0 };
+	double client_bytes = 0, member_bytes = 0, mios = 0, cpu_us = 0, par_bytes = 0;
 	const struct plan_host_own *own = plan_host_own_of(h, s->level, s->layout);
 
 	/* queue depth per member: the client's outstanding I/Os times the member
@@ -278,16 +275,15 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		client_bytes += subs[k].prob * subs[k].bytes;
 		member_bytes += subs[k].prob * (io->read_bytes + io->write_bytes);
 		mios += subs[k].prob * (io->reads + io->writes);
-		int dir = subs[k].rd ? 0 : 1;
-		cpu_us[dir] += subs[k].prob * plan_host_client_us(h, subs[k].rd);
-		par_bytes[dir] += subs[k].prob * io->parity_src_bytes;
+		cpu_us += subs[k].prob * plan_host_client_us(h, subs[k].rd);
+		par_bytes += subs[k].prob * io->parity_src_bytes;
 		/* the level's own work besides its member I/Os and its arithmetic
 		   (measured per family: docs/planner.md, "--verify"); without it a
 		   parity level's write still does the parity path's */
 		if (own)
-			cpu_us[dir] += subs[k].prob * (subs[k].rd ? own->read_us : own->write_us);
+			cpu_us += subs[k].prob * (subs[k].rd ? own->read_us : own->write_us);
 		else if (!subs[k].rd && s->parity)
-			cpu_us[dir] += subs[k].prob * h->cpu_us_per_parity_write;
+			cpu_us += subs[k].prob * h->cpu_us_per_parity_write;
 	}
 	double qmax = 0;
 	for (unsigned i = 0; i < s->n; i++) {
@@ -309,7 +305,7 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 			const struct plan_drive *dr = slot_drive[i];
 			double b, l, p99, b1, l1, p1;
 			/* each member I/O's CPU at its member's queue depth (measured) */
-			cpu_us[subs[k].rd ? 0 : 1] += subs[k].prob *
+			cpu_us += subs[k].prob *
 				  (io->slot_reads[i] * plan_host_member_us(h, true, conc[i], rsz) +
 				   io->slot_writes[i] * plan_host_member_us(h, false, conc[i], wsz));
 			if (io->slot_reads[i] > 0) {
@@ -349,20 +345,12 @@ int plan_predict(const struct plan_shape *s, const struct plan_drive *const *slo
 		}
 	/* the candidate's own parity: XOR or P+Q over its data chunks */
 	double rate = s->parity ? plan_host_parity_mib_s(h, s->data_per_row, s->parity) : 0;
-	/* each direction's CPU time in wall time at its own share, added: a mix
-	   takes each kind's time in turn (docs/planner.md, "Queueing") */
-	double host_us = 0, par_us = 0, wall_us = 0;
-	for (int d = 0; d < 2; d++) {
-		double pu = rate > 0 ? par_bytes[d] / (rate * 1048576.0) * 1e6 : 0;
-		double share = plan_host_share(h, d == 0, s->n);
-		par_us += pu;
-		host_us += cpu_us[d] + pu;
-		wall_us += (cpu_us[d] + pu) / share;
-	}
-	double cores = h->cores ? h->cores : 1;
+	double par_us = rate > 0 ? par_bytes / (rate * 1048576.0) * 1e6 : 0;
+	double host_us = cpu_us + par_us;
+	double cpus = (h->cores ? h->cores : 1) * plan_host_share(h, s->n);
 	out->cpu_us = host_us;
-	if (wall_us > 0 && cores * 1e6 / wall_us < x) {
-		x = cores * 1e6 / wall_us;
+	if (host_us > 0 && cpus * 1e6 / host_us < x) {
+		x = cpus * 1e6 / host_us;
 		out->bound = par_us > host_us / 2 ? "parity" : "host CPU";
 	}
 	if (h->link_mib_s > 0 && member_bytes > 0 && h->link_mib_s * 1048576.0 / member_bytes < x) {

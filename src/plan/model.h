@@ -74,12 +74,9 @@ struct plan_host_own {
 struct plan_host {
 	unsigned cores;             /* threads issuing I/O (>= 1) */
 	double cpu_share;           /* CPUs each issuing thread's I/O path gets; 0: 1 */
-	double cpu_share_at[2][PLAN_HOST_MAX_N]; /* the same measured on an array of n
-	                               members by reads [0] and by writes [1] (the
-	                               kernel's threads working for the member files
-	                               run beside the issuer, more for one direction
-	                               than the other); 0: the other direction's, else
-	                               cpu_share */
+	double cpu_share_at[PLAN_HOST_MAX_N]; /* the same measured on an array of n
+	                               members (the kernel's threads working for the
+	                               member files run beside the issuer); 0: cpu_share */
 	double cpu_us_per_io;       /* per client I/O (the benchmark's and engine's own work) */
 	double cpu_us_per_io_write; /* per client write when measured apart; 0: cpu_us_per_io */
 	double cpu_us_per_member_read, cpu_us_per_member_write;
@@ -110,9 +107,8 @@ struct plan_host {
 double plan_host_member_us(const struct plan_host *h, bool rd, double qd, double bytes);
 /* CPU µs of a client read or write's own work (the benchmark's and engine's). */
 double plan_host_client_us(const struct plan_host *h, bool rd);
-/* The CPU share of an issuing thread on an array of n members, for client
- * reads (rd) or writes. */
-double plan_host_share(const struct plan_host *h, bool rd, unsigned n);
+/* The CPU share of an issuing thread on an array of n members. */
+double plan_host_share(const struct plan_host *h, unsigned n);
 /* The family's measured own work, or NULL. */
 const struct plan_host_own *plan_host_own_of(const struct plan_host *h, int level,
 					     uint32_t layout);

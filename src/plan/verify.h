@@ -65,14 +65,11 @@ int plan_verify_host_costs(const struct plan_verify_opts *o, bool reads, bool wr
 			   const struct plan_space *sp, struct plan_host *h,
 			   struct plan_host_note *note, char *err, size_t errlen);
 
-/* The host now: the calibration's linear array of `members` run again by
- * 4 KiB random writes (writes) or reads, right before each verification, so
- * that the load of a shared machine moves a prediction and its measurement
- * together. Sets h's CPU share at that count for that direction and, where
- * the calibration measured it, its member I/O's CPU at 32 / members
- * outstanding. */
+/* The CPU share now on a linear array of `members` (the workload's main
+ * direction): measured again right before each verification, so that the
+ * load of a shared machine moves a prediction and its measurement together. */
 int plan_verify_share(const struct plan_verify_opts *o, bool writes, unsigned members,
-		      struct plan_host *h, char *err, size_t errlen);
+		      double *share, char *err, size_t errlen);
 
 /* One measurement of a candidate. */
 struct plan_measured {

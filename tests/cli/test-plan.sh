@@ -198,10 +198,6 @@ for wr in (False, True):
     assert [round(x, 2) for x in q] == [8, 10.67, 16, 32], h["cpu_member_by_qd"]
 assert all(m["ns"] > 0 for m in h["cpu_member_by_qd"]), h["cpu_member_by_qd"]
 assert [m["members"] for m in h["cpu_share_by_members"]] == [1, 2, 3, 4], h
-# a share by direction (reads measured always: a parity write reads), the
-# writes' as cpu_share
-assert all(m["cpu_share_read"] > 0 and m["cpu_share_write"] > 0 and
-           m["cpu_share"] == m["cpu_share_write"] for m in h["cpu_share_by_members"]), h
 own = {(o["level"], o["members"]): o for o in h["cpu_own"]}
 assert sorted(own) == [("raid0", 2), ("raid5", 3)], h["cpu_own"]
 assert all(o["ns_per_read"] is None and o["ns_per_write"] is not None for o in own.values()), own

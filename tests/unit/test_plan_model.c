@@ -427,12 +427,12 @@ static void test_host_costs(void)
 	/* nothing measured: the single figures; no write apart: the read's */
 	struct plan_host g = { .cpu_us_per_io = 5, .cpu_us_per_member_write = 7 };
 	CHECK(plan_host_member_us(&g, false, 3, 4096) == 7 && plan_host_client_us(&g, false) == 5 &&
-	      plan_host_share(&g, false, 3) == 1, "unmeasured host figures");
+	      plan_host_share(&g, 3) == 1, "unmeasured host figures");
 
 	uint32_t n2;
 	CHECK(!uraid_layout_parse(10, "n2", &n2), "n2");
 	h.cpu_share = 0.9;
-	h.cpu_share_at[1][4] = 0.5;     /* writes' only: reads take it too */
+	h.cpu_share_at[4] = 0.5;
 	h.nown = 2;
 	h.own[0] = (struct plan_host_own){ .level = 10, .layout = n2, .members = 2,
 					   .has_read = true, .has_write = true,
@@ -481,25 +481,6 @@ static void test_host_costs(void)
 	s = shape(5, NULL, 4, 64 << 10, GIB);
 	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
 	CHECK(NEAR(p.cpu_us, 4.5, 1e-9), "raid5 x4 read: %g us, want 4.5", p.cpu_us);
-
-	/* a mix takes each direction's CPU time at its own share: RAID 0 x4,
-	   50/50, 8 outstanding per member; a read 2 + 2.5 = 4.5 us at a share
-	   of 0.5, a write 3 + 4 = 7 us at 1: 2.25 / 0.5 + 3.5 / 1 = 8 us of
-	   wall time per client I/O, 125000 IOPS (one share for both, 1: 1e6 /
-	   5.75) */
-	h.cpu_share_at[0][4] = 0.5;
-	h.cpu_share_at[1][4] = 1;
-	w.line[0].read_pct = 50;
-	s = shape(0, NULL, 4, 64 << 10, GIB);
-	CHECK(s && !plan_predict(s, slot, &w, &h, &p), "predict");
-	CHECK(NEAR(p.cpu_us, 5.75, 1e-9) && NEAR(p.iops, 125000, 1e-9) &&
-	      !strcmp(p.bound, "host CPU"), "raid0 x4 50/50 at shares 0.5/1: %g us %g IOPS (%s), "
-	      "want 5.75 and 125000", p.cpu_us, p.iops, p.bound);
-	CHECK(plan_host_share(&h, true, 4) == 0.5 && plan_host_share(&h, false, 4) == 1 &&
-	      plan_host_share(&h, true, 3) == 0.5 && plan_host_share(&h, false, 2) == 1,
-	      "shares by direction: %g %g %g %g", plan_host_share(&h, true, 4),
-	      plan_host_share(&h, false, 4), plan_host_share(&h, true, 3),
-	      plan_host_share(&h, false, 2));
 }
 
 int main(void)

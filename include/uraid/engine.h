@@ -684,6 +684,7 @@ struct uraid_grow {
 	int bitmap;                 /* 0 unchanged, 1 internal, -1 none */
 	int policy;                 /* --consistency-policy: URAID_GROW_POLICY_*, 0 unchanged */
 	unsigned adding;            /* devices the caller adds as spares before (plan_only) */
+	unsigned append;            /* linear: members appended from spares (--add alone) */
 	bool plan_only;             /* check and describe the steps (done), change nothing */
 };
 

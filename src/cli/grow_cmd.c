@@ -3,7 +3,8 @@
  * uraid grow [ARRAY] [--raid-devices=N] [--level=L] [--chunk=SIZE]
  *            [--layout=NAME] [--size=max|SIZE] [--array-size=max|SIZE]
  *            [--bitmap=internal|none] [--consistency-policy=ppl|resync|bitmap]
- *            [--add DEV...] [--json]
+ *            [--add DEV... [--force]] [--json]
+ * uraid grow [ARRAY] --add DEV... [--force] [--json]   (linear: append)
  *
  * mdadm --grow on a served array. This side gathers the options into one
  * control request (serve_grow.c reads and checks them, the engine plans
@@ -23,7 +24,8 @@
 static void grow_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: uraid grow [ARRAY] CHANGE... [--add DEV...] [--json]\n"
+		"Usage: uraid grow [ARRAY] CHANGE... [--add DEV... [--force]] [--json]\n"
+		"       uraid grow [ARRAY] --add DEV... [--force] [--json]   (linear: append)\n"
 		"\n"
 		"Change a served array while it serves, as mdadm --grow: its member count,\n"
 		"level, chunk, layout, the size used on each member, the size exported, its\n"
@@ -64,8 +66,13 @@ static void grow_usage(FILE *f)
 		"                           1 MiB next to each superblock, or the room there\n"
 		"                           is), resync removes it (or the bitmap), bitmap is\n"
 		"                           --bitmap=internal\n"
-		"  -a, --add DEV...         add these devices as spares first (uraid add)\n"
+		"  -a, --add DEV...         add these devices as spares first (uraid add);\n"
+		"                           alone, on a linear array: append them as new\n"
+		"                           members (mdadm --grow --add), the size grows by\n"
+		"                           theirs, no data moves\n"
 		"\n"
+		"  -f, --force              --add a device that holds another array's\n"
+		"                           superblock (as uraid add --force)\n"
 		"  -j, --json               the steps done as JSON\n"
 		"  -h, --help               this text\n");
 }
@@ -177,7 +184,7 @@ int cmd_grow(int argc, char **argv)
 	const char *target = NULL;
 	char **add = NULL;
 	int nadd = 0, rc;
-	bool json = false;
+	bool json = false, force = false;
 	size_t used = 0;
 
 	add = calloc((size_t)argc + 1, sizeof(*add));
@@ -194,6 +201,10 @@ int cmd_grow(int argc, char **argv)
 		}
 		if (!strcmp(w, "--json") || !strcmp(w, "-j")) {
 			json = true;
+			continue;
+		}
+		if (!strcmp(w, "--force") || !strcmp(w, "-f")) {
+			force = true;   /* for the add: a device with another array's superblock */
 			continue;
 		}
 		if (!strcmp(w, "--add") || !strcmp(w, "-a")) {
@@ -227,6 +238,11 @@ int cmd_grow(int argc, char **argv)
 		}
 		target = w;
 	}
+	if (!used && nadd) {
+		/* mdadm --grow --add DEV alone: linear's append (the server
+		   refuses it for other levels) */
+		used = (size_t)snprintf(list, sizeof(list), "append=%d", nadd);
+	}
 	if (!used) {
 		fprintf(stderr, "uraid grow: nothing to change: give --raid-devices, --level, "
 			"--chunk, --layout, --size, --array-size, --bitmap or --consistency-policy; "
@@ -241,14 +257,17 @@ int cmd_grow(int argc, char **argv)
 		snprintf(planned, sizeof(planned), "%s adding=%d", list, nadd);
 		rc = grow_call(ctl, "plan", planned, false, true);
 		if (!rc) {
-			char **av = calloc((size_t)nadd + 3, sizeof(*av));
+			char **av = calloc((size_t)nadd + 4, sizeof(*av));
 			if (!av) {
 				rc = CLI_EXIT_FAIL;
 			} else {
-				av[0] = "add";
-				av[1] = ctl;
+				int ac = 0;
+				av[ac++] = "add";
+				if (force)
+					av[ac++] = "--force";
+				av[ac++] = ctl;
 				for (int k = 0; k < nadd; k++)
-					av[2 + k] = add[k];
+					av[ac++] = add[k];
 				/* --json: one document on stdout, the grow's; add's
 				   lines are left out (its errors still go to stderr) */
 				int saved = json ? dup(STDOUT_FILENO) : -1;
@@ -257,7 +276,7 @@ int cmd_grow(int argc, char **argv)
 					if (!freopen("/dev/null", "w", stdout))
 						saved = -1;
 				}
-				rc = cmd_add(nadd + 2, av);
+				rc = cmd_add(ac, av);
 				if (saved >= 0) {
 					fflush(stdout);
 					dup2(saved, STDOUT_FILENO);

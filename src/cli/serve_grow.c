@@ -8,7 +8,7 @@
  * MODE "plan" (check and describe, change nothing) or "do"; SETTINGS
  * NAME=VALUE words separated by blanks, named as grow's options:
  * raid-devices, level, chunk, layout, size, array-size, bitmap,
- * consistency-policy, and
+ * consistency-policy, append=N (--add alone: linear's new members), and
  * adding=N (devices the client adds as spares between the plan and the
  * change). Every word is read and checked before the engine is asked; the
  * engine plans (engine/md/grow_plan.c) and carries out the steps. After a
@@ -98,6 +98,15 @@ static int parse_setting(char *w, int cur_level, struct uraid_grow *r, char *err
 		else
 			return snprintf(err, errlen, "--consistency-policy=%s: ppl, resync or bitmap "
 					"(md changes a running array's policy to these)", v), -EINVAL;
+	} else if (!strcmp(w, "append")) {
+		/* --add alone (linear): the members to append, checked as
+		   adding= is */
+		char *end;
+		unsigned long d = strtoul(v, &end, 10);
+		if (*end || !*v || *v == '-' || d < 1 || d > URAID_MAX_MEMBERS)
+			return snprintf(err, errlen, "append=%s: a member count, 1 to %d", v,
+					URAID_MAX_MEMBERS), -EINVAL;
+		r->append = (unsigned)d;
 	} else if (!strcmp(w, "adding")) {
 		/* the spares the client just added: a count, checked like any
 		   number from the socket ("-1" would wrap to a huge one) */

@@ -495,15 +495,60 @@ static void policies(void)
 	REFUSED(a, r, "cannot be combined");
 }
 
+/* linear: members appended only (md's linear_add), from spares */
+static void linear_append(void)
+{
+	struct grow_plan p;
+	char err[256];
+	struct grow_array a = arr(URAID_LEVEL_LINEAR, 0, 2, 0);
+	struct grow_request r = { .append = 1, .adding = 1 };
+
+	/* --add alone, planned before the spare is added (adding=1) */
+	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append: %s", err);
+	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
+	/* then done with the spare there */
+	a.spares = 1;
+	r = (struct grow_request){ .append = 1 };
+	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append with a spare: %s", err);
+	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
+	/* --raid-devices=N --add, mdadm's other spelling */
+	a.spares = 0;
+	r = (struct grow_request){ .raid_disks = 4, .adding = 2 };
+	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "raid-devices=4: %s", err);
+	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 4, 0, false);
+	r.adding = 1;
+	REFUSED(a, r, "the array has 1 spares");
+	r = (struct grow_request){ .raid_disks = 1 };
+	REFUSED(a, r, "cannot lose members");
+	r = (struct grow_request){ .chunk_sectors = 128 };
+	REFUSED(a, r, "no chunk or layout to change");
+	r = (struct grow_request){ .append = 1, .adding = 1, .array_sectors = 2048 * MIB };
+	REFUSED(a, r, "cannot be combined");
+	r = (struct grow_request){ .append = 1 };
+	REFUSED(a, r, "give them with --add DEV");
+	a.spares = 1;
+	a.slot_missing[1] = true;
+	REFUSED(a, r, "missing 1 of 2 members");
+	a = arr(URAID_LEVEL_LINEAR, 0, URAID_MAX_MEMBERS, 0);
+	a.spares = 1;
+	REFUSED(a, r, "at most 256 members");
+	/* --add alone on another level: mdadm's way is linear's only */
+	a = arr(1, 0, 2, 0);
+	a.spares = 1;
+	REFUSED(a, r, "--add alone grows linear arrays only");
+}
+
 int main(void)
 {
 	takeovers();
 	restripes();
 	sizes_and_rules();
 	policies();
+	linear_append();
 	if (failures)
 		printf("%d failures\n", failures);
 	else
-		printf("ok: takeovers, restripes, sizes, bitmap, policies and their refusals\n");
+		printf("ok: takeovers, restripes, sizes, bitmap, policies, linear appends and their "
+		       "refusals\n");
 	return failures ? 1 : 0;
 }

@@ -2,8 +2,8 @@
 /*
  * uraid_array_grow: what mdadm --grow does to a running array. The plan is
  * grow_plan.c's; here it is carried out. The steps that move no data (md's
- * takeovers, the RAID 1 mirror count, the per-member size, the exported
- * size) change the superblocks and the geometry under a freeze
+ * takeovers, the RAID 1 mirror count, linear's appended members
+ * (grow_linear.c), the per-member size, the exported size) change the superblocks and the geometry under a freeze
  * (core/freeze.h): the clients' requests wait on their reactors while the
  * level is switched, and go on under the new geometry. A restripe is
  * grow-core's job (uraid_array_reshape_start).
@@ -29,6 +29,7 @@
 #include "engine/jobs/sync.h"
 #include "engine/md/grow.h"
 #include "engine/md/grow_bitmap.h"
+#include "engine/md/grow_linear.h"
 #include "engine/md/grow_plan.h"
 #include "engine/md/grow_ppl.h"
 #include "engine/md/member_state.h"
@@ -401,6 +402,8 @@ static int apply_held(struct array *a, const struct grow_step *s, const struct g
 		rc = grow_bitmap_apply(a, s->bitmap, err, errlen);
 	else if (s->kind == GROW_STEP_PPL)
 		rc = grow_ppl_apply(a, s->ppl, err, errlen);
+	else if (s->kind == GROW_STEP_APPEND)
+		rc = grow_linear_append(a, s->raid_disks, err, errlen);
 	else
 		rc = apply_geometry(a, s, write, err, errlen);
 	pthread_mutex_unlock(&a->meta_lock);
@@ -545,6 +548,7 @@ static int apply_step(struct array *a, const struct grow_step *s, const struct g
 	case GROW_STEP_SIZE:
 	case GROW_STEP_TAKEOVER:
 	case GROW_STEP_MIRRORS:
+	case GROW_STEP_APPEND:
 		return apply_frozen(a, s, prev, err, errlen);
 	case GROW_STEP_DROP_COPIES:
 		return drop_copies(a, err, errlen);
@@ -839,6 +843,7 @@ int uraid_array_grow(struct uraid_array *ua, const struct uraid_grow *r, char *d
 			  : r->policy == URAID_GROW_POLICY_BITMAP ? GROW_POLICY_BITMAP
 			  : GROW_POLICY_KEEP,
 		.adding = r->adding,
+		.append = r->append,
 	};
 	struct grow_array *ga = malloc(sizeof(*ga));
 	if (!ga)

@@ -295,9 +295,32 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 				pl->cur.dev_sectors = (pl->cur.dev_sectors - least) / 2 * 2;
 		}
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
+	case URAID_LEVEL_LINEAR: {
+		/* md's linear_add: members appended, nothing else changes */
+		if (pl->r->chunk_sectors || pl->r->layout_set)
+			return refuse(pl->err, pl->errlen, "linear has no chunk or layout to change: "
+				      "it only grows by appending members (--add DEV)");
+		if (t->disks == a->raid_disks)
+			return 0;
+		if (t->disks < a->raid_disks)
+			return refuse(pl->err, pl->errlen, "linear arrays cannot lose members (md "
+				      "removes none from linear): copy the data to a new array "
+				      "instead");
+		if (missing_count(a))
+			return refuse(pl->err, pl->errlen, "linear is missing %u of %u members: "
+				      "nothing can be appended", missing_count(a), a->raid_disks);
+		unsigned need = t->disks - a->raid_disks;
+		if (a->spares + pl->r->adding < need)
+			return refuse(pl->err, pl->errlen, "%u members need %u new ones, the array "
+				      "has %u spares: give them with --add DEV", t->disks, need,
+				      a->spares + pl->r->adding);
+		pl->cur.raid_disks = t->disks;
+		add_step(pl, GROW_STEP_APPEND);
+		return 0;
+	}
 	default:
-		return refuse(pl->err, pl->errlen, "linear arrays grow by appending members "
-			      "(mdadm --grow --add), which uraid does not do yet");
+		return refuse(pl->err, pl->errlen, "%s cannot be grown",
+			      lvname(a->level, l, sizeof(l)));
 	}
 }
 
@@ -512,7 +535,7 @@ static int plan_geometry(struct planner *pl)
 	struct target t = {
 		.level = r->level_set ? r->level : a->level,
 		.layout = r->layout_set ? r->layout : a->layout,
-		.disks = r->raid_disks ? r->raid_disks : a->raid_disks,
+		.disks = r->raid_disks ? r->raid_disks : a->raid_disks + r->append,
 		.chunk = r->chunk_sectors ? r->chunk_sectors : a->chunk_sectors,
 	};
 
@@ -714,7 +737,8 @@ int grow_plan_build(const struct grow_array *a, const struct grow_request *r,
 		    struct grow_plan *p, char *err, size_t errlen)
 {
 	struct planner pl = { .a = a, .r = r, .p = p, .err = err, .errlen = errlen };
-	bool geometry = r->raid_disks || r->level_set || r->chunk_sectors || r->layout_set;
+	bool geometry = r->raid_disks || r->level_set || r->chunk_sectors || r->layout_set ||
+			r->append;
 	bool size = r->size_sectors != 0;
 	bool bitmap = r->bitmap != GROW_BITMAP_KEEP;
 	bool policy = r->policy != GROW_POLICY_KEEP;
@@ -740,6 +764,19 @@ int grow_plan_build(const struct grow_array *a, const struct grow_request *r,
 		return refuse(err, errlen, "--size cannot change together with the level, "
 			      "members, chunk or layout: change the size first, check the data, "
 			      "then the rest");
+	/* --add alone is mdadm's way to grow linear, and only linear */
+	if (r->append && a->level != URAID_LEVEL_LINEAR) {
+		char l[16];
+		return refuse(err, errlen, "--add alone grows linear arrays only; %s takes "
+			      "--raid-devices=N with --add DEV", lvname(a->level, l, sizeof(l)));
+	}
+	if (r->append && (r->raid_disks || r->level_set || r->chunk_sectors || r->layout_set ||
+			  r->array_sectors))
+		return refuse(err, errlen, "append (--add alone) cannot be combined with other "
+			      "changes");
+	if (r->append && r->append > URAID_MAX_MEMBERS - a->raid_disks)
+		return refuse(err, errlen, "linear holds at most %d members; it has %u, %u more "
+			      "asked", URAID_MAX_MEMBERS, a->raid_disks, r->append);
 	if (a->job && (geometry || size || bitmap))
 		return refuse(err, errlen, "a %s is running: wait for it to end (uraid status) "
 			      "or stop it (uraid sync-cancel), then grow", a->job);
@@ -819,6 +856,10 @@ void grow_step_describe(const struct grow_step *s, const struct grow_step *prev,
 		break;
 	case GROW_STEP_DROP_COPIES:
 		snprintf(buf, len, "second member of each pair failed and removed");
+		break;
+	case GROW_STEP_APPEND:
+		snprintf(buf, len, "linear %u -> %u members (appended, no data moved)",
+			 prev->raid_disks, s->raid_disks);
 		break;
 	case GROW_STEP_TAKEOVER:
 		snprintf(buf, len, "takeover %s -> %s (%u -> %u slots, layout %s)",

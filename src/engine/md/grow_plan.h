@@ -41,6 +41,8 @@
  *    or journal, not during a reshape (a resync or rebuild may run, as in
  *    md; a degraded array is taken, as md does); resync removes the PPL
  *    (or the bitmap); bitmap is --bitmap=internal. Alone, as --bitmap.
+ *  - linear: members appended only (mdadm --grow --add, md's linear_add),
+ *    from spares, alone; never fewer, no chunk or layout change.
  */
 #ifndef URAID_ENGINE_MD_GROW_PLAN_H
 #define URAID_ENGINE_MD_GROW_PLAN_H
@@ -94,6 +96,7 @@ struct grow_request {
 	enum grow_bitmap bitmap;
 	enum grow_policy policy;
 	unsigned adding;                /* devices named with --add, spares before the steps */
+	unsigned append;                /* --add alone: a linear array's new members */
 };
 
 enum grow_step_kind {
@@ -105,6 +108,7 @@ enum grow_step_kind {
 	GROW_STEP_DROP_COPIES,          /* fail and remove the second member of each pair */
 	GROW_STEP_TAKEOVER,             /* a new level on the same data: level, layout, raid_disks, chunk */
 	GROW_STEP_RESTRIPE,             /* grow-core's reshape to layout, raid_disks, chunk */
+	GROW_STEP_APPEND,               /* linear: spares appended as slots up to raid_disks */
 };
 
 struct grow_step {

@@ -158,6 +158,12 @@ static int compose_new_member(const struct array *a, const struct uraid_sb *like
 			      uint64_t dev_sectors, struct uraid_sb *sb, char *err, size_t errlen)
 {
 	*sb = *like;
+	/* what the array needs of a new member: a spare is rebuilt onto a slot
+	   of geom.dev_sectors; linear rebuilds none, a member appended to it
+	   (grow --add) uses what it has, down to one chunk (md's linear_add) */
+	uint64_t need = a->geom.dev_sectors;
+	if (a->geom.level == URAID_LEVEL_LINEAR)
+		need = a->geom.chunk_sectors ? a->geom.chunk_sectors : 8;
 	if (a->minor == 0) {
 		/*
 		 * 1.0: the superblock at the device's end, and below it the same
@@ -167,18 +173,18 @@ static int compose_new_member(const struct array *a, const struct uraid_sb *like
 		uint64_t room = like->super_offset - like->data_size;
 		sb->super_offset = uraid_sb_location(0, dev_sectors);
 		sb->data_size = sb->super_offset > room ? sb->super_offset - room : 0;
-		if (sb->data_size < a->geom.dev_sectors)
+		if (sb->data_size < need)
 			return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array "
 					  "needs %llu for data and %llu for metadata at the end",
 					  (unsigned long long)dev_sectors,
-					  (unsigned long long)a->geom.dev_sectors,
+					  (unsigned long long)need,
 					  (unsigned long long)(room + (dev_sectors - sb->super_offset)));
 	} else {
-		if (dev_sectors < like->data_offset + a->geom.dev_sectors)
+		if (dev_sectors < like->data_offset + need)
 			return uraid_errf(err, errlen, -ENOSPC, "too small: %llu sectors, the array "
 					  "needs %llu from data offset %llu",
 					  (unsigned long long)dev_sectors,
-					  (unsigned long long)a->geom.dev_sectors,
+					  (unsigned long long)need,
 					  (unsigned long long)like->data_offset);
 		sb->data_size = dev_sectors - like->data_offset;
 	}

@@ -1,0 +1,124 @@
+#!/bin/bash
+# uraid grow on a served linear array: members appended as md's linear_add
+# (mdadm --grow --add). A linear of 2 image files gets 4 MiB of fixed-seed
+# data and fio's verified writes on its old range; `grow --add` appends a
+# smaller third image: the export grows by its data area (nbdinfo on a new
+# connection), fio writes and verifies across the whole new range, the
+# array is served again and still reads the same, and mdadm --examine shows
+# linear with 3 devices and the new member in role 2. Refusals (exit 1, one
+# line, every member byte-identical): fewer members, a chunk change, more
+# members without spares, a device too small, a device with another
+# array's superblock (then taken with --force).
+set -u
+BUILD=${BUILD:-build}
+URAID=$(realpath "$BUILD/uraid")
+. "$(dirname "$0")/lib/common.sh"
+need fio nbdcopy nbdinfo python3 mdadm sha256sum
+work_dir grow-linear
+echo "work in $work"
+
+SEED=1818
+echo "data seed $SEED"
+randfile $SEED $((4 << 20)) "$work/data"
+
+uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
+data_ok() { nbdcopy "$(uri "$1")" - | head -c $((4 << 20)) | cmp -s - "$work/data"; }
+examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
+sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
+nbd_size() { nbdinfo --size "$(uri "$1")" 2>/dev/null || echo none; }
+# fio over [OFF, OFF+SIZE) bytes: sequential writes with crc32c, verified
+# (MODE write) or only verified (MODE verify, the same job read back)
+fio_range() {
+    local mode=$1 name=$2 off=$3 size=$4 extra=
+    [ "$mode" = verify ] && extra=--verify_only
+    (cd "$work" && fio --name=v --ioengine=nbd --uri="$(uri "$name")" --rw=write --bs=64k \
+        --offset="$off" --size="$size" --iodepth=4 --verify=crc32c --verify_fatal=1 \
+        --randseed=$SEED $extra --output="$work/fio-$name-$mode.log" >/dev/null 2>&1)
+}
+refused() {
+    local name=$1 what=$2; shift 2
+    local before after out rc
+    before=$(sums "${mem[@]}" "${others[@]}")
+    for _ in $(seq 20); do
+        sleep 0.5
+        after=$(sums "${mem[@]}" "${others[@]}")
+        [ "$after" = "$before" ] && break
+        before=$after
+    done
+    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
+    after=$(sums "${mem[@]}" "${others[@]}")
+    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
+    check "  in one line naming it: $out" one_line "$out"
+    check "  members and devices unchanged" test "$before" = "$after"
+}
+
+mem=("$work/l0" "$work/l1")
+others=("$work/l2" "$work/tiny" "$work/f0")
+truncate -s 24M "${mem[@]}"
+truncate -s 12M "$work/l2" "$work/f0" "$work/f1"
+truncate -s 1M "$work/tiny"
+# another array's members: a superblock uraid add refuses without --force
+"$URAID" create --level=1 --raid-devices=2 --name=other --run "$work/f0" "$work/f1" >/dev/null
+
+"$URAID" create --level=linear --raid-devices=2 --name=gl --run "${mem[@]}" >/dev/null
+serve_bg "$work" gl "${mem[@]}"
+nbdcopy "$work/data" "$(uri gl)"
+size0=$(nbd_size gl)
+echo "size before: $size0"
+check "fio writes and verifies the old range" fio_range write gl 4M $((size0 - (4 << 20)))
+check "  data" data_ok gl
+
+refused gl "fewer members" --raid-devices=1
+refused gl "a chunk change" --chunk=128
+refused gl "3 members without a spare" --raid-devices=3
+refused gl "a device too small (1 MiB)" --add "$work/tiny"
+refused gl "another array's member without --force" --add "$work/f0"
+
+ev0=$(examine "${mem[0]}" Events)
+out=$("$URAID" grow gl --add "$work/l2"); rc=$?
+check "grow --add appends (rc $rc): $out" test $rc -eq 0
+check "  says linear 2 -> 3" grep -q "linear 2 -> 3 members" <<<"$out"
+mem+=("$work/l2")
+others=("$work/tiny" "$work/f0")
+size1=$(nbd_size gl)
+# the new member's data area, in bytes (mdadm: Avail Dev Size in sectors),
+# rounded down to the chunk (Rounding) when there is one
+avail=$(examine "$work/l2" "Avail Dev Size" | cut -d' ' -f1)
+round=$(examine "$work/l2" "Rounding" | tr -dc 0-9)
+want=$((avail * 512))
+[ -n "$round" ] && [ "$round" -gt 0 ] && want=$((want - want % (round * 1024)))
+echo "size after: $size1 (grew by $want: avail $avail sectors, rounding ${round:-0}K)"
+check "  NBD exports the old size + the new member's data area" \
+    test "$size1" = $((size0 + want))
+check "  status says the same size" \
+    test "$("$URAID" status --json gl | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')" = "$size1"
+check "  events went forward" test "$(examine "${mem[0]}" Events)" -gt "$ev0"
+check "  data" data_ok gl
+check "  the old range still verifies" fio_range verify gl 4M $((size0 - (4 << 20)))
+check "fio writes and verifies the whole new range" fio_range write gl 4M $((size1 - (4 << 20)))
+check "  data" data_ok gl
+
+stop_served gl
+for m in "${mem[@]}"; do
+    check "examine $(basename "$m"): linear, 3 devices" \
+        test "$(examine "$m" "Raid Level")/$(examine "$m" "Raid Devices")" = linear/3
+done
+check "examine l2: Active device 2" test "$(examine "$work/l2" "Device Role")" = "Active device 2"
+check "the array serves again with 3 members" serve_bg "$work" gl "${mem[@]}"
+check "  the size is kept" test "$(nbd_size gl)" = "$size1"
+check "  data" data_ok gl
+check "  the whole range verifies" fio_range verify gl 4M $((size1 - (4 << 20)))
+
+# with --force: another array's member is appended too
+out=$("$URAID" grow gl --add "$work/f0" --force); rc=$?
+check "grow --add --force appends another array's member (rc $rc): $out" test $rc -eq 0
+mem+=("$work/f0")
+check "  NBD exports more" test "$(nbd_size gl)" -gt "$size1"
+check "  data" data_ok gl
+check "  the range before verifies" fio_range verify gl 4M $((size1 - (4 << 20)))
+stop_served gl
+check "examine f0: linear, 4 devices, Active device 3" \
+    test "$(examine "$work/f0" "Raid Level")/$(examine "$work/f0" "Raid Devices")/$(examine "$work/f0" "Device Role")" = "linear/4/Active device 3"
+
+echo "$fails failures"
+[ "$fails" -eq 0 ]

@@ -591,8 +591,28 @@ static void run_crash_early(uint64_t seed)
 	CHECK(disk_sb(&t, 0, &sb) == 0 && (sb.feature_map & 0x4) && sb.new_layout == 2,
 	      "%s: after the kill: a reshape to layout 2 (feature_map 0x%x, new_layout %u)",
 	      name, sb.feature_map, sb.new_layout);
+	/* the kill may land between the members' superblock writes: those
+	   still at level 5 (older) are left out as md's analyze_sbs kicks them,
+	   and the array runs without them (RAID 6 survives two) */
+	unsigned behind = 0;
+	for (unsigned i = 0; i < t.np; i++) {
+		struct uraid_sb mi;
+		if (disk_sb(&t, i, &mi) == 0 && mi.level != 6)
+			behind++;
+	}
+	printf("%s: %u of %u members still at level 5 after the kill%s\n", name, behind, t.np,
+	       behind ? " (the kill landed mid-update: they are left out)" : "");
+	if (behind > 2) {
+		/* more left out than RAID 6 survives: refused (not yet: taking
+		   members one event behind whose superblock is the takeover's
+		   source geometry, whose data has not moved) */
+		CHECK(engine_up(&t) == 0 && assemble(&t) != 0, "%s: %u members behind: "
+		      "assembly should be refused", name, behind);
+		teardown(&t);
+		return;
+	}
 	if (engine_up(&t) || assemble(&t)) {
-		CHECK(0, "%s: assembly after the kill", name);
+		CHECK(0, "%s: assembly after the kill (%u members behind)", name, behind);
 		teardown(&t);
 		return;
 	}
@@ -601,11 +621,12 @@ static void run_crash_early(uint64_t seed)
 	CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: the restripe after the "
 	      "restart: kind %d result %d", name, st.kind, st.result);
 	uraid_array_status(t.a, &as);
-	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == 0,
-	      "%s: after: level %d layout %u raid_disks %u degraded %u (want 6 2 5 0)", name,
-	      as.level, as.layout, as.raid_disks, as.degraded);
+	CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == behind,
+	      "%s: after: level %d layout %u raid_disks %u degraded %u (want 6 2 5 %u)", name,
+	      as.level, as.layout, as.raid_disks, as.degraded, behind);
 	verify(&t, "after the restripe");
-	check_zero(&t, "after the restripe");
+	if (!behind)
+		check_zero(&t, "after the restripe");
 	teardown(&t);
 }
 

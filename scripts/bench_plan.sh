@@ -12,8 +12,9 @@
 # predicted/measured IOPS ratios (goal 0.75-1.33), and the CPU µs per client
 # I/O predicted and measured (hardly moved by load: the model's own error).
 # Runs of BENCH_PLAN_RUNTIME (1.5 s) + BENCH_PLAN_RAMP (0.5 s): 3 workloads x
-# 7 candidates x 3 rounds x 2 runs, and per workload the calibration's 12 to
-# 24 runs: about 8 minutes on a quiet machine (5 before the calibration).
+# 7 candidates x 3 rounds x 2 runs, and per workload the calibration's 16 to
+# 32 runs (linear x1 and the split three times each): about 9 minutes on a
+# quiet machine.
 # Uses from bench.sh: URAID, D4, dir, log, want.
 if want PLAN; then
 PLAN_RT=${BENCH_PLAN_RUNTIME:-1.5}

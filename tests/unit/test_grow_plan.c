@@ -511,15 +511,23 @@ static void linear_append(void)
 	r = (struct grow_request){ .append = 1 };
 	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append with a spare: %s", err);
 	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
-	/* --raid-devices=N --add, mdadm's other spelling */
+	/* --raid-devices on linear: mdadm refuses it, with --add or without
+	   (an older spare would be taken otherwise) */
 	a.spares = 0;
 	r = (struct grow_request){ .raid_disks = 4, .adding = 2 };
-	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "raid-devices=4: %s", err);
-	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 4, 0, false);
-	r.adding = 1;
-	REFUSED(a, r, "the array has 1 spares");
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	a.spares = 1;
+	r = (struct grow_request){ .raid_disks = 3 };
+	REFUSED(a, r, "Only --add is supported for LINEAR");
 	r = (struct grow_request){ .raid_disks = 1 };
-	REFUSED(a, r, "cannot lose members");
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	r = (struct grow_request){ .raid_disks = 2 };
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	/* --add alone with an older spare there: the one being added only */
+	r = (struct grow_request){ .append = 1, .adding = 1 };
+	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append with an older spare: %s", err);
+	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
+	a.spares = 0;
 	r = (struct grow_request){ .chunk_sectors = 128 };
 	REFUSED(a, r, "no chunk or layout to change");
 	r = (struct grow_request){ .append = 1, .adding = 1, .array_sectors = 2048 * MIB };

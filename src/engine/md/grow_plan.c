@@ -296,16 +296,22 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 		}
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	case URAID_LEVEL_LINEAR: {
-		/* md's linear_add: members appended, nothing else changes */
+		/* md's linear_add: members appended, nothing else changes.
+		   mdadm refuses --raid-devices on linear (Grow.c
+		   analyse_change), with or without --add: the count is that of
+		   the devices given. md never holds a spare in a linear array
+		   (a device added to a running one is appended at once, or
+		   refused), so there is no older spare to choose either: only
+		   the devices named with --add are appended (append=N) */
+		if (pl->r->raid_disks)
+			return refuse(pl->err, pl->errlen, "Only --add is supported for LINEAR, "
+				      "setting --raid-devices is not needed (mdadm's words): give "
+				      "the new members with --add DEV, alone");
 		if (pl->r->chunk_sectors || pl->r->layout_set)
 			return refuse(pl->err, pl->errlen, "linear has no chunk or layout to change: "
 				      "it only grows by appending members (--add DEV)");
 		if (t->disks == a->raid_disks)
 			return 0;
-		if (t->disks < a->raid_disks)
-			return refuse(pl->err, pl->errlen, "linear arrays cannot lose members (md "
-				      "removes none from linear): copy the data to a new array "
-				      "instead");
 		if (missing_count(a))
 			return refuse(pl->err, pl->errlen, "linear is missing %u of %u members: "
 				      "nothing can be appended", missing_count(a), a->raid_disks);

@@ -104,7 +104,7 @@ static void gather(struct array *a, struct grow_array *ga)
 	ga->computed_sectors = a->geom.array_sectors;
 	ga->exported_sectors = array_export_sectors(a);
 	ga->has_bitmap = a->has_bitmap;
-	ga->bitmap_room = a->minor != 0 && grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
+	ga->bitmap_room = grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
 	ga->has_ppl = ppl_enabled(a);
 	ga->has_journal = (a->sb.feature_map & URAID_FEATURE_JOURNAL) != 0;
 	ga->reshaping = a->reshape || (a->sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE);

@@ -621,8 +621,10 @@ static int plan_bitmap(struct planner *pl)
 			return refuse(pl->err, pl->errlen, "%s has no redundancy: a write-intent "
 				      "bitmap has nothing to resync", lvname(a->level, l, sizeof(l)));
 		if (!a->bitmap_room)
-			return refuse(pl->err, pl->errlen, "no room for an internal bitmap between "
-				      "the superblock and the data on the members");
+			return refuse(pl->err, pl->errlen, "no room for an internal bitmap next to "
+				      "the superblocks (1.1 and 1.2: between the superblock and "
+				      "the data; 1.0: between the data and the bad-block log "
+				      "below the superblock)");
 	} else if (!a->has_bitmap) {
 		return refuse(pl->err, pl->errlen, "the array has no bitmap to remove");
 	}

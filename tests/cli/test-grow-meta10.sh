@@ -67,6 +67,13 @@ refused() {
     check "  in one line: $out" test "$(wc -l <<<"$out")" -eq 1
     check "  members unchanged" test "$before" = "$after"
 }
+# mdadm prints Used Dev Size only when it differs from Avail Dev Size
+used_dev() {
+    local u
+    u=$(examine "$1" "Used Dev Size" | cut -d' ' -f1)
+    [ -n "$u" ] || u=$(examine "$1" "Avail Dev Size" | cut -d' ' -f1)
+    echo "$u"
+}
 sb_ok() { mdadm --examine "$1" | grep -q "Checksum : .* - correct"; }
 bitmap_field() {   # member key -> the bitmap object's value
     "$URAID" examine --json "$1" | python3 -c \
@@ -155,13 +162,99 @@ check "s:   fio verify during" wait "$fpid"
 check "s:   the new part resynced" settled s
 want=$((avail - avail % 128))
 check "s:   examine: Used Dev Size $want sectors (the data area, whole chunks)" \
-    test "$(examine "${mem[0]}" "Used Dev Size" | cut -d' ' -f1)" = $want
+    test "$(used_dev "${mem[0]}")" = $want
 check "s:   examine: Array Size $want KiB, checksum correct" \
     eval 'test "$(examine "${mem[0]}" "Array Size" | cut -d" " -f1)" = $want && sb_ok "${mem[2]}"'
 check "s:   NBD exports it: $(nbd_size s) (was $ssize0)" test "$(nbd_size s)" = $((want * 2 * 512))
 check "s:   data" data_ok s
 check "s:   0 mismatches" check_zero s
 stop_served s
+
+# scribble SEED MEMBER...: different random bytes on each member from the
+# end of the size used to the end of its data area (only a resync of the
+# grown range makes the copies agree)
+scribble() {
+    local seed=$1 m off used avail; shift
+    for m in "$@"; do
+        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
+e = json.load(sys.stdin)[0]
+print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
+        randfile "$seed" $((avail - used)) "$work/scribble"
+        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
+            status=none
+        seed=$((seed + 1))
+    done
+    rm -f "$work/scribble"
+}
+
+# ---- RAID 10 near=2 (1.2, with a bitmap): --size=max, then back down ----
+mem=("$work/r0" "$work/r1" "$work/r2" "$work/r3")
+truncate -s 24M "${mem[@]}"
+"$URAID" create --name=r --level=10 --layout=n2 --raid-devices=4 --chunk=64 --size=8M \
+    --bitmap=internal --bitmap-chunk=64K --assume-clean "${mem[@]}" >/dev/null
+echo "r: garbage past the old end: seeds $((SEED + 10))..$((SEED + 13))"
+scribble $((SEED + 10)) "${mem[@]}"
+avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
+serve_bg "$work" r "${mem[@]}" || exit 1
+nbdcopy "$work/data" "$(uri r)"
+rsize0=$(nbd_size r)
+fio_bg r
+out=$("$URAID" grow r --size=max); rc=$?
+check "r: RAID 10 n2 --size=max (rc $rc): $out" test $rc -eq 0
+check "r:   fio verify during" wait "$fpid"
+check "r:   the new part resynced" settled r
+want=$((avail - avail % 128))
+check "r:   examine: Used Dev Size $want sectors, Array Size $want KiB (4 members, 2 copies)" \
+    test "$(used_dev "${mem[3]}")/$(examine "${mem[3]}" "Array Size" | cut -d' ' -f1)" = "$want/$want"
+check "r:   NBD exports it: $(nbd_size r) (was $rsize0)" test "$(nbd_size r)" = $((want * 1024))
+check "r:   the bitmap covers the array (md's raid10 bitmap sync size)" \
+    test "$(bitmap_field "${mem[0]}" sync_bytes)" = $((want * 1024))
+check "r:   data" data_ok r
+check "r:   0 mismatches (the garbage past the old end resynced)" check_zero r
+out=$("$URAID" grow r --size=8M --array-size=16M); rc=$?
+check "r: --size=8M with --array-size=16M (rc $rc): $out" test $rc -eq 0
+check "r:   examine: Used Dev Size 16384 sectors, checksum correct" \
+    eval 'test "$(used_dev "${mem[0]}")" = 16384 && sb_ok "${mem[0]}"'
+check "r:   NBD exports 16 MiB" test "$(nbd_size r)" = $((16 << 20))
+check "r:   data" data_ok r
+check "r:   0 mismatches" check_zero r
+stop_served r
+check "r: served again" serve_bg "$work" r "${mem[@]}"
+check "r:   16 MiB, data" eval 'test "$(nbd_size r)" = $((16 << 20)) && data_ok r'
+stop_served r
+
+# ---- RAID 10 offset=2 on metadata 1.0: --size=max within the data area ----
+mem=("$work/o0" "$work/o1" "$work/o2" "$work/o3")
+truncate -s 24M "${mem[@]}"
+"$URAID" create --name=o --metadata=1.0 --level=10 --layout=o2 --raid-devices=4 --chunk=64 \
+    --size=8M --bitmap=none --assume-clean "${mem[@]}" >/dev/null
+echo "o: garbage past the old end: seeds $((SEED + 20))..$((SEED + 23))"
+scribble $((SEED + 20)) "${mem[@]}"
+avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
+serve_bg "$work" o "${mem[@]}" || exit 1
+nbdcopy "$work/data" "$(uri o)"
+fio_bg o
+out=$("$URAID" grow o --size=max); rc=$?
+check "o: RAID 10 o2 1.0 --size=max (rc $rc): $out" test $rc -eq 0
+check "o:   fio verify during" wait "$fpid"
+check "o:   the new part resynced" settled o
+# o2: whole pairs of chunks (md's calc_sectors: / far_copies, then x far_copies)
+want=$((avail - avail % 256))
+check "o:   examine: Used Dev Size $want sectors, Array Size $want KiB, checksum correct" \
+    eval 'test "$(used_dev "${mem[1]}")/$(examine "${mem[1]}" "Array Size" | cut -d" " -f1)" = "$want/$want" && sb_ok "${mem[1]}"'
+check "o:   data" data_ok o
+check "o:   0 mismatches (the garbage past the old end resynced)" check_zero o
+refused o "RAID 10 --size=8M below what is exported" --size=8M
+stop_served o
+
+# ---- RAID 10 far=2: refused, as md's raid10_resize refuses it ----
+mem=("$work/f0" "$work/f1" "$work/f2" "$work/f3")
+truncate -s 24M "${mem[@]}"
+"$URAID" create --name=f --level=10 --layout=f2 --raid-devices=4 --chunk=64 --size=8M \
+    --bitmap=none --assume-clean "${mem[@]}" >/dev/null
+serve_bg "$work" f "${mem[@]}" || exit 1
+refused f "RAID 10 far=2 --size=max" --size=max
+stop_served f
 
 echo "$fails failures"
 [ "$fails" -eq 0 ]

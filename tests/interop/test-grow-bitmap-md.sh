@@ -10,7 +10,11 @@
 #  L  md grows the same array as uraid made it: it keeps 4 KB too;
 #  K  md grows its own array (sectors_reserved 0: the chunk doubles to
 #     32 KiB): uraid serves the result with the bitmap md resized, reads
-#     md's bytes, and its check finds 0 mismatches.
+#     md's bytes, and its check finds 0 mismatches;
+#  M  metadata 1.0: uraid adds a bitmap to a served RAID 1 made without one
+#     (16 sectors below the superblock, under the bad-block log, as mdadm's
+#     add_internal_bitmap1): md assembles it with the bitmap at -16, reads
+#     the bytes, writes 1 MiB, its check finds 0; uraid reads md's write.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -62,6 +66,19 @@ truncate -s $((39936 * 1024)) "$tmp/k.want"
 dd if="$tmp/k.head" of="$tmp/k.want" conv=notrunc status=none
 dd if="$tmp/k.tail" of="$tmp/k.want" bs=1M seek=30 conv=notrunc status=none
 
+# M: uraid adds a bitmap to a 1.0 array
+M=()
+for i in 0 1; do truncate -s 40M "$tmp/m$i"; M+=("$tmp/m$i"); done
+"$URAID" create --level=1 --raid-devices=2 --metadata=1.0 --bitmap=none --assume-clean \
+    --name=m "${M[@]}" >/dev/null
+serve m "${M[@]}"
+randfile $((SEED + 4)) $((4 << 20)) "$tmp/m.head"
+randfile $((SEED + 5)) $((1 << 20)) "$tmp/m.tail"
+nbdcopy "$tmp/m.head" "nbd+unix:///?socket=$tmp/m.sock"
+out=$("$URAID" grow m --bitmap=internal 2>&1)
+check "M: uraid grow --bitmap=internal on 1.0: $out" test $? -eq 0
+stop m
+
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
 wait_idle() { while [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
@@ -87,10 +104,19 @@ sleep 0.5; wait_idle md1
 dd if=/host/k.tail of=/dev/md1 bs=1M seek=30 conv=fsync 2>/dev/null || { echo "K: write failed"; rc=1; }
 echo "K bitmap $(mdadm -X /dev/vdc | sed -n 's/ *Chunksize : //p')"
 mdadm --stop /dev/md1 >/dev/null 2>&1
+mdadm --assemble --run /dev/md3 /dev/vdg /dev/vdh >/dev/null 2>&1 || { echo "M: assemble failed"; rc=1; }
+echo "M location=$(cat /sys/block/md3/md/bitmap/location) chunk=$(mdadm -X /dev/vdg | sed -n 's/ *Chunksize : //p')"
+echo "M head=$(head -c 4194304 /dev/md3 | sha256sum | cut -d' ' -f1)"
+dd if=/host/m.tail of=/dev/md3 bs=1M seek=8 conv=fsync 2>/dev/null || { echo "M: write failed"; rc=1; }
+echo check >/sys/block/md3/md/sync_action
+sleep 0.5; wait_idle md3
+echo "M mismatch_cnt=$(cat /sys/block/md3/md/mismatch_cnt)"
+mdadm --stop /dev/md3 >/dev/null 2>&1
 exit $rc
 GUEST
 
-out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" "$tmp/guest.sh" "${J[@]}" "${K[@]}" "${L[@]}")
+out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" -f "$tmp/m.tail" "$tmp/guest.sh" \
+    "${J[@]}" "${K[@]}" "${L[@]}" "${M[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -110,4 +136,19 @@ check "K: uraid reads the bytes md wrote" cmp -s "$tmp/k.read" "$tmp/k.want"
 "$URAID" check --wait k >/dev/null
 check "K: uraid's check finds 0 mismatches" test $? -eq 0
 stop k
+
+check "M: md runs uraid's 1.0 bitmap at -16 with 64 MB chunks" \
+    grep -q "^M location=-16 chunk=64 MB$" <<<"$out"
+check "M: md reads the bytes uraid wrote" \
+    grep -q "^M head=$(sha256sum <"$tmp/m.head" | cut -d' ' -f1)$" <<<"$out"
+check "M: md's check finds 0 mismatches" grep -q "^M mismatch_cnt=0$" <<<"$out"
+check "M: mdadm's superblock checksums correct" \
+    eval 'mdadm --examine "${M[0]}" | grep -q "Checksum : .* - correct"'
+serve m "${M[@]}"
+check "M: uraid reads md's write at 8 MiB" \
+    eval 'nbdcopy "nbd+unix:///?socket=$tmp/m.sock" - | head -c $((9 << 20)) | tail -c $((1 << 20)) |
+          cmp -s - "$tmp/m.tail"'
+"$URAID" check --wait m >/dev/null
+check "M: uraid's check finds 0 mismatches" test $? -eq 0
+stop m
 exit $fails

@@ -382,6 +382,32 @@ static void sizes_and_rules(void)
 	a = arr(0, 0, 3, 128);
 	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
 	REFUSED(a, r, "uses its members whole");
+	/* RAID 10 near and offset (md's raid10_resize), the size md keeps:
+	   n2 of 3, 128-sector chunks, 1000 MiB + 3 chunks asked: 16003
+	   chunks, 24004 in the array, 16003 used per member (calc_sectors) */
+	a = arr(10, 0x102, 4, 128);
+	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_SIZE &&
+	      p.step[0].dev_sectors == 2048 * MIB, "RAID 10 n2 size max: %s", err);
+	a = arr(10, 0x102, 3, 128);
+	r.size_sectors = 1000 * MIB + 3 * 128 + 5;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].dev_sectors == 16003 * 128,
+	      "RAID 10 n2 of 3: %" PRIu64 " (%s)", p.step[0].dev_sectors, err);
+	/* o2 of 4, 2 copies at a stride of one chunk: 15 chunks asked -> 7
+	   whole far pairs, 28 array chunks, 14 used per member */
+	a = arr(10, 0x10201, 4, 128);
+	a.dev_sectors = 8 * 128;
+	a.computed_sectors = a.exported_sectors = 16 * 128;
+	r.size_sectors = 15 * 128;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].dev_sectors == 14 * 128,
+	      "RAID 10 o2 of 4: %" PRIu64 " (%s)", p.step[0].dev_sectors, err);
+	a = arr(10, 0x201, 4, 128);
+	r.size_sectors = GROW_SIZE_MAX;
+	REFUSED(a, r, "far layout cannot change its size");
+	/* smaller than exported: --array-size first */
+	a = arr(10, 0x102, 4, 128);
+	r.size_sectors = 512 * MIB;
+	REFUSED(a, r, "--array-size=1048576K first");
 
 	/* exported size */
 	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);

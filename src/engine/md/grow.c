@@ -303,8 +303,29 @@ static int apply_geometry(struct array *a, const struct grow_step *s, bool write
  */
 static int apply_size(struct array *a, const struct grow_step *s, char *err, size_t errlen)
 {
-	uint64_t old = a->sb.size;
+	/* where a resync counts (RAID 10: array sectors, md's recovery_cp and
+	   bitmap sync size over raid10_size; the others: member sectors) */
+	uint64_t old = a->sb.size, new_sync = s->dev_sectors;
 	uint64_t room[URAID_MAX_MEMBERS];
+
+	if (a->level->info.sync_in_array_sectors) {
+		struct uraid_geom *g = malloc(sizeof(*g));
+		struct uraid_geom_params gp = {
+			.level = a->geom.level, .layout = a->sb.layout,
+			.raid_disks = a->geom.raid_disks, .chunk_sectors = a->geom.chunk_sectors,
+			.dev_sectors = s->dev_sectors,
+		};
+		char why[200];
+		int grc = !g ? -ENOMEM : uraid_geom_init(g, &gp, why, sizeof(why)) ? -EINVAL : 0;
+		if (!grc) {
+			old = a->geom.array_sectors;
+			new_sync = g->array_sectors;
+		}
+		free(g);
+		if (grc)
+			return uraid_errf(err, errlen, grc, "the new size's geometry: %s",
+					  grc == -ENOMEM ? "out of memory" : why);
+	}
 
 	/* every member checked before any is changed */
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -320,9 +341,7 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	   write): its header may say the new range before the superblocks do,
 	   never the reverse; md and uraid read either */
 	struct grow_bitmap_undo undo;
-	/* (the sync range of RAID 1/4/5/6 is the member size; RAID 10's --size
-	   is refused by the plan) */
-	int rc = grow_bitmap_resize(a, s->dev_sectors, &undo, err, errlen);
+	int rc = grow_bitmap_resize(a, new_sync, &undo, err, errlen);
 	if (rc)
 		return rc;
 	struct uraid_sb old_sb = a->sb;
@@ -342,7 +361,7 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	/* the new range to resync goes in the same superblock write as the
 	   new size (md's single md_update_sb): a crash between the two would
 	   leave a clean superblock whose new range was never resynced */
-	if (s->dev_sectors > old) {
+	if (new_sync > old) {
 		if (!a->resync_needed || a->resync_checkpoint > old) {
 			a->resync_needed = true;
 			a->resync_checkpoint = old;

@@ -14,7 +14,11 @@
 #  M  metadata 1.0: uraid adds a bitmap to a served RAID 1 made without one
 #     (16 sectors below the superblock, under the bad-block log, as mdadm's
 #     add_internal_bitmap1): md assembles it with the bitmap at -16, reads
-#     the bytes, writes 1 MiB, its check finds 0; uraid reads md's write.
+#     the bytes, writes 1 MiB, its check finds 0; uraid reads md's write;
+#  R  RAID 10 near=2 of 4 with a bitmap, grown by uraid grow --size=max
+#     (8 -> 23 MiB per member): md assembles it at 47104 KiB, its bitmap's
+#     sync size the array's (md's raid10 counts the bitmap in array
+#     sectors), reads the bytes uraid wrote past the old end, check 0.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -79,6 +83,23 @@ out=$("$URAID" grow m --bitmap=internal 2>&1)
 check "M: uraid grow --bitmap=internal on 1.0: $out" test $? -eq 0
 stop m
 
+# R: uraid grows a RAID 10's size
+R=()
+for i in 0 1 2 3; do truncate -s 24M "$tmp/r$i"; R+=("$tmp/r$i"); done
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --size=8M \
+    --bitmap=internal --bitmap-chunk=64K --assume-clean --name=r "${R[@]}" >/dev/null
+serve r "${R[@]}"
+out=$("$URAID" grow r --size=max 2>&1)
+check "R: uraid grow --size=max on RAID 10 n2: $out" test $? -eq 0
+for _ in $(seq 300); do "$URAID" status r | grep -q "Background : none" && break; sleep 0.2; done
+randfile $((SEED + 6)) $((2 << 20)) "$tmp/r.tail"
+qemu-io -f raw -c "write -q -s $tmp/r.tail $((40 << 20)) $((2 << 20))" \
+    "nbd+unix:///?socket=$tmp/r.sock" >/dev/null
+check "R: 2 MiB written at 40 MiB, past the old end" test $? -eq 0
+nbdcopy "nbd+unix:///?socket=$tmp/r.sock" "$tmp/r.want"
+check "R: uraid exports 47104 KiB" test "$(stat -c %s "$tmp/r.want")" = $((47104 * 1024))
+stop r
+
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
 wait_idle() { while [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
@@ -112,11 +133,20 @@ echo check >/sys/block/md3/md/sync_action
 sleep 0.5; wait_idle md3
 echo "M mismatch_cnt=$(cat /sys/block/md3/md/mismatch_cnt)"
 mdadm --stop /dev/md3 >/dev/null 2>&1
+mdadm --assemble --run /dev/md4 /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 ||
+    { echo "R: assemble failed"; rc=1; }
+echo "R size=$(blockdev --getsize64 /dev/md4) sync=$(mdadm -X /dev/vdi | sed -n 's/ *Sync Size : \([0-9]*\).*/\1/p')"
+sleep 0.5; wait_idle md4
+echo check >/sys/block/md4/md/sync_action
+sleep 0.5; wait_idle md4
+echo "R mismatch_cnt=$(cat /sys/block/md4/md/mismatch_cnt)"
+echo "R sha=$(sha256sum </dev/md4 | cut -d' ' -f1)"
+mdadm --stop /dev/md4 >/dev/null 2>&1
 exit $rc
 GUEST
 
 out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" -f "$tmp/m.tail" "$tmp/guest.sh" \
-    "${J[@]}" "${K[@]}" "${L[@]}" "${M[@]}")
+    "${J[@]}" "${K[@]}" "${L[@]}" "${M[@]}" "${R[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -151,4 +181,10 @@ check "M: uraid reads md's write at 8 MiB" \
 "$URAID" check --wait m >/dev/null
 check "M: uraid's check finds 0 mismatches" test $? -eq 0
 stop m
+
+check "R: md runs uraid's grown RAID 10 at 47104 KiB, bitmap sync size the same" \
+    grep -q "^R size=$((47104 * 1024)) sync=47104$" <<<"$out"
+check "R: md's check finds 0 mismatches" grep -q "^R mismatch_cnt=0$" <<<"$out"
+check "R: md reads the bytes uraid wrote" \
+    grep -q "^R sha=$(sha256sum <"$tmp/r.want" | cut -d' ' -f1)$" <<<"$out"
 exit $fails

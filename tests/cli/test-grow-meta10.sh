@@ -12,6 +12,11 @@
 #  - --size=max on a 1.0 RAID 5 made with --size=8M: the size used grows to
 #    the data area (rounded down to the chunk), the new part is resynced,
 #    mdadm --examine shows Used Dev Size and Array Size, check 0;
+#  - --size=max on a 1.0 RAID 1 whose image files grew: the superblock moves
+#    to the new end as md's super_1_rdev_size_change moves it (its offsets
+#    and the data area as md computes them, the bad-block log below it),
+#    the new part (holding the old superblocks) resynced, check 0, served
+#    again; with a bitmap below the superblock it stays (md's rule);
 #  - --size on RAID 10 (near and offset; far refused as md's raid10_resize
 #    refuses it): grown to max, the new part resynced (in array sectors, as
 #    md's recovery_cp = the old raid10_size), and shrunk back under an
@@ -138,7 +143,6 @@ check "n:   the data area unchanged" \
     test "$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)" = 81888
 check "n:   data" data_ok n
 check "n:   0 mismatches" check_zero n
-refused n "--bitmap=internal twice" --bitmap=internal
 stop_served n
 check "n: served again with the bitmap" serve_bg "$work" n "${mem[@]}"
 check "n:   status shows it" grep -q "Bitmap : internal" <<<"$("$URAID" status n)"
@@ -169,6 +173,56 @@ check "s:   NBD exports it: $(nbd_size s) (was $ssize0)" test "$(nbd_size s)" = 
 check "s:   data" data_ok s
 check "s:   0 mismatches" check_zero s
 stop_served s
+
+# ---- 1.0: --size=max after the members grew: the superblock moves to the
+# new end, as md's super_1_rdev_size_change does (no bitmap there) ----
+mem=("$work/g0" "$work/g1")
+truncate -s 24M "${mem[@]}"
+"$URAID" create --name=g --metadata=1.0 --level=1 --raid-devices=2 --bitmap=none \
+    --assume-clean "${mem[@]}" >/dev/null
+echo "g: before: Super Offset $(examine "${mem[0]}" "Super Offset"), Avail $(examine "${mem[0]}" "Avail Dev Size")"
+serve_bg "$work" g "${mem[@]}" || exit 1
+nbdcopy "$work/data" "$(uri g)"
+gsize0=$(nbd_size g)
+truncate -s 40M "${mem[@]}"
+fio_bg g
+out=$("$URAID" grow g --size=max); rc=$?
+check "g: 1.0 --size=max after the images grew (rc $rc): $out" test $rc -eq 0
+check "g:   fio verify during" wait "$fpid"
+check "g:   the new part resynced (the old superblocks in it differ)" settled g
+# 40 MiB: superblock at (81920 - 16) & ~7 = 81904, the data up to md's
+# 4 KiB bitmap space and the 8-sector log below it: 81888 sectors
+for m in "${mem[@]}"; do
+    check "g:   examine $(basename "$m"): Super Offset 81904, Avail 81888, Used 81888, checksum correct, log at -8" \
+        eval 'test "$(examine "$m" "Super Offset" | cut -d" " -f1)/$(examine "$m" "Avail Dev Size" | cut -d" " -f1)/$(used_dev "$m")" = 81904/81888/81888 &&
+              sb_ok "$m" && mdadm --examine "$m" | grep -q "Bad Block Log : 512 entries available at offset -8"'
+done
+check "g:   examine: Array Size 40944 KiB" \
+    test "$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)" = 40944
+check "g:   NBD exports it: $(nbd_size g) (was $gsize0)" test "$(nbd_size g)" = $((81888 * 512))
+check "g:   data" data_ok g
+check "g:   0 mismatches" check_zero g
+stop_served g
+check "g: served again" serve_bg "$work" g "${mem[@]}"
+check "g:   the size kept, data" eval 'test "$(nbd_size g)" = $((81888 * 512)) && data_ok g'
+stop_served g
+# with a bitmap below the superblock md does not move it, nor does uraid
+mem=("$work/h0" "$work/h1")
+truncate -s 24M "${mem[@]}"
+"$URAID" create --name=h --metadata=1.0 --level=1 --raid-devices=2 --bitmap=internal \
+    --assume-clean "${mem[@]}" >/dev/null
+hsoff=$(examine "${mem[0]}" "Super Offset" | cut -d' ' -f1)
+havail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
+serve_bg "$work" h "${mem[@]}" || exit 1
+truncate -s 40M "${mem[@]}"
+out=$("$URAID" grow h --size=max 2>&1); rc=$?
+echo "h: 1.0 with a bitmap, --size=max after the images grew: rc $rc: $out"
+check "h:   the size used at most the data area below the superblock ($havail sectors)" \
+    test "$("$URAID" status --json h | python3 -c 'import json,sys; print(json.load(sys.stdin)["array_bytes"])')" -le $((havail * 512))
+stop_served h
+# (md's limit too: mdadm looks for a 1.0 superblock at the end, which moved)
+check "h:   the superblock still at sector $hsoff" \
+    test "$(od -An -tx4 -j $((hsoff * 512)) -N4 "${mem[0]}" | tr -d ' ')" = a92b4efc
 
 # scribble SEED MEMBER...: different random bytes on each member from the
 # end of the size used to the end of its data area (only a resync of the

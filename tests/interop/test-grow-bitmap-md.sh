@@ -18,7 +18,11 @@
 #  R  RAID 10 near=2 of 4 with a bitmap, grown by uraid grow --size=max
 #     (8 -> 23 MiB per member): md assembles it at 47104 KiB, its bitmap's
 #     sync size the array's (md's raid10 counts the bitmap in array
-#     sectors), reads the bytes uraid wrote past the old end, check 0.
+#     sectors), reads the bytes uraid wrote past the old end, check 0;
+#  S  metadata 1.0 without a bitmap, the image files grown 24 -> 40 MiB:
+#     uraid grow --size=max moves the superblock to the new end (md's
+#     super_1_rdev_size_change): md finds it there, runs 40944 KiB, reads
+#     the bytes, check 0.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
@@ -100,6 +104,25 @@ nbdcopy "nbd+unix:///?socket=$tmp/r.sock" "$tmp/r.want"
 check "R: uraid exports 47104 KiB" test "$(stat -c %s "$tmp/r.want")" = $((47104 * 1024))
 stop r
 
+# S: a 1.0 array on grown images, its superblock moved by uraid
+S=()
+for i in 0 1; do truncate -s 24M "$tmp/s$i"; S+=("$tmp/s$i"); done
+"$URAID" create --level=1 --raid-devices=2 --metadata=1.0 --bitmap=none --assume-clean \
+    --name=s "${S[@]}" >/dev/null
+serve s "${S[@]}"
+randfile $((SEED + 7)) $((4 << 20)) "$tmp/s.head"
+nbdcopy "$tmp/s.head" "nbd+unix:///?socket=$tmp/s.sock"
+truncate -s 40M "${S[@]}"
+out=$("$URAID" grow s --size=max 2>&1)
+check "S: uraid grow --size=max on 1.0 after the images grew: $out" test $? -eq 0
+for _ in $(seq 300); do "$URAID" status s | grep -q "Background : none" && break; sleep 0.2; done
+qemu-io -f raw -c "write -q -s $tmp/s.head $((30 << 20)) $((4 << 20))" \
+    "nbd+unix:///?socket=$tmp/s.sock" >/dev/null
+check "S: 4 MiB written at 30 MiB, past the old end" test $? -eq 0
+nbdcopy "nbd+unix:///?socket=$tmp/s.sock" "$tmp/s.want"
+check "S: uraid exports 40944 KiB" test "$(stat -c %s "$tmp/s.want")" = $((40944 * 1024))
+stop s
+
 cat >"$tmp/guest.sh" <<'GUEST'
 rc=0
 wait_idle() { while [ "$(cat /sys/block/$1/md/sync_action)" != idle ]; do sleep 0.2; done; }
@@ -142,11 +165,19 @@ sleep 0.5; wait_idle md4
 echo "R mismatch_cnt=$(cat /sys/block/md4/md/mismatch_cnt)"
 echo "R sha=$(sha256sum </dev/md4 | cut -d' ' -f1)"
 mdadm --stop /dev/md4 >/dev/null 2>&1
+mdadm --assemble --run /dev/md5 /dev/vdm /dev/vdn >/dev/null 2>&1 || { echo "S: assemble failed"; rc=1; }
+echo "S size=$(blockdev --getsize64 /dev/md5) super=$(mdadm --examine /dev/vdm | sed -n 's/ *Super Offset : \([0-9]*\).*/\1/p')"
+sleep 0.5; wait_idle md5
+echo check >/sys/block/md5/md/sync_action
+sleep 0.5; wait_idle md5
+echo "S mismatch_cnt=$(cat /sys/block/md5/md/mismatch_cnt)"
+echo "S sha=$(sha256sum </dev/md5 | cut -d' ' -f1)"
+mdadm --stop /dev/md5 >/dev/null 2>&1
 exit $rc
 GUEST
 
 out=$(interop_run -f "$tmp/k.head" -f "$tmp/k.tail" -f "$tmp/m.tail" "$tmp/guest.sh" \
-    "${J[@]}" "${K[@]}" "${L[@]}" "${M[@]}" "${R[@]}")
+    "${J[@]}" "${K[@]}" "${L[@]}" "${M[@]}" "${R[@]}" "${S[@]}")
 rc=$?
 echo "$out"
 check "guest script ran (exit $rc)" test $rc -eq 0
@@ -187,4 +218,9 @@ check "R: md runs uraid's grown RAID 10 at 47104 KiB, bitmap sync size the same"
 check "R: md's check finds 0 mismatches" grep -q "^R mismatch_cnt=0$" <<<"$out"
 check "R: md reads the bytes uraid wrote" \
     grep -q "^R sha=$(sha256sum <"$tmp/r.want" | cut -d' ' -f1)$" <<<"$out"
+check "S: md finds the moved 1.0 superblock at 81904 and runs 40944 KiB" \
+    grep -q "^S size=$((40944 * 1024)) super=81904$" <<<"$out"
+check "S: md's check finds 0 mismatches" grep -q "^S mismatch_cnt=0$" <<<"$out"
+check "S: md reads the bytes uraid wrote" \
+    grep -q "^S sha=$(sha256sum <"$tmp/s.want" | cut -d' ' -f1)$" <<<"$out"
 exit $fails

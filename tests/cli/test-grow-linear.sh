@@ -70,7 +70,7 @@ check "  data" data_ok gl
 
 refused gl "fewer members" --raid-devices=1
 refused gl "a chunk change" --chunk=128
-refused gl "3 members without a spare" --raid-devices=3
+refused gl "--raid-devices=3 (mdadm: only --add)" --raid-devices=3
 refused gl "a device too small (1 MiB)" --add "$work/tiny"
 refused gl "another array's member without --force" --add "$work/f0"
 
@@ -119,6 +119,66 @@ check "  the range before verifies" fio_range verify gl 4M $((size1 - (4 << 20))
 stop_served gl
 check "examine f0: linear, 4 devices, Active device 3" \
     test "$(examine "$work/f0" "Raid Level")/$(examine "$work/f0" "Raid Devices")/$(examine "$work/f0" "Device Role")" = "linear/4/Active device 3"
+
+# Metadata 1.0 (superblock at the end), with an older spare there (uraid add
+# makes one; md keeps none in a linear array): --raid-devices is refused as
+# mdadm refuses it, so the older spare is never taken; grow --add appends
+# exactly the device named; mdadm --examine reads 1.0 fields that agree.
+mem=("$work/e0" "$work/e1")
+others=("$work/es" "$work/en")
+truncate -s 16M "${mem[@]}" "$work/es"
+truncate -s 10M "$work/en"
+"$URAID" create --level=linear --metadata=1.0 --raid-devices=2 --name=gle --run "${mem[@]}" >/dev/null
+serve_bg "$work" gle "${mem[@]}"
+nbdcopy "$work/data" "$(uri gle)"
+esize0=$(nbd_size gle)
+echo "1.0 size before: $esize0"
+out=$("$URAID" add gle "$work/es" 2>&1); rc=$?
+check "1.0: an older spare added (rc $rc)" test $rc -eq 0 || echo "$out"
+others=("$work/es" "$work/en")
+refused gle "1.0: --raid-devices=3 with a spare there (mdadm: only --add)" --raid-devices=3
+out=$("$URAID" grow gle --raid-devices=3 2>&1)
+check "  in mdadm's words: $out" grep -q "Only --add is supported for LINEAR" <<<"$out"
+refused gle "1.0: --raid-devices=3 --add (mdadm refuses it too)" --raid-devices=3 --add "$work/en"
+out=$("$URAID" grow gle --add "$work/en"); rc=$?
+check "1.0: grow --add appends (rc $rc): $out" test $rc -eq 0
+check "  says linear 2 -> 3" grep -q "linear 2 -> 3 members" <<<"$out"
+esize1=$(nbd_size gle)
+eavail=$(examine "$work/en" "Avail Dev Size" | cut -d' ' -f1)
+eround=$(examine "$work/en" "Rounding" | tr -dc 0-9)
+ewant=$((eavail * 512))
+[ -n "$eround" ] && [ "$eround" -gt 0 ] && ewant=$((ewant - ewant % (eround * 1024)))
+echo "1.0 size after: $esize1 (grew by $ewant: avail $eavail sectors, rounding ${eround:-0}K)"
+check "  NBD exports the old size + the named device's data area" \
+    test "$esize1" = $((esize0 + ewant))
+spares=$("$URAID" status --json gle | python3 -c '
+import json,sys
+d=json.load(sys.stdin)
+print(" ".join(m["device"].rsplit("/",1)[-1] for m in d["members"] if m["slot"] is None))')
+check "  the older spare is still a spare (spares: $spares)" test "$spares" = es
+check "  data" data_ok gle
+check "  fio writes and verifies the whole new range" fio_range write gle 4M $((esize1 - (4 << 20)))
+check "  data" data_ok gle
+stop_served gle
+for m in "${mem[@]}" "$work/en"; do
+    check "examine $(basename "$m"): 1.0, linear, 3 devices" \
+        test "$(examine "$m" Version)/$(examine "$m" "Raid Level")/$(examine "$m" "Raid Devices")" = 1.0/linear/3
+done
+check "examine en: Active device 2" test "$(examine "$work/en" "Device Role")" = "Active device 2"
+check "examine es: spare" test "$(examine "$work/es" "Device Role")" = "spare"
+# 1.0: the superblock in the last 8 KiB of the device (mdadm prints no Data
+# Offset for 1.0: the data starts at 0), the data area below it
+soff=$(examine "$work/en" "Super Offset" | cut -d' ' -f1)
+doff=$(examine "$work/en" "Data Offset" | cut -d' ' -f1)
+check "examine en: Super Offset $soff in the last 8 KiB of 10 MiB, data from ${doff:-0}" \
+    test "${doff:-0}" = 0 -a "$soff" -ge $((10 * 2048 - 16)) -a "$soff" -lt $((10 * 2048))
+check "examine en: Avail Dev Size $eavail below the superblock" test "$eavail" -lt "$soff"
+check "the 1.0 array serves again with 3 members and the spare" \
+    serve_bg "$work" gle "${mem[@]}" "$work/en" "$work/es"
+check "  the size is kept" test "$(nbd_size gle)" = "$esize1"
+check "  data" data_ok gle
+check "  the whole range verifies" fio_range verify gle 4M $((esize1 - (4 << 20)))
+stop_served gle
 
 echo "$fails failures"
 [ "$fails" -eq 0 ]

@@ -382,6 +382,32 @@ static void sizes_and_rules(void)
 	a = arr(0, 0, 3, 128);
 	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
 	REFUSED(a, r, "uses its members whole");
+	/* RAID 10 near and offset (md's raid10_resize), the size md keeps:
+	   n2 of 3, 128-sector chunks, 1000 MiB + 3 chunks asked: 16003
+	   chunks, 24004 in the array, 16003 used per member (calc_sectors) */
+	a = arr(10, 0x102, 4, 128);
+	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].kind == GROW_STEP_SIZE &&
+	      p.step[0].dev_sectors == 2048 * MIB, "RAID 10 n2 size max: %s", err);
+	a = arr(10, 0x102, 3, 128);
+	r.size_sectors = 1000 * MIB + 3 * 128 + 5;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].dev_sectors == 16003 * 128,
+	      "RAID 10 n2 of 3: %" PRIu64 " (%s)", p.step[0].dev_sectors, err);
+	/* o2 of 4, 2 copies at a stride of one chunk: 15 chunks asked -> 7
+	   whole far pairs, 28 array chunks, 14 used per member */
+	a = arr(10, 0x10201, 4, 128);
+	a.dev_sectors = 8 * 128;
+	a.computed_sectors = a.exported_sectors = 16 * 128;
+	r.size_sectors = 15 * 128;
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1 && p.step[0].dev_sectors == 14 * 128,
+	      "RAID 10 o2 of 4: %" PRIu64 " (%s)", p.step[0].dev_sectors, err);
+	a = arr(10, 0x201, 4, 128);
+	r.size_sectors = GROW_SIZE_MAX;
+	REFUSED(a, r, "far layout cannot change its size");
+	/* smaller than exported: --array-size first */
+	a = arr(10, 0x102, 4, 128);
+	r.size_sectors = 512 * MIB;
+	REFUSED(a, r, "--array-size=1048576K first");
 
 	/* exported size */
 	a = arr(5, URAID_LEFT_SYMMETRIC, 3, 128);
@@ -511,15 +537,23 @@ static void linear_append(void)
 	r = (struct grow_request){ .append = 1 };
 	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append with a spare: %s", err);
 	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
-	/* --raid-devices=N --add, mdadm's other spelling */
+	/* --raid-devices on linear: mdadm refuses it, with --add or without
+	   (an older spare would be taken otherwise) */
 	a.spares = 0;
 	r = (struct grow_request){ .raid_disks = 4, .adding = 2 };
-	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "raid-devices=4: %s", err);
-	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 4, 0, false);
-	r.adding = 1;
-	REFUSED(a, r, "the array has 1 spares");
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	a.spares = 1;
+	r = (struct grow_request){ .raid_disks = 3 };
+	REFUSED(a, r, "Only --add is supported for LINEAR");
 	r = (struct grow_request){ .raid_disks = 1 };
-	REFUSED(a, r, "cannot lose members");
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	r = (struct grow_request){ .raid_disks = 2 };
+	REFUSED(a, r, "Only --add is supported for LINEAR");
+	/* --add alone with an older spare there: the one being added only */
+	r = (struct grow_request){ .append = 1, .adding = 1 };
+	CHECK(plan(&a, &r, &p, err) == 0 && p.nsteps == 1, "append with an older spare: %s", err);
+	step_is(&p, 0, GROW_STEP_APPEND, URAID_LEVEL_LINEAR, 0, 3, 0, false);
+	a.spares = 0;
 	r = (struct grow_request){ .chunk_sectors = 128 };
 	REFUSED(a, r, "no chunk or layout to change");
 	r = (struct grow_request){ .append = 1, .adding = 1, .array_sectors = 2048 * MIB };

@@ -225,6 +225,11 @@ struct array {
 	   write of grow_ppl.c's ordered steps, where a kill could land */
 	void (*grow_ppl_hook)(void *arg, unsigned step);
 	void *grow_ppl_hook_arg;
+	/* tests only (tests/unit/test_reshape_last.c): called by the reshape
+	   job after each piece of step [lo, hi) reached the superblocks
+	   (position pos), the step's rows still held; `last`: the last step */
+	void (*reshape_piece_hook)(void *arg, uint64_t lo, uint64_t hi, uint64_t pos, bool last);
+	void *reshape_piece_hook_arg;
 
 	/* background work (sync.c): the running job, the last one's end state */
 	struct sync_job *_Atomic sync;

@@ -50,13 +50,17 @@
  * missing member are rebuilt from P (read_old), new rows skip it; the
  * rebuild onto a spare runs once the reshape is over.
  *
- * Each step but the last holds only the requests that reach the level
- * inside the rows it moves (core/freeze.h array_hold_range), for the time
- * of its copy, fdatasync and superblock write; the others go on. The step
- * is a whole number of rows of both geometries, so a request outside it
- * touches rows of one geometry only, and the same one whichever side of
- * the move it reads the position. The last step freezes the whole array,
- * as it switches the geometry.
+ * Each step holds only the requests that reach the level inside the rows
+ * it moves (core/freeze.h array_hold_range), for the time of its copy,
+ * fdatasync and superblock write; the others go on. The step is a whole
+ * number of rows of both geometries, so a request outside it touches rows
+ * of one geometry only, and the same one whichever side of the move it
+ * reads the position. The last step moves the same way and checkpoints
+ * the position at the end (every sector then in the new geometry, as md's
+ * reshape_position before its finish); only then, its rows let go, is the
+ * whole array frozen for the switch of the geometry and its superblock
+ * write, not for the copy. A kill between the two leaves the position at
+ * the end on disk, which assembly takes and only finishes (rs_job_init).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -622,12 +626,13 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 		}
 		last = from + len >= rs->end;
 	}
-	/* the last one switches the whole array to the new geometry: frozen;
-	   the others hold only their rows */
-	int rc = last ? array_freeze_for_job(a) : array_hold_range(a, from, from + len);
+	/* every step holds only its rows while they move (the last one's are
+	   empty when all was moved before: it only finishes) */
+	int rc = len ? array_hold_range(a, from, from + len) : 0;
 	if (rc)
 		return rc;
 	uint64_t expect = rs->backwards ? from + len : from;
+	uint64_t fin = rs->backwards ? from : from + len;       /* the position at the end */
 	if (expect != rs->position) {
 		rc = -EINVAL;   /* the runner and the position disagree: a bug */
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: step at %" PRIu64 " but the position "
@@ -652,20 +657,29 @@ static int run_step(struct reshape_job *rj, struct sync_unit *u)
 			}
 			rc = rs->backwards ? move(rj, a, rs, e, p - e) : move(rj, a, rs, p, e - p);
 			if (!rc)
-				rc = checkpoint(a, rs, e, last && e == (rs->backwards ? from : end));
+				rc = checkpoint(a, rs, e, false);
+			if (!rc && a->reshape_piece_hook)
+				a->reshape_piece_hook(a->reshape_piece_hook_arg, from, end, e, last);
 			p = e;
 		}
-		if (!rc && last && !len)
-			rc = checkpoint(a, rs, from, true);     /* all moved: only the finish */
-	} else if (!rc) {
+	} else if (!rc && len) {
 		rc = move(rj, a, rs, from, len);
 		if (!rc)
-			rc = checkpoint(a, rs, rs->backwards ? from : from + len, last);
+			rc = checkpoint(a, rs, fin, false);
+		if (!rc && a->reshape_piece_hook)
+			a->reshape_piece_hook(a->reshape_piece_hook_arg, from, from + len, fin, last);
 	}
-	if (last)
-		array_thaw(a);
-	else
+	if (len)
 		array_release_range(a);
+	if (!rc && last) {
+		/* all moved and on disk: the switch to the new geometry alone
+		   is done frozen */
+		rc = array_freeze_for_job(a);
+		if (!rc) {
+			rc = checkpoint(a, rs, fin, true);
+			array_thaw(a);
+		}
+	}
 	if (rc)
 		ulog(array_log(a), URAID_LOG_ERR, "reshape: the step at array sector %" PRIu64
 		     " failed: %s", from, strerror(-rc));

@@ -17,11 +17,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/fs.h>
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+
+#include <uraid/create.h>
 
 #include "common/errmsg.h"
 #include "engine/core/array.h"
@@ -66,19 +69,92 @@ static uint64_t member_size_now(const struct member *m)
 }
 
 /*
- * The room for data on member i, as md's super_1_rdev_size_change gives it:
- * up to the device's end for 1.1 and 1.2 (metadata before the data), the
- * data_size written for 1.0 (whose superblock at the end would have to
- * move, which md does and uraid does not yet).
+ * Metadata 1.0 on a member that grew under the array (md's
+ * super_1_rdev_size_change for minor 0): the superblock goes to the new
+ * end, (size - 16) rounded down to 4 KiB, and the data area up to md's
+ * bitmap space for that size and the 8-sector bad-block log below it. Not
+ * with a bitmap below the superblock (md: "minor version 0 with bitmap we
+ * can't move"), nor with a PPL or a journal there (their areas would have
+ * to move too). *sb_at: the superblock's place (its present one when it
+ * does not move); the data room, at least the present data_size.
  */
-static uint64_t member_room(const struct array *a, unsigned i)
+static uint64_t room_1_0(const struct array *a, unsigned i, uint64_t *sb_at)
 {
 	const struct uraid_sb *own = &a->member_sb[i];
 	uint64_t now = member_size_now(a->members[i]);
 
-	if (a->minor == 0 || now <= own->data_offset)
+	*sb_at = own->super_offset;
+	if (a->has_bitmap || ppl_enabled(a) || (a->sb.feature_map & URAID_FEATURE_JOURNAL) ||
+	    own->data_offset || now < 64)
+		return own->data_size;
+	uint64_t sb = (now - 16) & ~(uint64_t)7;
+	uint64_t reserve = uraid_choose_bm_space(now) + URAID_BBLOG_SECTORS;
+	if (sb <= own->super_offset || sb < reserve || sb - reserve <= own->data_size)
+		return own->data_size;
+	*sb_at = sb;
+	return sb - reserve;
+}
+
+/*
+ * The room for data on member i, as md's super_1_rdev_size_change gives it:
+ * up to the device's end for 1.1 and 1.2 (metadata before the data); for
+ * 1.0 what room_1_0 gives (the superblock moved to a grown device's end).
+ */
+static uint64_t member_room(const struct array *a, unsigned i)
+{
+	const struct uraid_sb *own = &a->member_sb[i];
+	uint64_t now = member_size_now(a->members[i]), sb_at;
+
+	if (a->minor == 0)
+		return room_1_0(a, i, &sb_at);
+	if (now <= own->data_offset)
 		return own->data_size;
 	return now - own->data_offset > own->data_size ? now - own->data_offset : own->data_size;
+}
+
+/*
+ * Metadata 1.0, member i's superblock to sb_at (a grown device's end, with
+ * the data room `room`): its bad-block log copied to the same place below
+ * it first, the walls moved (the old superblock's place becomes data); the
+ * superblock itself is written by the caller's superblock update. Frozen,
+ * meta_lock held; on failure nothing has changed.
+ */
+static int move_sb_1_0(struct array *a, unsigned i, uint64_t sb_at, uint64_t room, char *err,
+		       size_t errlen)
+{
+	struct uraid_sb *own = &a->member_sb[i];
+	struct member *m = a->members[i];
+	struct uraid_sb was = *own;
+	uint64_t was_dev = m->dev_sectors;
+	alignas(4096) uint8_t log[URAID_BBLOG_SECTORS * 512];
+	bool has_log = own->bblog_size && own->bblog_offset < 0 &&
+		       own->bblog_size <= URAID_BBLOG_SECTORS &&
+		       (uint64_t)-(int64_t)own->bblog_offset >= own->bblog_size;
+	int rc = 0;
+
+	if (has_log)
+		rc = member_pread_sync(m, log, own->bblog_size * 512ull,
+				       own->super_offset + (uint64_t)(int64_t)own->bblog_offset);
+	if (rc)
+		return uraid_errf(err, errlen, rc, "%s: cannot read its bad-block log: %s", m->path,
+				  strerror(-rc));
+	m->dev_sectors = member_size_now(m);
+	own->super_offset = sb_at;
+	own->data_size = room;
+	rc = array_member_areas(a, m, own, true, err, errlen);
+	if (!rc && has_log) {
+		rc = member_pwrite_sync(m, log, own->bblog_size * 512ull,
+					sb_at + (uint64_t)(int64_t)own->bblog_offset);
+		if (rc)
+			uraid_errf(err, errlen, rc, "%s: cannot write its bad-block log at the new "
+				   "end: %s", m->path, strerror(-rc));
+	}
+	if (rc) {
+		*own = was;
+		m->dev_sectors = was_dev;
+		(void)array_member_areas(a, m, own, true, NULL, 0);
+	}
+	return rc;
 }
 
 /* The running job's name, or NULL. */
@@ -104,7 +180,7 @@ static void gather(struct array *a, struct grow_array *ga)
 	ga->computed_sectors = a->geom.array_sectors;
 	ga->exported_sectors = array_export_sectors(a);
 	ga->has_bitmap = a->has_bitmap;
-	ga->bitmap_room = a->minor != 0 && grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
+	ga->bitmap_room = grow_bitmap_room(a) >= 8;   /* a 4 KiB page */
 	ga->has_ppl = ppl_enabled(a);
 	ga->has_journal = (a->sb.feature_map & URAID_FEATURE_JOURNAL) != 0;
 	ga->reshaping = a->reshape || (a->sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE);
@@ -303,8 +379,29 @@ static int apply_geometry(struct array *a, const struct grow_step *s, bool write
  */
 static int apply_size(struct array *a, const struct grow_step *s, char *err, size_t errlen)
 {
-	uint64_t old = a->sb.size;
+	/* where a resync counts (RAID 10: array sectors, md's recovery_cp and
+	   bitmap sync size over raid10_size; the others: member sectors) */
+	uint64_t old = a->sb.size, new_sync = s->dev_sectors;
 	uint64_t room[URAID_MAX_MEMBERS];
+
+	if (a->level->info.sync_in_array_sectors) {
+		struct uraid_geom *g = malloc(sizeof(*g));
+		struct uraid_geom_params gp = {
+			.level = a->geom.level, .layout = a->sb.layout,
+			.raid_disks = a->geom.raid_disks, .chunk_sectors = a->geom.chunk_sectors,
+			.dev_sectors = s->dev_sectors,
+		};
+		char why[200];
+		int grc = !g ? -ENOMEM : uraid_geom_init(g, &gp, why, sizeof(why)) ? -EINVAL : 0;
+		if (!grc) {
+			old = a->geom.array_sectors;
+			new_sync = g->array_sectors;
+		}
+		free(g);
+		if (grc)
+			return uraid_errf(err, errlen, grc, "the new size's geometry: %s",
+					  grc == -ENOMEM ? "out of memory" : why);
+	}
 
 	/* every member checked before any is changed */
 	for (unsigned i = 0; i < a->nmembers; i++) {
@@ -320,21 +417,29 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	   write): its header may say the new range before the superblocks do,
 	   never the reverse; md and uraid read either */
 	struct grow_bitmap_undo undo;
-	/* (the sync range of RAID 1/4/5/6 is the member size; RAID 10's --size
-	   is refused by the plan) */
-	int rc = grow_bitmap_resize(a, s->dev_sectors, &undo, err, errlen);
+	int rc = grow_bitmap_resize(a, new_sync, &undo, err, errlen);
 	if (rc)
 		return rc;
 	struct uraid_sb old_sb = a->sb;
 	uint64_t old_data_size[URAID_MAX_MEMBERS], old_dev_sectors[URAID_MAX_MEMBERS];
+	uint64_t old_super[URAID_MAX_MEMBERS];
 	bool old_needed = a->resync_needed;
 	uint64_t old_checkpoint = a->resync_checkpoint;
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		old_data_size[i] = a->member_sb[i].data_size;
+		old_super[i] = a->member_sb[i].super_offset;
 		old_dev_sectors[i] = a->members[i] ? a->members[i]->dev_sectors : 0;
-		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
+	}
+	for (unsigned i = 0; !rc && i < a->nmembers; i++) {
+		if (a->member_slot[i] < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC ||
+		    a->member_sb[i].data_size >= s->dev_sectors)
 			continue;
-		if (a->member_sb[i].data_size < s->dev_sectors) {
+		uint64_t sb_at = a->member_sb[i].super_offset;
+		if (a->minor == 0)
+			(void)room_1_0(a, i, &sb_at);
+		if (sb_at != a->member_sb[i].super_offset) {
+			rc = move_sb_1_0(a, i, sb_at, room[i], err, errlen);
+		} else {
 			a->members[i]->dev_sectors = member_size_now(a->members[i]);
 			a->member_sb[i].data_size = room[i];
 		}
@@ -342,23 +447,31 @@ static int apply_size(struct array *a, const struct grow_step *s, char *err, siz
 	/* the new range to resync goes in the same superblock write as the
 	   new size (md's single md_update_sb): a crash between the two would
 	   leave a clean superblock whose new range was never resynced */
-	if (s->dev_sectors > old) {
+	if (new_sync > old) {
 		if (!a->resync_needed || a->resync_checkpoint > old) {
 			a->resync_needed = true;
 			a->resync_checkpoint = old;
 		}
 		a->sb.resync_offset = a->resync_checkpoint;
 	}
-	rc = apply_geometry(a, s, true, err, errlen);
+	if (!rc)
+		rc = apply_geometry(a, s, true, err, errlen);
 	if (rc && a->sb.size != s->dev_sectors) {
-		/* refused before the switch (apply_geometry put its own fields back) */
+		/* refused before the switch (apply_geometry put its own fields back);
+		   a 1.0 superblock moved is back at its place, walls too (the
+		   copy of its bad-block log at the new end is unused) */
 		a->sb = old_sb;
 		a->resync_needed = old_needed;
 		a->resync_checkpoint = old_checkpoint;
 		for (unsigned i = 0; i < a->nmembers; i++) {
+			bool moved = a->member_sb[i].super_offset != old_super[i];
 			a->member_sb[i].data_size = old_data_size[i];
+			a->member_sb[i].super_offset = old_super[i];
 			if (a->members[i])
 				a->members[i]->dev_sectors = old_dev_sectors[i];
+			if (moved)
+				(void)array_member_areas(a, a->members[i], &a->member_sb[i], true,
+							 NULL, 0);
 		}
 		grow_bitmap_undo(a, &undo);
 	}

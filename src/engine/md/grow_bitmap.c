@@ -3,11 +3,13 @@
  * uraid grow --bitmap=internal|none on a running array (mdadm's
  * Grow_addbitmap, md's bitmap_store of "internal"/"none"): the internal
  * write-intent bitmap written between the superblock and the data (1.1 and
- * 1.2), or dropped. Frozen and under meta_lock (grow.c): no write is in
+ * 1.2) or between the data and the superblock (1.0), or dropped. Frozen and under meta_lock (grow.c): no write is in
  * flight, so no bit is needed for one.
  *
  * md's facts kept: the bitmap of a grown array starts at superblock + 8
- * sectors, its chunk is mdadm's default for the room there, its events and
+ * sectors (1.0: it ends right below the bad-block log under the
+ * superblock, in whole 4 KiB pages, as mdadm's add_internal_bitmap1
+ * places it on a running array), its chunk is mdadm's default for the room there, its events and
  * events_cleared are the array's, its bits clear (nothing written is
  * unsynced: no write in flight); removing it clears feature bit 0x1 and
  * leaves bitmap_offset as it was (md's super_1_sync sets the field only
@@ -32,14 +34,37 @@
 #include "engine/md/grow_bitmap.h"
 #include "engine/md/member_state.h"
 
-/* The room for a bitmap at superblock + 8 on member i (sectors), up to the
- * bad-block log or the data; 0 when the metadata is 1.0 (not done here). */
+/* Metadata 1.0 (mdadm's add_internal_bitmap1 on a running array): the
+ * sectors between the end of the data and the superblock, and the part of
+ * them mdadm leaves to the bad-block log below the superblock (at least 8,
+ * more when the log says so). */
+static uint64_t room_below_sb(const struct uraid_sb *sb)
+{
+	uint64_t end = sb->data_offset + sb->data_size;
+	return sb->super_offset > end ? sb->super_offset - end : 0;
+}
+
+static uint64_t bblog_below_sb(const struct uraid_sb *sb)
+{
+	uint64_t bbl = sb->bblog_size < 8 ? 8 : sb->bblog_size;
+	if (sb->bblog_offset < 0 && (uint64_t)-(int64_t)sb->bblog_offset > bbl)
+		bbl = (uint64_t)-(int64_t)sb->bblog_offset;
+	return bbl;
+}
+
+/* The room for a bitmap on member i (sectors): 1.1 and 1.2 at superblock
+ * + 8, up to the bad-block log or the data; 1.0 below the superblock and
+ * its bad-block log, down to the end of the data. */
 static uint64_t room_on(const struct array *a, unsigned i)
 {
 	const struct uraid_sb *sb = &a->member_sb[i];
 	uint64_t end = sb->data_offset;
 
-	if (a->minor == 0 || sb->data_offset <= sb->super_offset + 8)
+	if (a->minor == 0) {
+		uint64_t room = room_below_sb(sb), bbl = bblog_below_sb(sb);
+		return room > bbl ? room - bbl : 0;
+	}
+	if (sb->data_offset <= sb->super_offset + 8)
 		return 0;
 	if (sb->bblog_size && sb->bblog_offset > 8 &&
 	    sb->super_offset + (uint64_t)sb->bblog_offset < end)
@@ -101,11 +126,34 @@ static int add_bitmap(struct array *a, char *err, size_t errlen)
 	uint64_t sectors = uraid_bitmap_disk_sectors(sync, chunk);
 	if (sectors > room)
 		return uraid_errf(err, errlen, -ENOSPC, "a bitmap of %" PRIu64 " KiB does not fit "
-				  "in the %" PRIu64 " KiB before the data", sectors / 2, room / 2);
+				  "in the %" PRIu64 " KiB of room next to the superblock", sectors / 2,
+				  room / 2);
+	/* where it goes, relative to each superblock: 1.1 and 1.2 at + 8;
+	   1.0 (mdadm's "movable offset") whole 4 KiB pages ending right below
+	   the bad-block log, the same offset on every member */
+	int64_t off = 8;
+	if (a->minor == 0) {
+		uint64_t bbl = 0;
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (attached(a, i) && bblog_below_sb(&a->member_sb[i]) > bbl)
+				bbl = bblog_below_sb(&a->member_sb[i]);
+		off = -(int64_t)(sectors + bbl);
+		for (unsigned i = 0; i < a->nmembers; i++)
+			if (attached(a, i) && room_below_sb(&a->member_sb[i]) < sectors + bbl)
+				return uraid_errf(err, errlen, -ENOSPC, "%s: a bitmap of %" PRIu64
+						  " KiB and the bad-block log (%" PRIu64 " KiB) do not "
+						  "fit in the %" PRIu64 " KiB between its data and its "
+						  "superblock", a->members[i]->path, sectors / 2, bbl / 2,
+						  room_below_sb(&a->member_sb[i]) / 2);
+	}
+	/* the space the bitmap may take: 1.1/1.2 up to the next area; 1.0
+	   its own pages (md's limit for 1.0 is the superblock, which would
+	   take the bad-block log in; see resized_chunk) */
 	struct uraid_bitmap_sb bm = {
 		.magic = URAID_BITMAP_MAGIC, .version = URAID_BITMAP_VERSION,
 		.events = a->sb.events, .events_cleared = a->sb.events, .sync_size = sync,
-		.chunksize = chunk, .daemon_sleep = 5, .sectors_reserved = (uint32_t)room,
+		.chunksize = chunk, .daemon_sleep = 5,
+		.sectors_reserved = (uint32_t)(a->minor == 0 ? sectors : room),
 	};
 	memcpy(bm.uuid, a->sb.set_uuid, 16);
 	uint8_t *area = NULL;
@@ -122,13 +170,13 @@ static int add_bitmap(struct array *a, char *err, size_t errlen)
 	a->bitmap_stale = false;
 	a->has_bitmap = true;
 	a->sb.feature_map |= URAID_FEATURE_BITMAP_OFFSET;
-	a->sb.bitmap_offset = 8;
+	a->sb.bitmap_offset = (int32_t)off;
 	int rc = grow_walls(a, err, errlen);
 	for (unsigned i = 0; !rc && i < a->nmembers; i++) {
 		if (!attached(a, i))
 			continue;
 		rc = member_pwrite_sync(a->members[i], area, sectors * 512,
-					a->member_sb[i].super_offset + 8);
+					(uint64_t)((int64_t)a->member_sb[i].super_offset + off));
 		if (rc)
 			uraid_errf(err, errlen, rc, "%s: cannot write the bitmap: %s",
 				   a->members[i]->path, strerror(-rc));
@@ -162,9 +210,6 @@ static int remove_bitmap(struct array *a, char *err, size_t errlen)
 
 int grow_bitmap_apply(struct array *a, bool add, char *err, size_t errlen)
 {
-	if (a->minor == 0)
-		return uraid_errf(err, errlen, -EOPNOTSUPP, "metadata 1.0 keeps its bitmap below "
-				  "the superblock at the end, which uraid grow does not change yet");
 	return add ? add_bitmap(a, err, errlen) : remove_bitmap(a, err, errlen);
 }
 

@@ -16,7 +16,8 @@ struct array;
  * superblock fields now: after a metadata area is added or removed.
  * 0 or -errno with err. meta_lock held. */
 int grow_walls(struct array *a, char *err, size_t errlen);
-/* Sectors free for a bitmap at superblock + 8 on every attached member. */
+/* Sectors free for a bitmap on every attached member: at superblock + 8
+ * (1.1, 1.2), below the bad-block log under the superblock (1.0). */
 uint64_t grow_bitmap_room(const struct array *a);
 /* Frozen, meta_lock held: add (or remove) the internal bitmap, superblocks
  * written. 0 or -errno with err (nothing changed). */

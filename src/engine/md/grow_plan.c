@@ -69,6 +69,22 @@ static uint64_t raid10_sectors(uint32_t layout, uint32_t disks, uint32_t chunk, 
 	return n;
 }
 
+/* RAID 10's size used per member for dev (md's calc_sectors dev_sectors);
+ * 0 for a geometry md does not run. */
+static uint64_t raid10_used(uint32_t layout, uint32_t disks, uint32_t chunk, uint64_t dev)
+{
+	struct uraid_geom_params p = { .level = URAID_LEVEL_10, .layout = layout,
+				       .raid_disks = disks, .chunk_sectors = chunk,
+				       .dev_sectors = dev };
+	struct uraid_geom *g = malloc(sizeof(*g));
+	uint64_t n = 0;
+
+	if (g && uraid_geom_init(g, &p, NULL, 0) == 0)
+		n = g->dev_sectors;
+	free(g);
+	return n;
+}
+
 /* The array size of a geometry with per-member size dev (sectors), where
  * the planner can compute it (RAID 0 one zone, 1, 4, 5, 6, 10); 0 otherwise. */
 static uint64_t geometry_sectors(int level, uint32_t layout, uint32_t disks, uint32_t chunk,
@@ -296,16 +312,22 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 		}
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	case URAID_LEVEL_LINEAR: {
-		/* md's linear_add: members appended, nothing else changes */
+		/* md's linear_add: members appended, nothing else changes.
+		   mdadm refuses --raid-devices on linear (Grow.c
+		   analyse_change), with or without --add: the count is that of
+		   the devices given. md never holds a spare in a linear array
+		   (a device added to a running one is appended at once, or
+		   refused), so there is no older spare to choose either: only
+		   the devices named with --add are appended (append=N) */
+		if (pl->r->raid_disks)
+			return refuse(pl->err, pl->errlen, "Only --add is supported for LINEAR, "
+				      "setting --raid-devices is not needed (mdadm's words): give "
+				      "the new members with --add DEV, alone");
 		if (pl->r->chunk_sectors || pl->r->layout_set)
 			return refuse(pl->err, pl->errlen, "linear has no chunk or layout to change: "
 				      "it only grows by appending members (--add DEV)");
 		if (t->disks == a->raid_disks)
 			return 0;
-		if (t->disks < a->raid_disks)
-			return refuse(pl->err, pl->errlen, "linear arrays cannot lose members (md "
-				      "removes none from linear): copy the data to a new array "
-				      "instead");
 		if (missing_count(a))
 			return refuse(pl->err, pl->errlen, "linear is missing %u of %u members: "
 				      "nothing can be appended", missing_count(a), a->raid_disks);
@@ -554,8 +576,12 @@ static int plan_size(struct planner *pl)
 	if (!li || !li->redundant || li->whole_members)
 		return refuse(pl->err, pl->errlen, "%s uses its members whole: --size does not "
 			      "apply (grow it with --raid-devices)", lvname(a->level, l, sizeof(l)));
-	if (a->level == URAID_LEVEL_10)
-		return refuse(pl->err, pl->errlen, "--size on RAID 10 is not in uraid yet");
+	/* md's raid10_resize: near and offset layouts only (far copies sit at
+	   a stride the member size sets: they would all move) */
+	if (a->level == URAID_LEVEL_10 && URAID_RAID10_FAR(a->layout) > 1 &&
+	    !(a->layout & URAID_RAID10_OFFSET))
+		return refuse(pl->err, pl->errlen, "RAID 10 in a far layout cannot change its size "
+			      "(md's raid10_resize refuses it: every far copy would move)");
 	if (want == GROW_SIZE_MAX)
 		want = a->member_room_sectors;
 	else if (want > a->member_room_sectors)
@@ -564,6 +590,10 @@ static int plan_size(struct planner *pl)
 			      " KiB", want / 2, want / 2, a->member_room_sectors / 2);
 	if (a->chunk_sectors)
 		want -= want % a->chunk_sectors;        /* md rounds down to the chunk */
+	/* RAID 10: the size md keeps is its calc_sectors' (the chunks the
+	   array holds, spread over the members, rounded up) */
+	if (want && a->level == URAID_LEVEL_10)
+		want = raid10_used(a->layout, a->raid_disks, a->chunk_sectors, want);
 	if (!want)
 		return refuse(pl->err, pl->errlen, "--size must leave at least one chunk per member");
 	uint64_t after = geometry_sectors(a->level, a->layout, a->raid_disks, a->chunk_sectors,
@@ -615,8 +645,10 @@ static int plan_bitmap(struct planner *pl)
 			return refuse(pl->err, pl->errlen, "%s has no redundancy: a write-intent "
 				      "bitmap has nothing to resync", lvname(a->level, l, sizeof(l)));
 		if (!a->bitmap_room)
-			return refuse(pl->err, pl->errlen, "no room for an internal bitmap between "
-				      "the superblock and the data on the members");
+			return refuse(pl->err, pl->errlen, "no room for an internal bitmap next to "
+				      "the superblocks (1.1 and 1.2: between the superblock and "
+				      "the data; 1.0: between the data and the bad-block log "
+				      "below the superblock)");
 	} else if (!a->has_bitmap) {
 		return refuse(pl->err, pl->errlen, "the array has no bitmap to remove");
 	}

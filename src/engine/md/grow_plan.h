@@ -42,7 +42,9 @@
  *    md; a degraded array is taken, as md does); resync removes the PPL
  *    (or the bitmap); bitmap is --bitmap=internal. Alone, as --bitmap.
  *  - linear: members appended only (mdadm --grow --add, md's linear_add),
- *    from spares, alone; never fewer, no chunk or layout change.
+ *    the devices named with --add alone (append=N: the N newest spares);
+ *    --raid-devices refused as mdadm refuses it, so an older spare is
+ *    never taken; no chunk or layout change.
  */
 #ifndef URAID_ENGINE_MD_GROW_PLAN_H
 #define URAID_ENGINE_MD_GROW_PLAN_H

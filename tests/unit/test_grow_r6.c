@@ -28,9 +28,11 @@
  *    --raid-devices=5, mdadm's one reshape after the takeover: layout and
  *    member count at once, forwards), killed and resumed the same way, the
  *    Q member's recovery_offset the position per new data member.
- * 2c. Killed between the members' superblock writes of that update (made
- *    on purpose, kill points seeded and printed): the members still at
- *    RAID 5, one event behind, are taken in (md/assemble_takeover.c) and
+ * 2c. Killed between the members' superblock writes of that update (4 -> 5
+ *    slots, and 3 -> 5 with --raid-devices=5; made on purpose, kill points
+ *    seeded and printed): the members still at RAID 5, one event behind
+ *    (the spares: their own older events), are taken in
+ *    (md/assemble_takeover.c) and
  *    the restripe ends degraded 0; a member behind with any field off is
  *    still left out (run_takeover_window).
  * 2b. Killed as soon as the members show level 6: the takeover and the
@@ -702,20 +704,23 @@ static int capture_update(struct t *t, const char *name)
 		CHECK(0, "%s: the members never all showed level 6", name);
 		return -1;
 	}
-	uint64_t top = t->size / 512;
+	/* backwards (same count): from the top, the array's size; forwards
+	   (--raid-devices=5): from 0 */
+	uint64_t start = t->grow_disks ? 0 : t->size / 512;
+	uint32_t bits = t->grow_disks ? 0x4 : 0x24;
 	for (unsigned i = 0; i < NFILES; i++) {
 		if (disk_sb(t, i, &sb[i]))
 			return -1;
-		if (sb[i].events != sb[0].events || (sb[i].feature_map & 0x24) != 0x24 ||
-		    sb[i].reshape_position != top) {
+		if (sb[i].events != sb[0].events || (sb[i].feature_map & 0x24) != bits ||
+		    sb[i].reshape_position != start) {
 			printf("%s: the restripe had moved (member %u: events %" PRIu64 " feature_map "
-			       "0x%x reshape_position %" PRIu64 ", top %" PRIu64 ")\n", name, i,
-			       sb[i].events, sb[i].feature_map, sb[i].reshape_position, top);
+			       "0x%x reshape_position %" PRIu64 ", start %" PRIu64 ")\n", name, i,
+			       sb[i].events, sb[i].feature_map, sb[i].reshape_position, start);
 			return 1;
 		}
 	}
 	printf("%s: captured after %u looks: events %" PRIu64 ", reshape_position %" PRIu64
-	       " (the top: nothing moved)\n", name, looks, sb[0].events, top);
+	       " (its start: nothing moved)\n", name, looks, sb[0].events, start);
 	return 0;
 }
 
@@ -752,9 +757,11 @@ static void restore(struct t *t, char backup[NFILES][112])
  * a member two events behind, of another chunk, data offset or layout,
  * and one whose fellows' restripe has moved (read-only assemblies).
  */
-static void run_takeover_window(uint64_t seed)
+static void run_takeover_window(uint64_t seed, bool plus)
 {
-	const char *name = "5->6 killed between the superblock writes";
+	const char *name = plus ? "5 of 3 -> 6 of 5 killed between the superblock writes"
+				: "5->6 killed between the superblock writes";
+	unsigned n0 = plus ? 3 : 4;     /* the RAID 5's members; file n0: the Q slot's */
 	struct t t = { .seed = seed };
 	uint8_t (*old)[URAID_SB_BYTES] = malloc(NFILES * URAID_SB_BYTES);
 	char backup[NFILES][112];
@@ -762,9 +769,9 @@ static void run_takeover_window(uint64_t seed)
 	int got = 1, failed_before = failures;
 
 	for (unsigned attempt = 1; attempt <= 4 && got == 1; attempt++) {
-		t = (struct t){ .seed = seed + attempt };
-		if (!old || setup(&t, name, "raid5", 4) || engine_up(&t) || assemble(&t) ||
-		    fill(&t) || add_spare(&t, 4)) {
+		t = (struct t){ .seed = seed + attempt, .grow_disks = plus ? 5 : 0 };
+		if (!old || setup(&t, name, "raid5", n0) || engine_up(&t) || assemble(&t) ||
+		    fill(&t) || add_spare(&t, n0) || (plus && add_spare(&t, 4))) {
 			CHECK(0, "%s: setup", name);
 			teardown(&t);
 			free(old);
@@ -805,7 +812,7 @@ static void run_takeover_window(uint64_t seed)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u",
 				 k ? "," : "", order[k]);
 		}
-		printf("%s: kill point %u: members %s still RAID 5 (one event behind)\n", name,
+		printf("%s: kill point %u: members %s still RAID 5 (behind)\n", name,
 		       behind, list);
 		fflush(stdout);
 		if (engine_up(&t) || assemble(&t)) {
@@ -820,8 +827,8 @@ static void run_takeover_window(uint64_t seed)
 		for (unsigned i = 0; i < NFILES; i++) {
 			int slot;
 			enum uraid_member_state ms = state_of(&t, i, &slot);
-			CHECK(slot == (int)i && ms == (i == 4 ? URAID_MEMBER_REBUILDING
-							       : URAID_MEMBER_IN_SYNC),
+			CHECK(slot == (int)i && ms == (i == n0 ? URAID_MEMBER_REBUILDING
+								: URAID_MEMBER_IN_SYNC),
 			      "%s: members %s behind: member %u in slot %d state %u", name, list, i,
 			      slot, ms);
 		}
@@ -830,14 +837,16 @@ static void run_takeover_window(uint64_t seed)
 		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0, "%s: members %s behind: "
 		      "the restripe: kind %d result %d", name, list, st.kind, st.result);
 		uraid_array_status(t.a, &as);
-		CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == 0,
-		      "%s: members %s behind: after: level %d layout %u raid_disks %u degraded %u "
-		      "(want 6 2 5 0)", name, list, as.level, as.layout, as.raid_disks, as.degraded);
+		uint64_t want_size = plus ? t.size / 2 * 3 : t.size;
+		CHECK(as.level == 6 && as.layout == 2 && as.raid_disks == 5 && as.degraded == 0 &&
+		      as.size_bytes == want_size, "%s: members %s behind: after: level %d layout %u "
+		      "raid_disks %u degraded %u size %" PRIu64 " (want 6 2 5 0 %" PRIu64 ")", name,
+		      list, as.level, as.layout, as.raid_disks, as.degraded, as.size_bytes, want_size);
 		verify(&t, "after the restripe");
 		check_zero(&t, "after the restripe");
 		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
 		t.a = NULL;
-		sb_raid6_done(&t, "after the restripe", 4);
+		sb_raid6_done(&t, "after the restripe", n0);
 		struct uraid_sb sb0, sb;
 		CHECK(disk_sb(&t, 0, &sb0) == 0, "%s: superblock 0", name);
 		for (unsigned i = 1; i < NFILES; i++)
@@ -874,7 +883,10 @@ static void run_takeover_window(uint64_t seed)
 				if (i == 1)
 					continue;
 				CHECK(disk_sb(&t, i, &f) == 0, "%s: superblock %u", name, i);
-				f.reshape_position -= 3 * 2 * f.chunksize;
+				if (plus)
+					f.reshape_position += 3 * 2 * f.chunksize;
+				else
+					f.reshape_position -= 3 * 2 * f.chunksize;
 				CHECK(sb_put(&t, i, &f) == 0, "%s: write %u", name, i);
 			}
 			break;
@@ -1028,7 +1040,8 @@ int main(int argc, char **argv)
 	run_crash(seed + 10, 0, true);
 	run_crash(seed + 11, 1, true);
 	run_crash_early(seed + 12);
-	run_takeover_window(seed + 13);
+	run_takeover_window(seed + 13, false);
+	run_takeover_window(seed + 14, true);
 	run_6_to_5(seed + 9);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

@@ -6,8 +6,11 @@
  * last one event behind, still saying RAID 5. md's analyze_sbs kicks such
  * a member ("strangely different superblock": level and layout differ),
  * and mdadm --assemble --force only raises its events, which the kernel
- * kicks the same way; the array then runs the restripe degraded by that
- * many, or not at all when three or more are behind.
+ * kicks the same way; mdadm 4.2 does not even get there: it aborts the
+ * whole assembly ("superblock on /dev/vdh doesn't match others", measured
+ * by tests/interop/test-grow-r6-window.sh). uraid before this left them
+ * out: the restripe ran degraded by that many, or not at all when three or
+ * more were behind.
  *
  * Their data has not moved: the restripe's first step is written only
  * after every member holds the update, and each step is checkpointed

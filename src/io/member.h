@@ -240,6 +240,10 @@ void member_set_fault(struct member *m, const struct uraid_fault *f);
  * blocking reads and writes) asks it too.
  */
 int member_fault_check(struct member *m, enum member_op kind, uint64_t sector, uint64_t nsect);
+/* URAID_FAULT_TORN_KILL set and a synchronous write of len bytes (two
+ * pages or more) to tear: member_pwrite_sync writes half and kills. */
+#define MEMBER_FAULT_PAGE 4096u
+bool member_fault_torn(struct member *m, size_t len);
 
 /*
  * Synchronous whole-buffer I/O for metadata (superblocks, bitmap) at an

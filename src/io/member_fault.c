@@ -60,3 +60,14 @@ int member_fault_check(struct member *m, enum member_op kind, uint64_t sector, u
 		return 0;
 	return rc;
 }
+
+bool member_fault_torn(struct member *m, size_t len)
+{
+	if (!atomic_load_explicit(&m->has_fault, memory_order_acquire) ||
+	    len < 2 * MEMBER_FAULT_PAGE)
+		return false;
+	pthread_mutex_lock(&m->fault_lock);
+	bool torn = m->fault.kind == URAID_FAULT_TORN_KILL;
+	pthread_mutex_unlock(&m->fault_lock);
+	return torn;
+}

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,14 @@ int member_pwrite_sync(struct member *m, const void *buf, size_t len, uint64_t d
 {
 	int rc = member_fault_check(m, MEMBER_WRITE, 0, 0);
 
+	if (rc == 0 && member_fault_torn(m, len)) {
+		/* URAID_FAULT_TORN_KILL: the first half of the pages, then the end */
+		size_t pages = len / MEMBER_FAULT_PAGE;
+		size_t keep = (pages / 2 ? pages / 2 : 1) * MEMBER_FAULT_PAGE;
+		if (member_rw_sync(m, true, (void *)buf, keep, dev_sector * 512) == 0)
+			member_flush_sync(m);
+		raise(SIGKILL);
+	}
 	if (rc == 0)
 		rc = member_rw_sync(m, true, (void *)buf, len, dev_sector * 512);
 	if (rc == 0)

@@ -220,8 +220,11 @@ void array_idle_check(struct array *a, uint64_t now_ns)
 	}
 	pthread_mutex_lock(&a->meta_lock);
 	if (atomic_load(&a->wstate) == WSTATE_MARKING_CLEAN) {
+		/* not between a takeover and its restripe's start (md/grow.c
+		   takeover_restripe: the two reach the disks in one update) */
+		bool held = atomic_load(&a->starts_held);
 		/* a failed superblock write leaves the array active: safe either way */
-		bool ok = a->in_sync || meta_mark_clean(a) == 0;
+		bool ok = !held && (a->in_sync || meta_mark_clean(a) == 0);
 		atomic_store(&a->wstate, ok ? WSTATE_CLEAN : WSTATE_ACTIVE);
 	}
 	pthread_mutex_unlock(&a->meta_lock);

@@ -242,6 +242,10 @@ struct array {
 	_Atomic uint32_t sync_min_kib, sync_max_kib;
 	unsigned sync_warned;           /* auto recovery complained once (engine_tick) */
 	_Atomic uint64_t sync_retry_ns; /* no automatic rebuild before this time */
+	/* a takeover applied in memory whose restripe has not started yet
+	   (md/grow.c takeover_restripe): no job but the reshape starts, or a
+	   rebuild of the new slot would write the bare takeover to the disks */
+	_Atomic bool starts_held;
 
 	/* md's array_size (uraid grow --array-size): the size exported, below
 	   the geometry's; 0: the geometry's. In memory only, as md keeps it. */

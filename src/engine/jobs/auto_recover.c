@@ -54,7 +54,8 @@ static void auto_recover_tick(struct array *a, uint64_t now_ns)
 {
 	char err[256];
 
-	if (!(a->e->flags & URAID_ENGINE_THREADS) || now_ns < atomic_load(&a->sync_retry_ns))
+	if (!(a->e->flags & URAID_ENGINE_THREADS) || now_ns < atomic_load(&a->sync_retry_ns) ||
+	    atomic_load(&a->starts_held))
 		return;
 	sync_reap(a);
 	if (atomic_load(&a->sync))

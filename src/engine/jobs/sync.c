@@ -662,6 +662,9 @@ static int start_one(struct array *a, enum uraid_sync_kind kind, uint64_t from, 
 	if (a->reshape && kind != URAID_SYNC_RESHAPE)
 		return uraid_errf(err, errlen, -EBUSY, "a reshape is in progress: no %s until it "
 				  "ends", uraid_sync_kind_name(kind));
+	if (atomic_load(&a->starts_held) && kind != URAID_SYNC_RESHAPE)
+		return uraid_errf(err, errlen, -EBUSY, "a grow is changing the level: no %s until "
+				  "its restripe starts", uraid_sync_kind_name(kind));
 	if (!lv)
 		return uraid_errf(err, errlen, -EINVAL, "%s has no redundancy to %s",
 				  uraid_level_name(a->geom.level), uraid_sync_kind_name(kind));

@@ -21,6 +21,7 @@
 #include "common/file_lock.h"
 #include "engine/core/array.h"
 #include "engine/md/stack.h"
+#include "engine/md/assemble_takeover.h"
 #include "engine/md/reshape_state.h"
 
 #define fail uraid_errf
@@ -651,6 +652,22 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 			continue;
 		if (!same_array_older(&c[i], fresh))
 			return fail(err, errlen, rc, "%s", why);
+		/* behind a RAID 5 -> 6 update that has moved nothing (one event,
+		   a spare any number): taken as the update would have left it
+		   (assemble_takeover.c) */
+		char because[200];
+		unsigned was_disks = c[i].sb.raid_disks;
+		uint64_t was_events = c[i].sb.events;
+		bool takeover_source = c[i].sb.level == URAID_LEVEL_5 &&
+				       fresh->sb.level == URAID_LEVEL_6 &&
+				       (fresh->sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE);
+		if (assemble_takeover_member(&fresh->sb, &c[i].sb, because, sizeof(because))) {
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: still RAID 5 of %u (events %" PRIu64
+			     " < %" PRIu64 "): the RAID 6 restripe has not moved data yet, so it is "
+			     "taken in as the takeover's update would have left it", c[i].m->path,
+			     was_disks, was_events, fresh->sb.events);
+			continue;
+		}
 		/* md kicks a member its freshest superblock disagrees with
 		   (analyze_sbs: "fatal superblock inconsistency"): here one whose
 		   update a crash cut short, e.g. a level change that reached the
@@ -661,8 +678,13 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		size_t pl = strlen(c[i].m->path);
 		if (!strncmp(why, c[i].m->path, pl) && !strncmp(why + pl, ": ", 2))
 			what += pl + 2;
-		snprintf(c[i].note, sizeof(c[i].note), "%s; it is older (events %" PRIu64 " < %"
-			 PRIu64 "): left out", what, c[i].sb.events, fresh->sb.events);
+		int k = snprintf(c[i].note, sizeof(c[i].note), "%s; it is older (events %" PRIu64
+				 " < %" PRIu64 "): left out", what, c[i].sb.events,
+				 fresh->sb.events);
+		if (takeover_source && k > 0 && (size_t)k < sizeof(c[i].note) &&
+		    snprintf(c[i].note + k, sizeof(c[i].note) - (size_t)k, " (not taken in as the "
+			     "RAID 6 takeover's source: %s)", because) < 0)
+			c[i].note[k] = '\0';
 	}
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned j = 0; j < i; j++)

@@ -574,6 +574,13 @@ static int takeover_restripe(struct array *a, const struct grow_step *t,
 	if (rc)
 		return uraid_errf(err, errlen, rc, "cannot hold the array's requests: %s",
 				  strerror(-rc));
+	/* no automatic job from the takeover on (the new slot missing, a spare
+	   there): a rebuild started before the restripe would write the bare
+	   takeover to the disks (seen: test_grow_r6 2b, layout 18 without the
+	   reshape bit). Set under the start lock: a start under way ends first */
+	pthread_mutex_lock(&a->sync_start_lock);
+	atomic_store(&a->starts_held, true);
+	pthread_mutex_unlock(&a->sync_start_lock);
 	/* the geometry and fields to go back to: the step before (as
 	   undo_takeover does), the superblock and data sizes as they were */
 	struct grow_step back = *expect;
@@ -613,6 +620,7 @@ static int takeover_restripe(struct array *a, const struct grow_step *t,
 			}
 		}
 	}
+	atomic_store(&a->starts_held, false);
 	array_thaw(a);
 	if (rc)
 		return rc;

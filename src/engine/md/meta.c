@@ -349,8 +349,8 @@ int meta_journal_unclean(struct array *a)
 		return -EROFS;
 	atomic_store(&a->journal_clean, false);
 	ulog(array_log(a), URAID_LOG_NOTICE, "%s: a write the journal cannot log whole (not "
-	     "4 KiB pages, or a RAID 6 missing a member): until the array is next clean, a crash "
-	     "makes it resync", a->sb.set_name);
+	     "4 KiB pages, or a RAID 6 missing a member): from now until it stops, a crash while it "
+	     "is written makes it resync", a->sb.set_name);
 	if (a->in_sync)
 		return 0;       /* clean on disk: the marking active writes 0 */
 	uint64_t old_offset = a->sb.resync_offset;

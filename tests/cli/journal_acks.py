@@ -3,7 +3,7 @@
 server ACKNOWLEDGED before it was killed, and whether each of them reads
 back after the restart (the journal's replay).
 
-  journal_acks.py write SOCKET SEED DIR [aligned]
+  journal_acks.py write SOCKET SEED DIR [aligned|cached]
       Reads what the export holds in the three regions below (DIR/before.img),
       then writes until the connection breaks (the test kills the server with
       SIGKILL), 16 requests in flight, a mix like the test's fio jobs:
@@ -16,7 +16,9 @@ back after the restart (the journal's replay).
       appears after 200 acknowledgements. With "aligned", no writes to C:
       whole 4 KiB pages only, each logged with its row's parity (a C write
       is FLUSH-gated, as exposed to the write hole as without a journal: a
-      test that loses a member after the kill must not count on it). A write that overlaps one sent
+      test that loses a member after the kill must not count on it). With
+      "cached", writes to A only: every one is held by the write-back
+      cache until it is destaged (a kill then finds cached pages). A write that overlaps one sent
       since the last drain waits for every request in flight first (NBD
       does not order requests in flight), so on any sector the writes sent
       are acknowledged in the order sent.
@@ -59,10 +61,10 @@ def data_of(seed, n, length):
     return b"".join(struct.pack("<QQ", n, i) + base for i in range(length // SECTOR))
 
 
-def pick(rng, aligned):
+def pick(rng, mode):
     """(offset, length) of the next write, from one of the three regions
-    (not C when aligned)."""
-    k = rng.random() * (0.8 if aligned else 1.0)
+    (not C when aligned, A only when cached)."""
+    k = rng.random() * {"aligned": 0.8, "cached": 0.7}.get(mode, 1.0)
     if k < 0.7:
         off, size = REGIONS[0]
         length = rng.choice((4, 4, 16, 64)) * 1024
@@ -143,7 +145,7 @@ def read_range(s, off, size):
     return out
 
 
-def write(sock_path, seed, d, aligned=False):
+def write(sock_path, seed, d, mode=None):
     rng = random.Random(seed)
     s = connect(sock_path)
     s.settimeout(60)
@@ -175,7 +177,7 @@ def write(sock_path, seed, d, aligned=False):
     try:
         while time.monotonic() - t0 < MAX_SECONDS:
             n += 1
-            off, length = pick(rng, aligned)
+            off, length = pick(rng, mode)
             note("w %d %d %d\n" % (n, off, length))
             p.send_ordered(off, length, n, data_of(seed, n, length), acker(n))
             sent += 1
@@ -244,10 +246,10 @@ def verify(sock_path, seed, d):
 if __name__ == "__main__":
     cmd, sock_path, seed, d = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     mode = sys.argv[5:]
-    if mode not in ([], ["aligned"]) or (mode and cmd != "write"):
+    if mode not in ([], ["aligned"], ["cached"]) or (mode and cmd != "write"):
         sys.exit("journal_acks.py: unknown argument %s" % " ".join(mode))
-    print("journal_acks %s: seed %d%s" % (cmd, seed, ", aligned" if mode else ""))
+    print("journal_acks %s: seed %d%s" % (cmd, seed, ", " + mode[0] if mode else ""))
     if mode:
-        write(sock_path, seed, d, aligned=True)
+        write(sock_path, seed, d, mode=mode[0])
     else:
         {"write": write, "verify": verify}[cmd](sock_path, seed, d)

@@ -6,7 +6,8 @@ that only checks beyond the checksum can catch the change.
   md_craft.py IMAGE [sb.FIELD=VALUE ...] [bm.FIELD=VALUE ...] [copy-bitmap=SECTOR]
 
 FIELD names are those of md_p.h / md-bitmap.h (data_offset, bitmap_offset,
-chunksize, events, sync_size, ...). VALUE is a Python integer literal; a
+chunksize, events, sync_size, ...; ppl_offset and ppl_size for md's ppl.offset
+and ppl.size, where bitmap_offset is). VALUE is a Python integer literal; a
 negative value is stored as two's complement of the field's width.
 copy-bitmap=SECTOR copies the member's valid bitmap header to absolute
 SECTOR first (then bm.* edits apply to the copy if bitmap_offset is moved
@@ -18,7 +19,8 @@ import sys
 SB_FIELDS = {   # name: (offset, struct format)
     "feature_map": (8, "<I"), "level": (72, "<I"), "layout": (76, "<I"),
     "size": (80, "<Q"), "chunksize": (88, "<I"), "raid_disks": (92, "<I"),
-    "bitmap_offset": (96, "<I"), "data_offset": (128, "<Q"), "data_size": (136, "<Q"),
+    "bitmap_offset": (96, "<I"), "ppl_offset": (96, "<H"), "ppl_size": (98, "<H"),
+    "data_offset": (128, "<Q"), "data_size": (136, "<Q"),
     "super_offset": (144, "<Q"), "recovery_offset": (152, "<Q"), "dev_number": (160, "<I"),
     "bblog_shift": (185, "<B"), "bblog_size": (186, "<H"), "bblog_offset": (188, "<I"),
     "events": (200, "<Q"), "resync_offset": (208, "<Q"), "max_dev": (220, "<I"),

@@ -3,8 +3,10 @@
 # an attacker edited (checksum fixed by tests/cli/md_craft.py, so only checks
 # beyond it can catch the change). Each bad one is refused by `uraid detail`
 # and by `uraid serve` with one line naming the member and the field, and no
-# member changes (sha256 of every member before and after); the unusual but
-# harmless ones are run correctly: a bitmap header with sync_size 0 on a
+# member changes (sha256 of every member before and after); among them PPL
+# areas crafted on one member only (its ppl.offset into its data or before
+# the device start, a ppl.size whose log shape differs from the others'). The
+# unusual but harmless ones are run correctly: a bitmap header with sync_size 0 on a
 # dirty array resyncs everything (it used to skip everything and mark the
 # array clean), and events near 2^64 neither wrap nor leave members out.
 set -u
@@ -95,6 +97,23 @@ SIZE=17G mk hc 5 3 1.2 --chunk=512K
 craft sb.chunksize=$((1 << 24)) sb.size=$((1 << 25))
 refused huge-chunk "chunk.*8388608 KiB|chunk.*16777216 sectors"
 rm -f hc0 hc1 hc2
+
+# md reads ppl.offset and ppl.size from each member's own superblock (mdadm
+# places the area per device): one member's crafted, the others' valid
+echo "== PPL: one member's ppl.offset puts its log into the data (RAID 5, 1.2)"
+mk pd 5 3 1.2 --consistency-policy=ppl
+$CRAFT pd1 sb.ppl_offset=5000 || exit 1
+refused ppl-into-data "pd1: the partial parity log \(ppl.offset 5000: .*runs into the data"
+
+echo "== PPL: one member's ppl.offset before the device start (1.2: -16 from sector 8)"
+mk pb 5 3 1.2 --consistency-policy=ppl
+$CRAFT pb2 sb.ppl_offset=-16 || exit 1
+refused ppl-before-start "pb2: ppl.offset -16 puts the partial parity log before the device start"
+
+echo "== PPL: one member's ppl.size holds one log where the others' hold two"
+mk pm 5 3 1.2 --consistency-policy=ppl
+$CRAFT pm1 sb.ppl_size=264 || exit 1
+refused ppl-mixed-shapes "pm0: its ppl.size of 2048 sectors holds two logs where .*pm1's \(264 sectors used\) holds one"
 
 echo "== events at 2^64-1 on every member: detail runs it, serve (writing) refuses"
 mk ev 1 2 1.2

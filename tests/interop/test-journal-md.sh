@@ -11,8 +11,10 @@
 #     uraid replays the journal when it serves the array, the data md wrote
 #     reads back, and uraid's check finds 0 mismatches;
 #  L  uraid serves a RAID 5 with a journal (write-through at run time), fio
-#     writes and uraid is killed (-9) mid-write: md assembles it, replays
-#     uraid's log, its check finds 0 mismatches, and every write fio
+#     writes and uraid is killed (-9) mid-write: md assembles it, finds
+#     the superblocks clean (uraid keeps them so while written, as md's
+#     MD_JOURNAL_CLEAN: no resync), replays uraid's log, its check finds 0
+#     mismatches, and every write fio
 #     completed reads back afterwards;
 #  M  the same with uraid's journal in write-back (serve --journal-mode=
 #     write-back: cached writes logged as data-only rows, destaged later):
@@ -100,6 +102,7 @@ mdadm --stop /dev/md0 >/dev/null 2>&1
 # L: uraid's journal after a kill
 mdadm --assemble /dev/md2 --run /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo >/dev/null 2>&1 ||
     { echo "L: assemble failed"; dmesg | tail -20; rc=1; }
+echo "L resync_start=$(cat /sys/block/md2/md/resync_start)"
 sleep 1
 mdadm --wait /dev/md2 >/dev/null 2>&1 || true
 echo check >/sys/block/md2/md/sync_action
@@ -111,6 +114,7 @@ mdadm --stop /dev/md2 >/dev/null 2>&1
 # M: uraid's write-back journal after a kill
 mdadm --assemble /dev/md3 --run /dev/vdp /dev/vdq /dev/vdr /dev/vds /dev/vdt >/dev/null 2>&1 ||
     { echo "M: assemble failed"; dmesg | tail -20; rc=1; }
+echo "M resync_start=$(cat /sys/block/md3/md/resync_start)"
 sleep 1
 mdadm --wait /dev/md3 >/dev/null 2>&1 || true
 echo check >/sys/block/md3/md/sync_action
@@ -155,6 +159,8 @@ check "K: uraid's check finds 0 mismatches" test $? -eq 0
 stop k
 
 check "L: md replayed uraid's run-time journal" grep -q "^L dmesg recovering [0-9]* data-only stripes and [1-9][0-9]* data-parity" <<<"$out"
+check "L: md found uraid's superblocks clean (MD_JOURNAL_CLEAN): no resync, the replay alone" \
+    grep -q "^L resync_start=none$" <<<"$out"
 check "L: md's check then finds 0 mismatches" grep -q "^L mismatch_cnt=0$" <<<"$out"
 serve l "${L[@]}" "$tmp/lj"
 fio_l --verify_only --verify_state_load=1
@@ -162,6 +168,8 @@ check "L: every write fio completed before the kill reads back" grep -q "err= 0"
 stop l
 
 check "M: md replayed uraid's write-back journal" grep -q "^M dmesg recovering [0-9]* data-only stripes" <<<"$out"
+check "M: md found uraid's superblocks clean: no resync, the replay alone" \
+    grep -q "^M resync_start=none$" <<<"$out"
 check "M: md's check then finds 0 mismatches" grep -q "^M mismatch_cnt=0$" <<<"$out"
 serve m "${M[@]}" "$tmp/mj"
 fio_m --verify_only --verify_state_load=1

@@ -14,17 +14,27 @@
 #  C  md creates one with PPL, writes, and the guest is reset in the middle
 #     of writes (sysrq b): uraid assembles it dirty, replays md's logs (no
 #     resync started) and its check finds 0 mismatches.
+#  D  (in boot 1, beside C) a uraid-made PPL array whose ppl.size is crafted
+#     to 16 sectors (a 4 KiB header and 4 KiB of partial parity, the least
+#     md takes; md resyncs rather than replays such a log of uraid's, found
+#     in test-grow-ppl-md.sh): md runs it and is reset mid-write the same
+#     way; uraid serves it, says what it did (replay or resync, printed) and
+#     its check finds 0 mismatches; a copy taken before (E) is given to md
+#     in boot 2: what md does with its own 16-sector log, printed.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 interop_prepare || exit $?
 interop_serving 20261202
 need fio nbdinfo nbdcopy
 
-A=() B=() C=()
+A=() B=() C=() D=()
 for i in 0 1 2 3; do
-    truncate -s 32M "$tmp/a$i" "$tmp/b$i" "$tmp/c$i"
-    A+=("$tmp/a$i") B+=("$tmp/b$i") C+=("$tmp/c$i")
+    truncate -s 32M "$tmp/a$i" "$tmp/b$i" "$tmp/c$i" "$tmp/d$i"
+    A+=("$tmp/a$i") B+=("$tmp/b$i") C+=("$tmp/c$i") D+=("$tmp/d$i")
 done
+"$URAID" create --level=5 --raid-devices=4 --chunk=64 --consistency-policy=ppl --name=d \
+    --assume-clean "${D[@]}" >/dev/null
+for d in "${D[@]}"; do python3 "$INTEROP_DIR/../cli/md_craft.py" "$d" sb.ppl_size=16; done
 randfile "$SEED" $((8 << 20)) "$tmp/a.data"
 randfile $((SEED + 1)) $((8 << 20)) "$tmp/b.data"
 randfile $((SEED + 2)) $((8 << 20)) "$tmp/c.data"
@@ -43,19 +53,25 @@ mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=
     { echo "C: create failed"; rc=1; }
 dd if=/host/c.data of=/dev/md1 bs=1M conv=fsync 2>/dev/null || { echo "C: write failed"; rc=1; }
 echo 100 >/sys/block/md1/md/safe_mode_delay
+mdadm --assemble /dev/md2 /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 || { echo "D: assemble failed"; rc=1; }
+echo "D policy=$(cat /sys/block/md2/md/consistency_policy)"
+echo 100 >/sys/block/md2/md/safe_mode_delay
 # small writes past the pattern (from 16 MiB), several at once, until the reset
-for j in 1 2 3 4; do
-    ( k=0; while :; do
-        dd if=/dev/urandom of=/dev/md1 bs=4k count=1 seek=$(( 4096 + (k * 7919 + j * 104729) % 16000 )) \
-            oflag=direct 2>/dev/null; k=$((k + 1)); done ) &
+for md in md1 md2; do
+    for j in 1 2 3 4; do
+        ( k=0; while :; do
+            dd if=/dev/urandom of=/dev/$md bs=4k count=1 seek=$(( 4096 + (k * 7919 + j * 104729) % 16000 )) \
+                oflag=direct 2>/dev/null; k=$((k + 1)); done ) &
+    done
 done
 sleep 2
 echo "C state=$(cat /sys/block/md1/md/array_state)"
+echo "D state=$(cat /sys/block/md2/md/array_state)"
 echo "@@URAID-EXIT $rc 0@@"
 sleep 1                 # the console drains before the reset
 echo b >/proc/sysrq-trigger
 GUEST
-out=$(interop_run -f "$tmp/a.data" -f "$tmp/c.data" "$tmp/guest1.sh" "${A[@]}" "${C[@]}")
+out=$(interop_run -f "$tmp/a.data" -f "$tmp/c.data" "$tmp/guest1.sh" "${A[@]}" "${C[@]}" "${D[@]}")
 rc=$?
 echo "$out"
 check "boot 1: guest script ran (exit $rc)" test $rc -eq 0
@@ -102,6 +118,22 @@ check "C: the data md wrote before (outside its last writes) reads back" \
     cmp -s <(head -c $((8 << 20)) "$tmp/c.read") "$tmp/c.data"
 stop c
 
+# D: md's 16-sector logs, left by the reset
+check "D: md ran it with policy ppl and was active at the reset" \
+    bash -c 'grep -q "^D policy=ppl$" <<<"$1" && grep -q "^D state=active$" <<<"$1"' _ "$out"
+E=()
+for i in 0 1 2 3; do cp "${D[$i]}" "$tmp/e$i"; E+=("$tmp/e$i"); done
+serve d --name=d "${D[@]}"
+echo "  D: uraid: $(grep 'PPL replay' "$tmp/d.err")"
+sleep 0.5
+if grep -q 'resync started' "$tmp/d.err"; then
+    echo "  D: uraid resyncs"
+    for _ in $(seq 300); do grep -q 'resync done' "$tmp/d.err" && break; sleep 0.1; done
+fi
+"$URAID" check --wait d >/dev/null
+check "D: uraid's check finds 0 mismatches" test $? -eq 0
+stop d
+
 # ---- boot 2: md assembles A (uraid's logs) and B (uraid's array) ----
 cat >"$tmp/guest2.sh" <<'GUEST'
 rc=0
@@ -123,9 +155,13 @@ sleep 1
 mdadm --wait /dev/md1 || true
 echo "B mismatch_cnt=$(cat /sys/block/md1/md/mismatch_cnt)"
 mdadm --stop /dev/md1 >/dev/null 2>&1
+mdadm --assemble /dev/md2 /dev/vdi /dev/vdj /dev/vdk /dev/vdl >/dev/null 2>&1 || { echo "E: assemble failed"; rc=1; }
+echo "E resync_start=$(cat /sys/block/md2/md/resync_start) sync_action=$(cat /sys/block/md2/md/sync_action)"
+dmesg | grep -i 'md2' | grep -i -E 'ppl|recover|resync|clean' | sed 's/^/E dmesg: /'
+mdadm --stop /dev/md2 >/dev/null 2>&1
 exit $rc
 GUEST
-out=$(interop_run "$tmp/guest2.sh" "${A[@]}" "${B[@]}")
+out=$(interop_run "$tmp/guest2.sh" "${A[@]}" "${B[@]}" "${E[@]}")
 rc=$?
 echo "$out"
 check "boot 2: guest script ran (exit $rc)" test $rc -eq 0
@@ -141,4 +177,6 @@ check "B: md runs uraid's array with policy ppl" grep -q "^B policy=ppl$" <<<"$o
 check "B: md reads the bytes uraid wrote" \
     grep -q "^B sha=$(sha256sum <"$tmp/b.data" | cut -d' ' -f1)$" <<<"$out"
 check "B: md's check finds 0 mismatches" grep -q "^B mismatch_cnt=0$" <<<"$out"
+check "E: md assembled its own 16-sector logs (said above: $(grep '^E resync_start' <<<"$out"))" \
+    grep -q "^E resync_start=" <<<"$out"
 exit $fails

@@ -105,7 +105,9 @@ static int gate_mark_active(struct array *a)
 	int rc = 0;
 
 	pthread_mutex_lock(&a->meta_lock);
-	if (atomic_load(&a->wstate) != WSTATE_ACTIVE) {
+	if (atomic_load(&a->journal_unclean_wanted) && atomic_load(&a->journal_clean))
+		rc = meta_journal_unclean(a);
+	if (!rc && atomic_load(&a->wstate) != WSTATE_ACTIVE) {
 		if (a->in_sync)
 			rc = meta_mark_active(a);
 		if (rc == 0)
@@ -113,6 +115,21 @@ static int gate_mark_active(struct array *a)
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	return rc;
+}
+
+/*
+ * With a clean journal (a->journal_clean): a write the journal does not log
+ * whole, so that a crash under it needs a resync (raid5_journal.c's FLUSH
+ * units: not whole 4 KiB pages, not a plain write; a RAID 6 missing a
+ * member, where P or Q can be written without the other). Conservative:
+ * it may also count writes the journal would log whole.
+ */
+static bool journal_unprotected(struct array *a, const struct uraid_io *io)
+{
+	if (!atomic_load_explicit(&a->journal_clean, memory_order_relaxed))
+		return false;
+	return io->op != URAID_IO_WRITE || io->offset % 4096 || io->length % 4096 ||
+	       (a->level->info.parity_members > 1 && atomic_load(&a->degraded));
 }
 
 /*
@@ -543,6 +560,11 @@ void array_req_route(struct array_req *rq)
 		struct meta_batch *gate = &a->gate[er->r.index];
 		/* counted either way (the idle cleaner leaves the array active) */
 		bool active = gate_enter_fast(a, c);
+		if (journal_unprotected(a, io)) {
+			/* the gate's update writes resync_offset 0 first */
+			atomic_store(&a->journal_unclean_wanted, true);
+			active = false;
+		}
 		if (active && meta_batch_idle(gate))
 			req_write_passed_gate(rq);
 		else

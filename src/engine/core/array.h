@@ -174,6 +174,21 @@ struct array {
 	 */
 	bool in_sync;
 	bool resync_needed;             /* assembled dirty, and not resynced or repaired since */
+	/*
+	 * md's MD_JOURNAL_CLEAN (raid5_run, super_1_sync): the write journal
+	 * was replayed at a clean start, so marking the array active keeps
+	 * resync_offset MaxSector: after a crash the replay makes parity right
+	 * and no resync runs. Not set when the start was dirty (the resync goes
+	 * on, as md's) nor without the journal (read-only). Unlike md, uraid
+	 * logs some writes as FLUSH only (not whole 4 KiB pages, a RAID 6
+	 * missing a member: raid5_journal.c), which the replay cannot make
+	 * whole: the first such write clears it for the rest of the run
+	 * (array.c's gate: resync_offset 0 on disk before it goes on), so a
+	 * crash under one still resyncs. Written under meta_lock, read by the
+	 * reactors.
+	 */
+	_Atomic bool journal_clean;
+	_Atomic bool journal_unclean_wanted;    /* such a write waits in the gate */
 	/* a resync stopped on request is not resumed by itself until another
 	   job ends or the array is assembled again (jobs/auto_recover.c) */
 	bool resync_held;
@@ -512,8 +527,12 @@ int assemble_members(struct array *a, const struct uraid_assemble_opts *o,
  * Called with meta_lock held.
  */
 int meta_write_all(struct array *a);
-/* clean -> active before the first write (resync_offset 0, events+1). Called with meta_lock held. */
+/* clean -> active before the first write (resync_offset 0, events+1; MaxSector
+   with a clean journal). Called with meta_lock held. */
 int meta_mark_active(struct array *a);
+/* A write the journal cannot log whole: journal_clean cleared and, when the
+   array is active on disk, resync_offset 0 written (events+1). meta_lock held. */
+int meta_journal_unclean(struct array *a);
 /*
  * active -> clean after idle and on close: resync_offset = resync_checkpoint
  * (MaxSector unless a resync is needed), events back by one when the last update

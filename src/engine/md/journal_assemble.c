@@ -367,6 +367,9 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 	if (rc)
 		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "
 				  "superblocks: %s", a->sb.set_name, r.tail, strerror(-rc));
+	/* md sets MD_JOURNAL_CLEAN at a clean start (raid5_run): from now on
+	   a crash leaves the superblocks clean and the next replay is enough */
+	atomic_store(&a->journal_clean, !a->resync_needed);
 	/* from now on every RAID 4/5/6 unit is logged before its member writes */
 	rc = raid5_journal_log_create(a, idx, a->member_sb[idx].data_size / 8 * 8, r.log_start,
 				      r.next_seq, r.tail, &a->plog);

@@ -328,7 +328,10 @@ int meta_mark_active(struct array *a)
 	/* md_update_sb: a pure clean/dirty change leaves spares alone unless degraded */
 	bool nospares = atomic_load(&a->degraded) == 0;
 	uint64_t old_offset = a->sb.resync_offset;
-	a->sb.resync_offset = 0;
+	/* with a clean journal md writes MaxSector while active; uraid only
+	   while no resync is pending (md would also hide one started later, a
+	   grown size's, behind MaxSector: a crash would then skip it) */
+	a->sb.resync_offset = a->journal_clean && !a->resync_needed ? URAID_MAX_SECTOR : 0;
 	if (events_bump(a)) {
 		a->sb.resync_offset = old_offset;
 		return -EOVERFLOW;
@@ -338,6 +341,27 @@ int meta_mark_active(struct array *a)
 	if (rc == 0)
 		a->in_sync = false;
 	return rc;
+}
+
+int meta_journal_unclean(struct array *a)
+{
+	if (a->flags & URAID_ASSEMBLE_READONLY)
+		return -EROFS;
+	atomic_store(&a->journal_clean, false);
+	ulog(array_log(a), URAID_LOG_NOTICE, "%s: a write the journal cannot log whole (not "
+	     "4 KiB pages, or a RAID 6 missing a member): from now until it stops, a crash while it "
+	     "is written makes it resync", a->sb.set_name);
+	if (a->in_sync)
+		return 0;       /* clean on disk: the marking active writes 0 */
+	uint64_t old_offset = a->sb.resync_offset;
+	a->sb.resync_offset = 0;
+	if (events_bump(a)) {
+		a->sb.resync_offset = old_offset;
+		return -EOVERFLOW;
+	}
+	/* not a clean->active transition: the clean marking does not step back */
+	a->last_update_was_dirty = false;
+	return meta_write(a, false);
 }
 
 int meta_mark_clean(struct array *a)

@@ -405,15 +405,26 @@ int ppl_attach(struct array *a, char *err, size_t errlen)
 	}
 	rc.area_sectors = area_sectors(a);
 	int mixed = mixed_kinds(a, rc.area_sectors);
-	if (mixed >= 0)
+	if (mixed >= 0) {
+		/* name the member of the least size too (the one that differs
+		   may be the odd one out) */
+		const char *least = "another member";
+		for (unsigned k = 0; k < a->nmembers; k++)
+			if (a->members[k] && a->member_state[k] != URAID_MEMBER_JOURNAL &&
+			    ppl_area_multi(uraid_sb_ppl_size(ppl_place_sb(a, k))) ==
+			    ppl_area_multi(rc.area_sectors)) {
+				least = a->members[k]->path;
+				break;
+			}
 		return uraid_errf(err, errlen, -EINVAL, "%s: its ppl.size of %u sectors holds %s "
-				  "where another member's %" PRIu64 " holds %s: md keeps the log's "
+				  "where %s's (%" PRIu64 " sectors used) holds %s: md keeps the log's "
 				  "shape per member, uraid one for all; not run",
 				  a->members[mixed]->path,
 				  uraid_sb_ppl_size(ppl_place_sb(a, (unsigned)mixed)),
 				  ppl_area_multi(rc.area_sectors) ? "one log" : "two logs",
-				  rc.area_sectors,
+				  least, rc.area_sectors,
 				  ppl_area_multi(rc.area_sectors) ? "two" : "one");
+	}
 	/* md logs one write after another through an area that holds two
 	   (use_multippl, MULTIPLE_PPLS) and at its start otherwise */
 	rc.multi = ppl_area_multi(rc.area_sectors);

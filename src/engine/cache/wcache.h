@@ -38,6 +38,7 @@ struct engine_reactor;
 #define WC_EPOCHS 1024u              /* flush epochs tracked at once (a ring) */
 #define WC_DESTAGE_SLOTS 64u         /* destage writes in flight at most */
 #define WC_DESTAGE_MAX_PAGES 256u    /* one destage write: at most 1 MiB */
+#define WC_JWB_TRICKLE 4u            /* journal write-back: see jwb_narrow */
 #define WC_DEFAULT_BYTES (64ull << 20)
 #define WC_MIN_BYTES (1ull << 20)
 #define WC_MAX_BYTES (64ull << 30)

@@ -187,6 +187,29 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	return d;
 }
 
+/*
+ * Journal write-back, destaging only because the log or the cache runs low
+ * (no flush, writer or op waits for it): at most WC_JWB_TRICKLE destage
+ * writes in flight. The reactor doing them then gets to its polls often:
+ * a writer's log write waits for the one in work, which completes at the
+ * next poll of the reactor that issued it. Few pages are in flight too (a
+ * write to one, or to its 4 KiB row, is not cached). Full width again when
+ * the log's batches could run out before every dirty page is destaged
+ * (each narrow destage may be a log write of its own, and the oldest
+ * pending batch, a record's, is freed only by its page's destage).
+ * Lock held.
+ */
+static bool jwb_narrow(const struct wcache *c)
+{
+	if (!c->jwb || !c->jpl->ops->wb_batches_free || c->destages_in_flight < WC_JWB_TRICKLE)
+		return false;
+	if (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
+	    c->jbar || c->jrow_wait ||
+	    atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK)
+		return false;
+	return c->jpl->ops->wb_batches_free(c->jpl) > 2 * c->ndirty + 64;
+}
+
 void wc_destage_run(struct wcache *c, struct engine_reactor *er)
 {
 	unsigned r = er->r.index;
@@ -197,7 +220,7 @@ void wc_destage_run(struct wcache *c, struct engine_reactor *er)
 	c->running[r] = true;
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
-		struct wc_destage *d = wc_want_destage(c) ? build_one(c, er) : NULL;
+		struct wc_destage *d = wc_want_destage(c) && !jwb_narrow(c) ? build_one(c, er) : NULL;
 		pthread_mutex_unlock(&c->lock);
 		if (!d)
 			break;

@@ -78,11 +78,12 @@ jrun() {
     echo "${v:-0}"
 }
 # jpair LABEL METRIC TARGET LATENCY(0|1) fio-args...: both in turn, best of each
-# (JKIND=wb: the journal in write-back mode)
+# (JKIND=wb: the journal in write-back mode; JPFX: a prefix of the label)
 jpair() {
     local label=$1 metric=$2 target=$3 lat=$4 i a b ba=0 bb=0 k=${JKIND:-journal}
     shift 4
     [ "$k" = wb ] && label="$label, write-back"
+    label="${JPFX:-}RAID 5 x4 $label"
     for i in $(seq "$REPEAT"); do
         if (( i % 2 )); then a=$(jrun "$k" "$metric" "$@"); b=$(jrun none "$metric" "$@")
         else b=$(jrun none "$metric" "$@"); a=$(jrun "$k" "$metric" "$@"); fi
@@ -90,11 +91,11 @@ jpair() {
         [ "$b" -gt "$bb" ] && bb=$b
     done
     if [ "$lat" = 1 ]; then
-        line "RAID 5 x4 $label, journal" "$(python3 -c "print(1e6 / max($ba, 1))")" \
+        line "$label, journal" "$(python3 -c "print(1e6 / max($ba, 1))")" \
             "no journal" "$(python3 -c "print(1e6 / max($bb, 1))")" us "$target" \
             "(mean latency from the IOPS at QD 1: $ba vs $bb)"
     else
-        line "RAID 5 x4 $label, journal" "$ba" "no journal" "$bb" "$metric" "$target"
+        line "$label, journal" "$ba" "no journal" "$bb" "$metric" "$target"
     fi
 }
 jpair "4 KiB randwrite QD1" iops "<=1.5" 1 --rw=randwrite --bs=4k --iodepth=1 --size=512M --norandommap
@@ -104,4 +105,37 @@ JKIND=wb jpair "4 KiB randwrite QD1" iops "<=0.6" 1 --rw=randwrite --bs=4k --iod
 JKIND=wb jpair "4 KiB randwrite QD32" iops 0.7 0 --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
 JKIND=wb jpair "1 MiB seq write QD8" bw 0.8 0 --rw=write --bs=1M --iodepth=8 --size=512M
 rm -f "${jw[@]}" "${nw[@]}" "$dir/jwj"
+# The same on the loop block's path (see its block in bench.sh): the members
+# are loop block devices with direct I/O over tmpfs files, so every member
+# I/O goes through io_uring to a device, as on real drives; the journal
+# stays a tmpfs file (a fast log device). 4 KiB random writes only, QD 1 and
+# QD 32, write-through and write-back (~1.5 min).
+jl=()
+for i in 0 1 2 3; do
+    for s in jw nw; do
+        rm -f "$dir/l$s$i"; truncate -s 256M "$dir/l$s$i"
+        l=$(losetup --direct-io=on -f --show "$dir/l$s$i" 2>&1) || { jl_why="losetup: $l"; break 2; }
+        loops+=("$l"); jl+=("$l")
+    done
+done
+if [ ${#jl[@]} -ne 8 ]; then
+    echo "== write journal on loop devices: skipped (${jl_why:-no losetup})"
+else
+    jw=("${jl[0]}" "${jl[2]}" "${jl[4]}" "${jl[6]}") nw=("${jl[1]}" "${jl[3]}" "${jl[5]}" "${jl[7]}")
+    echo "== write journal on loop devices: RAID 5 x4 on 4 loop block devices (direct I/O $(loop_dio)) over tmpfs files, the journal on tmpfs, against RAID 5 x4 on 4 others without one"
+    rm -f "$dir/jwj"; truncate -s 66M "$dir/jwj"
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=jw --write-journal="$dir/jwj" \
+        --force --run "${jw[@]}" >/dev/null 2>>"$log"
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=nw --bitmap=none \
+        --force --run "${nw[@]}" >/dev/null 2>>"$log"
+    for k in journal wb; do
+        JPFX="loop " JKIND=$k jpair "4 KiB randwrite QD1" iops "$([ $k = wb ] && echo "<=0.6" || echo "<=1.5")" 1 \
+            --rw=randwrite --bs=4k --iodepth=1 --size=512M --norandommap
+        JPFX="loop " JKIND=$k jpair "4 KiB randwrite QD32" iops "$([ $k = wb ] && echo 0.7 || echo 0.5)" 0 \
+            --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
+    done
+    rm -f "$dir/jwj"
+fi
+detach_loops
+rm -f "$dir"/ljw? "$dir"/lnw?
 fi

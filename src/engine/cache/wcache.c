@@ -84,6 +84,11 @@ static struct wc_page *lookup(const struct wcache *c, uint64_t pgno)
 	return NULL;
 }
 
+struct wc_page *wc_lookup(const struct wcache *c, uint64_t pgno)
+{
+	return lookup(c, pgno);
+}
+
 static void hash_del(struct wcache *c, struct wc_page *p)
 {
 	uint32_t *pp = &c->bucket[hash_of(c, p->pgno)];
@@ -381,6 +386,20 @@ static void resume_end_ok(struct reactor *r, struct reactor_msg *m);
 static void resume_end_eio(struct reactor *r, struct reactor_msg *m);
 
 /*
+ * Destage work that rq found needed (nothing held). The journal's
+ * write-back mode hands it to another reactor (wc_kick_away): its
+ * completions go on there, and the writer's reactor only logs and
+ * acknowledges. Else it starts here, as the cache always did.
+ */
+static void destage_from(struct wcache *c, struct array_req *rq)
+{
+	if (__atomic_load_n(&c->jwb, __ATOMIC_RELAXED))
+		wc_kick_away(c, rq->er);
+	else
+		wc_destage_run(c, rq->er);
+}
+
+/*
  * Journal write-back: rq's record is durable in the journal (res 0) or the
  * journal failed. Pages it rewrote let their older record go now, and the
  * write completes (md acknowledges a write-back write once in the log).
@@ -423,7 +442,13 @@ static void journal_logged(void *arg, uint32_t rec, int res)
 	if (res)
 		wc_after_change(c);
 	pthread_mutex_unlock(&c->lock);
-	wc_post(rq, res ? resume_end_eio : resume_end_ok);
+	/* on the request's own reactor (the log write was started there): a
+	   deferred completion, not a message (an eventfd write and read per
+	   acknowledgement) */
+	if (reactor_is_current(&rq->er->r))
+		end_later(rq, res);
+	else
+		wc_post(rq, res ? resume_end_eio : resume_end_ok);
 }
 
 /*
@@ -951,7 +976,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 					c->epoch_head = rq;
 				c->epoch_tail = rq;
 				pthread_mutex_unlock(&c->lock);
-				wc_destage_run(c, rq->er);
+				destage_from(c, rq);
 				return true;
 			}
 			rq->wc_epoch = c->cur_epoch++;
@@ -966,7 +991,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		rq->wc_next = c->flush_wait;
 		c->flush_wait = rq;
 		pthread_mutex_unlock(&c->lock);
-		wc_destage_run(c, rq->er);
+		destage_from(c, rq);
 		return true;
 	case URAID_IO_WRITE:
 		c->last_write_ns = reactor_now_ns(&rq->er->r);
@@ -978,11 +1003,13 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			if (journal_can_cache(c, io) && io->length < WC_BYPASS_BYTES &&
 			    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
 			    !c->space_head && absorb_j(c, rq, &logged)) {
-				run = c->pressure || c->jpress;
+				/* a destage to start: not here (see wc_kick_away), and
+				   not while one runs (its completions go on) */
+				run = (c->pressure || c->jpress) && !c->destages_in_flight;
 				pthread_mutex_unlock(&c->lock);
 				c->jpl->ops->wb_kick(c->jpl, &rq->er->r);
 				if (run)
-					wc_destage_run(c, rq->er);
+					wc_kick_away(c, rq->er);
 				return true;
 			}
 			c->st.writes_through++;
@@ -990,7 +1017,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			run = wc_want_destage(c);
 			pthread_mutex_unlock(&c->lock);
 			if (run)
-				wc_destage_run(c, rq->er);
+				destage_from(c, rq);
 			return taken;
 		}
 		if (back && !(io->flags & URAID_IO_FUA) && io->length < WC_BYPASS_BYTES &&
@@ -1001,7 +1028,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				pthread_mutex_unlock(&c->lock);
 				end_later(rq, 0);
 				if (run)
-					wc_destage_run(c, rq->er);
+					destage_from(c, rq);
 				return true;
 			}
 			/* no room: in line behind the writes already waiting */
@@ -1013,7 +1040,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				c->space_head = rq;
 			c->space_tail = rq;
 			pthread_mutex_unlock(&c->lock);
-			wc_destage_run(c, rq->er);
+			destage_from(c, rq);
 			return true;
 		}
 		/* written through */
@@ -1069,7 +1096,7 @@ void wcache_req_end(struct wcache *c, struct array_req *rq, bool ok)
 	rq->wc_marks = 0;
 	pthread_mutex_unlock(&c->lock);
 	if (kick)
-		wc_destage_run(c, rq->er);
+		destage_from(c, rq);
 }
 
 void wcache_drop_clean(struct wcache *c)

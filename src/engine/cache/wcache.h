@@ -38,6 +38,7 @@ struct engine_reactor;
 #define WC_EPOCHS 1024u              /* flush epochs tracked at once (a ring) */
 #define WC_DESTAGE_SLOTS 64u         /* destage writes in flight at most */
 #define WC_DESTAGE_MAX_PAGES 256u    /* one destage write: at most 1 MiB */
+#define WC_JWB_TRICKLE 4u            /* journal write-back: see jwb_narrow */
 #define WC_DEFAULT_BYTES (64ull << 20)
 #define WC_MIN_BYTES (1ull << 20)
 #define WC_MAX_BYTES (64ull << 30)
@@ -199,11 +200,20 @@ void wcache_tick(struct array *a, uint64_t now_ns);
 /* ---- between wcache.c and wcache_destage.c (lock held where said) ---- */
 void wc_destage_run(struct wcache *c, struct engine_reactor *er);
 void wc_kick(struct wcache *c);
+/*
+ * The journal's write-back path (md acknowledges once the data is in the
+ * log and destages later from raid5d): the destage runs on another reactor
+ * than er, the one that serves the writer, so that its read-modify-writes
+ * do not hold back the writer's next request (one reactor: er's, at its
+ * next poll). From er's thread.
+ */
+void wc_kick_away(struct wcache *c, struct engine_reactor *er);
 bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
+struct wc_page *wc_lookup(const struct wcache *c, uint64_t pgno);         /* lock held */
 /* The same for a destage: ops still waiting for their stripe rows
    (WC_MARK_JROW) let it pass (lock held). */
 bool wc_destage_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);

@@ -75,6 +75,36 @@ static uint8_t page_run(const struct wc_page *p, unsigned *lo, unsigned *hi)
 
 static void destage_done(struct uraid_io *io, int res);
 
+/*
+ * Journal write-back: an op written through waits until no page of its
+ * stripe rows is in the log and not on the members (WC_MARK_JROWW). Those
+ * pages go first, not when the sweep comes to them (after the rest of the
+ * cache: a writer waiting milliseconds). One of them, dirty and not in
+ * flight, or NULL (lock held). Rows of ops longer than a few stripe rows
+ * are left to the sweep.
+ */
+static struct wc_page *jrow_first(struct wcache *c)
+{
+	uint64_t ss = (uint64_t)c->a->geom.data_disks * c->a->geom.chunk_sectors;
+
+	if (!c->jrow_wait || !ss)
+		return NULL;
+	for (const struct array_req *t = c->through_list; t; t = t->wc_next) {
+		if (!(t->wc_marks & WC_MARK_JROWW))
+			continue;
+		uint64_t lo = t->wc_lo / ss * ss, hi = (t->wc_hi + ss - 1) / ss * ss;
+		if (hi - lo > 4 * ss)
+			continue;
+		for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+			struct wc_page *p = wc_lookup(c, pg);
+			if (p && p->state == WC_PG_DIRTY && p->jref && !p->inflight &&
+			    !wc_destage_blocked(c, pg * WC_PAGE_SECTORS, (pg + 1) * WC_PAGE_SECTORS))
+				return p;
+		}
+	}
+	return NULL;
+}
+
 /* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
 static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 {
@@ -87,7 +117,16 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	unsigned lo[WC_DESTAGE_MAX_PAGES], hi[WC_DESTAGE_MAX_PAGES];
 	d->npages = 0;
 
-	while (c->sweep_pos < c->sweep_n && d->npages < WC_DESTAGE_MAX_PAGES) {
+	struct wc_page *first = jrow_first(c);
+	if (first) {            /* alone (the sweep takes it again: in flight, skipped) */
+		lo[0] = 0;
+		d->mask[0] = page_run(first, &lo[0], &hi[0]);
+		d->page[0] = (uint32_t)(first - c->pg);
+		d->npages = 1;
+		start = first->pgno * WC_PAGE_SECTORS + lo[0];
+		next = first->pgno * WC_PAGE_SECTORS + hi[0];
+	}
+	while (!first && c->sweep_pos < c->sweep_n && d->npages < WC_DESTAGE_MAX_PAGES) {
 		const struct wc_sweep_ent *ent = &c->sweep[c->sweep_pos];
 		struct wc_page *p = &c->pg[ent->idx];
 		if (p->pgno != ent->pgno || p->state != WC_PG_DIRTY || p->inflight) {
@@ -148,6 +187,29 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	return d;
 }
 
+/*
+ * Journal write-back, destaging only because the log or the cache runs low
+ * (no flush, writer or op waits for it): at most WC_JWB_TRICKLE destage
+ * writes in flight. The reactor doing them then gets to its polls often:
+ * a writer's log write waits for the one in work, which completes at the
+ * next poll of the reactor that issued it. Few pages are in flight too (a
+ * write to one, or to its 4 KiB row, is not cached). Full width again when
+ * the log's batches could run out before every dirty page is destaged
+ * (each narrow destage may be a log write of its own, and the oldest
+ * pending batch, a record's, is freed only by its page's destage).
+ * Lock held.
+ */
+static bool jwb_narrow(const struct wcache *c)
+{
+	if (!c->jwb || !c->jpl->ops->wb_batches_free || c->destages_in_flight < WC_JWB_TRICKLE)
+		return false;
+	if (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
+	    c->jbar || c->jrow_wait ||
+	    atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK)
+		return false;
+	return c->jpl->ops->wb_batches_free(c->jpl) > 2 * c->ndirty + 64;
+}
+
 void wc_destage_run(struct wcache *c, struct engine_reactor *er)
 {
 	unsigned r = er->r.index;
@@ -158,7 +220,7 @@ void wc_destage_run(struct wcache *c, struct engine_reactor *er)
 	c->running[r] = true;
 	for (;;) {
 		pthread_mutex_lock(&c->lock);
-		struct wc_destage *d = wc_want_destage(c) ? build_one(c, er) : NULL;
+		struct wc_destage *d = wc_want_destage(c) && !jwb_narrow(c) ? build_one(c, er) : NULL;
 		pthread_mutex_unlock(&c->lock);
 		if (!d)
 			break;
@@ -249,13 +311,24 @@ static void kick_msg(struct reactor *r, struct reactor_msg *m)
 	atomic_fetch_sub(&c->busy, 1);
 }
 
-/* Have reactor 0 look for destage work (from any thread). */
-void wc_kick(struct wcache *c)
+static void kick_to(struct wcache *c, unsigned idx)
 {
 	if (atomic_exchange(&c->kick_posted, true))
 		return;
 	c->kick_msg.fn = kick_msg;
-	reactor_post(&c->a->e->reactors[0].r, &c->kick_msg);
+	reactor_post(&c->a->e->reactors[idx].r, &c->kick_msg);
+}
+
+/* Have reactor 0 look for destage work (from any thread). */
+void wc_kick(struct wcache *c)
+{
+	kick_to(c, 0);
+}
+
+void wc_kick_away(struct wcache *c, struct engine_reactor *er)
+{
+	unsigned n = c->a->e->nreactors;
+	kick_to(c, n > 1 ? (er->r.index + 1) % n : er->r.index);
 }
 
 void wcache_tick(struct array *a, uint64_t now_ns)

@@ -114,6 +114,10 @@ struct parity_log_ops {
 	/* the log runs low (a quarter of the ring in use, or records holding
 	   a sixteenth): the cache should destage everything */
 	bool (*wb_pressure)(struct parity_log *pl);
+	/* batches the log can still start before its oldest pending one is
+	   done (each log write is one; a record keeps its batch pending until
+	   destaged): the cache destages at full width when few are left */
+	uint32_t (*wb_batches_free)(struct parity_log *pl);
 	/* for status: ring sectors, sectors in use (tail to head), next seq,
 	   records held for the write-back cache */
 	void (*wb_status)(struct parity_log *pl, uint64_t *ring, uint64_t *used, uint64_t *seq,

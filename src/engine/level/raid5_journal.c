@@ -885,6 +885,16 @@ static bool jr_wb_pressure(struct parity_log *pl)
 	return low;
 }
 
+static uint32_t jr_wb_batches_free(struct parity_log *pl)
+{
+	struct jlog *j = (struct jlog *)pl;
+
+	pthread_mutex_lock(&j->mu);
+	uint32_t n = j->failed ? 0 : NBATCH - j->b_count;
+	pthread_mutex_unlock(&j->mu);
+	return n;
+}
+
 static void jr_wb_kick(struct parity_log *pl, struct reactor *r)
 {
 	try_start((struct jlog *)pl, r);
@@ -1066,6 +1076,7 @@ static const struct parity_log_ops journal_ops = {
 	.wb_put = jr_wb_put,
 	.wb_kick = jr_wb_kick,
 	.wb_pressure = jr_wb_pressure,
+	.wb_batches_free = jr_wb_batches_free,
 	.wb_status = jr_wb_status,
 };
 

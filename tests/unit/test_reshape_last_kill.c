@@ -8,8 +8,8 @@
  * switch yet), as kill -9 there would. Then: the superblocks must say the
  * reshape at its end; assembled again the job only finishes, the new
  * geometry is in place, the data equals the pattern and a check finds 0.
- * RAID 5 3 -> 4 (forwards), RAID 10 n2 chunk 64K -> 32K backwards, RAID 6
- * 4 -> 5.
+ * RAID 5 3 -> 4 and RAID 6 4 -> 5 (forwards), RAID 10 n2 chunk 64K -> 32K,
+ * RAID 5 4 -> 3 and RAID 6 5 -> 4 (backwards).
  *
  *   test_reshape_last_kill [seed]
  */
@@ -46,6 +46,8 @@ static const struct config configs[] = {
 	{ "raid5 3->4", "raid5", NULL, 3, 4, 64, 64, 0, false },
 	{ "raid6 4->5", "raid6", NULL, 4, 5, 64, 64, 0, false },
 	{ "raid10 n2 chunk 64K->32K backwards", "raid10", "n2", 4, 4, 64, 32, 8192, true },
+	{ "raid5 4->3 backwards", "raid5", NULL, 4, 3, 64, 64, 8192, true },
+	{ "raid6 5->4 backwards", "raid6", NULL, 5, 4, 64, 64, 8192, true },
 };
 
 static bool g_backwards;
@@ -136,8 +138,7 @@ static void run(uint64_t seed, const struct config *c)
 			_exit(2);
 		uint64_t s = seed, sz = uraid_array_size(ua);
 		uint8_t *buf = aligned_alloc(4096, sz);
-		if (write(pfd[1], &sz, sizeof(sz)) != sizeof(sz))
-			_exit(7);
+
 		rng_fill(&s, buf, sz);
 		if (uraid_array_pwrite(ua, buf, sz, 0, 0))
 			_exit(3);
@@ -146,8 +147,21 @@ static void run(uint64_t seed, const struct config *c)
 				_exit(4);
 		struct uraid_array_status as;
 		uraid_array_status(ua, &as);
+		if (c->new_n < c->n) {
+			/* fewer members: the exported size down first (md's rule) */
+			unsigned par = !strcmp(c->level, "raid6") ? 2 : 1;
+			struct uraid_grow g = { .array_bytes = sz / (c->n - par) * (c->new_n - par) };
+			char done[256];
+			if (uraid_array_grow(ua, &g, done, sizeof(done), err, sizeof(err))) {
+				fprintf(stderr, "child: array-size: %s\n", err);
+				_exit(8);
+			}
+			sz = g.array_bytes;     /* the parent compares the size kept */
+		}
 		struct array *a = (struct array *)ua;
 		a->reshape_piece_hook = hook;
+		if (write(pfd[1], &sz, sizeof(sz)) != sizeof(sz))
+			_exit(7);
 		struct uraid_reshape r = { .new_raid_disks = c->new_n,
 					   .new_chunk_sectors = c->new_chunk_kib * 2,
 					   .new_layout = as.layout };

@@ -633,6 +633,14 @@ static int build_rest(struct array *a, const struct uraid_assemble_opts *o, stru
 		      unsigned n, struct cand *fresh, struct cand **by_slot, bool *ok,
 		      unsigned missing, struct reshape_state *rs, char *err, size_t errlen);
 
+/* Its own superblock gives it a slot of the array (not a spare, not faulty). */
+static bool cand_in_slot(const struct cand *c)
+{
+	uint32_t dn = c->sb.dev_number;
+	return dn < c->sb.max_dev && dn < URAID_SB_MAX_DEV &&
+	       c->sb.dev_roles[dn] < c->sb.raid_disks;
+}
+
 static int build(struct array *a, const struct uraid_assemble_opts *o, struct cand *c,
 		 unsigned n, char *err, size_t errlen)
 {
@@ -643,7 +651,12 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 	for (unsigned i = 0; i < n; i++) {
 		if ((rc = check_member(&c[i], err, errlen)))
 			return rc;
-		if (c[i].sb.events > fresh->sb.events)
+		/* among the freshest, one in a slot: a spare's own fields (its
+		   data offset, set when it was added) are no reference for the
+		   others (assemble_takeover_member compares them) */
+		if (c[i].sb.events > fresh->sb.events ||
+		    (c[i].sb.events == fresh->sb.events && !cand_in_slot(fresh) &&
+		     cand_in_slot(&c[i])))
 			fresh = &c[i];
 	}
 	for (unsigned i = 0; i < n; i++) {

@@ -91,6 +91,14 @@ static uint64_t room_1_0(const struct array *a, unsigned i, uint64_t *sb_at)
 	uint64_t reserve = uraid_choose_bm_space(now) + URAID_BBLOG_SECTORS;
 	if (sb <= own->super_offset || sb < reserve || sb - reserve <= own->data_size)
 		return own->data_size;
+	/* move_sb_1_0 copies the bad-block log below the new place before the
+	   superblock update writes the new superblock: that copy must not
+	   land on the old superblock (a device grown by 4 KiB would put it
+	   there), or a refused move or a crash before the update leaves the
+	   member with no superblock at all. Such a small growth is left unused. */
+	int64_t log_at = own->bblog_size ? (int64_t)sb + own->bblog_offset : (int64_t)sb;
+	if (log_at < (int64_t)own->super_offset + 8)
+		return own->data_size;
 	*sb_at = sb;
 	return sb - reserve;
 }
@@ -578,6 +586,7 @@ static int takeover_restripe(struct array *a, const struct grow_step *t,
 	   there): a rebuild started before the restripe would write the bare
 	   takeover to the disks (seen: test_grow_r6 2b, layout 18 without the
 	   reshape bit). Set under the start lock: a start under way ends first */
+	bool keep_held = false;
 	pthread_mutex_lock(&a->sync_start_lock);
 	atomic_store(&a->starts_held, true);
 	pthread_mutex_unlock(&a->sync_start_lock);
@@ -614,13 +623,19 @@ static int takeover_restripe(struct array *a, const struct grow_step *t,
 			}
 			pthread_mutex_unlock(&a->meta_lock);
 			if (urc) {
+				/* memory holds a bare takeover the disks do not: keep
+				   every automatic job held (a rebuild would write it
+				   out) until the array is restarted from the disks */
+				keep_held = true;
 				size_t n = strlen(err);
 				snprintf(err + n, errlen > n ? errlen - n : 0, "; the takeover could not "
-					 "be undone in memory: %s", undo_err);
+					 "be undone in memory (%s): no rebuild or resync will start; "
+					 "restart the array", undo_err);
 			}
 		}
 	}
-	atomic_store(&a->starts_held, false);
+	if (!keep_held)
+		atomic_store(&a->starts_held, false);
 	array_thaw(a);
 	if (rc)
 		return rc;

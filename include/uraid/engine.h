@@ -724,8 +724,9 @@ enum uraid_fault_kind {
 	URAID_FAULT_READ,           /* reads in the range fail with EIO */
 	URAID_FAULT_WRITE,          /* writes in the range fail with EIO */
 	URAID_FAULT_VANISH,         /* every I/O fails with ENODEV, as a pulled drive */
-	/* the next metadata write (bitmap pages) of two 4 KiB pages or more
-	   reaches the member torn: its first half of whole pages (at least
+	/* the next synchronous write of two 4 KiB pages or more (bitmap
+	   pages, a grow's area writes; superblocks and bad-block logs are
+	   smaller and never trip it) reaches the member torn: its first half of whole pages (at least
 	   one) is written and flushed, then the process is killed (SIGKILL),
 	   as a power cut in the middle of it; the range and rate are not
 	   used. For tests, in a child process. */

@@ -627,6 +627,7 @@ int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
 			      size_t errlen);
 
 #define URAID_ADD_FORCE 0x1u    /* overwrite an md superblock found on the device */
+#define URAID_ADD_APPEND 0x2u   /* a linear's spare, appended by the grow that follows */
 #define URAID_ADD_READDED 1     /* uraid_array_add_member: back in its old slot */
 
 /*
@@ -638,8 +639,11 @@ int uraid_array_remove_member(struct uraid_array *a, unsigned member, char *err,
  * is empty (md's re-add, feature 0x80): it keeps its superblock, takes its
  * slot back and only the chunks whose bits are set are rebuilt. Any other
  * device holding an md superblock is refused without URAID_ADD_FORCE; one
- * too small is refused. Metadata 1.0 (superblock at the device's end), 1.1
- * and 1.2. Returns 0 (a spare),
+ * too small is refused. A linear array takes no spare (md's linear_add
+ * takes an added disk into the geometry at once and refuses a spare's
+ * superblock): refused (-EINVAL) unless URAID_ADD_APPEND, the first half of
+ * uraid_array_grow's append. Metadata 1.0 (superblock at the device's end),
+ * 1.1 and 1.2. Returns 0 (a spare),
  * URAID_ADD_READDED, or -errno with the reason in err.
  */
 int uraid_array_add_member(struct uraid_array *a, const char *path, uint32_t flags, char *err,

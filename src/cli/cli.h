@@ -3,6 +3,7 @@
 #ifndef URAID_CLI_H
 #define URAID_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define CLI_EXIT_OK    0
@@ -22,6 +23,9 @@ int cmd_check(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_speed(int argc, char **argv);
 int cmd_add(int argc, char **argv);
+/* cmd_add; append: the linear's new members, which uraid grow --add then
+ * appends (the server refuses a linear spare otherwise) */
+int cli_add(int argc, char **argv, bool append);
 int cmd_replace(int argc, char **argv);
 int cmd_zero_superblock(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

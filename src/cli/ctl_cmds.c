@@ -1194,6 +1194,8 @@ static void add_usage(FILE *f)
 		"chunks written since it left are rebuilt (mdadm --re-add). Any other device\n"
 		"that holds an md superblock is refused unless --force. Every DEVICE is\n"
 		"checked (it exists, it is no member yet) before the first is added.\n"
+		"A linear array takes no spares (md holds none): append with\n"
+		"'uraid grow ARRAY --add DEVICE'.\n"
 		"\n"
 		"  -f, --force   overwrite an md superblock on the device (a former member\n"
 		"                that cannot be re-added is then rebuilt in full)\n"
@@ -1246,6 +1248,11 @@ static int check_new_device(const char *cmd, const char *ctl, const char *dev)
 
 int cmd_add(int argc, char **argv)
 {
+	return cli_add(argc, argv, false);
+}
+
+int cli_add(int argc, char **argv, bool append)
+{
 	struct ctl_args ca;
 	char ctl[CTL_MAX_LINE], abs[PATH_MAX];
 	int rc = parse(argc, argv, "add", "fj", add_usage, &ca);
@@ -1277,10 +1284,11 @@ int cmd_add(int argc, char **argv)
 	int *result = calloc(tl.n + 1, sizeof(*result));
 	const char **how = calloc(tl.n + 1, sizeof(*how));
 	for (unsigned i = 0; i < tl.n && result && how; i++) {
-		const char *fields[3] = { "add", tl.v[i].path, "force" };
+		const char *fields[4] = { "add", tl.v[i].path, ca.force ? "force" : "-", "append" };
+		unsigned nf = append ? 4 : ca.force ? 3 : 2;
 		char *body = NULL;
-		result[i] = ca.json ? ask("add", ctl, fields, ca.force ? 3 : 2, &body)
-			    : call("add", ctl, fields, ca.force ? 3 : 2);
+		result[i] = ca.json ? ask("add", ctl, fields, nf, &body)
+			    : call("add", ctl, fields, nf);
 		/* the answer says which (serve_ctl.c verb_add) */
 		how[i] = body && strstr(body, "re-added") ? "re-added" : "spare";
 		free(body);

@@ -276,7 +276,7 @@ int cmd_grow(int argc, char **argv)
 					if (!freopen("/dev/null", "w", stdout))
 						saved = -1;
 				}
-				rc = cmd_add(ac, av);
+				rc = cli_add(ac, av, !strncmp(list, "append=", 7));
 				if (saved >= 0) {
 					fflush(stdout);
 					dup2(saved, STDOUT_FILENO);

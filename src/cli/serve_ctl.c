@@ -347,8 +347,11 @@ static void verb_add(void *arg, const struct ctl_request *rq, FILE *out)
 		ctl_reply(out, CLI_EXIT_FAIL, err, NULL, 0);
 		return;
 	}
-	int rc = uraid_array_add_member(a, rq->field[1],
-					forced(rq, 2) ? URAID_ADD_FORCE : 0, err, sizeof(err));
+	/* PATH [force|-] [append] (append: uraid grow --add on a linear) */
+	uint32_t flags = forced(rq, 2) ? URAID_ADD_FORCE : 0;
+	if (rq->nfields > 3 && !strcmp(rq->field[3], "append"))
+		flags |= URAID_ADD_APPEND;
+	int rc = uraid_array_add_member(a, rq->field[1], flags, err, sizeof(err));
 
 	if (rc == URAID_ADD_READDED)
 		snprintf(done, sizeof(done), "%s: re-added to '%s' in its old slot; only the "
@@ -524,7 +527,7 @@ static const struct ctl_verb serve_verbs[] = {
 	{ "remove", verb_remove, WHICH_MEMBER, CTL_VERB_CHANGES,
 	  "PATH: take a faulty, spare or stale member out" },
 	{ "add", verb_add, "which device? (give its path)", CTL_VERB_CHANGES,
-	  "PATH [force]: add a spare, or re-add a member that left" },
+	  "PATH [force|-] [append]: add a spare, or re-add a member that left" },
 	{ "replace", verb_replace, WHICH_MEMBER, CTL_VERB_CHANGES,
 	  "PATH NEW [force]: copy a member to NEW, which then takes its place" },
 	{ "check", verb_check, NULL, CTL_VERB_CHANGES,

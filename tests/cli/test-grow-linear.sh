@@ -120,8 +120,8 @@ stop_served gl
 check "examine f0: linear, 4 devices, Active device 3" \
     test "$(examine "$work/f0" "Raid Level")/$(examine "$work/f0" "Raid Devices")/$(examine "$work/f0" "Device Role")" = "linear/4/Active device 3"
 
-# Metadata 1.0 (superblock at the end), with an older spare there (uraid add
-# makes one; md keeps none in a linear array): --raid-devices is refused as
+# Metadata 1.0 (superblock at the end), with an older spare there (grow
+# --add killed after its add; md keeps none in a linear array): --raid-devices is refused as
 # mdadm refuses it, so the older spare is never taken; grow --add appends
 # exactly the device named; mdadm --examine reads 1.0 fields that agree.
 mem=("$work/e0" "$work/e1")
@@ -133,8 +133,34 @@ serve_bg "$work" gle "${mem[@]}"
 nbdcopy "$work/data" "$(uri gle)"
 esize0=$(nbd_size gle)
 echo "1.0 size before: $esize0"
+# uraid add on a linear: md keeps no linear spares (the kernel's linear_add
+# takes an added disk at once and refuses a spare's role: mdadm --add fails
+# with EINVAL), so uraid refuses and names the append
+before=$(sums "${mem[@]}" "$work/es")
 out=$("$URAID" add gle "$work/es" 2>&1); rc=$?
-check "1.0: an older spare added (rc $rc)" test $rc -eq 0 || echo "$out"
+check "1.0: uraid add on a linear is refused (rc $rc)" test $rc -eq 1
+check "  in one line naming uraid grow --add: $out" \
+    eval 'one_line "$out" && grep -q "uraid grow ARRAY --add" <<<"$out"'
+check "  members and device unchanged" test "$(sums "${mem[@]}" "$work/es")" = "$before"
+# the state a grow --add killed between its add and its append leaves: the
+# spare, added as grow --add adds it (the control socket's add ... append)
+out=$(python3 - "$work/gle.sock.ctl" "$work/es" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(("add\t%s\t-\tappend\n" % sys.argv[2]).encode())
+s.settimeout(10)
+got = b""
+while True:
+    b = s.recv(4096)
+    if not b:
+        break
+    got += b
+print(" ".join(got.decode().split()))
+PY
+); rc=$?
+check "1.0: an older spare added as grow --add adds it (rc $rc): $out" \
+    eval 'test $rc -eq 0 && grep -q " ok .*as a spare" <<<"$out"'
 others=("$work/es" "$work/en")
 refused gle "1.0: --raid-devices=3 with a spare there (mdadm: only --add)" --raid-devices=3
 out=$("$URAID" grow gle --raid-devices=3 2>&1)

@@ -93,6 +93,7 @@ struct t {
 	uint8_t *shadow;
 	uint64_t size;
 	unsigned grow_disks;    /* the crash child's --raid-devices (0: not given) */
+	bool r0;                /* the crash child grows a RAID 0 (--raid-devices only) */
 	bool bitmap;            /* setup: an internal bitmap */
 	_Atomic bool stop;
 };
@@ -147,7 +148,7 @@ static int setup(struct t *t, const char *name, const char *level, unsigned n)
 		.raid_disks = n, .chunk_kib = 64, .minor = 2,
 		.bitmap = t->bitmap ? URAID_BITMAP_INTERNAL : URAID_BITMAP_NONE,
 		.flags = URAID_CREATE_ASSUME_CLEAN, .paths = t->p, .npaths = n,
-		.homehost = "<none>", .size_kib = USED_KIB,
+		.homehost = "<none>", .size_kib = strcmp(level, "raid0") ? USED_KIB : 0,
 	};
 	char err[256];
 	if (uraid_level_parse(level, &o.level) || uraid_create(&o, NULL, err, sizeof(err))) {
@@ -393,7 +394,7 @@ static void crash_child(struct t *t)
 	if (engine_up(t) || assemble(t))
 		_exit(2);
 	uraid_array_sync_speed(t->a, 20000, 20000);
-	struct uraid_grow g = { .level_set = true, .level = 6, .raid_disks = t->grow_disks };
+	struct uraid_grow g = { .level_set = !t->r0, .level = 6, .raid_disks = t->grow_disks };
 	if (uraid_array_grow(t->a, &g, done, sizeof(done), err, sizeof(err))) {
 		fprintf(stderr, "crash child: %s\n", err);
 		_exit(3);
@@ -686,12 +687,13 @@ static int capture_update(struct t *t, const char *name)
 	alignas(4096) uint8_t buf[URAID_SB_BYTES];
 	struct uraid_sb sb[NFILES];
 	unsigned at6 = 0, looks = 0;
+	int to = t->r0 ? 4 : 6;     /* the takeover's level */
 	time_t until = time(NULL) + DEADLINE_S;
 	while (at6 < NFILES && time(NULL) < until) {
 		at6 = 0;
 		for (unsigned i = 0; i < NFILES; i++)
 			at6 += sb_raw(t, i, buf, false) == 0 && uraid_sb_decode(buf, &sb[i]) == 0 &&
-			       sb[i].level == 6;
+			       sb[i].level == to;
 		int status;
 		if (at6 < NFILES && ++looks % 256 == 0 && waitpid(pid, &status, WNOHANG) == pid) {
 			CHECK(0, "%s: the child ended by itself (status 0x%x)", name, status);
@@ -701,7 +703,7 @@ static int capture_update(struct t *t, const char *name)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	if (at6 < NFILES) {
-		CHECK(0, "%s: the members never all showed level 6", name);
+		CHECK(0, "%s: the members never all showed level %d", name, to);
 		return -1;
 	}
 	/* backwards (same count): from the top, the array's size; forwards
@@ -914,6 +916,155 @@ static void run_takeover_window(uint64_t seed, bool plus)
 	teardown(&t);
 }
 
+/*
+ * 2d. The same window for a RAID 0 growth (RAID 0 of 4 and a spare ->
+ * 5: the takeover to RAID 4, parity-last with P missing, and the forwards
+ * restripe in one update): the update captured with the restripe at its
+ * start, the RAID 0 superblocks put back on a seeded set of 1 to 4 of the
+ * 5 (the spare among them or not). Each is assembled: every member taken
+ * in its slot, the data whole, the restripe runs to RAID 4 of 6 missing P
+ * (the takeover back to RAID 0 was the killed grow's), every superblock
+ * then says so in its own slot, and it assembles again, the data whole.
+ * Then member 1 two events behind or of another chunk stays out (md's
+ * kick), which a RAID 4 missing P cannot run without: refused.
+ */
+static void run_takeover_window_r0(uint64_t seed)
+{
+	const char *name = "RAID 0 of 4 -> 5 killed between the superblock writes";
+	struct t t = { .seed = seed };
+	uint8_t (*old)[URAID_SB_BYTES] = malloc(NFILES * URAID_SB_BYTES);
+	char backup[NFILES][112];
+	uint64_t s = seed ^ 0x7a60;
+	int got = 1, failed_before = failures;
+
+	for (unsigned attempt = 1; attempt <= 4 && got == 1; attempt++) {
+		t = (struct t){ .seed = seed + attempt, .grow_disks = 5, .r0 = true };
+		if (!old || setup(&t, name, "raid0", 4) || engine_up(&t) || assemble(&t) ||
+		    fill(&t) || add_spare(&t, 4)) {
+			CHECK(0, "%s: setup", name);
+			teardown(&t);
+			free(old);
+			return;
+		}
+		t.np = 5;
+		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+		t.a = NULL;
+		uraid_engine_destroy(t.e);
+		t.e = NULL;
+		for (unsigned i = 0; i < NFILES; i++)
+			CHECK(sb_raw(&t, i, old[i], false) == 0, "%s: superblock %u", name, i);
+		printf("%s: attempt %u (data seed %" PRIu64 ")\n", name, attempt, seed + attempt);
+		got = capture_update(&t, name);
+		if (got)
+			teardown(&t);
+	}
+	if (got) {
+		CHECK(0, "%s: no capture with the restripe at its start", name);
+		free(old);
+		return;
+	}
+	for (unsigned i = 0; i < NFILES; i++) {
+		snprintf(backup[i], sizeof(backup[i]), "%s/full%u.img", t.dir, i);
+		CHECK(copy_file(t.paths[i], backup[i]) == 0, "%s: keep member %u", name, i);
+	}
+	for (unsigned behind = 1; behind < NFILES && failures == failed_before; behind++) {
+		unsigned order[NFILES] = { 0, 1, 2, 3, 4 };
+		for (unsigned i = NFILES - 1; i > 0; i--) {
+			unsigned j = (unsigned)(rng_next(&s) % (i + 1)), x = order[i];
+			order[i] = order[j];
+			order[j] = x;
+		}
+		char list[64] = "";
+		restore(&t, backup);
+		for (unsigned k = 0; k < behind; k++) {
+			CHECK(sb_raw(&t, order[k], old[order[k]], true) == 0, "%s: put back", name);
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u",
+				 k ? "," : "", order[k]);
+		}
+		printf("%s: kill point %u: members %s still RAID 0 (behind)\n", name, behind,
+		       list);
+		fflush(stdout);
+		if (engine_up(&t) || assemble(&t)) {
+			CHECK(0, "%s: members %s behind: assembly", name, list);
+			break;
+		}
+		struct uraid_array_status as;
+		struct uraid_sync_status st;
+		for (unsigned i = 0; i < NFILES; i++) {
+			int slot;
+			enum uraid_member_state ms = state_of(&t, i, &slot);
+			CHECK(slot == (int)i && (i == 4 ? ms == URAID_MEMBER_REBUILDING ||
+							      ms == URAID_MEMBER_IN_SYNC
+							    : ms == URAID_MEMBER_IN_SYNC),
+			      "%s: members %s behind: member %u in slot %d state %u", name, list, i,
+			      slot, ms);
+		}
+		verify(&t, "assembled with members behind");
+		/* the restripe; the takeover back to RAID 0 was the killed
+		   grow's last step, which no superblock records (md's is
+		   mdadm's --grow process's): a RAID 4 of 6 missing P stays,
+		   as md leaves it */
+		wait_job(&t, &st);
+		uraid_array_status(t.a, &as);
+		CHECK(st.kind == URAID_SYNC_RESHAPE && st.result == 0 && as.level == 4 &&
+		      as.raid_disks == 6 && as.degraded == 1 && as.size_bytes == t.size / 4 * 5,
+		      "%s: members %s behind: after: kind %d result %d level %d raid_disks %u "
+		      "degraded %u size %" PRIu64 " (want 4 6 1 %" PRIu64 ")", name, list, st.kind,
+		      st.result, as.level, as.raid_disks, as.degraded, as.size_bytes,
+		      t.size / 4 * 5);
+		verify(&t, "after the restripe");
+		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+		t.a = NULL;
+		struct uraid_sb sb0, sb;
+		CHECK(disk_sb(&t, 0, &sb0) == 0, "%s: superblock 0", name);
+		for (unsigned i = 0; i < NFILES; i++)
+			CHECK(disk_sb(&t, i, &sb) == 0 && sb.events == sb0.events && sb.level == 4 &&
+			      sb.raid_disks == 6 && role_of(&sb) == i && !(sb.feature_map & 0x66),
+			      "%s: members %s behind: member %u after: events %" PRIu64 "/%" PRIu64
+			      " level %d raid_disks %u role %u feature_map 0x%x", name, list, i,
+			      sb.events, sb0.events, sb.level, sb.raid_disks, role_of(&sb),
+			      sb.feature_map);
+		if (assemble(&t) == 0) {
+			verify(&t, "assembled again");
+			CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+			t.a = NULL;
+		}
+		uraid_engine_destroy(t.e);
+		t.e = NULL;
+	}
+	static const char *const what[] = { "two events behind", "another chunk" };
+	for (unsigned k = 0; k < 2 && failures == failed_before; k++) {
+		struct uraid_sb o;
+		restore(&t, backup);
+		CHECK(uraid_sb_decode(old[1], &o) == 0, "%s: decode", name);
+		if (k == 0)
+			o.events--;
+		else
+			o.chunksize *= 2;
+		CHECK(sb_put(&t, 1, &o) == 0, "%s: write member 1", name);
+		char err[400] = "";
+		int rc = engine_up(&t) ? -1 : assemble_paths(&t, t.p, NFILES,
+							     URAID_ASSEMBLE_READONLY, err,
+							     sizeof(err));
+		int slot = -1;
+		enum uraid_member_state ms = rc ? URAID_MEMBER_MISSING : state_of(&t, 1, &slot);
+		printf("%s: member 1 behind with %s: assembly %d (%s), state %u slot %d\n", name,
+		       what[k], rc, err, ms, slot);
+		CHECK(slot < 0, "%s: member 1 behind with %s: taken in slot %d", name, what[k],
+		      slot);
+		if (t.a)
+			CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
+		t.a = NULL;
+		if (t.e)
+			uraid_engine_destroy(t.e);
+		t.e = NULL;
+	}
+	for (unsigned i = 0; i < NFILES; i++)
+		unlink(backup[i]);
+	free(old);
+	teardown(&t);
+}
+
 /* 3. RAID 6 of 5 -> RAID 5 under a writer. */
 static void run_6_to_5(uint64_t seed)
 {
@@ -1030,6 +1181,11 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
 	printf("test_grow_r6 seed %" PRIu64 "\n", seed);
 	fflush(stdout);
+	if (argc > 2 && !strcmp(argv[2], "r0")) {     /* 2d alone */
+		run_takeover_window_r0(seed + 15);
+		printf("%s\n", failures ? "FAIL" : "PASS");
+		return failures ? 1 : 0;
+	}
 	run_refusal(seed);
 	run_refusal_bitmap(seed);
 	run_5_to_6(seed);
@@ -1042,6 +1198,7 @@ int main(int argc, char **argv)
 	run_crash_early(seed + 12);
 	run_takeover_window(seed + 13, false);
 	run_takeover_window(seed + 14, true);
+	run_takeover_window_r0(seed + 15);
 	run_6_to_5(seed + 9);
 	printf("%s\n", failures ? "FAIL" : "PASS");
 	return failures ? 1 : 0;

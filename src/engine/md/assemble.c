@@ -671,14 +671,17 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 		char because[200];
 		unsigned was_disks = c[i].sb.raid_disks;
 		uint64_t was_events = c[i].sb.events;
-		bool takeover_source = c[i].sb.level == URAID_LEVEL_5 &&
-				       fresh->sb.level == URAID_LEVEL_6 &&
+		int was_level = c[i].sb.level;
+		bool takeover_source = ((was_level == URAID_LEVEL_5 &&
+					 fresh->sb.level == URAID_LEVEL_6) ||
+					(was_level == URAID_LEVEL_0 &&
+					 fresh->sb.level == URAID_LEVEL_4)) &&
 				       (fresh->sb.feature_map & URAID_FEATURE_RESHAPE_ACTIVE);
 		if (assemble_takeover_member(&fresh->sb, &c[i].sb, because, sizeof(because))) {
-			ulog(array_log(a), URAID_LOG_WARNING, "%s: still RAID 5 of %u (events %" PRIu64
-			     " < %" PRIu64 "): the RAID 6 restripe has not moved data yet, so it is "
+			ulog(array_log(a), URAID_LOG_WARNING, "%s: still RAID %d of %u (events %" PRIu64
+			     " < %" PRIu64 "): the RAID %d restripe has not moved data yet, so it is "
 			     "taken in as the takeover's update would have left it", c[i].m->path,
-			     was_disks, was_events, fresh->sb.events);
+			     was_level, was_disks, was_events, fresh->sb.events, fresh->sb.level);
 			continue;
 		}
 		/* md kicks a member its freshest superblock disagrees with
@@ -696,7 +699,7 @@ static int build(struct array *a, const struct uraid_assemble_opts *o, struct ca
 				 fresh->sb.events);
 		if (takeover_source && k > 0 && (size_t)k < sizeof(c[i].note) &&
 		    snprintf(c[i].note + k, sizeof(c[i].note) - (size_t)k, " (not taken in as the "
-			     "RAID 6 takeover's source: %s)", because) < 0)
+			     "RAID %d takeover's source: %s)", fresh->sb.level, because) < 0)
 			c[i].note[k] = '\0';
 	}
 	for (unsigned i = 0; i < n; i++)

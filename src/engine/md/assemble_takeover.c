@@ -23,6 +23,13 @@
  * leaves it (recovery_offset 0, not In_sync). Only that exact state:
  * anything else stays md's kick (md/assemble.c).
  *
+ * A RAID 0 growth is the same update (md's raid45_takeover_raid0: RAID 4
+ * parity-last with P missing, then the forwards restripe to more members,
+ * one superblock update here), and its members behind say RAID 0: the
+ * same rules, with RAID 0's own fields (used size 0, the zone-layout bit,
+ * layout 0..2: one zone, the takeover needs it, places the chunks as the
+ * RAID 4's data slots). test_grow_r6 2d.
+ *
  * What reaches the disks is the next ordinary superblock update (the
  * restripe's first checkpoint), the same fields for every member, which md
  * assembles as any mid-reshape RAID 6.
@@ -89,9 +96,17 @@ bool assemble_takeover_member(const struct uraid_sb *fresh, struct uraid_sb *sb,
 {
 	uint32_t l6;
 
-	if (!(fresh->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) || fresh->level != 6 ||
-	    fresh->new_level != 6 || sb->level != 5)
-		return NO("not a RAID 5 member of a RAID 5 -> 6 restripe");
+	/* RAID 5 -> 6, or RAID 0 -> 4 (a RAID 0 growth: md's
+	   raid45_takeover_raid0, parity-last with the parity slot missing,
+	   then the restripe to more members, forwards; RAID 0 again at its
+	   end). Both keep the source's rows: a RAID 0 of one zone (the
+	   takeover needs one) places its chunks as the RAID 4's data slots */
+	bool from0 = sb->level == 0;
+	if (!(fresh->feature_map & URAID_FEATURE_RESHAPE_ACTIVE) ||
+	    (from0 ? fresh->level != 4 || fresh->new_level != 4
+		   : fresh->level != 6 || fresh->new_level != 6 || sb->level != 5))
+		return NO("not a RAID 5 member of a RAID 5 -> 6 restripe, nor a RAID 0 member of "
+			  "a RAID 0 -> 4 one");
 	/* a member in a slot: exactly the update before; a spare's superblock
 	   may be older (md_update_sb leaves spares out of clean/dirty updates,
 	   and the kernel asks no event match of a spare): what the update gave
@@ -103,12 +118,17 @@ bool assemble_takeover_member(const struct uraid_sb *fresh, struct uraid_sb *sb,
 	if (was_spare ? sb->events >= fresh->events : sb->events + 1 != fresh->events)
 		return NO("events %" PRIu64 " are not %s behind %" PRIu64, sb->events,
 			  was_spare ? "(a spare's)" : "one", fresh->events);
-	if (!layout_6_of(sb->layout, &l6) || fresh->layout != l6)
-		return NO("layout %u is not the RAID 5 form of %u", sb->layout, fresh->layout);
+	if (from0 ? fresh->layout != URAID_PARITY_LAST || sb->layout > 2
+		  : !layout_6_of(sb->layout, &l6) || fresh->layout != l6)
+		return NO("layout %u is not the RAID %d form of %u", sb->layout, from0 ? 0 : 5,
+			  fresh->layout);
 	if ((int64_t)fresh->raid_disks - fresh->delta_disks != (int64_t)sb->raid_disks + 1)
-		return NO("%u members, the restripe's old geometry %" PRId64 " (one more: Q)",
+		return NO("%u members, the restripe's old geometry %" PRId64 " (one more: Q or P)",
 			  sb->raid_disks, (int64_t)fresh->raid_disks - fresh->delta_disks);
-	if (sb->chunksize != fresh->chunksize || sb->size != fresh->size)
+	/* RAID 0's used size is 0 (whole members); the takeover's is the
+	   members' data area, which it must not pass */
+	if (sb->chunksize != fresh->chunksize ||
+	    (from0 ? sb->size != 0 || fresh->size > sb->data_size : sb->size != fresh->size))
 		return NO("chunk %u / used size %" PRIu64 " sectors, the restripe's old %u / %" PRIu64,
 			  sb->chunksize, sb->size, fresh->chunksize, fresh->size);
 	if (sb->data_offset != fresh->data_offset)
@@ -118,7 +138,10 @@ bool assemble_takeover_member(const struct uraid_sb *fresh, struct uraid_sb *sb,
 	if (fresh->feature_map & URAID_FEATURE_BITMAP_OFFSET)
 		return NO("the array has a write-intent bitmap");
 	uint32_t array_bits = fresh->feature_map & ~OWN_FEATURES & ~RESHAPE_FEATURES;
-	if ((sb->feature_map & ~URAID_FEATURE_BAD_BLOCKS) != array_bits)
+	/* the takeover from RAID 0 drops its zone layout bit (one zone) */
+	uint32_t own_bits = sb->feature_map & ~URAID_FEATURE_BAD_BLOCKS &
+			    ~(from0 ? URAID_FEATURE_RAID0_LAYOUT : 0);
+	if (own_bits != array_bits)
 		return NO("feature_map 0x%x, the restripe's old 0x%x", sb->feature_map, array_bits);
 	/* the same members in the same slots; the update may have given a
 	   spare the Q slot (or, with --raid-devices, a new slot) */
@@ -144,7 +167,7 @@ bool assemble_takeover_member(const struct uraid_sb *fresh, struct uraid_sb *sb,
 	sb->recovery_offset = 0;
 	uint16_t role = fresh->dev_roles[dn];
 	if (role >= own.raid_disks && role < (int64_t)fresh->raid_disks - fresh->delta_disks)
-		sb->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;   /* Q: filled from 0 */
+		sb->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;   /* Q or P: filled from 0 */
 	sb->data_offset = own.data_offset;
 	sb->data_size = own.data_size;
 	sb->super_offset = own.super_offset;

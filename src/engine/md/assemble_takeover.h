@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Assembly: a member behind a RAID 5 -> 6 takeover whose restripe has not
+ * Assembly: a member behind a RAID 5 -> 6 (or RAID 0 -> 4) takeover whose restripe has not
  * moved anything yet (md/assemble_takeover.c).
  */
 #ifndef URAID_MD_ASSEMBLE_TAKEOVER_H
@@ -14,7 +14,7 @@
 /*
  * fresh: the freshest member's superblock; sb: an older member's, which
  * differs from it in level, layout or chunk. True when sb is exactly the
- * takeover's source (RAID 5) of fresh's RAID 6 restripe, one event behind
+ * takeover's source (RAID 5, or RAID 0) of fresh's RAID 6 (RAID 4) restripe, one event behind
  * (a spare: any number), and the restripe has not moved a sector: *sb is then rewritten in memory
  * to what the update would have written to that member (nothing on disk).
  * False with the reason in why otherwise (sb unchanged).

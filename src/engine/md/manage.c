@@ -313,6 +313,14 @@ int uraid_array_add_member(struct uraid_array *ua, const char *path, uint32_t fl
 		return uraid_errf(err, errlen, -EROFS, "the array is read-only");
 	if (uraid_array_find_member(ua, path) >= 0)
 		return uraid_errf(err, errlen, -EEXIST, "%s is a member already", path);
+	/* md holds no linear spares: the kernel hands an added disk to
+	   linear_add at once (linear has no hot_remove_disk), which refuses any
+	   role but the next slot, so mdadm --add fails there with EINVAL; the
+	   append is mdadm --grow --add (Grow_Add_device), uraid grow --add */
+	if (a->geom.level == URAID_LEVEL_LINEAR && !(flags & URAID_ADD_APPEND))
+		return uraid_errf(err, errlen, -EINVAL, "a linear array takes no spares (md "
+				  "neither): append %s with 'uraid grow ARRAY --add %s'", path,
+				  path);
 	struct member *m = member_new();
 	if (!m)
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");

@@ -130,8 +130,8 @@ struct uraid_assemble_opts {
 	unsigned stripe_cache;
 	/* read-ahead window per sequential stream, in bytes:
 	   URAID_READ_AHEAD_OFF (0, what a zeroed struct asks; also anything
-	   below 8 KiB) none; URAID_READ_AHEAD_DEFAULT two stripe rows, or two
-	   chunks where a piece is a chunk, within 256 KiB .. 4 MiB; else the
+	   below 8 KiB) none; URAID_READ_AHEAD_DEFAULT four stripe rows, or four
+	   chunks where a piece is a chunk, within 256 KiB .. 8 MiB; else the
 	   size rounded down to 4 KiB, at most URAID_READ_AHEAD_MAX. Memory,
 	   allocated at assembly: URAID_READ_AHEAD_STREAMS windows, i.e. 8 x the
 	   window per array (the default on RAID 5 x4 with 512 KiB chunks:

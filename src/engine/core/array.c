@@ -620,10 +620,32 @@ void array_req_resume_parked(struct array *a, struct engine_reactor *er, struct 
 	req_start(a, er, io);
 }
 
+/* array_submit_internal's hop to another reactor: started there, then the
+ * count that held the array open meanwhile is let go (req_start has its own). */
+static void handover_internal(struct reactor *r, struct reactor_msg *m)
+{
+	struct io_priv *ip = (struct io_priv *)m;
+	struct uraid_io *io = (struct uraid_io *)((char *)ip - offsetof(struct uraid_io, priv));
+	struct array *a = ip->a;
+	req_start(a, &a->e->reactors[r->index], io);
+	atomic_fetch_sub(&a->counters[r->index].in_flight, 1);
+}
+
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io)
 {
 	io->flags |= ARRAY_IO_INTERNAL;
-	req_start(a, er, io);
+	if (reactor_is_current(&er->r)) {
+		req_start(a, er, io);
+		return;
+	}
+	struct io_priv *ip = (struct io_priv *)io->priv;
+	memset(ip, 0, sizeof(*ip));
+	ip->a = a;
+	ip->msg.fn = handover_internal;
+	/* counted from now: close (drain) must not free the array while the
+	   message waits in er's inbox */
+	atomic_fetch_add(&a->counters[er->r.index].in_flight, 1);
+	reactor_post(&er->r, &ip->msg);
 }
 
 /* The request's member I/O (its bits on disk), or read-ahead's answer. */

@@ -356,8 +356,10 @@ void array_req_end(struct array_req *rq, int res);
  * cannot set it (uraid_array_submit refuses unknown flags) */
 #define ARRAY_IO_INTERNAL 0x80000000u
 
-/* Start the array's own request on er, from er's thread (it sets
- * ARRAY_IO_INTERNAL): the request path of a client's, but not cached again,
+/* Start the array's own request on er (it sets ARRAY_IO_INTERNAL): at once
+ * from er's thread, else posted to er (which must be polled: its own thread,
+ * URAID_ENGINE_THREADS), counted in er's in_flight meanwhile. The request
+ * path of a client's, but not cached again,
  * not offered to read-ahead, not in the latency histogram, and its done
  * runs on er before the array's in_flight drops (so close waits for it). */
 void array_submit_internal(struct array *a, struct engine_reactor *er, struct uraid_io *io);

@@ -69,6 +69,9 @@ struct bench_worker {
 	bool nbd_can_flush[BENCH_MAX_TARGETS];
 	uint64_t nbd_completed;     /* commands completed (nbd_wait's progress) */
 	uint64_t nbd_now;           /* when the replies being read had arrived */
+	struct bench_slot *sync_slot;   /* raw sync backend: the I/O done, to complete */
+	int sync_res;               /* its result (0 or -errno) */
+	uint64_t sync_now;          /* when it returned */
 	/* generator */
 	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
@@ -133,6 +136,7 @@ struct bench_run {
 };
 
 extern const struct bench_backend bench_raw_backend;
+extern const struct bench_backend bench_raw_sync_backend;  /* raw at QD 1 */
 extern const struct bench_backend bench_array_backend;
 extern const struct bench_backend bench_nbd_backend;
 

@@ -279,19 +279,30 @@ FIO_LIGHT_JOBS=(--thread)
 
 # fio's candidates for a fidelity line: at any queue depth io_uring at its
 # lightest (FIO_LIGHT, batches of the queue depth); at QD 1 also its
-# synchronous engines, psync (pread/pwrite) and pvsync2 (preadv2/pwritev2),
-# which on tmpfs are fio's lightest there: one system call per I/O and the
-# copy done in the caller, where io_uring hands each I/O to an io-wq thread
-# and fio makes two io_uring_enter calls per I/O at QD 1 (submit, then
-# getevents; uraid bench makes one). Measured on this 2-CPU VM, taskset -c 1,
-# 4 KiB QD 1, 2 s after 500 ms, medians of 5 interleaved rounds (scratch
-# script /tmp/fid/eng.sh of the fid branch; see FID_STUDY below for figures).
+# synchronous engines, psync (pread/pwrite) and pvsync2 (preadv2/pwritev2):
+# on tmpfs one system call per I/O with the copy done by the caller, where
+# io_uring hands each I/O to an io-wq thread (a wake-up and two context
+# switches) and fio's io_uring makes two io_uring_enter calls per I/O at QD 1
+# (submit, then getevents). Measured on this 2-CPU VM, taskset -c 1, 4 KiB
+# randread QD 1, 2 s after 500 ms, 7 interleaved rounds at load 8.5-9.7,
+# medians of IOPS and CPU time per I/O (fio's job thread; uraid bench's
+# process): fio io_uring 50K 5.3 us (without its io-wq thread, which fio
+# does not count), psync 112K 3.42 us, pvsync2 103K 3.43 us; uraid bench
+# through io_uring 153K 6.46 us, with pread (what it now does at QD 1,
+# src/bench/target_raw_sync.c) 75K 3.36 us. The IOPS swing 2-5x between
+# rounds at such a load (a thread that sleeps on each I/O is scheduled
+# differently from one that never sleeps: see that file); CPU time per I/O
+# does not, and it is in each line's note. Not run: fio's sync engine (read
+# and lseek, two calls per I/O) and libaio (io_submit and io_getevents per
+# I/O at QD 1; no io-wq on tmpfs, the copy done in io_submit), never the
+# fastest at QD 1 in 5 rounds (load 10-13: sync 50-82K, libaio 10-76K,
+# psync 43-91K, pvsync2 59-113K); io_uring's --nonvectored=1 (46-57K) or
+# --iodepth_batch_complete_min=0 (a busy poll: 28-35K, it takes the pinned
+# CPU from the io-wq thread); --sqthread_poll needs a second CPU, which the
+# pinned comparison does not give either tool.
 # The reference of a line is the candidate with the highest median, named on
-# the line; every candidate's median is in its note. fio's sync engine
-# (read + lseek, two calls), libaio (no io-wq on tmpfs, but one io_submit and
-# one io_getevents per I/O at QD 1) and io_uring's --nonvectored were slower
-# at QD 1 in every round and are not run. BENCH_FID_DEFAULTS=1 adds fio's
-# io_uring with its defaults, printed in the note (never the reference).
+# the line, every candidate's median in its note. BENCH_FID_DEFAULTS=1 adds
+# fio's io_uring with its defaults, in the note (never the reference).
 # fid_cands QD NJOBS: one candidate a line, "NAME OPTIONS..."
 fid_cands() {
     local qd=$1 jobs=() 
@@ -341,13 +352,12 @@ fidelity() {
     (( best >= 0 )) || best=0
     # shellcheck disable=SC2086
     line "uraid bench $label" "$um" "fio $label (${names[best]})" "$bm" "$metric" 0.9..1.3 \
-        "(fio: $note; runs: fio $(spread "$bm" ${fr[best]}), uraid $(spread "$um" "${us[@]}"); CPU per I/O: uraid $(median_g "${uc[@]}") us, fio $(median_g ${fc[best]}) us)"
+        "(fio: $note; runs: fio $(spread "$bm" ${fr[best]}), uraid $(spread "$um" "${us[@]}"); CPU per I/O: uraid $(median_g "${uc[@]}") us, fio $(fio_cpu_note "${names[best]}" ${fc[best]}))"
 }
 # last_cpu fio|ub: CPU time per I/O in us (2 decimals) of the last run of
 # fio_once or ub_once, from its JSON: uraid bench's whole process over the
-# measured window; fio's job threads only (fio reads RUSAGE_THREAD: the
-# io-wq threads that do io_uring's I/O on tmpfs are not counted, so for its
-# io_uring this is a lower bound), summed over its jobs
+# measured window; fio's job threads only, summed over its jobs (fio reads
+# RUSAGE_THREAD: complete for its synchronous engines, not for io_uring)
 last_cpu() {
     python3 - "$1" "$dir/$1.json" <<'PY' 2>/dev/null || echo 0
 import json, sys
@@ -361,6 +371,15 @@ else:
         c += (t["usr_cpu"] + t["sys_cpu"]) / 100 * t["job_runtime"] * 1e3
 print("%.2f" % (c / n if n else 0))
 PY
+}
+# fio_cpu_note NAME V...: fio's CPU time per I/O for the note; not for its
+# io_uring, where the io-wq threads that do the copies on tmpfs are not
+# counted by fio (it reads RUSAGE_THREAD) while uraid bench's figure has them
+# (1.2-2.4 us against 3.4-5.1 at QD 32 at load 17: a figure of another thing)
+fio_cpu_note() {
+    local n=$1
+    shift
+    if [ "$n" = io_uring ] || [ "$n" = defaults ]; then echo "not counted (io-wq)"; else echo "$(median_g "$@") us"; fi
 }
 # median_g V...: the median of decimal values (the lower middle for an even count)
 median_g() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -5,12 +5,19 @@
  * I/O outstanding an asynchronous interface buys nothing, and where a file
  * cannot be read or written without blocking (tmpfs, buffered writes)
  * io_uring hands every I/O to an io-wq thread: a wake-up and two context
- * switches per I/O. On tmpfs at 4 KiB QD 1 (taskset -c 1 on a 2-CPU VM,
- * load 12) that made uraid bench cost 6.7-9.8 us of CPU per I/O where fio's
- * psync cost 4.0-6.1 (scripts/bench.sh, the fidelity block's note on fio's
- * candidates). --ioengine=io_uring, libaio or posixaio keep io_uring at QD 1
- * (BENCH_URING). The I/O is completed by the next wait, not inside submit:
- * the worker's fill loop would otherwise never leave.
+ * switches per I/O. On tmpfs, 4 KiB randread QD 1, taskset -c 1 on a 2-CPU
+ * VM, 7 interleaved rounds of 2 s at load 8.5-9.7, medians of CPU time per
+ * I/O (the process's, over the measured window): uraid bench through
+ * io_uring 6.46 us, with pread 3.36 us, fio's psync 3.42 us (its job
+ * thread), pvsync2 3.43 us; fio's io_uring 5.3 us without its io-wq thread's
+ * share, which fio does not count. The IOPS of those runs say the opposite
+ * (io_uring 153K, pread 75K, psync 112K) and swing 2-5x between rounds:
+ * on a CPU shared with other jobs a thread that never sleeps gets only its
+ * share of it, while one that sleeps on every I/O and a kernel thread doing
+ * the copy are scheduled as two; on a CPU of its own the rate is the
+ * inverse of the CPU time per I/O. --ioengine=io_uring, libaio or posixaio
+ * keep io_uring at QD 1 (BENCH_URING). The I/O is completed by the next
+ * wait, not inside submit: the worker's fill loop would otherwise never leave.
  */
 #include <errno.h>
 #include <time.h>

@@ -388,6 +388,12 @@ fmt_value() { awk -v m="$1" -v v="$2" 'BEGIN { if (m == "iops") printf "%.0f IOP
 fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 if want FIDELITY; then
+# python3 looked up once for the block: a version manager's shim (pyenv)
+# took 2.7 s a call at load 15 on this VM (the interpreter itself 0.35 s),
+# and each run here makes two calls (its figure, its CPU per I/O): with the
+# shim the block took 19 min (run of 09:33 UTC on Dec 3, load 7-16)
+py3=$(python3 -c 'import sys; print(sys.executable)') || exit 1
+python3() { "$py3" "$@"; }
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
 echo "== bench fidelity: uraid bench vs fio at its lightest (the fastest of io_uring with ${FIO_LIGHT[*]}, batches of the queue depth, and at QD 1 psync and pvsync2 with --gtod_reduce=1; ${FIO_LIGHT_JOBS[*]} for 2 jobs) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
@@ -409,6 +415,7 @@ done
 pin=()
 # the latency-bound target (nbdkit's delay filter) through NBD: its own file
 . "$(dirname "${BASH_SOURCE[0]}")/bench_fidelity_nbd.sh"
+unset -f python3
 run_t=$RT ramp_t=$RAMP
 fi
 

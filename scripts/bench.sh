@@ -16,6 +16,8 @@
 # TLS): BENCH_NBD_REPEAT rounds, each server once per round.
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
+#   BENCH_FID_DEFAULTS=1 (fio with its defaults in the fidelity notes too)
+#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_QD1_RUNTIME=6 (the latency-bound lines)
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
 #   change) served the same way in the same rounds; a line per workload says
@@ -263,7 +265,7 @@ spread() {
 # time, which uraid bench does not spend. The reference is therefore fio at
 # its lightest (no clock reads, registered file and buffers, and at QD > 1
 # submissions and completions batched up to the queue depth, as uraid bench
-# does them); fio with its defaults is printed beside it.
+# does them); fio with its defaults only where BENCH_FID_DEFAULTS=1 asks.
 FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
 # and its jobs as threads of one process (--thread), as uraid bench's workers
 # are: fio's jobs are processes by default, and two of them on the pinned
@@ -275,42 +277,125 @@ FIO_LIGHT=(--gtod_reduce=1 --registerfiles=1 --fixedbufs=1)
 # references elsewhere do not yet).
 FIO_LIGHT_JOBS=(--thread)
 
-# fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
-# bench shares) run FID_REPEAT times by each tool (fio at its lightest and
-# with its defaults, uraid bench), the order reversed every other round
-fidelity() {
-    local label=$1 metric=$2 file=$3 i a b c lm dm um qd=1
-    shift 3
-    local ls=() ds=() us=() light jobs=()
-    for a in "$@"; do
-        [[ $a == --iodepth=* ]] && qd=${a#--iodepth=}
-        [[ $a == --numjobs=* && ${a#--numjobs=} != 1 ]] && jobs=("${FIO_LIGHT_JOBS[@]}")
-    done
-    light=("${FIO_LIGHT[@]}" "${jobs[@]}" --iodepth_batch_submit="$qd"
-           --iodepth_batch_complete_max="$qd")
-    for i in $(seq "$FID_REPEAT"); do
-        if (( i % 2 )); then
-            a=$(fio_once "$metric" "$file" "$@" "${light[@]}")
-            c=$(fio_once "$metric" "$file" "$@")
-            b=$(ub_once "$metric" "$@" --force-write "$file")
-        else
-            b=$(ub_once "$metric" "$@" --force-write "$file")
-            c=$(fio_once "$metric" "$file" "$@")
-            a=$(fio_once "$metric" "$file" "$@" "${light[@]}")
-        fi
-        ls+=("$a"); ds+=("$c"); us+=("$b")
-    done
-    lm=$(median "${ls[@]}"); dm=$(median "${ds[@]}"); um=$(median "${us[@]}")
-    line "uraid bench $label" "$um" "fio $label, lightest" "$lm" "$metric" 0.9..1.3 \
-        "(fio with its defaults $(fmt_value "$metric" "$dm"), ratio $(fdiv2 "$um" "$dm"); runs: fio $(spread "$lm" "${ls[@]}"), uraid $(spread "$um" "${us[@]}"))"
+# fio's candidates for a fidelity line: at any queue depth io_uring at its
+# lightest (FIO_LIGHT, batches of the queue depth); at QD 1 also its
+# synchronous engines, psync (pread/pwrite) and pvsync2 (preadv2/pwritev2):
+# on tmpfs one system call per I/O with the copy done by the caller, where
+# io_uring hands each I/O to an io-wq thread (a wake-up and two context
+# switches) and fio's io_uring makes two io_uring_enter calls per I/O at QD 1
+# (submit, then getevents). Measured on this 2-CPU VM, taskset -c 1, 4 KiB
+# randread QD 1, 2 s after 500 ms, 7 interleaved rounds at load 8.5-9.7,
+# medians of IOPS and CPU time per I/O (fio's job thread; uraid bench's
+# process): fio io_uring 50K 5.3 us (without its io-wq thread, which fio
+# does not count), psync 112K 3.42 us, pvsync2 103K 3.43 us; uraid bench
+# through io_uring 153K 6.46 us, with pread (what it now does at QD 1,
+# src/bench/target_raw_sync.c) 75K 3.36 us. The IOPS swing 2-5x between
+# rounds at such a load (a thread that sleeps on each I/O is scheduled
+# differently from one that never sleeps: see that file); CPU time per I/O
+# does not, and it is in each line's note. Not run: fio's sync engine (read
+# and lseek, two calls per I/O) and libaio (io_submit and io_getevents per
+# I/O at QD 1; no io-wq on tmpfs, the copy done in io_submit), never the
+# fastest at QD 1 in 5 rounds (load 10-13: sync 50-82K, libaio 10-76K,
+# psync 43-91K, pvsync2 59-113K); io_uring's --nonvectored=1 (46-57K) or
+# --iodepth_batch_complete_min=0 (a busy poll: 28-35K, it takes the pinned
+# CPU from the io-wq thread); --sqthread_poll needs a second CPU, which the
+# pinned comparison does not give either tool.
+# The reference of a line is the candidate with the highest median, named on
+# the line, every candidate's median in its note. BENCH_FID_DEFAULTS=1 adds
+# fio's io_uring with its defaults, in the note (never the reference).
+# fid_cands QD NJOBS: one candidate a line, "NAME OPTIONS..."
+fid_cands() {
+    local qd=$1 jobs=() 
+    [ "$2" != 1 ] && jobs=("${FIO_LIGHT_JOBS[@]}")
+    echo "io_uring ${FIO_LIGHT[*]} ${jobs[*]} --iodepth_batch_submit=$qd --iodepth_batch_complete_max=$qd"
+    if [ "$qd" = 1 ]; then
+        echo "psync --ioengine=psync --gtod_reduce=1 ${jobs[*]}"
+        echo "pvsync2 --ioengine=pvsync2 --gtod_reduce=1 ${jobs[*]}"
+    fi
+    [ "${BENCH_FID_DEFAULTS:-0}" = 1 ] && echo "defaults ${jobs[*]}"
 }
+
+# fidelity LABEL METRIC FILE ARGS...: ARGS (fio's option names, which uraid
+# bench shares) run FID_REPEAT times by uraid bench and by each of fio's
+# candidates (fid_cands), the order reversed every other round; the
+# reference is the candidate with the highest median
+fidelity() {
+    local label=$1 metric=$2 file=$3 i k v um qd=1 nj=1 best=-1 bm=0 note=""
+    shift 3
+    local us=() names=() opts=() order=() fr=() fm=() fc=() uc=()
+    for v in "$@"; do
+        [[ $v == --iodepth=* ]] && qd=${v#--iodepth=}
+        [[ $v == --numjobs=* ]] && nj=${v#--numjobs=}
+    done
+    while read -r k v; do names+=("$k"); opts+=("$v"); fr+=(""); done < <(fid_cands "$qd" "$nj")
+    for i in $(seq "$FID_REPEAT"); do
+        order=($(seq 0 ${#names[@]}))        # the last one is uraid bench
+        (( i % 2 )) || order=($(seq ${#names[@]} -1 0))
+        for k in "${order[@]}"; do
+            if (( k == ${#names[@]} )); then
+                us+=("$(ub_once "$metric" "$@" --force-write "$file")")
+                uc+=("$(last_cpu ub)")
+            else
+                # shellcheck disable=SC2086
+                fr[k]+=" $(fio_once "$metric" "$file" "$@" ${opts[k]})"
+                fc[k]+=" $(last_cpu fio)"
+            fi
+        done
+    done
+    um=$(median "${us[@]}")
+    for k in "${!names[@]}"; do
+        # shellcheck disable=SC2086
+        fm[k]=$(median ${fr[k]})
+        note+="${note:+, }${names[k]} $(fmt_value "$metric" "${fm[k]}")"
+        [ "${names[k]}" != defaults ] && (( fm[k] > bm )) && { bm=${fm[k]}; best=$k; }
+    done
+    (( best >= 0 )) || best=0
+    # shellcheck disable=SC2086
+    line "uraid bench $label" "$um" "fio $label (${names[best]})" "$bm" "$metric" 0.9..1.3 \
+        "(fio: $note; runs: fio $(spread "$bm" ${fr[best]}), uraid $(spread "$um" "${us[@]}"); CPU per I/O: uraid $(median_g "${uc[@]}") us, fio $(fio_cpu_note "${names[best]}" ${fc[best]}))"
+}
+# last_cpu fio|ub: CPU time per I/O in us (2 decimals) of the last run of
+# fio_once or ub_once, from its JSON: uraid bench's whole process over the
+# measured window; fio's job threads only, summed over its jobs (fio reads
+# RUSAGE_THREAD: complete for its synchronous engines, not for io_uring)
+last_cpu() {
+    python3 - "$1" "$dir/$1.json" <<'PY' 2>/dev/null || echo 0
+import json, sys
+j = json.load(open(sys.argv[2]))
+if sys.argv[1] == "ub":
+    n, c = j["total"]["ios"], (j["cpu"]["user_ns"] + j["cpu"]["sys_ns"]) / 1e3
+else:
+    n = c = 0
+    for t in j["jobs"]:
+        n += t["read"]["total_ios"] + t["write"]["total_ios"]
+        c += (t["usr_cpu"] + t["sys_cpu"]) / 100 * t["job_runtime"] * 1e3
+print("%.2f" % (c / n if n else 0))
+PY
+}
+# fio_cpu_note NAME V...: fio's CPU time per I/O for the note; not for its
+# io_uring, where the io-wq threads that do the copies on tmpfs are not
+# counted by fio (it reads RUSAGE_THREAD) while uraid bench's figure has them
+# (1.2-2.4 us against 3.4-5.1 at QD 32 at load 17: a figure of another thing)
+fio_cpu_note() {
+    local n=$1
+    shift
+    if [ "$n" = io_uring ] || [ "$n" = defaults ]; then echo "not counted (io-wq)"; else echo "$(median_g "$@") us"; fi
+}
+# median_g V...: the median of decimal values (the lower middle for an even count)
+median_g() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # fmt_value METRIC V: as line prints it; fdiv2 A B: A / B with 2 decimals
 fmt_value() { awk -v m="$1" -v v="$2" 'BEGIN { if (m == "iops") printf "%.0f IOPS", v; else printf "%.0f MiB/s", v / 1048576 }'; }
 fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 if want FIDELITY; then
+# python3 looked up once for the block: a version manager's shim (pyenv)
+# took 2.7 s a call at load 15 on this VM (the interpreter itself 0.35 s),
+# and each run here makes two calls (its figure, its CPU per I/O): with the
+# shim the block took 19 min (run of 09:33 UTC on Dec 3, load 7-16)
+py3=$(python3 -c 'import sys; print(sys.executable)') || exit 1
+python3() { "$py3" "$@"; }
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio (at its lightest: ${FIO_LIGHT[*]}, ${FIO_LIGHT_JOBS[*]} for 2 jobs, batches of the queue depth) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
+echo "== bench fidelity: uraid bench vs fio at its lightest (the fastest of io_uring with ${FIO_LIGHT[*]}, batches of the queue depth, and at QD 1 psync and pvsync2 with --gtod_reduce=1; ${FIO_LIGHT_JOBS[*]} for 2 jobs) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0
@@ -330,6 +415,7 @@ done
 pin=()
 # the latency-bound target (nbdkit's delay filter) through NBD: its own file
 . "$(dirname "${BASH_SOURCE[0]}")/bench_fidelity_nbd.sh"
+unset -f python3
 run_t=$RT ramp_t=$RAMP
 fi
 

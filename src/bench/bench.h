@@ -95,6 +95,7 @@ enum bench_kind {
 #define BENCH_FORCE_WRITE 0x1u      /* write to targets that existed before the run */
 #define BENCH_BUFFERED    0x2u      /* page-cache I/O instead of O_DIRECT */
 #define BENCH_CREATE      0x4u      /* BENCH_ARRAY: create the array on the paths first */
+#define BENCH_URING       0x8u      /* raw: io_uring at QD 1 too (else pread/pwrite there) */
 
 struct bench_targets {
 	enum bench_kind kind;

@@ -352,7 +352,7 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 	}
 	if (r->nbd)
 		return bench_nbd_worker_init(w, err, errlen);
-	if (r->tg->kind == BENCH_RAW)
+	if (r->be == &bench_raw_backend)
 		return bench_raw_worker_init(w, err, errlen);
 	return 0;
 }
@@ -560,8 +560,11 @@ int bench_run_hooked(const struct bench_workload *wl, const struct bench_targets
 	r->wl = wl;
 	r->tg = tg;
 	r->nbd = tg->kind == BENCH_RAW && bench_is_nbd_uri(tg->paths[0]);
-	r->be = r->nbd ? &bench_nbd_backend : tg->kind == BENCH_RAW ? &bench_raw_backend
-							      : &bench_array_backend;
+	r->be = r->nbd ? &bench_nbd_backend
+		: tg->kind != BENCH_RAW ? &bench_array_backend
+		/* one I/O at a time: a plain call is the lightest (target_raw_sync.c) */
+		: wl->iodepth == 1 && !(tg->flags & BENCH_URING) ? &bench_raw_sync_backend
+								 : &bench_raw_backend;
 	r->nworkers = bench_workers(wl, tg);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->main_done, 0);

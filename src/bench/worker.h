@@ -35,6 +35,8 @@ struct bench_slot {
 	uint16_t tslot;             /* index into the worker's targets */
 	uint64_t seq;               /* --verify: sequence number of a write */
 	int next_free;
+	int nbd_res;                /* NBD: the reply's result, while on nbd_ready */
+	struct bench_slot *nbd_next;    /* NBD: next on the worker's nbd_ready */
 };
 
 struct bench_run;
@@ -68,7 +70,10 @@ struct bench_worker {
 	                                               target it drives (by target index) */
 	bool nbd_can_flush[BENCH_MAX_TARGETS];
 	uint64_t nbd_completed;     /* commands completed (nbd_wait's progress) */
-	uint64_t nbd_now;           /* when the replies being read had arrived */
+	struct bench_slot *nbd_ready;   /* replies read, to be dated and completed */
+	struct bench_slot *sync_slot;   /* raw sync backend: the I/O done, to complete */
+	int sync_res;               /* its result (0 or -errno) */
+	uint64_t sync_now;          /* when it returned */
 	/* generator */
 	struct bench_gen gen;
 	unsigned ntargets;          /* targets this worker drives, round robin */
@@ -133,6 +138,7 @@ struct bench_run {
 };
 
 extern const struct bench_backend bench_raw_backend;
+extern const struct bench_backend bench_raw_sync_backend;  /* raw at QD 1 */
 extern const struct bench_backend bench_array_backend;
 extern const struct bench_backend bench_nbd_backend;
 

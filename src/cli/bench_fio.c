@@ -125,7 +125,8 @@ static void engine_note(struct bench_cli *c, unsigned iodepth_asked)
 	else
 		snprintf(depth, sizeof(depth), ", at the same queue depth");
 	add_note(f, "uraid bench: note: --ioengine=%s: the I/O goes through %s%s\n",
-		 f->ioengine, array ? "the array's reactors (liburaid)" : "io_uring", depth);
+		 f->ioengine, array ? "the array's reactors (liburaid)"
+		 : f->sync_engine ? "pread and pwrite" : "io_uring", depth);
 }
 
 /* The largest block any cell of the plan uses (0: a trace's, not known here). */
@@ -180,6 +181,8 @@ int bench_fio_finish(struct bench_cli *c, unsigned npositional, char *err, size_
 		c->plan.wl.workers = 1;
 	if (f->sync_engine)
 		c->plan.wl.iodepth = 1;
+	else if (f->ioengine)   /* asked for an asynchronous engine: io_uring at QD 1 too */
+		c->plan.tg.flags |= BENCH_URING;
 	if (f->randrepeat_off && !f->seed_given) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);

@@ -74,6 +74,7 @@ assert err == "", err
 json_check "--ioengine=psync: QD 1 and a note" '
 assert w["iodepth"] == 1 and d["iodepth"] == 1, (w["iodepth"], d["iodepth"])
 assert "psync" in err and "one I/O outstanding" in err and len(err.splitlines()) == 1, err
+assert "pread and pwrite" in err, err
 ' --filename="$f" --ioengine=psync --iodepth=8 --runtime=0.3 --output-format=json
 
 # fio's aliases of uraid's options

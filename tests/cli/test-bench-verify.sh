@@ -44,6 +44,9 @@ f=$work/v.img
 verified "randwrite, read back at the end" --rw=randwrite --size=8M --iodepth=8 "$f"
 verified "randrw 2 workers on one file" --rw=randrw --bssplit=4k/50:16k/50 --iodepth=16 \
     --numjobs=2 --force-write "$f"
+# QD 1: each I/O a pread/pwrite in the worker (target_raw_sync.c); 2 workers too
+verified "randrw QD 1 (pread/pwrite), 2 workers" --rw=randrw --bssplit=4k/50:16k/50 --iodepth=1 \
+    --numjobs=2 --force-write "$f"
 m="$work/m0 $work/m1 $work/m2 $work/m3"
 # shellcheck disable=SC2086
 verified "raid5 randrw 4k..128k" --array --level=5 --chunk=64K --member-size=16M --rw=randrw \
@@ -61,6 +64,9 @@ refused "corrupted block" "offset 40960: crc32c" --rw=read --bs=128k --iodepth=4
 dd if="$f" of="$f" bs=4096 skip=2 seek=20 count=1 conv=notrunc status=none
 refused "misplaced block" "offset 81920: expected the block written for offset 81920, found the one for offset 8192" \
     --rw=read --bs=4k --offset=80k --size=4k "$f"
+# the same corruption found by a QD 1 read (pread) as by io_uring
+refused "misplaced block, QD 1" "offset 81920: expected the block written for offset 81920" \
+    --rw=read --bs=4k --iodepth=1 --offset=80k --size=4k "$f"
 refused "another seed" "expected seed 7, found seed 1" --rw=read --bs=128k --seed=7 \
     --offset=1M --size=1M "$f"
 "$URAID" bench --verify --replay=/dev/null "$f" >/dev/null 2>&1 && fail "--verify with --replay accepted"

@@ -73,6 +73,49 @@ static int disk_sb_of(unsigned i, struct uraid_sb *out)
 	return rc;
 }
 
+/*
+ * md's raid10_run, starting a RAID 10 in mid-reshape: the least move of
+ * the data offset over every member in a slot (a recovering one too) must
+ * be at least the larger chunk times the far copies, or md refuses ("offset
+ * difference not enough to continue reshape"). mdadm gives every device its
+ * new offset. 1 when the superblocks on disk pass (or show no reshape).
+ */
+static int md_offset_rule(const char *what, unsigned far)
+{
+	int64_t least = INT64_MAX;
+	uint64_t need = 0;
+	bool active = false;
+
+	for (unsigned i = 0; i < NFILES; i++) {
+		struct uraid_sb s;
+		if (disk_sb_of(i, &s) || !(s.feature_map & URAID_FEATURE_RESHAPE_ACTIVE) ||
+		    s.dev_number >= URAID_SB_MAX_DEV)
+			continue;
+		unsigned role = s.dev_roles[s.dev_number];
+		if (role >= s.raid_disks && role >= s.raid_disks - (unsigned)s.delta_disks)
+			continue;       /* spare, faulty: no slot in either geometry */
+		active = true;
+		uint64_t chunk = s.chunksize > s.new_chunk ? s.chunksize : s.new_chunk;
+		need = chunk * far;
+		int64_t diff = (s.feature_map & URAID_FEATURE_NEW_OFFSET) ? s.new_offset : 0;
+		bool back = (s.feature_map & URAID_FEATURE_RESHAPE_BACKWARDS) || s.delta_disks < 0;
+		if (!back)
+			diff = -diff;
+		if (diff < 0)
+			diff = 0;
+		printf("%s: member %u role %u feature 0x%x data_offset %" PRIu64 " new_offset %d "
+		       "recovery_offset %" PRIu64 "\n", what, i, role, s.feature_map, s.data_offset,
+		       s.new_offset, s.recovery_offset);
+		least = diff < least ? diff : least;
+	}
+	if (!active)
+		return 1;
+	CHECK((uint64_t)least >= need, "%s: md's raid10_run would refuse: the least data offset "
+	      "move over the members in a slot is %" PRId64 " sectors, md needs %" PRIu64, what,
+	      least, need);
+	return (uint64_t)least >= need;
+}
+
 struct run {
 	char dir[64];
 	struct uraid_engine *e;
@@ -189,6 +232,11 @@ static void run_filled(uint64_t seed)
 		return;
 	}
 	uint64_t pos = sb.reshape_position, chunk = CHUNK_KIB * 2;
+	/* member 1, in sync when uraid started the reshape, has its new offset;
+	   the other members' own are the same (one data offset for all) */
+	CHECK(sb.feature_map & URAID_FEATURE_NEW_OFFSET, "filled: member 1 has no new offset "
+	      "(feature 0x%x)", sb.feature_map);
+	uint64_t want_new = sb.data_offset + (uint64_t)(int64_t)sb.new_offset;
 	/* old geometry n2 over 4: a row holds 2 chunks of the array */
 	uint64_t live = sb.data_offset + pos / (2 * chunk) * chunk;
 	printf("stopped at reshape_position %" PRIu64 "; member 1: data_offset %" PRIu64
@@ -218,6 +266,35 @@ static void run_filled(uint64_t seed)
 	}
 
 	read_back(&t, p, 5, "filled", pos, true);
+	md_offset_rule("filled, as md leaves it", 1);
+
+	/* served writable with the reshape held back: the superblocks uraid
+	   writes keep the recovering member's new offset (md continues it) */
+	{
+		struct uraid_assemble_opts ao = { .paths = p, .npaths = 5, .idle_clean_ms = 20 };
+		struct uraid_array *a = NULL;
+		char err[256];
+		if (uraid_array_assemble(t.e, &ao, &a, err, sizeof(err)) == 0) {
+			uraid_array_sync_speed(a, 1, 1);
+			uint8_t *one = aligned_alloc(4096, 4096);
+			memset(one, 0x5a, 4096);
+			CHECK(uraid_array_pwrite(a, one, 4096, 0, 0) == 0, "filled, held: write");
+			free(one);
+			CHECK(uraid_array_close(a) == 0, "filled, held: close");
+			memset(t.shadow, 0x5a, 4096);
+			struct uraid_sb s1;
+			CHECK(disk_sb_of(1, &s1) == 0 &&
+			      (s1.feature_map & URAID_FEATURE_RECOVERY_OFFSET) &&
+			      (s1.feature_map & URAID_FEATURE_NEW_OFFSET) &&
+			      s1.data_offset + (uint64_t)(int64_t)s1.new_offset == want_new,
+			      "filled, held: member 1 feature 0x%x new offset %" PRIu64 " (want 0x2, "
+			      "0x40, %" PRIu64 ")", s1.feature_map,
+			      s1.data_offset + (uint64_t)(int64_t)s1.new_offset, want_new);
+			md_offset_rule("filled, held by uraid", 1);
+		} else {
+			CHECK(0, "filled, held: assemble: %s", err);
+		}
+	}
 
 	/* writable: the superblocks are written with meta.c's recovery_offset
 	   for a filled slot, reshape_position / data_disks, and a RAID 10
@@ -247,16 +324,34 @@ static void run_filled(uint64_t seed)
 			    as.raid_disks == 5 && as.degraded == 0 && !ss.running)
 				break;
 		}
+		/* check after the rebuild: 0 mismatches */
+		uint64_t mism = UINT64_MAX;
+		if (!rc && k < 12000 && uraid_array_sync_start(a, URAID_SYNC_CHECK, err,
+							       sizeof(err)) == 0) {
+			for (unsigned w = 0; w < 12000; w++) {
+				pause_ms(10);
+				if (uraid_array_sync_status(a, &ss) == 0 && !ss.running &&
+				    ss.kind == URAID_SYNC_CHECK) {
+					if (ss.result == 0)
+						mism = ss.mismatch_sectors;
+					break;
+				}
+			}
+		}
+		printf("filled: check after the rebuild: %" PRId64 " mismatched sectors\n",
+		       mism == UINT64_MAX ? (int64_t)-1 : (int64_t)mism);
+		fflush(stdout);
 		if (uraid_array_close(a))
 			rc = 5;
-		_exit(rc ? 4 : k == 12000 ? 6 : 0);
+		_exit(rc ? 4 : k == 12000 ? 6 : mism != 0 ? 7 : 0);
 	}
 	int wst = 0;
 	waitpid(pid, &wst, 0);
 	CHECK(!WIFSIGNALED(wst), "filled: a writable assembly died of signal %d (meta.c compose: "
 	      "reshape_position / data_disks of a RAID 10 geometry)", WTERMSIG(wst));
 	CHECK(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "filled: the writable assembly did not "
-	      "finish the reshape and member 1's recovery (child exit %d)",
+	      "finish the reshape, member 1's recovery and a check with 0 mismatches (child "
+	      "exit %d)",
 	      WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 	disk_sb_of(1, &sb);
 	printf("filled: member 1 after: feature 0x%x recovery_offset %" PRIu64 " raid_disks %u\n",
@@ -264,6 +359,12 @@ static void run_filled(uint64_t seed)
 	CHECK(!(sb.feature_map & (URAID_FEATURE_RESHAPE_ACTIVE | URAID_FEATURE_RECOVERY_OFFSET)) &&
 	      sb.raid_disks == 5, "filled: member 1 still mid-reshape or recovering (feature 0x%x)",
 	      sb.feature_map);
+	/* rebuilt at its new offset, as md_finish_reshape moves every member */
+	struct uraid_sb s0;
+	CHECK(disk_sb_of(0, &s0) == 0 && sb.data_offset == want_new &&
+	      s0.data_offset == want_new && !(sb.feature_map & URAID_FEATURE_NEW_OFFSET),
+	      "filled: member 1 at data offset %" PRIu64 ", member 0 at %" PRIu64 " (want both "
+	      "at the new offset %" PRIu64 ")", sb.data_offset, s0.data_offset, want_new);
 	/* member 1's content: n2 over 5 without slots 0 and 2, the chunks
 	   copied on slots 0-1 and 1-2 come from member 1 alone */
 	memset(t.shadow, 0x5a, 4096);

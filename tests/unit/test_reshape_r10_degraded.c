@@ -15,9 +15,13 @@
  * to 5 by uraid, closed part-way, then member 1 is made such a spare
  * (feature 0x2, recovery_offset 0, its old rows from the position's row on
  * overwritten with 0xa5). Assembled read-only (no job runs), every byte
- * must read back as written; or assembly must refuse. Assembled writable,
- * the reshape ends and member 1 is recovered after it, as md does: read
- * then without slots 0 and 2, every byte it alone holds is right.
+ * must read back as written; or assembly must refuse. Served writable with
+ * the reshape held back, the superblocks keep member 1's new offset (md's
+ * raid10_run counts every member in a slot, a recovering one too, and
+ * refuses a least move below a chunk). Assembled writable, the reshape
+ * ends and member 1 is recovered after it at its new data offset
+ * (md_finish_reshape moves every member), as md does, and a check finds 0:
+ * read then without slots 0 and 2, every byte it alone holds is right.
  *
  *   test_reshape_r10_degraded [seed]
  */

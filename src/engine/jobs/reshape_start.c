@@ -490,6 +490,13 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 			   whole at the new offset (jobs/reshape.c finish_plan) */
 			a->member_sb[i].feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
 			a->member_sb[i].recovery_offset = 0;
+			/* and no write goes to it meanwhile (a replacement's rows
+			   copied so far, a rebuild's) */
+			if (atomic_load(&a->slot[s].repl) == a->members[i])
+				atomic_store(&a->slot[s].repl_rebuilt, 0);
+			if (a->slot[s].m == a->members[i] &&
+			    a->slot[s].state == URAID_MEMBER_REBUILDING)
+				atomic_store(&a->slot[s].rebuilt, 0);
 			continue;
 		}
 		slot_sb[s] = &a->member_sb[i];

@@ -491,7 +491,8 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 			a->member_sb[i].feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
 			a->member_sb[i].recovery_offset = 0;
 			/* and no write goes to it meanwhile (a replacement's rows
-			   copied so far, a rebuild's) */
+			   copied so far, a rebuild's). A refused start keeps this:
+			   the copy then goes again from 0, which is safe */
 			if (atomic_load(&a->slot[s].repl) == a->members[i])
 				atomic_store(&a->slot[s].repl_rebuilt, 0);
 			if (a->slot[s].m == a->members[i] &&

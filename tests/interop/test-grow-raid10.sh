@@ -15,6 +15,15 @@
 #      (the data offsets md chose), serves the data md had, and its check
 #      finds 0; in boot 2 md assembles what uraid finished, its check finds
 #      0, it reads the same bytes and has uraid's size.
+#  md -> uraid -> md, degraded with a recovering member:
+#   E  md grows a near=2 RAID 10 of 4 missing slot 1 to 5 members with two
+#      spares (md's raid10_start_reshape puts one in slot 1, recovering from
+#      0, the other in the new slot) and is stopped part-way in boot 1; on
+#      the host `uraid serve` (throttled) moves the reshape on and is stopped
+#      mid-way: the recovering member keeps its own new data offset (md's
+#      raid10_run counts every member in a slot and refuses a least move
+#      below a chunk); in boot 2 md assembles it, finishes the reshape,
+#      rebuilds the member, reads the data and its check finds 0.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 if ! "$BUILD/uraid" grow --help >/dev/null 2>&1; then
@@ -71,6 +80,8 @@ seq -f '%015.0f' 0 $((80 * 1024 * 1024 / 16 - 1)) >"$tmp/pattern"
 C=() D=()
 for i in 0 1 2 3 4 5; do truncate -s 40M "$tmp/c$i"; C+=("$tmp/c$i"); done
 for i in 0 1 2 3 4; do truncate -s 40M "$tmp/d$i"; D+=("$tmp/d$i"); done
+E=()
+for i in 0 1 2 3 4; do truncate -s 40M "$tmp/e$i"; E+=("$tmp/e$i"); done
 
 cat >"$tmp/guest1.sh" <<'GUEST'
 export MDADM_NO_SYSTEMCTL=1
@@ -118,15 +129,45 @@ stopped() {
     mdadm --stop /dev/$md >/dev/null 2>&1 || fail "$label: stop failed"
     echo "$label pos=$p first=$first"
 }
+# degraded LABEL MD D0 D2 D3 S1 S2: near=2 on 4 without slot 1, frozen (no
+# recovery), grown to 5 with the spares S1 S2, stopped part-way
+degraded() {
+    label=$1 md=$2
+    echo 200000 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --create /dev/$md --run --assume-clean --metadata=1.2 --bitmap=none --size=24M \
+        --level=10 --layout=n2 --chunk=64 --raid-devices=4 $3 missing $4 $5 >/tmp/err 2>&1 ||
+        { fail "$label: create failed: $(cat /tmp/err)"; return; }
+    bytes=$(blockdev --getsize64 /dev/$md)
+    head -c $bytes /dev/$PATTERN >/dev/$md; sync
+    echo 3 >/proc/sys/vm/drop_caches
+    echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1) bytes=$bytes"
+    echo frozen >/sys/block/$md/md/sync_action
+    mdadm /dev/$md --add $6 $7 >/tmp/err 2>&1 || fail "$label: add failed: $(cat /tmp/err)"
+    echo 100 >/proc/sys/dev/raid/speed_limit_min
+    echo 500 >/proc/sys/dev/raid/speed_limit_max
+    mdadm --grow /dev/$md --raid-devices=5 >/tmp/err 2>&1 ||
+        mdadm --grow /dev/$md --raid-devices=5 --force >>/tmp/err 2>&1 ||
+        { fail "$label: grow failed: $(cat /tmp/err)"; return; }
+    first=
+    for _ in $(seq 120); do
+        p=$(cat /sys/block/$md/md/reshape_position)
+        case $p in none) ;; *) [ -z "$first" ] && first=$p; [ "$p" -gt "$first" ] && break ;; esac
+        sleep 0.5
+    done
+    echo "$label degraded=$(cat /sys/block/$md/md/degraded) roles:$(for r in /sys/block/$md/md/dev-*; do echo -n " ${r##*/}=$(cat $r/slot)/$(cat $r/state)"; done)"
+    mdadm --stop /dev/$md >/dev/null 2>&1 || fail "$label: stop failed"
+    echo "$label pos=$p first=$first"
+}
 GUEST
 {
     echo "judge A md0 $a_bytes /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde /dev/vdf"
     echo "PATTERN=vdr"
     echo "stopped C md1 --level=10 --layout=n2 --chunk=64 --raid-devices=4 /dev/vdg /dev/vdh /dev/vdi /dev/vdj -- /dev/vdk /dev/vdl -- --raid-devices=6"
     echo "stopped D md2 --level=10 --layout=o2 --chunk=64 --raid-devices=4 /dev/vdm /dev/vdn /dev/vdo /dev/vdp -- /dev/vdq -- --raid-devices=5"
+    echo "degraded E md3 /dev/vds /dev/vdt /dev/vdu /dev/vdv /dev/vdw"
     echo 'exit $rc'
 } >>"$tmp/guest1.sh"
-out=$(interop_run "$tmp/guest1.sh" "${A[@]}" "${C[@]}" "${D[@]}" "ro:$tmp/pattern")
+out=$(interop_run "$tmp/guest1.sh" "${A[@]}" "${C[@]}" "${D[@]}" "ro:$tmp/pattern" "${E[@]}")
 rc=$?
 echo "$out"
 check "boot 1: md finished A, started and stopped C and D (exit $rc)" test $rc -eq 0
@@ -170,6 +211,30 @@ uraid_finishes() {
 uraid_finishes C c 258 6 "${C[@]}"
 uraid_finishes D d 66049 5 "${D[@]}"
 
+# E: uraid moves md's degraded reshape on, throttled, and is stopped mid-way
+# recovering: the member md put in slot 1 (feature 0x2)
+recovering() { local m f; for m in "${E[@]}"; do f=$($MD_SB "$m" feature_map 2>/dev/null) &&
+    (( (f & 0x2) != 0 )) && { echo "$m"; return 0; }; done; return 1; }
+e_rec=$(recovering) || e_rec=
+for m in "${E[@]}"; do echo "E: md left $m: $($MD_SB "$m")"; done
+check "E: md left a reshape with a recovering member (${e_rec:-none})" \
+    eval "[ -n '$e_rec' ] && active '${E[0]}'"
+e_pos0=$($MD_SB "${E[0]}" reshape_position 2>/dev/null)
+if [ -n "$e_rec" ] && serve e --name=e --speed-min=100 --speed-max=200 "${E[@]}"; then
+    check "E: uraid moved md's reshape on within 60 s" wait_moved "${E[0]}"
+    stop e
+    for m in "${E[@]}"; do echo "E: uraid left $m: $($MD_SB "$m")"; done
+    e_new=$($MD_SB "${E[0]}" new_offset)
+    check "E: still mid-reshape, moved on ($e_pos0 -> $($MD_SB "${E[0]}" reshape_position))" \
+        eval "active '${E[0]}' && [ $($MD_SB "${E[0]}" reshape_position) -gt ${e_pos0:-0} ]"
+    check "E: the recovering member keeps its new offset ($e_new) and recovery_offset 0" \
+        test "$($MD_SB "$e_rec" new_offset recovery_offset | tr '\n' ' ')" = "$e_new 0 "
+    e_flags=$(( $($MD_SB "$e_rec" feature_map) & 0x46 ))
+    check "E: the recovering member: features 0x2, 0x4, 0x40 ($e_flags)" test "$e_flags" -eq $((0x46))
+else
+    check "E: uraid serves md's degraded RAID 10 in mid-reshape" false
+fi
+
 cat >"$tmp/guest2.sh" <<'GUEST'
 rc=0
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
@@ -177,6 +242,13 @@ judge() {
     label=$1 md=$2 bytes=$3; shift 3
     mdadm --assemble --run /dev/$md "$@" >/tmp/err 2>&1 || { echo "$label: assemble failed: $(cat /tmp/err)"; rc=1; return; }
     d=/sys/block/$md/md
+    if [ -n "$WAIT" ]; then
+        # md finishes the reshape, then rebuilds: until whole and idle, 120 s at most
+        for _ in $(seq 400); do
+            [ "$(cat $d/degraded)" = 0 ] && [ "$(cat $d/sync_action)" = idle ] && break
+            sleep 0.3
+        done
+    fi
     echo "$label level=$(cat $d/level) layout=$(cat $d/layout) chunk=$(cat $d/chunk_size) raid_disks=$(cat $d/raid_disks) degraded=$(cat $d/degraded) action=$(cat $d/sync_action)"
     echo "$label bytes_now=$(blockdev --getsize64 /dev/$md)"
     echo "$label sha=$(head -c $bytes /dev/$md | sha256sum | cut -d' ' -f1)"
@@ -189,9 +261,10 @@ GUEST
 {
     echo "judge C md0 $(value C bytes) /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde /dev/vdf"
     echo "judge D md1 $(value D bytes) /dev/vdg /dev/vdh /dev/vdi /dev/vdj /dev/vdk"
+    echo "WAIT=1; judge E md2 $(value E bytes) /dev/vdl /dev/vdm /dev/vdn /dev/vdo /dev/vdp"
     echo 'exit $rc'
 } >>"$tmp/guest2.sh"
-out2=$(interop_run "$tmp/guest2.sh" "${C[@]}" "${D[@]}")
+out2=$(interop_run "$tmp/guest2.sh" "${C[@]}" "${D[@]}" "${E[@]}")
 rc=$?
 echo "$out2"
 check "boot 2: md assembled C and D (exit $rc)" test $rc -eq 0
@@ -203,6 +276,10 @@ for l in C D; do
     check "$l: md reads the data of before the grow" grep -q "^$l sha=$(value "$l" sha)$" <<<"$out2"
     check "$l: md's check finds 0 mismatches" grep -q "^$l mismatch_cnt=0$" <<<"$out2"
 done
+check "E: md finished the reshape and rebuilt the recovering member: near=2 on 5, whole, idle" \
+    grep -q "^E level=raid10 layout=258 chunk=65536 raid_disks=5 degraded=0 action=idle$" <<<"$out2"
+check "E: md reads the data of before the grow" grep -q "^E sha=$(value E sha)$" <<<"$out2"
+check "E: md's check finds 0 mismatches" grep -q "^E mismatch_cnt=0$" <<<"$out2"
 check "C: md's size is uraid's (${c_size:-?})" grep -q "^C bytes_now=${c_size:-x}$" <<<"$out2"
 check "D: md's size is uraid's (${d_size:-?})" grep -q "^D bytes_now=${d_size:-x}$" <<<"$out2"
 exit $fails

@@ -441,18 +441,43 @@ static int finish_plan(const struct array *a, const struct reshape_state *rs,
 		return array_member_areas_check(a, lv, a->members[i], own, true, &f->ar, err, errlen);
 	}
 	if (a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE && ps >= 0) {
-		/* a recovering member (RAID 10: md's raid10_start_reshape spare)
-		   took no part in the reshape: it keeps its data offset and is
-		   rebuilt whole from there, as md recovers it after the reshape;
-		   a slot that went away leaves it a spare */
-		own->new_offset = 0;
-		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
-		if ((unsigned)ps >= ng->raid_disks) {
+		/* a recovering member (RAID 10: md's raid10_start_reshape spare,
+		   or a replacement) took no part in the reshape here: it takes
+		   its new data offset as every member does (md_finish_reshape;
+		   mdadm gave it one, and md's raid10_run counts it) and is
+		   rebuilt whole there, from 0 (none of its new rows were
+		   written); a slot that went away leaves it a spare */
+		bool stays = (unsigned)ps < ng->raid_disks;
+		if (!stays) {
 			f->pending_slot = -1;
 			own->feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
-			own->recovery_offset = 0;
+		} else {
+			own->feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
 		}
+		own->recovery_offset = 0;
 		f->what = FIN_SB;
+		if (!(own->feature_map & URAID_FEATURE_NEW_OFFSET) || !own->new_offset) {
+			own->new_offset = 0;
+			own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+			return 0;
+		}
+		struct uraid_sb moved = *own;
+		char why[256];
+		take_new_offset(&moved, own->data_offset + (uint64_t)(int64_t)own->new_offset,
+				a->sb.size);
+		if (array_member_areas_check(a, lv, a->members[i], &moved, stays, &f->ar, why,
+					     sizeof(why)) == 0) {
+			*own = moved;
+			f->what = FIN_AREAS;
+			return 0;
+		}
+		/* it holds no data the array needs: where it is (a superblock
+		   without 0x4 is one md takes, each member with its own offset) */
+		ulog(array_log(a), URAID_LOG_WARNING, "reshape: %s stays at data offset %" PRIu64
+		     " (its new one does not fit: %s); it is rebuilt there",
+		     a->members[i]->path, own->data_offset, why);
+		own->new_offset = 0;
+		own->feature_map &= ~URAID_FEATURE_NEW_OFFSET;
 		return 0;
 	}
 	if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||

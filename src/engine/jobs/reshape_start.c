@@ -50,6 +50,14 @@ static uint64_t room_after(const struct array *a, unsigned i)
 	return lim > end ? lim - end : 0;
 }
 
+/* A spare that holds a slot in dev_roles (md's raid_disk >= 0): recovering
+ * it, or a replacement being copied to it. */
+static bool role_pending(const struct array *a, unsigned i)
+{
+	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
+	       a->member_pending_slot[i] >= 0;
+}
+
 static bool spare_free(const struct array *a, unsigned i)
 {
 	return a->members[i] && a->member_state[i] == URAID_MEMBER_SPARE &&
@@ -286,6 +294,10 @@ static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid
 		ulog(array_log(a), URAID_LOG_ERR, "reshape start: back to the old geometry: %s", why);
 	for (unsigned i = 0; i < a->nmembers; i++) {
 		int s = a->member_slot[i];
+		if (role_pending(a, i)) {
+			a->member_sb[i].new_offset = 0;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
+		}
 		if (!a->members[i] || s < 0 || (unsigned)s >= rs->g[RESHAPE_OLD].raid_disks)
 			continue;
 		a->member_sb[i].new_offset = 0;
@@ -377,6 +389,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 			in |= a->slot[s].m && a->members[i] == a->slot[s].m;
 		for (unsigned k = 0; k < ntake; k++)
 			in |= (unsigned)take[k] == i;
+		in |= role_pending(a, i) && (unsigned)a->member_pending_slot[i] < old_disks;
 		if (!in)
 			continue;
 		before = room_before(a, i) < before ? room_before(a, i) : before;
@@ -451,9 +464,10 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	const struct uraid_sb *slot_sb[URAID_MAX_MEMBERS] = { 0 };
 	uint64_t member_sectors[URAID_MAX_MEMBERS] = { 0 };
 	for (unsigned i = 0; i < a->nmembers; i++) {
-		int s = a->member_slot[i];
+		bool pending = role_pending(a, i);
+		int s = pending ? a->member_pending_slot[i] : a->member_slot[i];
 		/* fewer members: the slots that go away are in the old geometry */
-		if (a->member_state[i] != URAID_MEMBER_IN_SYNC || s < 0 ||
+		if ((a->member_state[i] != URAID_MEMBER_IN_SYNC && !pending) || s < 0 ||
 		    (unsigned)s >= (new_disks > old_disks ? new_disks : old_disks))
 			continue;
 		/* mdadm's new offset, from each member's own data offset */
@@ -468,6 +482,24 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 			no = reshape_choose_offset(d - before, d, d - before, d - min);
 		a->member_sb[i].new_offset = (int32_t)((int64_t)no - (int64_t)d);
 		a->member_sb[i].feature_map |= URAID_FEATURE_NEW_OFFSET;
+		if (pending) {
+			/* a member recovering (or copied to) a slot: md counts its
+			   move too (raid10_run's least offset difference over every
+			   member in a slot), so it moves as mdadm moves every device.
+			   The reshape writes none of its rows: after it, it is rebuilt
+			   whole at the new offset (jobs/reshape.c finish_plan) */
+			a->member_sb[i].feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+			a->member_sb[i].recovery_offset = 0;
+			/* and no write goes to it meanwhile (a replacement's rows
+			   copied so far, a rebuild's). A refused start keeps this:
+			   the copy then goes again from 0, which is safe */
+			if (atomic_load(&a->slot[s].repl) == a->members[i])
+				atomic_store(&a->slot[s].repl_rebuilt, 0);
+			if (a->slot[s].m == a->members[i] &&
+			    a->slot[s].state == URAID_MEMBER_REBUILDING)
+				atomic_store(&a->slot[s].rebuilt, 0);
+			continue;
+		}
 		slot_sb[s] = &a->member_sb[i];
 		member_sectors[s] = a->members[i]->dev_sectors;
 	}

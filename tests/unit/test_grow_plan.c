@@ -363,12 +363,12 @@ static void restripes(void)
 	/* a rebuild running: mdadm freezes it (the engine stops it); not a check */
 	a.pending = 0;
 	a.spares = 1;
-	a.job = "recover";
+	a.job = "recovery";
 	a.job_recover = true;
 	r = (struct grow_request){ .raid_disks = 5 };
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 4->5 under a rebuild: %s", err);
 	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
-	REFUSED(a, r, "a recover is running");
+	REFUSED(a, r, "a recovery is running");
 	a.job = "check";
 	a.job_recover = false;
 	r = (struct grow_request){ .raid_disks = 5 };

@@ -486,9 +486,10 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	}
 	/* the first slot a spare takes otherwise: the old parity slot of a
 	   parity gap, the Q slot of a Q gap */
+	unsigned first = parity_gap(a, r) || qgap ? old_disks - 1 : old_disks;
 	if (!copies)
 		for (unsigned k = 0; k < ntake; k++)
-			to_slot[k] = (parity_gap(a, r) || qgap ? old_disks - 1 : old_disks) + k;
+			to_slot[k] = first + k;
 	if (copies && (rc = copies_new_survives(a, ng, to_slot, ntake, err, errlen))) {
 		pthread_mutex_unlock(&a->meta_lock);
 		goto out;
@@ -653,8 +654,8 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		   holds a new member: its old-geometry content is not parity
 		   (review 9); its superblock says so (meta.c: md's
 		   recovery_offset 0, not in sync until the end) */
-		if (!copies && ntake && to_slot[0] < old_disks)
-			rs->old_unsynced[to_slot[0]] = true;
+		if (first < old_disks)
+			rs->old_unsynced[first] = true;
 		a->reshape = rs;
 		reshape_set_member_areas(a, rs);
 		meta_recount_degraded(a);

@@ -10,9 +10,9 @@
 #     kill -9 half-way; served again the reshape goes on from the checkpoint
 #     and ends, then slot 1 is rebuilt; the data reads back, the size is 5/4,
 #     `uraid check` finds 0 mismatches, every member at the new data offset.
-#  2. near=2 on 4, slot 2 missing, no spare: chunk 64 -> 32 KiB runs
-#     degraded (md adds no spare for the same count); the data reads back;
-#     a spare added after rebuilds slot 2; 0 mismatches.
+#  2. near=2 on 4, slot 2 missing, no spare: chunk 64 -> 32 KiB, then
+#     n2 -> o2, run degraded (md adds no spare for the same count); the data
+#     reads back; a spare added after rebuilds slot 2; 0 mismatches.
 #  3. the same with two spares there and the frozen-spare placement of md:
 #     the first spare into the empty old slot (recovering), the second into
 #     the new slot.
@@ -140,6 +140,11 @@ check "chunk 64 -> 32 KiB on the degraded array (rc $rc): $out" test $rc -eq 0
 check "  done" settled rb
 check "  examine: chunk 32K, slot 2 still missing" \
     test "$(examine "${mem[0]}" "Chunk Size")|$(examine "${mem[0]}" "Array State")" = "32K|AA.A ('A' == active, '.' == missing, 'R' == replacing)"
+check "  the data reads back" same_data rb "$work/b.data"
+out=$("$URAID" grow rb --layout=o2 2>&1); rc=$?
+check "then n2 -> o2, still degraded (rc $rc): $out" test $rc -eq 0
+check "  done" settled rb
+check "  examine: offset=2" test "$(examine "${mem[0]}" "Layout")" = "offset=2"
 check "  the data reads back" same_data rb "$work/b.data"
 truncate -s 40M "$work/b2"
 "$URAID" add rb "$work/b2" >/dev/null

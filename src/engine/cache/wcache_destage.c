@@ -165,9 +165,13 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		return NULL;            /* out of memory: the pages stay dirty, retried later */
 	c->free_slots = d->next_free;
 	size_t at = 0;
+	/* every page whole and in the journal (a record, kept until this
+	   write is done: wb_put at wc_make_clean): the journal logs parity only */
+	bool jlogged = c->jwb;
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		size_t n = (size_t)(hi[i] - lo[i]) * 512;
+		jlogged = jlogged && p->jref && d->mask[i] == 0xff;
 		memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512, n);
 		at += n;
 		p->inflight = true;
@@ -178,6 +182,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	d->er = er;
 	memset(&d->io, 0, sizeof(d->io));
 	d->io.op = URAID_IO_WRITE;
+	d->io.flags = jlogged ? ARRAY_IO_JLOGGED : 0;
 	d->io.offset = start * 512;
 	d->io.length = len;
 	d->io.buf = d->buf;

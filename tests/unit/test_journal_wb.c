@@ -18,6 +18,8 @@
  * - a destage logs only the parity of its rows (md's rule: the cached
  *   pages' data is in the log already), and a replay of that log onto the
  *   members as they were before the writes puts data and parity there;
+ * - the destage takes the page of the oldest record first (it holds the
+ *   journal's tail);
  * - a log write that fails: the write fails, and its bytes are not read
  *   back (the cache keeps the bytes acknowledged before it, or nothing);
  *   the array still closes (the journal's writes are made to fail by
@@ -598,6 +600,58 @@ static void test_destage_parity_only(uint64_t *rs)
 	free(v);
 }
 
+/*
+ * The destage takes the page holding the journal's oldest record first: that
+ * record keeps the oldest batch pending, and so the tail and every batch
+ * after it (with the offset sweep, a page near the array's end waited for a
+ * whole pass while new records and destages used up the log's batches).
+ * A page near the end is written first, then pages at lower offsets until
+ * a destage write has completed: the first one must have carried it (its
+ * bytes on the member files, read raw, no replay).
+ */
+static void test_oldest_first(uint64_t *rs)
+{
+	enum { MAXW = 400 };
+	struct t t;
+	CHECK(setup(&t, 3ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint8_t *v = aligned_alloc(4096, (MAXW + 1) * 4096ull);
+	rng_fill(rs, v, (MAXW + 1) * 4096ull);
+	uint64_t last = (t.size / STRIPE - 1) * STRIPE;     /* the last whole stripe */
+	struct expect old = { last + 4096, 4096, v };
+	CHECK(uraid_array_pwrite(t.a, old.data, 4096, old.off, 0) == 0, "oldest first: first write");
+	struct uraid_array_status st;
+	unsigned n = 0;
+	for (; n < MAXW; n++) {
+		uraid_array_status(t.a, &st);
+		if (st.write_cache.destage_writes)
+			break;
+		/* stripe 1 + n, chunk n % 3, row n % 16: one page per row */
+		uint64_t off = at(1 + n, n % 3, (uint64_t)(n % 16) * 4096);
+		CHECK(uraid_array_pwrite(t.a, v + (n + 1) * 4096ull, 4096, off, 0) == 0,
+		      "oldest first: write %u", n);
+	}
+	printf("  oldest first: %u writes after the first, %" PRIu64 " cached, %" PRIu64
+	       " destage writes done\n", n, st.write_cache.writes_cached,
+	       st.write_cache.destage_writes);
+	CHECK(st.write_cache.destage_writes >= 1, "oldest first: nothing destaged after %u writes", n);
+	for (unsigned i = 0; i < N; i++)
+		CHECK(copy_file(t.paths[i], t.snap[i]) == 0, "oldest first: copy %s", t.paths[i]);
+	CHECK(copy_file(t.paths[N], t.snap[N]) == 0, "oldest first: copy the journal");
+	struct img m;
+	if (img_open(&m, t.snap, false) == 0)
+		CHECK(img_holds(&m, old.data, old.len, old.off),
+		      "oldest first: the first destage did not carry the page of the oldest record");
+	else
+		CHECK(0, "oldest first: the copy does not probe");
+	img_close(&m);
+	teardown(&t);
+	free(v);
+}
+
 /* Put /dev/full under every descriptor of path: its writes fail (ENOSPC). */
 static int break_file(const char *path)
 {
@@ -661,6 +715,7 @@ int main(int argc, char **argv)
 
 	test_through_beside_cached(&rs);
 	test_destage_parity_only(&rs);
+	test_oldest_first(&rs);
 	test_log_write_fails(&rs);
 	/* the journal device holds 1 MiB of metadata first (1.2): rings of
 	   8, 2 and 1 MiB */

@@ -38,7 +38,10 @@
  * write once durable. A record keeps its batch pending while cache pages
  * name it, so the tail (and a replay's start) stays at or before every
  * cached page not yet destaged; a replay writes such data-only rows with
- * their parity recomputed. Records take at most an eighth of the ring and,
+ * their parity recomputed. A destage whose pages are all in records
+ * (ARRAY_IO_JLOGGED) logs its rows' parity only (U_PONLY, md's rule for
+ * R5_InJournal pages): the replay gathers a row across meta blocks, the
+ * record's DATA then this PARITY. Records take at most an eighth of the ring and,
  * once write-back ran, the last 3/8 are for destages (internal writes),
  * which release the records; units whose parity member is gone are logged
  * data-only then, not FLUSH-gated (the gate would wait for the very records

@@ -616,6 +616,13 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 				memcpy(page_data(c, p) + s * 512,
 				       (const uint8_t *)io->buf + (first + s - lo) * 512, 512);
 		page_set_dirty(c, p, m);
+		if (rec) {
+			/* the dirty list in record order: its head names the oldest
+			   record a page holds, which the destage takes first (it
+			   holds the journal's tail, wcache_destage.c jwb_oldest) */
+			list_del(c, pidx(c, p));
+			list_add_tail(c, L_DIRTY, pidx(c, p));
+		}
 	}
 	c->st.writes_cached++;
 	if (hit)

@@ -299,6 +299,54 @@ static void test_checkpoint_failure(void)
 }
 
 /* max_unit_sectors: whole-page units up to a quarter of the ring are logged whole. */
+/*
+ * A batch of large units (a 1 MiB sequential stream's full rows) to a
+ * journal in memory is written by an io_uring worker (offload), its pages
+ * gathered from the unit's buffers; a small unit's batch, or any batch to
+ * a journal not in memory, is not.
+ */
+static void test_big_batch_offloaded(void)
+{
+	static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
+	struct jlog *j = setup(65536);
+
+	/* u0: 32 rows of 3 data pages and P: 129 pages in the log */
+	struct r5_piece *pc = &pcs[0];
+	pc->ulen = 128 << 10;
+	for (unsigned k = 0; k < 3; k++) {
+		pc->wr[k] = 1;
+		pc->src[k] = big[k];
+	}
+	for (unsigned s = 0; s < 4; s++)
+		pc->sbuf[s] = big[s];
+	jm.in_memory = true;
+	CHECK(before(j, 0) == 1 && nios == 1 && nposts == 0 && ios[0]->offload,
+	      "big batch, journal in memory: offloaded (%u ios)", nios);
+	bool gathered = false;
+	for (unsigned i = 0; nios && i < ios[0]->iovcnt; i++)
+		gathered |= ios[0]->iov[i].iov_base == (void *)big[1];
+	CHECK(nios && ios[0]->len == 129u * 4096 && gathered,
+	      "log write of %u bytes gathered from the unit's pages", nios ? ios[0]->len : 0);
+	log_writes_done(0);
+	deliver();
+	CHECK(resumed[0] == 1, "big u0 resumed after its log write");
+	after(j, 0);
+	/* a small unit: inline */
+	CHECK(before(j, 1) == 1 && nios == 1 && !ios[0]->offload, "small batch inline");
+	log_writes_done(0);
+	deliver();
+	after(j, 1);
+	/* a journal not in memory: never offloaded */
+	jm.in_memory = false;
+	resumed[0] = 0;
+	CHECK(before(j, 0) == 1 && nios == 1 && !ios[0]->offload, "journal not in memory: "
+	      "not offloaded");
+	log_writes_done(0);
+	deliver();
+	after(j, 0);
+	teardown(j);
+}
+
 static void test_unit_cap(void)
 {
 	struct jlog *j = setup(16384);
@@ -317,6 +365,7 @@ int main(void)
 	test_flush_only_waits_for_tail();
 	test_checkpoint_failure();
 	test_unit_cap();
+	test_big_batch_offloaded();
 	if (failures) {
 		fprintf(stderr, "test_journal_run: %d failures\n", failures);
 		return 1;

@@ -191,6 +191,14 @@ struct member_io {
 	 */
 	struct iovec *iov;
 	unsigned iovcnt;
+	/*
+	 * A gathered WRITE to a member in memory done by an io_uring worker
+	 * (reactor_writev_async), not by the calling thread: for a copy large
+	 * enough that running it on another CPU, beside the caller's own work,
+	 * pays for the hand-off (the journal's large log writes). Ignored
+	 * elsewhere (other members go through io_uring as always).
+	 */
+	bool offload;
 	void (*done)(struct member_io *mio, int res);
 	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */
@@ -217,6 +225,18 @@ struct member_io {
  * the device. A read that hits the end of the device is -EIO.
  */
 void member_submit(struct reactor *r, struct member_io *mio);
+/*
+ * A gathered WRITE to a member in memory done now by the calling thread,
+ * which may be any thread (not only a reactor's): member_submit's checks
+ * (an injected fault, the data area's walls), then the whole transfer
+ * (RWF_* of rw_flags); returns len or -errno. Nothing is counted and
+ * done() is not called: the caller then hands the result to
+ * member_write_sync_done on reactor r's thread, which counts it and calls
+ * done(mio, 0 or -errno) as a completion of member_submit would. Meant for
+ * a copy moved off the reactors (the journal's log writes).
+ */
+int member_write_sync(struct member_io *mio);
+void member_write_sync_done(struct reactor *r, struct member_io *mio, int res);
 /* Larger copies go through io_uring: a reactor should not stall that long. */
 #define MEMBER_INLINE_MAX (1u << 20)
 

@@ -83,7 +83,10 @@ static void member_io_issue_rw(struct member_io *mio)
 	uint32_t left = mio->len - mio->done_bytes;
 
 	if (mio->iov && mio->kind == MEMBER_WRITE) {
-		if (m->in_memory && left <= MEMBER_INLINE_MAX) {
+		if (m->in_memory && mio->offload) {
+			reactor_writev_async(mio->r, &mio->op, m->fd, mio->iov, mio->iovcnt, off,
+					     mio->rw_flags);
+		} else if (m->in_memory && left <= MEMBER_INLINE_MAX) {
 			ssize_t n;
 			do {
 				n = pwritev2(m->fd, mio->iov, (int)mio->iovcnt, (off_t)off,
@@ -159,6 +162,47 @@ static void member_io_cb(struct io_op *op, int res)
 		res = -EIO;                             /* end of device */
 	}
 	member_io_finish(mio, res);
+}
+
+int member_write_sync(struct member_io *mio)
+{
+	struct member *m = mio->m;
+	uint64_t off = (member_io_base(mio) + mio->sector) * 512;
+	uint32_t left = mio->len;
+	int rc;
+
+	mio->done_bytes = 0;
+	if (mio->kind != MEMBER_WRITE || !mio->iov || !mio->iovcnt || !m->in_memory || m->stack ||
+	    mio->meta || mio->len == 0 || mio->len % 512 || m->fd < 0)
+		return -EINVAL;
+	rc = member_fault_check(m, mio->kind, mio->sector, mio->len / 512);
+	if (rc == 0 && !member_in_data(m, mio->sector, mio->len / 512))
+		rc = member_wall(m, "write", true, mio->sector, mio->len / 512);
+	if (rc < 0)
+		return rc;
+	while (left) {
+		ssize_t n = pwritev2(m->fd, mio->iov, (int)mio->iovcnt,
+				     (off_t)(off + mio->done_bytes), mio->rw_flags);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;                    /* end of device */
+		mio->done_bytes += (uint32_t)n;
+		left -= (uint32_t)n;
+		if (left)
+			member_iov_advance(mio, (size_t)n);
+	}
+	return (int)mio->len;
+}
+
+void member_write_sync_done(struct reactor *r, struct member_io *mio, int res)
+{
+	mio->r = r;
+	mio->op.cb = member_io_cb;
+	mio->done_bytes = 0;
+	member_io_cb(&mio->op, res);
 }
 
 /* A stacked member's I/O, back from the lower array: nothing to continue. */

@@ -5,9 +5,13 @@
  * metadata calls and superblock writes replaced by fakes that queue them, so
  * the test decides the order in which log writes complete, units resume,
  * member writes end and checkpoints run. Nothing is timed; no randomness.
+ * (The log writer's thread, for a journal in memory, runs for real: its
+ * writes are faked, and the test waits for its post.)
  */
 #define member_submit fake_member_submit
 #define reactor_post fake_reactor_post
+#define member_write_sync fake_member_write_sync
+#define member_write_sync_done fake_member_write_sync_done
 #define meta_call_submit fake_meta_call_submit
 #define meta_record_change fake_meta_record_change
 #define raid5_journal_log_create test_journal_log_create
@@ -36,10 +40,49 @@ void fake_member_submit(struct reactor *r, struct member_io *mio)
 	ios[nios++] = mio;
 }
 
+/* posts come from the log writer's thread too */
+static pthread_mutex_t posts_mu = PTHREAD_MUTEX_INITIALIZER;
+
 void fake_reactor_post(struct reactor *r, struct reactor_msg *m)
 {
 	(void)r;
+	pthread_mutex_lock(&posts_mu);
 	posts[nposts++] = m;
+	pthread_mutex_unlock(&posts_mu);
+}
+
+/* The log writer's writes: recorded with the thread that did them; res is
+   what they return (their length when 0). */
+static struct member_io *sync_ios[8];
+static unsigned nsync;
+static pthread_t sync_thread;
+static int sync_res;
+
+int fake_member_write_sync(struct member_io *mio)
+{
+	sync_ios[nsync++] = mio;
+	sync_thread = pthread_self();
+	return sync_res ? sync_res : (int)mio->len;
+}
+
+void fake_member_write_sync_done(struct reactor *r, struct member_io *mio, int res)
+{
+	mio->r = r;
+	mio->done(mio, res < 0 ? res : 0);
+}
+
+/* Wait (up to 10 s) for the log writer's post. */
+static bool wait_post(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		pthread_mutex_lock(&posts_mu);
+		unsigned n = nposts;
+		pthread_mutex_unlock(&posts_mu);
+		if (n)
+			return true;
+		usleep(1000);
+	}
+	return false;
 }
 
 void fake_meta_call_submit(struct uraid_engine *e, void *owner, struct meta_call *c,
@@ -299,6 +342,113 @@ static void test_checkpoint_failure(void)
 }
 
 /* max_unit_sectors: whole-page units up to a quarter of the ring are logged whole. */
+/*
+ * A batch of large units (a 1 MiB sequential stream's full rows) to a
+ * journal in memory is written by an io_uring worker (offload), its pages
+ * gathered from the unit's buffers; a small unit's batch, or any batch to
+ * a journal not in memory, is not.
+ */
+static void test_big_batch_offloaded(void)
+{
+	static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
+	struct jlog *j = setup(65536);
+
+	/* u0: 32 rows of 3 data pages and P: 129 pages in the log */
+	struct r5_piece *pc = &pcs[0];
+	pc->ulen = 128 << 10;
+	for (unsigned k = 0; k < 3; k++) {
+		pc->wr[k] = 1;
+		pc->src[k] = big[k];
+	}
+	for (unsigned s = 0; s < 4; s++)
+		pc->sbuf[s] = big[s];
+	jm.in_memory = true;
+	CHECK(before(j, 0) == 1 && nios == 1 && nposts == 0 && ios[0]->offload,
+	      "big batch, journal in memory: offloaded (%u ios)", nios);
+	bool gathered = false;
+	for (unsigned i = 0; nios && i < ios[0]->iovcnt; i++)
+		gathered |= ios[0]->iov[i].iov_base == (void *)big[1];
+	CHECK(nios && ios[0]->len == 129u * 4096 && gathered,
+	      "log write of %u bytes gathered from the unit's pages", nios ? ios[0]->len : 0);
+	log_writes_done(0);
+	deliver();
+	CHECK(resumed[0] == 1, "big u0 resumed after its log write");
+	after(j, 0);
+	/* a small unit: inline */
+	CHECK(before(j, 1) == 1 && nios == 1 && !ios[0]->offload, "small batch inline");
+	log_writes_done(0);
+	deliver();
+	after(j, 1);
+	/* a journal not in memory: never offloaded */
+	jm.in_memory = false;
+	resumed[0] = 0;
+	CHECK(before(j, 0) == 1 && nios == 1 && !ios[0]->offload, "journal not in memory: "
+	      "not offloaded");
+	log_writes_done(0);
+	deliver();
+	after(j, 0);
+	teardown(j);
+}
+
+/*
+ * A journal in memory has a log writer: a batch of large units is
+ * encoded and written by its thread (checksums and copy off the reactor),
+ * gathered from the unit's pages, not submitted on the reactor; the
+ * result comes back as a post, and the unit resumes from it. A failed
+ * write there fails the journal: the unit resumes with -EIO. A small
+ * batch stays inline on the reactor.
+ */
+static void test_log_writer(void)
+{
+	static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
+
+	jm.in_memory = true;
+	struct jlog *j = setup(65536);
+	CHECK(j && j->wthread_on, "a journal in memory has a log writer");
+	struct r5_piece *pc = &pcs[0];
+	pc->ulen = 128 << 10;
+	for (unsigned k = 0; k < 3; k++) {
+		pc->wr[k] = 1;
+		pc->src[k] = big[k];
+	}
+	for (unsigned s = 0; s < 4; s++)
+		pc->sbuf[s] = big[s];
+	nsync = 0;
+	sync_res = 0;
+	CHECK(before(j, 0) == 1 && nios == 0, "big batch: not submitted on the reactor (%u ios)",
+	      nios);
+	CHECK(wait_post(), "the log writer posts its result");
+	CHECK(nsync == 1 && !pthread_equal(sync_thread, pthread_self()),
+	      "written by the log writer's thread (%u writes)", nsync);
+	bool gathered = false;
+	for (unsigned i = 0; nsync && i < sync_ios[0]->iovcnt; i++)
+		gathered |= sync_ios[0]->iov[i].iov_base == (void *)big[1];
+	CHECK(nsync && sync_ios[0]->len == 129u * 4096 && gathered,
+	      "log write of %u bytes gathered from the unit's pages", nsync ? sync_ios[0]->len : 0);
+	CHECK(resumed[0] == 0, "u0 waits until the result is delivered");
+	deliver();      /* the writer's post, then u0's resume */
+	deliver();
+	CHECK(resumed[0] == 1, "big u0 resumed after its log write");
+	after(j, 0);
+	/* a small unit: inline on the reactor */
+	nsync = 0;
+	CHECK(before(j, 1) == 1 && nios == 1 && nsync == 0, "small batch inline");
+	log_writes_done(0);
+	deliver();
+	after(j, 1);
+	/* the writer's write fails: the journal fails, u0 with it */
+	resumed[0] = 0;
+	sync_res = -EIO;
+	CHECK(before(j, 0) == 1 && wait_post(), "big batch again, to the writer");
+	deliver();
+	deliver();
+	CHECK(resumed[0] == -EIO && j->failed, "a failed log write there fails the journal "
+	      "(u0 resumed with %d)", resumed[0]);
+	sync_res = 0;
+	teardown(j);
+	jm.in_memory = false;
+}
+
 static void test_unit_cap(void)
 {
 	struct jlog *j = setup(16384);
@@ -317,6 +467,8 @@ int main(void)
 	test_flush_only_waits_for_tail();
 	test_checkpoint_failure();
 	test_unit_cap();
+	test_big_batch_offloaded();
+	test_log_writer();
 	if (failures) {
 		fprintf(stderr, "test_journal_run: %d failures\n", failures);
 		return 1;

@@ -52,7 +52,8 @@
  * and encoded without it (busy keeps other writers out of buf); a log write
  * is submitted on the reactor of the unit that started it (a large one to
  * a journal in memory encoded and written by the log writer's thread,
- * batch_write; to other journals by an io_uring worker: encode_batch);
+ * batch_write; by an io_uring worker if that thread could not start:
+ * encode_batch);
  * each unit resumes on its own (reactor_post).
  */
 #include <errno.h>
@@ -80,7 +81,8 @@
 /*
  * A batch at least this large, of units and records this large on average
  * (a sequential stream's full rows), written to a journal in memory goes
- * to an io_uring worker (encode_batch); many small ones (4 KiB random
+ * to the log writer's thread (batch_write; an io_uring worker without
+ * it: encode_batch); many small ones (4 KiB random
  * writes at QD 32) stay inline: their worker round trips cost more than
  * the copy moved.
  */
@@ -641,10 +643,16 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 {
 	j->niov = 0;
 	/*
-	 * Pages are written from where they are (gathered), inline or through
-	 * io_uring alike: none of them changes before the log write is done
-	 * (the batch's units wait for it with their rows held, a record's
-	 * bytes are its request's until its done(), called after it).
+	 * Pages are written from where they are (gathered) only to a journal
+	 * in memory, by a write done at once (inline, up to
+	 * MEMBER_INLINE_MAX) or by the log writer's thread: none of them
+	 * changes before the log write is done (the batch's units wait for it
+	 * with their rows held, a record's bytes are its request's until its
+	 * done(), called after it). Any other log write (a journal file or
+	 * device, through io_uring) takes them copied into buf, as before the
+	 * log writer: with the units' own pages read by an io_uring worker,
+	 * test-journal.sh once found acknowledged writes lost after a kill
+	 * (commit 6a96c7b; cause not found), so that stays off.
 	 *
 	 * A large batch (big: JOFFLOAD_*) for a journal in memory is written
 	 * off the reactor (offload), not inline: a client's requests
@@ -663,8 +671,9 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 	 * cost more than the checksums moved). A small batch is written
 	 * inline: a wake-up would cost a QD 1 write more than the copy.
 	 */
-	j->gather_now = j->gather;
 	j->offload = offload && j->m->in_memory;
+	j->gather_now = j->gather && j->m->in_memory &&
+			(len * 512 <= MEMBER_INLINE_MAX || (j->offload && j->wthread_on));
 	for (uint32_t ri = recs; ri; ri = j->rec[ri].next)
 		encode_rec(e, &j->rec[ri]);
 	for (struct r5_piece *pc = units; pc; pc = pc->log_next)

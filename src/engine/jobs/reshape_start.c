@@ -107,6 +107,17 @@ static bool q_gap(const struct array *a, const struct uraid_reshape *r)
 
 #define HOLD_AUTO_NS (10ull * 1000000000u)   /* no automatic job while a start is under way */
 
+/* Hold automatic starts for HOLD_AUTO_NS at least: only ever raises the
+   time (grow's plan may hold them for its whole run: UINT64_MAX). */
+static void hold_auto_starts(struct array *a)
+{
+	uint64_t until = engine_now_ns() + HOLD_AUTO_NS;
+	uint64_t cur = atomic_load(&a->sync_retry_ns);
+
+	while (cur < until && !atomic_compare_exchange_weak(&a->sync_retry_ns, &cur, until))
+		;
+}
+
 /*
  * A spare added to such an array starts rebuilding the parity slot by
  * itself (as md's would, had mdadm not frozen sync_action first): that
@@ -122,7 +133,7 @@ static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 	    r->new_raid_disks <= g->raid_disks || atomic_load(&a->degraded) != 1 ||
 	    slot_ok(a, last))
 		return false;
-	atomic_store(&a->sync_retry_ns, engine_now_ns() + HOLD_AUTO_NS);
+	hold_auto_starts(a);
 	sync_reap(a);
 	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
@@ -162,7 +173,7 @@ static bool stop_copies_rebuild(struct array *a)
 {
 	if (a->level->reshape != LEVEL_RESHAPE_COPIES || !atomic_load(&a->degraded))
 		return false;
-	atomic_store(&a->sync_retry_ns, engine_now_ns() + HOLD_AUTO_NS);
+	hold_auto_starts(a);
 	sync_reap(a);
 	pthread_mutex_lock(&a->sync_lock);
 	struct sync_job *j = atomic_load(&a->sync);
@@ -394,6 +405,8 @@ static void place_recovering(struct array *a, unsigned i, unsigned s)
 static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool frozen,
 			 bool start_job, char *err, size_t errlen)
 {
+	/* given back as it was: a plan of grow's holds them through its steps */
+	uint64_t retry_before = atomic_load(&a->sync_retry_ns);
 	bool held = !a->reshape && (a->e->flags & URAID_ENGINE_THREADS) &&
 		    !(a->flags & URAID_ASSEMBLE_READONLY) && stop_gap_rebuild(a, r);
 	struct uraid_geom *ng = NULL;
@@ -558,6 +571,23 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		goto out;
 	}
 	pthread_mutex_lock(&a->meta_lock);
+	/* meta_lock was let go for the freeze: a member may have failed or a
+	   spare gone meanwhile; looked at again before anything is placed */
+	bool gone = false;
+	for (unsigned k = 0; k < ntake; k++)
+		gone |= !spare_free(a, (unsigned)take[k]);
+	if (gone)
+		rc = uraid_errf(err, errlen, -EAGAIN, "a spare changed while the array was "
+				"frozen for the start: nothing was changed, try again");
+	else if (copies)
+		rc = copies_new_survives(a, ng, to_slot, ntake, err, errlen);
+	if (rc) {
+		pthread_mutex_unlock(&a->meta_lock);
+		pthread_mutex_unlock(&a->sync_start_lock);
+		if (!frozen)
+			array_thaw(a);
+		goto out;
+	}
 	for (unsigned k = 0; k < ntake; k++) {
 		unsigned i = (unsigned)take[k], s = to_slot[k];
 		if (copies && s < old_disks) {
@@ -706,7 +736,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 		rc = reshape_start_job(a, err, errlen);
 out:
 	if (held)       /* automatic starts as before (a reshape started holds them itself) */
-		atomic_store(&a->sync_retry_ns, 0);
+		atomic_store(&a->sync_retry_ns, retry_before);
 	free(ng);
 	return rc;
 }

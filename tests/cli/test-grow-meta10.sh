@@ -25,6 +25,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/grow.sh"
 need fio nbdcopy nbdinfo python3 mdadm sha256sum
 work_dir grow-meta10
 echo "work in $work"
@@ -32,46 +33,7 @@ SEED=1810
 echo "data seed $SEED"
 randfile $SEED $((2 << 20)) "$work/data"
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
-data_ok() { nbdcopy "$(uri "$1")" - | head -c $((2 << 20)) | cmp -s - "$work/data"; }
-examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
 nbd_size() { nbdinfo --size "$(uri "$1")" 2>/dev/null || echo none; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
-settled() {
-    for _ in $(seq 300); do
-        "$URAID" status "$1" | grep -q "Background : none" && return 0
-        sleep 0.2
-    done
-    "$URAID" status "$1"
-    return 1
-}
-fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
-    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
-        --bs=4k --offset=2M --size=1M --iodepth=4 --verify=crc32c --verify_fatal=1 \
-        --randseed=$SEED --loops=4 --output="$work/fio-$1.log" >/dev/null 2>&1) &
-    fpid=$!
-}
-refused() {
-    local name=$1 what=$2; shift 2
-    local before after out rc
-    before=$(sums "${mem[@]}")
-    for _ in $(seq 20); do
-        sleep 0.5
-        after=$(sums "${mem[@]}")
-        [ "$after" = "$before" ] && break
-        before=$after
-    done
-    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
-    check "  in one line: $out" test "$(wc -l <<<"$out")" -eq 1
-    check "  members unchanged" test "$before" = "$after"
-}
 # mdadm prints Used Dev Size only when it differs from Avail Dev Size
 used_dev() {
     local u
@@ -80,10 +42,6 @@ used_dev() {
     echo "$u"
 }
 sb_ok() { mdadm --examine "$1" | grep -q "Checksum : .* - correct"; }
-bitmap_field() {   # member key -> the bitmap object's value
-    "$URAID" examine --json "$1" | python3 -c \
-        'import json, sys; print(json.load(sys.stdin)[0]["bitmap"][sys.argv[1]])' "$2"
-}
 
 # ---- 1.0: --bitmap=none, then --bitmap=internal again ----
 mem=("$work/b0" "$work/b1")
@@ -223,23 +181,6 @@ stop_served h
 # (md's limit too: mdadm looks for a 1.0 superblock at the end, which moved)
 check "h:   the superblock still at sector $hsoff" \
     test "$(od -An -tx4 -j $((hsoff * 512)) -N4 "${mem[0]}" | tr -d ' ')" = a92b4efc
-
-# scribble SEED MEMBER...: different random bytes on each member from the
-# end of the size used to the end of its data area (only a resync of the
-# grown range makes the copies agree)
-scribble() {
-    local seed=$1 m off used avail; shift
-    for m in "$@"; do
-        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
-e = json.load(sys.stdin)[0]
-print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
-        randfile "$seed" $((avail - used)) "$work/scribble"
-        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
-            status=none
-        seed=$((seed + 1))
-    done
-    rm -f "$work/scribble"
-}
 
 # ---- RAID 10 near=2 (1.2, with a bitmap): --size=max, then back down ----
 mem=("$work/r0" "$work/r1" "$work/r2" "$work/r3")

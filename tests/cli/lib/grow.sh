@@ -13,6 +13,10 @@
 #                             $SEED), of $FIO_SIZE bytes from $FIO_OFFSET on
 #                             $FIO_LOOPS times (1M, 2M, 4 unless set), in the
 #                             background; its pid in $fpid
+#   scribble SEED MEMBER...   different random bytes on each member from the
+#                             end of the size used to the end of its data
+#                             area (only a resync of a grown range makes the
+#                             copies agree)
 #   quiet NAME                wait until the array has nothing left to write
 #                             on its own (see the function)
 #   refused [-u] NAME WHAT ARGS...
@@ -48,6 +52,20 @@ fio_bg() {
         --bs=4k --offset="${FIO_OFFSET:-2M}" --size="${FIO_SIZE:-1M}" --iodepth=4 --verify=crc32c \
         --verify_fatal=1 --randseed="$SEED" --loops="${FIO_LOOPS:-4}" --output="$work/fio-$1.log" >/dev/null 2>&1) &
     fpid=$!
+}
+
+scribble() {
+    local seed=$1 m off used avail; shift
+    for m in "$@"; do
+        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
+e = json.load(sys.stdin)[0]
+print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
+        randfile "$seed" $((avail - used)) "$work/scribble"
+        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
+            status=none
+        seed=$((seed + 1))
+    done
+    rm -f "$work/scribble"
 }
 
 # A served array writes its members on its own for a while after the last

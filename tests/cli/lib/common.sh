@@ -24,6 +24,12 @@
 #   acks_verify SOCK DIR SEED
 #                           journal_acks.py verify: every acknowledged write
 #                           reads back (or a later unacknowledged one)
+#   status_until NAME SECS EXPR
+#                           until the python expression EXPR holds over
+#                           `uraid status --json NAME` (as d), at most SECS
+#                           seconds by the clock (a python3 start can take
+#                           seconds on a loaded machine); else prints the
+#                           status, returns 1
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
 #                           background; its pid in $fpid
@@ -128,4 +134,20 @@ writes_bg() {
         --rw=randwrite --size=60M --time_based --runtime=10 --output=/dev/null "$@" \
         >/dev/null 2>&1) &
     fpid=$!
+}
+
+status_until() {
+    local name=$1 end=$((SECONDS + $2)) expr=$3 out err=/dev/null
+    while :; do
+        [ $SECONDS -lt "$end" ] || err=/dev/stdout     # the last try says why
+        out=$("$URAID" status --json "$name" 2>&1) &&
+            python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+sys.exit(not eval("(" + sys.argv[2] + ")"))' "$out" "$expr" 2>"$err" && return 0
+        [ "$err" = /dev/null ] || break
+        sleep 0.2
+    done
+    echo "  $name: not within $2 s: $expr"
+    "$URAID" status "$name" | sed 's/^/  /'
+    return 1
 }

@@ -77,24 +77,11 @@ print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
 # job, nothing in flight, no dirty cache bytes, no bitmap bit set (none is
 # cleared while degraded: then they stay). It reports these under the locks
 # their writers hold, so from then on only a request writes the members:
-# what a refusal must not send. Up to 60 s, by the clock (a python3 start
-# takes seconds on a loaded machine).
+# what a refusal must not send. Up to 60 s.
 quiet() {
-    local out end=$((SECONDS + 60))
-    while :; do
-        out=$("$URAID" status --json "$1" 2>&1) && python3 -c '
-import json, sys
-d = json.loads(sys.argv[1])
-b = d.get("bitmap")
-sys.exit(not (d["clean"] and not d["background"] and d["in_flight"] == 0
-              and d["write_cache"]["dirty_bytes"] == 0
-              and (not b or b["dirty_bits"] == 0 or d["degraded"] > 0)))' "$out" && return 0
-        [ $SECONDS -lt $end ] || break
-        sleep 0.2
-    done
-    echo "  $1 not quiet after 60 s:"
-    "$URAID" status "$1" | sed 's/^/  /'
-    return 1
+    status_until "$1" 60 'd["clean"] and not d["background"] and d["in_flight"] == 0
+and d["write_cache"]["dirty_bytes"] == 0
+and (not d["bitmap"] or d["bitmap"]["dirty_bits"] == 0 or d["degraded"] > 0)'
 }
 
 refused() {

@@ -35,6 +35,10 @@
 #                           background; its pid in $fpid
 fails=0
 PATH=$PATH:/usr/sbin:/sbin     # mdadm
+# python3 looked up once: a version manager's shim (pyenv) took 2.8 s a call
+# at load 12, the interpreter 0.3 s, and the tests poll with it
+py3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py3" ] &&
+    python3() { "$py3" "$@"; }
 
 need() {
     local t

@@ -25,15 +25,6 @@ members() {
 }
 serve() { serve_bg "$work" "$@"; }   # serve NAME ARGS...
 stop() { stop_served "$1"; }
-# log_more NAME PATTERN COUNT: NAME.err has more than COUNT lines matching
-# PATTERN (within 30 s): the server logged it once more
-log_more() {
-    for _ in $(seq 300); do
-        [ "$(grep -c "$2" "$work/$1.err")" -gt "$3" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # ---- check, repair, check on RAID 5 and RAID 6 assembled with wrong parity ----
 for level in 5 6; do

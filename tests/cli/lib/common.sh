@@ -30,6 +30,11 @@
 #                           seconds by the clock (a python3 start can take
 #                           seconds on a loaded machine); else prints the
 #                           status, returns 1
+#   log_more NAME PATTERN COUNT
+#                           $work/NAME.err (serve_bg's log) has more than COUNT
+#                           lines matching PATTERN, within 30 s: the server
+#                           logged it once more (a restart's line, not the
+#                           last run's)
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
 #                           background; its pid in $fpid
@@ -153,5 +158,14 @@ sys.exit(not eval("(" + sys.argv[2] + ")"))' "$out" "$expr" 2>"$err" && return 0
     done
     echo "  $name: not within $2 s: $expr"
     "$URAID" status "$name" | sed 's/^/  /'
+    return 1
+}
+
+log_more() {
+    for _ in $(seq 300); do
+        [ "$(grep -c "$2" "$work/$1.err")" -gt "$3" ] && return 0
+        sleep 0.1
+    done
+    echo "  $1: no more than $3 lines '$2' in 30 s"
     return 1
 }

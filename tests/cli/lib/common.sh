@@ -63,7 +63,12 @@ serve_bg() {
     "$URAID" serve --socket="$dir/$name.sock" --threads=2 --pid-file="$dir/$name.pid" "$@" \
         >>"$dir/$name.out" 2>>"$dir/$name.err" &
     spid=$!
-    for _ in $(seq 100); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.1; done
+    # 30 s: a loaded machine can take seconds; a server that exits ends it
+    for _ in $(seq 300); do
+        [ -s "$dir/$name.pid" ] && return 0
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.1
+    done
     cat "$dir/$name.err"
     return 1
 }

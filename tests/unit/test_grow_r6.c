@@ -1146,7 +1146,18 @@ static void run_refusal_bitmap(uint64_t seed)
 		teardown(&t);
 		return;
 	}
-	pause_ms(100);          /* the spare's superblock and the clean marking written */
+	/* the spare's superblock and the clean marking written: waited for as
+	   the array reports it (a fixed 100 ms can end before the marking on a
+	   loaded machine, which then changes the events compared below) */
+	bool quiet = false;
+	for (unsigned k = 0; k < 2000 && !quiet; k++) {
+		struct uraid_array_status as;
+		quiet = uraid_array_status(t.a, &as) == 0 && as.clean && !as.in_flight &&
+			!as.bitmap_dirty_bits;
+		if (!quiet)
+			pause_ms(5);
+	}
+	CHECK(quiet, "%s: clean, nothing in flight, no bit set within 10 s", name);
 	struct uraid_sb before[NFILES], after;
 	for (unsigned i = 0; i < NFILES; i++)
 		CHECK(disk_sb(&t, i, &before[i]) == 0, "%s: superblock %u before", name, i);

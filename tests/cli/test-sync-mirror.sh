@@ -96,12 +96,13 @@ for c in "rb1 1 2 -" "rb10 10 4 n2" "rbf 10 4 f2"; do
     serve "$name" --speed-min=3000 --speed-max=4000 "${m[@]}"
     uri="nbd+unix:///?socket=$work/$name.sock"
     size=$(nbdinfo --size "$uri")
+    w0=$(writes_of "$name")
     (cd "$work" && fio --ioengine=nbd --uri="$uri" --rw=randrw --bssplit=4k/50:64k/50 \
         --iodepth=16 --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
         --randseed="$SEED" --size=$((size / 1048576))M --name=during --output="$work/fio.$name" \
         >/dev/null 2>&1) &
     fpid=$!
-    status_until "$name" 60 'not d["clean"]'    # fio is writing
+    status_until "$name" 60 "sum(m['writes'] for m in d['members']) > $w0"   # fio is writing
     "$URAID" fail "${m[1]}" >/dev/null
     "$URAID" remove "${m[1]}" >/dev/null
     check "$name: uraid add of a new device" bash -c "'$URAID' add $name '$spare' >/dev/null"

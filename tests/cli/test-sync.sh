@@ -279,6 +279,7 @@ for i in 0 1 2 3 4 5; do truncate -s 32M "$work/ld.$i"; m+=("$work/ld.$i"); done
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=ld "${m[@]:0:4}" >/dev/null
 serve ld --speed-min=4000 --speed-max=4000 "${m[@]:0:4}"
 size=$(nbdinfo --size "nbd+unix:///?socket=$work/ld.sock")
+w0=$(writes_of ld)
 # one pass over the array per run (fio's verify is exact within a pass), runs
 # back to back for the length of the scenario, each with its seed
 (cd "$work" && for r in 1 2 3 4 5 6; do
@@ -288,8 +289,8 @@ size=$(nbdinfo --size "nbd+unix:///?socket=$work/ld.sock")
         --output="$work/fio.$r.out" >/dev/null 2>&1
 done) &
 fpid=$!
-# fio is writing (the array active) before the fail
-status_until ld 60 'not d["clean"]'
+# fio is writing before the fail
+status_until ld 60 "sum(m['writes'] for m in d['members']) > $w0"
 "$URAID" fail "${m[1]}" >/dev/null && "$URAID" add ld "${m[4]}" >/dev/null
 status_until ld 30 'd["background"] and d["background"][0]["kind"] == "recovery"'
 check "a rebuild runs under the load" bash -c "'$URAID' status ld | grep -q 'recovery \['"

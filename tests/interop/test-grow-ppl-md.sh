@@ -28,12 +28,6 @@ interop_prepare || exit $?
 interop_serving 20261202
 need fio nbdinfo nbdcopy python3
 CRAFT=$INTEROP_DIR/../cli/md_craft.py
-# member_writes NAME: the array's writes to its members so far (status --json)
-member_writes() {
-    "$URAID" status --json "$1" | python3 -c '
-import json, sys
-print(sum(m["writes"] for m in json.load(sys.stdin)["members"]))'
-}
 
 P=() Q=() R=()
 for i in 0 1 2 3; do
@@ -60,7 +54,7 @@ fpid=$!
 nbdcopy "$tmp/p.data" "$uri"
 # fio writing (64 member writes past the copy's) when the kill comes: a
 # fixed 2 s could pass with fio not yet started and the array marked clean
-status_until p 60 "sum(m['writes'] for m in d['members']) > $(member_writes p) + 64"
+status_until p 60 "sum(m['writes'] for m in d['members']) > $(writes_of p) + 64"
 kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 check "P: killed with the array dirty" bash -c "'$URAID' examine '${P[0]}' | grep -q 'State : active'"
@@ -89,7 +83,7 @@ fpid=$!
 nbdcopy "$tmp/r.data" "$uri"
 # fio writing (64 member writes past the copy's) when the kill comes: a
 # fixed 2 s could pass with fio not yet started and the array marked clean
-status_until r 60 "sum(m['writes'] for m in d['members']) > $(member_writes r) + 64"
+status_until r 60 "sum(m['writes'] for m in d['members']) > $(writes_of r) + 64"
 kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 check "R: killed with the array dirty" bash -c "'$URAID' examine '${R[0]}' | grep -q 'State : active'"

@@ -30,6 +30,9 @@
 #                           seconds by the clock (a python3 start can take
 #                           seconds on a loaded machine); else prints the
 #                           status, returns 1
+#   writes_of NAME          the array's writes to its members so far (status
+#                           --json; superblock writes not counted): a client
+#                           is writing once it grows
 #   log_more NAME PATTERN COUNT
 #                           $work/NAME.err (serve_bg's log) has more than COUNT
 #                           lines matching PATTERN, within 30 s: the server
@@ -150,20 +153,30 @@ writes_bg() {
     fpid=$!
 }
 
-status_until() {
-    local name=$1 end=$((SECONDS + $2)) expr=$3 out err=/dev/null
-    while :; do
-        [ $SECONDS -lt "$end" ] || err=/dev/stdout     # the last try says why
-        out=$("$URAID" status --json "$name" 2>&1) &&
-            python3 -c 'import json, sys
+status_holds() {   # status_holds JSON EXPR
+    python3 -c 'import json, sys
 d = json.loads(sys.argv[1])
-sys.exit(not eval("(" + sys.argv[2] + ")"))' "$out" "$expr" 2>"$err" && return 0
-        [ "$err" = /dev/null ] || break
+sys.exit(not eval("(" + sys.argv[2] + ")"))' "$1" "$2"
+}
+
+status_until() {
+    local name=$1 end=$((SECONDS + $2)) expr=$3 out
+    while [ $SECONDS -lt "$end" ]; do
+        out=$("$URAID" status --json "$name" 2>&1)
+        status_holds "$out" "$expr" 2>/dev/null && return 0
         sleep 0.2
     done
+    # the last try says why (python's error, if any)
+    out=$("$URAID" status --json "$name" 2>&1)
+    status_holds "$out" "$expr" && return 0
     echo "  $name: not within $2 s: $expr"
     "$URAID" status "$name" | sed 's/^/  /'
     return 1
+}
+
+writes_of() {
+    "$URAID" status --json "$1" | python3 -c 'import json, sys
+print(sum(m["writes"] for m in json.load(sys.stdin)["members"]))'
 }
 
 log_more() {

@@ -42,6 +42,21 @@ used_dev() {
     echo "$u"
 }
 sb_ok() { mdadm --examine "$1" | grep -q "Checksum : .* - correct"; }
+# size_max NAME WHAT: ${mem[@]} served as NAME with the data written, grown
+# with --size=max while fio writes and verifies, resynced; $avail (member 0's
+# Avail Dev Size before, sectors) and $size0 (the export's size before) set
+size_max() {
+    local name=$1 what=$2 out rc
+    avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
+    serve_bg "$work" "$name" "${mem[@]}" || exit 1
+    nbdcopy "$work/data" "$(uri "$name")"
+    size0=$(nbd_size "$name")
+    fio_bg "$name"
+    out=$("$URAID" grow "$name" --size=max); rc=$?
+    check "$name: $what --size=max (rc $rc): $out" test $rc -eq 0
+    check "$name:   fio verify during" wait "$fpid"
+    check "$name:   the new part resynced" settled "$name"
+}
 
 # ---- 1.0: --bitmap=none, then --bitmap=internal again ----
 mem=("$work/b0" "$work/b1")
@@ -112,22 +127,14 @@ mem=("$work/s0" "$work/s1" "$work/s2")
 truncate -s 24M "${mem[@]}"
 "$URAID" create --name=s --metadata=1.0 --level=5 --raid-devices=3 --chunk=64 --size=8M \
     --bitmap=none --assume-clean "${mem[@]}" >/dev/null
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-echo "s: Used Dev Size $(examine "${mem[0]}" "Used Dev Size"), Avail $avail sectors"
-serve_bg "$work" s "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri s)"
-ssize0=$(nbd_size s)
-fio_bg s
-out=$("$URAID" grow s --size=max); rc=$?
-check "s: 1.0 --size=max (rc $rc): $out" test $rc -eq 0
-check "s:   fio verify during" wait "$fpid"
-check "s:   the new part resynced" settled s
+echo "s: Used Dev Size $(examine "${mem[0]}" "Used Dev Size"), Avail $(examine "${mem[0]}" "Avail Dev Size")"
+size_max s "1.0"
 want=$((avail - avail % 128))
 check "s:   examine: Used Dev Size $want sectors (the data area, whole chunks)" \
     test "$(used_dev "${mem[0]}")" = $want
 check "s:   examine: Array Size $want KiB, checksum correct" \
     eval 'test "$(examine "${mem[0]}" "Array Size" | cut -d" " -f1)" = $want && sb_ok "${mem[2]}"'
-check "s:   NBD exports it: $(nbd_size s) (was $ssize0)" test "$(nbd_size s)" = $((want * 2 * 512))
+check "s:   NBD exports it: $(nbd_size s) (was $size0)" test "$(nbd_size s)" = $((want * 2 * 512))
 check "s:   data" data_ok s
 check "s:   0 mismatches" check_zero s
 stop_served s
@@ -189,19 +196,11 @@ truncate -s 24M "${mem[@]}"
     --bitmap=internal --bitmap-chunk=64K --assume-clean "${mem[@]}" >/dev/null
 echo "r: garbage past the old end: seeds $((SEED + 10))..$((SEED + 13))"
 scribble $((SEED + 10)) "${mem[@]}"
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-serve_bg "$work" r "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri r)"
-rsize0=$(nbd_size r)
-fio_bg r
-out=$("$URAID" grow r --size=max); rc=$?
-check "r: RAID 10 n2 --size=max (rc $rc): $out" test $rc -eq 0
-check "r:   fio verify during" wait "$fpid"
-check "r:   the new part resynced" settled r
+size_max r "RAID 10 n2"
 want=$((avail - avail % 128))
 check "r:   examine: Used Dev Size $want sectors, Array Size $want KiB (4 members, 2 copies)" \
     test "$(used_dev "${mem[3]}")/$(examine "${mem[3]}" "Array Size" | cut -d' ' -f1)" = "$want/$want"
-check "r:   NBD exports it: $(nbd_size r) (was $rsize0)" test "$(nbd_size r)" = $((want * 1024))
+check "r:   NBD exports it: $(nbd_size r) (was $size0)" test "$(nbd_size r)" = $((want * 1024))
 check "r:   the bitmap covers the array (md's raid10 bitmap sync size)" \
     test "$(bitmap_field "${mem[0]}" sync_bytes)" = $((want * 1024))
 check "r:   data" data_ok r
@@ -225,14 +224,7 @@ truncate -s 24M "${mem[@]}"
     --size=8M --bitmap=none --assume-clean "${mem[@]}" >/dev/null
 echo "o: garbage past the old end: seeds $((SEED + 20))..$((SEED + 23))"
 scribble $((SEED + 20)) "${mem[@]}"
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-serve_bg "$work" o "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri o)"
-fio_bg o
-out=$("$URAID" grow o --size=max); rc=$?
-check "o: RAID 10 o2 1.0 --size=max (rc $rc): $out" test $rc -eq 0
-check "o:   fio verify during" wait "$fpid"
-check "o:   the new part resynced" settled o
+size_max o "RAID 10 o2 1.0"
 # o2: whole pairs of chunks (md's calc_sectors: / far_copies, then x far_copies)
 want=$((avail - avail % 256))
 check "o:   examine: Used Dev Size $want sectors, Array Size $want KiB, checksum correct" \

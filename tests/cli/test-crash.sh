@@ -63,7 +63,7 @@ for cfg in 5 6 10 1 5b; do
         done_before=$(grep -c "resync done" "$work/s.err")
         serve "${m[@]}"
         # the engine starts it on its first tick after assembly
-        for _ in $(seq 100); do
+        for _ in $(seq 600); do
             [ "$(grep -c "resync started" "$work/s.err")" -gt "$before" ] && break
             sleep 0.05
         done

@@ -45,9 +45,9 @@ PY
     cpid=$!
     [ -n "${SILENT_NOWAIT:-}" ] || wait_up "$2"
 }
-# wait_up TAG: the silent client TAG has connected (5 s at most)
+# wait_up TAG: the silent client TAG has connected (30 s at most)
 wait_up() {
-    for _ in $(seq 50); do [ -e "$work/$1.up" ] && return 0; sleep 0.1; done
+    for _ in $(seq 300); do [ -e "$work/$1.up" ] && return 0; sleep 0.1; done
     echo "the client $1 did not connect"
     return 1
 }
@@ -78,7 +78,7 @@ check "uraid status lists it meanwhile" \
 for _ in $(seq 200); do [ -e "$work/quiet1.gone" ] && break; sleep 0.1; done
 check "a silent client is dropped after the timeout ($(cat "$work/quiet1.gone" 2>/dev/null)s)" \
     bash -c "[ -e '$work/quiet1.gone' ] && awk '{ exit !(\$1 >= 5 && \$1 <= 15) }' '$work/quiet1.gone'"
-for _ in $(seq 50); do [ -e "$work/half.gone" ] && [ -e "$work/quiet2.gone" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -e "$work/half.gone" ] && [ -e "$work/quiet2.gone" ] && break; sleep 0.1; done
 # all 16 start together: one after another, a loaded machine can take longer
 # than the 10 s idle timeout to start them, and the first would be dropped
 for i in $(seq 16); do SILENT_NOWAIT=1 silent "$work/a.sock.ctl" busy$i; done

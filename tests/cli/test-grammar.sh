@@ -182,7 +182,7 @@ except socket.timeout:
     pass
 ' "$work/old.ctl" "$work/old.log" &
 oldpid=$!
-for _ in $(seq 50); do [ -S "$work/old.ctl" ] && break; sleep 0.1; done
+for _ in $(seq 300); do [ -S "$work/old.ctl" ] && break; sleep 0.1; done
 out=$("$URAID" fail "$work/old.ctl" "$work/old.img" 2>&1); rc=$?
 check "fail ARRAY MEMBER against an older server: exit $rc ($out)" test $rc -eq 0
 out=$("$URAID" remove "$work/old.ctl" "$work/old.img" 2>&1); rc=$?

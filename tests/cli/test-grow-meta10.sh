@@ -25,6 +25,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/grow.sh"
 need fio nbdcopy nbdinfo python3 mdadm sha256sum
 work_dir grow-meta10
 echo "work in $work"
@@ -32,46 +33,7 @@ SEED=1810
 echo "data seed $SEED"
 randfile $SEED $((2 << 20)) "$work/data"
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
-data_ok() { nbdcopy "$(uri "$1")" - | head -c $((2 << 20)) | cmp -s - "$work/data"; }
-examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
 nbd_size() { nbdinfo --size "$(uri "$1")" 2>/dev/null || echo none; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
-settled() {
-    for _ in $(seq 300); do
-        "$URAID" status "$1" | grep -q "Background : none" && return 0
-        sleep 0.2
-    done
-    "$URAID" status "$1"
-    return 1
-}
-fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
-    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
-        --bs=4k --offset=2M --size=1M --iodepth=4 --verify=crc32c --verify_fatal=1 \
-        --randseed=$SEED --loops=4 --output="$work/fio-$1.log" >/dev/null 2>&1) &
-    fpid=$!
-}
-refused() {
-    local name=$1 what=$2; shift 2
-    local before after out rc
-    before=$(sums "${mem[@]}")
-    for _ in $(seq 20); do
-        sleep 0.5
-        after=$(sums "${mem[@]}")
-        [ "$after" = "$before" ] && break
-        before=$after
-    done
-    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
-    check "  in one line: $out" test "$(wc -l <<<"$out")" -eq 1
-    check "  members unchanged" test "$before" = "$after"
-}
 # mdadm prints Used Dev Size only when it differs from Avail Dev Size
 used_dev() {
     local u
@@ -80,9 +42,20 @@ used_dev() {
     echo "$u"
 }
 sb_ok() { mdadm --examine "$1" | grep -q "Checksum : .* - correct"; }
-bitmap_field() {   # member key -> the bitmap object's value
-    "$URAID" examine --json "$1" | python3 -c \
-        'import json, sys; print(json.load(sys.stdin)[0]["bitmap"][sys.argv[1]])' "$2"
+# size_max NAME WHAT: ${mem[@]} served as NAME with the data written, grown
+# with --size=max while fio writes and verifies, resynced; $avail (member 0's
+# Avail Dev Size before, sectors) and $size0 (the export's size before) set
+size_max() {
+    local name=$1 what=$2 out rc
+    avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
+    serve_bg "$work" "$name" "${mem[@]}" || exit 1
+    nbdcopy "$work/data" "$(uri "$name")"
+    size0=$(nbd_size "$name")
+    fio_bg "$name"
+    out=$("$URAID" grow "$name" --size=max); rc=$?
+    check "$name: $what --size=max (rc $rc): $out" test $rc -eq 0
+    check "$name:   fio verify during" wait "$fpid"
+    check "$name:   the new part resynced" settled "$name"
 }
 
 # ---- 1.0: --bitmap=none, then --bitmap=internal again ----
@@ -154,22 +127,14 @@ mem=("$work/s0" "$work/s1" "$work/s2")
 truncate -s 24M "${mem[@]}"
 "$URAID" create --name=s --metadata=1.0 --level=5 --raid-devices=3 --chunk=64 --size=8M \
     --bitmap=none --assume-clean "${mem[@]}" >/dev/null
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-echo "s: Used Dev Size $(examine "${mem[0]}" "Used Dev Size"), Avail $avail sectors"
-serve_bg "$work" s "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri s)"
-ssize0=$(nbd_size s)
-fio_bg s
-out=$("$URAID" grow s --size=max); rc=$?
-check "s: 1.0 --size=max (rc $rc): $out" test $rc -eq 0
-check "s:   fio verify during" wait "$fpid"
-check "s:   the new part resynced" settled s
+echo "s: Used Dev Size $(examine "${mem[0]}" "Used Dev Size"), Avail $(examine "${mem[0]}" "Avail Dev Size")"
+size_max s "1.0"
 want=$((avail - avail % 128))
 check "s:   examine: Used Dev Size $want sectors (the data area, whole chunks)" \
     test "$(used_dev "${mem[0]}")" = $want
 check "s:   examine: Array Size $want KiB, checksum correct" \
     eval 'test "$(examine "${mem[0]}" "Array Size" | cut -d" " -f1)" = $want && sb_ok "${mem[2]}"'
-check "s:   NBD exports it: $(nbd_size s) (was $ssize0)" test "$(nbd_size s)" = $((want * 2 * 512))
+check "s:   NBD exports it: $(nbd_size s) (was $size0)" test "$(nbd_size s)" = $((want * 2 * 512))
 check "s:   data" data_ok s
 check "s:   0 mismatches" check_zero s
 stop_served s
@@ -224,23 +189,6 @@ stop_served h
 check "h:   the superblock still at sector $hsoff" \
     test "$(od -An -tx4 -j $((hsoff * 512)) -N4 "${mem[0]}" | tr -d ' ')" = a92b4efc
 
-# scribble SEED MEMBER...: different random bytes on each member from the
-# end of the size used to the end of its data area (only a resync of the
-# grown range makes the copies agree)
-scribble() {
-    local seed=$1 m off used avail; shift
-    for m in "$@"; do
-        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
-e = json.load(sys.stdin)[0]
-print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
-        randfile "$seed" $((avail - used)) "$work/scribble"
-        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
-            status=none
-        seed=$((seed + 1))
-    done
-    rm -f "$work/scribble"
-}
-
 # ---- RAID 10 near=2 (1.2, with a bitmap): --size=max, then back down ----
 mem=("$work/r0" "$work/r1" "$work/r2" "$work/r3")
 truncate -s 24M "${mem[@]}"
@@ -248,19 +196,11 @@ truncate -s 24M "${mem[@]}"
     --bitmap=internal --bitmap-chunk=64K --assume-clean "${mem[@]}" >/dev/null
 echo "r: garbage past the old end: seeds $((SEED + 10))..$((SEED + 13))"
 scribble $((SEED + 10)) "${mem[@]}"
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-serve_bg "$work" r "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri r)"
-rsize0=$(nbd_size r)
-fio_bg r
-out=$("$URAID" grow r --size=max); rc=$?
-check "r: RAID 10 n2 --size=max (rc $rc): $out" test $rc -eq 0
-check "r:   fio verify during" wait "$fpid"
-check "r:   the new part resynced" settled r
+size_max r "RAID 10 n2"
 want=$((avail - avail % 128))
 check "r:   examine: Used Dev Size $want sectors, Array Size $want KiB (4 members, 2 copies)" \
     test "$(used_dev "${mem[3]}")/$(examine "${mem[3]}" "Array Size" | cut -d' ' -f1)" = "$want/$want"
-check "r:   NBD exports it: $(nbd_size r) (was $rsize0)" test "$(nbd_size r)" = $((want * 1024))
+check "r:   NBD exports it: $(nbd_size r) (was $size0)" test "$(nbd_size r)" = $((want * 1024))
 check "r:   the bitmap covers the array (md's raid10 bitmap sync size)" \
     test "$(bitmap_field "${mem[0]}" sync_bytes)" = $((want * 1024))
 check "r:   data" data_ok r
@@ -284,14 +224,7 @@ truncate -s 24M "${mem[@]}"
     --size=8M --bitmap=none --assume-clean "${mem[@]}" >/dev/null
 echo "o: garbage past the old end: seeds $((SEED + 20))..$((SEED + 23))"
 scribble $((SEED + 20)) "${mem[@]}"
-avail=$(examine "${mem[0]}" "Avail Dev Size" | cut -d' ' -f1)
-serve_bg "$work" o "${mem[@]}" || exit 1
-nbdcopy "$work/data" "$(uri o)"
-fio_bg o
-out=$("$URAID" grow o --size=max); rc=$?
-check "o: RAID 10 o2 1.0 --size=max (rc $rc): $out" test $rc -eq 0
-check "o:   fio verify during" wait "$fpid"
-check "o:   the new part resynced" settled o
+size_max o "RAID 10 o2 1.0"
 # o2: whole pairs of chunks (md's calc_sectors: / far_copies, then x far_copies)
 want=$((avail - avail % 256))
 check "o:   examine: Used Dev Size $want sectors, Array Size $want KiB, checksum correct" \

@@ -24,6 +24,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/grow.sh"
 need fio nbdinfo python3 sha256sum
 work_dir grow-ppl
 CRAFT=$(dirname "$0")/md_craft.py
@@ -31,7 +32,6 @@ SEEDS=${PPL_SEEDS:-1}
 BASE=${SEED:-20261202}
 echo "seeds $BASE..$((BASE + SEEDS - 1)), work in $work"
 serve() { serve_bg "$work" s "$@"; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
 status_has() { "$URAID" status p | grep -q "$1"; }
 idle() {   # no background job (the resync after a dirty start ended)
     for _ in $(seq 300); do status_has "Background : none" && return 0; sleep 0.2; done
@@ -56,26 +56,6 @@ fio_job() {   # fio_job SEED extra-args...: the same job each time (same offsets
         --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
         --randseed="$1" --size=48M --name=ppl "${@:2}" >"$work/fio.out" 2>&1)
 }
-# refused [-u] WHAT ARGS...: exit 1 (-u: 2, a usage error), one line, members
-# unchanged (a quiet array first: the idle clean marking writes the members a
-# moment after the last write)
-refused() {
-    local want=1 what before after out rc
-    [ "$1" = -u ] && { want=2; shift; }
-    what=$1; shift
-    before=$(sums "${mem[@]}")
-    for _ in $(seq 20); do
-        sleep 0.5
-        after=$(sums "${mem[@]}")
-        [ "$after" = "$before" ] && break
-        before=$after
-    done
-    out=$("$URAID" grow p "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc): $out" test $rc -eq $want
-    check "  in one line" one_line "$out"
-    check "  members unchanged" test "$before" = "$after"
-}
 make_array() {   # make_array PREFIX ARGS...: 4 members of 64 MiB in mem[]
     local pfx=$1 i; shift
     mem=()
@@ -86,19 +66,19 @@ make_array() {   # make_array PREFIX ARGS...: 4 members of 64 MiB in mem[]
 # ---- refusals ----
 make_array r6 --level=6 --raid-devices=4
 serve "${mem[@]}"
-refused "PPL on RAID 6" --consistency-policy=ppl
+refused p "PPL on RAID 6" --consistency-policy=ppl
 stop_served p
 make_array rb --level=5 --raid-devices=4 --bitmap=internal
 serve "${mem[@]}"
-refused "PPL with a bitmap" --consistency-policy=ppl
-refused "bitmap when already bitmap" --consistency-policy=bitmap
-refused "a policy and another change together" --consistency-policy=resync --raid-devices=5
+refused p "PPL with a bitmap" --consistency-policy=ppl
+refused p "bitmap when already bitmap" --consistency-policy=bitmap
+refused p "a policy and another change together" --consistency-policy=resync --raid-devices=5
 stop_served p
 make_array rr --level=5 --raid-devices=4 --bitmap=none
 serve "${mem[@]}"
-refused "resync when already resync" --consistency-policy=resync
-refused -u "not a policy" --consistency-policy=journal
-refused "no room before the bad-block log" --consistency-policy=ppl
+refused p "resync when already resync" --consistency-policy=resync
+refused -u p "not a policy" --consistency-policy=journal
+refused p "no room before the bad-block log" --consistency-policy=ppl
 check "  the no-room refusal says what is needed" \
     bash -c "'$URAID' grow p --consistency-policy=ppl 2>&1 | grep -q 'at least 8 KiB'"
 stop_served p

@@ -59,7 +59,7 @@ pos1=$(sed -n "s/.*Reshape pos'n : \([0-9]*\).*/\1/p" "$work/examine")
 
 serve "${m[@]}" || exit 1
 "$URAID" tune rg --speed-min=1000 --speed-max=4000 >/dev/null
-for _ in $(seq 100); do grep -q "reshape started" "$work/s.err" && break; sleep 0.05; done
+for _ in $(seq 600); do grep -q "reshape started" "$work/s.err" && break; sleep 0.05; done
 check "served in mid-reshape, the reshape went on by itself" grep -q "reshape started" "$work/s.err"
 fio_job --verify_only
 check "every block verifies through NBD during the reshape" grep -q "err= 0" "$work/fio.out"

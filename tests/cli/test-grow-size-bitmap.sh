@@ -23,6 +23,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/grow.sh"
 need fio nbdcopy nbdinfo python3 mdadm qemu-io
 work_dir grow-size-bitmap
 echo "work in $work"
@@ -30,47 +31,6 @@ SEED=1804
 echo "data seed $SEED"
 randfile $SEED $((2 << 20)) "$work/data"
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
-data_ok() { nbdcopy "$(uri "$1")" - | head -c $((2 << 20)) | cmp -s - "$work/data"; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
-settled() {
-    for _ in $(seq 300); do
-        "$URAID" status "$1" | grep -q "Background : none" && return 0
-        sleep 0.2
-    done
-    "$URAID" status "$1"
-    return 1
-}
-bitmap_field() {   # member key -> the bitmap object's value
-    "$URAID" examine --json "$1" | python3 -c \
-        'import json, sys; print(json.load(sys.stdin)[0]["bitmap"][sys.argv[1]])' "$2"
-}
-fio_bg() {   # writes and verifies 1 MiB from 2 MiB on while the grow runs
-    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
-        --bs=4k --offset=2M --size=1M --iodepth=4 --verify=crc32c --verify_fatal=1 \
-        --loops=4 --output="$work/fio-$1.log" >/dev/null 2>&1) &
-    fpid=$!
-}
-
-# scribble SEED MEMBER...: different random bytes on each member from the
-# end of its data (data_offset + the size used) to the end of its data room
-scribble() {
-    local seed=$1 m off used avail; shift
-    for m in "$@"; do
-        read -r off used avail < <("$URAID" examine --json "$m" | python3 -c 'import json, sys
-e = json.load(sys.stdin)[0]
-print(e["data_offset_bytes"], e["used_dev_bytes"], e["avail_dev_bytes"])')
-        randfile "$seed" $((avail - used)) "$work/scribble"
-        dd if="$work/scribble" of="$m" bs=64K oflag=seek_bytes seek=$((off + used)) conv=notrunc \
-            status=none
-        seed=$((seed + 1))
-    done
-    rm -f "$work/scribble"
-}
 no_skip() {   # the last resync passed over nothing as clean by the bitmap
     local out
     out=$("$URAID" status "$1")

@@ -17,6 +17,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
+. "$(dirname "$0")/lib/grow.sh"
 need fio nbdcopy python3 mdadm sha256sum
 work_dir grow
 echo "work in $work"
@@ -25,25 +26,10 @@ SEED=1802
 echo "data seed $SEED"
 randfile $SEED $((4 << 20)) "$work/data"
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
-# the first 4 MiB read back equal the data written
-data_ok() { nbdcopy "$(uri "$1")" - | head -c $((4 << 20)) | cmp -s - "$work/data"; }
-# fio writes and verifies 8 MiB past the data while a grow runs; its pid in $fpid
-fio_bg() {
-    (cd "$work" && exec fio --name=v --ioengine=nbd --uri="$(uri "$1")" --rw=randwrite \
-        --bs=4k --offset=8M --size=8M --iodepth=4 --verify=crc32c --verify_fatal=1 \
-        --loops=3 --output="$work/fio-$1.log" >/dev/null 2>&1) &
-    fpid=$!
-}
-examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
+# fio_bg (lib/grow.sh) writes and verifies 8 MiB past the data while a grow runs
+FIO_OFFSET=8M FIO_SIZE=8M FIO_LOOPS=3
 # wait until the array has no background job and no missing slot
-settled() {
+settled_whole() {
     for _ in $(seq 300); do
         "$URAID" status "$1" | grep -q "Degraded : 0 of" &&
             "$URAID" status "$1" | grep -q "Background : none" && return 0
@@ -61,25 +47,6 @@ restriped() {
     done
     "$URAID" status "$3"
     return 1
-}
-# refused NAME WHAT ARGS...: exit 1, one line, members unchanged
-refused() {
-    local name=$1 what=$2; shift 2
-    local before after out rc
-    # a quiet array first: the idle clean marking and the bitmap daemon
-    # write the members a moment after the last write
-    before=$(sums "${mem[@]}")
-    for _ in $(seq 20); do
-        sleep 0.5
-        after=$(sums "${mem[@]}")
-        [ "$after" = "$before" ] && break
-        before=$after
-    done
-    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
-    check "  in one line naming it: $out" one_line "$out"
-    check "  members unchanged" test "$before" = "$after"
 }
 
 # ---- RAID 4 <-> 5 -> 6 -> 5 -> 0 ----
@@ -120,7 +87,7 @@ check "RAID 5 -> 6 with --add (rc $rc): $out" test $rc -eq 0
 check "  the spare added first" grep -q "added to 'ga' as a spare" <<<"$out"
 wait $fpid; frc=$?
 check "  fio verifies (rc $frc)" test $frc -eq 0
-check "  Q rebuilt onto the spare" settled ga
+check "  Q rebuilt onto the spare" settled_whole ga
 check "  data" data_ok ga
 check "  examine: raid6, 5 devices" \
     test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid6/5
@@ -150,7 +117,7 @@ mem=("$work/a0" "$work/a1" "$work/a2")
 "$URAID" add --force ga "$work/as" >/dev/null
 out=$("$URAID" grow ga --level=5); rc=$?
 check "RAID 0 -> 5 (rc $rc): $out" test $rc -eq 0
-check "  parity rebuilt onto the spare" settled ga
+check "  parity rebuilt onto the spare" settled_whole ga
 check "  data" data_ok ga
 check "  0 mismatches" check_zero ga
 check "  says the restripe to left-symmetric follows" grep -q "then, when the new slot is rebuilt: restripe RAID 5: layout parity-last -> left-symmetric" <<<"$out"
@@ -184,7 +151,7 @@ check "  says the restripe started" grep -q "restripe RAID 5: 3 -> 4 members: st
 wait $fpid; frc=$?
 check "  fio verifies through the restripe (rc $frc)" test $frc -eq 0
 mem+=("$work/c3")
-check "  restripe done" settled gc
+check "  restripe done" settled_whole gc
 check "  examine: 4 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 4
 check "  NBD exports the new size" test "$(nbdinfo --size "$(uri gc)")" -gt $((100 << 20))
 check "  data" data_ok gc
@@ -267,7 +234,7 @@ check "  served again: degraded 1 (the Q slot still being filled)" \
 hjob --verify_only
 check "  every block verifies after the restart" grep -q "err= 0" "$work/fio-gh.out"
 "$URAID" tune gh --speed-max=200000 >/dev/null
-check "  it goes on from the checkpoint and ends whole" settled gh
+check "  it goes on from the checkpoint and ends whole" settled_whole gh
 check "  examine: raid6, left-symmetric, 5 devices, no reshape" \
     eval '[ "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" Layout)/$(examine "${mem[0]}" "Raid Devices")" = raid6/left-symmetric/5 ] &&
           ! mdadm --examine "${mem[0]}" | grep -q Reshape'
@@ -318,7 +285,7 @@ check "RAID 0 served as such -> 5 with --add (rc $rc): $out" test $rc -eq 0
 mem+=("$work/f2")
 check "  the parity slot rebuilt onto the spare, then restriped" \
     restriped "${mem[0]}" left-symmetric gf
-check "  whole" settled gf
+check "  whole" settled_whole gf
 check "  examine: raid5, 3 devices, f2 active" \
     test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")/$(examine "$work/f2" "Device Role")" = "raid5/3/Active device 2"
 check "  data" data_ok gf
@@ -342,7 +309,7 @@ check "  examine: raid5, 3 devices" \
     test "$(examine "${mem[0]}" "Raid Level")/$(examine "${mem[0]}" "Raid Devices")" = raid5/3
 check "  data" data_ok gg
 "$URAID" add gg "$work/g2" >/dev/null
-check "  a spare added later rebuilds the parity slot" settled gg
+check "  a spare added later rebuilds the parity slot" settled_whole gg
 check "  0 mismatches" check_zero gg
 stop_served gg
 
@@ -371,7 +338,7 @@ serve_bg "$work" gb "${mem[@]}"
 nbdcopy "$work/data" "$(uri gb)"
 out=$("$URAID" grow gb --raid-devices=3 --add "$work/b2"); rc=$?
 check "RAID 1 2 -> 3 with --add (rc $rc): $out" test $rc -eq 0
-check "  the new mirror rebuilt" settled gb
+check "  the new mirror rebuilt" settled_whole gb
 check "  examine: 3 devices" test "$(examine "${mem[0]}" "Raid Devices")" = 3
 check "  0 mismatches" check_zero gb
 refused gb "RAID 1 -> 5 with 3 members" --level=5
@@ -416,7 +383,7 @@ check "  0 mismatches" check_zero gb
 # --size=max after the images grew
 out=$("$URAID" grow gb --size=max); rc=$?
 check "--size=max after the images grew (rc $rc): $out" test $rc -eq 0
-check "  the new part resynced" settled gb
+check "  the new part resynced" settled_whole gb
 after=$(examine "${mem[0]}" "Array Size" | cut -d' ' -f1)
 check "  examine: Array Size grew ($before -> $after KiB)" test "$after" -gt "$before"
 check "  NBD exports the new size" \

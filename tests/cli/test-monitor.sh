@@ -188,7 +188,7 @@ check "... for the daemon too" wait_for "$work/oneshot.events" '^DeviceDisappear
 kill "$mpid" "$dpid"
 wait "$mpid"
 check "the monitor exits 0 on SIGTERM" test $? -eq 0
-for _ in $(seq 50); do [ -e "$work/mon.pid" ] || break; sleep 0.1; done
+for _ in $(seq 300); do [ -e "$work/mon.pid" ] || break; sleep 0.1; done
 check "the daemon removed its pid file and both their sockets" \
     bash -c "[ ! -e $work/mon.pid ] && [ -z \"\$(ls $URAID_RUN_DIR/monitors/)\" ]"
 mpids=()

@@ -22,7 +22,11 @@ start() {   # start SOCKET-NAME SERVER-ARGS...: serve until stopped (or 60 s)
     [ -n "$pid" ] && { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
     "$SERVER" "$sock" --clients=1000 "$@" >>"$work/server.log" 2>&1 &
     pid=$!
-    for _ in $(seq 50); do [ -S "$sock" ] && return 0; sleep 0.1; done
+    for _ in $(seq 300); do
+        [ -S "$sock" ] && return 0
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
     echo "server did not start"; cat "$work/server.log"; exit 1
 }
 

@@ -137,7 +137,7 @@ check "pool add tank d6.img (served, nothing degraded)" \
 
 # fail d1.img: its partition of big is in big-0 (the first three drives in
 # placement order), and m is on it too
-eventually() { for _ in $(seq 50); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; "$@"; }
+eventually() { for _ in $(seq 300); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; "$@"; }
 inner_present() { vol_is big "[g[\"present\"] for g in sorted(v[\"inner\"], key=lambda g: g[\"name\"])] == $1"; }
 check "uraid fail tank d1.img" "$URAID" fail tank d1.img >/dev/null
 check "monitor: Fail names the inner array (big/big-0) and d1.img's partition" \

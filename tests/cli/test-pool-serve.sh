@@ -158,7 +158,7 @@ check "every volume rebuilt onto d4.img" rebuilt
 # is in sync (the server's log, in volume order)
 one_at_a_time() {
     local seq want="A:m2 S:m2 A:p1 S:p1 A:q1 S:q1 "
-    for _ in $(seq 50); do
+    for _ in $(seq 300); do
         seq=$(sed -n "s/.*d4.img@[0-9+]* added to volume '\([a-z0-9]*\)'.*/A:\1/p
 s/.*volume '\([a-z0-9]*\)': .*d4.img@[0-9+]* is in sync: rebuilt.*/S:\1/p" "$work/tank.err" | tr '\n' ' ')
         [ "$seq" = "$want" ] && break
@@ -194,7 +194,7 @@ p1_d2=$(member_on p1 d2.img)
 echo "p1's member on d2.img: $p1_d2"
 check "uraid fail tank/p1 (its member on d2.img)" "$URAID" fail tank/p1 "$p1_d2"
 follows() {
-    for _ in $(seq 50); do
+    for _ in $(seq 300); do
         [ "$(json_of tank/q1 degraded)" = 1 ] && return 0
         sleep 0.1
     done

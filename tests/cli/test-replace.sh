@@ -26,6 +26,9 @@ for m in json.load(sys.stdin)["members"]:
         print(m["state"], m["slot"])' "$2"
 }
 export -f member_state
+# copied NAME BYTES: the background job (a replace) has copied BYTES per
+# member (a fixed sleep found no progress on a loaded machine)
+copied() { status_until "$1" 60 "d['background'] and d['background'][0]['done_bytes'] >= $2"; }
 export URAID
 fio_half() {   # fio_half NAME extra...: writes (and verifies) the first half, seeded
     (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/$1.sock" --rw=randwrite \
@@ -33,10 +36,10 @@ fio_half() {   # fio_half NAME extra...: writes (and verifies) the first half, s
         --randseed="$SEED" --size="$half" --name=r "${@:2}" >"$work/fio.out" 2>&1)
 }
 
-# served_array NAME LEVEL DEVICES LAYOUT(-: the default) SPEED-MAX SEED: DEVICES + 1
-# files of 48 MiB in $m, the first DEVICES an array NAME served (background
-# work at most SPEED-MAX KiB/s) holding $work/NAME.data (seeded, $size bytes);
-# $what names it in messages
+# served_array NAME LEVEL DEVICES LAYOUT(-: the default) SPEED-MAX SEED [ARGS]:
+# DEVICES + 1 files of 48 MiB in $m, the first DEVICES an array NAME served
+# (background work at most SPEED-MAX KiB/s; ARGS to uraid serve) holding
+# $work/NAME.data (seeded, $size bytes); $what names it in messages
 served_array() {
     local name=$1 level=$2 ndev=$3 layout=$4 lay=()
     [ "$layout" != - ] && lay=(--layout="$layout")
@@ -46,7 +49,7 @@ served_array() {
     for i in $(seq 0 "$ndev"); do truncate -s 48M "$work/$name.$i"; m+=("$work/$name.$i"); done
     "$URAID" create --level="$level" --raid-devices="$ndev" "${lay[@]}" --assume-clean \
         --name="$name" "${m[@]:0:$ndev}" >/dev/null
-    serve "$name" --speed-max="$5" "${m[@]:0:$ndev}"
+    serve "$name" --speed-max="$5" "${@:7}" "${m[@]:0:$ndev}"
     size=$(nbdinfo --size "nbd+unix:///?socket=$work/$name.sock")
     randfile "$6" "$size" "$work/$name.data"
     nbdcopy "$work/$name.data" "nbd+unix:///?socket=$work/$name.sock"
@@ -91,9 +94,11 @@ for spec in "5 4 - 3" "1 2 - 0" "10 4 f2 1,3"; do
     read -r level ndev layout failed <<<"$spec"
     h=h$level${layout#-}
     old=$((ndev > 2 ? 2 : 1))
-    served_array $h $level $ndev $layout 4000 $((SEED + 9 + level))
+    # slow enough to be part-way at the stop: the whole array is written
+    # meanwhile (23 s at load 12: the copy went 20 MiB at 1000 KiB/s)
+    served_array $h $level $ndev $layout 500 $((SEED + 9 + level)) --speed-min=200
     "$URAID" replace "${m[$old]}" "${m[$ndev]}" >/dev/null
-    sleep 1.5
+    copied $h $((2 << 20))
     randfile $((SEED + 19 + level)) "$size" "$work/$h.data"
     nbdcopy "$work/$h.data" "nbd+unix:///?socket=$work/$h.sock"
     stop $h
@@ -126,7 +131,7 @@ size=$(nbdinfo --size "nbd+unix:///?socket=$work/t.sock")
 randfile $((SEED + 11)) "$size" "$work/t.data"
 nbdcopy "$work/t.data" "nbd+unix:///?socket=$work/t.sock"
 "$URAID" replace "${m[1]}" "${m[4]}" >/dev/null
-sleep 1.5
+copied t $((4 << 20))     # the writes at 2 MiB below where the copy got
 "$URAID" fail "${m[1]}" >/dev/null
 randfile $((SEED + 12)) 4194304 "$work/t.patch"
 for at in 2 30 100; do    # MiB: below and above where the copy got
@@ -147,7 +152,7 @@ stop t
 serve u --speed-max=6000 "${m[@]:0:4}"
 nbdcopy "$work/t.data" "nbd+unix:///?socket=$work/u.sock"
 "$URAID" replace "${m[2]}" "${m[5]}" >/dev/null
-sleep 1.5
+copied u $((2 << 20))
 stop u
 # the old member left out on purpose (--run: it is still slot 2's active member)
 serve u --run "${m[0]}" "${m[1]}" "${m[3]}" "${m[5]}"
@@ -166,12 +171,12 @@ for i in 0 1 2 3 4 5; do truncate -s 48M "$work/f.$i"; m+=("$work/f.$i"); done
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=f "${m[@]:0:4}" >/dev/null
 serve f --speed-max=4000 "${m[@]:0:4}"
 "$URAID" replace "${m[0]}" "${m[4]}" >/dev/null
-sleep 1
+copied f $((1 << 20))
 "$URAID" fail "${m[4]}" >/dev/null
-sleep 0.5
+# (the replace ends a moment after the fail: its state is waited for)
 check "failing the new member stops the replace; the old one keeps the slot" \
-    bash -c "[ \"\$(member_state f .0)\" = 'in-sync 0' ] && [ \"\$(member_state f .4)\" = 'faulty None' ] &&
-             '$URAID' status --json f | grep -q '\"degraded\": 0'"
+    status_until f 30 '(lambda s: s.get(".0") == ("in-sync", 0) and s.get(".4") == ("faulty", None))(
+        {m["device"][-2:]: (m["state"], m["slot"]) for m in d["members"]}) and d["degraded"] == 0'
 # refusals
 out=$("$URAID" replace "${m[4]}" "${m[5]}" 2>&1); rc=$?
 check "a faulty member is not replaced: a refusal, exit 1 ($out)" test $rc -eq 1

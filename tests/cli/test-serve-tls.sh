@@ -62,7 +62,7 @@ start() {
     "$URAID" serve --threads=2 --ready-fd=3 "$@" m0 m1 m2 3>"$name.ready" \
         >"$name.out" 2>"$name.err" &
     spid=$!
-    for _ in $(seq 100); do
+    for _ in $(seq 300); do
         grep -q ready "$name.ready" 2>/dev/null && break
         kill -0 "$spid" 2>/dev/null || break
         sleep 0.1
@@ -291,11 +291,11 @@ check "no member was written by the refusals" test "$sums" = "$(md5sum m0 m1 m2)
 if unshare -rn true 2>/dev/null; then
     unshare -rn sh -c 'ip link set lo up 2>/dev/null
         "$0" serve --listen=:0 --threads=1 --ready-fd=3 m0 m1 m2 3>warn.ready >warn.out 2>warn.err &
-        p=$!; for i in $(seq 50); do grep -q ready warn.ready 2>/dev/null && break; sleep 0.1; done
+        p=$!; for i in $(seq 300); do grep -q ready warn.ready 2>/dev/null && break; sleep 0.1; done
         kill -TERM $p; wait $p
         "$0" serve --listen=:0 --threads=1 --ready-fd=3 --tls=require --tls-psk=psk/keys.psk \
             m0 m1 m2 3>warn2.ready >warn2.out 2>warn2.err &
-        p=$!; for i in $(seq 50); do grep -q ready warn2.ready 2>/dev/null && break; sleep 0.1; done
+        p=$!; for i in $(seq 300); do grep -q ready warn2.ready 2>/dev/null && break; sleep 0.1; done
         kill -TERM $p; wait $p' "$URAID"
     check "--listen=:PORT without --tls=require warns who can do what" \
         grep -q "anyone who can reach the port can read and overwrite" warn.err || cat warn.err

@@ -160,7 +160,7 @@ if command -v nbdfuse >/dev/null && [ -c /dev/fuse ] && command -v mkfs.ext4 >/d
     mnt=$work/fuse; mkdir -p "$mnt" "$work/fsmnt"
     fuse_up() {
         nbdfuse "$mnt" --unix "$sock" >/dev/null 2>&1 &
-        for _ in $(seq 50); do [ -e "$mnt/nbd" ] && break; sleep 0.1; done
+        for _ in $(seq 300); do [ -e "$mnt/nbd" ] && break; sleep 0.1; done
         loop=$(losetup -f --show "$mnt/nbd")
     }
     fuse_down() {

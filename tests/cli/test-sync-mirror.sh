@@ -96,16 +96,17 @@ for c in "rb1 1 2 -" "rb10 10 4 n2" "rbf 10 4 f2"; do
     serve "$name" --speed-min=3000 --speed-max=4000 "${m[@]}"
     uri="nbd+unix:///?socket=$work/$name.sock"
     size=$(nbdinfo --size "$uri")
+    w0=$(writes_of "$name")
     (cd "$work" && fio --ioengine=nbd --uri="$uri" --rw=randrw --bssplit=4k/50:64k/50 \
         --iodepth=16 --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
         --randseed="$SEED" --size=$((size / 1048576))M --name=during --output="$work/fio.$name" \
         >/dev/null 2>&1) &
     fpid=$!
-    sleep 0.5
+    status_until "$name" 60 "sum(m['writes'] for m in d['members']) > $w0"   # fio is writing
     "$URAID" fail "${m[1]}" >/dev/null
     "$URAID" remove "${m[1]}" >/dev/null
     check "$name: uraid add of a new device" bash -c "'$URAID' add $name '$spare' >/dev/null"
-    sleep 0.5
+    status_until "$name" 30 'd["background"] and d["background"][0]["kind"] == "recovery"'
     check "$name: the rebuild runs onto it" \
         bash -c "'$URAID' status $name | grep -q 'recovery \['"
     check "$name: status shows the spare rebuilding slot 1" \
@@ -122,9 +123,8 @@ for c in "rb1 1 2 -" "rb10 10 4 n2" "rbf 10 4 f2"; do
             check "$name: the spare keeps recovery_offset in member sectors ($off)" \
                 bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt 49152 ]"
             serve $name "${m[0]}" "${m[2]}" "${m[3]}" "$spare"
-            sleep 0.5
             check "$name: after a restart the rebuild goes on from there" \
-                grep -q "rebuilding slot 1 onto it, from member sector [1-9]" "$work/$name.err"
+                log_more $name "rebuilding slot 1 onto it, from member sector [1-9]" 0
         fi
     fi
     for _ in $(seq 300); do grep -q "recovery done" "$work/$name.err" && break; sleep 0.1; done
@@ -162,7 +162,8 @@ for i in 0 1 2 3; do pattern "$work/rs.$i" $((24 << 20)); m+=("$work/rs.$i"); SE
 "$URAID" create --level=10 --layout=n2 --chunk=64 --raid-devices=4 --name=rs "${m[@]}" >/dev/null
 check "rs: created dirty (resync needed)" bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
 serve rs --speed-max=4000 "${m[@]}"
-sleep 1.5
+# under way (a fixed 1.5 s can find it not started on a loaded machine)
+status_until rs 30 'd["background"] and d["background"][0]["done_bytes"]'
 check "rs: the resync runs by itself" bash -c "'$URAID' status rs | grep -q 'resync \['"
 check "rs: its progress is counted of the array" \
     bash -c "'$URAID' status rs | grep -q 'resync \[.* MiB of the array)'"
@@ -179,9 +180,11 @@ off=$(field "${m[0]}" "Resync Offset")
 asz=$(( $(field "${m[0]}" "Avail Dev Size") * 2 ))
 check "rs: resync_offset kept, in array sectors ($off of $asz)" \
     bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt '$asz' ]"
+starts=$(grep -c "resync started at" "$work/rs.err")
 serve rs "${m[@]}"
-sleep 0.5
-check "rs: after a restart the resync goes on from there" grep -q "resync started at [1-9]" "$work/rs.err"
+check "rs: after a restart the resync goes on from there" \
+    eval 'log_more rs "resync started at" $starts &&
+          grep "resync started at" "$work/rs.err" | tail -1 | grep -q "started at [1-9]"' 
 for _ in $(seq 300); do grep -q "resync done" "$work/rs.err" && break; sleep 0.1; done
 check "rs: the resync completes" grep -q "resync done" "$work/rs.err"
 out=$("$URAID" check --wait rs); rc=$?

@@ -118,13 +118,14 @@ check "a range that ends before it starts is a usage error ($out)" test $rc -eq 
 # by hand), the resync resumes as soon as the check ends, and --wait reports
 # the check (its range), not the resync that follows
 writes_bg "$work" rg --bs=64k --iodepth=8
-sleep 1
+# the writes marked the array active (dirty) on disk: the kill leaves a resync
+status_until rg 60 'not d["clean"]'
 kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
 kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
 serve rg --speed-max=2000 "${m[@]}"
-for _ in $(seq 50); do grep -q "resync started" "$work/rg.err" && break; sleep 0.1; done
+for _ in $(seq 300); do grep -q "resync started" "$work/rg.err" && break; sleep 0.1; done
 "$URAID" check --cancel rg >/dev/null
-sleep 0.5
+status_until rg 30 'not d["background"]'
 out=$("$URAID" check --wait --range=0-1M rg); rc=$?
 check "check --wait reports its own job, not the resync resumed after it ($out)" \
     bash -c "[ $rc -eq 0 ] && grep -q '^check completed: 0 of 0 MiB' <<<\"\$0\"" "$out"
@@ -172,7 +173,8 @@ members rs 4 32
 "$URAID" create --level=6 --raid-devices=4 --chunk=64 --name=rs "${m[@]}" >/dev/null
 check "created dirty (resync needed)" bash -c "'$URAID' examine '${m[0]}' | grep -q 'State : active'"
 serve rs --speed-max=8000 "${m[@]}"
-sleep 1.5
+# under way and its rate measured (a fixed 1.5 s found neither on a loaded machine)
+status_until rs 30 'd["background"] and d["background"][0]["rate_bytes_per_s"] and d["background"][0]["done_bytes"]'
 js=$("$URAID" status --json rs)
 check "a resync runs by itself, at most 8000 KiB/s" python3 -c '
 import json, sys
@@ -206,10 +208,12 @@ off=$("$URAID" examine --json "${m[0]}" | python3 -c 'import json,sys; print(jso
       "$URAID" examine "${m[0]}" | sed -n 's/ *Resync Offset : \([0-9]*\) sectors/\1/p')
 check "the superblock keeps how far the resync got ($off sectors)" \
     bash -c "[ -n '$off' ] && [ '$off' -gt 0 ] && [ '$off' -lt 65536 ]"
+starts=$(grep -c "resync started at" "$work/rs.err")
 serve rs "${m[@]}"
-sleep 0.5
+# (the log holds the start after the kill -9 too: this restart's line is judged)
 check "after a restart the resync goes on from there" \
-    grep -q "resync started at [1-9]" "$work/rs.err"
+    eval 'log_more rs "resync started at" $starts &&
+          grep "resync started at" "$work/rs.err" | tail -1 | grep -q "started at [1-9]"' 
 size=$(nbdinfo --size "nbd+unix:///?socket=$work/rs.sock")
 (cd "$work" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$work/rs.sock" --rw=randrw \
     --bssplit=4k/50:64k/50 --iodepth=16 --verify=crc32c --verify_fatal=1 --verify_state_save=0 \
@@ -236,7 +240,7 @@ for level in 5 6; do
     randfile "$SEED" "$size" "$work/data"
     nbdcopy "$work/data" "$uri"
     "$URAID" fail "${m[1]}" >/dev/null
-    sleep 1
+    status_until $name 30 'd["background"] and d["background"][0]["kind"] == "recovery"'
     check "raid$level: a failed member starts a rebuild onto the spare" \
         bash -c "'$URAID' status $name | grep -q 'recovery \['"
     check "raid$level: status shows the spare rebuilding slot 1" \
@@ -249,9 +253,8 @@ for level in 5 6; do
         bash -c "[ -n '$off' ] && [ '$off' -gt 0 ]" ||
         { "$URAID" examine "${m[5]}"; tail -5 "$work/$name.err"; }
     serve $name "${m[@]}"
-    sleep 0.5
     check "raid$level: after a restart the rebuild goes on from there" \
-        grep -q "rebuilding slot 1 onto it, from member sector [1-9]" "$work/$name.err"
+        log_more $name "rebuilding slot 1 onto it, from member sector [1-9]" 0
     if [ $level = 6 ]; then
         "$URAID" fail "${m[3]}" >/dev/null
         check "raid6: a second member fails during the rebuild: the array goes on" \
@@ -276,6 +279,7 @@ for i in 0 1 2 3 4 5; do truncate -s 32M "$work/ld.$i"; m+=("$work/ld.$i"); done
 "$URAID" create --level=5 --raid-devices=4 --chunk=64 --assume-clean --name=ld "${m[@]:0:4}" >/dev/null
 serve ld --speed-min=4000 --speed-max=4000 "${m[@]:0:4}"
 size=$(nbdinfo --size "nbd+unix:///?socket=$work/ld.sock")
+w0=$(writes_of ld)
 # one pass over the array per run (fio's verify is exact within a pass), runs
 # back to back for the length of the scenario, each with its seed
 (cd "$work" && for r in 1 2 3 4 5 6; do
@@ -285,12 +289,14 @@ size=$(nbdinfo --size "nbd+unix:///?socket=$work/ld.sock")
         --output="$work/fio.$r.out" >/dev/null 2>&1
 done) &
 fpid=$!
-sleep 1
+# fio is writing before the fail
+status_until ld 60 "sum(m['writes'] for m in d['members']) > $w0"
 "$URAID" fail "${m[1]}" >/dev/null && "$URAID" add ld "${m[4]}" >/dev/null
-sleep 1
+status_until ld 30 'd["background"] and d["background"][0]["kind"] == "recovery"'
 check "a rebuild runs under the load" bash -c "'$URAID' status ld | grep -q 'recovery \['"
 "$URAID" fail "${m[4]}" >/dev/null
-sleep 0.5
+log_more ld 'recovery stopped' 0
+status_until ld 30 'd["degraded"] == 1 and not d["background"]'
 check "the new member failed during its own rebuild: the rebuild stops, the array goes on" \
     bash -c "grep -q 'recovery stopped' '$work/ld.err' &&
              '$URAID' status --json ld | grep -q '\"degraded\": 1'"

@@ -32,7 +32,9 @@ size_f=$(( $(nbdinfo --size "nbd+unix:///?socket=$tmp/f.sock") / 4 ))
     --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --randseed="$SEED" --size="$size_f" \
     --time_based --runtime=30 --name=f >"$tmp/fio.out" 2>&1) &
 fpid=$!
-sleep 2
+# fio's writes have set bits and marked the array active on disk (a fixed
+# 2 s can pass before fio writes on a loaded machine)
+status_until f 60 'not d["clean"] and d["bitmap"]["dirty_bits"] > 0'
 kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 bits_f=$(dirty_bits "${F[0]}")
@@ -61,15 +63,16 @@ readd() {
         sleep 0.1
     done
     "$URAID" fail "${M[2]}" >/dev/null && "$URAID" remove "${M[2]}" >/dev/null
-    # rebuilt at 1000 KiB/s (what the bitmap leaves out costs no time): one
-    # second in, the rebuild is inside the chunks written
+    # rebuilt at 1000 KiB/s (what the bitmap leaves out costs no time): once
+    # it has rebuilt anything it is inside the chunks written (2.7 s of them)
     randfile $((seed + 1)) $((8 << 20)) "$tmp/$name.patch"
     qemu-io -f raw -c "write -q -s $tmp/$name.patch $((8 << 20)) $((8 << 20))" "$uri" >/dev/null
     check "$label: 8 MiB written while the member was away" test $? -eq 0
     dd if="$tmp/$name.patch" of="$tmp/$name.data" bs=1M seek=8 conv=notrunc status=none
     out=$("$URAID" add "$name" "${M[2]}")
     check "$label: the member is re-added ($out)" grep -q "re-added" <<<"$out"
-    sleep 1
+    status_until "$name" 30 'd["background"] and
+        d["background"][0]["done_bytes"] > d["background"][0]["skipped_bytes"]'
     stop "$name"
     off=$("$URAID" examine "${M[2]}" | sed -n 's/ *Recovery Offset : \([0-9]*\) sectors/\1/p')
     check "$label: uraid stopped the re-add rebuild at recovery_offset $off, in the chunks written" \

@@ -52,7 +52,9 @@ check "P: status says ppl" bash -c "'$URAID' status p | grep -q 'Consistency Pol
     --name=p >"$tmp/fio.out" 2>&1) &
 fpid=$!
 nbdcopy "$tmp/p.data" "$uri"
-sleep 2
+# fio writing (64 member writes past the copy's) when the kill comes: a
+# fixed 2 s could pass with fio not yet started and the array marked clean
+status_until p 60 "sum(m['writes'] for m in d['members']) > $(writes_of p) + 64"
 kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 check "P: killed with the array dirty" bash -c "'$URAID' examine '${P[0]}' | grep -q 'State : active'"
@@ -79,7 +81,9 @@ check "R: uraid grow --consistency-policy=ppl, own offsets: $out" test $? -eq 0
     --name=r >"$tmp/fio.out" 2>&1) &
 fpid=$!
 nbdcopy "$tmp/r.data" "$uri"
-sleep 2
+# fio writing (64 member writes past the copy's) when the kill comes: a
+# fixed 2 s could pass with fio not yet started and the array marked clean
+status_until r 60 "sum(m['writes'] for m in d['members']) > $(writes_of r) + 64"
 kill_whole "$spid"; wait "$spid" 2>/dev/null; spid=
 wait $fpid
 check "R: killed with the array dirty" bash -c "'$URAID' examine '${R[0]}' | grep -q 'State : active'"

@@ -747,6 +747,106 @@ static void restore(struct t *t, char backup[NFILES][112])
 }
 
 /*
+ * 2c and 2d's start: an array of LEVEL on files 0..N0-1 with files N0..4
+ * added as spares (data seed SEED + the attempt), closed, the members'
+ * superblocks kept in OLD (what they held before the growth to GROW_DISKS
+ * members, 0: the same count); the growth's update captured on every member
+ * with the restripe at its start (capture_update, up to 4 attempts), then
+ * every member copied to BACKUP. 0: captured, T set up; -1: failed
+ * (reported; T torn down).
+ */
+static int capture_window(struct t *t, const char *name, uint64_t seed, const char *level,
+			  unsigned n0, unsigned grow_disks, uint8_t (*old)[URAID_SB_BYTES],
+			  char backup[NFILES][112])
+{
+	int got = 1;
+
+	for (unsigned attempt = 1; attempt <= 4 && got == 1; attempt++) {
+		*t = (struct t){ .seed = seed + attempt, .grow_disks = grow_disks,
+				 .r0 = !strcmp(level, "raid0") };
+		bool ok = !setup(t, name, level, n0) && !engine_up(t) && !assemble(t) && !fill(t);
+		for (unsigned i = n0; ok && i < NFILES; i++)
+			ok = !add_spare(t, i);
+		if (!ok) {
+			CHECK(0, "%s: setup", name);
+			teardown(t);
+			return -1;
+		}
+		t->np = 5;
+		CHECK(uraid_array_close(t->a) == 0, "%s: close", name);
+		t->a = NULL;
+		uraid_engine_destroy(t->e);
+		t->e = NULL;
+		for (unsigned i = 0; i < NFILES; i++)
+			CHECK(sb_raw(t, i, old[i], false) == 0, "%s: superblock %u", name, i);
+		printf("%s: attempt %u (data seed %" PRIu64 ")\n", name, attempt, seed + attempt);
+		got = capture_update(t, name);
+		if (got)
+			teardown(t);
+	}
+	if (got) {
+		CHECK(0, "%s: no capture with the restripe at its start", name);
+		return -1;
+	}
+	for (unsigned i = 0; i < NFILES; i++) {
+		snprintf(backup[i], sizeof(backup[i]), "%s/full%u.img", t->dir, i);
+		CHECK(copy_file(t->paths[i], backup[i]) == 0, "%s: keep member %u", name, i);
+	}
+	return 0;
+}
+
+/*
+ * One kill point of 2c and 2d: every member as the captured update left it
+ * (BACKUP), then the superblocks from before it (OLD, RAID OLD_LEVEL) put
+ * back on BEHIND members in a seeded order (from *S), named in LIST: what
+ * a kill after the other members' writes leaves. Then assembled. 0:
+ * assembled; -1: failed (reported).
+ */
+static int kill_point(struct t *t, const char *name, uint64_t *s, unsigned behind, int old_level,
+		      uint8_t (*old)[URAID_SB_BYTES], char backup[NFILES][112], char list[64])
+{
+	unsigned order[NFILES] = { 0, 1, 2, 3, 4 };
+	for (unsigned i = NFILES - 1; i > 0; i--) {
+		unsigned j = (unsigned)(rng_next(s) % (i + 1)), x = order[i];
+		order[i] = order[j];
+		order[j] = x;
+	}
+	list[0] = '\0';
+	restore(t, backup);
+	for (unsigned k = 0; k < behind; k++) {
+		CHECK(sb_raw(t, order[k], old[order[k]], true) == 0, "%s: put back", name);
+		snprintf(list + strlen(list), 64 - strlen(list), "%s%u", k ? "," : "", order[k]);
+	}
+	printf("%s: kill point %u: members %s still RAID %d (behind)\n", name, behind, list,
+	       old_level);
+	fflush(stdout);
+	if (engine_up(t) || assemble(t)) {
+		CHECK(0, "%s: members %s behind: assembly", name, list);
+		return -1;
+	}
+	return 0;
+}
+
+/* A kill point's end: assembled again, the data whole; the engine down. */
+static void kill_point_end(struct t *t, const char *name)
+{
+	if (assemble(t) == 0) {
+		verify(t, "assembled again");
+		CHECK(uraid_array_close(t->a) == 0, "%s: close", name);
+		t->a = NULL;
+	}
+	uraid_engine_destroy(t->e);
+	t->e = NULL;
+}
+
+static void window_end(struct t *t, char backup[NFILES][112])
+{
+	for (unsigned i = 0; i < NFILES; i++)
+		unlink(backup[i]);
+	teardown(t);
+}
+
+/*
  * 2c. The kill between the members' superblock writes of the takeover's
  * update, made on purpose: the update captured on every member with the
  * restripe at its start, then the RAID 5 superblocks put back on a seeded
@@ -765,62 +865,17 @@ static void run_takeover_window(uint64_t seed, bool plus)
 				: "5->6 killed between the superblock writes";
 	unsigned n0 = plus ? 3 : 4;     /* the RAID 5's members; file n0: the Q slot's */
 	struct t t = { .seed = seed };
-	uint8_t (*old)[URAID_SB_BYTES] = malloc(NFILES * URAID_SB_BYTES);
+	uint8_t old[NFILES][URAID_SB_BYTES];   /* the superblocks before the growth */
 	char backup[NFILES][112];
 	uint64_t s = seed ^ 0x7a6e;
-	int got = 1, failed_before = failures;
+	int failed_before = failures;
 
-	for (unsigned attempt = 1; attempt <= 4 && got == 1; attempt++) {
-		t = (struct t){ .seed = seed + attempt, .grow_disks = plus ? 5 : 0 };
-		if (!old || setup(&t, name, "raid5", n0) || engine_up(&t) || assemble(&t) ||
-		    fill(&t) || add_spare(&t, n0) || (plus && add_spare(&t, 4))) {
-			CHECK(0, "%s: setup", name);
-			teardown(&t);
-			free(old);
-			return;
-		}
-		t.np = 5;
-		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
-		t.a = NULL;
-		uraid_engine_destroy(t.e);
-		t.e = NULL;
-		for (unsigned i = 0; i < NFILES; i++)
-			CHECK(sb_raw(&t, i, old[i], false) == 0, "%s: superblock %u", name, i);
-		printf("%s: attempt %u (data seed %" PRIu64 ")\n", name, attempt, seed + attempt);
-		got = capture_update(&t, name);
-		if (got)
-			teardown(&t);
-	}
-	if (got) {
-		CHECK(0, "%s: no capture with the restripe at its start", name);
-		free(old);
+	if (capture_window(&t, name, seed, "raid5", n0, plus ? 5 : 0, old, backup))
 		return;
-	}
-	for (unsigned i = 0; i < NFILES; i++) {
-		snprintf(backup[i], sizeof(backup[i]), "%s/full%u.img", t.dir, i);
-		CHECK(copy_file(t.paths[i], backup[i]) == 0, "%s: keep member %u", name, i);
-	}
 	for (unsigned behind = 1; behind < NFILES && failures == failed_before; behind++) {
-		unsigned order[NFILES] = { 0, 1, 2, 3, 4 };
-		for (unsigned i = NFILES - 1; i > 0; i--) {
-			unsigned j = (unsigned)(rng_next(&s) % (i + 1)), x = order[i];
-			order[i] = order[j];
-			order[j] = x;
-		}
-		char list[64] = "";
-		restore(&t, backup);
-		for (unsigned k = 0; k < behind; k++) {
-			CHECK(sb_raw(&t, order[k], old[order[k]], true) == 0, "%s: put back", name);
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u",
-				 k ? "," : "", order[k]);
-		}
-		printf("%s: kill point %u: members %s still RAID 5 (behind)\n", name,
-		       behind, list);
-		fflush(stdout);
-		if (engine_up(&t) || assemble(&t)) {
-			CHECK(0, "%s: members %s behind: assembly", name, list);
+		char list[64];
+		if (kill_point(&t, name, &s, behind, 5, old, backup, list))
 			break;
-		}
 		struct uraid_array_status as;
 		struct uraid_sync_status st;
 		uraid_array_status(t.a, &as);
@@ -857,13 +912,7 @@ static void run_takeover_window(uint64_t seed, bool plus)
 			      "%s: members %s behind: member %u after: events %" PRIu64 "/%" PRIu64
 			      " level %d layout %u role %u feature_map 0x%x", name, list, i,
 			      sb.events, sb0.events, sb.level, sb.layout, role_of(&sb), sb.feature_map);
-		if (assemble(&t) == 0) {
-			verify(&t, "assembled again");
-			CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
-			t.a = NULL;
-		}
-		uraid_engine_destroy(t.e);
-		t.e = NULL;
+		kill_point_end(&t, name);
 	}
 	/* what stays left out: member 1 behind with one field off */
 	static const char *const what[] = {
@@ -910,10 +959,7 @@ static void run_takeover_window(uint64_t seed, bool plus)
 		uraid_engine_destroy(t.e);
 		t.e = NULL;
 	}
-	for (unsigned i = 0; i < NFILES; i++)
-		unlink(backup[i]);
-	free(old);
-	teardown(&t);
+	window_end(&t, backup);
 }
 
 /*
@@ -932,62 +978,17 @@ static void run_takeover_window_r0(uint64_t seed)
 {
 	const char *name = "RAID 0 of 4 -> 5 killed between the superblock writes";
 	struct t t = { .seed = seed };
-	uint8_t (*old)[URAID_SB_BYTES] = malloc(NFILES * URAID_SB_BYTES);
+	uint8_t old[NFILES][URAID_SB_BYTES];   /* the superblocks before the growth */
 	char backup[NFILES][112];
 	uint64_t s = seed ^ 0x7a60;
-	int got = 1, failed_before = failures;
+	int failed_before = failures;
 
-	for (unsigned attempt = 1; attempt <= 4 && got == 1; attempt++) {
-		t = (struct t){ .seed = seed + attempt, .grow_disks = 5, .r0 = true };
-		if (!old || setup(&t, name, "raid0", 4) || engine_up(&t) || assemble(&t) ||
-		    fill(&t) || add_spare(&t, 4)) {
-			CHECK(0, "%s: setup", name);
-			teardown(&t);
-			free(old);
-			return;
-		}
-		t.np = 5;
-		CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
-		t.a = NULL;
-		uraid_engine_destroy(t.e);
-		t.e = NULL;
-		for (unsigned i = 0; i < NFILES; i++)
-			CHECK(sb_raw(&t, i, old[i], false) == 0, "%s: superblock %u", name, i);
-		printf("%s: attempt %u (data seed %" PRIu64 ")\n", name, attempt, seed + attempt);
-		got = capture_update(&t, name);
-		if (got)
-			teardown(&t);
-	}
-	if (got) {
-		CHECK(0, "%s: no capture with the restripe at its start", name);
-		free(old);
+	if (capture_window(&t, name, seed, "raid0", 4, 5, old, backup))
 		return;
-	}
-	for (unsigned i = 0; i < NFILES; i++) {
-		snprintf(backup[i], sizeof(backup[i]), "%s/full%u.img", t.dir, i);
-		CHECK(copy_file(t.paths[i], backup[i]) == 0, "%s: keep member %u", name, i);
-	}
 	for (unsigned behind = 1; behind < NFILES && failures == failed_before; behind++) {
-		unsigned order[NFILES] = { 0, 1, 2, 3, 4 };
-		for (unsigned i = NFILES - 1; i > 0; i--) {
-			unsigned j = (unsigned)(rng_next(&s) % (i + 1)), x = order[i];
-			order[i] = order[j];
-			order[j] = x;
-		}
-		char list[64] = "";
-		restore(&t, backup);
-		for (unsigned k = 0; k < behind; k++) {
-			CHECK(sb_raw(&t, order[k], old[order[k]], true) == 0, "%s: put back", name);
-			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%u",
-				 k ? "," : "", order[k]);
-		}
-		printf("%s: kill point %u: members %s still RAID 0 (behind)\n", name, behind,
-		       list);
-		fflush(stdout);
-		if (engine_up(&t) || assemble(&t)) {
-			CHECK(0, "%s: members %s behind: assembly", name, list);
+		char list[64];
+		if (kill_point(&t, name, &s, behind, 0, old, backup, list))
 			break;
-		}
 		struct uraid_array_status as;
 		struct uraid_sync_status st;
 		for (unsigned i = 0; i < NFILES; i++) {
@@ -1024,13 +1025,7 @@ static void run_takeover_window_r0(uint64_t seed)
 			      " level %d raid_disks %u role %u feature_map 0x%x", name, list, i,
 			      sb.events, sb0.events, sb.level, sb.raid_disks, role_of(&sb),
 			      sb.feature_map);
-		if (assemble(&t) == 0) {
-			verify(&t, "assembled again");
-			CHECK(uraid_array_close(t.a) == 0, "%s: close", name);
-			t.a = NULL;
-		}
-		uraid_engine_destroy(t.e);
-		t.e = NULL;
+		kill_point_end(&t, name);
 	}
 	static const char *const what[] = { "two events behind", "another chunk" };
 	for (unsigned k = 0; k < 2 && failures == failed_before; k++) {
@@ -1059,10 +1054,7 @@ static void run_takeover_window_r0(uint64_t seed)
 			uraid_engine_destroy(t.e);
 		t.e = NULL;
 	}
-	for (unsigned i = 0; i < NFILES; i++)
-		unlink(backup[i]);
-	free(old);
-	teardown(&t);
+	window_end(&t, backup);
 }
 
 /* 3. RAID 6 of 5 -> RAID 5 under a writer. */
@@ -1154,7 +1146,18 @@ static void run_refusal_bitmap(uint64_t seed)
 		teardown(&t);
 		return;
 	}
-	pause_ms(100);          /* the spare's superblock and the clean marking written */
+	/* the spare's superblock and the clean marking written: waited for as
+	   the array reports it (a fixed 100 ms can end before the marking on a
+	   loaded machine, which then changes the events compared below) */
+	bool quiet = false;
+	for (unsigned k = 0; k < 2000 && !quiet; k++) {
+		struct uraid_array_status as;
+		quiet = uraid_array_status(t.a, &as) == 0 && as.clean && !as.in_flight &&
+			!as.bitmap_dirty_bits;
+		if (!quiet)
+			pause_ms(5);
+	}
+	CHECK(quiet, "%s: clean, nothing in flight, no bit set within 10 s", name);
 	struct uraid_sb before[NFILES], after;
 	for (unsigned i = 0; i < NFILES; i++)
 		CHECK(disk_sb(&t, i, &before[i]) == 0, "%s: superblock %u before", name, i);

@@ -4,6 +4,7 @@
  * (include/uraid/log.h), with their level, and none to stderr; without one
  * they reach stderr as "uraid: ..." lines, warnings marked.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -70,7 +71,16 @@ static void log_default(void *arg)
 static void fail_one(void *arg)
 {
 	struct captured *c = arg;
-	const char *paths[2] = { "/tmp/uraid-test-log-m0", "/tmp/uraid-test-log-m1" };
+	/* in a directory of its own: two runs at once (another build's, another
+	   checkout's) must not share the member files */
+	char dir[] = "/tmp/uraid-test-log.XXXXXX", m0[64], m1[64];
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp %s: %s", dir, strerror(errno));
+		return;
+	}
+	snprintf(m0, sizeof(m0), "%s/uraid-test-log-m0", dir);
+	snprintf(m1, sizeof(m1), "%s/uraid-test-log-m1", dir);
+	const char *paths[2] = { m0, m1 };
 	char err[256];
 	struct uraid_engine *e;
 	struct uraid_array *a;
@@ -91,6 +101,7 @@ static void fail_one(void *arg)
 	uraid_engine_destroy(e);
 	for (int i = 0; i < 2; i++)
 		unlink(paths[i]);
+	rmdir(dir);
 }
 
 int main(void)

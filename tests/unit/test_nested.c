@@ -167,6 +167,23 @@ static unsigned slot_of(struct t *t, unsigned g, const char *path)
  * the RAID 0's superblock write, never ran group 0's failure record.
  * Then read errors on a member of group 1: reads come from the others.
  */
+/* Every array (the RAID 0 and its groups) marked clean, as each reports it,
+   within 10 s: the idle marking the fault case writes through. A fixed pause
+   of a few idle spells can end before it on a loaded machine. */
+static void wait_clean(struct t *t, const char *when)
+{
+	bool all = false;
+	for (unsigned k = 0; k < 1000 && !all; k++) {
+		struct uraid_array_status st;
+		all = uraid_array_status(t->nest.outer, &st) == 0 && st.clean;
+		for (unsigned g = 0; g < t->nest.groups && all; g++)
+			all = uraid_array_status(t->nest.inner[g], &st) == 0 && st.clean;
+		if (!all)
+			usleep(10000);
+	}
+	CHECK(all, "%s: %s: not every array marked clean within 10 s", t->label, when);
+}
+
 static void faults(struct t *t)
 {
 	unsigned per = t->n / t->groups;
@@ -176,7 +193,7 @@ static void faults(struct t *t)
 
 	signal(SIGALRM, watchdog);
 	alarm(60);
-	usleep(5 * t->idle_clean_ms * 1000);    /* every array marked clean */
+	wait_clean(t, "before the faults");
 	CHECK(uraid_array_inject(t->nest.inner[0], slot_of(t, 0, t->paths[0]), &f) == 0,
 	      "%s: inject", t->label);
 	for (unsigned k = 0; k < BLOCK; k++)
@@ -196,7 +213,7 @@ static void faults(struct t *t)
 	f.kind = URAID_FAULT_NONE;
 	uraid_array_inject(t->nest.inner[1], slot_of(t, 1, t->paths[per + 1]), &f);
 	/* a second idle spell: the RAID 0's marking works with group 0 degraded */
-	usleep(5 * t->idle_clean_ms * 1000);
+	wait_clean(t, "a second idle spell");
 	write_pattern(t, 20);
 	verify(t, "after a second idle spell");
 	/* write errors where the RAID 0's superblock lies in group 1 (the 4 KiB

@@ -24,11 +24,29 @@
 #   acks_verify SOCK DIR SEED
 #                           journal_acks.py verify: every acknowledged write
 #                           reads back (or a later unacknowledged one)
+#   status_until NAME SECS EXPR
+#                           until the python expression EXPR holds over
+#                           `uraid status --json NAME` (as d), at most SECS
+#                           seconds by the clock (a python3 start can take
+#                           seconds on a loaded machine); else prints the
+#                           status, returns 1
+#   writes_of NAME          the array's writes to its members so far (status
+#                           --json; superblock writes not counted): a client
+#                           is writing once it grows
+#   log_more NAME PATTERN COUNT
+#                           $work/NAME.err (serve_bg's log) has more than COUNT
+#                           lines matching PATTERN, within 30 s: the server
+#                           logged it once more (a restart's line, not the
+#                           last run's)
 #   writes_bg DIR NAME ARGS fio random writes (ARGS: --bs=..., --iodepth=...)
 #                           through DIR/NAME.sock for up to 10 s, in the
 #                           background; its pid in $fpid
 fails=0
 PATH=$PATH:/usr/sbin:/sbin     # mdadm
+# python3 looked up once: a version manager's shim (pyenv) took 2.8 s a call
+# at load 12, the interpreter 0.3 s, and the tests poll with it
+py3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$py3" ] &&
+    python3() { "$py3" "$@"; }
 
 need() {
     local t
@@ -48,7 +66,12 @@ serve_bg() {
     "$URAID" serve --socket="$dir/$name.sock" --threads=2 --pid-file="$dir/$name.pid" "$@" \
         >>"$dir/$name.out" 2>>"$dir/$name.err" &
     spid=$!
-    for _ in $(seq 100); do [ -s "$dir/$name.pid" ] && return 0; sleep 0.1; done
+    # 30 s: a loaded machine can take seconds; a server that exits ends it
+    for _ in $(seq 300); do
+        [ -s "$dir/$name.pid" ] && return 0
+        kill -0 "$spid" 2>/dev/null || break
+        sleep 0.1
+    done
     cat "$dir/$name.err"
     return 1
 }
@@ -128,4 +151,39 @@ writes_bg() {
         --rw=randwrite --size=60M --time_based --runtime=10 --output=/dev/null "$@" \
         >/dev/null 2>&1) &
     fpid=$!
+}
+
+status_holds() {   # status_holds JSON EXPR
+    python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+sys.exit(not eval("(" + sys.argv[2] + ")"))' "$1" "$2"
+}
+
+status_until() {
+    local name=$1 end=$((SECONDS + $2)) expr=$3 out
+    while [ $SECONDS -lt "$end" ]; do
+        out=$("$URAID" status --json "$name" 2>&1)
+        status_holds "$out" "$expr" 2>/dev/null && return 0
+        sleep 0.2
+    done
+    # the last try says why (python's error, if any)
+    out=$("$URAID" status --json "$name" 2>&1)
+    status_holds "$out" "$expr" && return 0
+    echo "  $name: not within $2 s: $expr"
+    "$URAID" status "$name" | sed 's/^/  /'
+    return 1
+}
+
+writes_of() {
+    "$URAID" status --json "$1" | python3 -c 'import json, sys
+print(sum(m["writes"] for m in json.load(sys.stdin)["members"]))'
+}
+
+log_more() {
+    for _ in $(seq 300); do
+        [ "$(grep -c "$2" "$work/$1.err")" -gt "$3" ] && return 0
+        sleep 0.1
+    done
+    echo "  $1: no more than $3 lines '$2' in 30 s"
+    return 1
 }

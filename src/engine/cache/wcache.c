@@ -3,15 +3,16 @@
  * The write-back cache's pages and its request hooks (wcache.h says where
  * it sits). What each kind of request does here:
  *
- * - WRITE (write-back, not FUA, small enough): copied into pages under the
- *   lock and acknowledged. A page keeps per-sector valid and dirty bits, a
+ * - WRITE (write-back, not FUA, small enough; on RAID 4/5/6 also large
+ *   ones that do not cover whole stripe rows only, see back_cacheable):
+ *   copied into pages under the lock and acknowledged. A page keeps per-sector valid and dirty bits, a
  *   generation bumped by every change (a destage in flight that sees it
  *   changed leaves the page dirty) and the flush epoch it became dirty in.
  *   No room (no free page, no clean one to take): the write waits in FIFO
  *   order, and later writes wait behind it, so an overlapping later write
  *   never lands before an earlier one; the destage completion that frees
  *   room copies it in and completes it on its reactor.
- * - FUA, large writes, writes in write-through or on an array that has
+ * - FUA, large writes (whole rows, or past the limits), writes in write-through or on an array that has
  *   failed, DISCARD, WRITE_ZEROES: go to the members ("through"). They wait
  *   for destages in flight on their range (an older copy must not land
  *   after them) and for member reads that will overlay pages of it, then go
@@ -38,7 +39,16 @@
 #include "engine/core/array.h"
 #include "engine/level/parity_log.h"
 
-#define WC_BYPASS_BYTES (512u << 10)   /* writes this large go through */
+#define WC_BYPASS_BYTES (512u << 10)   /* the journal's mode: writes this large go through */
+/*
+ * Write-back without the journal takes large writes too (back_cacheable):
+ * a sequential stream of writes that do not cover whole stripe rows (1 MiB
+ * on three 512 KiB chunks) would otherwise write each row in two pieces,
+ * each a read-modify-write or reconstruct-write; cached, the destage writes
+ * its rows whole (wcache_destage.c). Up to this size, and an eighth of the
+ * cache: larger ones go through (their whole rows need no gathering).
+ */
+#define WC_LARGE_MAX_BYTES (4u << 20)
 
 enum { L_FREE, L_CLEAN, L_DIRTY };     /* list heads at pg[npages + L_*] */
 
@@ -548,6 +558,17 @@ static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
 	return true;
 }
 
+/* Free the pages of [lo, hi) allocated after seq0, still empty (a write
+ * that could not be taken after all; lock held). */
+static void undo_alloc(struct wcache *c, uint64_t lo, uint64_t hi, uint64_t seq0)
+{
+	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+		struct wc_page *p = lookup(c, pg);
+		if (p && p->birth > seq0)
+			wc_page_free_if_empty(c, p);
+	}
+}
+
 /*
  * Copy a write into the pages (lock held); false, nothing changed, when
  * there is no room. Room is checked first: a write is all in or not at all.
@@ -563,9 +584,9 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 
 	if (need > c->nfree + c->nclean)
 		return false;
-	/* pinned or in-flight clean pages cannot be taken: allocate first, undo on failure */
-	struct wc_page *got[WC_BYPASS_BYTES / WC_PAGE_BYTES + 2];
-	uint32_t ngot = 0;
+	/* pinned or in-flight clean pages cannot be taken: allocate first, undo
+	   on failure (the pages born after seq0 are this write's) */
+	uint64_t seq0 = c->alloc_seq;
 	bool hit = need == 0;
 	for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
 		if (lookup(c, pg))
@@ -573,19 +594,16 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 		struct wc_page *p = page_alloc(c, pg, lo / WC_PAGE_SECTORS,
 					       (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS);
 		if (!p) {
-			while (ngot)
-				wc_page_free_if_empty(c, got[--ngot]);
+			undo_alloc(c, lo, hi, seq0);
 			return false;
 		}
-		got[ngot++] = p;
 	}
 	uint32_t rec = 0;
 	if (logged) {
 		rec = c->jpl->ops->wb_add(c->jpl, lo, (uint32_t)(io->length / WC_PAGE_BYTES), io->buf,
 					  journal_logged, rq);
 		if (!rec) {
-			while (ngot)
-				wc_page_free_if_empty(c, got[--ngot]);
+			undo_alloc(c, lo, hi, seq0);
 			c->jwb_through++;
 			c->jpress = true;       /* the log is full of cached pages: destage */
 			return false;
@@ -611,10 +629,14 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 		if ((p->dirty & m) != m)
 			hit = false;
 		uint64_t first = pg * WC_PAGE_SECTORS;
-		for (unsigned s = 0; s < WC_PAGE_SECTORS; s++)
-			if (m & (1u << s))
-				memcpy(page_data(c, p) + s * 512,
-				       (const uint8_t *)io->buf + (first + s - lo) * 512, 512);
+		if (m == 0xff)
+			memcpy(page_data(c, p), (const uint8_t *)io->buf + (first - lo) * 512,
+			       WC_PAGE_BYTES);
+		else
+			for (unsigned s = 0; s < WC_PAGE_SECTORS; s++)
+				if (m & (1u << s))
+					memcpy(page_data(c, p) + s * 512,
+					       (const uint8_t *)io->buf + (first + s - lo) * 512, 512);
 		page_set_dirty(c, p, m);
 	}
 	c->st.writes_cached++;
@@ -624,6 +646,24 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 		c->pressure = true;
 	c->idle_kick = false;
 	return true;
+}
+
+/*
+ * May write-back (not the journal's mode) cache this write (lock held)?
+ * Small ones, and the large ones (WC_LARGE_MAX_BYTES): not more than an
+ * eighth of the cache, and not whole stripe rows only (written through,
+ * they are full-stripe writes already, with no copy).
+ */
+static bool back_cacheable(const struct wcache *c, const struct uraid_io *io)
+{
+	if (io->length / WC_PAGE_BYTES + 2 > c->npages / 8)
+		return false;
+	if (io->length < WC_BYPASS_BYTES)
+		return true;
+	uint64_t row = stripe_sectors(c) * 512;
+	if (io->length > WC_LARGE_MAX_BYTES || !row)
+		return false;
+	return io->offset % row || io->length % row;
 }
 
 static bool absorb(struct wcache *c, struct array_req *rq)
@@ -1020,14 +1060,16 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				destage_from(c, rq);
 			return taken;
 		}
-		if (back && !(io->flags & URAID_IO_FUA) && io->length < WC_BYPASS_BYTES &&
-		    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
+		if (back && !(io->flags & URAID_IO_FUA) && back_cacheable(c, io) &&
 		    !(atomic_load(&c->a->degraded) && !array_level_survives(c->a))) {
+			bool large = io->length >= WC_BYPASS_BYTES;
 			if (!c->space_head && absorb(c, rq)) {
 				run = c->pressure;
 				pthread_mutex_unlock(&c->lock);
 				end_later(rq, 0);
-				if (run)
+				if (run && large)
+					wc_kick_away(c, rq->er);
+				else if (run)
 					destage_from(c, rq);
 				return true;
 			}
@@ -1040,7 +1082,10 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				c->space_head = rq;
 			c->space_tail = rq;
 			pthread_mutex_unlock(&c->lock);
-			destage_from(c, rq);
+			if (large)
+				wc_kick_away(c, rq->er);
+			else
+				destage_from(c, rq);
 			return true;
 		}
 		/* written through */

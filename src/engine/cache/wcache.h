@@ -37,7 +37,12 @@ struct engine_reactor;
 #define WC_PAGE_SECTORS 8u
 #define WC_EPOCHS 1024u              /* flush epochs tracked at once (a ring) */
 #define WC_DESTAGE_SLOTS 64u         /* destage writes in flight at most */
-#define WC_DESTAGE_MAX_PAGES 256u    /* one destage write: at most 1 MiB */
+#define WC_DESTAGE_MAX_PAGES 1024u   /* one destage write: at most 4 MiB (whole rows) */
+#define WC_DESTAGE_JWB_PAGES 256u    /* the journal's write-back mode: 1 MiB */
+/* destage bytes in flight at most (the reactors' buffer pools keep 256 MiB
+   each: 64 slots of 4 MiB would outgrow them, every buffer then mapped
+   and faulted in anew) */
+#define WC_DESTAGE_INFLIGHT_BYTES (16u << 20)
 #define WC_JWB_TRICKLE 4u            /* journal write-back: see jwb_narrow */
 #define WC_DEFAULT_BYTES (64ull << 20)
 #define WC_MIN_BYTES (1ull << 20)
@@ -129,6 +134,7 @@ struct wcache {
 	/* destage */
 	struct wc_destage *slots, *free_slots;
 	uint32_t destages_in_flight;
+	uint64_t destage_bytes;      /* their length */
 	struct wc_sweep_ent *sweep;
 	uint32_t sweep_n, sweep_pos;
 	bool *running;               /* per reactor, its thread only: in wcache_destage_run */

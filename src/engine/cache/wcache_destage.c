@@ -7,10 +7,15 @@
  *
  * Which pages: a sweep in offset order (the dirty pages not in flight,
  * sorted when the previous sweep is used up), contiguous pages gathered into
- * one write of up to 1 MiB (the core cuts it at stripe rows: whole rows go
- * as full-stripe writes). A page's bytes are copied into the write's buffer
- * under the lock, with its generation: if the page changes meanwhile it
- * stays dirty and goes again.
+ * one write of up to 4 MiB (the core cuts it at stripe rows: whole rows go
+ * as full-stripe writes). On RAID 4/5/6 a write ends at a row's end when
+ * the next row would not fit whole, and, unless something waits for the
+ * destage to finish (a flush, the drain, the idle tick), a run that ends
+ * inside a row after a whole one leaves that last row for a later sweep: a
+ * sequential stream is still writing it, and destaged now it would be a
+ * read-modify-write and again later (row_cut). A page's bytes are copied
+ * into the write's buffer under the lock, with its generation: if the page
+ * changes meanwhile it stays dirty and goes again.
  *
  * When: while a flush waits, a write waits for room, dirty pages are above
  * the high-water mark (until back under the low one), the writes have been
@@ -105,10 +110,50 @@ static struct wc_page *jrow_first(struct wcache *c)
 	return NULL;
 }
 
+/* Pages in a stripe row of the array (RAID 4/5/6 without the journal's
+ * write-back mode, whose destages this leaves as they were); 0: none. */
+static uint64_t row_pages(const struct wcache *c)
+{
+	uint64_t ss = (uint64_t)c->a->geom.data_disks * c->a->geom.chunk_sectors;
+
+	if (c->jwb || !ss || ss % WC_PAGE_SECTORS)
+		return 0;
+	return ss / WC_PAGE_SECTORS;
+}
+
+/* Does something wait for every dirty page (no row left for later)? */
+static bool destage_urgent(const struct wcache *c)
+{
+	return atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->idle_kick ||
+	       atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK;
+}
+
+/*
+ * The run of pages [0, *n) ending at sector *next, the sweep's run ended
+ * there (not cut at the size limit): if it ends inside a row and holds a
+ * row's end before, it ends there instead, and the pages of the last row
+ * wait for a later sweep. A stream writing that row completes it meanwhile,
+ * and the row goes whole (lock held).
+ */
+static void row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t *n,
+		    uint64_t start, uint64_t *next)
+{
+	uint64_t rowp = row_pages(c), rs = rowp * WC_PAGE_SECTORS;
+
+	if (!rowp || *next % rs == 0 || destage_urgent(c))
+		return;
+	uint64_t cut = *next / rs * rs;
+	if (cut <= start)
+		return;         /* inside one row: it goes (random writes, the front alone) */
+	while (*n && c->pg[d->page[*n - 1]].pgno * WC_PAGE_SECTORS >= cut)
+		(*n)--;
+	*next = cut;
+}
+
 /* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
 static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 {
-	if (!c->free_slots)
+	if (!c->free_slots || c->destage_bytes >= WC_DESTAGE_INFLIGHT_BYTES)
 		return NULL;
 	if (c->sweep_pos >= c->sweep_n)
 		sweep_rebuild(c);
@@ -126,7 +171,14 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		start = first->pgno * WC_PAGE_SECTORS + lo[0];
 		next = first->pgno * WC_PAGE_SECTORS + hi[0];
 	}
-	while (!first && c->sweep_pos < c->sweep_n && d->npages < WC_DESTAGE_MAX_PAGES) {
+	uint64_t rowp = row_pages(c);
+	uint32_t maxp = c->jwb ? WC_DESTAGE_JWB_PAGES : WC_DESTAGE_MAX_PAGES;
+	bool run_ended = true;          /* false: cut at the size limit or a row's end */
+	while (!first && c->sweep_pos < c->sweep_n) {
+		if (d->npages >= maxp) {
+			run_ended = false;
+			break;
+		}
 		const struct wc_sweep_ent *ent = &c->sweep[c->sweep_pos];
 		struct wc_page *p = &c->pg[ent->idx];
 		if (p->pgno != ent->pgno || p->state != WC_PG_DIRTY || p->inflight) {
@@ -156,7 +208,14 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		c->sweep_pos++;
 		if (h != WC_PAGE_SECTORS)
 			break;              /* the run ends inside this page */
+		/* a row's end, and the next row would not fit whole */
+		if (rowp && (p->pgno + 1) % rowp == 0 && maxp - d->npages < rowp) {
+			run_ended = false;
+			break;
+		}
 	}
+	if (run_ended && d->npages && !first)
+		row_cut(c, d, &d->npages, start, &next);
 	if (!d->npages)
 		return NULL;
 	size_t len = (size_t)(next - start) * 512;
@@ -184,6 +243,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	d->io.done = destage_done;
 	d->io.ctx = d;
 	c->destages_in_flight++;
+	c->destage_bytes += len;
 	return d;
 }
 
@@ -288,6 +348,7 @@ static void destage_done(struct uraid_io *io, int res)
 	d->next_free = c->free_slots;
 	c->free_slots = d;
 	c->destages_in_flight--;
+	c->destage_bytes -= io->length;
 	wc_epoch_advance(c);
 	wc_after_change(c);
 	struct parity_log *jpl = c->jpl;

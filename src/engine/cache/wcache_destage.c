@@ -11,9 +11,9 @@
  * as full-stripe writes). On RAID 4/5/6 a write ends at a row's end when
  * the next row would not fit whole, and, unless something waits for the
  * destage to finish (a flush, the drain, the idle tick), a run that ends
- * inside a row after a whole one leaves that last row for a later sweep: a
- * sequential stream is still writing it, and destaged now it would be a
- * read-modify-write and again later (row_cut). A page's bytes are copied
+ * inside a row leaves that last row for a later sweep: a sequential stream
+ * is still writing it, and destaged now it would be a read-modify-write
+ * and written again later (row_cut). A page's bytes are copied
  * into the write's buffer under the lock, with its generation: if the page
  * changes meanwhile it stays dirty and goes again.
  *
@@ -129,25 +129,29 @@ static bool destage_urgent(const struct wcache *c)
 }
 
 /*
- * The run of pages [0, *n) ending at sector *next, the sweep's run ended
- * there (not cut at the size limit): if it ends inside a row and holds a
- * row's end before, it ends there instead, and the pages of the last row
- * wait for a later sweep. A stream writing that row completes it meanwhile,
- * and the row goes whole (lock held).
+ * The run of pages [0, *n) from sector start to *next, the sweep's run
+ * ended there (not cut at the size limit). If it ends inside a row and
+ * holds a row's end before, it ends there instead, and the pages of the
+ * last row wait for a later sweep: a stream writing that row completes it
+ * meanwhile, and the row goes whole. A run from a row's start to inside
+ * it (a stream's front, alone) waits whole while other destages are in
+ * flight (their completions look again: the cache never stalls on it).
+ * Returns false when the run waits whole (lock held).
  */
-static void row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t *n,
+static bool row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t *n,
 		    uint64_t start, uint64_t *next)
 {
 	uint64_t rowp = row_pages(c), rs = rowp * WC_PAGE_SECTORS;
 
 	if (!rowp || *next % rs == 0 || destage_urgent(c))
-		return;
+		return true;
 	uint64_t cut = *next / rs * rs;
-	if (cut <= start)
-		return;         /* inside one row: it goes (random writes, the front alone) */
+	if (cut <= start)       /* inside one row (random writes; a stream's front) */
+		return !(start == cut && c->destages_in_flight);
 	while (*n && c->pg[d->page[*n - 1]].pgno * WC_PAGE_SECTORS >= cut)
 		(*n)--;
 	*next = cut;
+	return true;
 }
 
 /* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
@@ -173,7 +177,9 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	}
 	uint64_t rowp = row_pages(c);
 	uint32_t maxp = c->jwb ? WC_DESTAGE_JWB_PAGES : WC_DESTAGE_MAX_PAGES;
-	bool run_ended = true;          /* false: cut at the size limit or a row's end */
+	bool run_ended;                 /* false: cut at the size limit or a row's end */
+again:
+	run_ended = true;
 	while (!first && c->sweep_pos < c->sweep_n) {
 		if (d->npages >= maxp) {
 			run_ended = false;
@@ -214,8 +220,10 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 			break;
 		}
 	}
-	if (run_ended && d->npages && !first)
-		row_cut(c, d, &d->npages, start, &next);
+	if (run_ended && d->npages && !first && !row_cut(c, d, &d->npages, start, &next)) {
+		d->npages = 0;          /* that run waits: the next one */
+		goto again;
+	}
 	if (!d->npages)
 		return NULL;
 	size_t len = (size_t)(next - start) * 512;

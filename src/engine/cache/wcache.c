@@ -1073,8 +1073,11 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 					destage_from(c, rq);
 				return true;
 			}
-			/* no room: in line behind the writes already waiting */
+			/* no room: in line behind the writes already waiting. Not
+			   quiet any more (the destage runs for it anyway, and may
+			   leave rows for the stream to complete) */
 			c->st.write_waits++;
+			c->idle_kick = false;
 			rq->wc_next = NULL;
 			if (c->space_tail)
 				c->space_tail->wc_next = rq;

@@ -407,7 +407,9 @@ void wcache_tick(struct array *a, uint64_t now_ns)
 		return;
 	pthread_mutex_lock(&c->lock);
 	c->backoff = false;
-	if (c->ndirty && !c->idle_kick && now_ns > c->last_write_ns &&
+	/* writes waiting for room are not quiet: they wait for the destage
+	   that runs for them anyway (idle, it would not leave rows to complete) */
+	if (c->ndirty && !c->idle_kick && !c->space_head && now_ns > c->last_write_ns &&
 	    now_ns - c->last_write_ns >= WC_IDLE_NS)
 		c->idle_kick = true;
 	if (!c->ndirty)

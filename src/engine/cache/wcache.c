@@ -584,6 +584,14 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 
 	if (need > c->nfree + c->nclean)
 		return false;
+	/* a destage write reading a page in place: it must not change under
+	   it; the write waits for room meanwhile (its completion wakes it) */
+	if (need < (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS - lo / WC_PAGE_SECTORS)
+		for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+			const struct wc_page *p = lookup(c, pg);
+			if (p && p->inplace)
+				return false;
+		}
 	/* pinned or in-flight clean pages cannot be taken: allocate first, undo
 	   on failure (the pages born after seq0 are this write's) */
 	uint64_t seq0 = c->alloc_seq;

@@ -62,6 +62,9 @@ struct wc_page {
 	uint8_t valid, dirty;        /* per 512-byte sector */
 	uint8_t state;               /* enum wc_page_state */
 	bool inflight;               /* a destage write carries it */
+	/* that write reads its bytes in place (no copy, wcache_destage.c
+	   build_one): they must not change until it completes */
+	bool inplace;
 	/* journal write-back (wcache_set_journal): the record in the journal
 	   holding its bytes (parity_log.h wb_add), and the older one it keeps
 	   until jref is logged; 0: none */
@@ -78,7 +81,8 @@ struct wc_destage {
 	struct wcache *c;
 	struct uraid_io io;
 	struct engine_reactor *er;
-	uint8_t *buf;
+	uint8_t *buf;                /* from the reactor's pool, or the pages themselves (inplace) */
+	bool inplace;
 	uint32_t npages;
 	uint32_t page[WC_DESTAGE_MAX_PAGES];
 	uint32_t gen[WC_DESTAGE_MAX_PAGES];

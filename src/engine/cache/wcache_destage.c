@@ -154,6 +154,24 @@ static bool row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t
 	return true;
 }
 
+/*
+ * May the destage write read the run's bytes in place, with no copy? Whole
+ * pages, next to each other in the cache's memory (a stream's pages are:
+ * they are taken from the free list, and later from the clean one, in the
+ * order they were destaged), not in the journal's write-back mode. Until it
+ * completes, a write to one of them waits (absorb_j), as for room.
+ */
+static bool can_inplace(const struct wcache *c, const struct wc_destage *d, const unsigned *lo,
+			const unsigned *hi)
+{
+	if (c->jwb || d->npages < 2)
+		return false;
+	for (uint32_t i = 0; i < d->npages; i++)
+		if (d->page[i] != d->page[0] + i || lo[i] || hi[i] != WC_PAGE_SECTORS)
+			return false;
+	return true;
+}
+
 /* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
 static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 {
@@ -227,7 +245,9 @@ again:
 	if (!d->npages)
 		return NULL;
 	size_t len = (size_t)(next - start) * 512;
-	d->buf = bufpool_get(&er->pool, len);
+	d->inplace = can_inplace(c, d, lo, hi);
+	d->buf = d->inplace ? c->data + (size_t)d->page[0] * WC_PAGE_BYTES
+			    : bufpool_get(&er->pool, len);
 	if (!d->buf)
 		return NULL;            /* out of memory: the pages stay dirty, retried later */
 	c->free_slots = d->next_free;
@@ -235,8 +255,11 @@ again:
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		size_t n = (size_t)(hi[i] - lo[i]) * 512;
-		memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512, n);
+		if (!d->inplace)
+			memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512,
+			       n);
 		at += n;
+		p->inplace = d->inplace;
 		p->inflight = true;
 		p->redirtied = false;
 		d->gen[i] = p->gen;
@@ -322,6 +345,7 @@ static void destage_done(struct uraid_io *io, int res)
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		p->inflight = false;
+		p->inplace = false;
 		if (transient) {
 			/* stays dirty, in its epoch */
 		} else if (res) {
@@ -352,7 +376,8 @@ static void destage_done(struct uraid_io *io, int res)
 		c->st.destage_writes++;
 		c->st.destaged_bytes += io->length;
 	}
-	bufpool_put(&er->pool, d->buf, io->length);
+	if (!d->inplace)
+		bufpool_put(&er->pool, d->buf, io->length);
 	d->next_free = c->free_slots;
 	c->free_slots = d;
 	c->destages_in_flight--;

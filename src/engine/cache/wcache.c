@@ -71,6 +71,16 @@ static void list_add_tail(struct wcache *c, unsigned l, uint32_t i)
 	c->pg[h].prev = i;
 }
 
+static void list_add_head(struct wcache *c, unsigned l, uint32_t i)
+{
+	uint32_t h = head(c, l);
+	struct wc_page *p = &c->pg[i];
+	p->next = c->pg[h].next;
+	p->prev = h;
+	c->pg[p->next].prev = i;
+	c->pg[h].next = i;
+}
+
 static inline uint32_t pidx(const struct wcache *c, const struct wc_page *p)
 {
 	return (uint32_t)(p - c->pg);
@@ -156,8 +166,31 @@ void wc_page_free_if_empty(struct wcache *c, struct wc_page *p)
 	list_del(c, i);
 	c->nclean--;
 	p->state = WC_PG_FREE;
-	list_add_tail(c, L_FREE, i);
+	/* at the head: the page freed last is reused first (its memory is
+	   still mapped and cached; see wc_drop_behind) */
+	list_add_head(c, L_FREE, i);
 	c->nfree++;
+}
+
+/*
+ * Drop behind: a stream's pages (a destage written in place, whole pages
+ * next to each other), clean now, are freed, last to first, so that the
+ * stream's next writes take the same memory again in the same order (the
+ * next destage is in place too). Cycling through the whole cache instead
+ * reads every destage from memory, not from the CPU's caches, and on some
+ * virtual machines faults its pages in anew. Pages a read pins stay.
+ * Lock held.
+ */
+void wc_drop_behind(struct wcache *c, const uint32_t *idx, uint32_t n)
+{
+	while (n--) {
+		struct wc_page *p = &c->pg[idx[n]];
+		if (p->state != WC_PG_CLEAN || p->pins || p->inflight || p->jlost)
+			continue;
+		p->valid = 0;
+		p->gen++;
+		wc_page_free_if_empty(c, p);
+	}
 }
 
 void wc_epoch_advance(struct wcache *c)
@@ -558,6 +591,36 @@ static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
 	return true;
 }
 
+/*
+ * Did the write of [lo, hi) complete a stripe row: a row whose last page it
+ * wrote has every page dirty and whole, none in flight (lock held)? Asked
+ * for large writes only (a stream of them completes a row with most of its
+ * writes; small random writes that fill a row in the end keep it cached),
+ * not in the journal's write-back mode (row_pages, wcache_destage.c, leaves
+ * it out too). Destaged at once, the row is read back from the CPU's
+ * caches, not from memory, and with wc_drop_behind the stream goes round a
+ * few MiB of the cache, not all of it.
+ */
+static bool row_done(const struct wcache *c, uint64_t lo, uint64_t hi)
+{
+	uint64_t rs = stripe_sectors(c);
+
+	if (c->jwb || !rs || rs % WC_PAGE_SECTORS)
+		return false;
+	/* the rows whose last sector the write holds */
+	for (uint64_t end = (lo / rs + 1) * rs; end <= hi; end += rs) {
+		bool full = true;
+		for (uint64_t pg = (end - rs) / WC_PAGE_SECTORS; full && pg < end / WC_PAGE_SECTORS;
+		     pg++) {
+			const struct wc_page *p = lookup(c, pg);
+			full = p && p->state == WC_PG_DIRTY && p->dirty == 0xff && !p->inflight;
+		}
+		if (full)
+			return true;
+	}
+	return false;
+}
+
 /* Free the pages of [lo, hi) allocated after seq0, still empty (a write
  * that could not be taken after all; lock held). */
 static void undo_alloc(struct wcache *c, uint64_t lo, uint64_t hi, uint64_t seq0)
@@ -653,6 +716,8 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 	if (c->ndirty > c->high_water)
 		c->pressure = true;
 	c->idle_kick = false;
+	if (!rec && io->length >= WC_BYPASS_BYTES && row_done(c, lo, hi))
+		c->row_ready = true;
 	return true;
 }
 
@@ -1072,7 +1137,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		    !(atomic_load(&c->a->degraded) && !array_level_survives(c->a))) {
 			bool large = io->length >= WC_BYPASS_BYTES;
 			if (!c->space_head && absorb(c, rq)) {
-				run = c->pressure;
+				run = c->pressure || c->row_ready;
 				pthread_mutex_unlock(&c->lock);
 				end_later(rq, 0);
 				if (run && large)

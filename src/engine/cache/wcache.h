@@ -113,6 +113,9 @@ struct wcache {
 	uint32_t high_water, low_water;   /* dirty pages */
 	bool pressure;               /* above high water until back under low */
 	bool idle_kick;              /* the tick saw writes quiet: destage all */
+	/* a write completed a stripe row (every page dirty, whole): destage
+	   now, while its bytes are still in the CPU's caches (wc_row_done) */
+	bool row_ready;
 	_Atomic bool draining;       /* close or the switch to through: destage all */
 	uint64_t last_write_ns;      /* engine_now_ns of the last cached write (tick) */
 
@@ -222,6 +225,7 @@ bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
+void wc_drop_behind(struct wcache *c, const uint32_t *idx, uint32_t n);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
 struct wc_page *wc_lookup(const struct wcache *c, uint64_t pgno);         /* lock held */
 /* The same for a destage: ops still waiting for their stripe rows

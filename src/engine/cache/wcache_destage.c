@@ -37,7 +37,7 @@
 bool wc_want_destage(const struct wcache *c)
 {
 	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
-			     c->pressure || c->idle_kick || c->jbar || c->jpress || c->jrow_wait ||
+			     c->pressure || c->idle_kick || c->row_ready || c->jbar || c->jpress || c->jrow_wait ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }
 
@@ -177,7 +177,8 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 {
 	if (!c->free_slots || c->destage_bytes >= WC_DESTAGE_INFLIGHT_BYTES)
 		return NULL;
-	if (c->sweep_pos >= c->sweep_n)
+	bool rebuilt = c->sweep_pos >= c->sweep_n;
+	if (rebuilt)
 		sweep_rebuild(c);
 	struct wc_destage *d = c->free_slots;
 	uint64_t start = 0, next = 0;
@@ -242,8 +243,18 @@ again:
 		d->npages = 0;          /* that run waits: the next one */
 		goto again;
 	}
-	if (!d->npages)
+	if (!d->npages && c->sweep_pos >= c->sweep_n && !rebuilt && !first) {
+		/* pages dirtied since the sort (a row just completed) */
+		sweep_rebuild(c);
+		rebuilt = true;
+		goto again;
+	}
+	if (!d->npages) {
+		/* the sweep is used up: the rows completed are out (or going) */
+		if (c->sweep_pos >= c->sweep_n)
+			c->row_ready = false;
 		return NULL;
+	}
 	size_t len = (size_t)(next - start) * 512;
 	d->inplace = can_inplace(c, d, lo, hi);
 	d->buf = d->inplace ? c->data + (size_t)d->page[0] * WC_PAGE_BYTES
@@ -368,6 +379,8 @@ static void destage_done(struct uraid_io *io, int res)
 		p->redirtied = false;
 		wc_page_free_if_empty(c, p);
 	}
+	if (!res && d->inplace)
+		wc_drop_behind(c, d->page, d->npages);
 	if (transient) {
 		c->backoff = true;
 	} else if (res) {

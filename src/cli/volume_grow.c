@@ -246,9 +246,9 @@ static int check_volume(const struct pool *p, const struct pool_volume *v, bool 
 	}
 	if (v->present < v->raid_disks || v->stale) {
 		fprintf(stderr, "uraid %s: volume '%s' is degraded (%u of %u members present, %u "
-			"stale): md does not reshape a degraded array; rebuild it first (serve it, "
-			"and add a spare with 'uraid pool add' or 'uraid add')\n", CMD, v->name,
-			v->present, v->raid_disks, v->stale);
+			"stale): volume grow does not reshape a degraded volume; rebuild it "
+			"first (serve it, and add a spare with 'uraid pool add' or 'uraid add')\n",
+			CMD, v->name, v->present, v->raid_disks, v->stale);
 		return CLI_EXIT_FAIL;
 	}
 	/* spare or blank partitions: --drives takes them as some of the new

@@ -24,6 +24,13 @@
 #      raid10_run counts every member in a slot and refuses a least move
 #      below a chunk); in boot 2 md assembles it, finishes the reshape,
 #      rebuilds the member, reads the data and its check finds 0.
+#  uraid -> md, degraded:
+#   F  uraid grows a near=2 RAID 10 of 4 missing slot 1 to 5 members: a spare
+#      rebuilding slot 1 (throttled) is stopped and stays there, recovering
+#      from 0, as mdadm's freeze and md's raid10_start_reshape leave it, the
+#      spare given with --add takes slot 4; stopped part-way (`uraid stop`);
+#      in boot 2 md assembles it, finishes the reshape, rebuilds slot 1,
+#      reads the data uraid was given and its check finds 0.
 # Exit 0 pass, 77 skip, else fail.
 . "$(dirname "$0")/lib.sh"
 if ! "$BUILD/uraid" grow --help >/dev/null 2>&1; then
@@ -235,6 +242,33 @@ else
     check "E: uraid serves md's degraded RAID 10 in mid-reshape" false
 fi
 
+# F: uraid starts the reshape on a degraded near=2 RAID 10 and is stopped mid-way
+F=()
+for i in 0 1 2 3 4; do truncate -s 40M "$tmp/f$i"; F+=("$tmp/f$i"); done
+"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --size=24M --assume-clean \
+    --bitmap=none --name=f "${F[0]}" missing "${F[2]}" "${F[3]}" >/dev/null
+serve f "${F[0]}" "${F[2]}" "${F[3]}"
+f_bytes=$(nbdinfo --size "$(uri f)")
+randfile "$((SEED + 5))" "$f_bytes" "$tmp/f.data"
+nbdcopy "$tmp/f.data" "$(uri f)"
+"$URAID" tune f --speed-min=200 --speed-max=400 >/dev/null
+"$URAID" add f "${F[1]}" >/dev/null
+sleep 1
+if "$URAID" grow f --raid-devices=5 --add "${F[4]}" >"$tmp/grow.out" 2>&1; then
+    check "F: uraid grow --raid-devices=5 on the degraded array started" true
+    check "F: the reshape moved within 60 s" wait_moved "${F[0]}"
+    stop f
+    for m in "${F[@]}"; do echo "F: uraid left $m: $($MD_SB "$m")"; done
+    f_new=$($MD_SB "${F[0]}" new_offset)
+    check "F: superblocks hold the reshape (0x44, new_offset $f_new, delta 1)" \
+        test "$($MD_SB "${F[4]}" feature_map new_offset delta_disks | tr '\n' ' ')" = "0x44 $f_new 1 "
+    check "F: the member of slot 1 recovers from 0, with the same new offset" \
+        test "$($MD_SB "${F[1]}" feature_map new_offset recovery_offset | tr '\n' ' ')" = "0x46 $f_new 0 "
+else
+    check "F: uraid grow --raid-devices=5 ($(cat "$tmp/grow.out"))" false
+    stop f
+fi
+
 cat >"$tmp/guest2.sh" <<'GUEST'
 rc=0
 echo 200000 >/proc/sys/dev/raid/speed_limit_max
@@ -262,9 +296,10 @@ GUEST
     echo "judge C md0 $(value C bytes) /dev/vda /dev/vdb /dev/vdc /dev/vdd /dev/vde /dev/vdf"
     echo "judge D md1 $(value D bytes) /dev/vdg /dev/vdh /dev/vdi /dev/vdj /dev/vdk"
     echo "WAIT=1; judge E md2 $(value E bytes) /dev/vdl /dev/vdm /dev/vdn /dev/vdo /dev/vdp"
+    echo "WAIT=1; judge F md3 $f_bytes /dev/vdq /dev/vdr /dev/vds /dev/vdt /dev/vdu"
     echo 'exit $rc'
 } >>"$tmp/guest2.sh"
-out2=$(interop_run "$tmp/guest2.sh" "${C[@]}" "${D[@]}" "${E[@]}")
+out2=$(interop_run "$tmp/guest2.sh" "${C[@]}" "${D[@]}" "${E[@]}" "${F[@]}")
 rc=$?
 echo "$out2"
 check "boot 2: md assembled C and D (exit $rc)" test $rc -eq 0
@@ -280,6 +315,10 @@ check "E: md finished the reshape and rebuilt the recovering member: near=2 on 5
     grep -q "^E level=raid10 layout=258 chunk=65536 raid_disks=5 degraded=0 action=idle$" <<<"$out2"
 check "E: md reads the data of before the grow" grep -q "^E sha=$(value E sha)$" <<<"$out2"
 check "E: md's check finds 0 mismatches" grep -q "^E mismatch_cnt=0$" <<<"$out2"
+check "F: md finished uraid's degraded reshape and rebuilt slot 1: near=2 on 5, whole, idle" \
+    grep -q "^F level=raid10 layout=258 chunk=65536 raid_disks=5 degraded=0 action=idle$" <<<"$out2"
+check "F: md reads the data uraid was given" grep -q "^F sha=$(sha "$tmp/f.data")$" <<<"$out2"
+check "F: md's check finds 0 mismatches" grep -q "^F mismatch_cnt=0$" <<<"$out2"
 check "C: md's size is uraid's (${c_size:-?})" grep -q "^C bytes_now=${c_size:-x}$" <<<"$out2"
 check "D: md's size is uraid's (${d_size:-?})" grep -q "^D bytes_now=${d_size:-x}$" <<<"$out2"
 exit $fails

@@ -345,8 +345,38 @@ static void restripes(void)
 	r.array_sectors = 24574ull * 128;
 	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 2, "10 4->3 without room after: %s", err);
 	a.member_room_sectors = 2048 * MIB;
+	/* degraded: as md's raid10_start_reshape, which counts a member
+	   recovering a slot as a spare (the engine checks the new geometry) */
 	a.slot_missing[1] = true;
+	a.spares = 2;
 	r = (struct grow_request){ .raid_disks = 6 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 degraded 4->6: %s", err);
+	step_is(&p, 0, GROW_STEP_RESTRIPE, 10, 0x102, 6, 128, false);
+	r = (struct grow_request){ .chunk_sectors = 64 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 degraded chunk: %s", err);
+	a.spares = 0;
+	a.pending = 1;
+	r = (struct grow_request){ .raid_disks = 5 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 degraded 4->5, recovering: %s", err);
+	r = (struct grow_request){ .raid_disks = 6 };
+	REFUSED(a, r, "Need 2 spares to avoid degraded array, and only have 1");
+	/* a rebuild running: mdadm freezes it (the engine stops it); not a check */
+	a.pending = 0;
+	a.spares = 1;
+	a.job = "recovery";
+	a.job_recover = true;
+	r = (struct grow_request){ .raid_disks = 5 };
+	CHECK(!plan(&a, &r, &p, err) && p.nsteps == 1, "10 4->5 under a rebuild: %s", err);
+	r = (struct grow_request){ .size_sectors = GROW_SIZE_MAX };
+	REFUSED(a, r, "a recovery is running");
+	a.job = "check";
+	a.job_recover = false;
+	r = (struct grow_request){ .raid_disks = 5 };
+	REFUSED(a, r, "a check is running");
+	/* RAID 5 stays refused degraded */
+	a = arr(5, URAID_LEFT_SYMMETRIC, 4, 128);
+	a.slot_missing[1] = true;
+	a.spares = 2;
 	REFUSED(a, r, "degraded");
 }
 

@@ -15,6 +15,11 @@
  *   replay writes the cached page and the stale parity (the write hole);
  * - the same with the cached write arriving while a destage of its row is
  *   in flight;
+ * - a destage logs only the parity of its rows (md's rule: the cached
+ *   pages' data is in the log already), and a replay of that log onto the
+ *   members as they were before the writes puts data and parity there;
+ * - the destage takes the page of the oldest record first (it holds the
+ *   journal's tail);
  * - a log write that fails: the write fails, and its bytes are not read
  *   back (the cache keeps the bytes acknowledged before it, or nothing);
  *   the array still closes (the journal's writes are made to fail by
@@ -44,6 +49,7 @@
 #include <uraid/superblock.h>
 
 #include "engine/md/journal.h"
+#include "format/r5l.h"
 #include "../support/check.h"
 #include "../support/engine_op.h"
 
@@ -467,6 +473,185 @@ static void test_mixed_rows(uint64_t *rs, uint64_t journal_bytes, unsigned round
 	free(big);
 }
 
+/*
+ * md's rule for a destage (raid5-cache, R5_InJournal): a cached page's bytes
+ * are in the log once, as its record's DATA; its destage logs only the
+ * row's parity. NPG cached pages in distinct rows, the array closed (its
+ * cache destaged): the
+ * log from the first tail holds exactly NPG DATA payloads at their sectors
+ * (the old rule logged each page again beside the parity: 2 x NPG) and a
+ * PARITY for each row. Then a crash after every log write and before any
+ * member write (the members as they were before the writes, the log as it
+ * is now, replayed from the first tail): the replay gathers each record's
+ * DATA and the later PARITY into one row, and its data and parity must be
+ * on the members.
+ */
+static void test_destage_parity_only(uint64_t *rs)
+{
+	enum { NPG = 16 };
+	struct t t;
+	CHECK(setup(&t, 8ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	/* the members before the writes, and the log's first tail */
+	for (unsigned i = 0; i <= N; i++)
+		CHECK(copy_file(t.paths[i], t.snap[i]) == 0, "parity only: copy %s", t.paths[i]);
+	struct img m;
+	uint64_t tail0 = 0;
+	if (img_open(&m, t.snap, false) == 0)
+		tail0 = m.sb[m.jidx].recovery_offset;
+	else
+		CHECK(0, "parity only: the copy does not probe");
+	img_close(&m);
+	uint8_t *v = aligned_alloc(4096, NPG * 4096ull);
+	struct expect ex[NPG];
+	rng_fill(rs, v, NPG * 4096ull);
+	for (unsigned i = 0; i < NPG; i++) {
+		/* stripe 1 + i, chunk i % 3, row i: one page per row */
+		ex[i] = (struct expect){ at(1 + i, i % 3, (uint64_t)i * 4096), 4096, v + i * 4096ull };
+		CHECK(uraid_array_pwrite(t.a, ex[i].data, 4096, ex[i].off, 0) == 0,
+		      "parity only: write %u", i);
+	}
+	struct uraid_array_status st;
+	uraid_array_status(t.a, &st);
+	CHECK(st.write_cache.writes_cached == NPG, "parity only: %" PRIu64 " of %d writes cached",
+	      st.write_cache.writes_cached, NPG);
+	/* a flush is done once the log is (md's write-back): close destages */
+	uraid_array_close(t.a);
+	t.a = NULL;
+	CHECK(copy_file(t.paths[N], t.snap[N]) == 0, "parity only: copy the journal");
+	if (img_open(&m, t.snap, true)) {
+		CHECK(0, "parity only: the copy does not probe");
+		img_close(&m);
+		teardown(&t);
+		free(v);
+		return;
+	}
+	/* the meta blocks from the first tail, along the seq chain */
+	const struct uraid_sb *jsb = &m.sb[m.jidx];
+	uint32_t seed = uraid_r5l_seed(jsb->set_uuid);
+	uint64_t ring = jsb->data_size, pos = tail0, seq = 0;
+	unsigned data[NPG] = { 0 }, other = 0, parity = 0, blocks = 0;
+	static struct uraid_r5l_meta meta;
+	uint8_t *blk = aligned_alloc(4096, 4096);
+	for (;;) {
+		char why[200];
+		if (io_rw(m.fd[m.jidx], (m.data_offset[m.jidx] + pos) * 512, blk, 4096, false))
+			break;
+		if (!blocks)
+			memcpy(&seq, blk + 16, 8);      /* the first one's own seq (le) */
+		if (uraid_r5l_meta_decode(blk, seed, pos, seq, ring, 1, &meta, why, sizeof(why)))
+			break;
+		for (unsigned k = 0; k < meta.npayloads; k++) {
+			const struct uraid_r5l_payload *pl = &meta.p[k];
+			if (pl->type == URAID_R5L_PARITY) {
+				parity++;
+				continue;
+			}
+			if (pl->type != URAID_R5L_DATA)
+				continue;
+			bool ours = false;
+			for (unsigned i = 0; i < NPG; i++)
+				if (pl->location == ex[i].off / 512) {
+					data[i]++;
+					ours = true;
+				}
+			other += !ours;
+		}
+		blocks++;
+		pos = uraid_r5l_ring_add(ring, pos, URAID_R5L_BLOCK_SECTORS * (1 + (uint64_t)meta.total_pages));
+		seq++;
+	}
+	free(blk);
+	unsigned twice = 0, missing = 0;
+	for (unsigned i = 0; i < NPG; i++) {
+		twice += data[i] > 1;
+		missing += data[i] == 0;
+	}
+	printf("  parity only: %u meta blocks from the first tail, %u PARITY, pages logged "
+	       "twice %u, missing %u, other DATA %u\n", blocks, parity, twice, missing, other);
+	CHECK(missing == 0, "parity only: %u cached pages are not in the log", missing);
+	CHECK(twice == 0, "parity only: %u cached pages logged again at their destage "
+	      "(md logs only the parity of pages already in the journal)", twice);
+	CHECK(parity >= NPG, "parity only: %u PARITY payloads for %d destaged rows", parity, NPG);
+	/* the crash: members before the writes, the whole log replayed */
+	struct journal_io io = { .ctx = &m, .log_read = j_log_read, .log_write = j_log_write,
+				 .log_flush = j_flush, .member_read = j_member_read,
+				 .member_write = j_member_write, .member_flush = j_flush };
+	struct journal_replay_result r;
+	char err[256];
+	int rc = journal_replay(&m.g, jsb->set_uuid, jsb->data_size, tail0, &io, &r, err,
+				sizeof(err));
+	CHECK(rc == 0, "parity only: replay: %s", err);
+	uint64_t bad = bad_rows(&m);
+	printf("  parity only, crash before the member writes: replay %u meta blocks, %u rows "
+	       "with parity, %u data-only; %" PRIu64 " rows with wrong parity\n", r.meta_blocks,
+	       r.data_parity_rows, r.data_only_rows, bad);
+	CHECK(r.data_parity_rows == NPG && r.data_only_rows == 0,
+	      "parity only: the replay did not find each record's data with its later parity");
+	CHECK(bad == 0, "parity only: %" PRIu64 " member rows with parity that does not match", bad);
+	for (unsigned i = 0; i < NPG; i++)
+		CHECK(img_holds(&m, ex[i].data, ex[i].len, ex[i].off),
+		      "parity only: page %u is not on the members after the replay", i);
+	img_close(&m);
+	teardown(&t);
+	free(v);
+}
+
+/*
+ * The destage takes the page holding the journal's oldest record first: that
+ * record keeps the oldest batch pending, and so the tail and every batch
+ * after it (with the offset sweep, a page near the array's end waited for a
+ * whole pass while new records and destages used up the log's batches).
+ * A page near the end is written first, then pages at lower offsets until
+ * a destage write has completed: the first one must have carried it (its
+ * bytes on the member files, read raw, no replay).
+ */
+static void test_oldest_first(uint64_t *rs)
+{
+	enum { MAXW = 400 };
+	struct t t;
+	CHECK(setup(&t, 3ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	uint8_t *v = aligned_alloc(4096, (MAXW + 1) * 4096ull);
+	rng_fill(rs, v, (MAXW + 1) * 4096ull);
+	uint64_t last = (t.size / STRIPE - 1) * STRIPE;     /* the last whole stripe */
+	struct expect old = { last + 4096, 4096, v };
+	CHECK(uraid_array_pwrite(t.a, old.data, 4096, old.off, 0) == 0, "oldest first: first write");
+	struct uraid_array_status st;
+	unsigned n = 0;
+	for (; n < MAXW; n++) {
+		uraid_array_status(t.a, &st);
+		if (st.write_cache.destage_writes)
+			break;
+		/* stripe 1 + n, chunk n % 3, row n % 16: one page per row */
+		uint64_t off = at(1 + n, n % 3, (uint64_t)(n % 16) * 4096);
+		CHECK(uraid_array_pwrite(t.a, v + (n + 1) * 4096ull, 4096, off, 0) == 0,
+		      "oldest first: write %u", n);
+	}
+	printf("  oldest first: %u writes after the first, %" PRIu64 " cached, %" PRIu64
+	       " destage writes done\n", n, st.write_cache.writes_cached,
+	       st.write_cache.destage_writes);
+	CHECK(st.write_cache.destage_writes >= 1, "oldest first: nothing destaged after %u writes", n);
+	for (unsigned i = 0; i < N; i++)
+		CHECK(copy_file(t.paths[i], t.snap[i]) == 0, "oldest first: copy %s", t.paths[i]);
+	CHECK(copy_file(t.paths[N], t.snap[N]) == 0, "oldest first: copy the journal");
+	struct img m;
+	if (img_open(&m, t.snap, false) == 0)
+		CHECK(img_holds(&m, old.data, old.len, old.off),
+		      "oldest first: the first destage did not carry the page of the oldest record");
+	else
+		CHECK(0, "oldest first: the copy does not probe");
+	img_close(&m);
+	teardown(&t);
+	free(v);
+}
+
 /* Put /dev/full under every descriptor of path: its writes fail (ENOSPC). */
 static int break_file(const char *path)
 {
@@ -529,6 +714,8 @@ int main(int argc, char **argv)
 	uint64_t rs = seed;
 
 	test_through_beside_cached(&rs);
+	test_destage_parity_only(&rs);
+	test_oldest_first(&rs);
 	test_log_write_fails(&rs);
 	/* the journal device holds 1 MiB of metadata first (1.2): rings of
 	   8, 2 and 1 MiB */

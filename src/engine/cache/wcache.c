@@ -5,23 +5,25 @@
  *
  * - WRITE (write-back, not FUA, small enough; on RAID 4/5/6 also large
  *   ones that do not cover whole stripe rows only, see back_cacheable):
- *   copied into pages under the lock and acknowledged. A page keeps per-sector valid and dirty bits, a
- *   generation bumped by every change (a destage in flight that sees it
- *   changed leaves the page dirty) and the flush epoch it became dirty in.
- *   No room (no free page, no clean one to take): the write waits in FIFO
- *   order, and later writes wait behind it, so an overlapping later write
- *   never lands before an earlier one; the destage completion that frees
- *   room copies it in and completes it on its reactor.
- * - FUA, large writes (whole rows, or past the limits), writes in write-through or on an array that has
- *   failed, DISCARD, WRITE_ZEROES: go to the members ("through"). They wait
- *   for destages in flight on their range (an older copy must not land
- *   after them) and for member reads that will overlay pages of it, then go
- *   on. From arrival to completion no destage starts on their range (a
- *   newer copy must not land before them), and reads of it that would need
- *   the cached pages wait for them to end (they would pin pages it waits
- *   for). The range's cached sectors stay until the op has landed (till
- *   then they are the only copy of what was acknowledged before it): its
- *   success drops them; on failure the dirty ones stay dirty.
+ *   copied into pages under the lock and acknowledged. A page keeps
+ *   per-sector valid and dirty bits, a generation bumped by every change (a
+ *   destage in flight that sees it changed leaves the page dirty) and the
+ *   flush epoch it became dirty in. No room (no free page, no clean one to
+ *   take): the write waits in FIFO order, and later writes wait behind it,
+ *   so an overlapping later write never lands before an earlier one; the
+ *   destage completion that frees room copies it in and completes it on
+ *   its reactor.
+ * - FUA, large writes (whole rows, or past the limits), writes in
+ *   write-through or on an array that has failed, DISCARD, WRITE_ZEROES: go to
+ *   the members ("through"). They wait for destages in flight on their
+ *   range (an older copy must not land after them) and for member reads
+ *   that will overlay pages of it, then go on. From arrival to completion
+ *   no destage starts on their range (a newer copy must not land before
+ *   them), and reads of it that would need the cached pages wait for them
+ *   to end (they would pin pages it waits for). The range's cached sectors
+ *   stay until the op has landed (till then they are the only copy of what
+ *   was acknowledged before it): its success drops them; on failure the
+ *   dirty ones stay dirty.
  * - READ: served from the pages when they hold every sector; else read from
  *   the members and overlaid with the pages at the end. The pages it
  *   overlaps are pinned meanwhile (not freed nor reused), so bytes destaged
@@ -709,6 +711,13 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 					memcpy(page_data(c, p) + s * 512,
 					       (const uint8_t *)io->buf + (first + s - lo) * 512, 512);
 		page_set_dirty(c, p, m);
+		if (rec) {
+			/* the dirty list in record order: its head names the oldest
+			   record a page holds, which the destage takes first (it
+			   holds the journal's tail, wcache_destage.c jwb_oldest) */
+			list_del(c, pidx(c, p));
+			list_add_tail(c, L_DIRTY, pidx(c, p));
+		}
 	}
 	c->st.writes_cached++;
 	if (hit)

@@ -110,6 +110,35 @@ static struct wc_page *jrow_first(struct wcache *c)
 	return NULL;
 }
 
+/*
+ * Journal write-back: the dirty page holding the oldest record (the head of
+ * the dirty list, kept in record order by absorb_j), not in flight nor held
+ * by an op written through, or NULL (lock held). Its record holds the
+ * journal's oldest pending batch, so the tail (and the batches behind it)
+ * moves on only once it is destaged: taken first, not when the offset
+ * sweep comes to it (the log's 1024 batches could run out meanwhile, each
+ * destage and each write's record taking one). A few entries are looked
+ * at; past them the sweep goes on.
+ */
+static struct wc_page *jwb_oldest(struct wcache *c)
+{
+	uint32_t h = c->npages + 2;     /* the dirty list's head */
+	unsigned n = 0;
+
+	if (!c->jwb)
+		return NULL;
+	for (uint32_t i = c->pg[h].next; i != h && n < 64; i = c->pg[i].next, n++) {
+		struct wc_page *p = &c->pg[i];
+		if (!p->jref)
+			return NULL;    /* dirty before the journal: no record to free */
+		if (p->inflight || p->valid != 0xff ||
+		    wc_destage_blocked(c, p->pgno * WC_PAGE_SECTORS, (p->pgno + 1) * WC_PAGE_SECTORS))
+			continue;
+		return p;
+	}
+	return NULL;
+}
+
 /* Pages in a stripe row of the array (RAID 4/5/6 without the journal's
  * write-back mode, whose destages this leaves as they were); 0: none. */
 static uint64_t row_pages(const struct wcache *c)
@@ -193,6 +222,22 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		d->npages = 1;
 		start = first->pgno * WC_PAGE_SECTORS + lo[0];
 		next = first->pgno * WC_PAGE_SECTORS + hi[0];
+	} else if ((first = jwb_oldest(c))) {
+		/* the oldest record's page, and the whole dirty pages after it */
+		for (struct wc_page *p = first; p && d->npages < WC_DESTAGE_JWB_PAGES;
+		     p = wc_lookup(c, p->pgno + 1)) {
+			if (p != first && (p->state != WC_PG_DIRTY || p->inflight || p->valid != 0xff ||
+					   !p->jref || wc_destage_blocked(c, p->pgno * WC_PAGE_SECTORS,
+									   (p->pgno + 1) * WC_PAGE_SECTORS)))
+				break;
+			lo[d->npages] = 0;
+			hi[d->npages] = WC_PAGE_SECTORS;
+			d->mask[d->npages] = 0xff;
+			d->page[d->npages] = (uint32_t)(p - c->pg);
+			d->npages++;
+		}
+		start = first->pgno * WC_PAGE_SECTORS;
+		next = start + (uint64_t)d->npages * WC_PAGE_SECTORS;
 	}
 	uint64_t rowp = row_pages(c);
 	uint32_t maxp = c->jwb ? WC_DESTAGE_JWB_PAGES : WC_DESTAGE_MAX_PAGES;
@@ -263,9 +308,13 @@ again:
 		return NULL;            /* out of memory: the pages stay dirty, retried later */
 	c->free_slots = d->next_free;
 	size_t at = 0;
+	/* every page whole and in the journal (a record, kept until this
+	   write is done: wb_put at wc_make_clean): the journal logs parity only */
+	bool jlogged = c->jwb;
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		size_t n = (size_t)(hi[i] - lo[i]) * 512;
+		jlogged = jlogged && p->jref && d->mask[i] == 0xff;
 		if (!d->inplace)
 			memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512,
 			       n);
@@ -279,6 +328,7 @@ again:
 	d->er = er;
 	memset(&d->io, 0, sizeof(d->io));
 	d->io.op = URAID_IO_WRITE;
+	d->io.flags = jlogged ? ARRAY_IO_JLOGGED : 0;
 	d->io.offset = start * 512;
 	d->io.length = len;
 	d->io.buf = d->buf;

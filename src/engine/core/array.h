@@ -355,6 +355,11 @@ void array_req_end(struct array_req *rq, int res);
  * cache's destage write, read-ahead's prefetch), not a client's; clients
  * cannot set it (uraid_array_submit refuses unknown flags) */
 #define ARRAY_IO_INTERNAL 0x80000000u
+/* with it, a write cache destage whose every page is whole and named by a
+ * logged write-journal record that stays in the log until this write is
+ * done (wcache_destage.c): the journal logs only the rows' parity (md's
+ * R5_InJournal pages), a replay takes the data from the earlier records */
+#define ARRAY_IO_JLOGGED 0x40000000u
 
 /* Start the array's own request on er (it sets ARRAY_IO_INTERNAL): at once
  * from er's thread, else posted to er (which must be polled: its own thread,

@@ -43,8 +43,9 @@
  * Backwards (fewer members, or the same count with the room after the
  * data) the pieces run down from the position (reshape_copies_safe_start).
  *
- * Not done (refused): starting on a degraded array (but a parity-last RAID 4/5
- * missing its parity member, reshape_start.c), arrays with a write-intent
+ * Not done (refused): starting on a degraded RAID 4/5/6 (but a parity-last
+ * RAID 4/5 missing its parity member, or a -6 layout missing Q,
+ * reshape_start.c; a degraded RAID 10 starts, as md's), arrays with a write-intent
  * bitmap. A member that fails during the reshape (the job's own I/O fails
  * it as a level's would) leaves the job going on degraded: old chunks of a
  * missing member are rebuilt from P (read_old), new rows skip it; the

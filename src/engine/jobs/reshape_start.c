@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,6 +151,29 @@ static bool stop_gap_rebuild(struct array *a, const struct uraid_reshape *r)
 }
 
 /*
+ * A degraded RAID 10: mdadm freezes a rebuild running before the reshape
+ * (sync_action "frozen"), and md's raid10_start_reshape keeps its member in
+ * the slot, not in sync (md_recovery_end keeps it so here: REBUILDING,
+ * recovery_offset where it stopped); reshape_begin then makes it a member
+ * that waits in its slot, rebuilt from 0 after the reshape. Automatic
+ * starts are held meanwhile (and for the spares the start places).
+ */
+static bool stop_copies_rebuild(struct array *a)
+{
+	if (a->level->reshape != LEVEL_RESHAPE_COPIES || !atomic_load(&a->degraded))
+		return false;
+	atomic_store(&a->sync_retry_ns, engine_now_ns() + HOLD_AUTO_NS);
+	sync_reap(a);
+	pthread_mutex_lock(&a->sync_lock);
+	struct sync_job *j = atomic_load(&a->sync);
+	bool rebuilding = j && j->kind == URAID_SYNC_RECOVER;
+	pthread_mutex_unlock(&a->sync_lock);
+	if (rebuilding)
+		sync_stop_wait(a);
+	return true;
+}
+
+/*
  * What md refuses of a RAID 10 reshape (mdadm's analyse_change and md's
  * raid10_check_reshape, with mdadm's words).
  */
@@ -216,11 +240,14 @@ static int check_request(struct array *a, const struct uraid_reshape *r, char *e
 	if (a->has_bitmap)
 		return uraid_errf(err, errlen, -EINVAL, "the array has a write-intent bitmap: remove "
 				  "it first (as md asks), and add it again after the reshape");
-	if (atomic_load(&a->degraded) && !parity_gap(a, r) && !q_gap(a, r))
+	/* RAID 10 degraded: as md (its check on the new geometry: reshape_begin) */
+	if (atomic_load(&a->degraded) && kind != LEVEL_RESHAPE_COPIES && !parity_gap(a, r) &&
+	    !q_gap(a, r))
 		return uraid_errf(err, errlen, -EINVAL, "the array is degraded: rebuild it first "
 				  "(only a parity-last RAID 4/5 missing its parity member, or a "
 				  "RAID 6 in a -6 layout missing its Q member, is restriped "
-				  "degraded, as md does after a RAID 0 or RAID 5 takeover)");
+				  "degraded, as md does after a RAID 0 or RAID 5 takeover; and "
+				  "RAID 10)");
 	if (r->new_raid_disks == g->raid_disks && r->new_chunk_sectors == g->chunk_sectors &&
 	    r->new_layout == g->layout && r->new_level == level)
 		return uraid_errf(err, errlen, -EINVAL, "nothing to change: that is the array's "
@@ -309,6 +336,56 @@ static void unwind_start(struct array *a, struct reshape_state *rs, struct uraid
 }
 
 /*
+ * RAID 10: the new geometry keeps an in-sync copy of every chunk, counting
+ * the members in sync now and the spares taken into new slots (a spare
+ * into an old empty slot recovers after the reshape: not counted). md's
+ * raid10_start_reshape checks only the old geometry (enough()): it would
+ * start and write such chunks to recovering members alone, which its
+ * recovery then has no source for, and its raid10_run refuses the array
+ * in mid-reshape ("not enough operational mirrors"). meta_lock held.
+ */
+static int copies_new_survives(const struct array *a, const struct uraid_geom *ng,
+			       const unsigned *to_slot, unsigned ntake, char *err, size_t errlen)
+{
+	bool present[URAID_MAX_MEMBERS] = { false };
+	unsigned old_disks = a->geom.raid_disks;
+	uint64_t bad = UINT64_MAX;
+
+	for (unsigned s = 0; s < ng->raid_disks && s < old_disks; s++)
+		present[s] = slot_ok(a, s);
+	for (unsigned k = 0; k < ntake; k++)
+		if (to_slot[k] >= old_disks && to_slot[k] < URAID_MAX_MEMBERS)
+			present[to_slot[k]] = true;
+	if (uraid_level_survives(ng, present, &bad))
+		return 0;
+	char miss[160] = "";
+	size_t used = 0;
+	for (unsigned s = 0; s < ng->raid_disks && used + 8 < sizeof(miss); s++)
+		if (!present[s])
+			used += (size_t)snprintf(miss + used, sizeof(miss) - used, "%s%u",
+						 used ? "," : "", s);
+	return uraid_errf(err, errlen, -EINVAL, "not enough operational mirrors in the new "
+			  "geometry (md's raid10 words): chunk %" PRIu64 " would have no in-sync "
+			  "copy there (slots %s missing or recovering); md would start it and "
+			  "lose that data: rebuild the missing members first", bad, miss);
+}
+
+/* md's raid10_add_disk at a reshape's start: spare i takes old slot s,
+ * empty, not in sync (recovery_offset 0), rebuilt after the reshape; the
+ * reshape writes none of its rows. meta_lock held, frozen. */
+static void place_recovering(struct array *a, unsigned i, unsigned s)
+{
+	a->member_pending_slot[i] = (int)s;
+	a->member_sb[i].feature_map |= URAID_FEATURE_RECOVERY_OFFSET;
+	a->member_sb[i].recovery_offset = 0;
+	a->slot[s].dev_number = a->member_sb[i].dev_number;
+	atomic_store(&a->slot[s].rebuilt, 0);
+	atomic_store(&a->slot[s].state, URAID_MEMBER_REBUILDING);
+	atomic_store(&a->slot[s].m, a->members[i]);
+	slot_changed(a, s);
+}
+
+/*
  * The start up to the superblocks written with the reshape fields; the job
  * too when start_job. frozen: the caller holds the array frozen (grow's
  * takeover just before, applied in memory only: the two reach the disks in
@@ -323,6 +400,7 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	int rc = check_request(a, r, err, errlen);
 	if (rc)
 		goto out;
+	held |= stop_copies_rebuild(a);
 	ng = malloc(sizeof(*ng));
 	if (!ng) {
 		rc = uraid_errf(err, errlen, -ENOMEM, "out of memory");
@@ -368,16 +446,52 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	bool qgap = q_gap(a, r);
 	unsigned want = (new_disks > old_disks ? new_disks - old_disks : 0) + (qgap ? 1 : 0);
 	int take[URAID_MAX_MEMBERS];
+	unsigned to_slot[URAID_MAX_MEMBERS], nslots = 0, npending = 0;
+	if (copies && new_disks > old_disks) {
+		/* md's raid10_start_reshape adds every spare to the first empty
+		   slot (raid10_add_disk): an old one first, where it recovers
+		   from 0 after the reshape, then the new ones */
+		for (unsigned s = 0; s < old_disks; s++)
+			if (!a->slot[s].m)
+				to_slot[nslots++] = s;
+		want += nslots;
+	}
+	for (unsigned s = old_disks; s < new_disks; s++)
+		to_slot[nslots++] = s;
 	unsigned ntake = 0;
 	for (unsigned i = 0; i < a->nmembers && ntake < want; i++)
 		if (spare_free(a, i) && a->member_sb[i].data_size >= a->sb.size)
 			take[ntake++] = (int)i;
-	if (ntake < want) {
+	for (unsigned i = 0; i < a->nmembers; i++)
+		npending += role_pending(a, i) && (unsigned)a->member_pending_slot[i] < old_disks;
+	/* RAID 10: md counts a member recovering a slot as a spare (its
+	   raid10_start_reshape, mdadm's spare_disks); a new slot may then stay
+	   empty, as md leaves it */
+	unsigned delta = new_disks > old_disks ? new_disks - old_disks : 0;
+	if (copies && ntake + npending < delta) {
+		pthread_mutex_unlock(&a->meta_lock);
+		rc = uraid_errf(err, errlen, -EINVAL, "Need %u spare%s to avoid degraded array, "
+				"and only have %u (mdadm's words; spares of %" PRIu64 " KiB or more, "
+				"members recovering a slot counted): add them first (uraid add)",
+				delta, delta == 1 ? "" : "s", ntake + npending, a->sb.size / 2);
+		goto out;
+	}
+	if (!copies && ntake < want) {
 		pthread_mutex_unlock(&a->meta_lock);
 		rc = uraid_errf(err, errlen, -EINVAL, "%u members need %u spares large enough "
 				"(%" PRIu64 " KiB each)%s, the array has %u: add them first (uraid "
 				"add)", new_disks, want, a->sb.size / 2, qgap ? ", one for the Q "
 				"slot" : "", ntake);
+		goto out;
+	}
+	/* the first slot a spare takes otherwise: the old parity slot of a
+	   parity gap, the Q slot of a Q gap */
+	unsigned first = parity_gap(a, r) || qgap ? old_disks - 1 : old_disks;
+	if (!copies)
+		for (unsigned k = 0; k < ntake; k++)
+			to_slot[k] = first + k;
+	if (copies && (rc = copies_new_survives(a, ng, to_slot, ntake, err, errlen))) {
+		pthread_mutex_unlock(&a->meta_lock);
 		goto out;
 	}
 	/* the room before and after the data, the least of every member's
@@ -427,9 +541,6 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 				top / 2, exported / 2, top / 2);
 		goto out;
 	}
-	/* the first slot a spare takes: the old parity slot of a parity gap,
-	   the Q slot of a Q gap */
-	unsigned first = parity_gap(a, r) || qgap ? old_disks - 1 : old_disks;
 	pthread_mutex_unlock(&a->meta_lock);
 
 	if (!frozen && (rc = array_freeze(a))) {
@@ -448,15 +559,22 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 	}
 	pthread_mutex_lock(&a->meta_lock);
 	for (unsigned k = 0; k < ntake; k++) {
-		unsigned i = (unsigned)take[k], s = first + k;
+		unsigned i = (unsigned)take[k], s = to_slot[k];
+		if (copies && s < old_disks) {
+			place_recovering(a, i, s);
+			continue;
+		}
 		a->member_state[i] = URAID_MEMBER_IN_SYNC;
 		a->member_slot[i] = (int)s;
 		atomic_store(&a->slot[s].state, URAID_MEMBER_IN_SYNC);
 		atomic_store(&a->slot[s].m, a->members[i]);
 		slot_changed(a, s);
 	}
-	for (unsigned s = first + ntake; s < new_disks; s++) {
-		/* the new parity slot of a parity gap stays missing */
+	for (unsigned s = old_disks; s < new_disks; s++) {
+		/* the new parity slot of a parity gap stays missing, and a new
+		   RAID 10 slot no spare was left for (md leaves it so) */
+		if (a->slot[s].m && a->slot[s].state == URAID_MEMBER_IN_SYNC)
+			continue;
 		atomic_store(&a->slot[s].m, NULL);
 		atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 		slot_changed(a, s);
@@ -561,13 +679,17 @@ static int reshape_begin(struct array *a, const struct uraid_reshape *r, bool fr
 			a->member_sb[i].feature_map &= ~URAID_FEATURE_NEW_OFFSET;
 		}
 		for (unsigned k = 0; k < ntake; k++) {
-			unsigned i = (unsigned)take[k], s = first + k;
+			unsigned i = (unsigned)take[k], s = to_slot[k];
 			atomic_store(&a->slot[s].m, NULL);
 			atomic_store(&a->slot[s].state, URAID_MEMBER_MISSING);
 			slot_changed(a, s);
 			a->member_state[i] = URAID_MEMBER_SPARE;
 			a->member_slot[i] = -1;
+			a->member_pending_slot[i] = -1;
+			a->member_sb[i].feature_map &= ~URAID_FEATURE_RECOVERY_OFFSET;
+			a->member_sb[i].recovery_offset = 0;
 		}
+		meta_recount_degraded(a);
 	}
 	pthread_mutex_unlock(&a->meta_lock);
 	pthread_mutex_unlock(&a->sync_start_lock);

@@ -38,7 +38,10 @@
  * write once durable. A record keeps its batch pending while cache pages
  * name it, so the tail (and a replay's start) stays at or before every
  * cached page not yet destaged; a replay writes such data-only rows with
- * their parity recomputed. Records take at most an eighth of the ring and,
+ * their parity recomputed. A destage whose pages are all in records
+ * (ARRAY_IO_JLOGGED) logs its rows' parity only (U_PONLY, md's rule for
+ * R5_InJournal pages): the replay gathers a row across meta blocks, the
+ * record's DATA then this PARITY. Records take at most an eighth of the ring and,
  * once write-back ran, the last 3/8 are for destages (internal writes),
  * which release the records; units whose parity member is gone are logged
  * data-only then, not FLUSH-gated (the gate would wait for the very records
@@ -79,11 +82,13 @@
  * links the wait list and a batch's units, log_resume is set while the
  * piece is in the log (after_writes looks), and log_res holds, until the
  * unit resumes, (batch record << 2) | kind, kind U_FULL (whole rows with
- * parity), U_DONLY (whole rows, data only) or 0 (FLUSH); a negative log_res
+ * parity), U_DONLY (whole rows, data only), U_PONLY (whole rows, parity
+ * only) or 0 (FLUSH); a negative log_res
  * is the result a unit that failed resumes with.
  */
 #define U_FULL 1
 #define U_DONLY 2               /* whole rows, data only (parity member gone) */
+#define U_PONLY 3               /* whole rows, parity only (data in earlier records) */
 #define U_KIND 3
 #define U_BATCH(pc) ((unsigned)(pc)->log_res >> 2)
 
@@ -200,7 +205,8 @@ static uint64_t unit_sectors(const struct r5_piece *pc, int kind)
 		unsigned per = ROOM / 16;
 		return (uint64_t)((rows + per - 1) / per) * PGS;
 	}
-	unsigned nw = written_data(pc), npar = kind == U_DONLY ? 0 : pc->npar;
+	unsigned nw = kind == U_PONLY ? 0 : written_data(pc);
+	unsigned npar = kind == U_DONLY ? 0 : pc->npar;
 	unsigned rowbytes = nw * DROOM + (npar ? 16 + 4 * npar : 0);
 	unsigned per = ROOM / rowbytes;
 	unsigned metas = (rows + per - 1) / per;
@@ -214,7 +220,7 @@ static uint64_t rec_sectors(uint32_t npg)
 	return ((uint64_t)npg + (npg + per - 1) / per) * PGS;
 }
 
-/* How the unit is logged: U_FULL, U_DONLY, or 0 (FLUSH). */
+/* How the unit is logged: U_FULL, U_DONLY, U_PONLY or 0 (FLUSH). */
 static int unit_kind(const struct jlog *j, const struct r5_piece *pc, bool wb_used)
 {
 	unsigned ps = pc->st.p_slot;
@@ -234,6 +240,18 @@ static int unit_kind(const struct jlog *j, const struct r5_piece *pc, bool wb_us
 	 */
 	if (kind == U_DONLY && !wb_used)
 		return 0;
+	/*
+	 * A destage of the write-back cache whose pages are all in the log
+	 * (ARRAY_IO_JLOGGED: each one's newest bytes in a record that stays
+	 * until this unit's member writes are done, and the only logged page
+	 * of its 4 KiB row, wcache.c): only the parity, as md logs a stripe
+	 * whose data pages are R5_InJournal. A replay (md's, ours) gathers a
+	 * row's pages across meta blocks: the record's DATA, then this
+	 * PARITY, is a row with data and parity. take_batch logs it whole
+	 * (U_FULL) when its record could still be behind it in the log.
+	 */
+	if (kind == U_FULL && pc->rq && pc->rq->io && (pc->rq->io->flags & ARRAY_IO_JLOGGED))
+		kind = U_PONLY;
 	/* a batch is at most a quarter of the ring: the newest batch (kept
 	   until the next checkpoint) and the next one always fit together
 	   (max_unit_sectors keeps whole-page units within it) */
@@ -307,7 +325,7 @@ static void encode_unit(struct enc *e, struct r5_piece *pc, int kind)
 		enc_seal(e);    /* each unit starts its own meta block */
 		return;
 	}
-	unsigned nw = written_data(pc), ps = pc->st.p_slot;
+	unsigned nw = kind == U_PONLY ? 0 : written_data(pc), ps = pc->st.p_slot;
 	unsigned rowbytes = nw * DROOM + (kind == U_DONLY ? 0 : 16 + 4 * pc->npar);
 	uint64_t row_start = pc->st.stripe * pc->d * pc->C;
 	for (unsigned r = 0; r < rows; r++) {
@@ -316,7 +334,7 @@ static void encode_unit(struct enc *e, struct r5_piece *pc, int kind)
 
 		if (!e->meta || uraid_r5l_meta_room(e->meta) < rowbytes)
 			enc_open(e);
-		for (unsigned k = 0; k < pc->d; k++) {
+		for (unsigned k = 0; k < pc->d && kind != U_PONLY; k++) {
 			if (!pc->wr[k])
 				continue;
 			const uint8_t *src = (const uint8_t *)r5_new_data(pc, k) + in;
@@ -534,6 +552,10 @@ static struct r5_piece *take_batch(struct jlog *j, struct enc *e, uint64_t *len,
 	struct r5_piece *prev = NULL;
 	for (struct r5_piece *pc = j->wait_head, *nx; pc; pc = nx) {
 		int kind = pc->log_res & U_KIND;
+		/* records left waiting (this batch is full) may hold its data:
+		   the parity must not come before them in the log */
+		if (kind == U_PONLY && j->rwait_head)
+			kind = U_FULL;
 		uint64_t us = unit_sectors(pc, kind);
 		nx = pc->log_next;
 		/* keep one block free: the head never reaches the tail */

@@ -166,11 +166,12 @@ static int move_sb_1_0(struct array *a, unsigned i, uint64_t sb_at, uint64_t roo
 }
 
 /* The running job's name, or NULL. */
-static const char *running_job(struct array *a)
+static const char *running_job(struct array *a, bool *recover)
 {
 	struct uraid_sync_status ss;
 
 	uraid_array_sync_status((struct uraid_array *)a, &ss);
+	*recover = ss.running && ss.kind == URAID_SYNC_RECOVER;
 	return ss.running ? uraid_sync_kind_name(ss.kind) : NULL;
 }
 
@@ -178,7 +179,7 @@ static const char *running_job(struct array *a)
 static void gather(struct array *a, struct grow_array *ga)
 {
 	memset(ga, 0, sizeof(*ga));
-	ga->job = running_job(a);
+	ga->job = running_job(a, &ga->job_recover);
 	pthread_mutex_lock(&a->meta_lock);
 	ga->level = a->geom.level;
 	ga->layout = a->sb.layout;
@@ -203,6 +204,8 @@ static void gather(struct array *a, struct grow_array *ga)
 		int s = a->member_slot[i];
 		if (a->member_state[i] == URAID_MEMBER_SPARE && a->member_pending_slot[i] < 0)
 			ga->spares++;
+		else if (a->member_state[i] == URAID_MEMBER_SPARE)
+			ga->pending++;
 		if (s < 0 || a->member_state[i] != URAID_MEMBER_IN_SYNC)
 			continue;
 		/* a copy: the member may be removed once meta_lock is let go
@@ -505,7 +508,8 @@ static int apply_held(struct array *a, const struct grow_step *s, const struct g
 	/* the plan was made before the freeze: a job started meanwhile (md's
 	   level_store refuses under a sync thread too), or a level or member
 	   count no longer the one planned, and the step is not done */
-	const char *job = running_job(a);
+	bool recover;
+	const char *job = running_job(a, &recover);
 	pthread_mutex_lock(&a->meta_lock);
 	/* md changes the PPL under a resync or rebuild (paused by the freeze);
 	   grow_ppl_apply refuses a reshape itself */

@@ -220,7 +220,16 @@ static int restripe(struct planner *pl, uint32_t layout, uint32_t disks, uint32_
 	   for, or by the restripe itself: RAID 5 -> 6's Q slot) */
 	uint32_t have = pl->cur.raid_disks;
 	unsigned need = (disks > have ? disks - have : 0) + pl->slots_to_rebuild;
-	if (need && a->spares + pl->r->adding < need)
+	/* RAID 10: md's raid10_start_reshape (and mdadm's spare_disks) count
+	   a member recovering a slot as a spare too; the free spares fill the
+	   empty old slots first, then the new ones */
+	unsigned pending = pl->cur.level == URAID_LEVEL_10 ? a->pending : 0;
+	if (need && pending && a->spares + pl->r->adding + pending < need)
+		return refuse(pl->err, pl->errlen, "Need %u spare%s to avoid degraded array, and "
+			      "only have %u (mdadm's words; %u recovering a slot): add them first "
+			      "(uraid add, or --add DEV with this command)", need, need == 1 ? "" : "s",
+			      a->spares + pl->r->adding + pending, pending);
+	if (need && a->spares + pl->r->adding + pending < need)
 		return refuse(pl->err, pl->errlen, "%u members need %u spares, the array has %u: "
 			      "add them first (uraid add, or --add DEV with this command)", disks,
 			      need, a->spares + pl->r->adding);
@@ -291,11 +300,9 @@ static int plan_same_level(struct planner *pl, const struct target *t)
 		return restripe(pl, t->layout, t->disks, t->chunk, false);
 	case URAID_LEVEL_10:
 		/* near and offset layouts, as md (the engine refuses far ones
-		   and a change of the number of copies with mdadm's words) */
-		if (missing_count(a))
-			return refuse(pl->err, pl->errlen, "RAID 10 is degraded (%u of %u slots "
-				      "missing): let a spare rebuild it first, then grow",
-				      missing_count(a), a->raid_disks);
+		   and a change of the number of copies with mdadm's words).
+		   Degraded too, as md's raid10_start_reshape: the engine refuses
+		   a new geometry that would leave a chunk with no in-sync copy */
 		if (t->disks < a->raid_disks) {
 			/* fewer members move the data offset up by mdadm's least
 			   move (the larger chunk, times an offset layout's
@@ -809,7 +816,12 @@ int grow_plan_build(const struct grow_array *a, const struct grow_request *r,
 	if (r->append && r->append > URAID_MAX_MEMBERS - a->raid_disks)
 		return refuse(err, errlen, "linear holds at most %d members; it has %u, %u more "
 			      "asked", URAID_MAX_MEMBERS, a->raid_disks, r->append);
-	if (a->job && (geometry || size || bitmap))
+	/* mdadm freezes a rebuild ("recover") before a RAID 10 reshape, and md's
+	   raid10_start_reshape keeps its member in the slot, recovering: the
+	   engine stops the rebuild so (reshape_start.c) */
+	bool r10_restripe = a->level == URAID_LEVEL_10 && geometry && !size && !bitmap &&
+			    (!r->level_set || r->level == URAID_LEVEL_10);
+	if (a->job && (geometry || size || bitmap) && !(r10_restripe && a->job_recover))
 		return refuse(err, errlen, "a %s is running: wait for it to end (uraid status) "
 			      "or stop it (uraid sync-cancel), then grow", a->job);
 

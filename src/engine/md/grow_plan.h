@@ -71,12 +71,16 @@ struct grow_array {
 	bool slot_missing[URAID_MAX_MEMBERS];   /* no in-sync member in the slot */
 	const char *slot_path[URAID_MAX_MEMBERS];       /* its member, for messages; may be NULL */
 	unsigned spares;                /* members not in a slot, ready to be rebuilt onto */
+	/* members waiting in a slot, not in sync (recovering it, or a
+	   replacement): md's raid10_start_reshape counts them as spares */
+	unsigned pending;
 	bool has_bitmap;
 	bool bitmap_room;               /* an internal bitmap fits (sb_areas) */
 	bool has_ppl;                   /* a partial parity log (feature 0x400/0x800) */
 	bool has_journal;               /* a write journal (feature 0x200) */
 	bool reshaping;                 /* a reshape is in progress (on disk or running) */
 	const char *job;                /* the background job running ("check"), or NULL */
+	bool job_recover;               /* that job is a rebuild onto a spare (md's "recover") */
 };
 
 #define GROW_SIZE_MAX UINT64_MAX        /* --size=max, --array-size=max */

@@ -122,20 +122,41 @@ static void hash_del(struct wcache *c, struct wc_page *p)
 
 static inline int popcount8(uint8_t v) { return __builtin_popcount(v); }
 
-/* A free or clean, unpinned page for pgno (its old contents dropped), not
- * one of pages [keep0, keep1) (the write's own); NULL: none. */
+/* May page q be taken for a new pgno (clean, nobody uses it, not one of
+ * the write's own pages [keep0, keep1))? */
+static bool clean_takeable(const struct wc_page *q, uint64_t keep0, uint64_t keep1)
+{
+	return q->state == WC_PG_CLEAN && !q->pins && !q->inflight && !q->jlost &&
+	       (q->pgno < keep0 || q->pgno >= keep1);
+}
+
+/*
+ * A free or clean, unpinned page for pgno (its old contents dropped), not
+ * one of pages [keep0, keep1) (the write's own); NULL: none. placed (a
+ * large write's pages): the page at index pgno % npages when it is free or
+ * can be taken, so that a stream's pages lie next to each other in memory
+ * in offset order and its rows are destaged in place (wcache_destage.c
+ * can_inplace), whatever order earlier destages freed them in.
+ */
 static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep0,
-				  uint64_t keep1)
+				  uint64_t keep1, bool placed)
 {
 	uint32_t i = c->pg[head(c, L_FREE)].next;
-	if (i != head(c, L_FREE)) {
+	struct wc_page *q = placed ? &c->pg[pgno % c->npages] : NULL;
+	if (q && q->state == WC_PG_FREE) {
+		i = pidx(c, q);
+		c->nfree--;
+	} else if (q && clean_takeable(q, keep0, keep1)) {
+		i = pidx(c, q);
+		hash_del(c, q);
+		c->nclean--;
+	} else if (i != head(c, L_FREE)) {
 		c->nfree--;
 	} else {
 		/* the page cleaned longest ago that nobody pins (FIFO, not LRU:
 		   reads of a clean page do not move it) */
 		for (i = c->pg[head(c, L_CLEAN)].next; i != head(c, L_CLEAN); i = c->pg[i].next)
-			if (!c->pg[i].pins && !c->pg[i].inflight && !c->pg[i].jlost &&
-			    (c->pg[i].pgno < keep0 || c->pg[i].pgno >= keep1))
+			if (clean_takeable(&c->pg[i], keep0, keep1))
 				break;
 		if (i == head(c, L_CLEAN))
 			return NULL;
@@ -665,7 +686,8 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 		if (lookup(c, pg))
 			continue;
 		struct wc_page *p = page_alloc(c, pg, lo / WC_PAGE_SECTORS,
-					       (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS);
+					       (hi + WC_PAGE_SECTORS - 1) / WC_PAGE_SECTORS,
+					       io->length >= WC_BYPASS_BYTES);
 		if (!p) {
 			undo_alloc(c, lo, hi, seq0);
 			return false;

@@ -186,8 +186,8 @@ static bool row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t
 /*
  * May the destage write read the run's bytes in place, with no copy? Whole
  * pages, next to each other in the cache's memory (a stream's pages are:
- * they are taken from the free list, and later from the clean one, in the
- * order they were destaged), not in the journal's write-back mode. Until it
+ * a large write's page goes at index pgno % npages where it can, wcache.c
+ * page_alloc), not in the journal's write-back mode. Until it
  * completes, a write to one of them waits (absorb_j), as for room.
  */
 static bool can_inplace(const struct wcache *c, const struct wc_destage *d, const unsigned *lo,

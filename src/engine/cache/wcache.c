@@ -197,12 +197,11 @@ void wc_page_free_if_empty(struct wcache *c, struct wc_page *p)
 
 /*
  * Drop behind: a stream's pages (a destage written in place, whole pages
- * next to each other), clean now, are freed, last to first, so that the
- * stream's next writes take the same memory again in the same order (the
- * next destage is in place too). Cycling through the whole cache instead
- * reads every destage from memory, not from the CPU's caches, and on some
- * virtual machines faults its pages in anew. Pages a read pins stay.
- * Lock held.
+ * next to each other), clean now, are freed (last to first: the free list
+ * is taken from its head), so that the cache does not fill with a stream's
+ * clean pages: what is in the cache stays for the small writes and reads it
+ * is good at, and the stream's next pages find theirs free (page_alloc's
+ * placement). Pages a read pins stay. Lock held.
  */
 void wc_drop_behind(struct wcache *c, const uint32_t *idx, uint32_t n)
 {

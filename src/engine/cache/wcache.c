@@ -1165,14 +1165,14 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 		}
 		if (back && !(io->flags & URAID_IO_FUA) && back_cacheable(c, io) &&
 		    !(atomic_load(&c->a->degraded) && !array_level_survives(c->a))) {
-			bool large = io->length >= WC_BYPASS_BYTES;
 			if (!c->space_head && absorb(c, rq)) {
 				run = c->pressure || c->row_ready;
 				pthread_mutex_unlock(&c->lock);
 				end_later(rq, 0);
-				if (run && large)
-					wc_kick_away(c, rq->er);
-				else if (run)
+				/* on this reactor, as for small writes: a completed row's
+				   bytes are still in this CPU's caches (destaged on
+				   another reactor they measured ~20 % more CPU per MiB) */
+				if (run)
 					destage_from(c, rq);
 				return true;
 			}
@@ -1188,10 +1188,7 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 				c->space_head = rq;
 			c->space_tail = rq;
 			pthread_mutex_unlock(&c->lock);
-			if (large)
-				wc_kick_away(c, rq->er);
-			else
-				destage_from(c, rq);
+			destage_from(c, rq);
 			return true;
 		}
 		/* written through */

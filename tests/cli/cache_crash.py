@@ -48,8 +48,9 @@ def data_of(seed, n, length):
 
 
 def pick(rng, size):
-    """A write: 4 KiB aligned, 4 KiB .. 256 KiB, within the export."""
-    blocks = rng.choice((1, 1, 1, 2, 4, 8, 16, 32, 64))
+    """A write: 4 KiB aligned, 4 KiB .. 512 KiB, within the export (512 KiB:
+    write-back caches it on RAID 4/5/6 and destages it in whole rows)."""
+    blocks = rng.choice((1, 1, 1, 2, 4, 8, 16, 32, 64, 128))
     blocks = min(blocks, size // BLOCK)
     off = rng.randrange(0, size // BLOCK - blocks + 1) * BLOCK
     return off, blocks * BLOCK

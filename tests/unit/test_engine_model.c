@@ -10,7 +10,8 @@
  * (or every mirror copy) must be consistent, and a fresh assembly must read
  * back the same data. The configurations marked "wb" run with the write-back
  * cache, small enough (1-2 MiB) that writes wait for room and destages run
- * during the run, with members failing under it.
+ * during the run, with members failing under it; "wb large" with 8 MiB,
+ * which takes writes of 512 KiB and more too (destaged in whole rows).
  *
  *   test_engine_model [SEED [FILTER]]    FILTER: substring of the config name
  *   URAID_MODEL_STRIPE_CACHE=N            stripe cache size (RAID 4/5/6) of every run
@@ -560,6 +561,10 @@ static const struct config configs[] = {
 	{ "10", "n2", 4, 16, 3, 2, 2, 1024 },
 	{ "0", NULL, 3, 16, 3, 2, 1, 1024 },
 	{ "linear", NULL, 2, 64, 2, 0, 1, 1024 },
+	/* a cache that takes large writes too (up to an eighth of it: 1 MiB),
+	   destaged in whole rows where the runs allow ("wb large") */
+	{ "5", "left-symmetric", 4, 64, 8, 2, 2, 8192 },
+	{ "6", "left-symmetric", 5, 32, 8, 2, 1, 8192 },
 };
 
 int main(int argc, char **argv)
@@ -575,7 +580,7 @@ int main(int argc, char **argv)
 		const struct config *c = &configs[i];
 		char label[64];
 		snprintf(label, sizeof(label), "raid%s %s%s", c->level, c->layout ? c->layout : "",
-			 c->wback_kib ? " wb" : "");
+			 c->wback_kib >= 8192 ? " wb large" : c->wback_kib ? " wb" : "");
 		if (filter && !strstr(label, filter))
 			continue;
 		configs_run++;

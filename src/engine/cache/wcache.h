@@ -37,7 +37,12 @@ struct engine_reactor;
 #define WC_PAGE_SECTORS 8u
 #define WC_EPOCHS 1024u              /* flush epochs tracked at once (a ring) */
 #define WC_DESTAGE_SLOTS 64u         /* destage writes in flight at most */
-#define WC_DESTAGE_MAX_PAGES 256u    /* one destage write: at most 1 MiB */
+#define WC_DESTAGE_MAX_PAGES 1024u   /* one destage write: at most 4 MiB (whole rows) */
+#define WC_DESTAGE_JWB_PAGES 256u    /* the journal's write-back mode: 1 MiB */
+/* destage bytes in flight at most (the reactors' buffer pools keep 256 MiB
+   each: 64 slots of 4 MiB would outgrow them, every buffer then mapped
+   and faulted in anew) */
+#define WC_DESTAGE_INFLIGHT_BYTES (16u << 20)
 #define WC_JWB_TRICKLE 4u            /* journal write-back: see jwb_narrow */
 #define WC_DEFAULT_BYTES (64ull << 20)
 #define WC_MIN_BYTES (1ull << 20)
@@ -57,6 +62,9 @@ struct wc_page {
 	uint8_t valid, dirty;        /* per 512-byte sector */
 	uint8_t state;               /* enum wc_page_state */
 	bool inflight;               /* a destage write carries it */
+	/* that write reads its bytes in place (no copy, wcache_destage.c
+	   build_one): they must not change until it completes */
+	bool inplace;
 	/* journal write-back (wcache_set_journal): the record in the journal
 	   holding its bytes (parity_log.h wb_add), and the older one it keeps
 	   until jref is logged; 0: none */
@@ -73,7 +81,8 @@ struct wc_destage {
 	struct wcache *c;
 	struct uraid_io io;
 	struct engine_reactor *er;
-	uint8_t *buf;
+	uint8_t *buf;                /* from the reactor's pool, or the pages themselves (inplace) */
+	bool inplace;
 	uint32_t npages;
 	uint32_t page[WC_DESTAGE_MAX_PAGES];
 	uint32_t gen[WC_DESTAGE_MAX_PAGES];
@@ -104,6 +113,9 @@ struct wcache {
 	uint32_t high_water, low_water;   /* dirty pages */
 	bool pressure;               /* above high water until back under low */
 	bool idle_kick;              /* the tick saw writes quiet: destage all */
+	/* a write completed a stripe row (every page dirty, whole): destage
+	   now, while its bytes are still in the CPU's caches (wc_row_done) */
+	bool row_ready;
 	_Atomic bool draining;       /* close or the switch to through: destage all */
 	uint64_t last_write_ns;      /* engine_now_ns of the last cached write (tick) */
 
@@ -129,6 +141,7 @@ struct wcache {
 	/* destage */
 	struct wc_destage *slots, *free_slots;
 	uint32_t destages_in_flight;
+	uint64_t destage_bytes;      /* their length */
 	struct wc_sweep_ent *sweep;
 	uint32_t sweep_n, sweep_pos;
 	bool *running;               /* per reactor, its thread only: in wcache_destage_run */
@@ -212,6 +225,7 @@ bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
+void wc_drop_behind(struct wcache *c, const uint32_t *idx, uint32_t n);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
 struct wc_page *wc_lookup(const struct wcache *c, uint64_t pgno);         /* lock held */
 /* The same for a destage: ops still waiting for their stripe rows

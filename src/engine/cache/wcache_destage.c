@@ -7,10 +7,15 @@
  *
  * Which pages: a sweep in offset order (the dirty pages not in flight,
  * sorted when the previous sweep is used up), contiguous pages gathered into
- * one write of up to 1 MiB (the core cuts it at stripe rows: whole rows go
- * as full-stripe writes). A page's bytes are copied into the write's buffer
- * under the lock, with its generation: if the page changes meanwhile it
- * stays dirty and goes again.
+ * one write of up to 4 MiB (the core cuts it at stripe rows: whole rows go
+ * as full-stripe writes). On RAID 4/5/6 a write ends at a row's end when
+ * the next row would not fit whole, and, unless something waits for the
+ * destage to finish (a flush, the drain, the idle tick), a run that ends
+ * inside a row leaves that last row for a later sweep: a sequential stream
+ * is still writing it, and destaged now it would be a read-modify-write
+ * and written again later (row_cut). A page's bytes are copied
+ * into the write's buffer under the lock, with its generation: if the page
+ * changes meanwhile it stays dirty and goes again.
  *
  * When: while a flush waits, a write waits for room, dirty pages are above
  * the high-water mark (until back under the low one), the writes have been
@@ -32,7 +37,7 @@
 bool wc_want_destage(const struct wcache *c)
 {
 	return c->ndirty && !c->backoff && (atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->space_head ||
-			     c->pressure || c->idle_kick || c->jbar || c->jpress || c->jrow_wait ||
+			     c->pressure || c->idle_kick || c->row_ready || c->jbar || c->jpress || c->jrow_wait ||
 			     atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK);
 }
 
@@ -134,12 +139,75 @@ static struct wc_page *jwb_oldest(struct wcache *c)
 	return NULL;
 }
 
+/* Pages in a stripe row of the array (RAID 4/5/6 without the journal's
+ * write-back mode, whose destages this leaves as they were); 0: none. */
+static uint64_t row_pages(const struct wcache *c)
+{
+	uint64_t ss = (uint64_t)c->a->geom.data_disks * c->a->geom.chunk_sectors;
+
+	if (c->jwb || !ss || ss % WC_PAGE_SECTORS)
+		return 0;
+	return ss / WC_PAGE_SECTORS;
+}
+
+/* Does something wait for every dirty page (no row left for later)? */
+static bool destage_urgent(const struct wcache *c)
+{
+	return atomic_load(&c->draining) || c->flush_wait || c->epoch_head || c->idle_kick ||
+	       atomic_load_explicit(&c->policy, memory_order_relaxed) != URAID_WRITE_BACK;
+}
+
+/*
+ * The run of pages [0, *n) from sector start to *next, the sweep's run
+ * ended there (not cut at the size limit). If it ends inside a row and
+ * holds a row's end before, it ends there instead, and the pages of the
+ * last row wait for a later sweep: a stream writing that row completes it
+ * meanwhile, and the row goes whole. A run from a row's start to inside
+ * it (a stream's front, alone) waits whole while other destages are in
+ * flight (their completions look again: the cache never stalls on it).
+ * Returns false when the run waits whole (lock held).
+ */
+static bool row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t *n,
+		    uint64_t start, uint64_t *next)
+{
+	uint64_t rowp = row_pages(c), rs = rowp * WC_PAGE_SECTORS;
+
+	if (!rowp || *next % rs == 0 || destage_urgent(c))
+		return true;
+	uint64_t cut = *next / rs * rs;
+	if (cut <= start)       /* inside one row (random writes; a stream's front) */
+		return !(start == cut && c->destages_in_flight);
+	while (*n && c->pg[d->page[*n - 1]].pgno * WC_PAGE_SECTORS >= cut)
+		(*n)--;
+	*next = cut;
+	return true;
+}
+
+/*
+ * May the destage write read the run's bytes in place, with no copy? Whole
+ * pages, next to each other in the cache's memory (a stream's pages are:
+ * a large write's page goes at index pgno % npages where it can, wcache.c
+ * page_alloc), not in the journal's write-back mode. Until it
+ * completes, a write to one of them waits (absorb_j), as for room.
+ */
+static bool can_inplace(const struct wcache *c, const struct wc_destage *d, const unsigned *lo,
+			const unsigned *hi)
+{
+	if (c->jwb || d->npages < 2)
+		return false;
+	for (uint32_t i = 0; i < d->npages; i++)
+		if (d->page[i] != d->page[0] + i || lo[i] || hi[i] != WC_PAGE_SECTORS)
+			return false;
+	return true;
+}
+
 /* One destage write from the sweep, its pages marked and copied (lock held); NULL: none. */
 static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 {
-	if (!c->free_slots)
+	if (!c->free_slots || c->destage_bytes >= WC_DESTAGE_INFLIGHT_BYTES)
 		return NULL;
-	if (c->sweep_pos >= c->sweep_n)
+	bool rebuilt = c->sweep_pos >= c->sweep_n;
+	if (rebuilt)
 		sweep_rebuild(c);
 	struct wc_destage *d = c->free_slots;
 	uint64_t start = 0, next = 0;
@@ -156,7 +224,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		next = first->pgno * WC_PAGE_SECTORS + hi[0];
 	} else if ((first = jwb_oldest(c))) {
 		/* the oldest record's page, and the whole dirty pages after it */
-		for (struct wc_page *p = first; p && d->npages < WC_DESTAGE_MAX_PAGES;
+		for (struct wc_page *p = first; p && d->npages < WC_DESTAGE_JWB_PAGES;
 		     p = wc_lookup(c, p->pgno + 1)) {
 			if (p != first && (p->state != WC_PG_DIRTY || p->inflight || p->valid != 0xff ||
 					   !p->jref || wc_destage_blocked(c, p->pgno * WC_PAGE_SECTORS,
@@ -171,7 +239,16 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		start = first->pgno * WC_PAGE_SECTORS;
 		next = start + (uint64_t)d->npages * WC_PAGE_SECTORS;
 	}
-	while (!first && c->sweep_pos < c->sweep_n && d->npages < WC_DESTAGE_MAX_PAGES) {
+	uint64_t rowp = row_pages(c);
+	uint32_t maxp = c->jwb ? WC_DESTAGE_JWB_PAGES : WC_DESTAGE_MAX_PAGES;
+	bool run_ended;                 /* false: cut at the size limit or a row's end */
+again:
+	run_ended = true;
+	while (!first && c->sweep_pos < c->sweep_n) {
+		if (d->npages >= maxp) {
+			run_ended = false;
+			break;
+		}
 		const struct wc_sweep_ent *ent = &c->sweep[c->sweep_pos];
 		struct wc_page *p = &c->pg[ent->idx];
 		if (p->pgno != ent->pgno || p->state != WC_PG_DIRTY || p->inflight) {
@@ -201,11 +278,32 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		c->sweep_pos++;
 		if (h != WC_PAGE_SECTORS)
 			break;              /* the run ends inside this page */
+		/* a row's end, and the next row would not fit whole */
+		if (rowp && (p->pgno + 1) % rowp == 0 && maxp - d->npages < rowp) {
+			run_ended = false;
+			break;
+		}
 	}
-	if (!d->npages)
+	if (run_ended && d->npages && !first && !row_cut(c, d, &d->npages, start, &next)) {
+		d->npages = 0;          /* that run waits: the next one */
+		goto again;
+	}
+	if (!d->npages && c->sweep_pos >= c->sweep_n && !rebuilt && !first) {
+		/* pages dirtied since the sort (a row just completed) */
+		sweep_rebuild(c);
+		rebuilt = true;
+		goto again;
+	}
+	if (!d->npages) {
+		/* the sweep is used up: the rows completed are out (or going) */
+		if (c->sweep_pos >= c->sweep_n)
+			c->row_ready = false;
 		return NULL;
+	}
 	size_t len = (size_t)(next - start) * 512;
-	d->buf = bufpool_get(&er->pool, len);
+	d->inplace = can_inplace(c, d, lo, hi);
+	d->buf = d->inplace ? c->data + (size_t)d->page[0] * WC_PAGE_BYTES
+			    : bufpool_get(&er->pool, len);
 	if (!d->buf)
 		return NULL;            /* out of memory: the pages stay dirty, retried later */
 	c->free_slots = d->next_free;
@@ -217,8 +315,11 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 		struct wc_page *p = &c->pg[d->page[i]];
 		size_t n = (size_t)(hi[i] - lo[i]) * 512;
 		jlogged = jlogged && p->jref && d->mask[i] == 0xff;
-		memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512, n);
+		if (!d->inplace)
+			memcpy(d->buf + at, c->data + (size_t)d->page[i] * WC_PAGE_BYTES + lo[i] * 512,
+			       n);
 		at += n;
+		p->inplace = d->inplace;
 		p->inflight = true;
 		p->redirtied = false;
 		d->gen[i] = p->gen;
@@ -234,6 +335,7 @@ static struct wc_destage *build_one(struct wcache *c, struct engine_reactor *er)
 	d->io.done = destage_done;
 	d->io.ctx = d;
 	c->destages_in_flight++;
+	c->destage_bytes += len;
 	return d;
 }
 
@@ -304,6 +406,7 @@ static void destage_done(struct uraid_io *io, int res)
 	for (uint32_t i = 0; i < d->npages; i++) {
 		struct wc_page *p = &c->pg[d->page[i]];
 		p->inflight = false;
+		p->inplace = false;
 		if (transient) {
 			/* stays dirty, in its epoch */
 		} else if (res) {
@@ -326,6 +429,8 @@ static void destage_done(struct uraid_io *io, int res)
 		p->redirtied = false;
 		wc_page_free_if_empty(c, p);
 	}
+	if (!res && d->inplace)
+		wc_drop_behind(c, d->page, d->npages);
 	if (transient) {
 		c->backoff = true;
 	} else if (res) {
@@ -334,10 +439,12 @@ static void destage_done(struct uraid_io *io, int res)
 		c->st.destage_writes++;
 		c->st.destaged_bytes += io->length;
 	}
-	bufpool_put(&er->pool, d->buf, io->length);
+	if (!d->inplace)
+		bufpool_put(&er->pool, d->buf, io->length);
 	d->next_free = c->free_slots;
 	c->free_slots = d;
 	c->destages_in_flight--;
+	c->destage_bytes -= io->length;
 	wc_epoch_advance(c);
 	wc_after_change(c);
 	struct parity_log *jpl = c->jpl;
@@ -388,7 +495,9 @@ void wcache_tick(struct array *a, uint64_t now_ns)
 		return;
 	pthread_mutex_lock(&c->lock);
 	c->backoff = false;
-	if (c->ndirty && !c->idle_kick && now_ns > c->last_write_ns &&
+	/* writes waiting for room are not quiet: they wait for the destage
+	   that runs for them anyway (idle, it would not leave rows to complete) */
+	if (c->ndirty && !c->idle_kick && !c->space_head && now_ns > c->last_write_ns &&
 	    now_ns - c->last_write_ns >= WC_IDLE_NS)
 		c->idle_kick = true;
 	if (!c->ndirty)

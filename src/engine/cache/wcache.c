@@ -764,7 +764,9 @@ static bool back_cacheable(const struct wcache *c, const struct uraid_io *io)
 	if (io->length < WC_BYPASS_BYTES)
 		return true;
 	uint64_t row = stripe_sectors(c) * 512;
-	if (io->length > WC_LARGE_MAX_BYTES || !row)
+	/* a row wider than the largest write taken would never be completed
+	   by one: those writes go through as before */
+	if (io->length > WC_LARGE_MAX_BYTES || !row || row > WC_LARGE_MAX_BYTES)
 		return false;
 	return io->offset % row || io->length % row;
 }

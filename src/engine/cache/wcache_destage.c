@@ -193,7 +193,11 @@ static bool row_cut(const struct wcache *c, const struct wc_destage *d, uint32_t
 static bool can_inplace(const struct wcache *c, const struct wc_destage *d, const unsigned *lo,
 			const unsigned *hi)
 {
-	if (c->jwb || d->npages < 2)
+	/* a whole row at least: a stream's (small writes' pages next to each
+	   other are copied as before, so a rewrite of one never waits for the
+	   member write, and they stay cached for reads: no drop-behind) */
+	uint64_t rowp = row_pages(c);
+	if (c->jwb || d->npages < 2 || !rowp || d->npages < rowp)
 		return false;
 	for (uint32_t i = 0; i < d->npages; i++)
 		if (d->page[i] != d->page[0] + i || lo[i] || hi[i] != WC_PAGE_SECTORS)

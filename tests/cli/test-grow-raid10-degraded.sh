@@ -24,7 +24,8 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-# quiet (its own helpers, defined below, stand over the library's)
+# uri, examine, sums, check_zero, quiet (its own helpers below stand over the
+# library's)
 . "$(dirname "$0")/lib/grow.sh"
 need nbdinfo nbdcopy mdadm sha256sum cmp
 work_dir grow-r10deg
@@ -32,15 +33,7 @@ SEED=${SEED:-20261203}
 echo "seed $SEED, work in $work"
 fails=0
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
-examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
 status_has() { "$URAID" status "$1" | grep -q "$2"; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
 # whole NAME: no background job, no slot missing (a rebuild may follow a reshape)
 whole() {
     for _ in $(seq 900); do

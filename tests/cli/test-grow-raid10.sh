@@ -24,7 +24,8 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-# quiet (its own helpers, defined below, stand over the library's)
+# uri, examine, sums, check_zero, quiet, refused (its own helpers below stand
+# over the library's)
 . "$(dirname "$0")/lib/grow.sh"
 need fio nbdinfo mdadm sha256sum
 work_dir grow-raid10
@@ -32,7 +33,6 @@ SEED=${SEED:-20261218}
 echo "seed $SEED, work in $work"
 fails=0
 
-uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
 fio_job() {   # NAME ARGS: the same job each time: same offsets, same data
     local name=$1; shift
     (cd "$work" && fio --ioengine=nbd --uri="$(uri "$name")" --rw=randwrite \
@@ -40,13 +40,6 @@ fio_job() {   # NAME ARGS: the same job each time: same offsets, same data
         --randseed="$SEED" --size="$size" --name=r10 "$@" >"$work/fio-$name.out" 2>&1)
 }
 fio_ok() { grep -q "err= 0" "$work/fio-$1.out"; }
-examine() { mdadm --examine "$1" 2>/dev/null | sed -n "s/^ *$2 : //p" | head -1; }
-sums() { sha256sum "$@" | cut -c1-64 | tr '\n' ' '; }
-check_zero() {
-    local out
-    out=$("$URAID" check --wait "$1" 2>&1)
-    grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
-}
 settled() {
     for _ in $(seq 600); do
         "$URAID" status "$1" | grep -q "Background : none" && return 0
@@ -54,19 +47,6 @@ settled() {
     done
     "$URAID" status "$1"
     return 1
-}
-refused() {   # NAME WHAT ARGS...
-    local name=$1 what=$2; shift 2
-    local before after out rc
-    # nothing left to write on its own first (a late clean marking or a
-    # bitmap sweep would change the members' bytes)
-    check "refused: $what: $name is quiet first" quiet "$name"
-    before=$(sums "${mem[@]}")
-    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
-    check "  in one line naming it: $out" one_line "$out"
-    check "  members unchanged" test "$before" = "$after"
 }
 
 # ---- 1. near=2 4 -> 6, kill -9 half-way ----

@@ -24,6 +24,22 @@ disk_dirty() { "$URAID" examine "$1" | sed -n 's/.*Bitmap : .*, \([0-9]*\) dirty
 # wait_for SECONDS CONDITION...: poll until the condition holds
 wait_for() { local t=$(($1 * 10)); shift; while [ $t -gt 0 ]; do "$@" && return 0; sleep 0.1; t=$((t - 1)); done; return 1; }
 bits_are() { [ "$(jget 'd["bitmap"]["dirty_bits"]')" "$1" "$2" ]; }
+# sweeps_pass OFFSET-MiB DELAY: two bitmap sweeps of ${ARR:-b} (--delay=DELAY
+# seconds apart) have run since the call, proven by the server: each round
+# lets DELAY seconds pass (a sweep is due by then), then writes 4 KiB at
+# OFFSET-MiB (a chunk of its own, its bit left set) and waits for the idle
+# clean marking, which the metadata worker does in the same tick loop as
+# the sweeps, 200 ms after that write: a tick, and so the due sweep, ran
+# after the wait. Two rounds: a bit that a whole array's sweeps would clear
+# (two sweeps after its last write) had its chance.
+sweeps_pass() {
+    local off=$1 delay=$2 round
+    for round in 1 2; do
+        sleep "$delay"
+        put "$work/witness" "$off" || return 1
+        status_until "${ARR:-b}" 30 'd["clean"]' || return 1
+    done
+}
 # readd PREFIX NAME DEV BITS: DEV re-added to NAME; its rebuild must visit
 # only the chunks the BITS set bits (256 KiB each) mark and leave 0 mismatches
 readd() {
@@ -84,9 +100,10 @@ randfile $((SEED + 2)) 1048576 "$work/w2"
 put "$work/w2" 20
 randfile $((SEED + 3)) 65536 "$work/w3"
 put "$work/w3" 50
-sleep 8
+randfile $((SEED + 5)) 4096 "$work/witness"
+check "two sweeps (--delay=8) ran while degraded (the clean marking after each)" sweeps_pass 60 8
 bits=$(jget 'd["bitmap"]["dirty_bits"]')
-check "while degraded no bit clears ($bits set 8 s, two sweeps and more, after the writes)" test "$bits" -ge 3
+check "while degraded no bit clears ($bits set: the writes' 3 and the marker's 1)" test "$bits" -ge 4
 
 # re-add: only the marked chunks are rebuilt
 readd "" b "${m[2]}" "$bits"
@@ -125,9 +142,9 @@ check "raid1: the bits clear after the full write" wait_for 20 bits_are -eq 0
 # 1 MiB at 20 MiB and 64 KiB at 25 MiB: bitmap chunks 80..83 and 100 (256 KiB each)
 put "$work/w2" 20
 put "$work/w3" 25
-sleep 8
+check "raid1: two sweeps (--delay=3) ran while degraded (the clean marking after each)" sweeps_pass 30 3
 bits=$(jget 'd["bitmap"]["dirty_bits"]')
-check "raid1: while degraded the written chunks stay marked ($bits bits, 8 s later)" test "$bits" -ge 5
+check "raid1: while degraded the written chunks stay marked ($bits bits: 5 and the marker's 1)" test "$bits" -ge 6
 readd "raid1: " b1 "${m[1]}" "$bits"
 "$URAID" fail "${m[0]}" >/dev/null
 nbdcopy "$uri" "$work/read1"

@@ -51,14 +51,22 @@ ARRAY /dev/md/a name=a spare-group=shelf1
 ARRAY /dev/md/b uuid=$uuid_b spare-group=shelf1 spares=1
 EOF
 
-"$URAID" monitor --no-syslog --delay=2 --program="$work/recorder" --config="$work/uraid.conf" \
-    2>"$work/monitor.err" &
+# --test: its first look reports a TestMessage for each array it sees, and
+# nothing else while both are whole; the failure comes after that look, so
+# what follows is the monitor acting on a change (Fail, then the move), not
+# on an array it first saw degraded (DegradedArray, SparesMissing)
+"$URAID" monitor --no-syslog --test --delay=2 --program="$work/recorder" \
+    --config="$work/uraid.conf" 2>"$work/monitor.err" &
 mpid=$!
 pids+=("$mpid")
-for _ in $(seq 100); do [ -S "$URAID_RUN_DIR/monitors/$mpid.sock" ] && break; sleep 0.1; done
-sleep 0.5       # its first look at the arrays (nothing to report: both whole)
+first_look() { wait_for "$work/events" '^TestMessage a$' && wait_for "$work/events" '^TestMessage b$'; }
+check "the monitor's first look: a TestMessage for a and for b" first_look
+check "... and nothing else (both whole): $(sort "$work/events" | tr '\n' ';')" \
+    test "$(sort "$work/events" | tr '\n' ';')" = "TestMessage a;TestMessage b;"
 
 "$URAID" fail "$work/a1" >/dev/null
+check "a's Fail is reported (the monitor had seen a whole)" \
+    wait_for "$work/events" "^Fail a $work/a1\$"
 check "a fails a member: b's spare is moved to a (MoveSpare a b)" \
     wait_for "$work/events" '^MoveSpare a b$'
 check "... and rebuilt there (SpareActive)" wait_for "$work/events" "^SpareActive a $work/bs\$"

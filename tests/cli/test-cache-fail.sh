@@ -38,6 +38,19 @@ fio_verify() {
 wc_json() {
     "$URAID" status --json "$1" | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin).get("write_cache")))'
 }
+# wc_writes NAME: the writes the cache has taken so far (writes_cached)
+wc_writes() { "$URAID" status --json "$1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["write_cache"]["writes_cached"])'; }
+# loaded NAME WRITES: the cache has taken 64 writes more than WRITES (fio's,
+# under way: not the fill's), and holds dirty bytes to destage (up to 30 s)
+loaded() {
+    status_until "$1" 30 "d['write_cache']['writes_cached'] >= $2 + 64
+and d['write_cache']['dirty_bytes'] > 0"
+}
+# fail_loaded MEMBER: uraid fail MEMBER, with fio ($fpid) still running after it
+fail_loaded() {
+    "$URAID" fail "$1" >/dev/null || return 1
+    kill -0 "$fpid" 2>/dev/null || { echo "  fio had ended before the failure"; return 1; }
+}
 
 for level in 5 6; do
     name=wf$level
@@ -51,15 +64,19 @@ for level in 5 6; do
     size=$(nbdinfo --size "$uri")
     check "raid$level: filled through the write-back cache, verified" \
         fio_verify "$name-fill" "$size" --rw=write --bs=1m
-    fio_verify "$name" "$size" --time_based --runtime=8 --verify_backlog=64 &
+    taken=$(wc_writes $name)
+    # 8 s of load (12 for RAID 6: two failures to fit in, each after fio's
+    # writes are seen, a poll of status a second or more at a load of 9)
+    fio_verify "$name" "$size" --time_based --runtime=$((level == 6 ? 12 : 8)) --verify_backlog=64 &
     fpid=$!
-    sleep 2
+    check "raid$level: fio's writes reach the cache (64 more than the fill's $taken), dirty" \
+        loaded $name "$taken"
     echo "  before the failure: write_cache $(wc_json $name)"
-    check "raid$level: uraid fail ${m[1]##*/} under load" \
-        bash -c "'$URAID' fail '${m[1]}' >/dev/null"
+    taken=$(wc_writes $name)
+    check "raid$level: uraid fail ${m[1]##*/} under load" fail_loaded "${m[1]}"
     if [ "$level" = 6 ]; then
-        sleep 1
-        check "raid6: a second uraid fail under load" bash -c "'$URAID' fail '${m[3]}' >/dev/null"
+        check "raid6: fio's writes go on into the cache, degraded" loaded $name "$taken"
+        check "raid6: a second uraid fail under load" fail_loaded "${m[3]}"
     fi
     wait $fpid
     check "raid$level: fio verify passed while members failed ($(grep -o 'WRITE: bw=[^,]*' "$work/fio.out"))" \

@@ -191,14 +191,6 @@ struct member_io {
 	 */
 	struct iovec *iov;
 	unsigned iovcnt;
-	/*
-	 * A gathered WRITE to a member in memory done by an io_uring worker
-	 * (reactor_writev_async), not by the calling thread: for a copy large
-	 * enough that running it on another CPU, beside the caller's own work,
-	 * pays for the hand-off (the journal's large log writes). Ignored
-	 * elsewhere (other members go through io_uring as always).
-	 */
-	bool offload;
 	void (*done)(struct member_io *mio, int res);
 	void *ctx;                  /* the caller's */
 	uint32_t done_bytes;        /* short transfers are continued internally */

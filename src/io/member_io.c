@@ -83,10 +83,7 @@ static void member_io_issue_rw(struct member_io *mio)
 	uint32_t left = mio->len - mio->done_bytes;
 
 	if (mio->iov && mio->kind == MEMBER_WRITE) {
-		if (m->in_memory && mio->offload) {
-			reactor_writev_async(mio->r, &mio->op, m->fd, mio->iov, mio->iovcnt, off,
-					     mio->rw_flags);
-		} else if (m->in_memory && left <= MEMBER_INLINE_MAX) {
+		if (m->in_memory && left <= MEMBER_INLINE_MAX) {
 			ssize_t n;
 			do {
 				n = pwritev2(m->fd, mio->iov, (int)mio->iovcnt, (off_t)off,

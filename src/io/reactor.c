@@ -179,8 +179,6 @@ static bool reactor_try_issue(struct reactor *r, struct io_op *op)
 		io_uring_prep_nop(sqe);
 		break;
 	}
-	if (op->sqe_flags)
-		io_uring_sqe_set_flags(sqe, op->sqe_flags);
 	io_uring_sqe_set_data(sqe, op);
 	if (sock)
 		r->sock_in_flight++;
@@ -219,11 +217,9 @@ static bool reactor_drain_overflow(struct reactor *r)
 }
 
 /* Fill the fields that are submitted later, possibly from the overflow list. */
-static void reactor_prep_flags(struct reactor *r, struct io_op *op, uint8_t opcode, int fd,
-			       void *buf, uint64_t len, uint64_t off, int rw_flags,
-			       uint8_t sqe_flags)
+static void reactor_prep(struct reactor *r, struct io_op *op, uint8_t opcode, int fd,
+			 void *buf, uint64_t len, uint64_t off, int rw_flags)
 {
-	op->sqe_flags = sqe_flags;
 	op->opcode = opcode;
 	op->fd = fd;
 	op->buf = buf;
@@ -231,12 +227,6 @@ static void reactor_prep_flags(struct reactor *r, struct io_op *op, uint8_t opco
 	op->off = off;
 	op->rw_flags = rw_flags;
 	reactor_queue(r, op);
-}
-
-static void reactor_prep(struct reactor *r, struct io_op *op, uint8_t opcode, int fd,
-			 void *buf, uint64_t len, uint64_t off, int rw_flags)
-{
-	reactor_prep_flags(r, op, opcode, fd, buf, len, off, rw_flags, 0);
 }
 
 void reactor_read(struct reactor *r, struct io_op *op, int fd, void *buf, uint32_t len,
@@ -255,13 +245,6 @@ void reactor_writev(struct reactor *r, struct io_op *op, int fd, const struct io
 		    unsigned iovcnt, uint64_t off, int rw_flags)
 {
 	reactor_prep(r, op, IORING_OP_WRITEV, fd, (void *)iov, iovcnt, off, rw_flags);
-}
-
-void reactor_writev_async(struct reactor *r, struct io_op *op, int fd, const struct iovec *iov,
-			  unsigned iovcnt, uint64_t off, int rw_flags)
-{
-	reactor_prep_flags(r, op, IORING_OP_WRITEV, fd, (void *)iov, iovcnt, off, rw_flags,
-			   IOSQE_ASYNC);
 }
 
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd)

@@ -43,7 +43,6 @@ struct io_op {
 	uint64_t len;               /* 64-bit: fallocate ranges may exceed 4 GiB */
 	uint64_t off;
 	int rw_flags;               /* RWF_DSYNC for FUA writes */
-	uint8_t sqe_flags;          /* IOSQE_ASYNC for reactor_writev_async */
 	int res;                    /* deferred completions */
 };
 
@@ -98,11 +97,6 @@ void reactor_write(struct reactor *r, struct io_op *op, int fd, const void *buf,
 struct iovec;
 void reactor_writev(struct reactor *r, struct io_op *op, int fd, const struct iovec *iov,
 		    unsigned iovcnt, uint64_t off, int rw_flags);
-/* The same, done by one of io_uring's worker threads (IOSQE_ASYNC): never
- * inline in the submitting thread's io_uring_enter, so a large copy into a
- * file in memory runs beside this thread's own work, on another CPU. */
-void reactor_writev_async(struct reactor *r, struct io_op *op, int fd, const struct iovec *iov,
-			  unsigned iovcnt, uint64_t off, int rw_flags);
 void reactor_fsync(struct reactor *r, struct io_op *op, int fd);       /* fdatasync */
 void reactor_fallocate(struct reactor *r, struct io_op *op, int fd, int mode, uint64_t off,
 		       uint64_t len);

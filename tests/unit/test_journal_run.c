@@ -342,19 +342,14 @@ static void test_checkpoint_failure(void)
 }
 
 /* max_unit_sectors: whole-page units up to a quarter of the ring are logged whole. */
-/*
- * A batch of large units (a 1 MiB sequential stream's full rows) to a
- * journal in memory is written by an io_uring worker (offload), its pages
- * gathered from the unit's buffers; a small unit's batch, or any batch to
- * a journal not in memory, is not.
- */
-static void test_big_batch_offloaded(void)
-{
-	static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
-	struct jlog *j = setup(65536);
+/* A large unit's pages: 32 rows of 3 data pages and P, 129 pages in the log. */
+static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
 
-	/* u0: 32 rows of 3 data pages and P: 129 pages in the log */
+/* pcs[0] made a unit of big's pages (a 1 MiB sequential stream's full rows). */
+static void big_unit(void)
+{
 	struct r5_piece *pc = &pcs[0];
+
 	pc->ulen = 128 << 10;
 	for (unsigned k = 0; k < 3; k++) {
 		pc->wr[k] = 1;
@@ -362,28 +357,50 @@ static void test_big_batch_offloaded(void)
 	}
 	for (unsigned s = 0; s < 4; s++)
 		pc->sbuf[s] = big[s];
-	jm.in_memory = true;
-	CHECK(before(j, 0) == 1 && nios == 1 && nposts == 0 && ios[0]->offload,
-	      "big batch, journal in memory: offloaded (%u ios)", nios);
+}
+
+/* Whether any of mio's buffers is one of big's pages (a gathered write). */
+static bool gathered_from_big(const struct member_io *mio)
+{
 	bool gathered = false;
-	for (unsigned i = 0; nios && i < ios[0]->iovcnt; i++)
-		gathered |= ios[0]->iov[i].iov_base == (void *)big[1];
-	CHECK(nios && ios[0]->len == 129u * 4096 && gathered,
+	for (unsigned i = 0; mio->iov && i < mio->iovcnt; i++)
+		gathered |= mio->iov[i].iov_base == (void *)big[1];
+	return gathered;
+}
+
+/*
+ * A batch of large units to a journal in memory whose log writer could not
+ * be started (setup before the journal is in memory: none is) is written on
+ * the reactor, one write, as a small unit's batch is: gathered from the
+ * unit's pages while it is written at once (up to MEMBER_INLINE_MAX, as
+ * here); a batch to a journal not in memory is copied into the batch's
+ * buffer (through io_uring).
+ */
+static void test_big_batch_no_writer(void)
+{
+	struct jlog *j = setup(65536);
+
+	CHECK(j && !j->wthread_on, "set up with no log writer");
+	big_unit();
+	jm.in_memory = true;
+	CHECK(before(j, 0) == 1 && nios == 1 && nposts == 0,
+	      "big batch, no log writer: submitted on the reactor (%u ios)", nios);
+	CHECK(nios && ios[0]->len == 129u * 4096 && gathered_from_big(ios[0]),
 	      "log write of %u bytes gathered from the unit's pages", nios ? ios[0]->len : 0);
 	log_writes_done(0);
 	deliver();
 	CHECK(resumed[0] == 1, "big u0 resumed after its log write");
 	after(j, 0);
 	/* a small unit: inline */
-	CHECK(before(j, 1) == 1 && nios == 1 && !ios[0]->offload, "small batch inline");
+	CHECK(before(j, 1) == 1 && nios == 1 && nposts == 0, "small batch inline");
 	log_writes_done(0);
 	deliver();
 	after(j, 1);
-	/* a journal not in memory: never offloaded */
+	/* a journal not in memory */
 	jm.in_memory = false;
 	resumed[0] = 0;
-	CHECK(before(j, 0) == 1 && nios == 1 && !ios[0]->offload, "journal not in memory: "
-	      "not offloaded");
+	CHECK(before(j, 0) == 1 && nios == 1 && nposts == 0 && !gathered_from_big(ios[0]),
+	      "journal not in memory: submitted on the reactor, copied");
 	log_writes_done(0);
 	deliver();
 	after(j, 0);
@@ -400,19 +417,10 @@ static void test_big_batch_offloaded(void)
  */
 static void test_log_writer(void)
 {
-	static uint8_t big[4][128 << 10] __attribute__((aligned(4096)));
-
 	jm.in_memory = true;
 	struct jlog *j = setup(65536);
 	CHECK(j && j->wthread_on, "a journal in memory has a log writer");
-	struct r5_piece *pc = &pcs[0];
-	pc->ulen = 128 << 10;
-	for (unsigned k = 0; k < 3; k++) {
-		pc->wr[k] = 1;
-		pc->src[k] = big[k];
-	}
-	for (unsigned s = 0; s < 4; s++)
-		pc->sbuf[s] = big[s];
+	big_unit();
 	nsync = 0;
 	sync_res = 0;
 	CHECK(before(j, 0) == 1 && nios == 0, "big batch: not submitted on the reactor (%u ios)",
@@ -420,10 +428,7 @@ static void test_log_writer(void)
 	CHECK(wait_post(), "the log writer posts its result");
 	CHECK(nsync == 1 && !pthread_equal(sync_thread, pthread_self()),
 	      "written by the log writer's thread (%u writes)", nsync);
-	bool gathered = false;
-	for (unsigned i = 0; nsync && i < sync_ios[0]->iovcnt; i++)
-		gathered |= sync_ios[0]->iov[i].iov_base == (void *)big[1];
-	CHECK(nsync && sync_ios[0]->len == 129u * 4096 && gathered,
+	CHECK(nsync && sync_ios[0]->len == 129u * 4096 && gathered_from_big(sync_ios[0]),
 	      "log write of %u bytes gathered from the unit's pages", nsync ? sync_ios[0]->len : 0);
 	CHECK(resumed[0] == 0, "u0 waits until the result is delivered");
 	deliver();      /* the writer's post, then u0's resume */
@@ -467,7 +472,7 @@ int main(void)
 	test_flush_only_waits_for_tail();
 	test_checkpoint_failure();
 	test_unit_cap();
-	test_big_batch_offloaded();
+	test_big_batch_no_writer();
 	test_log_writer();
 	if (failures) {
 		fprintf(stderr, "test_journal_run: %d failures\n", failures);

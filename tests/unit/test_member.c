@@ -192,29 +192,6 @@ static void test_writev(struct reactor *r, struct member *m, const char *dir, un
 	CHECK(memcmp(b, a + 8192, 4096) == 0 && memcmp(b + 4096, a, 8192) == 0 &&
 	      memcmp(b + 12288, a + 4096, 4096) == 0, "%s: gathered write out of order", dir);
 
-	/* the same written by an io_uring worker (offload: the journal's large
-	   log writes to a journal in memory; other members ignore it) */
-	struct iovec iov3[3] = {
-		{ .iov_base = a + 4096, .iov_len = 4096 },
-		{ .iov_base = a + 8192, .iov_len = 4096 },
-		{ .iov_base = a, .iov_len = 8192 },
-	};
-	struct tio t3 = { .mio = { .kind = MEMBER_WRITE, .iov = iov3, .iovcnt = 3, .len = 16384,
-				   .sector = 128, .rw_flags = RWF_DSYNC, .m = m, .offload = true,
-				   .done = tio_done } };
-	member_submit(r, &t3.mio);
-	for (int i = 0; i < 1000 && !t3.done; i++)
-		reactor_poll(r, -1);
-	CHECK(t3.done == 1 && t3.res == 0, "%s: offloaded gathered write: %d %d", dir, t3.done,
-	      t3.res);
-	memset(b, 0, 16384);
-	CHECK(run(r, m, MEMBER_READ, b, 16384, 128, 0) == 0, "%s: read back offloaded", dir);
-	CHECK(memcmp(b, a + 4096, 4096) == 0 && memcmp(b + 4096, a + 8192, 4096) == 0 &&
-	      memcmp(b + 8192, a, 8192) == 0, "%s: offloaded gathered write out of order", dir);
-	struct member_totals tt = totals(m);
-	CHECK(m->write_errors == 0 && tt.write_bytes >= 32768, "%s: offloaded write not counted",
-	      dir);
-
 	/* the same written now by the calling thread (member_write_sync: the
 	   journal's log writer), a member in memory only; counted and done()
 	   only once handed to member_write_sync_done on the reactor */

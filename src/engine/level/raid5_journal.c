@@ -166,7 +166,7 @@ struct jlog {
 	unsigned niov, iov_cap;
 	bool gather;                    /* pages may be written from where they are */
 	bool gather_now;                /* and this batch's are */
-	bool offload;                   /* this batch is written by an io_uring worker */
+	bool offload;                   /* this batch is written by the log writer */
 	/*
 	 * The log writer (a journal in memory): a thread that encodes a large
 	 * batch (its checksums) and writes it (member_write_sync), then posts
@@ -655,15 +655,16 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 	 * (commit 6a96c7b; cause not found), so that stays off.
 	 *
 	 * A large batch (big: JOFFLOAD_*) for a journal in memory is written
-	 * off the reactor (offload), not inline: a client's requests
+	 * off the reactor (offload, by the log writer), not inline: a client's requests
 	 * all run on its connection's reactor, and that one thread copying
 	 * every page a second time (the log write, as large as the member
 	 * writes) held a 1 MiB sequential stream at about 0.65 x its speed
 	 * without a journal; the worker copies on another CPU meanwhile,
 	 * beside the reactor's member writes of the batch before and its next
 	 * requests. The log writer's thread (batch_write) takes the
-	 * checksums too, the reactor's largest journal cost after the copy;
-	 * an io_uring worker (when there is no such thread) only the copy.
+	 * checksums too, the reactor's largest journal cost after the copy.
+	 * Where that thread could not be started, a large batch is written as
+	 * a file journal's is: copied into buf, through io_uring.
 	 * An A/B of 1 MiB sequential writes at QD 8 (load 10-15): the
 	 * reactor's CPU per MiB 642 (main) -> 446 us, the server's 823 ->
 	 * 742, one post per batch back to the reactor (encoding on the next
@@ -701,7 +702,6 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 				mio->iov = &j->miov[nm];
 				mio->sector = uraid_r5l_ring_add(j->ring, e->head, done / 512);
 				mio->rw_flags = RWF_DSYNC;      /* md writes its log FUA */
-				mio->offload = j->offload;
 				mio->done = log_written;
 				mio->ctx = j;
 			}
@@ -716,7 +716,8 @@ static unsigned encode_batch(struct jlog *j, struct enc *e, struct r5_piece *uni
 		}
 	}
 	/* one buffer: a plain write (a journal on another array takes no
-	   iovecs; an offloaded write stays gathered: only those go async) */
+	   iovecs; the log writer's stays gathered: member_write_sync takes
+	   only those) */
 	for (unsigned i = 0; i < nio; i++)
 		if (j->mio[i].iovcnt == 1 && !j->offload) {
 			j->mio[i].buf = j->mio[i].iov[0].iov_base;
@@ -777,7 +778,7 @@ static void *wthread_main(void *arg)
 
 /* Encode the batch taken (busy held) and submit its log write(s) on r
    (offload: a large batch; to a journal in memory it goes to the log
-   writer's thread, checksums and copy, else to an io_uring worker). */
+   writer's thread, checksums and copy; else, or with no such thread, here). */
 static void batch_write(struct jlog *j, struct enc *e, struct r5_piece *units, uint32_t recs,
 			uint64_t len, struct reactor *r, bool offload)
 {
@@ -794,7 +795,7 @@ static void batch_write(struct jlog *j, struct enc *e, struct r5_piece *units, u
 		pthread_mutex_unlock(&j->mu);
 		return;
 	}
-	unsigned n = encode_batch(j, e, units, recs, len, offload);
+	unsigned n = encode_batch(j, e, units, recs, len, false);
 
 	pthread_mutex_lock(&j->mu);
 	j->seq = e->seq;
@@ -1294,7 +1295,7 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 		return -ENOMEM;
 	}
 	/* the log writer, for a journal in memory (batch_write); without it
-	   (no thread) large batches go to an io_uring worker */
+	   (no thread) large batches are copied and written on the reactor */
 	if (j->gather && j->m->in_memory && !pthread_create(&j->wthread, NULL, wthread_main, j)) {
 		pthread_setname_np(j->wthread, "uraid-jlog");
 		j->wthread_on = true;

@@ -24,8 +24,7 @@ set -u
 BUILD=${BUILD:-build}
 URAID=$(realpath "$BUILD/uraid")
 . "$(dirname "$0")/lib/common.sh"
-# uri, examine, sums, check_zero, quiet (its own helpers below stand over the
-# library's)
+# uri, examine, sums, check_zero, quiet, settled, refused
 . "$(dirname "$0")/lib/grow.sh"
 need nbdinfo nbdcopy mdadm sha256sum cmp
 work_dir grow-r10deg
@@ -43,10 +42,6 @@ whole() {
     "$URAID" status "$1" | grep -E "State|Degraded|Background"
     return 1
 }
-settled() {
-    for _ in $(seq 900); do status_has "$1" "Background : none" && return 0; sleep 0.2; done
-    return 1
-}
 # same_data NAME FILE: the export's first bytes are FILE's
 same_data() {
     nbdcopy "$(uri "$1")" "$work/$1.export" &&
@@ -55,30 +50,30 @@ same_data() {
     rm -f "$work/$1.export"
     return $rc
 }
-refused() {   # NAME WHAT ARGS...
-    local name=$1 what=$2; shift 2
-    local before after out rc
-    # nothing left to write on its own first (a late clean marking or a
-    # bitmap sweep would change the members' bytes)
-    check "refused: $what: $name is quiet first" quiet "$name"
-    before=$(sums "${mem[@]}")
-    out=$("$URAID" grow "$name" "$@" 2>&1); rc=$?
-    after=$(sums "${mem[@]}")
-    check "refused: $what (rc $rc)" test $rc -eq 1 || echo "$out"
-    check "  in one line: $out" one_line "$out"
-    check "  members unchanged" test "$before" = "$after"
-    last_out=$out
+# degraded_r10 X N SEED SLOT...: N 40 MiB image files $work/X0.. (in mem),
+# a near=2 RAID 10 rX of the first four with SLOTs missing, served; its
+# size in $bytes, written whole from SEED's random bytes ($work/X.data)
+# unless SEED is -
+degraded_r10() {
+    local x=$1 n=$2 seed=$3 i s
+    shift 3
+    mem=()
+    for ((i = 0; i < n; i++)); do truncate -s 40M "$work/$x$i"; mem+=("$work/$x$i"); done
+    local devs=("${mem[@]:0:4}") served=()
+    for s in "$@"; do devs[s]=missing; done
+    for i in 0 1 2 3; do [ "${devs[i]}" = missing ] || served+=("${devs[i]}"); done
+    "$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none \
+        --assume-clean --name="r$x" --run "${devs[@]}" >/dev/null
+    serve_bg "$work" "r$x" "${served[@]}" || exit 1
+    bytes=$(nbdinfo --size "$(uri "r$x")")
+    [ "$seed" = - ] && return 0
+    randfile "$seed" "$bytes" "$work/$x.data"
+    nbdcopy "$work/$x.data" "$(uri "r$x")"
 }
 
 # ---- 1. near=2 4 -> 5 with slot 1 missing, its rebuild running; kill -9 ----
-mem=()
-for i in 0 1 2 3 4 5; do truncate -s 40M "$work/a$i"; mem+=("$work/a$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean \
-    --name=ra --run "${mem[0]}" missing "${mem[2]}" "${mem[3]}" >/dev/null
-serve_bg "$work" ra "${mem[0]}" "${mem[2]}" "${mem[3]}" || exit 1
-old_bytes=$(nbdinfo --size "$(uri ra)")
-randfile "$SEED" "$old_bytes" "$work/a.data"
-nbdcopy "$work/a.data" "$(uri ra)"
+degraded_r10 a 6 "$SEED" 1
+old_bytes=$bytes
 check "the data written to the degraded array ($old_bytes bytes)" same_data ra "$work/a.data"
 "$URAID" tune ra --speed-min=200 --speed-max=400 >/dev/null
 "$URAID" add ra "${mem[1]}" >/dev/null
@@ -119,23 +114,16 @@ for i in 0 1 2 3 4; do
 done
 
 # ---- 2. chunk 64 -> 32 KiB with slot 2 missing, no spare ----
-mem=()
-for i in 0 1 2 3; do truncate -s 40M "$work/b$i"; mem+=("$work/b$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean \
-    --name=rb --run "${mem[0]}" "${mem[1]}" missing "${mem[3]}" >/dev/null
-serve_bg "$work" rb "${mem[0]}" "${mem[1]}" "${mem[3]}" || exit 1
-b_bytes=$(nbdinfo --size "$(uri rb)")
-randfile "$((SEED + 1))" "$b_bytes" "$work/b.data"
-nbdcopy "$work/b.data" "$(uri rb)"
+degraded_r10 b 4 $((SEED + 1)) 2
 out=$("$URAID" grow rb --chunk=32 2>&1); rc=$?
 check "chunk 64 -> 32 KiB on the degraded array (rc $rc): $out" test $rc -eq 0
-check "  done" settled rb
+check "  done" settled rb 900
 check "  examine: chunk 32K, slot 2 still missing" \
     test "$(examine "${mem[0]}" "Chunk Size")|$(examine "${mem[0]}" "Array State")" = "32K|AA.A ('A' == active, '.' == missing, 'R' == replacing)"
 check "  the data reads back" same_data rb "$work/b.data"
 out=$("$URAID" grow rb --layout=o2 2>&1); rc=$?
 check "then n2 -> o2, still degraded (rc $rc): $out" test $rc -eq 0
-check "  done" settled rb
+check "  done" settled rb 900
 check "  examine: offset=2" test "$(examine "${mem[0]}" "Layout")" = "offset=2"
 check "  the data reads back" same_data rb "$work/b.data"
 truncate -s 40M "$work/b2"
@@ -146,14 +134,7 @@ check "  0 mismatches" check_zero rb
 stop_served rb
 
 # ---- 3. md's placement of frozen spares: old empty slot first, then the new ----
-mem=()
-for i in 0 1 2 3 4 5; do truncate -s 40M "$work/c$i"; mem+=("$work/c$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean \
-    --name=rc --run "${mem[0]}" missing "${mem[2]}" "${mem[3]}" >/dev/null
-serve_bg "$work" rc "${mem[0]}" "${mem[2]}" "${mem[3]}" || exit 1
-c_bytes=$(nbdinfo --size "$(uri rc)")
-randfile "$((SEED + 2))" "$c_bytes" "$work/c.data"
-nbdcopy "$work/c.data" "$(uri rc)"
+degraded_r10 c 6 $((SEED + 2)) 1
 "$URAID" tune rc --speed-min=200 --speed-max=400 >/dev/null
 out=$("$URAID" grow rc --raid-devices=5 --add "${mem[1]}" "${mem[4]}" 2>&1); rc=$?
 check "grow --raid-devices=5 --add two spares (rc $rc): $(tail -1 <<<"$out")" test $rc -eq 0
@@ -167,11 +148,7 @@ check "  0 mismatches" check_zero rc
 stop_served rc
 
 # ---- 4. refusals ----
-mem=()
-for i in 0 1 2 3 4 5; do truncate -s 40M "$work/d$i"; mem+=("$work/d$i"); done
-"$URAID" create --level=10 --layout=n2 --raid-devices=4 --chunk=64 --bitmap=none --assume-clean \
-    --name=rd --run "${mem[0]}" missing missing "${mem[3]}" >/dev/null
-serve_bg "$work" rd "${mem[0]}" "${mem[3]}" || exit 1
+degraded_r10 d 6 - 1 2
 refused rd "4 -> 6 with no spare" --raid-devices=6
 check "  it names the spares needed: $last_out" grep -q "need 2 spares" <<<"$last_out"
 # three spares (one rebuilding slot 1, throttled): md would put them in

@@ -22,7 +22,8 @@
 #   refused [-u] NAME WHAT ARGS...
 #                             uraid grow NAME ARGS is refused: exit 1 (-u: 2,
 #                             a usage error), one line, and every file in
-#                             ${mem[@]} and ${others[@]} byte-identical
+#                             ${mem[@]} and ${others[@]} byte-identical;
+#                             its message in $last_out
 
 uri() { echo "nbd+unix:///?socket=$work/$1.sock"; }
 data_ok() {
@@ -94,5 +95,6 @@ refused() {
     after=$(sums "${mem[@]}" "${others[@]+"${others[@]}"}")
     check "refused: $what (rc $rc)" test $rc -eq $want || echo "$out"
     check "  in one line naming it: $out" one_line "$out"
+    last_out=$out
     check "  members unchanged" test "$before" = "$after"
 }

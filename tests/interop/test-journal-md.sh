@@ -32,12 +32,38 @@ need nbdcopy fio
 INJECT=$BUILD/tests/tools/journal_inject
 [ -x "$INJECT" ] || { echo "SKIP: $INJECT not built (make $INJECT)"; exit 77; }
 
+# uraid_jarray X: uraid creates RAID 5 X, four 32 MiB members $tmp/X0..X3
+# (in $mem) and an 8 MiB journal $tmp/Xj
+uraid_jarray() {
+    local i
+    mem=()
+    for i in 0 1 2 3; do truncate -s 32M "$tmp/$1$i"; mem+=("$tmp/$1$i"); done
+    truncate -s 8M "$tmp/$1j"
+    "$URAID" create --level=5 --raid-devices=4 --chunk=64 --name="$1" --write-journal="$tmp/$1j" \
+        "${mem[@]}" >/dev/null
+}
+# fio_on X SEED OUT ARGS...: fio's random writes, verified (crc32c), through
+# uraid's export of X, its output in $tmp/OUT
+fio_on() {
+    local x=$1 seed=$2 out=$3
+    shift 3
+    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/$x.sock" --rw=randwrite \
+        --verify=crc32c --verify_fatal=1 --randseed="$seed" --size=80M --name="$x" "$@" \
+        >"$tmp/$out" 2>&1)
+}
+# kill_mid FIO: FIO's writes for up to 30 s (their state saved for the
+# verify after), the server ($spid) killed -9 two seconds in
+kill_mid() {
+    "$1" --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
+    local fpid=$!
+    sleep 2
+    kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
+    wait $fpid
+}
+
 # J: uraid's journal array, a crash's log on it
-J=()
-for i in 0 1 2 3; do truncate -s 32M "$tmp/j$i"; J+=("$tmp/j$i"); done
-truncate -s 8M "$tmp/jj"
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=j --write-journal="$tmp/jj" \
-    "${J[@]}" >/dev/null
+uraid_jarray j
+J=("${mem[@]}")
 randfile "$SEED" $((8 << 20)) "$tmp/j.data"
 serve j "${J[@]}" "$tmp/jj"
 nbdcopy "$tmp/j.data" "nbd+unix:///?socket=$tmp/j.sock"
@@ -47,42 +73,20 @@ check "J: the members are stale before md starts" \
     bash -c "! '$INJECT' check '$tmp/j.exp' ${J[*]} >/dev/null 2>&1"
 
 # L: uraid's run-time journal, killed mid-write
-L=()
-for i in 0 1 2 3; do truncate -s 32M "$tmp/l$i"; L+=("$tmp/l$i"); done
-truncate -s 8M "$tmp/lj"
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=l --write-journal="$tmp/lj" \
-    "${L[@]}" >/dev/null
-fio_l() {
-    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/l.sock" --rw=randwrite \
-        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
-        --randseed="$SEED" --size=80M --name=l "$@" >"$tmp/fio.out" 2>&1)
-}
+uraid_jarray l
+L=("${mem[@]}")
+fio_l() { fio_on l "$SEED" fio.out --bssplit=4k/50:16k/25:64k/25 --iodepth=16 "$@"; }
 serve l "${L[@]}" "$tmp/lj"
 fio_l --do_verify=0 --end_fsync=1
-fio_l --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
-fpid=$!
-sleep 2
-kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-wait $fpid
+kill_mid fio_l
 
 # M: uraid's journal in write-back, killed mid-write
-M=()
-for i in 0 1 2 3; do truncate -s 32M "$tmp/m$i"; M+=("$tmp/m$i"); done
-truncate -s 8M "$tmp/mj"
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=m --write-journal="$tmp/mj" \
-    "${M[@]}" >/dev/null
-fio_m() {
-    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/m.sock" --rw=randwrite \
-        --bssplit=4k/50:16k/25:64k/25 --iodepth=16 --verify=crc32c --verify_fatal=1 \
-        --randseed=$((SEED + 2)) --size=80M --name=m "$@" >"$tmp/fiom.out" 2>&1)
-}
+uraid_jarray m
+M=("${mem[@]}")
+fio_m() { fio_on m $((SEED + 2)) fiom.out --bssplit=4k/50:16k/25:64k/25 --iodepth=16 "$@"; }
 serve m --journal-mode=write-back "${M[@]}" "$tmp/mj"
 fio_m --do_verify=0 --end_fsync=1
-fio_m --do_verify=0 --verify_state_save=1 --time_based --runtime=30 &
-fpid=$!
-sleep 2
-kill -9 "$spid"; wait "$spid" 2>/dev/null; spid=
-wait $fpid
+kill_mid fio_m
 
 # K: md's array, its members and journal
 K=()
@@ -103,30 +107,27 @@ mdadm --wait /dev/md0 >/dev/null 2>&1 || true
 echo "J mismatch_cnt=$(cat /sys/block/md0/md/mismatch_cnt)"
 dmesg | grep -i "md/raid:md0" | sed 's/^/J dmesg /'
 mdadm --stop /dev/md0 >/dev/null 2>&1
+# after_kill CASE MD DEVICE...: uraid's journal array after a kill, assembled
+# by md: its resync_start, its replay (dmesg), a check's mismatch_cnt
+after_kill() {
+    local c=$1 md=$2
+    shift 2
+    mdadm --assemble "/dev/$md" --run "$@" >/dev/null 2>&1 ||
+        { echo "$c: assemble failed"; dmesg | tail -20; rc=1; }
+    echo "$c resync_start=$(cat /sys/block/$md/md/resync_start)"
+    sleep 1
+    mdadm --wait "/dev/$md" >/dev/null 2>&1 || true
+    echo check >/sys/block/$md/md/sync_action
+    sleep 1
+    mdadm --wait "/dev/$md" >/dev/null 2>&1 || true
+    echo "$c mismatch_cnt=$(cat /sys/block/$md/md/mismatch_cnt)"
+    dmesg | grep -i "md/raid:$md.*recovering" | sed "s/^.*$md: /$c dmesg /"
+    mdadm --stop "/dev/$md" >/dev/null 2>&1
+}
 # L: uraid's journal after a kill
-mdadm --assemble /dev/md2 --run /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo >/dev/null 2>&1 ||
-    { echo "L: assemble failed"; dmesg | tail -20; rc=1; }
-echo "L resync_start=$(cat /sys/block/md2/md/resync_start)"
-sleep 1
-mdadm --wait /dev/md2 >/dev/null 2>&1 || true
-echo check >/sys/block/md2/md/sync_action
-sleep 1
-mdadm --wait /dev/md2 >/dev/null 2>&1 || true
-echo "L mismatch_cnt=$(cat /sys/block/md2/md/mismatch_cnt)"
-dmesg | grep -i "md/raid:md2.*recovering" | sed 's/^.*md2: /L dmesg /'
-mdadm --stop /dev/md2 >/dev/null 2>&1
+after_kill L md2 /dev/vdk /dev/vdl /dev/vdm /dev/vdn /dev/vdo
 # M: uraid's write-back journal after a kill
-mdadm --assemble /dev/md3 --run /dev/vdp /dev/vdq /dev/vdr /dev/vds /dev/vdt >/dev/null 2>&1 ||
-    { echo "M: assemble failed"; dmesg | tail -20; rc=1; }
-echo "M resync_start=$(cat /sys/block/md3/md/resync_start)"
-sleep 1
-mdadm --wait /dev/md3 >/dev/null 2>&1 || true
-echo check >/sys/block/md3/md/sync_action
-sleep 1
-mdadm --wait /dev/md3 >/dev/null 2>&1 || true
-echo "M mismatch_cnt=$(cat /sys/block/md3/md/mismatch_cnt)"
-dmesg | grep -i "md/raid:md3.*recovering" | sed 's/^.*md3: /M dmesg /'
-mdadm --stop /dev/md3 >/dev/null 2>&1
+after_kill M md3 /dev/vdp /dev/vdq /dev/vdr /dev/vds /dev/vdt
 # K: md's write-back journal, reset mid-life
 mdadm --create /dev/md1 --run --assume-clean --level=5 --raid-devices=4 --chunk=64 \
     --metadata=1.2 --write-journal=/dev/vdj /dev/vdf /dev/vdg /dev/vdh /dev/vdi >/dev/null 2>&1 ||
@@ -162,23 +163,25 @@ check "K: the data md wrote reads back" \
 check "K: uraid's check finds 0 mismatches" test $? -eq 0
 stop k
 
+# after_kill_ok CASE X FIO OUT DEVICE...: the guest's lines for CASE (its
+# after_kill): md found uraid's superblocks clean (MD_JOURNAL_CLEAN: no
+# resync, the replay alone) and its check 0 mismatches; then uraid serves X
+# again and every write FIO completed before the kill reads back ($tmp/OUT)
+after_kill_ok() {
+    local c=$1 x=$2 fio=$3 fout=$4
+    shift 4
+    check "$c: md found uraid's superblocks clean (MD_JOURNAL_CLEAN): no resync, the replay alone" \
+        grep -q "^$c resync_start=none$" <<<"$out"
+    check "$c: md's check then finds 0 mismatches" grep -q "^$c mismatch_cnt=0$" <<<"$out"
+    serve "$x" "$@"
+    "$fio" --verify_only --verify_state_load=1
+    check "$c: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/$fout"
+    stop "$x"
+}
 check "L: md replayed uraid's run-time journal" grep -q "^L dmesg recovering [0-9]* data-only stripes and [1-9][0-9]* data-parity" <<<"$out"
-check "L: md found uraid's superblocks clean (MD_JOURNAL_CLEAN): no resync, the replay alone" \
-    grep -q "^L resync_start=none$" <<<"$out"
-check "L: md's check then finds 0 mismatches" grep -q "^L mismatch_cnt=0$" <<<"$out"
-serve l "${L[@]}" "$tmp/lj"
-fio_l --verify_only --verify_state_load=1
-check "L: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fio.out"
-stop l
-
+after_kill_ok L l fio_l fio.out "${L[@]}" "$tmp/lj"
 check "M: md replayed uraid's write-back journal" grep -q "^M dmesg recovering [0-9]* data-only stripes" <<<"$out"
-check "M: md found uraid's superblocks clean: no resync, the replay alone" \
-    grep -q "^M resync_start=none$" <<<"$out"
-check "M: md's check then finds 0 mismatches" grep -q "^M mismatch_cnt=0$" <<<"$out"
-serve m "${M[@]}" "$tmp/mj"
-fio_m --verify_only --verify_state_load=1
-check "M: every write fio completed before the kill reads back" grep -q "err= 0" "$tmp/fiom.out"
-stop m
+after_kill_ok M m fio_m fiom.out "${M[@]}" "$tmp/mj"
 
 # N: uraid's write-back destages log only the parity of pages already in
 # the journal (md's R5_InJournal rule): DATA in a record's meta block, the
@@ -188,16 +191,9 @@ stop m
 # records, then the destages' parity, all after that tail). md (a second
 # boot) must gather each row across meta blocks, write data and parity, and
 # its check find 0 mismatches; then uraid serves the data fio wrote.
-N=()
-for i in 0 1 2 3; do truncate -s 32M "$tmp/n$i"; N+=("$tmp/n$i"); done
-truncate -s 8M "$tmp/nj"
-"$URAID" create --level=5 --raid-devices=4 --chunk=64 --name=n --write-journal="$tmp/nj" \
-    "${N[@]}" >/dev/null
-fio_n() {
-    (cd "$tmp" && fio --ioengine=nbd --uri="nbd+unix:///?socket=$tmp/n.sock" --rw=randwrite \
-        --bs=4k --iodepth=1 --verify=crc32c --verify_fatal=1 --randseed=$((SEED + 3)) \
-        --size=80M --io_size=512k --name=n "$@" >"$tmp/fion.out" 2>&1)
-}
+uraid_jarray n
+N=("${mem[@]}")
+fio_n() { fio_on n $((SEED + 3)) fion.out --bs=4k --iodepth=1 --io_size=512k "$@"; }
 serve n --journal-mode=write-back "${N[@]}" "$tmp/nj"
 for f in "${N[@]}" "$tmp/nj"; do cp "$f" "$f.before"; done
 fio_n --do_verify=0 --verify_state_save=1

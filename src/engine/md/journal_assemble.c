@@ -385,15 +385,16 @@ int journal_assemble(struct array *a, char *err, size_t errlen)
 		return uraid_errf(err, errlen, rc, "%s: recording journal_tail %" PRIu64 " in the "
 				  "superblocks: %s", a->sb.set_name, r.tail, strerror(-rc));
 	/* where the time went (debug): the phases in ms, the I/O counts */
-	ulog(array_log(a), URAID_LOG_INFO, "%s: journal replay phases: scan %.1f (checksums "
-	     "%.1f), rows %.1f, flush %.1f, meta block %.1f, superblocks %.1f ms, CPU %.1f ms "
-	     "(threads and io_uring workers); log reads %.1f ms (%" PRIu64 " of %" PRIu64
-	     " KiB), writes %.1f ms (%" PRIu64 " pages in %" PRIu64
-	     " batches, %" PRIu64 " runs in %" PRIu64 " submissions)", a->sb.set_name,
-	     r.ns_scan / 1e6, r.ns_csum / 1e6, r.ns_rows / 1e6, r.ns_flush / 1e6, r.ns_meta / 1e6,
-	     (uraid_now_ns() - t1) / 1e6, (c1 - c0) / 1e6, r.ns_log_read / 1e6, r.log_reads,
-	     r.log_read_bytes / 1024, r.ns_write / 1e6, r.page_writes,
-	     r.write_batches, j.runs, j.submits);
+	if (r.data_parity_rows || r.data_only_rows)
+		ulog(array_log(a), URAID_LOG_INFO, "%s: journal replay phases: scan %.1f (checksums "
+		     "%.1f), rows %.1f, flush %.1f, meta block %.1f, superblocks %.1f ms, CPU %.1f ms "
+		     "(threads and io_uring workers); log reads %.1f ms (%" PRIu64 " of %" PRIu64
+		     " KiB), writes %.1f ms (%" PRIu64 " pages in %" PRIu64
+		     " batches, %" PRIu64 " runs in %" PRIu64 " submissions)", a->sb.set_name,
+		     r.ns_scan / 1e6, r.ns_csum / 1e6, r.ns_rows / 1e6, r.ns_flush / 1e6, r.ns_meta / 1e6,
+		     (uraid_now_ns() - t1) / 1e6, (c1 - c0) / 1e6, r.ns_log_read / 1e6, r.log_reads,
+		     r.log_read_bytes / 1024, r.ns_write / 1e6, r.page_writes,
+		     r.write_batches, j.runs, j.submits);
 	/* md sets MD_JOURNAL_CLEAN at a clean start (raid5_run): from now on
 	   a crash leaves the superblocks clean and the next replay is enough */
 	atomic_store(&a->journal_clean, !a->resync_needed);

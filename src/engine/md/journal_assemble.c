@@ -232,6 +232,13 @@ static int j_member_write_batch(void *c, const struct journal_wr *w, size_t n, s
 			struct run *u = &runs[r + k];
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&j->ring);
 			io_uring_prep_writev(sqe, u->m->fd, u->iov, (unsigned)u->cnt, u->off);
+			/* a file in memory (tmpfs): a write cannot go without
+			   blocking (its pages are allocated), so io_uring would
+			   try each inline, fail and hand it to a worker; straight
+			   to the worker: the replay's CPU 83 against 93 ms (medians
+			   of 6, interleaved, load 8) for a full 64 MiB journal */
+			if (u->m->in_memory)
+				io_uring_sqe_set_flags(sqe, IOSQE_ASYNC);
 			io_uring_sqe_set_data64(sqe, r + k);
 		}
 		int sub = io_uring_submit_and_wait(&j->ring, (unsigned)k);

@@ -25,7 +25,9 @@
  * read's copy and the checksums or writes that take the bytes again: the
  * checksums of a full 64 MiB log took 1.5-3 ms so against 6-9 ms with
  * 2 MiB windows, the replay's CPU about 10 % less (its time: journal.h's
- * ns_* fields, logged by journal_assemble). Nothing is written mid-scan: data logged after a row's parity
+ * ns_* fields, logged by journal_assemble).
+ *
+ * Nothing is written mid-scan: data logged after a row's parity
  * supersedes the slots it names and the newer parity (write-through: the
  * newer unit's parity covers the older unit's data, now on the members), so
  * the row is merged, never written out early; a FLUSH then still drops all

@@ -429,8 +429,9 @@ struct uraid_array_status {
 	const char *consistency_policy;
 	/* the write journal (journal_ring_bytes 0: none): its mode
 	   (URAID_JOURNAL_*), the ring's bytes, those from the tail to the
-	   head (in use), the next meta block's seq, the records of the
-	   write-back mode not yet destaged */
+	   end of what is written (in use), the seq of the next meta block
+	   after it (a batch being written counts once written), the records
+	   of the write-back mode not yet destaged */
 	uint32_t journal_mode;
 	uint64_t journal_ring_bytes, journal_used_bytes, journal_seq, journal_records;
 	/* write-back mode, writes not cached: journal_partial_waits not whole

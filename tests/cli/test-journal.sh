@@ -89,7 +89,7 @@ for level in 5 6; do
     stop_served j$level
 done
 
-# a log longer than the replay's read window (2 MiB) and a second one that
+# a log longer than the replay's read window (256 KiB) and a second one that
 # wraps the ring's end: RAID 5 x4, a 10 MiB journal, 400 rows of 5 pages
 # (meta block, 3 data, parity) injected twice, each replayed and checked
 m=()

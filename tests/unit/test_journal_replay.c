@@ -6,7 +6,9 @@
  * the members must hold the logged data with parity that matches (checked
  * with the scalar reference, not src/parity), rows not to replay must stay
  * as they were, and the new log start must be md's (seq + 10000 at the
- * first invalid block).
+ * first invalid block). A log of many rows over every window of the
+ * replay's reads, wrapping the ring, must leave the same bytes written in
+ * batches as one by one.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +26,7 @@
 #define PG 4096u
 #define CHUNK 16u                 /* sectors: two 4 KiB rows per chunk */
 #define DEV_SECTORS 256u
-#define LOG_SECTORS (64u * 8)     /* a ring of 64 pages */
+#define LOG_SECTORS (512u * 8)    /* a ring of 512 pages: 8 of the replay's read windows */
 
 static uint64_t rng = SEED;
 static uint64_t rnd(void)
@@ -652,6 +654,95 @@ static void test_refusals(void)
 	free(m);
 }
 
+/*
+ * Rows logged whole (RAID 5 x 4 and RAID 6 x 5), one meta block each, some
+ * rows again later (the newest wins), until the ring is nearly full, from a
+ * tail chosen at random so that the log wraps: the replay reads it over
+ * several windows and writes it in several batches. The members must hold
+ * each row's newest content with its parity, the others untouched, and be
+ * the same bytes as a replay of the same log with member_write one by one.
+ */
+static void test_many_windows(int level, unsigned disks)
+{
+	struct mem *m = calloc(1, sizeof(*m));
+	static uint8_t want[DEV_SECTORS / 8][8][PG], pg[8][PG];
+	bool logged[DEV_SECTORS / 8] = { false };
+	uint8_t *before[8], *after[8], *log0 = malloc(sizeof(m->log));
+	struct journal_replay_result r;
+	struct lw w;
+	char err[200];
+	unsigned blocks = 0, batches;
+
+	make_array(m, level, disks);
+	uint64_t tail = rnd() % (LOG_SECTORS / 8) * 8, pos = tail, seq = rnd() >> 16;
+	struct uraid_stripe st;
+	uraid_geom_stripe(&m->g, 0, &st);
+	uint64_t per = 1 + disks;       /* meta block, data and parity pages */
+	while ((blocks + 2) * per * 8 < LOG_SECTORS) {
+		uint64_t row = rnd() % (DEV_SECTORS / 8), s = row * 8;
+		unsigned full = 0;
+		uraid_geom_stripe(&m->g, s / CHUNK, &st);
+		for (unsigned k = 0; k < st.data_disks; k++)
+			full |= 1u << st.data_slot[k];
+		lw_begin(&w, m, seq + blocks, pos);
+		log_row(&w, s, full, false, pg);
+		pos = lw_end(&w);
+		memcpy(want[row], pg, sizeof(pg));
+		logged[row] = true;
+		blocks++;
+	}
+	for (unsigned sl = 0; sl < disks; sl++) {
+		before[sl] = malloc(DEV_SECTORS * 512);
+		after[sl] = malloc(DEV_SECTORS * 512);
+		memcpy(before[sl], m->dev[sl], DEV_SECTORS * 512);
+	}
+	memcpy(log0, m->log, sizeof(m->log));
+
+	int rc = replay(m, tail, &r, err);
+	batches = m->batches;
+	CHECK(rc == 0 && r.meta_blocks == blocks, "raid%d: replay of %u blocks: rc %d, %u blocks: %s",
+	      level, blocks, rc, r.meta_blocks, err);
+	CHECK(batches > 2, "raid%d: %u blocks written in %u batches (several windows)", level,
+	      blocks, batches);
+	unsigned rows = 0;
+	for (uint64_t row = 0; row < DEV_SECTORS / 8; row++) {
+		uint64_t s = row * 8;
+		rows += logged[row];
+		if (logged[row]) {
+			CHECK(row_is(m, s, want[row]) && row_consistent(m, s),
+			      "raid%d: row %" PRIu64 " holds its newest content", level, row);
+			continue;
+		}
+		for (unsigned sl = 0; sl < disks; sl++)
+			CHECK(!memcmp(m->dev[sl] + s * 512, before[sl] + s * 512, PG),
+			      "raid%d: row %" PRIu64 " not logged, untouched", level, row);
+	}
+	CHECK(r.data_parity_rows == rows, "raid%d: %u rows written, %u logged", level,
+	      r.data_parity_rows, rows);
+	/* the same log and members, one write at a time */
+	for (unsigned sl = 0; sl < disks; sl++) {
+		memcpy(after[sl], m->dev[sl], DEV_SECTORS * 512);
+		memcpy(m->dev[sl], before[sl], DEV_SECTORS * 512);
+	}
+	memcpy(m->log, log0, sizeof(m->log));
+	m->no_batch = true;
+	rc = replay(m, tail, &r, err);
+	CHECK(rc == 0, "raid%d: second replay: %s", level, err);
+	for (unsigned sl = 0; sl < disks; sl++)
+		CHECK(!memcmp(after[sl], m->dev[sl], DEV_SECTORS * 512),
+		      "raid%d: slot %u the same in batches and one by one", level, sl);
+	printf("  raid%d x %u: %u blocks from log sector %" PRIu64 " (%s the ring's end), %u "
+	       "rows, %u batches\n", level, disks, blocks, tail,
+	       tail + blocks * per * 8 > LOG_SECTORS ? "over" : "not over", rows, batches);
+	for (unsigned sl = 0; sl < disks; sl++) {
+		free(before[sl]);
+		free(after[sl]);
+	}
+	free(log0);
+	free_array(m);
+	free(m);
+}
+
 int main(void)
 {
 	printf("test_journal_replay: seed 0x%016llx\n", (unsigned long long)SEED);
@@ -665,6 +756,8 @@ int main(void)
 	test_superseded_rows();
 	test_degraded_raid6();
 	test_refusals();
+	test_many_windows(5, 4);
+	test_many_windows(6, 5);
 	if (failures) {
 		fprintf(stderr, "test_journal_replay: %d failures (seed 0x%016llx)\n", failures,
 			(unsigned long long)SEED);

@@ -322,8 +322,16 @@ struct expect {
  */
 static uint64_t crash_check(struct t *t, const char *what, const struct expect *ex, unsigned nex)
 {
+	/* status before and after the copy: when they agree (nothing logged
+	   or checkpointed meanwhile), its seq and bytes in use must be the
+	   copy's log as its replay finds it, or behind it together (a log
+	   write in flight, a destage's, may be in the copy before its
+	   completion is seen); never ahead of it */
+	struct uraid_array_status st0, st1;
+	uraid_array_status(t->a, &st0);
 	for (unsigned i = 0; i <= N; i++)
 		CHECK(copy_file(t->paths[i], t->snap[i]) == 0, "%s: copy %s", what, t->paths[i]);
+	uraid_array_status(t->a, &st1);
 	struct img m;
 	if (img_open(&m, t->snap, true)) {
 		CHECK(0, "%s: the copy does not probe", what);
@@ -339,6 +347,21 @@ static uint64_t crash_check(struct t *t, const char *what, const struct expect *
 	int rc = journal_replay(&m.g, jsb->set_uuid, jsb->data_size, jsb->recovery_offset, &io, &r,
 				err, sizeof(err));
 	CHECK(rc == 0, "%s: replay: %s", what, err);
+	if (rc == 0 && !r.new_log && st0.journal_seq == st1.journal_seq &&
+	    st0.journal_used_bytes == st1.journal_used_bytes) {
+		uint64_t ring = jsb->data_size / 8 * 8;
+		uint64_t used = (r.tail + ring - jsb->recovery_offset) % ring * 512;
+		uint64_t lseq = r.next_seq - 10001;
+		bool same = st0.journal_seq == lseq && st0.journal_used_bytes == used;
+		CHECK(same || (st0.journal_seq < lseq && st0.journal_used_bytes < used),
+		      "%s: status seq %" PRIu64 " and %" PRIu64 " bytes in use, the log %" PRIu64
+		      " and %" PRIu64, what, st0.journal_seq, st0.journal_used_bytes, lseq, used);
+		if (!same)
+			printf("  %s: status behind the log by %" PRIu64 " meta blocks (a log write "
+			       "in flight)\n", what, lseq - st0.journal_seq);
+	} else {
+		printf("  %s: status changed during the copy, not compared\n", what);
+	}
 	uint64_t bad = bad_rows(&m);
 	printf("  %s: replay %u meta blocks, %u rows with parity, %u data-only; %" PRIu64
 	       " rows with wrong parity\n", what, r.meta_blocks, r.data_parity_rows,

@@ -118,8 +118,9 @@ struct parity_log_ops {
 	   done (each log write is one; a record keeps its batch pending until
 	   destaged): the cache destages at full width when few are left */
 	uint32_t (*wb_batches_free)(struct parity_log *pl);
-	/* for status: ring sectors, sectors in use (tail to head), next seq,
-	   records held for the write-back cache */
+	/* for status: ring sectors, sectors in use (tail to the end of what is
+	   written), the seq of the next meta block after it, records held for
+	   the write-back cache */
 	void (*wb_status)(struct parity_log *pl, uint64_t *ring, uint64_t *used, uint64_t *seq,
 			  uint64_t *held);
 };

@@ -142,6 +142,10 @@ struct jlog {
 	uint64_t ring;                  /* sectors */
 	uint64_t head, seq;             /* the next meta block */
 	uint64_t tail;                  /* journal_tail on disk */
+	/* the log as written: the end of the last batch whose log write is
+	   done, and the seq after it (status; head and seq run ahead of it
+	   while a batch is being written, seq only once it is encoded) */
+	uint64_t lhead, lseq;
 	struct jbatch b[NBATCH];
 	unsigned b_first, b_count;
 	struct r5_piece *wait_head, *wait_tail;
@@ -930,6 +934,11 @@ static void log_written(struct member_io *mio, int res)
 	b->logged = true;
 	j->busy = false;
 	bad = err || j->failed;
+	if (!bad) {
+		/* busy kept the next batch out: head and seq end this one */
+		j->lhead = j->head;
+		j->lseq = j->seq;
+	}
 	if (bad) {
 		/* md fails the journal and the writes (log_failed): none goes on
 		   unlogged; the batch's units fail, and every later one */
@@ -1061,9 +1070,11 @@ static void jr_wb_status(struct parity_log *pl, uint64_t *ring, uint64_t *used, 
 	struct jlog *j = (struct jlog *)pl;
 
 	pthread_mutex_lock(&j->mu);
+	/* what is in the log, not what a batch being written will add (its
+	   seq is known only once encoded, by the log writer's thread) */
 	*ring = j->ring;
-	*used = ring_dist(j, j->tail, j->head);
-	*seq = j->seq;
+	*used = ring_dist(j, j->tail, j->lhead);
+	*seq = j->lseq;
 	*held = j->rec_live;
 	pthread_mutex_unlock(&j->mu);
 }
@@ -1261,6 +1272,8 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 	j->head = head;
 	j->seq = seq;
 	j->tail = tail;
+	j->lhead = head;
+	j->lseq = seq;
 	/* the largest unit: a quarter of the ring as whole rows of every slot
 	   and one meta block per row (so whole-page units are logged whole, not
 	   as FLUSH), at most the write path's own; span_reads stays false (the

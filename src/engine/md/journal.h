@@ -49,6 +49,8 @@ struct journal_wr {
 /* Synchronous I/O the replay uses; sectors are relative to data_offset. */
 struct journal_io {
 	void *ctx;
+	/* also called from the replay's read-ahead thread, beside the calls
+	   below but never beside log_write */
 	int (*log_read)(void *ctx, uint64_t sector, void *buf, size_t len);
 	int (*log_write)(void *ctx, uint64_t sector, const void *buf, size_t len);
 	int (*log_flush)(void *ctx);
@@ -78,6 +80,14 @@ struct journal_replay_result {
 	unsigned bad_meta;          /* meta blocks dropped for page checksums */
 	uint64_t low_row;           /* lowest member sector written (UINT64_MAX: none) */
 	char stop[200];             /* why the scan ended */
+	/* where the time went (CLOCK_MONOTONIC ns), for the log's debug line:
+	   the scan (meta blocks, checksums, rows), the write-out of the rows
+	   (their pages read back, written), the flush, the new meta block;
+	   of all of them, the time waiting for log reads, in page checksums,
+	   in member writes */
+	uint64_t ns_scan, ns_rows, ns_flush, ns_meta, ns_log_read, ns_csum, ns_write;
+	uint64_t log_reads, log_read_bytes;     /* log_read calls, bytes */
+	uint64_t write_batches, page_writes;    /* member write batches, pages */
 };
 
 /*
@@ -85,7 +95,7 @@ struct journal_replay_result {
  * ring has log_sectors sectors (the journal device's data size rounded down
  * to 8), starting from journal_tail tail. Returns 0 with the result filled
  * (the caller records r->tail in the superblocks), or -errno with the reason
- * in err. Allocates a 2 MiB read window and, per row in the log, a log
+ * in err. Allocates a 256 KiB read window and, per row in the log, a log
  * position per member (the log's size bounds it); runs before the array
  * serves.
  */

@@ -626,15 +626,17 @@ static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
  * Journal write-back: does the write of [lo, hi) continue a sequential
  * stream (start where one of the last writes ended)? Notes its end either
  * way (lock held). Such a write goes through, as in write-through: its
- * data and parity in one log record, then its member writes, the stream's
- * rows gathered whole by the RAID 5 write path (raid5_gather.c). Cached,
+ * data and parity in one log record, then its member writes (one
+ * read-modify-write of a partial row at most, rows whole where the RAID 5
+ * path gathers the stream's writes, raid5_gather.c). Cached,
  * a stream fills its stripe rows chunk after chunk, and a 4 KiB row may
  * hold only one logged page (see journal_can_cache): the next chunk's
  * write went through anyway, after waiting for the destage of the
  * previous chunk's pages (a read-modify-write of a partial row), and
  * itself a read-modify-write. A 64 KiB sequential stream at QD 8 on a
  * RAID 5 x4 (64 KiB chunks) so ran at about half of write-through's speed,
- * with one row wait per write. md caches such a stream and writes its
+ * with one row wait per write (A/B, 5 interleaved rounds, load 7.5-8.6:
+ * 233 -> 440 MiB/s median, server CPU 3193 -> 1400 us per MiB). md caches such a stream and writes its
  * full stripes out early (STRIPE_R5C_FULL_STRIPE); its stripe head holds
  * every cached page of a row, which the log's one-page-per-row rule here
  * does not allow.

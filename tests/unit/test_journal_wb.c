@@ -24,6 +24,8 @@
  *   back (the cache keeps the bytes acknowledged before it, or nothing);
  *   the array still closes (the journal's writes are made to fail by
  *   putting /dev/full under its file descriptor);
+ * - a sequential stream of 64 KiB writes goes through: on the members
+ *   when acknowledged, no row waits, replacing older cached pages;
  * - a small journal under mixed cached and through writes on the same rows
  *   must not stall (a through write holding its row while it waits for log
  *   room that only the destage of that row frees): every batch must end
@@ -730,6 +732,102 @@ static void test_log_write_fails(uint64_t *rs)
 	free(v);
 }
 
+/*
+ * Sequential writes of whole chunks (64 KiB, 8 in flight) in write-back
+ * mode: a stream goes through, as in write-through (wcache.c jwb_stream),
+ * not cached chunk by chunk (each next chunk's write waited for the
+ * destage of the one before, a read-modify-write). Its data and parity
+ * must be on the members when its writes complete (no FLUSH, no idle
+ * tick: nothing left dirty, the member rows right without a replay), no
+ * row wait but on the stream's first stripe row, and a replay of the log right.
+ * Then 4 KiB writes cached on some stripes and a stream over them: the
+ * stream's bytes replace the cached ones, for reads and in a replay.
+ */
+static void test_stream_through(uint64_t *rs)
+{
+	enum { QD = 8, NW = 48, NSMALL = 6 };
+	struct t t;
+	CHECK(setup(&t, 8ull << 20) == 0, "setup");
+	if (!t.a) {
+		teardown(&t);
+		return;
+	}
+	const uint64_t W = CHUNK_KIB * 1024ull;
+	uint8_t *d = aligned_alloc(4096, NW * W), *small = aligned_alloc(4096, NSMALL * 4096ull);
+	uint8_t *back = aligned_alloc(4096, NW * W);
+	struct op ops[QD];
+	struct uraid_array_status st;
+	rng_fill(rs, d, NW * W);
+	/* 48 chunks from stripe 1 on: 16 stripes, 8 writes in flight, in order */
+	for (unsigned i = 0; i < NW; i += QD) {
+		for (unsigned q = 0; q < QD; q++) {
+			set_op(&ops[q], URAID_IO_WRITE, STRIPE + (i + q) * W, W, d + (i + q) * W);
+			submit(&t, &ops[q]);
+		}
+		CHECK(wait_ops(&t, ops, QD, 20), "stream writes %u..%u did not end", i, i + QD - 1);
+	}
+	uraid_array_status(t.a, &st);
+	printf("  stream: %" PRIu64 " writes cached, %" PRIu64 " through, %" PRIu64 " row waits, %"
+	       PRIu64 " bytes dirty\n", st.write_cache.writes_cached, st.write_cache.writes_through,
+	       st.journal_row_waits, st.write_cache.dirty_bytes);
+	/* the first write (no stream yet) is cached: the stream's other
+	   writes of its stripe row (chunks 1 and 2) wait for its destage */
+	CHECK(st.journal_row_waits <= 2, "a 64 KiB stream waited for cached rows %" PRIu64
+	      " times (its writes were cached chunk by chunk)", st.journal_row_waits);
+	CHECK(st.write_cache.dirty_bytes == 0, "the stream left %" PRIu64 " bytes in the cache, "
+	      "not on the members", st.write_cache.dirty_bytes);
+	/* the members now, as they are (no replay): data and parity there */
+	for (unsigned i = 0; i <= N; i++)
+		CHECK(copy_file(t.paths[i], t.snap[i]) == 0, "copy %s", t.paths[i]);
+	struct img m;
+	if (img_open(&m, t.snap, false) == 0) {
+		uint64_t bad = bad_rows(&m);
+		CHECK(bad == 0, "stream: %" PRIu64 " member rows with wrong parity before any replay",
+		      bad);
+		CHECK(img_holds(&m, d, NW * W, STRIPE), "stream: its data is not on the members "
+		      "when its writes have completed");
+	} else {
+		CHECK(0, "stream: the copy does not probe");
+	}
+	img_close(&m);
+	struct expect ex[2] = { { STRIPE, NW * W, d } };
+	crash_check(&t, "64 KiB stream", ex, 1);
+	CHECK(uraid_array_pread(t.a, back, NW * W, STRIPE) == 0, "read the stream back");
+	CHECK(memcmp(back, d, NW * W) == 0, "the stream does not read back byte for byte");
+
+	/* cached 4 KiB pages in chunk 2 of stripes 20..25, then a stream over them */
+	rng_fill(rs, small, NSMALL * 4096ull);
+	for (unsigned i = 0; i < NSMALL; i++) {
+		set_op(&ops[i], URAID_IO_WRITE, at(20 + i, 2, 4096), 4096, small + i * 4096ull);
+		submit(&t, &ops[i]);
+	}
+	CHECK(wait_ops(&t, ops, NSMALL, 20), "the 4 KiB writes did not end");
+	uraid_array_status(t.a, &st);
+	uint64_t cached0 = st.write_cache.writes_cached;
+	CHECK(st.write_cache.dirty_bytes > 0, "the 4 KiB writes were not cached");
+	rng_fill(rs, d, NW * W);
+	for (unsigned i = 0; i < 3 * NSMALL; i += QD / 2) {
+		unsigned n = 3 * NSMALL - i < QD / 2 ? 3 * NSMALL - i : QD / 2;
+		for (unsigned q = 0; q < n; q++) {
+			set_op(&ops[q], URAID_IO_WRITE, 20 * STRIPE + (i + q) * W, W, d + (i + q) * W);
+			submit(&t, &ops[q]);
+		}
+		CHECK(wait_ops(&t, ops, n, 20), "stream writes over cached pages did not end");
+	}
+	uraid_array_status(t.a, &st);
+	CHECK(st.write_cache.writes_cached <= cached0 + 1, "the stream over cached pages was "
+	      "cached (%" PRIu64 " writes)", st.write_cache.writes_cached - cached0);
+	ex[0] = (struct expect){ 20 * STRIPE, 3 * NSMALL * W, d };
+	crash_check(&t, "stream over cached pages", ex, 1);
+	CHECK(uraid_array_pread(t.a, back, 3 * NSMALL * W, 20 * STRIPE) == 0, "read back");
+	CHECK(memcmp(back, d, 3 * NSMALL * W) == 0, "the stream over cached pages does not "
+	      "read back byte for byte (older cached bytes)");
+	teardown(&t);
+	free(d);
+	free(small);
+	free(back);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -737,6 +835,7 @@ int main(int argc, char **argv)
 	uint64_t rs = seed;
 
 	test_through_beside_cached(&rs);
+	test_stream_through(&rs);
 	test_destage_parity_only(&rs);
 	test_oldest_first(&rs);
 	test_log_write_fails(&rs);

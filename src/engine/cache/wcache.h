@@ -44,6 +44,7 @@ struct engine_reactor;
    and faulted in anew) */
 #define WC_DESTAGE_INFLIGHT_BYTES (16u << 20)
 #define WC_JWB_TRICKLE 4u            /* journal write-back: see jwb_narrow */
+#define WC_JSTREAMS 8u               /* journal write-back: streams told apart (jwb_stream) */
 #define WC_DEFAULT_BYTES (64ull << 20)
 #define WC_MIN_BYTES (1ull << 20)
 #define WC_MAX_BYTES (64ull << 30)
@@ -174,6 +175,10 @@ struct wcache {
 	uint32_t jrow_wait;
 	uint32_t njlost;             /* pages with jlost */
 	uint64_t jbar_waits, jrow_waits;     /* for status (wcache_journal_counts) */
+	/* the ends (sectors) of the last writes' streams, journal write-back
+	   (wcache.c jwb_stream): a write that continues one goes through */
+	uint64_t jstream[WC_JSTREAMS];
+	unsigned jstream_next;
 };
 
 /* Create the cache of a (bytes 0: the default); 0, -EINVAL (size out of

@@ -49,8 +49,6 @@ struct journal_wr {
 /* Synchronous I/O the replay uses; sectors are relative to data_offset. */
 struct journal_io {
 	void *ctx;
-	/* also called from the replay's read-ahead thread, beside the calls
-	   below but never beside log_write */
 	int (*log_read)(void *ctx, uint64_t sector, void *buf, size_t len);
 	int (*log_write)(void *ctx, uint64_t sector, const void *buf, size_t len);
 	int (*log_flush)(void *ctx);

@@ -17,7 +17,8 @@
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
 #   BENCH_FID_DEFAULTS=1 (fio with its defaults in the fidelity notes too)
-#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_QD1_RUNTIME=6 (the latency-bound lines)
+#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_QD1_RUNTIME=6 BENCH_FID_NBD_PIN=0:1 (the
+#   latency-bound lines; PIN: nbdkit on CPU 0, the clients on CPU 1)
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
 #   change) served the same way in the same rounds; a line per workload says

@@ -48,6 +48,14 @@ FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-6}
 # (a p99 resting on its 100 slowest I/Os) or it says so.
 FID_NBD_MIN_SAMPLES=10000
 LAT_POOL=$(realpath "$BUILD/tests/tools/lat_pool")
+# BENCH_FID_NBD_PIN=SERVER_CPUS:CLIENT_CPUS (e.g. 0:1): nbdkit on the first,
+# both tools' clients on the second (taskset lists); empty: not pinned
+FID_NBD_PIN=${BENCH_FID_NBD_PIN:-}
+npin_s=() npin_c=() npinned="not pinned"
+if [ -n "$FID_NBD_PIN" ]; then
+    npin_s=(taskset -c "${FID_NBD_PIN%%:*}") npin_c=(taskset -c "${FID_NBD_PIN#*:}")
+    npinned="nbdkit on CPU ${FID_NBD_PIN%%:*} and the clients on CPU ${FID_NBD_PIN#*:}"
+fi
 latd=$dir/fid-lat       # the current line's latency logs (removed after it)
 
 # nbd_lat_fio URI LOG ARGS... -> "IOPS MEAN_US P99_US"; every I/O's latency
@@ -55,7 +63,7 @@ latd=$dir/fid-lat       # the current line's latency logs (removed after it)
 nbd_lat_fio() {
     local uri=$1 lg=$2 out=$dir/fid-nbd.json
     shift 2
-    if ! fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
+    if ! "${npin_c[@]}" fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
             --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --lat_percentiles=1 \
             --write_lat_log="$lg" --output-format=json --output="$out" "$@" >>"$log" 2>&1; then
         echo "fio failed: fio nbd $* (see $log)" >&2; echo "0 0 0"; return
@@ -74,7 +82,7 @@ print("%.0f %.2f %.2f" % (j["read"]["iops"] + j["write"]["iops"], d["lat_ns"]["m
 nbd_lat_ub() {
     local uri=$1 lg=$2
     shift 2
-    if ! "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" \
+    if ! "${npin_c[@]}" "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" \
             --write_lat_log="$lg" "$@" "$uri" >"$dir/fid-nbd-ub.json" 2>>"$log"; then
         echo "uraid bench failed: uraid bench $* $uri (see $log)" >&2; echo "0 0 0"; return
     fi
@@ -160,8 +168,8 @@ if ! command -v nbdkit >/dev/null || ! nbdkit --dump-plugin memory >/dev/null 2>
         ! nbdkit --filter=delay memory --help >/dev/null 2>&1; then
     echo "uraid bench nbd (latency-bound): skipped: nbdkit with the memory plugin and the delay filter is missing"
 else
-    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, not pinned, $FID_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
-    nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
+    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    "${npin_s[@]}" nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
         rdelay="$FID_NBD_DELAY" wdelay="$FID_NBD_DELAY" >>"$log" 2>&1 & nbd_pids+=($!)
     for _ in $(seq 100); do [ -S "$dir/fid-delay.sock" ] && break; sleep 0.1; done
     furi="nbd+unix:///?socket=$dir/fid-delay.sock"

@@ -17,8 +17,9 @@
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
 #   BENCH_FID_DEFAULTS=1 (fio with its defaults in the fidelity notes too)
-#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_QD1_RUNTIME=6 BENCH_FID_NBD_PIN=0:1 (the
-#   latency-bound lines; PIN: nbdkit on CPU 0, the clients on CPU 1)
+#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_REPEAT=9 BENCH_FID_NBD_QD1_RUNTIME=2
+#   BENCH_FID_NBD_PIN=0:1 (the latency-bound lines: rounds, run length at QD 1
+#   and for 2 jobs; PIN: nbdkit on CPU 0, the clients on CPU 1)
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
 #   change) served the same way in the same rounds; a line per workload says
@@ -116,7 +117,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 export URAID_RUN_DIR=$dir/run
 
-echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $(dur "$NBD_RAMP"))${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "make bench: members are $( [ "${BENCH_ONLY,,}" = fidelity_nbd ] && echo none || echo "$MEMBER files") in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $(dur "$NBD_RAMP"))${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 mb=$(( $(numfmt --from=iec "$MEMBER") / 1048576 ))
 # the latency-bound fidelity lines alone need no members (nbdkit's memory)
 [ "${BENCH_ONLY,,}" = fidelity_nbd ] && mb=0
@@ -400,9 +401,9 @@ if ! off FIDELITY && only FIDELITY FIDELITY_NBD; then
 py3=$(python3 -c 'import sys; print(sys.executable)') || exit 1
 python3() { "$py3" "$@"; }
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
+run_t=$FID_RT ramp_t=$FID_RAMP
 if only FIDELITY; then
 echo "== bench fidelity: uraid bench vs fio at its lightest (the fastest of io_uring with ${FIO_LIGHT[*]}, batches of the queue depth, and at QD 1 psync and pvsync2 with --gtod_reduce=1; ${FIO_LIGHT_JOBS[*]} for 2 jobs) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
-run_t=$FID_RT ramp_t=$FID_RAMP
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0
 for qd in 1 32; do

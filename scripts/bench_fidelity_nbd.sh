@@ -9,9 +9,9 @@
 # and p99 latency each within +-5 % (fio with --lat_percentiles=1, so that
 # its p99 is of the whole latency, submission to completion, as uraid's;
 # latency of the reads where the workload reads, else of the writes).
-# Each side runs FID_REPEAT times alternately; the medians of IOPS and mean
-# latency are compared, and the p99 of all the runs' samples pooled (below).
-# Uses bench.sh's dir, log, run_t, ramp_t, FID_REPEAT, median, nbd_pids.
+# Each side runs FID_NBD_REPEAT times alternately; the medians of IOPS and
+# mean latency are compared, and the p99 of all the runs' samples pooled
+# (below). Uses bench.sh's dir, log, run_t, ramp_t, median, nbd_pids.
 #
 # Like with like (issue 21): both date an I/O from just before it is handed
 # to libnbd to just after its reply has been read and handled (fio: its
@@ -26,17 +26,21 @@
 # I/Os, and on this shared 2-CPU VM (nbdkit's threads, the client and other
 # jobs on the same CPUs) one run's p99 differed from the next by up to 2x
 # for either tool (load 8: fio 5.2-8.0 ms, uraid bench 5.3-7.7 ms at QD 1
-# randwrite) while the means moved by 25 %. So the QD 1 workloads run
-# BENCH_FID_NBD_QD1_RUNTIME (default 6 s: ~4800 I/Os, a p99 of 48) and every
-# line's note gives each side's lowest and highest run; with a load that
-# high the +-5 % targets measure the machine, not the tools. At QD 16 the
-# runs hold 16 times the I/Os at the same length.
+# randwrite) while the means moved by 25 %. So the p99 is of the pooled
+# samples (below), and the rounds are many and short rather than few and
+# long: the load of this machine drifts over seconds, and the more rounds
+# interleave the tools, the more alike the load states each tool's pool
+# holds (BENCH_FID_NBD_REPEAT rounds, default 9, of BENCH_FID_NBD_QD1_RUNTIME,
+# default 2 s, at QD 1 and for 2 jobs: ~14,000 I/Os a tool at QD 1, 1 ms).
+# Every line's note gives each side's lowest and highest run; with a load
+# that high the +-5 % targets measure the machine, not the tools.
 # The client's work per I/O is the same for both (strace -c -f of 1 s runs,
 # 4 KiB randread QD 16, 1 ms delay): uraid bench 4.17 recvfrom, 1.06 sendto
 # and 1.03 ppoll per I/O; fio's nbd engine 4.10 recvfrom, 1.08 sendto and
 # 1.03 poll (libnbd reads a reply in the same calls for both).
 FID_NBD_DELAY=${BENCH_FID_NBD_DELAY:-1ms}
-FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-6}
+FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-2}
+FID_NBD_REPEAT=${BENCH_FID_NBD_REPEAT:-9}
 # The p99 lines pool the samples (issue 21): a median of per-run p99s, each
 # resting on ~16-50 I/Os at QD 1, moved by up to 3x between runs of one tool
 # (fio 1286-4686 us in one quiet run); so every run of both tools writes
@@ -115,7 +119,7 @@ fid_nbd() {
     shift 2
     local xi=() xm=() xp=() ui=() um=() up=() c aa=() pu pf pa
     rm -rf "$latd"; mkdir -p "$latd"
-    for i in $(seq "$FID_REPEAT"); do
+    for i in $(seq "$FID_NBD_REPEAT"); do
         if (( i % 2 )); then
             read -r a b c < <(nbd_lat_fio "$uri" "$latd/fio-$i" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
             read -r a b c < <(nbd_lat_ub "$uri" "$latd/ub-$i" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
@@ -168,7 +172,7 @@ if ! command -v nbdkit >/dev/null || ! nbdkit --dump-plugin memory >/dev/null 2>
         ! nbdkit --filter=delay memory --help >/dev/null 2>&1; then
     echo "uraid bench nbd (latency-bound): skipped: nbdkit with the memory plugin and the delay filter is missing"
 else
-    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_NBD_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
     "${npin_s[@]}" nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
         rdelay="$FID_NBD_DELAY" wdelay="$FID_NBD_DELAY" >>"$log" 2>&1 & nbd_pids+=($!)
     for _ in $(seq 100); do [ -S "$dir/fid-delay.sock" ] && break; sleep 0.1; done

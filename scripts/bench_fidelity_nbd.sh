@@ -41,6 +41,10 @@
 FID_NBD_DELAY=${BENCH_FID_NBD_DELAY:-1ms}
 FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-2}
 FID_NBD_REPEAT=${BENCH_FID_NBD_REPEAT:-9}
+# BENCH_FID_NBD_TOGETHER=1: each round runs uraid bench, fio and fio's A/A
+# run at the same time on the same server (a paired design: the machine's
+# load at any moment falls on all of them), not one after another
+FID_NBD_TOGETHER=${BENCH_FID_NBD_TOGETHER:-0}
 # The p99 lines pool the samples (issue 21): a median of per-run p99s, each
 # resting on ~16-50 I/Os at QD 1, moved by up to 3x between runs of one tool
 # (fio 1286-4686 us in one quiet run); so every run of both tools writes
@@ -65,7 +69,7 @@ latd=$dir/fid-lat       # the current line's latency logs (removed after it)
 # nbd_lat_fio URI LOG ARGS... -> "IOPS MEAN_US P99_US"; every I/O's latency
 # into LOG_lat.N.log (fio's slat and clat logs removed)
 nbd_lat_fio() {
-    local uri=$1 lg=$2 out=$dir/fid-nbd.json
+    local uri=$1 lg=$2 out=$2.json
     shift 2
     if ! "${npin_c[@]}" fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
             --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --lat_percentiles=1 \
@@ -87,7 +91,7 @@ nbd_lat_ub() {
     local uri=$1 lg=$2
     shift 2
     if ! "${npin_c[@]}" "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" \
-            --write_lat_log="$lg" "$@" "$uri" >"$dir/fid-nbd-ub.json" 2>>"$log"; then
+            --write_lat_log="$lg" "$@" "$uri" >"$lg.json" 2>>"$log"; then
         echo "uraid bench failed: uraid bench $* $uri (see $log)" >&2; echo "0 0 0"; return
     fi
     python3 -c '
@@ -95,7 +99,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 d = j["read"] if j["read"]["ios"] else j["write"]
 print("%d %.2f %.2f" % (j["total"]["iops"], d["lat_ns"]["mean"] / 1e3, d["lat_ns"]["p99"] / 1e3))' \
-        "$dir/fid-nbd-ub.json"
+        "$lg.json"
 }
 
 # nbd_pool LOG_PREFIX -> "COUNT P99_US": the p99 of the reads (else the
@@ -120,6 +124,20 @@ fid_nbd() {
     local xi=() xm=() xp=() ui=() um=() up=() c aa=() pu pf pa
     rm -rf "$latd"; mkdir -p "$latd"
     for i in $(seq "$FID_NBD_REPEAT"); do
+        if [ "$FID_NBD_TOGETHER" = 1 ]; then
+            # all at once on the same server: each sees the machine as the others do
+            local wp=()
+            nbd_lat_fio "$uri" "$latd/fio-$i" "$@" >"$latd/r-fio-$i" & wp+=($!)
+            nbd_lat_ub "$uri" "$latd/ub-$i" "$@" >"$latd/r-ub-$i" & wp+=($!)
+            if [ "${FID_NBD_AA:-1}" = 1 ]; then
+                nbd_lat_fio "$uri" "$latd/aa-$i" "$@" >"$latd/r-aa-$i" & wp+=($!)
+            fi
+            wait "${wp[@]}"
+            read -r a b c <"$latd/r-fio-$i"; xi+=("$a"); xm+=("$b"); xp+=("$c")
+            read -r a b c <"$latd/r-ub-$i"; ui+=("$a"); um+=("$b"); up+=("$c")
+            if [ "${FID_NBD_AA:-1}" = 1 ]; then read -r a b c <"$latd/r-aa-$i"; aa+=("$c"); fi
+            continue
+        fi
         if (( i % 2 )); then
             read -r a b c < <(nbd_lat_fio "$uri" "$latd/fio-$i" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
             read -r a b c < <(nbd_lat_ub "$uri" "$latd/ub-$i" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
@@ -172,7 +190,7 @@ if ! command -v nbdkit >/dev/null || ! nbdkit --dump-plugin memory >/dev/null 2>
         ! nbdkit --filter=delay memory --help >/dev/null 2>&1; then
     echo "uraid bench nbd (latency-bound): skipped: nbdkit with the memory plugin and the delay filter is missing"
 else
-    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_NBD_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_NBD_REPEAT $( [ "$FID_NBD_TOGETHER" = 1 ] && echo "rounds running both tools (and fio's A/A run) at once, each" || echo "interleaved runs") of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
     "${npin_s[@]}" nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
         rdelay="$FID_NBD_DELAY" wdelay="$FID_NBD_DELAY" >>"$log" 2>&1 & nbd_pids+=($!)
     for _ in $(seq 100); do [ -S "$dir/fid-delay.sock" ] && break; sleep 0.1; done

@@ -60,8 +60,7 @@ LAT_POOL=$(realpath "$BUILD/tests/tools/lat_pool")
 # both tools' clients on the second (taskset lists); empty: not pinned, the
 # default: pinned 0:1 (Dec 3, load 2-6, 9 rounds) fio's A/A p99 ratios read
 # 0.82-1.26, no narrower than unpinned (0.84-1.55), and uraid bench's QD 16
-# IOPS fell to 0.83-0.87 x fio's (two threads, its worker and the main one
-# ticking every 100 ms, on one CPU with the load of others)
+# IOPS read 0.83-0.87 x fio's (one run: not known to be systematic)
 FID_NBD_PIN=${BENCH_FID_NBD_PIN:-}
 npin_s=() npin_c=() npinned="not pinned"
 if [ -n "$FID_NBD_PIN" ]; then

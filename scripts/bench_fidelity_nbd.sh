@@ -43,7 +43,10 @@ FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-2}
 FID_NBD_REPEAT=${BENCH_FID_NBD_REPEAT:-9}
 # BENCH_FID_NBD_TOGETHER=1: each round runs uraid bench, fio and fio's A/A
 # run at the same time on the same server (a paired design: the machine's
-# load at any moment falls on all of them), not one after another
+# load at any moment falls on all of them), not one after another. Not the
+# default: at QD 16 the three clients and nbdkit compete for the 2 CPUs and
+# the lighter client wins (Dec 3, load 4-7: uraid bench 1.26-1.30 x fio's
+# IOPS, fio's A/A 0.92-1.09); at QD 1 IOPS and mean agreed within 2 %.
 FID_NBD_TOGETHER=${BENCH_FID_NBD_TOGETHER:-0}
 # The p99 lines pool the samples (issue 21): a median of per-run p99s, each
 # resting on ~16-50 I/Os at QD 1, moved by up to 3x between runs of one tool

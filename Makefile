@@ -132,7 +132,7 @@ check-asan:
 
 # uraid against fio on the same tmpfs files, in one run: figure, reference, ratio.
 # Not part of `make check` (benchmarks report ratios; tests check behaviour).
-bench: all $(BUILD)/tests/tools/nested_bench
+bench: all $(BUILD)/tests/tools/nested_bench $(BUILD)/tests/tools/lat_pool
 	@BUILD=$(BUILD) scripts/bench.sh
 
 PREFIX ?= /usr/local

@@ -17,7 +17,9 @@
 #   BENCH_RUNTIME=4 BENCH_RAMP=1 BENCH_REPEAT=2 BENCH_DIR=/dev/shm BENCH_MEMBER=1G scripts/bench.sh
 #   BENCH_FID_REPEAT=3 BENCH_FID_RUNTIME=2 BENCH_FID_RAMP=500ms BENCH_FID_CPU=<last CPU>
 #   BENCH_FID_DEFAULTS=1 (fio with its defaults in the fidelity notes too)
-#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_QD1_RUNTIME=6 (the latency-bound lines)
+#   BENCH_FID_NBD_DELAY=1ms BENCH_FID_NBD_REPEAT=9 BENCH_FID_NBD_QD1_RUNTIME=2
+#   BENCH_FID_NBD_PIN=0:1 (the latency-bound lines: rounds, run length at QD 1
+#   and for 2 jobs; PIN: nbdkit on CPU 0, the clients on CPU 1)
 #   BENCH_NBD_REPEAT=5 BENCH_NBD_RUNTIME=2 BENCH_NBD_RAMP=1
 #   BENCH_NBD_BASELINE=PATH: another uraid binary (say, one built before a
 #   change) served the same way in the same rounds; a line per workload says
@@ -29,7 +31,8 @@
 # with a line saying why where losetup is missing or not permitted), and
 # BENCH_LIFECYCLE=0 (or one of BENCH_REBUILD=0 BENCH_REBUILD_LOAD=0
 # BENCH_RESYNC=0); or some run alone: BENCH_ONLY=nbd (a list:
-# BENCH_ONLY=fidelity,arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,ppl,
+# BENCH_ONLY=fidelity,fidelity_nbd (its latency-bound NBD lines alone, no member
+# files made),arrays,nbd,loop,lifecycle,rebuild,rebuild_load,resync,readahead,cache,ppl,
 # stripecache,plan,pool; rebuild includes its bound, tests/tools/rebuild_bound.c). The
 # write cache block (BENCH_CACHE=0 leaves it out; BENCH_CACHE_SIZE=64M) is in
 # scripts/bench_cache.sh; the stripe cache's (BENCH_STRIPECACHE=0) in
@@ -114,9 +117,12 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 export URAID_RUN_DIR=$dir/run
 
-echo "make bench: members are $MEMBER files in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $(dur "$NBD_RAMP"))${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "make bench: members are $( [ "${BENCH_ONLY,,}" = fidelity_nbd ] && echo none || echo "$MEMBER files") in $dir (tmpfs); best of $REPEAT runs of ${RT} s after ${RAMP} s ramp (fidelity: medians of $FID_REPEAT interleaved runs of $FID_RT s after $FID_RAMP; NBD: of $NBD_REPEAT of $NBD_RT s after $(dur "$NBD_RAMP"))${BENCH_ONLY:+; only $BENCH_ONLY}; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 mb=$(( $(numfmt --from=iec "$MEMBER") / 1048576 ))
+# the latency-bound fidelity lines alone need no members (nbdkit's memory)
+[ "${BENCH_ONLY,,}" = fidelity_nbd ] && mb=0
 for i in 0 1 2 3 4 5; do
+    (( mb )) || break
     dd if=/dev/zero of="$dir/d$i" bs=1M count="$mb" status=none || exit 1
 done
 D4="$dir/d0 $dir/d1 $dir/d2 $dir/d3"
@@ -387,7 +393,7 @@ median_g() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[in
 fmt_value() { awk -v m="$1" -v v="$2" 'BEGIN { if (m == "iops") printf "%.0f IOPS", v; else printf "%.0f MiB/s", v / 1048576 }'; }
 fdiv2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
-if want FIDELITY; then
+if ! off FIDELITY && only FIDELITY FIDELITY_NBD; then
 # python3 looked up once for the block: a version manager's shim (pyenv)
 # took 2.7 s a call at load 15 on this VM (the interpreter itself 0.35 s),
 # and each run here makes two calls (its figure, its CPU per I/O): with the
@@ -395,8 +401,9 @@ if want FIDELITY; then
 py3=$(python3 -c 'import sys; print(sys.executable)') || exit 1
 python3() { "$py3" "$@"; }
 [ "$FID_CPU" = none ] && where="as the scheduler places them" || where="both on CPU $FID_CPU"
-echo "== bench fidelity: uraid bench vs fio at its lightest (the fastest of io_uring with ${FIO_LIGHT[*]}, batches of the queue depth, and at QD 1 psync and pvsync2 with --gtod_reduce=1; ${FIO_LIGHT_JOBS[*]} for 2 jobs) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 run_t=$FID_RT ramp_t=$FID_RAMP
+if only FIDELITY; then
+echo "== bench fidelity: uraid bench vs fio at its lightest (the fastest of io_uring with ${FIO_LIGHT[*]}, batches of the queue depth, and at QD 1 psync and pvsync2 with --gtod_reduce=1; ${FIO_LIGHT_JOBS[*]} for 2 jobs) on the same tmpfs file, 1 worker (and 2 jobs where it says so), $where, medians of $FID_REPEAT interleaved runs (issue 6)"
 [ "$FID_CPU" = none ] || pin=(taskset -c "$FID_CPU")
 f=$dir/d0
 for qd in 1 32; do
@@ -413,7 +420,9 @@ for rw in read write; do
     fidelity "128 KiB seq $rw QD8" bw "$f" --rw=$rw --bs=128k --iodepth=8
 done
 pin=()
+fi
 # the latency-bound target (nbdkit's delay filter) through NBD: its own file
+# (alone: BENCH_ONLY=fidelity_nbd)
 . "$(dirname "${BASH_SOURCE[0]}")/bench_fidelity_nbd.sh"
 unset -f python3
 run_t=$RT ramp_t=$RAMP

@@ -9,8 +9,9 @@
 # and p99 latency each within +-5 % (fio with --lat_percentiles=1, so that
 # its p99 is of the whole latency, submission to completion, as uraid's;
 # latency of the reads where the workload reads, else of the writes).
-# Each side runs FID_REPEAT times alternately; the medians are compared.
-# Uses bench.sh's dir, log, run_t, ramp_t, FID_REPEAT, median, nbd_pids.
+# Each side runs FID_NBD_REPEAT times alternately; the medians of IOPS and
+# mean latency are compared, and the p99 of all the runs' samples pooled
+# (below). Uses bench.sh's dir, log, run_t, ramp_t, median, nbd_pids.
 #
 # Like with like (issue 21): both date an I/O from just before it is handed
 # to libnbd to just after its reply has been read and handled (fio: its
@@ -25,27 +26,63 @@
 # I/Os, and on this shared 2-CPU VM (nbdkit's threads, the client and other
 # jobs on the same CPUs) one run's p99 differed from the next by up to 2x
 # for either tool (load 8: fio 5.2-8.0 ms, uraid bench 5.3-7.7 ms at QD 1
-# randwrite) while the means moved by 25 %. So the QD 1 workloads run
-# BENCH_FID_NBD_QD1_RUNTIME (default 6 s: ~4800 I/Os, a p99 of 48) and every
-# line's note gives each side's lowest and highest run; with a load that
-# high the +-5 % targets measure the machine, not the tools. At QD 16 the
-# runs hold 16 times the I/Os at the same length.
+# randwrite) while the means moved by 25 %. So the p99 is of the pooled
+# samples (below), and the rounds are many and short rather than few and
+# long: the load of this machine drifts over seconds, and the more rounds
+# interleave the tools, the more alike the load states each tool's pool
+# holds (BENCH_FID_NBD_REPEAT rounds, default 9, of BENCH_FID_NBD_QD1_RUNTIME,
+# default 2 s, at QD 1 and for 2 jobs: ~14,000 I/Os a tool at QD 1, 1 ms).
+# Every line's note gives each side's lowest and highest run; with a load
+# that high the +-5 % targets measure the machine, not the tools.
 # The client's work per I/O is the same for both (strace -c -f of 1 s runs,
 # 4 KiB randread QD 16, 1 ms delay): uraid bench 4.17 recvfrom, 1.06 sendto
 # and 1.03 ppoll per I/O; fio's nbd engine 4.10 recvfrom, 1.08 sendto and
 # 1.03 poll (libnbd reads a reply in the same calls for both).
 FID_NBD_DELAY=${BENCH_FID_NBD_DELAY:-1ms}
-FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-6}
+FID_NBD_QD1_RT=${BENCH_FID_NBD_QD1_RUNTIME:-2}
+FID_NBD_REPEAT=${BENCH_FID_NBD_REPEAT:-9}
+# BENCH_FID_NBD_TOGETHER=1: each round runs uraid bench, fio and fio's A/A
+# run at the same time on the same server (a paired design: the machine's
+# load at any moment falls on all of them), not one after another. Not the
+# default: at QD 16 the three clients and nbdkit compete for the 2 CPUs and
+# the lighter client wins (Dec 3, load 4-7: uraid bench 1.26-1.30 x fio's
+# IOPS, fio's A/A 0.92-1.09); at QD 1 IOPS and mean agreed within 2 %.
+FID_NBD_TOGETHER=${BENCH_FID_NBD_TOGETHER:-0}
+# The p99 lines pool the samples (issue 21): a median of per-run p99s, each
+# resting on ~16-50 I/Os at QD 1, moved by up to 3x between runs of one tool
+# (fio 1286-4686 us in one quiet run); so every run of both tools writes
+# every I/O's latency (fio's --write_lat_log; uraid bench's option of that
+# name, the same format), and each tool's p99 is that of all its runs'
+# samples together, computed by one program with one rule for both
+# (tests/tools/lat_pool: uraid bench's histogram, nearest rank, within 0.4 %).
+# The line gives the pooled sample counts: at least FID_NBD_MIN_SAMPLES
+# (a p99 resting on its 100 slowest I/Os) or it says so.
+FID_NBD_MIN_SAMPLES=10000
+LAT_POOL=$(realpath "$BUILD/tests/tools/lat_pool")
+# BENCH_FID_NBD_PIN=SERVER_CPUS:CLIENT_CPUS (e.g. 0:1): nbdkit on the first,
+# both tools' clients on the second (taskset lists); empty: not pinned, the
+# default: pinned 0:1 (Dec 3, load 2-6, 9 rounds) fio's A/A p99 ratios read
+# 0.82-1.26, no narrower than unpinned (0.84-1.55), and uraid bench's QD 16
+# IOPS read 0.83-0.87 x fio's (one run: not known to be systematic)
+FID_NBD_PIN=${BENCH_FID_NBD_PIN:-}
+npin_s=() npin_c=() npinned="not pinned"
+if [ -n "$FID_NBD_PIN" ]; then
+    npin_s=(taskset -c "${FID_NBD_PIN%%:*}") npin_c=(taskset -c "${FID_NBD_PIN#*:}")
+    npinned="nbdkit on CPU ${FID_NBD_PIN%%:*} and the clients on CPU ${FID_NBD_PIN#*:}"
+fi
+latd=$dir/fid-lat       # the current line's latency logs (removed after it)
 
-# nbd_lat_fio URI ARGS... -> "IOPS MEAN_US P99_US"
+# nbd_lat_fio URI LOG ARGS... -> "IOPS MEAN_US P99_US"; every I/O's latency
+# into LOG_lat.N.log (fio's slat and clat logs removed)
 nbd_lat_fio() {
-    local uri=$1 out=$dir/fid-nbd.json
-    shift
-    if ! fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
+    local uri=$1 lg=$2 out=$2.json
+    shift 2
+    if ! "${npin_c[@]}" fio --name=ref --ioengine=nbd --uri="$uri" --time_based --norandommap \
             --runtime="$run_t" --ramp_time="$ramp_t" --group_reporting --lat_percentiles=1 \
-            --output-format=json --output="$out" "$@" >>"$log" 2>&1; then
+            --write_lat_log="$lg" --output-format=json --output="$out" "$@" >>"$log" 2>&1; then
         echo "fio failed: fio nbd $* (see $log)" >&2; echo "0 0 0"; return
     fi
+    rm -f "$lg"_clat.*.log "$lg"_slat.*.log
     python3 -c '
 import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
@@ -54,12 +91,13 @@ print("%.0f %.2f %.2f" % (j["read"]["iops"] + j["write"]["iops"], d["lat_ns"]["m
                           d["lat_ns"]["percentile"]["99.000000"] / 1e3))' "$out"
 }
 
-# nbd_lat_ub URI ARGS... -> "IOPS MEAN_US P99_US"
+# nbd_lat_ub URI LOG ARGS... -> "IOPS MEAN_US P99_US"; every I/O's latency
+# into LOG_lat.N.log
 nbd_lat_ub() {
-    local uri=$1
-    shift
-    if ! "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" "$@" \
-            "$uri" >"$dir/fid-nbd-ub.json" 2>>"$log"; then
+    local uri=$1 lg=$2
+    shift 2
+    if ! "${npin_c[@]}" "$URAID" bench --json --force-write --runtime="$run_t" --ramp_time="$ramp_t" \
+            --write_lat_log="$lg" "$@" "$uri" >"$lg.json" 2>>"$log"; then
         echo "uraid bench failed: uraid bench $* $uri (see $log)" >&2; echo "0 0 0"; return
     fi
     python3 -c '
@@ -67,52 +105,90 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 d = j["read"] if j["read"]["ios"] else j["write"]
 print("%d %.2f %.2f" % (j["total"]["iops"], d["lat_ns"]["mean"] / 1e3, d["lat_ns"]["p99"] / 1e3))' \
-        "$dir/fid-nbd-ub.json"
+        "$lg.json"
+}
+
+# nbd_pool LOG_PREFIX -> "COUNT P99_US": the p99 of the reads (else the
+# writes) of all the logs LOG_PREFIX*_lat.*.log together
+nbd_pool() {
+    local r
+    # shellcheck disable=SC2086
+    r=$("$LAT_POOL" "$1"*_lat.*.log 2>>"$log") || { echo "lat_pool failed on $1* (see $log)" >&2; echo "0 0"; return; }
+    awk '$1 == "read" { print $2, $5 / 1e3; found = 1; exit } END { if (!found) exit 1 }' <<<"$r" ||
+        awk '$1 == "write" { print $2, $5 / 1e3 }' <<<"$r"
 }
 
 # fid_nbd LABEL URI ARGS...: the three lines (IOPS, mean, p99) of one
-# workload. Each round also runs fio a second time (FID_NBD_AA=0: not) and
-# the p99 line says how far fio's medians read from fio's own (an A/A
-# reference: the spread of the instrument, measured in the same rounds; not
-# judged): a quiet run's p99 lines missed +-5 % at QD 1 with fio's own runs
-# at 1286-4686 us.
+# workload: IOPS and mean as the medians of the rounds, p99 of the pooled
+# samples. Each round also runs fio a second time (FID_NBD_AA=0: not) and
+# the p99 line gives fio's second runs pooled the same way against its
+# first (an A/A reference: the spread of the instrument, measured in the
+# same rounds; not judged).
 fid_nbd() {
     local label=$1 uri=$2 i a b
     shift 2
-    local xi=() xm=() xp=() ui=() um=() up=() c aa=()
-    for i in $(seq "$FID_REPEAT"); do
+    local xi=() xm=() xp=() ui=() um=() up=() c aa=() pu pf pa
+    rm -rf "$latd"; mkdir -p "$latd"
+    for i in $(seq "$FID_NBD_REPEAT"); do
+        if [ "$FID_NBD_TOGETHER" = 1 ]; then
+            # all at once on the same server: each sees the machine as the others do
+            local wp=()
+            nbd_lat_fio "$uri" "$latd/fio-$i" "$@" >"$latd/r-fio-$i" & wp+=($!)
+            nbd_lat_ub "$uri" "$latd/ub-$i" "$@" >"$latd/r-ub-$i" & wp+=($!)
+            if [ "${FID_NBD_AA:-1}" = 1 ]; then
+                nbd_lat_fio "$uri" "$latd/aa-$i" "$@" >"$latd/r-aa-$i" & wp+=($!)
+            fi
+            wait "${wp[@]}"
+            read -r a b c <"$latd/r-fio-$i"; xi+=("$a"); xm+=("$b"); xp+=("$c")
+            read -r a b c <"$latd/r-ub-$i"; ui+=("$a"); um+=("$b"); up+=("$c")
+            if [ "${FID_NBD_AA:-1}" = 1 ]; then read -r a b c <"$latd/r-aa-$i"; aa+=("$c"); fi
+            continue
+        fi
         if (( i % 2 )); then
-            read -r a b c < <(nbd_lat_fio "$uri" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
-            read -r a b c < <(nbd_lat_ub "$uri" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
+            read -r a b c < <(nbd_lat_fio "$uri" "$latd/fio-$i" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
+            read -r a b c < <(nbd_lat_ub "$uri" "$latd/ub-$i" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
         else
-            read -r a b c < <(nbd_lat_ub "$uri" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
-            read -r a b c < <(nbd_lat_fio "$uri" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
+            read -r a b c < <(nbd_lat_ub "$uri" "$latd/ub-$i" "$@"); ui+=("$a"); um+=("$b"); up+=("$c")
+            read -r a b c < <(nbd_lat_fio "$uri" "$latd/fio-$i" "$@"); xi+=("$a"); xm+=("$b"); xp+=("$c")
         fi
         if [ "${FID_NBD_AA:-1}" = 1 ]; then
-            read -r a b c < <(nbd_lat_fio "$uri" "$@"); aa+=("$c")
+            read -r a b c < <(nbd_lat_fio "$uri" "$latd/aa-$i" "$@"); aa+=("$c")
         fi
     done
-    python3 - "$label" "${ui[*]}" "${xi[*]}" "${um[*]}" "${xm[*]}" "${up[*]}" "${xp[*]}" "${aa[*]}" <<'PY'
+    pu=$(nbd_pool "$latd/ub-") pf=$(nbd_pool "$latd/fio-") pa=
+    [ "${FID_NBD_AA:-1}" = 1 ] && pa=$(nbd_pool "$latd/aa-")
+    rm -rf "$latd"
+    python3 - "$label" "${ui[*]}" "${xi[*]}" "${um[*]}" "${xm[*]}" "${up[*]}" "${xp[*]}" "${aa[*]}" \
+        "$pu" "$pf" "$pa" "$FID_NBD_MIN_SAMPLES" "$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
 import sys
 label = sys.argv[1]
 runs = [[float(x) for x in a.split()] for a in sys.argv[2:8]]
 fio_again = [float(x) for x in sys.argv[8].split()]
+pool = [[float(x) for x in a.split()] if a.strip() else [] for a in sys.argv[9:12]]
+min_n = int(sys.argv[12])
+load = sys.argv[13]
 def med(v):             # the middle run (the lower middle of an even count)
     return sorted(v)[(len(v) - 1) // 2] if v else 0
 for name, u, f, unit in (("IOPS", runs[0], runs[1], "IOPS"), ("mean latency", runs[2], runs[3], "us"),
                          ("p99 latency", runs[4], runs[5], "us")):
     mu, mf = med(u), med(f)
+    rng = "%.0f-%.0f" if unit == "IOPS" else "%.0f-%.0f us"
+    note = "(runs: uraid %s, fio %s)" % (rng % (min(u), max(u)), rng % (min(f), max(f)))
+    if name == "p99 latency":
+        # the pooled samples' p99s; the runs' own p99s only as the spread
+        (nu, mu), (nf, mf) = pool[0] or [0, 0], pool[1] or [0, 0]
+        few = " FEWER THAN %d I/Os" % min_n if min(nu, nf) < min_n else ""
+        note = ("(p99 of all runs' I/Os pooled: %d uraid, %d fio%s; each run's own p99: uraid %s, "
+                "fio %s; load %s)" % (nu, nf, few, rng % (min(u), max(u)), rng % (min(f), max(f)), load))
+        if pool[2] and mf:
+            note += ("  (fio against fio, pooled the same way in the same rounds: %.1f us, ratio %.2f, "
+                     "%d I/Os)" % (pool[2][1], pool[2][1] / mf, pool[2][0]))
     r = mu / mf if mf else 0
     met = "met" if 0.95 <= r <= 1.05 else "NOT MET"
     fmt = "%9.0f %s" if unit == "IOPS" else "%9.1f %s  "
-    rng = "%.0f-%.0f" if unit == "IOPS" else "%.0f-%.0f us"
-    aa = ""
-    if name == "p99 latency" and fio_again and mf:
-        aa = ("  (fio against fio in the same rounds: %.0f us, ratio %.2f, runs %s)"
-              % (med(fio_again), med(fio_again) / mf, rng % (min(fio_again), max(fio_again))))
-    print("%-46s %s | %-40s %s | ratio %5.2f  (target within +-5 %%: %s)  (runs: uraid %s, fio %s)%s"
+    print("%-46s %s | %-40s %s | ratio %5.2f  (target within +-5 %%: %s)  %s"
           % ("uraid bench nbd " + label + " " + name, fmt % (mu, unit), "fio nbd " + label,
-             fmt % (mf, unit), r, met, rng % (min(u), max(u)), rng % (min(f), max(f)), aa))
+             fmt % (mf, unit), r, met, note))
 PY
 }
 
@@ -120,8 +196,8 @@ if ! command -v nbdkit >/dev/null || ! nbdkit --dump-plugin memory >/dev/null 2>
         ! nbdkit --filter=delay memory --help >/dev/null 2>&1; then
     echo "uraid bench nbd (latency-bound): skipped: nbdkit with the memory plugin and the delay filter is missing"
 else
-    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, not pinned, medians of $FID_REPEAT interleaved runs of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t")"
-    nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
+    echo "== bench fidelity on a latency-bound target: nbdkit memory 1G behind --filter=delay (${FID_NBD_DELAY} per read and write) on a Unix socket; uraid bench's NBD target vs fio's nbd engine, $npinned, $FID_NBD_REPEAT $( [ "$FID_NBD_TOGETHER" = 1 ] && echo "rounds running both tools (and fio's A/A run) at once, each" || echo "interleaved runs") of $run_t s ($FID_NBD_QD1_RT s at QD 1 and for 2 jobs) after $(dur "$ramp_t"): IOPS and mean the medians of the runs, p99 of all the runs' I/Os pooled (tests/tools/lat_pool), load $(cut -d' ' -f1-3 /proc/loadavg)"
+    "${npin_s[@]}" nbdkit -U "$dir/fid-delay.sock" -f --exit-with-parent --filter=delay memory 1G \
         rdelay="$FID_NBD_DELAY" wdelay="$FID_NBD_DELAY" >>"$log" 2>&1 & nbd_pids+=($!)
     for _ in $(seq 100); do [ -S "$dir/fid-delay.sock" ] && break; sleep 0.1; done
     furi="nbd+unix:///?socket=$dir/fid-delay.sock"

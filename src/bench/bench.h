@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "bench/histogram.h"
+#include "bench/latlog.h"
 
 #define BENCH_MAX_LINES   16        /* access specification lines (bssplit entries) */
 #define BENCH_MAX_SPLIT   BENCH_MAX_LINES
@@ -84,6 +85,9 @@ struct bench_workload {
 	enum bench_data data;       /* of writes */
 	unsigned pattern_len;       /* BENCH_DATA_PATTERN: 1..BENCH_MAX_PATTERN */
 	uint8_t pattern[BENCH_MAX_PATTERN];
+	/* keep each measured I/O's latency (latlog.h), at most this many per
+	   worker; 0: none (the histograms only) */
+	uint64_t lat_log_max;
 };
 
 enum bench_kind {
@@ -152,6 +156,9 @@ struct bench_result {
 	uint64_t replay_skipped;    /* replay: trace actions not replayed (trim, wait, open) */
 	struct bench_second *series;        /* per second of the window (bench_result_fini) */
 	unsigned nseries;
+	/* wl->lat_log_max: each worker's samples, in worker order (bench_result_fini) */
+	struct bench_lat_log *lat_logs;
+	unsigned nlat_logs;
 };
 
 /*

@@ -216,6 +216,7 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 	fill.trace = NULL;
 	fill.data = BENCH_DATA_RANDOM;
 	fill.passes = BENCH_PRECOND_PASSES;
+	fill.lat_log_max = 0;           /* only the measured run's I/Os are logged */
 	snprintf(label, sizeof(label), "%s%sprecondition: sequential fill", cell_label,
 		 cell_label[0] ? ", " : "");
 	progress_phase(pg, cell, label);
@@ -234,6 +235,7 @@ static int precondition(struct bench_outcome *o, unsigned slot, const struct ben
 		return uraid_errf(err, errlen, -ENOMEM, "out of memory");
 	struct bench_workload round = *wl;
 	round.ramp_s = 0;
+	round.lat_log_max = 0;
 	t0 = mono_ns();
 	for (unsigned i = 0; i < max; i++) {
 		snprintf(label, sizeof(label), "%s%sprecondition: round %u", cell_label,

@@ -6,6 +6,7 @@
  * statistics with the CPU time of the measured window.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,6 +330,9 @@ static int worker_setup(struct bench_run *r, struct bench_worker *w, unsigned in
 				  "buffers", index, bytes >> 20);
 	hist_init(&w->stats->dir[0].lat);
 	hist_init(&w->stats->dir[1].lat);
+	if (bench_lat_log_init(&w->lat_log, wl->lat_log_max))
+		return uraid_errf(err, errlen, -ENOMEM, "worker %u: cannot map a latency log of "
+				  "%" PRIu64 " samples", index, wl->lat_log_max);
 
 	/* the read halves are filled too, so that every page is touched before the clock starts */
 	memset(w->bufs, 0, bytes);
@@ -365,6 +369,7 @@ static void worker_free(struct bench_worker *w)
 	free(w->slots);
 	free(w->stats);
 	free(w->series);
+	bench_lat_log_fini(&w->lat_log);
 }
 
 static uint64_t tv_ns(struct timeval tv)
@@ -469,6 +474,16 @@ static int merge(struct bench_run *r, struct bench_result *res, uint64_t window_
 				o->bytes[d] += p->bytes[d];
 			}
 			o->lat_sum_ns += p->lat_sum_ns;
+		}
+	}
+	/* the samples move to the result (bench_result_fini unmaps them) */
+	if (r->wl->lat_log_max) {
+		if (!(res->lat_logs = calloc(r->nworkers, sizeof(*res->lat_logs))))
+			return uraid_errf(err, errlen, -ENOMEM, "out of memory");
+		res->nlat_logs = r->nworkers;
+		for (unsigned i = 0; i < r->nworkers; i++) {
+			res->lat_logs[i] = r->workers[i].lat_log;
+			memset(&r->workers[i].lat_log, 0, sizeof(r->workers[i].lat_log));
 		}
 	}
 	for (unsigned k = 0; k < res->nseries; k++) {
@@ -621,4 +636,9 @@ void bench_result_fini(struct bench_result *res)
 	free(res->series);
 	res->series = NULL;
 	res->nseries = 0;
+	for (unsigned i = 0; i < res->nlat_logs; i++)
+		bench_lat_log_fini(&res->lat_logs[i]);
+	free(res->lat_logs);
+	res->lat_logs = NULL;
+	res->nlat_logs = 0;
 }

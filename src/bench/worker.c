@@ -176,6 +176,9 @@ void bench_complete_at(struct bench_worker *w, struct bench_slot *s, int res, ui
 	d->ios++;
 	d->bytes += s->len;
 	hist_record(&d->lat, lat);
+	if (w->lat_log.cap)
+		bench_lat_log_add(&w->lat_log, lat, (now - r->t_ramp_end) / 1000000u, s->len,
+				  s->write);
 	st->bs_ios[s->line]++;
 	st->line_reads[s->line] += !s->write;
 	uint64_t sec = (now - r->t_ramp_end) / 1000000000ull;

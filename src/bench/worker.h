@@ -104,6 +104,7 @@ struct bench_worker {
 	struct bench_result *stats;
 	struct bench_second *series;    /* nseries seconds of the window */
 	unsigned nseries;
+	struct bench_lat_log lat_log;   /* wl->lat_log_max: every measured I/O (latlog.h) */
 	int error;
 	char errmsg[320];
 };

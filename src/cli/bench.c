@@ -190,6 +190,13 @@ int cmd_bench(int argc, char **argv)
 		rc = write_csv_file(&c, &o);
 	if (c.html_path && !rc)
 		rc = write_html_file(&c, &o, out);
+	/* a single run or a replay (bench_parse_args): one result */
+	if (c.lat_log_prefix && !rc &&
+	    bench_lat_log_write(o.res[0].lat_logs, o.res[0].nlat_logs, c.lat_log_prefix, err,
+				sizeof(err))) {
+		fprintf(stderr, "uraid bench: %s\n", err);
+		rc = CLI_EXIT_FAIL;
+	}
 out:
 	if (out && out != stdout && fclose(out) && !rc) {
 		fprintf(stderr, "uraid bench: --output: %s: %s\n", c.out_path, strerror(errno));

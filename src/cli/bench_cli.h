@@ -50,6 +50,7 @@ struct bench_cli {
 	enum bench_fmt fmt;
 	const char *csv_path;       /* --csv */
 	const char *html_path;      /* --html */
+	const char *lat_log_prefix; /* --write_lat_log */
 	const char *out_path;       /* --output: the results there instead of stdout */
 	struct bench_fio fio;
 	int argc;                   /* the command line, for the report's description */

@@ -140,6 +140,13 @@ static void bench_usage(FILE *f)
 		"                          json+) or csv\n"
 		"      --output=PATH       write the results to PATH instead of stdout\n"
 		"      --csv=PATH          also write the results as CSV to PATH\n"
+		"      --write_lat_log=PREFIX  also write every measured I/O's latency, as fio's\n"
+		"                          option does: PREFIX_lat.N.log for worker N (from 1),\n"
+		"                          a line 'MSEC, NSEC, DIR, BYTES, 0' per I/O (completion\n"
+		"                          in ms since the measured window began, latency in ns,\n"
+		"                          0 read 1 write); the first 4194304 I/Os of a worker\n"
+		"                          (held in memory until the run ends, 16 bytes each);\n"
+		"                          one run: not with --sweep, --compare, --steady-state\n"
 		"      --html=PATH         also write a report to PATH: one self-contained HTML\n"
 		"                          file (inline SVG, nothing fetched) with the run's\n"
 		"                          description, key figures and the charts that fit it:\n"
@@ -220,7 +227,7 @@ enum {
 	OPT_BLOCKALIGN, OPT_IODEPTH, OPT_NUMJOBS, OPT_RUNTIME, OPT_RAMP, OPT_SIZE, OPT_OFFSET,
 	OPT_RATE, OPT_SEED, OPT_DIRECT, OPT_ARRAY, OPT_MEMBER_SIZE, OPT_FORCE_WRITE, OPT_JSON,
 	OPT_ACCESS, OPT_ACCESS_FILE, OPT_PROFILE, OPT_LIST_PROFILES, OPT_VERIFY, OPT_FORMAT,
-	OPT_CSV, OPT_HTML, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
+	OPT_CSV, OPT_HTML, OPT_LAT_LOG, OPT_SWEEP, OPT_STEADY, OPT_REPLAY, OPT_REPLAY_TIMED,
 	OPT_COMPARE, OPT_PRECONDITION,
 	OPT_ZERO_BUFFERS, OPT_BUFFER_PATTERN,
 	/* fio's job options that uraid bench takes as they are or maps (bench_fio.c) */
@@ -275,6 +282,7 @@ static const struct option bench_opts[] = {
 	{ "output-format", required_argument, NULL, OPT_FORMAT },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "write_lat_log", required_argument, NULL, OPT_LAT_LOG },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "name", required_argument, NULL, OPT_NAME },
 	{ "filename", required_argument, NULL, OPT_FILENAME },
@@ -443,6 +451,9 @@ static int check_combinations(struct bench_cli *c)
 	}
 	if (c->sweep && c->plan.steady_max)
 		return usage_error("%s", "--sweep and --steady-state do not combine");
+	if (c->lat_log_prefix && (c->sweep || c->compare || c->plan.steady_max))
+		return usage_error("%s", "--write_lat_log logs one measured run: not with --sweep, "
+				   "--compare or --steady-state");
 	if (c->compare && (c->sweep || c->plan.steady_max || c->replay_path))
 		return usage_error("%s", "--compare runs the workload once per configuration: not "
 				   "with --sweep, --steady-state or --replay");
@@ -792,6 +803,14 @@ static int parse_one(struct bench_cli *c, int opt, unsigned *rwmix_read, unsigne
 		return check_out_path("--csv", optarg, &c->csv_path);
 	case OPT_HTML:
 		return check_out_path("--html", optarg, &c->html_path);
+	case OPT_LAT_LOG:
+		/* PREFIX_lat.N.log: the folder must take new files */
+		if (!*optarg || optarg[strlen(optarg) - 1] == '/' || check_out_dir(optarg))
+			return usage_error("--write_lat_log=%s: the folder does not exist or is not "
+					   "writable (give a folder and a file name prefix)", optarg);
+		c->lat_log_prefix = optarg;
+		c->plan.wl.lat_log_max = BENCH_LAT_LOG_MAX;
+		break;
 	case OPT_OUTPUT:
 		return check_out_path("--output", optarg, &c->out_path);
 	default:

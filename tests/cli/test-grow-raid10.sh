@@ -40,14 +40,6 @@ fio_job() {   # NAME ARGS: the same job each time: same offsets, same data
         --randseed="$SEED" --size="$size" --name=r10 "$@" >"$work/fio-$name.out" 2>&1)
 }
 fio_ok() { grep -q "err= 0" "$work/fio-$1.out"; }
-settled() {
-    for _ in $(seq 600); do
-        "$URAID" status "$1" | grep -q "Background : none" && return 0
-        sleep 0.2
-    done
-    "$URAID" status "$1"
-    return 1
-}
 
 # ---- 1. near=2 4 -> 6, kill -9 half-way ----
 mem=()
@@ -78,7 +70,7 @@ echo "  killed at $pos"
 check "killed in mid-reshape (a checkpoint on disk)" test -n "$pos"
 serve_bg "$work" ra "${mem[@]}" || exit 1
 "$URAID" tune ra --speed-max=200000 >/dev/null
-check "served again, it goes on from the checkpoint and ends" settled ra
+check "served again, it goes on from the checkpoint and ends" settled ra 600
 fio_job ra --verify_only
 check "every block verifies after the reshape" fio_ok ra
 check "0 mismatches" check_zero ra
@@ -108,14 +100,14 @@ echo "  data offset $(examine "${mem[0]}" "Data Offset") -> new $(examine "${mem
 fio_job rb --verify_only
 check "  every block verifies during the chunk change" fio_ok rb
 "$URAID" tune rb --speed-max=200000 >/dev/null
-check "  done" settled rb
+check "  done" settled rb 600
 check "  examine: chunk 32K" test "$(examine "${mem[0]}" "Chunk Size")" = 32K
 fio_job rb --verify_only
 check "  every block verifies after it" fio_ok rb
 check "  0 mismatches" check_zero rb
 out=$("$URAID" grow rb --layout=o2 2>&1); rc=$?
 check "n2 -> o2 (rc $rc): $out" test $rc -eq 0
-check "  done" settled rb
+check "  done" settled rb 600
 check "  examine: offset=2" test "$(examine "${mem[0]}" "Layout")" = "offset=2"
 fio_job rb --verify_only
 check "  every block verifies after it" fio_ok rb
@@ -172,7 +164,7 @@ echo "  killed at $pos"
 check "killed in mid-reshape (a checkpoint on disk)" test -n "$pos"
 serve_bg "$work" rd "${mem[@]}" || exit 1
 "$URAID" tune rd --speed-max=200000 >/dev/null
-check "served again, it goes on from the checkpoint and ends" settled rd
+check "served again, it goes on from the checkpoint and ends" settled rd 600
 fio_job rd --verify_only
 check "every block verifies after the shrink" fio_ok rd
 check "0 mismatches" check_zero rd

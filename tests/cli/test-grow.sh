@@ -29,15 +29,7 @@ randfile $SEED $((4 << 20)) "$work/data"
 # fio_bg (lib/grow.sh) writes and verifies 8 MiB past the data while a grow runs
 FIO_OFFSET=8M FIO_SIZE=8M FIO_LOOPS=3
 # wait until the array has no background job and no missing slot
-settled_whole() {
-    for _ in $(seq 300); do
-        "$URAID" status "$1" | grep -q "Degraded : 0 of" &&
-            "$URAID" status "$1" | grep -q "Background : none" && return 0
-        sleep 0.2
-    done
-    "$URAID" status "$1"
-    return 1
-}
+settled_whole() { settled "$1" 300 "Degraded : 0 of"; }
 # restriped MEMBER LAYOUT NAME: the superblock has LAYOUT and no job runs
 restriped() {
     for _ in $(seq 300); do

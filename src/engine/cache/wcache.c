@@ -72,24 +72,26 @@ static void list_del(struct wcache *c, uint32_t i)
 	c->pg[p->next].prev = p->prev;
 }
 
+/* page i in between the neighbours prev and next */
+static void list_link(struct wcache *c, uint32_t i, uint32_t prev, uint32_t next)
+{
+	struct wc_page *p = &c->pg[i];
+	p->prev = prev;
+	p->next = next;
+	c->pg[prev].next = i;
+	c->pg[next].prev = i;
+}
+
 static void list_add_tail(struct wcache *c, unsigned l, uint32_t i)
 {
 	uint32_t h = head(c, l);
-	struct wc_page *p = &c->pg[i];
-	p->prev = c->pg[h].prev;
-	p->next = h;
-	c->pg[p->prev].next = i;
-	c->pg[h].prev = i;
+	list_link(c, i, c->pg[h].prev, h);
 }
 
 static void list_add_head(struct wcache *c, unsigned l, uint32_t i)
 {
 	uint32_t h = head(c, l);
-	struct wc_page *p = &c->pg[i];
-	p->next = c->pg[h].next;
-	p->prev = h;
-	c->pg[p->next].prev = i;
-	c->pg[h].next = i;
+	list_link(c, i, h, c->pg[h].next);
 }
 
 static inline uint32_t pidx(const struct wcache *c, const struct wc_page *p)
@@ -636,8 +638,8 @@ static bool journal_can_cache(struct wcache *c, const struct uraid_io *io)
  * itself a read-modify-write. A 64 KiB sequential stream at QD 8 on a
  * RAID 5 x4 (64 KiB chunks) so ran at about half of write-through's speed,
  * with one row wait per write (A/B, 5 interleaved rounds, load 7.5-8.6:
- * 233 -> 440 MiB/s median, server CPU 3193 -> 1400 us per MiB). md caches such a stream and writes its
- * full stripes out early (STRIPE_R5C_FULL_STRIPE); its stripe head holds
+ * 233 -> 440 MiB/s median, server CPU 3193 -> 1400 us per MiB). md
+ * caches such a stream and writes its full stripes out early (STRIPE_R5C_FULL_STRIPE); its stripe head holds
  * every cached page of a row, which the log's one-page-per-row rule here
  * does not allow.
  */

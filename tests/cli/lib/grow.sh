@@ -7,7 +7,8 @@
 #   examine MEMBER FIELD      one field of mdadm --examine
 #   sums FILE...              their sha256 sums on one line
 #   check_zero NAME           uraid check --wait finds mismatch_cnt 0
-#   settled NAME [TRIES]      no background job (TRIES x 0.2 s, 300 unless told)
+#   settled NAME [TRIES] [ALSO]  no background job (TRIES x 0.2 s, 300 unless told),
+#                             and the status line ALSO (a grep pattern) if given
 #   bitmap_field MEMBER KEY   a value of uraid examine --json's bitmap object
 #   fio_bg NAME               fio random writes, verified (crc32c, seed
 #                             $SEED), of $FIO_SIZE bytes from $FIO_OFFSET on
@@ -37,8 +38,11 @@ check_zero() {
     grep -q "mismatch_cnt 0" <<<"$out" || { echo "$out"; return 1; }
 }
 settled() {
+    local st
     for _ in $(seq "${2:-300}"); do
-        "$URAID" status "$1" | grep -q "Background : none" && return 0
+        st=$("$URAID" status "$1")
+        grep -q "Background : none" <<<"$st" && { [ -z "${3:-}" ] || grep -q "$3" <<<"$st"; } &&
+            return 0
         sleep 0.2
     done
     "$URAID" status "$1"

@@ -305,8 +305,14 @@ void reactor_post(struct reactor *r, struct reactor_msg *m)
 	} while (!atomic_compare_exchange_weak_explicit(&r->inbox, &head, m,
 							memory_order_release,
 							memory_order_relaxed));
-	/* Only the post that found the inbox empty needs to wake the reactor. */
-	if (!head) {
+	/*
+	 * Only the post that found the inbox empty needs to wake the reactor,
+	 * and not from the reactor's own thread: its poll looks at the inbox
+	 * before it waits (a wake-up through the event fd is a write(2) and a
+	 * completion to reap; the write-back journal's destage resumes its
+	 * units from their own reactor several times per I/O).
+	 */
+	if (!head && !reactor_is_current(r)) {
 		while (write(r->event_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 			;
 	}

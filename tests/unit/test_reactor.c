@@ -7,6 +7,7 @@
  * timer or a send.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -293,6 +294,73 @@ static void test_posts(void)
 	free(msgs);
 }
 
+/* The event fd's counter (its fdinfo): the wake-ups posted and not yet read. */
+static long event_count(const struct reactor *r)
+{
+	char path[64], line[128];
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", r->event_fd);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "eventfd-count: %lx", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+struct self_post {
+	struct reactor_msg first, second;
+	long count_after;               /* the event fd's counter after the second post */
+	unsigned ran;
+};
+
+static void self_second(struct reactor *r, struct reactor_msg *m)
+{
+	struct self_post *sp = (struct self_post *)((char *)m - offsetof(struct self_post, second));
+	(void)r;
+	sp->ran++;
+}
+
+static void self_first(struct reactor *r, struct reactor_msg *m)
+{
+	struct self_post *sp = (struct self_post *)m;
+
+	sp->ran++;
+	sp->second.fn = self_second;
+	reactor_post(r, &sp->second);
+	sp->count_after = event_count(r);
+}
+
+/*
+ * A post from the reactor's own thread (a message's callback posting the
+ * next one) wakes nothing through the event fd, and still runs: the next
+ * poll, even one asked to sleep, looks at the inbox first. Inside a
+ * callback the event fd's read is not armed (it is again after the
+ * callbacks), so its counter shows a wake-up written there.
+ */
+static void test_self_post(void)
+{
+	struct reactor r;
+	struct self_post sp = { .first.fn = self_first };
+
+	CHECK(reactor_init(&r, 3, 8) == 0, "init");
+	CHECK(reactor_poll(&r, 0) == 0, "empty poll");
+	CHECK(event_count(&r) == 0, "event fd counter %ld before any post", event_count(&r));
+	/* this thread is r's, outside a poll (the counter cannot tell here: the
+	   event fd's read is armed in the ring and would take a wake-up at once) */
+	reactor_post(&r, &sp.first);
+	CHECK(reactor_poll(&r, 0) == 1 && sp.ran == 1, "first message: ran %u", sp.ran);
+	CHECK(sp.count_after == 0, "a post from a callback wrote the event fd (counter %ld)",
+	      sp.count_after);
+	uint64_t start = now_ms();
+	CHECK(reactor_poll(&r, 10000) == 1 && sp.ran == 2, "second message: ran %u", sp.ran);
+	CHECK(now_ms() - start < 5000, "the poll slept with a message in the inbox");
+	reactor_fini(&r);
+}
+
 /* A post wakes a poll that sleeps with nothing in flight. */
 static void *late_poster(void *arg)
 {
@@ -422,6 +490,7 @@ int main(void)
 	test_file_io("/tmp");
 	test_deferred();
 	test_posts();
+	test_self_post();
 	test_timeouts();
 	test_silent_sockets();
 	if (failures) {

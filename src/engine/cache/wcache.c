@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/adaptive_mutex.h"
 #include "engine/cache/wcache.h"
 #include "engine/core/array.h"
 #include "engine/level/parity_log.h"
@@ -353,7 +354,7 @@ int wcache_create(struct array *a, uint64_t bytes, uint32_t policy, struct wcach
 	}
 	/* the memory is touched now, not on the first writes */
 	memset(c->data, 0, c->bytes);
-	pthread_mutex_init(&c->lock, NULL);
+	uraid_mutex_init_adaptive(&c->lock);
 	for (unsigned l = 0; l < 3; l++) {
 		c->pg[head(c, l)].next = c->pg[head(c, l)].prev = head(c, l);
 	}

@@ -66,6 +66,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/adaptive_mutex.h"
 #include "engine/level/parity_log.h"
 #include "engine/level/raid5_journal.h"
 #include "engine/level/raid5_priv.h"
@@ -1263,7 +1264,7 @@ int raid5_journal_log_create(struct array *a, unsigned jidx, uint64_t ring, uint
 		return -ENOMEM;
 	j->base.ops = &journal_ops;
 	j->base.a = a;
-	pthread_mutex_init(&j->mu, NULL);
+	uraid_mutex_init_adaptive(&j->mu);
 	pthread_cond_init(&j->wcv, NULL);
 	j->wmsg.fn = wthread_done;
 	j->m = a->members[jidx];

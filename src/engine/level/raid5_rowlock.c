@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "common/adaptive_mutex.h"
 #include "engine/level/raid5_rowlock.h"
 
 struct rowlock_bucket {
@@ -29,19 +30,13 @@ int rowlock_table_init(struct rowlock_table *t, unsigned nbuckets)
 
 	while (n < nbuckets && n < (1u << 24))
 		n <<= 1;
-	pthread_mutexattr_t attr;
-
 	t->b = aligned_alloc(64, (size_t)n * sizeof(*t->b));
 	if (!t->b)
 		return -ENOMEM;
-	/* adaptive: spins briefly, then sleeps (a preempted holder costs no timeslices) */
-	pthread_mutexattr_init(&attr);
-	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
 	for (unsigned i = 0; i < n; i++) {
-		pthread_mutex_init(&t->b[i].lock, &attr);
+		uraid_mutex_init_adaptive(&t->b[i].lock);
 		t->b[i].held = NULL;
 	}
-	pthread_mutexattr_destroy(&attr);
 	t->mask = n - 1;
 	return 0;
 }

@@ -148,8 +148,96 @@ jfloor() {
         "(the best ratio any write-back design could reach on this path; 64 KiB rewritten, destage writes per run:${dst:- ?})"
     rm -f "${r0[@]}"
 }
+# The CPU bound of a throughput line (issue 20): on this machine's few CPUs
+# fio, the server's reactors and the journal's log writer share the CPUs,
+# so a journal that adds CPU per byte lowers the ratio whatever its
+# pipeline. One run of each (KIND, then no journal) with the CPU time of
+# fio (bash's time), of the server (all its threads, exited io_uring
+# workers included) and of its busiest thread, over the ramp and the run,
+# per unit moved (an I/O, or a MiB for bw). Each side's bound is the most
+# units per second those costs allow: the CPUs over the total, the busiest
+# thread over one CPU, fio's one thread over one CPU, whichever is least.
+# The ratio of the two bounds is the best ratio that line can reach while
+# the work per unit stays what it is; the measured ratio sitting near it
+# says the line is at its CPU bound, not held back by waiting.
+thread_ticks() {
+    local f
+    for f in /proc/"$1"/task/*/stat; do
+        awk '{ c = $0; sub(/^[0-9]+ \(/, "", c); sub(/\) .*/, "", c)
+               r = $0; sub(/.*\) /, "", r); split(r, a, " "); print c, a[12] + a[13] }' "$f" 2>/dev/null
+    done
+}
+# jbound_once KIND METRIC fio-args... -> "VALUE FIO_S SERVER_TICKS BUSIEST_TICKS BUSIEST_NAME"
+jbound_once() {
+    local kind=$1 metric=$2 name=nw args=("${nw[@]}") out=$dir/fio-jb.json p0 p1 t0 t1 fcpu v
+    shift 2
+    [ "$kind" != none ] && name=jw args=("${jw[@]}" "$dir/jwj")
+    [ "$kind" = wb ] && args=(--journal-mode=write-back "${args[@]}")
+    serve "$name" "${args[@]}" >&2 || { echo "0 0 0 0 -"; return; }
+    t0=$(thread_ticks "$srv_pid") p0=$(cpu_ticks "$srv_pid")
+    fcpu=$( { TIMEFORMAT='%3U %3S'; time fio --name=ref --ioengine=nbd \
+        --uri="nbd+unix:///?socket=$dir/$name.sock" --time_based --runtime="$run_t" \
+        --ramp_time="$ramp_t" --output-format=json --output="$out" "$@" >>"$log" 2>&1; } 2>&1 )
+    t1=$(thread_ticks "$srv_pid") p1=$(cpu_ticks "$srv_pid")
+    unserve "$name"
+    v=$(python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))["jobs"][0]
+print("%.0f" % (j["write"]["iops" if sys.argv[2] == "iops" else "bw_bytes"]))' "$out" "$metric" 2>/dev/null)
+    python3 -c '
+import sys
+t0 = dict(l.split() for l in sys.argv[1].splitlines() if l.strip())
+t1 = [l.split() for l in sys.argv[2].splitlines() if l.strip()]
+d = [(int(t) - int(t0.get(c, 0)), c) for c, t in t1]
+b = max(d) if d else (0, "-")
+print(sys.argv[3], sum(float(x) for x in sys.argv[4].split()), int(sys.argv[6]) - int(sys.argv[5]), b[0], b[1])
+' "$t0" "$t1" "${v:-0}" "${fcpu:-0 0}" "${p0:-0}" "${p1:-0}"
+}
+# jbound LABEL KIND METRIC fio-args...: the bound line (above)
+jbound() {
+    local label=$1 kind=$2 metric=$3 a b
+    shift 3
+    a=$(jbound_once "$kind" "$metric" "$@")
+    b=$(jbound_once none "$metric" "$@")
+    python3 - "$label" "$metric" "$(nproc)" "$(getconf CLK_TCK)" "$run_t" "$ramp_t" "$a" "$b" <<'PY' |
+import sys
+label, metric, ncpu, hz, rt, ramp, a, b = sys.argv[1:9]
+ncpu, hz = int(ncpu), float(hz)
+def sec(x): return float(x[:-2]) / 1000 if x.endswith("ms") else float(x)
+span = sec(rt) + sec(ramp)
+def side(s):
+    v, fio_s, srv, busy, bname = s.split()
+    v = float(v)
+    units = v * span / (2**20 if metric == "bw" else 1)  # MiB or I/Os over ramp and run
+    if units <= 0:
+        return None
+    f = float(fio_s) / units * 1e6
+    sv = int(srv) / hz / units * 1e6
+    bt = int(busy) / hz / units * 1e6
+    bound = 1e6 / max((f + sv) / ncpu, bt, f)
+    return v, f, sv, bt, bname, bound * (2**20 if metric == "bw" else 1)
+A, B = side(a), side(b)
+if not A or not B:
+    print("skip")
+else:
+    per = "MiB" if metric == "bw" else "I/O"
+    note = ("(us per %s: fio %.0f + server %.0f, busiest thread %s %.0f, vs fio %.0f + server %.0f, %s %.0f; "
+            "%d CPUs; measured in these runs %.0f vs %.0f, ratio %.2f)" %
+            (per, A[1], A[2], A[4], A[3], B[1], B[2], B[4], B[3], ncpu, A[0] / (2**20 if metric == "bw" else 1),
+             B[0] / (2**20 if metric == "bw" else 1), A[0] / B[0] if B[0] else 0))
+    print("%s\t%.0f\t%.0f\t%s" % (label, A[5], B[5], note))
+PY
+    while IFS=$'\t' read -r l x y note; do
+        [ "$l" = skip ] && { echo "$label: not measured (a run failed, see $log)"; continue; }
+        line "$l" "$x" "no journal, its bound" "$y" "$metric" "" "$note"
+    done
+}
 jfloor
 JKIND=wb jpair "1 MiB seq write QD8" bw 0.8 0 --rw=write --bs=1M --iodepth=8 --size=512M
+jbound "RAID 5 x4 1 MiB seq write QD8, journal: CPU bound" journal bw \
+    --rw=write --bs=1M --iodepth=8 --size=512M
+jbound "RAID 5 x4 4 KiB randwrite QD32, write-back: CPU bound" wb iops \
+    --rw=randwrite --bs=4k --iodepth=32 --size=512M --norandommap
 rm -f "${jw[@]}" "${nw[@]}" "$dir/jwj"
 # The same on the loop block's path (see its block in bench.sh): the members
 # are loop block devices with direct I/O over tmpfs files, so every member

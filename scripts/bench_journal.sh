@@ -18,7 +18,8 @@
 # (mean latency, from the IOPS: <= 1.5 x) and QD 32 (IOPS, >= 0.5 x), 1 MiB
 # sequential writes at QD 8 (>= 0.8 x). The same in write-back mode, and the
 # floor of its QD 1 line (jfloor below: RAID 0 x4, and write-back with the
-# destage held off, each against no journal in the same rounds).
+# destage held off, each against no journal in the same rounds), and the CPU
+# bound of the 1 MiB and write-back QD 32 lines (jbound below).
 
 if want JOURNAL; then
 echo "== write journal: replay of a full 64 MiB journal (RAID 5 x4, 3200 rows of 4 KiB data x3 + parity), time to serve vs reading the journal once (issue 20)"

@@ -230,6 +230,8 @@ bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */
 void wc_page_free_if_empty(struct wcache *c, struct wc_page *p);   /* lock held */
+/* A dirty page to the dirty list's head or tail (lock held; wcache.c says why). */
+void wc_dirty_requeue(struct wcache *c, struct wc_page *p, bool to_head);
 void wc_drop_behind(struct wcache *c, const uint32_t *idx, uint32_t n);   /* lock held */
 bool wc_range_blocked(const struct wcache *c, uint64_t lo, uint64_t hi);   /* lock held */
 struct wc_page *wc_lookup(const struct wcache *c, uint64_t pgno);         /* lock held */

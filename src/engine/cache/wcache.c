@@ -504,14 +504,14 @@ static void resume_end_eio(struct reactor *r, struct reactor_msg *m);
 
 /*
  * Destage work that rq found needed (nothing held). The journal's
- * write-back mode starts it at this reactor's next poll (wc_kick_here),
- * after the writes it has logged are acknowledged. Else it starts here,
- * as the cache always did.
+ * write-back mode hands it to another reactor (wc_kick_away): its
+ * completions go on there, and the writer's reactor only logs and
+ * acknowledges. Else it starts here, as the cache always did.
  */
 static void destage_from(struct wcache *c, struct array_req *rq)
 {
 	if (__atomic_load_n(&c->jwb, __ATOMIC_RELAXED))
-		wc_kick_here(c, rq->er);
+		wc_kick_away(c, rq->er);
 	else
 		wc_destage_run(c, rq->er);
 }
@@ -1258,14 +1258,13 @@ bool wcache_take(struct wcache *c, struct array_req *rq)
 			if (!stream && journal_can_cache(c, io) && io->length < WC_BYPASS_BYTES &&
 			    io->length / WC_PAGE_BYTES + 2 <= c->npages / 8 &&
 			    !c->space_head && absorb_j(c, rq, &logged)) {
-				/* a destage to start: not inside this call (see
-				   wc_kick_here), and not while one runs (its
-				   completions go on) */
+				/* a destage to start: not here (see wc_kick_away), and
+				   not while one runs (its completions go on) */
 				run = (c->pressure || c->jpress) && !c->destages_in_flight;
 				pthread_mutex_unlock(&c->lock);
 				c->jpl->ops->wb_kick(c->jpl, &rq->er->r);
 				if (run)
-					wc_kick_here(c, rq->er);
+					wc_kick_away(c, rq->er);
 				return true;
 			}
 			c->st.writes_through++;

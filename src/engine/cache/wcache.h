@@ -220,12 +220,12 @@ void wc_destage_run(struct wcache *c, struct engine_reactor *er);
 void wc_kick(struct wcache *c);
 /*
  * The journal's write-back path (md acknowledges once the data is in the
- * log and destages later from raid5d): the destage runs on er, the reactor
- * that serves the writer, at its next poll (a post to itself: no event fd
- * written), not inside the write's call. From er's thread. wcache_destage.c
- * says why not on another reactor.
+ * log and destages later from raid5d): the destage runs on another reactor
+ * than er, the one that serves the writer, so that its read-modify-writes
+ * do not hold back the writer's next request (one reactor: er's, at its
+ * next poll). From er's thread.
  */
-void wc_kick_here(struct wcache *c, struct engine_reactor *er);
+void wc_kick_away(struct wcache *c, struct engine_reactor *er);
 bool wc_want_destage(const struct wcache *c);     /* lock held */
 void wc_after_change(struct wcache *c);           /* lock held: wake what can go on */
 void wc_make_clean(struct wcache *c, struct wc_page *p);   /* lock held */

@@ -506,20 +506,10 @@ void wc_kick(struct wcache *c)
 	kick_to(c, 0);
 }
 
-/*
- * The writer's own reactor, not another one (as md's raid5d is another
- * thread): on 2 CPUs shared with the client (fio), a destage reactor beside
- * the writer's meant three busy threads on two CPUs and each write's work
- * handed between two of them (posts, wakeups, preemption; ~0.3 context
- * switches per write against 0.06 without the journal), and the page's
- * bytes read from another core's caches. A/B at 4 KiB randwrite QD 32,
- * RAID 5 x4 on tmpfs, serve --threads=2, 3 interleaved rounds at load
- * 2-2.6: 24.6K -> 30.2K IOPS and 29.3 -> 23.3 us of server CPU per write
- * (medians); QD 1: 20.7K -> 21.1K IOPS.
- */
-void wc_kick_here(struct wcache *c, struct engine_reactor *er)
+void wc_kick_away(struct wcache *c, struct engine_reactor *er)
 {
-	kick_to(c, er->r.index);
+	unsigned n = c->a->e->nreactors;
+	kick_to(c, n > 1 ? (er->r.index + 1) % n : er->r.index);
 }
 
 void wcache_tick(struct array *a, uint64_t now_ns)

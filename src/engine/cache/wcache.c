@@ -113,8 +113,8 @@ static inline uint32_t hash_of(const struct wcache *c, uint64_t pgno)
 
 static struct wc_page *lookup(const struct wcache *c, uint64_t pgno)
 {
-	for (uint32_t i = c->bucket[hash_of(c, pgno)]; i; i = c->pg[i - 1].hnext)
-		if (c->pg[i - 1].pgno == pgno)
+	for (uint32_t i = c->bucket[hash_of(c, pgno)]; i; i = c->hnext[i - 1])
+		if (c->hkey[i - 1] == pgno)
 			return &c->pg[i - 1];
 	return NULL;
 }
@@ -129,8 +129,8 @@ static void hash_del(struct wcache *c, struct wc_page *p)
 	uint32_t *pp = &c->bucket[hash_of(c, p->pgno)];
 	uint32_t me = pidx(c, p) + 1;
 	while (*pp != me)
-		pp = &c->pg[*pp - 1].hnext;
-	*pp = p->hnext;
+		pp = &c->hnext[*pp - 1];
+	*pp = c->hnext[me - 1];
 }
 
 static inline int popcount8(uint8_t v) { return __builtin_popcount(v); }
@@ -186,7 +186,8 @@ static struct wc_page *page_alloc(struct wcache *c, uint64_t pgno, uint64_t keep
 	p->inflight = p->redirtied = false;
 	p->state = WC_PG_CLEAN;
 	uint32_t b = hash_of(c, pgno);
-	p->hnext = c->bucket[b];
+	c->hkey[i] = pgno;
+	c->hnext[i] = c->bucket[b];
 	c->bucket[b] = i + 1;
 	list_add_tail(c, L_CLEAN, i);
 	c->nclean++;
@@ -387,10 +388,12 @@ int wcache_create(struct array *a, uint64_t bytes, uint32_t policy, struct wcach
 	c->data = huge_zalloc(c->bytes);
 	c->pg = huge_zalloc((c->npages + 3u) * sizeof(*c->pg));
 	c->bucket = calloc(nb, sizeof(*c->bucket));
+	c->hkey = calloc(c->npages, sizeof(*c->hkey));
+	c->hnext = calloc(c->npages, sizeof(*c->hnext));
 	c->slots = calloc(WC_DESTAGE_SLOTS, sizeof(*c->slots));
 	c->sweep = calloc(c->npages, sizeof(*c->sweep));
 	c->running = calloc(a->e->nreactors, sizeof(*c->running));
-	if (!c->data || !c->pg || !c->bucket || !c->slots || !c->sweep || !c->running) {
+	if (!c->data || !c->pg || !c->bucket || !c->hkey || !c->hnext || !c->slots || !c->sweep || !c->running) {
 		wcache_destroy(c);
 		return -ENOMEM;
 	}
@@ -423,6 +426,8 @@ void wcache_destroy(struct wcache *c)
 	free(c->data);
 	free(c->pg);
 	free(c->bucket);
+	free(c->hkey);
+	free(c->hnext);
 	free(c->slots);
 	free(c->sweep);
 	free(c->running);

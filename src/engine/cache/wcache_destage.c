@@ -87,6 +87,13 @@ static void destage_done(struct uraid_io *io, int res);
  * cache: a writer waiting milliseconds). One of them, dirty and not in
  * flight, or NULL (lock held). Rows of ops longer than a few stripe rows
  * are left to the sweep.
+ *
+ * Each op's rows are looked at once, from t->wc_jpick on (set at its
+ * arrival, wcache.c take_through): no page of them is logged after it
+ * arrived, so the pages passed (not logged, or taken: in flight now) need
+ * no second look. A page whose destage is retried (ENOMEM) is left to the
+ * sweep and jwb_oldest; one held by another op written through is looked
+ * at again.
  */
 static struct wc_page *jrow_first(struct wcache *c)
 {
@@ -94,16 +101,24 @@ static struct wc_page *jrow_first(struct wcache *c)
 
 	if (!c->jrow_wait || !ss)
 		return NULL;
-	for (const struct array_req *t = c->through_list; t; t = t->wc_next) {
+	for (struct array_req *t = c->through_list; t; t = t->wc_next) {
 		if (!(t->wc_marks & WC_MARK_JROWW))
 			continue;
 		uint64_t lo = t->wc_lo / ss * ss, hi = (t->wc_hi + ss - 1) / ss * ss;
 		if (hi - lo > 4 * ss)
 			continue;
-		for (uint64_t pg = lo / WC_PAGE_SECTORS; pg * WC_PAGE_SECTORS < hi; pg++) {
+		bool passed = true;     /* every page before pg needs no second look */
+		for (uint64_t pg = t->wc_jpick; pg * WC_PAGE_SECTORS < hi; pg++) {
 			struct wc_page *p = wc_lookup(c, pg);
-			if (p && p->state == WC_PG_DIRTY && p->jref && !p->inflight &&
-			    !wc_destage_blocked(c, pg * WC_PAGE_SECTORS, (pg + 1) * WC_PAGE_SECTORS))
+			bool later = p && p->state == WC_PG_DIRTY && p->jref && !p->inflight;
+			if (later && wc_destage_blocked(c, pg * WC_PAGE_SECTORS,
+							(pg + 1) * WC_PAGE_SECTORS)) {
+				passed = false;
+				continue;
+			}
+			if (passed)
+				t->wc_jpick = pg + 1;
+			if (later)
 				return p;
 		}
 	}
@@ -112,8 +127,9 @@ static struct wc_page *jrow_first(struct wcache *c)
 
 /*
  * Journal write-back: the dirty page holding the oldest record (the head of
- * the dirty list, kept in record order by absorb_j), not in flight nor held
- * by an op written through, or NULL (lock held). Its record holds the
+ * the dirty list, kept in record order by absorb_j, the pages in flight at
+ * its tail: wc_dirty_requeue), not in flight nor held by an op written
+ * through, or NULL (lock held). Its record holds the
  * journal's oldest pending batch, so the tail (and the batches behind it)
  * moves on only once it is destaged: taken first, not when the offset
  * sweep comes to it (the log's 1024 batches could run out meanwhile, each
@@ -325,6 +341,8 @@ again:
 		at += n;
 		p->inplace = d->inplace;
 		p->inflight = true;
+		if (c->jwb)
+			wc_dirty_requeue(c, p, false);
 		p->redirtied = false;
 		d->gen[i] = p->gen;
 		d->dirty0[i] = p->dirty;
@@ -431,6 +449,8 @@ static void destage_done(struct uraid_io *io, int res)
 			c->epoch_dirty[p->epoch % WC_EPOCHS]++;
 		}
 		p->redirtied = false;
+		if (c->jwb && p->state == WC_PG_DIRTY)
+			wc_dirty_requeue(c, p, true);   /* among the oldest again */
 		wc_page_free_if_empty(c, p);
 	}
 	if (!res && d->inplace)

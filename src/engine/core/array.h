@@ -331,6 +331,10 @@ struct array_req {
 	uint64_t wc_birth;              /* PINNED: pages born up to here are pinned */
 	uint64_t wc_lo, wc_hi;          /* THROUGH: array sectors [lo, hi) */
 	uint64_t wc_epoch;              /* a waiting flush's epoch */
+	/* JROW: the first page of its stripe rows that may still be in the
+	   journal (wcache.c rows_logged), and the first the destage may still
+	   take first for it (wcache_destage.c jrow_first) */
+	uint64_t wc_jnext, wc_jpick;
 	struct array_req *wc_next, *wc_prev;
 	struct reactor_msg wc_msg;
 	struct io_op wc_op;             /* completed at the next poll, not inside submit */

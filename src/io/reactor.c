@@ -307,12 +307,14 @@ void reactor_post(struct reactor *r, struct reactor_msg *m)
 							memory_order_relaxed));
 	/*
 	 * Only the post that found the inbox empty needs to wake the reactor,
-	 * and not from the reactor's own thread: its poll looks at the inbox
-	 * before it waits (a wake-up through the event fd is a write(2) and a
-	 * completion to reap; the write-back journal's destage resumes its
-	 * units from their own reactor several times per I/O).
+	 * and not one from a callback of its poll: nobody sleeps in a poll of
+	 * r meanwhile, and every poll looks at the inbox before it sleeps (a
+	 * wake-up through the event fd is a write(2) and a completion to reap;
+	 * the write-back journal's destage resumes its units from their own
+	 * reactor several times per I/O). Outside a poll another thread may be
+	 * polling r now (a caller-driven engine's), so such a post wakes it.
 	 */
-	if (!head && !reactor_is_current(r)) {
+	if (!head && !(reactor_is_current(r) && r->in_poll)) {
 		while (write(r->event_fd, &one, sizeof(one)) < 0 && errno == EINTR)
 			;
 	}

@@ -349,8 +349,8 @@ static void test_self_post(void)
 	CHECK(reactor_init(&r, 3, 8) == 0, "init");
 	CHECK(reactor_poll(&r, 0) == 0, "empty poll");
 	CHECK(event_count(&r) == 0, "event fd counter %ld before any post", event_count(&r));
-	/* this thread is r's, outside a poll (the counter cannot tell here: the
-	   event fd's read is armed in the ring and would take a wake-up at once) */
+	/* outside a poll: a wake-up (another thread may poll r); the counter
+	   cannot tell here, the event fd's read armed in the ring takes it */
 	reactor_post(&r, &sp.first);
 	CHECK(reactor_poll(&r, 0) == 1 && sp.ran == 1, "first message: ran %u", sp.ran);
 	CHECK(sp.count_after == 0, "a post from a callback wrote the event fd (counter %ld)",

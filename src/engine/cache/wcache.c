@@ -357,13 +357,16 @@ static void for_pages(struct wcache *c, uint64_t lo, uint64_t hi,
  */
 static void *huge_zalloc(size_t bytes)
 {
-	if (bytes < WC_HUGE_BYTES / 2)
-		return calloc(1, bytes);
-	size_t len = (bytes + WC_HUGE_BYTES - 1) / WC_HUGE_BYTES * WC_HUGE_BYTES;
-	void *m = aligned_alloc(WC_HUGE_BYTES, len);
+	/* below half a huge page, 4 KiB aligned (the pages' bytes are written
+	   to members from where they are) */
+	bool huge = bytes >= WC_HUGE_BYTES / 2;
+	size_t align = huge ? WC_HUGE_BYTES : WC_PAGE_BYTES;
+	size_t len = (bytes + align - 1) / align * align;
+	void *m = aligned_alloc(align, len);
 	if (!m)
 		return NULL;
-	(void)madvise(m, len, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
+	if (huge)
+		(void)madvise(m, len, MADV_HUGEPAGE);   /* a hint: without it, 4 KiB pages */
 	/* the memory is touched now, not on the first writes */
 	memset(m, 0, len);
 	return m;
@@ -845,8 +848,7 @@ static bool absorb_j(struct wcache *c, struct array_req *rq, bool *logged)
 			   apart, at its tail: wc_dirty_requeue): its head names the
 			   oldest record a page holds, which the destage takes first
 			   (it holds the journal's tail, wcache_destage.c jwb_oldest) */
-			list_del(c, pidx(c, p));
-			list_add_tail(c, L_DIRTY, pidx(c, p));
+			wc_dirty_requeue(c, p, false);
 		}
 	}
 	c->st.writes_cached++;
